@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Why this exists: the README's first quick-start command. On a fresh Debian 12 machine it
+# installs the system packages, builds dtld in release mode, and links and runs the bundled
+# C sample (examples/hello) with it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -f "$HOME/.cargo/env" ] && ! command -v cargo >/dev/null 2>&1 && . "$HOME/.cargo/env"
+
+echo "== [1/3] system packages (scripts/setup.sh)"
+bash scripts/setup.sh
+echo "== [2/3] cargo build --release"
+cargo build --release
+echo "== [3/3] link and run examples/hello with dtld (scripts/sample.sh)"
+bash scripts/sample.sh "${DTLD:-$PWD/target/release/dtld}"

@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# Why this exists: a real-program check for dtld. Lua 5.4 from Debian's source package is built
+# with clang-22 and linked twice — with the linker under test and with ld.lld-22 — in four link
+# modes; both builds run the same Lua checks and must behave identically, byte for byte.
+#
+# Usage: scripts/real-programs/lua.sh <path-to-dtld>
+# Env:   LUA_MODES="pie nopie static static-pie"   link modes to run (default: all four)
+#        LUA_SRC_METHOD=auto|apt|pool               how to fetch the source (default: auto =
+#                                                   apt-get source, then the Debian pool)
+#        KEEP_GOING=1                                (default) report all failures, then exit 1
+# The downloaded source is cached under target/real-programs/src/ (delete it to refetch).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CHECKS=$ROOT/scripts/real-programs/lua-checks
+WORK=$ROOT/target/real-programs
+SRCDIR=$WORK/src
+BUILD=$WORK/lua
+
+DTLD=${1:-}
+[ -n "$DTLD" ] || { echo "usage: $0 <path-to-dtld>" >&2; exit 2; }
+case $DTLD in /*) ;; *) DTLD=$PWD/$DTLD ;; esac
+[ -x "$DTLD" ] || { echo "lua: error: linker not executable: $DTLD" >&2; exit 2; }
+MODES=${LUA_MODES:-pie nopie static static-pie}
+METHOD=${LUA_SRC_METHOD:-auto}
+
+log() { echo "lua: $*"; }
+
+# ---------------------------------------------------------------------------------------------
+# 1. Source: Debian's lua5.4 source package, unpacked with its patches applied.
+find_tree() { ls -d "$SRCDIR"/lua5.4-*/ 2>/dev/null | head -1; }
+
+fetch_apt() {
+    local tmp=$1
+    (cd "$tmp" && apt-get source -qq lua5.4 >/dev/null 2>"$tmp/apt.log") && return 0
+    # The deb-src entry may be configured but its index never fetched: update once, as root.
+    if [ "$(id -u)" -eq 0 ]; then
+        log "apt-get source failed; running apt-get update once and retrying"
+        apt-get update -qq >/dev/null 2>&1 || true
+        (cd "$tmp" && apt-get source -qq lua5.4 >/dev/null 2>"$tmp/apt.log") && return 0
+    fi
+    sed 's/^/  apt: /' "$tmp/apt.log" | tail -5
+    return 1
+}
+
+fetch_pool() {
+    # Same files apt-get source would fetch, taken straight from the Debian pool of the mirror
+    # that the bookworm `deb` entry uses.
+    local tmp=$1 mirror version dsc f
+    mirror=$(apt-get indextargets --no-release-info --format '$(TARGET_OF) $(RELEASE) $(REPO_URI)' 2>/dev/null \
+             | awk '$1 == "deb" && $2 == "bookworm" { print $3; exit }')
+    mirror=${mirror:-http://deb.debian.org/debian/}
+    version=$(apt-cache showsrc lua5.4 2>/dev/null | awk '/^Version:/ { print $2 }' | sort -V | tail -1)
+    [ -n "$version" ] || version=$(apt-cache policy lua5.4 | awk '/Candidate:/ { print $2 }')
+    [ -n "$version" ] && [ "$version" != "(none)" ] || { log "cannot determine lua5.4 version"; return 1; }
+    version=${version#*:}   # no epoch in pool file names
+    dsc=lua5.4_${version}.dsc
+    log "fetching $dsc from ${mirror}pool/main/l/lua5.4/"
+    curl -fsSL --retry 3 -o "$tmp/$dsc" "${mirror}pool/main/l/lua5.4/$dsc" || return 1
+    # The .dsc's Files: section lists the tarballs (md5 size name).
+    for f in $(awk '/^Files:/ { on = 1; next } /^[^ ]/ { on = 0 } on { print $3 }' "$tmp/$dsc"); do
+        curl -fsSL --retry 3 -o "$tmp/$f" "${mirror}pool/main/l/lua5.4/$f" || return 1
+    done
+    (cd "$tmp" && dpkg-source -x "$dsc" >/dev/null 2>"$tmp/dpkg-source.log") || {
+        tail -5 "$tmp/dpkg-source.log"; return 1; }
+}
+
+if [ -z "$(find_tree)" ]; then
+    mkdir -p "$WORK"
+    tmp=$(mktemp -d "$WORK/fetch.XXXXXX")
+    ok=0
+    if [ "$METHOD" = auto ] || [ "$METHOD" = apt ]; then
+        log "fetching source: apt-get source lua5.4"
+        fetch_apt "$tmp" && ok=1
+    fi
+    if [ $ok = 0 ] && { [ "$METHOD" = auto ] || [ "$METHOD" = pool ]; }; then
+        rm -rf "${tmp:?}"/*
+        fetch_pool "$tmp" && ok=1
+    fi
+    [ $ok = 1 ] || { log "error: could not fetch the lua5.4 source package"; exit 1; }
+    rm -rf "$SRCDIR" && mv "$tmp" "$SRCDIR"
+fi
+TREE=$(find_tree); TREE=${TREE%/}
+log "source: ${TREE#$ROOT/} ($(ls "$SRCDIR"/*.dsc 2>/dev/null | xargs -r -n1 basename))"
+[ -f "$TREE/src/lua.c" ] || { log "error: $TREE/src/lua.c missing"; exit 1; }
+# Debian's build generates this header (debian/rules); luaconf.h includes it.
+echo '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"' > "$TREE/src/lua5.4-deb-multiarch.h"
+
+# ---------------------------------------------------------------------------------------------
+# 2. Compile (once per code model) with the flags of Lua's `linux` target; the parser and code
+#    generator get -Os as in Debian's Makefile. Objects go into liblua.a, like upstream.
+CFLAGS_BASE=(-std=gnu99 -O2 -Wall -DLUA_COMPAT_5_3 -DLUA_USE_LINUX -g)
+compile() {   # $1 = pic|nopic
+    local model=$1 dir=$BUILD/obj-$1 flag c o extra
+    [ "$model" = pic ] && flag=-fPIE || flag=-fno-pic
+    mkdir -p "$dir"
+    # Recompile everything when the flags change.
+    if [ "$(cat "$dir/.flags" 2>/dev/null)" != "${CFLAGS_BASE[*]} $flag" ]; then
+        rm -f "$dir"/*.o; echo "${CFLAGS_BASE[*]} $flag" >"$dir/.flags"
+    fi
+    for c in "$TREE"/src/*.c; do
+        o=$dir/$(basename "${c%.c}").o
+        [ "$o" -nt "$c" ] && continue
+        extra=()
+        case $(basename "$c") in llex.c|lparser.c|lcode.c) extra=(-Os) ;; esac
+        clang-22 "${CFLAGS_BASE[@]}" "$flag" "${extra[@]}" -c "$c" -o "$o"
+    done
+    rm -f "$dir/liblua.a"
+    (cd "$dir" && llvm-ar-22 rcs liblua.a $(ls *.o | grep -vx 'lua.o\|luac.o'))
+}
+start=$SECONDS
+compile pic
+compile nopic
+log "compiled Lua with clang-22 in $((SECONDS - start))s"
+
+# ---------------------------------------------------------------------------------------------
+# 3. Link lua and luac with each linker in each mode.
+mode_flags() {
+    case $1 in
+        pie)        echo "pic -pie -Wl,-E" ;;
+        nopie)      echo "nopic -no-pie -Wl,-E" ;;
+        static)     echo "nopic -static" ;;
+        static-pie) echo "pic -static-pie" ;;
+        *) echo "bad mode $1" >&2; return 1 ;;
+    esac
+}
+
+pass=0; fail=0
+failures=()
+record() {  # $1 = ok|fail, $2 = name, [$3 = detail]
+    if [ "$1" = ok ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); failures+=("$2"); echo "  FAIL $2${3:+: $3}"; fi
+}
+
+link() {  # $1 = linker name, $2 = -fuse-ld value, $3 = mode
+    local name=$1 ld=$2 mode=$3 model flags out p
+    read -r model flags <<<"$(mode_flags "$mode")"
+    out=$BUILD/bin/$name-$mode
+    rm -rf "$out" && mkdir -p "$out"
+    for p in lua luac; do
+        # shellcheck disable=SC2086
+        if ! clang-22 -fuse-ld="$ld" $flags "$BUILD/obj-$model/$p.o" "$BUILD/obj-$model/liblua.a" \
+                -lm -ldl -o "$out/$p" >"$out/$p.link.log" 2>&1; then
+            sed 's/^/    | /' "$out/$p.link.log" | head -20
+            return 1
+        fi
+    done
+}
+
+# ---------------------------------------------------------------------------------------------
+# 4. Run the checks with both builds and compare.
+#    Each check: exit code, stdout and stderr must be identical; the lld build must exit 0.
+run_one() {  # $1 = bin dir, $2 = result prefix, rest = command args (run in $CHECKS)
+    local bin=$1 res=$2; shift 2
+    (cd "$CHECKS" && timeout 30 "$bin/lua" "$@" </dev/null >"$res.out" 2>"$res.err.raw"; echo $? >"$res.rc") || true
+    # lua prefixes its messages with argv[0], which differs between the two builds.
+    sed "s|$bin/lua|lua|g" "$res.err.raw" >"$res.err" && rm -f "$res.err.raw"
+}
+
+compare_runs() {  # $1 = name, $2 = dtld prefix, $3 = lld prefix
+    local name=$1 a=$2 b=$3
+    if [ "$(cat "$b.rc")" != 0 ]; then
+        record fail "$name" "lld-linked lua exited $(cat "$b.rc") (check itself is broken?)"
+        head -5 "$b.err" | sed 's/^/    | /'
+    elif cmp -s "$a.rc" "$b.rc" && cmp -s "$a.out" "$b.out" && cmp -s "$a.err" "$b.err"; then
+        record ok "$name"
+    else
+        record fail "$name" "output differs (dtld exit $(cat "$a.rc"), lld exit $(cat "$b.rc"))"
+        diff "$b.out" "$a.out" | head -10 | sed 's/^/    | /' || true
+        diff "$b.err" "$a.err" | head -10 | sed 's/^/    | /' || true
+    fi
+}
+
+for mode in $MODES; do
+    log "mode $mode: linking lua and luac with dtld and with ld.lld-22"
+    if ! link lld lld "$mode"; then record fail "$mode/link-lld" "reference link failed"; continue; fi
+    if ! link dtld "$DTLD" "$mode"; then record fail "$mode/link-dtld" "dtld link failed"; continue; fi
+    record ok "$mode/link"
+    D=$BUILD/bin/dtld-$mode; L=$BUILD/bin/lld-$mode
+    R=$BUILD/results/$mode; rm -rf "$R"; mkdir -p "$R"
+
+    # Interpreter basics: version banner, -e, a script on stdin.
+    run_one "$D" "$R/v.dtld" -v; run_one "$L" "$R/v.lld" -v
+    compare_runs "$mode/lua -v" "$R/v.dtld" "$R/v.lld"
+    run_one "$D" "$R/e.dtld" -e 'print(("x"):rep(3), 7 // 2, 7 / 2, math.type(1), #arg)'
+    run_one "$L" "$R/e.lld" -e 'print(("x"):rep(3), 7 // 2, 7 / 2, math.type(1), #arg)'
+    compare_runs "$mode/lua -e" "$R/e.dtld" "$R/e.lld"
+
+    for script in "$CHECKS"/*.lua; do
+        s=$(basename "$script" .lua)
+        run_one "$D" "$R/$s.dtld" "$s.lua"; run_one "$L" "$R/$s.lld" "$s.lua"
+        compare_runs "$mode/$s" "$R/$s.dtld" "$R/$s.lld"
+        # luac: both builds must produce the same bytecode, and running it must give the
+        # same result as running the source.
+        (cd "$CHECKS" && timeout 30 "$D/luac" -o "$R/$s.dtld.luac" "$s.lua") 2>"$R/$s.luac.err" || true
+        (cd "$CHECKS" && timeout 30 "$L/luac" -o "$R/$s.lld.luac" "$s.lua") 2>>"$R/$s.luac.err" || true
+        if [ -s "$R/$s.lld.luac" ] && cmp -s "$R/$s.dtld.luac" "$R/$s.lld.luac"; then
+            run_one "$D" "$R/$s.bc.dtld" "$R/$s.dtld.luac"
+            if cmp -s "$R/$s.bc.dtld.out" "$R/$s.lld.out" && cmp -s "$R/$s.bc.dtld.rc" "$R/$s.lld.rc" \
+                    && cmp -s "$R/$s.bc.dtld.err" "$R/$s.lld.err"; then
+                record ok "$mode/$s (luac)"
+            else
+                record fail "$mode/$s (luac)" "bytecode run differs from source run"
+            fi
+        else
+            record fail "$mode/$s (luac)" "bytecode differs or luac failed"
+            head -3 "$R/$s.luac.err" | sed 's/^/    | /'
+        fi
+    done
+done
+
+echo "lua: modes: $MODES; checks: $(ls "$CHECKS"/*.lua | wc -l) scripts; results under ${BUILD#$ROOT/}/results"
+for f in "${failures[@]}"; do echo "  failed: $f"; done
+echo "real-programs: $pass passed, $fail failed"
+[ $fail -eq 0 ]

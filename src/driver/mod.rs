@@ -1,0 +1,3 @@
+//! The command-line driver: argument parsing and the top-level `main`.
+
+pub mod args;

@@ -1,0 +1,12 @@
+//! ELF-specific input parsing and output construction.
+
+pub mod object;
+pub mod shared;
+pub mod synthetic;
+
+pub type LE = ::object::LittleEndian;
+pub const LE: ::object::LittleEndian = ::object::LittleEndian;
+pub type Sym = ::object::elf::Sym64<LE>;
+pub type Rela = ::object::elf::Rela64<LE>;
+pub type Shdr = ::object::elf::SectionHeader64<LE>;
+pub type Ehdr = ::object::elf::FileHeader64<LE>;

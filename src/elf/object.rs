@@ -1,0 +1,293 @@
+//! ELF relocatable objects, read lazily and without copying.
+//!
+//! An `ObjFile` is a view over the mapped file: section headers, the symbol table and relocation
+//! arrays are borrowed straight from the mapping (`object`'s low-level, zero-copy readers), and
+//! nothing is decoded that the link does not need. Parsing validates every offset the later stages
+//! rely on, so corrupt inputs fail here with a message naming the file, never later with a panic.
+
+use object::read::elf::{FileHeader, Rela as _, SectionHeader, Sym as _};
+use object::elf;
+
+use super::{Ehdr, Rela, Shdr, Sym, LE};
+use crate::bail;
+use crate::error::{Error, Result};
+use crate::input::InputFile;
+
+/// How the linker treats an input section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecKind {
+    /// Not part of the output (null, symtab, strtab, rela, group, .note.GNU-stack, discarded
+    /// COMDAT members, ...).
+    Ignored,
+    /// Copied to the output and relocated.
+    Regular,
+    /// `.eh_frame`: split into CIE/FDE records; FDEs of dead functions are dropped.
+    EhFrame,
+    /// SHF_MERGE: split into pieces and deduplicated with other sections of the same output
+    /// section.
+    Merge,
+}
+
+#[derive(Debug, Clone)]
+pub struct InputSection {
+    pub name: &'static [u8],
+    pub hdr: &'static Shdr,
+    pub kind: SecKind,
+    /// Contents (empty for NOBITS).
+    pub data: &'static [u8],
+    pub relocs: &'static [Rela],
+    pub flags: u64,
+    pub sh_type: u32,
+    pub align: u64,
+    pub size: u64,
+    /// Member of a COMDAT group (index of the SHT_GROUP section), for discarding.
+    pub group: Option<u32>,
+}
+
+pub struct ObjFile {
+    pub input: &'static InputFile,
+    pub sections: Vec<InputSection>,
+    pub symbols: &'static [Sym],
+    pub strtab: &'static [u8],
+    pub first_global: usize,
+    /// COMDAT groups: (SHT_GROUP section index, signature, member section indices).
+    pub groups: Vec<(u32, &'static [u8], Vec<u32>)>,
+    /// `.note.GNU-stack` with SHF_EXECINSTR, or none at all (GNU ld's rule; lld ignores this and
+    /// uses -z execstack only).
+    pub has_gnu_property_ibt: bool,
+}
+
+fn corrupt(msg: impl std::fmt::Display) -> Error {
+    Error::new(msg.to_string())
+}
+
+pub fn c_str(tab: &'static [u8], off: u32) -> Result<&'static [u8]> {
+    let off = off as usize;
+    if off >= tab.len() && !(off == 0 && tab.is_empty()) {
+        bail!("invalid string offset {off}");
+    }
+    if tab.is_empty() {
+        return Ok(b"");
+    }
+    let rest = &tab[off..];
+    match rest.iter().position(|&b| b == 0) {
+        Some(n) => Ok(&rest[..n]),
+        None => bail!("string table is not null-terminated"),
+    }
+}
+
+fn slice_at(data: &'static [u8], off: u64, size: u64) -> Option<&'static [u8]> {
+    let end = off.checked_add(size)?;
+    if end > data.len() as u64 {
+        return None;
+    }
+    Some(&data[off as usize..end as usize])
+}
+
+impl ObjFile {
+    pub fn name(&self) -> &str {
+        &self.input.name
+    }
+
+    pub fn parse(input: &'static InputFile) -> Result<ObjFile> {
+        Self::parse_inner(input).map_err(|e| e.context(&input.name))
+    }
+
+    fn parse_inner(input: &'static InputFile) -> Result<ObjFile> {
+        let data = input.data;
+        let ehdr = Ehdr::parse(data).map_err(|_| corrupt("invalid ELF header"))?;
+        if ehdr.e_machine(LE) != elf::EM_X86_64 {
+            bail!("{} is incompatible with elf_x86_64", input.name);
+        }
+        let shoff = ehdr.e_shoff(LE);
+        let shentsize = ehdr.e_shentsize(LE);
+        if shoff != 0 && shentsize as usize != std::mem::size_of::<Shdr>() {
+            bail!("invalid sh_entsize");
+        }
+        let shdrs = ehdr.section_headers(LE, data).map_err(|e| corrupt(format!("{e}")))?;
+        let shnum = shdrs.len();
+        let shstrndx = ehdr.shstrndx(LE, data).map_err(|e| corrupt(e.to_string()))? as usize;
+        let shstrtab: &'static [u8] = if shnum == 0 {
+            &[]
+        } else {
+            let h = shdrs.get(shstrndx).ok_or_else(|| corrupt("invalid e_shstrndx"))?;
+            slice_at(data, h.sh_offset(LE), h.sh_size(LE))
+                .ok_or_else(|| corrupt("section header string table is out of bounds"))?
+        };
+
+        let mut symbols: &'static [Sym] = &[];
+        let mut strtab: &'static [u8] = &[];
+        let mut first_global = 0usize;
+        let mut symtab_index = None;
+        for (i, h) in shdrs.iter().enumerate() {
+            if h.sh_type(LE) == elf::SHT_SYMTAB {
+                if symtab_index.is_some() {
+                    bail!("multiple SHT_SYMTAB sections");
+                }
+                symtab_index = Some(i);
+                if h.sh_entsize(LE) != std::mem::size_of::<Sym>() as u64 {
+                    bail!("invalid sh_entsize");
+                }
+                let raw = slice_at(data, h.sh_offset(LE), h.sh_size(LE))
+                    .ok_or_else(|| corrupt("symbol table is out of bounds"))?;
+                symbols = object::pod::slice_from_all_bytes::<Sym>(raw)
+                    .map_err(|_| corrupt("invalid symbol table"))?;
+                let link = h.sh_link(LE) as usize;
+                let sh = shdrs.get(link).ok_or_else(|| corrupt("invalid sh_link"))?;
+                if sh.sh_type(LE) != elf::SHT_STRTAB {
+                    bail!("invalid sh_link");
+                }
+                strtab = slice_at(data, sh.sh_offset(LE), sh.sh_size(LE))
+                    .ok_or_else(|| corrupt("string table is out of bounds"))?;
+                first_global = h.sh_info(LE) as usize;
+                if first_global > symbols.len() || (first_global == 0 && !symbols.is_empty()) {
+                    bail!("invalid sh_info in symbol table");
+                }
+            }
+        }
+
+        let mut sections = Vec::with_capacity(shnum);
+        let mut groups = Vec::new();
+        for (i, h) in shdrs.iter().enumerate() {
+            let name = c_str(shstrtab, h.sh_name(LE))?;
+            let sh_type = h.sh_type(LE);
+            let flags = h.sh_flags(LE);
+            let size = h.sh_size(LE);
+            let data_slice: &'static [u8] = if sh_type == elf::SHT_NOBITS || i == 0 {
+                &[]
+            } else {
+                slice_at(data, h.sh_offset(LE), size).ok_or_else(|| {
+                    corrupt(format!("section {} is out of bounds", String::from_utf8_lossy(name)))
+                })?
+            };
+            let align = h.sh_addralign(LE).max(1);
+            if !align.is_power_of_two() {
+                bail!("section sh_addralign is not a power of 2");
+            }
+            let kind = if i == 0 {
+                SecKind::Ignored
+            } else {
+                match sh_type {
+                    elf::SHT_NULL | elf::SHT_SYMTAB | elf::SHT_STRTAB | elf::SHT_RELA | elf::SHT_REL
+                    | elf::SHT_GROUP | elf::SHT_SYMTAB_SHNDX | 0x6fff_4c03 => SecKind::Ignored,
+                    _ if flags & elf::SHF_EXCLUDE as u64 != 0 => SecKind::Ignored,
+                    _ if name == b".note.GNU-stack" => SecKind::Ignored,
+                    _ if name == b".note.gnu.property" => SecKind::Ignored,
+                    _ if name == b".eh_frame" && sh_type == elf::SHT_PROGBITS || sh_type == elf::SHT_X86_64_UNWIND => SecKind::EhFrame,
+                    _ if flags & elf::SHF_MERGE as u64 != 0
+                        && flags & elf::SHF_ALLOC as u64 != 0
+                        && h.sh_entsize(LE) > 0
+                        && size % h.sh_entsize(LE) == 0 =>
+                    {
+                        SecKind::Merge
+                    }
+                    _ if name.starts_with(b".gnu.lto_") || name == b".llvm_addrsig" => SecKind::Ignored,
+                    _ => SecKind::Regular,
+                }
+            };
+            if sh_type == elf::SHT_GROUP {
+                let words = data_slice;
+                if words.len() < 4 || words.len() % 4 != 0 {
+                    bail!("invalid SHT_GROUP section");
+                }
+                let flag = u32::from_le_bytes(words[..4].try_into().unwrap());
+                let sig_sym = h.sh_info(LE) as usize;
+                let sym = symbols.get(sig_sym).ok_or_else(|| corrupt("invalid symbol index in SHT_GROUP"))?;
+                let sig = c_str(strtab, sym.st_name(LE))?;
+                let sig = if sig.is_empty() && sym.st_type() == elf::STT_SECTION {
+                    // Signature is the name of the section the symbol refers to.
+                    let sidx = sym.st_shndx(LE) as usize;
+                    let sh = shdrs.get(sidx).ok_or_else(|| corrupt("invalid section index"))?;
+                    c_str(shstrtab, sh.sh_name(LE))?
+                } else {
+                    sig
+                };
+                let members: Vec<u32> = words[4..]
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                    .collect();
+                for &m in &members {
+                    if m as usize >= shnum || m == 0 {
+                        bail!("invalid section index in group");
+                    }
+                }
+                if flag & elf::GRP_COMDAT != 0 {
+                    groups.push((i as u32, sig, members));
+                }
+            }
+            sections.push(InputSection {
+                name,
+                hdr: h,
+                kind,
+                data: data_slice,
+                relocs: &[],
+                flags,
+                sh_type,
+                align,
+                size,
+                group: None,
+            });
+        }
+        for (gi, _, members) in &groups {
+            for &m in members {
+                sections[m as usize].group = Some(*gi);
+            }
+        }
+        // Attach relocation sections to their targets.
+        for h in shdrs.iter() {
+            if h.sh_type(LE) == elf::SHT_REL {
+                bail!("REL relocations are not supported on x86-64");
+            }
+            if h.sh_type(LE) != elf::SHT_RELA {
+                continue;
+            }
+            let target = h.sh_info(LE) as usize;
+            if target == 0 || target >= shnum {
+                bail!("invalid relocated section index {target}");
+            }
+            if h.sh_entsize(LE) != std::mem::size_of::<Rela>() as u64 {
+                bail!("invalid sh_entsize");
+            }
+            let raw = slice_at(data, h.sh_offset(LE), h.sh_size(LE))
+                .ok_or_else(|| corrupt("relocation section is out of bounds"))?;
+            let relocs = object::pod::slice_from_all_bytes::<Rela>(raw)
+                .map_err(|_| corrupt("invalid relocation section"))?;
+            let tsec = &sections[target];
+            for r in relocs {
+                let sym = r.r_sym(LE, false) as usize;
+                if sym >= symbols.len().max(1) {
+                    bail!("invalid symbol index {sym} in relocation");
+                }
+                let off = r.r_offset(LE);
+                if tsec.sh_type != elf::SHT_NOBITS && off.checked_add(1).map_or(true, |e| e > tsec.size) {
+                    bail!("relocation offset {off:#x} is out of bounds of section {}", String::from_utf8_lossy(tsec.name));
+                }
+            }
+            sections[target].relocs = relocs;
+        }
+        // Validate symbols once so later stages can index freely.
+        for (i, s) in symbols.iter().enumerate() {
+            c_str(strtab, s.st_name(LE))?;
+            let shndx = s.st_shndx(LE);
+            if i > 0 && shndx != elf::SHN_UNDEF && shndx < elf::SHN_LORESERVE && shndx as usize >= shnum {
+                bail!("invalid section index {shndx} for symbol {i}");
+            }
+            if shndx == elf::SHN_XINDEX {
+                bail!("extended section indices (SHN_XINDEX) are not supported");
+            }
+        }
+        Ok(ObjFile {
+            input,
+            sections,
+            symbols,
+            strtab,
+            first_global,
+            groups,
+            has_gnu_property_ibt: false,
+        })
+    }
+
+    pub fn sym_name(&self, i: usize) -> &'static [u8] {
+        c_str(self.strtab, self.symbols[i].st_name(LE)).unwrap_or(b"")
+    }
+}

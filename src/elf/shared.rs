@@ -1,0 +1,136 @@
+//! ELF shared libraries as link inputs.
+//!
+//! From a DSO the linker needs only its dynamic symbol table (with symbol versions, so references
+//! bind to `memcpy@@GLIBC_2.14` and not to a hidden older version), its SONAME for DT_NEEDED, and
+//! its undefined symbols (an executable must export the symbols its libraries call back into).
+
+use object::elf;
+use object::read::elf::{FileHeader, SectionHeader, Sym as _};
+
+use super::object::c_str;
+use super::{Ehdr, Sym, LE};
+use crate::bail;
+use crate::error::{Error, Result};
+use crate::input::InputFile;
+
+#[derive(Debug, Clone)]
+pub struct DsoSym {
+    pub name: &'static [u8],
+    /// Version name from verdef, if the symbol has a non-base version.
+    pub version: Option<&'static [u8]>,
+    /// VERSYM_HIDDEN: only reachable with an explicit `name@version` reference.
+    pub hidden: bool,
+    pub defined: bool,
+    pub sym: &'static Sym,
+}
+
+pub struct SharedFile {
+    pub input: &'static InputFile,
+    pub soname: String,
+    pub syms: Vec<DsoSym>,
+}
+
+fn bounds(data: &'static [u8], off: u64, size: u64) -> Result<&'static [u8]> {
+    let end = off.checked_add(size).ok_or_else(|| Error::new("section is out of bounds"))?;
+    if end > data.len() as u64 {
+        bail!("section is out of bounds");
+    }
+    Ok(&data[off as usize..end as usize])
+}
+
+impl SharedFile {
+    pub fn parse(input: &'static InputFile) -> Result<SharedFile> {
+        Self::parse_inner(input).map_err(|e| e.context(&input.name))
+    }
+
+    fn parse_inner(input: &'static InputFile) -> Result<SharedFile> {
+        let data = input.data;
+        let ehdr = Ehdr::parse(data).map_err(|_| Error::new("invalid ELF header"))?;
+        if ehdr.e_machine(LE) != elf::EM_X86_64 {
+            bail!("{} is incompatible with elf_x86_64", input.name);
+        }
+        let shdrs = ehdr.section_headers(LE, data).map_err(|e| Error::new(e.to_string()))?;
+        let mut dynsym: &'static [Sym] = &[];
+        let mut dynstr: &'static [u8] = &[];
+        let mut versym: &'static [u8] = &[];
+        let mut verdef: Option<(&'static [u8], u32)> = None;
+        let mut dynamic: &'static [u8] = &[];
+        for h in shdrs.iter() {
+            match h.sh_type(LE) {
+                elf::SHT_DYNSYM => {
+                    let raw = bounds(data, h.sh_offset(LE), h.sh_size(LE))?;
+                    dynsym = object::pod::slice_from_all_bytes::<Sym>(raw)
+                        .map_err(|_| Error::new("invalid dynamic symbol table"))?;
+                    let link = shdrs.get(h.sh_link(LE) as usize).ok_or_else(|| Error::new("invalid sh_link"))?;
+                    dynstr = bounds(data, link.sh_offset(LE), link.sh_size(LE))?;
+                }
+                elf::SHT_GNU_VERSYM => versym = bounds(data, h.sh_offset(LE), h.sh_size(LE))?,
+                elf::SHT_GNU_VERDEF => {
+                    verdef = Some((bounds(data, h.sh_offset(LE), h.sh_size(LE))?, h.sh_info(LE)))
+                }
+                elf::SHT_DYNAMIC => dynamic = bounds(data, h.sh_offset(LE), h.sh_size(LE))?,
+                _ => {}
+            }
+        }
+        // Version definitions: index → name.
+        let mut ver_names: Vec<Option<&'static [u8]>> = Vec::new();
+        if let Some((vd, count)) = verdef {
+            let mut off = 0usize;
+            for _ in 0..count.min(65535) {
+                if off + 20 > vd.len() {
+                    bail!("invalid verdef section");
+                }
+                let ndx = u16::from_le_bytes([vd[off + 4], vd[off + 5]]) as usize;
+                let aux = u32::from_le_bytes(vd[off + 12..off + 16].try_into().unwrap()) as usize;
+                let next = u32::from_le_bytes(vd[off + 16..off + 20].try_into().unwrap()) as usize;
+                let a = off.checked_add(aux).filter(|a| a + 8 <= vd.len());
+                let Some(a) = a else { bail!("invalid verdef section") };
+                let name_off = u32::from_le_bytes(vd[a..a + 4].try_into().unwrap());
+                let name = c_str(dynstr, name_off)?;
+                if ndx >= ver_names.len() {
+                    ver_names.resize(ndx + 1, None);
+                }
+                ver_names[ndx] = Some(name);
+                if next == 0 {
+                    break;
+                }
+                off = off.checked_add(next).ok_or_else(|| Error::new("invalid verdef section"))?;
+            }
+        }
+        let mut soname = None;
+        for d in dynamic.chunks_exact(16) {
+            let tag = u64::from_le_bytes(d[..8].try_into().unwrap());
+            let val = u64::from_le_bytes(d[8..].try_into().unwrap());
+            if tag == elf::DT_SONAME as u64 {
+                soname = Some(String::from_utf8_lossy(c_str(dynstr, val as u32)?).into_owned());
+            }
+            if tag == elf::DT_NULL as u64 {
+                break;
+            }
+        }
+        let mut syms = Vec::with_capacity(dynsym.len());
+        for (i, s) in dynsym.iter().enumerate().skip(1) {
+            if s.st_bind() == elf::STB_LOCAL {
+                continue;
+            }
+            let name = c_str(dynstr, s.st_name(LE))?;
+            let vs = if versym.len() >= (i + 1) * 2 {
+                u16::from_le_bytes([versym[i * 2], versym[i * 2 + 1]])
+            } else {
+                1
+            };
+            let ndx = (vs & 0x7fff) as usize;
+            let hidden = vs & 0x8000 != 0;
+            let defined = s.st_shndx(LE) != elf::SHN_UNDEF;
+            if defined && ndx == 0 {
+                // VER_NDX_LOCAL: not visible.
+                continue;
+            }
+            // Index 1 is the base (global) version: the file's own name, not a symbol version.
+            let version = if ndx >= 2 { ver_names.get(ndx).copied().flatten() } else { None };
+            syms.push(DsoSym { name, version, hidden, defined, sym: s });
+        }
+        let soname = soname.unwrap_or_else(|| input.needed_name.clone());
+        Ok(SharedFile { input, soname, syms })
+    }
+}

@@ -1,0 +1,527 @@
+//! Contents of the sections the linker makes itself.
+//!
+//! `.dynsym`, `.dynstr`, `.gnu.version(_r)`, `.gnu.hash`, `.hash`, `.rela.dyn`, `.rela.plt`,
+//! `.plt`, `.iplt`, `.got`, `.got.plt`, `.dynamic`, `.eh_frame` (rebuilt from kept records),
+//! `.eh_frame_hdr`, `.interp`, `.comment` and the build-id note. Sizes are known as soon as the
+//! relocation scan has run (`size`); contents are written once addresses are final (`write`).
+
+use object::elf;
+use object::read::elf::Sym as _;
+
+use crate::layout::{is_defined_for_dynsym, Addend, Chunk, DynRel, Layout, Place, Synth, Target};
+use crate::resolve::{Def, SymbolId};
+use crate::elf::LE;
+use dtld_arch::x86_64 as arch;
+
+pub const COMMENT: &[u8] = b"Linker: dtld 0.1.0\0";
+
+/// GNU hash function (`dl_new_hash`).
+pub fn gnu_hash(name: &[u8]) -> u32 {
+    let mut h: u32 = 5381;
+    for &c in name {
+        h = h.wrapping_mul(33).wrapping_add(c as u32);
+    }
+    h
+}
+
+/// SysV ELF hash.
+pub fn sysv_hash(name: &[u8]) -> u32 {
+    let mut h: u32 = 0;
+    for &c in name {
+        h = (h << 4).wrapping_add(c as u32);
+        let g = h & 0xf000_0000;
+        if g != 0 {
+            h ^= g >> 24;
+        }
+        h &= !g;
+    }
+    h
+}
+
+pub fn gnu_hash_nbuckets(ndefined: usize) -> u32 {
+    (ndefined as u32 / 4).max(1)
+}
+
+fn bloom_words(ndefined: usize) -> usize {
+    // One 64-bit word per 8 symbols (two bits each at about 1/4 fill), a power of two.
+    let n = (ndefined / 8).max(1);
+    n.next_power_of_two()
+}
+
+/// Prepares `.dynstr` and version needs. Called once dynamic symbols are chosen.
+pub fn prepare_dynamic_strings(l: &mut Layout) {
+    let mut strs: Vec<u8> = vec![0];
+    let mut index: std::collections::HashMap<Vec<u8>, u32> = Default::default();
+    let mut add = |s: &[u8], strs: &mut Vec<u8>| -> u32 {
+        if let Some(&o) = index.get(s) {
+            return o;
+        }
+        let o = strs.len() as u32;
+        strs.extend_from_slice(s);
+        strs.push(0);
+        index.insert(s.to_vec(), o);
+        o
+    };
+    for &f in &l.needed.clone() {
+        let so = l.r.dso(f).soname.clone();
+        add(so.as_bytes(), &mut strs);
+    }
+    if !l.config.rpath.is_empty() {
+        add(l.config.rpath.join(":").as_bytes(), &mut strs);
+    }
+    if let Some(s) = &l.config.soname {
+        add(s.as_bytes(), &mut strs);
+    }
+    for &id in &l.dynsyms.clone() {
+        add(crate::layout::dyn_name(l, id), &mut strs);
+    }
+    // Version needs: per library, the versions our dynamic symbols bind to.
+    let mut verneed: Vec<(usize, Vec<&'static [u8]>)> = Vec::new();
+    for &id in &l.dynsyms {
+        if let Def::Shared(f, k) = l.r.symbols[id].def {
+            if let Some(v) = l.r.dso(f).syms[k].version {
+                let pos = match verneed.iter().position(|(ff, _)| *ff == f) {
+                    Some(p) => p,
+                    None => {
+                        verneed.push((f, Vec::new()));
+                        verneed.len() - 1
+                    }
+                };
+                if !verneed[pos].1.contains(&v) {
+                    verneed[pos].1.push(v);
+                }
+            }
+        }
+    }
+    for (f, vers) in &verneed {
+        add(l.r.dso(*f).soname.as_bytes(), &mut strs);
+        for v in vers {
+            add(v, &mut strs);
+        }
+    }
+    l.verneed = verneed;
+    l.dynstr = strs;
+    l.dynstr_off = index;
+}
+
+pub fn dynstr(l: &Layout, s: &[u8]) -> u32 {
+    l.dynstr_off.get(s).copied().unwrap_or(0)
+}
+
+fn ndefined_dynsyms(l: &Layout) -> usize {
+    l.dynsyms.iter().filter(|&&id| is_defined_for_dynsym(l, id)).count()
+}
+
+pub fn size(l: &Layout, s: Synth) -> u64 {
+    let c = l.config;
+    match s {
+        Synth::Interp => c.dynamic_linker.as_ref().map_or(0, |d| d.len() as u64 + 1),
+        Synth::BuildId => 16 + build_id_len(l) as u64,
+        Synth::DynSym => (1 + l.dynsyms.len() as u64) * 24,
+        Synth::DynStr => l.dynstr.len() as u64,
+        Synth::Versym => (1 + l.dynsyms.len() as u64) * 2,
+        Synth::Verneed => l.verneed.iter().map(|(_, v)| 16 + 16 * v.len() as u64).sum(),
+        Synth::GnuHash => {
+            let nd = ndefined_dynsyms(l);
+            16 + bloom_words(nd) as u64 * 8 + gnu_hash_nbuckets(nd) as u64 * 4 + nd as u64 * 4
+        }
+        Synth::SysvHash => {
+            let n = 1 + l.dynsyms.len() as u64;
+            (2 + n + n) * 4
+        }
+        Synth::RelaDyn => (l.dynrels.len() + l.irelatives.len()) as u64 * 24,
+        Synth::RelaPlt => l.plt.len() as u64 * 24,
+        Synth::EhFrameHdr => 12 + 8 * l.eh_records.iter().filter(|r| !r.is_cie).count() as u64,
+        Synth::EhFrame => l.eh_size,
+        Synth::Plt => arch::PLT_HEADER_SIZE as u64 + arch::PLT_ENTRY_SIZE as u64 * l.plt.len() as u64,
+        Synth::Iplt => arch::IPLT_ENTRY_SIZE as u64 * l.iplt.len() as u64,
+        Synth::Dynamic => dynamic_entries(l).len() as u64 * 16,
+        Synth::Got => l.got.len() as u64 * 8,
+        Synth::GotPlt => (3 + l.plt.len() + l.iplt.len()) as u64 * 8,
+        Synth::RelroPadding => 0,
+        Synth::Comment => COMMENT.len() as u64,
+    }
+}
+
+pub fn build_id_len(l: &Layout) -> usize {
+    use crate::driver::args::BuildId;
+    if !l.config.build_id_hex.is_empty() {
+        return l.config.build_id_hex.len();
+    }
+    match l.config.build_id {
+        BuildId::None => 0,
+        BuildId::Fast => 8,
+        BuildId::Md5 | BuildId::Uuid => 16,
+        BuildId::Sha1 => 20,
+    }
+}
+
+pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
+    let c = l.config;
+    let mut d: Vec<(u32, u64)> = Vec::new();
+    let addr = |s: Synth| l.synth_addr(s);
+    for &f in &l.needed {
+        d.push((elf::DT_NEEDED, dynstr(l, l.r.dso(f).soname.as_bytes()) as u64));
+    }
+    if !c.rpath.is_empty() {
+        let tag = if c.enable_new_dtags { elf::DT_RUNPATH } else { elf::DT_RPATH };
+        d.push((tag, dynstr(l, c.rpath.join(":").as_bytes()) as u64));
+    }
+    if let Some(s) = &c.soname {
+        d.push((elf::DT_SONAME, dynstr(l, s.as_bytes()) as u64));
+    }
+    let mut flags = 0u64;
+    let mut flags1 = 0u64;
+    if c.z_now {
+        flags |= elf::DF_BIND_NOW as u64;
+        flags1 |= elf::DF_1_NOW as u64;
+    }
+    if c.pie {
+        flags1 |= elf::DF_1_PIE as u64;
+    }
+    if flags1 != 0 {
+        d.push((elf::DT_FLAGS_1, flags1));
+    }
+    if flags != 0 {
+        d.push((elf::DT_FLAGS, flags));
+    }
+    if !c.shared {
+        d.push((elf::DT_DEBUG, 0));
+    }
+    let nrela = (l.dynrels.len() + l.irelatives.len()) as u64;
+    if nrela > 0 {
+        d.push((elf::DT_RELA, addr(Synth::RelaDyn)));
+        d.push((elf::DT_RELASZ, nrela * 24));
+        d.push((elf::DT_RELAENT, 24));
+        if l.relative_count > 0 {
+            d.push((elf::DT_RELACOUNT, l.relative_count as u64));
+        }
+    }
+    if !l.plt.is_empty() {
+        d.push((elf::DT_JMPREL, addr(Synth::RelaPlt)));
+        d.push((elf::DT_PLTRELSZ, l.plt.len() as u64 * 24));
+        d.push((elf::DT_PLTGOT, addr(Synth::GotPlt)));
+        d.push((elf::DT_PLTREL, elf::DT_RELA as u64));
+    }
+    d.push((elf::DT_SYMTAB, addr(Synth::DynSym)));
+    d.push((elf::DT_SYMENT, 24));
+    d.push((elf::DT_STRTAB, addr(Synth::DynStr)));
+    d.push((elf::DT_STRSZ, l.dynstr.len() as u64));
+    if l.synth_osec.contains_key(&Synth::GnuHash) {
+        d.push((elf::DT_GNU_HASH, addr(Synth::GnuHash)));
+    }
+    if l.synth_osec.contains_key(&Synth::SysvHash) {
+        d.push((elf::DT_HASH, addr(Synth::SysvHash)));
+    }
+    for (name, tag, sz) in [
+        (".preinit_array", elf::DT_PREINIT_ARRAY, elf::DT_PREINIT_ARRAYSZ),
+        (".init_array", elf::DT_INIT_ARRAY, elf::DT_INIT_ARRAYSZ),
+        (".fini_array", elf::DT_FINI_ARRAY, elf::DT_FINI_ARRAYSZ),
+    ] {
+        if let Some(os) = l.osecs.iter().find(|o| o.name == name) {
+            d.push((tag, os.addr));
+            d.push((sz, os.size));
+        }
+    }
+    for (name, tag) in [("_init", elf::DT_INIT), ("_fini", elf::DT_FINI)] {
+        if let Some(id) = l.r.lookup(name.as_bytes()) {
+            if let Def::Defined(..) = l.r.symbols[id].def {
+                d.push((tag, l.sym_value[id]));
+            }
+        }
+    }
+    if !l.dynsyms.is_empty() || true {
+        d.push((elf::DT_VERSYM, addr(Synth::Versym)));
+    }
+    if !l.verneed.is_empty() {
+        d.push((elf::DT_VERNEED, addr(Synth::Verneed)));
+        d.push((elf::DT_VERNEEDNUM, l.verneed.len() as u64));
+    }
+    d.push((elf::DT_NULL, 0));
+    d
+}
+
+fn put16(b: &mut [u8], off: usize, v: u16) {
+    b[off..off + 2].copy_from_slice(&v.to_le_bytes());
+}
+fn put32(b: &mut [u8], off: usize, v: u32) {
+    b[off..off + 4].copy_from_slice(&v.to_le_bytes());
+}
+fn put64(b: &mut [u8], off: usize, v: u64) {
+    b[off..off + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+/// The section index and value a dynamic symbol gets.
+fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
+    let s = &l.r.symbols[id];
+    let t = Target::Global(id);
+    match s.def {
+        Def::Defined(f, i) => {
+            let sym = l.sym(f, i);
+            let sh = sym.st_shndx(LE);
+            let shndx = if sh == elf::SHN_ABS { elf::SHN_ABS } else { l.osecs[l.sec_osec[f][sh as usize] as usize].shndx as u16 };
+            (shndx, l.sym_value[id], sym.st_size(LE), sym.st_info())
+        }
+        Def::Common(f, i) => {
+            let sym = l.sym(f, i);
+            let os = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(id))).map(|o| o.shndx).unwrap_or(0);
+            (os as u16, l.sym_value[id], sym.st_size(LE), (elf::STB_GLOBAL << 4) | elf::STT_OBJECT)
+        }
+        Def::Shared(f, k) => {
+            let ds = l.r.dso(f).syms[k].sym;
+            let bind = if s.strong_ref || l.sym_flags.get(&t).map_or(false, |f| f.copy) { elf::STB_GLOBAL } else { elf::STB_WEAK };
+            let bind = if ds.st_bind() == elf::STB_WEAK && !s.strong_ref { elf::STB_WEAK } else { bind };
+            let info = (bind << 4) | ds.st_type();
+            let flags = l.sym_flags.get(&t);
+            if flags.map_or(false, |f| f.copy) {
+                let os = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(id))).map(|o| o.shndx).unwrap_or(0);
+                (os as u16, l.sym_value[id], ds.st_size(LE), info)
+            } else if flags.map_or(false, |f| f.canonical) {
+                (0, l.plt_entry_addr(l.plt_index[&id]), ds.st_size(LE), info)
+            } else {
+                (0, 0, 0, info)
+            }
+        }
+        _ => (0, 0, 0, (elf::STB_WEAK << 4) | elf::STT_NOTYPE),
+    }
+}
+
+fn version_index(l: &Layout, id: SymbolId) -> u16 {
+    if let Def::Shared(f, k) = l.r.symbols[id].def {
+        if let Some(v) = l.r.dso(f).syms[k].version {
+            let mut idx = 2u16;
+            for (ff, vers) in &l.verneed {
+                for vv in vers {
+                    if *ff == f && *vv == v {
+                        return idx;
+                    }
+                    idx += 1;
+                }
+            }
+        }
+        return 1;
+    }
+    if is_defined_for_dynsym(l, id) {
+        1
+    } else {
+        // Undefined weak: global.
+        1
+    }
+}
+
+/// Writes a synthetic section's contents into `buf` (exactly `size(l, s)` bytes).
+pub fn write(l: &Layout, s: Synth, buf: &mut [u8]) {
+    match s {
+        Synth::Interp => {
+            if let Some(d) = &l.config.dynamic_linker {
+                buf[..d.len()].copy_from_slice(d.as_bytes());
+            }
+        }
+        Synth::BuildId => {
+            put32(buf, 0, 4);
+            put32(buf, 4, build_id_len(l) as u32);
+            put32(buf, 8, elf::NT_GNU_BUILD_ID);
+            buf[12..16].copy_from_slice(b"GNU\0");
+        }
+        Synth::DynSym => {
+            for (i, &id) in l.dynsyms.iter().enumerate() {
+                let o = (i + 1) * 24;
+                let (shndx, value, size, info) = dynsym_fields(l, id);
+                put32(buf, o, dynstr(l, crate::layout::dyn_name(l, id)));
+                buf[o + 4] = info;
+                buf[o + 5] = if matches!(l.r.symbols[id].def, Def::Shared(..)) { 0 } else { l.r.symbols[id].visibility };
+                put16(buf, o + 6, shndx);
+                put64(buf, o + 8, value);
+                put64(buf, o + 16, size);
+            }
+        }
+        Synth::DynStr => buf.copy_from_slice(&l.dynstr),
+        Synth::Versym => {
+            for (i, &id) in l.dynsyms.iter().enumerate() {
+                put16(buf, (i + 1) * 2, version_index(l, id));
+            }
+        }
+        Synth::Verneed => {
+            let mut off = 0usize;
+            let mut idx = 2u16;
+            for (n, (f, vers)) in l.verneed.iter().enumerate() {
+                let last = n + 1 == l.verneed.len();
+                put16(buf, off, 1);
+                put16(buf, off + 2, vers.len() as u16);
+                put32(buf, off + 4, dynstr(l, l.r.dso(*f).soname.as_bytes()));
+                put32(buf, off + 8, 16);
+                put32(buf, off + 12, if last { 0 } else { 16 + 16 * vers.len() as u32 });
+                let mut a = off + 16;
+                for (j, v) in vers.iter().enumerate() {
+                    put32(buf, a, sysv_hash(v));
+                    put16(buf, a + 4, 0);
+                    put16(buf, a + 6, idx);
+                    idx += 1;
+                    put32(buf, a + 8, dynstr(l, v));
+                    put32(buf, a + 12, if j + 1 == vers.len() { 0 } else { 16 });
+                    a += 16;
+                }
+                off = a;
+            }
+        }
+        Synth::GnuHash => write_gnu_hash(l, buf),
+        Synth::SysvHash => {
+            let n = 1 + l.dynsyms.len();
+            put32(buf, 0, n as u32);
+            put32(buf, 4, n as u32);
+            let (buckets, chains) = buf[8..].split_at_mut(n * 4);
+            for (i, &id) in l.dynsyms.iter().enumerate() {
+                let idx = i + 1;
+                let h = sysv_hash(crate::layout::dyn_name(l, id)) as usize % n;
+                let prev = u32::from_le_bytes(buckets[h * 4..h * 4 + 4].try_into().unwrap());
+                put32(chains, idx * 4, prev);
+                put32(buckets, h * 4, idx as u32);
+            }
+        }
+        Synth::RelaDyn => {
+            for (i, d) in l.dynrels.iter().chain(l.irelatives.iter()).enumerate() {
+                write_rela(l, d, &mut buf[i * 24..i * 24 + 24]);
+            }
+        }
+        Synth::RelaPlt => {
+            for (i, &id) in l.plt.iter().enumerate() {
+                let o = i * 24;
+                put64(buf, o, l.gotplt_slot_addr(i as u32));
+                let sym = *l.dynsym_index.get(&id).unwrap_or(&0) as u64;
+                put64(buf, o + 8, (sym << 32) | arch::r::JUMP_SLOT as u64);
+                put64(buf, o + 16, 0);
+            }
+        }
+        Synth::Plt => {
+            let plt = l.synth_addr(Synth::Plt);
+            let gotplt = l.synth_addr(Synth::GotPlt);
+            arch::write_plt_header(&mut buf[..16], plt, gotplt);
+            for i in 0..l.plt.len() {
+                let o = 16 + i * 16;
+                arch::write_plt_entry(&mut buf[o..o + 16], plt + o as u64, l.gotplt_slot_addr(i as u32), i as u32, plt);
+            }
+        }
+        Synth::Iplt => {
+            for i in 0..l.iplt.len() {
+                let o = i * 16;
+                arch::write_iplt_entry(&mut buf[o..o + 16], l.iplt_entry_addr(i as u32), l.gotplt_slot_addr(l.iplt_slot(i as u32)));
+            }
+        }
+        Synth::Dynamic => {
+            for (i, (tag, val)) in dynamic_entries(l).iter().enumerate() {
+                put64(buf, i * 16, *tag as u64);
+                put64(buf, i * 16 + 8, *val);
+            }
+        }
+        Synth::Got => {
+            for (i, &(t, kind)) in l.got.iter().enumerate() {
+                let v = match kind {
+                    crate::layout::GotKind::Addr => {
+                        if l.is_preemptible(t) {
+                            0
+                        } else {
+                            l.addr_of(t)
+                        }
+                    }
+                    crate::layout::GotKind::TpOff => {
+                        if l.is_preemptible(t) {
+                            0
+                        } else {
+                            l.addr_of(t).wrapping_sub(l.tls_end())
+                        }
+                    }
+                };
+                put64(buf, i * 8, v);
+            }
+        }
+        Synth::GotPlt => {
+            put64(buf, 0, if l.has_dynamic { l.synth_addr(Synth::Dynamic) } else { 0 });
+            for i in 0..l.plt.len() {
+                // Lazy binding: the slot starts out pointing at the PLT entry's push.
+                put64(buf, (3 + i) * 8, l.plt_entry_addr(i as u32) + 6);
+            }
+            for (i, &t) in l.iplt.iter().enumerate() {
+                // Static non-PIE output: the IRELATIVE addend is also what the slot holds before
+                // start-up code runs the resolver.
+                let _ = t;
+                put64(buf, (3 + l.plt.len() + i) * 8, 0);
+            }
+        }
+        Synth::RelroPadding => {}
+        Synth::Comment => buf.copy_from_slice(COMMENT),
+        Synth::EhFrame | Synth::EhFrameHdr => unreachable!("written by the writer"),
+    }
+}
+
+fn place_addr(l: &Layout, p: Place) -> u64 {
+    match p {
+        Place::Input(f, s, off) => l.section_addr(f, s, off).unwrap_or(0),
+        Place::GotSlot(i) => l.got_slot_addr(i),
+        Place::GotPltSlot(i) => l.gotplt_slot_addr(i),
+        Place::Copy(id) => l.sym_value[id],
+    }
+}
+
+fn write_rela(l: &Layout, d: &DynRel, out: &mut [u8]) {
+    put64(out, 0, place_addr(l, d.place));
+    let sym = d.sym.and_then(|id| l.dynsym_index.get(&id).copied()).unwrap_or(0) as u64;
+    put64(out, 8, (sym << 32) | d.r_type as u64);
+    let addend = match d.addend {
+        Addend::Const(a) => a as u64,
+        Addend::AddrOf(t, a) => {
+            if d.r_type == arch::r::IRELATIVE {
+                // The resolver's own address, not the IPLT entry.
+                resolver_addr(l, t).wrapping_add(a as u64)
+            } else {
+                l.addr_with_addend(t, a)
+            }
+        }
+    };
+    put64(out, 16, addend);
+}
+
+/// The address of an IFUNC's resolver (its symbol value).
+pub fn resolver_addr(l: &Layout, t: Target) -> u64 {
+    match t {
+        Target::Local(f, i) => l.local_value(f, i as usize),
+        Target::Global(id) => l.sym_value[id],
+    }
+}
+
+fn write_gnu_hash(l: &Layout, buf: &mut [u8]) {
+    let nd = ndefined_dynsyms(l);
+    let nbuckets = gnu_hash_nbuckets(nd);
+    let words = bloom_words(nd);
+    let shift = 26u32;
+    let first_defined = l.dynsyms.len() - nd + 1;
+    put32(buf, 0, nbuckets);
+    put32(buf, 4, first_defined as u32);
+    put32(buf, 8, words as u32);
+    put32(buf, 12, shift);
+    let bloom_off = 16;
+    let buckets_off = bloom_off + words * 8;
+    let chain_off = buckets_off + nbuckets as usize * 4;
+    let defined: Vec<(usize, u32)> = l
+        .dynsyms
+        .iter()
+        .enumerate()
+        .skip(first_defined - 1)
+        .map(|(i, &id)| (i + 1, gnu_hash(crate::layout::dyn_name(l, id))))
+        .collect();
+    for &(_, h) in &defined {
+        let w = ((h / 64) as usize) & (words - 1);
+        let mut v = u64::from_le_bytes(buf[bloom_off + w * 8..bloom_off + w * 8 + 8].try_into().unwrap());
+        v |= 1u64 << (h % 64);
+        v |= 1u64 << ((h >> shift) % 64);
+        put64(buf, bloom_off + w * 8, v);
+    }
+    for (j, &(idx, h)) in defined.iter().enumerate() {
+        let b = (h % nbuckets) as usize;
+        if u32::from_le_bytes(buf[buckets_off + b * 4..buckets_off + b * 4 + 4].try_into().unwrap()) == 0 {
+            put32(buf, buckets_off + b * 4, idx as u32);
+        }
+        let last = j + 1 == defined.len() || (defined[j + 1].1 % nbuckets) as usize != b;
+        let v = if last { h | 1 } else { h & !1 };
+        put32(buf, chain_off + j * 4, v);
+    }
+}

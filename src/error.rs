@@ -1,0 +1,59 @@
+//! Errors as lld prints them.
+//!
+//! Every failure that reaches the user is one or more lines `dtld: error: <msg>`, worded as ld.lld
+//! words them, so build logs, IDEs and scripts that already parse lld's messages work unchanged.
+//! An `Error` carries several messages because a link reports all undefined symbols at once.
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub messages: Vec<String>,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(msg: impl Into<String>) -> Self {
+        Error { messages: vec![msg.into()] }
+    }
+    pub fn many(messages: Vec<String>) -> Self {
+        Error { messages }
+    }
+    /// Prefixes every message with `context: `, as lld does with file names.
+    pub fn context(mut self, ctx: impl fmt::Display) -> Self {
+        for m in &mut self.messages {
+            *m = format!("{ctx}: {m}");
+        }
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.messages.join("\n"))
+    }
+}
+
+impl From<object::Error> for Error {
+    fn from(e: object::Error) -> Self {
+        Error::new(e.to_string())
+    }
+}
+
+/// `bail!("fmt", args)` returns an `Err(Error)` from the enclosing function.
+#[macro_export]
+macro_rules! bail {
+    ($($t:tt)*) => { return Err($crate::error::Error::new(format!($($t)*))) };
+}
+
+/// Adds lld-style context (`file: message`) to errors.
+pub trait Context<T> {
+    fn ctx(self, c: impl fmt::Display) -> Result<T>;
+}
+
+impl<T> Context<T> for Result<T> {
+    fn ctx(self, c: impl fmt::Display) -> Result<T> {
+        self.map_err(|e| e.context(c))
+    }
+}

@@ -1,0 +1,91 @@
+//! dtld: an x86-64 ELF (and, later, COFF) linker with integrated distributed ThinLTO.
+//!
+//! The whole link reads as one list of stages, each taking the previous stage's output by
+//! reference (see docs/design.md):
+//!
+//! 1. `driver::args::parse`   — the GNU ld command line, into a `Config`;
+//! 2. `input::load`           — find, map and identify every input; split archives;
+//! 3. `resolve::resolve`      — parse objects and libraries, bind every symbol, pull archive
+//!                              members (lld's lazy-symbol model);
+//! 4. (ThinLTO and DTLTO run here, between resolution and layout, in later releases);
+//! 5. `layout::layout`        — live sections, output sections, relocation scan (GOT/PLT/copy/
+//!                              dynamic relocations, relaxations), addresses, symbol values;
+//! 6. `write::write_output`   — fill the memory-mapped output in parallel, build-id, atomic rename.
+
+pub mod diag;
+pub mod driver;
+pub mod elf;
+pub mod error;
+pub mod input;
+pub mod layout;
+pub mod resolve;
+pub mod write;
+
+use error::Result;
+
+/// Formats an I/O error the way lld does (the OS message without Rust's "(os error N)").
+pub fn io_error(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(p) => s[..p].to_string(),
+        None => s,
+    }
+}
+
+/// Runs one link described by `config`.
+pub fn link(config: &driver::args::Config) -> Result<()> {
+    let inputs: &'static [input::InputFile] = Box::leak(input::load(config)?.into_boxed_slice());
+    let resolved = resolve::resolve(config, inputs)?;
+    let layout = layout::layout(config, &resolved)?;
+    write::write_output(&layout)
+}
+
+/// The `dtld` program: parse the command line, link, report errors as lld does.
+/// Returns the process exit code.
+pub fn main_with_args(argv: &[String]) -> i32 {
+    let action = match driver::args::parse(argv) {
+        Ok(a) => a,
+        Err(e) => {
+            report(&e);
+            return 1;
+        }
+    };
+    let config = match action {
+        driver::args::Action::Version => {
+            println!("{}", driver::args::version_string());
+            return 0;
+        }
+        driver::args::Action::Help => {
+            print!("{}", driver::args::help_text());
+            return 0;
+        }
+        driver::args::Action::Link(c) => c,
+    };
+    let run = || link(&config);
+    let result = match config.threads {
+        Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build() {
+            Ok(pool) => pool.install(run),
+            Err(e) => Err(error::Error::new(format!("cannot create thread pool: {e}"))),
+        },
+        None => run(),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            report(&e);
+            // Never leave a stale output from an earlier link behind a failed one, as lld does.
+            if !config.output.as_os_str().is_empty() && config.output.is_file() {
+                let _ = std::fs::remove_file(&config.output);
+            }
+            1
+        }
+    }
+}
+
+fn report(e: &error::Error) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    for m in &e.messages {
+        let _ = writeln!(err, "dtld: error: {m}");
+    }
+}

@@ -1,0 +1,747 @@
+//! Writing the output file.
+//!
+//! Every decision was made by the layout stage; this stage only fills bytes. The output is a
+//! pre-sized memory-mapped temporary file next to the final path. Output sections occupy disjoint
+//! byte ranges, so they are split into disjoint mutable slices and filled in parallel (copy the
+//! input bytes, then apply relocations in place). The build-id is computed last over the finished
+//! image, the file is renamed over the output (so a failed link never leaves a partial file), and
+//! the result is identical whatever the thread count.
+
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use dtld_arch::x86_64::{self as arch, Field, RelKind};
+use object::elf;
+use object::read::elf::{Rela as _, Sym as _};
+use rayon::prelude::*;
+
+use crate::elf::object::SecKind;
+use crate::elf::synthetic;
+use crate::elf::LE;
+use crate::error::{Error, Result};
+use crate::layout::{Chunk, Layout, SiteFix, Synth, Target};
+use crate::resolve::{Def, File};
+
+/// Removes the temporary output unless the link commits it.
+pub struct TempOutput {
+    pub path: PathBuf,
+    committed: bool,
+}
+
+impl Drop for TempOutput {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+fn temp_path(out: &Path) -> PathBuf {
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "a.out".into());
+    let tmp = format!(".{name}.dtld-tmp-{}", std::process::id());
+    match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.join(tmp),
+        _ => PathBuf::from(tmp),
+    }
+}
+
+struct SymtabOut {
+    symtab: Vec<u8>,
+    strtab: Vec<u8>,
+    first_global: u32,
+}
+
+pub fn write_output(l: &Layout) -> Result<()> {
+    let out_path = &l.config.output;
+    // Section names and symbol table.
+    let symtab = if l.config.strip_all { None } else { Some(build_symtab(l)) };
+    let mut shstrtab = vec![0u8];
+    let mut name_off = Vec::new();
+    let add_name = |n: &str, t: &mut Vec<u8>| -> u32 {
+        let o = t.len() as u32;
+        t.extend_from_slice(n.as_bytes());
+        t.push(0);
+        o
+    };
+    for os in &l.osecs {
+        name_off.push(add_name(&os.name, &mut shstrtab));
+    }
+    let symtab_name = add_name(".symtab", &mut shstrtab);
+    let shstrtab_name = add_name(".shstrtab", &mut shstrtab);
+    let strtab_name = add_name(".strtab", &mut shstrtab);
+    let mut off = l.file_size;
+    let (symtab_off, strtab_off) = match &symtab {
+        Some(s) => {
+            off = crate::layout::align_up(off, 8);
+            let so = off;
+            off += s.symtab.len() as u64;
+            (so, 0)
+        }
+        None => (0, 0),
+    };
+    let shstrtab_off = off;
+    off += shstrtab.len() as u64;
+    let strtab_off = match &symtab {
+        Some(s) => {
+            let o = off;
+            off += s.strtab.len() as u64;
+            o
+        }
+        None => strtab_off,
+    };
+    off = crate::layout::align_up(off, 8);
+    let shoff = off;
+    let nsections = 1 + l.osecs.len() + if symtab.is_some() { 3 } else { 1 };
+    let total = shoff + nsections as u64 * 64;
+
+    let tmp = TempOutput { path: temp_path(out_path), committed: false };
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&tmp.path)
+        .map_err(|e| Error::new(format!("cannot open output file {}: {}", out_path.display(), crate::io_error(&e))))?;
+    file.set_len(total).map_err(|e| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::io_error(&e))))?;
+    let mut map = unsafe { memmap2::MmapMut::map_mut(&file) }
+        .map_err(|e| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::io_error(&e))))?;
+    let buf: &mut [u8] = &mut map;
+
+    write_headers(l, buf, shoff, nsections as u16, (nsections - if symtab.is_some() { 2 } else { 1 }) as u16);
+    // Section contents, in parallel over disjoint slices.
+    let errors = write_sections(l, buf)?;
+    if !errors.is_empty() {
+        return Err(Error::many(errors));
+    }
+    if let Some(s) = &symtab {
+        buf[symtab_off as usize..symtab_off as usize + s.symtab.len()].copy_from_slice(&s.symtab);
+        buf[strtab_off as usize..strtab_off as usize + s.strtab.len()].copy_from_slice(&s.strtab);
+    }
+    buf[shstrtab_off as usize..shstrtab_off as usize + shstrtab.len()].copy_from_slice(&shstrtab);
+    // Section headers.
+    let mut sh = shoff as usize + 64;
+    let idx_of = |s: Synth| l.synth_osec.get(&s).map(|&i| l.osecs[i].shndx).unwrap_or(0);
+    for (i, os) in l.osecs.iter().enumerate() {
+        let (link, info, entsize) = match os.chunks.first() {
+            Some(Chunk::Synthetic(s)) => match s {
+                Synth::DynSym => (idx_of(Synth::DynStr), 1, 24),
+                Synth::Versym => (idx_of(Synth::DynSym), 0, 2),
+                Synth::Verneed => (idx_of(Synth::DynStr), l.verneed.len() as u32, 0),
+                Synth::GnuHash => (idx_of(Synth::DynSym), 0, 0),
+                Synth::SysvHash => (idx_of(Synth::DynSym), 0, 4),
+                Synth::RelaDyn => (idx_of(Synth::DynSym), 0, 24),
+                Synth::RelaPlt => (idx_of(Synth::DynSym), idx_of(Synth::GotPlt), 24),
+                Synth::Dynamic => (idx_of(Synth::DynStr), 0, 16),
+                Synth::Comment => (0, 0, 1),
+                _ => (0, 0, 0),
+            },
+            _ => (0, 0, if matches!(os.sh_type, elf::SHT_INIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_PREINIT_ARRAY) { 8 } else { os.entsize }),
+        };
+        write_shdr(&mut buf[sh..sh + 64], name_off[i], os.sh_type, os.flags, os.addr, os.offset, os.size, link, info, os.align, entsize);
+        sh += 64;
+    }
+    let n = l.osecs.len() as u32;
+    if let Some(s) = &symtab {
+        write_shdr(&mut buf[sh..sh + 64], symtab_name, elf::SHT_SYMTAB, 0, 0, symtab_off, s.symtab.len() as u64, n + 3, s.first_global, 8, 24);
+        sh += 64;
+        write_shdr(&mut buf[sh..sh + 64], shstrtab_name, elf::SHT_STRTAB, 0, 0, shstrtab_off, shstrtab.len() as u64, 0, 0, 1, 0);
+        sh += 64;
+        write_shdr(&mut buf[sh..sh + 64], strtab_name, elf::SHT_STRTAB, 0, 0, strtab_off, s.strtab.len() as u64, 0, 0, 1, 0);
+    } else {
+        write_shdr(&mut buf[sh..sh + 64], shstrtab_name, elf::SHT_STRTAB, 0, 0, shstrtab_off, shstrtab.len() as u64, 0, 0, 1, 0);
+    }
+    // Build ID over the finished image.
+    if let Some(&i) = l.synth_osec.get(&Synth::BuildId) {
+        let off = l.osecs[i].offset as usize + 16;
+        let id = compute_build_id(l, buf);
+        buf[off..off + id.len()].copy_from_slice(&id);
+    }
+    map.flush().map_err(|e| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::io_error(&e))))?;
+    drop(map);
+    drop(file);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = if l.config.relocatable { 0o644 } else { 0o755 };
+    let _ = fs::set_permissions(&tmp.path, fs::Permissions::from_mode(mode & !umask()));
+    fs::rename(&tmp.path, out_path).map_err(|e| Error::new(format!("cannot open output file {}: {}", out_path.display(), crate::io_error(&e))))?;
+    let mut tmp = tmp;
+    tmp.committed = true;
+    Ok(())
+}
+
+fn umask() -> u32 {
+    // The process umask, read without changing it for longer than this call.
+    unsafe extern "C" {
+        fn umask(mask: u32) -> u32;
+    }
+    unsafe {
+        let old = umask(0o022);
+        umask(old);
+        old
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_shdr(b: &mut [u8], name: u32, ty: u32, flags: u64, addr: u64, off: u64, size: u64, link: u32, info: u32, align: u64, entsize: u64) {
+    b[0..4].copy_from_slice(&name.to_le_bytes());
+    b[4..8].copy_from_slice(&ty.to_le_bytes());
+    b[8..16].copy_from_slice(&flags.to_le_bytes());
+    b[16..24].copy_from_slice(&addr.to_le_bytes());
+    b[24..32].copy_from_slice(&off.to_le_bytes());
+    b[32..40].copy_from_slice(&size.to_le_bytes());
+    b[40..44].copy_from_slice(&link.to_le_bytes());
+    b[44..48].copy_from_slice(&info.to_le_bytes());
+    b[48..56].copy_from_slice(&align.to_le_bytes());
+    b[56..64].copy_from_slice(&entsize.to_le_bytes());
+}
+
+fn write_headers(l: &Layout, buf: &mut [u8], shoff: u64, shnum: u16, shstrndx: u16) {
+    let h = &mut buf[..64];
+    h[..4].copy_from_slice(b"\x7fELF");
+    h[4] = 2; // ELFCLASS64
+    h[5] = 1; // little endian
+    h[6] = 1; // EV_CURRENT
+    h[7] = 0; // ELFOSABI_NONE
+    let ty = if l.config.relocatable {
+        elf::ET_REL
+    } else if l.is_pic {
+        elf::ET_DYN
+    } else {
+        elf::ET_EXEC
+    };
+    h[16..18].copy_from_slice(&ty.to_le_bytes());
+    h[18..20].copy_from_slice(&elf::EM_X86_64.to_le_bytes());
+    h[20..24].copy_from_slice(&1u32.to_le_bytes());
+    h[24..32].copy_from_slice(&l.entry.to_le_bytes());
+    h[32..40].copy_from_slice(&64u64.to_le_bytes());
+    h[40..48].copy_from_slice(&shoff.to_le_bytes());
+    h[48..52].copy_from_slice(&0u32.to_le_bytes());
+    h[52..54].copy_from_slice(&64u16.to_le_bytes());
+    h[54..56].copy_from_slice(&56u16.to_le_bytes());
+    h[56..58].copy_from_slice(&(l.phdrs.len() as u16).to_le_bytes());
+    h[58..60].copy_from_slice(&64u16.to_le_bytes());
+    h[60..62].copy_from_slice(&shnum.to_le_bytes());
+    h[62..64].copy_from_slice(&shstrndx.to_le_bytes());
+    for (i, p) in l.phdrs.iter().enumerate() {
+        let o = 64 + i * 56;
+        let b = &mut buf[o..o + 56];
+        b[0..4].copy_from_slice(&p.p_type.to_le_bytes());
+        b[4..8].copy_from_slice(&p.flags.to_le_bytes());
+        b[8..16].copy_from_slice(&p.offset.to_le_bytes());
+        b[16..24].copy_from_slice(&p.vaddr.to_le_bytes());
+        b[24..32].copy_from_slice(&p.vaddr.to_le_bytes());
+        b[32..40].copy_from_slice(&p.filesz.to_le_bytes());
+        b[40..48].copy_from_slice(&p.memsz.to_le_bytes());
+        b[48..56].copy_from_slice(&p.align.to_le_bytes());
+    }
+}
+
+/// Splits the output buffer into one mutable slice per output section and fills them in parallel.
+fn write_sections(l: &Layout, buf: &mut [u8]) -> Result<Vec<String>> {
+    let mut order: Vec<usize> = (0..l.osecs.len()).filter(|&i| l.osecs[i].sh_type != elf::SHT_NOBITS && l.osecs[i].size > 0).collect();
+    order.sort_by_key(|&i| l.osecs[i].offset);
+    let mut slices: Vec<(usize, &mut [u8])> = Vec::with_capacity(order.len());
+    let mut rest: &mut [u8] = buf;
+    let mut pos = 0u64;
+    for i in order {
+        let os = &l.osecs[i];
+        if os.offset < pos {
+            return Err(Error::new(format!("internal error: section {} overlaps the previous one", os.name)));
+        }
+        let tmp = std::mem::take(&mut rest);
+        let (_, tail) = tmp.split_at_mut((os.offset - pos) as usize);
+        let (mine, tail) = tail.split_at_mut(os.size as usize);
+        rest = tail;
+        pos = os.offset + os.size;
+        slices.push((i, mine));
+    }
+    let errors: Vec<String> = slices
+        .into_par_iter()
+        .flat_map(|(i, slice)| {
+            let os = &l.osecs[i];
+            let mut errs = Vec::new();
+            if flag_exec(os.flags) {
+                slice.fill(arch::TRAP);
+            }
+            // Chunks of one section are independent too; large sections (.text) split further.
+            for (c, &coff) in os.chunks.iter().zip(&os.chunk_off) {
+                let (size, _) = chunk_size(l, *c);
+                let dst = &mut slice[coff as usize..(coff + size) as usize];
+                match *c {
+                    Chunk::Input(f, s) => {
+                        let sec = &l.obj(f).sections[s as usize];
+                        if sec.sh_type != elf::SHT_NOBITS {
+                            dst.copy_from_slice(sec.data);
+                            apply_relocs(l, f, s, os.addr + coff, dst, &mut errs);
+                        }
+                    }
+                    Chunk::Merged(m) => dst.copy_from_slice(&l.merged[m].data),
+                    Chunk::Bss(_) => {}
+                    Chunk::Synthetic(Synth::EhFrame) => write_eh_frame(l, dst, &mut errs),
+                    Chunk::Synthetic(Synth::EhFrameHdr) => write_eh_frame_hdr(l, dst),
+                    Chunk::Synthetic(s) => synthetic::write(l, s, dst),
+                }
+            }
+            errs
+        })
+        .collect();
+    Ok(errors)
+}
+
+fn flag_exec(f: u64) -> bool {
+    f & elf::SHF_EXECINSTR as u64 != 0
+}
+
+fn chunk_size(l: &Layout, c: Chunk) -> (u64, u64) {
+    match c {
+        Chunk::Input(f, s) => (l.obj(f).sections[s as usize].size, 1),
+        Chunk::Merged(m) => (l.merged[m].data.len() as u64, 1),
+        Chunk::Bss(id) => (crate::layout::bss_size(l, id), 1),
+        Chunk::Synthetic(Synth::RelroPadding) => (0, 1),
+        Chunk::Synthetic(s) => (synthetic::size(l, s), 1),
+    }
+}
+
+fn tpoff(l: &Layout, s: u64) -> u64 {
+    s.wrapping_sub(l.tls_end())
+}
+
+/// Applies the relocations of input section (f, s), whose copy is `dst` at address `base`.
+fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &mut Vec<String>) {
+    let o = l.obj(f);
+    let sec = &o.sections[s as usize];
+    let alloc = sec.flags & elf::SHF_ALLOC as u64 != 0;
+    let got_base = l.synth_osec.get(&Synth::GotPlt).or(l.synth_osec.get(&Synth::Got)).map(|&i| l.osecs[i].addr).unwrap_or(0);
+    for (k, rel) in sec.relocs.iter().enumerate() {
+        let r_type = rel.r_type(LE, false);
+        let info = arch::rel_info(r_type);
+        if info.kind == RelKind::None || info.kind == RelKind::Unknown {
+            continue;
+        }
+        let off = rel.r_offset(LE) as usize;
+        if off + info.field.size() > dst.len() {
+            errs.push(format!("{}: relocation {} at offset 0x{:x} is out of bounds", o.input.name, arch::rel_name(r_type), off));
+            continue;
+        }
+        let a = rel.r_addend(LE);
+        let si = rel.r_sym(LE, false) as usize;
+        let t = l.target_of(f, si);
+        let p = base + off as u64;
+        let fix = l.site_fix.get(&(f, s, k)).copied().unwrap_or(SiteFix::Normal);
+        let undef_weak = match t {
+            Target::Global(id) => matches!(l.r.symbols[id].def, Def::Undefined | Def::Lazy(_)) && !l.synthetic_syms.contains_key(&id),
+            _ => si == 0,
+        };
+        // S + A, with merge-section section symbols resolved through their piece.
+        let sa = if undef_weak && !l.is_preemptible(t) { a as u64 } else if si == 0 { a as u64 } else { l.addr_with_addend(t, a) };
+        let s_val = sa.wrapping_sub(a as u64);
+        if !alloc {
+            // Debug info and other non-allocated data: absolute values; references to discarded
+            // sections become 0 (a tombstone), as lld writes for .debug_* sections.
+            let v = match info.kind {
+                RelKind::DtpOff => sa.wrapping_sub(l.tls_start()),
+                RelKind::Pc => sa.wrapping_sub(p),
+                RelKind::Size => symbol_size(l, t).wrapping_add(a as u64),
+                _ => sa,
+            };
+            let v = if is_dead_target(l, t) { 0 } else { v };
+            arch::write_field(&mut dst[off..], info.field, v);
+            continue;
+        }
+        let fields = info.field;
+        let write = |dst: &mut [u8], at: usize, field: Field, v: u64, errs: &mut Vec<String>| {
+            if !arch::write_field(&mut dst[at..], field, v) {
+                errs.push(out_of_range(l, f, s, at as u64, r_type, v, t));
+            }
+        };
+        match fix {
+            SiteFix::Skip => {}
+            SiteFix::GotPcRelax => match arch::relax_gotpcrelx(dst, off, info.kind == RelKind::GotPcRelaxRex) {
+                Some(arch::Relaxed::Jmp) => {
+                    let disp = sa.wrapping_sub(p) as i64;
+                    arch::write_relaxed_jmp(dst, off, disp);
+                }
+                Some(_) => write(dst, off, Field::I32, sa.wrapping_sub(p), errs),
+                None => errs.push(format!("{}: cannot relax {}", o.input.name, arch::rel_name(r_type))),
+            },
+            SiteFix::TlsGdToLe => {
+                if let Some(no) = arch::relax_tls_gd_to_le(dst, off) {
+                    write(dst, no, Field::I32, tpoff(l, s_val), errs);
+                }
+            }
+            SiteFix::TlsGdToIe => {
+                if let Some(no) = arch::relax_tls_gd_to_ie(dst, off) {
+                    let slot = l.got_slot_addr(l.got_index[&(t, crate::layout::GotKind::TpOff)]);
+                    let np = base + no as u64;
+                    write(dst, no, Field::I32, slot.wrapping_sub(np + 4), errs);
+                }
+            }
+            SiteFix::TlsLdToLe => {
+                arch::relax_tls_ld_to_le(dst, off);
+            }
+            SiteFix::TlsIeToLe => {
+                if arch::relax_tls_ie_to_le(dst, off) {
+                    write(dst, off, Field::I32, tpoff(l, s_val).wrapping_add((a + 4) as u64), errs);
+                }
+            }
+            SiteFix::TlsDescToLe => {
+                if arch::relax_tlsdesc_to_le(dst, off) {
+                    write(dst, off, Field::I32, tpoff(l, s_val).wrapping_add((a + 4) as u64), errs);
+                }
+            }
+            SiteFix::TlsDescToIe => {
+                if arch::relax_tlsdesc_to_ie(dst, off) {
+                    let slot = l.got_slot_addr(l.got_index[&(t, crate::layout::GotKind::TpOff)]);
+                    write(dst, off, Field::I32, slot.wrapping_add(a as u64).wrapping_sub(p), errs);
+                }
+            }
+            SiteFix::TlsDescCallNop => {
+                arch::relax_tlsdesc_call(dst, off);
+            }
+            SiteFix::Normal => {
+                let plt_or_s = || -> u64 {
+                    if let Some(&i) = l.iplt_index.get(&t) {
+                        return l.iplt_entry_addr(i);
+                    }
+                    if let Target::Global(id) = t {
+                        if let Some(&i) = l.plt_index.get(&id) {
+                            if l.is_preemptible(t) {
+                                return l.plt_entry_addr(i);
+                            }
+                        }
+                    }
+                    s_val
+                };
+                let got_slot = |kind| l.got_index.get(&(t, kind)).map(|&i| l.got_slot_addr(i)).unwrap_or(0);
+                let v = match info.kind {
+                    RelKind::Abs => sa,
+                    RelKind::Pc => sa.wrapping_sub(p),
+                    RelKind::PltPc => plt_or_s().wrapping_add(a as u64).wrapping_sub(p),
+                    RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex => got_slot(crate::layout::GotKind::Addr).wrapping_add(a as u64).wrapping_sub(p),
+                    RelKind::GotOff => got_slot(crate::layout::GotKind::Addr).wrapping_sub(got_base).wrapping_add(a as u64),
+                    RelKind::GotBasePc => got_base.wrapping_add(a as u64).wrapping_sub(p),
+                    RelKind::RelGotBase => sa.wrapping_sub(got_base),
+                    RelKind::PltRelGotBase => plt_or_s().wrapping_add(a as u64).wrapping_sub(got_base),
+                    RelKind::Size => symbol_size(l, t).wrapping_add(a as u64),
+                    RelKind::DtpOff => tpoff(l, s_val).wrapping_add(a as u64),
+                    RelKind::TpOff => tpoff(l, s_val).wrapping_add(a as u64),
+                    RelKind::GotTpOff => got_slot(crate::layout::GotKind::TpOff).wrapping_add(a as u64).wrapping_sub(p),
+                    RelKind::TlsGd | RelKind::TlsLd | RelKind::TlsDescPc | RelKind::TlsDescCall => continue,
+                    RelKind::None | RelKind::Unknown => continue,
+                };
+                write(dst, off, fields, v, errs);
+            }
+        }
+    }
+}
+
+fn is_dead_target(l: &Layout, t: Target) -> bool {
+    let (f, i) = match t {
+        Target::Local(f, i) => (f, i as usize),
+        Target::Global(id) => match l.r.symbols[id].def {
+            Def::Defined(f, i) => (f, i),
+            _ => return false,
+        },
+    };
+    let sh = l.sym(f, i).st_shndx(LE);
+    if sh == elf::SHN_UNDEF || sh >= elf::SHN_LORESERVE {
+        return false;
+    }
+    l.sec_osec[f].get(sh as usize).map_or(true, |&x| x == u32::MAX)
+}
+
+fn symbol_size(l: &Layout, t: Target) -> u64 {
+    match t {
+        Target::Local(f, i) => l.sym(f, i as usize).st_size(LE),
+        Target::Global(id) => match l.r.symbols[id].def {
+            Def::Defined(f, i) | Def::Common(f, i) => l.sym(f, i).st_size(LE),
+            Def::Shared(f, k) => l.r.dso(f).syms[k].sym.st_size(LE),
+            _ => 0,
+        },
+    }
+}
+
+fn out_of_range(l: &Layout, f: usize, s: u32, off: u64, r_type: u32, v: u64, t: Target) -> String {
+    let o = l.obj(f);
+    let info = arch::rel_info(r_type);
+    let (min, max): (i128, i128) = match info.field {
+        Field::I32 => (i32::MIN as i128, i32::MAX as i128),
+        Field::U32 => (0, u32::MAX as i128),
+        Field::I16 => (i16::MIN as i128, i16::MAX as i128),
+        Field::U16 => (i16::MIN as i128, u16::MAX as i128),
+        Field::I8 => (i8::MIN as i128, i8::MAX as i128),
+        Field::U8 => (i8::MIN as i128, u8::MAX as i128),
+        _ => (i64::MIN as i128, u64::MAX as i128),
+    };
+    let name = match t {
+        Target::Global(id) => String::from_utf8_lossy(l.r.symbols[id].name).into_owned(),
+        Target::Local(f2, i) => String::from_utf8_lossy(l.obj(f2).sym_name(i as usize)).into_owned(),
+    };
+    format!(
+        "{}: relocation {} out of range: {} is not in [{}, {}]; references '{}'",
+        crate::diag::location(o, s as usize, off),
+        arch::rel_name(r_type),
+        v as i64,
+        min,
+        max,
+        name
+    )
+}
+
+/// Rebuilds `.eh_frame` from the kept records: copies each record, rewrites FDE→CIE pointers
+/// (records moved when FDEs of dead functions were dropped), and applies relocations.
+fn write_eh_frame(l: &Layout, dst: &mut [u8], errs: &mut Vec<String>) {
+    let base = l.synth_addr(Synth::EhFrame);
+    let mut cie_out: std::collections::HashMap<(usize, u32, u64), u64> = Default::default();
+    for rec in &l.eh_records {
+        if rec.is_cie {
+            cie_out.insert((rec.file, rec.sec, rec.in_off), rec.out_off);
+        }
+    }
+    for rec in &l.eh_records {
+        let sec = &l.obj(rec.file).sections[rec.sec as usize];
+        let src = &sec.data[rec.in_off as usize..(rec.in_off + rec.len) as usize];
+        let out = &mut dst[rec.out_off as usize..(rec.out_off + rec.len) as usize];
+        out.copy_from_slice(src);
+        if !rec.is_cie {
+            match cie_out.get(&(rec.file, rec.sec, rec.cie_in_off)) {
+                Some(&c) => {
+                    let ptr = (rec.out_off + 4 - c) as u32;
+                    out[4..8].copy_from_slice(&ptr.to_le_bytes());
+                }
+                None => errs.push(format!("{}:(.eh_frame): FDE references a CIE that is not there", l.obj(rec.file).input.name)),
+            }
+        }
+    }
+    // Relocations: apply each to the record that contains it.
+    for (&(f, s), &(a, b)) in &l.eh_index {
+        let sec = &l.obj(f).sections[s as usize];
+        let recs = &l.eh_records[a..b];
+        for rel in sec.relocs {
+            let off = rel.r_offset(LE);
+            let Some(rec) = recs.iter().find(|r| off >= r.in_off && off < r.in_off + r.len) else { continue };
+            let r_type = rel.r_type(LE, false);
+            let info = arch::rel_info(r_type);
+            let out_off = rec.out_off + (off - rec.in_off);
+            if out_off as usize + info.field.size() > dst.len() {
+                continue;
+            }
+            let t = l.target_of(f, rel.r_sym(LE, false) as usize);
+            let a = rel.r_addend(LE);
+            let sa = l.addr_with_addend(t, a);
+            let p = base + out_off;
+            let v = match info.kind {
+                RelKind::Pc | RelKind::PltPc => sa.wrapping_sub(p),
+                RelKind::Abs => sa,
+                RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex => {
+                    l.got_index.get(&(t, crate::layout::GotKind::Addr)).map(|&i| l.got_slot_addr(i)).unwrap_or(0).wrapping_add(a as u64).wrapping_sub(p)
+                }
+                _ => continue,
+            };
+            arch::write_field(&mut dst[out_off as usize..], info.field, v);
+        }
+    }
+}
+
+/// `.eh_frame_hdr`: version 1, pointer to .eh_frame, FDE count, and a sorted binary-search table
+/// of (initial location, FDE address), all relative to the header.
+fn write_eh_frame_hdr(l: &Layout, dst: &mut [u8]) {
+    let hdr = l.synth_addr(Synth::EhFrameHdr);
+    let eh = l.synth_addr(Synth::EhFrame);
+    dst[0] = 1;
+    dst[1] = 0x1b; // DW_EH_PE_pcrel | sdata4
+    dst[2] = 0x03; // udata4
+    dst[3] = 0x3b; // DW_EH_PE_datarel | sdata4
+    dst[4..8].copy_from_slice(&((eh.wrapping_sub(hdr + 4)) as u32).to_le_bytes());
+    let mut table: Vec<(u64, u64)> = Vec::new();
+    for rec in l.eh_records.iter().filter(|r| !r.is_cie) {
+        // Initial location: the FDE's pc_begin after relocation (pcrel sdata4 at offset 8).
+        let pc = fde_pc_begin(l, rec);
+        table.push((pc, eh + rec.out_off));
+    }
+    table.sort();
+    dst[8..12].copy_from_slice(&(table.len() as u32).to_le_bytes());
+    for (i, (pc, fde)) in table.iter().enumerate() {
+        let o = 12 + i * 8;
+        dst[o..o + 4].copy_from_slice(&(pc.wrapping_sub(hdr) as u32).to_le_bytes());
+        dst[o + 4..o + 8].copy_from_slice(&(fde.wrapping_sub(hdr) as u32).to_le_bytes());
+    }
+}
+
+fn fde_pc_begin(l: &Layout, rec: &crate::layout::EhRecord) -> u64 {
+    let sec = &l.obj(rec.file).sections[rec.sec as usize];
+    for rel in sec.relocs {
+        if rel.r_offset(LE) == rec.in_off + 8 {
+            let t = l.target_of(rec.file, rel.r_sym(LE, false) as usize);
+            return l.addr_with_addend(t, rel.r_addend(LE));
+        }
+    }
+    0
+}
+
+fn build_symtab(l: &Layout) -> SymtabOut {
+    let mut symtab = vec![0u8; 24];
+    let mut strtab = vec![0u8];
+    let mut push = |name: &[u8], info: u8, other: u8, shndx: u16, value: u64, size: u64, symtab: &mut Vec<u8>| {
+        let name_off = if name.is_empty() {
+            0
+        } else {
+            let o = strtab.len() as u32;
+            strtab.extend_from_slice(name);
+            strtab.push(0);
+            o
+        };
+        let mut e = [0u8; 24];
+        e[0..4].copy_from_slice(&name_off.to_le_bytes());
+        e[4] = info;
+        e[5] = other;
+        e[6..8].copy_from_slice(&shndx.to_le_bytes());
+        e[8..16].copy_from_slice(&value.to_le_bytes());
+        e[16..24].copy_from_slice(&size.to_le_bytes());
+        symtab.extend_from_slice(&e);
+    };
+    let osec_index = |f: usize, sh: u16| -> Option<u16> {
+        if sh == elf::SHN_ABS {
+            return Some(elf::SHN_ABS);
+        }
+        if sh == elf::SHN_UNDEF || sh >= elf::SHN_LORESERVE {
+            return None;
+        }
+        let x = *l.sec_osec[f].get(sh as usize)?;
+        if x == u32::MAX {
+            None
+        } else {
+            Some(l.osecs[x as usize].shndx as u16)
+        }
+    };
+    // Locals, file by file.
+    for (f, file) in l.r.files.iter().enumerate() {
+        let File::Obj(o) = file else { continue };
+        if !l.r.loaded[f] {
+            continue;
+        }
+        for i in 1..o.first_global {
+            let s = &o.symbols[i];
+            let ty = s.st_type();
+            if ty == elf::STT_SECTION {
+                continue;
+            }
+            let name = o.sym_name(i);
+            if name.starts_with(b".L") || name.is_empty() {
+                continue;
+            }
+            let sh = s.st_shndx(LE);
+            let (shndx, value) = if ty == elf::STT_FILE {
+                (elf::SHN_ABS, 0)
+            } else {
+                match osec_index(f, sh) {
+                    Some(x) => (x, if x == elf::SHN_ABS { s.st_value(LE) } else { l.local_value(f, i) }),
+                    None => continue,
+                }
+            };
+            let value = if ty == elf::STT_TLS && shndx != elf::SHN_ABS { value.wrapping_sub(l.tls_start()) } else { value };
+            push(name, s.st_info(), s.st_other, shndx, value, s.st_size(LE), &mut symtab);
+        }
+    }
+    // Linker-internal locals lld also writes would go here.
+    let first_global = (symtab.len() / 24) as u32;
+    for (id, sym) in l.r.symbols.iter().enumerate() {
+        let name = sym.name;
+        let vis = sym.visibility;
+        let (info, shndx, value, size) = match sym.def {
+            Def::Defined(f, i) => {
+                let s = l.sym(f, i);
+                let Some(shndx) = osec_index(f, s.st_shndx(LE)) else { continue };
+                let mut v = l.sym_value[id];
+                if s.st_type() == elf::STT_TLS {
+                    v = v.wrapping_sub(l.tls_start());
+                }
+                (s.st_info(), shndx, v, s.st_size(LE))
+            }
+            Def::Common(f, i) => {
+                let s = l.sym(f, i);
+                let shndx = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(id))).map(|o| o.shndx as u16).unwrap_or(0);
+                let ty = if s.st_type() == elf::STT_TLS { elf::STT_TLS } else { elf::STT_OBJECT };
+                (elf::STB_GLOBAL << 4 | ty, shndx, l.sym_value[id], s.st_size(LE))
+            }
+            Def::Synthetic => continue,
+            Def::Shared(fi, k) => {
+                let ds = l.r.dso(fi).syms[k].sym;
+                if !l.dynsym_index.contains_key(&id) {
+                    continue;
+                }
+                let bind = if sym.strong_ref { elf::STB_GLOBAL } else { elf::STB_WEAK };
+                let copy = l.sym_flags.get(&Target::Global(id)).map_or(false, |f| f.copy);
+                if copy {
+                    let shndx = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(id))).map(|o| o.shndx as u16).unwrap_or(0);
+                    (bind << 4 | ds.st_type(), shndx, l.sym_value[id], ds.st_size(LE))
+                } else {
+                    (bind << 4 | ds.st_type(), 0, 0, 0)
+                }
+            }
+            Def::Undefined | Def::Lazy(_) => {
+                if let Some(&v) = l.synthetic_syms.get(&id) {
+                    let local_vis = if vis == elf::STV_DEFAULT { elf::STV_HIDDEN } else { vis };
+                    let _ = local_vis;
+                    (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, elf::SHN_ABS, v, 0)
+                } else if sym.weak {
+                    (elf::STB_WEAK << 4 | elf::STT_NOTYPE, 0, 0, 0)
+                } else {
+                    continue;
+                }
+            }
+        };
+        let name = match name.iter().position(|&c| c == b'@') {
+            Some(p) if matches!(sym.def, Def::Shared(..)) => &name[..p],
+            _ => name,
+        };
+        push(name, info, vis, shndx, value, size, &mut symtab);
+    }
+    SymtabOut { symtab, strtab, first_global }
+}
+
+fn compute_build_id(l: &Layout, buf: &[u8]) -> Vec<u8> {
+    use crate::driver::args::BuildId;
+    // Hash 1 MiB chunks in parallel, then hash the list of chunk hashes (as lld does), so the
+    // result is the same for any thread count.
+    let chunk_hashes = |f: &(dyn Fn(&[u8]) -> Vec<u8> + Sync)| -> Vec<u8> {
+        let parts: Vec<Vec<u8>> = buf.par_chunks(1 << 20).map(f).collect();
+        parts.concat()
+    };
+    if !l.config.build_id_hex.is_empty() {
+        return l.config.build_id_hex.clone();
+    }
+    match l.config.build_id {
+        BuildId::None => Vec::new(),
+        BuildId::Fast => {
+            let h = chunk_hashes(&|c| xxhash_rust::xxh3::xxh3_64(c).to_le_bytes().to_vec());
+            xxhash_rust::xxh3::xxh3_64(&h).to_le_bytes().to_vec()
+        }
+        BuildId::Md5 => {
+            use md5::Digest;
+            let h = chunk_hashes(&|c| md5::Md5::digest(c).to_vec());
+            md5::Md5::digest(&h).to_vec()
+        }
+        BuildId::Sha1 => {
+            use sha1::Digest;
+            let h = chunk_hashes(&|c| sha1::Sha1::digest(c).to_vec());
+            sha1::Sha1::digest(&h).to_vec()
+        }
+        BuildId::Uuid => {
+            let mut b = [0u8; 16];
+            if let Ok(mut f) = fs::File::open("/dev/urandom") {
+                use std::io::Read;
+                let _ = f.read_exact(&mut b);
+            }
+            b[6] = (b[6] & 0x0f) | 0x40;
+            b[8] = (b[8] & 0x3f) | 0x80;
+            b.to_vec()
+        }
+    }
+}
+
+#[allow(dead_code)]
+fn unused(_: &mut dyn std::io::Write) {
+    let _ = std::io::sink().flush();
+    let _ = SecKind::Regular;
+}

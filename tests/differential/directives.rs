@@ -1,0 +1,368 @@
+//! Fixture discovery and the `//#Key: value` directive parser for the differential harness.
+//! The directive vocabulary is specified in `fixtures/README.md`; keep the two in sync. Parsing
+//! is strict: an unknown key, a malformed value or a missing source file is reported as a
+//! failing test, so that a typo can never silently disable a check.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+
+/// A link mode: how every object is compiled and what the link adds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Pie,
+    NoPie,
+    Static,
+    StaticPie,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 4] = [Mode::Pie, Mode::NoPie, Mode::Static, Mode::StaticPie];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Pie => "pie",
+            Mode::NoPie => "nopie",
+            Mode::Static => "static",
+            Mode::StaticPie => "static-pie",
+        }
+    }
+
+    fn parse(word: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.name() == word)
+    }
+
+    pub fn compile_flag(self) -> &'static str {
+        match self {
+            Mode::Pie | Mode::StaticPie => "-fPIE",
+            Mode::NoPie | Mode::Static => "-fno-pic",
+        }
+    }
+
+    pub fn link_flag(self) -> &'static str {
+        match self {
+            Mode::Pie => "-pie",
+            Mode::NoPie => "-no-pie",
+            Mode::Static => "-static",
+            Mode::StaticPie => "-static-pie",
+        }
+    }
+
+    pub fn is_static(self) -> bool {
+        matches!(self, Mode::Static | Mode::StaticPie)
+    }
+}
+
+/// The compiler driver that performs both links.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Driver {
+    Clang,
+    Gcc,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LibKind {
+    /// `llvm-ar rcs`
+    Archive,
+    /// `llvm-ar rcsT` (GNU thin archive)
+    Thin,
+    /// `llvm-ar rcS` (no symbol index)
+    NoIndex,
+}
+
+impl LibKind {
+    pub fn ar_flags(self) -> &'static str {
+        match self {
+            LibKind::Archive => "rcs",
+            LibKind::Thin => "rcsT",
+            LibKind::NoIndex => "rcS",
+        }
+    }
+}
+
+/// A group of sources compiled with extra flags (an `Object`, the sources of an archive, or
+/// the sources of a shared library).
+#[derive(Clone, Debug)]
+pub struct Sources {
+    /// Absolute paths.
+    pub files: Vec<PathBuf>,
+    pub cflags: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Library {
+    /// The output file name (`libfoo.a`, `libfoo.so`).
+    pub name: String,
+    pub sources: Sources,
+}
+
+#[derive(Clone, Debug)]
+pub struct Fixture {
+    /// `<name>` for `fixtures/elf/<name>.c` or `fixtures/elf/<name>/main.c`.
+    pub name: String,
+    pub primary: PathBuf,
+    pub modes: Vec<Mode>,
+    pub drivers: Vec<Driver>,
+    pub cflags: Vec<String>,
+    pub objects: Vec<Sources>,
+    pub archives: Vec<(LibKind, Library)>,
+    pub shared: Vec<Library>,
+    /// Unexpanded (`$DIR` is replaced per trial).
+    pub link_args: Vec<String>,
+    pub run_args: Vec<String>,
+    pub stdin: Vec<u8>,
+    pub env: Vec<(String, String)>,
+    pub expect_error: Option<Regex>,
+    pub diff_ignore: Vec<String>,
+}
+
+/// Finds every fixture under `dir` (sorted by name).
+pub fn discover(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
+    let entries = fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let path = entry.path();
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        if file_name.starts_with('.') {
+            continue;
+        }
+        if path.is_dir() {
+            let main = path.join("main.c");
+            if main.is_file() {
+                found.push((file_name, main));
+            }
+        } else if let Some(stem) = file_name.strip_suffix(".c") {
+            found.push((stem.to_string(), path));
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Every directive key, for the "unknown key" message.
+const KEYS: &[&str] = &[
+    "Modes",
+    "Drivers",
+    "CFlags",
+    "Object",
+    "Archive",
+    "ThinArchive",
+    "NoIndexArchive",
+    "Shared",
+    "LinkArgs",
+    "RunArgs",
+    "Stdin",
+    "Env",
+    "ExpectError",
+    "DiffIgnore",
+];
+
+/// Parses the directives of one fixture. `known_keys` are the fingerprint keys that
+/// `DiffIgnore` may name.
+pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture, String> {
+    let text = fs::read_to_string(primary)
+        .map_err(|e| format!("cannot read {}: {e}", primary.display()))?;
+    let src_dir = primary
+        .parent()
+        .expect("fixture file has a parent")
+        .to_path_buf();
+    let mut fx = Fixture {
+        name: name.to_string(),
+        primary: primary.to_path_buf(),
+        modes: Mode::ALL.to_vec(),
+        drivers: vec![Driver::Clang],
+        cflags: Vec::new(),
+        objects: Vec::new(),
+        archives: Vec::new(),
+        shared: Vec::new(),
+        link_args: Vec::new(),
+        run_args: Vec::new(),
+        stdin: Vec::new(),
+        env: Vec::new(),
+        expect_error: None,
+        diff_ignore: Vec::new(),
+    };
+    let mut modes_given = false;
+    for (lineno, line) in text.lines().enumerate() {
+        let Some(rest) = line.trim_start().strip_prefix("//#") else {
+            continue;
+        };
+        let at = |msg: String| format!("{}:{}: {msg}", primary.display(), lineno + 1);
+        let (key, value) = rest
+            .split_once(':')
+            .ok_or_else(|| at(format!("directive `//#{rest}` has no `Key:`")))?;
+        let key = key.trim();
+        let value = value.trim();
+        let words = || split(value).map_err(&at);
+        match key {
+            "Modes" => {
+                modes_given = true;
+                fx.modes.clear();
+                for w in words()? {
+                    let mode = Mode::parse(&w).ok_or_else(|| {
+                        at(format!(
+                            "unknown mode `{w}` (expected pie, nopie, static, static-pie)"
+                        ))
+                    })?;
+                    if !fx.modes.contains(&mode) {
+                        fx.modes.push(mode);
+                    }
+                }
+                if fx.modes.is_empty() {
+                    return Err(at("`Modes:` lists no mode".into()));
+                }
+            }
+            "Drivers" => {
+                fx.drivers.clear();
+                for w in words()? {
+                    let driver = match w.as_str() {
+                        "clang" => Driver::Clang,
+                        "gcc" => Driver::Gcc,
+                        _ => return Err(at(format!("unknown driver `{w}` (expected clang, gcc)"))),
+                    };
+                    if !fx.drivers.contains(&driver) {
+                        fx.drivers.push(driver);
+                    }
+                }
+                if fx.drivers.is_empty() {
+                    return Err(at("`Drivers:` lists no driver".into()));
+                }
+            }
+            "CFlags" => fx.cflags.extend(words()?),
+            "Object" => fx.objects.push(sources(&src_dir, words()?).map_err(&at)?),
+            "Archive" | "ThinArchive" | "NoIndexArchive" | "Shared" => {
+                let (lib, rest) = value
+                    .split_once(':')
+                    .ok_or_else(|| at(format!("expected `{key}: libname: sources...`")))?;
+                let lib = lib.trim().to_string();
+                if lib.is_empty() || lib.contains('/') {
+                    return Err(at(format!("bad library name `{lib}`")));
+                }
+                let library = Library {
+                    name: lib,
+                    sources: sources(&src_dir, split(rest).map_err(&at)?).map_err(&at)?,
+                };
+                match key {
+                    "Archive" => fx.archives.push((LibKind::Archive, library)),
+                    "ThinArchive" => fx.archives.push((LibKind::Thin, library)),
+                    "NoIndexArchive" => fx.archives.push((LibKind::NoIndex, library)),
+                    _ => fx.shared.push(library),
+                }
+            }
+            "LinkArgs" => fx.link_args.extend(words()?),
+            "RunArgs" => fx.run_args.extend(words()?),
+            "Stdin" => fx.stdin.extend(unescape(value).map_err(&at)?),
+            "Env" => {
+                let (k, v) = value
+                    .split_once('=')
+                    .ok_or_else(|| at(format!("expected `Env: KEY=VALUE`, got `{value}`")))?;
+                fx.env.push((k.trim().to_string(), v.to_string()));
+            }
+            "ExpectError" => {
+                if fx.expect_error.is_some() {
+                    return Err(at("more than one `ExpectError`".into()));
+                }
+                let re =
+                    Regex::new(value).map_err(|e| at(format!("bad ExpectError regex: {e}")))?;
+                fx.expect_error = Some(re);
+            }
+            "DiffIgnore" => {
+                // The first word is the key; the rest is the (recommended) reason.
+                let key = value.split_whitespace().next().unwrap_or("");
+                let valid = match key.strip_suffix(".*") {
+                    Some(prefix) => known_keys
+                        .iter()
+                        .any(|k| k.starts_with(&format!("{prefix}."))),
+                    None => known_keys.contains(&key),
+                };
+                if !valid {
+                    return Err(at(format!(
+                        "`DiffIgnore: {key}` names no fingerprint key; known keys: {}",
+                        known_keys.join(", ")
+                    )));
+                }
+                fx.diff_ignore.push(key.to_string());
+            }
+            _ => {
+                return Err(at(format!(
+                    "unknown directive key `{key}`; known keys: {}",
+                    KEYS.join(", ")
+                )))
+            }
+        }
+    }
+    if !fx.shared.is_empty() {
+        if modes_given {
+            if let Some(m) = fx.modes.iter().find(|m| m.is_static()) {
+                return Err(format!(
+                    "{}: `Shared` libraries cannot be used in mode `{}`",
+                    primary.display(),
+                    m.name()
+                ));
+            }
+        } else {
+            fx.modes.retain(|m| !m.is_static());
+        }
+    }
+    Ok(fx)
+}
+
+fn split(text: &str) -> Result<Vec<String>, String> {
+    dtld_tests::split_words(text)
+}
+
+/// Splits `a.c b.c -DX` into source files (resolved against the fixture directory) and flags.
+fn sources(dir: &Path, words: Vec<String>) -> Result<Sources, String> {
+    let mut files = Vec::new();
+    let mut cflags = Vec::new();
+    for w in words {
+        if w.starts_with('-') {
+            cflags.push(w);
+        } else {
+            let path = dir.join(&w);
+            if !path.is_file() {
+                return Err(format!(
+                    "source `{w}` not found (looked for {})",
+                    path.display()
+                ));
+            }
+            if !(w.ends_with(".c") || w.ends_with(".s") || w.ends_with(".S")) {
+                return Err(format!("source `{w}` must be .c, .s or .S"));
+            }
+            files.push(path);
+        }
+    }
+    if files.is_empty() {
+        return Err("no source files given".into());
+    }
+    Ok(Sources { files, cflags })
+}
+
+/// Expands `\n`, `\t`, `\r`, `\0` and `\\` in a `Stdin:` value.
+fn unescape(text: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            let mut buf = [0; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push(b'\n'),
+            Some('t') => out.push(b'\t'),
+            Some('r') => out.push(b'\r'),
+            Some('0') => out.push(0),
+            Some('\\') => out.push(b'\\'),
+            other => {
+                return Err(format!(
+                    "unknown escape `\\{}` in Stdin",
+                    other.map(String::from).unwrap_or_default()
+                ))
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,559 @@
+//! Shared helpers for dtld's test targets (the differential harness and anything else that
+//! drives the linker as a black box): locating the workspace, the linker under test and the
+//! host tools, running commands with a timeout, shell-quoting commands for reproduction
+//! messages, and a content-addressed cache of compiled objects so that the same source compiled
+//! with the same flags is only compiled once across trials and runs.
+//!
+//! This crate must not depend on the root `dtld` crate: tests have to build while the linker
+//! does not.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::Duration;
+
+use wait_timeout::ChildExt;
+
+/// The C compiler used for every compile step (and the clang driver link).
+pub const CLANG: &str = "clang-22";
+/// The reference linker.
+pub const LLD: &str = "ld.lld-22";
+/// The archiver.
+pub const LLVM_AR: &str = "llvm-ar-22";
+/// The GNU compiler driver (used only to drive links).
+pub const GCC: &str = "gcc";
+
+/// Environment variable naming the linker under test (an absolute path).
+pub const DTLD_ENV: &str = "DTLD";
+
+/// The workspace root (the directory holding the root `Cargo.toml`). `cargo test` sets
+/// `CARGO_MANIFEST_DIR` when it runs a test binary; the compile-time value is the fallback
+/// for a binary run by hand.
+pub fn workspace_root() -> PathBuf {
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    // This crate lives in `<root>/tests`.
+    manifest
+        .parent()
+        .expect("tests crate has a parent directory")
+        .to_path_buf()
+}
+
+/// The cargo target directory the running test binary was built into
+/// (`<target>/<profile>/deps/<test>`), so that `--target-dir`, `CARGO_TARGET_DIR` and
+/// config files are all honoured; else `CARGO_TARGET_DIR`, else `<root>/target`.
+pub fn target_dir() -> PathBuf {
+    if let Ok(exe) = std::env::current_exe() {
+        let deps = exe.parent();
+        if deps
+            .and_then(|d| d.file_name())
+            .is_some_and(|n| n == "deps")
+        {
+            if let Some(target) = deps.and_then(Path::parent).and_then(Path::parent) {
+                return target.to_path_buf();
+            }
+        }
+    }
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => workspace_root().join(dir),
+        _ => workspace_root().join("target"),
+    }
+}
+
+/// Finds the linker under test: `$DTLD` if set, else `target/release/dtld`, else
+/// `target/debug/dtld`. The error says how to build it.
+pub fn find_dtld() -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os(DTLD_ENV) {
+        let path = PathBuf::from(path);
+        if !path.is_absolute() {
+            return Err(format!(
+                "${DTLD_ENV}={} must be an absolute path (clang's -fuse-ld needs one)",
+                path.display()
+            ));
+        }
+        if !path.is_file() {
+            return Err(format!("${DTLD_ENV}={} does not exist", path.display()));
+        }
+        return Ok(path);
+    }
+    let target = target_dir();
+    for profile in ["release", "debug"] {
+        let candidate = target.join(profile).join("dtld");
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+    }
+    Err(format!(
+        "no dtld binary found: looked for {0}/release/dtld and {0}/debug/dtld. \
+         Run `cargo build --release` first, or set {DTLD_ENV}=<absolute path of a linker>",
+        target.display()
+    ))
+}
+
+/// Looks a program up in `PATH`.
+pub fn find_in_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Checks that every host tool the harness needs is installed.
+pub fn check_tools(tools: &[&str]) -> Result<(), String> {
+    let missing: Vec<&str> = tools
+        .iter()
+        .copied()
+        .filter(|t| find_in_path(t).is_none())
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "missing host tools in PATH: {}",
+            missing.join(", ")
+        ))
+    }
+}
+
+/// Creates (idempotently) a directory containing a wrapper script `name` that execs `target`
+/// with all arguments. A wrapper (not a symlink) keeps `argv[0]` meaningful for linkers that
+/// pick their flavour from it. The script is written to a temporary name and renamed, so
+/// concurrent callers never see a half-written file.
+pub fn wrapper_dir(dir: &Path, name: &str, target: &Path) -> io::Result<PathBuf> {
+    fs::create_dir_all(dir)?;
+    let script = format!(
+        "#!/bin/sh\nexec {} \"$@\"\n",
+        shell_quote(target.as_os_str())
+    );
+    let path = dir.join(name);
+    if fs::read_to_string(&path).ok().as_deref() == Some(script.as_str()) {
+        return Ok(dir.to_path_buf());
+    }
+    let tmp = dir.join(format!(".{name}.{}", unique_suffix()));
+    fs::write(&tmp, script)?;
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755))?;
+    fs::rename(&tmp, &path)?;
+    Ok(dir.to_path_buf())
+}
+
+fn unique_suffix() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Quotes one word for a POSIX shell (for printing reproducible commands).
+pub fn shell_quote(word: &OsStr) -> String {
+    let s = word.to_string_lossy();
+    let safe = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c));
+    if safe {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// Renders a command (with its working directory and explicit env) as a shell line.
+pub fn command_line(cmd: &Command) -> String {
+    let mut out = String::new();
+    if let Some(dir) = cmd.get_current_dir() {
+        out.push_str(&format!("cd {} && ", shell_quote(dir.as_os_str())));
+    }
+    for (key, value) in cmd.get_envs() {
+        if let Some(value) = value {
+            out.push_str(&format!(
+                "{}={} ",
+                key.to_string_lossy(),
+                shell_quote(value)
+            ));
+        }
+    }
+    out.push_str(&shell_quote(cmd.get_program()));
+    for arg in cmd.get_args() {
+        out.push(' ');
+        out.push_str(&shell_quote(arg));
+    }
+    out
+}
+
+/// What a finished (or timed-out) process did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// `None` when the process was killed after the timeout.
+    pub status: Option<ExitStatus>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+impl Outcome {
+    pub fn success(&self) -> bool {
+        self.status.is_some_and(|s| s.success())
+    }
+
+    /// A comparable description of how the process ended: `exit N`, `signal N` or `timeout`.
+    pub fn status_text(&self) -> String {
+        use std::os::unix::process::ExitStatusExt;
+        match self.status {
+            None => "timeout".to_string(),
+            Some(s) => match (s.code(), s.signal()) {
+                (Some(code), _) => format!("exit {code}"),
+                (None, Some(sig)) => format!("signal {sig}"),
+                (None, None) => format!("{s:?}"),
+            },
+        }
+    }
+
+    pub fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+}
+
+const ETXTBSY: i32 = 26;
+
+/// Runs `cmd` with `stdin` as its standard input, killing it after `timeout`. Spawning is
+/// retried when it fails with ETXTBSY: a program that was just written by a linker in another
+/// thread can still be open for writing in a forked-but-not-yet-exec'd child.
+pub fn run_with_timeout(cmd: &mut Command, stdin: &[u8], timeout: Duration) -> io::Result<Outcome> {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut attempts = 0;
+    let mut child = loop {
+        match cmd.spawn() {
+            Ok(child) => break child,
+            Err(e) if e.raw_os_error() == Some(ETXTBSY) && attempts < 50 => {
+                attempts += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    // Feed stdin and drain stdout/stderr on threads so that no pipe can fill up and block.
+    let mut child_stdin = child.stdin.take().expect("stdin piped");
+    let input = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        // A program that does not read its input closes the pipe: that is not an error.
+        let _ = child_stdin.write_all(&input);
+    });
+    let mut out_pipe = child.stdout.take().expect("stdout piped");
+    let mut err_pipe = child.stderr.take().expect("stderr piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = out_pipe.read_to_end(&mut buf);
+        buf
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = err_pipe.read_to_end(&mut buf);
+        buf
+    });
+    let status = match child.wait_timeout(timeout)? {
+        Some(status) => Some(status),
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            None
+        }
+    };
+    let _ = writer.join();
+    let stdout = out_reader.join().unwrap_or_default();
+    let stderr = err_reader.join().unwrap_or_default();
+    Ok(Outcome {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+/// Runs a build step (compiler, archiver, linker) with a generous timeout.
+pub fn run_tool(cmd: &mut Command) -> Result<Outcome, String> {
+    run_with_timeout(cmd, &[], Duration::from_secs(120))
+        .map_err(|e| format!("cannot run `{}`: {e}", command_line(cmd)))
+}
+
+/// Like [`run_tool`], but a failure (or timeout) is an error that includes the command and its
+/// stderr.
+pub fn run_tool_ok(cmd: &mut Command) -> Result<Outcome, String> {
+    let outcome = run_tool(cmd)?;
+    if outcome.success() {
+        Ok(outcome)
+    } else {
+        Err(format!(
+            "command failed ({}):\n  {}\n{}",
+            outcome.status_text(),
+            command_line(cmd),
+            outcome.stderr_text()
+        ))
+    }
+}
+
+/// A stable 64-bit FNV-1a hash (stable across Rust versions, unlike `DefaultHasher`).
+#[derive(Clone)]
+pub struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    pub fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    /// Writes a length-prefixed field so that concatenations cannot collide.
+    pub fn field(&mut self, bytes: &[u8]) {
+        self.write(&(bytes.len() as u64).to_le_bytes());
+        self.write(bytes);
+    }
+
+    pub fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+fn file_hash(path: &Path) -> Option<u64> {
+    let bytes = fs::read(path).ok()?;
+    let mut h = Fnv::default();
+    h.write(&bytes);
+    Some(h.finish())
+}
+
+/// A cache of compiler outputs in a directory, keyed by the full compile command line and the
+/// contents of the primary source. Each entry also records the non-system files the compiler
+/// read (from a `-MD` depfile) with their hashes, and is only reused while they are unchanged.
+/// Entries are published by rename, so parallel trials compiling the same thing are safe.
+pub struct CompileCache {
+    dir: PathBuf,
+}
+
+impl CompileCache {
+    pub fn new(dir: PathBuf) -> io::Result<Self> {
+        fs::create_dir_all(&dir)?;
+        Ok(CompileCache { dir })
+    }
+
+    /// Compiles `source` to an object with `clang-22 -c <flags> source` and copies the result
+    /// to `out`. Returns the command line used (for reproduction messages).
+    pub fn compile(&self, source: &Path, flags: &[String], out: &Path) -> Result<String, String> {
+        let mut key = Fnv::default();
+        key.field(CLANG.as_bytes());
+        key.field(source.as_os_str().as_encoded_bytes());
+        for f in flags {
+            key.field(f.as_bytes());
+        }
+        key.field(
+            &file_hash(source)
+                .ok_or_else(|| format!("cannot read {}", source.display()))?
+                .to_le_bytes(),
+        );
+        let stem = format!("{:016x}", key.finish());
+        let cached_obj = self.dir.join(format!("{stem}.o"));
+        let cached_deps = self.dir.join(format!("{stem}.deps"));
+
+        let mut cmd = Command::new(CLANG);
+        cmd.arg("-c").args(flags).arg(source).arg("-o").arg(out);
+        let shown = command_line(&cmd);
+
+        if cached_obj.is_file() && deps_unchanged(&cached_deps) {
+            fs::copy(&cached_obj, out)
+                .map_err(|e| format!("copy {}: {e}", cached_obj.display()))?;
+            return Ok(shown);
+        }
+
+        // Recreated each time in case someone cleaned the cache during the run.
+        fs::create_dir_all(&self.dir)
+            .map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
+        let tmp = self.dir.join(format!("{stem}.{}", unique_suffix()));
+        let tmp_obj = tmp.with_extension("o.tmp");
+        let tmp_dep = tmp.with_extension("d.tmp");
+        let mut real = Command::new(CLANG);
+        real.arg("-c")
+            .args(flags)
+            .arg(source)
+            .arg("-o")
+            .arg(&tmp_obj);
+        real.arg("-MD").arg("-MF").arg(&tmp_dep);
+        let result = run_tool_ok(&mut real);
+        if let Err(e) = result {
+            let _ = fs::remove_file(&tmp_obj);
+            let _ = fs::remove_file(&tmp_dep);
+            return Err(e.replace(&command_line(&real), &shown));
+        }
+        let depfile = fs::read_to_string(&tmp_dep).unwrap_or_default();
+        let _ = fs::remove_file(&tmp_dep);
+        let mut deps = String::new();
+        for dep in parse_depfile(&depfile) {
+            // System headers only change with the toolchain; fixture headers change often.
+            if dep.starts_with("/usr/") {
+                continue;
+            }
+            let hash = file_hash(Path::new(&dep)).unwrap_or(0);
+            deps.push_str(&format!("{hash:016x} {dep}\n"));
+        }
+        let tmp_deps = tmp.with_extension("deps.tmp");
+        let publish = || -> io::Result<()> {
+            fs::write(&tmp_deps, deps)?;
+            fs::rename(&tmp_deps, &cached_deps)?;
+            fs::rename(&tmp_obj, &cached_obj)
+        };
+        publish().map_err(|e| {
+            format!(
+                "cannot store {} in the compile cache: {e}",
+                cached_obj.display()
+            )
+        })?;
+        fs::copy(&cached_obj, out).map_err(|e| format!("copy {}: {e}", cached_obj.display()))?;
+        Ok(shown)
+    }
+}
+
+fn deps_unchanged(deps_file: &Path) -> bool {
+    let Ok(text) = fs::read_to_string(deps_file) else {
+        return false;
+    };
+    text.lines().all(|line| {
+        let Some((hash, path)) = line.split_once(' ') else {
+            return false;
+        };
+        file_hash(Path::new(path)).map(|h| format!("{h:016x}")) == Some(hash.to_string())
+    })
+}
+
+/// Extracts the prerequisites from a Makefile-style depfile (`out.o: a.c b.h \` ...).
+fn parse_depfile(text: &str) -> Vec<String> {
+    let joined = text.replace("\\\n", " ");
+    let Some((_, deps)) = joined.split_once(": ") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = deps.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&' ') => {
+                cur.push(' ');
+                chars.next();
+            }
+            c if c.is_whitespace() => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Splits a directive value into words: whitespace separates, `'...'` and `"..."` quote,
+/// backslash escapes the next character outside single quotes.
+pub fn split_words(text: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => cur.push(c),
+                        None => return Err(format!("unterminated ' in `{text}`")),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c) => cur.push(c),
+                            None => return Err(format!("trailing \\ in `{text}`")),
+                        },
+                        Some(c) => cur.push(c),
+                        None => return Err(format!("unterminated \" in `{text}`")),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                match chars.next() {
+                    Some(c) => cur.push(c),
+                    None => return Err(format!("trailing \\ in `{text}`")),
+                }
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Ok(words)
+}
+
+/// Removes and recreates a directory.
+pub fn fresh_dir(dir: &Path) -> io::Result<()> {
+    match fs::remove_dir_all(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    fs::create_dir_all(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words() {
+        assert_eq!(
+            split_words(r#"a 'b c' "d\"e" f\ g"#).unwrap(),
+            ["a", "b c", "d\"e", "f g"]
+        );
+        assert_eq!(split_words("  ").unwrap(), Vec::<String>::new());
+        assert_eq!(split_words("''").unwrap(), [""]);
+    }
+
+    #[test]
+    fn depfile() {
+        let deps = parse_depfile("x.o: /a/b.c /a/my\\ h.h \\\n  /usr/include/stdio.h\n");
+        assert_eq!(deps, ["/a/b.c", "/a/my h.h", "/usr/include/stdio.h"]);
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote(OsStr::new("a-b/c.o")), "a-b/c.o");
+        assert_eq!(shell_quote(OsStr::new("it's")), "'it'\\''s'");
+    }
+}
