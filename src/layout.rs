@@ -87,6 +87,8 @@ pub struct OutSec {
 
 /// A deduplicated SHF_MERGE section.
 pub struct Merged {
+    pub strings: bool,
+    pub entsize: u64,
     pub data: Vec<u8>,
     pub align: u64,
     /// For each contributing input section: pieces (input offset, output offset) sorted.
@@ -383,7 +385,8 @@ impl<'r> Layout<'r> {
             Target::Local(f, i) => (f, i as usize),
             Target::Global(id) => match self.r.symbols[id].def {
                 Def::Defined(f, i) => (f, i),
-                Def::Undefined | Def::Lazy(_) => return true,
+                // Linker-defined symbols (`__start_foo`, `_end`, ...) are section-relative.
+                Def::Undefined | Def::Lazy(_) => return !is_linker_defined(self.r.symbols[id].name),
                 Def::Synthetic => return self.synthetic_is_abs(id),
                 _ => return false,
             },
@@ -681,7 +684,7 @@ fn mark_live(l: &Layout) -> Result<Live> {
                 || name == b".init"
                 || name == b".fini"
                 || name == b".jcr"
-                || (is_c_ident(name) && start_stop.contains(name));
+                || (!l.config.z_start_stop_gc && is_c_ident(name) && start_stop.contains(name));
             if root && sec.kind != SecKind::EhFrame {
                 work.push((f, s));
             }
@@ -872,7 +875,9 @@ fn assign_sections(l: &mut Layout, live: &Live) -> Result<()> {
             if os.sh_type == elf::SHT_NOBITS && ty != elf::SHT_NOBITS {
                 os.sh_type = ty;
             }
-            os.flags |= sec.flags & !(elf::SHF_GROUP as u64 | elf::SHF_MERGE as u64 | elf::SHF_STRINGS as u64 | elf::SHF_INFO_LINK as u64 | elf::SHF_LINK_ORDER as u64 | elf::SHF_GNU_RETAIN as u64);
+            // Output flags are the union of the inputs' (lld keeps SHF_MERGE/STRINGS/GNU_RETAIN
+            // too), minus the ones that only describe an input section.
+            os.flags |= sec.flags & !(elf::SHF_GROUP as u64 | elf::SHF_INFO_LINK as u64 | elf::SHF_LINK_ORDER as u64);
             if !is_alloc && flag(sec.flags, elf::SHF_MERGE) && flag(sec.flags, elf::SHF_STRINGS) {
                 // .comment: keep merge flags so readers see strings.
                 os.flags |= (elf::SHF_MERGE | elf::SHF_STRINGS) as u64;
@@ -902,11 +907,13 @@ fn assign_sections(l: &mut Layout, live: &Live) -> Result<()> {
         let mut seen: HashMap<&'static [u8], u64> = HashMap::new();
         let mut pieces_map = HashMap::new();
         let mut align = 1;
+        let (mut m_strings, mut m_ent) = (false, 1);
         for (f, s) in inputs {
             let sec = &r.obj(f).sections[s as usize];
             align = align.max(sec.align);
             let ent = sec.hdr.sh_entsize.get(LE).max(1) as usize;
             let strings = flag(sec.flags, elf::SHF_STRINGS);
+            (m_strings, m_ent) = (strings, ent as u64);
             let mut pieces = Vec::new();
             let d = sec.data;
             let mut off = 0usize;
@@ -942,7 +949,7 @@ fn assign_sections(l: &mut Layout, live: &Live) -> Result<()> {
             }
             pieces_map.insert((f, s), pieces);
         }
-        l.merged.push(Merged { data, align, pieces: pieces_map });
+        l.merged.push(Merged { strings: m_strings, entsize: m_ent, data, align, pieces: pieces_map });
     }
     // .eh_frame: split records, drop FDEs of dead functions.
     if !eh_inputs.is_empty() && !l.config.relocatable {
@@ -1366,7 +1373,7 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
 
 fn is_undef(l: &Layout, t: Target) -> bool {
     match t {
-        Target::Global(id) => matches!(l.r.symbols[id].def, Def::Undefined | Def::Lazy(_)),
+        Target::Global(id) => matches!(l.r.symbols[id].def, Def::Undefined | Def::Lazy(_)) && !is_linker_defined(l.r.symbols[id].name),
         Target::Local(..) => false,
     }
 }
@@ -1504,8 +1511,10 @@ fn create_synthetic(l: &mut Layout) {
     }
     if l.has_dynamic {
         add_synth(l, Synth::DynSym, ".dynsym", elf::SHT_DYNSYM, a, 8);
-        add_synth(l, Synth::Versym, ".gnu.version", elf::SHT_GNU_VERSYM, a, 2);
-        add_synth(l, Synth::Verneed, ".gnu.version_r", elf::SHT_GNU_VERNEED, a, 4);
+        if !l.verneed.is_empty() {
+            add_synth(l, Synth::Versym, ".gnu.version", elf::SHT_GNU_VERSYM, a, 2);
+            add_synth(l, Synth::Verneed, ".gnu.version_r", elf::SHT_GNU_VERNEED, a, 4);
+        }
         if c.hash_gnu {
             add_synth(l, Synth::GnuHash, ".gnu.hash", elf::SHT_GNU_HASH, a, 8);
         }
@@ -1762,11 +1771,16 @@ fn assign_addresses(l: &mut Layout) -> Result<()> {
     // Drop empty non-synthetic output sections that have no chunks at all.
     // Program headers.
     let has_interp = l.synth_osec.contains_key(&Synth::Interp);
+    // lld maps the program headers with PT_PHDR in every executable and shared object.
+    let has_phdr = !l.config.relocatable;
     let has_tls = l.osecs.iter().any(|o| flag(o.flags, elf::SHF_TLS) && flag(o.flags, elf::SHF_ALLOC));
     let has_relro = relro_on && l.osecs.iter().any(|o| o.relro && flag(o.flags, elf::SHF_ALLOC));
     let mut nphdr = 0;
+    if has_phdr {
+        nphdr += 1;
+    }
     if has_interp {
-        nphdr += 2; // PHDR, INTERP
+        nphdr += 1;
     }
     // LOAD count: R, RX, RW(relro), RW.
     let groups = segment_groups(l, relro_on);
@@ -1877,8 +1891,10 @@ fn assign_addresses(l: &mut Layout) -> Result<()> {
     }
     // Program header table.
     let mut ph = Vec::new();
-    if has_interp {
+    if has_phdr {
         ph.push(Phdr { p_type: elf::PT_PHDR, flags: elf::PF_R, offset: 64, vaddr: base + 64, filesz: nphdr as u64 * 56, memsz: nphdr as u64 * 56, align: 8 });
+    }
+    if has_interp {
         let i = l.synth_osec[&Synth::Interp];
         let o = &l.osecs[i];
         ph.push(Phdr { p_type: elf::PT_INTERP, flags: elf::PF_R, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 1 });

@@ -643,9 +643,20 @@ fn build_symtab(l: &Layout) -> SymtabOut {
             push(name, s.st_info(), s.st_other, shndx, value, s.st_size(LE), &mut symtab);
         }
     }
-    // Linker-internal locals lld also writes would go here.
-    let first_global = (symtab.len() / 24) as u32;
+    // Globals with hidden or internal visibility, and linker-defined symbols, are local to the
+    // output: lld writes them among the locals, so do we (two passes: locals, then globals).
+    let mut first_global = 0u32;
+    for pass in 0..2 {
+    if pass == 1 {
+        first_global = (symtab.len() / 24) as u32;
+    }
     for (id, sym) in l.r.symbols.iter().enumerate() {
+        let start_stop = sym.name.starts_with(b"__start_") || sym.name.starts_with(b"__stop_");
+        let linker_defined = l.synthetic_syms.contains_key(&id) && matches!(sym.def, Def::Undefined | Def::Lazy(_));
+        let local = matches!(sym.visibility, elf::STV_HIDDEN | elf::STV_INTERNAL) || (linker_defined && !start_stop);
+        if local != (pass == 0) {
+            continue;
+        }
         let name = sym.name;
         let vis = sym.visibility;
         let (info, shndx, value, size) = match sym.def {
@@ -681,9 +692,14 @@ fn build_symtab(l: &Layout) -> SymtabOut {
             }
             Def::Undefined | Def::Lazy(_) => {
                 if let Some(&v) = l.synthetic_syms.get(&id) {
-                    let local_vis = if vis == elf::STV_DEFAULT { elf::STV_HIDDEN } else { vis };
-                    let _ = local_vis;
-                    (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, elf::SHN_ABS, v, 0)
+                    // Linker-defined symbols belong to the output section they point into
+                    // (`__start_foo` to `foo`, `_end` to the last section), as in lld.
+                    let sec = sym.name.strip_prefix(b"__start_").or_else(|| sym.name.strip_prefix(b"__stop_"));
+                    let shndx = match sec {
+                        Some(n) => l.osecs.iter().find(|o| o.name.as_bytes() == n).map(|o| o.shndx as u16),
+                        None => l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx as u16).last(),
+                    };
+                    (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, shndx.unwrap_or(elf::SHN_ABS), v, 0)
                 } else if sym.weak {
                     (elf::STB_WEAK << 4 | elf::STT_NOTYPE, 0, 0, 0)
                 } else {
@@ -695,7 +711,11 @@ fn build_symtab(l: &Layout) -> SymtabOut {
             Some(p) if matches!(sym.def, Def::Shared(..)) => &name[..p],
             _ => name,
         };
+        let info = if local { (elf::STB_LOCAL << 4) | (info & 0xf) } else { info };
+        // lld gives `__start_`/`__stop_` protected visibility (-z start-stop-visibility).
+        let vis = if start_stop && linker_defined { elf::STV_PROTECTED } else { vis };
         push(name, info, vis, shndx, value, size, &mut symtab);
+    }
     }
     SymtabOut { symtab, strtab, first_global }
 }

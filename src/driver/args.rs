@@ -91,6 +91,9 @@ pub struct Config {
     /// Bytes of `--build-id=0x<hex>`. When non-empty the note holds exactly these bytes (and
     /// `build_id` is `BuildId::None`, so code that ignores this field emits no note).
     pub build_id_hex: Vec<u8>,
+    /// `-z start-stop-gc` (lld's default): `__start_foo` references do not keep `foo` sections
+    /// alive under --gc-sections.
+    pub z_start_stop_gc: bool,
     /// `-m <emulation>` as given (only `elf_x86_64` is accepted). lld words "incompatible" errors
     /// against it when present.
     pub emulation: Option<String>,
@@ -183,6 +186,7 @@ impl Default for Config {
             verbose: false,
             ignored: Vec::new(),
             build_id_hex: Vec::new(),
+            z_start_stop_gc: true,
             emulation: None,
             print_version: false,
             opt_level: 1,
@@ -1032,16 +1036,17 @@ impl Parser {
                 }
             }
             "build-id" => match v {
-                None | Some("fast") => {
+                // A bare --build-id is SHA-1 (20 bytes) in ld.lld 22, as in GNU ld.
+                None | Some("sha1") | Some("tree") => {
+                    c.build_id = BuildId::Sha1;
+                    c.build_id_hex.clear();
+                }
+                Some("fast") => {
                     c.build_id = BuildId::Fast;
                     c.build_id_hex.clear();
                 }
                 Some("md5") => {
                     c.build_id = BuildId::Md5;
-                    c.build_id_hex.clear();
-                }
-                Some("sha1") | Some("tree") => {
-                    c.build_id = BuildId::Sha1;
                     c.build_id_hex.clear();
                 }
                 Some("uuid") => {
@@ -1215,6 +1220,8 @@ impl Parser {
             "undefs" => c.z_defs = false,
             "text" => c.z_text = true,
             "notext" => c.z_text = false,
+            "start-stop-gc" => c.z_start_stop_gc = true,
+            "nostart-stop-gc" => c.z_start_stop_gc = false,
             "separate-code" => c.z_separate_code = true,
             "noseparate-code" => c.z_separate_code = false,
             "origin" => c.z_origin = true,

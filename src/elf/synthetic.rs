@@ -230,10 +230,8 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
             }
         }
     }
-    if !l.dynsyms.is_empty() || true {
-        d.push((elf::DT_VERSYM, addr(Synth::Versym)));
-    }
     if !l.verneed.is_empty() {
+        d.push((elf::DT_VERSYM, addr(Synth::Versym)));
         d.push((elf::DT_VERNEED, addr(Synth::Verneed)));
         d.push((elf::DT_VERNEEDNUM, l.verneed.len() as u64));
     }
@@ -271,7 +269,10 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
             let ds = l.r.dso(f).syms[k].sym;
             let bind = if s.strong_ref || l.sym_flags.get(&t).map_or(false, |f| f.copy) { elf::STB_GLOBAL } else { elf::STB_WEAK };
             let bind = if ds.st_bind() == elf::STB_WEAK && !s.strong_ref { elf::STB_WEAK } else { bind };
-            let info = (bind << 4) | ds.st_type();
+            // An undefined reference is a plain function even when the library's definition
+            // is an IFUNC (the library resolves it), as lld writes it.
+            let ty = if ds.st_type() == elf::STT_GNU_IFUNC { elf::STT_FUNC } else { ds.st_type() };
+            let info = (bind << 4) | ty;
             let flags = l.sym_flags.get(&t);
             if flags.map_or(false, |f| f.copy) {
                 let os = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(id))).map(|o| o.shndx).unwrap_or(0);

@@ -61,7 +61,13 @@ fn rd_be(data: &[u8], off: usize, size: usize) -> u64 {
 
 impl Layout {
     fn field(&mut self, group: &'static str, name: String, offset: usize, size: usize, enc: Enc) {
-        self.fields.push(Field { name, group, offset, size, enc });
+        self.fields.push(Field {
+            name,
+            group,
+            offset,
+            size,
+            enc,
+        });
     }
 
     fn region(&mut self, name: String, start: usize, end: usize) {
@@ -119,8 +125,12 @@ impl Layout {
         let shstrndx = rd(obj, 62, 2) as usize;
         for i in 0..shnum {
             let sh = shoff + i * 64;
-            let (sh_type, off, size, entsize) =
-                (rd(obj, sh + 4, 4), rd(obj, sh + 24, 8) as usize, rd(obj, sh + 32, 8) as usize, rd(obj, sh + 56, 8) as usize);
+            let (sh_type, off, size, entsize) = (
+                rd(obj, sh + 4, 4),
+                rd(obj, sh + 24, 8) as usize,
+                rd(obj, sh + 32, 8) as usize,
+                rd(obj, sh + 56, 8) as usize,
+            );
             for (name, o, s) in [
                 ("sh_name", 0, 4),
                 ("sh_type", 4, 4),
@@ -133,7 +143,13 @@ impl Layout {
                 ("sh_addralign", 48, 8),
                 ("sh_entsize", 56, 8),
             ] {
-                self.field("shdr", e(&format!("shdr[{i}].{name}")), base + sh + o, s, Enc::Le);
+                self.field(
+                    "shdr",
+                    e(&format!("shdr[{i}].{name}")),
+                    base + sh + o,
+                    s,
+                    Enc::Le,
+                );
             }
             // SHT_NOBITS has no bytes in the file.
             if sh_type == 8 || off + size > obj.len() {
@@ -152,10 +168,21 @@ impl Layout {
                 2 if entsize == 24 => {
                     for j in 0..size / 24 {
                         let s = off + j * 24;
-                        for (name, o, sz) in
-                            [("st_name", 0, 4), ("st_info", 4, 1), ("st_other", 5, 1), ("st_shndx", 6, 2), ("st_value", 8, 8), ("st_size", 16, 8)]
-                        {
-                            self.field("sym", e(&format!("sym[{j}].{name}")), base + s + o, sz, Enc::Le);
+                        for (name, o, sz) in [
+                            ("st_name", 0, 4),
+                            ("st_info", 4, 1),
+                            ("st_other", 5, 1),
+                            ("st_shndx", 6, 2),
+                            ("st_value", 8, 8),
+                            ("st_size", 16, 8),
+                        ] {
+                            self.field(
+                                "sym",
+                                e(&format!("sym[{j}].{name}")),
+                                base + s + o,
+                                sz,
+                                Enc::Le,
+                            );
                         }
                     }
                 }
@@ -169,13 +196,25 @@ impl Layout {
                             ("r_info.sym", 12, 4),
                             ("r_addend", 16, 8),
                         ] {
-                            self.field("rela", e(&format!("rela[{i}][{j}].{name}")), base + r + o, sz, Enc::Le);
+                            self.field(
+                                "rela",
+                                e(&format!("rela[{i}][{j}].{name}")),
+                                base + r + o,
+                                sz,
+                                Enc::Le,
+                            );
                         }
                     }
                 }
                 17 => {
                     for j in 0..size / 4 {
-                        self.field("group", e(&format!("group[{i}][{j}]")), base + off + j * 4, 4, Enc::Le);
+                        self.field(
+                            "group",
+                            e(&format!("group[{i}][{j}]")),
+                            base + off + j * 4,
+                            4,
+                            Enc::Le,
+                        );
                     }
                 }
                 _ => {}
@@ -191,9 +230,15 @@ impl Layout {
         let mut off = 8;
         let mut index = 0;
         while off + 60 <= data.len() {
-            let name = String::from_utf8_lossy(&data[off..off + 16]).trim_end().to_string();
-            let size_text = String::from_utf8_lossy(&data[off + 48..off + 58]).trim().to_string();
-            let Ok(size) = size_text.parse::<usize>() else { break };
+            let name = String::from_utf8_lossy(&data[off..off + 16])
+                .trim_end()
+                .to_string();
+            let size_text = String::from_utf8_lossy(&data[off + 48..off + 58])
+                .trim()
+                .to_string();
+            let Ok(size) = size_text.parse::<usize>() else {
+                break;
+            };
             let m = format!("ar[{index}]({name})");
             self.region(format!("{m}.header"), off, off + 60);
             for (f, o, s, enc) in [
@@ -217,7 +262,13 @@ impl Layout {
                 let count = rd_be(data, body, 4) as usize;
                 self.field("armap", format!("{m}.count"), body, 4, Enc::Be);
                 for k in 0..count.min((stored - 4) / 4) {
-                    self.field("armap", format!("{m}.offset[{k}]"), body + 4 + 4 * k, 4, Enc::Be);
+                    self.field(
+                        "armap",
+                        format!("{m}.offset[{k}]"),
+                        body + 4 + 4 * k,
+                        4,
+                        Enc::Be,
+                    );
                 }
             } else if !special && stored > 0 && data[body..].starts_with(b"\x7fELF") {
                 self.elf(data, body, &format!("{m}:"));

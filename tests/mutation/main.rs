@@ -15,7 +15,7 @@
 //! `MUTATION_SEED`, `MUTATION_COUNT` (default 1200), `MUTATION_ONLY=i,j,...` (run only these
 //! variant indexes), `MUTATION_KEEP=1` (keep every variant's directory), `MUTATION_THREADS`
 //! (default 2), `MUTATION_TIMEOUT_SECS` (default 5), `MUTATION_SKIP=libc,driver,...` (skip
-//! scenarios by name).
+//! scenarios by name), `MUTATION_VERBOSE=1` (print every variant's mutation and verdict).
 
 mod layout;
 mod mutate;
@@ -28,9 +28,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use dtld_tests::{command_line, find_dtld, run_tool_ok, run_with_timeout, target_dir, Outcome, CLANG, LLVM_AR};
+use dtld_tests::{command_line, find_dtld, run_tool_ok, target_dir, Outcome, CLANG, LLVM_AR};
 use layout::Layout;
 use mutate::{mutate, Rng};
+use wait_timeout::ChildExt;
 
 const DEFAULT_SEED: u64 = 0xd71d_5eed_2026_0001;
 const DEFAULT_COUNT: usize = 1200;
@@ -108,7 +109,7 @@ enum Scenario {
     /// The linker command clang-22 would run for `main_libc.o libab.a` (crt files, libc,
     /// -pie, dynamic linker), captured once with `-###` and run directly.
     Libc,
-    /// The real clang-22 driver with `-fuse-ld=<dtld>`, under `timeout`.
+    /// The real clang-22 driver with `-fuse-ld=<dtld>` (its process group is killed on timeout).
     Driver,
 }
 
@@ -123,7 +124,13 @@ impl Scenario {
         }
     }
 
-    const ALL: [Scenario; 5] = [Scenario::Objects, Scenario::Archive, Scenario::Thin, Scenario::Libc, Scenario::Driver];
+    const ALL: [Scenario; 5] = [
+        Scenario::Objects,
+        Scenario::Archive,
+        Scenario::Thin,
+        Scenario::Libc,
+        Scenario::Driver,
+    ];
 
     /// The input files of the link; the mutation hits one of them.
     fn inputs(self) -> &'static [&'static str] {
@@ -140,7 +147,7 @@ impl Scenario {
         match self {
             Scenario::Archive | Scenario::Libc | Scenario::Driver if rng.chance(70) => "libab.a",
             Scenario::Thin if rng.chance(60) => "libthin.a",
-            _ => *rng.pick(self.inputs()),
+            _ => self.inputs()[rng.below(self.inputs().len())],
         }
     }
 }
@@ -179,19 +186,43 @@ fn setup(work: &Path, dtld: &Path) -> Result<Inputs, String> {
     let compile = |name: &str, src: &str, extra: &[&str]| -> Result<(), String> {
         let c = base.join(format!("{name}.c"));
         fs::write(&c, src).map_err(|e| e.to_string())?;
-        run_tool_ok(Command::new(CLANG).current_dir(&base).args(["-O1", "-c"]).args(extra).arg(&c).arg("-o").arg(format!("{name}.o")))
-            .map(|_| ())
+        run_tool_ok(
+            Command::new(CLANG)
+                .current_dir(&base)
+                .args(["-O1", "-c"])
+                .args(extra)
+                .arg(&c)
+                .arg("-o")
+                .arg(format!("{name}.o")),
+        )
+        .map(|_| ())
     };
     compile("main", MAIN_C, &[])?;
     compile("a", A_C, &["-ffunction-sections", "-fdata-sections"])?;
     compile("b", B_C, &[])?;
     compile("main_libc", MAIN_LIBC_C, &[])?;
-    run_tool_ok(Command::new(LLVM_AR).current_dir(&base).args(["rcs", "libab.a", "a.o", "b.o"]))?;
+    run_tool_ok(
+        Command::new(LLVM_AR)
+            .current_dir(&base)
+            .args(["rcs", "libab.a", "a.o", "b.o"]),
+    )?;
     // A thin archive stores member paths relative to itself.
-    run_tool_ok(Command::new(LLVM_AR).current_dir(&base).args(["rcsT", "libthin.a", "a.o", "b.o"]))?;
+    run_tool_ok(Command::new(LLVM_AR).current_dir(&base).args([
+        "rcsT",
+        "libthin.a",
+        "a.o",
+        "b.o",
+    ]))?;
 
     let mut files = HashMap::new();
-    for name in ["main.o", "a.o", "b.o", "main_libc.o", "libab.a", "libthin.a"] {
+    for name in [
+        "main.o",
+        "a.o",
+        "b.o",
+        "main_libc.o",
+        "libab.a",
+        "libthin.a",
+    ] {
         let bytes = fs::read(base.join(name)).map_err(|e| format!("read {name}: {e}"))?;
         let layout = Layout::of(&bytes);
         if layout.fields.is_empty() {
@@ -208,17 +239,23 @@ fn setup(work: &Path, dtld: &Path) -> Result<Inputs, String> {
             .arg(format!("-fuse-ld={}", dtld.display()))
             .args(["-o", "OUTPUT.placeholder", "main_libc.o", "libab.a"]),
     )?;
-    let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    let text =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
     let line = text
         .lines()
-        .filter(|l| l.starts_with(" \""))
-        .last()
+        .rfind(|l| l.starts_with(" \""))
         .ok_or_else(|| format!("clang -### printed no command:\n{text}"))?;
     let libc_argv = parse_quoted(line);
-    if !libc_argv.iter().any(|a| a == "OUTPUT.placeholder") || !libc_argv.iter().any(|a| a == "main_libc.o") {
+    if !libc_argv.iter().any(|a| a == "OUTPUT.placeholder")
+        || !libc_argv.iter().any(|a| a == "main_libc.o")
+    {
         return Err(format!("unexpected clang -### link line: {line}"));
     }
-    Ok(Inputs { base, files, libc_argv })
+    Ok(Inputs {
+        base,
+        files,
+        libc_argv,
+    })
 }
 
 /// Splits a clang `-###` line (`"a" "b c" "d\"e"`) into its words.
@@ -265,7 +302,13 @@ struct Run {
 }
 
 /// Builds and runs variant `index` (None: the unmutated baseline of `forced`).
-fn run_variant(s: &Settings, inp: &Inputs, work: &Path, index: Option<usize>, forced: Option<Scenario>) -> Run {
+fn run_variant(
+    s: &Settings,
+    inp: &Inputs,
+    work: &Path,
+    index: Option<usize>,
+    forced: Option<Scenario>,
+) -> Run {
     let mut rng = Rng::for_variant(s.seed, index.map_or(u64::MAX, |i| i as u64));
     let scenario = forced.unwrap_or_else(|| scenario_for(&mut rng));
     let dir = match index {
@@ -274,7 +317,15 @@ fn run_variant(s: &Settings, inp: &Inputs, work: &Path, index: Option<usize>, fo
     };
     let _ = fs::remove_dir_all(&dir);
     let out_dir = dir.join("out");
-    let mut run = Run { index, scenario, description: String::new(), command: String::new(), verdict: Ok(Verdict::Linked), outcome: None, dir: dir.clone() };
+    let mut run = Run {
+        index,
+        scenario,
+        description: String::new(),
+        command: String::new(),
+        verdict: Ok(Verdict::Linked),
+        outcome: None,
+        dir: dir.clone(),
+    };
     if let Err(e) = fs::create_dir_all(&out_dir) {
         run.verdict = Err(format!("harness: mkdir {}: {e}", out_dir.display()));
         return run;
@@ -282,7 +333,11 @@ fn run_variant(s: &Settings, inp: &Inputs, work: &Path, index: Option<usize>, fo
 
     // Materialize the inputs: the mutated one in the variant directory, the others from base
     // (the thin scenario copies all, since members are found relative to the archive).
-    let target = if index.is_some() { Some(scenario.pick_target(&mut rng)) } else { None };
+    let target = if index.is_some() {
+        Some(scenario.pick_target(&mut rng))
+    } else {
+        None
+    };
     let mut paths: HashMap<&str, PathBuf> = HashMap::new();
     for &name in scenario.inputs() {
         let (bytes, layout) = &inp.files[name];
@@ -309,13 +364,14 @@ fn run_variant(s: &Settings, inp: &Inputs, work: &Path, index: Option<usize>, fo
     }
     let output = out_dir.join("a.out");
 
-    let secs = s.timeout.as_secs().max(1).to_string();
     let mut cmd;
-    let mut limit = s.timeout;
     match scenario {
         Scenario::Objects | Scenario::Archive | Scenario::Thin => {
             cmd = Command::new(&s.dtld);
-            cmd.current_dir(&dir).arg("-o").arg(&output).args(["-e", "main"]);
+            cmd.current_dir(&dir)
+                .arg("-o")
+                .arg(&output)
+                .args(["-e", "main"]);
             for &name in scenario.inputs() {
                 // The thin archive's members are not given on the command line.
                 if scenario == Scenario::Thin && (name == "a.o" || name == "b.o") {
@@ -337,22 +393,18 @@ fn run_variant(s: &Settings, inp: &Inputs, work: &Path, index: Option<usize>, fo
             }
         }
         Scenario::Driver => {
-            // `timeout` signals its whole process group, so a hanging linker under clang is
-            // killed too; our own limit is a backstop.
-            cmd = Command::new("timeout");
+            cmd = Command::new(CLANG);
             cmd.current_dir(&dir)
-                .args(["-k", "1", &secs, CLANG])
                 .arg(format!("-fuse-ld={}", s.dtld.display()))
                 .arg("-o")
                 .arg(&output)
                 .arg(&paths["main_libc.o"])
                 .arg(&paths["libab.a"]);
-            limit += Duration::from_secs(5);
         }
     }
     cmd.env("RUST_BACKTRACE", "0");
     run.command = command_line(&cmd);
-    let outcome = match run_with_timeout(&mut cmd, &[], limit) {
+    let outcome = match run_grouped(&mut cmd, s.timeout, &dir) {
         Ok(o) => o,
         Err(e) => {
             run.verdict = Err(format!("harness: cannot run linker: {e}"));
@@ -364,18 +416,46 @@ fn run_variant(s: &Settings, inp: &Inputs, work: &Path, index: Option<usize>, fo
     run
 }
 
+/// Runs `cmd` in its own process group with stdout/stderr going to files in `dir` (so that no
+/// pipe can be held open by a stray grandchild), and kills the whole group after `timeout`
+/// (clang and the linker it started, or anything the linker spawned).
+fn run_grouped(cmd: &mut Command, timeout: Duration, dir: &Path) -> std::io::Result<Outcome> {
+    use std::os::unix::process::CommandExt;
+    let (out_path, err_path) = (dir.join("linker.stdout"), dir.join("linker.stderr"));
+    cmd.process_group(0)
+        .stdin(std::process::Stdio::null())
+        .stdout(fs::File::create(&out_path)?)
+        .stderr(fs::File::create(&err_path)?);
+    let mut child = cmd.spawn()?;
+    let status = match child.wait_timeout(timeout)? {
+        Some(status) => Some(status),
+        None => {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status();
+            let _ = child.kill();
+            let _ = child.wait();
+            None
+        }
+    };
+    Ok(Outcome {
+        status,
+        stdout: fs::read(&out_path).unwrap_or_default(),
+        stderr: fs::read(&err_path).unwrap_or_default(),
+    })
+}
+
 fn judge(s: &Settings, scenario: Scenario, o: &Outcome, out_dir: &Path) -> Result<Verdict, String> {
     use std::os::unix::process::ExitStatusExt;
     let stderr = o.stderr_text();
-    let status = o.status.ok_or_else(|| format!("hang: still running after {:?} (killed)", s.timeout))?;
+    let status = o
+        .status
+        .ok_or_else(|| format!("hang: still running after {:?} (killed)", s.timeout))?;
     if let Some(sig) = status.signal() {
         return Err(format!("crash: killed by signal {sig}"));
     }
     let code = status.code().unwrap_or(-1);
     if scenario == Scenario::Driver {
-        if code == 124 || code == 137 {
-            return Err(format!("hang: clang+linker still running after {:?} (timeout exit {code})", s.timeout));
-        }
         if stderr.contains("due to signal") || stderr.contains("unable to execute command") {
             return Err("crash: clang reports the linker died by a signal".into());
         }
@@ -391,13 +471,18 @@ fn judge(s: &Settings, scenario: Scenario, o: &Outcome, out_dir: &Path) -> Resul
         return Err("panic: stderr contains a Rust panic message".into());
     }
     let left: Vec<String> = match fs::read_dir(out_dir) {
-        Ok(rd) => rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect(),
+        Ok(rd) => rd
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
         Err(e) => return Err(format!("harness: read_dir: {e}")),
     };
     match code {
         0 => {
             if left != ["a.out"] {
-                return Err(format!("exit 0 but the output directory holds {left:?} (want exactly [\"a.out\"])"));
+                return Err(format!(
+                    "exit 0 but the output directory holds {left:?} (want exactly [\"a.out\"])"
+                ));
             }
             Ok(Verdict::Linked)
         }
@@ -406,7 +491,9 @@ fn judge(s: &Settings, scenario: Scenario, o: &Outcome, out_dir: &Path) -> Resul
                 return Err(format!("exit 1 without `{}` on stderr", s.error_prefix));
             }
             if !left.is_empty() {
-                return Err(format!("exit 1 but files were left in the output directory: {left:?}"));
+                return Err(format!(
+                    "exit 1 but files were left in the output directory: {left:?}"
+                ));
             }
             Ok(Verdict::CleanError)
         }
@@ -416,7 +503,9 @@ fn judge(s: &Settings, scenario: Scenario, o: &Outcome, out_dir: &Path) -> Resul
 
 fn report(s: &Settings, r: &Run, why: &str) -> String {
     let mut msg = String::new();
-    let id = r.index.map_or("baseline".to_string(), |i| format!("variant {i}"));
+    let id = r
+        .index
+        .map_or("baseline".to_string(), |i| format!("variant {i}"));
     msg += &format!("\nFAIL {id} [{}]: {why}\n", r.scenario.name());
     msg += &format!("  mutation: {}\n", r.description);
     msg += &format!("  command:  {}\n", r.command);
@@ -429,9 +518,10 @@ fn report(s: &Settings, r: &Run, why: &str) -> String {
     msg += &format!("  kept in:  {}\n", r.dir.display());
     if let Some(i) = r.index {
         msg += &format!(
-            "  reproduce: MUTATION_SEED={:#x} MUTATION_ONLY={i} MUTATION_KEEP=1 DTLD={} cargo test --release -p dtld-tests --test mutation\n",
+            "  reproduce: MUTATION_SEED={:#x} MUTATION_ONLY={i} MUTATION_KEEP=1 DTLD={}{} cargo test --release -p dtld-tests --test mutation\n",
             s.seed,
-            s.dtld.display()
+            s.dtld.display(),
+            if s.error_prefix == "dtld: error:" { String::new() } else { format!(" DTLD_ERROR_PREFIX='{}'", s.error_prefix) }
         );
     }
     msg
@@ -443,7 +533,11 @@ fn env_num(name: &str, default: u64) -> Result<u64, String> {
     match std::env::var(name) {
         Ok(v) => {
             let v = v.trim();
-            let parsed = if let Some(hex) = v.strip_prefix("0x") { u64::from_str_radix(hex, 16) } else { v.parse() };
+            let parsed = if let Some(hex) = v.strip_prefix("0x") {
+                u64::from_str_radix(hex, 16)
+            } else {
+                v.parse()
+            };
             parsed.map_err(|e| format!("${name}={v}: {e}"))
         }
         Err(_) => Ok(default),
@@ -473,12 +567,22 @@ fn real_main() -> Result<bool, String> {
         seed: env_num("MUTATION_SEED", DEFAULT_SEED)?,
         timeout: Duration::from_secs(env_num("MUTATION_TIMEOUT_SECS", 5)?),
         keep: std::env::var("MUTATION_KEEP").is_ok_and(|v| v == "1"),
-        skip: std::env::var("MUTATION_SKIP").unwrap_or_default().split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect(),
+        skip: std::env::var("MUTATION_SKIP")
+            .unwrap_or_default()
+            .split(',')
+            .map(|x| x.trim().to_string())
+            .filter(|x| !x.is_empty())
+            .collect(),
     };
     let count = env_num("MUTATION_COUNT", DEFAULT_COUNT as u64)? as usize;
     let threads = env_num("MUTATION_THREADS", 2)?.max(1) as usize;
+    let verbose = std::env::var("MUTATION_VERBOSE").is_ok_and(|v| v == "1");
     let only: Option<Vec<usize>> = match std::env::var("MUTATION_ONLY") {
-        Ok(v) => Some(v.split(',').map(|x| x.trim().parse().map_err(|e| format!("$MUTATION_ONLY: {e}"))).collect::<Result<_, _>>()?),
+        Ok(v) => Some(
+            v.split(',')
+                .map(|x| x.trim().parse().map_err(|e| format!("$MUTATION_ONLY: {e}")))
+                .collect::<Result<_, _>>()?,
+        ),
         Err(_) => None,
     };
 
@@ -509,7 +613,9 @@ fn real_main() -> Result<bool, String> {
                     let _ = fs::remove_dir_all(&r.dir);
                 }
             }
-            Ok(Verdict::CleanError) => failures.push(report(&s, &r, "the unmutated inputs do not link")),
+            Ok(Verdict::CleanError) => {
+                failures.push(report(&s, &r, "the unmutated inputs do not link"))
+            }
             Err(why) => failures.push(report(&s, &r, why)),
         }
     }
@@ -534,7 +640,19 @@ fn real_main() -> Result<bool, String> {
                     continue;
                 }
                 let r = run_variant(&s, &inputs, &work, Some(i), None);
-                *per_scenario.lock().unwrap().entry(r.scenario.name()).or_default() += 1;
+                if verbose {
+                    let v = match &r.verdict {
+                        Ok(Verdict::Linked) => "linked",
+                        Ok(Verdict::CleanError) => "clean error",
+                        Err(_) => "FAIL",
+                    };
+                    println!("variant {i} [{}] {v}: {}", r.scenario.name(), r.description);
+                }
+                *per_scenario
+                    .lock()
+                    .unwrap()
+                    .entry(r.scenario.name())
+                    .or_default() += 1;
                 match &r.verdict {
                     Ok(v) => {
                         if *v == Verdict::Linked {
@@ -546,7 +664,10 @@ fn real_main() -> Result<bool, String> {
                             let _ = fs::remove_dir_all(&r.dir);
                         }
                     }
-                    Err(why) => variant_failures.lock().unwrap().push((i, report(&s, &r, why))),
+                    Err(why) => variant_failures
+                        .lock()
+                        .unwrap()
+                        .push((i, report(&s, &r, why))),
                 }
             });
         }
@@ -562,7 +683,10 @@ fn real_main() -> Result<bool, String> {
         print!("{f}");
     }
     if n_variant_failures > SHOWN {
-        println!("\n... and {} more failing variants", n_variant_failures - SHOWN);
+        println!(
+            "\n... and {} more failing variants",
+            n_variant_failures - SHOWN
+        );
     }
 
     let ran = indexes.len() - skipped.load(Ordering::Relaxed);
@@ -581,7 +705,11 @@ fn real_main() -> Result<bool, String> {
         linked.load(Ordering::Relaxed),
         clean.load(Ordering::Relaxed)
     );
-    println!("mutation: {} passed, {} failed", ran - n_variant_failures, n_variant_failures + baseline_failures);
+    println!(
+        "mutation: {} passed, {} failed",
+        ran - n_variant_failures,
+        n_variant_failures + baseline_failures
+    );
     if failures.is_empty() && !s.keep {
         let _ = fs::remove_dir_all(&work);
     }

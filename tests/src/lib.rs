@@ -339,12 +339,16 @@ fn file_hash(path: &Path) -> Option<u64> {
 /// Entries are published by rename, so parallel trials compiling the same thing are safe.
 pub struct CompileCache {
     dir: PathBuf,
+    /// `clang-22 --version`, so a compiler upgrade (whose system headers are not tracked)
+    /// misses the cache.
+    compiler_version: Vec<u8>,
 }
 
 impl CompileCache {
     pub fn new(dir: PathBuf) -> io::Result<Self> {
         fs::create_dir_all(&dir)?;
-        Ok(CompileCache { dir })
+        let compiler_version = Command::new(CLANG).arg("--version").output()?.stdout;
+        Ok(CompileCache { dir, compiler_version })
     }
 
     /// Compiles `source` to an object with `clang-22 -c <flags> source` and copies the result
@@ -352,6 +356,7 @@ impl CompileCache {
     pub fn compile(&self, source: &Path, flags: &[String], out: &Path) -> Result<String, String> {
         let mut key = Fnv::default();
         key.field(CLANG.as_bytes());
+        key.field(&self.compiler_version);
         key.field(source.as_os_str().as_encoded_bytes());
         for f in flags {
             key.field(f.as_bytes());
@@ -378,9 +383,10 @@ impl CompileCache {
         // Recreated each time in case someone cleaned the cache during the run.
         fs::create_dir_all(&self.dir)
             .map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
-        let tmp = self.dir.join(format!("{stem}.{}", unique_suffix()));
-        let tmp_obj = tmp.with_extension("o.tmp");
-        let tmp_dep = tmp.with_extension("d.tmp");
+        // Unique per compile: parallel trials may compile the same key at the same time.
+        let tmp = format!("{stem}.{}", unique_suffix());
+        let tmp_obj = self.dir.join(format!("{tmp}.o.tmp"));
+        let tmp_dep = self.dir.join(format!("{tmp}.d.tmp"));
         let mut real = Command::new(CLANG);
         real.arg("-c")
             .args(flags)
@@ -405,7 +411,7 @@ impl CompileCache {
             let hash = file_hash(Path::new(&dep)).unwrap_or(0);
             deps.push_str(&format!("{hash:016x} {dep}\n"));
         }
-        let tmp_deps = tmp.with_extension("deps.tmp");
+        let tmp_deps = self.dir.join(format!("{tmp}.deps.tmp"));
         let publish = || -> io::Result<()> {
             fs::write(&tmp_deps, deps)?;
             fs::rename(&tmp_deps, &cached_deps)?;
