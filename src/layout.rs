@@ -193,6 +193,9 @@ pub struct Layout<'r> {
     /// IFUNC entries: target and its .got.plt slot.
     pub iplt: Vec<Target>,
     pub iplt_index: HashMap<Target, u32>,
+    /// IFUNCs whose address is taken other than through the GOT: every reference uses the
+    /// IPLT entry's address (lld's canonical PLT for IFUNCs).
+    pub ifunc_canonical: std::collections::HashSet<Target>,
     pub dynrels: Vec<DynRel>,
     pub irelatives: Vec<DynRel>,
     pub relative_count: usize,
@@ -200,6 +203,11 @@ pub struct Layout<'r> {
     pub dynsyms: Vec<SymbolId>,
     pub dynsym_index: HashMap<SymbolId, u32>,
     pub copies: Vec<SymbolId>,
+    /// Other names of a copy-relocated object in its library (`environ`, `__environ`, ...):
+    /// alias → the copied symbol. They share the copy's address and are exported with it.
+    pub copy_alias: HashMap<SymbolId, SymbolId>,
+    /// Under --gc-sections: global symbols referenced from live sections.
+    pub gc_used: Option<std::collections::HashSet<SymbolId>>,
     pub needed: Vec<FileId>,
     pub sym_value: Vec<u64>,
     pub synth_osec: HashMap<Synth, usize>,
@@ -394,8 +402,10 @@ impl<'r> Layout<'r> {
         self.sym(f, i).st_shndx(LE) == elf::SHN_ABS
     }
 
-    fn synthetic_is_abs(&self, _id: SymbolId) -> bool {
-        false
+    /// `--defsym=foo=0x1000` is absolute; `--defsym=foo=bar` moves with `bar`.
+    fn synthetic_is_abs(&self, id: SymbolId) -> bool {
+        let name = self.r.symbols[id].name;
+        self.config.defsym.iter().any(|(n, e)| n.as_bytes() == name && crate::resolve::defsym_target(e).is_none())
     }
 
     pub fn is_tls(&self, t: Target) -> bool {
@@ -489,7 +499,9 @@ impl<'r> Layout<'r> {
     /// IFUNCs, the copy in .bss for copy-relocated symbols, the definition otherwise.
     pub fn addr_of(&self, t: Target) -> u64 {
         if let Some(&i) = self.iplt_index.get(&t) {
-            return self.iplt_entry_addr(i);
+            if self.ifunc_canonical.contains(&t) {
+                return self.iplt_entry_addr(i);
+            }
         }
         match t {
             Target::Local(f, i) => self.local_value(f, i as usize),
@@ -578,6 +590,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         plt_index: HashMap::new(),
         iplt: Vec::new(),
         iplt_index: HashMap::new(),
+        ifunc_canonical: Default::default(),
         dynrels: Vec::new(),
         irelatives: Vec::new(),
         relative_count: 0,
@@ -585,6 +598,8 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         dynsyms: Vec::new(),
         dynsym_index: HashMap::new(),
         copies: Vec::new(),
+        copy_alias: HashMap::new(),
+        gc_used: None,
         needed: Vec::new(),
         sym_value: vec![0; r.symbols.len()],
         synth_osec: HashMap::new(),
@@ -612,7 +627,9 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         }
     }
     l.has_dynamic = !config.relocatable && (is_pic || !l.needed.is_empty() || r.files.iter().zip(&r.loaded).any(|(f, ld)| *ld && matches!(f, File::Shared(_))));
-    let live = mark_live(&l)?;
+    let mut gc_used = None;
+    let live = mark_live(&l, &mut gc_used)?;
+    l.gc_used = gc_used;
     assign_sections(&mut l, &live)?;
     scan_relocations(&mut l, &live)?;
     build_dynsyms(&mut l);
@@ -636,7 +653,9 @@ fn base_included(r: &Resolved, f: FileId, s: usize) -> bool {
     sec.kind != SecKind::Ignored && !r.discarded[f][s]
 }
 
-fn mark_live(l: &Layout) -> Result<Live> {
+/// `gc_used` receives, under --gc-sections, the symbols referenced from live sections (only
+/// those are worth a .dynsym entry, as in lld).
+fn mark_live(l: &Layout, gc_used: &mut Option<std::collections::HashSet<SymbolId>>) -> Result<Live> {
     let r = l.r;
     let mut live: Live = r
         .files
@@ -720,6 +739,8 @@ fn mark_live(l: &Layout) -> Result<Live> {
     }
     // .eh_frame keeps nothing alive by itself, but the LSDA and personality an FDE of a live
     // function references must stay: handled when the FDE's function becomes live.
+    // FDE of a function section → the other sections that FDE references (its LSDA in
+    // .gcc_except_table): they live exactly when the function does.
     let mut eh_refs: HashMap<(FileId, usize), Vec<usize>> = HashMap::new();
     for (f, file) in r.files.iter().enumerate() {
         let File::Obj(o) = file else { continue };
@@ -728,13 +749,24 @@ fn mark_live(l: &Layout) -> Result<Live> {
         }
         for (s, sec) in o.sections.iter().enumerate() {
             if sec.kind == SecKind::EhFrame {
-                // Map each function section to the sections its FDE references (LSDA, etc.).
-                for rel in sec.relocs {
-                    let si = rel.r_sym(LE, false) as usize;
-                    let sym = &o.symbols[si];
-                    let sh = sym.st_shndx(LE) as usize;
-                    if sh != 0 && sh < o.sections.len() {
-                        eh_refs.entry((f, sh)).or_default().push(s);
+                if let Ok(recs) = split_eh_frame(o, s) {
+                    for (in_off, len, is_cie, _) in recs {
+                        if is_cie {
+                            continue;
+                        }
+                        let secs: Vec<usize> = sec
+                            .relocs
+                            .iter()
+                            .filter(|rel| rel.r_offset(LE) >= in_off && rel.r_offset(LE) < in_off + len)
+                            .filter_map(|rel| {
+                                let sym = &o.symbols[rel.r_sym(LE, false) as usize];
+                                let sh = sym.st_shndx(LE) as usize;
+                                (sh != 0 && sh < o.sections.len() && r.global_of(f, rel.r_sym(LE, false) as usize).is_none()).then_some(sh)
+                            })
+                            .collect();
+                        if let Some((&first, rest)) = secs.split_first() {
+                            eh_refs.entry((f, first)).or_default().extend_from_slice(rest);
+                        }
                     }
                 }
                 // Personality routines (global symbols in CIEs) stay live.
@@ -747,12 +779,17 @@ fn mark_live(l: &Layout) -> Result<Live> {
             }
         }
     }
-    let _ = eh_refs;
+    let mut used: std::collections::HashSet<SymbolId> = Default::default();
     while let Some((f, s)) = work.pop() {
         if keep[f][s] || !live[f][s] {
             continue;
         }
         keep[f][s] = true;
+        if let Some(extra) = eh_refs.get(&(f, s)) {
+            for &x in extra {
+                work.push((f, x));
+            }
+        }
         let o = r.obj(f);
         let sec = &o.sections[s];
         // Sections of the same COMDAT group and SHF_LINK_ORDER dependents live together.
@@ -761,10 +798,7 @@ fn mark_live(l: &Layout) -> Result<Live> {
             match r.global_of(f, si) {
                 Some(id) => {
                     push_sym(id, &mut work);
-                    let name = r.symbols[id].name;
-                    if let Some(rest) = name.strip_prefix(b"__start_").or_else(|| name.strip_prefix(b"__stop_")) {
-                        let _ = rest;
-                    }
+                    used.insert(id);
                 }
                 None => {
                     let sym = &o.symbols[si];
@@ -792,6 +826,7 @@ fn mark_live(l: &Layout) -> Result<Live> {
             }
         }
     }
+    gc_used.replace(used);
     for (f, v) in live.iter_mut().enumerate() {
         for (s, b) in v.iter_mut().enumerate() {
             if *b {
@@ -1080,6 +1115,8 @@ const N_GOTTP: u8 = 4;
 const N_COPY: u8 = 8;
 const N_CANON: u8 = 16;
 const N_IPLT: u8 = 32;
+/// The IFUNC's address is taken directly: its IPLT entry becomes its canonical address.
+const N_CANON_IFUNC: u8 = 64;
 
 fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
     use rayon::prelude::*;
@@ -1106,7 +1143,10 @@ fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
                 l.got_index.insert((t, GotKind::TpOff), l.got.len() as u32);
                 l.got.push((t, GotKind::TpOff));
             }
-            if n & N_IPLT != 0 && !l.iplt_index.contains_key(&t) {
+            if n & N_CANON_IFUNC != 0 {
+                l.ifunc_canonical.insert(t);
+            }
+            if n & (N_IPLT | N_CANON_IFUNC) != 0 && !l.iplt_index.contains_key(&t) {
                 l.iplt_index.insert(t, l.iplt.len() as u32);
                 l.iplt.push(t);
             }
@@ -1169,10 +1209,23 @@ fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
     if !errors.is_empty() {
         return Err(Error::many(errors));
     }
-    // IFUNCs referenced through the GOT or PLT get an IPLT entry; GOT slots of non-preemptible
-    // ifuncs then hold the IPLT address, so every reference sees one canonical address.
-    for &(t, kind) in &l.got {
-        let _ = (t, kind);
+    // Aliases of copy-relocated objects (same library, same address) move with the copy, so the
+    // library's own references through any of its names see the executable's copy.
+    for &id in &l.copies.clone() {
+        let Def::Shared(f, k) = r.symbols[id].def else { continue };
+        let dso = r.dso(f);
+        let v = dso.syms[k].sym.st_value(LE);
+        for (k2, ds) in dso.syms.iter().enumerate() {
+            if k2 == k || !ds.defined || ds.hidden || ds.sym.st_value(LE) != v || ds.sym.st_type() != elf::STT_OBJECT {
+                continue;
+            }
+            if let Some(aid) = r.lookup(ds.name) {
+                if r.symbols[aid].def == Def::Shared(f, k2) && !l.copies.contains(&aid) {
+                    l.copy_alias.insert(aid, id);
+                    l.sym_flags.entry(Target::Global(aid)).or_default().copy = true;
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -1250,7 +1303,7 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                             need(t, N_COPY);
                         }
                     } else if ifunc {
-                        need(t, N_IPLT);
+                        need(t, N_CANON_IFUNC);
                         if l.is_pic && info.field.size() == 8 {
                             out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(t, addend) });
                         }
@@ -1282,7 +1335,7 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                             need(t, N_COPY);
                         }
                     } else if ifunc {
-                        need(t, N_IPLT);
+                        need(t, if info.kind == RelKind::PltPc { N_IPLT } else { N_CANON_IFUNC });
                     }
                 }
                 RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex | RelKind::GotOff => {
@@ -1301,9 +1354,6 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                         }
                     }
                     if !relaxed {
-                        if ifunc && !preempt {
-                            need(t, N_IPLT);
-                        }
                         need(t, N_GOT);
                     }
                 }
@@ -1416,10 +1466,12 @@ fn build_dynsyms(l: &mut Layout) {
     let dynamic_link = l.has_dso();
     for (id, s) in r.symbols.iter().enumerate() {
         let include = match s.def {
-            Def::Shared(..) => s.obj_ref || l.sym_flags.contains_key(&Target::Global(id)),
-            Def::Undefined | Def::Lazy(_) => dynamic_link && s.weak && s.obj_ref && !is_linker_defined(s.name),
+            Def::Shared(..) => (s.obj_ref && l.gc_used.as_ref().map_or(true, |u| u.contains(&id))) || l.sym_flags.contains_key(&Target::Global(id)),
+            Def::Undefined | Def::Lazy(_) => {
+                dynamic_link && s.weak && s.obj_ref && !is_linker_defined(s.name) && l.gc_used.as_ref().map_or(true, |u| u.contains(&id))
+            }
             Def::Defined(..) | Def::Common(..) => {
-                s.visibility == elf::STV_DEFAULT && (s.dso_ref || l.config.export_dynamic || l.config.shared)
+                s.visibility == elf::STV_DEFAULT && (s.dso_ref || s.in_dso || l.config.export_dynamic || l.config.shared)
             }
             Def::Synthetic => false,
         };
@@ -1427,27 +1479,9 @@ fn build_dynsyms(l: &mut Layout) {
             list.push(id);
         }
     }
-    // Copy-relocated symbols drag in their aliases (same address in the same library), so the
-    // library's own references through other names see the copy too.
-    let mut extra = Vec::new();
-    for &id in &l.copies {
-        if let Def::Shared(f, k) = r.symbols[id].def {
-            let dso = r.dso(f);
-            let v = dso.syms[k].sym.st_value(LE);
-            for (k2, ds) in dso.syms.iter().enumerate() {
-                if k2 != k && ds.defined && ds.sym.st_value(LE) == v && ds.sym.st_type() == elf::STT_OBJECT {
-                    if let Some(aid) = r.lookup(ds.name) {
-                        if r.symbols[aid].def == Def::Shared(f, k2) {
-                            extra.push(aid);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    for id in extra {
-        if !list.contains(&id) {
-            list.push(id);
+    for &aid in l.copy_alias.keys() {
+        if !list.contains(&aid) {
+            list.push(aid);
         }
     }
     // Undefined first, then defined ones in .gnu.hash bucket order (assigned when the hash
@@ -1535,6 +1569,10 @@ fn create_synthetic(l: &mut Layout) {
         let preempt = l.is_preemptible(*t);
         let place = Place::GotSlot(slot as u32);
         match kind {
+            GotKind::Addr if !preempt && l.is_ifunc(*t) && !l.ifunc_canonical.contains(t) => {
+                // Only loaded through the GOT: the slot gets the resolver's result directly.
+                l.irelatives.push(DynRel { place, r_type: arch::r::IRELATIVE, sym: None, addend: Addend::AddrOf(*t, 0) });
+            }
             GotKind::Addr => {
                 if preempt {
                     let Target::Global(id) = *t else { unreachable!() };
@@ -1560,7 +1598,7 @@ fn create_synthetic(l: &mut Layout) {
     l.relative_count = rels.iter().filter(|d| d.r_type == arch::r::RELATIVE).count();
     l.dynrels = rels;
     let need_reladyn = !l.dynrels.is_empty() || !l.irelatives.is_empty();
-    if need_reladyn || l.has_dynamic {
+    if need_reladyn {
         add_synth(l, Synth::RelaDyn, ".rela.dyn", elf::SHT_RELA, a, 8);
     }
     if !l.plt.is_empty() {
@@ -1581,7 +1619,8 @@ fn create_synthetic(l: &mut Layout) {
     if !l.got.is_empty() || l.r.lookup(b"_GLOBAL_OFFSET_TABLE_").is_some() && false {
         add_synth(l, Synth::Got, ".got", elf::SHT_PROGBITS, a | w, 8);
     }
-    let need_gotplt = l.has_dynamic || !l.plt.is_empty() || !l.iplt.is_empty() || l.r.lookup(b"_GLOBAL_OFFSET_TABLE_").is_some();
+    let got_sym_used = l.r.lookup(b"_GLOBAL_OFFSET_TABLE_").map_or(false, |id| l.r.symbols[id].obj_ref);
+    let need_gotplt = !l.plt.is_empty() || !l.iplt.is_empty() || got_sym_used;
     if need_gotplt {
         add_synth(l, Synth::GotPlt, ".got.plt", elf::SHT_PROGBITS, a | w, 8);
         if c.z_now && c.z_relro {
@@ -1620,9 +1659,21 @@ fn create_synthetic(l: &mut Layout) {
             }
         };
         let mut tbss_idx = None;
+        let mut relro_idx = None;
         for id in bss_syms {
             let is_tls = l.is_tls(Target::Global(id));
-            let target = if is_tls {
+            let ro_copy = match l.r.symbols[id].def {
+                Def::Shared(f, k) => l.r.dso(f).is_read_only(l.r.dso(f).syms[k].sym.st_value(LE)),
+                _ => false,
+            };
+            let target = if ro_copy {
+                *relro_idx.get_or_insert_with(|| {
+                    let mut os = new_osec(".bss.rel.ro", elf::SHT_NOBITS, (a | w) as u64, 1);
+                    os.relro = true;
+                    l.osecs.push(os);
+                    l.osecs.len() - 1
+                })
+            } else if is_tls {
                 *tbss_idx.get_or_insert_with(|| match l.osecs.iter().position(|o| o.name == ".tbss") {
                     Some(i) => i,
                     None => {
@@ -1998,7 +2049,10 @@ fn compute_symbol_values(l: &mut Layout) -> Result<()> {
                 }
             }
             Def::Common(..) => bss_addr.get(&id).copied().unwrap_or(0),
-            Def::Shared(..) => bss_addr.get(&id).copied().unwrap_or(0),
+            Def::Shared(..) => {
+                let primary = l.copy_alias.get(&id).copied().unwrap_or(id);
+                bss_addr.get(&primary).copied().unwrap_or(0)
+            }
             _ => 0,
         };
     }
@@ -2058,6 +2112,20 @@ fn compute_symbol_values(l: &mut Layout) -> Result<()> {
             values[id] = v;
             l.synthetic_syms.insert(id, v);
         }
+    }
+    // --defsym values, in command-line order (a later one may use an earlier one).
+    for (name, expr) in &l.config.defsym {
+        let Some(id) = r.lookup(name.as_bytes()) else { continue };
+        let off = crate::resolve::defsym_offset(expr).unwrap_or(0);
+        let base = match crate::resolve::defsym_target(expr) {
+            Some(t) => match r.lookup(t.as_bytes()) {
+                Some(tid) if !matches!(r.symbols[tid].def, Def::Undefined | Def::Lazy(_)) || l.synthetic_syms.contains_key(&tid) => values[tid],
+                _ => return Err(Error::new(format!("-defsym:1: symbol not found: {t}"))),
+            },
+            None => 0,
+        };
+        values[id] = base.wrapping_add(off as u64);
+        l.synthetic_syms.insert(id, values[id]);
     }
     l.sym_value = values;
     // Entry point.

@@ -203,6 +203,12 @@ pub fn resolve(config: &Config, inputs: &'static [InputFile]) -> Result<Resolved
         let id = rs.intern(leak_name(e));
         rs.r.symbols[id].strong_ref = true;
     }
+    for (_, expr) in &config.defsym {
+        if let Some(target) = defsym_target(expr) {
+            let id = rs.intern(leak_name(target));
+            rs.r.symbols[id].strong_ref = true;
+        }
+    }
     for f in 0..n {
         if inputs[f].lazy {
             rs.add_lazy_member(f, inputs);
@@ -213,6 +219,13 @@ pub fn resolve(config: &Config, inputs: &'static [InputFile]) -> Result<Resolved
     }
     if !rs.errors.is_empty() {
         return Err(Error::many(rs.errors));
+    }
+    // --defsym definitions override whatever the inputs define, as in lld.
+    for (name, _) in &config.defsym {
+        let id = rs.intern(leak_name(name));
+        let sym = &mut rs.r.symbols[id];
+        sym.def = Def::Synthetic;
+        sym.weak = false;
     }
     // Symbols of --as-needed libraries that nothing needs are not bound to them (the library is
     // not in DT_NEEDED, so the reference stays an undefined weak one).
@@ -233,6 +246,36 @@ pub fn resolve(config: &Config, inputs: &'static [InputFile]) -> Result<Resolved
     }
     let rs_r = r;
     Ok(rs_r)
+}
+
+/// The symbol a `--defsym` expression refers to (`sym`, `sym+4`), or `None` for a number.
+pub fn defsym_target(expr: &str) -> Option<&str> {
+    let base = expr.split(['+', '-']).next().unwrap_or("").trim();
+    if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
+        None
+    } else {
+        Some(base)
+    }
+}
+
+/// The constant part of a `--defsym` expression (`sym+4` → 4, `0x1000` → 0x1000).
+pub fn defsym_offset(expr: &str) -> Option<i64> {
+    let parse = |t: &str| -> Option<i64> {
+        let t = t.trim();
+        if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            i64::from_str_radix(h, 16).ok()
+        } else {
+            t.parse().ok()
+        }
+    };
+    match expr.find(['+', '-']) {
+        Some(p) if defsym_target(expr).is_some() => {
+            let v = parse(&expr[p + 1..])?;
+            Some(if &expr[p..p + 1] == "-" { -v } else { v })
+        }
+        Some(_) | None if defsym_target(expr).is_some() => Some(0),
+        _ => parse(expr),
+    }
 }
 
 fn leak_name(s: &str) -> &'static [u8] {
@@ -257,6 +300,27 @@ impl<'c> Resolver<'c> {
         });
         self.r.by_name.insert(name, id);
         id
+    }
+
+    /// `--wrap=foo`: undefined references to `foo` bind to `__wrap_foo`, and references to
+    /// `__real_foo` bind to `foo` (GNU ld's rule: definitions keep their names).
+    fn wrapped_name(&self, name: &'static [u8], undefined: bool) -> &'static [u8] {
+        if !undefined || self.config.wrap.is_empty() {
+            return name;
+        }
+        let s = match std::str::from_utf8(name) {
+            Ok(s) => s,
+            Err(_) => return name,
+        };
+        if self.config.wrap.iter().any(|w| w == s) {
+            return leak_name(&format!("__wrap_{s}"));
+        }
+        if let Some(real) = s.strip_prefix("__real_") {
+            if self.config.wrap.iter().any(|w| w == real) {
+                return leak_name(real);
+            }
+        }
+        name
     }
 
     fn drain(&mut self) {
@@ -341,7 +405,8 @@ impl<'c> Resolver<'c> {
                 && shndx < elf::SHN_LORESERVE
                 && (self.r.discarded[f][shndx as usize]
                     || o.sections.get(shndx as usize).map_or(false, |s| s.kind == SecKind::Ignored && s.sh_type == elf::SHT_GROUP));
-            let id = self.intern(name);
+            let undefined = shndx == elf::SHN_UNDEF;
+            let id = self.intern(self.wrapped_name(name, undefined));
             ids.push(id);
             {
                 let sym = &mut self.r.symbols[id];

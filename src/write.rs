@@ -653,13 +653,22 @@ fn build_symtab(l: &Layout) -> SymtabOut {
     for (id, sym) in l.r.symbols.iter().enumerate() {
         let start_stop = sym.name.starts_with(b"__start_") || sym.name.starts_with(b"__stop_");
         let linker_defined = l.synthetic_syms.contains_key(&id) && matches!(sym.def, Def::Undefined | Def::Lazy(_));
-        let local = matches!(sym.visibility, elf::STV_HIDDEN | elf::STV_INTERNAL) || (linker_defined && !start_stop);
+        // lld defines `_end`, `_etext`, `_edata` (and their unprefixed forms) and `__bss_start`
+        // as ordinary globals; the other linker-defined symbols are hidden.
+        let public = matches!(sym.name, b"_end" | b"end" | b"_etext" | b"etext" | b"_edata" | b"edata" | b"__bss_start");
+        let local = matches!(sym.visibility, elf::STV_HIDDEN | elf::STV_INTERNAL) || (linker_defined && !start_stop && !public);
         if local != (pass == 0) {
             continue;
         }
         let name = sym.name;
         let vis = sym.visibility;
         let (info, shndx, value, size) = match sym.def {
+            Def::Defined(..) if l.ifunc_canonical.contains(&Target::Global(id)) => {
+                // A canonical IFUNC is, to everyone, the function at its IPLT entry.
+                let iplt = l.synth_osec.get(&Synth::Iplt).map(|&i| l.osecs[i].shndx as u16).unwrap_or(0);
+                let info = (sym_bind_of(l, id) << 4) | elf::STT_FUNC;
+                (info, iplt, l.addr_of(Target::Global(id)), 0)
+            }
             Def::Defined(f, i) => {
                 let s = l.sym(f, i);
                 let Some(shndx) = osec_index(f, s.st_shndx(LE)) else { continue };
@@ -675,16 +684,26 @@ fn build_symtab(l: &Layout) -> SymtabOut {
                 let ty = if s.st_type() == elf::STT_TLS { elf::STT_TLS } else { elf::STT_OBJECT };
                 (elf::STB_GLOBAL << 4 | ty, shndx, l.sym_value[id], s.st_size(LE))
             }
-            Def::Synthetic => continue,
+            Def::Synthetic => {
+                let v = l.sym_value[id];
+                let abs = l.config.defsym.iter().any(|(n, e)| n.as_bytes() == name && crate::resolve::defsym_target(e).is_none());
+                let shndx = if abs {
+                    elf::SHN_ABS
+                } else {
+                    l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx as u16).last().unwrap_or(elf::SHN_ABS)
+                };
+                (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, shndx, v, 0)
+            }
             Def::Shared(fi, k) => {
                 let ds = l.r.dso(fi).syms[k].sym;
                 if !l.dynsym_index.contains_key(&id) {
                     continue;
                 }
-                let bind = if sym.strong_ref { elf::STB_GLOBAL } else { elf::STB_WEAK };
+                let bind = if !sym.obj_ref { ds.st_bind() } else if sym.strong_ref { elf::STB_GLOBAL } else { elf::STB_WEAK };
                 let copy = l.sym_flags.get(&Target::Global(id)).map_or(false, |f| f.copy);
                 if copy {
-                    let shndx = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(id))).map(|o| o.shndx as u16).unwrap_or(0);
+                    let primary = l.copy_alias.get(&id).copied().unwrap_or(id);
+                    let shndx = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(primary))).map(|o| o.shndx as u16).unwrap_or(0);
                     (bind << 4 | ds.st_type(), shndx, l.sym_value[id], ds.st_size(LE))
                 } else {
                     (bind << 4 | ds.st_type(), 0, 0, 0)
@@ -697,7 +716,15 @@ fn build_symtab(l: &Layout) -> SymtabOut {
                     let sec = sym.name.strip_prefix(b"__start_").or_else(|| sym.name.strip_prefix(b"__stop_"));
                     let shndx = match sec {
                         Some(n) => l.osecs.iter().find(|o| o.name.as_bytes() == n).map(|o| o.shndx as u16),
-                        None => l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx as u16).last(),
+                        // End symbols belong to the section they end (lld: `etext` in the last
+                        // code section, `edata` in the last PROGBITS one).
+                        None => l
+                            .osecs
+                            .iter()
+                            .filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.size > 0 && o.addr < v && v <= o.addr + o.size)
+                            .chain(l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr == v))
+                            .map(|o| o.shndx as u16)
+                            .next(),
                     };
                     (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, shndx.unwrap_or(elf::SHN_ABS), v, 0)
                 } else if sym.weak {
@@ -718,6 +745,13 @@ fn build_symtab(l: &Layout) -> SymtabOut {
     }
     }
     SymtabOut { symtab, strtab, first_global }
+}
+
+fn sym_bind_of(l: &Layout, id: crate::resolve::SymbolId) -> u8 {
+    match l.r.symbols[id].def {
+        Def::Defined(f, i) => l.sym(f, i).st_bind(),
+        _ => elf::STB_GLOBAL,
+    }
 }
 
 fn compute_build_id(l: &Layout, buf: &[u8]) -> Vec<u8> {

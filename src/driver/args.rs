@@ -1020,11 +1020,11 @@ impl Parser {
             "dynamic-list" => c.dynamic_lists.push(PathBuf::from(val())),
             "version-script" => c.version_scripts.push(PathBuf::from(val())),
             "hash-style" => {
-                if !self.hash_style_seen {
-                    c.hash_sysv = false;
-                    c.hash_gnu = false;
-                    self.hash_style_seen = true;
-                }
+                // The last --hash-style wins (ld.lld 22: `--hash-style=gnu --hash-style=sysv`
+                // writes only .hash); clang passes its own first.
+                c.hash_sysv = false;
+                c.hash_gnu = false;
+                self.hash_style_seen = true;
                 match v.unwrap_or("") {
                     "sysv" => c.hash_sysv = true,
                     "gnu" => c.hash_gnu = true,

@@ -28,6 +28,15 @@ pub struct SharedFile {
     pub input: &'static InputFile,
     pub soname: String,
     pub syms: Vec<DsoSym>,
+    /// Address ranges of the library's read-only allocated sections: a copy relocation of data
+    /// that lives there goes to `.bss.rel.ro`, which becomes read-only after relocation.
+    pub ro_ranges: Vec<(u64, u64)>,
+}
+
+impl SharedFile {
+    pub fn is_read_only(&self, addr: u64) -> bool {
+        self.ro_ranges.iter().any(|&(a, sz)| a <= addr && addr < a + sz)
+    }
 }
 
 fn bounds(data: &'static [u8], off: u64, size: u64) -> Result<&'static [u8]> {
@@ -55,7 +64,12 @@ impl SharedFile {
         let mut versym: &'static [u8] = &[];
         let mut verdef: Option<(&'static [u8], u32)> = None;
         let mut dynamic: &'static [u8] = &[];
+        let mut ro_ranges = Vec::new();
         for h in shdrs.iter() {
+            let fl = h.sh_flags(LE);
+            if fl & elf::SHF_ALLOC as u64 != 0 && fl & elf::SHF_WRITE as u64 == 0 && h.sh_type(LE) != elf::SHT_NOBITS {
+                ro_ranges.push((h.sh_addr(LE), h.sh_size(LE)));
+            }
             match h.sh_type(LE) {
                 elf::SHT_DYNSYM => {
                     let raw = bounds(data, h.sh_offset(LE), h.sh_size(LE))?;
@@ -131,6 +145,6 @@ impl SharedFile {
             syms.push(DsoSym { name, version, hidden, defined, sym: s });
         }
         let soname = soname.unwrap_or_else(|| input.needed_name.clone());
-        Ok(SharedFile { input, soname, syms })
+        Ok(SharedFile { input, soname, syms, ro_ranges })
     }
 }

@@ -275,8 +275,12 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
             let info = (bind << 4) | ty;
             let flags = l.sym_flags.get(&t);
             if flags.map_or(false, |f| f.copy) {
-                let os = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(id))).map(|o| o.shndx).unwrap_or(0);
-                (os as u16, l.sym_value[id], ds.st_size(LE), info)
+                let primary = l.copy_alias.get(&id).copied().unwrap_or(id);
+                let os = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(primary))).map(|o| o.shndx).unwrap_or(0);
+                // A copy keeps the binding its references give it; an alias nobody referenced
+                // keeps the library's.
+                let bind = if s.obj_ref { if s.strong_ref { elf::STB_GLOBAL } else { elf::STB_WEAK } } else { ds.st_bind() };
+                (os as u16, l.sym_value[id], ds.st_size(LE), (bind << 4) | ty)
             } else if flags.map_or(false, |f| f.canonical) {
                 (0, l.plt_entry_addr(l.plt_index[&id]), ds.st_size(LE), info)
             } else {
