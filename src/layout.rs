@@ -307,7 +307,8 @@ fn rank(os: &OutSec, relro_enabled: bool) -> u32 {
     let nobits = os.sh_type == elf::SHT_NOBITS;
     if os.relro && relro_enabled {
         let tls = flag(os.flags, elf::SHF_TLS);
-        return if tls { 30 } else { 32 };
+        // NOBITS RELRO sections (.bss.rel.ro, .relro_padding) end the RELRO region.
+        return if tls { 30 } else if nobits { 33 } else { 32 };
     }
     if os.relro && flag(os.flags, elf::SHF_TLS) {
         return 30;
@@ -1505,7 +1506,9 @@ fn build_dynsyms(l: &mut Layout) {
 pub fn is_defined_for_dynsym(l: &Layout, id: SymbolId) -> bool {
     match l.r.symbols[id].def {
         Def::Defined(..) | Def::Common(..) | Def::Synthetic => true,
-        Def::Shared(..) => l.sym_flags.get(&Target::Global(id)).map_or(false, |f| f.copy),
+        // Canonical PLT entries must be found by the loader's hash lookup, so the library's own
+        // references bind to the executable's address: they count as defined here.
+        Def::Shared(..) => l.sym_flags.get(&Target::Global(id)).map_or(false, |f| f.copy || f.canonical),
         _ => false,
     }
 }
@@ -1889,8 +1892,10 @@ fn assign_addresses(l: &mut Layout) -> Result<()> {
             let os = &l.osecs[i];
             let size = os.size;
             let a = align_up(addr, al);
-            off += a - addr;
             addr = a;
+            // Inside a segment the file offset tracks the address, so a PROGBITS section after a
+            // NOBITS one (e.g. .got after .bss.rel.ro) still has offset ≡ address (mod page).
+            off = seg_start_off + (addr - seg_start_addr);
             let os = &mut l.osecs[i];
             os.addr = addr;
             os.offset = off;

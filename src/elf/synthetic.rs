@@ -282,7 +282,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
                 let bind = if s.obj_ref { if s.strong_ref { elf::STB_GLOBAL } else { elf::STB_WEAK } } else { ds.st_bind() };
                 (os as u16, l.sym_value[id], ds.st_size(LE), (bind << 4) | ty)
             } else if flags.map_or(false, |f| f.canonical) {
-                (0, l.plt_entry_addr(l.plt_index[&id]), ds.st_size(LE), info)
+                (0, l.plt_entry_addr(l.plt_index[&id]), 0, info)
             } else {
                 (0, 0, 0, info)
             }
