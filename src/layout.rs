@@ -1342,16 +1342,22 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                 RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex | RelKind::GotOff => {
                     let relaxable = matches!(info.kind, RelKind::GotPcRelax | RelKind::GotPcRelaxRex)
                         && !preempt
-                        && !ifunc
                         && !(l.is_pic && l.is_absolute(t))
                         && !is_undef(l, t);
                     let mut relaxed = false;
                     if relaxable {
                         let d = sec.data;
                         let o2 = off as usize;
-                        if o2 >= 2 && d[o2 - 1] & 0xc7 == 0x05 && (d[o2 - 2] == 0x8b || (info.kind == RelKind::GotPcRelax && d[o2 - 2] == 0xff && matches!((d[o2 - 1] >> 3) & 7, 2 | 4))) {
+                        let is_mov = o2 >= 2 && d[o2 - 2] == 0x8b;
+                        let is_branch = o2 >= 2 && info.kind == RelKind::GotPcRelax && d[o2 - 2] == 0xff && matches!((d[o2 - 1] >> 3) & 7, 2 | 4);
+                        if o2 >= 2 && d[o2 - 1] & 0xc7 == 0x05 && (is_mov || is_branch) {
                             out.fixes.push((site, SiteFix::GotPcRelax));
                             relaxed = true;
+                            // An IFUNC reached through a relaxed GOT load is called through its
+                            // IPLT entry; loading its address makes that entry canonical.
+                            if ifunc {
+                                need(t, if is_branch { N_IPLT } else { N_CANON_IFUNC });
+                            }
                         }
                     }
                     if !relaxed {

@@ -358,10 +358,20 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
             SiteFix::Skip => {}
             SiteFix::GotPcRelax => match arch::relax_gotpcrelx(dst, off, info.kind == RelKind::GotPcRelaxRex) {
                 Some(arch::Relaxed::Jmp) => {
+                    let sa = match l.iplt_index.get(&t) {
+                        Some(&i) => l.iplt_entry_addr(i).wrapping_add(a as u64),
+                        None => sa,
+                    };
                     let disp = sa.wrapping_sub(p) as i64;
                     arch::write_relaxed_jmp(dst, off, disp);
                 }
-                Some(_) => write(dst, off, Field::I32, sa.wrapping_sub(p), errs),
+                Some(_) => {
+                    let sa = match l.iplt_index.get(&t) {
+                        Some(&i) => l.iplt_entry_addr(i).wrapping_add(a as u64),
+                        None => sa,
+                    };
+                    write(dst, off, Field::I32, sa.wrapping_sub(p), errs)
+                }
                 None => errs.push(format!("{}: cannot relax {}", o.input.name, arch::rel_name(r_type))),
             },
             SiteFix::TlsGdToLe => {
@@ -692,7 +702,12 @@ fn build_symtab(l: &Layout) -> SymtabOut {
                 } else {
                     l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx as u16).last().unwrap_or(elf::SHN_ABS)
                 };
-                (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, shndx, v, 0)
+                // An alias takes its target's type (a function stays a function), as in lld.
+                let ty = l.config.defsym.iter().find(|(n, _)| n.as_bytes() == name).and_then(|(_, e)| crate::resolve::defsym_target(e)).and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| match l.r.symbols[tid].def {
+                    Def::Defined(f, i) => l.sym(f, i).st_type(),
+                    _ => elf::STT_NOTYPE,
+                });
+                (elf::STB_GLOBAL << 4 | ty, shndx, v, 0)
             }
             Def::Shared(fi, k) => {
                 let ds = l.r.dso(fi).syms[k].sym;
@@ -716,6 +731,7 @@ fn build_symtab(l: &Layout) -> SymtabOut {
                     let sec = sym.name.strip_prefix(b"__start_").or_else(|| sym.name.strip_prefix(b"__stop_"));
                     let shndx = match sec {
                         Some(n) => l.osecs.iter().find(|o| o.name.as_bytes() == n).map(|o| o.shndx as u16),
+                        None if sym.name == b"__bss_start" => l.osecs.iter().find(|o| o.name == ".bss").map(|o| o.shndx as u16),
                         // End symbols belong to the section they end (lld: `etext` in the last
                         // code section, `edata` in the last PROGBITS one).
                         None => l

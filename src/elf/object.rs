@@ -76,6 +76,32 @@ pub fn c_str(tab: &'static [u8], off: u32) -> Result<&'static [u8]> {
     }
 }
 
+/// Inflates an SHF_COMPRESSED section (ELF compression header, then a zlib stream).
+fn decompress(name: &[u8], d: &'static [u8]) -> Result<(&'static [u8], u64)> {
+    let sec = String::from_utf8_lossy(name);
+    if d.len() < 24 {
+        bail!("{sec}: corrupted compressed section header");
+    }
+    let ch_type = u32::from_le_bytes(d[0..4].try_into().unwrap());
+    let ch_size = u64::from_le_bytes(d[8..16].try_into().unwrap());
+    let ch_align = u64::from_le_bytes(d[16..24].try_into().unwrap());
+    if ch_type != elf::ELFCOMPRESS_ZLIB {
+        bail!("{sec}: unsupported compression type ({ch_type})");
+    }
+    if ch_size > 1 << 32 {
+        bail!("{sec}: uncompressed section is too large");
+    }
+    let out = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&d[24..], ch_size as usize)
+        .map_err(|_| Error::new(format!("{sec}: uncompress failed: zlib error")))?;
+    if out.len() as u64 != ch_size {
+        bail!("{sec}: uncompress failed: size mismatch");
+    }
+    if !ch_align.is_power_of_two() && ch_align != 0 {
+        bail!("{sec}: invalid alignment in compressed section header");
+    }
+    Ok((Box::leak(out.into_boxed_slice()), ch_align))
+}
+
 fn slice_at(data: &'static [u8], off: u64, size: u64) -> Option<&'static [u8]> {
     let end = off.checked_add(size)?;
     if end > data.len() as u64 {
@@ -160,7 +186,16 @@ impl ObjFile {
                     corrupt(format!("section {} is out of bounds", String::from_utf8_lossy(name)))
                 })?
             };
-            let align = h.sh_addralign(LE).max(1);
+            let mut align = h.sh_addralign(LE).max(1);
+            let (mut data_slice, mut size, mut flags) = (data_slice, size, flags);
+            if flags & elf::SHF_COMPRESSED as u64 != 0 && sh_type != elf::SHT_NOBITS {
+                // Compressed debug sections (`-gz`): relocations address the uncompressed bytes.
+                let (d, al) = decompress(name, data_slice)?;
+                size = d.len() as u64;
+                data_slice = d;
+                align = al.max(1);
+                flags &= !(elf::SHF_COMPRESSED as u64);
+            }
             if !align.is_power_of_two() {
                 bail!("section sh_addralign is not a power of 2");
             }
