@@ -1350,6 +1350,9 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                         let o2 = off as usize;
                         let is_mov = o2 >= 2 && d[o2 - 2] == 0x8b;
                         let is_branch = o2 >= 2 && info.kind == RelKind::GotPcRelax && d[o2 - 2] == 0xff && matches!((d[o2 - 1] >> 3) & 7, 2 | 4);
+                        // lld keeps GOT loads of IFUNC addresses (the slot then holds the
+                        // canonical IPLT address) and relaxes only calls and jumps.
+                        let is_mov = is_mov && !ifunc;
                         if o2 >= 2 && d[o2 - 1] & 0xc7 == 0x05 && (is_mov || is_branch) {
                             out.fixes.push((site, SiteFix::GotPcRelax));
                             relaxed = true;
@@ -1362,6 +1365,10 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                     }
                     if !relaxed {
                         need(t, N_GOT);
+                        if ifunc && !preempt && !l.is_pic {
+                            // Non-PIC: the GOT slot holds the canonical IPLT address (lld).
+                            need(t, N_CANON_IFUNC);
+                        }
                     }
                 }
                 RelKind::GotBasePc | RelKind::RelGotBase => {}
