@@ -34,7 +34,11 @@ pub fn io_error(e: &std::io::Error) -> String {
 
 /// Runs one link described by `config`.
 pub fn link(config: &driver::args::Config) -> Result<()> {
-    let inputs: &'static [input::InputFile] = Box::leak(input::load(config)?.into_boxed_slice());
+    // Input linker scripts may set the entry point, add undefined symbols and search
+    // directories (ENTRY, EXTERN, SEARCH_DIR), so loading refines a copy of the config.
+    let mut config = config.clone();
+    let inputs: &'static [input::InputFile] = Box::leak(input::load_into(&mut config)?.into_boxed_slice());
+    let config = &config;
     let resolved = resolve::resolve(config, inputs)?;
     let layout = layout::layout(config, &resolved)?;
     write::write_output(&layout)
@@ -61,6 +65,10 @@ pub fn main_with_args(argv: &[String]) -> i32 {
         }
         driver::args::Action::Link(c) => c,
     };
+    if config.print_version {
+        // `-v` with inputs: print the version and link, as GNU ld and lld do.
+        println!("{}", driver::args::version_string());
+    }
     let run = || link(&config);
     let result = match config.threads {
         Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build() {

@@ -1669,9 +1669,12 @@ mod tests {
         assert!(c.hash_sysv && !c.hash_gnu);
         let c = cfg(&["--hash-style=both", "a.o"]);
         assert!(c.hash_sysv && c.hash_gnu);
+        // The last --hash-style wins, as in ld.lld 22 (checked by the hash-style-sysv fixture).
         let c = cfg(&["--hash-style", "gnu", "--hash-style=sysv", "a.o"]);
-        assert!(c.hash_sysv && c.hash_gnu);
-        assert_eq!(cfg(&["--build-id", "a.o"]).build_id, BuildId::Fast);
+        assert!(c.hash_sysv && !c.hash_gnu);
+        // A bare --build-id is SHA-1 in ld.lld 22 (20-byte note).
+        assert_eq!(cfg(&["--build-id", "a.o"]).build_id, BuildId::Sha1);
+        assert_eq!(cfg(&["--build-id=fast", "a.o"]).build_id, BuildId::Fast);
         assert_eq!(cfg(&["--build-id=sha1", "a.o"]).build_id, BuildId::Sha1);
         assert_eq!(cfg(&["--build-id=md5", "a.o"]).build_id, BuildId::Md5);
         assert_eq!(cfg(&["--build-id=uuid", "a.o"]).build_id, BuildId::Uuid);
