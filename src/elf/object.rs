@@ -130,6 +130,11 @@ impl ObjFile {
         if shoff != 0 && shentsize as usize != std::mem::size_of::<Shdr>() {
             bail!("invalid sh_entsize");
         }
+        // lld's wording for the commonest corruption, a truncated file.
+        let shnum_raw = ehdr.e_shnum(LE) as u64;
+        if shoff != 0 && shoff.checked_add(shnum_raw.max(1) * 64).map_or(true, |end| end > data.len() as u64) {
+            bail!("section header table goes past the end of the file: e_shoff = 0x{shoff:x}");
+        }
         let shdrs = ehdr.section_headers(LE, data).map_err(|e| corrupt(format!("{e}")))?;
         let shnum = shdrs.len();
         let shstrndx = ehdr.shstrndx(LE, data).map_err(|e| corrupt(e.to_string()))? as usize;
