@@ -355,7 +355,7 @@ impl<'r> Layout<'r> {
             Target::Global(id) => {
                 let s = &self.r.symbols[id];
                 match s.def {
-                    Def::Shared(..) => !self.copies.contains(&id) || true,
+                    Def::Shared(..) => true,
                     Def::Undefined | Def::Lazy(_) => s.weak && self.has_dso(),
                     _ => false,
                 }
@@ -1632,7 +1632,7 @@ fn create_synthetic(l: &mut Layout) {
     if l.has_dynamic {
         add_synth(l, Synth::Dynamic, ".dynamic", elf::SHT_DYNAMIC, a | w, 8);
     }
-    if !l.got.is_empty() || l.r.lookup(b"_GLOBAL_OFFSET_TABLE_").is_some() && false {
+    if !l.got.is_empty() {
         add_synth(l, Synth::Got, ".got", elf::SHT_PROGBITS, a | w, 8);
     }
     let got_sym_used = l.r.lookup(b"_GLOBAL_OFFSET_TABLE_").map_or(false, |id| l.r.symbols[id].obj_ref);

@@ -8,7 +8,6 @@
 //! the result is identical whatever the thread count.
 
 use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use dtld_arch::x86_64::{self as arch, Field, RelKind};
@@ -16,7 +15,6 @@ use object::elf;
 use object::read::elf::{Rela as _, Sym as _};
 use rayon::prelude::*;
 
-use crate::elf::object::SecKind;
 use crate::elf::synthetic;
 use crate::elf::LE;
 use crate::error::{Error, Result};
@@ -808,10 +806,4 @@ fn compute_build_id(l: &Layout, buf: &[u8]) -> Vec<u8> {
             b.to_vec()
         }
     }
-}
-
-#[allow(dead_code)]
-fn unused(_: &mut dyn std::io::Write) {
-    let _ = std::io::sink().flush();
-    let _ = SecKind::Regular;
 }
