@@ -1487,7 +1487,7 @@ fn build_dynsyms(l: &mut Layout) {
             Def::Defined(..) | Def::Common(..) => {
                 s.visibility == elf::STV_DEFAULT && (s.dso_ref || s.in_dso || l.config.export_dynamic || l.config.shared)
             }
-            Def::Synthetic => false,
+            Def::Synthetic | Def::Bitcode(..) => false,
         };
         if include {
             list.push(id);

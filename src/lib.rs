@@ -7,7 +7,9 @@
 //! 2. `input::load`           — find, map and identify every input; split archives;
 //! 3. `resolve::resolve`      — parse objects and libraries, bind every symbol, pull archive
 //!                              members (lld's lazy-symbol model);
-//! 4. (ThinLTO and DTLTO run here, between resolution and layout, in later releases);
+//! 4. `lto::run`              — with bitcode in the link: lld's resolutions, the thin link by
+//!                              the user's llvm-lto2, backends (local or distributed); the
+//!                              native objects re-enter resolution (pass 2);
 //! 5. `layout::layout`        — live sections, output sections, relocation scan (GOT/PLT/copy/
 //!                              dynamic relocations, relaxations), addresses, symbol values;
 //! 6. `write::write_output`   — fill the memory-mapped output in parallel, build-id, atomic rename.
@@ -18,6 +20,7 @@ pub mod elf;
 pub mod error;
 pub mod input;
 pub mod layout;
+pub mod lto;
 pub mod resolve;
 pub mod write;
 
@@ -39,7 +42,16 @@ pub fn link(config: &driver::args::Config) -> Result<()> {
     let mut config = config.clone();
     let inputs: &'static [input::InputFile] = Box::leak(input::load_into(&mut config)?.into_boxed_slice());
     let config = &config;
-    let resolved = resolve::resolve(config, inputs)?;
+    let mut resolver = resolve::Resolver::start(config, inputs)?;
+    if resolver.resolved().has_bitcode() {
+        // LTO replaces the bitcode files by native objects, which join the link in pass 2.
+        let out = lto::run(config, resolver.resolved())?;
+        if out.stop {
+            return Ok(());
+        }
+        resolver.add_lto_objects(out.objects)?;
+    }
+    let resolved = resolver.finish()?;
     let layout = layout::layout(config, &resolved)?;
     write::write_output(&layout)
 }

@@ -722,6 +722,7 @@ fn build_symtab(l: &Layout) -> SymtabOut {
                     (bind << 4 | ds.st_type(), 0, 0, 0)
                 }
             }
+            Def::Bitcode(..) => continue,
             Def::Undefined | Def::Lazy(_) => {
                 if let Some(&v) = l.synthetic_syms.get(&id) {
                     // Linker-defined symbols belong to the output section they point into
@@ -741,7 +742,9 @@ fn build_symtab(l: &Layout) -> SymtabOut {
                             .next(),
                     };
                     (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, shndx.unwrap_or(elf::SHN_ABS), v, 0)
-                } else if sym.weak {
+                } else if sym.weak && sym.obj_ref {
+                    // Only names a loaded object refers to: lazy symbols of members that were
+                    // never extracted are not part of the output (lld's isUsedInRegularObj).
                     (elf::STB_WEAK << 4 | elf::STT_NOTYPE, 0, 0, 0)
                 } else {
                     continue;

@@ -858,7 +858,22 @@ pub fn parse(argv: &[String]) -> Result<Action> {
             }
         }
         // 3. LTO options, recorded raw.
-        if body.starts_with("lto-") || body.starts_with("thinlto-") || body.starts_with("lto=") {
+        if body.starts_with("lto-") || body.starts_with("thinlto-") || body.starts_with("lto=") || body == "no-lto-pgo-warn-mismatch" {
+            // These take their value in the next argument too (`--x <v>`), as in lld.
+            const SEPARATE: &[&str] = &[
+                "thinlto-distributor-arg",
+                "thinlto-remote-compiler-prepend-arg",
+                "thinlto-remote-compiler-arg",
+            ];
+            if SEPARATE.contains(&body) {
+                if i < args.len() {
+                    p.cfg.lto_args.push(format!("--{body}={}", args[i]));
+                    i += 1;
+                } else {
+                    p.errors.push(format!("{a}: missing argument"));
+                }
+                continue;
+            }
             p.cfg.lto_args.push(a.clone());
             continue;
         }

@@ -50,6 +50,10 @@ pub struct InputFile {
     /// The shared library's name for DT_NEEDED when it has no DT_SONAME: the path as given
     /// (or, for `-lfoo`, the file name found).
     pub needed_name: String,
+    /// For archive members: the offset of the member's header in the archive (lld names
+    /// bitcode members `lib.a(m.o at <offset>)` for LTO), and whether the archive is thin.
+    pub archive_offset: u64,
+    pub thin_member: bool,
 }
 
 /// Loads every input named on the command line, in command-line order.
@@ -323,6 +327,8 @@ impl Loader<'_> {
             archive: None,
             as_needed: kind == FileKind::Shared && self.state.as_needed,
             needed_name,
+            archive_offset: 0,
+            thin_member: false,
         });
     }
 
@@ -385,6 +391,8 @@ impl Loader<'_> {
                 data: mdata,
                 kind,
                 lazy: !whole,
+                thin_member: m.data.is_none(),
+                archive_offset: m.offset as u64,
                 archive: Some((path.to_string(), m.name)),
                 as_needed: false,
                 needed_name: String::new(),

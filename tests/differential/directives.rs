@@ -97,6 +97,23 @@ pub struct Library {
     pub sources: Sources,
 }
 
+/// Link-time optimization requested by `//#Lto:`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lto {
+    Thin,
+    Full,
+}
+
+impl Lto {
+    /// The flag for both the compile of the program's sources and the link.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Lto::Thin => "-flto=thin",
+            Lto::Full => "-flto=full",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Fixture {
     /// `<name>` for `fixtures/elf/<name>.c` or `fixtures/elf/<name>/main.c`.
@@ -105,6 +122,9 @@ pub struct Fixture {
     pub modes: Vec<Mode>,
     pub drivers: Vec<Driver>,
     pub cflags: Vec<String>,
+    /// `//#Lto:`: compile the primary, `Object` and archive sources to bitcode and link with
+    /// the same `-flto=` flag.
+    pub lto: Option<Lto>,
     pub objects: Vec<Sources>,
     pub archives: Vec<(LibKind, Library)>,
     pub shared: Vec<Library>,
@@ -146,6 +166,7 @@ const KEYS: &[&str] = &[
     "Modes",
     "Drivers",
     "CFlags",
+    "Lto",
     "Object",
     "Archive",
     "ThinArchive",
@@ -174,6 +195,7 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
         modes: Mode::ALL.to_vec(),
         drivers: vec![Driver::Clang],
         cflags: Vec::new(),
+        lto: None,
         objects: Vec::new(),
         archives: Vec::new(),
         shared: Vec::new(),
@@ -231,6 +253,16 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
                 }
             }
             "CFlags" => fx.cflags.extend(words()?),
+            "Lto" => {
+                if fx.lto.is_some() {
+                    return Err(at("more than one `Lto`".into()));
+                }
+                fx.lto = Some(match words()?.as_slice() {
+                    [w] if w == "thin" => Lto::Thin,
+                    [w] if w == "full" => Lto::Full,
+                    _ => return Err(at(format!("expected `Lto: thin` or `Lto: full`, got `{value}`"))),
+                });
+            }
             "Object" => fx.objects.push(sources(&src_dir, words()?).map_err(&at)?),
             "Archive" | "ThinArchive" | "NoIndexArchive" | "Shared" => {
                 let (lib, rest) = value
@@ -292,6 +324,13 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
                 )))
             }
         }
+    }
+    if fx.lto.is_some() && fx.drivers.contains(&Driver::Gcc) {
+        // gcc would hand LLVM bitcode to GCC's own LTO plugin (liblto_plugin.so).
+        return Err(format!(
+            "{}: `Lto` fixtures can only use the clang driver, not gcc",
+            primary.display()
+        ));
     }
     if !fx.shared.is_empty() {
         if modes_given {

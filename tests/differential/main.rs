@@ -143,6 +143,7 @@ fn run_trial(ctx: &Context, fx: &Fixture, mode: Mode, driver: Driver) -> Result<
         driver,
         dir: dir.clone(),
         repro: Vec::new(),
+        bitcode_objects: 0,
     };
     match t.run() {
         Ok(()) => {
@@ -175,6 +176,8 @@ struct TrialRun<'a> {
     driver: Driver,
     dir: PathBuf,
     repro: Vec<String>,
+    /// How many compiled objects are LLVM bitcode (checked for `Lto` fixtures).
+    bitcode_objects: usize,
 }
 
 impl TrialRun<'_> {
@@ -226,11 +229,19 @@ impl TrialRun<'_> {
         }
     }
 
-    fn compile_flags(&self, pic: Option<&str>, extra: &[String]) -> Vec<String> {
-        let mut flags: Vec<String> = ["-g0", "-O1", pic.unwrap_or(self.mode.compile_flag())]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+    /// Flags for one source: the defaults, `-flto=` (program sources of an `Lto` fixture;
+    /// shared libraries are always native), `CFlags`, then the group's own flags, so that a
+    /// per-source `-fno-lto` or `-flto=full` wins.
+    fn compile_flags(&self, shared_lib: bool, extra: &[String]) -> Vec<String> {
+        let pic = if shared_lib {
+            "-fPIC"
+        } else {
+            self.mode.compile_flag()
+        };
+        let mut flags: Vec<String> = ["-g0", "-O1", pic].iter().map(|s| s.to_string()).collect();
+        if let (false, Some(lto)) = (shared_lib, self.fx.lto) {
+            flags.push(lto.flag().to_string());
+        }
         flags.extend(self.fx.cflags.iter().cloned());
         flags.extend(extra.iter().cloned());
         flags
@@ -262,6 +273,9 @@ impl TrialRun<'_> {
         }
         let shown = self.ctx.cache.compile(src, flags, &out)?;
         self.repro.push(shown);
+        if is_bitcode(&out) {
+            self.bitcode_objects += 1;
+        }
         Ok(rel)
     }
 
@@ -271,16 +285,16 @@ impl TrialRun<'_> {
         let fx = self.fx;
         let mut taken = HashSet::new();
         let mut inputs = Vec::new();
-        let flags = self.compile_flags(None, &[]);
+        let flags = self.compile_flags(false, &[]);
         inputs.push(self.compile(&fx.primary, &flags, "", &mut taken)?);
         for group in &fx.objects {
-            let flags = self.compile_flags(None, &group.cflags);
+            let flags = self.compile_flags(false, &group.cflags);
             for src in &group.files {
                 inputs.push(self.compile(src, &flags, "", &mut taken)?);
             }
         }
         for (kind, lib) in &fx.archives {
-            let flags = self.compile_flags(None, &lib.sources.cflags);
+            let flags = self.compile_flags(false, &lib.sources.cflags);
             let subdir = format!("{}.objs/", lib.name);
             let mut objs = Vec::new();
             for src in &lib.sources.files {
@@ -296,7 +310,7 @@ impl TrialRun<'_> {
             inputs.push(lib.name.clone());
         }
         for lib in &fx.shared {
-            let flags = self.compile_flags(Some("-fPIC"), &lib.sources.cflags);
+            let flags = self.compile_flags(true, &lib.sources.cflags);
             let subdir = format!("{}.objs/", lib.name);
             let mut objs = Vec::new();
             for src in &lib.sources.files {
@@ -313,6 +327,14 @@ impl TrialRun<'_> {
             self.repro.push(command_line(&link));
             run_tool_ok(&mut link)?;
             inputs.push(lib.name.clone());
+        }
+        // An `Lto` fixture whose sources all ended up native (say, `-fno-lto` in `CFlags`)
+        // would silently test ordinary linking.
+        if let (Some(lto), 0) = (fx.lto, self.bitcode_objects) {
+            return Err(format!(
+                "the fixture says `Lto: {}` but no source was compiled to LLVM bitcode",
+                if lto == directives::Lto::Thin { "thin" } else { "full" }
+            ));
         }
         Ok(inputs)
     }
@@ -348,6 +370,11 @@ impl TrialRun<'_> {
             }
         }
         cmd.arg(self.mode.link_flag());
+        if let Some(lto) = self.fx.lto {
+            // Makes clang pass `-plugin .../LLVMgold.so -plugin-opt=...` to dtld (nothing but
+            // `-plugin-opt=...` to ld.lld), as a real LTO build would.
+            cmd.arg(lto.flag());
+        }
         cmd.args(extra);
         let dir = self.dir.to_string_lossy();
         cmd.args(self.fx.link_args.iter().map(|a| a.replace("$DIR", &dir)));
@@ -577,6 +604,17 @@ impl TrialRun<'_> {
         }
         Ok(())
     }
+}
+
+/// Whether `path` starts with the LLVM bitcode magic (`BC\xC0\xDE`; clang writes raw bitcode,
+/// never the wrapper header).
+fn is_bitcode(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && magic == *b"BC\xC0\xDE"
 }
 
 /// The message of the first `error:` line of a linker's stderr: the text after `error: `, with

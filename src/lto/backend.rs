@@ -1,0 +1,368 @@
+//! ThinLTO backends: one compile job per module, run locally in parallel, with a cache.
+//!
+//! A job is exactly what lld 22 would put in a DTLTO job file: the remote compiler's common
+//! arguments (`clang -c --target=... -O2 -faddrsig -ffunction-sections -fdata-sections [-fpic]
+//! -Wno-unused-command-line-argument`) followed by `<module> -fthinlto-index=<shard> -o <object>`,
+//! run in the linker's working directory. In-process ThinLTO runs these jobs itself; the DTLTO
+//! stage hands the same jobs to a distributor. Every output is checked (clang's ThinLTO backend
+//! can exit 0 after writing an empty object), and cached by the hash of everything that enters
+//! the job: compiler, arguments, module, shard and import sources.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use sha1::{Digest, Sha1};
+
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The module as lld would name it (for messages).
+    pub display: String,
+    /// Module ID (bitcode path), shard path and output path, relative to the working directory.
+    pub module: String,
+    pub shard: String,
+    pub output: String,
+    /// Module IDs this job imports from.
+    pub imports: Vec<String>,
+}
+
+impl Job {
+    pub fn args(&self) -> Vec<String> {
+        vec![self.module.clone(), format!("-fthinlto-index={}", self.shard), "-o".into(), self.output.clone()]
+    }
+}
+
+/// lld 22's remote-compiler argument list (`common.args` of the DTLTO job file).
+pub fn common_args(compiler: &str, prepend: &[String], triple: &str, opt_level: u32, pic: bool, sample_profile: Option<&str>, no_pgo_warn_mismatch: bool, extra: &[String]) -> Vec<String> {
+    let mut a = vec![compiler.to_string()];
+    a.extend(prepend.iter().cloned());
+    a.push("-c".into());
+    a.push(format!("--target={triple}"));
+    a.push(format!("-O{opt_level}"));
+    a.push("-faddrsig".into());
+    a.push("-ffunction-sections".into());
+    a.push("-fdata-sections".into());
+    if pic {
+        a.push("-fpic".into());
+    }
+    if no_pgo_warn_mismatch {
+        a.push("-mllvm".into());
+        a.push("-no-pgo-warn-mismatch".into());
+    }
+    if let Some(p) = sample_profile {
+        a.push(format!("-fprofile-sample-use={p}"));
+    }
+    a.push("-Wno-unused-command-line-argument".into());
+    a.extend(extra.iter().cloned());
+    a
+}
+
+/// Checks a backend output: an x86-64 ELF relocatable object with something in it.
+pub fn check_object(data: &[u8]) -> std::result::Result<(), String> {
+    if data.is_empty() {
+        return Err("the object file is empty".into());
+    }
+    if data.len() < 64 || &data[..4] != b"\x7fELF" {
+        return Err("not an ELF file".into());
+    }
+    if data[4] != 2 || data[5] != 1 {
+        return Err("not a 64-bit little-endian ELF file".into());
+    }
+    let e_type = u16::from_le_bytes([data[16], data[17]]);
+    let e_machine = u16::from_le_bytes([data[18], data[19]]);
+    if e_type != 1 {
+        return Err("not a relocatable object".into());
+    }
+    if e_machine != 62 {
+        return Err("not an x86-64 object".into());
+    }
+    Ok(())
+}
+
+pub struct Cache {
+    pub dir: PathBuf,
+    /// Identity of the compiler (path and version) that enters every key.
+    pub salt: String,
+}
+
+impl Cache {
+    fn key(&self, common: &[String], job: &Job, cwd: &Path) -> Option<String> {
+        let mut h = Sha1::new();
+        h.update(b"dtld-thinlto-cache-v1\0");
+        h.update(self.salt.as_bytes());
+        h.update([0]);
+        for a in common.iter().chain(job.args().iter()) {
+            h.update(a.as_bytes());
+            h.update([0]);
+        }
+        let mut files: Vec<&str> = vec![job.module.as_str(), job.shard.as_str()];
+        let mut imports: Vec<&str> = job.imports.iter().map(String::as_str).collect();
+        imports.sort_unstable();
+        files.extend(imports);
+        for f in files {
+            let data = std::fs::read(cwd.join(f)).ok()?;
+            h.update(f.as_bytes());
+            h.update([0]);
+            h.update((data.len() as u64).to_le_bytes());
+            h.update(&data);
+        }
+        Some(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    fn entry(&self, key: &str) -> PathBuf {
+        self.dir.join(format!("dtld-{key}"))
+    }
+
+    fn lookup(&self, key: &str) -> Option<Vec<u8>> {
+        let p = self.entry(key);
+        let data = std::fs::read(&p).ok()?;
+        if check_object(&data).is_err() {
+            let _ = std::fs::remove_file(&p);
+            return None;
+        }
+        // A hit counts as a use for pruning.
+        if let Ok(f) = std::fs::File::options().append(true).open(&p) {
+            let _ = f.set_modified(SystemTime::now());
+        }
+        Some(data)
+    }
+
+    fn store(&self, key: &str, data: &[u8]) {
+        let _ = std::fs::create_dir_all(&self.dir);
+        let tmp = self.dir.join(format!(".tmp-dtld-{key}-{}", std::process::id()));
+        if std::fs::write(&tmp, data).is_ok() && std::fs::rename(&tmp, self.entry(key)).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+
+    /// lld's `--thinlto-cache-policy` (`prune_interval`, `prune_after`, `cache_size_bytes`,
+    /// `cache_size_files`; `cache_size=N%` is accepted and not enforced) over dtld's entries.
+    pub fn prune(&self, policy: Option<&str>) -> Result<()> {
+        let p = CachePolicy::parse(policy.unwrap_or(""))?;
+        let stamp = self.dir.join("dtld-cache.timestamp");
+        if let Some(interval) = p.interval {
+            if let Ok(m) = std::fs::metadata(&stamp).and_then(|m| m.modified()) {
+                if SystemTime::now().duration_since(m).map_or(false, |age| age < interval) {
+                    return Ok(());
+                }
+            }
+        }
+        let _ = std::fs::write(&stamp, b"");
+        let Ok(rd) = std::fs::read_dir(&self.dir) else { return Ok(()) };
+        let now = SystemTime::now();
+        let mut entries: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
+        for e in rd.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if !name.starts_with("dtld-") || name == "dtld-cache.timestamp" {
+                continue;
+            }
+            let Ok(md) = e.metadata() else { continue };
+            let t = md.modified().unwrap_or(now);
+            if let Some(after) = p.expire_after {
+                if now.duration_since(t).map_or(false, |age| age > after) {
+                    let _ = std::fs::remove_file(e.path());
+                    continue;
+                }
+            }
+            entries.push((t, md.len(), e.path()));
+        }
+        entries.sort();
+        let mut total: u64 = entries.iter().map(|e| e.1).sum();
+        let mut count = entries.len() as u64;
+        for (_, size, path) in entries {
+            let over_bytes = p.max_bytes.map_or(false, |m| total > m);
+            let over_files = p.max_files.map_or(false, |m| count > m);
+            if !over_bytes && !over_files {
+                break;
+            }
+            let _ = std::fs::remove_file(path);
+            total -= size;
+            count -= 1;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, PartialEq)]
+pub struct CachePolicy {
+    pub interval: Option<Duration>,
+    pub expire_after: Option<Duration>,
+    pub max_bytes: Option<u64>,
+    pub max_files: Option<u64>,
+}
+
+impl CachePolicy {
+    pub fn parse(s: &str) -> Result<CachePolicy> {
+        let mut p = CachePolicy {
+            interval: Some(Duration::from_secs(1200)),
+            expire_after: Some(Duration::from_secs(7 * 24 * 3600)),
+            max_bytes: None,
+            max_files: Some(1_000_000),
+        };
+        let duration = |v: &str| -> Result<Duration> {
+            let (num, unit) = v.split_at(v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len()));
+            let n: u64 = num.parse().map_err(|_| Error::new(format!("'{v}' not an integer")))?;
+            let mult = match unit {
+                "s" => 1,
+                "m" => 60,
+                "h" => 3600,
+                _ => crate::bail!("'{v}' must end with one of 's', 'm' or 'h'"),
+            };
+            Ok(Duration::from_secs(n * mult))
+        };
+        for part in s.split(':').filter(|p| !p.is_empty()) {
+            let (k, v) = part.split_once('=').ok_or_else(|| Error::new(format!("invalid cache policy: {part}")))?;
+            match k {
+                "prune_interval" => p.interval = Some(duration(v)?),
+                "prune_after" => {
+                    let d = duration(v)?;
+                    p.expire_after = if d.is_zero() { None } else { Some(d) };
+                }
+                "cache_size" => {
+                    if !v.ends_with('%') || v[..v.len() - 1].parse::<u32>().map_or(true, |n| n > 100) {
+                        crate::bail!("'{v}' must be a percentage");
+                    }
+                }
+                "cache_size_bytes" => {
+                    let (num, unit) = v.split_at(v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len()));
+                    let n: u64 = num.parse().map_err(|_| Error::new(format!("'{v}' not an integer")))?;
+                    let m: u64 = match unit {
+                        "" => 1,
+                        "k" => 1 << 10,
+                        "m" => 1 << 20,
+                        "g" => 1 << 30,
+                        _ => crate::bail!("'{v}' not an integer"),
+                    };
+                    p.max_bytes = if n == 0 { None } else { Some(n * m) };
+                }
+                "cache_size_files" => {
+                    let n: u64 = v.parse().map_err(|_| Error::new(format!("'{v}' not an integer")))?;
+                    p.max_files = if n == 0 { None } else { Some(n) };
+                }
+                _ => crate::bail!("unknown key: '{k}'"),
+            }
+        }
+        Ok(p)
+    }
+}
+
+/// What running the jobs did.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub compiled: usize,
+    pub cached: usize,
+}
+
+/// Runs `jobs` (`common ++ job.args()`, in `cwd`) with `parallelism` processes at a time, using
+/// `cache` when given. Returns each job's object bytes, in job order.
+pub fn run_local(common: &[String], jobs: &[Job], cwd: &Path, parallelism: usize, cache: Option<&Cache>) -> Result<(Vec<Vec<u8>>, Stats)> {
+    let results: Vec<Mutex<Option<std::result::Result<(Vec<u8>, bool), String>>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    // Largest module first, as LLVM schedules them, so one big module does not finish last.
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(std::fs::metadata(cwd.join(&jobs[i].module)).map(|m| m.len()).unwrap_or(0)));
+    let next = AtomicUsize::new(0);
+    let workers = parallelism.max(1).min(jobs.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let n = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&i) = order.get(n) else { break };
+                let r = run_one(common, &jobs[i], cwd, cache);
+                *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            });
+        }
+    });
+    let mut objects = Vec::with_capacity(jobs.len());
+    let mut stats = Stats::default();
+    let mut errors = Vec::new();
+    for r in results {
+        match r.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(Ok((data, hit))) => {
+                if hit {
+                    stats.cached += 1;
+                } else {
+                    stats.compiled += 1;
+                }
+                objects.push(data);
+            }
+            Some(Err(e)) => {
+                errors.push(e);
+                objects.push(Vec::new());
+            }
+            None => errors.push("internal error: a backend job did not run".into()),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Error::many(errors));
+    }
+    Ok((objects, stats))
+}
+
+fn run_one(common: &[String], job: &Job, cwd: &Path, cache: Option<&Cache>) -> std::result::Result<(Vec<u8>, bool), String> {
+    let key = cache.and_then(|c| c.key(common, job, cwd));
+    if let (Some(c), Some(k)) = (cache, &key) {
+        if let Some(d) = c.lookup(k) {
+            return Ok((d, true));
+        }
+    }
+    let out_path = cwd.join(&job.output);
+    let _ = std::fs::remove_file(&out_path);
+    let output = Command::new(&common[0])
+        .args(&common[1..])
+        .args(job.args())
+        .current_dir(cwd)
+        .output()
+        .map_err(|e| format!("ThinLTO backend for {}: cannot run {}: {}", job.display, common[0], crate::io_error(&e)))?;
+    let messages = String::from_utf8_lossy(&output.stderr).trim_end().to_string();
+    if !output.status.success() {
+        let status = match output.status.code() {
+            Some(c) => format!("exit code {c}"),
+            None => "a signal".to_string(),
+        };
+        return Err(format!("ThinLTO backend for {} failed with {status}{}", job.display, if messages.is_empty() { String::new() } else { format!(":\n{messages}") }));
+    }
+    let data = std::fs::read(&out_path).map_err(|e| format!("ThinLTO backend for {}: cannot open native object file {}: {}", job.display, job.output, crate::io_error(&e)))?;
+    if let Err(e) = check_object(&data) {
+        return Err(format!("ThinLTO backend for {}: {}: {e}{}", job.display, job.output, if messages.is_empty() { String::new() } else { format!("; the compiler said:\n{messages}") }));
+    }
+    if !messages.is_empty() {
+        eprintln!("{messages}");
+    }
+    if let (Some(c), Some(k)) = (cache, &key) {
+        c.store(k, &data);
+    }
+    Ok((data, false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lld_common_args() {
+        let a = common_args("/usr/lib/llvm-22/bin/clang", &[], "x86_64-pc-linux-gnu", 2, true, None, false, &[]);
+        assert_eq!(a.join(" "), "/usr/lib/llvm-22/bin/clang -c --target=x86_64-pc-linux-gnu -O2 -faddrsig -ffunction-sections -fdata-sections -fpic -Wno-unused-command-line-argument");
+    }
+
+    #[test]
+    fn object_checks() {
+        assert_eq!(check_object(b""), Err("the object file is empty".into()));
+        assert_eq!(check_object(b"garbage garbage garbage garbage garbage garbage garbage garbage garbage"), Err("not an ELF file".into()));
+    }
+
+    #[test]
+    fn cache_policy() {
+        let p = CachePolicy::parse("prune_interval=30s:prune_after=1h:cache_size_bytes=2m:cache_size_files=5").unwrap();
+        assert_eq!(p.interval, Some(Duration::from_secs(30)));
+        assert_eq!(p.expire_after, Some(Duration::from_secs(3600)));
+        assert_eq!(p.max_bytes, Some(2 << 20));
+        assert_eq!(p.max_files, Some(5));
+        assert!(CachePolicy::parse("bogus=1").is_err());
+        assert!(CachePolicy::parse("prune_after=5x").is_err());
+    }
+}

@@ -1,0 +1,143 @@
+//! Finding the user's LLVM: the one whose clang produced the bitcode.
+//!
+//! dtld never takes LLVM tools from `$PATH` (on Debian 12, `/usr/bin/llvm-lto2` is LLVM 14 and
+//! cannot read LLVM 22 bitcode). It looks, in order, at `--lto-llvm-dir=`, `$DTLD_LLVM_DIR`, the
+//! `-plugin <dir>/lib/LLVMgold.so` clang passes to non-lld linkers, and the
+//! `--thinlto-remote-compiler=<dir>/bin/clang` clang passes with `-fthinlto-distributor=`. The
+//! version of the tools found must not be older than the newest bitcode producer.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::error::Result;
+use crate::lto::options::LtoOptions;
+
+#[derive(Debug, Clone)]
+pub struct Llvm {
+    /// The installation prefix (`/usr/lib/llvm-22`).
+    pub dir: PathBuf,
+    /// `<dir>/bin/llvm-lto2`, the thin-link tool.
+    pub lto2: PathBuf,
+    /// `<dir>/bin/clang`, the backend compiler for in-process ThinLTO.
+    pub clang: PathBuf,
+    /// `major.minor.patch` as printed by `llvm-lto2 --version`.
+    pub version: String,
+    /// How the directory was found (for messages).
+    pub source: String,
+}
+
+/// `22.1.8` → (22, 1, 8); missing parts are 0.
+pub fn parse_version(v: &str) -> Option<(u32, u32, u32)> {
+    let v = v.trim();
+    let digits: String = v.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    let mut it = digits.split('.').map(|p| p.parse::<u32>().ok());
+    let major = it.next()??;
+    let minor = it.next().flatten().unwrap_or(0);
+    let patch = it.next().flatten().unwrap_or(0);
+    Some((major, minor, patch))
+}
+
+fn candidates(o: &LtoOptions) -> Vec<(PathBuf, String)> {
+    let mut c = Vec::new();
+    if let Some(d) = &o.llvm_dir {
+        c.push((d.clone(), "--lto-llvm-dir / DTLD_LLVM_DIR".to_string()));
+    }
+    if let Some(p) = &o.plugin {
+        // <dir>/lib/LLVMgold.so (clang passes `<dir>/bin/../lib/LLVMgold.so`).
+        let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        if let Some(dir) = p.parent().and_then(Path::parent) {
+            c.push((dir.to_path_buf(), format!("-plugin {}", p.display())));
+        }
+    }
+    if let Some(r) = &o.remote_compiler {
+        let p = PathBuf::from(r);
+        let p = std::fs::canonicalize(&p).unwrap_or(p);
+        if let Some(dir) = p.parent().and_then(Path::parent) {
+            c.push((dir.to_path_buf(), format!("--thinlto-remote-compiler={r}")));
+        }
+    }
+    c
+}
+
+fn tool_version(lto2: &Path) -> Option<String> {
+    let out = Command::new(lto2).arg("--version").output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    // "LLVM version 22.1.8" (possibly with a vendor prefix line).
+    // "LLVM version 22.1.8", or with a vendor prefix: "Debian LLVM version 22.1.8".
+    text.lines().find_map(|l| l.split_once("LLVM version ").map(|(_, v)| v.trim().to_string()))
+}
+
+/// Finds a usable LLVM for bitcode produced by `producers` (irsymtab producer strings such as
+/// `22.1.8`), or explains why there is none.
+pub fn discover(o: &LtoOptions, producers: &[(String, String)]) -> Result<Llvm> {
+    let cands = candidates(o);
+    if cands.is_empty() {
+        let first = producers.first().map(|(f, _)| f.as_str()).unwrap_or("bitcode input");
+        crate::bail!(
+            "{first}: unable to handle this LLVM bitcode file: no LLVM to run the thin link with; \
+             link through clang -flto (which passes -plugin <llvm>/lib/LLVMgold.so), or name the LLVM \
+             installation with --lto-llvm-dir=<dir> or DTLD_LLVM_DIR (e.g. /usr/lib/llvm-22)"
+        );
+    }
+    let mut problems = Vec::new();
+    for (dir, source) in cands {
+        let lto2 = dir.join("bin/llvm-lto2");
+        let clang = dir.join("bin/clang");
+        if !lto2.is_file() {
+            problems.push(format!("{}: llvm-lto2 not found (from {source}; on Debian it is in the llvm-NN package)", lto2.display()));
+            continue;
+        }
+        let Some(version) = tool_version(&lto2) else {
+            problems.push(format!("{}: cannot run it or read its version", lto2.display()));
+            continue;
+        };
+        let Some(tv) = parse_version(&version) else {
+            problems.push(format!("{}: unrecognized version '{version}'", lto2.display()));
+            continue;
+        };
+        // Bitcode from a newer LLVM cannot be read; from an older one it can (LLVM reads old
+        // bitcode and rebuilds the symbol table).
+        if let Some((file, prod)) = producers.iter().find(|(_, p)| parse_version(p).map_or(false, |pv| (pv.0, pv.1) > (tv.0, tv.1))) {
+            problems.push(format!(
+                "{file}: bitcode was produced by LLVM {prod}, which is newer than LLVM {version} at {} (from {source})",
+                dir.display()
+            ));
+            continue;
+        }
+        return Ok(Llvm { dir, lto2, clang, version, source });
+    }
+    Err(crate::error::Error::many(problems))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions() {
+        assert_eq!(parse_version("22.1.8"), Some((22, 1, 8)));
+        assert_eq!(parse_version("14.0.6"), Some((14, 0, 6)));
+        assert_eq!(parse_version("23.0.0git"), Some((23, 0, 0)));
+        assert_eq!(parse_version("x"), None);
+    }
+
+    #[test]
+    fn no_llvm_is_a_clear_error() {
+        let o = LtoOptions::default();
+        let e = discover(&o, &[("a.o".into(), "22.1.8".into())]).unwrap_err();
+        assert!(e.messages[0].starts_with("a.o: unable to handle this LLVM bitcode file"), "{:?}", e.messages);
+    }
+
+    #[test]
+    fn newer_producer_is_rejected() {
+        let dir = PathBuf::from("/usr/lib/llvm-22");
+        if !dir.join("bin/llvm-lto2").is_file() {
+            return;
+        }
+        let o = LtoOptions { llvm_dir: Some(dir.clone()), ..Default::default() };
+        let ok = discover(&o, &[("a.o".into(), "22.1.8".into())]).unwrap();
+        assert_eq!(ok.dir, dir);
+        let e = discover(&o, &[("a.o".into(), "99.0.0".into())]).unwrap_err();
+        assert!(e.messages[0].contains("newer than LLVM"), "{:?}", e.messages);
+    }
+}

@@ -1,0 +1,431 @@
+//! Link-time optimization: bitcode inputs, the thin link with the user's LLVM, and backends.
+//!
+//! dtld resolves bitcode symbols itself (from the irsymtab, `irsymtab.rs`, in `resolve.rs`);
+//! the user's LLVM only performs the summary analysis (`thinlink.rs`, `llvm-lto2 run`) and code
+//! generation (`backend.rs`, `clang -fthinlto-index=`). This stage runs between resolution and
+//! layout: it takes pass 1's bindings, computes lld's resolutions (`resolution.rs`), and returns
+//! native objects that join the link in pass 2 — or, with `--thinlto-index-only`, writes the
+//! index and imports files a distributed build needs and stops the link.
+
+pub mod backend;
+pub mod bitstream;
+pub mod irsymtab;
+pub mod llvm;
+pub mod options;
+pub mod resolution;
+pub mod skipindex;
+pub mod thinlink;
+
+use std::path::{Path, PathBuf};
+
+use crate::driver::args::Config;
+use crate::error::{Error, Result};
+use crate::input::{FileKind, InputFile};
+use crate::resolve::{FileId, Resolved};
+use options::LtoOptions;
+use thinlink::{CodegenSettings, Module};
+
+/// What LTO hands back to the link.
+pub struct LtoOutput {
+    /// Native objects, in lld's order: the regular-LTO partition, then one per ThinLTO module.
+    pub objects: Vec<InputFile>,
+    /// `--thinlto-index-only`: the index files are written; the link stops here.
+    pub stop: bool,
+}
+
+/// Shell-style glob match (`*`, `?`) on bytes, for symbol patterns.
+pub fn glob_match(pat: &[u8], s: &[u8]) -> bool {
+    let (mut p, mut i) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while i < s.len() {
+        if p < pat.len() && (pat[p] == b'?' || pat[p] == s[i]) {
+            p += 1;
+            i += 1;
+        } else if p < pat.len() && pat[p] == b'*' {
+            star = Some(p);
+            mark = i;
+            p += 1;
+        } else if let Some(sp) = star {
+            p = sp + 1;
+            mark += 1;
+            i = mark;
+        } else {
+            return false;
+        }
+    }
+    while p < pat.len() && pat[p] == b'*' {
+        p += 1;
+    }
+    p == pat.len()
+}
+
+/// The name lld gives a bitcode input as an LTO module: the path as given, or
+/// `archive(member at offset)` for archive members (thin archives included).
+pub fn lld_module_name(input: &InputFile) -> String {
+    match &input.archive {
+        Some((archive, member)) => format!("{archive}({member} at {})", input.archive_offset),
+        None => input.name.clone(),
+    }
+}
+
+/// Applies `--thinlto-object-suffix-replace=old;new` to a module name.
+fn suffix_replaced(name: &str, o: &LtoOptions) -> String {
+    match &o.object_suffix_replace {
+        Some((old, new)) => match name.strip_suffix(old.as_str()) {
+            Some(stem) => format!("{stem}{new}"),
+            None => name.to_string(),
+        },
+        None => name.to_string(),
+    }
+}
+
+/// Applies `--thinlto-prefix-replace=old;new` to a path (lld's `getThinLTOOutputFile`).
+fn prefix_replaced(path: &str, old: &str, new: &str) -> String {
+    match path.strip_prefix(old) {
+        Some(rest) => format!("{new}{rest}"),
+        None => path.to_string(),
+    }
+}
+
+/// A path for `name` inside a staging tree: relative, without `..`, ending in an extension
+/// clang compiles (`.o`/`.bc`), and telling where it came from.
+fn mirror(name: &str) -> String {
+    let n = thinlink::normalize(Path::new(name));
+    let mut parts: Vec<String> = Vec::new();
+    for c in n.components() {
+        match c {
+            std::path::Component::RootDir => parts.push("_abs".into()),
+            std::path::Component::ParentDir => parts.push("_up".into()),
+            std::path::Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+            _ => {}
+        }
+    }
+    let mut s = parts.join("/");
+    let ext_ok = Path::new(&s).extension().map_or(false, |e| e == "o" || e == "bc" || e == "obj");
+    if !ext_ok {
+        s.push_str(".o");
+    }
+    s
+}
+
+/// Removes a temporary directory when dropped (unless `keep`).
+struct TempDir {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+fn create_dir(p: &Path) -> Result<()> {
+    std::fs::create_dir_all(p).map_err(|e| Error::new(format!("cannot create directory {}: {}", p.display(), crate::io_error(&e))))
+}
+
+/// Bitcode files that joined the link, in file order, and the ones that stayed lazy.
+fn bitcode_files(r: &Resolved) -> (Vec<FileId>, Vec<FileId>) {
+    let mut loaded = Vec::new();
+    let mut lazy = Vec::new();
+    for f in 0..r.files.len() {
+        if r.bitcode(f).is_some() {
+            if r.loaded[f] {
+                loaded.push(f);
+            } else {
+                lazy.push(f);
+            }
+        }
+    }
+    (loaded, lazy)
+}
+
+fn thread_count(o: &LtoOptions) -> usize {
+    o.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1)
+}
+
+/// Runs LTO for the bitcode files pass 1 loaded.
+pub fn run(config: &Config, r: &Resolved) -> Result<LtoOutput> {
+    let opts = LtoOptions::from_config(config)?;
+    let (files, lazy) = bitcode_files(r);
+    let producers: Vec<(String, String)> = files
+        .iter()
+        .map(|&f| {
+            let b = r.bitcode(f).expect("bitcode");
+            (b.input.name.clone(), String::from_utf8_lossy(b.ir.producer).into_owned())
+        })
+        .collect();
+    let llvm = llvm::discover(&opts, &producers)?;
+    let res = resolution::compute(config, r, &files);
+    let cg = CodegenSettings {
+        opt_level: opts.opt_level,
+        cg_opt_level: opts.cg_opt_level,
+        pic: config.pie || config.shared,
+        mcpu: opts.mcpu.clone(),
+        mattrs: opts.mattrs.clone(),
+        threads: thread_count(&opts),
+    };
+    let names: Vec<String> = files.iter().map(|&f| suffix_replaced(&lld_module_name(r.inputs[f]), &opts)).collect();
+    let make_module = |i: usize, id: String| -> Module {
+        let f = files[i];
+        let b = r.bitcode(f).expect("bitcode");
+        let input = r.inputs[f];
+        let source = if input.archive.is_none() || input.thin_member { Some(input.path.clone()) } else { None };
+        Module {
+            id,
+            data: input.data,
+            source,
+            resolutions: (0..b.syms.len()).map(|k| (b.sym(k).name, res[i][k].flags())).collect(),
+            place: true,
+        }
+    };
+    if opts.index_only {
+        index_only(config, &opts, &llvm, &cg, r, &files, &lazy, &names, make_module)?;
+        return Ok(LtoOutput { objects: Vec::new(), stop: true });
+    }
+
+    // In-process ThinLTO: stage under `<output>.dtld-lto/`, thin link, backends, objects.
+    let out = config.output.to_string_lossy().into_owned();
+    let stage_rel = format!("{out}.dtld-lto");
+    let stage = PathBuf::from(&stage_rel);
+    create_dir(&stage)?;
+    let lock = std::fs::File::create(stage.join(".lock")).map_err(|e| Error::new(format!("cannot create {}: {}", stage.join(".lock").display(), crate::io_error(&e))))?;
+    // Another link writing the same output waits here instead of clobbering our files.
+    let _ = lock.lock();
+    clear_dir_except(&stage, ".lock");
+    let guard = TempDir { path: stage.clone(), keep: opts.save_temps };
+    let ids: Vec<String> = names.iter().map(|n| format!("{stage_rel}/{}", mirror(n))).collect();
+    let modules: Vec<Module> = ids.iter().enumerate().map(|(i, id)| make_module(i, id.clone())).collect();
+    let tl = thinlink::run(&llvm, &opts, &cg, Path::new("."), &stage, &modules)?;
+
+    let id_to_name: std::collections::HashMap<&str, &str> = ids.iter().map(String::as_str).zip(names.iter().map(String::as_str)).collect();
+    let mut jobs = Vec::new();
+    let mut job_module = Vec::new();
+    for (i, shard) in tl.shards.iter().enumerate() {
+        if let Some(shard) = shard {
+            jobs.push(backend::Job {
+                display: names[i].clone(),
+                module: ids[i].clone(),
+                shard: shard.to_string_lossy().into_owned(),
+                output: format!("{}.native.o", ids[i]),
+                imports: tl.imports[i].clone(),
+            });
+            job_module.push(i);
+        }
+    }
+    let triple = files.first().map(|&f| String::from_utf8_lossy(r.bitcode(f).expect("bitcode").ir.target_triple).into_owned()).unwrap_or_default();
+    let common = backend::common_args(
+        &llvm.clang.to_string_lossy(),
+        &[],
+        &triple,
+        opts.opt_level,
+        cg.pic,
+        opts.sample_profile.as_deref(),
+        opts.no_pgo_warn_mismatch,
+        &[],
+    );
+    let cache = opts.cache_dir.as_ref().map(|d| backend::Cache { dir: d.clone(), salt: format!("{} {}", llvm.clang.display(), llvm.version) });
+    let (objs, stats) = backend::run_local(&common, &jobs, Path::new("."), cg.threads, cache.as_ref())?;
+    if let Some(c) = &cache {
+        c.prune(opts.cache_policy.as_deref())?;
+    }
+    if config.verbose {
+        eprintln!("dtld: thinlto: {} modules, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached);
+    }
+    // --thinlto-emit-index-files / --thinlto-emit-imports-files next to the inputs, as lld.
+    if opts.emit_index_files || opts.emit_imports_files {
+        let (old, new) = opts.prefix_replace.as_ref().map(|(o, n, _)| (o.as_str(), n.as_str())).unwrap_or(("", ""));
+        for (i, shard) in tl.shards.iter().enumerate() {
+            let dest = prefix_replaced(&names[i], old, new);
+            if opts.emit_index_files {
+                match shard {
+                    Some(s) => copy_file(s, Path::new(&format!("{dest}.thinlto.bc")))?,
+                    None => write_file(Path::new(&format!("{dest}.thinlto.bc")), b"")?,
+                }
+            }
+            if opts.emit_imports_files {
+                let text: String = tl.imports[i].iter().map(|m| format!("{}\n", id_to_name.get(m.as_str()).copied().unwrap_or(m))).collect();
+                write_file(Path::new(&format!("{dest}.imports")), text.as_bytes())?;
+            }
+        }
+    }
+
+    let mut objects = Vec::new();
+    if let Some(data) = tl.regular_object {
+        if let Some(p) = &opts.obj_path {
+            write_file(p, &data)?;
+        }
+        if backend::check_object(&data).is_err() {
+            crate::bail!("regular LTO: the thin link produced an invalid object");
+        }
+        objects.push(lto_input(format!("{out}.lto.o"), data));
+    }
+    for (k, data) in objs.into_iter().enumerate() {
+        let stem = Path::new(&names[job_module[k]]).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        objects.push(lto_input(format!("{out}.lto.{stem}.o"), data));
+    }
+    drop(guard);
+    Ok(LtoOutput { objects, stop: false })
+}
+
+fn lto_input(name: String, data: Vec<u8>) -> InputFile {
+    InputFile {
+        path: PathBuf::from(&name),
+        name,
+        data: Box::leak(data.into_boxed_slice()),
+        kind: FileKind::Object,
+        lazy: false,
+        archive: None,
+        as_needed: false,
+        needed_name: String::new(),
+        archive_offset: 0,
+        thin_member: false,
+    }
+}
+
+fn clear_dir_except(dir: &Path, keep: &str) {
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            if e.file_name() == keep {
+                continue;
+            }
+            let p = e.path();
+            if e.file_type().map_or(false, |t| t.is_dir()) {
+                let _ = std::fs::remove_dir_all(&p);
+            } else {
+                let _ = std::fs::remove_file(&p);
+            }
+        }
+    }
+}
+
+fn write_file(p: &Path, data: &[u8]) -> Result<()> {
+    if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        create_dir(parent)?;
+    }
+    std::fs::write(p, data).map_err(|e| Error::new(format!("cannot open {}: {}", p.display(), crate::io_error(&e))))
+}
+
+fn copy_file(from: &Path, to: &Path) -> Result<()> {
+    let data = std::fs::read(from).map_err(|e| Error::new(format!("cannot open {}: {}", from.display(), crate::io_error(&e))))?;
+    write_file(to, &data)
+}
+
+/// `--thinlto-index-only[=file]`: the thin link only, with lld's module names, so the index
+/// and imports files (and the module paths inside them) are the ones ld.lld writes.
+#[allow(clippy::too_many_arguments)]
+fn index_only(
+    config: &Config,
+    opts: &LtoOptions,
+    llvm: &llvm::Llvm,
+    cg: &CodegenSettings,
+    r: &Resolved,
+    files: &[FileId],
+    lazy: &[FileId],
+    names: &[String],
+    make_module: impl Fn(usize, String) -> Module,
+) -> Result<()> {
+    // Stage in a private tree deep enough that every relative name (even `../x.o`) stays
+    // inside it; llvm-lto2 runs there and sees exactly lld's module names.
+    let out = config.output.to_string_lossy().into_owned();
+    let root = PathBuf::from(format!("{out}.dtld-index"));
+    let depth = names.iter().map(|n| thinlink::leading_parents(&thinlink::normalize(Path::new(n)))).max().unwrap_or(0);
+    let mut cwd = root.clone();
+    for _ in 0..depth {
+        cwd.push("_");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+    create_dir(&cwd)?;
+    let guard = TempDir { path: root.clone(), keep: opts.save_temps };
+    let cwd = thinlink::abs(&cwd);
+    let mut modules = Vec::new();
+    let mut materialized_abs = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        let m = make_module(i, n.clone());
+        if Path::new(n).is_absolute() {
+            // An absolute module name cannot be redirected: plain files are used in place,
+            // archive members are written next to their archive for the thin link only.
+            let is_file_itself = m.source.as_ref().map_or(false, |s| s == Path::new(n));
+            if !is_file_itself {
+                write_file(Path::new(n), m.data)?;
+                materialized_abs.push(PathBuf::from(n));
+            }
+            modules.push(Module { place: false, ..m });
+            continue;
+        }
+        modules.push(m);
+    }
+    let result = thinlink_placed(llvm, opts, cg, &cwd, &root, &modules);
+    for p in &materialized_abs {
+        let _ = std::fs::remove_file(p);
+    }
+    let tl = result?;
+    let (old, new, native) = opts.prefix_replace.clone().unwrap_or_default();
+    let obj_prefix = if native.is_empty() { new.clone() } else { native.clone() };
+    let mut linked = String::new();
+    for (i, n) in names.iter().enumerate() {
+        let Some(shard) = &tl.shards[i] else { continue };
+        let dest = prefix_replaced(n, &old, &new);
+        let shard_src = cwd.join(shard);
+        copy_file(&shard_src, Path::new(&format!("{dest}.thinlto.bc")))?;
+        if opts.emit_imports_files {
+            copy_file(&cwd.join(format!("{n}.imports")), Path::new(&format!("{dest}.imports")))?;
+        }
+        linked.push_str(&prefix_replaced(n, &old, &obj_prefix));
+        linked.push('\n');
+    }
+    // Bitcode files the link did not need still get an index that tells a distributed backend
+    // to skip them (and an empty imports file), as lld writes.
+    for &f in lazy {
+        let name = suffix_replaced(&lld_module_name(r.inputs[f]), opts);
+        let dest = prefix_replaced(&name, &old, &new);
+        write_file(Path::new(&format!("{dest}.thinlto.bc")), &skipindex::skip_module_index())?;
+        if opts.emit_imports_files {
+            write_file(Path::new(&format!("{dest}.imports")), b"")?;
+        }
+    }
+    if let Some(f) = &opts.index_only_file {
+        write_file(f, linked.as_bytes())?;
+    }
+    let _ = files;
+    drop(guard);
+    Ok(())
+}
+
+fn thinlink_placed(llvm: &llvm::Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, work: &Path, modules: &[Module]) -> Result<thinlink::ThinLinkOutput> {
+    // Absolute modules are already in place; the others are staged under `cwd`.
+    let work = thinlink::abs(work);
+    thinlink::run(llvm, opts, cg, cwd, &work, modules)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match(b"foo*", b"foobar"));
+        assert!(glob_match(b"*bar", b"foobar"));
+        assert!(glob_match(b"f?o", b"foo"));
+        assert!(!glob_match(b"f?o", b"fooo"));
+        assert!(glob_match(b"*", b""));
+    }
+
+    #[test]
+    fn mirrors() {
+        assert_eq!(mirror("main.o"), "main.o");
+        assert_eq!(mirror("../lib/x.o"), "_up/lib/x.o");
+        assert_eq!(mirror("/abs/y.bc"), "_abs/abs/y.bc");
+        assert_eq!(mirror("lib/libb.a(b.o at 100)"), "lib/libb.a(b.o at 100).o");
+        assert_eq!(mirror("./a/../m.lto"), "m.lto.o");
+    }
+
+    #[test]
+    fn replacements() {
+        assert_eq!(prefix_replaced("obj/a.o", "obj/", "idx/"), "idx/a.o");
+        assert_eq!(prefix_replaced("a.o", "", "idx/"), "idx/a.o");
+        assert_eq!(prefix_replaced("x/a.o", "obj/", "idx/"), "x/a.o");
+    }
+}

@@ -1,0 +1,124 @@
+//! What LTO is told about every bitcode symbol: lld's `SymbolResolution` rules.
+//!
+//! dtld binds bitcode symbols in its own resolver (`resolve.rs`); this module turns those
+//! bindings into the four bits `llvm-lto2 run -r=<file>,<symbol>,<flags>` takes, following
+//! `lld/ELF/LTO.cpp` (`BitcodeCompiler::add`):
+//!
+//! * `p` Prevailing: this file's definition is the one the link chose;
+//! * `x` VisibleToRegularObj: native code, the command line (`-u`, entry, `--wrap`,
+//!   `--defsym`), a shared library or the dynamic symbol table can see the symbol, or it lives in
+//!   a section named like a C identifier whose `__start_`/`__stop_` symbols are referenced;
+//! * `l` FinalDefinitionInLinkageUnit: (executable output or non-default visibility) and
+//!   defined in this link (not by a shared library, not absolute);
+//! * `r` LinkerRedefined: `--defsym` (a script) defines it.
+
+use std::collections::HashSet;
+
+use object::elf;
+use object::read::elf::Sym as _;
+
+use crate::driver::args::Config;
+use crate::resolve::{Def, FileId, Resolved, Symbol};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SymRes {
+    pub prevailing: bool,
+    pub visible_to_regular: bool,
+    pub final_in_unit: bool,
+    pub linker_redefined: bool,
+}
+
+impl SymRes {
+    /// The flag letters `llvm-lto2 run -r` expects.
+    pub fn flags(&self) -> String {
+        let mut s = String::new();
+        if self.prevailing {
+            s.push('p');
+        }
+        if self.final_in_unit {
+            s.push('l');
+        }
+        if self.visible_to_regular {
+            s.push('x');
+        }
+        if self.linker_redefined {
+            s.push('r');
+        }
+        s
+    }
+}
+
+fn is_c_identifier(s: &[u8]) -> bool {
+    !s.is_empty() && !s[0].is_ascii_digit() && s.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
+/// Whether the output can export `sym` dynamically (lld's `isExported` for a definition).
+fn exported(config: &Config, sym: &Symbol) -> bool {
+    if sym.visibility != elf::STV_DEFAULT {
+        return false;
+    }
+    if config.shared || config.export_dynamic {
+        return true;
+    }
+    sym.dso_ref
+        || config.export_dynamic_symbols.iter().any(|g| crate::lto::glob_match(g.as_bytes(), sym.name))
+}
+
+/// Resolutions for every LTO symbol of every loaded bitcode file, in LTO's order.
+pub fn compute(config: &Config, r: &Resolved, files: &[FileId]) -> Vec<Vec<SymRes>> {
+    // `__start_X` / `__stop_X` referenced anywhere keep bitcode symbols in section X visible.
+    let start_stop: HashSet<&[u8]> = r
+        .symbols
+        .iter()
+        .filter(|s| s.obj_ref)
+        .filter_map(|s| s.name.strip_prefix(b"__start_").or_else(|| s.name.strip_prefix(b"__stop_")))
+        .collect();
+    let executable = !config.shared && !config.relocatable;
+    files
+        .iter()
+        .map(|&f| {
+            let b = r.bitcode(f).expect("a bitcode file");
+            (0..b.syms.len())
+                .map(|k| {
+                    let ir = b.sym(k);
+                    let id = r.sym_ids[f][k];
+                    let sym = &r.symbols[id];
+                    let prevailing = !ir.undefined() && sym.def == Def::Bitcode(f, k);
+                    let defined_here = match sym.def {
+                        Def::Bitcode(..) | Def::Common(..) => true,
+                        Def::Defined(df, di) => {
+                            let s = &r.obj(df).symbols[di];
+                            s.st_shndx(crate::elf::LE) != elf::SHN_ABS
+                        }
+                        _ => false,
+                    };
+                    let visible = config.relocatable
+                        || sym.used_in_regular
+                        || (prevailing && exported(config, sym))
+                        || (!ir.section_name.is_empty() && is_c_identifier(ir.section_name) && start_stop.contains(ir.section_name));
+                    SymRes {
+                        prevailing,
+                        visible_to_regular: visible,
+                        final_in_unit: (executable || sym.visibility != elf::STV_DEFAULT) && defined_here,
+                        linker_redefined: sym.script_defined,
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_letters() {
+        let r = SymRes { prevailing: true, visible_to_regular: true, final_in_unit: true, linker_redefined: false };
+        assert_eq!(r.flags(), "plx");
+        assert_eq!(SymRes::default().flags(), "");
+        assert!(is_c_identifier(b"my_sec"));
+        assert!(!is_c_identifier(b".text.x"));
+        assert!(!is_c_identifier(b"1abc"));
+    }
+}

@@ -1,0 +1,233 @@
+//! The thin link: summary analysis by the user's `llvm-lto2 run`, from a staging directory.
+//!
+//! `llvm-lto2` names every module by the path it was given and writes `<path>.thinlto.bc` and
+//! `<path>.imports` next to it. So dtld never hands it the user's files directly: it builds a
+//! staging tree whose entries are symlinks to plain inputs and thin-archive members, and real
+//! files for regular-archive members, at exactly the paths dtld wants as module IDs. Concurrent
+//! links then never write next to shared inputs, and the module paths that end up inside the
+//! index shards are chosen by dtld (no process id, no random part, no absolute build directory).
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+
+use crate::error::{Error, Result};
+use crate::lto::llvm::Llvm;
+use crate::lto::options::LtoOptions;
+
+/// One bitcode module handed to the thin link.
+#[derive(Debug, Clone)]
+pub struct Module {
+    /// The module ID (path relative to the thin link's working directory, or absolute).
+    pub id: String,
+    /// The bytes to stage at that path (the input's or member's data).
+    pub data: &'static [u8],
+    /// A file on disk with exactly those bytes, to symlink to instead of copying.
+    pub source: Option<PathBuf>,
+    /// `-r` lines: (symbol name, flags).
+    pub resolutions: Vec<(&'static [u8], String)>,
+    /// Whether to create the file at `id` (false: it already exists there, e.g. an absolute
+    /// path to the user's own file).
+    pub place: bool,
+}
+
+/// Settings of the code generator for both the regular-LTO partition (compiled by llvm-lto2)
+/// and the ThinLTO backends.
+#[derive(Debug, Clone)]
+pub struct CodegenSettings {
+    pub opt_level: u32,
+    pub cg_opt_level: Option<u32>,
+    pub pic: bool,
+    pub mcpu: Option<String>,
+    pub mattrs: Vec<String>,
+    pub threads: usize,
+}
+
+/// Lexically normalizes `p` (`a/./b/../c` → `a/c`), keeping leading `..` components.
+pub fn normalize(p: &Path) -> PathBuf {
+    let mut out: Vec<Component> = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => match out.last() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir) => {}
+                _ => out.push(c),
+            },
+            _ => out.push(c),
+        }
+    }
+    out.iter().collect()
+}
+
+/// Number of leading `..` components of a normalized relative path.
+pub fn leading_parents(p: &Path) -> usize {
+    p.components().take_while(|c| matches!(c, Component::ParentDir)).count()
+}
+
+/// Makes `link` a symlink to `target` (absolute), replacing what was there.
+fn place(path: &Path, m: &Module) -> Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::new(format!("cannot create directory {}: {}", parent.display(), crate::io_error(&e))))?;
+    }
+    let _ = std::fs::remove_file(path);
+    let linked = match &m.source {
+        Some(src) => {
+            let abs = std::fs::canonicalize(src).unwrap_or_else(|_| src.clone());
+            std::os::unix::fs::symlink(&abs, path).is_ok()
+        }
+        None => false,
+    };
+    if !linked {
+        std::fs::write(path, m.data).map_err(|e| Error::new(format!("Failed to create file {}: {}", path.display(), crate::io_error(&e))))?;
+    }
+    Ok(())
+}
+
+fn rsp_quote(s: &str) -> String {
+    let mut q = String::with_capacity(s.len() + 2);
+    q.push('"');
+    for c in s.chars() {
+        if c == '"' || c == '\\' {
+            q.push('\\');
+        }
+        q.push(c);
+    }
+    q.push('"');
+    q
+}
+
+/// What the thin link produced, per module (same order as the input modules).
+pub struct ThinLinkOutput {
+    /// `Some(shard path)` for ThinLTO modules (relative to the working directory), `None` for
+    /// regular-LTO modules.
+    pub shards: Vec<Option<PathBuf>>,
+    /// Import sources (module IDs) per module, from its `.imports` file.
+    pub imports: Vec<Vec<String>>,
+    /// The regular-LTO object compiled by llvm-lto2, if any module was regular LTO.
+    pub regular_object: Option<Vec<u8>>,
+}
+
+/// Stages `modules` under `cwd` and runs `llvm-lto2 run` in `cwd` in distributed-index mode.
+/// `work` is a directory for the response file and the regular-LTO output.
+pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, work: &Path, modules: &[Module]) -> Result<ThinLinkOutput> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, m) in modules.iter().enumerate() {
+        if let Some(j) = seen.insert(m.id.as_str(), i) {
+            crate::bail!("internal error: two LTO modules share the ID {} ({} and {})", m.id, j, i);
+        }
+        if m.place {
+            place(&cwd.join(&m.id), m)?;
+        }
+    }
+    let out_base = work.join("lto");
+    let mut args: Vec<String> = vec![
+        "-thinlto-distributed-indexes".into(),
+        "-thinlto-emit-imports".into(),
+        format!("-O{}", cg.opt_level),
+        format!("--relocation-model={}", if cg.pic { "pic" } else { "static" }),
+        "--function-sections".into(),
+        "--data-sections".into(),
+        "--addrsig".into(),
+        format!("--thinlto-threads={}", cg.threads.max(1)),
+        "-o".into(),
+        abs(&out_base).to_string_lossy().into_owned(),
+    ];
+    if let Some(l) = cg.cg_opt_level {
+        args.push(format!("--cg-opt-level={l}"));
+    }
+    if let Some(c) = &cg.mcpu {
+        args.push(format!("--mcpu={c}"));
+    }
+    if !cg.mattrs.is_empty() {
+        args.push(format!("--mattr={}", cg.mattrs.join(",")));
+    }
+    if opts.debug_pass_manager {
+        args.push("--debug-pass-manager".into());
+    }
+    args.extend(opts.mllvm.iter().cloned());
+    for m in modules {
+        args.push(m.id.clone());
+    }
+    for m in modules {
+        for (name, flags) in &m.resolutions {
+            let name = String::from_utf8_lossy(name);
+            if name.contains(',') || m.id.contains(',') {
+                crate::bail!("{}: symbol '{}': names containing ',' cannot be passed to llvm-lto2", m.id, name);
+            }
+            args.push(format!("-r={},{},{}", m.id, name, flags));
+        }
+    }
+    let rsp = work.join("thinlink.rsp");
+    {
+        let mut f = std::fs::File::create(&rsp).map_err(|e| Error::new(format!("cannot open {}: {}", rsp.display(), crate::io_error(&e))))?;
+        let text: String = args.iter().map(|a| rsp_quote(a) + "\n").collect();
+        f.write_all(text.as_bytes()).map_err(|e| Error::new(format!("cannot write {}: {}", rsp.display(), crate::io_error(&e))))?;
+    }
+    let out = Command::new(&llvm.lto2)
+        .arg("run")
+        .arg(format!("@{}", abs(&rsp).display()))
+        .current_dir(cwd)
+        .output()
+        .map_err(|e| Error::new(format!("cannot run {}: {}", llvm.lto2.display(), crate::io_error(&e))))?;
+    if !out.status.success() {
+        let text = String::from_utf8_lossy(&out.stderr);
+        let mut msgs: Vec<String> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                // "llvm-lto2: error: x" → "thin link: x" (the tool is an implementation detail).
+                let l = l.trim();
+                let l = l.strip_prefix(&format!("{}: ", llvm.lto2.display())).unwrap_or(l);
+                let l = l.split_once(": ").filter(|(p, _)| p.starts_with("llvm-lto2")).map(|(_, r)| r).unwrap_or(l);
+                format!("thin link (LLVM {}): {}", llvm.version, l.trim_start_matches("error: "))
+            })
+            .collect();
+        if msgs.is_empty() {
+            msgs.push(format!("thin link (LLVM {}): {} failed with {}", llvm.version, llvm.lto2.display(), out.status));
+        }
+        return Err(Error::many(msgs));
+    }
+    let mut shards = Vec::new();
+    let mut imports = Vec::new();
+    for m in modules {
+        let shard = PathBuf::from(format!("{}.thinlto.bc", m.id));
+        let has_shard = cwd.join(&shard).is_file();
+        let imp_path = cwd.join(format!("{}.imports", m.id));
+        let list = std::fs::read_to_string(&imp_path).unwrap_or_default();
+        imports.push(list.lines().filter(|l| !l.is_empty()).map(str::to_string).collect());
+        shards.push(has_shard.then_some(shard));
+    }
+    let regular = out_base.with_file_name("lto.0");
+    let regular_object = match std::fs::read(&regular) {
+        Ok(d) => Some(d),
+        Err(_) => None,
+    };
+    Ok(ThinLinkOutput { shards, imports, regular_object })
+}
+
+/// `p` made absolute against the current directory (without resolving symlinks).
+pub fn abs(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().map(|d| d.join(p)).unwrap_or_else(|_| p.to_path_buf())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizing() {
+        assert_eq!(normalize(Path::new("a/./b/../c")), PathBuf::from("a/c"));
+        assert_eq!(normalize(Path::new("../x/../../y")), PathBuf::from("../../y"));
+        assert_eq!(leading_parents(&normalize(Path::new("../x/../../y"))), 2);
+        assert_eq!(normalize(Path::new("/a/../../b")), PathBuf::from("/b"));
+        assert_eq!(rsp_quote(r#"a "b"\c"#), r#""a \"b\"\\c""#);
+    }
+}
