@@ -1471,6 +1471,14 @@ fn pic_error(o: &ObjFile, s: usize, off: u64, r_type: u32, name: &[u8]) -> Strin
 // Dynamic symbols
 // ------------------------------------------------------------------------------------------------
 
+/// `__start_foo`/`__stop_foo` with an output section `foo`: the linker defines it.
+fn start_stop_section_exists(l: &Layout, name: &[u8]) -> bool {
+    match name.strip_prefix(b"__start_").or_else(|| name.strip_prefix(b"__stop_")) {
+        Some(sec) => l.osecs.iter().any(|o| o.name.as_bytes() == sec),
+        None => false,
+    }
+}
+
 fn build_dynsyms(l: &mut Layout) {
     if !l.has_dynamic {
         return;
@@ -1482,10 +1490,11 @@ fn build_dynsyms(l: &mut Layout) {
         let include = match s.def {
             Def::Shared(..) => (s.obj_ref && l.gc_used.as_ref().map_or(true, |u| u.contains(&id))) || l.sym_flags.contains_key(&Target::Global(id)),
             Def::Undefined | Def::Lazy(_) => {
-                dynamic_link && s.weak && s.obj_ref && !is_linker_defined(s.name) && l.gc_used.as_ref().map_or(true, |u| u.contains(&id))
+                (dynamic_link && s.weak && s.obj_ref && !is_linker_defined(s.name) && l.gc_used.as_ref().map_or(true, |u| u.contains(&id)))
+                    || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && start_stop_section_exists(l, s.name))
             }
             Def::Defined(..) | Def::Common(..) => {
-                s.visibility == elf::STV_DEFAULT && (s.dso_ref || s.in_dso || l.config.export_dynamic || l.config.shared)
+                matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && (s.dso_ref || s.in_dso || l.config.export_dynamic || l.config.shared)
             }
             Def::Synthetic | Def::Bitcode(..) => false,
         };
@@ -1522,6 +1531,8 @@ pub fn is_defined_for_dynsym(l: &Layout, id: SymbolId) -> bool {
         // Canonical PLT entries must be found by the loader's hash lookup, so the library's own
         // references bind to the executable's address: they count as defined here.
         Def::Shared(..) => l.sym_flags.get(&Target::Global(id)).map_or(false, |f| f.copy || f.canonical),
+        // `__start_foo`/`__stop_foo` exported dynamically: the linker defines them.
+        Def::Undefined => start_stop_section_exists(l, l.r.symbols[id].name) && (l.config.export_dynamic || l.config.shared),
         _ => false,
     }
 }

@@ -115,7 +115,8 @@ pub struct Symbol {
     /// the bitcode files by the objects it generated).
     pub strong_ref_native: bool,
     pub obj_ref_native: bool,
-    /// Defined by `--defsym` (LTO's `LinkerRedefined`).
+    /// Defined by `--defsym`, or named by `--wrap` (LTO's `LinkerRedefined`: no inlining or
+    /// other interprocedural optimization across it, its value is not final).
     pub script_defined: bool,
 }
 
@@ -287,6 +288,11 @@ pub fn start(config: &'c Config, inputs: &'static [InputFile]) -> Result<Resolve
         for n in [w.clone(), format!("__wrap_{w}"), format!("__real_{w}")] {
             let id = rs.intern(leak_name(&n));
             rs.r.symbols[id].used_in_regular = true;
+            // lld: the wrapped symbol and `__real_` must not be inlined (their final targets
+            // are only known after renaming); the wrapper is an ordinary definition.
+            if !n.starts_with("__wrap_") {
+                rs.r.symbols[id].script_defined = true;
+            }
         }
     }
     for f in 0..n {
@@ -592,7 +598,7 @@ impl<'c> Resolver<'c> {
             if shndx == elf::SHN_UNDEF || in_discarded {
                 self.add_undefined(id, bind == elf::STB_WEAK, true);
             } else if shndx == elf::SHN_COMMON {
-                self.add_common(id, f, i);
+                self.add_common(id, Def::Common(f, i));
             } else {
                 self.add_defined(id, Def::Defined(f, i), bind == elf::STB_WEAK);
             }
@@ -633,9 +639,10 @@ impl<'c> Resolver<'c> {
             }
             if undefined {
                 self.add_undefined(id, weak, false);
+            } else if common {
+                self.add_common(id, Def::Bitcode(f, k));
             } else {
-                // A common symbol in bitcode loses to any real definition, like a weak one.
-                self.add_defined(id, Def::Bitcode(f, k), weak || common);
+                self.add_defined(id, Def::Bitcode(f, k), weak);
             }
         }
         self.r.sym_ids[f] = ids;
@@ -671,30 +678,34 @@ impl<'c> Resolver<'c> {
         }
     }
 
-    fn add_common(&mut self, id: SymbolId, f: FileId, i: usize) {
-        let size = |r: &Resolved, f: FileId, i: usize| r.obj(f).symbols[i].st_size(LE);
-        let new_size = size(&self.r, f, i);
+    /// The size of a common symbol definition (native or bitcode), `None` if `def` is not one.
+    fn common_size(&self, def: Def) -> Option<u64> {
+        match def {
+            Def::Common(f, i) => Some(self.r.obj(f).symbols[i].st_size(LE)),
+            Def::Bitcode(f, k) => match &self.r.files[f] {
+                File::Bitcode(b) if b.sym(k).common() => Some(b.sym(k).common_size as u64),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// A common symbol (`def` is `Common` or a bitcode common): the largest common wins; any
+    /// non-weak definition beats it; it beats weak definitions, as in lld.
+    fn add_common(&mut self, id: SymbolId, def: Def) {
+        let new_size = self.common_size(def).unwrap_or(0);
         let sym = &self.r.symbols[id];
-        match sym.def {
-            Def::Undefined | Def::Lazy(_) | Def::Shared(..) => {
-                let sym = &mut self.r.symbols[id];
-                sym.def = Def::Common(f, i);
-                sym.weak = false;
-            }
-            Def::Common(of, oi) => {
-                if new_size > size(&self.r, of, oi) {
-                    self.r.symbols[id].def = Def::Common(f, i);
-                }
-            }
-            Def::Defined(..) | Def::Bitcode(..) => {
-                // A weak definition loses to a common symbol, as in lld.
-                if sym.weak {
-                    let sym = &mut self.r.symbols[id];
-                    sym.def = Def::Common(f, i);
-                    sym.weak = false;
-                }
-            }
-            Def::Synthetic => {}
+        let old = sym.def;
+        let replace = match old {
+            Def::Undefined | Def::Lazy(_) | Def::Shared(..) => true,
+            _ if self.common_size(old).is_some() => new_size > self.common_size(old).unwrap_or(0),
+            Def::Defined(..) | Def::Bitcode(..) => sym.weak,
+            _ => false,
+        };
+        if replace {
+            let sym = &mut self.r.symbols[id];
+            sym.def = def;
+            sym.weak = false;
         }
     }
 
@@ -707,6 +718,13 @@ impl<'c> Resolver<'c> {
                 sym.weak = weak;
             }
             Def::Common(..) => {
+                if !weak {
+                    let sym = &mut self.r.symbols[id];
+                    sym.def = def;
+                    sym.weak = false;
+                }
+            }
+            old @ (Def::Defined(..) | Def::Bitcode(..)) if self.common_size(old).is_some() => {
                 if !weak {
                     let sym = &mut self.r.symbols[id];
                     sym.def = def;

@@ -8,6 +8,10 @@
 #        LUA_SRC_METHOD=auto|apt|pool               how to fetch the source (default: auto =
 #                                                   apt-get source, then the Debian pool)
 #        KEEP_GOING=1                                (default) report all failures, then exit 1
+#        LUA_LTO=thin|full                           build every object as LLVM bitcode
+#                                                   (-flto=thin / -flto=full) and link with the
+#                                                   same flag (default: off, native objects);
+#                                                   LTO=... is read when LUA_LTO is unset
 # The downloaded source is cached under target/real-programs/src/ (delete it to refetch).
 set -euo pipefail
 
@@ -23,6 +27,12 @@ case $DTLD in /*) ;; *) DTLD=$PWD/$DTLD ;; esac
 [ -x "$DTLD" ] || { echo "lua: error: linker not executable: $DTLD" >&2; exit 2; }
 MODES=${LUA_MODES:-pie nopie static static-pie}
 METHOD=${LUA_SRC_METHOD:-auto}
+LTO_KIND=${LUA_LTO:-${LTO:-}}
+case $LTO_KIND in
+    "" | off | none) LTO_KIND=; LTO_FLAGS=(); VARIANT= ;;
+    thin | full) LTO_FLAGS=(-flto="$LTO_KIND"); VARIANT=-lto-$LTO_KIND ;;
+    *) echo "lua: error: LUA_LTO must be thin or full, not '$LTO_KIND'" >&2; exit 2 ;;
+esac
 
 log() { echo "lua: $*"; }
 
@@ -88,10 +98,11 @@ echo '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"' > "$TREE/src/lua5.4-deb-mul
 
 # ---------------------------------------------------------------------------------------------
 # 2. Compile (once per code model) with the flags of Lua's `linux` target; the parser and code
-#    generator get -Os as in Debian's Makefile. Objects go into liblua.a, like upstream.
-CFLAGS_BASE=(-std=gnu99 -O2 -Wall -DLUA_COMPAT_5_3 -DLUA_USE_LINUX -g)
+#    generator get -Os as in Debian's Makefile. Objects go into liblua.a, like upstream. With
+#    LUA_LTO the objects are bitcode and live in obj-<model>-lto-<kind>/.
+CFLAGS_BASE=(-std=gnu99 -O2 -Wall -DLUA_COMPAT_5_3 -DLUA_USE_LINUX -g "${LTO_FLAGS[@]}")
 compile() {   # $1 = pic|nopic
-    local model=$1 dir=$BUILD/obj-$1 flag c o extra
+    local model=$1 dir=$BUILD/obj-$1$VARIANT flag c o extra
     [ "$model" = pic ] && flag=-fPIE || flag=-fno-pic
     mkdir -p "$dir"
     # Recompile everything when the flags change.
@@ -107,11 +118,18 @@ compile() {   # $1 = pic|nopic
     done
     rm -f "$dir/liblua.a"
     (cd "$dir" && llvm-ar-22 rcs liblua.a $(ls *.o | grep -vx 'lua.o\|luac.o'))
+    # An LTO build whose objects are not bitcode would silently test ordinary linking.
+    if [ -n "$LTO_KIND" ]; then
+        for o in "$dir"/*.o; do
+            [ "$(head -c 4 "$o" | od -An -tx1 | tr -d ' \n')" = 4243c0de ] || {
+                log "error: $o is not LLVM bitcode (LUA_LTO=$LTO_KIND)"; exit 1; }
+        done
+    fi
 }
 start=$SECONDS
 compile pic
 compile nopic
-log "compiled Lua with clang-22 in $((SECONDS - start))s"
+log "compiled Lua with clang-22${LTO_KIND:+ (-flto=$LTO_KIND)} in $((SECONDS - start))s"
 
 # ---------------------------------------------------------------------------------------------
 # 3. Link lua and luac with each linker in each mode.
@@ -133,13 +151,16 @@ record() {  # $1 = ok|fail, $2 = name, [$3 = detail]
 }
 
 link() {  # $1 = linker name, $2 = -fuse-ld value, $3 = mode
-    local name=$1 ld=$2 mode=$3 model flags out p
+    local name=$1 ld=$2 mode=$3 model flags out p obj
     read -r model flags <<<"$(mode_flags "$mode")"
-    out=$BUILD/bin/$name-$mode
+    out=$BUILD/bin/$name-$mode$VARIANT
+    obj=$BUILD/obj-$model$VARIANT
     rm -rf "$out" && mkdir -p "$out"
     for p in lua luac; do
+        # With LUA_LTO, -flto=<kind> makes clang pass -plugin .../LLVMgold.so and -plugin-opt=
+        # to dtld (only the -plugin-opt= options to ld.lld), as a real LTO build would.
         # shellcheck disable=SC2086
-        if ! clang-22 -fuse-ld="$ld" $flags "$BUILD/obj-$model/$p.o" "$BUILD/obj-$model/liblua.a" \
+        if ! clang-22 -fuse-ld="$ld" $flags "${LTO_FLAGS[@]}" "$obj/$p.o" "$obj/liblua.a" \
                 -lm -ldl -o "$out/$p" >"$out/$p.link.log" 2>&1; then
             sed 's/^/    | /' "$out/$p.link.log" | head -20
             return 1
@@ -171,10 +192,12 @@ compare_runs() {  # $1 = name, $2 = dtld prefix, $3 = lld prefix
     fi
 }
 
-for mode in $MODES; do
+for m in $MODES; do
+    # Check names and directories carry the LTO variant: pie, or pie-lto-thin.
+    mode=$m$VARIANT
     log "mode $mode: linking lua and luac with dtld and with ld.lld-22"
-    if ! link lld lld "$mode"; then record fail "$mode/link-lld" "reference link failed"; continue; fi
-    if ! link dtld "$DTLD" "$mode"; then record fail "$mode/link-dtld" "dtld link failed"; continue; fi
+    if ! link lld lld "$m"; then record fail "$mode/link-lld" "reference link failed"; continue; fi
+    if ! link dtld "$DTLD" "$m"; then record fail "$mode/link-dtld" "dtld link failed"; continue; fi
     record ok "$mode/link"
     D=$BUILD/bin/dtld-$mode; L=$BUILD/bin/lld-$mode
     R=$BUILD/results/$mode; rm -rf "$R"; mkdir -p "$R"
@@ -209,7 +232,7 @@ for mode in $MODES; do
     done
 done
 
-echo "lua: modes: $MODES; checks: $(ls "$CHECKS"/*.lua | wc -l) scripts; results under ${BUILD#$ROOT/}/results"
+echo "lua: modes: $MODES${LTO_KIND:+ (LTO: $LTO_KIND)}; checks: $(ls "$CHECKS"/*.lua | wc -l) scripts; results under ${BUILD#$ROOT/}/results"
 for f in "${failures[@]}"; do echo "  failed: $f"; done
 echo "real-programs: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -287,7 +287,16 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
                 (0, 0, 0, info)
             }
         }
-        _ => (0, 0, 0, (elf::STB_WEAK << 4) | elf::STT_NOTYPE),
+        _ => match l.synthetic_syms.get(&id) {
+            // `__start_foo`/`__stop_foo` exported with --export-dynamic or -shared: defined in
+            // the output section `foo`, as lld writes them.
+            Some(&v) => {
+                let sec = s.name.strip_prefix(b"__start_").or_else(|| s.name.strip_prefix(b"__stop_")).unwrap_or(b"");
+                let os = l.osecs.iter().find(|o| o.name.as_bytes() == sec).map(|o| o.shndx as u16).unwrap_or(elf::SHN_ABS);
+                (os, v, 0, (elf::STB_GLOBAL << 4) | elf::STT_NOTYPE)
+            }
+            None => (0, 0, 0, (elf::STB_WEAK << 4) | elf::STT_NOTYPE),
+        },
     }
 }
 
@@ -334,7 +343,14 @@ pub fn write(l: &Layout, s: Synth, buf: &mut [u8]) {
                 let (shndx, value, size, info) = dynsym_fields(l, id);
                 put32(buf, o, dynstr(l, crate::layout::dyn_name(l, id)));
                 buf[o + 4] = info;
-                buf[o + 5] = if matches!(l.r.symbols[id].def, Def::Shared(..)) { 0 } else { l.r.symbols[id].visibility };
+                let start_stop = matches!(l.r.symbols[id].def, Def::Undefined) && l.synthetic_syms.contains_key(&id);
+                buf[o + 5] = if matches!(l.r.symbols[id].def, Def::Shared(..)) {
+                    0
+                } else if start_stop {
+                    elf::STV_PROTECTED
+                } else {
+                    l.r.symbols[id].visibility
+                };
                 put16(buf, o + 6, shndx);
                 put64(buf, o + 8, value);
                 put64(buf, o + 16, size);

@@ -182,7 +182,10 @@ pub enum AbbrevOp {
 enum SkipOp {
     Scalar(AbbrevOp),
     /// An array; `well_formed` is false unless it is the second to last operand.
-    Array { elt: AbbrevOp, well_formed: bool },
+    Array {
+        elt: AbbrevOp,
+        well_formed: bool,
+    },
     Blob,
 }
 
@@ -529,9 +532,7 @@ impl<'a> BitstreamCursor<'a> {
 
         let abbrev = self.abbrev(abbrev_id)?;
         rec.code = match abbrev.ops[0] {
-            AbbrevOp::Array | AbbrevOp::Blob => {
-                return Err("Abbreviation starts with an Array or a Blob".into())
-            }
+            AbbrevOp::Array | AbbrevOp::Blob => return Err("Abbreviation starts with an Array or a Blob".into()),
             op => self.read_scalar(op)? as u32,
         };
         if keep {
@@ -690,7 +691,7 @@ mod tests {
     impl BitWriter {
         fn emit(&mut self, v: u64, n: u32) {
             for i in 0..n {
-                if self.bits % 8 == 0 {
+                if self.bits.is_multiple_of(8) {
                     self.bytes.push(0);
                 }
                 if (v >> i) & 1 != 0 {
@@ -709,7 +710,7 @@ mod tests {
             self.emit(v, n);
         }
         fn align32(&mut self) {
-            while self.bits % 32 != 0 {
+            while !self.bits.is_multiple_of(32) {
                 self.emit(0, 1);
             }
         }

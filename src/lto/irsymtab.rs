@@ -84,8 +84,9 @@ pub struct IrModule {
     pub split_lto_unit: bool,
     /// The summary's FS_FLAGS say the module was compiled with `-funified-lto`.
     pub unified_lto: bool,
-    /// The module's bytes in the input (its IDENTIFICATION and MODULE blocks), as LLVM's
-    /// `BitcodeModule` sees them.
+    /// The module's bytes in the input, as LLVM's `BitcodeModule` sees them: from the end of the
+    /// previous top-level block (just after the magic for the first module) to the end of its
+    /// MODULE_BLOCK, so including its IDENTIFICATION block.
     pub bitcode: Range<usize>,
 }
 
@@ -200,10 +201,7 @@ impl<'a> IrFile<'a> {
     /// The symbols LTO wants resolutions for, in the order it wants them: each module's
     /// symbols that are global and not format-specific (`lto::InputFile::symbols()`).
     pub fn lto_symbols(&self) -> impl Iterator<Item = &IrSymbol<'a>> + '_ {
-        self.modules
-            .iter()
-            .flat_map(move |m| self.module_symbols(m))
-            .filter(|s| s.is_lto_symbol())
+        self.modules.iter().flat_map(move |m| self.module_symbols(m)).filter(|s| s.is_lto_symbol())
     }
 
     /// All of one module's symbols.
@@ -258,9 +256,7 @@ impl<'a> IrFile<'a> {
             }
             line(&mut o, &[b" ", s.name]);
             if s.common() {
-                o.extend_from_slice(
-                    format!("         size {} align {}\n", s.common_size, s.common_align).as_bytes(),
-                );
+                o.extend_from_slice(format!("         size {} align {}\n", s.common_size, s.common_align).as_bytes());
             }
             if let Some(c) = s.comdat.and_then(|c| self.comdats.get(c as usize)) {
                 line(&mut o, &[b"         comdat ", c.selection_name().as_bytes(), b" ", c.name]);
@@ -347,7 +343,7 @@ pub fn is_bitcode(data: &[u8]) -> bool {
 
 /// The bitstream inside `data` (unwrapping the wrapper header) and its offset in `data`.
 fn bitcode_stream(data: &[u8]) -> Result<(&[u8], usize), String> {
-    if data.len() % 4 != 0 {
+    if !data.len().is_multiple_of(4) {
         return Err("Invalid bitcode signature".into());
     }
     let mut start = 0;
@@ -863,6 +859,65 @@ mod tests {
         }
     }
 
+    /// A longer mutation run (`cargo test -- --ignored`): bit flips, byte and word stores.
+    #[test]
+    #[ignore]
+    fn mutation_fuzz_long() {
+        if !have_llvm() {
+            return;
+        }
+        let d = Scratch::new("fuzz");
+        let files = [
+            compile(&d, "clang", "a.c", C_SRC, &["-flto=thin", "-fcommon"], &[]),
+            compile(
+                &d,
+                "clang++",
+                "b.cc",
+                CXX_SRC,
+                &["-flto=thin", "-fsplit-lto-unit", "-fwhole-program-vtables"],
+                &[],
+            ),
+            compile(
+                &d,
+                "clang",
+                "m.c",
+                "int f(void) { return 1; }\n",
+                &["--target=x86_64-apple-macosx11", "-flto=full"],
+                &[],
+            ),
+        ];
+        let mut seed = 42u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed >> 16
+        };
+        for f in &files {
+            let data = std::fs::read(f).unwrap();
+            let mut ok = 0;
+            for _ in 0..100_000 {
+                let mut copy = data.clone();
+                for _ in 0..1 + next() % 4 {
+                    let at = next() as usize % copy.len();
+                    match next() % 3 {
+                        0 => copy[at] ^= 1 << (next() % 8),
+                        1 => copy[at] = next() as u8,
+                        _ => {
+                            let at = at & !3;
+                            if at + 4 <= copy.len() {
+                                copy[at..at + 4].copy_from_slice(&(next() as u32).to_le_bytes());
+                            }
+                        }
+                    }
+                }
+                if let Ok(p) = parse(&copy) {
+                    ok += 1;
+                    let _ = p.dump_bytes();
+                }
+            }
+            eprintln!("{}: {ok} of 100000 mutants parsed", f.display());
+        }
+    }
+
     const C_SRC: &str = r#"
 #pragma comment(lib, "m")
 int common_var;
@@ -1040,7 +1095,14 @@ __attribute__((section(".mysec"))) int in_sec = 3;
             return;
         }
         let d = Scratch::new("producer");
-        let o = compile(&d, "clang", "p.c", "int f(void) { return 0; }\n", &["-flto=thin"], &[("LLVM_OVERRIDE_PRODUCER", "other 1.0")]);
+        let o = compile(
+            &d,
+            "clang",
+            "p.c",
+            "int f(void) { return 0; }\n",
+            &["-flto=thin"],
+            &[("LLVM_OVERRIDE_PRODUCER", "other 1.0")],
+        );
         let data = check(&o);
         assert_eq!(parse(&data).unwrap().producer, b"other 1.0");
     }

@@ -224,7 +224,9 @@ pub fn run(config: &Config, r: &Resolved) -> Result<LtoOutput> {
         cg.pic,
         opts.sample_profile.as_deref(),
         opts.no_pgo_warn_mismatch,
-        &[],
+        // lld's in-process backends use the static relocation model for non-PIC output; clang
+        // would otherwise default to PIE code.
+        &if cg.pic { Vec::new() } else { vec!["-fno-pic".to_string()] },
     );
     let cache = opts.cache_dir.as_ref().map(|d| backend::Cache { dir: d.clone(), salt: format!("{} {}", llvm.clang.display(), llvm.version) });
     let (objs, stats) = backend::run_local(&common, &jobs, Path::new("."), cg.threads, cache.as_ref())?;

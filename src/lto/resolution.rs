@@ -54,13 +54,23 @@ fn is_c_identifier(s: &[u8]) -> bool {
 
 /// Whether the output can export `sym` dynamically (lld's `isExported` for a definition).
 fn exported(config: &Config, sym: &Symbol) -> bool {
-    if sym.visibility != elf::STV_DEFAULT {
+    if !matches!(sym.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) {
         return false;
     }
-    if config.shared || config.export_dynamic {
+    if config.shared {
         return true;
     }
+    // A static, non-PIE executable has no dynamic symbol table to export anything to.
+    if config.is_static && !config.pie {
+        return false;
+    }
+    if config.export_dynamic {
+        return true;
+    }
+    // A shared library references it, or defines it too (the executable's copy must be
+    // exported so that it preempts the library's).
     sym.dso_ref
+        || sym.in_dso
         || config.export_dynamic_symbols.iter().any(|g| crate::lto::glob_match(g.as_bytes(), sym.name))
 }
 

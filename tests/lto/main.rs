@@ -1,0 +1,732 @@
+//! Why this exists: ThinLTO has behaviours that the differential fixtures (which only compare
+//! the linked programs) cannot see. This target checks them against ld.lld-22 on the same
+//! inputs, or, where lld has no equivalent, against dtld's own documented contract:
+//!
+//! * `index-only[/...]`: distributed ThinLTO. `--thinlto-index-only[=file]` must write the same
+//!   files as lld (`<module>.thinlto.bc`, `<module>.imports`, the list file) with the same
+//!   contents (`.thinlto.bc` compared as `llvm-dis` text), including the empty index files lld
+//!   writes for unextracted lazy archive members, and no program. Variants cover
+//!   `--thinlto-prefix-replace=` and `--thinlto-object-suffix-replace=` (with minimized
+//!   `-fthin-link-bitcode=` inputs) and the option without `=file`.
+//! * `cache/dtld-only`: `--thinlto-cache-dir=` reuses backend results. dtld reports them with
+//!   `--verbose` as `dtld: thinlto: N modules, C compiled, K cached`; lld has no such line, so
+//!   this trial is ignored when the linker under test is lld.
+//! * `errors/...`: bad bitcode (both linkers must fail; the linker under test with exit 1, an
+//!   error line, and no output or temporary file left anywhere), and two dtld-only contracts:
+//!   bitcode from a newer LLVM than the one found, and no usable LLVM at all (dtld run
+//!   directly, no `-plugin`, `PATH=/usr/bin` whose LLVM 14 tools must not be used).
+//!
+//! Inputs are built with `/usr/lib/llvm-22/bin/clang -flto=thin -O2 -c` and
+//! `/usr/lib/llvm-22/bin/llvm-ar`. Every trial works in `<target>/lto-tests/<trial>/`, which is
+//! recreated for each run and deleted when the trial passes (kept on failure, or always with
+//! `DTLD_HARNESS_KEEP=1`).
+//!
+//! Environment: `DTLD` (linker under test, default `<target>/release/dtld`, as for the
+//! differential harness); `DTLD_ERROR_PREFIX` (the error-line prefix the `errors/` trials
+//! require; default `dtld: error: `, or any `<...ld.lld...>: error: ` when the linker under test
+//! identifies itself as LLD, so the target can be self-tested with a wrapper that runs lld).
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use dtld_tests::{
+    command_line, find_dtld, fresh_dir, run_tool, run_tool_ok, shell_quote, split_words,
+    target_dir, Fnv, Outcome,
+};
+use libtest_mimic::{Arguments, Failed, Trial};
+use regex::Regex;
+
+/// The LLVM that builds the inputs and whose clang drives the links.
+const LLVM_BIN: &str = "/usr/lib/llvm-22/bin";
+
+fn llvm(tool: &str) -> PathBuf {
+    Path::new(LLVM_BIN).join(tool)
+}
+
+struct Context {
+    dtld: PathBuf,
+    /// The linker under test says it is LLD (`--version`): the self-test with a wrapper.
+    dtld_is_lld: bool,
+    root: PathBuf,
+    keep: bool,
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let _lock = lock_root();
+    let ctx = Context::new().map(Arc::new);
+    let mut trials = Vec::new();
+    let mut add = |name: &str, ignored: bool, f: fn(&Trial_) -> Result<(), String>| {
+        let ctx = ctx.clone();
+        let name_owned = name.to_string();
+        trials.push(
+            Trial::test(name, move || {
+                let ctx = ctx.map_err(Failed::from)?;
+                run_trial(&ctx, &name_owned, f).map_err(Failed::from)
+            })
+            .with_ignored_flag(ignored),
+        );
+    };
+    let lld = ctx.as_ref().is_ok_and(|c| c.dtld_is_lld);
+    add("index-only", false, |t| index_only(t, IndexVariant::Plain));
+    add("index-only/no-file", false, |t| index_only(t, IndexVariant::NoFile));
+    add("index-only/prefix-replace", false, |t| index_only(t, IndexVariant::PrefixReplace));
+    add("index-only/object-suffix-replace", false, |t| {
+        index_only(t, IndexVariant::SuffixReplace)
+    });
+    // lld prints no `dtld: thinlto:` line; ignored (not failed) in the lld self-test.
+    add("cache/dtld-only", lld, cache);
+    add("errors/truncated-bitcode", false, |t| bad_bitcode(t, BadBitcode::Truncated));
+    add("errors/garbage-after-magic", false, |t| bad_bitcode(t, BadBitcode::Garbage));
+    // lld rebuilds the symbol table of bitcode from another producer from the IR and links it.
+    add("errors/newer-producer/dtld-only", lld, newer_producer);
+    // lld has LLVM built in and links bitcode without any plugin.
+    add("errors/no-usable-llvm/dtld-only", lld, no_usable_llvm);
+    libtest_mimic::run(&args, trials).exit();
+}
+
+impl Context {
+    fn new() -> Result<Context, String> {
+        for tool in ["clang", "llvm-ar", "llvm-dis"] {
+            if !llvm(tool).is_file() {
+                return Err(format!("{} is missing (install clang-22 / llvm-22)", llvm(tool).display()));
+            }
+        }
+        let dtld = find_dtld()?;
+        let version = Command::new(&dtld)
+            .arg("--version")
+            .output()
+            .map_err(|e| format!("cannot run {} --version: {e}", dtld.display()))?;
+        let text = String::from_utf8_lossy(&version.stdout);
+        let dtld_is_lld = text.contains("LLD ") && !text.starts_with("dtld");
+        Ok(Context {
+            dtld,
+            dtld_is_lld,
+            root: target_dir().join("lto-tests"),
+            keep: std::env::var("DTLD_HARNESS_KEEP").is_ok_and(|v| !v.is_empty() && v != "0"),
+        })
+    }
+
+    /// Whether `line` is an error line of the linker under test.
+    fn is_error_line(&self, line: &str) -> bool {
+        if let Ok(prefix) = std::env::var("DTLD_ERROR_PREFIX") {
+            return line.starts_with(&prefix);
+        }
+        if self.dtld_is_lld {
+            Regex::new(r"^\S*ld\.lld\S*: error: ").expect("valid regex").is_match(line)
+        } else {
+            line.starts_with("dtld: error: ")
+        }
+    }
+}
+
+fn lock_root() -> Option<fs::File> {
+    let root = target_dir().join("lto-tests");
+    fs::create_dir_all(&root).ok()?;
+    let file = fs::File::create(root.join(".lock")).ok()?;
+    if file.try_lock().is_err() {
+        eprintln!("waiting for another lto test run using {}", root.display());
+        file.lock().ok()?;
+    }
+    Some(file)
+}
+
+/// One trial's state: its directory and the commands run so far (printed on failure).
+#[allow(non_camel_case_types)]
+struct Trial_<'a> {
+    ctx: &'a Context,
+    dir: PathBuf,
+    repro: std::cell::RefCell<Vec<String>>,
+}
+
+fn run_trial(ctx: &Context, name: &str, f: fn(&Trial_) -> Result<(), String>) -> Result<(), String> {
+    let dir = ctx.root.join(name.replace('/', "-"));
+    fresh_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let t = Trial_ { ctx, dir: dir.clone(), repro: Default::default() };
+    match f(&t) {
+        Ok(()) => {
+            if !ctx.keep {
+                let _ = fs::remove_dir_all(&dir);
+            }
+            Ok(())
+        }
+        Err(msg) => Err(format!(
+            "{msg}\n\nlinker under test: {}\ntrial directory (kept): {}\ncommands run:\n  {}",
+            ctx.dtld.display(),
+            dir.display(),
+            t.repro.borrow().join("\n  ")
+        )),
+    }
+}
+
+impl Trial_<'_> {
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.join(rel)
+    }
+
+    fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> Result<(), String> {
+        let p = self.path(rel);
+        if let Some(parent) = p.parent() {
+            fs::create_dir_all(parent).map_err(|e| format!("mkdir {}: {e}", parent.display()))?;
+        }
+        fs::write(&p, contents).map_err(|e| format!("write {}: {e}", p.display()))
+    }
+
+    /// Runs a build step that must succeed.
+    fn ok(&self, cmd: &mut Command) -> Result<Outcome, String> {
+        self.repro.borrow_mut().push(command_line(cmd));
+        run_tool_ok(cmd)
+    }
+
+    /// Runs a command whose outcome the caller judges.
+    fn run(&self, cmd: &mut Command) -> Result<Outcome, String> {
+        self.repro.borrow_mut().push(command_line(cmd));
+        run_tool(cmd)
+    }
+
+    /// `clang -c` in `cwd` (relative to the trial directory).
+    fn compile(&self, cwd: &str, src: &str, out: &str, flags: &[&str]) -> Result<(), String> {
+        let mut cmd = Command::new(llvm("clang"));
+        cmd.current_dir(self.path(cwd)).arg("-c").args(flags).arg(src).arg("-o").arg(out);
+        self.ok(&mut cmd).map(drop)
+    }
+
+    fn ar(&self, cwd: &str, flags: &str, archive: &str, members: &[&str]) -> Result<(), String> {
+        let mut cmd = Command::new(llvm("llvm-ar"));
+        cmd.current_dir(self.path(cwd)).arg(flags).arg(archive).args(members);
+        self.ok(&mut cmd).map(drop)
+    }
+
+    /// A clang link command run in `cwd`, using the linker under test or ld.lld-22.
+    fn clang_link(&self, cwd: &Path, linker: Linker) -> Command {
+        let mut cmd = Command::new(llvm("clang"));
+        cmd.current_dir(cwd);
+        match linker {
+            Linker::Dtld => {
+                let mut arg = OsString::from("-fuse-ld=");
+                arg.push(&self.ctx.dtld);
+                cmd.arg(arg);
+            }
+            Linker::Lld => {
+                cmd.arg("-fuse-ld=lld");
+            }
+        }
+        cmd
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Linker {
+    Dtld,
+    Lld,
+}
+
+impl Linker {
+    fn name(self) -> &'static str {
+        match self {
+            Linker::Dtld => "dtld",
+            Linker::Lld => "lld",
+        }
+    }
+}
+
+/// Every file under `dir` (relative path → content hash).
+fn snapshot(dir: &Path) -> Result<BTreeMap<String, u64>, String> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, u64>) -> Result<(), String> {
+        let entries = fs::read_dir(dir).map_err(|e| format!("read {}: {e}", dir.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| e.to_string())?;
+            let path = entry.path();
+            let rel = path.strip_prefix(base).expect("under base").to_string_lossy().into_owned();
+            if entry.file_type().map_err(|e| e.to_string())?.is_dir() {
+                out.insert(format!("{rel}/"), 0);
+                walk(base, &path, out)?;
+            } else {
+                let bytes = fs::read(&path).map_err(|e| format!("read {}: {e}", path.display()))?;
+                let mut h = Fnv::default();
+                h.write(&bytes);
+                out.insert(rel, h.finish());
+            }
+        }
+        Ok(())
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out)?;
+    Ok(out)
+}
+
+/// Paths created or changed between two snapshots.
+fn changes(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> Vec<String> {
+    let mut out: Vec<String> = after
+        .iter()
+        .filter(|(k, v)| before.get(*k) != Some(v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    out.extend(before.keys().filter(|k| !after.contains_key(*k)).map(|k| format!("{k} (deleted)")));
+    out
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+    fs::create_dir_all(to).map_err(|e| format!("mkdir {}: {e}", to.display()))?;
+    for entry in fs::read_dir(from).map_err(|e| format!("read {}: {e}", from.display()))? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let dest = to.join(entry.file_name());
+        if entry.file_type().map_err(|e| e.to_string())?.is_dir() {
+            copy_tree(&entry.path(), &dest)?;
+        } else {
+            fs::copy(entry.path(), &dest)
+                .map_err(|e| format!("copy {}: {e}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
+// ---- index-only ---------------------------------------------------------------------------
+
+/// main.o and a.o (bitcode), libb.a (b.o pulled, d.o an unused lazy member that would be a
+/// duplicate definition of shared_name), libthin.a (thin archive with c.o, pulled by b.o), n.o
+/// (native, calls a_fn). Imports: main.o from a.o, libb.a(b.o) and libthin.a(c.o); b.o from c.o.
+const IO_MAIN: &str = r#"
+int a_fn(int), b_fn(int), n_fn(int);
+const char *shared_name(void) { return "main"; }
+int main(void) { return a_fn(1) + b_fn(2) + n_fn(3) == 0 && shared_name()[0] == 'x'; }
+"#;
+const IO_A: &str = "int a_fn(int x) { return x + 1; }\n";
+const IO_B: &str = "int c_fn(int);\nint b_fn(int x) { return c_fn(x) * 2; }\n";
+const IO_C: &str = "int c_fn(int x) { return x * 3; }\n";
+const IO_D: &str = "const char *shared_name(void) { return \"d\"; }\nint d_fn(int x) { return x - 1; }\n";
+const IO_N: &str = "int a_fn(int);\nint n_fn(int x) { return a_fn(x) + 4; }\n";
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum IndexVariant {
+    /// `--thinlto-index-only=linked.txt --thinlto-emit-imports-files`
+    Plain,
+    /// `--thinlto-index-only --thinlto-emit-imports-files` (no list file)
+    NoFile,
+    /// inputs under `in/`, `--thinlto-prefix-replace=in/;out/`
+    PrefixReplace,
+    /// minimized `-fthin-link-bitcode=x.min.o` inputs, `--thinlto-object-suffix-replace=.min.o;.o`
+    SuffixReplace,
+}
+
+fn index_only(t: &Trial_, variant: IndexVariant) -> Result<(), String> {
+    // Build the inputs once, in src/ (src/in/ for the prefix variant).
+    let sub = if variant == IndexVariant::PrefixReplace { "src/in" } else { "src" };
+    for (name, text) in [
+        ("main.c", IO_MAIN),
+        ("a.c", IO_A),
+        ("b.c", IO_B),
+        ("c.c", IO_C),
+        ("d.c", IO_D),
+        ("n.c", IO_N),
+    ] {
+        t.write(&format!("{sub}/{name}"), text)?;
+    }
+    let bitcode = ["main", "a", "b", "c", "d"];
+    let suffix = variant == IndexVariant::SuffixReplace;
+    for stem in bitcode {
+        let (src, obj, min) = (format!("{stem}.c"), format!("{stem}.o"), format!("-fthin-link-bitcode={stem}.min.o"));
+        let mut flags = vec!["-flto=thin", "-O2"];
+        if suffix {
+            flags.push(&min);
+        }
+        t.compile(sub, &src, &obj, &flags)?;
+    }
+    t.compile(sub, "n.c", "n.o", &["-O2"])?;
+    let obj = |stem: &str| if suffix { format!("{stem}.min.o") } else { format!("{stem}.o") };
+    // llvm-ar cannot read the symbols of minimized bitcode, so those archives get no index.
+    let (ar_flags, thin_flags) = if suffix { ("rcS", "rcST") } else { ("rcs", "rcsT") };
+    t.ar(sub, ar_flags, "libb.a", &[&obj("b"), &obj("d")])?;
+    t.ar(sub, thin_flags, "libthin.a", &[&obj("c")])?;
+    for stem in ["main", "a", "b", "c", "d", "n"] {
+        let p = t.path(&format!("{sub}/{stem}.o"));
+        if !p.is_file() {
+            return Err(format!("{} was not built", p.display()));
+        }
+    }
+
+    let prefix = if variant == IndexVariant::PrefixReplace { "in/" } else { "" };
+    let inputs: Vec<String> = [obj("main"), obj("a"), "libb.a".into(), "libthin.a".into(), "n.o".into()]
+        .iter()
+        .map(|f| format!("{prefix}{f}"))
+        .collect();
+    let mut wl: Vec<&str> = Vec::new();
+    match variant {
+        IndexVariant::NoFile => wl.push("-Wl,--thinlto-index-only"),
+        _ => wl.push("-Wl,--thinlto-index-only=linked.txt"),
+    }
+    wl.push("-Wl,--thinlto-emit-imports-files");
+    match variant {
+        IndexVariant::PrefixReplace => wl.push("-Wl,--thinlto-prefix-replace=in/;out/"),
+        IndexVariant::SuffixReplace => wl.push("-Wl,--thinlto-object-suffix-replace=.min.o;.o"),
+        _ => {}
+    }
+
+    let mut created = Vec::new();
+    for linker in [Linker::Dtld, Linker::Lld] {
+        let dir = t.path(linker.name());
+        copy_tree(&t.path("src"), &dir)?;
+        let before = snapshot(&dir)?;
+        let mut cmd = t.clang_link(&dir, linker);
+        cmd.arg("-flto=thin").args(&wl).args(&inputs).arg("-o").arg("prog");
+        let out = t.run(&mut cmd)?;
+        if !out.success() {
+            return Err(format!(
+                "the {} link failed ({}):\n{}",
+                linker.name(),
+                out.status_text(),
+                out.stderr_text()
+            ));
+        }
+        let after = snapshot(&dir)?;
+        let new = changes(&before, &after);
+        if new.iter().any(|f| f == "prog") {
+            return Err(format!("{} wrote a program with --thinlto-index-only", linker.name()));
+        }
+        created.push(new);
+    }
+    let (ours, theirs) = (&created[0], &created[1]);
+    // Guard against a broken trial: lld must have written the index of main's module.
+    let main_index = match variant {
+        IndexVariant::PrefixReplace => "out/main.o.thinlto.bc",
+        _ => "main.o.thinlto.bc",
+    };
+    if !theirs.iter().any(|f| f == main_index) {
+        return Err(format!("lld did not write {main_index} (trial bug?); it wrote: {theirs:?}"));
+    }
+    let mut problems = Vec::new();
+    if ours != theirs {
+        problems.push(format!(
+            "different files created or changed:\n  dtld only: {:?}\n  lld only:  {:?}",
+            ours.iter().filter(|f| !theirs.contains(f)).collect::<Vec<_>>(),
+            theirs.iter().filter(|f| !ours.contains(f)).collect::<Vec<_>>()
+        ));
+    }
+    for rel in ours.iter().filter(|f| theirs.contains(f) && !f.ends_with('/')) {
+        let (a, b) = (t.path("dtld").join(rel), t.path("lld").join(rel));
+        let (a_text, b_text) = if rel.ends_with(".thinlto.bc") {
+            (disassemble(t, "dtld", rel)?, disassemble(t, "lld", rel)?)
+        } else {
+            let read = |p: &Path| fs::read(p).map_err(|e| format!("read {}: {e}", p.display()));
+            (
+                String::from_utf8_lossy(&read(&a)?).into_owned(),
+                String::from_utf8_lossy(&read(&b)?).into_owned(),
+            )
+        };
+        if a_text != b_text {
+            problems.push(format!("{rel} differs:\n{}", first_difference(&a_text, &b_text)));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// `llvm-dis` of an index file, run in the copy's directory with the relative name, with the
+/// file name the tool prints (`; ModuleID = '...'`, `source_filename = "..."`) normalised.
+fn disassemble(t: &Trial_, copy: &str, rel: &str) -> Result<String, String> {
+    let mut cmd = Command::new(llvm("llvm-dis"));
+    cmd.current_dir(t.path(copy)).arg(rel).arg("-o").arg("-");
+    let out = t.ok(&mut cmd)?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    Ok(text
+        .lines()
+        .map(|l| {
+            if l.starts_with("; ModuleID = ") || l.starts_with("source_filename = ") {
+                l.replace(rel, "<file>")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n"))
+}
+
+fn first_difference(a: &str, b: &str) -> String {
+    let (al, bl): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let i = al.iter().zip(&bl).position(|(x, y)| x != y).unwrap_or(al.len().min(bl.len()));
+    format!(
+        "  first difference at line {}:\n  dtld: {}\n  lld:  {}",
+        i + 1,
+        al.get(i).unwrap_or(&"<end of file>"),
+        bl.get(i).unwrap_or(&"<end of file>")
+    )
+}
+
+// ---- cache --------------------------------------------------------------------------------
+
+/// main.c calls mid_value (so main.o imports from mid.o) and reaches leaf_value only through a
+/// pointer: ThinLTO imports along call edges, so no module imports from leaf.o and leaf.o
+/// imports nothing. Changing leaf.c must therefore recompile leaf.o's backend only.
+const CACHE_MAIN: &str = r#"
+#include <stdio.h>
+int mid_value(int);
+int leaf_value(int);
+int (*volatile leaf_ptr)(int) = leaf_value;
+int main(void) {
+  printf("mid=%d leaf=%d\n", mid_value(3), leaf_ptr(4));
+  return 0;
+}
+"#;
+const CACHE_MID: &str = "int mid_value(int x) { return x * 11; }\n";
+
+fn cache_leaf(value: i32) -> String {
+    format!("int leaf_value(int x) {{ return x + {value}; }}\n")
+}
+
+/// The numbers of `dtld: thinlto: N modules, C compiled, K cached` (exactly one such line).
+fn thinlto_stats(stderr: &str) -> Result<(u32, u32, u32), String> {
+    let re = Regex::new(r"^dtld: thinlto: (\d+) modules?, (\d+) compiled, (\d+) cached$")
+        .expect("valid regex");
+    let found: Vec<(u32, u32, u32)> = stderr
+        .lines()
+        .filter_map(|l| re.captures(l))
+        .map(|c| (c[1].parse().unwrap(), c[2].parse().unwrap(), c[3].parse().unwrap()))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(format!(
+            "no `dtld: thinlto: N modules, C compiled, K cached` line in the --verbose output:\n{stderr}"
+        )),
+        _ => Err(format!("more than one `dtld: thinlto:` line:\n{stderr}")),
+    }
+}
+
+fn cache(t: &Trial_) -> Result<(), String> {
+    t.write("main.c", CACHE_MAIN)?;
+    t.write("mid.c", CACHE_MID)?;
+    t.write("leaf.c", cache_leaf(100))?;
+    for stem in ["main", "mid", "leaf"] {
+        t.compile(".", &format!("{stem}.c"), &format!("{stem}.o"), &["-flto=thin", "-O2"])?;
+    }
+    fs::create_dir_all(t.path("cache")).map_err(|e| e.to_string())?;
+    let link = |out: &str| -> Result<((u32, u32, u32), String), String> {
+        let mut cmd = t.clang_link(&t.dir, Linker::Dtld);
+        cmd.args(["-flto=thin", "-Wl,--thinlto-cache-dir=cache", "-Wl,--verbose"])
+            .args(["main.o", "mid.o", "leaf.o", "-o", out]);
+        let o = t.run(&mut cmd)?;
+        if !o.success() {
+            return Err(format!("link of {out} failed ({}):\n{}", o.status_text(), o.stderr_text()));
+        }
+        let stats = thinlto_stats(&o.stderr_text()).map_err(|e| format!("{out}: {e}"))?;
+        let mut run = Command::new(t.path(out));
+        run.current_dir(&t.dir);
+        let r = t.run(&mut run)?;
+        if !r.success() {
+            return Err(format!("{out} failed ({}):\n{}", r.status_text(), r.stderr_text()));
+        }
+        Ok((stats, String::from_utf8_lossy(&r.stdout).into_owned()))
+    };
+
+    let (first, out1) = link("prog")?;
+    if first != (3, 3, 0) {
+        return Err(format!("first link with an empty cache: expected 3 modules, 3 compiled, 0 cached; got {first:?}"));
+    }
+    let entries = fs::read_dir(t.path("cache")).map_err(|e| e.to_string())?.count();
+    if entries == 0 {
+        return Err("the first link left the cache directory empty".into());
+    }
+    if out1 != "mid=33 leaf=104\n" {
+        return Err(format!("the program printed {out1:?}, expected \"mid=33 leaf=104\\n\""));
+    }
+
+    // The usual relink: same inputs, same output name.
+    let (second, out2) = link("prog")?;
+    if second != (3, 0, 3) {
+        return Err(format!("relink of unchanged inputs: expected 3 modules, 0 compiled, 3 cached; got {second:?}"));
+    }
+    if out2 != out1 {
+        return Err(format!("the relinked program printed {out2:?}, the first one {out1:?}"));
+    }
+    // lld's cache keys do not depend on the output file's name, nor may dtld's.
+    let (third, out3) = link("prog-renamed")?;
+    if third != (3, 0, 3) {
+        return Err(format!(
+            "relink of unchanged inputs to another output name: expected 3 modules, 0 compiled, 3 cached; got {third:?} (does the cache key depend on the output or temporary file names?)"
+        ));
+    }
+    if out3 != out1 {
+        return Err(format!("prog-renamed printed {out3:?}, the first program {out1:?}"));
+    }
+
+    t.write("leaf.c", cache_leaf(200))?;
+    t.compile(".", "leaf.c", "leaf.o", &["-flto=thin", "-O2"])?;
+    let (fourth, out4) = link("prog")?;
+    let (modules, compiled, cached) = fourth;
+    if modules != 3 || compiled == 0 || compiled >= 3 || compiled + cached != 3 {
+        return Err(format!(
+            "relink after changing leaf.c only: expected 3 modules, 1 or 2 compiled, the rest cached; got {fourth:?}"
+        ));
+    }
+    if out4 != "mid=33 leaf=204\n" {
+        return Err(format!("after the change the program printed {out4:?}, expected \"mid=33 leaf=204\\n\" (a stale cache entry?)"));
+    }
+    Ok(())
+}
+
+// ---- errors -------------------------------------------------------------------------------
+
+/// A program needing nothing from libc (for links without crt files and libraries).
+const ERR_MAIN: &str = "int a_fn(int);\nint main(void) { return a_fn(41) - 42; }\n";
+const ERR_A: &str = "int a_fn(int x) { return x + 1; }\n";
+
+#[derive(Clone, Copy)]
+enum BadBitcode {
+    /// The magic and one more word.
+    Truncated,
+    /// The magic followed by 4 KiB of deterministic pseudo-random bytes.
+    Garbage,
+}
+
+fn bad_bitcode_bytes(kind: BadBitcode) -> Vec<u8> {
+    let mut bytes = b"BC\xC0\xDE".to_vec();
+    match kind {
+        BadBitcode::Truncated => bytes.extend_from_slice(&[0x35, 0x14, 0x00, 0x00]),
+        BadBitcode::Garbage => {
+            let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+            for _ in 0..4096 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                bytes.push((x >> 24) as u8);
+            }
+        }
+    }
+    bytes
+}
+
+/// The linker command clang would run for `clang -flto=thin <args>` (argv, from `-###`).
+fn linker_argv(t: &Trial_, linker: Linker, args: &[&str]) -> Result<Vec<String>, String> {
+    let mut cmd = t.clang_link(&t.dir, linker);
+    cmd.arg("-###").arg("-flto=thin").args(args);
+    let out = t.ok(&mut cmd)?;
+    let listing = out.stderr_text();
+    let want = |argv0: &str| match linker {
+        Linker::Dtld => Path::new(argv0) == t.ctx.dtld,
+        Linker::Lld => argv0.ends_with("ld.lld"),
+    };
+    listing
+        .lines()
+        .filter_map(|l| split_words(l).ok())
+        .find(|argv| argv.first().is_some_and(|a| want(a)))
+        .ok_or_else(|| format!("no {} command in `clang -###` output:\n{listing}", linker.name()))
+}
+
+/// Runs the linker under test directly and checks the failure contract: exit 1, an error line,
+/// no output file, and nothing created or changed anywhere in the trial directory (`TMPDIR`
+/// points into it).
+fn expect_clean_failure(t: &Trial_, argv: &[String], env: &[(&str, Option<&str>)]) -> Result<String, String> {
+    fs::create_dir_all(t.path("tmp")).map_err(|e| e.to_string())?;
+    fs::create_dir_all(t.path("out")).map_err(|e| e.to_string())?;
+    let before = snapshot(&t.dir)?;
+    let mut cmd = Command::new(&argv[0]);
+    cmd.current_dir(&t.dir).args(&argv[1..]).env("TMPDIR", t.path("tmp"));
+    for (k, v) in env {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let out = t.run(&mut cmd)?;
+    let after = snapshot(&t.dir)?;
+    let stderr = out.stderr_text();
+    let mut problems = Vec::new();
+    if out.status_text() != "exit 1" {
+        problems.push(format!("the linker under test: {}, expected exit 1", out.status_text()));
+    }
+    if !stderr.lines().any(|l| t.ctx.is_error_line(l)) {
+        problems.push("no error line with the expected prefix (`dtld: error: `)".to_string());
+    }
+    let new = changes(&before, &after);
+    if !new.is_empty() {
+        problems.push(format!("files left behind or changed: {new:?}"));
+    }
+    if problems.is_empty() {
+        Ok(stderr)
+    } else {
+        Err(format!("{}\nstderr:\n{stderr}", problems.join("\n")))
+    }
+}
+
+fn build_err_inputs(t: &Trial_, env: &[(&str, &str)], a_flags: &[&str]) -> Result<(), String> {
+    t.write("main.c", ERR_MAIN)?;
+    t.write("a.c", ERR_A)?;
+    t.compile(".", "main.c", "main.o", &["-flto=thin", "-O2"])?;
+    let mut cmd = Command::new(llvm("clang"));
+    cmd.current_dir(&t.dir).arg("-c").args(["-flto=thin", "-O2"]).args(a_flags).args(["a.c", "-o", "a.o"]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    t.ok(&mut cmd).map(drop)
+}
+
+fn bad_bitcode(t: &Trial_, kind: BadBitcode) -> Result<(), String> {
+    build_err_inputs(t, &[], &[])?;
+    t.write("bad.o", bad_bitcode_bytes(kind))?;
+    let args = ["main.o", "a.o", "bad.o", "-o", "out/prog"];
+    let ours = linker_argv(t, Linker::Dtld, &args)?;
+    expect_clean_failure(t, &ours, &[])?;
+    // lld must reject the file too (only that is compared).
+    let theirs = linker_argv(t, Linker::Lld, &args)?;
+    let mut cmd = Command::new(&theirs[0]);
+    cmd.current_dir(&t.dir).args(&theirs[1..]);
+    let out = t.run(&mut cmd)?;
+    if out.success() {
+        return Err("ld.lld-22 accepted the bad bitcode (trial bug?)".into());
+    }
+    Ok(())
+}
+
+/// a.o claims (irsymtab producer, through LLVM_OVERRIDE_PRODUCER) to come from LLVM 99.0.0,
+/// newer than the LLVM 22 that clang's `-plugin` points dtld at: dtld must refuse it cleanly.
+fn newer_producer(t: &Trial_) -> Result<(), String> {
+    build_err_inputs(t, &[("LLVM_OVERRIDE_PRODUCER", "99.0.0")], &[])?;
+    let bytes = fs::read(t.path("a.o")).map_err(|e| e.to_string())?;
+    if !bytes.windows(6).any(|w| w == b"99.0.0") {
+        return Err("LLVM_OVERRIDE_PRODUCER did not reach a.o (trial bug?)".into());
+    }
+    let ours = linker_argv(t, Linker::Dtld, &["main.o", "a.o", "-o", "out/prog"])?;
+    expect_clean_failure(t, &ours, &[]).map(drop)
+}
+
+/// dtld run directly (no clang, so no `-plugin`), `DTLD_LLVM_DIR` unset and `PATH=/usr/bin`,
+/// where Debian 12's LLVM 14 tools live and cannot read LLVM 22 bitcode: no usable LLVM.
+/// A second run puts spy scripts named like LLVM tools first in `PATH` and checks that none
+/// was run (dtld never takes LLVM tools from `PATH`).
+fn no_usable_llvm(t: &Trial_) -> Result<(), String> {
+    build_err_inputs(t, &[], &[])?;
+    let dtld = t.ctx.dtld.to_string_lossy().into_owned();
+    let argv: Vec<String> = [dtld.as_str(), "-e", "main", "main.o", "a.o", "-o", "out/prog"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    expect_clean_failure(t, &argv, &[("PATH", Some("/usr/bin")), ("DTLD_LLVM_DIR", None)])?;
+
+    // The spies and their marker live outside the trial directory, which must stay unchanged.
+    let spy_dir = t.ctx.root.join(".spy-bin");
+    let marker = t.ctx.root.join(".spy-called");
+    let _ = fs::remove_file(&marker);
+    fs::create_dir_all(&spy_dir).map_err(|e| e.to_string())?;
+    for tool in ["llvm-lto2", "llvm-lto", "clang", "clang-22", "llvm-lto2-22", "llvm-lto2-14", "ld.lld", "opt", "llc"] {
+        let script = format!(
+            "#!/bin/sh\necho \"$0 $*\" >> {}\nexit 1\n",
+            shell_quote(marker.as_os_str())
+        );
+        let p = spy_dir.join(tool);
+        fs::write(&p, script).map_err(|e| e.to_string())?;
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())?;
+    }
+    let path = format!("{}:/usr/bin", spy_dir.display());
+    expect_clean_failure(t, &argv, &[("PATH", Some(&path)), ("DTLD_LLVM_DIR", None)])?;
+    if let Ok(calls) = fs::read_to_string(&marker) {
+        return Err(format!("dtld ran LLVM tools found in PATH:\n{calls}"));
+    }
+    Ok(())
+}
