@@ -134,6 +134,9 @@ pub struct Resolved {
     pub dso_needed: Vec<bool>,
     /// Every file of the link, in file-id order (inputs, then LTO-generated objects).
     pub inputs: Vec<&'static InputFile>,
+    /// Files in the order they joined the link (archive members when extracted): lld's order
+    /// of LTO modules, hence of ThinLTO tasks.
+    pub load_order: Vec<FileId>,
 }
 
 fn vis_rank(v: u8) -> u8 {
@@ -260,6 +263,7 @@ pub fn start(config: &'c Config, inputs: &'static [InputFile]) -> Result<Resolve
             discarded,
             dso_needed: vec![false; n],
             inputs: inputs.iter().collect(),
+            load_order: Vec::new(),
         },
         comdats: HashMap::new(),
         pending: Vec::new(),
@@ -532,6 +536,7 @@ impl<'c> Resolver<'c> {
             return;
         }
         self.r.loaded[f] = true;
+        self.r.load_order.push(f);
         match &self.r.files[f] {
             File::Obj(_) => self.load_obj(f),
             File::Shared(_) => self.load_shared(f),

@@ -858,7 +858,7 @@ pub fn parse(argv: &[String]) -> Result<Action> {
             }
         }
         // 3. LTO options, recorded raw.
-        if body.starts_with("lto-") || body.starts_with("thinlto-") || body.starts_with("lto=") || body == "no-lto-pgo-warn-mismatch" {
+        if body.starts_with("lto-") || body.starts_with("thinlto-") || body.starts_with("lto=") || body == "no-lto-pgo-warn-mismatch" || body == "save-temps" || body.starts_with("save-temps=") {
             // These take their value in the next argument too (`--x <v>`), as in lld.
             const SEPARATE: &[&str] = &[
                 "thinlto-distributor-arg",

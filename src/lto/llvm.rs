@@ -60,7 +60,8 @@ fn candidates(o: &LtoOptions) -> Vec<(PathBuf, String)> {
 }
 
 fn tool_version(lto2: &Path) -> Option<String> {
-    let out = Command::new(lto2).arg("--version").output().ok()?;
+    // `llvm-lto2 run --version` works on every release (LLVM 14 rejects a bare `--version`).
+    let out = Command::new(lto2).args(["run", "--version"]).output().ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
     // "LLVM version 22.1.8" (possibly with a vendor prefix line).
     // "LLVM version 22.1.8", or with a vendor prefix: "Debian LLVM version 22.1.8".

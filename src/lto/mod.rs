@@ -126,19 +126,10 @@ fn create_dir(p: &Path) -> Result<()> {
     std::fs::create_dir_all(p).map_err(|e| Error::new(format!("cannot create directory {}: {}", p.display(), crate::io_error(&e))))
 }
 
-/// Bitcode files that joined the link, in file order, and the ones that stayed lazy.
+/// Bitcode files that joined the link, in the order they joined, and the ones that stayed lazy.
 fn bitcode_files(r: &Resolved) -> (Vec<FileId>, Vec<FileId>) {
-    let mut loaded = Vec::new();
-    let mut lazy = Vec::new();
-    for f in 0..r.files.len() {
-        if r.bitcode(f).is_some() {
-            if r.loaded[f] {
-                loaded.push(f);
-            } else {
-                lazy.push(f);
-            }
-        }
-    }
+    let loaded = r.load_order.iter().copied().filter(|&f| r.bitcode(f).is_some()).collect();
+    let lazy = (0..r.files.len()).filter(|&f| r.bitcode(f).is_some() && !r.loaded[f]).collect();
     (loaded, lazy)
 }
 

@@ -148,6 +148,7 @@ impl LtoOptions {
                 let p = split_semicolon("--thinlto-object-suffix-replace=", p, 2)?;
                 self.object_suffix_replace = Some((p[0].clone(), p[1].clone()));
             }
+            ("save-temps", _) => self.save_temps = true,
             ("lto-obj-path", Some(_)) => self.obj_path = Some(PathBuf::from(v())),
             ("lto-partitions", Some(p)) => {
                 self.partitions = match p.parse::<u32>() {

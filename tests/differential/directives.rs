@@ -105,6 +105,13 @@ pub enum Lto {
 }
 
 impl Lto {
+    pub fn name(self) -> &'static str {
+        match self {
+            Lto::Thin => "thin",
+            Lto::Full => "full",
+        }
+    }
+
     /// The flag for both the compile of the program's sources and the link.
     pub fn flag(self) -> &'static str {
         match self {
@@ -260,7 +267,11 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
                 fx.lto = Some(match words()?.as_slice() {
                     [w] if w == "thin" => Lto::Thin,
                     [w] if w == "full" => Lto::Full,
-                    _ => return Err(at(format!("expected `Lto: thin` or `Lto: full`, got `{value}`"))),
+                    _ => {
+                        return Err(at(format!(
+                            "expected `Lto: thin` or `Lto: full`, got `{value}`"
+                        )))
+                    }
                 });
             }
             "Object" => fx.objects.push(sources(&src_dir, words()?).map_err(&at)?),

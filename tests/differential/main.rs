@@ -333,7 +333,7 @@ impl TrialRun<'_> {
         if let (Some(lto), 0) = (fx.lto, self.bitcode_objects) {
             return Err(format!(
                 "the fixture says `Lto: {}` but no source was compiled to LLVM bitcode",
-                if lto == directives::Lto::Thin { "thin" } else { "full" }
+                lto.name()
             ));
         }
         Ok(inputs)

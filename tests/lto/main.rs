@@ -9,8 +9,11 @@
 //!   `--thinlto-prefix-replace=` and `--thinlto-object-suffix-replace=` (with minimized
 //!   `-fthin-link-bitcode=` inputs) and the option without `=file`.
 //! * `cache/dtld-only`: `--thinlto-cache-dir=` reuses backend results. dtld reports them with
-//!   `--verbose` as `dtld: thinlto: N modules, C compiled, K cached`; lld has no such line, so
-//!   this trial is ignored when the linker under test is lld.
+//!   `--verbose` as `dtld: thinlto: N modules, C compiled, K cached`: 3/3/0 on the first link,
+//!   3/0/3 on relinks of unchanged inputs (to the same output name, then to another one, as
+//!   lld's cache keys ignore it), and 3/1-or-2/rest after changing one module that imports
+//!   nothing and is imported by nobody. lld has no such line, so this trial is ignored when the
+//!   linker under test is lld.
 //! * `errors/...`: bad bitcode (both linkers must fail; the linker under test with exit 1, an
 //!   error line, and no output or temporary file left anywhere), and two dtld-only contracts:
 //!   bitcode from a newer LLVM than the one found, and no usable LLVM at all (dtld run
@@ -60,7 +63,7 @@ fn main() {
     let _lock = lock_root();
     let ctx = Context::new().map(Arc::new);
     let mut trials = Vec::new();
-    let mut add = |name: &str, ignored: bool, f: fn(&Trial_) -> Result<(), String>| {
+    let mut add = |name: &str, ignored: bool, f: fn(&Work) -> Result<(), String>| {
         let ctx = ctx.clone();
         let name_owned = name.to_string();
         trials.push(
@@ -73,15 +76,23 @@ fn main() {
     };
     let lld = ctx.as_ref().is_ok_and(|c| c.dtld_is_lld);
     add("index-only", false, |t| index_only(t, IndexVariant::Plain));
-    add("index-only/no-file", false, |t| index_only(t, IndexVariant::NoFile));
-    add("index-only/prefix-replace", false, |t| index_only(t, IndexVariant::PrefixReplace));
+    add("index-only/no-file", false, |t| {
+        index_only(t, IndexVariant::NoFile)
+    });
+    add("index-only/prefix-replace", false, |t| {
+        index_only(t, IndexVariant::PrefixReplace)
+    });
     add("index-only/object-suffix-replace", false, |t| {
         index_only(t, IndexVariant::SuffixReplace)
     });
     // lld prints no `dtld: thinlto:` line; ignored (not failed) in the lld self-test.
     add("cache/dtld-only", lld, cache);
-    add("errors/truncated-bitcode", false, |t| bad_bitcode(t, BadBitcode::Truncated));
-    add("errors/garbage-after-magic", false, |t| bad_bitcode(t, BadBitcode::Garbage));
+    add("errors/truncated-bitcode", false, |t| {
+        bad_bitcode(t, BadBitcode::Truncated)
+    });
+    add("errors/garbage-after-magic", false, |t| {
+        bad_bitcode(t, BadBitcode::Garbage)
+    });
     // lld rebuilds the symbol table of bitcode from another producer from the IR and links it.
     add("errors/newer-producer/dtld-only", lld, newer_producer);
     // lld has LLVM built in and links bitcode without any plugin.
@@ -93,7 +104,10 @@ impl Context {
     fn new() -> Result<Context, String> {
         for tool in ["clang", "llvm-ar", "llvm-dis"] {
             if !llvm(tool).is_file() {
-                return Err(format!("{} is missing (install clang-22 / llvm-22)", llvm(tool).display()));
+                return Err(format!(
+                    "{} is missing (install clang-22 / llvm-22)",
+                    llvm(tool).display()
+                ));
             }
         }
         let dtld = find_dtld()?;
@@ -117,7 +131,9 @@ impl Context {
             return line.starts_with(&prefix);
         }
         if self.dtld_is_lld {
-            Regex::new(r"^\S*ld\.lld\S*: error: ").expect("valid regex").is_match(line)
+            Regex::new(r"^\S*ld\.lld\S*: error: ")
+                .expect("valid regex")
+                .is_match(line)
         } else {
             line.starts_with("dtld: error: ")
         }
@@ -136,17 +152,20 @@ fn lock_root() -> Option<fs::File> {
 }
 
 /// One trial's state: its directory and the commands run so far (printed on failure).
-#[allow(non_camel_case_types)]
-struct Trial_<'a> {
+struct Work<'a> {
     ctx: &'a Context,
     dir: PathBuf,
     repro: std::cell::RefCell<Vec<String>>,
 }
 
-fn run_trial(ctx: &Context, name: &str, f: fn(&Trial_) -> Result<(), String>) -> Result<(), String> {
+fn run_trial(ctx: &Context, name: &str, f: fn(&Work) -> Result<(), String>) -> Result<(), String> {
     let dir = ctx.root.join(name.replace('/', "-"));
     fresh_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let t = Trial_ { ctx, dir: dir.clone(), repro: Default::default() };
+    let t = Work {
+        ctx,
+        dir: dir.clone(),
+        repro: Default::default(),
+    };
     match f(&t) {
         Ok(()) => {
             if !ctx.keep {
@@ -163,7 +182,7 @@ fn run_trial(ctx: &Context, name: &str, f: fn(&Trial_) -> Result<(), String>) ->
     }
 }
 
-impl Trial_<'_> {
+impl Work<'_> {
     fn path(&self, rel: &str) -> PathBuf {
         self.dir.join(rel)
     }
@@ -191,13 +210,21 @@ impl Trial_<'_> {
     /// `clang -c` in `cwd` (relative to the trial directory).
     fn compile(&self, cwd: &str, src: &str, out: &str, flags: &[&str]) -> Result<(), String> {
         let mut cmd = Command::new(llvm("clang"));
-        cmd.current_dir(self.path(cwd)).arg("-c").args(flags).arg(src).arg("-o").arg(out);
+        cmd.current_dir(self.path(cwd))
+            .arg("-c")
+            .args(flags)
+            .arg(src)
+            .arg("-o")
+            .arg(out);
         self.ok(&mut cmd).map(drop)
     }
 
     fn ar(&self, cwd: &str, flags: &str, archive: &str, members: &[&str]) -> Result<(), String> {
         let mut cmd = Command::new(llvm("llvm-ar"));
-        cmd.current_dir(self.path(cwd)).arg(flags).arg(archive).args(members);
+        cmd.current_dir(self.path(cwd))
+            .arg(flags)
+            .arg(archive)
+            .args(members);
         self.ok(&mut cmd).map(drop)
     }
 
@@ -241,7 +268,11 @@ fn snapshot(dir: &Path) -> Result<BTreeMap<String, u64>, String> {
         for entry in entries {
             let entry = entry.map_err(|e| e.to_string())?;
             let path = entry.path();
-            let rel = path.strip_prefix(base).expect("under base").to_string_lossy().into_owned();
+            let rel = path
+                .strip_prefix(base)
+                .expect("under base")
+                .to_string_lossy()
+                .into_owned();
             if entry.file_type().map_err(|e| e.to_string())?.is_dir() {
                 out.insert(format!("{rel}/"), 0);
                 walk(base, &path, out)?;
@@ -266,7 +297,12 @@ fn changes(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> Vec
         .filter(|(k, v)| before.get(*k) != Some(v))
         .map(|(k, _)| k.clone())
         .collect();
-    out.extend(before.keys().filter(|k| !after.contains_key(*k)).map(|k| format!("{k} (deleted)")));
+    out.extend(
+        before
+            .keys()
+            .filter(|k| !after.contains_key(*k))
+            .map(|k| format!("{k} (deleted)")),
+    );
     out
 }
 
@@ -298,7 +334,8 @@ int main(void) { return a_fn(1) + b_fn(2) + n_fn(3) == 0 && shared_name()[0] == 
 const IO_A: &str = "int a_fn(int x) { return x + 1; }\n";
 const IO_B: &str = "int c_fn(int);\nint b_fn(int x) { return c_fn(x) * 2; }\n";
 const IO_C: &str = "int c_fn(int x) { return x * 3; }\n";
-const IO_D: &str = "const char *shared_name(void) { return \"d\"; }\nint d_fn(int x) { return x - 1; }\n";
+const IO_D: &str =
+    "const char *shared_name(void) { return \"d\"; }\nint d_fn(int x) { return x - 1; }\n";
 const IO_N: &str = "int a_fn(int);\nint n_fn(int x) { return a_fn(x) + 4; }\n";
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -313,9 +350,13 @@ enum IndexVariant {
     SuffixReplace,
 }
 
-fn index_only(t: &Trial_, variant: IndexVariant) -> Result<(), String> {
+fn index_only(t: &Work, variant: IndexVariant) -> Result<(), String> {
     // Build the inputs once, in src/ (src/in/ for the prefix variant).
-    let sub = if variant == IndexVariant::PrefixReplace { "src/in" } else { "src" };
+    let sub = if variant == IndexVariant::PrefixReplace {
+        "src/in"
+    } else {
+        "src"
+    };
     for (name, text) in [
         ("main.c", IO_MAIN),
         ("a.c", IO_A),
@@ -329,7 +370,11 @@ fn index_only(t: &Trial_, variant: IndexVariant) -> Result<(), String> {
     let bitcode = ["main", "a", "b", "c", "d"];
     let suffix = variant == IndexVariant::SuffixReplace;
     for stem in bitcode {
-        let (src, obj, min) = (format!("{stem}.c"), format!("{stem}.o"), format!("-fthin-link-bitcode={stem}.min.o"));
+        let (src, obj, min) = (
+            format!("{stem}.c"),
+            format!("{stem}.o"),
+            format!("-fthin-link-bitcode={stem}.min.o"),
+        );
         let mut flags = vec!["-flto=thin", "-O2"];
         if suffix {
             flags.push(&min);
@@ -337,9 +382,19 @@ fn index_only(t: &Trial_, variant: IndexVariant) -> Result<(), String> {
         t.compile(sub, &src, &obj, &flags)?;
     }
     t.compile(sub, "n.c", "n.o", &["-O2"])?;
-    let obj = |stem: &str| if suffix { format!("{stem}.min.o") } else { format!("{stem}.o") };
+    let obj = |stem: &str| {
+        if suffix {
+            format!("{stem}.min.o")
+        } else {
+            format!("{stem}.o")
+        }
+    };
     // llvm-ar cannot read the symbols of minimized bitcode, so those archives get no index.
-    let (ar_flags, thin_flags) = if suffix { ("rcS", "rcST") } else { ("rcs", "rcsT") };
+    let (ar_flags, thin_flags) = if suffix {
+        ("rcS", "rcST")
+    } else {
+        ("rcs", "rcsT")
+    };
     t.ar(sub, ar_flags, "libb.a", &[&obj("b"), &obj("d")])?;
     t.ar(sub, thin_flags, "libthin.a", &[&obj("c")])?;
     for stem in ["main", "a", "b", "c", "d", "n"] {
@@ -349,11 +404,21 @@ fn index_only(t: &Trial_, variant: IndexVariant) -> Result<(), String> {
         }
     }
 
-    let prefix = if variant == IndexVariant::PrefixReplace { "in/" } else { "" };
-    let inputs: Vec<String> = [obj("main"), obj("a"), "libb.a".into(), "libthin.a".into(), "n.o".into()]
-        .iter()
-        .map(|f| format!("{prefix}{f}"))
-        .collect();
+    let prefix = if variant == IndexVariant::PrefixReplace {
+        "in/"
+    } else {
+        ""
+    };
+    let inputs: Vec<String> = [
+        obj("main"),
+        obj("a"),
+        "libb.a".into(),
+        "libthin.a".into(),
+        "n.o".into(),
+    ]
+    .iter()
+    .map(|f| format!("{prefix}{f}"))
+    .collect();
     let mut wl: Vec<&str> = Vec::new();
     match variant {
         IndexVariant::NoFile => wl.push("-Wl,--thinlto-index-only"),
@@ -372,7 +437,11 @@ fn index_only(t: &Trial_, variant: IndexVariant) -> Result<(), String> {
         copy_tree(&t.path("src"), &dir)?;
         let before = snapshot(&dir)?;
         let mut cmd = t.clang_link(&dir, linker);
-        cmd.arg("-flto=thin").args(&wl).args(&inputs).arg("-o").arg("prog");
+        cmd.arg("-flto=thin")
+            .args(&wl)
+            .args(&inputs)
+            .arg("-o")
+            .arg("prog");
         let out = t.run(&mut cmd)?;
         if !out.success() {
             return Err(format!(
@@ -385,7 +454,10 @@ fn index_only(t: &Trial_, variant: IndexVariant) -> Result<(), String> {
         let after = snapshot(&dir)?;
         let new = changes(&before, &after);
         if new.iter().any(|f| f == "prog") {
-            return Err(format!("{} wrote a program with --thinlto-index-only", linker.name()));
+            return Err(format!(
+                "{} wrote a program with --thinlto-index-only",
+                linker.name()
+            ));
         }
         created.push(new);
     }
@@ -396,17 +468,27 @@ fn index_only(t: &Trial_, variant: IndexVariant) -> Result<(), String> {
         _ => "main.o.thinlto.bc",
     };
     if !theirs.iter().any(|f| f == main_index) {
-        return Err(format!("lld did not write {main_index} (trial bug?); it wrote: {theirs:?}"));
+        return Err(format!(
+            "lld did not write {main_index} (trial bug?); it wrote: {theirs:?}"
+        ));
     }
     let mut problems = Vec::new();
     if ours != theirs {
         problems.push(format!(
             "different files created or changed:\n  dtld only: {:?}\n  lld only:  {:?}",
-            ours.iter().filter(|f| !theirs.contains(f)).collect::<Vec<_>>(),
-            theirs.iter().filter(|f| !ours.contains(f)).collect::<Vec<_>>()
+            ours.iter()
+                .filter(|f| !theirs.contains(f))
+                .collect::<Vec<_>>(),
+            theirs
+                .iter()
+                .filter(|f| !ours.contains(f))
+                .collect::<Vec<_>>()
         ));
     }
-    for rel in ours.iter().filter(|f| theirs.contains(f) && !f.ends_with('/')) {
+    for rel in ours
+        .iter()
+        .filter(|f| theirs.contains(f) && !f.ends_with('/'))
+    {
         let (a, b) = (t.path("dtld").join(rel), t.path("lld").join(rel));
         let (a_text, b_text) = if rel.ends_with(".thinlto.bc") {
             (disassemble(t, "dtld", rel)?, disassemble(t, "lld", rel)?)
@@ -418,7 +500,10 @@ fn index_only(t: &Trial_, variant: IndexVariant) -> Result<(), String> {
             )
         };
         if a_text != b_text {
-            problems.push(format!("{rel} differs:\n{}", first_difference(&a_text, &b_text)));
+            problems.push(format!(
+                "{rel} differs:\n{}",
+                first_difference(&a_text, &b_text)
+            ));
         }
     }
     if problems.is_empty() {
@@ -430,7 +515,7 @@ fn index_only(t: &Trial_, variant: IndexVariant) -> Result<(), String> {
 
 /// `llvm-dis` of an index file, run in the copy's directory with the relative name, with the
 /// file name the tool prints (`; ModuleID = '...'`, `source_filename = "..."`) normalised.
-fn disassemble(t: &Trial_, copy: &str, rel: &str) -> Result<String, String> {
+fn disassemble(t: &Work, copy: &str, rel: &str) -> Result<String, String> {
     let mut cmd = Command::new(llvm("llvm-dis"));
     cmd.current_dir(t.path(copy)).arg(rel).arg("-o").arg("-");
     let out = t.ok(&mut cmd)?;
@@ -450,7 +535,11 @@ fn disassemble(t: &Trial_, copy: &str, rel: &str) -> Result<String, String> {
 
 fn first_difference(a: &str, b: &str) -> String {
     let (al, bl): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
-    let i = al.iter().zip(&bl).position(|(x, y)| x != y).unwrap_or(al.len().min(bl.len()));
+    let i = al
+        .iter()
+        .zip(&bl)
+        .position(|(x, y)| x != y)
+        .unwrap_or(al.len().min(bl.len()));
     format!(
         "  first difference at line {}:\n  dtld: {}\n  lld:  {}",
         i + 1,
@@ -487,7 +576,13 @@ fn thinlto_stats(stderr: &str) -> Result<(u32, u32, u32), String> {
     let found: Vec<(u32, u32, u32)> = stderr
         .lines()
         .filter_map(|l| re.captures(l))
-        .map(|c| (c[1].parse().unwrap(), c[2].parse().unwrap(), c[3].parse().unwrap()))
+        .map(|c| {
+            (
+                c[1].parse().unwrap(),
+                c[2].parse().unwrap(),
+                c[3].parse().unwrap(),
+            )
+        })
         .collect();
     match found.as_slice() {
         [one] => Ok(*one),
@@ -498,28 +593,45 @@ fn thinlto_stats(stderr: &str) -> Result<(u32, u32, u32), String> {
     }
 }
 
-fn cache(t: &Trial_) -> Result<(), String> {
+fn cache(t: &Work) -> Result<(), String> {
     t.write("main.c", CACHE_MAIN)?;
     t.write("mid.c", CACHE_MID)?;
     t.write("leaf.c", cache_leaf(100))?;
     for stem in ["main", "mid", "leaf"] {
-        t.compile(".", &format!("{stem}.c"), &format!("{stem}.o"), &["-flto=thin", "-O2"])?;
+        t.compile(
+            ".",
+            &format!("{stem}.c"),
+            &format!("{stem}.o"),
+            &["-flto=thin", "-O2"],
+        )?;
     }
     fs::create_dir_all(t.path("cache")).map_err(|e| e.to_string())?;
     let link = |out: &str| -> Result<((u32, u32, u32), String), String> {
         let mut cmd = t.clang_link(&t.dir, Linker::Dtld);
-        cmd.args(["-flto=thin", "-Wl,--thinlto-cache-dir=cache", "-Wl,--verbose"])
-            .args(["main.o", "mid.o", "leaf.o", "-o", out]);
+        cmd.args([
+            "-flto=thin",
+            "-Wl,--thinlto-cache-dir=cache",
+            "-Wl,--verbose",
+        ])
+        .args(["main.o", "mid.o", "leaf.o", "-o", out]);
         let o = t.run(&mut cmd)?;
         if !o.success() {
-            return Err(format!("link of {out} failed ({}):\n{}", o.status_text(), o.stderr_text()));
+            return Err(format!(
+                "link of {out} failed ({}):\n{}",
+                o.status_text(),
+                o.stderr_text()
+            ));
         }
         let stats = thinlto_stats(&o.stderr_text()).map_err(|e| format!("{out}: {e}"))?;
         let mut run = Command::new(t.path(out));
         run.current_dir(&t.dir);
         let r = t.run(&mut run)?;
         if !r.success() {
-            return Err(format!("{out} failed ({}):\n{}", r.status_text(), r.stderr_text()));
+            return Err(format!(
+                "{out} failed ({}):\n{}",
+                r.status_text(),
+                r.stderr_text()
+            ));
         }
         Ok((stats, String::from_utf8_lossy(&r.stdout).into_owned()))
     };
@@ -528,21 +640,29 @@ fn cache(t: &Trial_) -> Result<(), String> {
     if first != (3, 3, 0) {
         return Err(format!("first link with an empty cache: expected 3 modules, 3 compiled, 0 cached; got {first:?}"));
     }
-    let entries = fs::read_dir(t.path("cache")).map_err(|e| e.to_string())?.count();
+    let entries = fs::read_dir(t.path("cache"))
+        .map_err(|e| e.to_string())?
+        .count();
     if entries == 0 {
         return Err("the first link left the cache directory empty".into());
     }
     if out1 != "mid=33 leaf=104\n" {
-        return Err(format!("the program printed {out1:?}, expected \"mid=33 leaf=104\\n\""));
+        return Err(format!(
+            "the program printed {out1:?}, expected \"mid=33 leaf=104\\n\""
+        ));
     }
 
     // The usual relink: same inputs, same output name.
     let (second, out2) = link("prog")?;
     if second != (3, 0, 3) {
-        return Err(format!("relink of unchanged inputs: expected 3 modules, 0 compiled, 3 cached; got {second:?}"));
+        return Err(format!(
+            "relink of unchanged inputs: expected 3 modules, 0 compiled, 3 cached; got {second:?}"
+        ));
     }
     if out2 != out1 {
-        return Err(format!("the relinked program printed {out2:?}, the first one {out1:?}"));
+        return Err(format!(
+            "the relinked program printed {out2:?}, the first one {out1:?}"
+        ));
     }
     // lld's cache keys do not depend on the output file's name, nor may dtld's.
     let (third, out3) = link("prog-renamed")?;
@@ -552,7 +672,9 @@ fn cache(t: &Trial_) -> Result<(), String> {
         ));
     }
     if out3 != out1 {
-        return Err(format!("prog-renamed printed {out3:?}, the first program {out1:?}"));
+        return Err(format!(
+            "prog-renamed printed {out3:?}, the first program {out1:?}"
+        ));
     }
 
     t.write("leaf.c", cache_leaf(200))?;
@@ -602,7 +724,7 @@ fn bad_bitcode_bytes(kind: BadBitcode) -> Vec<u8> {
 }
 
 /// The linker command clang would run for `clang -flto=thin <args>` (argv, from `-###`).
-fn linker_argv(t: &Trial_, linker: Linker, args: &[&str]) -> Result<Vec<String>, String> {
+fn linker_argv(t: &Work, linker: Linker, args: &[&str]) -> Result<Vec<String>, String> {
     let mut cmd = t.clang_link(&t.dir, linker);
     cmd.arg("-###").arg("-flto=thin").args(args);
     let out = t.ok(&mut cmd)?;
@@ -615,18 +737,29 @@ fn linker_argv(t: &Trial_, linker: Linker, args: &[&str]) -> Result<Vec<String>,
         .lines()
         .filter_map(|l| split_words(l).ok())
         .find(|argv| argv.first().is_some_and(|a| want(a)))
-        .ok_or_else(|| format!("no {} command in `clang -###` output:\n{listing}", linker.name()))
+        .ok_or_else(|| {
+            format!(
+                "no {} command in `clang -###` output:\n{listing}",
+                linker.name()
+            )
+        })
 }
 
 /// Runs the linker under test directly and checks the failure contract: exit 1, an error line,
 /// no output file, and nothing created or changed anywhere in the trial directory (`TMPDIR`
 /// points into it).
-fn expect_clean_failure(t: &Trial_, argv: &[String], env: &[(&str, Option<&str>)]) -> Result<String, String> {
+fn expect_clean_failure(
+    t: &Work,
+    argv: &[String],
+    env: &[(&str, Option<&str>)],
+) -> Result<String, String> {
     fs::create_dir_all(t.path("tmp")).map_err(|e| e.to_string())?;
     fs::create_dir_all(t.path("out")).map_err(|e| e.to_string())?;
     let before = snapshot(&t.dir)?;
     let mut cmd = Command::new(&argv[0]);
-    cmd.current_dir(&t.dir).args(&argv[1..]).env("TMPDIR", t.path("tmp"));
+    cmd.current_dir(&t.dir)
+        .args(&argv[1..])
+        .env("TMPDIR", t.path("tmp"));
     for (k, v) in env {
         match v {
             Some(v) => cmd.env(k, v),
@@ -638,7 +771,10 @@ fn expect_clean_failure(t: &Trial_, argv: &[String], env: &[(&str, Option<&str>)
     let stderr = out.stderr_text();
     let mut problems = Vec::new();
     if out.status_text() != "exit 1" {
-        problems.push(format!("the linker under test: {}, expected exit 1", out.status_text()));
+        problems.push(format!(
+            "the linker under test: {}, expected exit 1",
+            out.status_text()
+        ));
     }
     if !stderr.lines().any(|l| t.ctx.is_error_line(l)) {
         problems.push("no error line with the expected prefix (`dtld: error: `)".to_string());
@@ -654,19 +790,23 @@ fn expect_clean_failure(t: &Trial_, argv: &[String], env: &[(&str, Option<&str>)
     }
 }
 
-fn build_err_inputs(t: &Trial_, env: &[(&str, &str)], a_flags: &[&str]) -> Result<(), String> {
+fn build_err_inputs(t: &Work, env: &[(&str, &str)], a_flags: &[&str]) -> Result<(), String> {
     t.write("main.c", ERR_MAIN)?;
     t.write("a.c", ERR_A)?;
     t.compile(".", "main.c", "main.o", &["-flto=thin", "-O2"])?;
     let mut cmd = Command::new(llvm("clang"));
-    cmd.current_dir(&t.dir).arg("-c").args(["-flto=thin", "-O2"]).args(a_flags).args(["a.c", "-o", "a.o"]);
+    cmd.current_dir(&t.dir)
+        .arg("-c")
+        .args(["-flto=thin", "-O2"])
+        .args(a_flags)
+        .args(["a.c", "-o", "a.o"]);
     for (k, v) in env {
         cmd.env(k, v);
     }
     t.ok(&mut cmd).map(drop)
 }
 
-fn bad_bitcode(t: &Trial_, kind: BadBitcode) -> Result<(), String> {
+fn bad_bitcode(t: &Work, kind: BadBitcode) -> Result<(), String> {
     build_err_inputs(t, &[], &[])?;
     t.write("bad.o", bad_bitcode_bytes(kind))?;
     let args = ["main.o", "a.o", "bad.o", "-o", "out/prog"];
@@ -685,7 +825,7 @@ fn bad_bitcode(t: &Trial_, kind: BadBitcode) -> Result<(), String> {
 
 /// a.o claims (irsymtab producer, through LLVM_OVERRIDE_PRODUCER) to come from LLVM 99.0.0,
 /// newer than the LLVM 22 that clang's `-plugin` points dtld at: dtld must refuse it cleanly.
-fn newer_producer(t: &Trial_) -> Result<(), String> {
+fn newer_producer(t: &Work) -> Result<(), String> {
     build_err_inputs(t, &[("LLVM_OVERRIDE_PRODUCER", "99.0.0")], &[])?;
     let bytes = fs::read(t.path("a.o")).map_err(|e| e.to_string())?;
     if !bytes.windows(6).any(|w| w == b"99.0.0") {
@@ -699,21 +839,43 @@ fn newer_producer(t: &Trial_) -> Result<(), String> {
 /// where Debian 12's LLVM 14 tools live and cannot read LLVM 22 bitcode: no usable LLVM.
 /// A second run puts spy scripts named like LLVM tools first in `PATH` and checks that none
 /// was run (dtld never takes LLVM tools from `PATH`).
-fn no_usable_llvm(t: &Trial_) -> Result<(), String> {
+fn no_usable_llvm(t: &Work) -> Result<(), String> {
     build_err_inputs(t, &[], &[])?;
     let dtld = t.ctx.dtld.to_string_lossy().into_owned();
-    let argv: Vec<String> = [dtld.as_str(), "-e", "main", "main.o", "a.o", "-o", "out/prog"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    expect_clean_failure(t, &argv, &[("PATH", Some("/usr/bin")), ("DTLD_LLVM_DIR", None)])?;
+    let argv: Vec<String> = [
+        dtld.as_str(),
+        "-e",
+        "main",
+        "main.o",
+        "a.o",
+        "-o",
+        "out/prog",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    expect_clean_failure(
+        t,
+        &argv,
+        &[("PATH", Some("/usr/bin")), ("DTLD_LLVM_DIR", None)],
+    )?;
 
     // The spies and their marker live outside the trial directory, which must stay unchanged.
     let spy_dir = t.ctx.root.join(".spy-bin");
     let marker = t.ctx.root.join(".spy-called");
     let _ = fs::remove_file(&marker);
     fs::create_dir_all(&spy_dir).map_err(|e| e.to_string())?;
-    for tool in ["llvm-lto2", "llvm-lto", "clang", "clang-22", "llvm-lto2-22", "llvm-lto2-14", "ld.lld", "opt", "llc"] {
+    for tool in [
+        "llvm-lto2",
+        "llvm-lto",
+        "clang",
+        "clang-22",
+        "llvm-lto2-22",
+        "llvm-lto2-14",
+        "ld.lld",
+        "opt",
+        "llc",
+    ] {
         let script = format!(
             "#!/bin/sh\necho \"$0 $*\" >> {}\nexit 1\n",
             shell_quote(marker.as_os_str())
