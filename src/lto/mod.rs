@@ -62,10 +62,32 @@ pub fn glob_match(pat: &[u8], s: &[u8]) -> bool {
 /// The name lld gives a bitcode input as an LTO module: the path as given, or
 /// `archive(member at offset)` for archive members (thin archives included).
 pub fn lld_module_name(input: &InputFile) -> String {
+    module_name(input, None)
+}
+
+/// lld's module name, with `--thinlto-object-suffix-replace=` applied (lld applies it in
+/// index-only mode, to the file or member name before the archive decoration).
+fn module_name(input: &InputFile, o: Option<&LtoOptions>) -> String {
+    let replace = |s: &str| match o {
+        Some(o) if o.index_only => suffix_replaced(s, o),
+        _ => s.to_string(),
+    };
     match &input.archive {
-        Some((archive, member)) => format!("{archive}({member} at {})", input.archive_offset),
-        None => input.name.clone(),
+        Some((archive, member)) => {
+            let member = replace(member);
+            let file = Path::new(&member).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(member.clone());
+            format!("{archive}({file} at {})", input.archive_offset)
+        }
+        None => replace(&input.name),
     }
+}
+
+/// A short content hash, so that staged module paths are the same for the same bitcode in
+/// every link (backend cache keys then do not depend on the output name or directory).
+fn content_tag(data: &[u8]) -> String {
+    use sha1::Digest;
+    let d = sha1::Sha1::digest(data);
+    d[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Applies `--thinlto-object-suffix-replace=old;new` to a module name.
@@ -158,7 +180,7 @@ pub fn run(config: &Config, r: &Resolved) -> Result<LtoOutput> {
         mattrs: opts.mattrs.clone(),
         threads: thread_count(&opts),
     };
-    let names: Vec<String> = files.iter().map(|&f| suffix_replaced(&lld_module_name(r.inputs[f]), &opts)).collect();
+    let names: Vec<String> = files.iter().map(|&f| module_name(r.inputs[f], Some(&opts))).collect();
     let make_module = |i: usize, id: String| -> Module {
         let f = files[i];
         let b = r.bitcode(f).expect("bitcode");
@@ -187,9 +209,12 @@ pub fn run(config: &Config, r: &Resolved) -> Result<LtoOutput> {
     let _ = lock.lock();
     clear_dir_except(&stage, ".lock");
     let guard = TempDir { path: stage.clone(), keep: opts.save_temps };
-    let ids: Vec<String> = names.iter().map(|n| format!("{stage_rel}/{}", mirror(n))).collect();
+    // Module IDs are relative to the staging directory, where the thin link and the backends
+    // run: `<content tag>/<name>`, the same for the same bitcode in every link.
+    let ids: Vec<String> = files.iter().zip(&names).map(|(&f, n)| format!("{}/{}", content_tag(r.inputs[f].data), mirror(n))).collect();
+    let stage_abs = thinlink::abs(&stage);
     let modules: Vec<Module> = ids.iter().enumerate().map(|(i, id)| make_module(i, id.clone())).collect();
-    let tl = thinlink::run(&llvm, &opts, &cg, Path::new("."), &stage, &modules)?;
+    let tl = thinlink::run(&llvm, &opts, &cg, &stage_abs, &stage_abs, &modules)?;
 
     let id_to_name: std::collections::HashMap<&str, &str> = ids.iter().map(String::as_str).zip(names.iter().map(String::as_str)).collect();
     let mut jobs = Vec::new();
@@ -220,7 +245,7 @@ pub fn run(config: &Config, r: &Resolved) -> Result<LtoOutput> {
         &if cg.pic { Vec::new() } else { vec!["-fno-pic".to_string()] },
     );
     let cache = opts.cache_dir.as_ref().map(|d| backend::Cache { dir: d.clone(), salt: format!("{} {}", llvm.clang.display(), llvm.version) });
-    let (objs, stats) = backend::run_local(&common, &jobs, Path::new("."), cg.threads, cache.as_ref())?;
+    let (objs, stats) = backend::run_local(&common, &jobs, &stage_abs, cg.threads, cache.as_ref())?;
     if let Some(c) = &cache {
         c.prune(opts.cache_policy.as_deref())?;
     }
@@ -234,7 +259,7 @@ pub fn run(config: &Config, r: &Resolved) -> Result<LtoOutput> {
             let dest = prefix_replaced(&names[i], old, new);
             if opts.emit_index_files {
                 match shard {
-                    Some(s) => copy_file(s, Path::new(&format!("{dest}.thinlto.bc")))?,
+                    Some(s) => copy_file(&stage.join(s), Path::new(&format!("{dest}.thinlto.bc")))?,
                     None => write_file(Path::new(&format!("{dest}.thinlto.bc")), b"")?,
                 }
             }
@@ -372,7 +397,7 @@ fn index_only(
     // Bitcode files the link did not need still get an index that tells a distributed backend
     // to skip them (and an empty imports file), as lld writes.
     for &f in lazy {
-        let name = suffix_replaced(&lld_module_name(r.inputs[f]), opts);
+        let name = module_name(r.inputs[f], Some(opts));
         let dest = prefix_replaced(&name, &old, &new);
         write_file(Path::new(&format!("{dest}.thinlto.bc")), &skipindex::skip_module_index())?;
         if opts.emit_imports_files {
