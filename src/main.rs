@@ -3,6 +3,11 @@
 
 fn main() {
     let argv: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    // The hidden LLVMgold host (src/lto/goldhost.rs): a process of its own, because the plugin
+    // exits the process when it has written the index files.
+    if argv.first().map(String::as_str) == Some(dtld::lto::goldhost::HELPER_FLAG) {
+        std::process::exit(dtld::lto::goldhost::helper_main(&argv));
+    }
     std::panic::set_hook(Box::new(|info| {
         eprintln!("dtld: error: internal linker error: {info}");
     }));

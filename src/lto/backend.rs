@@ -90,7 +90,7 @@ pub struct Cache {
 }
 
 impl Cache {
-    fn key(&self, common: &[String], job: &Job, cwd: &Path) -> Option<String> {
+    pub fn key(&self, common: &[String], job: &Job, cwd: &Path) -> Option<String> {
         let mut h = Sha1::new();
         h.update(b"dtld-thinlto-cache-v1\0");
         h.update(self.salt.as_bytes());
@@ -117,7 +117,7 @@ impl Cache {
         self.dir.join(format!("dtld-{key}"))
     }
 
-    fn lookup(&self, key: &str) -> Option<Vec<u8>> {
+    pub fn lookup(&self, key: &str) -> Option<Vec<u8>> {
         let p = self.entry(key);
         let data = std::fs::read(&p).ok()?;
         if check_object(&data).is_err() {
@@ -131,7 +131,7 @@ impl Cache {
         Some(data)
     }
 
-    fn store(&self, key: &str, data: &[u8]) {
+    pub fn store(&self, key: &str, data: &[u8]) {
         let _ = std::fs::create_dir_all(&self.dir);
         let tmp = self.dir.join(format!(".tmp-dtld-{key}-{}", std::process::id()));
         if std::fs::write(&tmp, data).is_ok() && std::fs::rename(&tmp, self.entry(key)).is_err() {

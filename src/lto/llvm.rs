@@ -20,8 +20,11 @@ pub struct Llvm {
     pub lto2: PathBuf,
     /// `<dir>/bin/clang`, the backend compiler for in-process ThinLTO.
     pub clang: PathBuf,
-    /// `major.minor.patch` as printed by `llvm-lto2 --version`.
+    /// `major.minor.patch` as printed by `llvm-lto2 --version` (or `clang --version` when the
+    /// installation has only `LLVMgold.so`).
     pub version: String,
+    /// `<dir>/lib/LLVMgold.so`, the thin-link fallback when `llvm-lto2` is missing.
+    pub gold: Option<PathBuf>,
     /// How the directory was found (for messages).
     pub source: String,
 }
@@ -68,6 +71,13 @@ fn tool_version(lto2: &Path) -> Option<String> {
     text.lines().find_map(|l| l.split_once("LLVM version ").map(|(_, v)| v.trim().to_string()))
 }
 
+fn clang_version(clang: &Path) -> Option<String> {
+    let out = Command::new(clang).arg("--version").output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    // "clang version 22.1.8 (...)", possibly "Debian clang version 22.1.8 (...)".
+    text.lines().find_map(|l| l.split_once("clang version ").map(|(_, v)| v.split_whitespace().next().unwrap_or("").to_string()))
+}
+
 /// Finds a usable LLVM for bitcode produced by `producers` (irsymtab producer strings such as
 /// `22.1.8`), or explains why there is none.
 pub fn discover(o: &LtoOptions, producers: &[(String, String)]) -> Result<Llvm> {
@@ -84,16 +94,25 @@ pub fn discover(o: &LtoOptions, producers: &[(String, String)]) -> Result<Llvm> 
     for (dir, source) in cands {
         let lto2 = dir.join("bin/llvm-lto2");
         let clang = dir.join("bin/clang");
-        if !lto2.is_file() {
+        let gold_path = dir.join("lib/LLVMgold.so");
+        let gold = gold_path.is_file().then_some(gold_path);
+        // Without llvm-lto2, the thin link can still run through LLVMgold.so (goldhost.rs);
+        // the version is then clang's.
+        let tool = if lto2.is_file() {
+            lto2.clone()
+        } else if gold.is_some() {
+            clang.clone()
+        } else {
             problems.push(format!("{}: llvm-lto2 not found (from {source}; on Debian it is in the llvm-NN package)", lto2.display()));
             continue;
-        }
-        let Some(version) = tool_version(&lto2) else {
-            problems.push(format!("{}: cannot run it or read its version", lto2.display()));
+        };
+        let version = if lto2.is_file() { tool_version(&lto2) } else { clang_version(&clang) };
+        let Some(version) = version else {
+            problems.push(format!("{}: cannot run it or read its version", tool.display()));
             continue;
         };
         let Some(tv) = parse_version(&version) else {
-            problems.push(format!("{}: unrecognized version '{version}'", lto2.display()));
+            problems.push(format!("{}: unrecognized version '{version}'", tool.display()));
             continue;
         };
         // Bitcode from a newer LLVM cannot be read; from an older one it can (LLVM reads old
@@ -105,7 +124,7 @@ pub fn discover(o: &LtoOptions, producers: &[(String, String)]) -> Result<Llvm> 
             ));
             continue;
         }
-        return Ok(Llvm { dir, lto2, clang, version, source });
+        return Ok(Llvm { dir, lto2, clang, version, gold, source });
     }
     Err(crate::error::Error::many(problems))
 }
@@ -127,6 +146,28 @@ mod tests {
         let o = LtoOptions::default();
         let e = discover(&o, &[("a.o".into(), "22.1.8".into())]).unwrap_err();
         assert!(e.messages[0].starts_with("a.o: unable to handle this LLVM bitcode file"), "{:?}", e.messages);
+    }
+
+    #[test]
+    fn gold_only_installation() {
+        let real = PathBuf::from("/usr/lib/llvm-22");
+        if !real.join("lib/LLVMgold.so").is_file() || !real.join("bin/clang").is_file() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("dtld-goldonly-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("bin")).unwrap();
+        std::fs::create_dir_all(dir.join("lib")).unwrap();
+        std::os::unix::fs::symlink(real.join("bin/clang"), dir.join("bin/clang")).unwrap();
+        std::os::unix::fs::symlink(real.join("lib/LLVMgold.so"), dir.join("lib/LLVMgold.so")).unwrap();
+        let o = LtoOptions { llvm_dir: Some(dir.clone()), ..Default::default() };
+        let l = discover(&o, &[("a.o".into(), "22.1.0".into())]).unwrap();
+        assert!(!l.lto2.is_file());
+        assert_eq!(l.gold, Some(dir.join("lib/LLVMgold.so")));
+        assert_eq!(parse_version(&l.version).map(|v| v.0), Some(22), "{}", l.version);
+        std::fs::remove_file(dir.join("lib/LLVMgold.so")).unwrap();
+        assert!(discover(&o, &[("a.o".into(), "22.1.0".into())]).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -9,6 +9,8 @@
 
 pub mod backend;
 pub mod bitstream;
+pub mod dtlto;
+pub mod goldhost;
 pub mod irsymtab;
 pub mod llvm;
 pub mod options;
@@ -214,7 +216,7 @@ pub fn run(config: &Config, r: &Resolved) -> Result<LtoOutput> {
     let ids: Vec<String> = files.iter().zip(&names).map(|(&f, n)| format!("{}/{}", content_tag(r.inputs[f].data), mirror(n))).collect();
     let stage_abs = thinlink::abs(&stage);
     let modules: Vec<Module> = ids.iter().enumerate().map(|(i, id)| make_module(i, id.clone())).collect();
-    let tl = thinlink::run(&llvm, &opts, &cg, &stage_abs, &stage_abs, &modules)?;
+    let tl = thin_link(&llvm, &opts, &cg, &stage_abs, &stage_abs, &modules)?;
 
     let id_to_name: std::collections::HashMap<&str, &str> = ids.iter().map(String::as_str).zip(names.iter().map(String::as_str)).collect();
     let mut jobs = Vec::new();
@@ -415,7 +417,16 @@ fn index_only(
 fn thinlink_placed(llvm: &llvm::Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, work: &Path, modules: &[Module]) -> Result<thinlink::ThinLinkOutput> {
     // Absolute modules are already in place; the others are staged under `cwd`.
     let work = thinlink::abs(work);
-    thinlink::run(llvm, opts, cg, cwd, &work, modules)
+    thin_link(llvm, opts, cg, cwd, &work, modules)
+}
+
+/// The thin link by `llvm-lto2`, or by the installation's `LLVMgold.so` when it has no
+/// `llvm-lto2` (`goldhost.rs`).
+fn thin_link(llvm: &llvm::Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, work: &Path, modules: &[Module]) -> Result<thinlink::ThinLinkOutput> {
+    match &llvm.gold {
+        Some(gold) if !llvm.lto2.is_file() => goldhost::run(gold, opts, cg, cwd, work, modules),
+        _ => thinlink::run(llvm, opts, cg, cwd, work, modules),
+    }
 }
 
 #[cfg(test)]

@@ -87,6 +87,21 @@ fn place(path: &Path, m: &Module) -> Result<()> {
     Ok(())
 }
 
+/// Checks that module IDs are unique and puts every module to be placed at `cwd/<id>` (shared
+/// with the LLVMgold fallback, `goldhost.rs`).
+pub(crate) fn stage(cwd: &Path, modules: &[Module]) -> Result<()> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, m) in modules.iter().enumerate() {
+        if let Some(j) = seen.insert(m.id.as_str(), i) {
+            crate::bail!("internal error: two LTO modules share the ID {} ({} and {})", m.id, j, i);
+        }
+        if m.place {
+            place(&cwd.join(&m.id), m)?;
+        }
+    }
+    Ok(())
+}
+
 fn rsp_quote(s: &str) -> String {
     let mut q = String::with_capacity(s.len() + 2);
     q.push('"');
@@ -114,15 +129,7 @@ pub struct ThinLinkOutput {
 /// Stages `modules` under `cwd` and runs `llvm-lto2 run` in `cwd` in distributed-index mode.
 /// `work` is a directory for the response file and the regular-LTO output.
 pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, work: &Path, modules: &[Module]) -> Result<ThinLinkOutput> {
-    let mut seen: HashMap<&str, usize> = HashMap::new();
-    for (i, m) in modules.iter().enumerate() {
-        if let Some(j) = seen.insert(m.id.as_str(), i) {
-            crate::bail!("internal error: two LTO modules share the ID {} ({} and {})", m.id, j, i);
-        }
-        if m.place {
-            place(&cwd.join(&m.id), m)?;
-        }
-    }
+    stage(cwd, modules)?;
     let out_base = work.join("lto");
     let mut args: Vec<String> = vec![
         "-thinlto-distributed-indexes".into(),

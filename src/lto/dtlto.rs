@@ -1,0 +1,227 @@
+//! DTLTO: the backend jobs handed to an external distributor through lld 22's job file.
+//!
+//! The job file has exactly the schema ld.lld 22 writes (`llvm/lib/LTO/LTO.cpp`,
+//! `emitDistributorJson`), so every distributor written for LLVM works unchanged: one line of
+//! JSON, `{"common":{"linker_output","args","inputs"},"jobs":[{"args","inputs","outputs"}]}`,
+//! where a job's command is `common.args ++ job.args`, run in the linker's working directory.
+//! The distributor runs as `[distributor, args..., <job file>]`.
+//!
+//! Where dtld differs from lld 22, on purpose: a bare distributor name is looked up on `PATH`;
+//! the distributor's exit status or signal is reported; every missing output is listed; an
+//! empty or non-ELF object is an error naming the job and its module (lld silently links an
+//! empty object); jobs that hit the cache are not in the file and, when all hit, no
+//! distributor runs at all.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::error::{Error, Result};
+use crate::lto::backend::{check_object, Cache, Job, Stats};
+
+/// A JSON string literal as `llvm::json::OStream` writes it.
+pub fn json_string(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\u{8}' => o.push_str("\\b"),
+            '\u{c}' => o.push_str("\\f"),
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            '\t' => o.push_str("\\t"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn json_array(items: &[String]) -> String {
+    let parts: Vec<String> = items.iter().map(|s| json_string(s)).collect();
+    format!("[{}]", parts.join(","))
+}
+
+/// A job's `inputs`: the module, its shard, then the import sources sorted byte-wise (lld 22's
+/// order).
+pub fn job_inputs(job: &Job) -> Vec<String> {
+    let mut imports: Vec<String> = job.imports.clone();
+    imports.sort();
+    imports.dedup();
+    let mut v = vec![job.module.clone(), job.shard.clone()];
+    v.extend(imports);
+    v
+}
+
+/// The job file text: one line, no trailing newline, members in lld's order.
+pub fn job_file(linker_output: &str, common: &[String], common_inputs: &[String], jobs: &[&Job]) -> String {
+    let jobs: Vec<String> = jobs
+        .iter()
+        .map(|j| format!("{{\"args\":{},\"inputs\":{},\"outputs\":{}}}", json_array(&j.args()), json_array(&job_inputs(j)), json_array(&[j.output.clone()])))
+        .collect();
+    format!(
+        "{{\"common\":{{\"linker_output\":{},\"args\":{},\"inputs\":{}}},\"jobs\":[{}]}}",
+        json_string(linker_output),
+        json_array(common),
+        json_array(common_inputs),
+        jobs.join(",")
+    )
+}
+
+/// The distributor program: a path as given, or a bare name looked up on `PATH`.
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    if name.contains('/') {
+        return Some(PathBuf::from(name));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p).map_or(false, |m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
+
+fn describe_status(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = status.code() {
+        return format!("exit status {code}");
+    }
+    match status.signal() {
+        Some(sig) => {
+            let name = match sig {
+                1 => "SIGHUP",
+                2 => "SIGINT",
+                6 => "SIGABRT",
+                9 => "SIGKILL",
+                11 => "SIGSEGV",
+                15 => "SIGTERM",
+                _ => "",
+            };
+            if name.is_empty() {
+                format!("killed by signal {sig}")
+            } else {
+                format!("killed by signal {sig} ({name})")
+            }
+        }
+        None => "unknown status".to_string(),
+    }
+}
+
+pub struct Distributor<'a> {
+    pub program: &'a str,
+    pub args: &'a [String],
+    pub linker_output: &'a str,
+    pub common_inputs: &'a [String],
+    /// Where the job file goes.
+    pub job_file: PathBuf,
+}
+
+/// Runs the jobs that miss the cache through the distributor, in `cwd` (the linker's working
+/// directory). Returns every job's object bytes, in job order.
+pub fn run(d: &Distributor, common: &[String], jobs: &[Job], cwd: &Path, cache: Option<&Cache>) -> Result<(Vec<Vec<u8>>, Stats)> {
+    let mut objects: Vec<Option<Vec<u8>>> = vec![None; jobs.len()];
+    let mut keys: Vec<Option<String>> = vec![None; jobs.len()];
+    let mut stats = Stats::default();
+    if let Some(c) = cache {
+        for (i, j) in jobs.iter().enumerate() {
+            keys[i] = c.key(common, j, cwd);
+            if let Some(k) = &keys[i] {
+                if let Some(data) = c.lookup(k) {
+                    objects[i] = Some(data);
+                    stats.cached += 1;
+                }
+            }
+        }
+    }
+    let misses: Vec<usize> = (0..jobs.len()).filter(|&i| objects[i].is_none()).collect();
+    if misses.is_empty() {
+        return Ok((objects.into_iter().map(|o| o.unwrap_or_default()).collect(), stats));
+    }
+    let miss_jobs: Vec<&Job> = misses.iter().map(|&i| &jobs[i]).collect();
+    let text = job_file(d.linker_output, common, d.common_inputs, &miss_jobs);
+    std::fs::write(cwd.join(&d.job_file), text.as_bytes())
+        .map_err(|e| Error::new(format!("DTLTO backend compilation: failed to generate distributor JSON script: {}: {}", d.job_file.display(), crate::io_error(&e))))?;
+    for j in &miss_jobs {
+        let _ = std::fs::remove_file(cwd.join(&j.output));
+    }
+    let program = find_program(d.program).ok_or_else(|| {
+        Error::new(format!("DTLTO backend compilation: distributor execution failed: cannot find '{}' on PATH", d.program))
+    })?;
+    let status = Command::new(&program)
+        .args(d.args)
+        .arg(&d.job_file)
+        .current_dir(cwd)
+        .status()
+        .map_err(|e| Error::new(format!("DTLTO backend compilation: distributor execution failed: {}: {}", program.display(), crate::io_error(&e))))?;
+    if !status.success() {
+        crate::bail!("DTLTO backend compilation: distributor {} failed with {} ({} jobs in {})", program.display(), describe_status(status), miss_jobs.len(), d.job_file.display());
+    }
+    let mut errors = Vec::new();
+    for &i in &misses {
+        let j = &jobs[i];
+        match std::fs::read(cwd.join(&j.output)) {
+            Ok(data) => match check_object(&data) {
+                Ok(()) => {
+                    if let (Some(c), Some(k)) = (cache, &keys[i]) {
+                        c.store(k, &data);
+                    }
+                    stats.compiled += 1;
+                    objects[i] = Some(data);
+                }
+                Err(e) => errors.push(format!("DTLTO backend compilation: job {} (module {}): native object file {}: {e}", i + 1, j.display, j.output)),
+            },
+            Err(e) => errors.push(format!("DTLTO backend compilation: job {} (module {}): cannot open native object file: {}: {}", i + 1, j.display, j.output, crate::io_error(&e))),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Error::many(errors));
+    }
+    Ok((objects.into_iter().map(|o| o.unwrap_or_default()).collect(), stats))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(m: &str, imports: &[&str]) -> Job {
+        Job {
+            display: m.to_string(),
+            module: m.to_string(),
+            shard: format!("{m}.thinlto.bc"),
+            output: format!("{m}.native.o"),
+            imports: imports.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn schema_matches_lld() {
+        let common: Vec<String> = ["/usr/lib/llvm-22/bin/clang", "-c"].iter().map(|s| s.to_string()).collect();
+        let j1 = job("t1.o", &["t2.o"]);
+        let j2 = job("t2.o", &[]);
+        let text = job_file("out.elf", &common, &[], &[&j1, &j2]);
+        assert_eq!(
+            text,
+            r#"{"common":{"linker_output":"out.elf","args":["/usr/lib/llvm-22/bin/clang","-c"],"inputs":[]},"jobs":[{"args":["t1.o","-fthinlto-index=t1.o.thinlto.bc","-o","t1.o.native.o"],"inputs":["t1.o","t1.o.thinlto.bc","t2.o"],"outputs":["t1.o.native.o"]},{"args":["t2.o","-fthinlto-index=t2.o.thinlto.bc","-o","t2.o.native.o"],"inputs":["t2.o","t2.o.thinlto.bc"],"outputs":["t2.o.native.o"]}]}"#
+        );
+    }
+
+    #[test]
+    fn escaping() {
+        assert_eq!(json_string("a b\\c\"ü.o"), r#""a b\\c\"ü.o""#);
+        assert_eq!(json_string("x\ny\u{1}"), r#""x\ny\u0001""#);
+    }
+
+    #[test]
+    fn import_order_is_bytewise() {
+        let j = job("m.o", &["b.o", "B.o", "a.o", "b.o"]);
+        assert_eq!(job_inputs(&j), vec!["m.o", "m.o.thinlto.bc", "B.o", "a.o", "b.o"]);
+    }
+
+    #[test]
+    fn program_lookup() {
+        assert_eq!(find_program("/x/y"), Some(PathBuf::from("/x/y")));
+        assert!(find_program("sh").is_some());
+        assert!(find_program("surely-not-a-program-dtld").is_none());
+    }
+}

@@ -1,0 +1,864 @@
+//! The thin link through the user's `LLVMgold.so`, for LLVM installations without `llvm-lto2`.
+//!
+//! `llvm-lto2` is in Debian's `llvm-NN` package, which clang does not require; `LLVMgold.so` is
+//! a hard dependency of clang and clang even passes its path to the linker. So when
+//! `<llvm>/bin/llvm-lto2` is missing, dtld hosts the gold plugin instead, with the same contract
+//! as `thinlink::run`: modules are staged at their IDs under `cwd`, and the plugin writes
+//! `<id>.thinlto.bc` and `<id>.imports` next to them (`thinlto-index-only`) and the regular-LTO
+//! partition to `<work>/lto.0` (`obj-path=`).
+//!
+//! In index-only mode LLVMgold calls `exit(0)` from its all-symbols-read hook and shuts LLVM
+//! down, so it can only run in a process of its own: the parent writes a request file and
+//! re-executes dtld as `dtld --dtld-gold-helper <request>` in `cwd`. The helper dlopens the
+//! plugin, claims every module, answers `get_symbols` with gold resolutions derived from dtld's
+//! own (`p`/`l`/`x`/`r`) flags, and runs the hook. Its exit status, its stderr and the files
+//! left on disk are the result.
+//!
+//! Resolution mapping (gold derives lld's bits from an `LDPR_*` value, so not every flag
+//! combination can be expressed):
+//! * defined, `p` and `x` → `PREVAILING_DEF`; `p` without `x` → `PREVAILING_DEF_IRONLY`;
+//! * defined, not `p` → `PREEMPTED_IR` if a bitcode module prevails for the name, else
+//!   `PREEMPTED_REG`;
+//! * undefined → `RESOLVED_IR` if a bitcode module prevails for the name, else `RESOLVED_EXEC`
+//!   when dtld says `l` (final in the linkage unit) and `UNDEF` otherwise (e.g. a symbol from a
+//!   shared library; gold then does not mark it dso-local).
+//! * `l` on definitions is recomputed by LLVMgold from the output kind (executable/PIE, or
+//!   non-default visibility). With `cg.pic` the output is `LDPO_PIE` unless some prevailing
+//!   definition lacks `l`, which only happens in a shared object (`LDPO_DYN`).
+//! * `r` (linker-redefined, `--wrap`/`--defsym`) and `x` on undefined symbols cannot be passed.
+//!
+//! The regular-LTO object: LLVMgold writes `obj-path` even when every module is ThinLTO (an
+//! empty ELF object). dtld reports it only when it has a symbol other than file and section
+//! symbols, as `llvm-lto2` only writes one when there is a regular-LTO module.
+
+use std::collections::HashSet;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::fmt::Write as _;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use crate::error::{Error, Result};
+use crate::lto::options::LtoOptions;
+use crate::lto::thinlink::{self, CodegenSettings, Module, ThinLinkOutput};
+
+/// The hidden subcommand that runs the plugin host.
+pub const HELPER_FLAG: &str = "--dtld-gold-helper";
+
+// plugin-api.h (binutils): transfer vector tags.
+const LDPT_NULL: c_int = 0;
+const LDPT_API_VERSION: c_int = 1;
+const LDPT_LINKER_OUTPUT: c_int = 3;
+const LDPT_OPTION: c_int = 4;
+const LDPT_REGISTER_CLAIM_FILE_HOOK: c_int = 5;
+const LDPT_REGISTER_ALL_SYMBOLS_READ_HOOK: c_int = 6;
+const LDPT_REGISTER_CLEANUP_HOOK: c_int = 7;
+const LDPT_ADD_SYMBOLS: c_int = 8;
+const LDPT_GET_SYMBOLS: c_int = 9;
+const LDPT_ADD_INPUT_FILE: c_int = 10;
+const LDPT_MESSAGE: c_int = 11;
+const LDPT_GET_INPUT_FILE: c_int = 12;
+const LDPT_RELEASE_INPUT_FILE: c_int = 13;
+const LDPT_OUTPUT_NAME: c_int = 15;
+const LDPT_GET_VIEW: c_int = 18;
+const LDPT_GET_SYMBOLS_V2: c_int = 25;
+const LDPT_GET_SYMBOLS_V3: c_int = 28;
+
+// Output kinds.
+const LDPO_EXEC: usize = 1;
+const LDPO_DYN: usize = 2;
+const LDPO_PIE: usize = 3;
+
+// Status values.
+const LDPS_OK: c_int = 0;
+const LDPS_BAD_HANDLE: c_int = 2;
+const LDPS_ERR: c_int = 3;
+
+// Message levels.
+const LDPL_WARNING: c_int = 1;
+const LDPL_ERROR: c_int = 2;
+const LDPL_FATAL: c_int = 3;
+
+// Symbol kinds (`def`).
+const LDPK_UNDEF: u8 = 2;
+const LDPK_WEAKUNDEF: u8 = 3;
+
+// Resolutions.
+const LDPR_UNDEF: c_int = 1;
+const LDPR_PREVAILING_DEF: c_int = 2;
+const LDPR_PREVAILING_DEF_IRONLY: c_int = 3;
+const LDPR_PREEMPTED_REG: c_int = 4;
+const LDPR_PREEMPTED_IR: c_int = 5;
+const LDPR_RESOLVED_IR: c_int = 6;
+const LDPR_RESOLVED_EXEC: c_int = 7;
+
+#[repr(C)]
+struct Tv {
+    tag: c_int,
+    val: usize,
+}
+
+#[repr(C)]
+struct PluginInputFile {
+    name: *const c_char,
+    fd: c_int,
+    offset: i64,
+    filesize: i64,
+    handle: *mut c_void,
+}
+
+/// `ld_plugin_symbol` on x86-64 (48 bytes). `def` is an `int` in old headers and a `char`
+/// followed by three more chars in new ones; on little-endian its low byte is the kind.
+#[repr(C)]
+struct PluginSymbol {
+    name: *mut c_char,
+    version: *mut c_char,
+    def: c_int,
+    visibility: c_int,
+    size: u64,
+    comdat_key: *mut c_char,
+    resolution: c_int,
+}
+
+type ClaimHook = unsafe extern "C" fn(*const PluginInputFile, *mut c_int) -> c_int;
+type VoidHook = unsafe extern "C" fn() -> c_int;
+type Onload = unsafe extern "C" fn(*mut Tv) -> c_int;
+
+// ---------------------------------------------------------------------------------------------
+// The request file: one item per line, `key value...`; strings are hex-encoded so any byte
+// (spaces, newlines in symbol names) survives.
+
+/// What the helper is asked to do.
+#[derive(Debug, Default, PartialEq)]
+struct Request {
+    plugin: String,
+    output_name: String,
+    linker_output: usize,
+    options: Vec<String>,
+    modules: Vec<ReqModule>,
+}
+
+#[derive(Debug, Default, PartialEq)]
+struct ReqModule {
+    /// Path to open, relative to the helper's working directory (or absolute).
+    path: String,
+    /// Name given to the plugin: the module ID.
+    name: String,
+    /// (symbol name, dtld flags) in irsymtab `lto_symbols()` order.
+    syms: Vec<(Vec<u8>, String)>,
+}
+
+fn hex(b: &[u8]) -> String {
+    let mut s = String::with_capacity(b.len() * 2 + 1);
+    s.push('x'); // never empty, so `split_whitespace` keeps the field
+    for x in b {
+        let _ = write!(s, "{x:02x}");
+    }
+    s
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    let s = s.strip_prefix('x')?;
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+}
+
+fn unhex_str(s: &str) -> Option<String> {
+    String::from_utf8(unhex(s)?).ok()
+}
+
+impl Request {
+    fn encode(&self) -> String {
+        let mut s = String::from("dtld-gold-request 1\n");
+        let _ = writeln!(s, "plugin {}", hex(self.plugin.as_bytes()));
+        let _ = writeln!(s, "output {}", hex(self.output_name.as_bytes()));
+        let _ = writeln!(s, "linker-output {}", self.linker_output);
+        for o in &self.options {
+            let _ = writeln!(s, "option {}", hex(o.as_bytes()));
+        }
+        for m in &self.modules {
+            let _ = writeln!(s, "module {} {}", hex(m.path.as_bytes()), hex(m.name.as_bytes()));
+            for (name, flags) in &m.syms {
+                let _ = writeln!(s, "sym {} {}", hex(name), hex(flags.as_bytes()));
+            }
+        }
+        s.push_str("end\n");
+        s
+    }
+
+    fn decode(text: &str) -> std::result::Result<Request, String> {
+        let mut lines = text.lines().enumerate();
+        match lines.next() {
+            Some((_, "dtld-gold-request 1")) => {}
+            _ => return Err("not a dtld gold-helper request (version 1)".into()),
+        }
+        let mut r = Request::default();
+        let mut ended = false;
+        for (n, line) in lines {
+            let bad = || format!("request line {}: malformed: {line}", n + 1);
+            let f: Vec<&str> = line.split_whitespace().collect();
+            match f.as_slice() {
+                ["plugin", p] => r.plugin = unhex_str(p).ok_or_else(bad)?,
+                ["output", p] => r.output_name = unhex_str(p).ok_or_else(bad)?,
+                ["linker-output", v] => r.linker_output = v.parse().map_err(|_| bad())?,
+                ["option", o] => r.options.push(unhex_str(o).ok_or_else(bad)?),
+                ["module", p, name] => r.modules.push(ReqModule {
+                    path: unhex_str(p).ok_or_else(bad)?,
+                    name: unhex_str(name).ok_or_else(bad)?,
+                    syms: Vec::new(),
+                }),
+                ["sym", name, flags] => {
+                    let m = r.modules.last_mut().ok_or_else(bad)?;
+                    m.syms.push((unhex(name).ok_or_else(bad)?, unhex_str(flags).ok_or_else(bad)?));
+                }
+                ["end"] => {
+                    ended = true;
+                    break;
+                }
+                _ => return Err(bad()),
+            }
+        }
+        if !ended {
+            return Err("request is truncated".into());
+        }
+        Ok(r)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parent side.
+
+/// Same contract as `thinlink::run`, via LLVMgold.so hosted in a helper process (this
+/// executable, re-run with `--dtld-gold-helper`).
+pub fn run(plugin: &Path, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, work: &Path, modules: &[Module]) -> Result<ThinLinkOutput> {
+    let exe = std::env::current_exe().map_err(|e| Error::new(format!("thin link (LLVMgold): cannot find the dtld executable: {}", crate::io_error(&e))))?;
+    run_with_helper(&exe, plugin, opts, cg, cwd, work, modules)
+}
+
+/// The plugin options dtld passes (what clang and `-plugin-opt=` would).
+fn plugin_options(opts: &LtoOptions, cg: &CodegenSettings, obj_path: &Path) -> Vec<String> {
+    let mut o = vec![format!("O{}", cg.opt_level)];
+    if let Some(c) = &cg.mcpu {
+        o.push(format!("mcpu={c}"));
+    }
+    o.push("thinlto".into());
+    o.push("thinlto-index-only".into());
+    o.push("thinlto-emit-imports-files".into());
+    o.push(format!("obj-path={}", obj_path.display()));
+    o.push(format!("jobs={}", cg.threads.max(1)));
+    if !cg.mattrs.is_empty() {
+        o.push(format!("-mattr={}", cg.mattrs.join(",")));
+    }
+    for m in &opts.mllvm {
+        o.push(if m.starts_with('-') { m.clone() } else { format!("-{m}") });
+    }
+    o
+}
+
+fn linker_output(cg: &CodegenSettings, modules: &[Module]) -> usize {
+    if !cg.pic {
+        return LDPO_EXEC;
+    }
+    // In a PIE every prevailing definition is final in the linkage unit; in a shared object
+    // the default-visibility ones are not.
+    let dso = modules.iter().flat_map(|m| &m.resolutions).any(|(_, f)| f.contains('p') && !f.contains('l'));
+    if dso {
+        LDPO_DYN
+    } else {
+        LDPO_PIE
+    }
+}
+
+/// `run`, with the helper program given (unit tests run the helper from the built `dtld`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_with_helper(
+    helper: &Path,
+    plugin: &Path,
+    opts: &LtoOptions,
+    cg: &CodegenSettings,
+    cwd: &Path,
+    work: &Path,
+    modules: &[Module],
+) -> Result<ThinLinkOutput> {
+    thinlink::stage(cwd, modules)?;
+    let work = thinlink::abs(work);
+    let obj_path = work.join("lto.0");
+    let _ = std::fs::remove_file(&obj_path);
+    let mut req = Request {
+        plugin: plugin.to_string_lossy().into_owned(),
+        output_name: work.join("lto").to_string_lossy().into_owned(),
+        linker_output: linker_output(cg, modules),
+        options: plugin_options(opts, cg, &obj_path),
+        modules: Vec::new(),
+    };
+    for m in modules {
+        req.modules.push(ReqModule {
+            path: m.id.clone(),
+            name: m.id.clone(),
+            syms: m.resolutions.iter().map(|(n, f)| (n.to_vec(), f.clone())).collect(),
+        });
+    }
+    let req_path = work.join("goldhost.req");
+    std::fs::write(&req_path, req.encode()).map_err(|e| Error::new(format!("cannot write {}: {}", req_path.display(), crate::io_error(&e))))?;
+    let out = Command::new(helper)
+        .arg(HELPER_FLAG)
+        .arg(&req_path)
+        .current_dir(cwd)
+        .output()
+        .map_err(|e| Error::new(format!("thin link (LLVMgold): cannot run {}: {}", helper.display(), crate::io_error(&e))))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    let errors: Vec<String> = lines.iter().filter_map(|l| l.strip_prefix("dtld: error: ").map(str::to_string)).collect();
+    if !out.status.success() || !errors.is_empty() {
+        let mut msgs = if errors.is_empty() { lines.iter().map(|l| format!("thin link (LLVMgold): {l}")).collect() } else { errors };
+        if msgs.is_empty() {
+            msgs.push(format!("thin link (LLVMgold): helper process failed with {}", out.status));
+        }
+        return Err(Error::many(msgs));
+    }
+    for l in &lines {
+        eprintln!("{l}");
+    }
+    let mut shards = Vec::new();
+    let mut imports = Vec::new();
+    for m in modules {
+        let shard = PathBuf::from(format!("{}.thinlto.bc", m.id));
+        // 0-byte index files are what LLVMgold writes for regular-LTO modules.
+        let has_shard = std::fs::metadata(cwd.join(&shard)).map_or(false, |md| md.is_file() && md.len() > 0);
+        let list = std::fs::read_to_string(cwd.join(format!("{}.imports", m.id))).unwrap_or_default();
+        imports.push(list.lines().filter(|l| !l.is_empty()).map(str::to_string).collect());
+        shards.push(has_shard.then_some(shard));
+    }
+    let regular_object = std::fs::read(&obj_path).ok().filter(|d| has_real_symbols(d));
+    Ok(ThinLinkOutput { shards, imports, regular_object })
+}
+
+/// Whether an object defines or references anything (LLVMgold's empty partition does not).
+fn has_real_symbols(data: &[u8]) -> bool {
+    use object::{Object as _, ObjectSymbol as _, SymbolKind};
+    match object::File::parse(data) {
+        Ok(f) => f.symbols().any(|s| !matches!(s.kind(), SymbolKind::File | SymbolKind::Section) && s.name_bytes().map_or(false, |n| !n.is_empty())),
+        // Not ours to judge: the caller checks the object and reports it.
+        Err(_) => true,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The helper process: the plugin's host. The plugin API has no context pointer, so the state
+// is global; the lock is never held while calling into the plugin (claim_file re-enters
+// add_symbols).
+
+struct HostFile {
+    file: std::fs::File,
+    name: CString,
+    data: &'static [u8],
+    /// (name, kind) as the plugin reported them in add_symbols.
+    syms: Vec<(Vec<u8>, u8)>,
+    flags: Vec<String>,
+    added: bool,
+}
+
+#[derive(Default)]
+struct Host {
+    claim: Option<ClaimHook>,
+    all_read: Option<VoidHook>,
+    cleanup: Option<VoidHook>,
+    files: Vec<HostFile>,
+    /// Per file, the LDPR_* answer for each symbol (computed once all files are claimed).
+    resolutions: Option<Vec<Vec<c_int>>>,
+    errors: usize,
+}
+
+static STATE: Mutex<Option<Host>> = Mutex::new(None);
+
+fn with_host<R>(f: impl FnOnce(&mut Host) -> R) -> Option<R> {
+    let mut g = STATE.lock().unwrap_or_else(|p| p.into_inner());
+    g.as_mut().map(f)
+}
+
+/// Runs a callback body, turning a panic into `LDPS_ERR`.
+fn guarded(f: impl FnOnce() -> c_int) -> c_int {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(LDPS_ERR)
+}
+
+fn handle_index(h: *const c_void) -> Option<usize> {
+    (h as usize).checked_sub(1)
+}
+
+unsafe extern "C" fn cb_register_claim(hook: ClaimHook) -> c_int {
+    guarded(|| with_host(|h| h.claim = Some(hook)).map_or(LDPS_ERR, |_| LDPS_OK))
+}
+
+unsafe extern "C" fn cb_register_all_read(hook: VoidHook) -> c_int {
+    guarded(|| with_host(|h| h.all_read = Some(hook)).map_or(LDPS_ERR, |_| LDPS_OK))
+}
+
+unsafe extern "C" fn cb_register_cleanup(hook: VoidHook) -> c_int {
+    guarded(|| with_host(|h| h.cleanup = Some(hook)).map_or(LDPS_ERR, |_| LDPS_OK))
+}
+
+unsafe extern "C" fn cb_add_symbols(handle: *mut c_void, n: c_int, syms: *const PluginSymbol) -> c_int {
+    guarded(|| {
+        let Some(i) = handle_index(handle) else { return LDPS_BAD_HANDLE };
+        let n = usize::try_from(n).unwrap_or(0);
+        let mut list = Vec::with_capacity(n);
+        for k in 0..n {
+            // SAFETY: the plugin passes `n` valid symbols.
+            let s = unsafe { &*syms.add(k) };
+            let name = if s.name.is_null() { Vec::new() } else { unsafe { CStr::from_ptr(s.name) }.to_bytes().to_vec() };
+            list.push((name, (s.def & 0xff) as u8));
+        }
+        with_host(|h| match h.files.get_mut(i) {
+            Some(f) => {
+                f.syms.extend(list);
+                f.added = true;
+                LDPS_OK
+            }
+            None => LDPS_BAD_HANDLE,
+        })
+        .unwrap_or(LDPS_ERR)
+    })
+}
+
+fn is_undef(kind: u8) -> bool {
+    kind == LDPK_UNDEF || kind == LDPK_WEAKUNDEF
+}
+
+/// The gold resolution for every symbol of every file, from dtld's flags.
+fn compute_resolutions(files: &[(Vec<(Vec<u8>, u8)>, Vec<String>)]) -> Vec<Vec<c_int>> {
+    let prevailing: HashSet<&[u8]> = files
+        .iter()
+        .flat_map(|(syms, flags)| syms.iter().zip(flags).filter(|((_, k), f)| !is_undef(*k) && f.contains('p')).map(|((n, _), _)| n.as_slice()))
+        .collect();
+    files
+        .iter()
+        .map(|(syms, flags)| {
+            syms.iter()
+                .zip(flags)
+                .map(|((name, kind), f)| {
+                    let ir_prevails = prevailing.contains(name.as_slice());
+                    if is_undef(*kind) {
+                        if ir_prevails {
+                            LDPR_RESOLVED_IR
+                        } else if f.contains('l') {
+                            LDPR_RESOLVED_EXEC
+                        } else {
+                            LDPR_UNDEF
+                        }
+                    } else if f.contains('p') {
+                        if f.contains('x') {
+                            LDPR_PREVAILING_DEF
+                        } else {
+                            LDPR_PREVAILING_DEF_IRONLY
+                        }
+                    } else if ir_prevails {
+                        LDPR_PREEMPTED_IR
+                    } else {
+                        LDPR_PREEMPTED_REG
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+unsafe extern "C" fn cb_get_symbols(handle: *const c_void, n: c_int, syms: *mut PluginSymbol) -> c_int {
+    guarded(|| {
+        let Some(i) = handle_index(handle) else { return LDPS_BAD_HANDLE };
+        let res = with_host(|h| {
+            if h.resolutions.is_none() {
+                let input: Vec<_> = h.files.iter().map(|f| (f.syms.clone(), f.flags.clone())).collect();
+                h.resolutions = Some(compute_resolutions(&input));
+            }
+            h.resolutions.as_ref().and_then(|r| r.get(i).cloned())
+        })
+        .flatten();
+        let Some(res) = res else { return LDPS_BAD_HANDLE };
+        let n = usize::try_from(n).unwrap_or(0);
+        if n != res.len() {
+            return LDPS_ERR;
+        }
+        for (k, r) in res.iter().enumerate() {
+            // SAFETY: the plugin passes the `n` symbols it added for this handle.
+            unsafe { (*syms.add(k)).resolution = *r };
+        }
+        LDPS_OK
+    })
+}
+
+unsafe extern "C" fn cb_get_input_file(handle: *const c_void, out: *mut PluginInputFile) -> c_int {
+    guarded(|| {
+        let Some(i) = handle_index(handle) else { return LDPS_BAD_HANDLE };
+        let info = with_host(|h| h.files.get(i).map(|f| (f.name.as_ptr(), f.file.as_raw_fd(), f.data.len()))).flatten();
+        let Some((name, fd, len)) = info else { return LDPS_BAD_HANDLE };
+        // SAFETY: `out` points to a struct the plugin owns; the name lives as long as STATE.
+        unsafe {
+            *out = PluginInputFile { name, fd, offset: 0, filesize: len as i64, handle: handle as *mut c_void };
+        }
+        LDPS_OK
+    })
+}
+
+unsafe extern "C" fn cb_release_input_file(_handle: *const c_void) -> c_int {
+    LDPS_OK
+}
+
+unsafe extern "C" fn cb_get_view(handle: *const c_void, view: *mut *const c_void) -> c_int {
+    guarded(|| {
+        let Some(i) = handle_index(handle) else { return LDPS_BAD_HANDLE };
+        let Some(data) = with_host(|h| h.files.get(i).map(|f| f.data)).flatten() else { return LDPS_BAD_HANDLE };
+        // SAFETY: `view` is the plugin's out-pointer; the data is leaked, so it stays valid.
+        unsafe { *view = data.as_ptr() as *const c_void };
+        LDPS_OK
+    })
+}
+
+unsafe extern "C" fn cb_add_input_file(path: *const c_char) -> c_int {
+    // Only reached outside index-only mode, which dtld never asks for.
+    guarded(|| {
+        let p = if path.is_null() { String::new() } else { unsafe { CStr::from_ptr(path) }.to_string_lossy().into_owned() };
+        eprintln!("dtld: error: thin link (LLVMgold): unexpected native object from the plugin: {p}");
+        with_host(|h| h.errors += 1);
+        LDPS_ERR
+    })
+}
+
+/// Formats a printf format with up to four integer or pointer arguments (all LLVMgold uses).
+///
+/// # Safety
+/// `%s` arguments must be null or valid C strings.
+unsafe fn format_message(fmt: &[u8], args: [usize; 4]) -> String {
+    let mut out = Vec::new();
+    let mut next = args.iter().copied();
+    let mut i = 0;
+    while i < fmt.len() {
+        let c = fmt[i];
+        i += 1;
+        if c != b'%' {
+            out.push(c);
+            continue;
+        }
+        let start = i - 1;
+        // Flags, width and precision are ignored; length modifiers pick the width of integers.
+        while i < fmt.len() && matches!(fmt[i], b'-' | b'+' | b' ' | b'#' | b'0'..=b'9' | b'.') {
+            i += 1;
+        }
+        let mut long = false;
+        while i < fmt.len() && matches!(fmt[i], b'l' | b'z' | b'j' | b't' | b'h') {
+            long |= matches!(fmt[i], b'l' | b'z' | b'j' | b't');
+            i += 1;
+        }
+        let Some(&conv) = fmt.get(i) else {
+            out.extend_from_slice(&fmt[start..]);
+            break;
+        };
+        i += 1;
+        match conv {
+            b'%' => out.push(b'%'),
+            b's' => {
+                let p = next.next().unwrap_or(0) as *const c_char;
+                if p.is_null() {
+                    out.extend_from_slice(b"(null)");
+                } else {
+                    out.extend_from_slice(unsafe { CStr::from_ptr(p) }.to_bytes());
+                }
+            }
+            b'd' | b'i' => {
+                let v = next.next().unwrap_or(0);
+                let v = if long { v as i64 } else { v as u32 as i32 as i64 };
+                out.extend_from_slice(v.to_string().as_bytes());
+            }
+            b'u' => {
+                let v = next.next().unwrap_or(0);
+                let v = if long { v as u64 } else { v as u32 as u64 };
+                out.extend_from_slice(v.to_string().as_bytes());
+            }
+            b'x' | b'p' => {
+                let v = next.next().unwrap_or(0);
+                let v = if long || conv == b'p' { v as u64 } else { v as u32 as u64 };
+                out.extend_from_slice(format!("{}{v:x}", if conv == b'p' { "0x" } else { "" }).as_bytes());
+            }
+            b'c' => out.push(next.next().unwrap_or(0) as u8),
+            _ => out.extend_from_slice(&fmt[start..i]),
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `ld_plugin_message` is C-variadic. On x86-64 SysV the first integer/pointer variadic
+/// arguments travel in the same registers as fixed ones, so reading them as four extra
+/// `usize` parameters is sound for the integer and pointer arguments LLVMgold passes.
+unsafe extern "C" fn cb_message(level: c_int, fmt: *const c_char, a1: usize, a2: usize, a3: usize, a4: usize) -> c_int {
+    let r = std::panic::catch_unwind(|| {
+        let text = if fmt.is_null() { String::new() } else { unsafe { format_message(CStr::from_ptr(fmt).to_bytes(), [a1, a2, a3, a4]) } };
+        match level {
+            LDPL_FATAL | LDPL_ERROR => {
+                eprintln!("dtld: error: thin link (LLVMgold): {text}");
+                with_host(|h| h.errors += 1);
+            }
+            LDPL_WARNING => eprintln!("dtld: warning: thin link (LLVMgold): {text}"),
+            _ => eprintln!("dtld: thin link (LLVMgold): {text}"),
+        }
+    });
+    if level == LDPL_FATAL || r.is_err() {
+        // The plugin expects a fatal message not to return.
+        std::process::exit(1);
+    }
+    LDPS_OK
+}
+
+fn helper_fail(msg: impl std::fmt::Display) -> i32 {
+    eprintln!("dtld: error: thin link (LLVMgold): {msg}");
+    1
+}
+
+/// Entry of the hidden helper subcommand (argv: `dtld --dtld-gold-helper <request file>`);
+/// returns the exit code. In index-only mode LLVMgold exits the process itself.
+pub fn helper_main(args: &[String]) -> i32 {
+    match std::panic::catch_unwind(|| helper(args)) {
+        Ok(Ok(code)) => code,
+        Ok(Err(e)) => helper_fail(e),
+        Err(_) => helper_fail("internal error in the plugin host"),
+    }
+}
+
+fn helper(args: &[String]) -> std::result::Result<i32, String> {
+    let req_path = match args {
+        [flag, p] if flag == HELPER_FLAG => p,
+        [p] => p,
+        _ => return Err(format!("usage: dtld {HELPER_FLAG} <request file>")),
+    };
+    let text = std::fs::read_to_string(req_path).map_err(|e| format!("cannot read {req_path}: {}", crate::io_error(&e)))?;
+    let req = Request::decode(&text)?;
+
+    let mut files = Vec::new();
+    for m in &req.modules {
+        let file = std::fs::File::open(&m.path).map_err(|e| format!("cannot open {}: {}", m.path, crate::io_error(&e)))?;
+        let data = std::fs::read(&m.path).map_err(|e| format!("cannot read {}: {}", m.path, crate::io_error(&e)))?;
+        let name = CString::new(m.name.clone()).map_err(|_| format!("module name contains a NUL byte: {}", m.name))?;
+        files.push(HostFile {
+            file,
+            name,
+            data: Box::leak(data.into_boxed_slice()),
+            syms: Vec::new(),
+            flags: m.syms.iter().map(|(_, f)| f.clone()).collect(),
+            added: false,
+        });
+    }
+    *STATE.lock().unwrap_or_else(|p| p.into_inner()) = Some(Host { files, ..Default::default() });
+
+    // SAFETY: loading the user's LLVMgold runs its initializers; it is never unloaded (its
+    // hooks run until exit and it calls llvm_shutdown itself).
+    let lib = unsafe { libloading::Library::new(&req.plugin) }.map_err(|e| format!("cannot load {}: {e}", req.plugin))?;
+    let onload: Onload = *unsafe { lib.get::<Onload>(b"onload\0") }.map_err(|e| format!("{}: no onload: {e}", req.plugin))?;
+    std::mem::forget(lib);
+
+    let leak = |s: &str| -> std::result::Result<usize, String> { Ok(CString::new(s).map_err(|_| format!("option contains a NUL byte: {s}"))?.into_raw() as usize) };
+    let mut tv = vec![
+        Tv { tag: LDPT_API_VERSION, val: 1 },
+        Tv { tag: LDPT_LINKER_OUTPUT, val: req.linker_output },
+        Tv { tag: LDPT_OUTPUT_NAME, val: leak(&req.output_name)? },
+        Tv { tag: LDPT_REGISTER_CLAIM_FILE_HOOK, val: cb_register_claim as *const () as usize },
+        Tv { tag: LDPT_REGISTER_ALL_SYMBOLS_READ_HOOK, val: cb_register_all_read as *const () as usize },
+        Tv { tag: LDPT_REGISTER_CLEANUP_HOOK, val: cb_register_cleanup as *const () as usize },
+        Tv { tag: LDPT_ADD_SYMBOLS, val: cb_add_symbols as *const () as usize },
+        Tv { tag: LDPT_GET_SYMBOLS, val: cb_get_symbols as *const () as usize },
+        Tv { tag: LDPT_GET_SYMBOLS_V2, val: cb_get_symbols as *const () as usize },
+        Tv { tag: LDPT_GET_SYMBOLS_V3, val: cb_get_symbols as *const () as usize },
+        Tv { tag: LDPT_GET_INPUT_FILE, val: cb_get_input_file as *const () as usize },
+        Tv { tag: LDPT_RELEASE_INPUT_FILE, val: cb_release_input_file as *const () as usize },
+        Tv { tag: LDPT_GET_VIEW, val: cb_get_view as *const () as usize },
+        Tv { tag: LDPT_ADD_INPUT_FILE, val: cb_add_input_file as *const () as usize },
+        Tv { tag: LDPT_MESSAGE, val: cb_message as *const () as usize },
+    ];
+    for o in &req.options {
+        tv.push(Tv { tag: LDPT_OPTION, val: leak(o)? });
+    }
+    tv.push(Tv { tag: LDPT_NULL, val: 0 });
+    // SAFETY: a valid, NULL-terminated transfer vector that outlives the plugin's use of it.
+    let tv: &'static mut [Tv] = Box::leak(tv.into_boxed_slice());
+    let status = unsafe { onload(tv.as_mut_ptr()) };
+    if status != LDPS_OK {
+        return Err(format!("{}: onload failed with status {status}", req.plugin));
+    }
+
+    let claim = with_host(|h| h.claim).flatten().ok_or("the plugin registered no claim-file hook")?;
+    for (i, m) in req.modules.iter().enumerate() {
+        let (name, fd, len) = with_host(|h| (h.files[i].name.as_ptr(), h.files[i].file.as_raw_fd(), h.files[i].data.len())).ok_or("no host state")?;
+        let input = PluginInputFile { name, fd, offset: 0, filesize: len as i64, handle: (i + 1) as *mut c_void };
+        let mut claimed: c_int = 0;
+        // SAFETY: the hook gets a valid input file; the lock is not held.
+        let st = unsafe { claim(&input, &mut claimed) };
+        if st != LDPS_OK || claimed == 0 {
+            return Err(format!("{}: LLVMgold did not accept this module as bitcode (status {st})", m.name));
+        }
+        // The plugin reports symbols in irsymtab `lto_symbols()` order; dtld's resolutions
+        // are in that order too. A mismatch means the two disagree on the symbol table.
+        let names = with_host(|h| (h.files[i].added, h.files[i].syms.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>())).ok_or("no host state")?;
+        let want: Vec<&[u8]> = m.syms.iter().map(|(n, _)| n.as_slice()).collect();
+        let got: Vec<&[u8]> = names.1.iter().map(Vec::as_slice).collect();
+        if want != got {
+            let first = want.iter().zip(&got).position(|(a, b)| a != b).unwrap_or(want.len().min(got.len()));
+            return Err(format!(
+                "{}: LLVMgold lists {} symbols, dtld {}; they first differ at #{first} ({} vs {})",
+                m.name,
+                got.len(),
+                want.len(),
+                got.get(first).map_or("-".into(), |n| String::from_utf8_lossy(n).into_owned()),
+                want.get(first).map_or("-".into(), |n| String::from_utf8_lossy(n).into_owned()),
+            ));
+        }
+    }
+    if with_host(|h| h.errors).unwrap_or(0) > 0 {
+        return Ok(1);
+    }
+    let hook = with_host(|h| h.all_read).flatten().ok_or("the plugin registered no all-symbols-read hook")?;
+    // In index-only mode the plugin exits the process from here after writing the files.
+    let st = unsafe { hook() };
+    if let Some(c) = with_host(|h| h.cleanup).flatten() {
+        unsafe { c() };
+    }
+    if st != LDPS_OK || with_host(|h| h.errors).unwrap_or(0) > 0 {
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_roundtrip() {
+        let r = Request {
+            plugin: "/x/LLVMgold.so".into(),
+            output_name: "out dir/lto".into(),
+            linker_output: LDPO_PIE,
+            options: vec!["O2".into(), "obj-path=/a b/lto.0".into()],
+            modules: vec![ReqModule { path: "m a.o".into(), name: "m a.o".into(), syms: vec![(b"f\nx".to_vec(), "".into()), (b"g".to_vec(), "plx".into())] }],
+        };
+        assert_eq!(Request::decode(&r.encode()).unwrap(), r);
+        assert!(Request::decode("dtld-gold-request 1\nplugin x00\n").is_err());
+        assert!(Request::decode("junk").is_err());
+        assert!(Request::decode("dtld-gold-request 1\nsym x61 x\nend\n").is_err());
+    }
+
+    #[test]
+    fn messages() {
+        let s = CString::new("boom").unwrap();
+        let m = unsafe { format_message(b"%s: %d%% of %zu, %lld %q", [s.as_ptr() as usize, (-3i32) as u32 as usize, 7, (-9i64) as usize]) };
+        assert_eq!(m, "boom: -3% of 7, -9 %q");
+        assert_eq!(unsafe { format_message(b"%u/%x", [5, 255, 0, 0]) }, "5/ff");
+        assert_eq!(unsafe { format_message(b"%s", [0, 0, 0, 0]) }, "(null)");
+    }
+
+    #[test]
+    fn resolutions() {
+        let files = vec![
+            (vec![(b"main".to_vec(), 0), (b"foo".to_vec(), LDPK_UNDEF), (b"printf".to_vec(), LDPK_UNDEF)], vec!["plx".into(), "l".into(), "".into()]),
+            (vec![(b"foo".to_vec(), 0), (b"w".to_vec(), 1)], vec!["pl".into(), "l".into()]),
+        ];
+        let r = compute_resolutions(&files);
+        assert_eq!(r[0], vec![LDPR_PREVAILING_DEF, LDPR_RESOLVED_IR, LDPR_UNDEF]);
+        assert_eq!(r[1], vec![LDPR_PREVAILING_DEF_IRONLY, LDPR_PREEMPTED_REG]);
+    }
+
+    /// LLVMgold (via the built `dtld` as helper) and llvm-lto2 write the same index and imports
+    /// files for the same modules and resolutions.
+    #[test]
+    fn same_as_llvm_lto2() {
+        let llvm = Path::new("/usr/lib/llvm-22");
+        let gold = llvm.join("lib/LLVMgold.so");
+        let lto2 = llvm.join("bin/llvm-lto2");
+        // The helper must be a dtld binary built from this tree (the test binary is not one).
+        let helper = std::env::var_os("DTLD_GOLD_HELPER_EXE").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/dtld"));
+        if !gold.is_file() || !lto2.is_file() {
+            eprintln!("skipped: no {} or {}", gold.display(), lto2.display());
+            return;
+        }
+        if !helper.is_file() {
+            eprintln!("skipped: build {} first (cargo build --release)", helper.display());
+            return;
+        }
+        let tmp = std::env::temp_dir().join(format!("dtld-goldhost-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).unwrap();
+        let srcs = [
+            ("main.c", "int printf(const char*, ...); int foo(int); int bar(int);\nint main(void){ printf(\"%d\\n\", foo(1) + bar(2)); return 0; }\n"),
+            ("a.c", "int bar(int); int foo(int x){ return bar(x) * 2 + 1; }\nint a_unused(int x){ return x; }\n"),
+            ("b.c", "static int k = 3; int bar(int x){ return x + k; }\n"),
+        ];
+        let mut datas = Vec::new();
+        for (name, text) in srcs {
+            std::fs::write(tmp.join(name), text).unwrap();
+            let obj = tmp.join(name.replace(".c", ".o"));
+            let st = Command::new(llvm.join("bin/clang")).args(["-O2", "-flto=thin", "-c"]).arg(tmp.join(name)).arg("-o").arg(&obj).status().unwrap();
+            assert!(st.success());
+            datas.push((name.replace(".c", ".o"), &*Box::leak(std::fs::read(&obj).unwrap().into_boxed_slice())));
+        }
+        // Executable resolutions as gold derives them: definitions prevail and are final,
+        // `main` is visible to regular objects, references to bitcode definitions are final.
+        let irs: Vec<_> = datas.iter().map(|(_, d)| crate::lto::irsymtab::parse(d).unwrap()).collect();
+        let defined: HashSet<&[u8]> = irs.iter().flat_map(|f| f.lto_symbols().filter(|s| !s.undefined()).map(|s| s.name)).collect();
+        let modules: Vec<Module> = datas
+            .iter()
+            .zip(&irs)
+            .map(|((id, data), ir)| Module {
+                id: format!("m/{id}"),
+                data,
+                source: None,
+                resolutions: ir
+                    .lto_symbols()
+                    .map(|s| {
+                        let f = if !s.undefined() {
+                            if s.name == b"main" { "plx" } else { "pl" }
+                        } else if defined.contains(s.name) {
+                            "l"
+                        } else {
+                            ""
+                        };
+                        (s.name, f.to_string())
+                    })
+                    .collect(),
+                place: true,
+            })
+            .collect();
+        let cg = CodegenSettings { opt_level: 2, cg_opt_level: None, pic: false, mcpu: None, mattrs: Vec::new(), threads: 2 };
+        let opts = LtoOptions::default();
+        let (dg, dl) = (tmp.join("gold"), tmp.join("lto2"));
+        for d in [&dg, &dl] {
+            std::fs::create_dir_all(d.join("work")).unwrap();
+        }
+        let g = run_with_helper(&helper, &gold, &opts, &cg, &dg, &dg.join("work"), &modules).unwrap();
+        let l = crate::lto::llvm::Llvm {
+            dir: llvm.to_path_buf(),
+            lto2: lto2.clone(),
+            clang: llvm.join("bin/clang"),
+            version: "22".into(),
+            gold: None,
+            source: "test".into(),
+        };
+        let t = thinlink::run(&l, &opts, &cg, &dl, &dl.join("work"), &modules).unwrap();
+        assert_eq!(g.shards, t.shards);
+        assert_eq!(g.imports, t.imports);
+        assert!(g.imports.iter().any(|i| !i.is_empty()), "expected some imports: {:?}", g.imports);
+        assert_eq!(g.regular_object.is_some(), t.regular_object.is_some());
+        for m in &modules {
+            let rel = format!("{}.thinlto.bc", m.id);
+            let a = std::fs::read(dg.join(&rel)).unwrap();
+            let b = std::fs::read(dl.join(&rel)).unwrap();
+            eprintln!("{rel}: {} bytes, {}", a.len(), if a == b { "byte-identical" } else { "differs; comparing llvm-dis output" });
+            if a != b {
+                let dis = |p: PathBuf| {
+                    let o = Command::new(llvm.join("bin/llvm-dis")).arg(&p).arg("-o").arg("-").output().unwrap();
+                    String::from_utf8_lossy(&o.stdout).lines().filter(|l| !l.starts_with("; ModuleID")).collect::<Vec<_>>().join("\n")
+                };
+                assert_eq!(dis(dg.join(&rel)), dis(dl.join(&rel)), "{rel}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+}
