@@ -14,6 +14,7 @@
 //!                              dynamic relocations, relaxations), addresses, symbol values;
 //! 6. `write::write_output`   — fill the memory-mapped output in parallel, build-id, atomic rename.
 
+pub mod cleanup;
 pub mod diag;
 pub mod driver;
 pub mod elf;

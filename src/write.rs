@@ -94,6 +94,7 @@ pub fn write_output(l: &Layout) -> Result<()> {
     let total = shoff + nsections as u64 * 64;
 
     let tmp = TempOutput { path: temp_path(out_path), committed: false };
+    let _on_signal = crate::cleanup::register(tmp.path.clone());
     let file = fs::OpenOptions::new()
         .read(true)
         .write(true)

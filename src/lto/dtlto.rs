@@ -148,12 +148,16 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], cwd: &Path, cache: 
     let program = find_program(d.program).ok_or_else(|| {
         Error::new(format!("DTLTO backend compilation: distributor execution failed: cannot find '{}' on PATH", d.program))
     })?;
-    let status = Command::new(&program)
+    let mut child = Command::new(&program)
         .args(d.args)
         .arg(&d.job_file)
         .current_dir(cwd)
-        .status()
+        .spawn()
         .map_err(|e| Error::new(format!("DTLTO backend compilation: distributor execution failed: {}: {}", program.display(), crate::io_error(&e))))?;
+    let status = {
+        let _stop_on_signal = crate::cleanup::register_child(child.id());
+        child.wait().map_err(|e| Error::new(format!("DTLTO backend compilation: distributor execution failed: {}: {}", program.display(), crate::io_error(&e))))?
+    };
     if !status.success() {
         crate::bail!("DTLTO backend compilation: distributor {} failed with {} ({} jobs in {})", program.display(), describe_status(status), miss_jobs.len(), d.job_file.display());
     }

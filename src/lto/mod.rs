@@ -136,6 +136,15 @@ fn mirror(name: &str) -> String {
 struct TempDir {
     path: PathBuf,
     keep: bool,
+    /// Removal on SIGINT/SIGTERM too (unless kept).
+    _signal: Option<crate::cleanup::Registered>,
+}
+
+impl TempDir {
+    fn new(path: PathBuf, keep: bool) -> TempDir {
+        let _signal = (!keep).then(|| crate::cleanup::register(path.clone()));
+        TempDir { path, keep, _signal }
+    }
 }
 
 impl Drop for TempDir {
@@ -201,7 +210,9 @@ pub fn run(config: &Config, r: &Resolved) -> Result<LtoOutput> {
         return Ok(LtoOutput { objects: Vec::new(), stop: true });
     }
 
-    // In-process ThinLTO: stage under `<output>.dtld-lto/`, thin link, backends, objects.
+    // In-process ThinLTO or DTLTO: stage under `<output>.dtld-lto/`, thin link, backends
+    // (here or through the distributor), objects.
+    let dtlto = opts.distributor.is_some();
     let out = config.output.to_string_lossy().into_owned();
     let stage_rel = format!("{out}.dtld-lto");
     let stage = PathBuf::from(&stage_rel);
@@ -210,13 +221,19 @@ pub fn run(config: &Config, r: &Resolved) -> Result<LtoOutput> {
     // Another link writing the same output waits here instead of clobbering our files.
     let _ = lock.lock();
     clear_dir_except(&stage, ".lock");
-    let guard = TempDir { path: stage.clone(), keep: opts.save_temps };
-    // Module IDs are relative to the staging directory, where the thin link and the backends
-    // run: `<content tag>/<name>`, the same for the same bitcode in every link.
-    let ids: Vec<String> = files.iter().zip(&names).map(|(&f, n)| format!("{}/{}", content_tag(r.inputs[f].data), mirror(n))).collect();
+    let guard = TempDir::new(stage.clone(), opts.save_temps);
+    // In-process, module IDs are relative to the staging directory, where the thin link and
+    // the backends run: `<content tag>/<name>`, the same for the same bitcode in every link, so
+    // cache keys do not depend on the output name. A distributor runs jobs in the linker's
+    // working directory (LLVM's contract), so there the IDs start with the staging directory.
     let stage_abs = thinlink::abs(&stage);
+    let base = if dtlto { thinlink::abs(Path::new(".")) } else { stage_abs.clone() };
+    let prefix = if dtlto { format!("{stage_rel}/") } else { String::new() };
+    let ids: Vec<String> = files.iter().zip(&names).map(|(&f, n)| format!("{prefix}{}/{}", content_tag(r.inputs[f].data), mirror(n))).collect();
     let modules: Vec<Module> = ids.iter().enumerate().map(|(i, id)| make_module(i, id.clone())).collect();
-    let tl = thin_link(&llvm, &opts, &cg, &stage_abs, &stage_abs, &modules)?;
+    let t_thin = std::time::Instant::now();
+    let tl = thin_link(&llvm, &opts, &cg, &base, &stage_abs, &modules)?;
+    let thin_link_time = t_thin.elapsed();
 
     let id_to_name: std::collections::HashMap<&str, &str> = ids.iter().map(String::as_str).zip(names.iter().map(String::as_str)).collect();
     let mut jobs = Vec::new();
@@ -234,25 +251,62 @@ pub fn run(config: &Config, r: &Resolved) -> Result<LtoOutput> {
         }
     }
     let triple = files.first().map(|&f| String::from_utf8_lossy(r.bitcode(f).expect("bitcode").ir.target_triple).into_owned()).unwrap_or_default();
-    let common = backend::common_args(
-        &llvm.clang.to_string_lossy(),
-        &[],
-        &triple,
-        opts.opt_level,
-        cg.pic,
-        opts.sample_profile.as_deref(),
-        opts.no_pgo_warn_mismatch,
-        // lld's in-process backends use the static relocation model for non-PIC output; clang
-        // would otherwise default to PIE code.
-        &if cg.pic { Vec::new() } else { vec!["-fno-pic".to_string()] },
-    );
-    let cache = opts.cache_dir.as_ref().map(|d| backend::Cache { dir: d.clone(), salt: format!("{} {}", llvm.clang.display(), llvm.version) });
-    let (objs, stats) = backend::run_local(&common, &jobs, &stage_abs, cg.threads, cache.as_ref())?;
+    let local_clang = llvm.clang.to_string_lossy().into_owned();
+    let common = if dtlto {
+        // lld 22's remote command line exactly; without --thinlto-remote-compiler (lld would
+        // send ""), the clang of the LLVM that ran the thin link.
+        backend::common_args(
+            opts.remote_compiler.as_deref().unwrap_or(&local_clang),
+            &opts.remote_compiler_prepend_args,
+            &triple,
+            opts.opt_level,
+            cg.pic,
+            opts.sample_profile.as_deref(),
+            opts.no_pgo_warn_mismatch,
+            &opts.remote_compiler_args,
+        )
+    } else {
+        backend::common_args(
+            &local_clang,
+            &[],
+            &triple,
+            opts.opt_level,
+            cg.pic,
+            opts.sample_profile.as_deref(),
+            opts.no_pgo_warn_mismatch,
+            // lld's in-process backends use the static relocation model for non-PIC output;
+            // clang would otherwise default to PIE code.
+            &if cg.pic { Vec::new() } else { vec!["-fno-pic".to_string()] },
+        )
+    };
+    let cache = opts.cache_dir.as_ref().map(|d| backend::Cache { dir: d.clone(), salt: format!("{} {}{}", llvm.clang.display(), llvm.version, if dtlto { " dtlto" } else { "" }) });
+    let t_backend = std::time::Instant::now();
+    let (objs, stats) = match &opts.distributor {
+        Some(program) => {
+            let stem = Path::new(&out).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "a".into());
+            let d = dtlto::Distributor {
+                program,
+                args: &opts.distributor_args,
+                linker_output: &out,
+                common_inputs: &opts.sample_profile.iter().cloned().collect::<Vec<_>>(),
+                job_file: PathBuf::from(format!("{stage_rel}/{stem}.dist-file.json")),
+            };
+            dtlto::run(&d, &common, &jobs, &base, cache.as_ref())?
+        }
+        None => backend::run_local(&common, &jobs, &base, cg.threads, cache.as_ref())?,
+    };
+    let backend_time = t_backend.elapsed();
     if let Some(c) = &cache {
         c.prune(opts.cache_policy.as_deref())?;
     }
     if config.verbose {
         eprintln!("dtld: thinlto: {} modules, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached);
+        eprintln!(
+            "dtld: thinlto: thin link {:.3}s, {} {:.3}s",
+            thin_link_time.as_secs_f64(),
+            if dtlto { "distribution" } else { "backends" },
+            backend_time.as_secs_f64()
+        );
     }
     // --thinlto-emit-index-files / --thinlto-emit-imports-files next to the inputs, as lld.
     if opts.emit_index_files || opts.emit_imports_files {
@@ -261,7 +315,7 @@ pub fn run(config: &Config, r: &Resolved) -> Result<LtoOutput> {
             let dest = prefix_replaced(&names[i], old, new);
             if opts.emit_index_files {
                 match shard {
-                    Some(s) => copy_file(&stage.join(s), Path::new(&format!("{dest}.thinlto.bc")))?,
+                    Some(s) => copy_file(&base.join(s), Path::new(&format!("{dest}.thinlto.bc")))?,
                     None => write_file(Path::new(&format!("{dest}.thinlto.bc")), b"")?,
                 }
             }
@@ -358,7 +412,7 @@ fn index_only(
     }
     let _ = std::fs::remove_dir_all(&root);
     create_dir(&cwd)?;
-    let guard = TempDir { path: root.clone(), keep: opts.save_temps };
+    let guard = TempDir::new(root.clone(), opts.save_temps);
     let cwd = thinlink::abs(&cwd);
     let mut modules = Vec::new();
     let mut materialized_abs = Vec::new();

@@ -1,0 +1,90 @@
+//! Temporaries removed on SIGINT, SIGTERM and SIGHUP.
+//!
+//! A link that is interrupted must not leave its temporaries behind (the output's temporary
+//! file, the ThinLTO staging directory with its shards and objects), just as a failed link does
+//! not. Destructors do that on every normal return path; a signal needs process-wide state,
+//! the one exception to "no globals" in dtld: paths register here while they exist, and a
+//! watcher thread removes them, stops child processes (a distributor) and exits with status 1,
+//! as ld.lld does on SIGINT.
+
+use std::path::PathBuf;
+use std::sync::{Mutex, Once};
+
+static PATHS: Mutex<Vec<(u64, PathBuf)>> = Mutex::new(Vec::new());
+static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+static NEXT: Mutex<u64> = Mutex::new(0);
+static INIT: Once = Once::new();
+
+/// Removes the path when dropped, and on a signal while it lives.
+pub struct Registered {
+    id: u64,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        let mut p = PATHS.lock().unwrap_or_else(|e| e.into_inner());
+        p.retain(|(i, _)| *i != self.id);
+    }
+}
+
+/// Registers a temporary file or directory for removal on a signal. Dropping the handle only
+/// unregisters it (the owner removes or keeps it).
+pub fn register(path: PathBuf) -> Registered {
+    install();
+    let id = {
+        let mut n = NEXT.lock().unwrap_or_else(|e| e.into_inner());
+        *n += 1;
+        *n
+    };
+    PATHS.lock().unwrap_or_else(|e| e.into_inner()).push((id, path));
+    Registered { id }
+}
+
+/// A child process to terminate on a signal (e.g. the DTLTO distributor).
+pub struct ChildGuard {
+    pid: u32,
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        CHILDREN.lock().unwrap_or_else(|e| e.into_inner()).retain(|&p| p != self.pid);
+    }
+}
+
+pub fn register_child(pid: u32) -> ChildGuard {
+    install();
+    CHILDREN.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+    ChildGuard { pid }
+}
+
+fn install() {
+    INIT.call_once(|| {
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP]) else {
+            return;
+        };
+        std::thread::spawn(move || {
+            if let Some(sig) = signals.forever().next() {
+                for &pid in CHILDREN.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                    // SAFETY: kill(2) with a pid we spawned and a valid signal number.
+                    unsafe {
+                        libc::kill(pid as libc::pid_t, libc::SIGTERM);
+                    }
+                }
+                let paths: Vec<PathBuf> = PATHS.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|(_, p)| p.clone()).collect();
+                // Twice: a child that was still finishing may have written one more file.
+                for round in 0..2 {
+                    std::thread::sleep(std::time::Duration::from_millis(if round == 0 { 50 } else { 200 }));
+                    for p in paths.iter().rev() {
+                        if p.is_dir() {
+                            let _ = std::fs::remove_dir_all(p);
+                        } else {
+                            let _ = std::fs::remove_file(p);
+                        }
+                    }
+                }
+                eprintln!("dtld: error: interrupted by signal {sig}");
+                std::process::exit(1);
+            }
+        });
+    });
+}
