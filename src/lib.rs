@@ -23,6 +23,7 @@ pub mod input;
 pub mod layout;
 pub mod lto;
 pub mod resolve;
+pub mod trace;
 pub mod write;
 
 use error::Result;
@@ -38,23 +39,50 @@ pub fn io_error(e: &std::io::Error) -> String {
 
 /// Runs one link described by `config`.
 pub fn link(config: &driver::args::Config) -> Result<()> {
+    let mut trace = trace::Trace::default();
+    let t = std::time::Instant::now();
     // Input linker scripts may set the entry point, add undefined symbols and search
     // directories (ENTRY, EXTERN, SEARCH_DIR), so loading refines a copy of the config.
     let mut config = config.clone();
     let inputs: &'static [input::InputFile] = Box::leak(input::load_into(&mut config)?.into_boxed_slice());
     let config = &config;
+    trace.stage("Load input files", "", t);
+    let t = std::time::Instant::now();
     let mut resolver = resolve::Resolver::start(config, inputs)?;
+    trace.stage("Resolve symbols", "", t);
     if resolver.resolved().has_bitcode() {
         // LTO replaces the bitcode files by native objects, which join the link in pass 2.
-        let out = lto::run(config, resolver.resolved())?;
+        let out = lto::run(config, resolver.resolved(), &mut trace)?;
         if out.stop {
-            return Ok(());
+            return finish_trace(config, &trace);
         }
+        let t = std::time::Instant::now();
         resolver.add_lto_objects(out.objects)?;
+        trace.stage("Resolve LTO objects", "", t);
     }
     let resolved = resolver.finish()?;
+    let t = std::time::Instant::now();
     let layout = layout::layout(config, &resolved)?;
-    write::write_output(&layout)
+    trace.stage("Layout", "", t);
+    let t = std::time::Instant::now();
+    write::write_output(&layout)?;
+    trace.stage("Write output file", "", t);
+    finish_trace(config, &trace)
+}
+
+fn finish_trace(config: &driver::args::Config, trace: &trace::Trace) -> Result<()> {
+    if config.verbose {
+        eprintln!("{}", trace.summary());
+    }
+    if let Some(p) = &config.time_trace {
+        let path = match (&config.time_trace_file, p.as_os_str().is_empty()) {
+            (Some(f), _) => f.clone(),
+            (None, false) => p.clone(),
+            (None, true) => std::path::PathBuf::from(format!("{}.time-trace", config.output.display())),
+        };
+        trace.write(&path)?;
+    }
+    Ok(())
 }
 
 /// The `dtld` program: parse the command line, link, report errors as lld does.

@@ -141,6 +141,9 @@ pub struct Config {
     /// `--init=` / `--fini=` (DT_INIT / DT_FINI symbols).
     pub init: Option<String>,
     pub fini: Option<String>,
+    /// `--time-trace[=file]` (empty path: `<output>.time-trace`) and `--time-trace-file=`.
+    pub time_trace: Option<PathBuf>,
+    pub time_trace_file: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -218,6 +221,8 @@ impl Default for Config {
             z_cet_report: None,
             init: None,
             fini: None,
+            time_trace: None,
+            time_trace_file: None,
         }
     }
 }
@@ -593,6 +598,9 @@ static OPTIONS: &[Opt] = &[
         "Read a linker script (only input-file commands)",
     ),
     o(&["verbose"], Flag, "", "Verbose mode"),
+    o(&["time-trace"], OptValue, "[=<file>]", "Write a Chrome trace of the link's stages to <file> (default <output>.time-trace)"),
+    o(&["time-trace-file"], Value, "<file>", "Where --time-trace writes"),
+    o(&["time-trace-granularity"], Value, "<us>", "Accepted (dtld traces whole stages)"),
     o(&["v", "V"], Flag, "", "Print the version and continue"),
     o(&["version"], Flag, "", "Print the version and exit"),
     o(&["help"], Flag, "", "Print option help"),
@@ -1137,6 +1145,14 @@ impl Parser {
                 self.has_input = true;
             }
             "verbose" => c.verbose = true,
+            "time-trace" => {
+                c.time_trace = Some(match v {
+                    Some(f) if !f.is_empty() => PathBuf::from(f),
+                    _ => PathBuf::new(),
+                })
+            }
+            "time-trace-file" => c.time_trace_file = Some(PathBuf::from(val())),
+            "time-trace-granularity" => {}
             "v" => c.print_version = true,
             "version" => self.version = true,
             "help" => self.help = true,

@@ -171,7 +171,7 @@ fn thread_count(o: &LtoOptions) -> usize {
 }
 
 /// Runs LTO for the bitcode files pass 1 loaded.
-pub fn run(config: &Config, r: &Resolved) -> Result<LtoOutput> {
+pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Result<LtoOutput> {
     let opts = LtoOptions::from_config(config)?;
     let (files, lazy) = bitcode_files(r);
     let producers: Vec<(String, String)> = files
@@ -233,7 +233,7 @@ pub fn run(config: &Config, r: &Resolved) -> Result<LtoOutput> {
     let modules: Vec<Module> = ids.iter().enumerate().map(|(i, id)| make_module(i, id.clone())).collect();
     let t_thin = std::time::Instant::now();
     let tl = thin_link(&llvm, &opts, &cg, &base, &stage_abs, &modules)?;
-    let thin_link_time = t_thin.elapsed();
+    trace.stage("Thin link", &format!("{} modules, LLVM {}", modules.len(), llvm.version), t_thin);
 
     let id_to_name: std::collections::HashMap<&str, &str> = ids.iter().map(String::as_str).zip(names.iter().map(String::as_str)).collect();
     let mut jobs = Vec::new();
@@ -295,18 +295,16 @@ pub fn run(config: &Config, r: &Resolved) -> Result<LtoOutput> {
         }
         None => backend::run_local(&common, &jobs, &base, cg.threads, cache.as_ref())?,
     };
-    let backend_time = t_backend.elapsed();
+    trace.stage(
+        if dtlto { "Distribute ThinLTO backends" } else { "ThinLTO backends" },
+        &format!("{} jobs, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached),
+        t_backend,
+    );
     if let Some(c) = &cache {
         c.prune(opts.cache_policy.as_deref())?;
     }
     if config.verbose {
         eprintln!("dtld: thinlto: {} modules, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached);
-        eprintln!(
-            "dtld: thinlto: thin link {:.3}s, {} {:.3}s",
-            thin_link_time.as_secs_f64(),
-            if dtlto { "distribution" } else { "backends" },
-            backend_time.as_secs_f64()
-        );
     }
     // --thinlto-emit-index-files / --thinlto-emit-imports-files next to the inputs, as lld.
     if opts.emit_index_files || opts.emit_imports_files {

@@ -1,0 +1,55 @@
+//! `--time-trace`: how long each stage of the link took, as a Chrome trace (the format lld and
+//! clang write, viewable in chrome://tracing or Perfetto), and `--verbose` stage times.
+//!
+//! The link records whole stages (input, resolution, the thin link, backend compilation or
+//! distribution, layout, writing); each stage is an event with a start and a duration.
+
+use std::path::Path;
+use std::time::Instant;
+
+pub struct Trace {
+    start: Instant,
+    events: Vec<(String, String, u128, u128)>,
+}
+
+impl Default for Trace {
+    fn default() -> Self {
+        Trace { start: Instant::now(), events: Vec::new() }
+    }
+}
+
+impl Trace {
+    /// Records a stage that started at `since` and ends now.
+    pub fn stage(&mut self, name: &str, detail: &str, since: Instant) {
+        let ts = since.saturating_duration_since(self.start).as_micros();
+        let dur = since.elapsed().as_micros();
+        self.events.push((name.to_string(), detail.to_string(), ts, dur));
+    }
+
+    /// The trace as JSON: one complete ("X") event per stage plus the total.
+    pub fn to_json(&self) -> String {
+        let total = self.start.elapsed().as_micros();
+        let mut ev = vec![format!(
+            "{{\"pid\":1,\"tid\":0,\"ph\":\"X\",\"ts\":0,\"dur\":{total},\"name\":\"Total Link\",\"args\":{{}}}}"
+        )];
+        for (name, detail, ts, dur) in &self.events {
+            ev.push(format!(
+                "{{\"pid\":1,\"tid\":0,\"ph\":\"X\",\"ts\":{ts},\"dur\":{dur},\"name\":{},\"args\":{{\"detail\":{}}}}}",
+                crate::lto::dtlto::json_string(name),
+                crate::lto::dtlto::json_string(detail)
+            ));
+        }
+        ev.push("{\"pid\":1,\"tid\":0,\"ph\":\"M\",\"name\":\"process_name\",\"args\":{\"name\":\"dtld\"}}".to_string());
+        format!("{{\"traceEvents\":[{}],\"displayTimeUnit\":\"ns\"}}\n", ev.join(","))
+    }
+
+    /// One line per stage, for `--verbose`.
+    pub fn summary(&self) -> String {
+        let parts: Vec<String> = self.events.iter().map(|(n, _, _, d)| format!("{n} {:.3}s", *d as f64 / 1e6)).collect();
+        format!("dtld: time: {}; total {:.3}s", parts.join(", "), self.start.elapsed().as_secs_f64())
+    }
+
+    pub fn write(&self, path: &Path) -> crate::error::Result<()> {
+        std::fs::write(path, self.to_json()).map_err(|e| crate::error::Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))
+    }
+}
