@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 echo "== [1/3] system packages (scripts/setup.sh)"
 bash scripts/setup.sh
-echo "== [2/3] cargo build --release"
-cargo build --release
+echo "== [2/3] cargo build --release --workspace --bins (dtld and dtld-distribute)"
+cargo build --release --workspace --bins
 echo "== [3/3] link and run examples/hello with dtld (scripts/sample.sh)"
 bash scripts/sample.sh "${DTLD:-$PWD/target/release/dtld}"

@@ -111,25 +111,36 @@ fn prefix_replaced(path: &str, old: &str, new: &str) -> String {
     }
 }
 
-/// A path for `name` inside a staging tree: relative, without `..`, ending in an extension
-/// clang compiles (`.o`/`.bc`), and telling where it came from.
-fn mirror(name: &str) -> String {
+/// The file name a module gets in the staging tree: the last component of lld's name (so no
+/// directory, absolute or not, enters a backend job), ending in an extension clang compiles
+/// (`.o`/`.bc`; `lib.a(m.o at 8)` becomes `lib.a(m.o at 8).o`).
+fn stage_name(name: &str) -> String {
     let n = thinlink::normalize(Path::new(name));
-    let mut parts: Vec<String> = Vec::new();
-    for c in n.components() {
-        match c {
-            std::path::Component::RootDir => parts.push("_abs".into()),
-            std::path::Component::ParentDir => parts.push("_up".into()),
-            std::path::Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
-            _ => {}
-        }
+    let mut s = n.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    if s.is_empty() {
+        s.push_str("module");
     }
-    let mut s = parts.join("/");
     let ext_ok = Path::new(&s).extension().map_or(false, |e| e == "o" || e == "bc" || e == "obj");
     if !ext_ok {
         s.push_str(".o");
     }
     s
+}
+
+/// `p` relative to the current directory when it is inside it (so a job file written for an
+/// absolute `-o` does not carry the build directory).
+fn relative_to_cwd(p: &str) -> String {
+    let path = Path::new(p);
+    if path.is_absolute() {
+        if let Ok(cwd) = std::env::current_dir() {
+            if let Ok(rel) = path.strip_prefix(&cwd) {
+                if !rel.as_os_str().is_empty() {
+                    return rel.to_string_lossy().into_owned();
+                }
+            }
+        }
+    }
+    p.to_string()
 }
 
 /// Removes a temporary directory when dropped (unless `keep`).
@@ -214,7 +225,7 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
     // (here or through the distributor), objects.
     let dtlto = opts.distributor.is_some();
     let out = config.output.to_string_lossy().into_owned();
-    let stage_rel = format!("{out}.dtld-lto");
+    let stage_rel = format!("{}.dtld-lto", relative_to_cwd(&out));
     let stage = PathBuf::from(&stage_rel);
     create_dir(&stage)?;
     let lock = std::fs::File::create(stage.join(".lock")).map_err(|e| Error::new(format!("cannot create {}: {}", stage.join(".lock").display(), crate::io_error(&e))))?;
@@ -229,7 +240,24 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
     let stage_abs = thinlink::abs(&stage);
     let base = if dtlto { thinlink::abs(Path::new(".")) } else { stage_abs.clone() };
     let prefix = if dtlto { format!("{stage_rel}/") } else { String::new() };
-    let ids: Vec<String> = files.iter().zip(&names).map(|(&f, n)| format!("{prefix}{}/{}", content_tag(r.inputs[f].data), mirror(n))).collect();
+    let mut seen = std::collections::HashSet::new();
+    let ids: Vec<String> = files
+        .iter()
+        .zip(&names)
+        .map(|(&f, n)| {
+            let tag = content_tag(r.inputs[f].data);
+            let file = stage_name(n);
+            // The same bytes under the same name twice (a file named twice, or copies in two
+            // directories) still need two module IDs.
+            let mut id = format!("{prefix}{tag}/{file}");
+            let mut k = 1;
+            while !seen.insert(id.clone()) {
+                k += 1;
+                id = format!("{prefix}{tag}-{k}/{file}");
+            }
+            id
+        })
+        .collect();
     let modules: Vec<Module> = ids.iter().enumerate().map(|(i, id)| make_module(i, id.clone())).collect();
     let t_thin = std::time::Instant::now();
     let tl = thin_link(&llvm, &opts, &cg, &base, &stage_abs, &modules)?;
@@ -495,12 +523,15 @@ mod tests {
     }
 
     #[test]
-    fn mirrors() {
-        assert_eq!(mirror("main.o"), "main.o");
-        assert_eq!(mirror("../lib/x.o"), "_up/lib/x.o");
-        assert_eq!(mirror("/abs/y.bc"), "_abs/abs/y.bc");
-        assert_eq!(mirror("lib/libb.a(b.o at 100)"), "lib/libb.a(b.o at 100).o");
-        assert_eq!(mirror("./a/../m.lto"), "m.lto.o");
+    fn stage_names() {
+        assert_eq!(stage_name("main.o"), "main.o");
+        assert_eq!(stage_name("../lib/x.o"), "x.o");
+        assert_eq!(stage_name("/abs/y.bc"), "y.bc");
+        assert_eq!(stage_name("lib/libb.a(b.o at 100)"), "libb.a(b.o at 100).o");
+        assert_eq!(stage_name("./a/../m.lto"), "m.lto.o");
+        assert_eq!(relative_to_cwd("x/y"), "x/y");
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(relative_to_cwd(&cwd.join("out/prog").to_string_lossy()), "out/prog");
     }
 
     #[test]
