@@ -26,6 +26,7 @@ PACKAGES=(
     make file                 # building Lua; identifying outputs
     dpkg-dev                  # apt-get source (dpkg-source) for the real-program checks
     curl ca-certificates xz-utils  # fallback fetch of Debian source packages from the pool
+    mold python3              # the benchmark's third linker; scripts/bench.py and test helpers
 )
 
 missing=()

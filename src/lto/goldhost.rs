@@ -333,7 +333,7 @@ pub(crate) fn run_with_helper(
         shards.push(has_shard.then_some(shard));
     }
     let regular_object = std::fs::read(&obj_path).ok().filter(|d| has_real_symbols(d));
-    Ok(ThinLinkOutput { shards, imports, regular_object })
+    Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects: Vec::new() })
 }
 
 /// Whether an object defines or references anything (LLVMgold's empty partition does not).
@@ -841,7 +841,7 @@ mod tests {
             gold: None,
             source: "test".into(),
         };
-        let t = thinlink::run(&l, &opts, &cg, &dl, &dl.join("work"), &modules).unwrap();
+        let t = thinlink::run(&l, &opts, &cg, &dl, &dl.join("work"), &modules, &thinlink::Mode::DistributedIndexes).unwrap();
         assert_eq!(g.shards, t.shards);
         assert_eq!(g.imports, t.imports);
         assert!(g.imports.iter().any(|i| !i.is_empty()), "expected some imports: {:?}", g.imports);

@@ -259,6 +259,13 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
         })
         .collect();
     let modules: Vec<Module> = ids.iter().enumerate().map(|(i, id)| make_module(i, id.clone())).collect();
+    if !dtlto && llvm.lto2.is_file() {
+        // In-process ThinLTO, as lld: llvm-lto2 runs the thin link and the backends in its
+        // thread pool, with LLVM's own ThinLTO cache.
+        let objects = in_process(config, &opts, &llvm, &cg, r, &files, &names, &ids, &modules, &stage_abs, trace)?;
+        drop(guard);
+        return Ok(LtoOutput { objects, stop: false });
+    }
     let t_thin = std::time::Instant::now();
     let tl = thin_link(&llvm, &opts, &cg, &base, &stage_abs, &modules)?;
     trace.stage("Thin link", &format!("{} modules, LLVM {}", modules.len(), llvm.version), t_thin);
@@ -368,6 +375,93 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
     }
     drop(guard);
     Ok(LtoOutput { objects, stop: false })
+}
+
+/// Entries of LLVM's ThinLTO cache in `dir`.
+fn llvm_cache_entries(dir: Option<&PathBuf>) -> usize {
+    let Some(dir) = dir else { return 0 };
+    std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("llvmcache-")).count())
+        .unwrap_or(0)
+}
+
+/// In-process ThinLTO through `llvm-lto2 run` (thin link, backends, cache in one process).
+#[allow(clippy::too_many_arguments)]
+fn in_process(
+    config: &Config,
+    opts: &LtoOptions,
+    llvm: &llvm::Llvm,
+    cg: &CodegenSettings,
+    r: &Resolved,
+    files: &[FileId],
+    names: &[String],
+    ids: &[String],
+    modules: &[Module],
+    stage: &Path,
+    trace: &mut crate::trace::Trace,
+) -> Result<Vec<InputFile>> {
+    let out = config.output.to_string_lossy().into_owned();
+    let thin_modules: Vec<usize> = (0..files.len()).filter(|&i| r.bitcode(files[i]).map_or(false, |b| b.ir.modules.iter().any(|m| m.thin))).collect();
+    let before = llvm_cache_entries(opts.cache_dir.as_ref());
+    if let Some(d) = &opts.cache_dir {
+        create_dir(d)?;
+    }
+    let t = std::time::Instant::now();
+    let mode = thinlink::Mode::InProcess { cache_dir: opts.cache_dir.clone(), emit_indexes: opts.emit_index_files || opts.emit_imports_files };
+    let tl = thinlink::run(llvm, opts, cg, stage, stage, modules, &mode)?;
+    let compiled = llvm_cache_entries(opts.cache_dir.as_ref()).saturating_sub(before);
+    let (compiled, cached) = if opts.cache_dir.is_some() { (compiled.min(tl.thin_objects.len()), tl.thin_objects.len().saturating_sub(compiled)) } else { (tl.thin_objects.len(), 0) };
+    trace.stage("Thin link and ThinLTO backends", &format!("{} modules, {compiled} compiled, {cached} cached, LLVM {}", modules.len(), llvm.version), t);
+    if let Some(d) = &opts.cache_dir {
+        let cache = backend::Cache { dir: d.clone(), salt: String::new() };
+        cache.prune(opts.cache_policy.as_deref())?;
+    }
+    if config.verbose {
+        eprintln!("dtld: thinlto: {} modules, {compiled} compiled, {cached} cached", tl.thin_objects.len());
+    }
+    if opts.emit_index_files || opts.emit_imports_files {
+        let id_to_name: std::collections::HashMap<&str, &str> = ids.iter().map(String::as_str).zip(names.iter().map(String::as_str)).collect();
+        let (old, new) = opts.prefix_replace.as_ref().map(|(o, n, _)| (o.as_str(), n.as_str())).unwrap_or(("", ""));
+        for (i, shard) in tl.shards.iter().enumerate() {
+            let dest = prefix_replaced(&names[i], old, new);
+            if opts.emit_index_files {
+                match shard {
+                    Some(s) => copy_file(&stage.join(s), Path::new(&format!("{dest}.thinlto.bc")))?,
+                    None => write_file(Path::new(&format!("{dest}.thinlto.bc")), b"")?,
+                }
+            }
+            if opts.emit_imports_files {
+                let text: String = tl.imports[i].iter().map(|m| format!("{}\n", id_to_name.get(m.as_str()).copied().unwrap_or(m))).collect();
+                write_file(Path::new(&format!("{dest}.imports")), text.as_bytes())?;
+            }
+        }
+    }
+    let mut objects = Vec::new();
+    if let Some(data) = tl.regular_object {
+        if let Some(p) = &opts.obj_path {
+            write_file(p, &data)?;
+        }
+        objects.push(lto_input(format!("{out}.lto.o"), data));
+    }
+    let named = tl.thin_objects.len() == thin_modules.len();
+    for (k, data) in tl.thin_objects.into_iter().enumerate() {
+        let label = if named {
+            Path::new(&names[thin_modules[k]]).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+        } else {
+            (k + 1).to_string()
+        };
+        let name = format!("{out}.lto.{label}.o");
+        // An empty object is what a task with nothing to compile produces; anything else
+        // must be a valid object.
+        if data.is_empty() {
+            continue;
+        }
+        if let Err(e) = backend::check_object(&data) {
+            crate::bail!("{name}: {e}");
+        }
+        objects.push(lto_input(name, data));
+    }
+    Ok(objects)
 }
 
 fn lto_input(name: String, data: Vec<u8>) -> InputFile {
@@ -505,7 +599,7 @@ fn thinlink_placed(llvm: &llvm::Llvm, opts: &LtoOptions, cg: &CodegenSettings, c
 fn thin_link(llvm: &llvm::Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, work: &Path, modules: &[Module]) -> Result<thinlink::ThinLinkOutput> {
     match &llvm.gold {
         Some(gold) if !llvm.lto2.is_file() => goldhost::run(gold, opts, cg, cwd, work, modules),
-        _ => thinlink::run(llvm, opts, cg, cwd, work, modules),
+        _ => thinlink::run(llvm, opts, cg, cwd, work, modules, &thinlink::Mode::DistributedIndexes),
     }
 }
 

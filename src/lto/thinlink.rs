@@ -124,16 +124,40 @@ pub struct ThinLinkOutput {
     pub imports: Vec<Vec<String>>,
     /// The regular-LTO object compiled by llvm-lto2, if any module was regular LTO.
     pub regular_object: Option<Vec<u8>>,
+    /// `Mode::InProcess`: the ThinLTO backends' objects, in task order.
+    pub thin_objects: Vec<Vec<u8>>,
+}
+
+/// What `llvm-lto2 run` does after the thin link.
+#[derive(Debug, Clone)]
+pub enum Mode {
+    /// Write one index shard and one imports file per module; dtld runs the backends.
+    DistributedIndexes,
+    /// Run the backends in llvm-lto2's thread pool (in-process ThinLTO, as lld), with LLVM's
+    /// ThinLTO cache when a directory is given; optionally also write the shards and imports.
+    InProcess { cache_dir: Option<PathBuf>, emit_indexes: bool },
 }
 
 /// Stages `modules` under `cwd` and runs `llvm-lto2 run` in `cwd` in distributed-index mode.
 /// `work` is a directory for the response file and the regular-LTO output.
-pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, work: &Path, modules: &[Module]) -> Result<ThinLinkOutput> {
+pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, work: &Path, modules: &[Module], mode: &Mode) -> Result<ThinLinkOutput> {
     stage(cwd, modules)?;
     let out_base = work.join("lto");
-    let mut args: Vec<String> = vec![
-        "-thinlto-distributed-indexes".into(),
-        "-thinlto-emit-imports".into(),
+    let mut args: Vec<String> = match mode {
+        Mode::DistributedIndexes => vec!["-thinlto-distributed-indexes".into(), "-thinlto-emit-imports".into()],
+        Mode::InProcess { cache_dir, emit_indexes } => {
+            let mut a = Vec::new();
+            if *emit_indexes {
+                a.push("-thinlto-emit-indexes".into());
+                a.push("-thinlto-emit-imports".into());
+            }
+            if let Some(d) = cache_dir {
+                a.push(format!("--cache-dir={}", abs(d).display()));
+            }
+            a
+        }
+    };
+    args.extend([
         format!("-O{}", cg.opt_level),
         format!("--relocation-model={}", if cg.pic { "pic" } else { "static" }),
         "--function-sections".into(),
@@ -142,7 +166,7 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
         format!("--thinlto-threads={}", cg.threads.max(1)),
         "-o".into(),
         abs(&out_base).to_string_lossy().into_owned(),
-    ];
+    ]);
     if let Some(l) = cg.cg_opt_level {
         args.push(format!("--cg-opt-level={l}"));
     }
@@ -209,11 +233,28 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
         shards.push(has_shard.then_some(shard));
     }
     let regular = out_base.with_file_name("lto.0");
-    let regular_object = match std::fs::read(&regular) {
-        Ok(d) => Some(d),
-        Err(_) => None,
-    };
-    Ok(ThinLinkOutput { shards, imports, regular_object })
+    let regular_object = std::fs::read(&regular).ok();
+    // In-process: `lto.1`, `lto.2`, ... one per ThinLTO task, in task order.
+    let mut thin_objects = Vec::new();
+    if let Mode::InProcess { .. } = mode {
+        let mut tasks: Vec<(u32, PathBuf)> = std::fs::read_dir(work)
+            .map(|rd| {
+                rd.flatten()
+                    .filter_map(|e| {
+                        let name = e.file_name().to_string_lossy().into_owned();
+                        let n: u32 = name.strip_prefix("lto.")?.parse().ok()?;
+                        (n > 0).then(|| (n, e.path()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        tasks.sort();
+        for (_, p) in tasks {
+            let data = std::fs::read(&p).map_err(|e| Error::new(format!("cannot open {}: {}", p.display(), crate::io_error(&e))))?;
+            thin_objects.push(data);
+        }
+    }
+    Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects })
 }
 
 /// `p` made absolute against the current directory (without resolving symlinks).
