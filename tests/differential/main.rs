@@ -13,6 +13,15 @@
 //!   `target/debug/dtld`).
 //! - `DTLD_HARNESS_KEEP=1`: keep every trial's build directory (failed trials always keep it).
 //! - `DTLD_HARNESS_DETERMINISM=0`: skip the determinism links (`-Wl,--threads=1` / `=2`).
+//! - `DTLD_DISTRIBUTOR`: the DTLTO distributor for the `/dtlto` trials (default
+//!   `<target>/release/dtld-distribute`; when it is missing those trials fail, they are never
+//!   skipped).
+//!
+//! Every fixture with `//#Lto: thin` also gets trials `elf/<fixture>/<mode>/dtlto` (modes `pie`
+//! and `nopie`, when the fixture runs them): both links add `-fthinlto-distributor=<distributor>`,
+//! so clang hands the backends of both linkers to the same distributor (for ld.lld-22 that
+//! proves the distributor serves lld unchanged), and neither linker may leave a file besides its
+//! output in the build directory.
 
 mod directives;
 mod fingerprint;
@@ -28,7 +37,7 @@ use std::time::Duration;
 
 use directives::{Driver, Fixture, Mode};
 use dtld_tests::{
-    check_tools, command_line, find_dtld, fresh_dir, run_tool, run_tool_ok, run_with_timeout,
+    check_tools, command_line, find_distributor, find_dtld, fresh_dir, run_tool, run_tool_ok, run_with_timeout,
     target_dir, workspace_root, wrapper_dir, CompileCache, Outcome, CLANG, GCC, LLD, LLVM_AR,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -48,6 +57,8 @@ struct Context {
     gcc_lld_dir: PathBuf,
     keep: bool,
     determinism: bool,
+    /// The DTLTO distributor for the `/dtlto` trials (an error says why there is none).
+    distributor: Result<PathBuf, String>,
 }
 
 impl Context {
@@ -69,6 +80,7 @@ impl Context {
             gcc_lld_dir,
             keep: std::env::var("DTLD_HARNESS_KEEP").is_ok_and(|v| !v.is_empty() && v != "0"),
             determinism: std::env::var("DTLD_HARNESS_DETERMINISM").map_or(true, |v| v != "0"),
+            distributor: find_distributor(),
         })
     }
 }
@@ -119,7 +131,23 @@ fn make_trials() -> Vec<Trial> {
                 let fixture = fixture.clone();
                 trials.push(Trial::test(trial_name, move || {
                     let ctx = ctx.map_err(Failed::from)?;
-                    run_trial(&ctx, &fixture, mode, driver).map_err(Failed::from)
+                    run_trial(&ctx, &fixture, mode, driver, false).map_err(Failed::from)
+                }));
+            }
+        }
+        // The same links with the ThinLTO backends handed to a DTLTO distributor (two modes,
+        // to keep the run short).
+        if fixture.lto == Some(directives::Lto::Thin) && fixture.drivers.contains(&Driver::Clang) {
+            for &mode in &fixture.modes {
+                if !matches!(mode, Mode::Pie | Mode::NoPie) {
+                    continue;
+                }
+                let trial_name = format!("elf/{name}/{}/dtlto", mode.name());
+                let ctx = ctx.clone();
+                let fixture = fixture.clone();
+                trials.push(Trial::test(trial_name, move || {
+                    let ctx = ctx.map_err(Failed::from)?;
+                    run_trial(&ctx, &fixture, mode, Driver::Clang, true).map_err(Failed::from)
                 }));
             }
         }
@@ -129,10 +157,22 @@ fn make_trials() -> Vec<Trial> {
 
 /// One trial: build, link twice, compare. On failure the build directory is kept and the
 /// message ends with the commands to reproduce.
-fn run_trial(ctx: &Context, fx: &Fixture, mode: Mode, driver: Driver) -> Result<(), String> {
-    let leaf = match driver {
-        Driver::Clang => mode.name().to_string(),
-        Driver::Gcc => format!("{}-gcc", mode.name()),
+fn run_trial(
+    ctx: &Context,
+    fx: &Fixture,
+    mode: Mode,
+    driver: Driver,
+    dtlto: bool,
+) -> Result<(), String> {
+    let distributor = if dtlto {
+        Some(ctx.distributor.clone()?)
+    } else {
+        None
+    };
+    let leaf = match (driver, dtlto) {
+        (Driver::Clang, false) => mode.name().to_string(),
+        (Driver::Clang, true) => format!("{}-dtlto", mode.name()),
+        (Driver::Gcc, _) => format!("{}-gcc", mode.name()),
     };
     let dir = ctx.build_root.join(&fx.name).join(leaf);
     fresh_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -144,6 +184,7 @@ fn run_trial(ctx: &Context, fx: &Fixture, mode: Mode, driver: Driver) -> Result<
         dir: dir.clone(),
         repro: Vec::new(),
         bitcode_objects: 0,
+        distributor,
     };
     match t.run() {
         Ok(()) => {
@@ -178,11 +219,14 @@ struct TrialRun<'a> {
     repro: Vec<String>,
     /// How many compiled objects are LLVM bitcode (checked for `Lto` fixtures).
     bitcode_objects: usize,
+    /// `/dtlto` trials: both links add `-fthinlto-distributor=<this>`.
+    distributor: Option<PathBuf>,
 }
 
 impl TrialRun<'_> {
     fn run(&mut self) -> Result<(), String> {
         let inputs = self.build_inputs()?;
+        let before = top_level_names(&self.dir)?;
 
         let dtld_cmd = self.link_command(&inputs, "prog.dtld", Linker::Dtld, &[]);
         let lld_cmd = self.link_command(&inputs, "prog.lld", Linker::Lld, &[]);
@@ -192,7 +236,14 @@ impl TrialRun<'_> {
         let theirs = run_tool(&mut { lld_cmd })?;
 
         if let Some(re) = &self.fx.expect_error {
-            return self.check_expected_error(re, &inputs, &ours, &theirs);
+            let mut result = self.check_expected_error(re, &inputs, &ours, &theirs);
+            if let Err(e) = self.check_leftovers(&before) {
+                result = Err(match result {
+                    Ok(()) => e,
+                    Err(first) => format!("{first}\n{e}"),
+                });
+            }
+            return result;
         }
         if !theirs.success() {
             return Err(format!(
@@ -221,6 +272,9 @@ impl TrialRun<'_> {
         self.compare_fingerprints(&mut problems)?;
         if self.driver == Driver::Clang && self.ctx.determinism {
             self.check_determinism(&inputs, &mut problems)?;
+        }
+        if let Err(e) = self.check_leftovers(&before) {
+            problems.push(e);
         }
         if problems.is_empty() {
             Ok(())
@@ -375,10 +429,44 @@ impl TrialRun<'_> {
             // `-plugin-opt=...` to ld.lld), as a real LTO build would.
             cmd.arg(lto.flag());
         }
+        if let Some(d) = &self.distributor {
+            // clang turns this into `--thinlto-distributor=<d>` and
+            // `--thinlto-remote-compiler=<its own path>` for either linker.
+            let mut arg = OsString::from("-fthinlto-distributor=");
+            arg.push(d);
+            cmd.arg(arg);
+        }
         cmd.args(extra);
         let dir = self.dir.to_string_lossy();
         cmd.args(self.fx.link_args.iter().map(|a| a.replace("$DIR", &dir)));
         cmd
+    }
+
+    /// `/dtlto` trials: nothing but the links' outputs (and the harness's own files) may have
+    /// appeared in the build directory: no job file, shard, native object, extracted archive
+    /// member or `<output>.dtld-lto/` directory.
+    fn check_leftovers(&self, before: &HashSet<String>) -> Result<(), String> {
+        if self.distributor.is_none() {
+            return Ok(());
+        }
+        let expected = |name: &str| {
+            name.starts_with("prog.dtld.threads")
+                || name.starts_with("fingerprint.")
+                || ["prog.dtld", "prog.lld", "prog.direct"].contains(&name)
+        };
+        let mut left: Vec<String> = top_level_names(&self.dir)?
+            .into_iter()
+            .filter(|n| !before.contains(n) && !expected(n))
+            .collect();
+        left.sort();
+        if left.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "DTLTO temporaries left in the build directory (by either linker or the \
+                 distributor): {left:?}"
+            ))
+        }
     }
 
     fn check_expected_error(
@@ -604,6 +692,17 @@ impl TrialRun<'_> {
         }
         Ok(())
     }
+}
+
+/// The names of the entries directly in `dir`.
+fn top_level_names(dir: &Path) -> Result<HashSet<String>, String> {
+    let entries = fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+    let mut names = HashSet::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+        names.insert(entry.file_name().to_string_lossy().into_owned());
+    }
+    Ok(names)
 }
 
 /// Whether `path` starts with the LLVM bitcode magic (`BC\xC0\xDE`; clang writes raw bitcode,

@@ -93,6 +93,39 @@ pub fn find_dtld() -> Result<PathBuf, String> {
     ))
 }
 
+/// Environment variable naming the DTLTO distributor the tests use (an absolute path).
+pub const DISTRIBUTOR_ENV: &str = "DTLD_DISTRIBUTOR";
+
+/// Finds dtld's local DTLTO distributor: `$DTLD_DISTRIBUTOR` if set, else
+/// `<target>/release/dtld-distribute`. There is no silent fallback: a trial that needs it fails
+/// with this error, which says how to build it.
+pub fn find_distributor() -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os(DISTRIBUTOR_ENV) {
+        let path = PathBuf::from(path);
+        if !path.is_absolute() {
+            return Err(format!(
+                "${DISTRIBUTOR_ENV}={} must be an absolute path",
+                path.display()
+            ));
+        }
+        if !path.is_file() {
+            return Err(format!("${DISTRIBUTOR_ENV}={} does not exist", path.display()));
+        }
+        return Ok(path);
+    }
+    let candidate = target_dir().join("release").join("dtld-distribute");
+    if candidate.is_file() {
+        return Ok(candidate);
+    }
+    Err(format!(
+        "no DTLTO distributor: {} does not exist. Build dtld-distribute (workspace member \
+         distributor/) with `cargo build --release --workspace`, or set \
+         {DISTRIBUTOR_ENV}=<absolute path of a distributor>, e.g. the stand-in \
+         tests/dtlto/recorder.py",
+        candidate.display()
+    ))
+}
+
 /// Looks a program up in `PATH`.
 pub fn find_in_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
