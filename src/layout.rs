@@ -112,9 +112,21 @@ pub struct EhRecord {
 pub enum GotKind {
     /// Holds the target's address (GLOB_DAT when preemptible, RELATIVE in PIC output).
     Addr,
-    /// Holds the target's TP offset (TPOFF64 when preemptible).
+    /// Holds the target's TP offset (TPOFF64 when preemptible, or in a shared library).
     TpOff,
+    /// General-dynamic pair, first slot: the module ID (DTPMOD64, filled by the loader).
+    TlsGdMod,
+    /// General-dynamic pair, second slot: the offset in the module's TLS block (DTPOFF64 when
+    /// preemptible, else written here).
+    TlsGdOff,
+    /// Local-dynamic pair, first slot: this module's ID (DTPMOD64 without a symbol).
+    TlsLdMod,
+    /// A slot that stays zero (the second half of the local-dynamic pair).
+    Zero,
 }
+
+/// The key of the one local-dynamic GOT pair of the output.
+pub const TLS_LD_TARGET: Target = Target::Local(usize::MAX, u32::MAX);
 
 /// A dynamic relocation; its place is resolved by the writer.
 #[derive(Debug, Clone, Copy)]
@@ -141,6 +153,9 @@ pub enum Addend {
     Const(i64),
     /// The target's address plus a constant (RELATIVE / IRELATIVE).
     AddrOf(Target, i64),
+    /// The target's offset in this module's TLS block plus a constant (TPOFF64 without a
+    /// symbol, in a shared library).
+    TlsOffsetOf(Target, i64),
 }
 
 /// What the scan decided for a relocation site that is rewritten.
@@ -357,6 +372,13 @@ impl<'r> Layout<'r> {
                 match s.def {
                     Def::Shared(..) => true,
                     Def::Undefined | Def::Lazy(_) => s.weak && self.has_dso(),
+                    // In a shared library an exported default-visibility definition can be
+                    // interposed by the executable or an earlier library (unless -Bsymbolic).
+                    Def::Defined(f, i) if self.config.shared && s.visibility == elf::STV_DEFAULT => {
+                        let func = matches!(self.sym(f, i).st_type(), elf::STT_FUNC | elf::STT_GNU_IFUNC);
+                        !(self.config.bsymbolic || (self.config.bsymbolic_functions && func)) && self.sym(f, i).st_shndx(LE) != elf::SHN_ABS
+                    }
+                    Def::Common(..) if self.config.shared && s.visibility == elf::STV_DEFAULT => !self.config.bsymbolic,
                     _ => false,
                 }
             }
@@ -1118,6 +1140,8 @@ const N_CANON: u8 = 16;
 const N_IPLT: u8 = 32;
 /// The IFUNC's address is taken directly: its IPLT entry becomes its canonical address.
 const N_CANON_IFUNC: u8 = 64;
+/// A general-dynamic GOT pair (or, for `TLS_LD_TARGET`, the local-dynamic pair).
+const N_GOTGD: u8 = 128;
 
 fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
     use rayon::prelude::*;
@@ -1143,6 +1167,14 @@ fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
                 fl.gottp = true;
                 l.got_index.insert((t, GotKind::TpOff), l.got.len() as u32);
                 l.got.push((t, GotKind::TpOff));
+            }
+            if n & N_GOTGD != 0 {
+                let (first, second) = if t == TLS_LD_TARGET { (GotKind::TlsLdMod, GotKind::Zero) } else { (GotKind::TlsGdMod, GotKind::TlsGdOff) };
+                if !l.got_index.contains_key(&(t, first)) {
+                    l.got_index.insert((t, first), l.got.len() as u32);
+                    l.got.push((t, first));
+                    l.got.push((t, second));
+                }
             }
             if n & N_CANON_IFUNC != 0 {
                 l.ifunc_canonical.insert(t);
@@ -1380,7 +1412,9 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                 RelKind::Size => {}
                 RelKind::TlsGd => {
                     if !exe {
-                        out.errors.push("TLS general-dynamic in shared output is not supported yet".into());
+                        // A shared library keeps general-dynamic: a GOT pair for the loader.
+                        need(t, N_GOTGD);
+                        continue;
                     } else if preempt {
                         out.fixes.push((site, SiteFix::TlsGdToIe));
                         need(t, N_GOTTP);
@@ -1394,6 +1428,10 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                     }
                 }
                 RelKind::TlsLd => {
+                    if !exe {
+                        need(TLS_LD_TARGET, N_GOTGD);
+                        continue;
+                    }
                     out.fixes.push((site, SiteFix::TlsLdToLe));
                     skip_next = true;
                     let d = sec.data;
@@ -1410,7 +1448,7 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                 RelKind::GotTpOff => {
                     let d = sec.data;
                     let o2 = off as usize;
-                    let can = !preempt && o2 >= 3 && (d[o2 - 3] & 0xf0) == 0x40 && d[o2 - 1] & 0xc7 == 0x05 && matches!(d[o2 - 2], 0x8b | 0x03);
+                    let can = exe && !preempt && o2 >= 3 && (d[o2 - 3] & 0xf0) == 0x40 && d[o2 - 1] & 0xc7 == 0x05 && matches!(d[o2 - 2], 0x8b | 0x03);
                     if can {
                         out.fixes.push((site, SiteFix::TlsIeToLe));
                     } else {
@@ -1418,7 +1456,7 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                     }
                 }
                 RelKind::TlsDescPc => {
-                    if preempt {
+                    if preempt || !exe {
                         out.fixes.push((site, SiteFix::TlsDescToIe));
                         need(t, N_GOTTP);
                     } else {
@@ -1612,8 +1650,25 @@ fn create_synthetic(l: &mut Layout) {
                 if preempt {
                     let Target::Global(id) = *t else { unreachable!() };
                     l.dynrels.push(DynRel { place, r_type: arch::r::TPOFF64, sym: Some(id), addend: Addend::Const(0) });
+                } else if c.shared {
+                    // The library's TLS block is placed by the loader: TP offset at load time.
+                    l.dynrels.push(DynRel { place, r_type: arch::r::TPOFF64, sym: None, addend: Addend::TlsOffsetOf(*t, 0) });
                 }
             }
+            GotKind::TlsGdMod => {
+                let sym = if preempt { if let Target::Global(id) = *t { Some(id) } else { None } } else { None };
+                l.dynrels.push(DynRel { place, r_type: arch::r::DTPMOD64, sym, addend: Addend::Const(0) });
+            }
+            GotKind::TlsGdOff => {
+                if preempt {
+                    let Target::Global(id) = *t else { unreachable!() };
+                    l.dynrels.push(DynRel { place, r_type: arch::r::DTPOFF64, sym: Some(id), addend: Addend::Const(0) });
+                }
+            }
+            GotKind::TlsLdMod => {
+                l.dynrels.push(DynRel { place, r_type: arch::r::DTPMOD64, sym: None, addend: Addend::Const(0) });
+            }
+            GotKind::Zero => {}
         }
     }
     for &id in &l.copies.clone() {

@@ -432,9 +432,21 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
                     RelKind::RelGotBase => sa.wrapping_sub(got_base),
                     RelKind::PltRelGotBase => plt_or_s().wrapping_add(a as u64).wrapping_sub(got_base),
                     RelKind::Size => symbol_size(l, t).wrapping_add(a as u64),
-                    RelKind::DtpOff => tpoff(l, s_val).wrapping_add(a as u64),
+                    // Relaxed local-dynamic code in an executable addresses TLS from the thread
+                    // pointer; elsewhere (shared libraries, debug info) DTPOFF is the offset in
+                    // the module's TLS block.
+                    RelKind::DtpOff if alloc && !l.config.shared => tpoff(l, s_val).wrapping_add(a as u64),
+                    RelKind::DtpOff => s_val.wrapping_sub(l.tls_start()).wrapping_add(a as u64),
                     RelKind::TpOff => tpoff(l, s_val).wrapping_add(a as u64),
                     RelKind::GotTpOff => got_slot(crate::layout::GotKind::TpOff).wrapping_add(a as u64).wrapping_sub(p),
+                    RelKind::TlsGd if l.config.shared => got_slot(crate::layout::GotKind::TlsGdMod).wrapping_add(a as u64).wrapping_sub(p),
+                    RelKind::TlsLd if l.config.shared => l
+                        .got_index
+                        .get(&(crate::layout::TLS_LD_TARGET, crate::layout::GotKind::TlsLdMod))
+                        .map(|&i| l.got_slot_addr(i))
+                        .unwrap_or(0)
+                        .wrapping_add(a as u64)
+                        .wrapping_sub(p),
                     RelKind::TlsGd | RelKind::TlsLd | RelKind::TlsDescPc | RelKind::TlsDescCall => continue,
                     RelKind::None | RelKind::Unknown => continue,
                 };

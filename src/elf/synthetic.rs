@@ -258,7 +258,9 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
             let sym = l.sym(f, i);
             let sh = sym.st_shndx(LE);
             let shndx = if sh == elf::SHN_ABS { elf::SHN_ABS } else { l.osecs[l.sec_osec[f][sh as usize] as usize].shndx as u16 };
-            (shndx, l.sym_value[id], sym.st_size(LE), sym.st_info())
+            // A TLS symbol's value is its offset in the TLS segment.
+            let v = if sym.st_type() == elf::STT_TLS { l.sym_value[id].wrapping_sub(l.tls_start()) } else { l.sym_value[id] };
+            (shndx, v, sym.st_size(LE), sym.st_info())
         }
         Def::Common(f, i) => {
             let sym = l.sym(f, i);
@@ -445,12 +447,20 @@ pub fn write(l: &Layout, s: Synth, buf: &mut [u8]) {
                         }
                     }
                     crate::layout::GotKind::TpOff => {
-                        if l.is_preemptible(t) {
+                        if l.is_preemptible(t) || l.config.shared {
                             0
                         } else {
                             l.addr_of(t).wrapping_sub(l.tls_end())
                         }
                     }
+                    crate::layout::GotKind::TlsGdOff => {
+                        if l.is_preemptible(t) {
+                            0
+                        } else {
+                            l.addr_of(t).wrapping_sub(l.tls_start())
+                        }
+                    }
+                    crate::layout::GotKind::TlsGdMod | crate::layout::GotKind::TlsLdMod | crate::layout::GotKind::Zero => 0,
                 };
                 put64(buf, i * 8, v);
             }
@@ -489,6 +499,7 @@ fn write_rela(l: &Layout, d: &DynRel, out: &mut [u8]) {
     put64(out, 8, (sym << 32) | d.r_type as u64);
     let addend = match d.addend {
         Addend::Const(a) => a as u64,
+        Addend::TlsOffsetOf(t, a) => l.addr_of(t).wrapping_sub(l.tls_start()).wrapping_add(a as u64),
         Addend::AddrOf(t, a) => {
             if d.r_type == arch::r::IRELATIVE {
                 // The resolver's own address, not the IPLT entry.
