@@ -371,6 +371,8 @@ impl<'r> Layout<'r> {
                 let s = &self.r.symbols[id];
                 match s.def {
                     Def::Shared(..) => true,
+                    // A shared library leaves undefined symbols to the loader.
+                    Def::Undefined | Def::Lazy(_) if self.config.shared => !is_linker_defined(s.name) && s.visibility == elf::STV_DEFAULT,
                     Def::Undefined | Def::Lazy(_) => s.weak && self.has_dso(),
                     // In a shared library an exported default-visibility definition can be
                     // interposed by the executable or an earlier library (unless -Bsymbolic).
@@ -1305,7 +1307,10 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
             // Undefined symbols.
             if let Target::Global(id) = t {
                 let sym = &r.symbols[id];
-                if matches!(sym.def, Def::Undefined | Def::Lazy(_)) && !sym.weak && !is_linker_defined(sym.name) {
+                // In a shared library (without -z defs) default-visibility undefined symbols
+                // are resolved at load time.
+                let allowed_in_dso = !exe && !l.config.z_defs && sym.visibility == elf::STV_DEFAULT;
+                if matches!(sym.def, Def::Undefined | Def::Lazy(_)) && !sym.weak && !is_linker_defined(sym.name) && !allowed_in_dso {
                     if sec.kind != SecKind::EhFrame || alloc {
                         out.undefined.push((id, f, s as u32, off));
                     }
@@ -1527,6 +1532,10 @@ fn build_dynsyms(l: &mut Layout) {
     for (id, s) in r.symbols.iter().enumerate() {
         let include = match s.def {
             Def::Shared(..) => (s.obj_ref && l.gc_used.as_ref().map_or(true, |u| u.contains(&id))) || l.sym_flags.contains_key(&Target::Global(id)),
+            Def::Undefined | Def::Lazy(_) if l.config.shared => {
+                s.obj_ref && s.visibility == elf::STV_DEFAULT && !is_linker_defined(s.name) && l.gc_used.as_ref().map_or(true, |u| u.contains(&id))
+                    || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && start_stop_section_exists(l, s.name))
+            }
             Def::Undefined | Def::Lazy(_) => {
                 (dynamic_link && s.weak && s.obj_ref && !is_linker_defined(s.name) && l.gc_used.as_ref().map_or(true, |u| u.contains(&id)))
                     || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && start_stop_section_exists(l, s.name))
