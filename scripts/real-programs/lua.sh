@@ -12,6 +12,11 @@
 #                                                   (-flto=thin / -flto=full) and link with the
 #                                                   same flag (default: off, native objects);
 #                                                   LTO=... is read when LUA_LTO is unset
+#        LUA_DTLTO=<distributor>                     with LUA_LTO=thin: link both sides with
+#                                                   -fthinlto-distributor=<distributor> (DTLTO:
+#                                                   the ThinLTO backends run through it; e.g.
+#                                                   target/release/dtld-distribute), and require
+#                                                   that no temporary is left next to the programs
 # The downloaded source is cached under target/real-programs/src/ (delete it to refetch).
 set -euo pipefail
 
@@ -33,6 +38,18 @@ case $LTO_KIND in
     thin | full) LTO_FLAGS=(-flto="$LTO_KIND"); VARIANT=-lto-$LTO_KIND ;;
     *) echo "lua: error: LUA_LTO must be thin or full, not '$LTO_KIND'" >&2; exit 2 ;;
 esac
+# Objects are the same with and without DTLTO; only the links (and their names) differ.
+OBJ_VARIANT=$VARIANT
+DTLTO=${LUA_DTLTO:-}
+DTLTO_FLAGS=()
+if [ -n "$DTLTO" ]; then
+    [ "$LTO_KIND" = thin ] || { echo "lua: error: LUA_DTLTO needs LUA_LTO=thin" >&2; exit 2; }
+    case $DTLTO in /*) ;; *) DTLTO=$PWD/$DTLTO ;; esac
+    [ -f "$DTLTO" ] && [ -x "$DTLTO" ] || {
+        echo "lua: error: DTLTO distributor not executable: $DTLTO" >&2; exit 2; }
+    DTLTO_FLAGS=(-fthinlto-distributor="$DTLTO")
+    VARIANT=$VARIANT-dtlto
+fi
 
 log() { echo "lua: $*"; }
 
@@ -102,7 +119,7 @@ echo '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"' > "$TREE/src/lua5.4-deb-mul
 #    LUA_LTO the objects are bitcode and live in obj-<model>-lto-<kind>/.
 CFLAGS_BASE=(-std=gnu99 -O2 -Wall -DLUA_COMPAT_5_3 -DLUA_USE_LINUX -g "${LTO_FLAGS[@]}")
 compile() {   # $1 = pic|nopic
-    local model=$1 dir=$BUILD/obj-$1$VARIANT flag c o extra
+    local model=$1 dir=$BUILD/obj-$1$OBJ_VARIANT flag c o extra
     [ "$model" = pic ] && flag=-fPIE || flag=-fno-pic
     mkdir -p "$dir"
     # Recompile everything when the flags change.
@@ -130,6 +147,7 @@ start=$SECONDS
 compile pic
 compile nopic
 log "compiled Lua with clang-22${LTO_KIND:+ (-flto=$LTO_KIND)} in $((SECONDS - start))s"
+[ -z "$DTLTO" ] || log "DTLTO: both links use -fthinlto-distributor=$DTLTO"
 
 # ---------------------------------------------------------------------------------------------
 # 3. Link lua and luac with each linker in each mode.
@@ -151,21 +169,32 @@ record() {  # $1 = ok|fail, $2 = name, [$3 = detail]
 }
 
 link() {  # $1 = linker name, $2 = -fuse-ld value, $3 = mode
-    local name=$1 ld=$2 mode=$3 model flags out p obj
+    local name=$1 ld=$2 mode=$3 model flags out p obj left
     read -r model flags <<<"$(mode_flags "$mode")"
     out=$BUILD/bin/$name-$mode$VARIANT
-    obj=$BUILD/obj-$model$VARIANT
+    obj=$BUILD/obj-$model$OBJ_VARIANT
     rm -rf "$out" && mkdir -p "$out"
     for p in lua luac; do
         # With LUA_LTO, -flto=<kind> makes clang pass -plugin .../LLVMgold.so and -plugin-opt=
-        # to dtld (only the -plugin-opt= options to ld.lld), as a real LTO build would.
+        # to dtld (only the -plugin-opt= options to ld.lld), as a real LTO build would. With
+        # LUA_DTLTO, clang also passes --thinlto-distributor= and --thinlto-remote-compiler= to
+        # either linker.
         # shellcheck disable=SC2086
-        if ! clang-22 -fuse-ld="$ld" $flags "${LTO_FLAGS[@]}" "$obj/$p.o" "$obj/liblua.a" \
-                -lm -ldl -o "$out/$p" >"$out/$p.link.log" 2>&1; then
+        if ! clang-22 -fuse-ld="$ld" $flags "${LTO_FLAGS[@]}" "${DTLTO_FLAGS[@]}" "$obj/$p.o" \
+                "$obj/liblua.a" -lm -ldl -o "$out/$p" >"$out/$p.link.log" 2>&1; then
             sed 's/^/    | /' "$out/$p.link.log" | head -20
             return 1
         fi
     done
+    # DTLTO temporaries (job file, shards, native objects, extracted archive members,
+    # <output>.dtld-lto/) go next to the output: none may be left.
+    if [ -n "$DTLTO" ]; then
+        left=$(ls -A "$out" | grep -vx 'lua\|luac\|lua.link.log\|luac.link.log' || true)
+        if [ -n "$left" ]; then
+            echo "$left" | head -10 | sed 's/^/    left: /'
+            return 1
+        fi
+    fi
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -196,8 +225,8 @@ for m in $MODES; do
     # Check names and directories carry the LTO variant: pie, or pie-lto-thin.
     mode=$m$VARIANT
     log "mode $mode: linking lua and luac with dtld and with ld.lld-22"
-    if ! link lld lld "$m"; then record fail "$mode/link-lld" "reference link failed"; continue; fi
-    if ! link dtld "$DTLD" "$m"; then record fail "$mode/link-dtld" "dtld link failed"; continue; fi
+    if ! link lld lld "$m"; then record fail "$mode/link-lld" "reference link failed (or left temporaries)"; continue; fi
+    if ! link dtld "$DTLD" "$m"; then record fail "$mode/link-dtld" "dtld link failed (or left temporaries)"; continue; fi
     record ok "$mode/link"
     D=$BUILD/bin/dtld-$mode; L=$BUILD/bin/lld-$mode
     R=$BUILD/results/$mode; rm -rf "$R"; mkdir -p "$R"
@@ -232,7 +261,7 @@ for m in $MODES; do
     done
 done
 
-echo "lua: modes: $MODES${LTO_KIND:+ (LTO: $LTO_KIND)}; checks: $(ls "$CHECKS"/*.lua | wc -l) scripts; results under ${BUILD#$ROOT/}/results"
+echo "lua: modes: $MODES${LTO_KIND:+ (LTO: $LTO_KIND${DTLTO:+, DTLTO via $DTLTO})}; checks: $(ls "$CHECKS"/*.lua | wc -l) scripts; results under ${BUILD#$ROOT/}/results"
 for f in "${failures[@]}"; do echo "  failed: $f"; done
 echo "real-programs: $pass passed, $fail failed"
 [ $fail -eq 0 ]

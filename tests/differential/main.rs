@@ -37,8 +37,9 @@ use std::time::Duration;
 
 use directives::{Driver, Fixture, Mode};
 use dtld_tests::{
-    check_tools, command_line, find_distributor, find_dtld, fresh_dir, run_tool, run_tool_ok, run_with_timeout,
-    target_dir, workspace_root, wrapper_dir, CompileCache, Outcome, CLANG, GCC, LLD, LLVM_AR,
+    check_tools, command_line, find_distributor, find_dtld, fresh_dir, run_tool, run_tool_ok,
+    run_with_timeout, target_dir, workspace_root, wrapper_dir, CompileCache, Outcome, CLANG, GCC,
+    LLD, LLVM_AR,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -232,8 +233,15 @@ impl TrialRun<'_> {
         let lld_cmd = self.link_command(&inputs, "prog.lld", Linker::Lld, &[]);
         self.repro.push(command_line(&dtld_cmd));
         self.repro.push(command_line(&lld_cmd));
-        let ours = run_tool(&mut { dtld_cmd })?;
-        let theirs = run_tool(&mut { lld_cmd })?;
+        let mut ours = run_tool(&mut { dtld_cmd })?;
+        let mut theirs = run_tool(&mut { lld_cmd })?;
+        if let Some(d) = &self.distributor {
+            // The distributor's own messages name temporary files, which differ by design
+            // (lld's carry its PID): they are not link diagnostics.
+            for o in [&mut ours, &mut theirs] {
+                o.stderr = without_program_lines(&o.stderr, d);
+            }
+        }
 
         if let Some(re) = &self.fx.expect_error {
             let mut result = self.check_expected_error(re, &inputs, &ours, &theirs);
@@ -692,6 +700,21 @@ impl TrialRun<'_> {
         }
         Ok(())
     }
+}
+
+/// `stderr` without the lines `program` printed with its usual `<file name>: ` prefix.
+fn without_program_lines(stderr: &[u8], program: &Path) -> Vec<u8> {
+    let Some(name) = program.file_name() else {
+        return stderr.to_vec();
+    };
+    let mut prefix = name.as_encoded_bytes().to_vec();
+    prefix.extend_from_slice(b": ");
+    stderr
+        .split_inclusive(|&c| c == b'\n')
+        .filter(|line| !line.starts_with(&prefix))
+        .flatten()
+        .copied()
+        .collect()
 }
 
 /// The names of the entries directly in `dir`.

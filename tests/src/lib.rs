@@ -109,7 +109,10 @@ pub fn find_distributor() -> Result<PathBuf, String> {
             ));
         }
         if !path.is_file() {
-            return Err(format!("${DISTRIBUTOR_ENV}={} does not exist", path.display()));
+            return Err(format!(
+                "${DISTRIBUTOR_ENV}={} does not exist",
+                path.display()
+            ));
         }
         return Ok(path);
     }

@@ -1,0 +1,1766 @@
+//! Why this exists: DTLTO (`clang -flto=thin -fthinlto-distributor=<d>`) hands the ThinLTO
+//! backends to an external distributor through a JSON job file, and the differential fixtures
+//! only see the linked programs. This target checks what they cannot: the job file itself against
+//! ld.lld-22's, the distributor's argv and working directory, the failure contract when the
+//! distributor misbehaves, the cache, `--save-temps`, signals and concurrent links.
+//!
+//! The distributor is usually `recorder.py` (next to this file), written only from LLVM's
+//! documented contract: read the job file named by the last argument and run
+//! `common.args + job.args` for every job in the current directory. Each trial writes its own
+//! copy with a log directory (every call: argv, cwd, pid and a copy of the job file) and, for the
+//! fault trials, a way to misbehave. So these trials also show that a distributor written to
+//! LLVM's contract works with dtld. The `distributor/dtld-distribute-*` and
+//! `faults/compiler-fails` trials use dtld's own distributor, `dtld-distribute`.
+//!
+//! Inputs (built once per run with `/usr/lib/llvm-22/bin/clang -flto=thin -O2 -c`): `main.o`,
+//! `mid.o`, `leaf.o` (bitcode), `libarch.a` (a regular archive with the bitcode member `arch.o`),
+//! `lib/libthin.a` (a thin archive with the bitcode member `lib/thin.o`) and `native.o` (a native
+//! object): five ThinLTO modules. main calls mid_value, arch_fn and thin_fn, so it imports from
+//! mid.o, arch.o and thin.o; arch.o imports from mid.o; leaf_value is reached only through a
+//! function pointer, so leaf.o imports nothing and nobody imports from it.
+//!
+//! Trials (each in `<target>/dtlto-tests/<trial>/`, deleted when it passes, kept on failure or
+//! with `DTLD_HARNESS_KEEP=1`; links run in its `work/` (or `dtld/` and `lld/`), distributor
+//! scripts and logs live in its `tools/`, outside what is compared):
+//!
+//! * `job-file/vs-lld[/nopie|/options]`: the same link by the linker under test and by
+//!   ld.lld-22, both through `clang -fthinlto-distributor=<recorder> -Xthinlto-distributor=a,b`.
+//!   Both programs print the expected line, neither leaves a file besides `prog`, each runs the
+//!   distributor once as `[recorder, a, b, <job file>]` in the linker's cwd, and the two job
+//!   files agree: one line; the same keys in lld's order; `common.linker_output`, `common.args`
+//!   and `common.inputs` equal; as many jobs, in the same module order; every job is
+//!   `args = [module, -fthinlto-index=<shard>, -o, <object>]`, `inputs = [module, shard,
+//!   import sources sorted byte-wise]`, `outputs = [<object>]`; and each module imports from the
+//!   same modules. Paths are compared as module identities (see [`module_identity`]), since the
+//!   temporary file names differ (lld's contain its PID). `/options` adds `--lto-O3`,
+//!   `--thinlto-remote-compiler-prepend-arg=` and `--thinlto-remote-compiler-arg=`.
+//! * `job-file/layout/dtld-only`: every temporary the job file names (job file, shards, native
+//!   objects, staged modules) is a relative path inside `<output>.dtld-lto/`, and a relink writes
+//!   a byte-identical job file (no PID or random part).
+//! * `distributor/dtld-distribute-with-lld`, `distributor/dtld-distribute-with-dtld`: ld.lld-22
+//!   (and the linker under test) with `dtld-distribute -j 2`: the program is right and no file is
+//!   left besides it. `distributor/not-run-without-thin-modules`: a link of native objects runs
+//!   no distributor.
+//! * `faults/*`: the linker under test, run directly (the command clang would run), must exit 1
+//!   with a `dtld: error:` line, write no output and leave the directory exactly as it was, when
+//!   the distributor is missing, exits 3 (the message says `exit status 3`), is killed by SIGKILL
+//!   (the message names the signal), writes no objects (every missing object is listed, one line
+//!   each), writes empty or non-ELF objects (the message names a module), or when a backend
+//!   compile fails under dtld-distribute (the message names a module). `faults/bare-name-on-path`
+//!   links successfully with a distributor given as a bare name found on `PATH`.
+//! * `cache/*`: `--thinlto-cache-dir=`. The first link runs the distributor once with 5 jobs; an
+//!   identical relink runs no distributor and writes an identical program
+//!   (`cache/unchanged-relink`); after changing leaf.c the job file holds exactly leaf.o's job
+//!   (`cache/changed-leaf`); after changing mid.c it holds mid.o's job and the jobs of the
+//!   modules that import from mid.o in the first link's job file (`cache/changed-imported`).
+//! * `save-temps/default`: nothing is left; `save-temps/kept`: with `--save-temps` the job file,
+//!   every shard and every native object are still there afterwards (for dtld: in
+//!   `<output>.dtld-lto/`).
+//! * `signal/sigint`, `signal/sigterm`: the signal to the linker alone while the distributor
+//!   sleeps (5 s, writing nothing): the linker must end (non-zero exit or death by the signal)
+//!   within ~2 s and leave nothing; the orphaned distributor is then killed by the test.
+//!   `signal/sigint-group`: SIGINT to the linker's whole process group, as Ctrl-C does.
+//! * `concurrent`: four links of the same inputs to different outputs, in parallel, in one
+//!   directory: all succeed, all programs are right, nothing else is left.
+//!
+//! `.../dtld-only` trials check dtld's own contract where lld 22 behaves differently (the
+//! distributor's path, exit status and signal are not reported, only the first missing object
+//! is named, empty objects are linked silently, temporaries are not in one directory and carry
+//! the PID, a bare distributor name is not looked up on `PATH`); they are ignored when the
+//! linker under test is ld.lld (the self-test below). Every other trial passes with lld on both
+//! sides.
+//!
+//! Environment: `DTLD` (linker under test, default `<target>/release/dtld`), `DTLD_DISTRIBUTOR`
+//! (dtld-distribute, default `<target>/release/dtld-distribute`; trials that need it fail when it
+//! is missing), `DTLD_ERROR_PREFIX` (as in tests/lto), `DTLD_HARNESS_KEEP=1`. Self-test with lld
+//! on both sides: `DTLD=/tmp/fake-dtld/dtld cargo test -p dtld-tests --test dtlto` (see
+//! fixtures/README.md for the wrapper).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::fs;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use dtld_tests::{
+    command_line, find_distributor, find_dtld, find_in_path, fresh_dir, run_tool, run_tool_ok,
+    split_words, target_dir, Fnv, Outcome,
+};
+use libtest_mimic::{Arguments, Failed, Trial};
+use regex::Regex;
+use serde_json::Value;
+
+/// The LLVM that builds the inputs and whose clang drives the links.
+const LLVM_BIN: &str = "/usr/lib/llvm-22/bin";
+
+/// The recording distributor (see the file's header).
+const RECORDER: &str = include_str!("recorder.py");
+
+/// What the test program prints.
+const EXPECTED: &str = "mid=33 leaf=104 arch=56 thin=18 native=6\n";
+
+/// The link inputs, relative to the link's working directory.
+const INPUTS: [&str; 6] = [
+    "main.o",
+    "mid.o",
+    "leaf.o",
+    "libarch.a",
+    "lib/libthin.a",
+    "native.o",
+];
+
+/// The module identities of the five ThinLTO modules, in lld's task order (load order).
+const MODULES: [&str; 5] = ["main.o", "mid.o", "leaf.o", "arch.o", "thin.o"];
+
+const MAIN_C: &str = r#"#include <stdio.h>
+int mid_value(int);
+int leaf_value(int);
+int arch_fn(int);
+int thin_fn(int);
+int native_fn(int);
+/* Only through a pointer: ThinLTO imports along call edges, so nobody imports from leaf.o. */
+int (*volatile leaf_ptr)(int) = leaf_value;
+int main(void) {
+  printf("mid=%d leaf=%d arch=%d thin=%d native=%d\n", mid_value(3), leaf_ptr(4), arch_fn(5),
+         thin_fn(6), native_fn(7));
+  return 0;
+}
+"#;
+const ARCH_C: &str = "int mid_value(int);\nint arch_fn(int x) { return mid_value(x) + 1; }\n";
+const THIN_C: &str = "int thin_fn(int x) { return x * 3; }\n";
+const NATIVE_C: &str = "int native_fn(int x) { return x - 1; }\n";
+
+fn mid_c(factor: i32) -> String {
+    format!("int mid_value(int x) {{ return x * {factor}; }}\n")
+}
+
+fn leaf_c(add: i32) -> String {
+    format!("int leaf_value(int x) {{ return x + {add}; }}\n")
+}
+
+fn llvm(tool: &str) -> PathBuf {
+    Path::new(LLVM_BIN).join(tool)
+}
+
+struct Context {
+    dtld: PathBuf,
+    /// The linker under test says it is LLD (`--version`): the self-test with a wrapper.
+    dtld_is_lld: bool,
+    /// dtld-distribute, or why there is none.
+    distributor: Result<PathBuf, String>,
+    python: PathBuf,
+    root: PathBuf,
+    keep: bool,
+    /// The inputs, built once per run (`<root>/.inputs`).
+    inputs: OnceLock<Result<PathBuf, String>>,
+}
+
+type TrialFn = fn(&Work) -> Result<(), String>;
+
+fn main() {
+    let args = Arguments::from_args();
+    let _lock = lock_root();
+    let ctx = Context::new().map(Arc::new);
+    let lld = ctx.as_ref().is_ok_and(|c| c.dtld_is_lld);
+    let mut trials = Vec::new();
+    let mut add = |name: &str, dtld_only: bool, f: TrialFn| {
+        let ctx = ctx.clone();
+        let owned = name.to_string();
+        trials.push(
+            Trial::test(name, move || {
+                let ctx = ctx.map_err(Failed::from)?;
+                run_trial(&ctx, &owned, f).map_err(Failed::from)
+            })
+            // dtld's own contract, where lld 22 behaves differently: not run in the self-test.
+            .with_ignored_flag(dtld_only && lld),
+        );
+    };
+    add("job-file/vs-lld", false, |t| vs_lld(t, Variant::Pie));
+    add("job-file/vs-lld/nopie", false, |t| {
+        vs_lld(t, Variant::NoPie)
+    });
+    add("job-file/vs-lld/options", false, |t| {
+        vs_lld(t, Variant::Options)
+    });
+    add("job-file/layout/dtld-only", true, layout);
+    add("distributor/dtld-distribute-with-lld", false, |t| {
+        with_dtld_distribute(t, Linker::Lld)
+    });
+    add("distributor/dtld-distribute-with-dtld", false, |t| {
+        with_dtld_distribute(t, Linker::Dtld)
+    });
+    add(
+        "distributor/not-run-without-thin-modules",
+        false,
+        no_thin_modules,
+    );
+    add("faults/missing-distributor/dtld-only", true, |t| {
+        fault(t, Fault::Missing)
+    });
+    add("faults/exit-status/dtld-only", true, |t| {
+        fault(t, Fault::Exit3)
+    });
+    add("faults/killed/dtld-only", true, |t| fault(t, Fault::Killed));
+    add("faults/no-outputs/dtld-only", true, |t| {
+        fault(t, Fault::NoOutputs)
+    });
+    add("faults/empty-objects/dtld-only", true, |t| {
+        fault(t, Fault::Empty)
+    });
+    add("faults/garbage-objects", false, |t| {
+        fault(t, Fault::Garbage)
+    });
+    add("faults/compiler-fails", false, |t| {
+        fault(t, Fault::CompilerFails)
+    });
+    add(
+        "faults/bare-name-on-path/dtld-only",
+        true,
+        bare_name_on_path,
+    );
+    add("cache/unchanged-relink", false, |t| cache(t, Change::None));
+    add("cache/changed-leaf", false, |t| cache(t, Change::Leaf));
+    add("cache/changed-imported", false, |t| {
+        cache(t, Change::Imported)
+    });
+    add("save-temps/default", false, |t| save_temps(t, false));
+    add("save-temps/kept", false, |t| save_temps(t, true));
+    add("signal/sigint-group", false, |t| {
+        signal(t, libc::SIGINT, true)
+    });
+    add("signal/sigint", false, |t| signal(t, libc::SIGINT, false));
+    add("signal/sigterm", false, |t| signal(t, libc::SIGTERM, false));
+    add("concurrent", false, concurrent);
+    add("self-check/module-identity", false, identities);
+    libtest_mimic::run(&args, trials).exit();
+}
+
+impl Context {
+    fn new() -> Result<Context, String> {
+        for tool in ["clang", "llvm-ar"] {
+            if !llvm(tool).is_file() {
+                return Err(format!(
+                    "{} is missing (install clang-22 / llvm-22)",
+                    llvm(tool).display()
+                ));
+            }
+        }
+        if find_in_path("ld.lld-22").is_none() && !llvm("ld.lld").is_file() {
+            return Err("ld.lld-22 is missing (install lld-22)".into());
+        }
+        let python = [PathBuf::from("/usr/bin/python3")]
+            .into_iter()
+            .find(|p| p.is_file())
+            .or_else(|| find_in_path("python3"))
+            .ok_or("python3 is missing (the recording distributor is a Python script)")?;
+        let dtld = find_dtld()?;
+        let version = Command::new(&dtld)
+            .arg("--version")
+            .output()
+            .map_err(|e| format!("cannot run {} --version: {e}", dtld.display()))?;
+        let text = String::from_utf8_lossy(&version.stdout);
+        let dtld_is_lld = text.contains("LLD ") && !text.starts_with("dtld");
+        Ok(Context {
+            dtld,
+            dtld_is_lld,
+            distributor: find_distributor(),
+            python,
+            root: target_dir().join("dtlto-tests"),
+            keep: std::env::var("DTLD_HARNESS_KEEP").is_ok_and(|v| !v.is_empty() && v != "0"),
+            inputs: OnceLock::new(),
+        })
+    }
+
+    /// Whether `line` is an error line of the linker under test.
+    fn is_error_line(&self, line: &str) -> bool {
+        if let Ok(prefix) = std::env::var("DTLD_ERROR_PREFIX") {
+            return line.starts_with(&prefix);
+        }
+        if self.dtld_is_lld {
+            Regex::new(r"^\S*ld\.lld\S*: error: ")
+                .expect("valid regex")
+                .is_match(line)
+        } else {
+            line.starts_with("dtld: error: ")
+        }
+    }
+
+    /// The inputs, built on first use into `<root>/.inputs/` (the commands are in
+    /// `commands.txt` there).
+    fn inputs(&self) -> Result<&Path, String> {
+        self.inputs
+            .get_or_init(|| build_inputs(&self.root.join(".inputs")))
+            .as_deref()
+            .map_err(|e| format!("building the inputs failed: {e}"))
+    }
+}
+
+fn lock_root() -> Option<fs::File> {
+    let root = target_dir().join("dtlto-tests");
+    fs::create_dir_all(&root).ok()?;
+    let file = fs::File::create(root.join(".lock")).ok()?;
+    if file.try_lock().is_err() {
+        eprintln!(
+            "waiting for another dtlto test run using {}",
+            root.display()
+        );
+        file.lock().ok()?;
+    }
+    Some(file)
+}
+
+fn compile_cmd(cwd: &Path, src: &str, out: &str, flags: &[&str]) -> Command {
+    let mut cmd = Command::new(llvm("clang"));
+    cmd.current_dir(cwd)
+        .arg("-c")
+        .args(flags)
+        .arg(src)
+        .arg("-o")
+        .arg(out);
+    cmd
+}
+
+const LTO_FLAGS: [&str; 2] = ["-flto=thin", "-O2"];
+
+fn build_inputs(dir: &Path) -> Result<PathBuf, String> {
+    fresh_dir(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let write = |rel: &str, text: &str| {
+        let p = dir.join(rel);
+        fs::create_dir_all(p.parent().expect("has a parent")).map_err(|e| e.to_string())?;
+        fs::write(&p, text).map_err(|e| format!("write {}: {e}", p.display()))
+    };
+    write("main.c", MAIN_C)?;
+    write("mid.c", &mid_c(11))?;
+    write("leaf.c", &leaf_c(100))?;
+    write("archobj/arch.c", ARCH_C)?;
+    write("lib/thin.c", THIN_C)?;
+    write("native.c", NATIVE_C)?;
+    let mut log = Vec::new();
+    let mut step = |mut cmd: Command| -> Result<(), String> {
+        log.push(command_line(&cmd));
+        run_tool_ok(&mut cmd).map(drop)
+    };
+    for stem in ["main", "mid", "leaf"] {
+        step(compile_cmd(
+            dir,
+            &format!("{stem}.c"),
+            &format!("{stem}.o"),
+            &LTO_FLAGS,
+        ))?;
+    }
+    step(compile_cmd(
+        dir,
+        "archobj/arch.c",
+        "archobj/arch.o",
+        &LTO_FLAGS,
+    ))?;
+    step(compile_cmd(dir, "lib/thin.c", "lib/thin.o", &LTO_FLAGS))?;
+    step(compile_cmd(dir, "native.c", "native.o", &["-O2"]))?;
+    let mut ar = Command::new(llvm("llvm-ar"));
+    ar.current_dir(dir)
+        .args(["rcs", "libarch.a", "archobj/arch.o"]);
+    step(ar)?;
+    let mut ar = Command::new(llvm("llvm-ar"));
+    ar.current_dir(dir.join("lib"))
+        .args(["rcsT", "libthin.a", "thin.o"]);
+    step(ar)?;
+    let _ = fs::write(dir.join("commands.txt"), log.join("\n") + "\n");
+    Ok(dir.to_path_buf())
+}
+
+/// One trial's state: its directory and the commands run so far (printed on failure).
+struct Work<'a> {
+    ctx: &'a Context,
+    dir: PathBuf,
+    repro: std::cell::RefCell<Vec<String>>,
+}
+
+fn run_trial(ctx: &Context, name: &str, f: TrialFn) -> Result<(), String> {
+    let dir = ctx.root.join(name.replace('/', "-"));
+    fresh_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let t = Work {
+        ctx,
+        dir: dir.clone(),
+        repro: Default::default(),
+    };
+    match f(&t) {
+        Ok(()) => {
+            if !ctx.keep {
+                let _ = fs::remove_dir_all(&dir);
+            }
+            Ok(())
+        }
+        Err(msg) => Err(format!(
+            "{msg}\n\nlinker under test: {}\ntrial directory (kept): {}\ninputs built by: {}\n\
+             commands run:\n  {}",
+            ctx.dtld.display(),
+            dir.display(),
+            ctx.root.join(".inputs/commands.txt").display(),
+            t.repro.borrow().join("\n  ")
+        )),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Linker {
+    /// The linker under test.
+    Dtld,
+    Lld,
+}
+
+impl Linker {
+    fn name(self) -> &'static str {
+        match self {
+            Linker::Dtld => "dtld",
+            Linker::Lld => "lld",
+        }
+    }
+}
+
+/// A copy of the recording distributor with its own log directory.
+struct Recorder {
+    script: PathBuf,
+    log: PathBuf,
+}
+
+/// One recorded distributor call.
+struct Call {
+    argv: Vec<String>,
+    cwd: PathBuf,
+    pid: u32,
+    /// The job file as the distributor read it.
+    text: String,
+    json: Value,
+}
+
+impl Recorder {
+    fn calls(&self) -> Result<Vec<Call>, String> {
+        let list = self.log.join("calls.jsonl");
+        let text = match fs::read_to_string(&list) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(format!("read {}: {e}", list.display())),
+        };
+        let mut calls = Vec::new();
+        for line in text.lines() {
+            let v: Value = serde_json::from_str(line)
+                .map_err(|e| format!("bad line in {}: {e}: {line}", list.display()))?;
+            let argv = v["argv"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|s| s.as_str().unwrap_or_default().to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let copy = self.log.join(v["copy"].as_str().unwrap_or_default());
+            let job_text =
+                fs::read_to_string(&copy).map_err(|e| format!("read {}: {e}", copy.display()))?;
+            let json = serde_json::from_str(&job_text)
+                .map_err(|e| format!("the job file is not valid JSON ({e}): {job_text}"))?;
+            calls.push(Call {
+                argv,
+                cwd: PathBuf::from(v["cwd"].as_str().unwrap_or_default()),
+                pid: v["pid"].as_u64().unwrap_or(0) as u32,
+                text: job_text,
+                json,
+            });
+        }
+        Ok(calls)
+    }
+
+    /// Exactly one call so far.
+    fn one_call(&self, what: &str) -> Result<Call, String> {
+        let mut calls = self.calls()?;
+        match calls.len() {
+            1 => Ok(calls.remove(0)),
+            n => Err(format!(
+                "{what}: the distributor was run {n} times, expected once"
+            )),
+        }
+    }
+}
+
+impl Work<'_> {
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.join(rel)
+    }
+
+    fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> Result<(), String> {
+        let p = self.path(rel);
+        if let Some(parent) = p.parent() {
+            fs::create_dir_all(parent).map_err(|e| format!("mkdir {}: {e}", parent.display()))?;
+        }
+        fs::write(&p, contents).map_err(|e| format!("write {}: {e}", p.display()))
+    }
+
+    fn write_executable(&self, rel: &str, contents: &str) -> Result<PathBuf, String> {
+        self.write(rel, contents)?;
+        let p = self.path(rel);
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755))
+            .map_err(|e| format!("chmod {}: {e}", p.display()))?;
+        Ok(p)
+    }
+
+    fn ok(&self, cmd: &mut Command) -> Result<Outcome, String> {
+        self.repro.borrow_mut().push(command_line(cmd));
+        run_tool_ok(cmd)
+    }
+
+    fn run(&self, cmd: &mut Command) -> Result<Outcome, String> {
+        self.repro.borrow_mut().push(command_line(cmd));
+        run_tool(cmd)
+    }
+
+    /// Copies the inputs (sources included) into `rel` and returns its path.
+    fn inputs(&self, rel: &str) -> Result<PathBuf, String> {
+        let to = self.path(rel);
+        copy_tree(self.ctx.inputs()?, &to)?;
+        Ok(to)
+    }
+
+    /// Writes `tools/<name>.py`, a recorder logging to `tools/<name>.log/`.
+    fn recorder(&self, name: &str, mode: &str) -> Result<Recorder, String> {
+        let log = self.path(&format!("tools/{name}.log"));
+        let config = serde_json::json!({"log": log.to_string_lossy(), "mode": mode});
+        let shebang = "#!/usr/bin/env python3\n";
+        let placeholder = "\nCONFIG = {}\n";
+        if !RECORDER.starts_with(shebang) || RECORDER.matches(placeholder).count() != 1 {
+            return Err("recorder.py lost its shebang or its `CONFIG = {}` line".into());
+        }
+        let text = RECORDER
+            .replacen(shebang, &format!("#!{}\n", self.ctx.python.display()), 1)
+            .replacen(placeholder, &format!("\nCONFIG = {config}\n"), 1);
+        let script = self.write_executable(&format!("tools/{name}.py"), &text)?;
+        Ok(Recorder { script, log })
+    }
+
+    fn dtld_distribute(&self) -> Result<PathBuf, String> {
+        self.ctx.distributor.clone()
+    }
+
+    /// `clang -flto=thin -fuse-ld=<linker> -fthinlto-distributor=<distributor> <extra>
+    /// <inputs> -o <out>` in `cwd`.
+    fn link_cmd(
+        &self,
+        cwd: &Path,
+        linker: Linker,
+        distributor: &OsString,
+        out: &str,
+        extra: &[&str],
+    ) -> Command {
+        let mut cmd = Command::new(llvm("clang"));
+        cmd.current_dir(cwd);
+        match linker {
+            Linker::Dtld => {
+                let mut arg = OsString::from("-fuse-ld=");
+                arg.push(&self.ctx.dtld);
+                cmd.arg(arg);
+            }
+            Linker::Lld => {
+                cmd.arg("-fuse-ld=lld");
+            }
+        }
+        let mut arg = OsString::from("-fthinlto-distributor=");
+        arg.push(distributor);
+        cmd.arg("-flto=thin")
+            .arg(arg)
+            .args(extra)
+            .args(INPUTS)
+            .arg("-o")
+            .arg(out);
+        cmd
+    }
+
+    /// Links, runs the program and checks it prints [`EXPECTED`], and checks that the link
+    /// created nothing in `cwd` besides `out` and the names in `allowed`.
+    fn link_and_run(
+        &self,
+        cwd: &Path,
+        linker: Linker,
+        distributor: &OsString,
+        out: &str,
+        extra: &[&str],
+        expected: &str,
+        allowed: &[&str],
+    ) -> Result<(), String> {
+        let before = snapshot(cwd)?;
+        let mut cmd = self.link_cmd(cwd, linker, distributor, out, extra);
+        let o = self.run(&mut cmd)?;
+        if !o.success() {
+            return Err(format!(
+                "the {} link of {out} failed ({}):\n{}",
+                linker.name(),
+                o.status_text(),
+                o.stderr_text()
+            ));
+        }
+        let after = snapshot(cwd)?;
+        let left: Vec<String> = changes(&before, &after)
+            .into_iter()
+            .filter(|f| {
+                f != out
+                    && !allowed
+                        .iter()
+                        .any(|a| f == a || f.starts_with(&format!("{a}/")))
+            })
+            .collect();
+        if !left.is_empty() {
+            return Err(format!(
+                "the {} link of {out} left files besides {out}: {left:?}",
+                linker.name()
+            ));
+        }
+        self.run_program(cwd, out, expected)
+    }
+
+    fn run_program(&self, cwd: &Path, exe: &str, expected: &str) -> Result<(), String> {
+        let mut cmd = Command::new(cwd.join(exe));
+        cmd.current_dir(cwd);
+        let r = self.run(&mut cmd)?;
+        let stdout = String::from_utf8_lossy(&r.stdout);
+        if !r.success() || stdout != expected {
+            return Err(format!(
+                "{exe} ({}) printed {stdout:?}, expected {expected:?}; stderr:\n{}",
+                r.status_text(),
+                r.stderr_text()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The linker command clang would run (argv, from `clang -###`).
+    fn linker_argv(
+        &self,
+        cwd: &Path,
+        linker: Linker,
+        distributor: &OsString,
+        extra: &[&str],
+    ) -> Result<Vec<String>, String> {
+        let mut cmd = self.link_cmd(cwd, linker, distributor, "prog", extra);
+        cmd.arg("-###");
+        let out = self.ok(&mut cmd)?;
+        let listing = out.stderr_text();
+        let want = |argv0: &str| match linker {
+            Linker::Dtld => Path::new(argv0) == self.ctx.dtld,
+            Linker::Lld => argv0.ends_with("ld.lld"),
+        };
+        listing
+            .lines()
+            .filter_map(|l| split_words(l).ok())
+            .find(|argv| argv.first().is_some_and(|a| want(a)))
+            .ok_or_else(|| {
+                format!(
+                    "no {} command in `clang -###` output:\n{listing}",
+                    linker.name()
+                )
+            })
+    }
+
+    /// The linker command for `cwd` with the environment of the fault and signal trials:
+    /// `TMPDIR` inside `cwd`, so that a temporary file put there counts as left behind.
+    fn direct(&self, cwd: &Path, argv: &[String]) -> Command {
+        let mut cmd = Command::new(&argv[0]);
+        cmd.current_dir(cwd)
+            .args(&argv[1..])
+            .env("TMPDIR", cwd.join("tmp"));
+        cmd
+    }
+}
+
+/// Every file and directory under `dir` (relative path → content hash; directories end in `/`).
+fn snapshot(dir: &Path) -> Result<BTreeMap<String, u64>, String> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, u64>) -> Result<(), String> {
+        let entries = fs::read_dir(dir).map_err(|e| format!("read {}: {e}", dir.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| e.to_string())?;
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(base)
+                .expect("under base")
+                .to_string_lossy()
+                .into_owned();
+            if entry.file_type().map_err(|e| e.to_string())?.is_dir() {
+                out.insert(format!("{rel}/"), 0);
+                walk(base, &path, out)?;
+            } else {
+                let bytes = fs::read(&path).map_err(|e| format!("read {}: {e}", path.display()))?;
+                let mut h = Fnv::default();
+                h.write(&bytes);
+                out.insert(rel, h.finish());
+            }
+        }
+        Ok(())
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out)?;
+    Ok(out)
+}
+
+/// Files created or changed (`name`), and deleted (`name (deleted)`), from `before` to `after`.
+fn changes(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> Vec<String> {
+    let mut out: Vec<String> = after
+        .iter()
+        .filter(|(k, v)| before.get(*k) != Some(v))
+        .map(|(k, _)| k.trim_end_matches('/').to_string())
+        .collect();
+    out.extend(
+        before
+            .keys()
+            .filter(|k| !after.contains_key(*k))
+            .map(|k| format!("{} (deleted)", k.trim_end_matches('/'))),
+    );
+    out
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+    fs::create_dir_all(to).map_err(|e| format!("mkdir {}: {e}", to.display()))?;
+    for entry in fs::read_dir(from).map_err(|e| format!("read {}: {e}", from.display()))? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let dest = to.join(entry.file_name());
+        if entry.file_type().map_err(|e| e.to_string())?.is_dir() {
+            copy_tree(&entry.path(), &dest)?;
+        } else {
+            fs::copy(entry.path(), &dest)
+                .map_err(|e| format!("copy {}: {e}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
+// ---- the job file -------------------------------------------------------------------------
+
+/// The identity of the module a job-file path stands for, the same for dtld's and lld's names:
+/// the file name of the object the module came from. For an archive member, whatever the
+/// linker's naming (`libarch.a(arch.o at 84)` plus lld's `.<seq>.<HEXPID>.o` or dtld's `.o`),
+/// that is the member's file name (`arch.o`); otherwise the path's file name, after removing
+/// dtld's staging prefix (`<output>.dtld-lto/[<content tag>/]`) and lld's temporary-name
+/// decorations (`.<task>.<pid>.native.o`, `.<seq>.<HEXPID>.o`, `.thinlto.bc`). The test
+/// inputs have unique file names, so this tells every module apart (thin-archive members are
+/// `lib/thin.o` for lld 22 but may be named after the archive by dtld).
+fn module_identity(path: &str, linker_output: &str) -> String {
+    let mut p = path.to_string();
+    if let Some(rest) = p.strip_prefix(&format!("{linker_output}.dtld-lto/")) {
+        p = rest.to_string();
+        if let Some((first, rest)) = p.split_once('/') {
+            if first.len() >= 8 && first.chars().all(|c| c.is_ascii_hexdigit()) {
+                p = rest.to_string();
+            }
+        }
+    }
+    let member = Regex::new(r"\(([^()]+) at \d+\)").expect("valid regex");
+    if let Some(c) = member.captures(&p) {
+        return Path::new(&c[1])
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_else(|| c[1].to_string());
+    }
+    for re in [
+        r"\.thinlto\.bc$",
+        r"\.\d+\.\d+\.native\.o$",
+        r"\.native\.o$",
+        r"\.\d+\.[0-9A-F]+\.o$",
+    ] {
+        p = Regex::new(re)
+            .expect("valid regex")
+            .replace(&p, "")
+            .into_owned();
+    }
+    Path::new(&p)
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or(p)
+}
+
+/// One job of a job file, checked for lld 22's shape.
+struct JobView {
+    module: String,
+    shard: String,
+    output: String,
+    imports: Vec<String>,
+}
+
+fn strings(v: &Value, what: &str) -> Result<Vec<String>, String> {
+    v.as_array()
+        .ok_or_else(|| format!("{what} is not an array: {v}"))?
+        .iter()
+        .map(|s| {
+            s.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("{what} has a non-string element: {s}"))
+        })
+        .collect()
+}
+
+fn keys(v: &Value) -> BTreeSet<String> {
+    v.as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// Checks the job file's schema (lld 22's, see dtlto-llvm22.md §1) and returns its jobs.
+fn parse_job_file(text: &str, json: &Value) -> Result<Vec<JobView>, String> {
+    let mut problems = Vec::new();
+    if text.contains('\n') {
+        problems.push("the job file is not one line".to_string());
+    }
+    // llvm::json::OStream keeps insertion order; serde_json's map does not, so check the text.
+    if !text.starts_with(r#"{"common":{"linker_output":"#) {
+        problems.push(format!(
+            "the job file does not start with {{\"common\":{{\"linker_output\": (lld's key order): {}",
+            &text[..text.len().min(80)]
+        ));
+    }
+    let want = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    if keys(json) != want(&["common", "jobs"]) {
+        problems.push(format!(
+            "top-level keys {:?}, expected common, jobs",
+            keys(json)
+        ));
+    }
+    if keys(&json["common"]) != want(&["linker_output", "args", "inputs"]) {
+        problems.push(format!(
+            "common has keys {:?}, expected linker_output, args, inputs",
+            keys(&json["common"])
+        ));
+    }
+    let jobs = json["jobs"].as_array().cloned().unwrap_or_default();
+    let jobs_text = text
+        .split_once(r#"},"jobs":["#)
+        .map_or("", |(_, rest)| rest);
+    for (k, pattern) in [
+        ("args", r#"{"args":["#),
+        ("inputs", r#"],"inputs":["#),
+        ("outputs", r#"],"outputs":["#),
+    ] {
+        if jobs_text.matches(pattern).count() != jobs.len() {
+            problems.push(format!(
+                "`{pattern}` occurs {} times for {} jobs (job key order args, inputs, outputs; key {k})",
+                jobs_text.matches(pattern).count(),
+                jobs.len()
+            ));
+        }
+    }
+    let mut views = Vec::new();
+    for (i, job) in jobs.iter().enumerate() {
+        let n = i + 1;
+        if keys(job) != want(&["args", "inputs", "outputs"]) {
+            problems.push(format!("job {n} has keys {:?}", keys(job)));
+            continue;
+        }
+        let (args, inputs, outputs) = match (
+            strings(&job["args"], "args"),
+            strings(&job["inputs"], "inputs"),
+            strings(&job["outputs"], "outputs"),
+        ) {
+            (Ok(a), Ok(i), Ok(o)) => (a, i, o),
+            (a, i, o) => {
+                for e in [a.err(), i.err(), o.err()].into_iter().flatten() {
+                    problems.push(format!("job {n}: {e}"));
+                }
+                continue;
+            }
+        };
+        if args.len() != 4 || inputs.len() < 2 || outputs.len() != 1 {
+            problems.push(format!(
+                "job {n}: expected 4 args, at least 2 inputs and 1 output: {job}"
+            ));
+            continue;
+        }
+        if args[0] != inputs[0]
+            || args[1] != format!("-fthinlto-index={}", inputs[1])
+            || args[2] != "-o"
+            || args[3] != outputs[0]
+        {
+            problems.push(format!(
+                "job {n}: args are not [inputs[0], -fthinlto-index=inputs[1], -o, outputs[0]]: {job}"
+            ));
+        }
+        let imports = inputs[2..].to_vec();
+        let mut sorted = imports.clone();
+        sorted.sort();
+        sorted.dedup();
+        if sorted != imports {
+            problems.push(format!(
+                "job {n}: import sources not sorted byte-wise without duplicates: {imports:?}"
+            ));
+        }
+        views.push(JobView {
+            module: args[0].clone(),
+            shard: inputs[1].clone(),
+            output: outputs[0].clone(),
+            imports,
+        });
+    }
+    if problems.is_empty() {
+        Ok(views)
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// Module identity → identities of its import sources, in job order.
+fn import_map(jobs: &[JobView], out: &str) -> Vec<(String, BTreeSet<String>)> {
+    jobs.iter()
+        .map(|j| {
+            (
+                module_identity(&j.module, out),
+                j.imports.iter().map(|p| module_identity(p, out)).collect(),
+            )
+        })
+        .collect()
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    /// clang's default (PIE): `-fpic` in `common.args`.
+    Pie,
+    NoPie,
+    /// `--lto-O3` and remote-compiler prepend/append arguments.
+    Options,
+}
+
+fn vs_lld(t: &Work, variant: Variant) -> Result<(), String> {
+    let extra: &[&str] = match variant {
+        Variant::Pie => &["-Xthinlto-distributor=a,b"],
+        Variant::NoPie => &["-Xthinlto-distributor=a,b", "-no-pie"],
+        Variant::Options => &[
+            "-Xthinlto-distributor=a,b",
+            "-Wl,--lto-O3",
+            "-Wl,--thinlto-remote-compiler-prepend-arg=-fno-ident",
+            "-Wl,--thinlto-remote-compiler-arg=-fno-ident",
+            "-Wl,--thinlto-remote-compiler-arg=-Wno-unused-command-line-argument",
+        ],
+    };
+    let mut calls = Vec::new();
+    for linker in [Linker::Dtld, Linker::Lld] {
+        let cwd = t.inputs(linker.name())?;
+        let rec = t.recorder(&format!("rec-{}", linker.name()), "run")?;
+        t.link_and_run(
+            &cwd,
+            linker,
+            &rec.script.clone().into_os_string(),
+            "prog",
+            extra,
+            EXPECTED,
+            &[],
+        )?;
+        let call = rec.one_call(linker.name())?;
+        // The distributor's argv: [distributor, a, b, <job file>], in the linker's cwd.
+        let mut problems = Vec::new();
+        let argv = &call.argv;
+        if argv.len() != 4
+            || Path::new(&argv[0]) != rec.script
+            || argv[1..3] != ["a".to_string(), "b".to_string()]
+        {
+            problems.push(format!(
+                "distributor argv {argv:?}, expected [{}, a, b, <job file>]",
+                rec.script.display()
+            ));
+        }
+        let canon = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        if canon(&call.cwd) != canon(&cwd) {
+            problems.push(format!(
+                "the distributor ran in {}, not in the linker's cwd {}",
+                call.cwd.display(),
+                cwd.display()
+            ));
+        }
+        if !problems.is_empty() {
+            return Err(format!("{}: {}", linker.name(), problems.join("\n")));
+        }
+        calls.push(call);
+    }
+    let (ours, theirs) = (&calls[0], &calls[1]);
+    let our_jobs = parse_job_file(&ours.text, &ours.json)
+        .map_err(|e| format!("the job file of the linker under test:\n{e}\n{}", ours.text))?;
+    let their_jobs = parse_job_file(&theirs.text, &theirs.json)
+        .map_err(|e| format!("ld.lld's job file (trial bug?):\n{e}\n{}", theirs.text))?;
+
+    let mut problems = Vec::new();
+    for key in ["linker_output", "args", "inputs"] {
+        if ours.json["common"][key] != theirs.json["common"][key] {
+            problems.push(format!(
+                "common.{key} differs:\n  dtld: {}\n  lld:  {}",
+                ours.json["common"][key], theirs.json["common"][key]
+            ));
+        }
+    }
+    let out = "prog";
+    let (a, b) = (import_map(&our_jobs, out), import_map(&their_jobs, out));
+    let modules = |m: &[(String, BTreeSet<String>)]| -> Vec<String> {
+        m.iter().map(|(k, _)| k.clone()).collect()
+    };
+    // Guards against a broken trial: lld must have five jobs and main.o must import.
+    if modules(&b) != MODULES {
+        return Err(format!(
+            "lld's jobs are for {:?}, expected {MODULES:?} (trial bug?)",
+            modules(&b)
+        ));
+    }
+    if b[0].1.is_empty() {
+        return Err("lld's job for main.o has no import sources (trial bug?)".into());
+    }
+    if our_jobs.len() != their_jobs.len() {
+        problems.push(format!(
+            "{} jobs, lld has {}",
+            our_jobs.len(),
+            their_jobs.len()
+        ));
+    }
+    if modules(&a) != modules(&b) {
+        problems.push(format!(
+            "jobs are for modules {:?}, lld's (task order) for {:?}",
+            modules(&a),
+            modules(&b)
+        ));
+    }
+    for (module, theirs_imports) in &b {
+        if let Some((_, ours_imports)) = a.iter().find(|(m, _)| m == module) {
+            if ours_imports != theirs_imports {
+                problems.push(format!(
+                    "{module} imports from {ours_imports:?}, with lld from {theirs_imports:?}"
+                ));
+            }
+        }
+    }
+    if variant == Variant::NoPie
+        && theirs.json["common"]["args"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|s| s == "-fpic"))
+    {
+        problems.push("lld put -fpic in common.args of a -no-pie link (trial bug?)".into());
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}\njob file of the linker under test: {}\nld.lld's job file: {}",
+            problems.join("\n"),
+            ours.text,
+            theirs.text
+        ))
+    }
+}
+
+/// dtld's layout: every temporary in `<output>.dtld-lto/`, relative paths, no PID.
+fn layout(t: &Work) -> Result<(), String> {
+    let cwd = t.inputs("work")?;
+    let rec = t.recorder("rec", "run")?;
+    let d = rec.script.clone().into_os_string();
+    t.link_and_run(&cwd, Linker::Dtld, &d, "prog", &[], EXPECTED, &[])?;
+    let first = rec.one_call("first link")?;
+    let jobs = parse_job_file(&first.text, &first.json)?;
+    let stage = "prog.dtld-lto/";
+    let originals: BTreeSet<&str> = INPUTS.iter().copied().collect();
+    let mut problems = Vec::new();
+    let bad_path =
+        |p: &str| p.starts_with('/') || Path::new(p).components().any(|c| c.as_os_str() == "..");
+    let job_file = first.argv.last().cloned().unwrap_or_default();
+    if bad_path(&job_file) || !job_file.starts_with(stage) {
+        problems.push(format!(
+            "the job file {job_file} is not a relative path inside {stage}"
+        ));
+    }
+    for j in &jobs {
+        for (what, p) in [("shard", &j.shard), ("native object", &j.output)] {
+            if bad_path(p) || !p.starts_with(stage) {
+                problems.push(format!("{what} {p} is not a relative path inside {stage}"));
+            }
+        }
+        for p in std::iter::once(&j.module).chain(&j.imports) {
+            if bad_path(p) || !(p.starts_with(stage) || originals.contains(p.as_str())) {
+                problems.push(format!(
+                    "module {p} is neither an input as given nor a relative path inside {stage}"
+                ));
+            }
+        }
+    }
+    // The same link again: the job file must be byte-identical (no PID, no random names).
+    t.link_and_run(&cwd, Linker::Dtld, &d, "prog", &[], EXPECTED, &[])?;
+    let calls = rec.calls()?;
+    match calls.get(1) {
+        Some(second) if second.text != first.text || second.argv[1..] != first.argv[1..] => {
+            problems.push(format!(
+                "a relink wrote another job file (PID or random part?):\n  first:  {:?} {}\n  second: {:?} {}",
+                first.argv, first.text, second.argv, second.text
+            ))
+        }
+        Some(_) => {}
+        None => problems.push("the relink did not run the distributor".into()),
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{}\njob file: {}", problems.join("\n"), first.text))
+    }
+}
+
+// ---- dtld-distribute ----------------------------------------------------------------------
+
+fn with_dtld_distribute(t: &Work, linker: Linker) -> Result<(), String> {
+    let d = t.dtld_distribute()?;
+    let cwd = t.inputs("work")?;
+    t.link_and_run(
+        &cwd,
+        linker,
+        &d.into_os_string(),
+        "prog",
+        &["-Xthinlto-distributor=-j,2"],
+        EXPECTED,
+        &[],
+    )
+}
+
+/// Native objects only: no ThinLTO module, so no distributor may run (as with lld 22).
+fn no_thin_modules(t: &Work) -> Result<(), String> {
+    let cwd = t.path("work");
+    t.write(
+        "work/plain.c",
+        "#include <stdio.h>\nint main(void) { puts(\"plain\"); return 0; }\n",
+    )?;
+    t.ok(&mut compile_cmd(&cwd, "plain.c", "plain.o", &["-O2"]))?;
+    let rec = t.recorder("rec", "run")?;
+    for linker in [Linker::Dtld, Linker::Lld] {
+        let out = format!("prog.{}", linker.name());
+        let mut cmd = Command::new(llvm("clang"));
+        cmd.current_dir(&cwd);
+        match linker {
+            Linker::Dtld => cmd.arg(format!("-fuse-ld={}", t.ctx.dtld.display())),
+            Linker::Lld => cmd.arg("-fuse-ld=lld"),
+        };
+        cmd.arg("-flto=thin")
+            .arg(format!("-fthinlto-distributor={}", rec.script.display()))
+            .args(["plain.o", "-o", &out]);
+        let o = t.run(&mut cmd)?;
+        if !o.success() {
+            return Err(format!(
+                "the {} link failed ({}):\n{}",
+                linker.name(),
+                o.status_text(),
+                o.stderr_text()
+            ));
+        }
+        t.run_program(&cwd, &out, "plain\n")?;
+        let calls = rec.calls()?;
+        if !calls.is_empty() {
+            return Err(format!(
+                "{} ran the distributor without ThinLTO modules: {:?}",
+                linker.name(),
+                calls.iter().map(|c| &c.text).collect::<Vec<_>>()
+            ));
+        }
+    }
+    Ok(())
+}
+
+// ---- faults -------------------------------------------------------------------------------
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    Missing,
+    Exit3,
+    Killed,
+    NoOutputs,
+    Empty,
+    Garbage,
+    CompilerFails,
+}
+
+fn fault(t: &Work, kind: Fault) -> Result<(), String> {
+    let cwd = t.inputs("work")?;
+    let mode = match kind {
+        Fault::Exit3 => "exit3",
+        Fault::Killed => "sigkill",
+        Fault::NoOutputs => "nothing",
+        Fault::Empty => "empty",
+        Fault::Garbage => "garbage",
+        Fault::Missing | Fault::CompilerFails => "run",
+    };
+    let rec = t.recorder("rec", mode)?;
+    let mut extra: Vec<String> = Vec::new();
+    let distributor: OsString = match kind {
+        Fault::Missing => t.path("tools/no-such-distributor").into_os_string(),
+        Fault::CompilerFails => {
+            // A remote compiler that fails silently: naming the job is up to the distributor
+            // and the linker. A later --thinlto-remote-compiler= wins over clang's.
+            let cc = t.write_executable("tools/failing-cc", "#!/bin/sh\nexit 1\n")?;
+            extra.push(format!("-Wl,--thinlto-remote-compiler={}", cc.display()));
+            t.dtld_distribute()?.into_os_string()
+        }
+        _ => rec.script.clone().into_os_string(),
+    };
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let argv = t.linker_argv(&cwd, Linker::Dtld, &distributor, &extra)?;
+    fs::create_dir_all(cwd.join("tmp")).map_err(|e| e.to_string())?;
+    let before = snapshot(&cwd)?;
+    let out = t.run(&mut t.direct(&cwd, &argv))?;
+    let after = snapshot(&cwd)?;
+    let stderr = out.stderr_text();
+    let mut problems = Vec::new();
+    if out.status_text() != "exit 1" {
+        problems.push(format!(
+            "the linker under test: {}, expected exit 1",
+            out.status_text()
+        ));
+    }
+    let errors: Vec<&str> = stderr.lines().filter(|l| t.ctx.is_error_line(l)).collect();
+    if errors.is_empty() {
+        problems.push("no error line with the expected prefix (`dtld: error: `)".to_string());
+    }
+    let left = changes(&before, &after);
+    if !left.is_empty() {
+        problems.push(format!(
+            "files left behind or changed (the output, temporaries): {left:?}"
+        ));
+    }
+    // What the distributor was given (not for the missing one, nor dtld-distribute).
+    let jobs = match kind {
+        Fault::Missing | Fault::CompilerFails => Vec::new(),
+        _ => {
+            let call = rec.one_call("the faulty link")?;
+            parse_job_file(&call.text, &call.json)?
+        }
+    };
+    let names_a_module = |text: &str| {
+        MODULES.iter().any(|m| text.contains(m))
+            || jobs
+                .iter()
+                .any(|j| text.contains(&j.module) || text.contains(&j.output))
+    };
+    match kind {
+        Fault::Missing => {
+            if !stderr.contains("no-such-distributor") {
+                problems.push("the message does not name the distributor".into());
+            }
+        }
+        Fault::Exit3 => {
+            if !stderr.contains("exit status 3") {
+                problems.push("the message does not say `exit status 3`".into());
+            }
+        }
+        Fault::Killed => {
+            if !Regex::new(r"(?i)signal 9|SIGKILL")
+                .expect("valid regex")
+                .is_match(&stderr)
+            {
+                problems.push("the message does not name the signal (9, SIGKILL)".into());
+            }
+        }
+        Fault::NoOutputs => {
+            if jobs.len() != MODULES.len() {
+                problems.push(format!(
+                    "the job file has {} jobs, expected {} (trial bug?)",
+                    jobs.len(),
+                    MODULES.len()
+                ));
+            }
+            let unnamed: Vec<&str> = jobs
+                .iter()
+                .filter(|j| !stderr.contains(&j.output))
+                .map(|j| j.output.as_str())
+                .collect();
+            if !unnamed.is_empty() {
+                problems.push(format!("missing objects not listed: {unnamed:?}"));
+            }
+            let lines = stderr
+                .lines()
+                .filter(|l| jobs.iter().any(|j| l.contains(&j.output)))
+                .count();
+            if lines < jobs.len() {
+                problems.push(format!(
+                    "{lines} lines name missing objects, expected one per job ({})",
+                    jobs.len()
+                ));
+            }
+        }
+        Fault::Empty | Fault::Garbage | Fault::CompilerFails => {
+            if !names_a_module(&stderr) {
+                problems.push(format!(
+                    "the message names no module (none of {MODULES:?} or the job file's paths)"
+                ));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{}\nstderr:\n{stderr}", problems.join("\n")))
+    }
+}
+
+/// A distributor given as a bare name is looked up on `PATH` (lld 22 does not).
+fn bare_name_on_path(t: &Work) -> Result<(), String> {
+    let cwd = t.inputs("work")?;
+    let rec = t.recorder("rec", "run")?;
+    let bin = t.path("tools/bin");
+    fs::create_dir_all(&bin).map_err(|e| e.to_string())?;
+    fs::copy(&rec.script, bin.join("dtlto-recorder"))
+        .map_err(|e| format!("copy the recorder: {e}"))?;
+    fs::set_permissions(
+        bin.join("dtlto-recorder"),
+        fs::Permissions::from_mode(0o755),
+    )
+    .map_err(|e| e.to_string())?;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut new_path = bin.clone().into_os_string();
+    new_path.push(":");
+    new_path.push(path);
+    let before = snapshot(&cwd)?;
+    let mut cmd = t.link_cmd(&cwd, Linker::Dtld, &"dtlto-recorder".into(), "prog", &[]);
+    cmd.env("PATH", &new_path);
+    let o = t.run(&mut cmd)?;
+    if !o.success() {
+        return Err(format!(
+            "the link with -fthinlto-distributor=dtlto-recorder (on PATH) failed ({}):\n{}",
+            o.status_text(),
+            o.stderr_text()
+        ));
+    }
+    let left: Vec<String> = changes(&before, &snapshot(&cwd)?)
+        .into_iter()
+        .filter(|f| f != "prog")
+        .collect();
+    if !left.is_empty() {
+        return Err(format!("files left besides prog: {left:?}"));
+    }
+    t.run_program(&cwd, "prog", EXPECTED)?;
+    rec.one_call("the link").map(drop)
+}
+
+// ---- cache --------------------------------------------------------------------------------
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Change {
+    None,
+    /// leaf.c: imports nothing, imported by nobody.
+    Leaf,
+    /// mid.c: imported by main.o and arch.o.
+    Imported,
+}
+
+fn cache(t: &Work, change: Change) -> Result<(), String> {
+    let cwd = t.inputs("work")?;
+    fs::create_dir_all(cwd.join("cache")).map_err(|e| e.to_string())?;
+    let rec = t.recorder("rec", "run")?;
+    let d = rec.script.clone().into_os_string();
+    let flags = ["-Wl,--thinlto-cache-dir=cache"];
+    let allowed = ["cache"];
+    t.link_and_run(&cwd, Linker::Dtld, &d, "prog", &flags, EXPECTED, &allowed)?;
+    let first = rec.one_call("the first link (empty cache)")?;
+    let first_jobs = parse_job_file(&first.text, &first.json)?;
+    let map = import_map(&first_jobs, "prog");
+    let ids: Vec<&str> = map.iter().map(|(m, _)| m.as_str()).collect();
+    if ids != MODULES {
+        return Err(format!(
+            "the first link's job file has jobs for {ids:?}, expected {MODULES:?}"
+        ));
+    }
+    if fs::read_dir(cwd.join("cache"))
+        .map_err(|e| e.to_string())?
+        .count()
+        == 0
+    {
+        return Err("the first link left the cache directory empty".into());
+    }
+    let program = fs::read(cwd.join("prog")).map_err(|e| e.to_string())?;
+
+    let (expected_out, expected_jobs): (String, BTreeSet<String>) = match change {
+        Change::None => (EXPECTED.to_string(), BTreeSet::new()),
+        Change::Leaf => {
+            // Guard: leaf.o must import nothing and be imported by nobody.
+            let leaf = "leaf.o".to_string();
+            if map
+                .iter()
+                .any(|(m, imp)| (m == &leaf && !imp.is_empty()) || imp.contains(&leaf))
+            {
+                return Err(format!(
+                    "leaf.o is not a leaf in the first job file (trial bug?): {map:?}"
+                ));
+            }
+            t.write("work/leaf.c", leaf_c(200))?;
+            t.ok(&mut compile_cmd(&cwd, "leaf.c", "leaf.o", &LTO_FLAGS))?;
+            (EXPECTED.replace("leaf=104", "leaf=204"), [leaf].into())
+        }
+        Change::Imported => {
+            let mid = "mid.o".to_string();
+            let mut set: BTreeSet<String> = map
+                .iter()
+                .filter(|(_, imp)| imp.contains(&mid))
+                .map(|(m, _)| m.clone())
+                .collect();
+            if set.is_empty() {
+                return Err(format!(
+                    "nobody imports from mid.o in the first job file (trial bug?): {map:?}"
+                ));
+            }
+            set.insert(mid);
+            t.write("work/mid.c", mid_c(12))?;
+            t.ok(&mut compile_cmd(&cwd, "mid.c", "mid.o", &LTO_FLAGS))?;
+            (
+                EXPECTED
+                    .replace("mid=33", "mid=36")
+                    .replace("arch=56", "arch=61"),
+                set,
+            )
+        }
+    };
+    t.link_and_run(
+        &cwd,
+        Linker::Dtld,
+        &d,
+        "prog",
+        &flags,
+        &expected_out,
+        &allowed,
+    )?;
+    let calls = rec.calls()?;
+    match change {
+        Change::None => {
+            if calls.len() != 1 {
+                return Err(format!(
+                    "a relink with every backend in the cache ran the distributor (job file: {})",
+                    calls.last().map_or("", |c| c.text.as_str())
+                ));
+            }
+            let again = fs::read(cwd.join("prog")).map_err(|e| e.to_string())?;
+            if again != program {
+                return Err("the relink from the cache wrote a different program".into());
+            }
+        }
+        Change::Leaf | Change::Imported => {
+            if calls.len() != 2 {
+                return Err(format!(
+                    "the relink ran the distributor {} times, expected once",
+                    calls.len() - 1
+                ));
+            }
+            let jobs = parse_job_file(&calls[1].text, &calls[1].json)?;
+            let got: BTreeSet<String> = jobs
+                .iter()
+                .map(|j| module_identity(&j.module, "prog"))
+                .collect();
+            if got != expected_jobs || jobs.len() != expected_jobs.len() {
+                return Err(format!(
+                    "the relink's job file has jobs for {got:?} ({} jobs), expected exactly {expected_jobs:?}\n\
+                     first job file: {}\nrelink's job file: {}",
+                    jobs.len(),
+                    first.text,
+                    calls[1].text
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---- save-temps ---------------------------------------------------------------------------
+
+fn save_temps(t: &Work, keep: bool) -> Result<(), String> {
+    let cwd = t.inputs("work")?;
+    let rec = t.recorder("rec", "run")?;
+    let d = rec.script.clone().into_os_string();
+    if !keep {
+        t.link_and_run(&cwd, Linker::Dtld, &d, "prog", &[], EXPECTED, &[])?;
+        let call = rec.one_call("the link")?;
+        let job_file = call.argv.last().cloned().unwrap_or_default();
+        if cwd.join(&job_file).exists() {
+            return Err(format!("the job file {job_file} is still there"));
+        }
+        return Ok(());
+    }
+    let before = snapshot(&cwd)?;
+    let mut cmd = t.link_cmd(&cwd, Linker::Dtld, &d, "prog", &["-Wl,--save-temps"]);
+    let o = t.run(&mut cmd)?;
+    if !o.success() {
+        return Err(format!(
+            "the link with --save-temps failed ({}):\n{}",
+            o.status_text(),
+            o.stderr_text()
+        ));
+    }
+    t.run_program(&cwd, "prog", EXPECTED)?;
+    let call = rec.one_call("the link")?;
+    let jobs = parse_job_file(&call.text, &call.json)?;
+    let job_file = call.argv.last().cloned().unwrap_or_default();
+    let mut problems = Vec::new();
+    match fs::read_to_string(cwd.join(&job_file)) {
+        Ok(text) if text == call.text => {}
+        Ok(_) => problems.push(format!(
+            "the kept job file {job_file} differs from what the distributor read"
+        )),
+        Err(e) => problems.push(format!("the job file {job_file} was not kept: {e}")),
+    }
+    for j in &jobs {
+        if !cwd.join(&j.shard).is_file() {
+            problems.push(format!("the shard {} was not kept", j.shard));
+        }
+        match fs::read(cwd.join(&j.output)) {
+            Ok(bytes) if bytes.starts_with(b"\x7fELF") => {}
+            Ok(_) => problems.push(format!("the kept native object {} is not ELF", j.output)),
+            Err(e) => problems.push(format!("the native object {} was not kept: {e}", j.output)),
+        }
+    }
+    if !t.ctx.dtld_is_lld {
+        // dtld keeps everything in one directory next to the output.
+        let stage = "prog.dtld-lto/";
+        if !cwd.join(stage).is_dir() {
+            problems.push(format!("{stage} was not kept"));
+        }
+        for p in std::iter::once(&job_file)
+            .chain(jobs.iter().map(|j| &j.shard))
+            .chain(jobs.iter().map(|j| &j.output))
+        {
+            if !p.starts_with(stage) {
+                problems.push(format!("{p} is not inside {stage}"));
+            }
+        }
+        let outside: Vec<String> = changes(&before, &snapshot(&cwd)?)
+            .into_iter()
+            .filter(|f| f != "prog" && !f.starts_with("prog.dtld-lto"))
+            .collect();
+        if !outside.is_empty() {
+            problems.push(format!("files created outside prog.dtld-lto/: {outside:?}"));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{}\njob file: {}", problems.join("\n"), call.text))
+    }
+}
+
+// ---- signals ------------------------------------------------------------------------------
+
+/// Sends `sig` to the linker (or to its process group, as Ctrl-C does) while a distributor that
+/// sleeps 5 s and writes nothing is running.
+fn signal(t: &Work, sig: i32, group: bool) -> Result<(), String> {
+    let cwd = t.inputs("work")?;
+    let rec = t.recorder("rec", "sleep")?;
+    let argv = t.linker_argv(
+        &cwd,
+        Linker::Dtld,
+        &rec.script.clone().into_os_string(),
+        &[],
+    )?;
+    fs::create_dir_all(cwd.join("tmp")).map_err(|e| e.to_string())?;
+    let before = snapshot(&cwd)?;
+    let mut cmd = t.direct(&cwd, &argv);
+    // Its own process group, so that a group signal reaches the linker and the distributor
+    // but not this test.
+    cmd.process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    t.repro.borrow_mut().push(command_line(&cmd));
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", argv[0]))?;
+    let mut err_pipe = child.stderr.take().expect("stderr piped");
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = err_pipe.read_to_end(&mut buf);
+        buf
+    });
+    let pid = child.id() as i32;
+
+    // Wait for the distributor to start.
+    let start = Instant::now();
+    let call = loop {
+        if let Some(c) = rec.calls()?.into_iter().next() {
+            break Some(c);
+        }
+        if child.try_wait().map_err(|e| e.to_string())?.is_some()
+            || start.elapsed() > Duration::from_secs(60)
+        {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let Some(call) = call else {
+        let _ = child.kill();
+        let status = child.wait().map_err(|e| e.to_string())?;
+        let stderr = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
+        return Err(format!(
+            "the distributor never started (linker: {status:?}):\n{stderr}"
+        ));
+    };
+    let target = if group { -pid } else { pid };
+    // SAFETY: kill(2) with a pid (or process group) this test started.
+    unsafe {
+        libc::kill(target, sig);
+    }
+    let sent = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
+            break Some(s);
+        }
+        if sent.elapsed() > Duration::from_secs(10) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let took = sent.elapsed();
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    // The distributor may outlive the linker (a signal to the linker alone): stop it, so that
+    // it cannot touch the directory any more.
+    stop_process(call.pid, &rec.script);
+    let stderr = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
+    let after = snapshot(&cwd)?;
+    let mut problems = Vec::new();
+    match status {
+        None => problems.push("the linker did not exit within 10 s of the signal".to_string()),
+        Some(s) if s.success() => problems.push("the linker exited 0 after the signal".into()),
+        Some(_) if took > Duration::from_millis(2500) => problems.push(format!(
+            "the linker took {:.1} s to exit after the signal, expected at most ~2 s",
+            took.as_secs_f64()
+        )),
+        Some(_) => {}
+    }
+    let left = changes(&before, &after);
+    if !left.is_empty() {
+        problems.push(format!("files left behind: {left:?}"));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} (linker status {status:?})\nstderr:\n{stderr}",
+            problems.join("\n")
+        ))
+    }
+}
+
+/// Kills `pid` if it is still the recorder `script` (checked through /proc, so that a reused
+/// pid is left alone) and waits until it is gone.
+fn stop_process(pid: u32, script: &Path) {
+    let cmdline = format!("/proc/{pid}/cmdline");
+    let is_ours = || {
+        fs::read(&cmdline).is_ok_and(|c| {
+            let needle = script.as_os_str().as_encoded_bytes();
+            c.windows(needle.len()).any(|w| w == needle)
+        })
+    };
+    if pid == 0 || !is_ours() {
+        return;
+    }
+    // SAFETY: kill(2) of the distributor this trial started (verified above).
+    unsafe {
+        libc::kill(pid as i32, libc::SIGKILL);
+    }
+    let start = Instant::now();
+    while is_ours() && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+// ---- concurrency --------------------------------------------------------------------------
+
+fn concurrent(t: &Work) -> Result<(), String> {
+    let cwd = t.inputs("work")?;
+    let rec = t.recorder("rec", "run")?;
+    let before = snapshot(&cwd)?;
+    let outs = ["prog1", "prog2", "prog3", "prog4"];
+    let cmds: Vec<Command> = outs
+        .iter()
+        .map(|o| {
+            t.link_cmd(
+                &cwd,
+                Linker::Dtld,
+                &rec.script.clone().into_os_string(),
+                o,
+                &[],
+            )
+        })
+        .collect();
+    for c in &cmds {
+        t.repro.borrow_mut().push(format!("{} &", command_line(c)));
+    }
+    let results: Vec<Result<Outcome, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = cmds
+            .into_iter()
+            .map(|mut c| s.spawn(move || run_tool(&mut c)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("thread panicked".into())))
+            .collect()
+    });
+    let mut problems = Vec::new();
+    for (out, r) in outs.iter().zip(results) {
+        let r = r?;
+        if !r.success() {
+            problems.push(format!(
+                "the link of {out} failed ({}):\n{}",
+                r.status_text(),
+                r.stderr_text()
+            ));
+        } else if let Err(e) = t.run_program(&cwd, out, EXPECTED) {
+            problems.push(e);
+        }
+    }
+    let left: Vec<String> = changes(&before, &snapshot(&cwd)?)
+        .into_iter()
+        .filter(|f| !outs.contains(&f.as_str()))
+        .collect();
+    if !left.is_empty() {
+        problems.push(format!("files left besides the programs: {left:?}"));
+    }
+    let calls = rec.calls()?;
+    let files: BTreeSet<&str> = calls
+        .iter()
+        .filter_map(|c| c.argv.last().map(String::as_str))
+        .collect();
+    if calls.len() != outs.len() || files.len() != outs.len() {
+        problems.push(format!(
+            "{} distributor runs with {} distinct job files, expected {} of each",
+            calls.len(),
+            files.len(),
+            outs.len()
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// The path normalisation the job-file comparisons rely on, on names seen from both linkers.
+fn identities(_: &Work) -> Result<(), String> {
+    let cases = [
+        ("main.o", "main.o"),
+        ("lib/thin.o", "thin.o"),
+        ("libarch.a(arch.o at 84).4.1D16.o", "arch.o"),
+        (
+            "prog.dtld-lto/6e9c37d19279c63a/libarch.a(arch.o at 84).o",
+            "arch.o",
+        ),
+        (
+            "prog.dtld-lto/18944eb01577e022/lib/libthin.a(thin.o at 152).o",
+            "thin.o",
+        ),
+        ("prog.dtld-lto/48f39467fb40c176/main.o", "main.o"),
+        ("prog.dtld-lto/main.o", "main.o"),
+        ("mid.2.7446.native.o", "mid"),
+        ("prog.dtld-lto/x/mid.o.native.o", "mid.o"),
+    ];
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter(|(p, want)| module_identity(p, "prog") != *want)
+        .map(|(p, want)| format!("{p} -> {} (expected {want})", module_identity(p, "prog")))
+        .collect();
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(wrong.join("\n"))
+    }
+}
