@@ -376,11 +376,11 @@ impl<'r> Layout<'r> {
                     Def::Undefined | Def::Lazy(_) => s.weak && self.has_dso(),
                     // In a shared library an exported default-visibility definition can be
                     // interposed by the executable or an earlier library (unless -Bsymbolic).
-                    Def::Defined(f, i) if self.config.shared && s.visibility == elf::STV_DEFAULT => {
+                    Def::Defined(f, i) if self.config.shared && s.visibility == elf::STV_DEFAULT && !s.forced_local => {
                         let func = matches!(self.sym(f, i).st_type(), elf::STT_FUNC | elf::STT_GNU_IFUNC);
                         !(self.config.bsymbolic || (self.config.bsymbolic_functions && func)) && self.sym(f, i).st_shndx(LE) != elf::SHN_ABS
                     }
-                    Def::Common(..) if self.config.shared && s.visibility == elf::STV_DEFAULT => !self.config.bsymbolic,
+                    Def::Common(..) if self.config.shared && s.visibility == elf::STV_DEFAULT && !s.forced_local => !self.config.bsymbolic,
                     _ => false,
                 }
             }
@@ -1541,7 +1541,7 @@ fn build_dynsyms(l: &mut Layout) {
                     || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && start_stop_section_exists(l, s.name))
             }
             Def::Defined(..) | Def::Common(..) => {
-                matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && (s.dso_ref || s.in_dso || l.config.export_dynamic || l.config.shared)
+                !s.forced_local && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && (s.dso_ref || s.in_dso || l.config.export_dynamic || l.config.shared)
             }
             Def::Synthetic | Def::Bitcode(..) => false,
         };

@@ -115,6 +115,9 @@ pub struct Symbol {
     /// the bitcode files by the objects it generated).
     pub strong_ref_native: bool,
     pub obj_ref_native: bool,
+    /// Not exported: `--exclude-libs`, or `local:` in a version script (lld's VER_NDX_LOCAL);
+    /// the symbol is written as a local one.
+    pub forced_local: bool,
     /// Defined by `--defsym`, or named by `--wrap` (LTO's `LinkerRedefined`: no inlining or
     /// other interprocedural optimization across it, its value is not final).
     pub script_defined: bool,
@@ -381,6 +384,18 @@ pub fn finish(mut self) -> Result<Resolved> {
     // not in DT_NEEDED, so the reference stays an undefined weak one).
     let _ = &mut rs;
     let mut r = self.r;
+    // --exclude-libs: definitions from the named archives are not exported.
+    if !config.exclude_libs.is_empty() {
+        let all = config.exclude_libs.iter().any(|l| l == "ALL");
+        for sym in r.symbols.iter_mut() {
+            let (Def::Defined(f, _) | Def::Common(f, _)) = sym.def else { continue };
+            let Some((archive, _)) = &r.inputs[f].archive else { continue };
+            let base = std::path::Path::new(archive).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if all || config.exclude_libs.iter().any(|l| *l == base) {
+                sym.forced_local = true;
+            }
+        }
+    }
     for sym in r.symbols.iter_mut() {
         // Whatever is still lazy or undefined is an undefined symbol, weak unless some object
         // referenced it strongly.
@@ -449,6 +464,7 @@ impl<'c> Resolver<'c> {
             visibility: elf::STV_DEFAULT,
             in_dso: false,
             used_in_regular: false,
+            forced_local: false,
             strong_ref_native: false,
             obj_ref_native: false,
             script_defined: false,

@@ -677,7 +677,9 @@ fn build_symtab(l: &Layout) -> SymtabOut {
         // lld defines `_end`, `_etext`, `_edata` (and their unprefixed forms) and `__bss_start`
         // as ordinary globals; the other linker-defined symbols are hidden.
         let public = matches!(sym.name, b"_end" | b"end" | b"_etext" | b"etext" | b"_edata" | b"edata" | b"__bss_start");
-        let local = matches!(sym.visibility, elf::STV_HIDDEN | elf::STV_INTERNAL) || (linker_defined && !start_stop && !public);
+        let local = matches!(sym.visibility, elf::STV_HIDDEN | elf::STV_INTERNAL)
+            || (linker_defined && !start_stop && !public)
+            || (sym.forced_local && matches!(sym.def, Def::Defined(..) | Def::Common(..)));
         if local != (pass == 0) {
             continue;
         }

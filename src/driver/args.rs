@@ -144,6 +144,8 @@ pub struct Config {
     /// `--time-trace[=file]` (empty path: `<output>.time-trace`) and `--time-trace-file=`.
     pub time_trace: Option<PathBuf>,
     pub time_trace_file: Option<PathBuf>,
+    /// `--exclude-libs=` archive names (`libfoo.a`) or `ALL`.
+    pub exclude_libs: Vec<String>,
 }
 
 impl Default for Config {
@@ -223,6 +225,7 @@ impl Default for Config {
             fini: None,
             time_trace: None,
             time_trace_file: None,
+            exclude_libs: Vec::new(),
         }
     }
 }
@@ -664,7 +667,7 @@ static OPTIONS: &[Opt] = &[
         &["exclude-libs"],
         Value,
         "<libs>",
-        "Hide symbols of these archives (accepted and ignored)",
+        "Hide symbols of these archives (comma- or colon-separated names, or ALL) from the dynamic symbol table",
     ),
     o(
         &["orphan-handling"],
@@ -1204,8 +1207,8 @@ impl Parser {
                     self.ignore(spelling, v);
                 }
             }
+            "exclude-libs" => c.exclude_libs.extend(val().split([',', ':']).filter(|s| !s.is_empty()).map(str::to_string)),
             "compress-debug-sections"
-            | "exclude-libs"
             | "orphan-handling"
             | "trace-symbol"
             | "rpath-link"
