@@ -93,18 +93,26 @@ pub fn write_output(l: &Layout) -> Result<()> {
     let nsections = 1 + l.osecs.len() + if symtab.is_some() { 3 } else { 1 };
     let total = shoff + nsections as u64 * 64;
 
-    let tmp = TempOutput { path: temp_path(out_path), committed: false };
-    let _on_signal = crate::cleanup::register(tmp.path.clone());
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&tmp.path)
-        .map_err(|e| Error::new(format!("cannot open output file {}: {}", out_path.display(), crate::io_error(&e))))?;
-    file.set_len(total).map_err(|e| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::io_error(&e))))?;
-    let mut map = unsafe { memmap2::MmapMut::map_mut(&file) }
-        .map_err(|e| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::io_error(&e))))?;
+    // An existing output that is not a regular file (`-o /dev/null`, a FIFO) is written in
+    // place, as lld does: renaming a temporary over it would replace the device.
+    let special = fs::metadata(out_path).map(|m| !m.file_type().is_file() && !m.file_type().is_dir()).unwrap_or(false);
+    let write_err = |e: std::io::Error| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::io_error(&e)));
+    let tmp = TempOutput { path: temp_path(out_path), committed: special };
+    let _on_signal = (!special).then(|| crate::cleanup::register(tmp.path.clone()));
+    let (file, mut map) = if special {
+        (None, memmap2::MmapMut::map_anon(total as usize).map_err(write_err)?)
+    } else {
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp.path)
+            .map_err(|e| Error::new(format!("cannot open output file {}: {}", out_path.display(), crate::io_error(&e))))?;
+        file.set_len(total).map_err(write_err)?;
+        let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(write_err)?;
+        (Some(file), map)
+    };
     let buf: &mut [u8] = &mut map;
 
     write_headers(l, buf, shoff, nsections as u16, (nsections - if symtab.is_some() { 2 } else { 1 }) as u16);
@@ -156,7 +164,16 @@ pub fn write_output(l: &Layout) -> Result<()> {
         let id = compute_build_id(l, buf);
         buf[off..off + id.len()].copy_from_slice(&id);
     }
-    map.flush().map_err(|e| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::io_error(&e))))?;
+    if special {
+        use std::io::Write as _;
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .open(out_path)
+            .map_err(|e| Error::new(format!("cannot open output file {}: {}", out_path.display(), crate::io_error(&e))))?;
+        f.write_all(&map).map_err(write_err)?;
+        return Ok(());
+    }
+    map.flush().map_err(write_err)?;
     drop(map);
     drop(file);
     use std::os::unix::fs::PermissionsExt;

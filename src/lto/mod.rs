@@ -225,7 +225,13 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
     // (here or through the distributor), objects.
     let dtlto = opts.distributor.is_some();
     let out = config.output.to_string_lossy().into_owned();
-    let stage_rel = format!("{}.dtld-lto", relative_to_cwd(&out));
+    // Next to the output, except when the output is a device (`-o /dev/null`).
+    let special = std::fs::metadata(&config.output).map(|m| !m.file_type().is_file()).unwrap_or(false);
+    let stage_rel = if special {
+        std::env::temp_dir().join(format!("dtld-lto-{}", std::process::id())).to_string_lossy().into_owned()
+    } else {
+        format!("{}.dtld-lto", relative_to_cwd(&out))
+    };
     let stage = PathBuf::from(&stage_rel);
     create_dir(&stage)?;
     let lock = std::fs::File::create(stage.join(".lock")).map_err(|e| Error::new(format!("cannot create {}: {}", stage.join(".lock").display(), crate::io_error(&e))))?;
