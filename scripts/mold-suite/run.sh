@@ -74,6 +74,7 @@ case $ONLY in portable-core|all) ;; *) die "--only takes portable-core or all" ;
 [[ $JOBS =~ ^[1-9][0-9]*$ ]] || die "-j takes a positive number"
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "--timeout takes a positive number"
 case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
+case $COMPARE in ''|/*) ;; *) COMPARE=$PWD/$COMPARE ;; esac
 
 # Compare the results file with a reference TSV. Both formats are accepted: ours
 # (test, result, first failure) and the reference's (result, test, first failure).
@@ -145,13 +146,13 @@ esac
 FAKES=$WORK/fakes
 SHIMS=$WORK/shimbin
 mkdir -p "$FAKES" "$SHIMS"
-TARGET=$LINKER
-if [ $DEVNULL_WORKAROUND = 1 ]; then
-  TARGET=$HERE/devnull-wrapper.sh
-  export MOLD_SUITE_LINKER=$LINKER MOLD_SUITE_WORK=$WORK
-fi
 for n in ld mold ld.lld; do
-  printf '#!/bin/sh\nexec %q "$@"\n' "$TARGET" > "$FAKES/$n"
+  if [ $DEVNULL_WORKAROUND = 1 ]; then
+    printf '#!/bin/sh\nMOLD_SUITE_LINKER=%q MOLD_SUITE_WORK=%q exec %q "$@"\n' \
+      "$LINKER" "$WORK" "$HERE/devnull-wrapper.sh" > "$FAKES/$n"
+  else
+    printf '#!/bin/sh\nexec %q "$@"\n' "$LINKER" > "$FAKES/$n"
+  fi
   chmod +x "$FAKES/$n"
 done
 printf '#!/bin/sh\nexec clang-22 "$@"\n' > "$SHIMS/clang"
