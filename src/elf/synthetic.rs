@@ -179,6 +179,39 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
     if c.pie {
         flags1 |= elf::DF_1_PIE as u64;
     }
+    // The rest of lld's flags (lld/ELF/SyntheticSections.cpp, DynamicSection).
+    if c.z_nodefaultlib {
+        flags1 |= elf::DF_1_NODEFLIB as u64;
+    }
+    if c.z_nodelete {
+        flags1 |= elf::DF_1_NODELETE as u64;
+    }
+    if c.z_nodlopen {
+        flags1 |= elf::DF_1_NOOPEN as u64;
+    }
+    if c.z_origin {
+        flags |= elf::DF_ORIGIN as u64;
+        flags1 |= elf::DF_1_ORIGIN as u64;
+    }
+    if c.z_initfirst {
+        flags1 |= elf::DF_1_INITFIRST as u64;
+    }
+    if c.z_interpose {
+        flags1 |= elf::DF_1_INTERPOSE as u64;
+    }
+    if c.z_global {
+        flags1 |= elf::DF_1_GLOBAL as u64;
+    }
+    if !c.z_text {
+        flags |= elf::DF_TEXTREL as u64;
+    }
+    if c.bsymbolic && c.shared {
+        flags |= elf::DF_SYMBOLIC as u64;
+    }
+    // Initial-exec TLS in a shared library needs static TLS space at load time.
+    if c.shared && l.got.iter().any(|(_, k)| *k == crate::layout::GotKind::TpOff) {
+        flags |= elf::DF_STATIC_TLS as u64;
+    }
     if flags1 != 0 {
         d.push((elf::DT_FLAGS_1, flags1));
     }
@@ -297,7 +330,11 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
                 let os = l.osecs.iter().find(|o| o.name.as_bytes() == sec).map(|o| o.shndx as u16).unwrap_or(elf::SHN_ABS);
                 (os, v, 0, (elf::STB_GLOBAL << 4) | elf::STT_NOTYPE)
             }
-            None => (0, 0, 0, (elf::STB_WEAK << 4) | elf::STT_NOTYPE),
+            // An undefined symbol (weak in executables; a library's may be strong).
+            None => {
+                let bind = if s.strong_ref { elf::STB_GLOBAL } else { elf::STB_WEAK };
+                (0, 0, 0, (bind << 4) | elf::STT_NOTYPE)
+            }
         },
     }
 }
