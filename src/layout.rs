@@ -742,11 +742,16 @@ fn mark_live(l: &Layout, gc_used: &mut Option<std::collections::HashSet<SymbolId
         }
     }
     for (id, s) in r.symbols.iter().enumerate() {
-        if s.dso_ref || (l.config.export_dynamic && s.visibility == elf::STV_DEFAULT) {
+        // Everything the output exports is a root (a library exports all its default- and
+        // protected-visibility definitions).
+        let exported = (l.config.export_dynamic || l.config.shared) && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && !s.forced_local;
+        if s.dso_ref || exported {
             root_syms.push(id);
         }
     }
-    for name in ["_init", "_fini"] {
+    let init = l.config.init.clone().unwrap_or_else(|| "_init".into());
+    let fini = l.config.fini.clone().unwrap_or_else(|| "_fini".into());
+    for name in [init.as_str(), fini.as_str()] {
         if let Some(id) = r.lookup(name.as_bytes()) {
             root_syms.push(id);
         }

@@ -256,7 +256,11 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
             d.push((sz, os.size));
         }
     }
-    for (name, tag) in [("_init", elf::DT_INIT), ("_fini", elf::DT_FINI)] {
+    // `-init`/`-fini` name the functions (default `_init`/`_fini`); the tag is written only
+    // when this output defines the symbol, as lld does.
+    let init = c.init.as_deref().unwrap_or("_init");
+    let fini = c.fini.as_deref().unwrap_or("_fini");
+    for (name, tag) in [(init, elf::DT_INIT), (fini, elf::DT_FINI)] {
         if let Some(id) = l.r.lookup(name.as_bytes()) {
             if let Def::Defined(..) = l.r.symbols[id].def {
                 d.push((tag, l.sym_value[id]));
