@@ -331,6 +331,7 @@ static OPTIONS: &[Opt] = &[
         "",
         "Create a relocatable object file",
     ),
+    o(&["emit-relocs", "q"], Flag, "", "Keep relocations in the output (not supported yet: an error)"),
     o(
         &["Bstatic", "dn", "non_shared"],
         Flag,
@@ -992,6 +993,7 @@ impl Parser {
                 c.inputs.push(InputArg::Static(true));
             }
             "relocatable" => c.relocatable = true,
+            "emit-relocs" => self.errors.push("--emit-relocs is not supported yet".to_string()),
             "Bstatic" => c.inputs.push(InputArg::Static(true)),
             "Bdynamic" => c.inputs.push(InputArg::Static(false)),
             "as-needed" => c.inputs.push(InputArg::AsNeeded(true)),
