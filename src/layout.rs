@@ -121,8 +121,11 @@ pub enum GotKind {
     TlsGdOff,
     /// Local-dynamic pair, first slot: this module's ID (DTPMOD64 without a symbol).
     TlsLdMod,
-    /// A slot that stays zero (the second half of the local-dynamic pair).
+    /// A slot that stays zero (the second half of the local-dynamic pair and of a TLS
+    /// descriptor).
     Zero,
+    /// A TLS descriptor's first slot (R_X86_64_TLSDESC; the loader fills both slots).
+    TlsDesc,
 }
 
 /// The key of the one local-dynamic GOT pair of the output.
@@ -1132,23 +1135,25 @@ fn split_eh_frame(o: &ObjFile, s: usize) -> Result<Vec<(u64, u64, bool, u64)>> {
 // ------------------------------------------------------------------------------------------------
 
 struct ScanOut {
-    needs: Vec<(Target, u8)>,
+    needs: Vec<(Target, u16)>,
     dynrels: Vec<DynRel>,
     fixes: Vec<((FileId, u32, usize), SiteFix)>,
     undefined: Vec<(SymbolId, FileId, u32, u64)>,
     errors: Vec<String>,
 }
 
-const N_GOT: u8 = 1;
-const N_PLT: u8 = 2;
-const N_GOTTP: u8 = 4;
-const N_COPY: u8 = 8;
-const N_CANON: u8 = 16;
-const N_IPLT: u8 = 32;
+const N_GOT: u16 = 1;
+const N_PLT: u16 = 2;
+const N_GOTTP: u16 = 4;
+const N_COPY: u16 = 8;
+const N_CANON: u16 = 16;
+const N_IPLT: u16 = 32;
 /// The IFUNC's address is taken directly: its IPLT entry becomes its canonical address.
-const N_CANON_IFUNC: u8 = 64;
+const N_CANON_IFUNC: u16 = 64;
 /// A general-dynamic GOT pair (or, for `TLS_LD_TARGET`, the local-dynamic pair).
-const N_GOTGD: u8 = 128;
+const N_GOTGD: u16 = 128;
+/// A TLS descriptor (two GOT slots resolved by the loader's R_X86_64_TLSDESC).
+const N_GOTDESC: u16 = 256;
 
 fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
     use rayon::prelude::*;
@@ -1182,6 +1187,11 @@ fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
                     l.got.push((t, first));
                     l.got.push((t, second));
                 }
+            }
+            if n & N_GOTDESC != 0 && !l.got_index.contains_key(&(t, GotKind::TlsDesc)) {
+                l.got_index.insert((t, GotKind::TlsDesc), l.got.len() as u32);
+                l.got.push((t, GotKind::TlsDesc));
+                l.got.push((t, GotKind::Zero));
             }
             if n & N_CANON_IFUNC != 0 {
                 l.ifunc_canonical.insert(t);
@@ -1329,7 +1339,7 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
             let preempt = l.is_preemptible(t);
             let ifunc = l.is_ifunc(t);
             let site = (f, s as u32, k);
-            let mut need = |t: Target, n: u8| out.needs.push((t, n));
+            let mut need = |t: Target, n: u16| out.needs.push((t, n));
             match info.kind {
                 RelKind::Abs => {
                     if preempt {
@@ -1465,8 +1475,13 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                         need(t, N_GOTTP);
                     }
                 }
+                RelKind::TlsDescPc if !exe => {
+                    // A library keeps the descriptor: dlopen cannot count on static TLS.
+                    need(t, N_GOTDESC);
+                }
+                RelKind::TlsDescCall if !exe => {}
                 RelKind::TlsDescPc => {
-                    if preempt || !exe {
+                    if preempt {
                         out.fixes.push((site, SiteFix::TlsDescToIe));
                         need(t, N_GOTTP);
                     } else {
@@ -1683,6 +1698,14 @@ fn create_synthetic(l: &mut Layout) {
                 l.dynrels.push(DynRel { place, r_type: arch::r::DTPMOD64, sym: None, addend: Addend::Const(0) });
             }
             GotKind::Zero => {}
+            GotKind::TlsDesc => {
+                if preempt {
+                    let Target::Global(id) = *t else { unreachable!() };
+                    l.dynrels.push(DynRel { place, r_type: arch::r::TLSDESC, sym: Some(id), addend: Addend::Const(0) });
+                } else {
+                    l.dynrels.push(DynRel { place, r_type: arch::r::TLSDESC, sym: None, addend: Addend::TlsOffsetOf(*t, 0) });
+                }
+            }
         }
     }
     for &id in &l.copies.clone() {

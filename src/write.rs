@@ -464,6 +464,7 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
                         .unwrap_or(0)
                         .wrapping_add(a as u64)
                         .wrapping_sub(p),
+                    RelKind::TlsDescPc if l.config.shared => got_slot(crate::layout::GotKind::TlsDesc).wrapping_add(a as u64).wrapping_sub(p),
                     RelKind::TlsGd | RelKind::TlsLd | RelKind::TlsDescPc | RelKind::TlsDescCall => continue,
                     RelKind::None | RelKind::Unknown => continue,
                 };

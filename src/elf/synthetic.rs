@@ -501,7 +501,7 @@ pub fn write(l: &Layout, s: Synth, buf: &mut [u8]) {
                             l.addr_of(t).wrapping_sub(l.tls_start())
                         }
                     }
-                    crate::layout::GotKind::TlsGdMod | crate::layout::GotKind::TlsLdMod | crate::layout::GotKind::Zero => 0,
+                    crate::layout::GotKind::TlsGdMod | crate::layout::GotKind::TlsLdMod | crate::layout::GotKind::Zero | crate::layout::GotKind::TlsDesc => 0,
                 };
                 put64(buf, i * 8, v);
             }
