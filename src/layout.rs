@@ -381,7 +381,7 @@ impl<'r> Layout<'r> {
                     // interposed by the executable or an earlier library (unless -Bsymbolic).
                     Def::Defined(f, i) if self.config.shared && s.visibility == elf::STV_DEFAULT && !s.forced_local => {
                         let func = matches!(self.sym(f, i).st_type(), elf::STT_FUNC | elf::STT_GNU_IFUNC);
-                        !(self.config.bsymbolic || (self.config.bsymbolic_functions && func)) && self.sym(f, i).st_shndx(LE) != elf::SHN_ABS
+                        (s.dynamic_listed || !(self.config.bsymbolic || (self.config.bsymbolic_functions && func))) && self.sym(f, i).st_shndx(LE) != elf::SHN_ABS
                     }
                     Def::Common(..) if self.config.shared && s.visibility == elf::STV_DEFAULT && !s.forced_local => !self.config.bsymbolic,
                     _ => false,
@@ -747,7 +747,7 @@ fn mark_live(l: &Layout, gc_used: &mut Option<std::collections::HashSet<SymbolId
     for (id, s) in r.symbols.iter().enumerate() {
         // Everything the output exports is a root (a library exports all its default- and
         // protected-visibility definitions).
-        let exported = (l.config.export_dynamic || l.config.shared) && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && !s.forced_local;
+        let exported = (l.config.export_dynamic || l.config.shared || s.dynamic_listed) && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && !s.forced_local;
         if s.dso_ref || exported {
             root_syms.push(id);
         }
@@ -1561,7 +1561,7 @@ fn build_dynsyms(l: &mut Layout) {
                     || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && start_stop_section_exists(l, s.name))
             }
             Def::Defined(..) | Def::Common(..) => {
-                !s.forced_local && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && (s.dso_ref || s.in_dso || l.config.export_dynamic || l.config.shared)
+                !s.forced_local && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && (s.dso_ref || s.in_dso || s.dynamic_listed || l.config.export_dynamic || l.config.shared)
             }
             Def::Synthetic | Def::Bitcode(..) => false,
         };

@@ -118,6 +118,9 @@ pub struct Symbol {
     /// Not exported: `--exclude-libs`, or `local:` in a version script (lld's VER_NDX_LOCAL);
     /// the symbol is written as a local one.
     pub forced_local: bool,
+    /// Named by `--export-dynamic-symbol=` or a `--dynamic-list`: exported from an executable,
+    /// and preemptible in a library even with -Bsymbolic.
+    pub dynamic_listed: bool,
     /// Defined by `--defsym`, or named by `--wrap` (LTO's `LinkerRedefined`: no inlining or
     /// other interprocedural optimization across it, its value is not final).
     pub script_defined: bool,
@@ -388,6 +391,14 @@ pub fn finish(mut self) -> Result<Resolved> {
     // not in DT_NEEDED, so the reference stays an undefined weak one).
     let _ = &mut rs;
     let mut r = self.r;
+    // --export-dynamic-symbol= globs.
+    if !config.export_dynamic_symbols.is_empty() {
+        for sym in r.symbols.iter_mut() {
+            if config.export_dynamic_symbols.iter().any(|g| crate::lto::glob_match(g.as_bytes(), sym.name)) {
+                sym.dynamic_listed = true;
+            }
+        }
+    }
     // --exclude-libs: definitions from the named archives are not exported.
     if !config.exclude_libs.is_empty() {
         let all = config.exclude_libs.iter().any(|l| l == "ALL");
@@ -469,6 +480,7 @@ impl<'c> Resolver<'c> {
             in_dso: false,
             used_in_regular: false,
             forced_local: false,
+            dynamic_listed: false,
             strong_ref_native: false,
             obj_ref_native: false,
             script_defined: false,

@@ -3,6 +3,7 @@
 pub mod object;
 pub mod shared;
 pub mod synthetic;
+pub mod version_script;
 
 pub type LE = ::object::LittleEndian;
 pub const LE: ::object::LittleEndian = ::object::LittleEndian;
