@@ -51,6 +51,7 @@ pub enum Synth {
     DynSym,
     DynStr,
     Versym,
+    Verdef,
     Verneed,
     GnuHash,
     SysvHash,
@@ -381,9 +382,13 @@ impl<'r> Layout<'r> {
                     // interposed by the executable or an earlier library (unless -Bsymbolic).
                     Def::Defined(f, i) if self.config.shared && s.visibility == elf::STV_DEFAULT && !s.forced_local => {
                         let func = matches!(self.sym(f, i).st_type(), elf::STT_FUNC | elf::STT_GNU_IFUNC);
-                        (s.dynamic_listed || !(self.config.bsymbolic || (self.config.bsymbolic_functions && func))) && self.sym(f, i).st_shndx(LE) != elf::SHN_ABS
+                        // With --dynamic-list, a library's unlisted symbols bind locally (lld).
+                        let symbolic = self.config.bsymbolic || (self.config.bsymbolic_functions && func) || !self.config.dynamic_lists.is_empty();
+                        (s.dynamic_listed || !symbolic) && self.sym(f, i).st_shndx(LE) != elf::SHN_ABS
                     }
-                    Def::Common(..) if self.config.shared && s.visibility == elf::STV_DEFAULT && !s.forced_local => !self.config.bsymbolic,
+                    Def::Common(..) if self.config.shared && s.visibility == elf::STV_DEFAULT && !s.forced_local => {
+                        s.dynamic_listed || !(self.config.bsymbolic || !self.config.dynamic_lists.is_empty())
+                    }
                     _ => false,
                 }
             }
@@ -1639,8 +1644,14 @@ fn create_synthetic(l: &mut Layout) {
     }
     if l.has_dynamic {
         add_synth(l, Synth::DynSym, ".dynsym", elf::SHT_DYNSYM, a, 8);
-        if !l.verneed.is_empty() {
+        let verdefs = !l.r.versions.is_empty();
+        if !l.verneed.is_empty() || verdefs {
             add_synth(l, Synth::Versym, ".gnu.version", elf::SHT_GNU_VERSYM, a, 2);
+        }
+        if verdefs {
+            add_synth(l, Synth::Verdef, ".gnu.version_d", elf::SHT_GNU_VERDEF, a, 4);
+        }
+        if !l.verneed.is_empty() {
             add_synth(l, Synth::Verneed, ".gnu.version_r", elf::SHT_GNU_VERNEED, a, 4);
         }
         if c.hash_gnu {
@@ -1865,6 +1876,7 @@ fn assign_addresses(l: &mut Layout) -> Result<()> {
                 Synth::BuildId => 1,
                 Synth::DynSym => 2,
                 Synth::Versym => 3,
+                Synth::Verdef => 4,
                 Synth::Verneed => 4,
                 Synth::GnuHash => 5,
                 Synth::SysvHash => 6,

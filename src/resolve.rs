@@ -118,6 +118,13 @@ pub struct Symbol {
     /// Not exported: `--exclude-libs`, or `local:` in a version script (lld's VER_NDX_LOCAL);
     /// the symbol is written as a local one.
     pub forced_local: bool,
+    /// Symbol version of a definition: 0 local (not exported), 1 global (unversioned), 2.. the
+    /// named versions of the version script (`Resolved::versions`, from index 2).
+    pub version: u16,
+    /// A non-default version (`foo@VER`): hidden from unversioned lookups (versym bit 15).
+    pub version_hidden: bool,
+    /// `foo@@VER` in an object: the default version this definition carries.
+    pub default_version: Option<&'static [u8]>,
     /// Named by `--export-dynamic-symbol=` or a `--dynamic-list`: exported from an executable,
     /// and preemptible in a library even with -Bsymbolic.
     pub dynamic_listed: bool,
@@ -143,6 +150,8 @@ pub struct Resolved {
     /// Files in the order they joined the link (archive members when extracted): lld's order
     /// of LTO modules, hence of ThinLTO tasks.
     pub load_order: Vec<FileId>,
+    /// The version script's named versions, in verdef order (verdef index = position + 2).
+    pub versions: Vec<String>,
 }
 
 fn vis_rank(v: u8) -> u8 {
@@ -273,6 +282,7 @@ pub fn start(config: &'c Config, inputs: &'static [InputFile]) -> Result<Resolve
             dso_needed: vec![false; n],
             inputs: inputs.iter().collect(),
             load_order: Vec::new(),
+            versions: Vec::new(),
         },
         comdats: HashMap::new(),
         pending: Vec::new(),
@@ -391,6 +401,8 @@ pub fn finish(mut self) -> Result<Resolved> {
     // not in DT_NEEDED, so the reference stays an undefined weak one).
     let _ = &mut rs;
     let mut r = self.r;
+    // Version scripts and dynamic lists.
+    apply_versions(config, &mut r)?;
     // --export-dynamic-symbol= globs.
     if !config.export_dynamic_symbols.is_empty() {
         for sym in r.symbols.iter_mut() {
@@ -427,6 +439,102 @@ pub fn finish(mut self) -> Result<Resolved> {
     }
     Ok(r)
 }
+}
+
+fn read_script_file(path: &std::path::Path) -> Result<String> {
+    std::fs::read(path)
+        .map(|d| String::from_utf8_lossy(&d).into_owned())
+        .map_err(|e| Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))
+}
+
+/// `--version-script` and `--dynamic-list`: every definition's version (0 local, 1 global,
+/// 2.. named), hidden non-default versions, and the dynamically listed symbols, by lld's rules.
+fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
+    use crate::elf::version_script::{self as vs, VersionAssign};
+    let mut errors = Vec::new();
+    let mut scripts = Vec::new();
+    for p in &config.version_scripts {
+        let text = read_script_file(p)?;
+        match vs::parse(&text, &p.to_string_lossy()) {
+            Ok(s) => scripts.push(s),
+            Err(e) => errors.push(e),
+        }
+    }
+    let mut dyn_patterns = Vec::new();
+    for p in &config.dynamic_lists {
+        let text = read_script_file(p)?;
+        match vs::parse_dynamic_list(&text, &p.to_string_lossy()) {
+            Ok(v) => dyn_patterns.extend(v),
+            Err(e) => errors.push(e),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Error::many(errors));
+    }
+    if !dyn_patterns.is_empty() {
+        let m = vs::DynamicListMatcher::new(&dyn_patterns);
+        for sym in r.symbols.iter_mut() {
+            if m.matches(sym.name) {
+                sym.dynamic_listed = true;
+            }
+        }
+    }
+    let script = if scripts.is_empty() { None } else { Some(vs::VersionScript::merge(scripts)) };
+    if let Some(s) = &script {
+        r.versions = s.version_names().iter().map(|v| v.to_string()).collect();
+        for w in s.warnings() {
+            crate::driver::args::warn(&w);
+        }
+    }
+    let defined = |d: Def| matches!(d, Def::Defined(..) | Def::Common(..));
+    for sym in r.symbols.iter_mut() {
+        if !defined(sym.def) {
+            continue;
+        }
+        // The script sees the name as the object spelled it (`foo@@VER` included): lld's
+        // `local:` patterns (`local: *`) can hide a versioned definition too.
+        let raw: Vec<u8> = match sym.default_version {
+            Some(v) => [sym.name, b"@@", v].concat(),
+            None => sym.name.to_vec(),
+        };
+        let assigned = script.as_ref().and_then(|s| s.assign(&raw));
+        if assigned == Some(VersionAssign::Local) {
+            sym.version = 0;
+            sym.forced_local = true;
+            continue;
+        }
+        // An explicit version from the object (`foo@VER`, `foo@@VER`).
+        let explicit = match sym.default_version {
+            Some(v) => Some((v, false)),
+            None => vs::split_versioned(sym.name).filter(|(_, v, _)| !v.is_empty()).map(|(_, v, d)| (v, !d)),
+        };
+        if let Some((ver, hidden)) = explicit {
+            match script.as_ref().and_then(|s| s.version_index(ver)) {
+                Some(i) => {
+                    sym.version = i;
+                    sym.version_hidden = hidden;
+                }
+                None => errors.push(format!(
+                    "symbol {} has undefined version {}",
+                    String::from_utf8_lossy(sym.name),
+                    String::from_utf8_lossy(ver)
+                )),
+            }
+            continue;
+        }
+        match assigned {
+            Some(VersionAssign::Named(i)) => sym.version = i,
+            _ => sym.version = 1,
+        }
+    }
+    if let Some(s) = &script {
+        let names: Vec<&'static [u8]> = r.symbols.iter().filter(|s| defined(s.def) || matches!(s.def, Def::Lazy(_))).map(|s| s.name).collect();
+        errors.extend(s.undefined_version_errors(names));
+    }
+    if !errors.is_empty() {
+        return Err(Error::many(errors));
+    }
+    Ok(())
 }
 
 /// The symbol a `--defsym` expression refers to (`sym`, `sym+4`), or `None` for a number.
@@ -481,6 +589,9 @@ impl<'c> Resolver<'c> {
             used_in_regular: false,
             forced_local: false,
             dynamic_listed: false,
+            version: 1,
+            version_hidden: false,
+            default_version: None,
             strong_ref_native: false,
             obj_ref_native: false,
             script_defined: false,
@@ -624,7 +735,19 @@ impl<'c> Resolver<'c> {
                 && (self.r.discarded[f][shndx as usize]
                     || o.sections.get(shndx as usize).map_or(false, |s| s.kind == SecKind::Ignored && s.sh_type == elf::SHT_GROUP));
             let undefined = shndx == elf::SHN_UNDEF;
+            // `foo@@VER` defines `foo` (its default version): unversioned references bind to it.
+            let mut default_version = None;
+            let name = match (undefined, crate::elf::version_script::split_versioned(name)) {
+                (false, Some((base, ver, true))) if !ver.is_empty() => {
+                    default_version = Some(ver);
+                    base
+                }
+                _ => name,
+            };
             let id = self.intern(self.wrapped_name(name, undefined));
+            if default_version.is_some() && bind != elf::STB_LOCAL {
+                self.r.symbols[id].default_version = default_version;
+            }
             ids.push(id);
             {
                 let sym = &mut self.r.symbols[id];

@@ -135,6 +135,7 @@ pub fn write_output(l: &Layout) -> Result<()> {
                 Synth::DynSym => (idx_of(Synth::DynStr), 1, 24),
                 Synth::Versym => (idx_of(Synth::DynSym), 0, 2),
                 Synth::Verneed => (idx_of(Synth::DynStr), l.verneed.len() as u32, 0),
+                Synth::Verdef => (idx_of(Synth::DynStr), crate::elf::synthetic::verdef_count(l) as u32, 0),
                 Synth::GnuHash => (idx_of(Synth::DynSym), 0, 0),
                 Synth::SysvHash => (idx_of(Synth::DynSym), 0, 4),
                 Synth::RelaDyn => (idx_of(Synth::DynSym), 0, 24),
@@ -784,8 +785,9 @@ fn build_symtab(l: &Layout) -> SymtabOut {
                 }
             }
         };
+        // Versions are in .gnu.version; .symtab holds the bare name (`foo@VER` → `foo`).
         let name = match name.iter().position(|&c| c == b'@') {
-            Some(p) if matches!(sym.def, Def::Shared(..)) => &name[..p],
+            Some(p) if matches!(sym.def, Def::Shared(..)) || (matches!(sym.def, Def::Defined(..) | Def::Common(..)) && !sym.forced_local) => &name[..p],
             _ => name,
         };
         let info = if local { (elf::STB_LOCAL << 4) | (info & 0xf) } else { info };

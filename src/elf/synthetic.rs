@@ -99,9 +99,34 @@ pub fn prepare_dynamic_strings(l: &mut Layout) {
             add(v, &mut strs);
         }
     }
+    // Version definitions: the base version (the soname or output name), then the script's.
+    if !l.r.versions.is_empty() {
+        add(verdef_base_name(l).as_bytes(), &mut strs);
+        for v in &l.r.versions.clone() {
+            add(v.as_bytes(), &mut strs);
+        }
+    }
     l.verneed = verneed;
     l.dynstr = strs;
     l.dynstr_off = index;
+}
+
+/// The name of the base version definition (index 1): the soname, else the output path as
+/// given (lld's `getFileDefName`).
+pub fn verdef_base_name(l: &Layout) -> String {
+    match &l.config.soname {
+        Some(s) => s.clone(),
+        None => l.config.output.to_string_lossy().into_owned(),
+    }
+}
+
+/// Number of version definitions including the base one (0 without a version script).
+pub fn verdef_count(l: &Layout) -> usize {
+    if l.r.versions.is_empty() {
+        0
+    } else {
+        1 + l.r.versions.len()
+    }
 }
 
 pub fn dynstr(l: &Layout, s: &[u8]) -> u32 {
@@ -121,6 +146,7 @@ pub fn size(l: &Layout, s: Synth) -> u64 {
         Synth::DynStr => l.dynstr.len() as u64,
         Synth::Versym => (1 + l.dynsyms.len() as u64) * 2,
         Synth::Verneed => l.verneed.iter().map(|(_, v)| 16 + 16 * v.len() as u64).sum(),
+        Synth::Verdef => verdef_count(l) as u64 * 28,
         Synth::GnuHash => {
             let nd = ndefined_dynsyms(l);
             16 + bloom_words(nd) as u64 * 8 + gnu_hash_nbuckets(nd) as u64 * 4 + nd as u64 * 4
@@ -267,8 +293,14 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
             }
         }
     }
-    if !l.verneed.is_empty() {
+    if !l.verneed.is_empty() || verdef_count(l) > 0 {
         d.push((elf::DT_VERSYM, addr(Synth::Versym)));
+    }
+    if verdef_count(l) > 0 {
+        d.push((elf::DT_VERDEF, addr(Synth::Verdef)));
+        d.push((elf::DT_VERDEFNUM, verdef_count(l) as u64));
+    }
+    if !l.verneed.is_empty() {
         d.push((elf::DT_VERNEED, addr(Synth::Verneed)));
         d.push((elf::DT_VERNEEDNUM, l.verneed.len() as u64));
     }
@@ -346,7 +378,8 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
 fn version_index(l: &Layout, id: SymbolId) -> u16 {
     if let Def::Shared(f, k) = l.r.symbols[id].def {
         if let Some(v) = l.r.dso(f).syms[k].version {
-            let mut idx = 2u16;
+            // Needed versions are numbered after the defined ones.
+            let mut idx = (verdef_count(l).max(1) + 1) as u16;
             for (ff, vers) in &l.verneed {
                 for vv in vers {
                     if *ff == f && *vv == v {
@@ -358,7 +391,10 @@ fn version_index(l: &Layout, id: SymbolId) -> u16 {
         }
         return 1;
     }
-    if is_defined_for_dynsym(l, id) {
+    let s = &l.r.symbols[id];
+    if matches!(s.def, Def::Defined(..) | Def::Common(..)) {
+        s.version | if s.version_hidden { 0x8000 } else { 0 }
+    } else if is_defined_for_dynsym(l, id) {
         1
     } else {
         // Undefined weak: global.
@@ -405,9 +441,25 @@ pub fn write(l: &Layout, s: Synth, buf: &mut [u8]) {
                 put16(buf, (i + 1) * 2, version_index(l, id));
             }
         }
+        Synth::Verdef => {
+            let n = verdef_count(l);
+            let names: Vec<String> = std::iter::once(verdef_base_name(l)).chain(l.r.versions.iter().cloned()).collect();
+            for (i, name) in names.iter().enumerate() {
+                let off = i * 28;
+                put16(buf, off, 1); // vd_version
+                put16(buf, off + 2, if i == 0 { elf::VER_FLG_BASE } else { 0 });
+                put16(buf, off + 4, (i + 1) as u16); // vd_ndx
+                put16(buf, off + 6, 1); // vd_cnt
+                put32(buf, off + 8, sysv_hash(name.as_bytes()));
+                put32(buf, off + 12, 20); // vd_aux
+                put32(buf, off + 16, if i + 1 == n { 0 } else { 28 });
+                put32(buf, off + 20, dynstr(l, name.as_bytes())); // vda_name
+                put32(buf, off + 24, 0); // vda_next
+            }
+        }
         Synth::Verneed => {
             let mut off = 0usize;
-            let mut idx = 2u16;
+            let mut idx = (verdef_count(l).max(1) + 1) as u16;
             for (n, (f, vers)) in l.verneed.iter().enumerate() {
                 let last = n + 1 == l.verneed.len();
                 put16(buf, off, 1);
