@@ -90,6 +90,34 @@ pub struct Sources {
     pub cflags: Vec<String>,
 }
 
+impl Sources {
+    /// Whether any source is C++ (then the group's link is driven by the C++ driver).
+    pub fn is_cxx(&self) -> bool {
+        self.files.iter().any(|f| is_cxx(f))
+    }
+}
+
+/// Whether a source is C++ by its extension (`.cc`, `.cpp`): it is compiled with `clang++-22`.
+pub fn is_cxx(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("cc" | "cpp")
+    )
+}
+
+/// A shared library from `//#Shared:` or `//#Dlopen:`, built by each linker for its own side.
+#[derive(Clone, Debug)]
+pub struct SharedLib {
+    /// The output file name (`libfoo.so`); also the default soname.
+    pub name: String,
+    pub sources: Sources,
+    /// The words after `--`: extra arguments for the library's link (`$SRC` already expanded;
+    /// `$DIR` and `$BUILD` are expanded per trial).
+    pub link_args: Vec<String>,
+    /// `Shared:` libraries go on the program's link line; `Dlopen:` ones are only built.
+    pub linked: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct Library {
     /// The output file name (`libfoo.a`, `libfoo.so`).
@@ -134,14 +162,26 @@ pub struct Fixture {
     pub lto: Option<Lto>,
     pub objects: Vec<Sources>,
     pub archives: Vec<(LibKind, Library)>,
-    pub shared: Vec<Library>,
-    /// Unexpanded (`$DIR` is replaced per trial).
+    /// `Shared:` and `Dlopen:` libraries, in directive order (a library may link against the
+    /// ones before it).
+    pub libraries: Vec<SharedLib>,
+    /// `$SRC` expanded; `$DIR` and `$BUILD` are replaced per trial.
     pub link_args: Vec<String>,
     pub run_args: Vec<String>,
     pub stdin: Vec<u8>,
     pub env: Vec<(String, String)>,
     pub expect_error: Option<Regex>,
     pub diff_ignore: Vec<String>,
+}
+
+impl Fixture {
+    /// Whether the program is C++ (any of its own sources is): it is linked with `clang++-22`
+    /// (or `g++`).
+    pub fn program_is_cxx(&self) -> bool {
+        is_cxx(&self.primary)
+            || self.objects.iter().any(Sources::is_cxx)
+            || self.archives.iter().any(|(_, lib)| lib.sources.is_cxx())
+    }
 }
 
 /// Finds every fixture under `dir` (sorted by name).
@@ -156,11 +196,20 @@ pub fn discover(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
             continue;
         }
         if path.is_dir() {
-            let main = path.join("main.c");
-            if main.is_file() {
-                found.push((file_name, main));
+            let mains: Vec<PathBuf> = ["main.c", "main.cc"]
+                .iter()
+                .map(|m| path.join(m))
+                .filter(|m| m.is_file())
+                .collect();
+            match mains.as_slice() {
+                [] => {}
+                [main] => found.push((file_name, main.clone())),
+                _ => return Err(format!("{} has both main.c and main.cc", path.display())),
             }
-        } else if let Some(stem) = file_name.strip_suffix(".c") {
+        } else if let Some(stem) = file_name
+            .strip_suffix(".c")
+            .or_else(|| file_name.strip_suffix(".cc"))
+        {
             found.push((stem.to_string(), path));
         }
     }
@@ -179,6 +228,7 @@ const KEYS: &[&str] = &[
     "ThinArchive",
     "NoIndexArchive",
     "Shared",
+    "Dlopen",
     "LinkArgs",
     "RunArgs",
     "Stdin",
@@ -205,7 +255,7 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
         lto: None,
         objects: Vec::new(),
         archives: Vec::new(),
-        shared: Vec::new(),
+        libraries: Vec::new(),
         link_args: Vec::new(),
         run_args: Vec::new(),
         stdin: Vec::new(),
@@ -214,6 +264,13 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
         diff_ignore: Vec::new(),
     };
     let mut modes_given = false;
+    let src_text = src_dir.to_string_lossy().into_owned();
+    let expand_src = |words: Vec<String>| -> Vec<String> {
+        words
+            .into_iter()
+            .map(|w| w.replace("$SRC", &src_text))
+            .collect()
+    };
     for (lineno, line) in text.lines().enumerate() {
         let Some(rest) = line.trim_start().strip_prefix("//#") else {
             continue;
@@ -259,7 +316,7 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
                     return Err(at("`Drivers:` lists no driver".into()));
                 }
             }
-            "CFlags" => fx.cflags.extend(words()?),
+            "CFlags" => fx.cflags.extend(expand_src(words()?)),
             "Lto" => {
                 if fx.lto.is_some() {
                     return Err(at("more than one `Lto`".into()));
@@ -274,8 +331,40 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
                     }
                 });
             }
-            "Object" => fx.objects.push(sources(&src_dir, words()?).map_err(&at)?),
-            "Archive" | "ThinArchive" | "NoIndexArchive" | "Shared" => {
+            "Object" => fx
+                .objects
+                .push(sources(&src_dir, expand_src(words()?)).map_err(&at)?),
+            "Shared" | "Dlopen" => {
+                let (lib, rest) = value.split_once(':').ok_or_else(|| {
+                    at(format!(
+                        "expected `{key}: libname.so: sources... [cflags...] [-- link args...]`"
+                    ))
+                })?;
+                let lib = lib.trim().to_string();
+                if lib.is_empty() || lib.contains('/') || !lib.contains(".so") {
+                    return Err(at(format!(
+                        "bad shared library name `{lib}` (expected a file name like libfoo.so)"
+                    )));
+                }
+                if fx.libraries.iter().any(|l| l.name == lib) {
+                    return Err(at(format!("library `{lib}` is defined twice")));
+                }
+                let mut words = expand_src(split(rest).map_err(&at)?);
+                let link_args = match words.iter().position(|w| w == "--") {
+                    Some(p) => {
+                        let tail = words.split_off(p);
+                        tail[1..].to_vec()
+                    }
+                    None => Vec::new(),
+                };
+                fx.libraries.push(SharedLib {
+                    name: lib,
+                    sources: sources(&src_dir, words).map_err(&at)?,
+                    link_args,
+                    linked: key == "Shared",
+                });
+            }
+            "Archive" | "ThinArchive" | "NoIndexArchive" => {
                 let (lib, rest) = value
                     .split_once(':')
                     .ok_or_else(|| at(format!("expected `{key}: libname: sources...`")))?;
@@ -285,16 +374,17 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
                 }
                 let library = Library {
                     name: lib,
-                    sources: sources(&src_dir, split(rest).map_err(&at)?).map_err(&at)?,
+                    sources: sources(&src_dir, expand_src(split(rest).map_err(&at)?))
+                        .map_err(&at)?,
                 };
-                match key {
-                    "Archive" => fx.archives.push((LibKind::Archive, library)),
-                    "ThinArchive" => fx.archives.push((LibKind::Thin, library)),
-                    "NoIndexArchive" => fx.archives.push((LibKind::NoIndex, library)),
-                    _ => fx.shared.push(library),
-                }
+                let kind = match key {
+                    "Archive" => LibKind::Archive,
+                    "ThinArchive" => LibKind::Thin,
+                    _ => LibKind::NoIndex,
+                };
+                fx.archives.push((kind, library));
             }
-            "LinkArgs" => fx.link_args.extend(words()?),
+            "LinkArgs" => fx.link_args.extend(expand_src(words()?)),
             "RunArgs" => fx.run_args.extend(words()?),
             "Stdin" => fx.stdin.extend(unescape(value).map_err(&at)?),
             "Env" => {
@@ -312,15 +402,21 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
                 fx.expect_error = Some(re);
             }
             "DiffIgnore" => {
-                // The first word is the key; the rest is the (recommended) reason.
+                // The first word is the key; the rest is the (recommended) reason. A library's
+                // keys (`lib:<name>:<key>`) are checked once every library is known.
                 let key = value.split_whitespace().next().unwrap_or("");
-                let valid = match key.strip_suffix(".*") {
-                    Some(prefix) => known_keys
-                        .iter()
-                        .any(|k| k.starts_with(&format!("{prefix}."))),
-                    None => known_keys.contains(&key),
+                let plain = match key.strip_prefix("lib:") {
+                    Some(rest) => match rest.split_once(':') {
+                        Some((_, k)) => k,
+                        None => {
+                            return Err(at(format!(
+                                "`DiffIgnore: {key}`: expected `lib:<library>:<key>`"
+                            )))
+                        }
+                    },
+                    None => key,
                 };
-                if !valid {
+                if !is_known_key(plain, known_keys) {
                     return Err(at(format!(
                         "`DiffIgnore: {key}` names no fingerprint key; known keys: {}",
                         known_keys.join(", ")
@@ -343,11 +439,21 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
             primary.display()
         ));
     }
-    if !fx.shared.is_empty() {
+    for key in &fx.diff_ignore {
+        if let Some((lib, _)) = key.strip_prefix("lib:").and_then(|r| r.split_once(':')) {
+            if !fx.libraries.iter().any(|l| l.name == lib) {
+                return Err(format!(
+                    "{}: `DiffIgnore: {key}` names no `Shared`/`Dlopen` library of the fixture",
+                    primary.display()
+                ));
+            }
+        }
+    }
+    if !fx.libraries.is_empty() {
         if modes_given {
             if let Some(m) = fx.modes.iter().find(|m| m.is_static()) {
                 return Err(format!(
-                    "{}: `Shared` libraries cannot be used in mode `{}`",
+                    "{}: `Shared`/`Dlopen` libraries cannot be used in mode `{}`",
                     primary.display(),
                     m.name()
                 ));
@@ -357,6 +463,15 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
         }
     }
     Ok(fx)
+}
+
+fn is_known_key(key: &str, known_keys: &[&str]) -> bool {
+    match key.strip_suffix(".*") {
+        Some(prefix) => known_keys
+            .iter()
+            .any(|k| k.starts_with(&format!("{prefix}."))),
+        None => known_keys.contains(&key),
+    }
 }
 
 fn split(text: &str) -> Result<Vec<String>, String> {
@@ -378,8 +493,11 @@ fn sources(dir: &Path, words: Vec<String>) -> Result<Sources, String> {
                     path.display()
                 ));
             }
-            if !(w.ends_with(".c") || w.ends_with(".s") || w.ends_with(".S")) {
-                return Err(format!("source `{w}` must be .c, .s or .S"));
+            if ![".c", ".s", ".S", ".cc", ".cpp"]
+                .iter()
+                .any(|e| w.ends_with(e))
+            {
+                return Err(format!("source `{w}` must be .c, .cc, .cpp, .s or .S"));
             }
             files.push(path);
         }

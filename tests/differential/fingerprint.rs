@@ -35,6 +35,9 @@ pub const KEYS: &[&str] = &[
     "dynamic.flags",
     "dynamic.flags_1",
     "dynamic.tags",
+    "dynamic.init",
+    "dynamic.fini",
+    "dynamic.init_arrays",
     "dynsym",
     "dynrel",
     "dynrel.relative_count",
@@ -64,12 +67,48 @@ pub const DEFAULT_IGNORE: &[(&str, &str)] = &[
     ("comment.text", "names the linker"),
 ];
 
+/// Whether `key` is left out of the comparison: by [`DEFAULT_IGNORE`] (which also applies to
+/// every library's `lib:<name>:` keys) or by a fixture's `DiffIgnore` patterns (matched against
+/// the full key, so `lib:libfoo.so:dynsym` names one library's key).
 pub fn is_ignored(key: &str, extra: &[String]) -> bool {
-    let matches = |pattern: &str| match pattern.strip_suffix(".*") {
+    let matches = |key: &str, pattern: &str| match pattern.strip_suffix(".*") {
         Some(prefix) => key.starts_with(&format!("{prefix}.")),
         None => key == pattern,
     };
-    DEFAULT_IGNORE.iter().any(|(k, _)| matches(k)) || extra.iter().any(|k| matches(k))
+    let plain = library_key(key).map_or(key, |(_, k)| k);
+    DEFAULT_IGNORE.iter().any(|(k, _)| matches(plain, k)) || extra.iter().any(|k| matches(key, k))
+}
+
+/// The prefix of the keys of a shared library's fingerprint in a trial's combined fingerprint.
+pub fn library_prefix(name: &str) -> String {
+    format!("lib:{name}:")
+}
+
+/// Splits `lib:<name>:<key>` into the library name and the plain key.
+pub fn library_key(key: &str) -> Option<(&str, &str)> {
+    key.strip_prefix("lib:")?.split_once(':')
+}
+
+/// Replaces every occurrence of each `(from, to)` in the fingerprint's strings (absolute build
+/// paths, e.g. in `-rpath $DIR`, become placeholders so that the two sides compare equal).
+pub fn replace_paths(fp: &mut Fingerprint, replacements: &[(String, &str)]) {
+    fn walk(v: &mut Value, replacements: &[(String, &str)]) {
+        match v {
+            Value::String(s) => {
+                for (from, to) in replacements {
+                    if !from.is_empty() && s.contains(from.as_str()) {
+                        *s = s.replace(from.as_str(), to);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|i| walk(i, replacements)),
+            Value::Object(map) => map.values_mut().for_each(|i| walk(i, replacements)),
+            _ => {}
+        }
+    }
+    for v in fp.values_mut() {
+        walk(v, replacements);
+    }
 }
 
 fn set<I: IntoIterator<Item = String>>(items: I) -> Value {
@@ -363,6 +402,28 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
             .filter(|d| d.d_tag != DT_NULL)
             .map(|d| dt_name(d.d_tag))),
     );
+    // DT_INIT / DT_FINI as symbol names (`_init` by default, `--init=<sym>` otherwise).
+    for (key, tag) in [("dynamic.init", DT_INIT), ("dynamic.fini", DT_FINI)] {
+        put(
+            key,
+            json!(match dyn_value(&elf, tag) {
+                None => "absent".to_string(),
+                Some(addr) => symbol_at(&elf, addr, None),
+            }),
+        );
+    }
+    // The number of entries of each init/fini array (their order is checked by the programs).
+    let mut arrays = Vec::new();
+    for (name, tag) in [
+        ("preinit", DT_PREINIT_ARRAYSZ),
+        ("init", DT_INIT_ARRAYSZ),
+        ("fini", DT_FINI_ARRAYSZ),
+    ] {
+        if let Some(size) = dyn_value(&elf, tag) {
+            arrays.push(format!("{name}={}", size / 8));
+        }
+    }
+    put("dynamic.init_arrays", json!(arrays.join(" ")));
 
     // Dynamic symbols with versions.
     let versions = version_names(&elf);
@@ -373,7 +434,10 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
         let mut item = name.to_string();
         if let Some(vs) = elf.versym.as_ref().and_then(|v| v.get_at(i)) {
             let idx = vs.version();
-            if idx >= 2 {
+            if idx == 0 && s.st_shndx != 0 {
+                // VER_NDX_LOCAL on an exported definition.
+                item.push_str("@<local>");
+            } else if idx >= 2 {
                 let vname = versions
                     .get(&idx)
                     .cloned()
@@ -588,7 +652,12 @@ fn validation_text(problems: Vec<String>) -> String {
 /// The entry point as a symbol name: a defined .symtab symbol at `e_entry` (`_start`
 /// preferred), else a dynamic symbol, else the section it points into.
 fn entry_symbol(elf: &Elf) -> String {
-    let entry = elf.entry;
+    symbol_at(elf, elf.entry, Some("_start"))
+}
+
+/// An address as a symbol name: a defined .symtab symbol there (`preferred` if it is one of
+/// them, else the first by name), else a dynamic symbol, else `section+offset`.
+fn symbol_at(elf: &Elf, entry: u64, preferred: Option<&str>) -> String {
     if entry == 0 {
         return "0".into();
     }
@@ -608,8 +677,8 @@ fn entry_symbol(elf: &Elf) -> String {
         .collect();
     candidates.sort();
     candidates.dedup();
-    if candidates.iter().any(|n| n == "_start") {
-        return "_start".into();
+    if let Some(p) = preferred.filter(|p| candidates.iter().any(|n| n == p)) {
+        return p.into();
     }
     if let Some(first) = candidates.first() {
         return first.clone();
@@ -699,9 +768,12 @@ fn check_gnu_hash(data: &[u8], off: usize, syms: &[sym::Sym], names: &[&str]) ->
         };
         let mut found = false;
         if i >= symoffset {
+            // Several entries can share a name (`foo@VER_1` and `foo@@VER_2`): ld.so goes on
+            // to the version check, so the walk continues past same-named entries.
             while let Some(ch) = read_u32(data, chain_off + (i - symoffset) as usize * 4) {
-                if (ch | 1) == (h | 1) && names.get(i as usize) == Some(&name) {
-                    found = i as usize == idx;
+                if (ch | 1) == (h | 1) && names.get(i as usize) == Some(&name) && i as usize == idx
+                {
+                    found = true;
                     break;
                 }
                 if ch & 1 != 0 {

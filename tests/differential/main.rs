@@ -1,8 +1,16 @@
-//! The differential harness: every fixture in `fixtures/elf/` is compiled once with clang-22,
-//! linked twice with the same compiler-driver command (once with dtld, once with ld.lld-22),
-//! and the two programs must behave identically (exit status, stdout, stderr) and have the same
-//! structural fingerprint (see `fingerprint.rs`). dtld's link must also be deterministic. This is
-//! how dtld stays a drop-in replacement: lld is the oracle for every behaviour we test.
+//! The differential harness: every fixture in `fixtures/elf/` is compiled once with clang-22
+//! (clang++-22 for C++ sources), linked twice with the same compiler-driver command (once with
+//! dtld, once with ld.lld-22), and the two programs must behave identically (exit status,
+//! stdout, stderr) and have the same structural fingerprint (see `fingerprint.rs`). dtld's link
+//! must also be deterministic. This is how dtld stays a drop-in replacement: lld is the oracle
+//! for every behaviour we test.
+//!
+//! Shared libraries (`//#Shared:` and `//#Dlopen:`) are built by both linkers too: each linker
+//! gets its own directory (`<trial>/dtld/`, `<trial>/lld/`) in which it links every library and
+//! then the program against its own libraries; the program runs there. The fingerprints of the
+//! libraries are part of the comparison (keys `lib:<name>:<key>`), and the two mixed
+//! combinations (dtld's program with lld's libraries and the reverse) must behave like lld's
+//! program with lld's libraries.
 //!
 //! One libtest-mimic trial per fixture × mode × driver, named `elf/<fixture>/<mode>[/gcc]`, so
 //! `cargo test -p dtld-tests --test differential -- tls` filters. The directive vocabulary is
@@ -38,8 +46,8 @@ use std::time::Duration;
 use directives::{Driver, Fixture, Mode};
 use dtld_tests::{
     check_tools, command_line, find_distributor, find_dtld, fresh_dir, run_tool, run_tool_ok,
-    run_with_timeout, target_dir, workspace_root, wrapper_dir, CompileCache, Outcome, CLANG, GCC,
-    LLD, LLVM_AR,
+    run_with_timeout, target_dir, workspace_root, wrapper_dir, CompileCache, Outcome, CLANG,
+    CLANGXX, GCC, GXX, LLD, LLVM_AR,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -64,7 +72,7 @@ struct Context {
 
 impl Context {
     fn new() -> Result<Context, String> {
-        check_tools(&[CLANG, LLD, LLVM_AR])?;
+        check_tools(&[CLANG, CLANGXX, LLD, LLVM_AR])?;
         let dtld = find_dtld()?;
         let build_root = target_dir().join("differential");
         let tools = build_root.join(".tools");
@@ -177,12 +185,16 @@ fn run_trial(
     };
     let dir = ctx.build_root.join(&fx.name).join(leaf);
     fresh_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let sides = [Linker::Dtld, Linker::Lld].map(|linker| Side::new(&dir, fx, linker));
     let mut t = TrialRun {
         ctx,
         fx,
         mode,
         driver,
         dir: dir.clone(),
+        sides,
+        inputs: Vec::new(),
+        lib_objects: Vec::new(),
         repro: Vec::new(),
         bitcode_objects: 0,
         distributor,
@@ -205,10 +217,55 @@ fn run_trial(
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Linker {
     Dtld,
     Lld,
+}
+
+impl Linker {
+    fn name(self) -> &'static str {
+        match self {
+            Linker::Dtld => "dtld",
+            Linker::Lld => "lld",
+        }
+    }
+}
+
+/// Where one linker's links run and its outputs (and program runs) live.
+struct Side {
+    linker: Linker,
+    /// Absolute. The trial's build directory for fixtures without shared libraries, else
+    /// `<build>/dtld` or `<build>/lld`, so that every path (`-L.`, rpaths, `LD_LIBRARY_PATH`,
+    /// `dlopen` by name) reaches this linker's own libraries.
+    dir: PathBuf,
+    /// What turns a path relative to the build directory into one relative to `dir`.
+    up: &'static str,
+    /// The program's file name in `dir`.
+    prog: String,
+}
+
+impl Side {
+    fn new(build: &Path, fx: &Fixture, linker: Linker) -> Side {
+        let (dir, up) = if fx.libraries.is_empty() {
+            (build.to_path_buf(), "")
+        } else {
+            (build.join(linker.name()), "../")
+        };
+        Side {
+            linker,
+            dir,
+            up,
+            prog: format!("prog.{}", linker.name()),
+        }
+    }
+}
+
+/// A link of the trial: one of the fixture's shared libraries (by index) or the program.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Library(usize),
+    Program,
 }
 
 struct TrialRun<'a> {
@@ -216,7 +273,14 @@ struct TrialRun<'a> {
     fx: &'a Fixture,
     mode: Mode,
     driver: Driver,
+    /// The trial's build directory (objects and archives).
     dir: PathBuf,
+    /// dtld's side, then lld's.
+    sides: [Side; 2],
+    /// The program's objects and archives, relative to `dir`.
+    inputs: Vec<String>,
+    /// Each library's objects, relative to `dir`.
+    lib_objects: Vec<Vec<String>>,
     repro: Vec<String>,
     /// How many compiled objects are LLVM bitcode (checked for `Lto` fixtures).
     bitcode_objects: usize,
@@ -226,60 +290,47 @@ struct TrialRun<'a> {
 
 impl TrialRun<'_> {
     fn run(&mut self) -> Result<(), String> {
-        let inputs = self.build_inputs()?;
-        let before = top_level_names(&self.dir)?;
-
-        let dtld_cmd = self.link_command(&inputs, "prog.dtld", Linker::Dtld, &[]);
-        let lld_cmd = self.link_command(&inputs, "prog.lld", Linker::Lld, &[]);
-        self.repro.push(command_line(&dtld_cmd));
-        self.repro.push(command_line(&lld_cmd));
-        let mut ours = run_tool(&mut { dtld_cmd })?;
-        let mut theirs = run_tool(&mut { lld_cmd })?;
-        if let Some(d) = &self.distributor {
-            // The distributor's own messages name temporary files, which differ by design
-            // (lld's carry its PID): they are not link diagnostics.
-            for o in [&mut ours, &mut theirs] {
-                o.stderr = without_program_lines(&o.stderr, d);
-            }
-        }
-
-        if let Some(re) = &self.fx.expect_error {
-            let mut result = self.check_expected_error(re, &inputs, &ours, &theirs);
-            if let Err(e) = self.check_leftovers(&before) {
-                result = Err(match result {
-                    Ok(()) => e,
-                    Err(first) => format!("{first}\n{e}"),
-                });
-            }
-            return result;
-        }
-        if !theirs.success() {
-            return Err(format!(
-                "the reference link (ld.lld) failed ({}), so the fixture is broken:\n{}",
-                theirs.status_text(),
-                theirs.stderr_text()
-            ));
-        }
-        if !ours.success() {
-            return Err(format!(
-                "dtld's link failed ({}):\n{}",
-                ours.status_text(),
-                ours.stderr_text()
-            ));
+        self.build_inputs()?;
+        for side in &self.sides {
+            fs::create_dir_all(&side.dir)
+                .map_err(|e| format!("cannot create {}: {e}", side.dir.display()))?;
         }
         let mut problems = Vec::new();
-        if ours.stderr != theirs.stderr {
-            problems.push(format!(
-                "link diagnostics differ:\n--- dtld (through the driver) ---\n{}--- ld.lld ---\n{}",
-                ours.stderr_text(),
-                theirs.stderr_text()
-            ));
+
+        // Every library, by both linkers, in directive order (a library may link against the
+        // ones before it, which are in the same directory).
+        for index in 0..self.fx.libraries.len() {
+            let step = Step::Library(index);
+            let (ours, theirs) = self.link_both(step)?;
+            if self.fx.expect_error.is_some() && !theirs.success() {
+                return self.expected_error(step, &ours, &theirs, None);
+            }
+            self.check_links(step, &ours, &theirs, &mut problems)?;
+            self.soname_links(index)?;
         }
 
-        self.compare_runs(&mut problems)?;
-        self.compare_fingerprints(&mut problems)?;
+        let before = self.snapshot()?;
+        let (ours, theirs) = self.link_both(Step::Program)?;
+        if self.fx.expect_error.is_some() {
+            return self.expected_error(Step::Program, &ours, &theirs, Some(&before));
+        }
+        if let Err(e) = self.check_links(Step::Program, &ours, &theirs, &mut problems) {
+            // The libraries were linked by both: their differences explain more than the
+            // program's link error alone.
+            problems.insert(0, e);
+            if !self.fx.libraries.is_empty() && theirs.success() {
+                self.compare_fingerprints(&mut problems, false)?;
+            }
+            return Err(problems.join("\n"));
+        }
+
+        let reference = self.compare_runs(&mut problems)?;
+        if !self.fx.libraries.is_empty() {
+            self.compare_mixed_runs(&reference, &mut problems)?;
+        }
+        self.compare_fingerprints(&mut problems, true)?;
         if self.driver == Driver::Clang && self.ctx.determinism {
-            self.check_determinism(&inputs, &mut problems)?;
+            self.check_determinism(&mut problems)?;
         }
         if let Err(e) = self.check_leftovers(&before) {
             problems.push(e);
@@ -289,6 +340,117 @@ impl TrialRun<'_> {
         } else {
             Err(problems.join("\n"))
         }
+    }
+
+    /// The output file of `step` in a side's directory.
+    fn output_name(&self, step: Step, side: &Side) -> String {
+        match step {
+            Step::Library(i) => self.fx.libraries[i].name.clone(),
+            Step::Program => side.prog.clone(),
+        }
+    }
+
+    /// What the messages call `step`.
+    fn step_name(&self, step: Step) -> String {
+        match step {
+            Step::Library(i) => format!("link of {}", self.fx.libraries[i].name),
+            Step::Program => "link".to_string(),
+        }
+    }
+
+    /// Runs `step` with dtld, then with ld.lld; returns (dtld's outcome, ld.lld's).
+    fn link_both(&mut self, step: Step) -> Result<(Outcome, Outcome), String> {
+        let dtld_cmd = self.link_command(
+            step,
+            &self.sides[0],
+            &self.output_name(step, &self.sides[0]),
+            &[],
+        );
+        let lld_cmd = self.link_command(
+            step,
+            &self.sides[1],
+            &self.output_name(step, &self.sides[1]),
+            &[],
+        );
+        self.repro.push(command_line(&dtld_cmd));
+        self.repro.push(command_line(&lld_cmd));
+        let mut ours = run_tool(&mut { dtld_cmd })?;
+        let mut theirs = run_tool(&mut { lld_cmd })?;
+        if let (Some(d), Step::Program) = (&self.distributor, step) {
+            // The distributor's own messages name temporary files, which differ by design
+            // (lld's carry its PID): they are not link diagnostics.
+            for o in [&mut ours, &mut theirs] {
+                o.stderr = without_program_lines(&o.stderr, d);
+            }
+        }
+        Ok((ours, theirs))
+    }
+
+    /// Both links of `step` must succeed (an error ends the trial); differing diagnostics are
+    /// a problem.
+    fn check_links(
+        &self,
+        step: Step,
+        ours: &Outcome,
+        theirs: &Outcome,
+        problems: &mut Vec<String>,
+    ) -> Result<(), String> {
+        let what = self.step_name(step);
+        if !theirs.success() {
+            return Err(format!(
+                "the reference {what} (ld.lld) failed ({}), so the fixture is broken:\n{}",
+                theirs.status_text(),
+                theirs.stderr_text()
+            ));
+        }
+        if !ours.success() {
+            return Err(format!(
+                "dtld's {what} failed ({}):\n{}",
+                ours.status_text(),
+                ours.stderr_text()
+            ));
+        }
+        if ours.stderr != theirs.stderr {
+            problems.push(format!(
+                "{what}: diagnostics differ:\n--- dtld (through the driver) ---\n{}--- ld.lld ---\n{}",
+                ours.stderr_text(),
+                theirs.stderr_text()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The result of an `ExpectError` trial whose failing link is `step`.
+    fn expected_error(
+        &mut self,
+        step: Step,
+        ours: &Outcome,
+        theirs: &Outcome,
+        before: Option<&Snapshot>,
+    ) -> Result<(), String> {
+        let re = self.fx.expect_error.clone().expect("ExpectError fixture");
+        let mut result = self.check_expected_error(&re, step, ours, theirs);
+        if let Some(before) = before {
+            if let Err(e) = self.check_leftovers(before) {
+                result = Err(match result {
+                    Ok(()) => e,
+                    Err(first) => format!("{first}\n{e}"),
+                });
+            }
+        }
+        result
+    }
+
+    /// When a library's soname differs from its file name, adds `<soname> -> <file>` in the
+    /// side's directory (what ldconfig would do), so the loader finds it by its DT_NEEDED name.
+    fn soname_links(&self, index: usize) -> Result<(), String> {
+        let name = &self.fx.libraries[index].name;
+        for side in &self.sides {
+            if let Some(soname) = soname_of(&side.dir.join(name))? {
+                link_soname(&side.dir, &soname, name)?;
+            }
+        }
+        Ok(())
     }
 
     /// Flags for one source: the defaults, `-flto=` (program sources of an `Lto` fixture;
@@ -309,8 +471,8 @@ impl TrialRun<'_> {
         flags
     }
 
-    /// Compiles `src` into `subdir` (relative to the build dir) and returns the object path
-    /// relative to the build dir.
+    /// Compiles `src` (with clang++-22 when it is C++) into `subdir` (relative to the build
+    /// dir) and returns the object path relative to the build dir.
     fn compile(
         &mut self,
         src: &Path,
@@ -333,7 +495,12 @@ impl TrialRun<'_> {
         if let Some(parent) = out.parent() {
             fs::create_dir_all(parent).map_err(|e| e.to_string())?;
         }
-        let shown = self.ctx.cache.compile(src, flags, &out)?;
+        let compiler = if directives::is_cxx(src) {
+            CLANGXX
+        } else {
+            CLANG
+        };
+        let shown = self.ctx.cache.compile_with(compiler, src, flags, &out)?;
         self.repro.push(shown);
         if is_bitcode(&out) {
             self.bitcode_objects += 1;
@@ -341,9 +508,9 @@ impl TrialRun<'_> {
         Ok(rel)
     }
 
-    /// Compiles every source, builds archives and shared libraries. Returns the link inputs
-    /// (relative to the build directory) in order: objects, archives, shared libraries.
-    fn build_inputs(&mut self) -> Result<Vec<String>, String> {
+    /// Compiles every source and builds the archives. Sets the program's link inputs (relative
+    /// to the build directory, in order: objects, archives) and each shared library's objects.
+    fn build_inputs(&mut self) -> Result<(), String> {
         let fx = self.fx;
         let mut taken = HashSet::new();
         let mut inputs = Vec::new();
@@ -371,24 +538,15 @@ impl TrialRun<'_> {
             run_tool_ok(&mut ar)?;
             inputs.push(lib.name.clone());
         }
-        for lib in &fx.shared {
+        let mut lib_objects = Vec::new();
+        for lib in &fx.libraries {
             let flags = self.compile_flags(true, &lib.sources.cflags);
             let subdir = format!("{}.objs/", lib.name);
             let mut objs = Vec::new();
             for src in &lib.sources.files {
                 objs.push(self.compile(src, &flags, &subdir, &mut taken)?);
             }
-            let mut link = Command::new(CLANG);
-            link.current_dir(&self.dir)
-                .arg("-shared")
-                .arg("-fuse-ld=lld")
-                .arg(format!("-Wl,-soname,{}", lib.name))
-                .args(&objs)
-                .arg("-o")
-                .arg(&lib.name);
-            self.repro.push(command_line(&link));
-            run_tool_ok(&mut link)?;
-            inputs.push(lib.name.clone());
+            lib_objects.push(objs);
         }
         // An `Lto` fixture whose sources all ended up native (say, `-fno-lto` in `CFlags`)
         // would silently test ordinary linking.
@@ -398,23 +556,53 @@ impl TrialRun<'_> {
                 lto.name()
             ));
         }
-        Ok(inputs)
+        self.inputs = inputs;
+        self.lib_objects = lib_objects;
+        Ok(())
     }
 
-    /// The link command; identical for both linkers except for the linker selection.
-    fn link_command(
-        &self,
-        inputs: &[String],
-        out: &str,
-        linker: Linker,
-        extra: &[&str],
-    ) -> Command {
-        let mut cmd = match self.driver {
-            Driver::Clang => Command::new(CLANG),
-            Driver::Gcc => Command::new(GCC),
+    /// The command for one link in `side`'s directory; identical for both linkers except for
+    /// the linker selection (and `$DIR`, which is each side's directory). The program links its
+    /// objects, archives and `Shared` libraries (file names in the side's directory), a library
+    /// its objects with `-shared -Wl,-soname,<name>` and its `--` arguments.
+    fn link_command(&self, step: Step, side: &Side, out: &str, extra: &[&str]) -> Command {
+        let cxx = match step {
+            Step::Library(i) => self.fx.libraries[i].sources.is_cxx(),
+            Step::Program => self.fx.program_is_cxx(),
         };
-        cmd.current_dir(&self.dir).args(inputs).arg("-o").arg(out);
-        match (self.driver, linker) {
+        let mut cmd = Command::new(match (self.driver, cxx) {
+            (Driver::Clang, false) => CLANG,
+            (Driver::Clang, true) => CLANGXX,
+            (Driver::Gcc, false) => GCC,
+            (Driver::Gcc, true) => GXX,
+        });
+        cmd.current_dir(&side.dir);
+        let link_args = match step {
+            Step::Library(i) => {
+                let lib = &self.fx.libraries[i];
+                cmd.arg("-shared")
+                    .arg(format!("-Wl,-soname,{}", lib.name))
+                    .args(
+                        self.lib_objects[i]
+                            .iter()
+                            .map(|o| format!("{}{o}", side.up)),
+                    );
+                &lib.link_args
+            }
+            Step::Program => {
+                cmd.args(self.inputs.iter().map(|i| format!("{}{i}", side.up)))
+                    .args(
+                        self.fx
+                            .libraries
+                            .iter()
+                            .filter(|l| l.linked)
+                            .map(|l| &l.name),
+                    );
+                &self.fx.link_args
+            }
+        };
+        cmd.arg("-o").arg(out);
+        match (self.driver, side.linker) {
             (Driver::Clang, Linker::Dtld) => {
                 let mut arg = OsString::from("-fuse-ld=");
                 arg.push(&self.ctx.dtld);
@@ -431,41 +619,69 @@ impl TrialRun<'_> {
                     .arg(format!("-B{}/", self.ctx.gcc_lld_dir.display()));
             }
         }
-        cmd.arg(self.mode.link_flag());
-        if let Some(lto) = self.fx.lto {
-            // Makes clang pass `-plugin .../LLVMgold.so -plugin-opt=...` to dtld (nothing but
-            // `-plugin-opt=...` to ld.lld), as a real LTO build would.
-            cmd.arg(lto.flag());
-        }
-        if let Some(d) = &self.distributor {
-            // clang turns this into `--thinlto-distributor=<d>` and
-            // `--thinlto-remote-compiler=<its own path>` for either linker.
-            let mut arg = OsString::from("-fthinlto-distributor=");
-            arg.push(d);
-            cmd.arg(arg);
+        if step == Step::Program {
+            cmd.arg(self.mode.link_flag());
+            if let Some(lto) = self.fx.lto {
+                // Makes clang pass `-plugin .../LLVMgold.so -plugin-opt=...` to dtld (nothing
+                // but `-plugin-opt=...` to ld.lld), as a real LTO build would.
+                cmd.arg(lto.flag());
+            }
+            if let Some(d) = &self.distributor {
+                // clang turns this into `--thinlto-distributor=<d>` and
+                // `--thinlto-remote-compiler=<its own path>` for either linker.
+                let mut arg = OsString::from("-fthinlto-distributor=");
+                arg.push(d);
+                cmd.arg(arg);
+            }
         }
         cmd.args(extra);
-        let dir = self.dir.to_string_lossy();
-        cmd.args(self.fx.link_args.iter().map(|a| a.replace("$DIR", &dir)));
+        let dir = side.dir.to_string_lossy();
+        let build = self.dir.to_string_lossy();
+        cmd.args(
+            link_args
+                .iter()
+                .map(|a| a.replace("$DIR", &dir).replace("$BUILD", &build)),
+        );
         cmd
     }
 
+    /// The names in each distinct side directory (taken before the program links).
+    fn snapshot(&self) -> Result<Snapshot, String> {
+        let mut snap: Snapshot = Vec::new();
+        for side in &self.sides {
+            if !snap.iter().any(|(d, _)| *d == side.dir) {
+                snap.push((side.dir.clone(), top_level_names(&side.dir)?));
+            }
+        }
+        Ok(snap)
+    }
+
     /// `/dtlto` trials: nothing but the links' outputs (and the harness's own files) may have
-    /// appeared in the build directory: no job file, shard, native object, extracted archive
-    /// member or `<output>.dtld-lto/` directory.
-    fn check_leftovers(&self, before: &HashSet<String>) -> Result<(), String> {
+    /// appeared in the directories the program links ran in: no job file, shard, native
+    /// object, extracted archive member or `<output>.dtld-lto/` directory.
+    fn check_leftovers(&self, before: &Snapshot) -> Result<(), String> {
         if self.distributor.is_none() {
             return Ok(());
         }
         let expected = |name: &str| {
-            name.starts_with("prog.dtld.threads")
-                || name.starts_with("fingerprint.")
-                || ["prog.dtld", "prog.lld", "prog.direct"].contains(&name)
+            name.starts_with("fingerprint.")
+                || name.contains(".threads")
+                || name.ends_with(".direct")
+                || self.sides.iter().any(|s| s.prog == name)
         };
-        let mut left: Vec<String> = top_level_names(&self.dir)?
-            .into_iter()
-            .filter(|n| !before.contains(n) && !expected(n))
-            .collect();
+        let mut left = Vec::new();
+        for (dir, names) in before {
+            for n in top_level_names(dir)? {
+                if !names.contains(&n) && !expected(&n) {
+                    left.push(
+                        dir.join(n).strip_prefix(&self.dir).map_or_else(
+                            |_| dir.display().to_string(),
+                            |p| p.display().to_string(),
+                        ),
+                    );
+                }
+            }
+        }
         left.sort();
         if left.is_empty() {
             Ok(())
@@ -480,18 +696,21 @@ impl TrialRun<'_> {
     fn check_expected_error(
         &mut self,
         re: &regex::Regex,
-        inputs: &[String],
+        step: Step,
         ours: &Outcome,
         theirs: &Outcome,
     ) -> Result<(), String> {
         let mut problems = Vec::new();
+        let what = self.step_name(step);
         if theirs.success() {
-            problems.push(
-                "ld.lld succeeded but the fixture says ExpectError (fixture bug?)".to_string(),
-            );
+            problems.push(format!(
+                "ld.lld's {what} succeeded but the fixture says ExpectError (fixture bug?)"
+            ));
         }
         if ours.success() {
-            problems.push("dtld succeeded but the fixture says ExpectError".to_string());
+            problems.push(format!(
+                "dtld's {what} succeeded but the fixture says ExpectError"
+            ));
         }
         let our_err = first_error(&ours.stderr_text());
         let their_err = first_error(&theirs.stderr_text());
@@ -536,18 +755,24 @@ impl TrialRun<'_> {
                 )),
             }
         }
-        if !ours.success() && self.dir.join("prog.dtld").exists() {
+        let side = &self.sides[0];
+        let out = self.output_name(step, side);
+        if !ours.success() && side.dir.join(&out).exists() {
             problems.push("dtld failed but left an output file".to_string());
         }
         // The drivers delete a failed link's output themselves, so check the linker's own exit
         // code and cleanup by running the exact linker command clang would run.
         if self.driver == Driver::Clang && !ours.success() {
-            let mut probe = self.link_command(inputs, "prog.direct", Linker::Dtld, &["-###"]);
+            let direct_out = match step {
+                Step::Program => "prog.direct".to_string(),
+                Step::Library(_) => format!("{out}.direct"),
+            };
+            let mut probe = self.link_command(step, side, &direct_out, &["-###"]);
             let listed = run_tool(&mut probe)?;
             match linker_line(&listed.stderr_text(), &self.ctx.dtld) {
                 Some(argv) => {
                     let mut direct = Command::new(&argv[0]);
-                    direct.current_dir(&self.dir).args(&argv[1..]);
+                    direct.current_dir(&side.dir).args(&argv[1..]);
                     self.repro
                         .push(format!("# the linker alone:\n  {}", command_line(&direct)));
                     let outcome = run_tool(&mut direct)?;
@@ -557,7 +782,7 @@ impl TrialRun<'_> {
                             outcome.status_text()
                         ));
                     }
-                    if self.dir.join("prog.direct").exists() {
+                    if self.sides[0].dir.join(&direct_out).exists() {
                         problems
                             .push("dtld run directly failed but left its output file".to_string());
                     }
@@ -575,13 +800,14 @@ impl TrialRun<'_> {
         }
     }
 
-    fn run_program(&mut self, exe: &str) -> Result<Outcome, String> {
+    /// Runs `dir/exe` in `dir` (with `LD_LIBRARY_PATH=dir` when the fixture has libraries).
+    fn run_program(&mut self, dir: &Path, exe: &str) -> Result<Outcome, String> {
         let fx = self.fx;
-        let mut cmd = Command::new(self.dir.join(exe));
+        let mut cmd = Command::new(dir.join(exe));
         // Same argv[0] for both programs, in case a fixture prints it.
-        cmd.arg0("./prog").current_dir(&self.dir).args(&fx.run_args);
-        if !fx.shared.is_empty() {
-            cmd.env("LD_LIBRARY_PATH", &self.dir);
+        cmd.arg0("./prog").current_dir(dir).args(&fx.run_args);
+        if !fx.libraries.is_empty() {
+            cmd.env("LD_LIBRARY_PATH", dir);
         }
         for (k, v) in &fx.env {
             cmd.env(k, v);
@@ -591,38 +817,121 @@ impl TrialRun<'_> {
             .map_err(|e| format!("cannot run {exe}: {e}"))
     }
 
-    fn compare_runs(&mut self, problems: &mut Vec<String>) -> Result<(), String> {
-        let ours = self.run_program("prog.dtld")?;
-        let theirs = self.run_program("prog.lld")?;
+    /// Runs both programs and compares them; returns the lld-linked program's outcome.
+    fn compare_runs(&mut self, problems: &mut Vec<String>) -> Result<Outcome, String> {
+        let (dtld_dir, dtld_prog) = (self.sides[0].dir.clone(), self.sides[0].prog.clone());
+        let (lld_dir, lld_prog) = (self.sides[1].dir.clone(), self.sides[1].prog.clone());
+        let ours = self.run_program(&dtld_dir, &dtld_prog)?;
+        let theirs = self.run_program(&lld_dir, &lld_prog)?;
         if theirs.status.is_none() {
             problems.push("the lld-linked program timed out (fixture bug?)".to_string());
         }
-        if ours.status_text() != theirs.status_text() {
-            problems.push(format!(
-                "exit status differs: dtld-linked program: {}, lld-linked program: {}",
-                ours.status_text(),
-                theirs.status_text()
-            ));
-        }
-        for (what, a, b) in [
-            ("stdout", &ours.stdout, &theirs.stdout),
-            ("stderr", &ours.stderr, &theirs.stderr),
-        ] {
-            if a != b {
-                problems.push(format!("{what} differs:\n{}", text_diff(a, b)));
+        compare_outcomes(
+            &ours,
+            &theirs,
+            "dtld-linked program",
+            "lld-linked program",
+            problems,
+        );
+        Ok(theirs)
+    }
+
+    /// Runs each linker's program with the other linker's libraries (copied together into
+    /// `<build>/mixed-<prog linker>-prog/`, soname links included) and compares them with the
+    /// lld program with lld libraries.
+    fn compare_mixed_runs(
+        &mut self,
+        reference: &Outcome,
+        problems: &mut Vec<String>,
+    ) -> Result<(), String> {
+        for (p, l) in [(0, 1), (1, 0)] {
+            let (prog_side, lib_side) = (&self.sides[p], &self.sides[l]);
+            let label = format!(
+                "{} program with {} libraries",
+                prog_side.linker.name(),
+                lib_side.linker.name()
+            );
+            let dir = self
+                .dir
+                .join(format!("mixed-{}-prog", prog_side.linker.name()));
+            let io = |e: std::io::Error| format!("cannot set up {}: {e}", dir.display());
+            fresh_dir(&dir).map_err(io)?;
+            fs::copy(
+                prog_side.dir.join(&prog_side.prog),
+                dir.join(&prog_side.prog),
+            )
+            .map_err(io)?;
+            for lib in &self.fx.libraries {
+                fs::copy(lib_side.dir.join(&lib.name), dir.join(&lib.name)).map_err(io)?;
+                // The program was linked against its own side's library: its DT_NEEDED is
+                // that one's soname.
+                for side in [prog_side, lib_side] {
+                    if let Some(soname) = soname_of(&side.dir.join(&lib.name))? {
+                        link_soname(&dir, &soname, &lib.name)?;
+                    }
+                }
+            }
+            let prog = prog_side.prog.clone();
+            let outcome = self.run_program(&dir, &prog)?;
+            let mut found = Vec::new();
+            compare_outcomes(
+                &outcome,
+                reference,
+                &label,
+                "lld program with lld libraries",
+                &mut found,
+            );
+            for f in found {
+                problems.push(format!("mixed run ({label}): {f}"));
             }
         }
         Ok(())
     }
 
-    fn compare_fingerprints(&mut self, problems: &mut Vec<String>) -> Result<(), String> {
+    /// The fingerprint of one side: its program's keys (unless `with_program` is false), then
+    /// every library's keys under `lib:<name>:`, with the side's directory written as `$DIR` and
+    /// the build directory as `$BUILD`.
+    fn side_fingerprint(
+        &self,
+        side: &Side,
+        with_program: bool,
+    ) -> Result<fingerprint::Fingerprint, String> {
         let read = |name: &str| {
-            fs::read(self.dir.join(name)).map_err(|e| format!("cannot read {name}: {e}"))
+            let path = side.dir.join(name);
+            fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))
         };
-        let ours = fingerprint::fingerprint(&read("prog.dtld")?)
-            .map_err(|e| format!("dtld's output: {e}"))?;
-        let theirs = fingerprint::fingerprint(&read("prog.lld")?)
-            .map_err(|e| format!("lld's output: {e}"))?;
+        let who = side.linker.name();
+        let mut fp = if with_program {
+            fingerprint::fingerprint(&read(&side.prog)?)
+                .map_err(|e| format!("{who}'s program: {e}"))?
+        } else {
+            fingerprint::Fingerprint::new()
+        };
+        for lib in &self.fx.libraries {
+            let lib_fp = fingerprint::fingerprint(&read(&lib.name)?)
+                .map_err(|e| format!("{who}'s {}: {e}", lib.name))?;
+            let prefix = fingerprint::library_prefix(&lib.name);
+            fp.extend(lib_fp.into_iter().map(|(k, v)| (format!("{prefix}{k}"), v)));
+        }
+        fingerprint::replace_paths(
+            &mut fp,
+            &[
+                (side.dir.to_string_lossy().into_owned(), "$DIR"),
+                (self.dir.to_string_lossy().into_owned(), "$BUILD"),
+            ],
+        );
+        Ok(fp)
+    }
+
+    /// Compares the two sides' fingerprints (only the libraries' when `with_program` is false,
+    /// after a failed program link).
+    fn compare_fingerprints(
+        &mut self,
+        problems: &mut Vec<String>,
+        with_program: bool,
+    ) -> Result<(), String> {
+        let ours = self.side_fingerprint(&self.sides[0], with_program)?;
+        let theirs = self.side_fingerprint(&self.sides[1], with_program)?;
         for (name, fp) in [
             ("fingerprint.dtld.json", &ours),
             ("fingerprint.lld.json", &theirs),
@@ -646,13 +955,15 @@ impl TrialRun<'_> {
             }
         }
         // A broken hash table in the reference means the fixture found an lld bug, not ours.
-        for key in ["gnu_hash", "hash"] {
-            if let Some(v) = theirs.get(key).and_then(|v| v.as_str()) {
-                if v.starts_with("invalid") {
-                    diffs.push(format!(
-                        "  {key}: the harness rejects ld.lld's table too: {v}"
-                    ));
-                }
+        for (key, v) in &theirs {
+            let plain = fingerprint::library_key(key).map_or(key.as_str(), |(_, k)| k);
+            if !["gnu_hash", "hash"].contains(&plain) {
+                continue;
+            }
+            if let Some(v) = v.as_str().filter(|v| v.starts_with("invalid")) {
+                diffs.push(format!(
+                    "  {key}: the harness rejects ld.lld's table too: {v}"
+                ));
             }
         }
         if !diffs.is_empty() {
@@ -665,41 +976,100 @@ impl TrialRun<'_> {
         Ok(())
     }
 
-    fn check_determinism(
-        &mut self,
-        inputs: &[String],
-        problems: &mut Vec<String>,
-    ) -> Result<(), String> {
-        let main = fs::read(self.dir.join("prog.dtld")).map_err(|e| e.to_string())?;
-        for threads in [1, 2] {
-            let out = format!("prog.dtld.threads{threads}");
-            let flag = format!("-Wl,--threads={threads}");
-            let mut cmd = self.link_command(inputs, &out, Linker::Dtld, &[&flag]);
-            self.repro.push(command_line(&cmd));
-            let outcome = run_tool(&mut cmd)?;
-            if !outcome.success() {
-                problems.push(format!(
-                    "determinism link with {flag} failed (set DTLD_HARNESS_DETERMINISM=0 to skip):\n{}",
-                    outcome.stderr_text()
-                ));
-                continue;
-            }
-            let bytes = fs::read(self.dir.join(&out)).map_err(|e| e.to_string())?;
-            if bytes != main {
-                let at = bytes
-                    .iter()
-                    .zip(&main)
-                    .position(|(a, b)| a != b)
-                    .unwrap_or(bytes.len().min(main.len()));
-                problems.push(format!(
-                    "nondeterministic output: {out} differs from prog.dtld (sizes {} and {}, first difference at offset {at:#x})",
-                    bytes.len(),
-                    main.len()
-                ));
+    /// Links every dtld output (libraries and program) twice more, with `--threads=1` and
+    /// `--threads=2`, and requires byte-identical files.
+    fn check_determinism(&mut self, problems: &mut Vec<String>) -> Result<(), String> {
+        let steps: Vec<Step> = (0..self.fx.libraries.len())
+            .map(Step::Library)
+            .chain([Step::Program])
+            .collect();
+        for step in steps {
+            let side = &self.sides[0];
+            let main_out = self.output_name(step, side);
+            let main = fs::read(side.dir.join(&main_out)).map_err(|e| e.to_string())?;
+            for threads in [1, 2] {
+                let out = format!("{main_out}.threads{threads}");
+                let flag = format!("-Wl,--threads={threads}");
+                let mut cmd = self.link_command(step, &self.sides[0], &out, &[&flag]);
+                self.repro.push(command_line(&cmd));
+                let outcome = run_tool(&mut cmd)?;
+                if !outcome.success() {
+                    problems.push(format!(
+                        "determinism link with {flag} failed (set DTLD_HARNESS_DETERMINISM=0 to skip):\n{}",
+                        outcome.stderr_text()
+                    ));
+                    continue;
+                }
+                let bytes = fs::read(self.sides[0].dir.join(&out)).map_err(|e| e.to_string())?;
+                if bytes != main {
+                    let at = bytes
+                        .iter()
+                        .zip(&main)
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(bytes.len().min(main.len()));
+                    problems.push(format!(
+                        "nondeterministic output: {out} differs from {main_out} (sizes {} and {}, first difference at offset {at:#x})",
+                        bytes.len(),
+                        main.len()
+                    ));
+                }
             }
         }
         Ok(())
     }
+}
+
+/// The names in each directory the program links run in, before they run.
+type Snapshot = Vec<(PathBuf, HashSet<String>)>;
+
+/// Compares how two program runs ended and what they printed.
+fn compare_outcomes(
+    ours: &Outcome,
+    theirs: &Outcome,
+    our_label: &str,
+    their_label: &str,
+    problems: &mut Vec<String>,
+) {
+    if ours.status_text() != theirs.status_text() {
+        problems.push(format!(
+            "exit status differs: {our_label}: {}, {their_label}: {}",
+            ours.status_text(),
+            theirs.status_text()
+        ));
+    }
+    for (what, a, b) in [
+        ("stdout", &ours.stdout, &theirs.stdout),
+        ("stderr", &ours.stderr, &theirs.stderr),
+    ] {
+        if a != b {
+            problems.push(format!(
+                "{what} differs:\n{}",
+                text_diff(a, b, our_label, their_label)
+            ));
+        }
+    }
+}
+
+/// The DT_SONAME of a shared library, if it has one that is not a path.
+fn soname_of(path: &Path) -> Result<Option<String>, String> {
+    let data = fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let elf = goblin::elf::Elf::parse(&data)
+        .map_err(|e| format!("goblin cannot parse {}: {e}", path.display()))?;
+    Ok(elf
+        .soname
+        .filter(|s| !s.is_empty() && !s.contains('/'))
+        .map(String::from))
+}
+
+/// Makes `dir/soname` a symlink to `file` (nothing when they are the same name).
+fn link_soname(dir: &Path, soname: &str, file: &str) -> Result<(), String> {
+    if soname == file {
+        return Ok(());
+    }
+    let link = dir.join(soname);
+    let _ = fs::remove_file(&link);
+    std::os::unix::fs::symlink(file, &link)
+        .map_err(|e| format!("cannot create {}: {e}", link.display()))
 }
 
 /// `stderr` without the lines `program` printed with its usual `<file name>: ` prefix.
@@ -741,7 +1111,8 @@ fn is_bitcode(path: &Path) -> bool {
 
 /// The message of the first `error:` line of a linker's stderr: the text after `error: `, with
 /// the program prefix (`dtld: `, `ld.lld: `, `ld.lld-22: `, a path...) removed. Lines from the compiler drivers themselves
-/// (`clang-22: error: linker command failed`, `collect2: error: ld returned 1`) are skipped.
+/// (`clang-22: error: linker command failed`, `clang++-22: ...`, `collect2: error: ld returned
+/// 1`) are skipped.
 fn first_error(stderr: &str) -> Option<String> {
     let re = regex::Regex::new(r"^(\S+): error: (.*)$").expect("valid regex");
     stderr.lines().find_map(|line| {
@@ -750,7 +1121,7 @@ fn first_error(stderr: &str) -> Option<String> {
             .file_name()?
             .to_string_lossy()
             .into_owned();
-        let is_driver = ["clang", "gcc", "collect2", "cc"]
+        let is_driver = ["clang", "gcc", "g++", "c++", "collect2", "cc"]
             .iter()
             .any(|d| program.starts_with(d));
         (!is_driver).then(|| caps[2].to_string())
@@ -776,7 +1147,7 @@ fn linker_line(listing: &str, linker: &Path) -> Option<Vec<String>> {
 }
 
 /// Shows two outputs and where they first differ.
-fn text_diff(ours: &[u8], theirs: &[u8]) -> String {
+fn text_diff(ours: &[u8], theirs: &[u8], our_label: &str, their_label: &str) -> String {
     const LIMIT: usize = 2000;
     let show = |b: &[u8]| {
         let text = String::from_utf8_lossy(&b[..b.len().min(LIMIT)]).into_owned();
@@ -798,7 +1169,7 @@ fn text_diff(ours: &[u8], theirs: &[u8]) -> String {
         .position(|(x, y)| x != y)
         .unwrap_or(a.len().min(b.len()));
     format!(
-        "  first difference at line {}\n  --- dtld-linked program ---\n{}  --- lld-linked program ---\n{}",
+        "  first difference at line {}\n  --- {our_label} ---\n{}  --- {their_label} ---\n{}",
         first + 1,
         show(ours),
         show(theirs)

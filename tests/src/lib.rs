@@ -18,12 +18,17 @@ use wait_timeout::ChildExt;
 
 /// The C compiler used for every compile step (and the clang driver link).
 pub const CLANG: &str = "clang-22";
+/// The C++ compiler (compiles `.cc` sources and drives the link of C++ programs and libraries,
+/// so that libstdc++ is linked).
+pub const CLANGXX: &str = "clang++-22";
 /// The reference linker.
 pub const LLD: &str = "ld.lld-22";
 /// The archiver.
 pub const LLVM_AR: &str = "llvm-ar-22";
 /// The GNU compiler driver (used only to drive links).
 pub const GCC: &str = "gcc";
+/// The GNU C++ compiler driver (used only to drive links of C++ programs and libraries).
+pub const GXX: &str = "g++";
 
 /// Environment variable naming the linker under test (an absolute path).
 pub const DTLD_ENV: &str = "DTLD";
@@ -390,8 +395,20 @@ impl CompileCache {
     /// Compiles `source` to an object with `clang-22 -c <flags> source` and copies the result
     /// to `out`. Returns the command line used (for reproduction messages).
     pub fn compile(&self, source: &Path, flags: &[String], out: &Path) -> Result<String, String> {
+        self.compile_with(CLANG, source, flags, out)
+    }
+
+    /// Like [`CompileCache::compile`] with another compiler of the same LLVM installation
+    /// (`clang++-22` for C++ sources; the compiler's name is part of the cache key).
+    pub fn compile_with(
+        &self,
+        compiler: &str,
+        source: &Path,
+        flags: &[String],
+        out: &Path,
+    ) -> Result<String, String> {
         let mut key = Fnv::default();
-        key.field(CLANG.as_bytes());
+        key.field(compiler.as_bytes());
         key.field(&self.compiler_version);
         key.field(source.as_os_str().as_encoded_bytes());
         for f in flags {
@@ -406,7 +423,7 @@ impl CompileCache {
         let cached_obj = self.dir.join(format!("{stem}.o"));
         let cached_deps = self.dir.join(format!("{stem}.deps"));
 
-        let mut cmd = Command::new(CLANG);
+        let mut cmd = Command::new(compiler);
         cmd.arg("-c").args(flags).arg(source).arg("-o").arg(out);
         let shown = command_line(&cmd);
 
@@ -423,7 +440,7 @@ impl CompileCache {
         let tmp = format!("{stem}.{}", unique_suffix());
         let tmp_obj = self.dir.join(format!("{tmp}.o.tmp"));
         let tmp_dep = self.dir.join(format!("{tmp}.d.tmp"));
-        let mut real = Command::new(CLANG);
+        let mut real = Command::new(compiler);
         real.arg("-c")
             .args(flags)
             .arg(source)
