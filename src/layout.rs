@@ -926,6 +926,10 @@ fn assign_sections(l: &mut Layout, live: &Live) -> Result<()> {
                 eh_inputs.push((f, s as u32));
                 continue;
             }
+            // --strip-debug / -S (and --strip-all / -s) drop debug information, as lld does.
+            if (l.config.strip_debug || l.config.strip_all) && sec.flags & elf::SHF_ALLOC as u64 == 0 && (sec.name.starts_with(b".debug") || sec.name.starts_with(b".zdebug")) {
+                continue;
+            }
             let oname = if l.config.relocatable { sec.name } else { output_name(sec.name) };
             // Sections of different types or with different write/exec/TLS flags get separate
             // output sections, as in lld (which errors or splits on conflicts).
@@ -1993,10 +1997,13 @@ fn assign_addresses(l: &mut Layout) -> Result<()> {
     let mut tls_range: Option<(u64, u64, u64, u64)> = None; // (start addr, offset, filesz, memsz)
     let mut tls_align = 1;
     let mut relro_range: Option<(u64, u64, u64)> = None;
+    // -z max-page-size aligns segments; -z common-page-size ends RELRO (lld's defaults: 4 KiB).
+    let max_page = l.config.max_page_size.unwrap_or(PAGE);
+    let common_page = l.config.common_page_size.unwrap_or(PAGE).min(max_page);
     for (gi, g) in groups.iter().enumerate() {
         if gi > 0 {
             // New segment: next page, same offset modulo the page size (no file padding).
-            addr = align_up(addr, PAGE) + (off % PAGE);
+            addr = align_up(addr, max_page) + (off % max_page);
         }
         let seg_start_addr = if gi == 0 { base } else { addr };
         let seg_start_off = if gi == 0 { 0 } else { off };
@@ -2014,7 +2021,7 @@ fn assign_addresses(l: &mut Layout) -> Result<()> {
             }
             if matches!(l.osecs[i].chunks.first(), Some(Chunk::Synthetic(Synth::RelroPadding))) {
                 let end = addr;
-                let padded = align_up(end, PAGE);
+                let padded = align_up(end, common_page);
                 l.osecs[i].size = padded - end;
             }
             let os = &l.osecs[i];
@@ -2057,7 +2064,7 @@ fn assign_addresses(l: &mut Layout) -> Result<()> {
             vaddr: seg_start_addr,
             filesz: seg_end_off.max(seg_start_off) - seg_start_off,
             memsz: seg_end_addr - seg_start_addr,
-            align: PAGE,
+            align: max_page,
         });
     }
     // Non-allocated sections follow in the file.
@@ -2101,7 +2108,7 @@ fn assign_addresses(l: &mut Layout) -> Result<()> {
         let o = &l.osecs[i];
         ph.push(Phdr { p_type: elf::PT_GNU_EH_FRAME, flags: elf::PF_R, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 4 });
     }
-    ph.push(Phdr { p_type: elf::PT_GNU_STACK, flags: if l.config.z_execstack { elf::PF_R | elf::PF_W | elf::PF_X } else { elf::PF_R | elf::PF_W }, offset: 0, vaddr: 0, filesz: 0, memsz: 0, align: 0 });
+    ph.push(Phdr { p_type: elf::PT_GNU_STACK, flags: if l.config.z_execstack { elf::PF_R | elf::PF_W | elf::PF_X } else { elf::PF_R | elf::PF_W }, offset: 0, vaddr: 0, filesz: 0, memsz: l.config.z_stack_size.unwrap_or(0), align: 0 });
     if has_note {
         let notes: Vec<&OutSec> = l.osecs.iter().filter(|o| o.sh_type == elf::SHT_NOTE && flag(o.flags, elf::SHF_ALLOC)).collect();
         let first = notes[0];

@@ -50,6 +50,9 @@ pub fn link(config: &driver::args::Config) -> Result<()> {
     let t = std::time::Instant::now();
     let mut resolver = resolve::Resolver::start(config, inputs)?;
     trace.stage("Resolve symbols", "", t);
+    if config.relocatable {
+        return elf::relocatable::write_relocatable(config, &resolver.finish()?).and_then(|()| finish_trace(config, &trace));
+    }
     if resolver.resolved().has_bitcode() {
         // LTO replaces the bitcode files by native objects, which join the link in pass 2.
         let out = lto::run(config, resolver.resolved(), &mut trace)?;
@@ -61,6 +64,12 @@ pub fn link(config: &driver::args::Config) -> Result<()> {
         trace.stage("Resolve LTO objects", "", t);
     }
     let resolved = resolver.finish()?;
+    if config.trace {
+        // --trace: every file that joined the link, in the order it did.
+        for &f in &resolved.load_order {
+            println!("{}", resolved.inputs[f].name);
+        }
+    }
     let t = std::time::Instant::now();
     let layout = layout::layout(config, &resolved)?;
     trace.stage("Layout", "", t);

@@ -441,8 +441,15 @@ pub fn finish(mut self) -> Result<Resolved> {
 }
 }
 
-fn read_script_file(path: &std::path::Path) -> Result<String> {
-    std::fs::read(path)
+/// Reads a version script or dynamic list; a relative name not found as given is looked up in
+/// the `-L` directories, as lld does.
+fn read_script_file(config: &Config, path: &std::path::Path) -> Result<String> {
+    let found = if path.exists() || path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        config.library_paths.iter().map(|d| d.join(path)).find(|p| p.exists()).unwrap_or_else(|| path.to_path_buf())
+    };
+    std::fs::read(&found)
         .map(|d| String::from_utf8_lossy(&d).into_owned())
         .map_err(|e| Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))
 }
@@ -454,15 +461,15 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
     let mut errors = Vec::new();
     let mut scripts = Vec::new();
     for p in &config.version_scripts {
-        let text = read_script_file(p)?;
+        let text = read_script_file(config, p)?;
         match vs::parse(&text, &p.to_string_lossy()) {
             Ok(s) => scripts.push(s),
             Err(e) => errors.push(e),
         }
     }
     let mut dyn_patterns = Vec::new();
-    for p in &config.dynamic_lists {
-        let text = read_script_file(p)?;
+    for p in config.dynamic_lists.iter().chain(&config.export_dynamic_symbol_lists) {
+        let text = read_script_file(config, p)?;
         match vs::parse_dynamic_list(&text, &p.to_string_lossy()) {
             Ok(v) => dyn_patterns.extend(v),
             Err(e) => errors.push(e),
@@ -527,7 +534,7 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
             _ => sym.version = 1,
         }
     }
-    if let Some(s) = &script {
+    if let Some(s) = script.as_ref().filter(|_| !config.undefined_version) {
         let names: Vec<&'static [u8]> = r.symbols.iter().filter(|s| defined(s.def) || matches!(s.def, Def::Lazy(_))).map(|s| s.name).collect();
         errors.extend(s.undefined_version_errors(names));
     }

@@ -146,6 +146,15 @@ pub struct Config {
     pub time_trace_file: Option<PathBuf>,
     /// `--exclude-libs=` archive names (`libfoo.a`) or `ALL`.
     pub exclude_libs: Vec<String>,
+    /// `-z stack-size=` (PT_GNU_STACK's p_memsz).
+    pub z_stack_size: Option<u64>,
+    /// `--undefined-version`: version scripts may name symbols that are not defined.
+    pub undefined_version: bool,
+    /// `--trace` / `-t`: print each input file as it is loaded.
+    pub trace: bool,
+    /// `--export-dynamic-symbol-list=` files (dynamic-list syntax; unlike `--dynamic-list` they
+    /// do not make a library's other symbols bind locally).
+    pub export_dynamic_symbol_lists: Vec<PathBuf>,
 }
 
 impl Default for Config {
@@ -226,6 +235,10 @@ impl Default for Config {
             time_trace: None,
             time_trace_file: None,
             exclude_libs: Vec::new(),
+            z_stack_size: None,
+            undefined_version: false,
+            trace: false,
+            export_dynamic_symbol_lists: Vec::new(),
         }
     }
 }
@@ -706,8 +719,10 @@ static OPTIONS: &[Opt] = &[
         "Accepted and ignored",
     ),
     o(&["no-undefined-version"], Flag, "", "Accepted and ignored"),
-    o(&["undefined-version"], Flag, "", "Accepted and ignored"),
-    o(&["trace", "t"], Flag, "", "Accepted and ignored"),
+    o(&["undefined-version"], Flag, "", "Allow version scripts to name undefined symbols"),
+    o(&["no-undefined-version"], Flag, "", "Version scripts naming undefined symbols are an error (default)"),
+    o(&["export-dynamic-symbol-list"], Value, "<file>", "Export the symbols listed in <file> (dynamic-list syntax)"),
+    o(&["trace", "t"], Flag, "", "Print the name of each input file"),
     o(&["cref"], Flag, "", "Accepted and ignored"),
     o(&["demangle"], Flag, "", "Accepted and ignored"),
     o(&["no-demangle"], Flag, "", "Accepted and ignored"),
@@ -1046,6 +1061,10 @@ impl Parser {
             "no-export-dynamic" => c.export_dynamic = false,
             "export-dynamic-symbol" => c.export_dynamic_symbols.push(val()),
             "dynamic-list" => c.dynamic_lists.push(PathBuf::from(val())),
+            "export-dynamic-symbol-list" => c.export_dynamic_symbol_lists.push(PathBuf::from(val())),
+            "undefined-version" => c.undefined_version = true,
+            "no-undefined-version" => c.undefined_version = false,
+            "trace" => c.trace = true,
             "version-script" => c.version_scripts.push(PathBuf::from(val())),
             "hash-style" => {
                 // The last --hash-style wins (ld.lld 22: `--hash-style=gnu --hash-style=sysv`
@@ -1222,9 +1241,6 @@ impl Parser {
             | "warn-common"
             | "no-warn-common"
             | "reduce-memory-overheads"
-            | "no-undefined-version"
-            | "undefined-version"
-            | "trace"
             | "cref"
             | "demangle"
             | "no-demangle"
@@ -1288,6 +1304,10 @@ impl Parser {
                                     c.common_page_size = Some(n);
                                 }
                             }
+                        },
+                        "stack-size" => match parse_int(value) {
+                            Some(n) => c.z_stack_size = Some(n),
+                            None => self.errors.push(format!("invalid stack-size: {value}")),
                         },
                         "cet-report" => match value {
                             "none" | "warning" | "error" => {

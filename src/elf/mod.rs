@@ -1,6 +1,7 @@
 //! ELF-specific input parsing and output construction.
 
 pub mod object;
+pub mod relocatable;
 pub mod shared;
 pub mod synthetic;
 pub mod version_script;

@@ -1,0 +1,1211 @@
+//! `-r` / `--relocatable`: combine the inputs into one relocatable object (ET_REL).
+//!
+//! This is a writer of its own, separate from `layout`/`write`, because a relocatable output
+//! must undo nearly everything the executable path does: nothing gets an address, no relocation
+//! is applied, `.text.foo` is not folded into `.text`, `.eh_frame` is not rebuilt, COMDAT groups
+//! survive as groups, and the symbol table is rebuilt for the next link rather than for a
+//! debugger. It follows ld.lld's `-r` behaviour (Writer.cpp, OutputSections.cpp,
+//! `InputSection::copyRelocations`):
+//!
+//! * Input sections are grouped into output sections by exact name, in input order (load order:
+//!   command line, archive members when extracted), the first input deciding the position.
+//!   Flags are OR-ed, alignment is the maximum, types must agree (PROGBITS-like types may mix
+//!   and become PROGBITS). A SHT_GROUP section of a kept group, and every SHF_GROUP member,
+//!   is an output section of its own (merging would change the group's meaning), and the group
+//!   lists the members' output indices (their relocation sections included). COMDAT copies the
+//!   resolver discarded are dropped. SHF_LINK_ORDER sections merge only when their linked
+//!   sections end up in the same output section.
+//! * `.eh_frame` is concatenated with its relocations; a relocation that points at a discarded
+//!   section (through a section symbol) becomes R_X86_64_NONE against symbol 0, which makes the
+//!   final link drop that FDE, exactly as lld does.
+//! * Each output section with relocations gets `.rela<name>` right after it: every input
+//!   relocation, r_offset shifted by the input section's offset in the output section; section
+//!   symbols become the output section's symbol with the addend shifted likewise; other locals
+//!   map to their copies, globals to the output global.
+//! * Symbol table: the null symbol, one STT_SECTION symbol per output section (except the
+//!   relocation sections and the synthetic notes, as lld), each input's locals (STT_FILE
+//!   included, section symbols not), then the globals: defined ones (value relative to the
+//!   output section), commons (SHN_COMMON, alignment in st_value), and undefined ones that an
+//!   object names. Names are copied as they are (`foo@VER` included).
+//! * `.note.GNU-stack` is always written (empty), `.note.gnu.property` is rebuilt as the AND of
+//!   the inputs' x86 feature bits (written only when non-zero), `--build-id` adds a note.
+//!   `-s`/`-S` are ignored with `-r` (lld keeps symbols and debug sections too);
+//!   `--discard-all`/`--discard-locals` drop locals no relocation uses.
+//!
+//! Intentional differences from lld:
+//! * SHF_MERGE sections are concatenated, not deduplicated (the final link merges them); each
+//!   input is placed at a multiple of its entry size so the output is still a valid SHF_MERGE
+//!   section. Sections of one name with different entry sizes lose SHF_MERGE.
+//! * lld creates an unused NOBITS `COMMON` section (sized for the commons, which stay
+//!   SHN_COMMON); dtld does not.
+//! * `--gc-sections` is ignored (lld collects garbage from the `-e`/`-u` roots).
+//! * lld places a `.rela` section where its first input relocation section appeared and groups
+//!   section symbols by file; dtld puts each `.rela` right after its section and the section
+//!   symbols first.
+//! * More than 65279 output sections (extended section numbering) is an error.
+//! * LLVM bitcode inputs are an error ("LLVM bitcode input with -r is not supported yet").
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use object::elf;
+use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
+use rayon::prelude::*;
+
+use crate::driver::args::{BuildId, Config};
+use crate::elf::object::ObjFile;
+use crate::elf::LE;
+use crate::error::{Error, Result};
+use crate::resolve::{Def, File, FileId, Resolved};
+
+const SHF_ALLOC: u64 = elf::SHF_ALLOC as u64;
+const SHF_EXECINSTR: u64 = elf::SHF_EXECINSTR as u64;
+const SHF_MERGE: u64 = elf::SHF_MERGE as u64;
+const SHF_STRINGS: u64 = elf::SHF_STRINGS as u64;
+const SHF_INFO_LINK: u64 = elf::SHF_INFO_LINK as u64;
+const SHF_LINK_ORDER: u64 = elf::SHF_LINK_ORDER as u64;
+const SHF_GROUP: u64 = elf::SHF_GROUP as u64;
+const SHF_TLS: u64 = elf::SHF_TLS as u64;
+const GNU_PROPERTY_X86_FEATURE_1_AND: u32 = 0xc000_0002;
+const GNU_PROPERTY_X86_FEATURE_1_IBT: u32 = 1;
+const GNU_PROPERTY_X86_FEATURE_1_SHSTK: u32 = 2;
+const SYM_SIZE: u64 = 24;
+const RELA_SIZE: u64 = 24;
+const SHDR_SIZE: u64 = 64;
+
+/// An input section's place in the output: (output section id, offset in it).
+type Place = Option<(u32, u64)>;
+
+#[derive(Clone, Copy)]
+struct Member {
+    file: FileId,
+    shndx: u32,
+    off: u64,
+}
+
+struct Group {
+    file: FileId,
+    /// The group's flag word (GRP_COMDAT or 0) and its member section indices.
+    flag: u32,
+    members: Vec<u32>,
+    /// The input symbol index (sh_info) of the signature.
+    sig_sym: usize,
+}
+
+struct OutSec {
+    name: &'static [u8],
+    group: Option<Group>,
+    sh_type: u32,
+    flags: u64,
+    align: u64,
+    entsize: u64,
+    /// Every input is SHF_MERGE with the same entry size and string-ness.
+    merge_ok: bool,
+    members: Vec<Member>,
+    size: u64,
+    /// The output section an SHF_LINK_ORDER section links to.
+    link_dep: Option<usize>,
+    /// Position of the first input (index in load order, section index): the output order.
+    first: (usize, u32),
+    nrelocs: u64,
+    index: u32,
+    rela_index: u32,
+    sym: u32,
+}
+
+/// A section the writer adds itself.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Synth {
+    GnuProperty,
+    BuildId,
+    GnuStack,
+    Symtab,
+    Shstrtab,
+    Strtab,
+}
+
+/// One section header of the output, in index order.
+#[derive(Clone, Copy)]
+enum Slot {
+    Sec(usize),
+    Rela(usize),
+    Synth(Synth),
+}
+
+/// A string table with deduplicated entries.
+#[derive(Default)]
+struct StrTab {
+    data: Vec<u8>,
+    map: HashMap<&'static [u8], u32>,
+}
+
+impl StrTab {
+    fn new() -> StrTab {
+        StrTab { data: vec![0], map: HashMap::new() }
+    }
+    fn add(&mut self, s: &'static [u8]) -> u32 {
+        if s.is_empty() {
+            return 0;
+        }
+        if let Some(&o) = self.map.get(s) {
+            return o;
+        }
+        let o = self.data.len() as u32;
+        self.data.extend_from_slice(s);
+        self.data.push(0);
+        self.map.insert(s, o);
+        o
+    }
+}
+
+fn too_large() -> Error {
+    Error::new("output file too large".to_string())
+}
+
+fn align_to(v: u64, a: u64) -> Result<u64> {
+    if a <= 1 {
+        return Ok(v);
+    }
+    v.checked_add(a - 1).map(|x| x / a * a).ok_or_else(too_large)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+fn lcm(a: u64, b: u64) -> Option<u64> {
+    let (a, b) = (a.max(1), b.max(1));
+    (a / gcd(a, b)).checked_mul(b)
+}
+
+fn lossy(s: &[u8]) -> String {
+    String::from_utf8_lossy(s).into_owned()
+}
+
+fn type_name(t: u32) -> String {
+    match t {
+        elf::SHT_NULL => "SHT_NULL".into(),
+        elf::SHT_PROGBITS => "SHT_PROGBITS".into(),
+        elf::SHT_SYMTAB => "SHT_SYMTAB".into(),
+        elf::SHT_STRTAB => "SHT_STRTAB".into(),
+        elf::SHT_RELA => "SHT_RELA".into(),
+        elf::SHT_NOTE => "SHT_NOTE".into(),
+        elf::SHT_NOBITS => "SHT_NOBITS".into(),
+        elf::SHT_INIT_ARRAY => "SHT_INIT_ARRAY".into(),
+        elf::SHT_FINI_ARRAY => "SHT_FINI_ARRAY".into(),
+        elf::SHT_PREINIT_ARRAY => "SHT_PREINIT_ARRAY".into(),
+        elf::SHT_GROUP => "SHT_GROUP".into(),
+        elf::SHT_X86_64_UNWIND => "SHT_X86_64_UNWIND".into(),
+        _ => format!("0x{t:x}"),
+    }
+}
+
+/// lld's `canMergeToProgbits`: types that may share an output section (which becomes
+/// SHT_PROGBITS).
+fn progbits_like(t: u32) -> bool {
+    matches!(
+        t,
+        elf::SHT_NOBITS
+            | elf::SHT_PROGBITS
+            | elf::SHT_INIT_ARRAY
+            | elf::SHT_PREINIT_ARRAY
+            | elf::SHT_FINI_ARRAY
+            | elf::SHT_NOTE
+            | elf::SHT_X86_64_UNWIND
+    )
+}
+
+fn is_debug(name: &[u8]) -> bool {
+    name.starts_with(b".debug") || name.starts_with(b".zdebug")
+}
+
+/// The AND-able x86 feature bits of an object's `.note.gnu.property` (0 when it has none).
+fn x86_features(o: &ObjFile) -> u32 {
+    let mut found = None;
+    for s in &o.sections {
+        if s.name != b".note.gnu.property" || s.sh_type != elf::SHT_NOTE {
+            continue;
+        }
+        let d = s.data;
+        let mut p = 0usize;
+        let rd = |o: usize| d.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        while p + 12 <= d.len() {
+            let (Some(namesz), Some(descsz), Some(ty)) = (rd(p), rd(p + 4), rd(p + 8)) else { break };
+            let name_end = p + 12 + namesz as usize;
+            let desc = (name_end + 7) & !7;
+            let end = desc.saturating_add(descsz as usize);
+            if end > d.len() || name_end > d.len() {
+                break;
+            }
+            if ty == elf::NT_GNU_PROPERTY_TYPE_0 && &d[p + 12..name_end] == b"GNU\0" {
+                let mut q = desc;
+                while q + 8 <= end {
+                    let (Some(pt), Some(sz)) = (rd(q), rd(q + 4)) else { break };
+                    if pt == GNU_PROPERTY_X86_FEATURE_1_AND && sz >= 4 {
+                        found = Some(found.unwrap_or(u32::MAX) & rd(q + 8).unwrap_or(0));
+                    }
+                    q = (q + 8 + sz as usize + 7) & !7;
+                }
+            }
+            p = (end + 7) & !7;
+        }
+    }
+    found.unwrap_or(0)
+}
+
+/// Writes `config.output` as the relocatable combination of every object in the link.
+pub fn write_relocatable(config: &Config, r: &Resolved) -> Result<()> {
+    if config.shared {
+        return Err(Error::new("-r and -shared may not be used together"));
+    }
+    if config.pie {
+        return Err(Error::new("-r and -pie may not be used together"));
+    }
+    let mut errors = Vec::new();
+    for (f, file) in r.files.iter().enumerate() {
+        if !r.loaded[f] {
+            continue;
+        }
+        match file {
+            File::Bitcode(b) => errors.push(format!("{}: LLVM bitcode input with -r is not supported yet", b.input.name)),
+            File::Shared(s) => errors.push(format!("attempted static link of dynamic object {}", s.input.name)),
+            _ => {}
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Error::many(errors));
+    }
+    let mut out = build(config, r)?;
+    if let Some((at, len)) = out.build_id {
+        let id = compute_build_id(&out.build_id_kind, &out.buf);
+        let n = id.len().min(len);
+        out.buf[at..at + n].copy_from_slice(&id[..n]);
+    }
+    write_file(&config.output, &out.buf)
+}
+
+/// Everything decided before bytes are written.
+struct Plan<'a> {
+    r: &'a Resolved,
+    osecs: Vec<OutSec>,
+    place: Vec<Vec<Place>>,
+    /// Per object: output symbol index of each local (0 = not written).
+    lidx: Vec<Vec<u32>>,
+    /// Per global symbol: output symbol index (0 = not written).
+    gidx: Vec<u32>,
+}
+
+impl Plan<'_> {
+    fn obj(&self, f: FileId) -> &ObjFile {
+        self.r.obj(f)
+    }
+
+    /// For a relocation of file `f` against its symbol `sym` with type `ty`: the output symbol
+    /// index, the output type, the addend adjustment, and whether the target was a section
+    /// symbol of a discarded section (then R_X86_64_NONE against symbol 0, as lld does).
+    fn map_reloc(&self, f: FileId, sym: usize, ty: u32) -> (u32, u32, i64, bool) {
+        let o = self.obj(f);
+        if sym == 0 {
+            return (0, ty, 0, false);
+        }
+        if sym >= o.first_global {
+            let id = self.r.sym_ids[f].get(sym - o.first_global).copied();
+            return (id.and_then(|id| self.gidx.get(id).copied()).unwrap_or(0), ty, 0, false);
+        }
+        let s = &o.symbols[sym];
+        if s.st_type() == elf::STT_SECTION {
+            let shndx = s.st_shndx(LE) as usize;
+            match self.place[f].get(shndx).copied().flatten() {
+                Some((os, off)) => (self.osecs[os as usize].sym, ty, off as i64, false),
+                None => (0, elf::R_X86_64_NONE, 0, true),
+            }
+        } else {
+            (self.lidx[f].get(sym).copied().unwrap_or(0), ty, 0, false)
+        }
+    }
+}
+
+struct Built {
+    buf: Vec<u8>,
+    build_id: Option<(usize, usize)>,
+    build_id_kind: (BuildId, Vec<u8>),
+}
+
+fn build(config: &Config, r: &Resolved) -> Result<Built> {
+    let objs: Vec<FileId> = r
+        .load_order
+        .iter()
+        .copied()
+        .filter(|&f| r.loaded[f] && matches!(r.files[f], File::Obj(_)))
+        .collect();
+    let nfiles = r.files.len();
+    let mut place: Vec<Vec<Place>> = vec![Vec::new(); nfiles];
+    let mut dropped: Vec<Vec<bool>> = vec![Vec::new(); nfiles];
+    let mut errors: Vec<String> = Vec::new();
+
+    // COMDAT selection, recomputed in load order as the resolver did (the first file to bring a
+    // signature keeps its group); non-COMDAT groups are always kept.
+    let mut comdat_seen: HashSet<&'static [u8]> = HashSet::new();
+    let mut kept_groups: Vec<HashMap<u32, Group>> = (0..nfiles).map(|_| HashMap::new()).collect();
+    for &f in &objs {
+        let o = r.obj(f);
+        place[f] = vec![None; o.sections.len()];
+        dropped[f] = r.discarded[f].clone();
+        dropped[f].resize(o.sections.len(), false);
+        for (i, s) in o.sections.iter().enumerate() {
+            if s.sh_type != elf::SHT_GROUP || i == 0 {
+                continue;
+            }
+            let d = s.data;
+            if d.len() < 4 || d.len() % 4 != 0 {
+                errors.push(format!("{}: invalid SHT_GROUP section", o.name()));
+                continue;
+            }
+            let words: Vec<u32> = d.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            let members: Vec<u32> = words[1..].to_vec();
+            if members.iter().any(|&m| m == 0 || m as usize >= o.sections.len()) {
+                errors.push(format!("{}: invalid section index in group", o.name()));
+                continue;
+            }
+            let comdat = words[0] & elf::GRP_COMDAT != 0;
+            let kept = if comdat {
+                let sig = o.groups.iter().find(|g| g.0 as usize == i).map(|g| g.1).unwrap_or(b"");
+                comdat_seen.insert(sig) && !members.iter().any(|&m| r.discarded[f].get(m as usize).copied().unwrap_or(false))
+            } else {
+                true
+            };
+            if kept {
+                let sig_sym = s.hdr.sh_info(LE) as usize;
+                kept_groups[f].insert(i as u32, Group { file: f, flag: words[0], members, sig_sym });
+            } else {
+                for &m in &members {
+                    dropped[f][m as usize] = true;
+                }
+                dropped[f][i] = true;
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Error::many(errors));
+    }
+
+    // Output sections, in input order; SHF_LINK_ORDER sections wait until their linked
+    // sections are placed.
+    let mut osecs: Vec<OutSec> = Vec::new();
+    let mut by_name: HashMap<(&'static [u8], Option<usize>), usize> = HashMap::new();
+    let mut features = u32::MAX;
+    let mut members_of: Vec<Vec<(FileId, u32)>> = Vec::new();
+    let mut deferred: Vec<(usize, FileId, u32)> = Vec::new();
+    for (pos, &f) in objs.iter().enumerate() {
+        let o = r.obj(f);
+        features &= x86_features(o);
+        for (i, s) in o.sections.iter().enumerate().skip(1) {
+            if dropped[f][i] {
+                continue;
+            }
+            match s.sh_type {
+                elf::SHT_NULL | elf::SHT_SYMTAB | elf::SHT_STRTAB | elf::SHT_RELA | elf::SHT_REL | elf::SHT_SYMTAB_SHNDX => continue,
+                _ => {}
+            }
+            if s.name == b".note.GNU-stack" || s.name == b".note.gnu.property" {
+                continue;
+            }
+            if s.sh_type == elf::SHT_GROUP {
+                let Some(g) = kept_groups[f].remove(&(i as u32)) else { continue };
+                osecs.push(new_osec(s.name, Some(g), s, (pos, i as u32), None));
+                members_of.push(Vec::new());
+                place[f][i] = Some(((osecs.len() - 1) as u32, 0));
+                continue;
+            }
+            if s.flags & SHF_LINK_ORDER != 0 {
+                deferred.push((pos, f, i as u32));
+                continue;
+            }
+            add_input(&mut osecs, &mut members_of, &mut by_name, r, (pos, f, i as u32), None, &mut errors);
+        }
+    }
+    for (pos, f, i) in deferred {
+        let o = r.obj(f);
+        let s = &o.sections[i as usize];
+        let link = s.hdr.sh_link(LE) as usize;
+        let dep = if link == 0 || link >= o.sections.len() {
+            None
+        } else {
+            match place[f][link] {
+                Some((os, _)) => Some(os as usize),
+                // The linked section is gone (a discarded COMDAT member): so is this one.
+                None if o.sections[link].flags & SHF_LINK_ORDER == 0 => continue,
+                None => None,
+            }
+        };
+        add_input(&mut osecs, &mut members_of, &mut by_name, r, (pos, f, i), Some(dep), &mut errors);
+    }
+    if !errors.is_empty() {
+        return Err(Error::many(errors));
+    }
+
+    // Offsets of the inputs inside their output sections.
+    for (id, os) in osecs.iter_mut().enumerate() {
+        if os.group.is_some() {
+            continue;
+        }
+        if !os.merge_ok {
+            os.flags &= !(SHF_MERGE | SHF_STRINGS);
+        }
+        let mut off = 0u64;
+        for &(f, i) in &members_of[id] {
+            let s = &r.obj(f).sections[i as usize];
+            let step = if os.merge_ok { lcm(s.align, os.entsize).ok_or_else(too_large)? } else { s.align };
+            off = align_to(off, step)?;
+            os.members.push(Member { file: f, shndx: i, off });
+            place[f][i as usize] = Some((id as u32, off));
+            os.nrelocs += s.relocs.len() as u64;
+            off = off.checked_add(s.size).ok_or_else(too_large)?;
+        }
+        os.size = off;
+    }
+
+    // Section indices: each output section, its `.rela` right after it, then the synthetic ones.
+    let mut order: Vec<usize> = (0..osecs.len()).collect();
+    order.sort_by_key(|&i| osecs[i].first);
+    let mut slots: Vec<Slot> = Vec::new();
+    for &i in &order {
+        slots.push(Slot::Sec(i));
+        osecs[i].index = slots.len() as u32;
+        if osecs[i].nrelocs > 0 {
+            slots.push(Slot::Rela(i));
+            osecs[i].rela_index = slots.len() as u32;
+        }
+    }
+    if config.z_ibt {
+        features |= GNU_PROPERTY_X86_FEATURE_1_IBT;
+    }
+    if config.z_shstk {
+        features |= GNU_PROPERTY_X86_FEATURE_1_SHSTK;
+    }
+    if objs.is_empty() {
+        features = 0;
+    }
+    if features != 0 {
+        slots.push(Slot::Synth(Synth::GnuProperty));
+    }
+    let build_id_len = if !config.build_id_hex.is_empty() {
+        config.build_id_hex.len()
+    } else {
+        match config.build_id {
+            BuildId::None => 0,
+            BuildId::Fast => 8,
+            BuildId::Md5 | BuildId::Uuid => 16,
+            BuildId::Sha1 => 20,
+        }
+    };
+    if build_id_len > 0 {
+        slots.push(Slot::Synth(Synth::BuildId));
+    }
+    for s in [Synth::GnuStack, Synth::Symtab, Synth::Shstrtab, Synth::Strtab] {
+        slots.push(Slot::Synth(s));
+    }
+    let nsections = slots.len() + 1;
+    if nsections >= elf::SHN_LORESERVE as usize {
+        return Err(Error::new(format!("too many output sections ({nsections}); -r output with extended section numbering is not supported")));
+    }
+    let slot_index = |s: Synth| slots.iter().position(|x| matches!(x, Slot::Synth(y) if *y == s)).map_or(0, |p| p as u32 + 1);
+    let symtab_index = slot_index(Synth::Symtab);
+    let strtab_index = slot_index(Synth::Strtab);
+    let shstrtab_index = slot_index(Synth::Shstrtab);
+
+    // Locals that relocations use are kept whatever the discard policy.
+    let used: Vec<Vec<bool>> = (0..nfiles)
+        .into_par_iter()
+        .map(|f| {
+            let File::Obj(o) = &r.files[f] else { return Vec::new() };
+            if place[f].is_empty() {
+                return Vec::new();
+            }
+            let mut u = vec![false; o.first_global];
+            for (i, s) in o.sections.iter().enumerate() {
+                if place[f][i].is_none() {
+                    continue;
+                }
+                for rel in s.relocs {
+                    let k = rel.r_sym(LE, false) as usize;
+                    if k < u.len() {
+                        u[k] = true;
+                    }
+                }
+            }
+            u
+        })
+        .collect();
+
+    // The symbol table.
+    let mut strtab = StrTab::new();
+    let mut symtab: Vec<u8> = vec![0; SYM_SIZE as usize];
+    let push_sym = |symtab: &mut Vec<u8>, name: u32, info: u8, other: u8, shndx: u16, value: u64, size: u64| -> u32 {
+        let idx = (symtab.len() as u64 / SYM_SIZE) as u32;
+        symtab.extend_from_slice(&name.to_le_bytes());
+        symtab.push(info);
+        symtab.push(other);
+        symtab.extend_from_slice(&shndx.to_le_bytes());
+        symtab.extend_from_slice(&value.to_le_bytes());
+        symtab.extend_from_slice(&size.to_le_bytes());
+        idx
+    };
+    for &i in &order {
+        let os = &mut osecs[i];
+        os.sym = push_sym(&mut symtab, 0, elf::STT_SECTION, 0, os.index as u16, 0, 0);
+    }
+    let mut lidx: Vec<Vec<u32>> = vec![Vec::new(); nfiles];
+    // A group's signature symbol must survive even when it is a local no relocation uses.
+    let mut must: HashSet<(FileId, usize)> = HashSet::new();
+    for os in &osecs {
+        if let Some(g) = &os.group {
+            must.insert((g.file, g.sig_sym));
+        }
+    }
+    for &f in &objs {
+        let o = r.obj(f);
+        lidx[f] = vec![0; o.first_global];
+        for i in 1..o.first_global {
+            let s = &o.symbols[i];
+            let ty = s.st_type();
+            if ty == elf::STT_SECTION {
+                continue;
+            }
+            let shndx = s.st_shndx(LE);
+            let (out_shndx, value, in_merge) = match shndx {
+                elf::SHN_UNDEF | elf::SHN_COMMON => continue,
+                elf::SHN_ABS => (elf::SHN_ABS, s.st_value(LE), false),
+                _ if shndx >= elf::SHN_LORESERVE => continue,
+                _ => match place[f].get(shndx as usize).copied().flatten() {
+                    Some((os, off)) => (
+                        osecs[os as usize].index as u16,
+                        s.st_value(LE).wrapping_add(off),
+                        o.sections[shndx as usize].flags & SHF_MERGE != 0,
+                    ),
+                    None => continue,
+                },
+            };
+            let name = o.sym_name(i);
+            let keep = used[f].get(i).copied().unwrap_or(false)
+                || must.contains(&(f, i))
+                || (!config.discard_all && !(name.starts_with(b".L") && (config.discard_locals || in_merge)));
+            if !keep {
+                continue;
+            }
+            let n = strtab.add(name);
+            lidx[f][i] = push_sym(&mut symtab, n, s.st_info, s.st_other, out_shndx, value, s.st_size(LE));
+        }
+    }
+    let first_global = (symtab.len() as u64 / SYM_SIZE) as u32;
+
+    // Globals: what the objects say about each (type of an undefined reference, largest common
+    // alignment), then one entry per symbol an object names.
+    let nsyms = r.symbols.len();
+    let mut referenced = vec![false; nsyms];
+    let mut und_type = vec![elf::STT_NOTYPE; nsyms];
+    let mut und_seen = vec![false; nsyms];
+    let mut common_align = vec![1u64; nsyms];
+    for &f in &objs {
+        let o = r.obj(f);
+        for (k, &id) in r.sym_ids[f].iter().enumerate() {
+            let Some(s) = o.symbols.get(o.first_global + k) else { continue };
+            let Some(slot) = referenced.get_mut(id) else { continue };
+            *slot = true;
+            match s.st_shndx(LE) {
+                elf::SHN_UNDEF if !und_seen[id] => {
+                    und_seen[id] = true;
+                    und_type[id] = s.st_type();
+                }
+                elf::SHN_COMMON => common_align[id] = common_align[id].max(s.st_value(LE)),
+                _ => {}
+            }
+        }
+    }
+    let mut gidx = vec![0u32; nsyms];
+    for (id, sym) in r.symbols.iter().enumerate() {
+        let weak_bind = |w: bool| if w { elf::STB_WEAK } else { elf::STB_GLOBAL };
+        let vis = sym.visibility & 3;
+        let (info, other, shndx, value, size) = match sym.def {
+            Def::Defined(f, i) => {
+                let o = r.obj(f);
+                let s = &o.symbols[i];
+                let bind = weak_bind(s.st_bind() == elf::STB_WEAK);
+                let other = (s.st_other & !3) | vis;
+                let sh = s.st_shndx(LE);
+                if sh == elf::SHN_ABS {
+                    ((bind << 4) | s.st_type(), other, elf::SHN_ABS, s.st_value(LE), s.st_size(LE))
+                } else {
+                    match place[f].get(sh as usize).copied().flatten() {
+                        Some((os, off)) => (
+                            (bind << 4) | s.st_type(),
+                            other,
+                            osecs[os as usize].index as u16,
+                            s.st_value(LE).wrapping_add(off),
+                            s.st_size(LE),
+                        ),
+                        // Defined in a section that is not written: an undefined reference.
+                        None => ((bind << 4) | s.st_type(), vis, elf::SHN_UNDEF, 0, 0),
+                    }
+                }
+            }
+            Def::Common(f, i) => {
+                let s = &r.obj(f).symbols[i];
+                (
+                    (elf::STB_GLOBAL << 4) | s.st_type(),
+                    (s.st_other & !3) | vis,
+                    elf::SHN_COMMON,
+                    common_align[id].max(s.st_value(LE)).max(1),
+                    s.st_size(LE),
+                )
+            }
+            Def::Synthetic => {
+                let name = String::from_utf8_lossy(sym.name);
+                let Some((_, expr)) = config.defsym.iter().rev().find(|(n, _)| *n == name) else { continue };
+                let add = crate::resolve::defsym_offset(expr).unwrap_or(0) as u64;
+                match crate::resolve::defsym_target(expr) {
+                    None => ((elf::STB_GLOBAL << 4) | elf::STT_NOTYPE, vis, elf::SHN_ABS, add, 0),
+                    Some(t) => {
+                        let target = r.lookup(t.as_bytes()).map(|t| r.symbols[t].def);
+                        let resolved = match target {
+                            Some(Def::Defined(f, i)) => {
+                                let s = &r.obj(f).symbols[i];
+                                let sh = s.st_shndx(LE);
+                                if sh == elf::SHN_ABS {
+                                    Some((s.st_type(), elf::SHN_ABS, s.st_value(LE).wrapping_add(add)))
+                                } else {
+                                    place[f].get(sh as usize).copied().flatten().map(|(os, off)| {
+                                        (s.st_type(), osecs[os as usize].index as u16, s.st_value(LE).wrapping_add(off).wrapping_add(add))
+                                    })
+                                }
+                            }
+                            _ => None,
+                        };
+                        match resolved {
+                            Some((ty, sh, v)) => ((elf::STB_GLOBAL << 4) | ty, vis, sh, v, 0),
+                            None => {
+                                errors.push(format!("--defsym {name}={expr}: {t} is not defined in a section of this -r link"));
+                                continue;
+                            }
+                        }
+                    }
+                }
+            }
+            Def::Undefined | Def::Lazy(_) => {
+                if !referenced[id] {
+                    continue;
+                }
+                ((weak_bind(sym.weak) << 4) | und_type[id], vis, elf::SHN_UNDEF, 0, 0)
+            }
+            Def::Shared(..) | Def::Bitcode(..) => continue,
+        };
+        let n = strtab.add(sym.name);
+        gidx[id] = push_sym(&mut symtab, n, info, other, shndx, value, size);
+    }
+    if !errors.is_empty() {
+        return Err(Error::many(errors));
+    }
+
+    let plan = Plan { r, osecs, place, lidx, gidx };
+
+    // Section names.
+    let mut shstrtab = StrTab::new();
+    let mut name_off: Vec<u32> = Vec::with_capacity(slots.len());
+    for s in &slots {
+        let n: &'static [u8] = match *s {
+            Slot::Sec(i) => plan.osecs[i].name,
+            Slot::Rela(i) => {
+                let mut v = b".rela".to_vec();
+                v.extend_from_slice(plan.osecs[i].name);
+                Box::leak(v.into_boxed_slice())
+            }
+            Slot::Synth(Synth::GnuProperty) => b".note.gnu.property",
+            Slot::Synth(Synth::BuildId) => b".note.gnu.build-id",
+            Slot::Synth(Synth::GnuStack) => b".note.GNU-stack",
+            Slot::Synth(Synth::Symtab) => b".symtab",
+            Slot::Synth(Synth::Shstrtab) => b".shstrtab",
+            Slot::Synth(Synth::Strtab) => b".strtab",
+        };
+        name_off.push(shstrtab.add(n));
+    }
+
+    // Group contents.
+    let group_data: HashMap<usize, Vec<u8>> = plan
+        .osecs
+        .iter()
+        .enumerate()
+        .filter_map(|(id, os)| {
+            let g = os.group.as_ref()?;
+            let o = plan.obj(g.file);
+            let mut seen = HashSet::new();
+            let mut v = g.flag.to_le_bytes().to_vec();
+            for &m in &g.members {
+                let s = &o.sections[m as usize];
+                let idx = if s.sh_type == elf::SHT_RELA {
+                    let t = s.hdr.sh_info(LE) as usize;
+                    plan.place[g.file].get(t).copied().flatten().map(|(os, _)| plan.osecs[os as usize].rela_index).unwrap_or(0)
+                } else {
+                    plan.place[g.file][m as usize].map(|(os, _)| plan.osecs[os as usize].index).unwrap_or(0)
+                };
+                if idx != 0 && seen.insert(idx) {
+                    v.extend_from_slice(&idx.to_le_bytes());
+                }
+            }
+            Some((id, v))
+        })
+        .collect();
+    let group_info = |g: &Group| -> u32 {
+        let o = plan.obj(g.file);
+        if g.sig_sym >= o.first_global {
+            let id = plan.r.sym_ids[g.file].get(g.sig_sym - o.first_global).copied();
+            return id.map_or(0, |id| plan.gidx[id]);
+        }
+        match o.symbols.get(g.sig_sym) {
+            Some(s) if s.st_type() == elf::STT_SECTION => plan.place[g.file]
+                .get(s.st_shndx(LE) as usize)
+                .copied()
+                .flatten()
+                .map_or(0, |(os, _)| plan.osecs[os as usize].sym),
+            Some(_) => plan.lidx[g.file].get(g.sig_sym).copied().unwrap_or(0),
+            None => 0,
+        }
+    };
+
+    let gnu_property: Vec<u8> = if features != 0 {
+        let mut v = Vec::with_capacity(32);
+        for w in [4u32, 16, elf::NT_GNU_PROPERTY_TYPE_0] {
+            v.extend_from_slice(&w.to_le_bytes());
+        }
+        v.extend_from_slice(b"GNU\0");
+        for w in [GNU_PROPERTY_X86_FEATURE_1_AND, 4, features, 0] {
+            v.extend_from_slice(&w.to_le_bytes());
+        }
+        v
+    } else {
+        Vec::new()
+    };
+    let build_id_note: Vec<u8> = if build_id_len > 0 {
+        let mut v = Vec::with_capacity(16 + build_id_len);
+        for w in [4u32, build_id_len as u32, elf::NT_GNU_BUILD_ID] {
+            v.extend_from_slice(&w.to_le_bytes());
+        }
+        v.extend_from_slice(b"GNU\0");
+        v.resize(16 + build_id_len, 0);
+        v
+    } else {
+        Vec::new()
+    };
+
+    // File offsets: header, then every section in index order, then the section headers.
+    struct Hdr {
+        ty: u32,
+        flags: u64,
+        off: u64,
+        size: u64,
+        link: u32,
+        info: u32,
+        align: u64,
+        entsize: u64,
+    }
+    let mut hdrs: Vec<Hdr> = Vec::with_capacity(slots.len());
+    let mut off = 64u64;
+    for s in &slots {
+        let h = match *s {
+            Slot::Sec(i) => {
+                let os = &plan.osecs[i];
+                match &os.group {
+                    Some(g) => Hdr {
+                        ty: elf::SHT_GROUP,
+                        flags: os.flags,
+                        off: 0,
+                        size: group_data.get(&i).map_or(4, |d| d.len() as u64),
+                        link: symtab_index,
+                        info: group_info(g),
+                        align: 4,
+                        entsize: 4,
+                    },
+                    None => Hdr {
+                        ty: os.sh_type,
+                        flags: os.flags,
+                        off: 0,
+                        size: os.size,
+                        link: os.link_dep.map_or(0, |d| plan.osecs[d].index),
+                        info: 0,
+                        align: os.align,
+                        entsize: os.entsize,
+                    },
+                }
+            }
+            Slot::Rela(i) => {
+                let os = &plan.osecs[i];
+                Hdr {
+                    ty: elf::SHT_RELA,
+                    flags: SHF_INFO_LINK | (os.flags & SHF_GROUP),
+                    off: 0,
+                    size: os.nrelocs.checked_mul(RELA_SIZE).ok_or_else(too_large)?,
+                    link: symtab_index,
+                    info: os.index,
+                    align: 8,
+                    entsize: RELA_SIZE,
+                }
+            }
+            Slot::Synth(k) => {
+                let (ty, flags, size, link, info, align, entsize) = match k {
+                    Synth::GnuProperty => (elf::SHT_NOTE, SHF_ALLOC, gnu_property.len() as u64, 0, 0, 8, 0),
+                    Synth::BuildId => (elf::SHT_NOTE, SHF_ALLOC, build_id_note.len() as u64, 0, 0, 4, 0),
+                    Synth::GnuStack => (elf::SHT_PROGBITS, 0, 0, 0, 0, 1, 0),
+                    Synth::Symtab => (elf::SHT_SYMTAB, 0, symtab.len() as u64, strtab_index, first_global, 8, SYM_SIZE),
+                    Synth::Shstrtab => (elf::SHT_STRTAB, 0, shstrtab.data.len() as u64, 0, 0, 1, 0),
+                    Synth::Strtab => (elf::SHT_STRTAB, 0, strtab.data.len() as u64, 0, 0, 1, 0),
+                };
+                Hdr { ty, flags, off: 0, size, link, info, align, entsize }
+            }
+        };
+        hdrs.push(h);
+    }
+    for h in hdrs.iter_mut() {
+        off = align_to(off, h.align.max(1))?;
+        h.off = off;
+        if h.ty != elf::SHT_NOBITS {
+            off = off.checked_add(h.size).ok_or_else(too_large)?;
+        }
+    }
+    let shoff = align_to(off, 8)?;
+    let total = (nsections as u64).checked_mul(SHDR_SIZE).and_then(|n| n.checked_add(shoff)).ok_or_else(too_large)?;
+    if total > isize::MAX as u64 {
+        return Err(too_large());
+    }
+    let mut buf: Vec<u8> = Vec::new();
+    buf.try_reserve_exact(total as usize).map_err(|_| too_large())?;
+    buf.resize(total as usize, 0);
+
+    // ELF header.
+    {
+        let h = &mut buf[..64];
+        h[..4].copy_from_slice(b"\x7fELF");
+        h[4] = elf::ELFCLASS64;
+        h[5] = elf::ELFDATA2LSB;
+        h[6] = elf::EV_CURRENT;
+        h[16..18].copy_from_slice(&elf::ET_REL.to_le_bytes());
+        h[18..20].copy_from_slice(&elf::EM_X86_64.to_le_bytes());
+        h[20..24].copy_from_slice(&(elf::EV_CURRENT as u32).to_le_bytes());
+        h[40..48].copy_from_slice(&shoff.to_le_bytes());
+        h[52..54].copy_from_slice(&64u16.to_le_bytes());
+        h[58..60].copy_from_slice(&64u16.to_le_bytes());
+        h[60..62].copy_from_slice(&(nsections as u16).to_le_bytes());
+        h[62..64].copy_from_slice(&(shstrtab_index as u16).to_le_bytes());
+    }
+    // Section headers.
+    for (k, h) in hdrs.iter().enumerate() {
+        let p = (shoff + (k as u64 + 1) * SHDR_SIZE) as usize;
+        let b = &mut buf[p..p + 64];
+        b[0..4].copy_from_slice(&name_off[k].to_le_bytes());
+        b[4..8].copy_from_slice(&h.ty.to_le_bytes());
+        b[8..16].copy_from_slice(&h.flags.to_le_bytes());
+        b[24..32].copy_from_slice(&h.off.to_le_bytes());
+        b[32..40].copy_from_slice(&h.size.to_le_bytes());
+        b[40..44].copy_from_slice(&h.link.to_le_bytes());
+        b[44..48].copy_from_slice(&h.info.to_le_bytes());
+        b[48..56].copy_from_slice(&h.align.to_le_bytes());
+        b[56..64].copy_from_slice(&h.entsize.to_le_bytes());
+    }
+
+    // Contents, in parallel over disjoint slices.
+    let mut jobs: Vec<(usize, &mut [u8])> = Vec::new();
+    {
+        let mut spans: Vec<(u64, u64, usize)> = hdrs
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| h.ty != elf::SHT_NOBITS && h.size > 0)
+            .map(|(k, h)| (h.off, h.size, k))
+            .collect();
+        spans.sort_unstable();
+        let mut rest: &mut [u8] = &mut buf[..shoff as usize];
+        let mut pos = 0u64;
+        for (o, size, k) in spans {
+            let tmp = std::mem::take(&mut rest);
+            let (_, tail) = tmp.split_at_mut((o - pos) as usize);
+            let (mine, tail) = tail.split_at_mut(size as usize);
+            rest = tail;
+            pos = o + size;
+            jobs.push((k, mine));
+        }
+    }
+    let warnings: Vec<String> = jobs
+        .into_par_iter()
+        .flat_map(|(k, dst)| {
+            let mut warns = Vec::new();
+            match slots[k] {
+                Slot::Sec(i) => {
+                    let os = &plan.osecs[i];
+                    if os.group.is_some() {
+                        if let Some(d) = group_data.get(&i) {
+                            dst.copy_from_slice(d);
+                        }
+                    } else {
+                        if os.flags & SHF_EXECINSTR != 0 {
+                            dst.fill(dtld_arch::x86_64::TRAP);
+                        }
+                        for m in &os.members {
+                            let s = &plan.obj(m.file).sections[m.shndx as usize];
+                            let at = m.off as usize;
+                            if s.sh_type == elf::SHT_NOBITS {
+                                dst[at..at + s.size as usize].fill(0);
+                            } else {
+                                dst[at..at + s.data.len()].copy_from_slice(s.data);
+                            }
+                        }
+                    }
+                }
+                Slot::Rela(i) => write_relas(&plan, i, dst, &mut warns),
+                Slot::Synth(Synth::GnuProperty) => dst.copy_from_slice(&gnu_property),
+                Slot::Synth(Synth::BuildId) => dst.copy_from_slice(&build_id_note),
+                Slot::Synth(Synth::Symtab) => dst.copy_from_slice(&symtab),
+                Slot::Synth(Synth::Shstrtab) => dst.copy_from_slice(&shstrtab.data),
+                Slot::Synth(Synth::Strtab) => dst.copy_from_slice(&strtab.data),
+                Slot::Synth(Synth::GnuStack) => {}
+            }
+            warns
+        })
+        .collect();
+    for w in &warnings {
+        crate::driver::args::warn(w);
+    }
+    if config.fatal_warnings && !warnings.is_empty() {
+        return Err(Error::new("warnings are treated as errors (--fatal-warnings)"));
+    }
+    let build_id = slots
+        .iter()
+        .position(|s| matches!(s, Slot::Synth(Synth::BuildId)))
+        .map(|k| (hdrs[k].off as usize + 16, build_id_len));
+    Ok(Built { buf, build_id, build_id_kind: (config.build_id, config.build_id_hex.clone()) })
+}
+
+fn new_osec(name: &'static [u8], group: Option<Group>, s: &crate::elf::object::InputSection, first: (usize, u32), link_dep: Option<usize>) -> OutSec {
+    let entsize = s.hdr.sh_entsize(LE);
+    OutSec {
+        name,
+        group,
+        sh_type: s.sh_type,
+        flags: s.flags,
+        align: s.align.max(1),
+        entsize,
+        merge_ok: s.flags & SHF_MERGE != 0 && entsize > 0,
+        members: Vec::new(),
+        size: 0,
+        link_dep,
+        first,
+        nrelocs: 0,
+        index: 0,
+        rela_index: 0,
+        sym: 0,
+    }
+}
+
+/// Adds input section (`pos`, `f`, `i`) to the output section of its name, creating it when
+/// needed. `link` is `Some(dep)` for SHF_LINK_ORDER sections.
+fn add_input(
+    osecs: &mut Vec<OutSec>,
+    members_of: &mut Vec<Vec<(FileId, u32)>>,
+    by_name: &mut HashMap<(&'static [u8], Option<usize>), usize>,
+    r: &Resolved,
+    (pos, f, i): (usize, FileId, u32),
+    link: Option<Option<usize>>,
+    errors: &mut Vec<String>,
+) {
+    let o = r.obj(f);
+    let s = &o.sections[i as usize];
+    let dep = link.flatten();
+    // Group members stay separate; link-order sections merge only with the same linked output.
+    let existing = if s.flags & SHF_GROUP != 0 { None } else { by_name.get(&(s.name, dep)).copied() };
+    let Some(id) = existing else {
+        osecs.push(new_osec(s.name, None, s, (pos, i), dep));
+        members_of.push(vec![(f, i)]);
+        if s.flags & SHF_GROUP == 0 {
+            by_name.insert((s.name, dep), osecs.len() - 1);
+        }
+        return;
+    };
+    let os = &mut osecs[id];
+    if (os.flags ^ s.flags) & SHF_TLS != 0 {
+        errors.push(format!(
+            "incompatible section flags for {}\n>>> {}:({}): 0x{:x}\n>>> output section {}: 0x{:x}",
+            lossy(s.name),
+            o.name(),
+            lossy(s.name),
+            s.flags,
+            lossy(os.name),
+            os.flags
+        ));
+        return;
+    }
+    if os.sh_type != s.sh_type {
+        if !progbits_like(os.sh_type) || !progbits_like(s.sh_type) {
+            errors.push(format!(
+                "section type mismatch for {}\n>>> {}:({}): {}\n>>> output section {}: {}",
+                lossy(s.name),
+                o.name(),
+                lossy(s.name),
+                type_name(s.sh_type),
+                lossy(os.name),
+                type_name(os.sh_type)
+            ));
+            return;
+        }
+        os.sh_type = elf::SHT_PROGBITS;
+    }
+    let entsize = s.hdr.sh_entsize(LE);
+    os.merge_ok = os.merge_ok
+        && s.flags & SHF_MERGE != 0
+        && entsize == os.entsize
+        && (s.flags & SHF_STRINGS) == (os.flags & SHF_STRINGS);
+    if entsize != os.entsize {
+        os.entsize = 0;
+    }
+    os.flags |= s.flags;
+    os.align = os.align.max(s.align);
+    members_of[id].push((f, i));
+}
+
+/// Writes output section `i`'s relocations: offsets shifted, symbols remapped.
+fn write_relas(plan: &Plan, i: usize, dst: &mut [u8], warns: &mut Vec<String>) {
+    let os = &plan.osecs[i];
+    let mut p = 0usize;
+    for m in &os.members {
+        let o = plan.obj(m.file);
+        let sec = &o.sections[m.shndx as usize];
+        for rel in sec.relocs {
+            let sym = rel.r_sym(LE, false) as usize;
+            let ty = rel.r_type(LE, false);
+            let (osym, oty, add, discarded) = plan.map_reloc(m.file, sym, ty);
+            if discarded && !is_debug(sec.name) && sec.name != b".eh_frame" && sec.name != b".gcc_except_table" {
+                let target = o.symbols.get(sym).map_or(0, |s| s.st_shndx(LE) as usize);
+                let tname = o.sections.get(target).map_or(String::new(), |s| lossy(s.name));
+                warns.push(format!(
+                    "relocation refers to a discarded section: {tname}\n>>> referenced by {}",
+                    crate::diag::location(o, m.shndx as usize, rel.r_offset(LE))
+                ));
+            }
+            let b = &mut dst[p..p + RELA_SIZE as usize];
+            b[0..8].copy_from_slice(&rel.r_offset(LE).wrapping_add(m.off).to_le_bytes());
+            b[8..16].copy_from_slice(&(((osym as u64) << 32) | oty as u64).to_le_bytes());
+            b[16..24].copy_from_slice(&rel.r_addend(LE).wrapping_add(add).to_le_bytes());
+            p += RELA_SIZE as usize;
+        }
+    }
+}
+
+fn compute_build_id(kind: &(BuildId, Vec<u8>), buf: &[u8]) -> Vec<u8> {
+    // As write.rs: 1 MiB chunks hashed in parallel, then the list of chunk hashes.
+    let chunk_hashes = |f: &(dyn Fn(&[u8]) -> Vec<u8> + Sync)| -> Vec<u8> {
+        let parts: Vec<Vec<u8>> = buf.par_chunks(1 << 20).map(f).collect();
+        parts.concat()
+    };
+    if !kind.1.is_empty() {
+        return kind.1.clone();
+    }
+    match kind.0 {
+        BuildId::None => Vec::new(),
+        BuildId::Fast => {
+            let h = chunk_hashes(&|c| xxhash_rust::xxh3::xxh3_64(c).to_le_bytes().to_vec());
+            xxhash_rust::xxh3::xxh3_64(&h).to_le_bytes().to_vec()
+        }
+        BuildId::Md5 => {
+            use md5::Digest;
+            let h = chunk_hashes(&|c| md5::Md5::digest(c).to_vec());
+            md5::Md5::digest(&h).to_vec()
+        }
+        BuildId::Sha1 => {
+            use sha1::Digest;
+            let h = chunk_hashes(&|c| sha1::Sha1::digest(c).to_vec());
+            sha1::Sha1::digest(&h).to_vec()
+        }
+        BuildId::Uuid => {
+            let mut b = [0u8; 16];
+            if let Ok(mut f) = fs::File::open("/dev/urandom") {
+                use std::io::Read;
+                let _ = f.read_exact(&mut b);
+            }
+            b[6] = (b[6] & 0x0f) | 0x40;
+            b[8] = (b[8] & 0x3f) | 0x80;
+            b.to_vec()
+        }
+    }
+}
+
+/// Removes the temporary output unless it was renamed over the output.
+struct Temp {
+    path: PathBuf,
+    committed: bool,
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Writes the finished image: a temporary file next to the output, mode 0644 (less the umask),
+/// renamed over the output at the end, so a failure never leaves a partial file. An existing
+/// output that is not a regular file (`/dev/null`, a FIFO) is written in place, as lld does.
+fn write_file(out_path: &Path, image: &[u8]) -> Result<()> {
+    use std::io::Write as _;
+    let open_err = |e: std::io::Error| Error::new(format!("cannot open output file {}: {}", out_path.display(), crate::io_error(&e)));
+    let write_err = |e: std::io::Error| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::io_error(&e)));
+    let special = fs::metadata(out_path).map(|m| !m.file_type().is_file() && !m.file_type().is_dir()).unwrap_or(false);
+    if special {
+        let mut f = fs::OpenOptions::new().write(true).open(out_path).map_err(open_err)?;
+        return f.write_all(image).map_err(write_err);
+    }
+    let name = out_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "a.out".into());
+    let tmp_name = format!(".{name}.dtld-tmp-{}", std::process::id());
+    let tmp_path = match out_path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.join(tmp_name),
+        _ => PathBuf::from(tmp_name),
+    };
+    let _ = fs::remove_file(&tmp_path);
+    let mut tmp = Temp { path: tmp_path.clone(), committed: false };
+    let _on_signal = crate::cleanup::register(tmp_path.clone());
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o644).open(&tmp_path).map_err(open_err)?;
+        f.write_all(image).map_err(write_err)?;
+    }
+    fs::rename(&tmp_path, out_path).map_err(open_err)?;
+    tmp.committed = true;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alignment_helpers() {
+        assert_eq!(align_to(5, 4).unwrap(), 8);
+        assert_eq!(align_to(8, 8).unwrap(), 8);
+        assert_eq!(align_to(3, 1).unwrap(), 3);
+        assert!(align_to(u64::MAX - 1, 16).is_err());
+        assert_eq!(lcm(16, 24), Some(48));
+        assert_eq!(lcm(1, 12), Some(12));
+        assert_eq!(lcm(0, 8), Some(8));
+    }
+
+    #[test]
+    fn strtab_dedups() {
+        let mut t = StrTab::new();
+        let a = t.add(b"foo");
+        let b = t.add(b"bar");
+        assert_eq!(t.add(b"foo"), a);
+        assert_ne!(a, b);
+        assert_eq!(t.add(b""), 0);
+        assert_eq!(t.data, b"\0foo\0bar\0");
+    }
+}
