@@ -2236,7 +2236,9 @@ fn compute_symbol_values(l: &mut Layout) -> Result<()> {
                 Some((a, _)) => a,
                 None => 0,
             }),
-            b"_TLS_MODULE_BASE_" => Some(l.tls_start()),
+            // In an executable local-dynamic code is relaxed to TP-relative offsets (DTPOFF is
+            // written as a TP offset), so the module base relaxes to TP + 0: the TLS block end.
+            b"_TLS_MODULE_BASE_" => Some(if l.config.shared { l.tls_start() } else { l.tls_end() }),
             b"__GNU_EH_FRAME_HDR" => l.synth_osec.get(&Synth::EhFrameHdr).map(|&i| l.osecs[i].addr),
             _ => {
                 if let Some(rest) = name.strip_prefix(b"__start_") {
