@@ -376,7 +376,9 @@ impl<'r> Layout<'r> {
                 match s.def {
                     Def::Shared(..) => true,
                     // A shared library leaves undefined symbols to the loader.
-                    Def::Undefined | Def::Lazy(_) if self.config.shared => !is_linker_defined(s.name) && s.visibility == elf::STV_DEFAULT,
+                    Def::Undefined | Def::Lazy(_) if self.config.shared => {
+                        !is_linker_defined(s.name) && s.visibility == elf::STV_DEFAULT && (self.config.z_dynamic_undefined_weak || !s.weak)
+                    }
                     Def::Undefined | Def::Lazy(_) => s.weak && self.has_dso(),
                     // In a shared library an exported default-visibility definition can be
                     // interposed by the executable or an earlier library (unless -Bsymbolic).
@@ -1562,7 +1564,7 @@ fn build_dynsyms(l: &mut Layout) {
         let include = match s.def {
             Def::Shared(..) => (s.obj_ref && l.gc_used.as_ref().map_or(true, |u| u.contains(&id))) || l.sym_flags.contains_key(&Target::Global(id)),
             Def::Undefined | Def::Lazy(_) if l.config.shared => {
-                s.obj_ref && s.visibility == elf::STV_DEFAULT && !is_linker_defined(s.name) && l.gc_used.as_ref().map_or(true, |u| u.contains(&id))
+                s.obj_ref && s.visibility == elf::STV_DEFAULT && !is_linker_defined(s.name) && (l.config.z_dynamic_undefined_weak || !s.weak) && l.gc_used.as_ref().map_or(true, |u| u.contains(&id))
                     || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && start_stop_section_exists(l, s.name))
             }
             Def::Undefined | Def::Lazy(_) => {
@@ -1572,7 +1574,14 @@ fn build_dynsyms(l: &mut Layout) {
             Def::Defined(..) | Def::Common(..) => {
                 !s.forced_local && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && (s.dso_ref || s.in_dso || s.dynamic_listed || l.config.export_dynamic || l.config.shared)
             }
-            Def::Synthetic | Def::Bitcode(..) => false,
+            // `--defsym` definitions are exported like any definition.
+            Def::Synthetic => {
+                l.config.defsym.iter().any(|(n, _)| n.as_bytes() == s.name)
+                    && !s.forced_local
+                    && s.visibility == elf::STV_DEFAULT
+                    && (l.config.shared || l.config.export_dynamic || s.dso_ref || s.dynamic_listed)
+            }
+            Def::Bitcode(..) => false,
         };
         if include {
             list.push(id);
@@ -1601,6 +1610,25 @@ fn build_dynsyms(l: &mut Layout) {
 /// Defined-in-this-output for .dynsym purposes (copy relocations and canonical PLT entries are
 /// "defined" in the sense that they have an address here, but lld keeps canonical PLT symbols
 /// undefined with a non-zero value; copies are defined).
+/// Section index, value and symbol type of a `--defsym` symbol: absolute for a number, else
+/// in the output section its value falls in, typed like its target (lld).
+pub fn defsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u8) {
+    let name = l.r.symbols[id].name;
+    let v = l.sym_value[id];
+    let expr = l.config.defsym.iter().find(|(n, _)| n.as_bytes() == name).map(|(_, e)| e.as_str());
+    let target = expr.and_then(crate::resolve::defsym_target);
+    let shndx = if target.is_none() {
+        elf::SHN_ABS
+    } else {
+        l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx as u16).last().unwrap_or(elf::SHN_ABS)
+    };
+    let ty = target.and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| match l.r.symbols[tid].def {
+        Def::Defined(f, i) => l.sym(f, i).st_type(),
+        _ => elf::STT_NOTYPE,
+    });
+    (shndx, v, ty)
+}
+
 pub fn is_defined_for_dynsym(l: &Layout, id: SymbolId) -> bool {
     match l.r.symbols[id].def {
         Def::Defined(..) | Def::Common(..) | Def::Synthetic => true,

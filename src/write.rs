@@ -667,8 +667,17 @@ fn build_symtab(l: &Layout) -> SymtabOut {
                 continue;
             }
             let name = o.sym_name(i);
-            if name.starts_with(b".L") || name.is_empty() {
+            // lld's discard policy: -x drops every local, -X every `.L` temporary, and by
+            // default `.L` symbols go only when they point into mergeable sections.
+            if name.is_empty() || l.config.discard_all {
                 continue;
+            }
+            if name.starts_with(b".L") {
+                let sh = s.st_shndx(LE) as usize;
+                let in_merge = o.sections.get(sh).map_or(false, |x| x.flags & elf::SHF_MERGE as u64 != 0);
+                if l.config.discard_locals || in_merge {
+                    continue;
+                }
             }
             let sh = s.st_shndx(LE);
             let (shndx, value) = if ty == elf::STT_FILE {

@@ -155,6 +155,9 @@ pub struct Config {
     /// `--export-dynamic-symbol-list=` files (dynamic-list syntax; unlike `--dynamic-list` they
     /// do not make a library's other symbols bind locally).
     pub export_dynamic_symbol_lists: Vec<PathBuf>,
+    /// `-z [no]dynamic-undefined-weak`: a library's undefined weak symbols are resolved by the
+    /// loader (default) or bound to 0 at link time.
+    pub z_dynamic_undefined_weak: bool,
 }
 
 impl Default for Config {
@@ -239,6 +242,7 @@ impl Default for Config {
             undefined_version: false,
             trace: false,
             export_dynamic_symbol_lists: Vec::new(),
+            z_dynamic_undefined_weak: true,
         }
     }
 }
@@ -783,8 +787,6 @@ const Z_IGNORED: &[&str] = &[
     "force-bti",
     "noexecstack",
     "nognustack",
-    "dynamic-undefined-weak",
-    "nodynamic-undefined-weak",
     "noseparate-code",
     "report-relative",
     "unique",
@@ -1287,6 +1289,8 @@ impl Parser {
             "ibt" => c.z_ibt = true,
             "shstk" => c.z_shstk = true,
             "nognustack" => c.z_nognustack = true,
+            "dynamic-undefined-weak" => c.z_dynamic_undefined_weak = true,
+            "nodynamic-undefined-weak" => c.z_dynamic_undefined_weak = false,
             "keep-text-section-prefix" => c.z_keep_text_section_prefix = true,
             "nokeep-text-section-prefix" => c.z_keep_text_section_prefix = false,
             _ => {

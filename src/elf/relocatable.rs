@@ -588,6 +588,10 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
                         s.st_value(LE).wrapping_add(off),
                         o.sections[shndx as usize].flags & SHF_MERGE != 0,
                     ),
+                    // GCC defines group signatures (`wm4.*`, `_ZN...C5Ev`) as locals in the
+                    // SHT_GROUP section itself; lld writes those of a discarded group as
+                    // absolute symbols (the group section has no input section), and so do we.
+                    None if o.sections[shndx as usize].sh_type == elf::SHT_GROUP => (elf::SHN_ABS, s.st_value(LE), false),
                     None => continue,
                 },
             };
@@ -635,7 +639,11 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
             Def::Defined(f, i) => {
                 let o = r.obj(f);
                 let s = &o.symbols[i];
-                let bind = weak_bind(s.st_bind() == elf::STB_WEAK);
+                // STB_GNU_UNIQUE survives -r, as with lld.
+                let bind = match s.st_bind() {
+                    elf::STB_GNU_UNIQUE => elf::STB_GNU_UNIQUE,
+                    b => weak_bind(b == elf::STB_WEAK),
+                };
                 let other = (s.st_other & !3) | vis;
                 let sh = s.st_shndx(LE);
                 if sh == elf::SHN_ABS {

@@ -358,6 +358,10 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
                 (0, 0, 0, info)
             }
         }
+        Def::Synthetic => {
+            let (shndx, v, ty) = crate::layout::defsym_fields(l, id);
+            (shndx, v, 0, (elf::STB_GLOBAL << 4) | ty)
+        }
         _ => match l.synthetic_syms.get(&id) {
             // `__start_foo`/`__stop_foo` exported with --export-dynamic or -shared: defined in
             // the output section `foo`, as lld writes them.
