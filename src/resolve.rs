@@ -494,7 +494,33 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
         }
     }
     let defined = |d: Def| matches!(d, Def::Defined(..) | Def::Common(..));
+    // `.symver foo, foo@VER` keeps both names in the object: the unversioned `foo` at the same
+    // place is not exported (lld), only `foo@VER` is.
+    let mut aliased: Vec<SymbolId> = Vec::new();
+    for sym in r.symbols.iter() {
+        let Def::Defined(f, i) = sym.def else { continue };
+        let Some((base, ver, false)) = vs::split_versioned(sym.name) else { continue };
+        if ver.is_empty() {
+            continue;
+        }
+        if let Some(bid) = r.by_name.get(base).copied() {
+            if let Def::Defined(bf, bi) = r.symbols[bid].def {
+                let (a, b) = (&r.obj(f).symbols[i], &r.obj(bf).symbols[bi]);
+                if bf == f && a.st_shndx(LE) == b.st_shndx(LE) && a.st_value(LE) == b.st_value(LE) {
+                    aliased.push(bid);
+                }
+            }
+        }
+    }
+    for bid in aliased {
+        r.symbols[bid].forced_local = true;
+    }
     for sym in r.symbols.iter_mut() {
+        if sym.forced_local && sym.version == 1 && sym.default_version.is_none() && !sym.name.contains(&b'@') {
+            // Already hidden as an alias of `foo@VER` above.
+            sym.version = 0;
+            continue;
+        }
         if !defined(sym.def) {
             continue;
         }
