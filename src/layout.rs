@@ -1013,10 +1013,13 @@ fn assign_sections(l: &mut Layout, live: &Live) -> Result<()> {
                     (off + ent).min(d.len())
                 };
                 let piece = &d[off..end];
+                // Every piece keeps its section's alignment (lld aligns each piece of a merged
+                // section to it; code may load a 16-byte-aligned string with movaps).
+                let piece_align = sec.align.max(if strings { 1 } else { ent as u64 }).max(1);
                 let out = match seen.get(piece) {
-                    Some(&o) => o,
-                    None => {
-                        let o = align_up(data.len() as u64, if strings { 1 } else { ent as u64 });
+                    Some(&o) if o % piece_align == 0 => o,
+                    _ => {
+                        let o = align_up(data.len() as u64, piece_align);
                         data.resize(o as usize, 0);
                         data.extend_from_slice(piece);
                         seen.insert(piece, o);
