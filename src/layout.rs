@@ -1338,7 +1338,7 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                 let sym = &r.symbols[id];
                 // In a shared library (without -z defs) default-visibility undefined symbols
                 // are resolved at load time.
-                let allowed_in_dso = !exe && !l.config.z_defs && sym.visibility == elf::STV_DEFAULT;
+                let allowed_in_dso = !exe && (!l.config.z_defs || l.config.ignore_unresolved_in_objects) && sym.visibility == elf::STV_DEFAULT;
                 if matches!(sym.def, Def::Undefined | Def::Lazy(_)) && !sym.weak && !is_linker_defined(sym.name) && !allowed_in_dso {
                     if sec.kind != SecKind::EhFrame || alloc {
                         out.undefined.push((id, f, s as u32, off));
@@ -1360,7 +1360,7 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                         let Target::Global(id) = t else { unreachable!() };
                         if info.field.size() == 8 && (writable || !l.config.z_text) {
                             out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::R64, sym: Some(id), addend: Addend::Const(addend) });
-                        } else if l.is_pic {
+                        } else if l.config.shared {
                             out.errors.push(pic_error(o, s, off, r_type, r.symbols[id].name));
                         } else if matches!(r.symbols[id].def, Def::Undefined | Def::Lazy(_)) {
                             // Undefined weak: resolves to zero.
@@ -1389,15 +1389,15 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                         if info.kind == RelKind::PltPc {
                             need(t, N_PLT);
                         } else if matches!(r.symbols[id].def, Def::Undefined | Def::Lazy(_)) {
-                        } else if l.is_func(id) {
-                            if l.is_pic {
+                        } else if l.config.shared {
+                            // Only an executable (PIE included, as lld) can take a library
+                            // symbol's address with a copy or a canonical PLT entry.
+                            if l.is_func(id) {
                                 need(t, N_PLT);
-                                out.errors.push(pic_error(o, s, off, r_type, r.symbols[id].name));
-                            } else {
-                                need(t, N_CANON);
                             }
-                        } else if l.is_pic {
                             out.errors.push(pic_error(o, s, off, r_type, r.symbols[id].name));
+                        } else if l.is_func(id) {
+                            need(t, N_CANON);
                         } else {
                             need(t, N_COPY);
                         }
@@ -2028,6 +2028,8 @@ fn assign_addresses(l: &mut Layout) -> Result<()> {
     let mut tls_range: Option<(u64, u64, u64, u64)> = None; // (start addr, offset, filesz, memsz)
     let mut tls_align = 1;
     let mut relro_range: Option<(u64, u64, u64)> = None;
+    // .tbss-like sections take no address space, but follow each other in the TLS template.
+    let mut tbss_cursor: Option<u64> = None;
     // -z max-page-size aligns segments; -z common-page-size ends RELRO (lld's defaults: 4 KiB).
     let max_page = l.config.max_page_size.unwrap_or(PAGE);
     let common_page = l.config.common_page_size.unwrap_or(PAGE).min(max_page);
@@ -2057,6 +2059,12 @@ fn assign_addresses(l: &mut Layout) -> Result<()> {
             }
             let os = &l.osecs[i];
             let size = os.size;
+            let saved_addr = addr;
+            if nobits && is_tls {
+                if let Some(c) = tbss_cursor {
+                    addr = addr.max(c);
+                }
+            }
             let a = align_up(addr, al);
             addr = a;
             // Inside a segment the file offset tracks the address, so a PROGBITS section after a
@@ -2079,6 +2087,9 @@ fn assign_addresses(l: &mut Layout) -> Result<()> {
             }
             if nobits && is_tls {
                 // .tbss takes no address space outside the TLS template.
+                tbss_cursor = Some(addr + size);
+                addr = saved_addr;
+                off = seg_start_off + (addr - seg_start_addr);
                 continue;
             }
             addr += size;

@@ -22,6 +22,8 @@ pub mod error;
 pub mod input;
 pub mod layout;
 pub mod lto;
+pub mod map;
+pub mod reproduce;
 pub mod resolve;
 pub mod trace;
 pub mod write;
@@ -44,7 +46,8 @@ pub fn link(config: &driver::args::Config) -> Result<()> {
     // Input linker scripts may set the entry point, add undefined symbols and search
     // directories (ENTRY, EXTERN, SEARCH_DIR), so loading refines a copy of the config.
     let mut config = config.clone();
-    let inputs: &'static [input::InputFile] = Box::leak(input::load_into(&mut config)?.into_boxed_slice());
+    let (loaded, read) = input::load_logged(&mut config);
+    let inputs: &'static [input::InputFile] = Box::leak(reproduce::after_load(&config, loaded, &read)?.into_boxed_slice());
     let config = &config;
     trace.stage("Load input files", "", t);
     let t = std::time::Instant::now();
@@ -76,6 +79,9 @@ pub fn link(config: &driver::args::Config) -> Result<()> {
     let t = std::time::Instant::now();
     write::write_output(&layout)?;
     trace.stage("Write output file", "", t);
+    if let Some(p) = &config.map_file {
+        map::write_map(&layout, p)?;
+    }
     finish_trace(config, &trace)
 }
 

@@ -619,6 +619,14 @@ fn fde_pc_begin(l: &Layout, rec: &crate::layout::EhRecord) -> u64 {
     0
 }
 
+/// Sizes of `.symtab` and `.strtab` as written (None under --strip-all), for the map file.
+pub fn symtab_sizes(l: &Layout) -> Option<(u64, u64)> {
+    (!l.config.strip_all).then(|| {
+        let s = build_symtab(l);
+        (s.symtab.len() as u64, s.strtab.len() as u64)
+    })
+}
+
 fn build_symtab(l: &Layout) -> SymtabOut {
     let mut symtab = vec![0u8; 24];
     let mut strtab = vec![0u8];

@@ -105,6 +105,12 @@ pub struct Config {
     pub lto_args: Vec<String>,
     /// `-Map` / `--Map=` / `-M` (`-M` prints to stdout: recorded as `-`).
     pub map_file: Option<PathBuf>,
+    /// `--reproduce=<file.tar>` (`LLD_REPRODUCE` is read at link time).
+    pub reproduce: Option<PathBuf>,
+    /// `--chroot <dir>`: absolute input paths are read below `<dir>`.
+    pub chroot: Option<PathBuf>,
+    /// The command line as parsed, for `--reproduce`'s response.txt.
+    pub cmdline: Vec<crate::reproduce::CmdArg>,
     /// `--version-script=` files, in order.
     pub version_scripts: Vec<PathBuf>,
     /// `--dynamic-list=` files, in order.
@@ -158,6 +164,9 @@ pub struct Config {
     /// `-z [no]dynamic-undefined-weak`: a library's undefined weak symbols are resolved by the
     /// loader (default) or bound to 0 at link time.
     pub z_dynamic_undefined_weak: bool,
+    /// `--unresolved-symbols=ignore-all|ignore-in-object-files`: undefined symbols of objects
+    /// are not errors (they stay undefined: dynamic in a library, zero in an executable).
+    pub ignore_unresolved_in_objects: bool,
 }
 
 impl Default for Config {
@@ -209,6 +218,9 @@ impl Default for Config {
             opt_level: 1,
             lto_args: Vec::new(),
             map_file: None,
+            reproduce: None,
+            chroot: None,
+            cmdline: Vec::new(),
             version_scripts: Vec::new(),
             dynamic_lists: Vec::new(),
             export_dynamic_symbols: Vec::new(),
@@ -243,6 +255,7 @@ impl Default for Config {
             trace: false,
             export_dynamic_symbol_lists: Vec::new(),
             z_dynamic_undefined_weak: true,
+            ignore_unresolved_in_objects: false,
         }
     }
 }
@@ -618,6 +631,8 @@ static OPTIONS: &[Opt] = &[
         "<file>",
         "Read a linker script (only input-file commands)",
     ),
+    o(&["reproduce"], Value, "<file>", "Write a tar file with the inputs and command line to reproduce the link"),
+    o(&["chroot"], Value, "<dir>", "Read absolute input paths below <dir> (for --reproduce trees)"),
     o(&["verbose"], Flag, "", "Verbose mode"),
     o(&["time-trace"], OptValue, "[=<file>]", "Write a Chrome trace of the link's stages to <file> (default <output>.time-trace)"),
     o(&["time-trace-file"], Value, "<file>", "Where --time-trace writes"),
@@ -724,6 +739,7 @@ static OPTIONS: &[Opt] = &[
     ),
     o(&["no-undefined-version"], Flag, "", "Accepted and ignored"),
     o(&["undefined-version"], Flag, "", "Allow version scripts to name undefined symbols"),
+    o(&["unresolved-symbols"], Value, "<policy>", "ignore-all, ignore-in-object-files, ignore-in-shared-libs or report-all"),
     o(&["no-undefined-version"], Flag, "", "Version scripts naming undefined symbols are an error (default)"),
     o(&["export-dynamic-symbol-list"], Value, "<file>", "Export the symbols listed in <file> (dynamic-list syntax)"),
     o(&["trace", "t"], Flag, "", "Print the name of each input file"),
@@ -850,6 +866,7 @@ pub fn parse(argv: &[String]) -> Result<Action> {
         let a = &args[i];
         i += 1;
         if !a.starts_with('-') || a == "-" {
+            p.cfg.cmdline.push(crate::reproduce::CmdArg::Input(a.clone()));
             p.cfg.inputs.push(InputArg::File(PathBuf::from(a)));
             p.has_input = true;
             continue;
@@ -896,6 +913,7 @@ pub fn parse(argv: &[String]) -> Result<Action> {
             ];
             if SEPARATE.contains(&body) {
                 if i < args.len() {
+                    p.cfg.cmdline.push(crate::reproduce::CmdArg::Raw(format!("--{body}={}", args[i])));
                     p.cfg.lto_args.push(format!("--{body}={}", args[i]));
                     i += 1;
                 } else {
@@ -903,6 +921,7 @@ pub fn parse(argv: &[String]) -> Result<Action> {
                 }
                 continue;
             }
+            p.cfg.cmdline.push(crate::reproduce::CmdArg::Raw(a.clone()));
             p.cfg.lto_args.push(a.clone());
             continue;
         }
@@ -992,7 +1011,9 @@ impl Parser {
     }
 
     /// Applies option `canon` (as spelled `spelling`, for messages) with value `v`.
-    fn apply(&mut self, canon: &str, spelling: &str, v: Option<&str>) {
+    fn apply(&mut self, canon: &'static str, spelling: &str, v: Option<&str>) {
+        let joined = lookup(canon).is_some_and(|o| o.kind == OptValue);
+        self.cfg.cmdline.push(crate::reproduce::CmdArg::option(canon, spelling, v, joined));
         let c = &mut self.cfg;
         let val = || v.unwrap_or("").to_string();
         match canon {
@@ -1065,6 +1086,11 @@ impl Parser {
             "dynamic-list" => c.dynamic_lists.push(PathBuf::from(val())),
             "export-dynamic-symbol-list" => c.export_dynamic_symbol_lists.push(PathBuf::from(val())),
             "undefined-version" => c.undefined_version = true,
+            "unresolved-symbols" => match v.unwrap_or("") {
+                "ignore-all" | "ignore-in-object-files" => c.ignore_unresolved_in_objects = true,
+                "report-all" | "ignore-in-shared-libs" => c.ignore_unresolved_in_objects = false,
+                other => self.errors.push(format!("unknown --unresolved-symbols value: {other}")),
+            },
             "no-undefined-version" => c.undefined_version = false,
             "trace" => c.trace = true,
             "version-script" => c.version_scripts.push(PathBuf::from(val())),
@@ -1170,6 +1196,8 @@ impl Parser {
                 c.inputs.push(InputArg::File(PathBuf::from(val())));
                 self.has_input = true;
             }
+            "reproduce" => c.reproduce = Some(PathBuf::from(val())),
+            "chroot" => c.chroot = Some(PathBuf::from(val())),
             "verbose" => c.verbose = true,
             "time-trace" => {
                 c.time_trace = Some(match v {

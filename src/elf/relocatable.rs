@@ -19,9 +19,13 @@
 //!   section (through a section symbol) becomes R_X86_64_NONE against symbol 0, which makes the
 //!   final link drop that FDE, exactly as lld does.
 //! * Each output section with relocations gets `.rela<name>` right after it: every input
-//!   relocation, r_offset shifted by the input section's offset in the output section; section
-//!   symbols become the output section's symbol with the addend shifted likewise; other locals
-//!   map to their copies, globals to the output global.
+//!   relocation, r_offset shifted by the input section's offset in the output section; a
+//!   section symbol becomes the output section's symbol, its addend the output offset of
+//!   (input offset + addend); other locals map to their copies, globals to the output global.
+//! * SHF_MERGE|SHF_STRINGS sections with 1-byte entries (`.rodata.str1.*`, `.debug_str`,
+//!   `.comment`) are deduplicated as lld does in -r links (no tail merging, as lld at -O1),
+//!   each string at a multiple of the section's alignment; symbols and section-symbol
+//!   addends pointing into them follow their strings.
 //! * Symbol table: the null symbol, one STT_SECTION symbol per output section (except the
 //!   relocation sections and the synthetic notes, as lld), each input's locals (STT_FILE
 //!   included, section symbols not), then the globals: defined ones (value relative to the
@@ -33,9 +37,11 @@
 //!   `--discard-all`/`--discard-locals` drop locals no relocation uses.
 //!
 //! Intentional differences from lld:
-//! * SHF_MERGE sections are concatenated, not deduplicated (the final link merges them); each
-//!   input is placed at a multiple of its entry size so the output is still a valid SHF_MERGE
-//!   section. Sections of one name with different entry sizes lose SHF_MERGE.
+//! * Other SHF_MERGE sections (`.rodata.cst*`, wide strings, and string sections with
+//!   relocations of their own) are concatenated, not deduplicated (the final link merges them);
+//!   each input is placed at a multiple of its entry size so the output is still a valid
+//!   SHF_MERGE section. Sections of one name with different entry sizes lose SHF_MERGE. The
+//!   order of merged strings differs from lld's (input order rather than hash shards).
 //! * lld creates an unused NOBITS `COMMON` section (sized for the commons, which stay
 //!   SHN_COMMON); dtld does not.
 //! * `--gc-sections` is ignored (lld collects garbage from the `-e`/`-u` roots).
@@ -112,6 +118,76 @@ struct OutSec {
     index: u32,
     rela_index: u32,
     sym: u32,
+    /// Deduplicated strings (SHF_MERGE|SHF_STRINGS, 1-byte entries): the contents, and for
+    /// each input its pieces as (input offset, output offset), sorted.
+    merged: Option<Merged>,
+}
+
+struct Merged {
+    data: Vec<u8>,
+    pieces: HashMap<(FileId, u32), Vec<(u64, u64)>>,
+}
+
+/// Where offset `x` of input section `shndx` of file `f` is in the output: (output section,
+/// offset in it), through the piece table when the strings were merged.
+fn locate(place: &[Vec<Place>], osecs: &[OutSec], f: FileId, shndx: usize, x: u64) -> Option<(u32, u64)> {
+    let (os, off) = place.get(f)?.get(shndx).copied().flatten()?;
+    match &osecs[os as usize].merged {
+        Some(m) => {
+            let t = m.pieces.get(&(f, shndx as u32)).map(Vec::as_slice).unwrap_or(&[]);
+            Some((os, map_piece(t, x)))
+        }
+        None => Some((os, off.wrapping_add(x))),
+    }
+}
+
+/// The output offset of input offset `x` given a piece table; offsets before the first piece
+/// (negative addends) or past the last follow the nearest piece, as the bytes around a string
+/// move with it.
+fn map_piece(t: &[(u64, u64)], x: u64) -> u64 {
+    let (i, o) = if (x as i64) < 0 || t.is_empty() {
+        t.first().copied().unwrap_or((0, 0))
+    } else {
+        let k = t.partition_point(|&(i, _)| i <= x);
+        t[k.saturating_sub(1)]
+    };
+    o.wrapping_add(x.wrapping_sub(i))
+}
+
+/// Deduplicates the NUL-terminated strings of `members`, each placed at a multiple of
+/// `align` (lld merges strings in -r links too). `None` when an input is not such a sequence
+/// or has relocations of its own: the section is then concatenated.
+fn merge_strings(r: &Resolved, members: &[Member], align: u64) -> Option<Merged> {
+    let mut data: Vec<u8> = Vec::new();
+    let mut seen: HashMap<&'static [u8], u64> = HashMap::new();
+    let mut pieces = HashMap::with_capacity(members.len());
+    for m in members {
+        let s = &r.obj(m.file).sections[m.shndx as usize];
+        let d: &'static [u8] = s.data;
+        if s.sh_type == elf::SHT_NOBITS || !s.relocs.is_empty() || d.last().is_some_and(|&b| b != 0) {
+            return None;
+        }
+        let mut t = Vec::new();
+        let mut p = 0usize;
+        while p < d.len() {
+            let end = p + d[p..].iter().position(|&b| b == 0)? + 1;
+            let piece = &d[p..end];
+            let o = match seen.get(piece) {
+                Some(&o) => o,
+                None => {
+                    let o = align_to(data.len() as u64, align).ok()?;
+                    data.resize(o as usize, 0);
+                    data.extend_from_slice(piece);
+                    seen.insert(piece, o);
+                    o
+                }
+            };
+            t.push((p as u64, o));
+            p = end;
+        }
+        pieces.insert((m.file, m.shndx), t);
+    }
+    Some(Merged { data, pieces })
 }
 
 /// A section the writer adds itself.
@@ -305,27 +381,29 @@ impl Plan<'_> {
         self.r.obj(f)
     }
 
-    /// For a relocation of file `f` against its symbol `sym` with type `ty`: the output symbol
-    /// index, the output type, the addend adjustment, and whether the target was a section
-    /// symbol of a discarded section (then R_X86_64_NONE against symbol 0, as lld does).
-    fn map_reloc(&self, f: FileId, sym: usize, ty: u32) -> (u32, u32, i64, bool) {
+    /// For a relocation of file `f` against its symbol `sym` with type `ty` and `addend`: the
+    /// output symbol index, type and addend, and whether the target was a section symbol of a
+    /// discarded section (then R_X86_64_NONE against symbol 0, as lld does).
+    fn map_reloc(&self, f: FileId, sym: usize, ty: u32, addend: i64) -> (u32, u32, i64, bool) {
         let o = self.obj(f);
         if sym == 0 {
-            return (0, ty, 0, false);
+            return (0, ty, addend, false);
         }
         if sym >= o.first_global {
             let id = self.r.sym_ids[f].get(sym - o.first_global).copied();
-            return (id.and_then(|id| self.gidx.get(id).copied()).unwrap_or(0), ty, 0, false);
+            return (id.and_then(|id| self.gidx.get(id).copied()).unwrap_or(0), ty, addend, false);
         }
         let s = &o.symbols[sym];
         if s.st_type() == elf::STT_SECTION {
+            // The section symbol plus addend is an offset in the input section (lld's
+            // `getVA(addend)`): where that offset went, relative to the output section symbol.
             let shndx = s.st_shndx(LE) as usize;
-            match self.place[f].get(shndx).copied().flatten() {
-                Some((os, off)) => (self.osecs[os as usize].sym, ty, off as i64, false),
-                None => (0, elf::R_X86_64_NONE, 0, true),
+            match locate(&self.place, &self.osecs, f, shndx, addend as u64) {
+                Some((os, at)) => (self.osecs[os as usize].sym, ty, at as i64, false),
+                None => (0, elf::R_X86_64_NONE, addend, true),
             }
         } else {
-            (self.lidx[f].get(sym).copied().unwrap_or(0), ty, 0, false)
+            (self.lidx[f].get(sym).copied().unwrap_or(0), ty, addend, false)
         }
     }
 }
@@ -426,7 +504,10 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
                 deferred.push((pos, f, i as u32));
                 continue;
             }
-            add_input(&mut osecs, &mut members_of, &mut by_name, r, (pos, f, i as u32), None, &mut errors);
+            if let Some(id) = add_input(&mut osecs, &mut members_of, &mut by_name, r, (pos, f, i as u32), None, &mut errors) {
+                // The offset is known later; linked-order sections only need the output section.
+                place[f][i] = Some((id as u32, 0));
+            }
         }
     }
     for (pos, f, i) in deferred {
@@ -443,7 +524,9 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
                 None => None,
             }
         };
-        add_input(&mut osecs, &mut members_of, &mut by_name, r, (pos, f, i), Some(dep), &mut errors);
+        if let Some(id) = add_input(&mut osecs, &mut members_of, &mut by_name, r, (pos, f, i), Some(dep), &mut errors) {
+            place[f][i as usize] = Some((id as u32, 0));
+        }
     }
     if !errors.is_empty() {
         return Err(Error::many(errors));
@@ -468,6 +551,18 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
             off = off.checked_add(s.size).ok_or_else(too_large)?;
         }
         os.size = off;
+    }
+    let merged: Vec<(usize, Option<Merged>)> = osecs
+        .par_iter()
+        .enumerate()
+        .filter(|(_, os)| os.group.is_none() && os.merge_ok && os.flags & SHF_STRINGS != 0 && os.entsize == 1)
+        .map(|(id, os)| (id, merge_strings(r, &os.members, os.align)))
+        .collect();
+    for (id, m) in merged {
+        if let Some(m) = m {
+            osecs[id].size = m.data.len() as u64;
+            osecs[id].merged = Some(m);
+        }
     }
 
     // Section indices: each output section, its `.rela` right after it, then the synthetic ones.
@@ -582,12 +677,8 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
                 elf::SHN_UNDEF | elf::SHN_COMMON => continue,
                 elf::SHN_ABS => (elf::SHN_ABS, s.st_value(LE), false),
                 _ if shndx >= elf::SHN_LORESERVE => continue,
-                _ => match place[f].get(shndx as usize).copied().flatten() {
-                    Some((os, off)) => (
-                        osecs[os as usize].index as u16,
-                        s.st_value(LE).wrapping_add(off),
-                        o.sections[shndx as usize].flags & SHF_MERGE != 0,
-                    ),
+                _ => match locate(&place, &osecs, f, shndx as usize, s.st_value(LE)) {
+                    Some((os, at)) => (osecs[os as usize].index as u16, at, o.sections[shndx as usize].flags & SHF_MERGE != 0),
                     // GCC defines group signatures (`wm4.*`, `_ZN...C5Ev`) as locals in the
                     // SHT_GROUP section itself; lld writes those of a discarded group as
                     // absolute symbols (the group section has no input section), and so do we.
@@ -649,14 +740,8 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
                 if sh == elf::SHN_ABS {
                     ((bind << 4) | s.st_type(), other, elf::SHN_ABS, s.st_value(LE), s.st_size(LE))
                 } else {
-                    match place[f].get(sh as usize).copied().flatten() {
-                        Some((os, off)) => (
-                            (bind << 4) | s.st_type(),
-                            other,
-                            osecs[os as usize].index as u16,
-                            s.st_value(LE).wrapping_add(off),
-                            s.st_size(LE),
-                        ),
+                    match locate(&place, &osecs, f, sh as usize, s.st_value(LE)) {
+                        Some((os, at)) => ((bind << 4) | s.st_type(), other, osecs[os as usize].index as u16, at, s.st_size(LE)),
                         // Defined in a section that is not written: an undefined reference.
                         None => ((bind << 4) | s.st_type(), vis, elf::SHN_UNDEF, 0, 0),
                     }
@@ -687,9 +772,8 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
                                 if sh == elf::SHN_ABS {
                                     Some((s.st_type(), elf::SHN_ABS, s.st_value(LE).wrapping_add(add)))
                                 } else {
-                                    place[f].get(sh as usize).copied().flatten().map(|(os, off)| {
-                                        (s.st_type(), osecs[os as usize].index as u16, s.st_value(LE).wrapping_add(off).wrapping_add(add))
-                                    })
+                                    locate(&place, &osecs, f, sh as usize, s.st_value(LE))
+                                        .map(|(os, at)| (s.st_type(), osecs[os as usize].index as u16, at.wrapping_add(add)))
                                 }
                             }
                             _ => None,
@@ -955,6 +1039,8 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
                         if let Some(d) = group_data.get(&i) {
                             dst.copy_from_slice(d);
                         }
+                    } else if let Some(m) = &os.merged {
+                        dst.copy_from_slice(&m.data);
                     } else {
                         if os.flags & SHF_EXECINSTR != 0 {
                             dst.fill(dtld_arch::x86_64::TRAP);
@@ -1012,11 +1098,13 @@ fn new_osec(name: &'static [u8], group: Option<Group>, s: &crate::elf::object::I
         index: 0,
         rela_index: 0,
         sym: 0,
+        merged: None,
     }
 }
 
 /// Adds input section (`pos`, `f`, `i`) to the output section of its name, creating it when
-/// needed. `link` is `Some(dep)` for SHF_LINK_ORDER sections.
+/// needed, and returns that output section (`None` after an error). `link` is `Some(dep)` for
+/// SHF_LINK_ORDER sections.
 fn add_input(
     osecs: &mut Vec<OutSec>,
     members_of: &mut Vec<Vec<(FileId, u32)>>,
@@ -1025,7 +1113,7 @@ fn add_input(
     (pos, f, i): (usize, FileId, u32),
     link: Option<Option<usize>>,
     errors: &mut Vec<String>,
-) {
+) -> Option<usize> {
     let o = r.obj(f);
     let s = &o.sections[i as usize];
     let dep = link.flatten();
@@ -1037,7 +1125,7 @@ fn add_input(
         if s.flags & SHF_GROUP == 0 {
             by_name.insert((s.name, dep), osecs.len() - 1);
         }
-        return;
+        return Some(osecs.len() - 1);
     };
     let os = &mut osecs[id];
     if (os.flags ^ s.flags) & SHF_TLS != 0 {
@@ -1050,7 +1138,7 @@ fn add_input(
             lossy(os.name),
             os.flags
         ));
-        return;
+        return None;
     }
     if os.sh_type != s.sh_type {
         if !progbits_like(os.sh_type) || !progbits_like(s.sh_type) {
@@ -1063,7 +1151,7 @@ fn add_input(
                 lossy(os.name),
                 type_name(os.sh_type)
             ));
-            return;
+            return None;
         }
         os.sh_type = elf::SHT_PROGBITS;
     }
@@ -1078,6 +1166,7 @@ fn add_input(
     os.flags |= s.flags;
     os.align = os.align.max(s.align);
     members_of[id].push((f, i));
+    Some(id)
 }
 
 /// Writes output section `i`'s relocations: offsets shifted, symbols remapped.
@@ -1090,7 +1179,7 @@ fn write_relas(plan: &Plan, i: usize, dst: &mut [u8], warns: &mut Vec<String>) {
         for rel in sec.relocs {
             let sym = rel.r_sym(LE, false) as usize;
             let ty = rel.r_type(LE, false);
-            let (osym, oty, add, discarded) = plan.map_reloc(m.file, sym, ty);
+            let (osym, oty, addend, discarded) = plan.map_reloc(m.file, sym, ty, rel.r_addend(LE));
             if discarded && !is_debug(sec.name) && sec.name != b".eh_frame" && sec.name != b".gcc_except_table" {
                 let target = o.symbols.get(sym).map_or(0, |s| s.st_shndx(LE) as usize);
                 let tname = o.sections.get(target).map_or(String::new(), |s| lossy(s.name));
@@ -1102,7 +1191,7 @@ fn write_relas(plan: &Plan, i: usize, dst: &mut [u8], warns: &mut Vec<String>) {
             let b = &mut dst[p..p + RELA_SIZE as usize];
             b[0..8].copy_from_slice(&rel.r_offset(LE).wrapping_add(m.off).to_le_bytes());
             b[8..16].copy_from_slice(&(((osym as u64) << 32) | oty as u64).to_le_bytes());
-            b[16..24].copy_from_slice(&rel.r_addend(LE).wrapping_add(add).to_le_bytes());
+            b[16..24].copy_from_slice(&addend.to_le_bytes());
             p += RELA_SIZE as usize;
         }
     }
@@ -1204,6 +1293,19 @@ mod tests {
         assert_eq!(lcm(16, 24), Some(48));
         assert_eq!(lcm(1, 12), Some(12));
         assert_eq!(lcm(0, 8), Some(8));
+    }
+
+    #[test]
+    fn pieces_map_offsets() {
+        // Input strings at 0, 4 and 9 went to 20, 0 and 4.
+        let t = [(0, 20), (4, 0), (9, 4)];
+        assert_eq!(map_piece(&t, 0), 20);
+        assert_eq!(map_piece(&t, 2), 22);
+        assert_eq!(map_piece(&t, 4), 0);
+        assert_eq!(map_piece(&t, 10), 5);
+        assert_eq!(map_piece(&t, 30), 25);
+        assert_eq!(map_piece(&t, (-4i64) as u64), 16);
+        assert_eq!(map_piece(&[], 7), 7);
     }
 
     #[test]

@@ -570,7 +570,7 @@ fn table_key(name: &[u8]) -> &[u8] {
 
 /// Demangles an Itanium C++ name; anything else (or a name that fails to demangle) is
 /// returned unchanged, as `llvm::demangle` does.
-fn demangle(name: &[u8]) -> Vec<u8> {
+pub(crate) fn demangle(name: &[u8]) -> Vec<u8> {
     if !(name.starts_with(b"_Z") || name.starts_with(b"__Z") || name.starts_with(b"___Z")) {
         return name.to_vec();
     }

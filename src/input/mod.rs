@@ -70,7 +70,18 @@ pub fn load(config: &Config) -> Result<Vec<InputFile>> {
 /// `-e` did, `EXTERN(syms)` appends to `undefined`, `SEARCH_DIR(dir)` appends to
 /// `library_paths`, `OUTPUT(file)` sets `output` if it is still the default `a.out`.
 pub fn load_into(config: &mut Config) -> Result<Vec<InputFile>> {
+    load_logged(config).0
+}
+
+/// Every file the loader read, in the order it first read it: the path it opened (after
+/// `--chroot`) and the bytes (for `--reproduce`).
+pub type ReadLog = Vec<(PathBuf, &'static [u8])>;
+
+/// `load_into`, also returning every file read (linker scripts included), even when loading
+/// fails.
+pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
     let mut l = Loader {
+        log: Vec::new(),
         config,
         files: Vec::new(),
         errors: Vec::new(),
@@ -110,10 +121,11 @@ pub fn load_into(config: &mut Config) -> Result<Vec<InputFile>> {
         entry,
         externs,
         output,
+        log,
         ..
     } = l;
     if !errors.is_empty() {
-        return Err(Error::many(errors));
+        return (Err(Error::many(errors)), log);
     }
     if config.entry.is_none() {
         config.entry = entry;
@@ -125,7 +137,7 @@ pub fn load_into(config: &mut Config) -> Result<Vec<InputFile>> {
             config.output = PathBuf::from(o);
         }
     }
-    Ok(files)
+    (Ok(files), log)
 }
 
 /// The positional state that `--push-state` saves.
@@ -153,6 +165,7 @@ struct Loader<'c> {
     externs: Vec<String>,
     output: Option<String>,
     nostdlib: bool,
+    log: ReadLog,
 }
 
 /// An `io::Error` as strerror text, the way lld prints it (no " (os error N)").
@@ -203,12 +216,21 @@ pub fn map_file(path: &Path) -> std::io::Result<&'static [u8]> {
 
 impl Loader<'_> {
     fn read(&mut self, path: &str) -> std::result::Result<&'static [u8], String> {
-        let key = PathBuf::from(path);
+        // `--chroot dir` (lld's): absolute paths are read below `dir` (the `--reproduce` tree).
+        let key = match &self.config.chroot {
+            Some(root) if path.starts_with('/') => {
+                let mut p = root.as_os_str().to_owned();
+                p.push(path);
+                PathBuf::from(p)
+            }
+            _ => PathBuf::from(path),
+        };
         if let Some(d) = self.maps.get(&key) {
             return Ok(d);
         }
         let d = map_file(&key).map_err(|e| io_msg(&e))?;
-        self.maps.insert(key, d);
+        self.maps.insert(key.clone(), d);
+        self.log.push((key, d));
         Ok(d)
     }
 
