@@ -467,6 +467,12 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
             Err(e) => errors.push(e),
         }
     }
+    for (name, text) in &config.inline_version_scripts {
+        match vs::parse(text, name) {
+            Ok(s) => scripts.push(s),
+            Err(e) => errors.push(e),
+        }
+    }
     let mut dyn_patterns = Vec::new();
     for p in config.dynamic_lists.iter().chain(&config.export_dynamic_symbol_lists) {
         let text = read_script_file(config, p)?;

@@ -167,6 +167,8 @@ pub struct Config {
     /// `--unresolved-symbols=ignore-all|ignore-in-object-files`: undefined symbols of objects
     /// are not errors (they stay undefined: dynamic in a library, zero in an executable).
     pub ignore_unresolved_in_objects: bool,
+    /// `VERSION { ... }` blocks of linker scripts: (script name, version script text).
+    pub inline_version_scripts: Vec<(String, String)>,
 }
 
 impl Default for Config {
@@ -256,6 +258,7 @@ impl Default for Config {
             export_dynamic_symbol_lists: Vec::new(),
             z_dynamic_undefined_weak: true,
             ignore_unresolved_in_objects: false,
+            inline_version_scripts: Vec::new(),
         }
     }
 }

@@ -111,12 +111,12 @@ pub fn prepare_dynamic_strings(l: &mut Layout) {
     l.dynstr_off = index;
 }
 
-/// The name of the base version definition (index 1): the soname, else the output path as
-/// given (lld's `getFileDefName`).
+/// The name of the base version definition (index 1): the soname, else the output's
+/// file name (lld's `getFileDefName`).
 pub fn verdef_base_name(l: &Layout) -> String {
     match &l.config.soname {
         Some(s) => s.clone(),
-        None => l.config.output.to_string_lossy().into_owned(),
+        None => l.config.output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
     }
 }
 

@@ -93,6 +93,8 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
         script_depth: 0,
         entry: None,
         externs: Vec::new(),
+        assigns: Vec::new(),
+        versions: Vec::new(),
         output: None,
         nostdlib: config
             .ignored
@@ -121,6 +123,8 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
         entry,
         externs,
         output,
+        assigns,
+        versions,
         log,
         ..
     } = l;
@@ -131,6 +135,8 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
         config.entry = entry;
     }
     config.undefined.extend(externs);
+    config.defsym.extend(assigns);
+    config.inline_version_scripts.extend(versions);
     config.library_paths = search;
     if let Some(o) = output {
         if config.output == Path::new("a.out") {
@@ -163,6 +169,9 @@ struct Loader<'c> {
     script_depth: usize,
     entry: Option<String>,
     externs: Vec<String>,
+    /// `sym = expr;` and `VERSION { }` from scripts.
+    assigns: Vec<(String, String)>,
+    versions: Vec<(String, String)>,
     output: Option<String>,
     nostdlib: bool,
     log: ReadLog,
@@ -545,6 +554,8 @@ impl Loader<'_> {
                 }
                 script::Command::Extern(syms) => self.externs.extend(syms.iter().cloned()),
                 script::Command::Output(o) => self.output = Some(o.clone()),
+                script::Command::Assign(n, e) => self.assigns.push((n.clone(), e.clone())),
+                script::Command::Version(text) => self.versions.push((s.name.clone(), text.clone())),
             }
             if self.errors.len() > errors_before {
                 // lld stops reading a script at its first error.

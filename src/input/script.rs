@@ -35,6 +35,10 @@ pub enum Command {
     Extern(Vec<String>),
     /// `OUTPUT(file)`: the output file unless `-o` gave one.
     Output(String),
+    /// `sym = expr;`: a symbol assignment (handled like `--defsym=sym=expr`).
+    Assign(String, String),
+    /// `VERSION { ... }`: a version script inside a linker script (the text between braces).
+    Version(String),
 }
 
 #[derive(Debug, Clone)]
@@ -217,7 +221,6 @@ const UNSUPPORTED: &[&str] = &[
     "SECTIONS",
     "MEMORY",
     "PHDRS",
-    "VERSION",
     "PROVIDE",
     "PROVIDE_HIDDEN",
     "HIDDEN",
@@ -369,6 +372,44 @@ impl<'t> Parser<'t> {
                         }
                     }
                     out.push(Command::Extern(syms));
+                }
+                "VERSION" => {
+                    self.expect("{")?;
+                    let mut depth = 1;
+                    let mut text = String::new();
+                    loop {
+                        let t = self.next()?;
+                        if t.is("{") {
+                            depth += 1;
+                        } else if t.is("}") {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        if t.quoted {
+                            text.push('"');
+                            text.push_str(&t.text);
+                            text.push('"');
+                        } else {
+                            text.push_str(&t.text);
+                        }
+                        text.push(if t.is(";") { '\n' } else { ' ' });
+                    }
+                    out.push(Command::Version(text));
+                }
+                x if self.pos < self.toks.len() && self.toks[self.pos].is("=") && !UNSUPPORTED.contains(&x) => {
+                    // `sym = expr;`
+                    self.next()?;
+                    let mut expr = String::new();
+                    loop {
+                        let t = self.next()?;
+                        if t.is(";") {
+                            break;
+                        }
+                        expr.push_str(&t.text);
+                    }
+                    out.push(Command::Assign(x.to_string(), expr));
                 }
                 x if UNSUPPORTED.contains(&x) => {
                     return Err(self.err_at(
