@@ -1406,7 +1406,9 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                     }
                 }
                 RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex | RelKind::GotOff => {
+                    // --no-relax keeps every GOT load (lld: only GOTPCRELX rewriting is off).
                     let relaxable = matches!(info.kind, RelKind::GotPcRelax | RelKind::GotPcRelaxRex)
+                        && l.config.relax
                         && !preempt
                         && !(l.is_pic && l.is_absolute(t))
                         && !is_undef(l, t);
