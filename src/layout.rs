@@ -47,6 +47,8 @@ pub enum Chunk {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Synth {
     Interp,
+    /// `.note.gnu.property`: the x86 feature bits (IBT, SHSTK) every input has, or `-z shstk`.
+    GnuProperty,
     BuildId,
     DynSym,
     DynStr,
@@ -244,6 +246,8 @@ pub struct Layout<'r> {
     pub verneed: Vec<(FileId, Vec<&'static [u8]>)>,
     pub dynstr: Vec<u8>,
     pub dynstr_off: HashMap<Vec<u8>, u32>,
+    /// x86 feature bits written in `.note.gnu.property` (0: no note).
+    pub x86_features: u32,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -651,6 +655,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         verneed: Vec::new(),
         dynstr: vec![0],
         dynstr_off: HashMap::new(),
+        x86_features: 0,
     };
     // Shared libraries that stay: all loaded ones not under --as-needed, and as-needed ones that
     // satisfy a non-weak reference.
@@ -1676,6 +1681,26 @@ fn create_synthetic(l: &mut Layout) {
     if interp {
         add_synth(l, Synth::Interp, ".interp", elf::SHT_PROGBITS, a, 1);
     }
+    // x86 CET properties: the AND of every object's feature bits (an object without the note
+    // has none), plus what -z shstk forces, as lld.
+    let mut features = u32::MAX;
+    for (f, file) in l.r.files.iter().enumerate() {
+        if let File::Obj(o) = file {
+            if l.r.loaded[f] {
+                features &= crate::elf::relocatable::x86_features(o);
+            }
+        }
+    }
+    if features == u32::MAX {
+        features = 0;
+    }
+    if c.z_shstk {
+        features |= 2;
+    }
+    l.x86_features = features & 3;
+    if l.x86_features != 0 {
+        add_synth(l, Synth::GnuProperty, ".note.gnu.property", elf::SHT_NOTE, a, 8);
+    }
     if c.build_id != crate::driver::args::BuildId::None || !c.build_id_hex.is_empty() {
         add_synth(l, Synth::BuildId, ".note.gnu.build-id", elf::SHT_NOTE, a, 4);
     }
@@ -1910,6 +1935,7 @@ fn assign_addresses(l: &mut Layout) -> Result<()> {
         match o.chunks.first() {
             Some(Chunk::Synthetic(s)) => match s {
                 Synth::Interp => 0,
+                Synth::GnuProperty => 1,
                 Synth::BuildId => 1,
                 Synth::DynSym => 2,
                 Synth::Versym => 3,
@@ -2017,8 +2043,28 @@ fn assign_addresses(l: &mut Layout) -> Result<()> {
         nphdr += 1;
     }
     nphdr += 1; // GNU_STACK
-    let has_note = l.osecs.iter().any(|o| o.sh_type == elf::SHT_NOTE && flag(o.flags, elf::SHF_ALLOC));
-    if has_note {
+    // One PT_NOTE per run of adjacent notes with the same alignment (lld): a reader walks a
+    // PT_NOTE with its p_align, so 8-aligned property notes cannot share one with 4-aligned ones.
+    let note_runs = |l: &Layout| -> Vec<Vec<usize>> {
+        let mut runs: Vec<Vec<usize>> = Vec::new();
+        let mut prev: Option<(usize, u64)> = None;
+        for (i, o) in l.osecs.iter().enumerate() {
+            if !(o.sh_type == elf::SHT_NOTE && flag(o.flags, elf::SHF_ALLOC)) {
+                continue;
+            }
+            match (prev, runs.last_mut()) {
+                (Some((pi, pa)), Some(run)) if pi + 1 == i && pa == o.align => run.push(i),
+                _ => runs.push(vec![i]),
+            }
+            prev = Some((i, o.align));
+        }
+        runs
+    };
+    let n_note_runs = note_runs(l).len();
+    nphdr += n_note_runs;
+    let has_note = n_note_runs > 0;
+    let has_property = l.synth_osec.contains_key(&Synth::GnuProperty);
+    if has_property {
         nphdr += 1;
     }
     let headers_size = 64 + nphdr as u64 * 56;
@@ -2154,10 +2200,15 @@ fn assign_addresses(l: &mut Layout) -> Result<()> {
     }
     ph.push(Phdr { p_type: elf::PT_GNU_STACK, flags: if l.config.z_execstack { elf::PF_R | elf::PF_W | elf::PF_X } else { elf::PF_R | elf::PF_W }, offset: 0, vaddr: 0, filesz: 0, memsz: l.config.z_stack_size.unwrap_or(0), align: 0 });
     if has_note {
-        let notes: Vec<&OutSec> = l.osecs.iter().filter(|o| o.sh_type == elf::SHT_NOTE && flag(o.flags, elf::SHF_ALLOC)).collect();
-        let first = notes[0];
-        let last = notes[notes.len() - 1];
-        ph.push(Phdr { p_type: elf::PT_NOTE, flags: elf::PF_R, offset: first.offset, vaddr: first.addr, filesz: last.offset + last.size - first.offset, memsz: last.addr + last.size - first.addr, align: first.align.max(4) });
+        for run in note_runs(l) {
+            let first = &l.osecs[run[0]];
+            let last = &l.osecs[run[run.len() - 1]];
+            ph.push(Phdr { p_type: elf::PT_NOTE, flags: elf::PF_R, offset: first.offset, vaddr: first.addr, filesz: last.offset + last.size - first.offset, memsz: last.addr + last.size - first.addr, align: first.align.max(4) });
+        }
+    }
+    if has_property {
+        let o = &l.osecs[l.synth_osec[&Synth::GnuProperty]];
+        ph.push(Phdr { p_type: elf::PT_GNU_PROPERTY, flags: elf::PF_R, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 8 });
     }
     debug_assert_eq!(ph.len(), nphdr);
     l.phdrs = ph;

@@ -301,7 +301,7 @@ fn is_debug(name: &[u8]) -> bool {
 }
 
 /// The AND-able x86 feature bits of an object's `.note.gnu.property` (0 when it has none).
-fn x86_features(o: &ObjFile) -> u32 {
+pub(crate) fn x86_features(o: &ObjFile) -> u32 {
     let mut found = None;
     for s in &o.sections {
         if s.name != b".note.gnu.property" || s.sh_type != elf::SHT_NOTE {

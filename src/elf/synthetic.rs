@@ -141,6 +141,7 @@ pub fn size(l: &Layout, s: Synth) -> u64 {
     let c = l.config;
     match s {
         Synth::Interp => c.dynamic_linker.as_ref().map_or(0, |d| d.len() as u64 + 1),
+        Synth::GnuProperty => 32,
         Synth::BuildId => 16 + build_id_len(l) as u64,
         Synth::DynSym => (1 + l.dynsyms.len() as u64) * 24,
         Synth::DynStr => l.dynstr.len() as u64,
@@ -413,6 +414,17 @@ pub fn write(l: &Layout, s: Synth, buf: &mut [u8]) {
             if let Some(d) = &l.config.dynamic_linker {
                 buf[..d.len()].copy_from_slice(d.as_bytes());
             }
+        }
+        Synth::GnuProperty => {
+            // NT_GNU_PROPERTY_TYPE_0 "GNU": GNU_PROPERTY_X86_FEATURE_1_AND = features.
+            put32(buf, 0, 4);
+            put32(buf, 4, 16);
+            put32(buf, 8, elf::NT_GNU_PROPERTY_TYPE_0);
+            buf[12..16].copy_from_slice(b"GNU\0");
+            put32(buf, 16, 0xc000_0002);
+            put32(buf, 20, 4);
+            put32(buf, 24, l.x86_features);
+            put32(buf, 28, 0);
         }
         Synth::BuildId => {
             put32(buf, 0, 4);
