@@ -76,7 +76,7 @@
 //! on both sides: `DTLD=/tmp/fake-dtld/dtld cargo test -p dtld-tests --test dtlto` (see
 //! fixtures/README.md for the wrapper).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::fs;
 use std::io::Read;
@@ -89,7 +89,7 @@ use std::time::{Duration, Instant};
 
 use dtld_tests::{
     command_line, find_distributor, find_dtld, find_in_path, fresh_dir, run_tool, run_tool_ok,
-    split_words, target_dir, Fnv, Outcome,
+    split_words, target_dir, Outcome, snapshot, changes, copy_tree,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
 use regex::Regex;
@@ -673,65 +673,8 @@ impl Work<'_> {
     }
 }
 
-/// Every file and directory under `dir` (relative path → content hash; directories end in `/`).
-fn snapshot(dir: &Path) -> Result<BTreeMap<String, u64>, String> {
-    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, u64>) -> Result<(), String> {
-        let entries = fs::read_dir(dir).map_err(|e| format!("read {}: {e}", dir.display()))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| e.to_string())?;
-            let path = entry.path();
-            let rel = path
-                .strip_prefix(base)
-                .expect("under base")
-                .to_string_lossy()
-                .into_owned();
-            if entry.file_type().map_err(|e| e.to_string())?.is_dir() {
-                out.insert(format!("{rel}/"), 0);
-                walk(base, &path, out)?;
-            } else {
-                let bytes = fs::read(&path).map_err(|e| format!("read {}: {e}", path.display()))?;
-                let mut h = Fnv::default();
-                h.write(&bytes);
-                out.insert(rel, h.finish());
-            }
-        }
-        Ok(())
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out)?;
-    Ok(out)
-}
 
-/// Files created or changed (`name`), and deleted (`name (deleted)`), from `before` to `after`.
-fn changes(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> Vec<String> {
-    let mut out: Vec<String> = after
-        .iter()
-        .filter(|(k, v)| before.get(*k) != Some(v))
-        .map(|(k, _)| k.trim_end_matches('/').to_string())
-        .collect();
-    out.extend(
-        before
-            .keys()
-            .filter(|k| !after.contains_key(*k))
-            .map(|k| format!("{} (deleted)", k.trim_end_matches('/'))),
-    );
-    out
-}
 
-fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
-    fs::create_dir_all(to).map_err(|e| format!("mkdir {}: {e}", to.display()))?;
-    for entry in fs::read_dir(from).map_err(|e| format!("read {}: {e}", from.display()))? {
-        let entry = entry.map_err(|e| e.to_string())?;
-        let dest = to.join(entry.file_name());
-        if entry.file_type().map_err(|e| e.to_string())?.is_dir() {
-            copy_tree(&entry.path(), &dest)?;
-        } else {
-            fs::copy(entry.path(), &dest)
-                .map_err(|e| format!("copy {}: {e}", entry.path().display()))?;
-        }
-    }
-    Ok(())
-}
 
 // ---- the job file -------------------------------------------------------------------------
 

@@ -29,7 +29,6 @@
 //! require; default `dtld: error: `, or any `<...ld.lld...>: error: ` when the linker under test
 //! identifies itself as LLD, so the target can be self-tested with a wrapper that runs lld).
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -38,7 +37,7 @@ use std::sync::Arc;
 
 use dtld_tests::{
     command_line, find_dtld, fresh_dir, run_tool, run_tool_ok, shell_quote, split_words,
-    target_dir, Fnv, Outcome,
+    target_dir, Outcome, snapshot, changes, copy_tree,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
 use regex::Regex;
@@ -261,65 +260,8 @@ impl Linker {
     }
 }
 
-/// Every file under `dir` (relative path → content hash).
-fn snapshot(dir: &Path) -> Result<BTreeMap<String, u64>, String> {
-    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, u64>) -> Result<(), String> {
-        let entries = fs::read_dir(dir).map_err(|e| format!("read {}: {e}", dir.display()))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| e.to_string())?;
-            let path = entry.path();
-            let rel = path
-                .strip_prefix(base)
-                .expect("under base")
-                .to_string_lossy()
-                .into_owned();
-            if entry.file_type().map_err(|e| e.to_string())?.is_dir() {
-                out.insert(format!("{rel}/"), 0);
-                walk(base, &path, out)?;
-            } else {
-                let bytes = fs::read(&path).map_err(|e| format!("read {}: {e}", path.display()))?;
-                let mut h = Fnv::default();
-                h.write(&bytes);
-                out.insert(rel, h.finish());
-            }
-        }
-        Ok(())
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out)?;
-    Ok(out)
-}
 
-/// Paths created or changed between two snapshots.
-fn changes(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> Vec<String> {
-    let mut out: Vec<String> = after
-        .iter()
-        .filter(|(k, v)| before.get(*k) != Some(v))
-        .map(|(k, _)| k.clone())
-        .collect();
-    out.extend(
-        before
-            .keys()
-            .filter(|k| !after.contains_key(*k))
-            .map(|k| format!("{k} (deleted)")),
-    );
-    out
-}
 
-fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
-    fs::create_dir_all(to).map_err(|e| format!("mkdir {}: {e}", to.display()))?;
-    for entry in fs::read_dir(from).map_err(|e| format!("read {}: {e}", from.display()))? {
-        let entry = entry.map_err(|e| e.to_string())?;
-        let dest = to.join(entry.file_name());
-        if entry.file_type().map_err(|e| e.to_string())?.is_dir() {
-            copy_tree(&entry.path(), &dest)?;
-        } else {
-            fs::copy(entry.path(), &dest)
-                .map_err(|e| format!("copy {}: {e}", entry.path().display()))?;
-        }
-    }
-    Ok(())
-}
 
 // ---- index-only ---------------------------------------------------------------------------
 

@@ -616,3 +616,54 @@ mod tests {
         assert_eq!(shell_quote(OsStr::new("it's")), "'it'\\''s'");
     }
 }
+
+/// Every file and directory under `dir` (relative path → content hash; directories end in
+/// `/`), to see what a command created, changed or deleted.
+pub fn snapshot(dir: &std::path::Path) -> Result<std::collections::BTreeMap<String, u64>, String> {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, u64>) -> Result<(), String> {
+        let entries = std::fs::read_dir(dir).map_err(|e| format!("read {}: {e}", dir.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| e.to_string())?;
+            let path = entry.path();
+            let rel = path.strip_prefix(base).expect("under base").to_string_lossy().into_owned();
+            if entry.file_type().map_err(|e| e.to_string())?.is_dir() {
+                out.insert(format!("{rel}/"), 0);
+                walk(base, &path, out)?;
+            } else {
+                let bytes = std::fs::read(&path).map_err(|e| format!("read {}: {e}", path.display()))?;
+                let mut h = Fnv::default();
+                h.write(&bytes);
+                out.insert(rel, h.finish());
+            }
+        }
+        Ok(())
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out)?;
+    Ok(out)
+}
+
+/// Paths created or changed (`name`, directories ending in `/`) and deleted (`name (deleted)`)
+/// between two snapshots.
+pub fn changes(before: &std::collections::BTreeMap<String, u64>, after: &std::collections::BTreeMap<String, u64>) -> Vec<String> {
+    let mut out: Vec<String> = after.iter().filter(|(k, v)| before.get(*k) != Some(v)).map(|(k, _)| k.clone()).collect();
+    out.extend(before.keys().filter(|k| !after.contains_key(*k)).map(|k| format!("{k} (deleted)")));
+    out
+}
+
+/// Copies the directory tree `from` to `to`.
+pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> Result<(), String> {
+    std::fs::create_dir_all(to).map_err(|e| format!("mkdir {}: {e}", to.display()))?;
+    for entry in std::fs::read_dir(from).map_err(|e| format!("read {}: {e}", from.display()))? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let dest = to.join(entry.file_name());
+        if entry.file_type().map_err(|e| e.to_string())?.is_dir() {
+            copy_tree(&entry.path(), &dest)?;
+        } else {
+            std::fs::copy(entry.path(), &dest).map_err(|e| format!("copy {}: {e}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
