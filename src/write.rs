@@ -27,6 +27,17 @@ pub struct TempOutput {
     committed: bool,
 }
 
+impl TempOutput {
+    /// The temporary file for `out` (removed on drop unless committed).
+    pub(crate) fn new(out: &Path) -> TempOutput {
+        TempOutput { path: temp_path(out), committed: false }
+    }
+    /// Keeps the file: it has been renamed over the output.
+    pub(crate) fn commit(&mut self) {
+        self.committed = true;
+    }
+}
+
 impl Drop for TempOutput {
     fn drop(&mut self) {
         if !self.committed {
@@ -35,7 +46,13 @@ impl Drop for TempOutput {
     }
 }
 
-fn temp_path(out: &Path) -> PathBuf {
+/// An existing output that is neither a regular file nor a directory (`/dev/null`, a FIFO):
+/// written in place, never replaced by a renamed temporary.
+pub(crate) fn is_special_output(out: &Path) -> bool {
+    fs::metadata(out).map(|m| !m.file_type().is_file() && !m.file_type().is_dir()).unwrap_or(false)
+}
+
+pub(crate) fn temp_path(out: &Path) -> PathBuf {
     let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "a.out".into());
     let tmp = format!(".{name}.dtld-tmp-{}", std::process::id());
     match out.parent() {
@@ -95,7 +112,7 @@ pub fn write_output(l: &Layout) -> Result<()> {
 
     // An existing output that is not a regular file (`-o /dev/null`, a FIFO) is written in
     // place, as lld does: renaming a temporary over it would replace the device.
-    let special = fs::metadata(out_path).map(|m| !m.file_type().is_file() && !m.file_type().is_dir()).unwrap_or(false);
+    let special = is_special_output(out_path);
     let write_err = |e: std::io::Error| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::io_error(&e)));
     let tmp = TempOutput { path: temp_path(out_path), committed: special };
     let _on_signal = (!special).then(|| crate::cleanup::register(tmp.path.clone()));
@@ -824,6 +841,12 @@ fn sym_bind_of(l: &Layout, id: crate::resolve::SymbolId) -> u8 {
 }
 
 fn compute_build_id(l: &Layout, buf: &[u8]) -> Vec<u8> {
+    build_id_bytes(l.config.build_id, &l.config.build_id_hex, buf)
+}
+
+/// The build ID of a finished image `buf` (`--build-id=0x…` bytes when `hex` is not empty).
+/// Shared by the executable writer and the `-r` writer.
+pub(crate) fn build_id_bytes(kind: crate::driver::args::BuildId, hex: &[u8], buf: &[u8]) -> Vec<u8> {
     use crate::driver::args::BuildId;
     // Hash 1 MiB chunks in parallel, then hash the list of chunk hashes (as lld does), so the
     // result is the same for any thread count.
@@ -831,10 +854,10 @@ fn compute_build_id(l: &Layout, buf: &[u8]) -> Vec<u8> {
         let parts: Vec<Vec<u8>> = buf.par_chunks(1 << 20).map(f).collect();
         parts.concat()
     };
-    if !l.config.build_id_hex.is_empty() {
-        return l.config.build_id_hex.clone();
+    if !hex.is_empty() {
+        return hex.to_vec();
     }
-    match l.config.build_id {
+    match kind {
         BuildId::None => Vec::new(),
         BuildId::Fast => {
             let h = chunk_hashes(&|c| xxhash_rust::xxh3::xxh3_64(c).to_le_bytes().to_vec());

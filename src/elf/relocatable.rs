@@ -53,7 +53,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use object::elf;
 use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
@@ -358,7 +358,7 @@ pub fn write_relocatable(config: &Config, r: &Resolved) -> Result<()> {
     }
     let mut out = build(config, r)?;
     if let Some((at, len)) = out.build_id {
-        let id = compute_build_id(&out.build_id_kind, &out.buf);
+        let id = crate::write::build_id_bytes(out.build_id_kind.0, &out.build_id_kind.1, &out.buf);
         let n = id.len().min(len);
         out.buf[at..at + n].copy_from_slice(&id[..n]);
     }
@@ -589,16 +589,7 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
     if features != 0 {
         slots.push(Slot::Synth(Synth::GnuProperty));
     }
-    let build_id_len = if !config.build_id_hex.is_empty() {
-        config.build_id_hex.len()
-    } else {
-        match config.build_id {
-            BuildId::None => 0,
-            BuildId::Fast => 8,
-            BuildId::Md5 | BuildId::Uuid => 16,
-            BuildId::Sha1 => 20,
-        }
-    };
+    let build_id_len = crate::elf::synthetic::build_id_size(config);
     if build_id_len > 0 {
         slots.push(Slot::Synth(Synth::BuildId));
     }
@@ -1197,57 +1188,7 @@ fn write_relas(plan: &Plan, i: usize, dst: &mut [u8], warns: &mut Vec<String>) {
     }
 }
 
-fn compute_build_id(kind: &(BuildId, Vec<u8>), buf: &[u8]) -> Vec<u8> {
-    // As write.rs: 1 MiB chunks hashed in parallel, then the list of chunk hashes.
-    let chunk_hashes = |f: &(dyn Fn(&[u8]) -> Vec<u8> + Sync)| -> Vec<u8> {
-        let parts: Vec<Vec<u8>> = buf.par_chunks(1 << 20).map(f).collect();
-        parts.concat()
-    };
-    if !kind.1.is_empty() {
-        return kind.1.clone();
-    }
-    match kind.0 {
-        BuildId::None => Vec::new(),
-        BuildId::Fast => {
-            let h = chunk_hashes(&|c| xxhash_rust::xxh3::xxh3_64(c).to_le_bytes().to_vec());
-            xxhash_rust::xxh3::xxh3_64(&h).to_le_bytes().to_vec()
-        }
-        BuildId::Md5 => {
-            use md5::Digest;
-            let h = chunk_hashes(&|c| md5::Md5::digest(c).to_vec());
-            md5::Md5::digest(&h).to_vec()
-        }
-        BuildId::Sha1 => {
-            use sha1::Digest;
-            let h = chunk_hashes(&|c| sha1::Sha1::digest(c).to_vec());
-            sha1::Sha1::digest(&h).to_vec()
-        }
-        BuildId::Uuid => {
-            let mut b = [0u8; 16];
-            if let Ok(mut f) = fs::File::open("/dev/urandom") {
-                use std::io::Read;
-                let _ = f.read_exact(&mut b);
-            }
-            b[6] = (b[6] & 0x0f) | 0x40;
-            b[8] = (b[8] & 0x3f) | 0x80;
-            b.to_vec()
-        }
-    }
-}
 
-/// Removes the temporary output unless it was renamed over the output.
-struct Temp {
-    path: PathBuf,
-    committed: bool,
-}
-
-impl Drop for Temp {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = fs::remove_file(&self.path);
-        }
-    }
-}
 
 /// Writes the finished image: a temporary file next to the output, mode 0644 (less the umask),
 /// renamed over the output at the end, so a failure never leaves a partial file. An existing
@@ -1256,19 +1197,14 @@ fn write_file(out_path: &Path, image: &[u8]) -> Result<()> {
     use std::io::Write as _;
     let open_err = |e: std::io::Error| Error::new(format!("cannot open output file {}: {}", out_path.display(), crate::io_error(&e)));
     let write_err = |e: std::io::Error| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::io_error(&e)));
-    let special = fs::metadata(out_path).map(|m| !m.file_type().is_file() && !m.file_type().is_dir()).unwrap_or(false);
+    let special = crate::write::is_special_output(out_path);
     if special {
         let mut f = fs::OpenOptions::new().write(true).open(out_path).map_err(open_err)?;
         return f.write_all(image).map_err(write_err);
     }
-    let name = out_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "a.out".into());
-    let tmp_name = format!(".{name}.dtld-tmp-{}", std::process::id());
-    let tmp_path = match out_path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.join(tmp_name),
-        _ => PathBuf::from(tmp_name),
-    };
+    let mut tmp = crate::write::TempOutput::new(out_path);
+    let tmp_path = tmp.path.clone();
     let _ = fs::remove_file(&tmp_path);
-    let mut tmp = Temp { path: tmp_path.clone(), committed: false };
     let _on_signal = crate::cleanup::register(tmp_path.clone());
     {
         use std::os::unix::fs::OpenOptionsExt;
@@ -1276,7 +1212,7 @@ fn write_file(out_path: &Path, image: &[u8]) -> Result<()> {
         f.write_all(image).map_err(write_err)?;
     }
     fs::rename(&tmp_path, out_path).map_err(open_err)?;
-    tmp.committed = true;
+    tmp.commit();
     Ok(())
 }
 

@@ -171,11 +171,16 @@ pub fn size(l: &Layout, s: Synth) -> u64 {
 }
 
 pub fn build_id_len(l: &Layout) -> usize {
+    build_id_size(l.config)
+}
+
+/// Bytes of the build ID the options ask for (0: no note). Also used by the `-r` writer.
+pub fn build_id_size(c: &crate::driver::args::Config) -> usize {
     use crate::driver::args::BuildId;
-    if !l.config.build_id_hex.is_empty() {
-        return l.config.build_id_hex.len();
+    if !c.build_id_hex.is_empty() {
+        return c.build_id_hex.len();
     }
-    match l.config.build_id {
+    match c.build_id {
         BuildId::None => 0,
         BuildId::Fast => 8,
         BuildId::Md5 | BuildId::Uuid => 16,

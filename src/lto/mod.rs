@@ -226,7 +226,7 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
     let dtlto = opts.distributor.is_some();
     let out = config.output.to_string_lossy().into_owned();
     // Next to the output, except when the output is a device (`-o /dev/null`).
-    let special = std::fs::metadata(&config.output).map(|m| !m.file_type().is_file()).unwrap_or(false);
+    let special = crate::write::is_special_output(&config.output);
     let stage_rel = if special {
         std::env::temp_dir().join(format!("dtld-lto-{}", std::process::id())).to_string_lossy().into_owned()
     } else {
@@ -276,7 +276,6 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
     let tl = thin_link(&llvm, &opts, &cg, &base, &stage_abs, &modules)?;
     trace.stage("Thin link", &format!("{} modules, LLVM {}", modules.len(), llvm.version), t_thin);
 
-    let id_to_name: std::collections::HashMap<&str, &str> = ids.iter().map(String::as_str).zip(names.iter().map(String::as_str)).collect();
     let mut jobs = Vec::new();
     let mut job_module = Vec::new();
     for (i, shard) in tl.shards.iter().enumerate() {
@@ -347,23 +346,7 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
     if config.verbose {
         eprintln!("dtld: thinlto: {} modules, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached);
     }
-    // --thinlto-emit-index-files / --thinlto-emit-imports-files next to the inputs, as lld.
-    if opts.emit_index_files || opts.emit_imports_files {
-        let (old, new) = opts.prefix_replace.as_ref().map(|(o, n, _)| (o.as_str(), n.as_str())).unwrap_or(("", ""));
-        for (i, shard) in tl.shards.iter().enumerate() {
-            let dest = prefix_replaced(&names[i], old, new);
-            if opts.emit_index_files {
-                match shard {
-                    Some(s) => copy_file(&base.join(s), Path::new(&format!("{dest}.thinlto.bc")))?,
-                    None => write_file(Path::new(&format!("{dest}.thinlto.bc")), b"")?,
-                }
-            }
-            if opts.emit_imports_files {
-                let text: String = tl.imports[i].iter().map(|m| format!("{}\n", id_to_name.get(m.as_str()).copied().unwrap_or(m))).collect();
-                write_file(Path::new(&format!("{dest}.imports")), text.as_bytes())?;
-            }
-        }
-    }
+    emit_index_files(&opts, &tl, &names, &ids, &base)?;
 
     let mut objects = Vec::new();
     if let Some(data) = tl.regular_object {
@@ -381,6 +364,31 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
     }
     drop(guard);
     Ok(LtoOutput { objects, stop: false })
+}
+
+/// `--thinlto-emit-index-files` / `--thinlto-emit-imports-files` while linking: lld's files
+/// next to the inputs (after `--thinlto-prefix-replace`), import lists in lld's module names.
+/// `base` is the directory the thin link's paths are relative to.
+fn emit_index_files(opts: &LtoOptions, tl: &thinlink::ThinLinkOutput, names: &[String], ids: &[String], base: &Path) -> Result<()> {
+    if !opts.emit_index_files && !opts.emit_imports_files {
+        return Ok(());
+    }
+    let id_to_name: std::collections::HashMap<&str, &str> = ids.iter().map(String::as_str).zip(names.iter().map(String::as_str)).collect();
+    let (old, new) = opts.prefix_replace.as_ref().map(|(o, n, _)| (o.as_str(), n.as_str())).unwrap_or(("", ""));
+    for (i, shard) in tl.shards.iter().enumerate() {
+        let dest = prefix_replaced(&names[i], old, new);
+        if opts.emit_index_files {
+            match shard {
+                Some(s) => copy_file(&base.join(s), Path::new(&format!("{dest}.thinlto.bc")))?,
+                None => write_file(Path::new(&format!("{dest}.thinlto.bc")), b"")?,
+            }
+        }
+        if opts.emit_imports_files {
+            let text: String = tl.imports[i].iter().map(|m| format!("{}\n", id_to_name.get(m.as_str()).copied().unwrap_or(m))).collect();
+            write_file(Path::new(&format!("{dest}.imports")), text.as_bytes())?;
+        }
+    }
+    Ok(())
 }
 
 /// Entries of LLVM's ThinLTO cache in `dir`.
@@ -425,23 +433,7 @@ fn in_process(
     if config.verbose {
         eprintln!("dtld: thinlto: {} modules, {compiled} compiled, {cached} cached", tl.thin_objects.len());
     }
-    if opts.emit_index_files || opts.emit_imports_files {
-        let id_to_name: std::collections::HashMap<&str, &str> = ids.iter().map(String::as_str).zip(names.iter().map(String::as_str)).collect();
-        let (old, new) = opts.prefix_replace.as_ref().map(|(o, n, _)| (o.as_str(), n.as_str())).unwrap_or(("", ""));
-        for (i, shard) in tl.shards.iter().enumerate() {
-            let dest = prefix_replaced(&names[i], old, new);
-            if opts.emit_index_files {
-                match shard {
-                    Some(s) => copy_file(&stage.join(s), Path::new(&format!("{dest}.thinlto.bc")))?,
-                    None => write_file(Path::new(&format!("{dest}.thinlto.bc")), b"")?,
-                }
-            }
-            if opts.emit_imports_files {
-                let text: String = tl.imports[i].iter().map(|m| format!("{}\n", id_to_name.get(m.as_str()).copied().unwrap_or(m))).collect();
-                write_file(Path::new(&format!("{dest}.imports")), text.as_bytes())?;
-            }
-        }
-    }
+    emit_index_files(opts, &tl, names, ids, stage)?;
     let mut objects = Vec::new();
     if let Some(data) = tl.regular_object {
         if let Some(p) = &opts.obj_path {
