@@ -114,7 +114,10 @@ pub fn write_output(l: &Layout) -> Result<()> {
     // place, as lld does: renaming a temporary over it would replace the device.
     let special = is_special_output(out_path);
     let write_err = |e: std::io::Error| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::io_error(&e)));
-    let tmp = TempOutput { path: temp_path(out_path), committed: special };
+    let mut tmp = TempOutput::new(out_path);
+    if special {
+        tmp.commit();
+    }
     let _on_signal = (!special).then(|| crate::cleanup::register(tmp.path.clone()));
     let (file, mut map) = if special {
         (None, memmap2::MmapMut::map_anon(total as usize).map_err(write_err)?)
@@ -198,8 +201,7 @@ pub fn write_output(l: &Layout) -> Result<()> {
     let mode = if l.config.relocatable { 0o644 } else { 0o755 };
     let _ = fs::set_permissions(&tmp.path, fs::Permissions::from_mode(mode & !umask()));
     fs::rename(&tmp.path, out_path).map_err(|e| Error::new(format!("cannot open output file {}: {}", out_path.display(), crate::io_error(&e))))?;
-    let mut tmp = tmp;
-    tmp.committed = true;
+    tmp.commit();
     Ok(())
 }
 
