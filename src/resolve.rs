@@ -22,7 +22,6 @@ use crate::elf::shared::SharedFile;
 use crate::elf::LE;
 use crate::error::{Error, Result};
 use crate::input::{FileKind, InputFile};
-use crate::lto::irsymtab::{self, IrFile, IrSymbol};
 
 pub type FileId = usize;
 pub type SymbolId = usize;
@@ -55,32 +54,7 @@ pub enum Def {
     Bitcode(FileId, usize),
 }
 
-/// A bitcode input: its irsymtab, and the symbols LTO wants a resolution for, in LTO's order.
-pub struct BitcodeFile {
-    pub input: &'static InputFile,
-    pub ir: IrFile<'static>,
-    /// Indices into `ir.symbols` of the symbols `lto::InputFile::symbols()` lists.
-    pub syms: Vec<usize>,
-}
-
-impl BitcodeFile {
-    pub fn parse(input: &'static InputFile) -> Result<BitcodeFile> {
-        let ir = irsymtab::parse(input.data).map_err(|e| Error::new(format!("{}: {e}", input.name)))?;
-        let mut syms = Vec::new();
-        let mut i = 0;
-        for s in ir.lto_symbols() {
-            while i < ir.symbols.len() && !std::ptr::eq(&ir.symbols[i], s) {
-                i += 1;
-            }
-            syms.push(i);
-            i += 1;
-        }
-        Ok(BitcodeFile { input, ir, syms })
-    }
-    pub fn sym(&self, k: usize) -> &IrSymbol<'static> {
-        &self.ir.symbols[self.syms[k]]
-    }
-}
+pub use crate::lto::BitcodeFile;
 
 /// irsymtab visibility (LLVM's order: default, hidden, protected) as an ELF `STV_*`.
 fn ir_visibility(v: u8) -> u8 {

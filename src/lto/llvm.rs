@@ -3,8 +3,10 @@
 //! dtld never takes LLVM tools from `$PATH` (on Debian 12, `/usr/bin/llvm-lto2` is LLVM 14 and
 //! cannot read LLVM 22 bitcode). It looks, in order, at `--lto-llvm-dir=`, `$DTLD_LLVM_DIR`, the
 //! `-plugin <dir>/lib/LLVMgold.so` clang passes to non-lld linkers, and the
-//! `--thinlto-remote-compiler=<dir>/bin/clang` clang passes with `-fthinlto-distributor=`. The
-//! version of the tools found must not be older than the newest bitcode producer.
+//! `--thinlto-remote-compiler=<dir>/bin/clang` clang passes with `-fthinlto-distributor=`, and
+//! finally the clang that started dtld (its parent process): clang's MinGW toolchain passes no
+//! plugin, so `clang --target=x86_64-w64-mingw32 -flto=thin` is found that way. The version of
+//! the tools found must not be older than the newest bitcode producer.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -59,7 +61,21 @@ fn candidates(o: &LtoOptions) -> Vec<(PathBuf, String)> {
             c.push((dir.to_path_buf(), format!("--thinlto-remote-compiler={r}")));
         }
     }
+    if let Some(clang) = parent_clang() {
+        if let Some(dir) = clang.parent().and_then(Path::parent) {
+            c.push((dir.to_path_buf(), format!("the clang that ran dtld ({})", clang.display())));
+        }
+    }
     c
+}
+
+/// The executable of the parent process when it is a clang driver (`clang`, `clang++`,
+/// `clang-22`): the compiler that produced the bitcode and started this link.
+fn parent_clang() -> Option<PathBuf> {
+    let ppid = std::os::unix::process::parent_id();
+    let exe = std::fs::read_link(format!("/proc/{ppid}/exe")).ok()?;
+    let name = exe.file_name()?.to_string_lossy().into_owned();
+    name.starts_with("clang").then_some(exe)
 }
 
 fn tool_version(lto2: &Path) -> Option<String> {

@@ -23,9 +23,59 @@ use std::path::{Path, PathBuf};
 use crate::driver::args::Config;
 use crate::error::{Error, Result};
 use crate::input::{FileKind, InputFile};
-use crate::resolve::{FileId, Resolved};
+use crate::resolve::Resolved;
+use irsymtab::{IrFile, IrSymbol};
 use options::LtoOptions;
 use thinlink::{CodegenSettings, Module};
+
+/// A bitcode input: its irsymtab, and the symbols LTO wants a resolution for, in LTO's order.
+/// Format-neutral: the ELF and the COFF resolvers both keep their bitcode inputs as these.
+pub struct BitcodeFile {
+    pub input: &'static InputFile,
+    pub ir: IrFile<'static>,
+    /// Indices into `ir.symbols` of the symbols `lto::InputFile::symbols()` lists.
+    pub syms: Vec<usize>,
+}
+
+impl BitcodeFile {
+    pub fn parse(input: &'static InputFile) -> Result<BitcodeFile> {
+        let ir = irsymtab::parse(input.data).map_err(|e| Error::new(format!("{}: {e}", input.name)))?;
+        let mut syms = Vec::new();
+        let mut i = 0;
+        for s in ir.lto_symbols() {
+            while i < ir.symbols.len() && !std::ptr::eq(&ir.symbols[i], s) {
+                i += 1;
+            }
+            syms.push(i);
+            i += 1;
+        }
+        Ok(BitcodeFile { input, ir, syms })
+    }
+    pub fn sym(&self, k: usize) -> &IrSymbol<'static> {
+        &self.ir.symbols[self.syms[k]]
+    }
+}
+
+/// One bitcode file that joined the link, with the resolution of each of its LTO symbols
+/// (`BitcodeFile::syms` order) in `llvm-lto2`'s `-r` spelling (`resolution::SymRes::flags`).
+pub struct LtoModule<'a> {
+    pub bitcode: &'a BitcodeFile,
+    pub flags: Vec<String>,
+}
+
+/// Everything LTO needs from a link, whatever the object format: the format's driver and
+/// resolver fill this in (ELF: `run`; COFF: `coff`), and `run_request` does the rest.
+pub struct LtoRequest<'a> {
+    pub output: &'a Path,
+    /// Position-independent code for the backends (ELF `-pie`/`-shared`; never for COFF).
+    pub pic: bool,
+    pub verbose: bool,
+    pub opts: &'a LtoOptions,
+    /// Loaded bitcode files, in the order they joined the link.
+    pub modules: Vec<LtoModule<'a>>,
+    /// Bitcode inputs that stayed lazy (index-only mode writes skip indexes for them).
+    pub lazy: Vec<&'a InputFile>,
+}
 
 /// What LTO hands back to the link.
 pub struct LtoOutput {
@@ -170,63 +220,68 @@ fn create_dir(p: &Path) -> Result<()> {
     std::fs::create_dir_all(p).map_err(|e| Error::new(format!("cannot create directory {}: {}", p.display(), crate::io_error(&e))))
 }
 
-/// Bitcode files that joined the link, in the order they joined, and the ones that stayed lazy.
-fn bitcode_files(r: &Resolved) -> (Vec<FileId>, Vec<FileId>) {
-    let loaded = r.load_order.iter().copied().filter(|&f| r.bitcode(f).is_some()).collect();
-    let lazy = (0..r.files.len()).filter(|&f| r.bitcode(f).is_some() && !r.loaded[f]).collect();
-    (loaded, lazy)
-}
-
 fn thread_count(o: &LtoOptions) -> usize {
     o.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1)
 }
 
-/// Runs LTO for the bitcode files pass 1 loaded.
+/// Runs LTO for the bitcode files pass 1 of the ELF link loaded.
 pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Result<LtoOutput> {
     let opts = LtoOptions::from_config(config)?;
-    let (files, lazy) = bitcode_files(r);
-    let producers: Vec<(String, String)> = files
-        .iter()
-        .map(|&f| {
-            let b = r.bitcode(f).expect("bitcode");
-            (b.input.name.clone(), String::from_utf8_lossy(b.ir.producer).into_owned())
-        })
-        .collect();
-    let llvm = llvm::discover(&opts, &producers)?;
+    let files: Vec<usize> = r.load_order.iter().copied().filter(|&f| r.bitcode(f).is_some()).collect();
     let res = resolution::compute(config, r, &files);
+    let modules = files
+        .iter()
+        .zip(res)
+        .map(|(&f, res)| LtoModule { bitcode: r.bitcode(f).expect("bitcode"), flags: res.iter().map(|s| s.flags()).collect() })
+        .collect();
+    let lazy = (0..r.files.len()).filter(|&f| r.bitcode(f).is_some() && !r.loaded[f]).map(|f| r.inputs[f]).collect();
+    let req = LtoRequest { output: &config.output, pic: config.pie || config.shared, verbose: config.verbose, opts: &opts, modules, lazy };
+    run_request(&req, trace)
+}
+
+/// Runs LTO for a link of any format: thin link, backends (in process or through the
+/// distributor) or the index-only files; returns the native objects for pass 2.
+pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<LtoOutput> {
+    let opts = req.opts;
+    let producers: Vec<(String, String)> = req
+        .modules
+        .iter()
+        .map(|m| (m.bitcode.input.name.clone(), String::from_utf8_lossy(m.bitcode.ir.producer).into_owned()))
+        .collect();
+    let llvm = llvm::discover(opts, &producers)?;
     let cg = CodegenSettings {
         opt_level: opts.opt_level,
         cg_opt_level: opts.cg_opt_level,
-        pic: config.pie || config.shared,
+        pic: req.pic,
         mcpu: opts.mcpu.clone(),
         mattrs: opts.mattrs.clone(),
-        threads: thread_count(&opts),
+        threads: thread_count(opts),
     };
-    let names: Vec<String> = files.iter().map(|&f| module_name(r.inputs[f], Some(&opts))).collect();
+    let names: Vec<String> = req.modules.iter().map(|m| module_name(m.bitcode.input, Some(opts))).collect();
     let make_module = |i: usize, id: String| -> Module {
-        let f = files[i];
-        let b = r.bitcode(f).expect("bitcode");
-        let input = r.inputs[f];
+        let m = &req.modules[i];
+        let b = m.bitcode;
+        let input = b.input;
         let source = if input.archive.is_none() || input.thin_member { Some(input.path.clone()) } else { None };
         Module {
             id,
             data: input.data,
             source,
-            resolutions: (0..b.syms.len()).map(|k| (b.sym(k).name, res[i][k].flags())).collect(),
+            resolutions: (0..b.syms.len()).map(|k| (b.sym(k).name, m.flags[k].clone())).collect(),
             place: true,
         }
     };
     if opts.index_only {
-        index_only(config, &opts, &llvm, &cg, r, &files, &lazy, &names, make_module)?;
+        index_only(req, &llvm, &cg, &names, make_module)?;
         return Ok(LtoOutput { objects: Vec::new(), stop: true });
     }
 
     // In-process ThinLTO or DTLTO: stage under `<output>.dtld-lto/`, thin link, backends
     // (here or through the distributor), objects.
     let dtlto = opts.distributor.is_some();
-    let out = config.output.to_string_lossy().into_owned();
+    let out = req.output.to_string_lossy().into_owned();
     // Next to the output, except when the output is a device (`-o /dev/null`).
-    let special = crate::write::is_special_output(&config.output);
+    let special = crate::write::is_special_output(req.output);
     let stage_rel = if special {
         std::env::temp_dir().join(format!("dtld-lto-{}", std::process::id())).to_string_lossy().into_owned()
     } else {
@@ -247,11 +302,12 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
     let base = if dtlto { thinlink::abs(Path::new(".")) } else { stage_abs.clone() };
     let prefix = if dtlto { format!("{stage_rel}/") } else { String::new() };
     let mut seen = std::collections::HashSet::new();
-    let ids: Vec<String> = files
+    let ids: Vec<String> = req
+        .modules
         .iter()
         .zip(&names)
-        .map(|(&f, n)| {
-            let tag = content_tag(r.inputs[f].data);
+        .map(|(m, n)| {
+            let tag = content_tag(m.bitcode.input.data);
             let file = stage_name(n);
             // The same bytes under the same name twice (a file named twice, or copies in two
             // directories) still need two module IDs.
@@ -268,12 +324,12 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
     if !dtlto && llvm.lto2.is_file() {
         // In-process ThinLTO, as lld: llvm-lto2 runs the thin link and the backends in its
         // thread pool, with LLVM's own ThinLTO cache.
-        let objects = in_process(config, &opts, &llvm, &cg, r, &files, &names, &ids, &modules, &stage_abs, trace)?;
+        let objects = in_process(req, &llvm, &cg, &names, &ids, &modules, &stage_abs, trace)?;
         drop(guard);
         return Ok(LtoOutput { objects, stop: false });
     }
     let t_thin = std::time::Instant::now();
-    let tl = thin_link(&llvm, &opts, &cg, &base, &stage_abs, &modules)?;
+    let tl = thin_link(&llvm, opts, &cg, &base, &stage_abs, &modules)?;
     trace.stage("Thin link", &format!("{} modules, LLVM {}", modules.len(), llvm.version), t_thin);
 
     let mut jobs = Vec::new();
@@ -290,7 +346,7 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
             job_module.push(i);
         }
     }
-    let triple = files.first().map(|&f| String::from_utf8_lossy(r.bitcode(f).expect("bitcode").ir.target_triple).into_owned()).unwrap_or_default();
+    let triple = req.modules.first().map(|m| String::from_utf8_lossy(m.bitcode.ir.target_triple).into_owned()).unwrap_or_default();
     let local_clang = llvm.clang.to_string_lossy().into_owned();
     let common = if dtlto {
         // lld 22's remote command line exactly; without --thinlto-remote-compiler (lld would
@@ -343,10 +399,10 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
     if let Some(c) = &cache {
         c.prune(opts.cache_policy.as_deref())?;
     }
-    if config.verbose {
+    if req.verbose {
         eprintln!("dtld: thinlto: {} modules, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached);
     }
-    emit_index_files(&opts, &tl, &names, &ids, &base)?;
+    emit_index_files(opts, &tl, &names, &ids, &base)?;
 
     let mut objects = Vec::new();
     if let Some(data) = tl.regular_object {
@@ -402,20 +458,18 @@ fn llvm_cache_entries(dir: Option<&PathBuf>) -> usize {
 /// In-process ThinLTO through `llvm-lto2 run` (thin link, backends, cache in one process).
 #[allow(clippy::too_many_arguments)]
 fn in_process(
-    config: &Config,
-    opts: &LtoOptions,
+    req: &LtoRequest,
     llvm: &llvm::Llvm,
     cg: &CodegenSettings,
-    r: &Resolved,
-    files: &[FileId],
     names: &[String],
     ids: &[String],
     modules: &[Module],
     stage: &Path,
     trace: &mut crate::trace::Trace,
 ) -> Result<Vec<InputFile>> {
-    let out = config.output.to_string_lossy().into_owned();
-    let thin_modules: Vec<usize> = (0..files.len()).filter(|&i| r.bitcode(files[i]).map_or(false, |b| b.ir.modules.iter().any(|m| m.thin))).collect();
+    let opts = req.opts;
+    let out = req.output.to_string_lossy().into_owned();
+    let thin_modules: Vec<usize> = (0..req.modules.len()).filter(|&i| req.modules[i].bitcode.ir.modules.iter().any(|m| m.thin)).collect();
     let before = llvm_cache_entries(opts.cache_dir.as_ref());
     if let Some(d) = &opts.cache_dir {
         create_dir(d)?;
@@ -430,7 +484,7 @@ fn in_process(
         let cache = backend::Cache { dir: d.clone(), salt: String::new() };
         cache.prune(opts.cache_policy.as_deref())?;
     }
-    if config.verbose {
+    if req.verbose {
         eprintln!("dtld: thinlto: {} modules, {compiled} compiled, {cached} cached", tl.thin_objects.len());
     }
     emit_index_files(opts, &tl, names, ids, stage)?;
@@ -508,20 +562,11 @@ fn copy_file(from: &Path, to: &Path) -> Result<()> {
 /// `--thinlto-index-only[=file]`: the thin link only, with lld's module names, so the index
 /// and imports files (and the module paths inside them) are the ones ld.lld writes.
 #[allow(clippy::too_many_arguments)]
-fn index_only(
-    config: &Config,
-    opts: &LtoOptions,
-    llvm: &llvm::Llvm,
-    cg: &CodegenSettings,
-    r: &Resolved,
-    files: &[FileId],
-    lazy: &[FileId],
-    names: &[String],
-    make_module: impl Fn(usize, String) -> Module,
-) -> Result<()> {
+fn index_only(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings, names: &[String], make_module: impl Fn(usize, String) -> Module) -> Result<()> {
+    let opts = req.opts;
     // Stage in a private tree deep enough that every relative name (even `../x.o`) stays
     // inside it; llvm-lto2 runs there and sees exactly lld's module names.
-    let out = config.output.to_string_lossy().into_owned();
+    let out = req.output.to_string_lossy().into_owned();
     let root = PathBuf::from(format!("{out}.dtld-index"));
     let depth = names.iter().map(|n| thinlink::leading_parents(&thinlink::normalize(Path::new(n)))).max().unwrap_or(0);
     let mut cwd = root.clone();
@@ -570,8 +615,8 @@ fn index_only(
     }
     // Bitcode files the link did not need still get an index that tells a distributed backend
     // to skip them (and an empty imports file), as lld writes.
-    for &f in lazy {
-        let name = module_name(r.inputs[f], Some(opts));
+    for input in &req.lazy {
+        let name = module_name(input, Some(opts));
         let dest = prefix_replaced(&name, &old, &new);
         write_file(Path::new(&format!("{dest}.thinlto.bc")), &skipindex::skip_module_index())?;
         if opts.emit_imports_files {
@@ -581,7 +626,6 @@ fn index_only(
     if let Some(f) = &opts.index_only_file {
         write_file(f, linked.as_bytes())?;
     }
-    let _ = files;
     drop(guard);
     Ok(())
 }

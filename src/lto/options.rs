@@ -85,18 +85,26 @@ fn parse_level(opt: &str, v: &str, max: u32) -> Result<u32> {
 
 impl LtoOptions {
     pub fn from_config(c: &Config) -> Result<LtoOptions> {
+        LtoOptions::from_args(c.plugin.as_deref(), &c.lto_args, &c.plugin_opts, &c.mllvm)
+    }
+
+    /// The format-neutral constructor: the `-plugin` path, the raw `--lto-*`/`--thinlto-*`
+    /// arguments (GNU spelling, e.g. `--thinlto-distributor=d`), the `-plugin-opt=` values and
+    /// the `-mllvm` options. The ELF and the COFF drivers (which translate lld-link's
+    /// `/thinlto-...:` spellings to these) both build their options here.
+    pub fn from_args(plugin: Option<&str>, lto_args: &[String], plugin_opts: &[String], mllvm: &[String]) -> Result<LtoOptions> {
         let mut o = LtoOptions { opt_level: 2, partitions: 1, ..Default::default() };
-        let is_llvm_plugin = c.plugin.as_deref().map_or(false, |p| {
+        let is_llvm_plugin = plugin.map_or(false, |p| {
             let name = p.rsplit('/').next().unwrap_or(p);
             !name.contains("liblto_plugin")
         });
-        if let Some(p) = &c.plugin {
+        if let Some(p) = plugin {
             if is_llvm_plugin {
                 o.plugin = Some(PathBuf::from(p));
             }
         }
         let mut errors = Vec::new();
-        for a in &c.lto_args {
+        for a in lto_args {
             let body = a.trim_start_matches('-');
             let (name, value) = match body.split_once('=') {
                 Some((n, v)) => (n, Some(v)),
@@ -107,13 +115,13 @@ impl LtoOptions {
             }
         }
         if is_llvm_plugin {
-            for v in &c.plugin_opts {
+            for v in plugin_opts {
                 if let Err(e) = o.apply_plugin_opt(v) {
                     errors.extend(e.messages);
                 }
             }
         }
-        o.mllvm.extend(c.mllvm.iter().cloned());
+        o.mllvm.extend(mllvm.iter().cloned());
         if o.llvm_dir.is_none() {
             if let Some(d) = std::env::var_os("DTLD_LLVM_DIR").filter(|d| !d.is_empty()) {
                 o.llvm_dir = Some(PathBuf::from(d));
