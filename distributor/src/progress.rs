@@ -21,6 +21,8 @@ pub enum Mode {
 }
 
 pub struct Progress {
+    /// The program name that starts every line (`dtld-distribute`, `dtld-reapi`).
+    name: String,
     mode: Mode,
     total: usize,
     done: usize,
@@ -33,7 +35,17 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(mode: Mode, total: usize) -> Progress {
-        Progress { mode, total, done: 0, running: Vec::new(), line_shown: false, width: terminal_width() }
+        Progress::named("dtld-distribute", mode, total)
+    }
+
+    /// Progress for another program, whose lines start with `name`.
+    pub fn named(name: &str, mode: Mode, total: usize) -> Progress {
+        Progress { name: name.to_string(), mode, total, done: 0, running: Vec::new(), line_shown: false, width: terminal_width() }
+    }
+
+    /// The program name that starts every line.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// Job `id` started; `name` is what the status line shows for it.
@@ -44,6 +56,12 @@ impl Progress {
 
     /// Job `id` ended (successfully or not) after `took`.
     pub fn finished(&mut self, id: usize, output: &str, ok: bool, took: Duration) {
+        self.finished_with(id, output, ok, took, "");
+    }
+
+    /// Like [`Progress::finished`], with a note after the time in the per-job line (for example
+    /// `, cache hit`).
+    pub fn finished_with(&mut self, id: usize, output: &str, ok: bool, took: Duration, note: &str) {
         if let Some(i) = self.running.iter().position(|(r, _)| *r == id) {
             self.running.remove(i);
         }
@@ -53,7 +71,7 @@ impl Progress {
             Mode::Plain => {
                 let what = if ok { "done" } else { "FAILED" };
                 let secs = took.as_secs_f64();
-                self.message(&format!("dtld-distribute: [{}/{}] {output} {what} ({secs:.1}s)\n", self.done, self.total));
+                self.message(&format!("{}: [{}/{}] {output} {what} ({secs:.1}s{note})\n", self.name, self.done, self.total));
             }
             Mode::Quiet => {}
         }

@@ -149,7 +149,7 @@ pub fn run(file: &JobFile, compiler: &Path, opts: &Options, progress: &mut Progr
             if opts.verbose {
                 let argv = file.common_args.iter().chain(&job.args);
                 let line = argv.map(|a| quote(a)).collect::<Vec<_>>().join(" ");
-                progress.message(&format!("dtld-distribute: running: {line}\n"));
+                progress.message(&format!("{}: running: {line}\n", progress.name()));
             }
             match start(id, job, compiler, &file.common_args, done_tx.clone()) {
                 Ok(r) => {
@@ -263,14 +263,14 @@ fn report(progress: &mut Progress, job: &Job, captured: &[u8], error: Option<&St
     let name = format!("{} -> {}", job.module(), job.output());
     let mut block = String::new();
     if !captured.is_empty() {
-        block.push_str(&format!("dtld-distribute: output of {name}:\n"));
+        block.push_str(&format!("{}: output of {name}:\n", progress.name()));
         block.push_str(&String::from_utf8_lossy(captured));
         if !block.ends_with('\n') {
             block.push('\n');
         }
     }
     if let Some(reason) = error {
-        block.push_str(&format!("dtld-distribute: error: {name} failed: {reason}\n"));
+        block.push_str(&format!("{}: error: {name} failed: {reason}\n", progress.name()));
     }
     if !block.is_empty() {
         progress.message(&block);
@@ -311,7 +311,7 @@ fn signal_name(sig: i32) -> &'static str {
 }
 
 /// The job exited 0: its output must be there, non-empty, and an object file.
-fn check_output(path: &Path) -> Result<(), String> {
+pub fn check_output(path: &Path) -> Result<(), String> {
     let shown = path.display();
     let mut file = match std::fs::File::open(path) {
         Ok(f) => f,
@@ -322,10 +322,16 @@ fn check_output(path: &Path) -> Result<(), String> {
     if let Err(e) = file.by_ref().take(20).read_to_end(&mut head) {
         return Err(format!("cannot read {shown}: {e}"));
     }
+    check_object_bytes(&head, &shown.to_string())
+}
+
+/// The first bytes (or all) of a job's output, named `shown` in messages: non-empty and an ELF or
+/// COFF object. Shared with distributors that receive outputs over the network.
+pub fn check_object_bytes(head: &[u8], shown: &str) -> Result<(), String> {
     if head.is_empty() {
         return Err(format!("compiler exited 0 but wrote an empty {shown}"));
     }
-    if !is_object(&head) {
+    if !is_object(&head[..head.len().min(20)]) {
         let hex = head.iter().take(4).map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ");
         return Err(format!("{shown} is not an ELF or COFF object (starts with {hex})"));
     }

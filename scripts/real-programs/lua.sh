@@ -17,6 +17,15 @@
 #                                                   the ThinLTO backends run through it; e.g.
 #                                                   target/release/dtld-distribute), and require
 #                                                   that no temporary is left next to the programs
+#        LUA_DTLTO_REF=<distributor>                 the distributor of the ld.lld-22 side
+#                                                   (default: LUA_DTLTO). For LUA_DTLTO=dtld-reapi
+#                                                   (REAPI), use target/release/dtld-distribute:
+#                                                   lld names the inputs by absolute path, which
+#                                                   dtld-reapi refuses. dtld-reapi reads its engine
+#                                                   from DTLD_REAPI_ENDPOINT (run under
+#                                                   `scripts/buildbox.sh serve`), from the repository
+#                                                   root (the job file's paths must be relative)
+#        LUA_DTLTO_ARGS=a,b                          -Xthinlto-distributor=a,b on the dtld side
 # The downloaded source is cached under target/real-programs/src/ (delete it to refetch).
 set -euo pipefail
 
@@ -50,6 +59,13 @@ if [ -n "$DTLTO" ]; then
     DTLTO_FLAGS=(-fthinlto-distributor="$DTLTO")
     VARIANT=$VARIANT-dtlto
 fi
+# The ld.lld-22 side's distributor, and extra distributor arguments for the dtld side.
+DTLTO_REF_FLAGS=("${DTLTO_FLAGS[@]}")
+if [ -n "${LUA_DTLTO_REF:-}" ]; then
+    [ -n "$DTLTO" ] || { echo "lua: error: LUA_DTLTO_REF needs LUA_DTLTO" >&2; exit 2; }
+    DTLTO_REF_FLAGS=(-fthinlto-distributor="$LUA_DTLTO_REF")
+fi
+[ -z "${LUA_DTLTO_ARGS:-}" ] || DTLTO_FLAGS+=(-Xthinlto-distributor="$LUA_DTLTO_ARGS")
 
 log() { echo "lua: $*"; }
 
@@ -147,7 +163,7 @@ start=$SECONDS
 compile pic
 compile nopic
 log "compiled Lua with clang-22${LTO_KIND:+ (-flto=$LTO_KIND)} in $((SECONDS - start))s"
-[ -z "$DTLTO" ] || log "DTLTO: both links use -fthinlto-distributor=$DTLTO"
+[ -z "$DTLTO" ] || log "DTLTO: dtld links use ${DTLTO_FLAGS[*]}; ld.lld-22 links use ${DTLTO_REF_FLAGS[*]}"
 
 # ---------------------------------------------------------------------------------------------
 # 3. Link lua and luac with each linker in each mode.
@@ -180,12 +196,16 @@ link() {  # $1 = linker name, $2 = -fuse-ld value, $3 = mode
         # LUA_DTLTO, clang also passes --thinlto-distributor= and --thinlto-remote-compiler= to
         # either linker.
         # shellcheck disable=SC2086
-        if ! clang-22 -fuse-ld="$ld" $flags "${LTO_FLAGS[@]}" "${DTLTO_FLAGS[@]}" "$obj/$p.o" \
+        local dflags=("${DTLTO_FLAGS[@]}")
+        [ "$name" = lld ] && dflags=("${DTLTO_REF_FLAGS[@]}")
+        if ! clang-22 -fuse-ld="$ld" $flags "${LTO_FLAGS[@]}" "${dflags[@]}" "$obj/$p.o" \
                 "$obj/liblua.a" -lm -ldl -o "$out/$p" >"$out/$p.link.log" 2>&1; then
             sed 's/^/    | /' "$out/$p.link.log" | head -20
             return 1
         fi
     done
+    # A REAPI distributor's end-of-link counts (cache hits, executed, uploaded bytes), for the log.
+    grep -h '^dtld-reapi: summary:' "$out"/*.link.log 2>/dev/null | sed "s/^dtld-reapi: /lua: $name $mode: dtld-reapi /" || true
     # DTLTO temporaries (job file, shards, native objects, extracted archive members,
     # <output>.dtld-lto/) go next to the output: none may be left.
     if [ -n "$DTLTO" ]; then
