@@ -27,6 +27,9 @@ PACKAGES=(
     dpkg-dev                  # apt-get source (dpkg-source) for the real-program checks
     curl ca-certificates xz-utils  # fallback fetch of Debian source packages from the pool
     mold python3              # the benchmark's third linker; scripts/bench.py and test helpers
+    mingw-w64 g++-mingw-w64-x86-64  # COFF/PE: MinGW headers, CRT, gcc's libgcc/libstdc++ and DLLs
+    binutils-mingw-w64-x86-64 # GNU dlltool (import members for the mutation test)
+    wine64                    # runs the PE test programs (loader /usr/lib/wine/wine64)
     bubblewrap python3-pip    # REAPI tests: buildbox-run's sandbox (bwrap); pip fetches buildbox
 )
 

@@ -71,59 +71,9 @@ log() { echo "lua: $*"; }
 
 # ---------------------------------------------------------------------------------------------
 # 1. Source: Debian's lua5.4 source package, unpacked with its patches applied.
-find_tree() { ls -d "$SRCDIR"/lua5.4-*/ 2>/dev/null | head -1; }
-
-fetch_apt() {
-    local tmp=$1
-    (cd "$tmp" && apt-get source -qq lua5.4 >/dev/null 2>"$tmp/apt.log") && return 0
-    # The deb-src entry may be configured but its index never fetched: update once, as root.
-    if [ "$(id -u)" -eq 0 ]; then
-        log "apt-get source failed; running apt-get update once and retrying"
-        apt-get update -qq >/dev/null 2>&1 || true
-        (cd "$tmp" && apt-get source -qq lua5.4 >/dev/null 2>"$tmp/apt.log") && return 0
-    fi
-    sed 's/^/  apt: /' "$tmp/apt.log" | tail -5
-    return 1
-}
-
-fetch_pool() {
-    # Same files apt-get source would fetch, taken straight from the Debian pool of the mirror
-    # that the bookworm `deb` entry uses.
-    local tmp=$1 mirror version dsc f
-    mirror=$(apt-get indextargets --no-release-info --format '$(TARGET_OF) $(RELEASE) $(REPO_URI)' 2>/dev/null \
-             | awk '$1 == "deb" && $2 == "bookworm" { print $3; exit }')
-    mirror=${mirror:-http://deb.debian.org/debian/}
-    version=$(apt-cache showsrc lua5.4 2>/dev/null | awk '/^Version:/ { print $2 }' | sort -V | tail -1)
-    [ -n "$version" ] || version=$(apt-cache policy lua5.4 | awk '/Candidate:/ { print $2 }')
-    [ -n "$version" ] && [ "$version" != "(none)" ] || { log "cannot determine lua5.4 version"; return 1; }
-    version=${version#*:}   # no epoch in pool file names
-    dsc=lua5.4_${version}.dsc
-    log "fetching $dsc from ${mirror}pool/main/l/lua5.4/"
-    curl -fsSL --retry 3 -o "$tmp/$dsc" "${mirror}pool/main/l/lua5.4/$dsc" || return 1
-    # The .dsc's Files: section lists the tarballs (md5 size name).
-    for f in $(awk '/^Files:/ { on = 1; next } /^[^ ]/ { on = 0 } on { print $3 }' "$tmp/$dsc"); do
-        curl -fsSL --retry 3 -o "$tmp/$f" "${mirror}pool/main/l/lua5.4/$f" || return 1
-    done
-    (cd "$tmp" && dpkg-source -x "$dsc" >/dev/null 2>"$tmp/dpkg-source.log") || {
-        tail -5 "$tmp/dpkg-source.log"; return 1; }
-}
-
-if [ -z "$(find_tree)" ]; then
-    mkdir -p "$WORK"
-    tmp=$(mktemp -d "$WORK/fetch.XXXXXX")
-    ok=0
-    if [ "$METHOD" = auto ] || [ "$METHOD" = apt ]; then
-        log "fetching source: apt-get source lua5.4"
-        fetch_apt "$tmp" && ok=1
-    fi
-    if [ $ok = 0 ] && { [ "$METHOD" = auto ] || [ "$METHOD" = pool ]; }; then
-        rm -rf "${tmp:?}"/*
-        fetch_pool "$tmp" && ok=1
-    fi
-    [ $ok = 1 ] || { log "error: could not fetch the lua5.4 source package"; exit 1; }
-    rm -rf "$SRCDIR" && mv "$tmp" "$SRCDIR"
-fi
-TREE=$(find_tree); TREE=${TREE%/}
+. "$ROOT/scripts/real-programs/fetch-source.sh"
+fetch_debian_source lua5.4 "$SRCDIR" "$METHOD" || exit 1
+TREE=$(debian_source_tree lua5.4 "$SRCDIR")
 log "source: ${TREE#$ROOT/} ($(ls "$SRCDIR"/*.dsc 2>/dev/null | xargs -r -n1 basename))"
 [ -f "$TREE/src/lua.c" ] || { log "error: $TREE/src/lua.c missing"; exit 1; }
 # Debian's build generates this header (debian/rules); luaconf.h includes it.

@@ -41,68 +41,9 @@ t0=$SECONDS
 # ---------------------------------------------------------------------------------------------
 # 1. Source: Debian's tinyxml2 source package, unpacked with its patch applied (the patch marks
 #    private members TINYXML2_PRIVATE = visibility("hidden")).
-find_tree() { ls -d "$SRCDIR"/$PKG-*/ 2>/dev/null | head -1; }
-
-fetch_apt() {
-    local tmp=$1
-    (cd "$tmp" && apt-get source -qq $PKG >/dev/null 2>"$tmp/apt.log") && return 0
-    # The deb-src entry may be configured but its index never fetched: update once, as root.
-    if [ "$(id -u)" -eq 0 ]; then
-        log "apt-get source failed; running apt-get update once and retrying"
-        apt-get update -qq >/dev/null 2>&1 || true
-        (cd "$tmp" && apt-get source -qq $PKG >/dev/null 2>"$tmp/apt.log") && return 0
-    fi
-    sed 's/^/  apt: /' "$tmp/apt.log" | tail -5
-    return 1
-}
-
-fetch_pool() {
-    # Same files apt-get source would fetch, taken straight from the Debian pool of the mirror
-    # that the bookworm `deb` entry uses.
-    local tmp=$1 mirror version dsc f dir
-    mirror=$(apt-get indextargets --no-release-info --format '$(TARGET_OF) $(RELEASE) $(REPO_URI)' 2>/dev/null \
-             | awk '$1 == "deb" && $2 == "bookworm" { print $3; exit }')
-    mirror=${mirror:-http://deb.debian.org/debian/}
-    version=$(apt-cache showsrc $PKG 2>/dev/null | awk '/^Version:/ { print $2 }' | sort -V | tail -1)
-    # Without a deb-src index: the source version of a binary package built from it (its
-    # Source: field carries the version when it differs from the binary's).
-    if [ -z "$version" ]; then
-        version=$(apt-cache show libtinyxml2-dev 2>/dev/null | awk '
-            /^Source:/ && $3 != "" { gsub(/[()]/, "", $3); src = $3 }
-            /^Version:/ { ver = $2 }
-            /^$/ { if (ver != "") { print (src != "" ? src : ver); exit } }
-            END { if (ver != "") print (src != "" ? src : ver) }' | head -1)
-    fi
-    [ -n "$version" ] || { log "cannot determine the $PKG source version"; return 1; }
-    version=${version#*:}   # no epoch in pool file names
-    dsc=${PKG}_${version}.dsc
-    dir=${mirror}pool/main/t/$PKG/
-    log "fetching $dsc from $dir"
-    curl -fsSL --retry 3 -o "$tmp/$dsc" "$dir$dsc" || return 1
-    # The .dsc's Files: section lists the tarballs (md5 size name).
-    for f in $(awk '/^Files:/ { on = 1; next } /^[^ ]/ { on = 0 } on { print $3 }' "$tmp/$dsc"); do
-        curl -fsSL --retry 3 -o "$tmp/$f" "$dir$f" || return 1
-    done
-    (cd "$tmp" && dpkg-source -x "$dsc" >/dev/null 2>"$tmp/dpkg-source.log") || {
-        tail -5 "$tmp/dpkg-source.log"; return 1; }
-}
-
-if [ -z "$(find_tree)" ]; then
-    mkdir -p "$BUILD"
-    tmp=$(mktemp -d "$BUILD/fetch.XXXXXX")
-    ok=0
-    if [ "$METHOD" = auto ] || [ "$METHOD" = apt ]; then
-        log "fetching source: apt-get source $PKG"
-        fetch_apt "$tmp" && ok=1
-    fi
-    if [ $ok = 0 ] && { [ "$METHOD" = auto ] || [ "$METHOD" = pool ]; }; then
-        rm -rf "${tmp:?}"/*
-        fetch_pool "$tmp" && ok=1
-    fi
-    [ $ok = 1 ] || { rm -rf "$tmp"; log "error: could not fetch the $PKG source package"; exit 1; }
-    rm -rf "$SRCDIR" && mv "$tmp" "$SRCDIR"
-fi
-TREE=$(find_tree); TREE=${TREE%/}
+. "$ROOT/scripts/real-programs/fetch-source.sh"
+fetch_debian_source $PKG "$SRCDIR" "$METHOD" libtinyxml2-dev || exit 1
+TREE=$(debian_source_tree $PKG "$SRCDIR")
 log "source: ${TREE#$ROOT/} ($(ls "$SRCDIR"/*.dsc 2>/dev/null | xargs -r -n1 basename))"
 for f in tinyxml2.cpp tinyxml2.h xmltest.cpp resources/dream.xml; do
     [ -f "$TREE/$f" ] || { log "error: $TREE/$f missing"; exit 1; }

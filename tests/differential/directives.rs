@@ -123,6 +123,43 @@ pub struct Library {
     /// The output file name (`libfoo.a`, `libfoo.so`).
     pub name: String,
     pub sources: Sources,
+    /// Whether the archive goes on the link line (false for PE `SearchArchive`s, which only
+    /// `-l` search finds). Only the PE harness reads it.
+    #[allow(dead_code)]
+    pub linked: bool,
+}
+
+/// Which fixture tree a fixture comes from: `fixtures/elf/` (the ELF harness, `main.rs`) or
+/// `fixtures/coff/` (the PE harness, `pe.rs`: programs for `x86_64-w64-mingw32`, run under
+/// wine). The vocabulary differs a little: see `fixtures/README.md`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Elf,
+    Pe,
+}
+
+/// A PE trial variant (`//#Variants:`): how the fixture's sources are compiled and linked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// Native objects.
+    Native,
+    /// Every source compiled with `-flto=thin`, both links with `-flto=thin` (in-process).
+    Lto,
+    /// Like `Lto`, but dtld's links add `-fthinlto-distributor=<distributor>`; lld's stay
+    /// in-process (ld.lld-22's MinGW driver rejects `--thinlto-distributor`).
+    Dtlto,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 3] = [Variant::Native, Variant::Lto, Variant::Dtlto];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Native => "native",
+            Variant::Lto => "lto",
+            Variant::Dtlto => "dtlto",
+        }
+    }
 }
 
 /// Link-time optimization requested by `//#Lto:`.
@@ -172,6 +209,8 @@ pub struct Fixture {
     pub env: Vec<(String, String)>,
     pub expect_error: Option<Regex>,
     pub diff_ignore: Vec<String>,
+    /// PE fixtures: the variants to run (`//#Variants:`, default all three). Empty for ELF.
+    pub variants: Vec<Variant>,
 }
 
 impl Fixture {
@@ -240,6 +279,22 @@ const KEYS: &[&str] = &[
 /// Parses the directives of one fixture. `known_keys` are the fingerprint keys that
 /// `DiffIgnore` may name.
 pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture, String> {
+    parse_for(Target::Elf, name, primary, known_keys)
+}
+
+/// Directive keys that PE fixtures do not take (they have no link modes and no gcc driver, and
+/// every PE fixture runs with and without ThinLTO through `Variants`).
+const ELF_ONLY_KEYS: &[&str] = &["Modes", "Drivers", "Lto"];
+/// Directive keys only PE fixtures take.
+const PE_ONLY_KEYS: &[&str] = &["Variants", "SearchArchive"];
+
+/// Parses the directives of one fixture of `target`'s tree.
+pub fn parse_for(
+    target: Target,
+    name: &str,
+    primary: &Path,
+    known_keys: &[&str],
+) -> Result<Fixture, String> {
     let text = fs::read_to_string(primary)
         .map_err(|e| format!("cannot read {}: {e}", primary.display()))?;
     let src_dir = primary
@@ -262,6 +317,10 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
         env: Vec::new(),
         expect_error: None,
         diff_ignore: Vec::new(),
+        variants: match target {
+            Target::Elf => Vec::new(),
+            Target::Pe => Variant::ALL.to_vec(),
+        },
     };
     let mut modes_given = false;
     let src_text = src_dir.to_string_lossy().into_owned();
@@ -282,7 +341,33 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
         let key = key.trim();
         let value = value.trim();
         let words = || split(value).map_err(&at);
+        if target == Target::Pe && ELF_ONLY_KEYS.contains(&key) {
+            return Err(at(format!(
+                "`{key}` is not used by PE fixtures (fixtures/coff/ has no link modes or gcc \
+                 driver; ThinLTO runs as the `lto` and `dtlto` variants, see `Variants`)"
+            )));
+        }
+        if target == Target::Elf && PE_ONLY_KEYS.contains(&key) {
+            return Err(at(format!("`{key}` is only used by PE fixtures (fixtures/coff/)")));
+        }
         match key {
+            "Variants" => {
+                fx.variants.clear();
+                for w in words()? {
+                    let v = Variant::ALL
+                        .into_iter()
+                        .find(|v| v.name() == w)
+                        .ok_or_else(|| {
+                            at(format!("unknown variant `{w}` (expected native, lto, dtlto)"))
+                        })?;
+                    if !fx.variants.contains(&v) {
+                        fx.variants.push(v);
+                    }
+                }
+                if fx.variants.is_empty() {
+                    return Err(at("`Variants:` lists no variant".into()));
+                }
+            }
             "Modes" => {
                 modes_given = true;
                 fx.modes.clear();
@@ -341,9 +426,17 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
                     ))
                 })?;
                 let lib = lib.trim().to_string();
-                if lib.is_empty() || lib.contains('/') || !lib.contains(".so") {
+                let bad = match target {
+                    Target::Elf => !lib.contains(".so"),
+                    Target::Pe => !lib.ends_with(".dll") || lib.len() <= 4,
+                };
+                if lib.is_empty() || lib.contains('/') || bad {
                     return Err(at(format!(
-                        "bad shared library name `{lib}` (expected a file name like libfoo.so)"
+                        "bad shared library name `{lib}` (expected a file name like {})",
+                        match target {
+                            Target::Elf => "libfoo.so",
+                            Target::Pe => "foo.dll",
+                        }
                     )));
                 }
                 if fx.libraries.iter().any(|l| l.name == lib) {
@@ -364,7 +457,7 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
                     linked: key == "Shared",
                 });
             }
-            "Archive" | "ThinArchive" | "NoIndexArchive" => {
+            "Archive" | "ThinArchive" | "NoIndexArchive" | "SearchArchive" => {
                 let (lib, rest) = value
                     .split_once(':')
                     .ok_or_else(|| at(format!("expected `{key}: libname: sources...`")))?;
@@ -376,9 +469,10 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
                     name: lib,
                     sources: sources(&src_dir, expand_src(split(rest).map_err(&at)?))
                         .map_err(&at)?,
+                    linked: key != "SearchArchive",
                 };
                 let kind = match key {
-                    "Archive" => LibKind::Archive,
+                    "Archive" | "SearchArchive" => LibKind::Archive,
                     "ThinArchive" => LibKind::Thin,
                     _ => LibKind::NoIndex,
                 };
@@ -425,9 +519,18 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
                 fx.diff_ignore.push(key.to_string());
             }
             _ => {
+                let known: Vec<&str> = KEYS
+                    .iter()
+                    .chain(PE_ONLY_KEYS)
+                    .copied()
+                    .filter(|k| match target {
+                        Target::Elf => !PE_ONLY_KEYS.contains(k),
+                        Target::Pe => !ELF_ONLY_KEYS.contains(k),
+                    })
+                    .collect();
                 return Err(at(format!(
                     "unknown directive key `{key}`; known keys: {}",
-                    KEYS.join(", ")
+                    known.join(", ")
                 )))
             }
         }
@@ -449,7 +552,7 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
             }
         }
     }
-    if !fx.libraries.is_empty() {
+    if !fx.libraries.is_empty() && target == Target::Elf {
         if modes_given {
             if let Some(m) = fx.modes.iter().find(|m| m.is_static()) {
                 return Err(format!(

@@ -1,7 +1,8 @@
 //! Why this exists: the mutation test must hit the bytes that matter (ELF header fields,
 //! section headers, symbols, relocations, archive member headers and the archive symbol index),
 //! not just random offsets. This module walks a *pristine* relocatable ELF64 object or a
-//! (thin) `ar` archive once and records where those fields and regions are, so mutations can
+//! (thin) `ar` archive (members: ELF, COFF or short import objects), or a COFF x86-64 object,
+//! once and records where those fields and regions are, so mutations can
 //! aim at them. It is deliberately tiny and trusts its input (it only ever sees files that
 //! clang-22 and llvm-ar-22 just produced); it is not a parser for the linker.
 
@@ -42,6 +43,11 @@ pub struct Layout {
     pub fields: Vec<Field>,
     pub regions: Vec<Region>,
 }
+
+/// The first bytes of a COFF object for x86-64 (IMAGE_FILE_MACHINE_AMD64, little-endian).
+const COFF_AMD64: &[u8] = &[0x64, 0x86];
+/// The first bytes of a short import member (Sig1 = 0, Sig2 = 0xffff).
+const SHORT_IMPORT: &[u8] = &[0, 0, 0xff, 0xff];
 
 fn rd(data: &[u8], off: usize, size: usize) -> u64 {
     let mut v = 0u64;
@@ -85,8 +91,122 @@ impl Layout {
             layout.archive(data, true);
         } else if data.starts_with(b"\x7fELF") {
             layout.elf(data, 0, "");
+        } else if data.starts_with(COFF_AMD64) {
+            layout.coff(data, 0, "");
+        } else if data.starts_with(SHORT_IMPORT) {
+            layout.short_import(data, 0, "");
         }
         layout
+    }
+
+    /// Records a COFF (x86-64) relocatable object that starts at `base`: the file header,
+    /// section headers, section bodies, relocations, the symbol table and the string table.
+    fn coff(&mut self, data: &[u8], base: usize, prefix: &str) {
+        let e = |s: &str| format!("{prefix}{s}");
+        let obj = &data[base..];
+        if obj.len() < 20 {
+            return;
+        }
+        self.region(e("coff.header"), base, base + 20);
+        for (name, off, size) in [
+            ("machine", 0, 2),
+            ("number_of_sections", 2, 2),
+            ("time_date_stamp", 4, 4),
+            ("pointer_to_symbol_table", 8, 4),
+            ("number_of_symbols", 12, 4),
+            ("size_of_optional_header", 16, 2),
+            ("characteristics", 18, 2),
+        ] {
+            self.field("coffhdr", e(&format!("coff.{name}")), base + off, size, Enc::Le);
+        }
+        let nsec = rd(obj, 2, 2) as usize;
+        let symptr = rd(obj, 8, 4) as usize;
+        let nsyms = rd(obj, 12, 4) as usize;
+        let opt = rd(obj, 16, 2) as usize;
+        let sh0 = 20 + opt;
+        if sh0 + nsec * 40 > obj.len() {
+            return;
+        }
+        self.region(e("coff.sections"), base + sh0, base + sh0 + nsec * 40);
+        for i in 0..nsec {
+            let sh = sh0 + i * 40;
+            for (name, o, sz) in [
+                ("name", 0, 8),
+                ("virtual_size", 8, 4),
+                ("virtual_address", 12, 4),
+                ("size_of_raw_data", 16, 4),
+                ("pointer_to_raw_data", 20, 4),
+                ("pointer_to_relocations", 24, 4),
+                ("number_of_relocations", 32, 2),
+                ("characteristics", 36, 4),
+            ] {
+                let enc = if name == "name" { Enc::Raw } else { Enc::Le };
+                self.field("coffsec", e(&format!("sec[{i}].{name}")), base + sh + o, sz, enc);
+            }
+            let (size, ptr) = (rd(obj, sh + 16, 4) as usize, rd(obj, sh + 20, 4) as usize);
+            if ptr != 0 && ptr + size <= obj.len() {
+                self.region(e(&format!("section[{i}]")), base + ptr, base + ptr + size);
+            }
+            let (relptr, nrel) = (rd(obj, sh + 24, 4) as usize, rd(obj, sh + 32, 2) as usize);
+            if relptr != 0 && relptr + nrel * 10 <= obj.len() {
+                self.region(e(&format!("relocs[{i}]")), base + relptr, base + relptr + nrel * 10);
+                for j in 0..nrel {
+                    let r = relptr + j * 10;
+                    for (name, o, sz) in [("virtual_address", 0, 4), ("symbol", 4, 4), ("type", 8, 2)] {
+                        self.field("coffrel", e(&format!("rel[{i}][{j}].{name}")), base + r + o, sz, Enc::Le);
+                    }
+                }
+            }
+        }
+        if symptr == 0 || symptr + nsyms * 18 > obj.len() {
+            return;
+        }
+        self.region(e("coff.symtab"), base + symptr, base + symptr + nsyms * 18);
+        let mut j = 0;
+        while j < nsyms {
+            let sym = symptr + j * 18;
+            for (name, o, sz) in [
+                ("name", 0, 8),
+                ("value", 8, 4),
+                ("section_number", 12, 2),
+                ("type", 14, 2),
+                ("storage_class", 16, 1),
+                ("number_of_aux_symbols", 17, 1),
+            ] {
+                let enc = if name == "name" { Enc::Raw } else { Enc::Le };
+                self.field("coffsym", e(&format!("sym[{j}].{name}")), base + sym + o, sz, enc);
+            }
+            j += 1 + obj[sym + 17] as usize;
+        }
+        let strtab = symptr + nsyms * 18;
+        if strtab + 4 <= obj.len() {
+            self.field("coffstr", e("strtab.size"), base + strtab, 4, Enc::Le);
+            let size = (rd(obj, strtab, 4) as usize).min(obj.len() - strtab);
+            self.region(e("coff.strtab"), base + strtab, base + strtab + size);
+        }
+    }
+
+    /// Records a short import member (`IMPORT_OBJECT_HEADER` and its two names).
+    fn short_import(&mut self, data: &[u8], base: usize, prefix: &str) {
+        let e = |s: &str| format!("{prefix}{s}");
+        if data.len() < base + 20 {
+            return;
+        }
+        for (name, off, size) in [
+            ("sig1", 0, 2),
+            ("sig2", 2, 2),
+            ("version", 4, 2),
+            ("machine", 6, 2),
+            ("time_date_stamp", 8, 4),
+            ("size_of_data", 12, 4),
+            ("ordinal_hint", 16, 2),
+            ("type_bits", 18, 2),
+        ] {
+            self.field("import", e(&format!("import.{name}")), base + off, size, Enc::Le);
+        }
+        let len = rd(data, base + 12, 4) as usize;
+        self.region(e("import.header"), base, base + 20);
+        self.region(e("import.names"), base + 20, (base + 20 + len).min(data.len()));
     }
 
     /// Records an ELF64 little-endian relocatable object that starts at `base`.
@@ -272,6 +392,10 @@ impl Layout {
                 }
             } else if !special && stored > 0 && data[body..].starts_with(b"\x7fELF") {
                 self.elf(data, body, &format!("{m}:"));
+            } else if !special && stored >= 20 && data[body..].starts_with(COFF_AMD64) {
+                self.coff(&data[..body + stored], body, &format!("{m}:"));
+            } else if !special && stored >= 20 && data[body..].starts_with(SHORT_IMPORT) {
+                self.short_import(&data[..body + stored], body, &format!("{m}:"));
             }
             off = body + stored;
             off += off & 1; // members are 2-aligned

@@ -10,12 +10,21 @@
 //!   the output directory is empty (no output file, no temporary files left behind);
 //! * on exit 0, the output directory holds exactly the output file.
 //!
+//! COFF inputs (the MinGW flavour, `-m i386pep`) get their own corpus: COFF objects compiled
+//! with `clang-22 --target=x86_64-w64-mingw32`, an archive of COFF members, import libraries
+//! with short import members (`llvm-dlltool-22`) and with GNU dlltool's long-form import
+//! members (`x86_64-w64-mingw32-dlltool`), linked directly, through the link line clang would
+//! run for a MinGW program (CRT, mingw-w64 libraries) and through clang itself
+//! (`--target=x86_64-w64-mingw32 -fuse-ld=<dtld>`). COFF variants are numbered from 100000
+//! (`MUTATION_COFF_COUNT`, default 400) so that the ELF variants keep their numbers.
+//!
 //! Knobs (environment): `DTLD` (linker under test, else target/release/dtld),
 //! `DTLD_ERROR_PREFIX` (default `dtld: error:`; `ld.lld: error:` to self-test with lld),
 //! `MUTATION_SEED`, `MUTATION_COUNT` (default 1200), `MUTATION_ONLY=i,j,...` (run only these
 //! variant indexes), `MUTATION_KEEP=1` (keep every variant's directory), `MUTATION_THREADS`
 //! (default 2), `MUTATION_TIMEOUT_SECS` (default 5), `MUTATION_SKIP=libc,driver,...` (skip
-//! scenarios by name), `MUTATION_VERBOSE=1` (print every variant's mutation and verdict).
+//! scenarios by name; `coff` skips every COFF scenario), `MUTATION_COFF_COUNT` (default 400),
+//! `MUTATION_VERBOSE=1` (print every variant's mutation and verdict).
 
 mod layout;
 mod mutate;
@@ -35,6 +44,11 @@ use wait_timeout::ChildExt;
 
 const DEFAULT_SEED: u64 = 0xd71d_5eed_2026_0001;
 const DEFAULT_COUNT: usize = 1200;
+const DEFAULT_COFF_COUNT: usize = 400;
+/// The first index of the COFF variants.
+const COFF_BASE: usize = 100_000;
+/// The MinGW target of the COFF corpus.
+const MINGW: &str = "--target=x86_64-w64-mingw32";
 
 // ---- the programs that get corrupted ------------------------------------------------------
 
@@ -96,6 +110,52 @@ int main(void) {
 }
 "#;
 
+/// b.c without TLS: a libc-free COFF link has no `_tls_index` (the MinGW CRT defines it).
+const B_COFF_C: &str = r#"
+int weak_hook(int);
+static int calls;
+int twice(int x) { calls++; return 2 * x; }
+int dispatch(int k) {
+    switch (k) {
+    case 0: return 11;
+    case 1: return weak_hook(22);
+    case 2: return 33;
+    case 3: return 44 + calls;
+    case 4: return 55;
+    case 5: return 66;
+    case 6: return twice(k);
+    default: return 0;
+    }
+}
+"#;
+
+/// A MinGW program with TLS, an import from kernel32 and the archive's code.
+const MAIN_MINGW_C: &str = r#"
+#include <stdio.h>
+#include <windows.h>
+int add(int, int);
+int dispatch(int);
+extern int counter;
+static __thread int tls_value = 5;
+int main(void) {
+    int s = add(counter, 3) + dispatch(4) + tls_value;
+    printf("sum %d pid-ish %d\n", s, GetCurrentProcessId() != 0);
+    return s == 69 ? 0 : 1;
+}
+"#;
+
+/// Calls into two import libraries: functions through import thunks, data through `__imp_`.
+const MAIN_IMP_C: &str = r#"
+int foo_fn(int);
+int foo_other(void);
+int bar_fn(int);
+__declspec(dllimport) extern int bar_data;
+int main(void) { return foo_fn(1) + foo_other() + bar_fn(2) + bar_data; }
+"#;
+
+const FOO_DEF: &str = "LIBRARY foo.dll\nEXPORTS\n    foo_fn\n    foo_other @3\n    foo_data DATA\n";
+const BAR_DEF: &str = "LIBRARY bar.dll\nEXPORTS\n    bar_fn\n    bar_data DATA\n";
+
 // ---- scenarios ----------------------------------------------------------------------------
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,6 +171,18 @@ enum Scenario {
     Libc,
     /// The real clang-22 driver with `-fuse-ld=<dtld>` (its process group is killed on timeout).
     Driver,
+    /// `dtld -m i386pep -o out -e start --subsystem console cmain.o ca.o cb.o` (COFF objects).
+    CoffObjects,
+    /// The same with `cmain.o libcab.a` (an archive of COFF members).
+    CoffArchive,
+    /// The same with `cmain_imp.o libfoo_short.a libbar_gnu.a`: short import
+    /// members (llvm-dlltool) and GNU dlltool's import objects.
+    CoffImplib,
+    /// The linker command clang-22 would run for the MinGW program `cmain_mingw.o libcab.a`
+    /// (crt2.o, mingw-w64 and libgcc archives, msvcrt/kernel32 import libraries), run directly.
+    CoffLibc,
+    /// clang-22 --target=x86_64-w64-mingw32 -fuse-ld=<dtld>.
+    CoffDriver,
 }
 
 impl Scenario {
@@ -121,15 +193,29 @@ impl Scenario {
             Scenario::Thin => "thin",
             Scenario::Libc => "libc",
             Scenario::Driver => "driver",
+            Scenario::CoffObjects => "coff-objects",
+            Scenario::CoffArchive => "coff-archive",
+            Scenario::CoffImplib => "coff-implib",
+            Scenario::CoffLibc => "coff-libc",
+            Scenario::CoffDriver => "coff-driver",
         }
     }
 
-    const ALL: [Scenario; 5] = [
+    fn is_coff(self) -> bool {
+        self.name().starts_with("coff-")
+    }
+
+    const ALL: [Scenario; 10] = [
         Scenario::Objects,
         Scenario::Archive,
         Scenario::Thin,
         Scenario::Libc,
         Scenario::Driver,
+        Scenario::CoffObjects,
+        Scenario::CoffArchive,
+        Scenario::CoffImplib,
+        Scenario::CoffLibc,
+        Scenario::CoffDriver,
     ];
 
     /// The input files of the link; the mutation hits one of them.
@@ -139,6 +225,10 @@ impl Scenario {
             Scenario::Archive => &["main.o", "libab.a"],
             Scenario::Thin => &["main.o", "libthin.a", "a.o", "b.o"],
             Scenario::Libc | Scenario::Driver => &["main_libc.o", "libab.a"],
+            Scenario::CoffObjects => &["cmain.o", "ca.o", "cb.o"],
+            Scenario::CoffArchive => &["cmain.o", "libcab.a"],
+            Scenario::CoffImplib => &["cmain_imp.o", "libfoo_short.a", "libbar_gnu.a"],
+            Scenario::CoffLibc | Scenario::CoffDriver => &["cmain_mingw.o", "libcab.a"],
         }
     }
 
@@ -147,6 +237,16 @@ impl Scenario {
         match self {
             Scenario::Archive | Scenario::Libc | Scenario::Driver if rng.chance(70) => "libab.a",
             Scenario::Thin if rng.chance(60) => "libthin.a",
+            Scenario::CoffArchive | Scenario::CoffLibc | Scenario::CoffDriver if rng.chance(65) => {
+                "libcab.a"
+            }
+            Scenario::CoffImplib if rng.chance(80) => {
+                if rng.chance(50) {
+                    "libfoo_short.a"
+                } else {
+                    "libbar_gnu.a"
+                }
+            }
             _ => self.inputs()[rng.below(self.inputs().len())],
         }
     }
@@ -160,6 +260,30 @@ fn scenario_for(rng: &mut Rng) -> Scenario {
         70..=95 => Scenario::Libc,
         _ => Scenario::Driver,
     }
+}
+
+fn coff_scenario_for(rng: &mut Rng) -> Scenario {
+    match rng.below(100) {
+        0..=24 => Scenario::CoffObjects,
+        25..=44 => Scenario::CoffArchive,
+        45..=69 => Scenario::CoffImplib,
+        70..=94 => Scenario::CoffLibc,
+        _ => Scenario::CoffDriver,
+    }
+}
+
+/// The scenario of variant `index` (COFF variants are numbered from [`COFF_BASE`]).
+fn scenario_of(seed: u64, index: usize) -> Scenario {
+    let mut rng = Rng::for_variant(seed, index as u64);
+    if index >= COFF_BASE {
+        coff_scenario_for(&mut rng)
+    } else {
+        scenario_for(&mut rng)
+    }
+}
+
+fn is_skipped(skip: &[String], sc: Scenario) -> bool {
+    skip.iter().any(|x| x == sc.name() || (x == "coff" && sc.is_coff()))
 }
 
 struct Settings {
@@ -176,6 +300,8 @@ struct Inputs {
     files: HashMap<&'static str, (Vec<u8>, Layout)>,
     /// The captured linker argv for [`Scenario::Libc`]: argv[0] is the linker.
     libc_argv: Vec<String>,
+    /// The same for [`Scenario::CoffLibc`] (clang's MinGW link line).
+    coff_libc_argv: Vec<String>,
 }
 
 // ---- setup --------------------------------------------------------------------------------
@@ -214,6 +340,49 @@ fn setup(work: &Path, dtld: &Path) -> Result<Inputs, String> {
         "b.o",
     ]))?;
 
+    // The COFF corpus.
+    let compile_coff = |name: &str, src: &str, extra: &[&str]| -> Result<(), String> {
+        let c = base.join(format!("{name}.c"));
+        fs::write(&c, src).map_err(|e| e.to_string())?;
+        run_tool_ok(
+            Command::new(CLANG)
+                .current_dir(&base)
+                .args([MINGW, "-O1", "-c"])
+                .args(extra)
+                .arg(&c)
+                .arg("-o")
+                .arg(format!("{name}.o")),
+        )
+        .map(|_| ())
+    };
+    // A MinGW `main` calls the CRT's `__main`: the libc-free entry is named `start` instead.
+    compile_coff("cmain", MAIN_C, &["-Dmain=start"])?;
+    compile_coff("ca", A_C, &["-ffunction-sections", "-fdata-sections"])?;
+    compile_coff("cb", B_COFF_C, &[])?;
+    compile_coff("cmain_mingw", MAIN_MINGW_C, &[])?;
+    compile_coff("cmain_imp", MAIN_IMP_C, &["-Dmain=start"])?;
+    run_tool_ok(
+        Command::new(LLVM_AR)
+            .current_dir(&base)
+            .args(["rcs", "libcab.a", "ca.o", "cb.o"]),
+    )?;
+    fs::write(base.join("foo.def"), FOO_DEF).map_err(|e| e.to_string())?;
+    fs::write(base.join("bar.def"), BAR_DEF).map_err(|e| e.to_string())?;
+    run_tool_ok(Command::new("llvm-dlltool-22").current_dir(&base).args([
+        "-m",
+        "i386:x86-64",
+        "-d",
+        "foo.def",
+        "-l",
+        "libfoo_short.a",
+    ]))?;
+    run_tool_ok(Command::new("x86_64-w64-mingw32-dlltool").current_dir(&base).args([
+        "-d",
+        "bar.def",
+        "-l",
+        "libbar_gnu.a",
+    ]))?;
+
     let mut files = HashMap::new();
     for name in [
         "main.o",
@@ -222,22 +391,49 @@ fn setup(work: &Path, dtld: &Path) -> Result<Inputs, String> {
         "main_libc.o",
         "libab.a",
         "libthin.a",
+        "cmain.o",
+        "ca.o",
+        "cb.o",
+        "cmain_mingw.o",
+        "cmain_imp.o",
+        "libcab.a",
+        "libfoo_short.a",
+        "libbar_gnu.a",
     ] {
         let bytes = fs::read(base.join(name)).map_err(|e| format!("read {name}: {e}"))?;
         let layout = Layout::of(&bytes);
         if layout.fields.is_empty() {
-            return Err(format!("{name}: no structure found (not ELF64 / ar?)"));
+            return Err(format!("{name}: no structure found (not ELF64 / COFF / ar?)"));
         }
         files.insert(name, (bytes, layout));
     }
 
-    // Capture the link command clang-22 runs for the libc scenario.
+    let libc_argv = capture_link_line(&base, dtld, &[], "main_libc.o", "libab.a")?;
+    let coff_libc_argv = capture_link_line(&base, dtld, &[MINGW], "cmain_mingw.o", "libcab.a")?;
+    Ok(Inputs {
+        base,
+        files,
+        libc_argv,
+        coff_libc_argv,
+    })
+}
+
+/// The link command clang-22 runs for `<object> <archive>` (with `extra` driver flags),
+/// captured with `-###`; the output is `OUTPUT.placeholder`.
+fn capture_link_line(
+    base: &Path,
+    dtld: &Path,
+    extra: &[&str],
+    object: &str,
+    archive: &str,
+) -> Result<Vec<String>, String> {
     let out = run_tool_ok(
         Command::new(CLANG)
-            .current_dir(&base)
+            .current_dir(base)
             .arg("-###")
+            .args(extra)
             .arg(format!("-fuse-ld={}", dtld.display()))
-            .args(["-o", "OUTPUT.placeholder", "main_libc.o", "libab.a"]),
+            .args(["-o", "OUTPUT.placeholder", object, archive]),
     )?;
     let text =
         String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
@@ -245,17 +441,11 @@ fn setup(work: &Path, dtld: &Path) -> Result<Inputs, String> {
         .lines()
         .rfind(|l| l.starts_with(" \""))
         .ok_or_else(|| format!("clang -### printed no command:\n{text}"))?;
-    let libc_argv = parse_quoted(line);
-    if !libc_argv.iter().any(|a| a == "OUTPUT.placeholder")
-        || !libc_argv.iter().any(|a| a == "main_libc.o")
-    {
+    let argv = parse_quoted(line);
+    if !argv.iter().any(|a| a == "OUTPUT.placeholder") || !argv.iter().any(|a| a == object) {
         return Err(format!("unexpected clang -### link line: {line}"));
     }
-    Ok(Inputs {
-        base,
-        files,
-        libc_argv,
-    })
+    Ok(argv)
 }
 
 /// Splits a clang `-###` line (`"a" "b c" "d\"e"`) into its words.
@@ -310,7 +500,13 @@ fn run_variant(
     forced: Option<Scenario>,
 ) -> Run {
     let mut rng = Rng::for_variant(s.seed, index.map_or(u64::MAX, |i| i as u64));
-    let scenario = forced.unwrap_or_else(|| scenario_for(&mut rng));
+    let scenario = forced.unwrap_or_else(|| {
+        if index.is_some_and(|i| i >= COFF_BASE) {
+            coff_scenario_for(&mut rng)
+        } else {
+            scenario_for(&mut rng)
+        }
+    });
     let dir = match index {
         Some(i) => work.join(format!("v{i:05}")),
         None => work.join(format!("baseline-{}", scenario.name())),
@@ -401,6 +597,38 @@ fn run_variant(
                 .arg(&paths["main_libc.o"])
                 .arg(&paths["libab.a"]);
         }
+        Scenario::CoffObjects | Scenario::CoffArchive | Scenario::CoffImplib => {
+            cmd = Command::new(&s.dtld);
+            cmd.current_dir(&dir)
+                .args(["-m", "i386pep", "-o"])
+                .arg(&output)
+                .args(["-e", "start", "--subsystem", "console"]);
+            for &name in scenario.inputs() {
+                cmd.arg(&paths[name]);
+            }
+        }
+        Scenario::CoffLibc => {
+            cmd = Command::new(&inp.coff_libc_argv[0]);
+            cmd.current_dir(&dir);
+            for a in &inp.coff_libc_argv[1..] {
+                match a.as_str() {
+                    "OUTPUT.placeholder" => cmd.arg(&output),
+                    "cmain_mingw.o" => cmd.arg(&paths["cmain_mingw.o"]),
+                    "libcab.a" => cmd.arg(&paths["libcab.a"]),
+                    _ => cmd.arg(a),
+                };
+            }
+        }
+        Scenario::CoffDriver => {
+            cmd = Command::new(CLANG);
+            cmd.current_dir(&dir)
+                .arg(MINGW)
+                .arg(format!("-fuse-ld={}", s.dtld.display()))
+                .arg("-o")
+                .arg(&output)
+                .arg(&paths["cmain_mingw.o"])
+                .arg(&paths["libcab.a"]);
+        }
     }
     cmd.env("RUST_BACKTRACE", "0");
     run.command = command_line(&cmd);
@@ -455,7 +683,7 @@ fn judge(s: &Settings, scenario: Scenario, o: &Outcome, out_dir: &Path) -> Resul
         return Err(format!("crash: killed by signal {sig}"));
     }
     let code = status.code().unwrap_or(-1);
-    if scenario == Scenario::Driver {
+    if matches!(scenario, Scenario::Driver | Scenario::CoffDriver) {
         if stderr.contains("due to signal") || stderr.contains("unable to execute command") {
             return Err("crash: clang reports the linker died by a signal".into());
         }
@@ -575,6 +803,7 @@ fn real_main() -> Result<bool, String> {
             .collect(),
     };
     let count = env_num("MUTATION_COUNT", DEFAULT_COUNT as u64)? as usize;
+    let coff_count = env_num("MUTATION_COFF_COUNT", DEFAULT_COFF_COUNT as u64)? as usize;
     let threads = env_num("MUTATION_THREADS", 2)?.max(1) as usize;
     let verbose = std::env::var("MUTATION_VERBOSE").is_ok_and(|v| v == "1");
     let only: Option<Vec<usize>> = match std::env::var("MUTATION_ONLY") {
@@ -602,7 +831,7 @@ fn real_main() -> Result<bool, String> {
     // Baselines: every scenario must link when nothing is corrupted, or the variants prove
     // nothing (they would all be "clean errors").
     for sc in Scenario::ALL {
-        if s.skip.iter().any(|x| x == sc.name()) {
+        if is_skipped(&s.skip, sc) {
             println!("mutation: scenario {} skipped ($MUTATION_SKIP)", sc.name());
             continue;
         }
@@ -621,7 +850,8 @@ fn real_main() -> Result<bool, String> {
     }
 
     let baseline_failures = failures.len();
-    let indexes: Vec<usize> = only.unwrap_or_else(|| (0..count).collect());
+    let indexes: Vec<usize> =
+        only.unwrap_or_else(|| (0..count).chain(COFF_BASE..COFF_BASE + coff_count).collect());
     let next = AtomicUsize::new(0);
     let linked = AtomicUsize::new(0);
     let clean = AtomicUsize::new(0);
@@ -634,8 +864,8 @@ fn real_main() -> Result<bool, String> {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&i) = indexes.get(k) else { break };
                 // Decide the scenario first so skipped scenarios cost nothing.
-                let sc = scenario_for(&mut Rng::for_variant(s.seed, i as u64));
-                if s.skip.iter().any(|x| x == sc.name()) {
+                let sc = scenario_of(s.seed, i);
+                if is_skipped(&s.skip, sc) {
                     skipped.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Why this exists: the real-program check for dtld's COFF/PE (MinGW) support. Lua 5.4 from
+# Debian's source package (the same cached source as lua.sh) is built for x86_64-w64-mingw32
+# with clang-22 the way Lua's own `make mingw` does it: lua54.dll (the core and the standard
+# libraries, -DLUA_BUILD_AS_DLL), lua.exe using that DLL, and luac.exe linked statically with
+# the library objects. Everything is linked twice — by the linker under test
+# (-fuse-ld=<dtld>, which clang runs as `-m i386pep`) and by ld.lld-22's MinGW driver — and
+# both builds run the Lua checks under wine and must behave identically, byte for byte; so must
+# the mixed pairs (dtld's lua.exe with lld's lua54.dll and the reverse) and the bytecode each
+# luac.exe writes.
+#
+# Usage: scripts/real-programs/lua-mingw.sh <path-to-dtld>
+# Env:   LUA_SRC_METHOD=auto|apt|pool     how to fetch the source (default auto; see lua.sh)
+#        LUA_MINGW_LTO=thin               compile to ThinLTO bitcode and link with -flto=thin
+#                                         (in-process on both sides; default: native objects)
+#        DTLD_WINE=<wine64>               wine's loader (default /usr/lib/wine/wine64)
+# Work (objects, the two builds, results, the wine prefix) lives under
+# target/real-programs/lua-mingw/; the wine prefix is created on the first run (~5 s) and the
+# wineserver is stopped when the script ends.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CHECKS=$ROOT/scripts/real-programs/lua-checks
+SRCDIR=$ROOT/target/real-programs/src
+BUILD=$ROOT/target/real-programs/lua-mingw
+TRIPLE=--target=x86_64-w64-mingw32
+
+DTLD=${1:-}
+[ -n "$DTLD" ] || { echo "usage: $0 <path-to-dtld>" >&2; exit 2; }
+case $DTLD in /*) ;; *) DTLD=$PWD/$DTLD ;; esac
+[ -x "$DTLD" ] || { echo "lua-mingw: error: linker not executable: $DTLD" >&2; exit 2; }
+METHOD=${LUA_SRC_METHOD:-auto}
+case ${LUA_MINGW_LTO:-} in
+    "" | off | none) LTO_FLAGS=(); VARIANT=native ;;
+    thin) LTO_FLAGS=(-flto=thin); VARIANT=lto-thin ;;
+    *) echo "lua-mingw: error: LUA_MINGW_LTO must be thin, not '$LUA_MINGW_LTO'" >&2; exit 2 ;;
+esac
+WINE=${DTLD_WINE:-/usr/lib/wine/wine64}
+WINESERVER=$(dirname "$WINE")/wineserver
+[ -x "$WINE" ] || { echo "lua-mingw: error: wine's loader $WINE is missing (scripts/setup.sh installs wine64)" >&2; exit 2; }
+
+log() { echo "lua-mingw: $*"; }
+t0=$SECONDS
+
+# ---------------------------------------------------------------------------------------------
+# 1. Source: Debian's lua5.4 source package (shared with lua.sh).
+. "$ROOT/scripts/real-programs/fetch-source.sh"
+fetch_debian_source lua5.4 "$SRCDIR" "$METHOD" || exit 1
+TREE=$(debian_source_tree lua5.4 "$SRCDIR")
+log "source: ${TREE#$ROOT/} ($(ls "$SRCDIR"/*.dsc 2>/dev/null | xargs -r -n1 basename))"
+[ -f "$TREE/src/lua.c" ] || { log "error: $TREE/src/lua.c missing"; exit 1; }
+# Debian's build generates this header (debian/rules); luaconf.h includes it (on Windows the
+# value is unused, but the file must exist).
+echo '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"' > "$TREE/src/lua5.4-deb-multiarch.h"
+
+# ---------------------------------------------------------------------------------------------
+# 2. Compile like `make mingw` (Lua's src/Makefile): CFLAGS -O2 -Wall -DLUA_COMPAT_5_3, the
+#    DLL's objects and lua.o with -DLUA_BUILD_AS_DLL (dllexport / dllimport of the API),
+#    luac.o and the objects of its static liblua.a without it (luac uses internal symbols).
+CFLAGS=(-std=gnu99 -O2 -Wall -DLUA_COMPAT_5_3 "${LTO_FLAGS[@]}")
+compile() {  # $1 = obj dir, rest = extra flags
+    local dir=$BUILD/$1 c o extra want; shift
+    want="${CFLAGS[*]} $*"
+    mkdir -p "$dir"
+    if [ "$(cat "$dir/.flags" 2>/dev/null)" != "$want" ]; then
+        rm -f "$dir"/*.o "$dir"/*.a; echo "$want" >"$dir/.flags"
+    fi
+    for c in "$TREE"/src/*.c; do
+        o=$dir/$(basename "${c%.c}").o
+        [ "$o" -nt "$c" ] && continue
+        extra=()
+        case $(basename "$c") in llex.c|lparser.c|lcode.c) extra=(-Os) ;; esac
+        clang-22 "$TRIPLE" "${CFLAGS[@]}" "$@" "${extra[@]}" -c "$c" -o "$o"
+    done
+}
+start=$SECONDS
+compile obj-dll-$VARIANT -DLUA_BUILD_AS_DLL
+compile obj-static-$VARIANT
+CORE=$(cd "$BUILD/obj-static-$VARIANT" && ls *.o | grep -vx 'lua.o\|luac.o')
+rm -f "$BUILD/obj-static-$VARIANT/liblua.a"
+# shellcheck disable=SC2086
+(cd "$BUILD/obj-static-$VARIANT" && llvm-ar-22 rcs liblua.a $CORE)
+if [ ${#LTO_FLAGS[@]} -gt 0 ]; then
+    for o in "$BUILD"/obj-*-$VARIANT/*.o; do
+        [ "$(head -c 4 "$o" | od -An -tx1 | tr -d ' \n')" = 4243c0de ] || {
+            log "error: $o is not LLVM bitcode (LUA_MINGW_LTO)"; exit 1; }
+    done
+fi
+log "compiled Lua for x86_64-w64-mingw32 with clang-22${LTO_FLAGS:+ (${LTO_FLAGS[*]})} in $((SECONDS - start))s"
+
+# ---------------------------------------------------------------------------------------------
+# 3. Link with each linker: lua54.dll (+ its import library liblua54.dll.a), lua.exe against
+#    that import library, luac.exe with liblua.a. `-s` as in the Makefile's SYSLDFLAGS.
+pass=0; fail=0; failures=()
+record() {  # $1 = ok|fail, $2 = name, [$3 = detail]
+    if [ "$1" = ok ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); failures+=("$2"); echo "  FAIL $2${3:+: $3}"; fi
+}
+
+link() {  # $1 = side name, $2 = -fuse-ld value
+    local name=$1 ld=$2 out=$BUILD/bin-$VARIANT/$1 dll=$BUILD/obj-dll-$VARIANT st=$BUILD/obj-static-$VARIANT
+    rm -rf "$out" && mkdir -p "$out"
+    # shellcheck disable=SC2046
+    (cd "$out" && clang-22 "$TRIPLE" -fuse-ld="$ld" "${LTO_FLAGS[@]}" -shared -s \
+        $(for o in $CORE; do echo "$dll/$o"; done) -o lua54.dll -Wl,--out-implib,liblua54.dll.a \
+        >link.log 2>&1 &&
+     clang-22 "$TRIPLE" -fuse-ld="$ld" "${LTO_FLAGS[@]}" -s "$dll/lua.o" liblua54.dll.a -o lua.exe \
+        >>link.log 2>&1 &&
+     clang-22 "$TRIPLE" -fuse-ld="$ld" "${LTO_FLAGS[@]}" -s "$st/luac.o" "$st/liblua.a" -o luac.exe \
+        >>link.log 2>&1) || { sed 's/^/    | /' "$out/link.log" | head -20; return 1; }
+}
+
+# ---------------------------------------------------------------------------------------------
+# 4. Wine: a prefix of our own, created once; one wineserver for the whole run, stopped at exit.
+export WINEPREFIX=$BUILD/wine WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+unset DISPLAY
+stop_wine() { "$WINESERVER" -k >/dev/null 2>&1 || true; "$WINESERVER" -w >/dev/null 2>&1 || true; }
+trap stop_wine EXIT
+if [ ! -f "$WINEPREFIX/system.reg" ]; then
+    log "creating the wine prefix ${WINEPREFIX#$ROOT/}"
+    mkdir -p "$WINEPREFIX"
+    timeout 300 "$WINE" wineboot -i >/dev/null 2>&1 || true
+    timeout 120 "$WINESERVER" -w || true
+    [ -f "$WINEPREFIX/system.reg" ] || { log "error: wineboot did not create the prefix"; exit 1; }
+fi
+"$WINESERVER" -p60 </dev/null >/dev/null 2>&1
+
+# Runs lua.exe (or luac.exe: $3) of bin dir $1 under wine in $CHECKS, output to prefix $2.
+run_one() {  # $1 = bin dir, $2 = result prefix, $3 = exe, rest = args
+    local bin=$1 res=$2 exe=$3; shift 3
+    (cd "$CHECKS" && timeout 60 "$WINE" "$bin/$exe" "$@" </dev/null >"$res.out" 2>"$res.err.raw"; echo $? >"$res.rc") || true
+    # Lua prefixes its messages with argv[0], which wine gives as the build's Windows path
+    # (Z:\work\...\lua.exe): write it as `lua.exe`.
+    sed -E 's|Z:\\[^:]*\\(luac?\.exe):|\1:|g' "$res.err.raw" >"$res.err" && rm -f "$res.err.raw"
+}
+
+compare_runs() {  # $1 = name, $2 = tested prefix, $3 = reference (lld) prefix, [$4 = fails]
+    local name=$1 a=$2 b=$3 expect=${4:-}
+    if [ -z "$expect" ] && [ "$(cat "$b.rc")" != 0 ]; then
+        record fail "$name" "lld-linked lua exited $(cat "$b.rc") (check itself is broken?)"
+        head -5 "$b.err" | sed 's/^/    | /'
+    elif cmp -s "$a.rc" "$b.rc" && cmp -s "$a.out" "$b.out" && cmp -s "$a.err" "$b.err"; then
+        record ok "$name"
+    else
+        record fail "$name" "output differs (tested exit $(cat "$a.rc"), lld exit $(cat "$b.rc"))"
+        diff "$b.out" "$a.out" | head -10 | sed 's/^/    | /' || true
+        diff "$b.err" "$a.err" | head -10 | sed 's/^/    | /' || true
+    fi
+}
+
+V=$VARIANT
+log "$V: linking lua54.dll, lua.exe and luac.exe with dtld and with ld.lld-22 (MinGW)"
+if ! link lld lld; then record fail "$V/link-lld" "reference link failed"
+elif ! link dtld "$DTLD"; then record fail "$V/link-dtld" "dtld link failed"
+else
+    record ok "$V/link"
+    D=$BUILD/bin-$V/dtld; L=$BUILD/bin-$V/lld
+    # The mixed pairs: each lua.exe with the other linker's lua54.dll.
+    for p in dtld lld; do
+        q=$([ $p = dtld ] && echo lld || echo dtld)
+        rm -rf "$BUILD/bin-$V/mixed-$p-exe" && mkdir -p "$BUILD/bin-$V/mixed-$p-exe"
+        cp "$BUILD/bin-$V/$p/lua.exe" "$BUILD/bin-$V/$q/lua54.dll" "$BUILD/bin-$V/mixed-$p-exe/"
+    done
+    R=$BUILD/results-$V; rm -rf "$R"; mkdir -p "$R"
+
+    run_one "$L" "$R/v.lld" lua.exe -v
+    run_one "$D" "$R/v.dtld" lua.exe -v
+    compare_runs "$V/lua -v" "$R/v.dtld" "$R/v.lld"
+    expr='print(("x"):rep(3), 7 // 2, 7 / 2, math.type(1), #arg, package.config:sub(1, 1))'
+    run_one "$L" "$R/e.lld" lua.exe -e "$expr"
+    run_one "$D" "$R/e.dtld" lua.exe -e "$expr"
+    compare_runs "$V/lua -e" "$R/e.dtld" "$R/e.lld"
+    # An error: message (with argv[0]) and traceback on stderr, exit status 1.
+    run_one "$L" "$R/err.lld" lua.exe -e "local t = setmetatable({}, {__index = function() error('boom') end}); return t.x"
+    run_one "$D" "$R/err.dtld" lua.exe -e "local t = setmetatable({}, {__index = function() error('boom') end}); return t.x"
+    if grep -q boom "$R/err.lld.err" && [ "$(cat "$R/err.lld.rc")" = 1 ]; then
+        compare_runs "$V/lua error" "$R/err.dtld" "$R/err.lld" fails
+    else
+        record fail "$V/lua error" "the lld-linked lua did not report the error (check broken?)"
+    fi
+
+    for script in "$CHECKS"/*.lua; do
+        s=$(basename "$script" .lua)
+        run_one "$L" "$R/$s.lld" lua.exe "$s.lua"
+        run_one "$D" "$R/$s.dtld" lua.exe "$s.lua"
+        compare_runs "$V/$s" "$R/$s.dtld" "$R/$s.lld"
+        for p in dtld lld; do
+            run_one "$BUILD/bin-$V/mixed-$p-exe" "$R/$s.mixed-$p" lua.exe "$s.lua"
+            compare_runs "$V/$s (mixed: $p lua.exe)" "$R/$s.mixed-$p" "$R/$s.lld"
+        done
+        # luac.exe: both builds must write the same bytecode, and running it must give the same
+        # result as running the source.
+        run_one "$L" "$R/$s.luac.lld" luac.exe -o "$R/$s.lld.luac" "$s.lua"
+        run_one "$D" "$R/$s.luac.dtld" luac.exe -o "$R/$s.dtld.luac" "$s.lua"
+        if [ -s "$R/$s.lld.luac" ] && cmp -s "$R/$s.dtld.luac" "$R/$s.lld.luac"; then
+            run_one "$D" "$R/$s.bc.dtld" lua.exe "$R/$s.dtld.luac"
+            if cmp -s "$R/$s.bc.dtld.out" "$R/$s.lld.out" && cmp -s "$R/$s.bc.dtld.rc" "$R/$s.lld.rc" \
+                    && cmp -s "$R/$s.bc.dtld.err" "$R/$s.lld.err"; then
+                record ok "$V/$s (luac)"
+            else
+                record fail "$V/$s (luac)" "bytecode run differs from source run"
+            fi
+        else
+            record fail "$V/$s (luac)" "bytecode differs or luac.exe failed"
+            cat "$R/$s.luac.dtld.err" "$R/$s.luac.lld.err" 2>/dev/null | head -3 | sed 's/^/    | /'
+        fi
+    done
+fi
+
+echo "lua-mingw: variant $V; checks: $(ls "$CHECKS"/*.lua | wc -l) scripts under wine ($($WINE --version 2>/dev/null || echo wine)); results under ${BUILD#$ROOT/}/results-$V; $((SECONDS - t0))s"
+for f in "${failures[@]}"; do echo "  failed: $f"; done
+echo "real-programs: $pass passed, $fail failed"
+[ $fail -eq 0 ]
