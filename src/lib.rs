@@ -15,6 +15,7 @@
 //! 6. `write::write_output`   — fill the memory-mapped output in parallel, build-id, atomic rename.
 
 pub mod cleanup;
+pub mod coff;
 pub mod diag;
 pub mod driver;
 pub mod elf;
@@ -103,6 +104,100 @@ fn finish_trace(config: &driver::args::Config, trace: &trace::Trace) -> Result<(
 /// The `dtld` program: parse the command line, link, report errors as lld does.
 /// Returns the process exit code.
 pub fn main_with_args(argv: &[String]) -> i32 {
+    main_with_program("ld.lld", argv)
+}
+
+/// Which command line a run speaks (lld's flavour selection).
+enum Flavor {
+    Gnu,
+    MinGw,
+    Link,
+}
+
+fn flavor(program: &str, argv: &[String]) -> (Flavor, usize) {
+    if argv.first().map(String::as_str) == Some("-flavor") {
+        return match argv.get(1).map(String::as_str) {
+            Some("link") => (Flavor::Link, 2),
+            _ => (Flavor::Gnu, 2),
+        };
+    }
+    let base = program.rsplit(['/', '\\']).next().unwrap_or(program);
+    let base = base.strip_suffix(".exe").unwrap_or(base);
+    if base.eq_ignore_ascii_case("lld-link") || base.ends_with("-lld-link") {
+        return (Flavor::Link, 0);
+    }
+    let expanded = driver::args::expand_response_files(argv).unwrap_or_else(|_| argv.to_vec());
+    if driver::mingw::is_pe_target(&expanded) {
+        return (Flavor::MinGw, 0);
+    }
+    (Flavor::Gnu, 0)
+}
+
+/// `main_with_args` for a program invoked as `program` (argv[0]): `lld-link` selects the MSVC
+/// flavour, `-m i386pep` the MinGW one.
+pub fn main_with_program(program: &str, argv: &[String]) -> i32 {
+    match flavor(program, argv) {
+        (Flavor::Gnu, skip) => main_gnu(&argv[skip..]),
+        (Flavor::MinGw, _) => main_coff(match driver::mingw::parse(argv) {
+            Ok(driver::mingw::MingwAction::Link(c)) => Ok(Some(c)),
+            Ok(driver::mingw::MingwAction::Version) => {
+                println!("{} (compatible with GNU linkers)", driver::args::version_string());
+                Ok(None)
+            }
+            Ok(driver::mingw::MingwAction::Help) => {
+                println!("USAGE: dtld [options] file...");
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }),
+        (Flavor::Link, skip) => main_coff(match driver::link::parse(&argv[skip..]) {
+            Ok(driver::link::LinkAction::Link(c)) => Ok(Some(c)),
+            Ok(driver::link::LinkAction::Version) => {
+                println!("{}", driver::args::version_string());
+                Ok(None)
+            }
+            Ok(driver::link::LinkAction::Help) => {
+                println!("USAGE: lld-link [options] file...");
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }),
+    }
+}
+
+fn main_coff(parsed: Result<Option<coff::config::CoffConfig>>) -> i32 {
+    let config = match parsed {
+        Ok(Some(c)) => c,
+        Ok(None) => return 0,
+        Err(e) => {
+            report(&e);
+            return 1;
+        }
+    };
+    if config.print_version {
+        println!("{} (compatible with GNU linkers)", driver::args::version_string());
+    }
+    let run = || coff::link(&config);
+    let result = match config.threads {
+        Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build() {
+            Ok(pool) => pool.install(run),
+            Err(e) => Err(error::Error::new(format!("cannot create thread pool: {e}"))),
+        },
+        None => run(),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            report(&e);
+            if !config.output.as_os_str().is_empty() && config.output.is_file() {
+                let _ = std::fs::remove_file(&config.output);
+            }
+            1
+        }
+    }
+}
+
+fn main_gnu(argv: &[String]) -> i32 {
     let action = match driver::args::parse(argv) {
         Ok(a) => a,
         Err(e) => {

@@ -2,6 +2,7 @@
 //! code, and turns an unexpected panic into an lld-style internal error with exit status 1.
 
 fn main() {
+    let program = std::env::args_os().next().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
     let argv: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
     // The hidden LLVMgold host (src/lto/goldhost.rs): a process of its own, because the plugin
     // exits the process when it has written the index files.
@@ -11,7 +12,7 @@ fn main() {
     std::panic::set_hook(Box::new(|info| {
         eprintln!("dtld: error: internal linker error: {info}");
     }));
-    let code = match std::panic::catch_unwind(|| dtld::main_with_args(&argv)) {
+    let code = match std::panic::catch_unwind(|| dtld::main_with_program(&program, &argv)) {
         Ok(c) => c,
         Err(_) => 1,
     };

@@ -1,0 +1,158 @@
+//! The COFF link's options, whichever command line they came from.
+//!
+//! Two front ends fill a `CoffConfig`: the MinGW flavour of the GNU command line
+//! (`driver/mingw.rs`, chosen by `-m i386pep`) and lld-link's MSVC flavour (`driver/link.rs`).
+//! lld translates the first into the second and parses again; dtld fills the same structure
+//! from both directly, with lld-link's defaults, so every later stage reads one set of options.
+
+use std::path::PathBuf;
+
+/// How much debug information the output keeps (lld-link's `/debug:` modes as the MinGW driver
+/// picks them: `-s` → none, `-S` → symbol table only, otherwise DWARF sections and symbols).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DebugMode {
+    None,
+    Symtab,
+    Dwarf,
+}
+
+/// One input named on the command line: a path already found (MinGW `-l` search is done by the
+/// driver, as lld's MinGW driver does).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoffInput {
+    pub path: PathBuf,
+    /// `--whole-archive` / `/wholearchive:`: every member joins the link.
+    pub whole_archive: bool,
+}
+
+/// An export named on the command line (`/export:`) or in a `.drectve` section.
+pub use super::drectve::ExportSpec;
+
+/// ThinLTO / DTLTO options (lld-link spellings; the MinGW driver maps its own onto them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CoffLto {
+    pub distributor: Option<String>,
+    pub distributor_args: Vec<String>,
+    pub remote_compiler: Option<String>,
+    pub remote_compiler_args: Vec<String>,
+    pub jobs: Option<String>,
+    pub cache_dir: Option<String>,
+    pub opt_level: Option<u32>,
+    pub mllvm: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CoffConfig {
+    /// MinGW semantics (`-lldmingw`): auto-import, pseudo relocations, auto-export, `.ctors`.
+    pub mingw: bool,
+    pub output: PathBuf,
+    pub dll: bool,
+    /// `/entry:`; `None` picks lld-link's default for the subsystem.
+    pub entry: Option<String>,
+    pub no_entry: bool,
+    pub subsystem: Option<u16>,
+    pub subsystem_version: Option<(u16, u16)>,
+    pub os_version: (u16, u16),
+    pub image_version: (u16, u16),
+    pub image_base: Option<u64>,
+    pub dynamic_base: bool,
+    pub nx_compat: bool,
+    pub high_entropy_va: bool,
+    pub tsaware: bool,
+    pub large_address_aware: bool,
+    /// `/fixed`: no `.reloc` section.
+    pub fixed: bool,
+    pub stack: (u64, u64),
+    pub heap: (u64, u64),
+    pub file_align: u32,
+    pub section_align: u32,
+    pub out_implib: Option<PathBuf>,
+    pub export_all: bool,
+    pub exclude_all: bool,
+    pub exclude_symbols: Vec<String>,
+    pub exports: Vec<ExportSpec>,
+    pub auto_import: bool,
+    pub pseudo_relocs: bool,
+    pub debug: DebugMode,
+    pub build_id: bool,
+    pub inputs: Vec<CoffInput>,
+    pub lib_paths: Vec<PathBuf>,
+    pub default_libs: Vec<String>,
+    pub no_default_libs: Vec<String>,
+    pub no_default_all: bool,
+    /// `/include:` (`--require-defined`): must be defined, and pulls archive members.
+    pub includes: Vec<String>,
+    /// `/includeoptional:` (`-u`): pulls archive members if any define it.
+    pub include_optional: Vec<String>,
+    pub alternate_names: Vec<(String, String)>,
+    pub allow_multiple: bool,
+    pub verbose: bool,
+    pub threads: Option<usize>,
+    pub error_limit: usize,
+    pub lto: CoffLto,
+    /// `/timestamp:` / `--no-insert-timestamp` (0).
+    pub timestamp: Option<u32>,
+    pub print_version: bool,
+}
+
+impl CoffConfig {
+    /// lld-link's defaults for x86-64.
+    pub fn new(mingw: bool) -> CoffConfig {
+        CoffConfig {
+            mingw,
+            output: PathBuf::new(),
+            dll: false,
+            entry: None,
+            no_entry: false,
+            subsystem: None,
+            subsystem_version: None,
+            os_version: (6, 0),
+            image_version: (0, 0),
+            image_base: None,
+            dynamic_base: true,
+            nx_compat: true,
+            high_entropy_va: true,
+            tsaware: true,
+            large_address_aware: true,
+            fixed: false,
+            stack: (1 << 20, 4096),
+            heap: (1 << 20, 4096),
+            file_align: 512,
+            section_align: 4096,
+            out_implib: None,
+            export_all: false,
+            exclude_all: false,
+            exclude_symbols: Vec::new(),
+            exports: Vec::new(),
+            auto_import: mingw,
+            pseudo_relocs: mingw,
+            debug: DebugMode::None,
+            build_id: false,
+            inputs: Vec::new(),
+            lib_paths: Vec::new(),
+            default_libs: Vec::new(),
+            no_default_libs: Vec::new(),
+            no_default_all: false,
+            includes: Vec::new(),
+            include_optional: Vec::new(),
+            alternate_names: Vec::new(),
+            allow_multiple: false,
+            verbose: false,
+            threads: None,
+            error_limit: 20,
+            lto: CoffLto::default(),
+            timestamp: None,
+            print_version: false,
+        }
+    }
+
+    /// The image base: `/base:` or lld-link's default (EXE 0x140000000, DLL 0x180000000).
+    pub fn image_base(&self) -> u64 {
+        self.image_base.unwrap_or(if self.dll { 0x1_8000_0000 } else { 0x1_4000_0000 })
+    }
+
+    /// Whether the image can be rebased (has a `.reloc` section).
+    pub fn relocatable(&self) -> bool {
+        !self.fixed
+    }
+}

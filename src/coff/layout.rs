@@ -1,0 +1,617 @@
+//! PE layout: which chunks go where, in lld's order, and every RVA.
+//!
+//! lld's `Writer` in one pass: live section chunks (plus commons, import thunks, import tables,
+//! the pseudo-relocation table, MinGW's `.ctors`/`.dtors` sentinels, the export table and the
+//! build-id debug directory) are binned into *partial sections* keyed by (name, characteristics)
+//! — MinGW COMDAT `.text$f` joins `.text`, `.idata$*` chunks are sorted by library and member —
+//! then partial sections become output sections (`.text$x` → `.text`, `.ctors.65535` →
+//! `.ctors`), lld's default merges apply (`.idata`, `.xdata`, `.CRT`, `.ctors`, `.dtors`,
+//! `.edata` → `.rdata`; `.bss` → `.data`), discardable sections move to the end, and addresses
+//! are assigned section by section. Base relocations are collected when `.reloc` is reached.
+
+use std::collections::BTreeMap;
+
+use dtld_arch::coff_x86_64 as arch;
+use object::pe;
+
+use super::config::{CoffConfig, DebugMode};
+use super::exports::Export;
+use super::idata::{self, DllImports};
+use super::pseudoreloc::{self, PseudoReloc};
+use super::resolve::{ChunkSrc, Def, FileId, Kind, Resolved, SymId, SymRef, Synth};
+use crate::error::{Error, Result};
+
+pub const R: u32 = pe::IMAGE_SCN_MEM_READ;
+pub const W: u32 = pe::IMAGE_SCN_MEM_WRITE;
+pub const X: u32 = pe::IMAGE_SCN_MEM_EXECUTE;
+pub const DATA: u32 = pe::IMAGE_SCN_CNT_INITIALIZED_DATA;
+pub const BSS: u32 = pe::IMAGE_SCN_CNT_UNINITIALIZED_DATA;
+pub const CODE: u32 = pe::IMAGE_SCN_CNT_CODE;
+pub const DISCARD: u32 = pe::IMAGE_SCN_MEM_DISCARDABLE;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkKind {
+    Section { file: FileId, sec: u32 },
+    Common { file: FileId, sym: u32 },
+    ImportThunk(FileId),
+    ImportDir(usize),
+    NullDir,
+    Lookup(FileId),
+    Address(FileId),
+    NullEntry,
+    HintName(FileId),
+    DllName(usize),
+    LocalImport(SymId),
+    PseudoTable,
+    Empty,
+    Sentinel(u64),
+    DebugDir,
+    CvRecord,
+    Edata,
+    Reloc,
+}
+
+#[derive(Debug, Clone)]
+pub struct Chunk {
+    pub kind: ChunkKind,
+    pub size: u32,
+    pub align: u32,
+    pub has_data: bool,
+    pub rva: u32,
+    pub osec: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct OutSec {
+    pub name: String,
+    pub chars: u32,
+    pub chunks: Vec<usize>,
+    pub rva: u32,
+    pub vsize: u32,
+    pub raw_size: u32,
+    pub file_off: u32,
+    /// 1-based section number in the output.
+    pub index: u16,
+}
+
+pub struct Layout<'a> {
+    pub config: &'a CoffConfig,
+    pub r: &'a Resolved,
+    pub chunks: Vec<Chunk>,
+    pub osecs: Vec<OutSec>,
+    /// (file, section) → chunk.
+    pub sec_chunk: Vec<Vec<Option<usize>>>,
+    pub common_chunk: Vec<(FileId, u32, usize)>,
+    pub thunk_chunk: Vec<(FileId, usize)>,
+    pub address_chunk: Vec<(FileId, usize)>,
+    pub local_import_chunk: Vec<(SymId, usize)>,
+    pub dlls: Vec<DllImports>,
+    pub dll_name_chunk: Vec<usize>,
+    pub pseudo: Vec<PseudoReloc>,
+    pub pseudo_chunk: Option<(usize, usize)>,
+    pub ctor_chunks: Option<(usize, usize)>,
+    pub exports: Vec<Export>,
+    pub edata_chunk: Option<usize>,
+    pub debug_dir: Option<(usize, usize)>,
+    pub reloc: Vec<u8>,
+    pub reloc_chunk: Option<usize>,
+    pub import_dir: Option<(usize, u32)>,
+    pub iat: Option<(usize, u32)>,
+    pub pdata: Option<(usize, usize)>,
+    pub size_of_headers: u32,
+    pub size_of_image: u32,
+    pub file_size: u32,
+    pub image_base: u64,
+    pub dll_name: String,
+}
+
+/// lld's `getOutputSectionName`.
+fn output_name(name: &str) -> &str {
+    let s = name.split('$').next().unwrap_or(name);
+    match s[1.min(s.len())..].find('.') {
+        Some(p) => &s[..p + 1],
+        None => s,
+    }
+}
+
+/// lld's `shouldStripSectionSuffix` (MinGW COMDAT standard sections join the main partial).
+fn strip_suffix(name: &str, comdat: bool, mingw: bool) -> bool {
+    mingw && comdat && [".text$", ".data$", ".rdata$", ".pdata$", ".xdata$", ".eh_frame$"].iter().any(|p| name.starts_with(p))
+}
+
+fn align_to(v: u64, a: u64) -> u64 {
+    if a <= 1 { v } else { v.div_ceil(a) * a }
+}
+
+impl<'a> Layout<'a> {
+    /// A chunk listing in the shape of lld's `-lldmap` (for debugging layouts against lld).
+    pub fn debug_map(&self) -> String {
+        let mut out = String::from("Address  Size     Align Out     In      Symbol\n");
+        for o in &self.osecs {
+            out += &format!("{:08x} {:08x} {:5} {}\n", o.rva, o.vsize, self.config.section_align, o.name);
+            for &c in &o.chunks {
+                let ch = &self.chunks[c];
+                let what = match ch.kind {
+                    ChunkKind::Section { file, sec } => format!("{}:({})", self.r.files[file].obj_name.rsplit('/').next().unwrap_or(""), self.r.obj(file).sections[sec as usize].name),
+                    k => format!("<{k:?}>"),
+                };
+                out += &format!("{:08x} {:08x} {:5}         {}\n", ch.rva, ch.size, ch.align, what);
+            }
+        }
+        out
+    }
+
+    fn add_chunk(&mut self, kind: ChunkKind, size: u32, align: u32, has_data: bool) -> usize {
+        self.chunks.push(Chunk { kind, size, align: align.max(1), has_data, rva: 0, osec: usize::MAX });
+        self.chunks.len() - 1
+    }
+
+    /// The RVA of a global symbol's definition (absolute symbols: VA minus the image base), or
+    /// `None` if it has no address (undefined, or in a discarded section).
+    pub fn sym_rva(&self, id: SymId) -> Option<u64> {
+        match self.r.symbols[id].def {
+            Def::Regular(f, idx) => {
+                let s = &self.r.obj(f).symbols[idx as usize];
+                let c = self.sec_chunk[f].get((s.section as usize).checked_sub(1)?).copied().flatten()?;
+                Some(self.chunks[c].rva as u64 + s.value as u64)
+            }
+            Def::Common(f, idx, _) => self.common_chunk.iter().find(|c| c.0 == f && c.1 == idx).map(|c| self.chunks[c.2].rva as u64),
+            Def::Absolute(v) => Some(v.wrapping_sub(self.image_base)),
+            Def::Synthetic(Synth::ImageBase) => Some(0),
+            Def::Synthetic(Synth::CtorList) => self.ctor_chunks.map(|c| self.chunks[c.0].rva as u64),
+            Def::Synthetic(Synth::DtorList) => self.ctor_chunks.map(|c| self.chunks[c.1].rva as u64),
+            Def::Synthetic(Synth::PseudoRelocList) => self.pseudo_chunk.map(|c| self.chunks[c.0].rva as u64),
+            Def::Synthetic(Synth::PseudoRelocListEnd) => self.pseudo_chunk.map(|c| self.chunks[c.1].rva as u64),
+            Def::ImportData(f) => self.address_chunk.iter().find(|c| c.0 == f).map(|c| self.chunks[c.1].rva as u64),
+            Def::ImportThunk(f) => self.thunk_chunk.iter().find(|c| c.0 == f).map(|c| self.chunks[c.1].rva as u64),
+            Def::LocalImport(_) => self.local_import_chunk.iter().find(|c| c.0 == id).map(|c| self.chunks[c.1].rva as u64),
+            Def::Undefined | Def::Lazy(..) | Def::Bitcode(..) => None,
+        }
+    }
+
+    /// The chunk a global symbol lives in (for SECREL/SECTION and the symbol table).
+    pub fn sym_chunk(&self, id: SymId) -> Option<usize> {
+        match self.r.symbols[id].def {
+            Def::Regular(f, idx) => {
+                let s = &self.r.obj(f).symbols[idx as usize];
+                self.sec_chunk[f].get((s.section as usize).checked_sub(1)?).copied().flatten()
+            }
+            Def::Common(f, idx, _) => self.common_chunk.iter().find(|c| c.0 == f && c.1 == idx).map(|c| c.2),
+            Def::ImportData(f) => self.address_chunk.iter().find(|c| c.0 == f).map(|c| c.1),
+            Def::ImportThunk(f) => self.thunk_chunk.iter().find(|c| c.0 == f).map(|c| c.1),
+            Def::LocalImport(_) => self.local_import_chunk.iter().find(|c| c.0 == id).map(|c| c.1),
+            Def::Synthetic(Synth::CtorList) => self.ctor_chunks.map(|c| c.0),
+            Def::Synthetic(Synth::DtorList) => self.ctor_chunks.map(|c| c.1),
+            Def::Synthetic(Synth::PseudoRelocList) => self.pseudo_chunk.map(|c| c.0),
+            Def::Synthetic(Synth::PseudoRelocListEnd) => self.pseudo_chunk.map(|c| c.1),
+            _ => None,
+        }
+    }
+
+    /// A relocation target in file `f`: (RVA, chunk if any, is absolute). `None`: discarded or
+    /// undefined.
+    pub fn target(&self, f: FileId, idx: usize) -> Option<(u64, Option<usize>, bool)> {
+        match self.r.files[f].syms.get(idx).copied()? {
+            SymRef::None => None,
+            SymRef::Global(id) => {
+                let rva = self.sym_rva(id)?;
+                let abs = matches!(self.r.symbols[id].def, Def::Absolute(_));
+                Some((rva, self.sym_chunk(id), abs))
+            }
+            SymRef::Local { sec, value } => {
+                let c = self.sec_chunk[f].get(sec as usize - 1).copied().flatten()?;
+                Some((self.chunks[c].rva as u64 + value as u64, Some(c), false))
+            }
+            SymRef::Absolute(v) => Some(((v as u64).wrapping_sub(self.image_base), None, true)),
+        }
+    }
+}
+
+pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>> {
+    let mingw = config.mingw;
+    let dll_name = config.output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut l = Layout {
+        config,
+        r,
+        chunks: Vec::new(),
+        osecs: Vec::new(),
+        sec_chunk: r.files.iter().map(|f| match &f.kind {
+            Kind::Obj(o) => vec![None; o.sections.len()],
+            _ => Vec::new(),
+        }).collect(),
+        common_chunk: Vec::new(),
+        thunk_chunk: Vec::new(),
+        address_chunk: Vec::new(),
+        local_import_chunk: Vec::new(),
+        dlls: idata::group(r),
+        dll_name_chunk: Vec::new(),
+        pseudo: Vec::new(),
+        pseudo_chunk: None,
+        ctor_chunks: None,
+        exports: Vec::new(),
+        edata_chunk: None,
+        debug_dir: None,
+        reloc: Vec::new(),
+        reloc_chunk: None,
+        import_dir: None,
+        iat: None,
+        pdata: None,
+        size_of_headers: 0,
+        size_of_image: 0,
+        file_size: 0,
+        image_base: config.image_base(),
+        dll_name,
+    };
+
+    // Predefined output sections, in link.exe's order.
+    let mut osecs: Vec<OutSec> = Vec::new();
+    let find_or_create = |osecs: &mut Vec<OutSec>, name: &str, chars: u32| -> usize {
+        if let Some(i) = osecs.iter().position(|o| o.name == name && o.chars == chars) {
+            return i;
+        }
+        osecs.push(OutSec { name: name.to_string(), chars, chunks: Vec::new(), rva: 0, vsize: 0, raw_size: 0, file_off: 0, index: 0 });
+        osecs.len() - 1
+    };
+    let text = find_or_create(&mut osecs, ".text", CODE | R | X);
+    find_or_create(&mut osecs, ".bss", BSS | R | W);
+    let rdata = find_or_create(&mut osecs, ".rdata", DATA | R);
+    let buildid = find_or_create(&mut osecs, ".buildid", DATA | R);
+    find_or_create(&mut osecs, ".data", DATA | R | W);
+    let pdata_sec = find_or_create(&mut osecs, ".pdata", DATA | R);
+    find_or_create(&mut osecs, ".idata", DATA | R);
+    let edata_sec = find_or_create(&mut osecs, ".edata", DATA | R);
+    find_or_create(&mut osecs, ".didat", DATA | R);
+    let rsrc = find_or_create(&mut osecs, ".rsrc", DATA | R);
+    let reloc_sec = find_or_create(&mut osecs, ".reloc", DATA | DISCARD | R);
+    let ctors = find_or_create(&mut osecs, ".ctors", DATA | R | W);
+    let dtors = find_or_create(&mut osecs, ".dtors", DATA | R | W);
+
+    // Bin chunks into partial sections.
+    let mut partial: BTreeMap<(String, u32), Vec<usize>> = BTreeMap::new();
+    let mut parent_key: Vec<String> = Vec::new(); // per chunk: "parent/objname" for .idata sorting
+    for &f in &r.obj_order {
+        let file = &r.files[f];
+        let Kind::Obj(obj) = &file.kind else { continue };
+        for src in &file.chunks {
+            let (name, chars, c) = match *src {
+                ChunkSrc::Sec(k) => {
+                    if !file.live[k as usize] {
+                        continue;
+                    }
+                    let s = &obj.sections[k as usize];
+                    let c = l.add_chunk(ChunkKind::Section { file: f, sec: k }, s.size, s.align, !s.is_bss());
+                    l.sec_chunk[f][k as usize] = Some(c);
+                    let name = if strip_suffix(s.name, s.is_comdat(), mingw) { s.name.split('$').next().unwrap() } else { s.name };
+                    (name.to_string(), s.out_chars(), c)
+                }
+                ChunkSrc::Common(idx) => {
+                    let size = obj.symbols[idx as usize].value;
+                    let align = size.next_power_of_two().min(32);
+                    let c = l.add_chunk(ChunkKind::Common { file: f, sym: idx }, size, align, false);
+                    l.common_chunk.push((f, idx, c));
+                    (".bss".to_string(), BSS | R | W, c)
+                }
+            };
+            while parent_key.len() < c {
+                parent_key.push(String::new());
+            }
+            parent_key.push(format!("{}/{}", file.parent, file.obj_name));
+            partial.entry((name, chars)).or_default().push(c);
+        }
+    }
+    parent_key.resize(l.chunks.len(), String::new());
+    // `.rsrc`, `.edata` and `.idata` partial sections are forced to DATA|R.
+    for prefix in [".rsrc", ".edata", ".idata"] {
+        let keys: Vec<(String, u32)> = partial.keys().filter(|(n, c)| (n == prefix || n.starts_with(&format!("{prefix}$"))) && *c != DATA | R).cloned().collect();
+        for k in keys {
+            let v = partial.remove(&k).unwrap();
+            partial.entry((k.0, DATA | R)).or_default().extend(v);
+        }
+    }
+    // GNU import libraries: group `.idata$*` chunks by library, sorted by member name.
+    let mut has_idata = false;
+    for ((n, _), v) in partial.iter_mut() {
+        if n.starts_with(".idata") {
+            has_idata |= !v.is_empty();
+            v.sort_by(|&a, &b| parent_key[a].cmp(&parent_key[b]));
+        }
+    }
+    // Synthetic import tables for short imports.
+    // lld's addSyntheticIdata runs whenever there is any `.idata` (its null directory entry
+    // terminates dlltool-style tables too).
+    if has_idata || !l.dlls.is_empty() {
+        has_idata = true;
+        let dlls = std::mem::take(&mut l.dlls);
+        let mut dirs = Vec::new();
+        let mut lookups = Vec::new();
+        let mut addrs = Vec::new();
+        let mut hints = Vec::new();
+        let mut names = Vec::new();
+        for (d, g) in dlls.iter().enumerate() {
+            for &f in &g.entries {
+                let imp = idata::import(r, f);
+                lookups.push(l.add_chunk(ChunkKind::Lookup(f), 8, 8, true));
+                let a = l.add_chunk(ChunkKind::Address(f), 8, 8, true);
+                l.address_chunk.push((f, a));
+                addrs.push(a);
+                if let Some(h) = idata::hint_name(imp) {
+                    hints.push(l.add_chunk(ChunkKind::HintName(f), h.len() as u32, 2, true));
+                }
+            }
+            lookups.push(l.add_chunk(ChunkKind::NullEntry, 8, 8, true));
+            addrs.push(l.add_chunk(ChunkKind::NullEntry, 8, 8, true));
+            let n = l.add_chunk(ChunkKind::DllName(d), g.dll.len() as u32 + 1, 1, true);
+            l.dll_name_chunk.push(n);
+            names.push(n);
+            dirs.push(l.add_chunk(ChunkKind::ImportDir(d), 20, 4, true));
+        }
+        dirs.push(l.add_chunk(ChunkKind::NullDir, 20, 4, true));
+        l.dlls = dlls;
+        for (n, v) in [(".idata$2", dirs), (".idata$4", lookups), (".idata$5", addrs), (".idata$6", hints), (".idata$7", names)] {
+            if !v.is_empty() || n != ".idata$6" {
+                partial.entry((n.to_string(), DATA | R)).or_default().extend(v);
+            }
+        }
+    }
+    // Partial sections become output sections.
+    let mut import_dir_first = None;
+    let mut iat_first = None;
+    if has_idata {
+        if let Some(v) = partial.get(&(".idata$2".to_string(), DATA | R)) {
+            import_dir_first = v.first().map(|&c| (c, v.iter().map(|&c| l.chunks[c].size).sum::<u32>()));
+        }
+        if let Some(v) = partial.get(&(".idata$5".to_string(), DATA | R)) {
+            iat_first = v.first().map(|&c| (c, v.iter().map(|&c| l.chunks[c].size).sum::<u32>()));
+        }
+    }
+    for ((name, chars), v) in &partial {
+        let out = output_name(name);
+        let chars = if out == ".CRT" { DATA | R } else { *chars };
+        let o = find_or_create(&mut osecs, out, chars);
+        osecs[o].chunks.extend(v.iter().copied());
+    }
+    // Discardable sections last, DWARF after the rest.
+    // (applied after all chunks are added; see below)
+
+    // Import thunks at the end of .text.
+    for &f in &r.imports {
+        let imp = idata::import(r, f);
+        if imp.kind != super::implib::ImportKind::Code {
+            continue;
+        }
+        if r.find(&imp.symbol).map(|id| r.symbols[id].def) != Some(Def::ImportThunk(f)) {
+            continue;
+        }
+        let c = l.add_chunk(ChunkKind::ImportThunk(f), arch::IMPORT_THUNK_SIZE as u32, 16, true);
+        l.thunk_chunk.push((f, c));
+        osecs[text].chunks.push(c);
+    }
+    // Misc chunks: local imports, debug directory, pseudo relocations, ctor/dtor sentinels.
+    for &id in &r.local_imports {
+        let c = l.add_chunk(ChunkKind::LocalImport(id), 8, 8, true);
+        l.local_import_chunk.push((id, c));
+        osecs[rdata].chunks.push(c);
+    }
+    if config.build_id || config.debug == DebugMode::Dwarf {
+        let d = l.add_chunk(ChunkKind::DebugDir, 28, 4, true);
+        let cv = l.add_chunk(ChunkKind::CvRecord, 25, 4, true);
+        let sec = if mingw { buildid } else { rdata };
+        osecs[sec].chunks.push(d);
+        osecs[sec].chunks.push(cv);
+        l.debug_dir = Some((d, cv));
+    }
+    let mut pseudo_sites: Vec<(usize, u32, SymId, u32)> = Vec::new();
+    if config.auto_import || config.pseudo_relocs {
+        // Sites are collected now; their RVAs are known after address assignment.
+        for &f in &r.obj_order {
+            let file = &r.files[f];
+            let Kind::Obj(obj) = &file.kind else { continue };
+            for (k, s) in obj.sections.iter().enumerate() {
+                let Some(c) = l.sec_chunk[f][k] else { continue };
+                for rel in s.relocs {
+                    let idx = rel.symbol_table_index.get(object::LittleEndian) as usize;
+                    let SymRef::Global(id) = file.syms[idx] else { continue };
+                    if !r.symbols[id].pseudo_reloc {
+                        continue;
+                    }
+                    let ty = rel.typ.get(object::LittleEndian);
+                    let bits = arch::kind(ty).map(arch::pseudo_reloc_bits).unwrap_or(0);
+                    if bits == 0 {
+                        return Err(Error::new(format!("unable to automatically import from {} with relocation type {} in {}", r.symbols[id].name, arch::name(ty), file.name)));
+                    }
+                    if !config.pseudo_relocs {
+                        return Err(Error::new(format!("automatic dllimport of {} in {} requires pseudo relocations", r.symbols[id].name, file.name)));
+                    }
+                    if bits < 64 {
+                        eprintln!("dtld: warning: runtime pseudo relocation in {} against symbol {} is too narrow (only {bits} bits wide); this can fail at runtime depending on memory layout", file.name, r.symbols[id].name);
+                    }
+                    pseudo_sites.push((c, rel.virtual_address.get(object::LittleEndian), id, bits));
+                }
+            }
+        }
+        let t = l.add_chunk(ChunkKind::PseudoTable, pseudoreloc::table_size(pseudo_sites.len()), 4, true);
+        let e = l.add_chunk(ChunkKind::Empty, 0, 1, false);
+        osecs[rdata].chunks.push(t);
+        osecs[rdata].chunks.push(e);
+        l.pseudo_chunk = Some((t, e));
+    }
+    if mingw {
+        let ch = l.add_chunk(ChunkKind::Sentinel(u64::MAX), 8, 8, true);
+        let ce = l.add_chunk(ChunkKind::Sentinel(0), 8, 8, true);
+        let dh = l.add_chunk(ChunkKind::Sentinel(u64::MAX), 8, 8, true);
+        let de = l.add_chunk(ChunkKind::Sentinel(0), 8, 8, true);
+        osecs[ctors].chunks.insert(0, ch);
+        osecs[ctors].chunks.push(ce);
+        osecs[dtors].chunks.insert(0, dh);
+        osecs[dtors].chunks.push(de);
+        l.ctor_chunks = Some((ch, dh));
+    }
+    // Export table.
+    if !r.exports.is_empty() && osecs[edata_sec].chunks.is_empty() {
+        let mut ex = Vec::new();
+        for (e, _) in &r.exports {
+            ex.push(Export { name: e.name.clone(), ordinal: e.ordinal, rva: 0, forward: None, data: e.data, private: e.private, noname: e.noname });
+        }
+        super::exports::assign_ordinals(&mut ex).map_err(Error::new)?;
+        let size = super::exports::edata_size(&l.dll_name, &ex);
+        let c = l.add_chunk(ChunkKind::Edata, size, 4, true);
+        osecs[edata_sec].chunks.push(c);
+        l.edata_chunk = Some(c);
+        l.exports = ex;
+    }
+    // mergeSections (lld's defaults; the map is ordered by source name).
+    let pdata_chunks = &osecs[pdata_sec].chunks;
+    let pdata_range = (pdata_chunks.first().copied(), pdata_chunks.last().copied());
+    let mut merges: Vec<(&str, &str)> = vec![(".idata", ".rdata"), (".didat", ".rdata"), (".edata", ".rdata"), (".xdata", ".rdata"), (".00cfg", ".rdata"), (".voltbl", ".rdata"), (".bss", ".data")];
+    if mingw {
+        merges.extend([(".ctors", ".rdata"), (".dtors", ".rdata"), (".CRT", ".rdata")]);
+    }
+    merges.sort();
+    for (from, to) in merges {
+        let Some(fi) = osecs.iter().position(|o| o.name == from) else { continue };
+        match osecs.iter().position(|o| o.name == to) {
+            Some(ti) if ti != fi => {
+                let moved = std::mem::take(&mut osecs[fi].chunks);
+                osecs[ti].chunks.extend(moved);
+            }
+            Some(_) => {}
+            None => osecs[fi].name = to.to_string(),
+        }
+    }
+    // removeUnusedSections, then discardable sections to the end.
+    osecs.retain(|o| !o.chunks.is_empty() || o.name == ".reloc");
+    let rank = |o: &OutSec| -> u8 {
+        if o.chars & DISCARD != 0 {
+            if o.name.starts_with(".debug_") { 3 } else { 2 }
+        } else if o.name == ".rsrc" {
+            1
+        } else {
+            0
+        }
+    };
+    osecs.sort_by_key(|o| rank(o));
+    let _ = (rsrc, reloc_sec);
+    let has_reloc = config.relocatable();
+    if !has_reloc {
+        osecs.retain(|o| o.name != ".reloc" || !o.chunks.is_empty());
+    }
+    for (i, o) in osecs.iter().enumerate() {
+        for &c in &o.chunks {
+            l.chunks[c].osec = i;
+        }
+    }
+    l.osecs = osecs;
+
+    // Addresses. The header size counts every section header, `.reloc` included; empty
+    // sections are removed afterwards (as lld does, so the header size stays).
+    let nsec = l.osecs.len() as u32;
+    l.size_of_headers = align_to((120 + 4 + 20 + 112 + 16 * 8 + 40 * nsec) as u64, config.file_align as u64) as u32;
+    let mut file_off = l.size_of_headers as u64;
+    let mut rva = align_to(l.size_of_headers as u64, config.section_align as u64);
+    for i in 0..l.osecs.len() {
+        if l.osecs[i].name == ".reloc" && l.osecs[i].chars & DISCARD != 0 && has_reloc {
+            let entries = collect_baserels(&l);
+            l.reloc = super::baserel::build(&entries);
+            if !l.reloc.is_empty() {
+                let c = l.add_chunk(ChunkKind::Reloc, l.reloc.len() as u32, 4, true);
+                l.chunks[c].osec = i;
+                l.osecs[i].chunks = vec![c];
+                l.reloc_chunk = Some(c);
+            }
+        }
+        let (mut vsize, mut raw) = (0u64, 0u64);
+        l.osecs[i].rva = rva as u32;
+        for k in 0..l.osecs[i].chunks.len() {
+            let c = l.osecs[i].chunks[k];
+            vsize = align_to(vsize, l.chunks[c].align as u64);
+            l.chunks[c].rva = (rva + vsize) as u32;
+            vsize += l.chunks[c].size as u64;
+            if l.chunks[c].has_data {
+                raw = align_to(vsize, config.file_align as u64);
+            }
+        }
+        if vsize > u32::MAX as u64 {
+            return Err(Error::new(format!("section larger than 4 GiB: {}", l.osecs[i].name)));
+        }
+        l.osecs[i].vsize = vsize as u32;
+        l.osecs[i].raw_size = raw as u32;
+        if raw != 0 {
+            l.osecs[i].file_off = file_off as u32;
+        }
+        rva += align_to(vsize, config.section_align as u64);
+        file_off += align_to(raw, config.file_align as u64);
+    }
+    l.size_of_image = align_to(rva, config.section_align as u64) as u32;
+    l.file_size = file_off as u32;
+    // removeEmptySections, then final indices.
+    let keep: Vec<bool> = l.osecs.iter().map(|o| o.vsize != 0).collect();
+    let mut remap = vec![usize::MAX; l.osecs.len()];
+    let mut n = 0;
+    for (i, k) in keep.iter().enumerate() {
+        if *k {
+            remap[i] = n;
+            n += 1;
+        }
+    }
+    let mut idx = 0;
+    l.osecs.retain(|_| {
+        idx += 1;
+        keep[idx - 1]
+    });
+    for c in &mut l.chunks {
+        if c.osec != usize::MAX {
+            c.osec = remap[c.osec];
+        }
+    }
+    for (i, o) in l.osecs.iter_mut().enumerate() {
+        o.index = i as u16 + 1;
+    }
+    l.import_dir = import_dir_first;
+    l.iat = iat_first;
+    l.pdata = match pdata_range {
+        (Some(a), Some(b)) => Some((a, b)),
+        _ => None,
+    };
+    // Pseudo relocation entries and export RVAs, now that addresses are known.
+    for (c, off, id, bits) in pseudo_sites {
+        if let Some(s) = l.sym_rva(id) {
+            l.pseudo.push(PseudoReloc { sym_rva: s as u32, target_rva: l.chunks[c].rva + off, bits });
+        }
+    }
+    let mut ex = std::mem::take(&mut l.exports);
+    for e in &mut ex {
+        let id = r.exports.iter().find(|(s, _)| s.name == e.name).map(|(_, id)| *id);
+        e.rva = id.and_then(|id| l.sym_rva(id)).unwrap_or(0) as u32;
+    }
+    l.exports = ex;
+    Ok(l)
+}
+
+/// Every (RVA, type) needing a base relocation, section by section (lld's `addBaserels`).
+fn collect_baserels(l: &Layout) -> Vec<(u32, u16)> {
+    let mut v = Vec::new();
+    for o in &l.osecs {
+        if o.chars & DISCARD != 0 {
+            continue;
+        }
+        for &c in &o.chunks {
+            match l.chunks[c].kind {
+                ChunkKind::Section { file, sec } => {
+                    let obj = l.r.obj(file);
+                    for rel in obj.sections[sec as usize].relocs {
+                        let Some(k) = arch::kind(rel.typ.get(object::LittleEndian)) else { continue };
+                        let Some(t) = arch::baserel_type(k) else { continue };
+                        let idx = rel.symbol_table_index.get(object::LittleEndian) as usize;
+                        match l.target(file, idx) {
+                            Some((_, _, false)) => v.push((l.chunks[c].rva + rel.virtual_address.get(object::LittleEndian), t)),
+                            _ => {}
+                        }
+                    }
+                }
+                ChunkKind::LocalImport(_) => v.push((l.chunks[c].rva, 10)),
+                _ => {}
+            }
+        }
+    }
+    v
+}

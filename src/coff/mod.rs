@@ -1,0 +1,62 @@
+//! The COFF/PE link (MinGW and lld-link flavours), one stage per module.
+//!
+//! `link` reads like lld's `LinkerDriver::linkerMain` followed by `Writer::run`:
+//!
+//! 1. `resolve::Resolver::resolve` — read inputs (objects, archives, dlltool and short import
+//!    libraries, bitcode), bind every symbol with lld's COFF rules, apply `.drectve` directives;
+//! 2. (LTO) — bitcode would be compiled here and its objects added in a second pass
+//!    (`Resolver::add_objects`); until the format-neutral LTO entry exists this stops with an
+//!    error;
+//! 3. `layout::layout` — chunks, partial and output sections, import tables, pseudo
+//!    relocations, exports, base relocations, addresses;
+//! 4. `write::write` — the PE image; then `--out-implib` writes the import library.
+//!
+//! `config.rs` holds the options both drivers fill; `object.rs` parses one COFF object;
+//! `idata.rs`, `pseudoreloc.rs`, `exports.rs`, `baserel.rs`, `implib.rs` and `drectve.rs` are the
+//! pure table formats.
+
+pub mod baserel;
+pub mod config;
+pub mod drectve;
+pub mod exports;
+pub mod idata;
+pub mod implib;
+pub mod layout;
+pub mod object;
+pub mod pseudoreloc;
+pub mod resolve;
+pub mod write;
+
+use crate::error::{Error, Result};
+
+/// Runs one COFF link.
+pub fn link(config: &config::CoffConfig) -> Result<()> {
+    let resolved = resolve::Resolver::new(config).resolve()?;
+    if resolved.has_bitcode() {
+        // The second resolution pass needs the format-neutral ThinLTO entry point.
+        return Err(Error::new("LTO is not yet supported for COFF output (bitcode inputs need the format-neutral ThinLTO entry)"));
+    }
+    let layout = layout::layout(config, &resolved)?;
+    if let Some(p) = std::env::var_os("DTLD_COFF_DEBUG_MAP") {
+        std::fs::write(p, layout.debug_map()).ok();
+    }
+    write::write(&layout)?;
+    if let Some(p) = &config.out_implib {
+        write_implib(&layout, p)?;
+    }
+    Ok(())
+}
+
+/// `--out-implib`: an import library for the DLL just written (lld's MinGW `.dll.a`).
+fn write_implib(l: &layout::Layout, path: &std::path::Path) -> Result<()> {
+    let exports: Vec<implib::ImplibExport> = l
+        .exports
+        .iter()
+        .map(|e| {
+            let explicit = l.r.exports.iter().find(|(s, _)| s.name == e.name).and_then(|(s, _)| s.ordinal).unwrap_or(0);
+            implib::ImplibExport { name: e.name.clone(), ordinal: explicit, data: e.data, noname: e.noname, private: e.private, ..Default::default() }
+        })
+        .collect();
+    let bytes = implib::write_import_library(&l.dll_name, &exports);
+    std::fs::write(path, bytes).map_err(|e| Error::new(format!("failed to write {}: {}", path.display(), crate::io_error(&e))))
+}

@@ -1,0 +1,219 @@
+//! Reading one COFF x86-64 object: sections, symbols and relocations, validated once.
+//!
+//! Parsing goes through `object`'s low-level COFF reader (regular and `/bigobj` headers). Every
+//! offset a later stage indexes with is checked here (section data and relocation tables in the
+//! file, symbol section numbers, relocation symbol indices, weak-external tags), so a corrupt
+//! object fails with the file named, never with a panic. No symbol is resolved here: the
+//! resolver decides what each symbol binds to (lld's `ObjFile::initializeSymbols`).
+
+use object::pe;
+use object::read::coff::{CoffHeader, ImageSymbol as _};
+use object::LittleEndian as LE;
+
+/// One section header, with its bytes and relocations.
+#[derive(Debug)]
+pub struct Section {
+    /// The full name (`.text$foo`, `.debug_info`), long names resolved.
+    pub name: &'static str,
+    pub chars: u32,
+    pub align: u32,
+    /// The raw bytes (empty for uninitialized data).
+    pub data: &'static [u8],
+    /// SizeOfRawData (the virtual size for `.bss`-like sections).
+    pub size: u32,
+    pub relocs: &'static [pe::ImageRelocation],
+}
+
+impl Section {
+    pub fn is_comdat(&self) -> bool {
+        self.chars & pe::IMAGE_SCN_LNK_COMDAT != 0
+    }
+    pub fn is_bss(&self) -> bool {
+        self.chars & pe::IMAGE_SCN_CNT_UNINITIALIZED_DATA != 0
+    }
+    /// lld's output characteristics: type and memory-permission bits only.
+    pub fn out_chars(&self) -> u32 {
+        self.chars & (0xFE00_0000 | 0xE0)
+    }
+}
+
+/// One symbol-table entry (aux entries are `Aux`).
+#[derive(Debug, Clone)]
+pub struct Sym {
+    pub name: &'static str,
+    pub value: u32,
+    pub section: i32,
+    pub class: u8,
+    pub typ: u16,
+    pub naux: u8,
+    /// For a section-definition symbol: (COMDAT selection, associated section number).
+    pub secdef: Option<(u8, u32)>,
+    /// For a weak external: the symbol index of its default definition.
+    pub weak_tag: Option<u32>,
+    pub is_aux: bool,
+}
+
+impl Sym {
+    pub fn is_external(&self) -> bool {
+        self.class == pe::IMAGE_SYM_CLASS_EXTERNAL
+    }
+    pub fn is_undefined(&self) -> bool {
+        self.section == 0 && self.value == 0 && self.is_external()
+    }
+    pub fn is_common(&self) -> bool {
+        self.section == 0 && self.value != 0 && self.is_external()
+    }
+    pub fn is_weak_external(&self) -> bool {
+        self.class == pe::IMAGE_SYM_CLASS_WEAK_EXTERNAL
+    }
+    pub fn is_absolute(&self) -> bool {
+        self.section == pe::IMAGE_SYM_ABSOLUTE
+    }
+}
+
+#[derive(Debug)]
+pub struct ObjFile {
+    pub sections: Vec<Section>,
+    pub symbols: Vec<Sym>,
+    /// The `.drectve` section's text, if any.
+    pub directives: Option<&'static [u8]>,
+}
+
+/// Whether the bytes start like an x86-64 COFF object (regular or bigobj).
+pub fn is_coff_object(data: &[u8]) -> bool {
+    if data.len() >= 20 && u16::from_le_bytes([data[0], data[1]]) == pe::IMAGE_FILE_MACHINE_AMD64 {
+        return true;
+    }
+    is_bigobj(data)
+}
+
+fn is_bigobj(data: &[u8]) -> bool {
+    data.len() >= 56
+        && data[0..2] == [0, 0]
+        && data[2..4] == [0xff, 0xff]
+        && u16::from_le_bytes([data[4], data[5]]) >= 2
+        && data[12..28] == pe::ANON_OBJECT_HEADER_BIGOBJ_CLASS_ID.0
+}
+
+fn leak_str(b: &'static [u8]) -> &'static str {
+    match std::str::from_utf8(b) {
+        Ok(s) => s,
+        Err(_) => Box::leak(String::from_utf8_lossy(b).into_owned().into_boxed_str()),
+    }
+}
+
+/// The header, section table or symbol table cannot be read: lld says `Could not parse <file>`.
+pub const NOT_PARSED: &str = "\0could not parse";
+const INVALID: &str = "Invalid data was encountered while parsing the file";
+
+/// Parses an object. Errors carry LLVM's wording without the file name.
+pub fn parse(data: &'static [u8]) -> Result<ObjFile, String> {
+    if is_bigobj(data) {
+        parse_with::<pe::AnonObjectHeaderBigobj>(data)
+    } else {
+        parse_with::<pe::ImageFileHeader>(data)
+    }
+}
+
+fn parse_with<H: CoffHeader>(data: &'static [u8]) -> Result<ObjFile, String> {
+    let mut off = 0u64;
+    let header = H::parse(data, &mut off).map_err(|_| NOT_PARSED.to_string())?;
+    if header.machine() != pe::IMAGE_FILE_MACHINE_AMD64 {
+        return Err(format!("machine type {:#x} is not x64", header.machine()));
+    }
+    let table = header.sections(data, off).map_err(|_| NOT_PARSED.to_string())?;
+    let symtab = header.symbols(data).map_err(|_| NOT_PARSED.to_string())?;
+    let strings = symtab.strings();
+    let mut sections = Vec::with_capacity(table.len());
+    let mut directives = None;
+    for s in table.iter() {
+        let name = s.name(strings).map_err(|_| INVALID.to_string())?;
+        let name = leak_str(name);
+        let chars = s.characteristics.get(LE);
+        let size = s.size_of_raw_data.get(LE);
+        let sdata: &'static [u8] = if chars & pe::IMAGE_SCN_CNT_UNINITIALIZED_DATA != 0 {
+            &[]
+        } else {
+            s.coff_data(data).map_err(|_| format!("section {name}: {INVALID}"))?
+        };
+        let relocs = s.coff_relocations(data).map_err(|_| INVALID.to_string())?;
+        let align = if chars & pe::IMAGE_SCN_TYPE_NO_PAD != 0 {
+            1
+        } else {
+            match (chars >> 20) & 0xf {
+                0 => 16,
+                n => 1u32 << (n - 1).min(13),
+            }
+        };
+        if name == ".drectve" {
+            directives = Some(sdata);
+        }
+        sections.push(Section { name, chars, align, data: sdata, size, relocs });
+    }
+    let nsyms = symtab.len();
+    let mut symbols = Vec::with_capacity(nsyms);
+    let mut i = 0;
+    while i < nsyms {
+        let s = symtab.symbol(object::SymbolIndex(i)).map_err(|_| INVALID.to_string())?;
+        let name = leak_str(s.name(strings).map_err(|_| INVALID.to_string())?);
+        let naux = s.number_of_aux_symbols();
+        if naux > 0 && i + naux as usize >= nsyms {
+            return Err(INVALID.to_string());
+        }
+        let section = s.section_number();
+        if section > 0 && section as usize > sections.len() {
+            return Err(format!("{name} should not refer to non-existent section {section}"));
+        }
+        let mut secdef = None;
+        let mut weak_tag = None;
+        if naux > 0 {
+            if s.storage_class() == pe::IMAGE_SYM_CLASS_STATIC && section > 0 && s.value() == 0 {
+                let aux = symtab.aux_section(object::SymbolIndex(i)).map_err(|_| INVALID.to_string())?;
+                let mut assoc = u32::from(aux.number.get(LE));
+                if H::is_type_bigobj() {
+                    assoc |= u32::from(aux.high_number.get(LE)) << 16;
+                }
+                secdef = Some((aux.selection, assoc));
+            } else if s.storage_class() == pe::IMAGE_SYM_CLASS_WEAK_EXTERNAL {
+                let aux: &pe::ImageAuxSymbolWeak = symtab.get(object::SymbolIndex(i + 1), 0).map_err(|_| INVALID.to_string())?;
+                let tag = aux.weak_default_sym_index.get(LE);
+                if tag as usize >= nsyms {
+                    return Err(format!("{name}: weak external refers to invalid symbol index {tag}"));
+                }
+                weak_tag = Some(tag);
+            }
+        }
+        symbols.push(Sym {
+            name,
+            value: s.value(),
+            section,
+            class: s.storage_class(),
+            typ: s.typ(),
+            naux,
+            secdef,
+            weak_tag,
+            is_aux: false,
+        });
+        for _ in 0..naux {
+            symbols.push(Sym { name: "", value: 0, section: 0, class: 0, typ: 0, naux: 0, secdef: None, weak_tag: None, is_aux: true });
+        }
+        i += 1 + naux as usize;
+    }
+    symbols.truncate(nsyms);
+    for s in &sections {
+        for r in s.relocs {
+            let idx = r.symbol_table_index.get(LE) as usize;
+            if idx >= symbols.len() || symbols[idx].is_aux {
+                return Err(format!("{}: relocation refers to invalid symbol index {idx}", s.name));
+            }
+            let end = r.virtual_address.get(LE) as u64 + 8;
+            let ty = r.typ.get(LE);
+            let width = dtld_arch::coff_x86_64::kind(ty).map(dtld_arch::coff_x86_64::width).unwrap_or(0) as u64;
+            if r.virtual_address.get(LE) as u64 + width > s.data.len() as u64 && !s.data.is_empty() {
+                let _ = end;
+                return Err(format!("{}: relocation offset {:#x} is out of bounds", s.name, r.virtual_address.get(LE)));
+            }
+        }
+    }
+    Ok(ObjFile { sections, symbols, directives })
+}

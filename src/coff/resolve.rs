@@ -1,0 +1,1168 @@
+//! COFF symbol resolution: which files join the link and what every symbol binds to.
+//!
+//! This is lld's COFF model (`SymbolTable.cpp`, `InputFiles.cpp`, `Driver.cpp`): files are
+//! processed from one FIFO queue — the command line first, then archive members in the order
+//! undefined references asked for them; archive members are found through the archive's symbol
+//! table and stay lazy until a non-weak undefined reference meets them. COMDAT leaders pick one
+//! copy of each section (MinGW's `.pdata$f`/`.xdata$f` follow their `.text$f`), weak externals
+//! fall back to their default definition at the end, and MinGW's rules finish the job:
+//! `__imp_` symbols for local definitions, automatic import of data (`foo` → `__imp_foo`, marked
+//! for a runtime pseudo relocation), and crtend.o moved last.
+//!
+//! Bitcode files take part with their irsymtab symbols; the result says whether any was loaded
+//! so that LTO can run between resolution and layout and its objects join in a second pass
+//! (`add_objects`), as lld's `compileBitcodeFiles` does.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+
+use super::config::{CoffConfig, CoffInput, ExportSpec};
+use super::drectve::{self, Directive};
+use super::implib::{self, ImportKind, ShortImport};
+use super::object::{self, ObjFile};
+use crate::error::{Error, Result};
+
+pub type FileId = usize;
+pub type SymId = usize;
+
+/// What a COFF symbol-table entry of a loaded object binds to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SymRef {
+    /// An aux entry, a discarded section's local, or a debug symbol.
+    None,
+    Global(SymId),
+    /// A static symbol: section number (1-based) and offset.
+    Local { sec: u32, value: u32 },
+    Absolute(u32),
+}
+
+/// Symbols the linker defines itself; their addresses come from the layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Synth {
+    /// `__ImageBase`: RVA 0.
+    ImageBase,
+    CtorList,
+    DtorList,
+    PseudoRelocList,
+    PseudoRelocListEnd,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Def {
+    Undefined,
+    /// An archive member (archive index, member header offset) defines it.
+    Lazy(usize, usize),
+    /// Defined in an object: (file, symbol index).
+    Regular(FileId, u32),
+    Common(FileId, u32, u32),
+    Absolute(u64),
+    Synthetic(Synth),
+    /// `__imp_f` of a short import: the IAT slot.
+    ImportData(FileId),
+    /// `f` of a short import of code: the `jmp *__imp_f` thunk.
+    ImportThunk(FileId),
+    /// `__imp_f` for a locally defined `f`: a pointer in `.rdata`.
+    LocalImport(SymId),
+    /// Defined in a bitcode file (file, irsymtab index); replaced after LTO.
+    Bitcode(FileId, usize),
+}
+
+#[derive(Debug, Clone)]
+pub struct Symbol {
+    pub name: &'static str,
+    pub def: Def,
+    /// Set while undefined: the weak external's default (or `/alternatename:`).
+    pub weak_alias: Option<SymId>,
+    pub pending_load: bool,
+    /// MinGW auto-import: references become runtime pseudo relocations.
+    pub pseudo_reloc: bool,
+    /// Definition is COMDAT (duplicates allowed).
+    pub comdat: bool,
+}
+
+pub enum Kind {
+    Obj(ObjFile),
+    Import(ShortImport),
+    Bitcode(crate::lto::irsymtab::IrFile<'static>),
+}
+
+pub struct InFile {
+    /// lld's name for diagnostics: the path, or `lib.a(member.o)`.
+    pub name: String,
+    /// The archive path as given ("" for a plain file).
+    pub parent: String,
+    /// The member name or the path (lld's `getName()`), for sorting `.idata$*`.
+    pub obj_name: String,
+    pub kind: Kind,
+    /// Obj: what each symbol-table index binds to.
+    pub syms: Vec<SymRef>,
+    /// Obj: whether each section (0-based) is part of the output.
+    pub live: Vec<bool>,
+    /// Obj: symbol indices of common symbols, in order (each gets a `.bss` chunk).
+    pub commons: Vec<u32>,
+    /// Obj: lld's chunk order: non-COMDAT sections, then COMDAT sections and commons in the
+    /// order their symbols were read, then associative sections.
+    pub chunks: Vec<ChunkSrc>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkSrc {
+    /// A section (0-based index).
+    Sec(u32),
+    /// A common symbol (symbol index).
+    Common(u32),
+}
+
+struct Archive {
+    path: String,
+    /// Member header offset → (name, bytes).
+    members: HashMap<usize, (String, &'static [u8])>,
+    seen: HashSet<usize>,
+}
+
+enum Task {
+    Path(CoffInput),
+    Member(usize, usize),
+}
+
+/// The resolution result.
+pub struct Resolved {
+    pub files: Vec<InFile>,
+    /// Object files in lld's chunk order (crtend.o last in MinGW mode).
+    pub obj_order: Vec<FileId>,
+    /// Loaded short imports, in load order.
+    pub imports: Vec<FileId>,
+    pub symbols: Vec<Symbol>,
+    pub by_name: HashMap<&'static str, SymId>,
+    pub entry: Option<SymId>,
+    /// Exports: command line, then `.drectve` (ExportSpec) with the symbol each names.
+    pub exports: Vec<(ExportSpec, SymId)>,
+    pub exclude_symbols: Vec<String>,
+    pub subsystem: u16,
+    /// `__imp_` symbols bound to local definitions, in creation order.
+    pub local_imports: Vec<SymId>,
+}
+
+impl Resolved {
+    pub fn find(&self, name: &str) -> Option<SymId> {
+        self.by_name.get(name).copied()
+    }
+    pub fn obj(&self, f: FileId) -> &ObjFile {
+        match &self.files[f].kind {
+            Kind::Obj(o) => o,
+            _ => unreachable!("not an object"),
+        }
+    }
+    pub fn has_bitcode(&self) -> bool {
+        self.files.iter().any(|f| matches!(f.kind, Kind::Bitcode(_)))
+    }
+}
+
+pub struct Resolver<'a> {
+    config: &'a CoffConfig,
+    r: Resolved,
+    archives: Vec<Archive>,
+    queue: VecDeque<Task>,
+    visited: HashSet<PathBuf>,
+    errors: Vec<String>,
+    duplicates: Vec<String>,
+    alternate_names: Vec<(String, String)>,
+    include: Vec<String>,
+    default_libs: Vec<String>,
+    export_specs: Vec<ExportSpec>,
+}
+
+fn basename(p: &str) -> &str {
+    p.rsplit(['/', '\\']).next().unwrap_or(p)
+}
+
+/// lld's `isCrtend`.
+fn is_crtend(name: &str) -> bool {
+    let Some(s) = name.strip_suffix(".o") else { return false };
+    if s.ends_with("crtend") {
+        return true;
+    }
+    !s.is_empty() && s[..s.len() - 1].ends_with("crtend")
+}
+
+/// Reads the GNU/COFF archive symbol table (the first `/` member): (name, member offset).
+fn armap(data: &[u8]) -> Option<Vec<(&str, usize)>> {
+    if data.len() < 68 || &data[8..10] != b"/ " {
+        return None;
+    }
+    let size: usize = std::str::from_utf8(&data[56..66]).ok()?.trim().parse().ok()?;
+    let body = data.get(68..68 + size)?;
+    let n = u32::from_be_bytes(body.get(0..4)?.try_into().ok()?) as usize;
+    let offs = body.get(4..4 + 4 * n)?;
+    let mut names = body.get(4 + 4 * n..)?.split(|&b| b == 0);
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let off = u32::from_be_bytes(offs[4 * i..4 * i + 4].try_into().ok()?) as usize;
+        let name = std::str::from_utf8(names.next()?).ok()?;
+        out.push((name, off));
+    }
+    Some(out)
+}
+
+impl<'a> Resolver<'a> {
+    pub fn new(config: &'a CoffConfig) -> Resolver<'a> {
+        Resolver {
+            config,
+            r: Resolved {
+                files: Vec::new(),
+                obj_order: Vec::new(),
+                imports: Vec::new(),
+                symbols: Vec::new(),
+                by_name: HashMap::new(),
+                entry: None,
+                exports: Vec::new(),
+                exclude_symbols: config.exclude_symbols.clone(),
+                subsystem: 0,
+                local_imports: Vec::new(),
+            },
+            archives: Vec::new(),
+            queue: VecDeque::new(),
+            visited: HashSet::new(),
+            errors: Vec::new(),
+            duplicates: Vec::new(),
+            alternate_names: config.alternate_names.clone(),
+            include: config.includes.clone(),
+            default_libs: Vec::new(),
+            export_specs: config.exports.clone(),
+        }
+    }
+
+    fn insert(&mut self, name: &str) -> (SymId, bool) {
+        if let Some(&id) = self.r.by_name.get(name) {
+            return (id, false);
+        }
+        let name: &'static str = Box::leak(name.to_string().into_boxed_str());
+        let id = self.r.symbols.len();
+        self.r.symbols.push(Symbol { name, def: Def::Undefined, weak_alias: None, pending_load: false, pseudo_reloc: false, comdat: false });
+        self.r.by_name.insert(name, id);
+        (id, true)
+    }
+
+    fn is_lazy(&self, id: SymId) -> bool {
+        matches!(self.r.symbols[id].def, Def::Lazy(..))
+    }
+
+    fn force_lazy(&mut self, id: SymId) {
+        let s = &mut self.r.symbols[id];
+        s.pending_load = true;
+        if let Def::Lazy(a, off) = s.def {
+            self.add_member(a, off);
+        }
+    }
+
+    fn add_member(&mut self, a: usize, off: usize) {
+        if self.archives[a].seen.insert(off) {
+            self.queue.push_back(Task::Member(a, off));
+        }
+    }
+
+    /// lld's `addUndefined`; weak externals override lazy symbols instead of loading them.
+    pub fn add_undefined(&mut self, name: &str, override_lazy: bool) -> SymId {
+        let (id, new) = self.insert(name);
+        if new || (override_lazy && self.is_lazy(id)) {
+            self.r.symbols[id].def = Def::Undefined;
+            return id;
+        }
+        if self.is_lazy(id) {
+            self.force_lazy(id);
+        }
+        id
+    }
+
+    fn duplicate(&mut self, id: SymId, new_file: Option<FileId>) {
+        if self.config.allow_multiple {
+            return;
+        }
+        let old = match self.r.symbols[id].def {
+            Def::Regular(f, _) | Def::Common(f, _, _) | Def::ImportData(f) | Def::ImportThunk(f) | Def::Bitcode(f, _) => self.r.files[f].name.clone(),
+            _ => "<internal>".to_string(),
+        };
+        let new = new_file.map(|f| self.r.files[f].name.clone()).unwrap_or_else(|| "<internal>".into());
+        self.duplicates.push(format!("duplicate symbol: {}\n>>> defined at {old}\n>>> defined at {new}", self.r.symbols[id].name));
+    }
+
+    fn add_regular(&mut self, name: &str, f: FileId, idx: u32) -> SymId {
+        let (id, new) = self.insert(name);
+        let replace = new || !matches!(self.r.symbols[id].def, Def::Regular(..));
+        if replace {
+            let s = &mut self.r.symbols[id];
+            s.def = Def::Regular(f, idx);
+            s.comdat = false;
+            s.weak_alias = None;
+        } else {
+            self.duplicate(id, Some(f));
+        }
+        id
+    }
+
+    fn add_comdat(&mut self, name: &str, f: FileId, idx: u32) -> (SymId, bool) {
+        let (id, new) = self.insert(name);
+        if new || !matches!(self.r.symbols[id].def, Def::Regular(..)) {
+            let s = &mut self.r.symbols[id];
+            s.def = Def::Regular(f, idx);
+            s.comdat = true;
+            s.weak_alias = None;
+            return (id, true);
+        }
+        if !self.r.symbols[id].comdat {
+            self.duplicate(id, Some(f));
+        }
+        (id, false)
+    }
+
+    fn add_common(&mut self, name: &str, f: FileId, idx: u32, size: u32) -> SymId {
+        let (id, new) = self.insert(name);
+        let s = &mut self.r.symbols[id];
+        match s.def {
+            Def::Regular(..) => {}
+            Def::Common(_, _, old) if old >= size => {}
+            _ if new || true => {
+                s.def = Def::Common(f, idx, size);
+                s.weak_alias = None;
+            }
+            _ => {}
+        }
+        id
+    }
+
+    /// lld's `addAbsolute`.
+    pub fn add_absolute(&mut self, name: &str, value: u64, file: Option<FileId>) -> SymId {
+        let (id, new) = self.insert(name);
+        match self.r.symbols[id].def {
+            _ if new => self.r.symbols[id].def = Def::Absolute(value),
+            Def::Undefined | Def::Lazy(..) => {
+                self.r.symbols[id].def = Def::Absolute(value);
+                self.r.symbols[id].weak_alias = None;
+            }
+            Def::Absolute(v) if v != value => self.duplicate(id, file),
+            Def::Absolute(_) | Def::Regular(..) | Def::Common(..) => {}
+            _ => self.duplicate(id, file),
+        }
+        id
+    }
+
+    fn add_synthetic(&mut self, name: &str, s: Synth) -> SymId {
+        let (id, _) = self.insert(name);
+        let sym = &mut self.r.symbols[id];
+        if matches!(sym.def, Def::Undefined | Def::Lazy(..) | Def::Absolute(_)) || matches!(s, Synth::CtorList | Synth::DtorList | Synth::PseudoRelocList | Synth::PseudoRelocListEnd) {
+            sym.def = Def::Synthetic(s);
+            sym.weak_alias = None;
+            sym.comdat = false;
+        }
+        id
+    }
+
+    fn add_import(&mut self, name: &str, d: Def, f: FileId) -> SymId {
+        let (id, new) = self.insert(name);
+        if new || matches!(self.r.symbols[id].def, Def::Undefined | Def::Lazy(..)) {
+            let s = &mut self.r.symbols[id];
+            s.def = d;
+            s.weak_alias = None;
+        } else {
+            self.duplicate(id, Some(f));
+        }
+        id
+    }
+
+    /// lld's `addLazyArchive` for one archive symbol-table entry.
+    fn add_lazy(&mut self, name: &str, a: usize, off: usize) {
+        let (id, new) = self.insert(name);
+        if new {
+            self.r.symbols[id].def = Def::Lazy(a, off);
+            return;
+        }
+        let s = &self.r.symbols[id];
+        if s.def != Def::Undefined || s.weak_alias.is_some() || s.pending_load {
+            return;
+        }
+        self.r.symbols[id].pending_load = true;
+        self.add_member(a, off);
+    }
+
+    /// Runs the queue until empty. Returns whether anything was processed.
+    fn run(&mut self) -> bool {
+        let mut any = false;
+        while let Some(t) = self.queue.pop_front() {
+            any = true;
+            match t {
+                Task::Path(i) => self.load_path(&i),
+                Task::Member(a, off) => {
+                    let Some((name, data)) = self.archives[a].members.get(&off).cloned() else {
+                        continue;
+                    };
+                    let parent = self.archives[a].path.clone();
+                    self.add_buffer(data, &name, &parent);
+                }
+            }
+        }
+        any
+    }
+
+    fn enqueue_path(&mut self, input: CoffInput) {
+        // lld-link reads each file once (`findFileIfNew`).
+        let key = std::fs::canonicalize(&input.path).unwrap_or_else(|_| input.path.clone());
+        if !self.visited.insert(key) {
+            return;
+        }
+        self.queue.push_back(Task::Path(input));
+    }
+
+    fn load_path(&mut self, input: &CoffInput) {
+        let path = input.path.to_string_lossy().into_owned();
+        let data = match crate::input::map_file(&input.path) {
+            Ok(d) => d,
+            Err(e) => {
+                self.errors.push(format!("could not open '{path}': {}", crate::io_error(&e)));
+                return;
+            }
+        };
+        if data.starts_with(crate::input::archive::MAGIC) || data.starts_with(crate::input::archive::THIN_MAGIC) {
+            let members = match crate::input::archive::parse(data) {
+                Ok(m) => m,
+                Err(e) => {
+                    self.errors.extend(e.context(&path).messages);
+                    return;
+                }
+            };
+            let a = self.archives.len();
+            let mut map = HashMap::new();
+            let mut order = Vec::new();
+            for m in members {
+                let bytes: &'static [u8] = match m.data {
+                    Some(d) => d,
+                    None => {
+                        let dir = Path::new(&path).parent().unwrap_or(Path::new(""));
+                        match crate::input::map_file(&dir.join(&m.name)) {
+                            Ok(d) => d,
+                            Err(e) => {
+                                self.errors.push(format!("{path}: could not get the buffer for a child of the archive: {}", crate::io_error(&e)));
+                                continue;
+                            }
+                        }
+                    }
+                };
+                order.push(m.offset);
+                map.insert(m.offset, (m.name.clone(), bytes));
+            }
+            self.archives.push(Archive { path: path.clone(), members: map, seen: HashSet::new() });
+            if input.whole_archive {
+                for off in order {
+                    self.add_member(a, off);
+                }
+                return;
+            }
+            match armap(data) {
+                Some(syms) => {
+                    for (name, off) in syms {
+                        self.add_lazy(name, a, off);
+                    }
+                }
+                None => {
+                    // No symbol table: read the members' own (as `llvm-ar s` would write it).
+                    for off in order {
+                        let (_, bytes) = self.archives[a].members[&off];
+                        for name in member_symbols(bytes) {
+                            self.add_lazy(&name, a, off);
+                        }
+                    }
+                }
+            }
+            return;
+        }
+        self.add_buffer(data, &path, "");
+    }
+
+    /// Adds one object, import member or bitcode file (lld's `addArchiveBuffer`/`addFile`).
+    fn add_buffer(&mut self, data: &'static [u8], name: &str, parent: &str) {
+        let display = if parent.is_empty() { name.to_string() } else { format!("{}({})", basename(parent), basename(name)) };
+        if implib::is_short_import(data) {
+            match implib::parse_short_import(data) {
+                Ok(imp) => self.add_short_import(imp, display, name, parent),
+                Err(e) => self.errors.push(format!("{display}: {e}")),
+            }
+            return;
+        }
+        if crate::lto::irsymtab::is_bitcode(data) {
+            match crate::lto::irsymtab::parse(data) {
+                Ok(ir) => self.add_bitcode(ir, display, name, parent),
+                Err(e) => self.errors.push(format!("{display}: {e}")),
+            }
+            return;
+        }
+        if !object::is_coff_object(data) {
+            if parent.is_empty() {
+                self.errors.push(format!("{display}: unknown file type"));
+            } else {
+                self.errors.push(format!("unknown file type: {display}"));
+            }
+            return;
+        }
+        match object::parse(data) {
+            Ok(obj) => self.add_object(obj, display, name, parent),
+            Err(e) if e == object::NOT_PARSED => self.errors.push(format!("Could not parse {display}")),
+            Err(e) => self.errors.push(format!("{display}: {e}")),
+        }
+    }
+
+    fn new_file(&mut self, kind: Kind, display: String, name: &str, parent: &str) -> FileId {
+        let f = self.r.files.len();
+        self.r.files.push(InFile { name: display, parent: parent.to_string(), obj_name: name.to_string(), kind, syms: Vec::new(), live: Vec::new(), commons: Vec::new(), chunks: Vec::new() });
+        f
+    }
+
+    fn add_short_import(&mut self, imp: ShortImport, display: String, name: &str, parent: &str) {
+        let sym = imp.symbol.clone();
+        let kind = imp.kind;
+        let f = self.new_file(Kind::Import(imp), display, name, parent);
+        self.r.imports.push(f);
+        self.add_import(&format!("__imp_{sym}"), Def::ImportData(f), f);
+        match kind {
+            ImportKind::Code => {
+                self.add_import(&sym, Def::ImportThunk(f), f);
+            }
+            ImportKind::Const => {
+                self.add_import(&sym, Def::ImportData(f), f);
+            }
+            ImportKind::Data => {}
+        }
+    }
+
+    fn add_bitcode(&mut self, ir: crate::lto::irsymtab::IrFile<'static>, display: String, name: &str, parent: &str) {
+        let syms: Vec<(String, bool, bool)> = ir.symbols.iter().map(|s| (String::from_utf8_lossy(s.name).into_owned(), s.undefined(), s.weak())).collect();
+        let f = self.new_file(Kind::Bitcode(ir), display, name, parent);
+        for (k, (n, undef, weak)) in syms.into_iter().enumerate() {
+            if undef {
+                self.add_undefined(&n, weak);
+            } else {
+                let (id, new) = self.insert(&n);
+                if new || matches!(self.r.symbols[id].def, Def::Undefined | Def::Lazy(..)) {
+                    self.r.symbols[id].def = Def::Bitcode(f, k);
+                    self.r.symbols[id].weak_alias = None;
+                } else if !weak && !matches!(self.r.symbols[id].def, Def::Bitcode(..)) && !self.r.symbols[id].comdat {
+                    self.duplicate(id, Some(f));
+                }
+            }
+        }
+    }
+
+    /// lld's `ObjFile::initializeChunks` + `initializeSymbols`.
+    fn add_object(&mut self, obj: ObjFile, display: String, name: &str, parent: &str) {
+        let nsec = obj.sections.len();
+        let nsym = obj.symbols.len();
+        let directives = obj.directives;
+        let f = self.new_file(Kind::Obj(obj), display, name, parent);
+        self.r.obj_order.push(f);
+        let obj = match &self.r.files[f].kind {
+            Kind::Obj(o) => o as *const ObjFile,
+            _ => unreachable!(),
+        };
+        // SAFETY: the file's ObjFile is never moved or mutated while the resolver runs (files
+        // only grow by push, which moves the Vec's InFile headers but the boxed data stays).
+        let obj: &ObjFile = unsafe { &*obj };
+        let include_dwarf = self.config.debug == super::config::DebugMode::Dwarf;
+        // Section state: Some(true) live, Some(false) dropped, None pending COMDAT.
+        let mut state: Vec<Option<bool>> = obj
+            .sections
+            .iter()
+            .map(|s| {
+                if s.is_comdat() {
+                    None
+                } else {
+                    Some(keep_section(s, include_dwarf))
+                }
+            })
+            .collect();
+        let mut syms = vec![SymRef::None; nsym];
+        let mut commons = Vec::new();
+        let mut order: Vec<ChunkSrc> = (0..nsec).filter(|&k| state[k] == Some(true)).map(|k| ChunkSrc::Sec(k as u32)).collect();
+        let mut comdat_defs: Vec<Option<u8>> = vec![None; nsec + 1];
+        let mut pending = Vec::new();
+        let mut weak = Vec::new();
+        let mut prevailing_text: HashMap<&str, u32> = HashMap::new();
+        let mingw = self.config.mingw;
+        let mut i = 0;
+        while i < nsym {
+            let s = &obj.symbols[i];
+            let naux = s.naux as usize;
+            if s.is_undefined() {
+                syms[i] = SymRef::Global(self.add_undefined(s.name, false));
+            } else if s.is_weak_external() {
+                let id = self.add_undefined(s.name, true);
+                syms[i] = SymRef::Global(id);
+                if let Some(tag) = s.weak_tag {
+                    weak.push((id, tag));
+                }
+            } else if s.is_common() {
+                commons.push(i as u32);
+                order.push(ChunkSrc::Common(i as u32));
+                syms[i] = SymRef::Global(self.add_common(s.name, f, i as u32, s.value));
+            } else if s.is_absolute() {
+                if s.name == "@comp.id" || s.name == "@feat.00" {
+                } else if s.is_external() {
+                    syms[i] = SymRef::Global(self.add_absolute(s.name, s.value as u64, Some(f)));
+                } else {
+                    syms[i] = SymRef::Absolute(s.value);
+                }
+            } else if s.section <= 0 {
+                // Debug (-2) symbols and other reserved numbers.
+            } else {
+                let sec = s.section as usize;
+                if let Some(sel) = comdat_defs[sec].take() {
+                    // The COMDAT leader.
+                    let prevailing;
+                    if s.is_external() {
+                        let (id, p) = self.add_comdat(s.name, f, i as u32);
+                        prevailing = p;
+                        syms[i] = SymRef::Global(id);
+                        if !p && sel == 1 {
+                            // IMAGE_COMDAT_SELECT_NODUPLICATES
+                            self.duplicate(id, Some(f));
+                        }
+                    } else {
+                        prevailing = true;
+                        syms[i] = SymRef::Local { sec: sec as u32, value: s.value };
+                    }
+                    state[sec - 1] = Some(prevailing && keep_section(&obj.sections[sec - 1], include_dwarf));
+                    if state[sec - 1] == Some(true) {
+                        order.push(ChunkSrc::Sec(sec as u32 - 1));
+                    }
+                    if mingw && prevailing && obj.sections[sec - 1].chars & 0x2000_0000 != 0 {
+                        if let Some((_, suffix)) = obj.sections[sec - 1].name.split_once('$') {
+                            prevailing_text.insert(suffix, sec as u32);
+                        }
+                    }
+                } else if state[sec - 1].is_none() {
+                    if let Some((sel, _)) = s.secdef {
+                        if sel != 5 {
+                            comdat_defs[sec] = Some(sel);
+                        }
+                    }
+                    pending.push(i);
+                } else {
+                    syms[i] = self.create_regular(f, obj, i);
+                }
+            }
+            i += 1 + naux;
+        }
+        for &i in &pending {
+            let s = &obj.symbols[i];
+            let sec = s.section as usize;
+            if let Some((sel, assoc)) = s.secdef {
+                if sel == 5 {
+                    // IMAGE_COMDAT_SELECT_ASSOCIATIVE: live if the parent is.
+                    let parent = (assoc as usize).checked_sub(1).and_then(|p| state.get(p).copied().flatten());
+                    state[sec - 1] = Some(parent == Some(true) && keep_section(&obj.sections[sec - 1], include_dwarf));
+                } else if mingw {
+                    for prefix in [".pdata$", ".xdata$", ".eh_frame$"] {
+                        if let Some(func) = s.name.strip_prefix(prefix) {
+                            if prevailing_text.contains_key(func) {
+                                state[sec - 1] = Some(keep_section(&obj.sections[sec - 1], include_dwarf));
+                            }
+                        }
+                    }
+                }
+            }
+            if state[sec - 1].is_none() {
+                state[sec - 1] = Some(false);
+                continue;
+            }
+            if state[sec - 1] == Some(true) && !order.contains(&ChunkSrc::Sec(sec as u32 - 1)) {
+                order.push(ChunkSrc::Sec(sec as u32 - 1));
+            }
+            syms[i] = self.create_regular_in(f, obj, i, &state);
+        }
+        for (id, tag) in weak {
+            let target = match syms[tag as usize] {
+                SymRef::Global(t) => Some(t),
+                _ => None,
+            };
+            if let Some(t) = target {
+                let s = &mut self.r.symbols[id];
+                if s.def == Def::Undefined && s.weak_alias.is_none() {
+                    s.weak_alias = Some(t);
+                } else if s.def == Def::Undefined && s.weak_alias != Some(t) && !mingw {
+                    self.duplicate(id, Some(f));
+                }
+            }
+        }
+        let live: Vec<bool> = state.into_iter().map(|s| s == Some(true)).collect();
+        let file = &mut self.r.files[f];
+        file.syms = syms;
+        file.live = live;
+        file.commons = commons;
+        file.chunks = order;
+        if let Some(d) = directives {
+            self.parse_directives(f, d);
+        }
+    }
+
+    fn create_regular(&mut self, f: FileId, obj: &ObjFile, i: usize) -> SymRef {
+        let sec = obj.symbols[i].section as usize;
+        let live = keep_section(&obj.sections[sec - 1], self.config.debug == super::config::DebugMode::Dwarf);
+        self.regular(f, obj, i, live)
+    }
+
+    fn create_regular_in(&mut self, f: FileId, obj: &ObjFile, i: usize, state: &[Option<bool>]) -> SymRef {
+        let sec = obj.symbols[i].section as usize;
+        self.regular(f, obj, i, state[sec - 1] == Some(true))
+    }
+
+    /// lld's `createRegular`.
+    fn regular(&mut self, f: FileId, obj: &ObjFile, i: usize, live: bool) -> SymRef {
+        let s = &obj.symbols[i];
+        if s.is_external() {
+            if live {
+                return SymRef::Global(self.add_regular(s.name, f, i as u32));
+            }
+            if self.config.mingw && s.name.starts_with(".weak.") {
+                return SymRef::None;
+            }
+            return SymRef::Global(self.add_undefined(s.name, false));
+        }
+        if live {
+            SymRef::Local { sec: s.section as u32, value: s.value }
+        } else {
+            SymRef::None
+        }
+    }
+
+    fn parse_directives(&mut self, f: FileId, text: &[u8]) {
+        let ds = match drectve::parse(text) {
+            Ok(d) => d,
+            Err(e) => {
+                self.errors.push(format!("{}: {e}", self.r.files[f].name));
+                return;
+            }
+        };
+        for d in ds {
+            match d {
+                Directive::DefaultLib(l) => self.add_default_lib(&l),
+                Directive::Export(e) => {
+                    if !self.export_specs.iter().any(|x| x.name == e.name) {
+                        self.add_undefined(e.internal.as_deref().unwrap_or(&e.name).to_string().as_str(), false);
+                        self.export_specs.push(e);
+                    }
+                }
+                Directive::Include(n) => {
+                    self.add_undefined(&n, false);
+                    self.include.push(n);
+                }
+                Directive::AlternateName { from, to } => self.alternate_names.push((from, to)),
+                Directive::ExcludeSymbols(v) => self.r.exclude_symbols.extend(v),
+                Directive::Unknown(t) => eprintln!("dtld: warning: {}: ignoring unknown argument: {t}", self.r.files[f].name),
+                _ => {}
+            }
+        }
+    }
+
+    /// lld-link's `findLib` (with MinGW's `lib<name>.a` first) for `/defaultlib:`.
+    fn add_default_lib(&mut self, name: &str) {
+        if self.config.no_default_all || self.config.no_default_libs.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+            return;
+        }
+        if self.default_libs.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+            return;
+        }
+        self.default_libs.push(name.to_string());
+        let mut cands = Vec::new();
+        if self.config.mingw && !name.contains('/') && !name.contains('\\') {
+            let stem = name.rsplit_once('.').map(|(s, _)| s).unwrap_or(name);
+            cands.push(format!("lib{stem}.a"));
+        }
+        if Path::new(name).extension().is_none() {
+            cands.push(format!("{name}.lib"));
+        } else {
+            cands.push(name.to_string());
+        }
+        for c in &cands {
+            if Path::new(c).is_absolute() && Path::new(c).exists() {
+                self.enqueue_path(CoffInput { path: PathBuf::from(c), whole_archive: false });
+                return;
+            }
+            for d in &self.config.lib_paths {
+                let p = d.join(c);
+                if p.exists() {
+                    self.enqueue_path(CoffInput { path: p, whole_archive: false });
+                    return;
+                }
+            }
+        }
+        // lld-link ignores default libraries it cannot find.
+    }
+
+    /// The whole resolution (lld's `linkerMain` from reading inputs to `resolveRemainingUndefines`).
+    pub fn resolve(mut self) -> Result<Resolved> {
+        let config = self.config;
+        for i in &config.inputs {
+            self.enqueue_path(i.clone());
+        }
+        for l in &config.default_libs {
+            self.add_default_lib(l);
+        }
+        self.run();
+        if !self.errors.is_empty() {
+            return Err(Error::many(self.errors));
+        }
+        // Subsystem and entry point (they depend on the symbols read so far).
+        self.r.subsystem = config.subsystem.filter(|&s| s != 0).unwrap_or(if config.dll || !config.mingw && self.r.find("WinMain").is_some() { 2 } else { 3 });
+        if !config.no_entry {
+            let name = match &config.entry {
+                Some(e) => e.clone(),
+                None if config.dll => "_DllMainCRTStartup".to_string(),
+                None if config.mingw || self.r.subsystem != 2 => {
+                    if self.r.subsystem == 2 { "WinMainCRTStartup".into() } else { "mainCRTStartup".into() }
+                }
+                None => "WinMainCRTStartup".into(),
+            };
+            let name = if config.mingw && config.dll && config.entry.is_none() { "DllMainCRTStartup".to_string() } else { name };
+            self.r.entry = Some(self.add_undefined(&name, false));
+        }
+        // Symbols the linker defines (lld's Driver: before the resolution loop).
+        if config.mingw || config.pseudo_relocs {
+            self.add_absolute("__RUNTIME_PSEUDO_RELOC_LIST__", 0, None);
+            self.add_absolute("__RUNTIME_PSEUDO_RELOC_LIST_END__", 0, None);
+        }
+        if config.mingw {
+            self.add_absolute("__CTOR_LIST__", 0, None);
+            self.add_absolute("__DTOR_LIST__", 0, None);
+        }
+        self.add_synthetic("__ImageBase", Synth::ImageBase);
+        for g in ["__guard_fids_count", "__guard_fids_table", "__guard_flags", "__guard_iat_count", "__guard_iat_table", "__guard_longjmp_count", "__guard_longjmp_table", "__guard_eh_cont_count", "__guard_eh_cont_table"] {
+            self.add_absolute(g, 0, None);
+        }
+        for n in config.includes.clone() {
+            self.add_undefined(&n, false);
+        }
+        loop {
+            let specs = self.export_specs.clone();
+            for e in specs.iter().filter(|e| e.forward_to.is_none()) {
+                self.add_undefined(e.internal.as_deref().unwrap_or(&e.name), false);
+            }
+            for (from, to) in self.alternate_names.clone() {
+                if let Some(id) = self.r.find(&from) {
+                    if self.r.symbols[id].def == Def::Undefined && self.r.symbols[id].weak_alias.is_none() {
+                        let t = self.add_undefined(&to, false);
+                        self.r.symbols[id].weak_alias = Some(t);
+                    }
+                }
+            }
+            if self.r.find("_load_config_used").is_some() {
+                self.add_undefined("_load_config_used", false);
+            }
+            for n in config.include_optional.clone() {
+                if self.r.find(&n).is_some_and(|id| self.is_lazy(id)) {
+                    self.add_undefined(&n, false);
+                }
+            }
+            if !self.run() {
+                break;
+            }
+        }
+        if config.mingw && config.auto_import {
+            // lld's loadMinGWSymbols: load `__imp_foo` for an undefined `foo`.
+            for id in 0..self.r.symbols.len() {
+                let s = &self.r.symbols[id];
+                if s.def != Def::Undefined || s.weak_alias.is_some() || s.name.starts_with("__imp_") {
+                    continue;
+                }
+                let imp = format!("__imp_{}", s.name);
+                if let Some(l) = self.r.find(&imp) {
+                    if !self.r.symbols[l].pending_load && self.is_lazy(l) {
+                        self.force_lazy(l);
+                    }
+                }
+            }
+            self.run();
+        }
+        if !self.errors.is_empty() {
+            return Err(Error::many(self.errors));
+        }
+        self.resolve_remaining()?;
+        // The writer's symbols replace whatever defined them (lld's `insertCtorDtorSymbols` and
+        // `createRuntimePseudoRelocs` use `replaceSymbol` unconditionally).
+        if config.auto_import && config.pseudo_relocs {
+            self.add_synthetic("__RUNTIME_PSEUDO_RELOC_LIST__", Synth::PseudoRelocList);
+            self.add_synthetic("__RUNTIME_PSEUDO_RELOC_LIST_END__", Synth::PseudoRelocListEnd);
+        }
+        if config.mingw {
+            self.add_synthetic("__CTOR_LIST__", Synth::CtorList);
+            self.add_synthetic("__DTOR_LIST__", Synth::DtorList);
+        }
+        if config.mingw {
+            if let Some(p) = self.r.obj_order.iter().position(|&f| is_crtend(&self.r.files[f].obj_name)) {
+                let f = self.r.obj_order.remove(p);
+                self.r.obj_order.push(f);
+            }
+        }
+        if config.mingw || config.export_all {
+            self.auto_export();
+        }
+        let mut exports = Vec::new();
+        for e in std::mem::take(&mut self.export_specs) {
+            let n = e.internal.clone().unwrap_or_else(|| e.name.clone());
+            let id = self.r.find(&n).unwrap_or_else(|| self.insert(&n).0);
+            exports.push((e, id));
+        }
+        self.r.exports = exports;
+        if !self.duplicates.is_empty() {
+            return Err(Error::many(self.duplicates));
+        }
+        Ok(self.r)
+    }
+
+    /// MinGW: with no explicit exports, a DLL exports every eligible definition (lld's
+    /// `maybeExportMinGWSymbols` with the `AutoExporter` rules).
+    fn auto_export(&mut self) {
+        let config = self.config;
+        let mut ae = super::exports::AutoExporter::new(&self.r.exclude_symbols, &[], config.exclude_all);
+        for i in config.inputs.iter().filter(|i| i.whole_archive) {
+            ae.add_whole_archive(&i.path.to_string_lossy());
+        }
+        if !ae.enabled(config.dll, config.export_all, !self.export_specs.is_empty()) {
+            return;
+        }
+        let mut ids: Vec<SymId> = (0..self.r.symbols.len()).collect();
+        ids.sort_by(|&a, &b| self.r.symbols[a].name.cmp(self.r.symbols[b].name));
+        for id in ids {
+            let s = &self.r.symbols[id];
+            let (f, idx) = match s.def {
+                Def::Regular(f, idx) | Def::Common(f, idx, _) => (f, idx),
+                _ => continue,
+            };
+            if s.pseudo_reloc || self.export_specs.iter().any(|e| e.name == s.name) {
+                continue;
+            }
+            let file = &self.r.files[f];
+            let Kind::Obj(obj) = &file.kind else { continue };
+            // Members of dlltool-style import libraries (their thunks are imports, not ours).
+            if obj.sections.iter().any(|s| s.name.starts_with(".idata$")) {
+                continue;
+            }
+            let sym = &obj.symbols[idx as usize];
+            let exec = match sym.section {
+                n if n > 0 => {
+                    if !file.live[n as usize - 1] {
+                        continue;
+                    }
+                    obj.sections[n as usize - 1].chars & ::object::pe::IMAGE_SCN_MEM_EXECUTE != 0
+                }
+                0 => false, // common
+                _ => continue,
+            };
+            let archive = (!file.parent.is_empty()).then_some(file.parent.as_str());
+            if !ae.should_export_from(s.name, archive, &file.obj_name) {
+                continue;
+            }
+            self.export_specs.push(ExportSpec { name: s.name.to_string(), data: !exec, ..Default::default() });
+        }
+    }
+
+    /// The second pass after LTO: native objects replace the bitcode definitions.
+    pub fn add_objects(&mut self, paths: &[PathBuf]) -> Result<()> {
+        for p in paths {
+            self.enqueue_path(CoffInput { path: p.clone(), whole_archive: false });
+        }
+        self.run();
+        if self.errors.is_empty() { Ok(()) } else { Err(Error::many(std::mem::take(&mut self.errors))) }
+    }
+
+    /// lld's `resolveRemainingUndefines` and `reportUnresolvable`.
+    fn resolve_remaining(&mut self) -> Result<()> {
+        let mut undefs = Vec::new();
+        for id in 0..self.r.symbols.len() {
+            if self.r.symbols[id].def != Def::Undefined {
+                continue;
+            }
+            // Weak alias chain.
+            let mut seen = 0;
+            let mut cur = self.r.symbols[id].weak_alias;
+            let mut found = None;
+            while let Some(t) = cur {
+                seen += 1;
+                if seen > 100 {
+                    break;
+                }
+                match self.r.symbols[t].def {
+                    Def::Undefined => cur = self.r.symbols[t].weak_alias,
+                    Def::Lazy(..) => break,
+                    d => {
+                        found = Some((d, self.r.symbols[t].pseudo_reloc, self.r.symbols[t].comdat));
+                        break;
+                    }
+                }
+            }
+            if let Some((d, p, c)) = found {
+                let s = &mut self.r.symbols[id];
+                s.def = d;
+                s.pseudo_reloc = p;
+                s.comdat = c;
+                continue;
+            }
+            let name = self.r.symbols[id].name;
+            if let Some(base) = name.strip_prefix("__imp_") {
+                if let Some(t) = self.r.find(base) {
+                    if !matches!(self.r.symbols[t].def, Def::Undefined | Def::Lazy(..)) {
+                        self.r.symbols[id].def = Def::LocalImport(t);
+                        self.r.local_imports.push(id);
+                        continue;
+                    }
+                }
+            }
+            if self.config.auto_import && !name.starts_with("__imp_") {
+                if let Some(imp) = self.r.find(&format!("__imp_{name}")) {
+                    match self.r.symbols[imp].def {
+                        d @ (Def::ImportData(_) | Def::Regular(..)) => {
+                            self.r.symbols[id].def = d;
+                            self.r.symbols[id].pseudo_reloc = true;
+                            self.drop_refptr(name, id, d);
+                            continue;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            if self.config.include_optional.iter().any(|n| n == name) {
+                continue;
+            }
+            undefs.push(id);
+        }
+        if undefs.is_empty() {
+            return Ok(());
+        }
+        let mut msgs = Vec::new();
+        for id in undefs {
+            msgs.push(self.undefined_message(id));
+        }
+        let n = msgs.len();
+        let mut out: Vec<String> = msgs.into_iter().enumerate().map(|(i, m)| if i + 1 < n { format!("{m}\n") } else { m }).collect();
+        if out.len() > self.config.error_limit && self.config.error_limit > 0 {
+            out.truncate(self.config.error_limit);
+            out.push("too many errors emitted, stopping now (use /errorlimit:0 to see all errors)".into());
+        }
+        Err(Error::many(out))
+    }
+
+    /// MinGW: a `.refptr.<name>` holding only a pointer to an auto-imported `name` is replaced
+    /// by the IAT slot itself (lld's `handleMinGWAutomaticImport`).
+    fn drop_refptr(&mut self, name: &str, sym: SymId, imp: Def) {
+        let Some(r) = self.r.find(&format!(".refptr.{name}")) else { return };
+        let Def::Regular(f, idx) = self.r.symbols[r].def else { return };
+        let file = &self.r.files[f];
+        let Kind::Obj(obj) = &file.kind else { return };
+        let s = &obj.symbols[idx as usize];
+        let Some(sec) = (s.section as usize).checked_sub(1) else { return };
+        let section = &obj.sections[sec];
+        if section.size != 8 || section.relocs.len() != 1 {
+            return;
+        }
+        let target = section.relocs[0].symbol_table_index.get(::object::LittleEndian) as usize;
+        if file.syms.get(target) != Some(&SymRef::Global(sym)) {
+            return;
+        }
+        self.r.files[f].live[sec] = false;
+        let rs = &mut self.r.symbols[r];
+        rs.def = imp;
+    }
+
+    fn undefined_message(&self, id: SymId) -> String {
+        let name = self.r.symbols[id].name;
+        let mut refs = Vec::new();
+        let mut total = 0;
+        for &f in &self.r.obj_order {
+            let file = &self.r.files[f];
+            let Kind::Obj(obj) = &file.kind else { continue };
+            for (si, sec) in obj.sections.iter().enumerate() {
+                if !file.live.get(si).copied().unwrap_or(false) {
+                    continue;
+                }
+                for r in sec.relocs {
+                    let t = r.symbol_table_index.get(::object::LittleEndian) as usize;
+                    if file.syms.get(t) != Some(&SymRef::Global(id)) {
+                        continue;
+                    }
+                    total += 1;
+                    if refs.len() < 3 {
+                        let at = containing_symbol(obj, si as u32 + 1, r.virtual_address.get(::object::LittleEndian));
+                        refs.push(match at {
+                            Some(s) => format!(">>> referenced by {}:({})", file.name, demangle(s)),
+                            None => format!(">>> referenced by {}", file.name),
+                        });
+                    }
+                }
+            }
+        }
+        let mut m = format!("undefined symbol: {}", demangle(name));
+        for r in &refs {
+            m.push('\n');
+            m.push_str(r);
+        }
+        if total > refs.len() {
+            m.push_str(&format!("\n>>> referenced {} more times", total - refs.len()));
+        }
+        m
+    }
+}
+
+/// The nearest symbol at or before `addr` in section `sec` (lld's `getSymbol` for diagnostics).
+fn containing_symbol(obj: &ObjFile, sec: u32, addr: u32) -> Option<&'static str> {
+    let mut best: Option<(u32, &'static str)> = None;
+    for s in &obj.symbols {
+        if s.is_aux || s.section != sec as i32 || s.secdef.is_some() || s.value > addr || s.class == object_pe::IMAGE_SYM_CLASS_LABEL {
+            continue;
+        }
+        if !(s.is_external() || s.class == object_pe::IMAGE_SYM_CLASS_STATIC) {
+            continue;
+        }
+        if best.is_some_and(|(v, _)| s.value <= v) {
+            continue;
+        }
+        best = Some((s.value, s.name));
+    }
+    best.map(|b| b.1)
+}
+
+use ::object::pe as object_pe;
+
+/// Itanium names as lld's `-demangle` (the MinGW default) prints them.
+fn demangle(name: &str) -> String {
+    String::from_utf8_lossy(&crate::elf::version_script::demangle(name.as_bytes())).into_owned()
+}
+
+/// lld's `readSection` filter: sections that never become chunks.
+fn keep_section(s: &object::Section, include_dwarf: bool) -> bool {
+    if s.name == ".drectve" || s.name == ".llvm_addrsig" || s.name == ".llvm.call-graph-profile" || s.name == ".deplibs" {
+        return false;
+    }
+    if s.name == ".debug" || s.name.starts_with(".debug$") {
+        return false;
+    }
+    if s.name.starts_with(".debug_") && !include_dwarf {
+        return false;
+    }
+    s.chars & object_pe::IMAGE_SCN_LNK_REMOVE == 0
+}
+
+/// External definitions of an archive member (for archives without a symbol table).
+fn member_symbols(data: &'static [u8]) -> Vec<String> {
+    if implib::is_short_import(data) {
+        return match implib::parse_short_import(data) {
+            Ok(i) => {
+                let mut v = vec![format!("__imp_{}", i.symbol)];
+                if i.kind != ImportKind::Data {
+                    v.push(i.symbol);
+                }
+                v
+            }
+            Err(_) => Vec::new(),
+        };
+    }
+    match object::parse(data) {
+        Ok(o) => o.symbols.iter().filter(|s| !s.is_aux && s.is_external() && s.section != 0).map(|s| s.name.to_string()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
