@@ -39,6 +39,37 @@ pub struct CoffLto {
     pub cache_dir: Option<String>,
     pub opt_level: Option<u32>,
     pub mllvm: Vec<String>,
+    /// `-save-temps` (MinGW) / `/lldsavetemps`: keep the LTO staging directory.
+    pub save_temps: bool,
+}
+
+impl CoffLto {
+    /// The format-neutral LTO options (`lto::options`), from these settings spelled as the GNU
+    /// options they correspond to.
+    pub fn options(&self) -> crate::error::Result<crate::lto::options::LtoOptions> {
+        let mut args = Vec::new();
+        if let Some(n) = self.opt_level {
+            args.push(format!("--lto-O{n}"));
+        }
+        if let Some(j) = &self.jobs {
+            args.push(format!("--thinlto-jobs={j}"));
+        }
+        if let Some(d) = &self.cache_dir {
+            args.push(format!("--thinlto-cache-dir={d}"));
+        }
+        if let Some(d) = &self.distributor {
+            args.push(format!("--thinlto-distributor={d}"));
+        }
+        args.extend(self.distributor_args.iter().map(|a| format!("--thinlto-distributor-arg={a}")));
+        if let Some(c) = &self.remote_compiler {
+            args.push(format!("--thinlto-remote-compiler={c}"));
+        }
+        args.extend(self.remote_compiler_args.iter().map(|a| format!("--thinlto-remote-compiler-arg={a}")));
+        if self.save_temps {
+            args.push("--save-temps".into());
+        }
+        crate::lto::options::LtoOptions::from_args(None, &args, &[], &self.mllvm)
+    }
 }
 
 #[derive(Debug, Clone)]

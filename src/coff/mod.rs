@@ -4,9 +4,9 @@
 //!
 //! 1. `resolve::Resolver::resolve` — read inputs (objects, archives, dlltool and short import
 //!    libraries, bitcode), bind every symbol with lld's COFF rules, apply `.drectve` directives;
-//! 2. (LTO) — bitcode would be compiled here and its objects added in a second pass
-//!    (`Resolver::add_objects`); until the format-neutral LTO entry exists this stops with an
-//!    error;
+//! 2. `lto::run_request` — with bitcode in the link: lld's COFF resolutions
+//!    (`Resolver::lto_modules`), the thin link and backends (in process or DTLTO), and the
+//!    native objects join in a second pass (`Resolver::add_lto_objects`);
 //! 3. `layout::layout` — chunks, partial and output sections, import tables, pseudo
 //!    relocations, exports, base relocations, addresses;
 //! 4. `write::write` — the PE image; then `--out-implib` writes the import library.
@@ -31,11 +31,23 @@ use crate::error::{Error, Result};
 
 /// Runs one COFF link.
 pub fn link(config: &config::CoffConfig) -> Result<()> {
-    let resolved = resolve::Resolver::new(config).resolve()?;
-    if resolved.has_bitcode() {
-        // The second resolution pass needs the format-neutral ThinLTO entry point.
-        return Err(Error::new("LTO is not yet supported for COFF output (bitcode inputs need the format-neutral ThinLTO entry)"));
+    let mut resolver = resolve::Resolver::new(config);
+    resolver.start()?;
+    if resolver.resolved().has_bitcode() {
+        // ThinLTO through the same code as ELF (thin link, in-process backends or DTLTO);
+        // COFF backends never get `-fpic` (lld/COFF/LTO.cpp).
+        let opts = config.lto.options()?;
+        let out = {
+            let req = crate::lto::LtoRequest { output: &config.output, pic: false, verbose: config.verbose, opts: &opts, modules: resolver.lto_modules(), lazy: Vec::new() };
+            let mut trace = crate::trace::Trace::default();
+            crate::lto::run_request(&req, &mut trace)?
+        };
+        if out.stop {
+            return Ok(());
+        }
+        resolver.add_lto_objects(&out.objects)?;
     }
+    let resolved = resolver.finish()?;
     let layout = layout::layout(config, &resolved)?;
     if let Some(p) = std::env::var_os("DTLD_COFF_DEBUG_MAP") {
         std::fs::write(p, layout.debug_map()).ok();

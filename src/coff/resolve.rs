@@ -78,12 +78,15 @@ pub struct Symbol {
     pub pseudo_reloc: bool,
     /// Definition is COMDAT (duplicates allowed).
     pub comdat: bool,
+    /// Native code, the command line (entry, `/include:`, exports) or auto-export can see it:
+    /// LTO must keep it (lld's `isUsedInRegularObj`, the `x` resolution bit).
+    pub used_in_regular: bool,
 }
 
 pub enum Kind {
     Obj(ObjFile),
     Import(ShortImport),
-    Bitcode(crate::lto::irsymtab::IrFile<'static>),
+    Bitcode(crate::lto::BitcodeFile),
 }
 
 pub struct InFile {
@@ -115,6 +118,8 @@ pub enum ChunkSrc {
 
 struct Archive {
     path: String,
+    /// A thin archive: members are files next to it.
+    thin: bool,
     /// Member header offset → (name, bytes).
     members: HashMap<usize, (String, &'static [u8])>,
     seen: HashSet<usize>,
@@ -238,7 +243,7 @@ impl<'a> Resolver<'a> {
         }
         let name: &'static str = Box::leak(name.to_string().into_boxed_str());
         let id = self.r.symbols.len();
-        self.r.symbols.push(Symbol { name, def: Def::Undefined, weak_alias: None, pending_load: false, pseudo_reloc: false, comdat: false });
+        self.r.symbols.push(Symbol { name, def: Def::Undefined, weak_alias: None, pending_load: false, pseudo_reloc: false, comdat: false, used_in_regular: false });
         self.r.by_name.insert(name, id);
         (id, true)
     }
@@ -261,8 +266,16 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    /// lld's `addUndefined`; weak externals override lazy symbols instead of loading them.
+    /// lld's `addUndefined` for a reference from native code or the command line; weak
+    /// externals override lazy symbols instead of loading them.
     pub fn add_undefined(&mut self, name: &str, override_lazy: bool) -> SymId {
+        let id = self.undefined_ref(name, override_lazy);
+        self.r.symbols[id].used_in_regular = true;
+        id
+    }
+
+    /// A reference, from any file (bitcode references do not make a symbol used in regular code).
+    fn undefined_ref(&mut self, name: &str, override_lazy: bool) -> SymId {
         let (id, new) = self.insert(name);
         if new || (override_lazy && self.is_lazy(id)) {
             self.r.symbols[id].def = Def::Undefined;
@@ -396,7 +409,8 @@ impl<'a> Resolver<'a> {
                         continue;
                     };
                     let parent = self.archives[a].path.clone();
-                    self.add_buffer(data, &name, &parent);
+                    let thin = self.archives[a].thin;
+                    self.add_buffer(data, &name, &parent, Some((off, thin)));
                 }
             }
         }
@@ -449,7 +463,8 @@ impl<'a> Resolver<'a> {
                 order.push(m.offset);
                 map.insert(m.offset, (m.name.clone(), bytes));
             }
-            self.archives.push(Archive { path: path.clone(), members: map, seen: HashSet::new() });
+            let thin = data.starts_with(crate::input::archive::THIN_MAGIC);
+            self.archives.push(Archive { path: path.clone(), thin, members: map, seen: HashSet::new() });
             if input.whole_archive {
                 for off in order {
                     self.add_member(a, off);
@@ -474,11 +489,12 @@ impl<'a> Resolver<'a> {
             }
             return;
         }
-        self.add_buffer(data, &path, "");
+        self.add_buffer(data, &path, "", None);
     }
 
     /// Adds one object, import member or bitcode file (lld's `addArchiveBuffer`/`addFile`).
-    fn add_buffer(&mut self, data: &'static [u8], name: &str, parent: &str) {
+    /// `member`: the member's header offset in `parent` and whether the archive is thin.
+    fn add_buffer(&mut self, data: &'static [u8], name: &str, parent: &str, member: Option<(usize, bool)>) {
         let display = if parent.is_empty() { name.to_string() } else { format!("{}({})", basename(parent), basename(name)) };
         if implib::is_short_import(data) {
             match implib::parse_short_import(data) {
@@ -488,9 +504,28 @@ impl<'a> Resolver<'a> {
             return;
         }
         if crate::lto::irsymtab::is_bitcode(data) {
-            match crate::lto::irsymtab::parse(data) {
-                Ok(ir) => self.add_bitcode(ir, display, name, parent),
-                Err(e) => self.errors.push(format!("{display}: {e}")),
+            // The format-neutral description LTO works from (lld's module naming needs the
+            // archive, the member and its offset).
+            let (path, archive) = match member {
+                Some((_, true)) => (Path::new(parent).parent().unwrap_or(Path::new("")).join(name), Some((parent.to_string(), name.to_string()))),
+                Some((_, false)) => (PathBuf::from(parent), Some((parent.to_string(), name.to_string()))),
+                None => (PathBuf::from(name), None),
+            };
+            let input: &'static crate::input::InputFile = Box::leak(Box::new(crate::input::InputFile {
+                name: display.clone(),
+                path,
+                data,
+                kind: crate::input::FileKind::Bitcode,
+                lazy: false,
+                archive,
+                as_needed: false,
+                needed_name: String::new(),
+                archive_offset: member.map_or(0, |(off, _)| off as u64),
+                thin_member: member.is_some_and(|(_, thin)| thin),
+            }));
+            match crate::lto::BitcodeFile::parse(input) {
+                Ok(b) => self.add_bitcode(b, display, name, parent),
+                Err(e) => self.errors.extend(e.messages),
             }
             return;
         }
@@ -532,21 +567,31 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    fn add_bitcode(&mut self, ir: crate::lto::irsymtab::IrFile<'static>, display: String, name: &str, parent: &str) {
-        let syms: Vec<(String, bool, bool)> = ir.symbols.iter().map(|s| (String::from_utf8_lossy(s.name).into_owned(), s.undefined(), s.weak())).collect();
-        let f = self.new_file(Kind::Bitcode(ir), display, name, parent);
-        for (k, (n, undef, weak)) in syms.into_iter().enumerate() {
+    /// lld's `BitcodeFile::parse`: the symbols LTO resolves (`BitcodeFile::syms`, index `k`
+    /// in `Def::Bitcode`), then the module's linker options (`-export:` of dllexport).
+    fn add_bitcode(&mut self, b: crate::lto::BitcodeFile, display: String, name: &str, parent: &str) {
+        let syms: Vec<(String, bool, bool, bool)> =
+            (0..b.syms.len()).map(|k| b.sym(k)).map(|s| (String::from_utf8_lossy(s.name).into_owned(), s.undefined(), s.weak(), s.comdat.is_some())).collect();
+        let opts = b.ir.coff_linker_opts;
+        let f = self.new_file(Kind::Bitcode(b), display, name, parent);
+        for (k, (n, undef, weak, comdat)) in syms.into_iter().enumerate() {
             if undef {
-                self.add_undefined(&n, weak);
+                self.undefined_ref(&n, weak);
             } else {
                 let (id, new) = self.insert(&n);
-                if new || matches!(self.r.symbols[id].def, Def::Undefined | Def::Lazy(..)) {
-                    self.r.symbols[id].def = Def::Bitcode(f, k);
-                    self.r.symbols[id].weak_alias = None;
-                } else if !weak && !matches!(self.r.symbols[id].def, Def::Bitcode(..)) && !self.r.symbols[id].comdat {
+                let def = self.r.symbols[id].def;
+                if new || matches!(def, Def::Undefined | Def::Lazy(..)) {
+                    let s = &mut self.r.symbols[id];
+                    s.def = Def::Bitcode(f, k);
+                    s.weak_alias = None;
+                    s.comdat = comdat;
+                } else if !weak && !comdat && !self.r.symbols[id].comdat && !matches!(def, Def::Common(..)) {
                     self.duplicate(id, Some(f));
                 }
             }
+        }
+        if !opts.is_empty() {
+            self.parse_directives(f, opts);
         }
     }
 
@@ -691,6 +736,11 @@ impl<'a> Resolver<'a> {
             }
         }
         let live: Vec<bool> = state.into_iter().map(|s| s == Some(true)).collect();
+        for r in &syms {
+            if let SymRef::Global(id) = *r {
+                self.r.symbols[id].used_in_regular = true;
+            }
+        }
         let file = &mut self.r.files[f];
         file.syms = syms;
         file.live = live;
@@ -795,8 +845,16 @@ impl<'a> Resolver<'a> {
         // lld-link ignores default libraries it cannot find.
     }
 
-    /// The whole resolution (lld's `linkerMain` from reading inputs to `resolveRemainingUndefines`).
+    /// The whole resolution of a link without bitcode (lld's `linkerMain` from reading inputs
+    /// to `resolveRemainingUndefines`).
     pub fn resolve(mut self) -> Result<Resolved> {
+        self.start()?;
+        self.finish()
+    }
+
+    /// Pass 1: every input read and bound, MinGW's automatic imports loaded and the exports
+    /// chosen — what lld has done when it calls `compileBitcodeFiles`.
+    pub fn start(&mut self) -> Result<()> {
         let config = self.config;
         for i in &config.inputs {
             self.enqueue_path(i.clone());
@@ -806,7 +864,7 @@ impl<'a> Resolver<'a> {
         }
         self.run();
         if !self.errors.is_empty() {
-            return Err(Error::many(self.errors));
+            return Err(Error::many(std::mem::take(&mut self.errors)));
         }
         // Subsystem and entry point (they depend on the symbols read so far).
         self.r.subsystem = config.subsystem.filter(|&s| s != 0).unwrap_or(if config.dll || !config.mingw && self.r.find("WinMain").is_some() { 2 } else { 3 });
@@ -880,8 +938,24 @@ impl<'a> Resolver<'a> {
             self.run();
         }
         if !self.errors.is_empty() {
-            return Err(Error::many(self.errors));
+            return Err(Error::many(std::mem::take(&mut self.errors)));
         }
+        // Before LTO, as lld 22 does: exported bitcode definitions must stay visible.
+        if config.mingw || config.export_all {
+            self.auto_export();
+        }
+        Ok(())
+    }
+
+    /// The resolution as pass 1 left it (LTO reads the bitcode bindings from here).
+    pub fn resolved(&self) -> &Resolved {
+        &self.r
+    }
+
+    /// Pass 2 and the rest: remaining undefined symbols (weak externals, `__imp_` of local
+    /// definitions, auto-import), the writer's symbols, crtend.o last, the export list.
+    pub fn finish(mut self) -> Result<Resolved> {
+        let config = self.config;
         self.resolve_remaining()?;
         // The writer's symbols replace whatever defined them (lld's `insertCtorDtorSymbols` and
         // `createRuntimePseudoRelocs` use `replaceSymbol` unconditionally).
@@ -898,9 +972,6 @@ impl<'a> Resolver<'a> {
                 let f = self.r.obj_order.remove(p);
                 self.r.obj_order.push(f);
             }
-        }
-        if config.mingw || config.export_all {
-            self.auto_export();
         }
         let mut exports = Vec::new();
         for e in std::mem::take(&mut self.export_specs) {
@@ -928,13 +999,28 @@ impl<'a> Resolver<'a> {
         }
         let mut ids: Vec<SymId> = (0..self.r.symbols.len()).collect();
         ids.sort_by(|&a, &b| self.r.symbols[a].name.cmp(self.r.symbols[b].name));
+        let mut named: HashSet<String> = self.export_specs.iter().map(|e| e.name.clone()).collect();
         for id in ids {
             let s = &self.r.symbols[id];
             let (f, idx) = match s.def {
                 Def::Regular(f, idx) | Def::Common(f, idx, _) => (f, idx),
+                Def::Bitcode(f, k) => {
+                    // A bitcode definition (lld gives it a fake chunk: code or data).
+                    let file = &self.r.files[f];
+                    let Kind::Bitcode(b) = &file.kind else { continue };
+                    let exec = b.sym(k).executable();
+                    let archive = (!file.parent.is_empty()).then_some(file.parent.as_str());
+                    if s.pseudo_reloc || named.contains(s.name) || !ae.should_export_from(s.name, archive, &file.obj_name) {
+                        continue;
+                    }
+                    named.insert(s.name.to_string());
+                    self.export_specs.push(ExportSpec { name: s.name.to_string(), data: !exec, ..Default::default() });
+                    self.r.symbols[id].used_in_regular = true;
+                    continue;
+                }
                 _ => continue,
             };
-            if s.pseudo_reloc || self.export_specs.iter().any(|e| e.name == s.name) {
+            if s.pseudo_reloc || named.contains(s.name) {
                 continue;
             }
             let file = &self.r.files[f];
@@ -958,8 +1044,52 @@ impl<'a> Resolver<'a> {
             if !ae.should_export_from(s.name, archive, &file.obj_name) {
                 continue;
             }
+            named.insert(s.name.to_string());
             self.export_specs.push(ExportSpec { name: s.name.to_string(), data: !exec, ..Default::default() });
+            self.r.symbols[id].used_in_regular = true;
         }
+    }
+
+    /// LTO's view of pass 1: every loaded bitcode file (in load order) with lld's COFF
+    /// resolution of each of its symbols — `p` when this file's definition won, `x` when
+    /// native code or the command line sees the symbol (lld/COFF/LTO.cpp sets no `l`, and
+    /// `r` only for `--wrap`, which the COFF flavours do not have).
+    pub fn lto_modules(&self) -> Vec<crate::lto::LtoModule<'_>> {
+        let mut out = Vec::new();
+        for (f, file) in self.r.files.iter().enumerate() {
+            let Kind::Bitcode(b) = &file.kind else { continue };
+            let flags = (0..b.syms.len())
+                .map(|k| {
+                    let name = std::str::from_utf8(b.sym(k).name).unwrap_or("");
+                    let sym = self.r.find(name).map(|id| &self.r.symbols[id]);
+                    let res = crate::lto::resolution::SymRes {
+                        prevailing: !b.sym(k).undefined() && sym.is_some_and(|s| s.def == Def::Bitcode(f, k)),
+                        visible_to_regular: sym.is_some_and(|s| s.used_in_regular),
+                        final_in_unit: false,
+                        linker_redefined: false,
+                    };
+                    res.flags()
+                })
+                .collect();
+            out.push(crate::lto::LtoModule { bitcode: b, flags });
+        }
+        out
+    }
+
+    /// Pass 2: the objects LTO compiled replace the bitcode definitions (lld undefines the
+    /// prevailing bitcode symbols, then reads the new objects like any other input).
+    pub fn add_lto_objects(&mut self, objects: &[crate::input::InputFile]) -> Result<()> {
+        for s in &mut self.r.symbols {
+            if let Def::Bitcode(..) = s.def {
+                s.def = Def::Undefined;
+                s.comdat = false;
+            }
+        }
+        for o in objects {
+            self.add_buffer(o.data, &o.name, "", None);
+        }
+        self.run();
+        if self.errors.is_empty() { Ok(()) } else { Err(Error::many(std::mem::take(&mut self.errors))) }
     }
 
     /// The second pass after LTO: native objects replace the bitcode definitions.
@@ -975,7 +1105,10 @@ impl<'a> Resolver<'a> {
     fn resolve_remaining(&mut self) -> Result<()> {
         let mut undefs = Vec::new();
         for id in 0..self.r.symbols.len() {
-            if self.r.symbols[id].def != Def::Undefined {
+            // Only what native code or the command line refers to matters (lld reports the
+            // undefined symbols object files reference): a reference from bitcode that LTO
+            // optimized away, or an internalized bitcode definition, is not an error.
+            if self.r.symbols[id].def != Def::Undefined || !self.r.symbols[id].used_in_regular {
                 continue;
             }
             // Weak alias chain.

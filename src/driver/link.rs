@@ -34,7 +34,7 @@ const VALUED: &[&str] = &[
 
 /// Options without a value.
 const FLAGS: &[&str] = &[
-    "dll", "nologo", "nodefaultlib", "noentry", "verbose", "lldmingw", "dynamicbase", "nxcompat",
+    "dll", "lldsavetemps", "nologo", "nodefaultlib", "noentry", "verbose", "lldmingw", "dynamicbase", "nxcompat",
     "highentropyva", "largeaddressaware", "fixed", "tsaware", "debug", "wholearchive", "force",
     "incremental", "brepro", "release", "export-all-symbols", "exclude-all-symbols", "auto-import",
     "runtime-pseudo-reloc", "demangle", "wx", "manifest", "build-id", "help", "?", "version",
@@ -156,6 +156,7 @@ pub fn parse(argv: &[String]) -> Result<LinkAction> {
             "errorlimit" => c.error_limit = v.parse().unwrap_or(20),
             "threads" => c.threads = v.parse().ok(),
             "verbose" => c.verbose = true,
+            "lldsavetemps" => c.lto.save_temps = true,
             "lldmingw" => {
                 c.mingw = true;
                 c.auto_import = true;

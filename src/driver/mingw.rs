@@ -72,6 +72,7 @@ const FLAGS: &[&str] = &[
     "nostdlib", "no-keep-memory", "enable-auto-image-base", "disable-auto-image-base",
     "color-diagnostics", "no-color-diagnostics", "fat-lto-objects", "no-fat-lto-objects",
     "guard-cf", "no-guard-cf", "guard-longjmp", "no-guard-longjmp", "time-trace", "###",
+    "save-temps",
 ];
 
 /// Parses a MinGW command line (argv without the program name, response files expanded).
@@ -223,6 +224,7 @@ pub fn parse(argv: &[String]) -> Result<MingwAction> {
             "v" => verbose_v = true,
             "version" => version = true,
             "verbose" => c.verbose = true,
+            "save-temps" => c.lto.save_temps = true,
             "help" => return Ok(MingwAction::Help),
             _ => {} // accepted and without effect for dtld
         }

@@ -61,13 +61,22 @@ pub fn common_args(compiler: &str, prepend: &[String], triple: &str, opt_level: 
     a
 }
 
-/// Checks a backend output: an x86-64 ELF relocatable object with something in it.
+/// Checks a backend output: an x86-64 ELF relocatable object, or an x86-64 COFF object (for
+/// COFF links), with something in it.
 pub fn check_object(data: &[u8]) -> std::result::Result<(), String> {
     if data.is_empty() {
         return Err("the object file is empty".into());
     }
+    if !data.starts_with(b"\x7fELF") && data.len() >= 20 {
+        // COFF: IMAGE_FILE_MACHINE_AMD64 in a regular header, or a /bigobj header.
+        let machine = u16::from_le_bytes([data[0], data[1]]);
+        let bigobj = data[0..4] == [0, 0, 0xff, 0xff] && data.len() >= 8 && u16::from_le_bytes([data[6], data[7]]) == 0x8664;
+        if machine == 0x8664 || bigobj {
+            return Ok(());
+        }
+    }
     if data.len() < 64 || &data[..4] != b"\x7fELF" {
-        return Err("not an ELF file".into());
+        return Err("not an ELF or COFF x86-64 object".into());
     }
     if data[4] != 2 || data[5] != 1 {
         return Err("not a 64-bit little-endian ELF file".into());
@@ -352,7 +361,7 @@ mod tests {
     #[test]
     fn object_checks() {
         assert_eq!(check_object(b""), Err("the object file is empty".into()));
-        assert_eq!(check_object(b"garbage garbage garbage garbage garbage garbage garbage garbage garbage"), Err("not an ELF file".into()));
+        assert_eq!(check_object(b"garbage garbage garbage garbage garbage garbage garbage garbage garbage"), Err("not an ELF or COFF x86-64 object".into()));
     }
 
     #[test]

@@ -249,10 +249,14 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         .map(|m| (m.bitcode.input.name.clone(), String::from_utf8_lossy(m.bitcode.ir.producer).into_owned()))
         .collect();
     let llvm = llvm::discover(opts, &producers)?;
+    let triple = req.modules.first().map(|m| String::from_utf8_lossy(m.bitcode.ir.target_triple).into_owned()).unwrap_or_default();
+    // COFF code is always position-independent (lld/COFF/LTO.cpp: the PIC relocation model on
+    // x86-64), but its remote command line never gets `-fpic` (lld 22's DTLTO rule).
+    let coff = triple.contains("windows") || triple.contains("mingw") || triple.contains("cygwin");
     let cg = CodegenSettings {
         opt_level: opts.opt_level,
         cg_opt_level: opts.cg_opt_level,
-        pic: req.pic,
+        pic: req.pic || coff,
         mcpu: opts.mcpu.clone(),
         mattrs: opts.mattrs.clone(),
         threads: thread_count(opts),
@@ -346,7 +350,6 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
             job_module.push(i);
         }
     }
-    let triple = req.modules.first().map(|m| String::from_utf8_lossy(m.bitcode.ir.target_triple).into_owned()).unwrap_or_default();
     let local_clang = llvm.clang.to_string_lossy().into_owned();
     let common = if dtlto {
         // lld 22's remote command line exactly; without --thinlto-remote-compiler (lld would
@@ -356,7 +359,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
             &opts.remote_compiler_prepend_args,
             &triple,
             opts.opt_level,
-            cg.pic,
+            cg.pic && !coff,
             opts.sample_profile.as_deref(),
             opts.no_pgo_warn_mismatch,
             &opts.remote_compiler_args,
@@ -367,7 +370,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
             &[],
             &triple,
             opts.opt_level,
-            cg.pic,
+            cg.pic && !coff,
             opts.sample_profile.as_deref(),
             opts.no_pgo_warn_mismatch,
             // lld's in-process backends use the static relocation model for non-PIC output;
