@@ -81,6 +81,8 @@ pub struct Symbol {
     /// Native code, the command line (entry, `/include:`, exports) or auto-export can see it:
     /// LTO must keep it (lld's `isUsedInRegularObj`, the `x` resolution bit).
     pub used_in_regular: bool,
+    /// A weak bitcode definition (weak/linkonce linkage): a later strong one replaces it.
+    pub weak_def: bool,
 }
 
 pub enum Kind {
@@ -243,7 +245,7 @@ impl<'a> Resolver<'a> {
         }
         let name: &'static str = Box::leak(name.to_string().into_boxed_str());
         let id = self.r.symbols.len();
-        self.r.symbols.push(Symbol { name, def: Def::Undefined, weak_alias: None, pending_load: false, pseudo_reloc: false, comdat: false, used_in_regular: false });
+        self.r.symbols.push(Symbol { name, def: Def::Undefined, weak_alias: None, pending_load: false, pseudo_reloc: false, comdat: false, used_in_regular: false, weak_def: false });
         self.r.by_name.insert(name, id);
         (id, true)
     }
@@ -580,11 +582,13 @@ impl<'a> Resolver<'a> {
             } else {
                 let (id, new) = self.insert(&n);
                 let def = self.r.symbols[id].def;
-                if new || matches!(def, Def::Undefined | Def::Lazy(..)) {
+                let replaces_weak = matches!(def, Def::Bitcode(..)) && self.r.symbols[id].weak_def && !weak;
+                if new || matches!(def, Def::Undefined | Def::Lazy(..)) || replaces_weak {
                     let s = &mut self.r.symbols[id];
                     s.def = Def::Bitcode(f, k);
                     s.weak_alias = None;
                     s.comdat = comdat;
+                    s.weak_def = weak;
                 } else if !weak && !comdat && !self.r.symbols[id].comdat && !matches!(def, Def::Common(..)) {
                     self.duplicate(id, Some(f));
                 }
@@ -856,8 +860,13 @@ impl<'a> Resolver<'a> {
     /// chosen — what lld has done when it calls `compileBitcodeFiles`.
     pub fn start(&mut self) -> Result<()> {
         let config = self.config;
+        // lld-link's `isWholeArchive`: an input is read whole when the same file (by identity,
+        // not by spelling) is also named as a whole archive; `enqueue_path` skips the repeat.
+        let whole: HashSet<PathBuf> = config.inputs.iter().filter(|i| i.whole_archive).filter_map(|i| std::fs::canonicalize(&i.path).ok()).collect();
         for i in &config.inputs {
-            self.enqueue_path(i.clone());
+            let mut i = i.clone();
+            i.whole_archive |= !whole.is_empty() && std::fs::canonicalize(&i.path).is_ok_and(|p| whole.contains(&p));
+            self.enqueue_path(i);
         }
         for l in &config.default_libs {
             self.add_default_lib(l);
