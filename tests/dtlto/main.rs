@@ -76,7 +76,7 @@
 //! on both sides: `DTLD=/tmp/fake-dtld/dtld cargo test -p dtld-tests --test dtlto` (see
 //! fixtures/README.md for the wrapper).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::fs;
 use std::io::Read;
@@ -188,6 +188,7 @@ fn main() {
         vs_lld(t, Variant::Options)
     });
     add("job-file/layout/dtld-only", true, layout);
+    add("job-file/vs-lld-link/msvc", false, vs_lld_link);
     add("distributor/dtld-distribute-with-lld", false, |t| {
         with_dtld_distribute(t, Linker::Lld)
     });
@@ -988,6 +989,108 @@ fn vs_lld(t: &Work, variant: Variant) -> Result<(), String> {
             ours.text,
             theirs.text
         ))
+    }
+}
+
+/// lld-link's flavour (MSVC targets): dtld run under the name `lld-link` with lld-link's
+/// DTLTO options against lld-link-22, on self-contained `x86_64-pc-windows-msvc` bitcode
+/// (`/entry:main /nodefaultlib`: no Windows SDK here). The job files must agree as for ELF
+/// (no `-fpic` for COFF), lld-link's missing-remote-compiler error must match, and both images
+/// must run under wine with the same exit code.
+fn vs_lld_link(t: &Work) -> Result<(), String> {
+    let lld_link = llvm("lld-link");
+    if !lld_link.is_file() {
+        return Err(format!("{} is missing (install lld-22)", lld_link.display()));
+    }
+    // dtld selects the lld-link flavour by its program name, like lld.
+    let dtld_link = t.path("tools/lld-link");
+    fs::create_dir_all(t.path("tools")).map_err(|e| e.to_string())?;
+    std::os::unix::fs::symlink(&t.ctx.dtld, &dtld_link).map_err(|e| format!("symlink {}: {e}", dtld_link.display()))?;
+    let sources = [
+        ("main.c", "int mid(int);\nint leaf(int);\nint main(void) { return mid(3) + leaf(4); }\n"),
+        ("mid.c", "int leaf(int);\nint mid(int x) { return leaf(x) * 2; }\n"),
+        ("leaf.c", "int leaf(int x) { return x + 1; }\n"),
+    ];
+    let mut calls = Vec::new();
+    for linker in [Linker::Dtld, Linker::Lld] {
+        let dir = t.path(linker.name());
+        for (name, text) in sources {
+            t.write(&format!("{}/{name}", linker.name()), text)?;
+            let obj = name.replace(".c", ".obj");
+            t.ok(&mut compile_cmd(&dir, name, &obj, &["--target=x86_64-pc-windows-msvc", "-flto=thin", "-O2"]))?;
+        }
+        let rec = t.recorder(&format!("rec-link-{}", linker.name()), "run")?;
+        let program = match linker {
+            Linker::Dtld => dtld_link.clone(),
+            Linker::Lld => lld_link.clone(),
+        };
+        let base = |cmd: &mut Command| {
+            cmd.current_dir(&dir).args(["/entry:main", "/nodefaultlib", "/subsystem:console", "/out:prog.exe", "main.obj", "mid.obj", "leaf.obj"]);
+        };
+        // Without /thinlto-remote-compiler: lld-link's own error.
+        let mut cmd = Command::new(&program);
+        base(&mut cmd);
+        cmd.arg(format!("/thinlto-distributor:{}", rec.script.display()));
+        let o = t.run(&mut cmd)?;
+        let want = "A value must be specified for /thinlto-remote-compiler if /thinlto-distributor is specified.";
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        if o.status.map_or(true, |s| s.success()) || !stderr.contains(want) {
+            return Err(format!("{}: without /thinlto-remote-compiler: exit {:?}, stderr {stderr:?}; expected lld-link's error '{want}'", linker.name(), o.status.and_then(|s| s.code())));
+        }
+        let mut cmd = Command::new(&program);
+        base(&mut cmd);
+        cmd.arg(format!("/thinlto-distributor:{}", rec.script.display()))
+            .arg("/thinlto-distributor-arg:a")
+            .arg("-thinlto-distributor-arg:b")
+            .arg(format!("/thinlto-remote-compiler:{}", llvm("clang").display()))
+            .arg("/thinlto-remote-compiler-arg:-fno-ident");
+        t.ok(&mut cmd)?;
+        let call = rec.one_call(linker.name())?;
+        if call.argv.len() != 4 || call.argv[1..3] != ["a".to_string(), "b".to_string()] {
+            return Err(format!("{}: distributor argv {:?}, expected [<distributor>, a, b, <job file>]", linker.name(), call.argv));
+        }
+        calls.push((call, dir));
+    }
+    let ((ours, our_dir), (theirs, their_dir)) = (&calls[0], &calls[1]);
+    let our_jobs = parse_job_file(&ours.text, &ours.json).map_err(|e| format!("dtld's job file:\n{e}\n{}", ours.text))?;
+    let their_jobs = parse_job_file(&theirs.text, &theirs.json).map_err(|e| format!("lld-link's job file (trial bug?):\n{e}\n{}", theirs.text))?;
+    let mut problems = Vec::new();
+    for key in ["linker_output", "args", "inputs"] {
+        if ours.json["common"][key] != theirs.json["common"][key] {
+            problems.push(format!("common.{key} differs:\n  dtld:     {}\n  lld-link: {}", ours.json["common"][key], theirs.json["common"][key]));
+        }
+    }
+    if theirs.json["common"]["args"].as_array().is_some_and(|a| a.iter().any(|s| s == "-fpic")) {
+        problems.push("lld-link put -fpic in common.args (trial bug?)".into());
+    }
+    let (a, b) = (import_map(&our_jobs, "prog.exe"), import_map(&their_jobs, "prog.exe"));
+    if b.len() != 3 || b.iter().all(|(_, imports)| imports.is_empty()) {
+        return Err(format!("lld-link's jobs {b:?}: expected 3 modules with some importing (trial bug?)"));
+    }
+    let sorted = |m: &[(String, BTreeSet<String>)]| m.iter().cloned().collect::<BTreeMap<_, _>>();
+    if sorted(&a) != sorted(&b) {
+        problems.push(format!("modules and their import sources differ:\n  dtld:     {a:?}\n  lld-link: {b:?}"));
+    }
+    // Both images run (wine) and exit with main's value: mid(3) + leaf(4) = 8 + 5.
+    let wine = PathBuf::from(std::env::var_os("DTLD_WINE").unwrap_or_else(|| "/usr/lib/wine/wine64".into()));
+    if wine.is_file() {
+        for dir in [our_dir, their_dir] {
+            let mut cmd = Command::new(&wine);
+            cmd.current_dir(dir).arg("prog.exe").env("WINEDEBUG", "-all").env("WINEPREFIX", t.ctx.root.join(".wine"));
+            let o = t.run(&mut cmd)?;
+            let code = o.status.and_then(|s| s.code());
+            if code != Some(13) {
+                problems.push(format!("{}/prog.exe exited with {code:?} under wine, expected 13", dir.display()));
+            }
+        }
+        let _ = Command::new(wine.with_file_name("wineserver")).arg("-k").env("WINEPREFIX", t.ctx.root.join(".wine")).status();
+    } else {
+        problems.push(format!("{} is missing (install wine64)", wine.display()));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{}\ndtld's job file: {}\nlld-link's job file: {}", problems.join("\n"), ours.text, theirs.text))
     }
 }
 
