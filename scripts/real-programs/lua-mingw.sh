@@ -13,6 +13,9 @@
 # Env:   LUA_SRC_METHOD=auto|apt|pool     how to fetch the source (default auto; see lua.sh)
 #        LUA_MINGW_LTO=thin               compile to ThinLTO bitcode and link with -flto=thin
 #                                         (in-process on both sides; default: native objects)
+#        LUA_MINGW_DTLTO=<distributor>    with LUA_MINGW_LTO=thin: dtld's links use DTLTO through
+#                                         this distributor (ld.lld-22's MinGW driver rejects
+#                                         --thinlto-distributor, so its side stays in-process)
 #        DTLD_WINE=<wine64>               wine's loader (default /usr/lib/wine/wine64)
 # Work (objects, the two builds, results, the wine prefix) lives under
 # target/real-programs/lua-mingw/; the wine prefix is created on the first run (~5 s) and the
@@ -35,6 +38,13 @@ case ${LUA_MINGW_LTO:-} in
     thin) LTO_FLAGS=(-flto=thin); VARIANT=lto-thin ;;
     *) echo "lua-mingw: error: LUA_MINGW_LTO must be thin, not '$LUA_MINGW_LTO'" >&2; exit 2 ;;
 esac
+DIST_FLAGS=()
+if [ -n "${LUA_MINGW_DTLTO:-}" ]; then
+    [ "$VARIANT" = lto-thin ] || { echo "lua-mingw: error: LUA_MINGW_DTLTO needs LUA_MINGW_LTO=thin" >&2; exit 2; }
+    case $LUA_MINGW_DTLTO in /*) ;; *) LUA_MINGW_DTLTO=$PWD/$LUA_MINGW_DTLTO ;; esac
+    [ -x "$LUA_MINGW_DTLTO" ] || { echo "lua-mingw: error: distributor not executable: $LUA_MINGW_DTLTO" >&2; exit 2; }
+    DIST_FLAGS=(-fthinlto-distributor="$LUA_MINGW_DTLTO"); VARIANT=dtlto
+fi
 WINE=${DTLD_WINE:-/usr/lib/wine/wine64}
 WINESERVER=$(dirname "$WINE")/wineserver
 [ -x "$WINE" ] || { echo "lua-mingw: error: wine's loader $WINE is missing (scripts/setup.sh installs wine64)" >&2; exit 2; }
@@ -74,14 +84,16 @@ compile() {  # $1 = obj dir, rest = extra flags
     done
 }
 start=$SECONDS
-compile obj-dll-$VARIANT -DLUA_BUILD_AS_DLL
-compile obj-static-$VARIANT
-CORE=$(cd "$BUILD/obj-static-$VARIANT" && ls *.o | grep -vx 'lua.o\|luac.o')
-rm -f "$BUILD/obj-static-$VARIANT/liblua.a"
+# The DTLTO variant links the same bitcode as lto-thin.
+OBJV=$VARIANT; [ "$VARIANT" = dtlto ] && OBJV=lto-thin
+compile obj-dll-$OBJV -DLUA_BUILD_AS_DLL
+compile obj-static-$OBJV
+CORE=$(cd "$BUILD/obj-static-$OBJV" && ls *.o | grep -vx 'lua.o\|luac.o')
+rm -f "$BUILD/obj-static-$OBJV/liblua.a"
 # shellcheck disable=SC2086
-(cd "$BUILD/obj-static-$VARIANT" && llvm-ar-22 rcs liblua.a $CORE)
+(cd "$BUILD/obj-static-$OBJV" && llvm-ar-22 rcs liblua.a $CORE)
 if [ ${#LTO_FLAGS[@]} -gt 0 ]; then
-    for o in "$BUILD"/obj-*-$VARIANT/*.o; do
+    for o in "$BUILD"/obj-*-$OBJV/*.o; do
         [ "$(head -c 4 "$o" | od -An -tx1 | tr -d ' \n')" = 4243c0de ] || {
             log "error: $o is not LLVM bitcode (LUA_MINGW_LTO)"; exit 1; }
     done
@@ -97,8 +109,10 @@ record() {  # $1 = ok|fail, $2 = name, [$3 = detail]
         fail=$((fail + 1)); failures+=("$2"); echo "  FAIL $2${3:+: $3}"; fi
 }
 
-link() {  # $1 = side name, $2 = -fuse-ld value
-    local name=$1 ld=$2 out=$BUILD/bin-$VARIANT/$1 dll=$BUILD/obj-dll-$VARIANT st=$BUILD/obj-static-$VARIANT
+link() {  # $1 = side name, $2 = -fuse-ld value, rest = extra link flags
+    local name=$1 ld=$2 out=$BUILD/bin-$VARIANT/$1 dll=$BUILD/obj-dll-$OBJV st=$BUILD/obj-static-$OBJV
+    shift 2
+    local LTO_FLAGS=("${LTO_FLAGS[@]}" "$@")
     rm -rf "$out" && mkdir -p "$out"
     # shellcheck disable=SC2046
     (cd "$out" && clang-22 "$TRIPLE" -fuse-ld="$ld" "${LTO_FLAGS[@]}" -shared -s \
@@ -151,7 +165,7 @@ compare_runs() {  # $1 = name, $2 = tested prefix, $3 = reference (lld) prefix, 
 V=$VARIANT
 log "$V: linking lua54.dll, lua.exe and luac.exe with dtld and with ld.lld-22 (MinGW)"
 if ! link lld lld; then record fail "$V/link-lld" "reference link failed"
-elif ! link dtld "$DTLD"; then record fail "$V/link-dtld" "dtld link failed"
+elif ! link dtld "$DTLD" "${DIST_FLAGS[@]}"; then record fail "$V/link-dtld" "dtld link failed"
 else
     record ok "$V/link"
     D=$BUILD/bin-$V/dtld; L=$BUILD/bin-$V/lld
