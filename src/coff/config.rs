@@ -98,6 +98,9 @@ pub struct CoffConfig {
     pub file_align: u32,
     pub section_align: u32,
     pub out_implib: Option<PathBuf>,
+    /// `LIBRARY`/`NAME` of a `.def` file: the DLL name the import library refers to (lld's
+    /// `importName`); `None` uses the output's file name.
+    pub import_name: Option<String>,
     pub export_all: bool,
     pub exclude_all: bool,
     pub exclude_symbols: Vec<String>,
@@ -124,6 +127,9 @@ pub struct CoffConfig {
     /// `/timestamp:` / `--no-insert-timestamp` (0).
     pub timestamp: Option<u32>,
     pub print_version: bool,
+    /// `/opt:ref` (`Some(true)`, MinGW `--gc-sections`) or `/opt:noref`; `None` is lld-link's
+    /// default: collect unless debug information is kept.
+    pub gc: Option<bool>,
 }
 
 impl CoffConfig {
@@ -151,6 +157,7 @@ impl CoffConfig {
             file_align: 512,
             section_align: 4096,
             out_implib: None,
+            import_name: None,
             export_all: false,
             exclude_all: false,
             exclude_symbols: Vec::new(),
@@ -174,12 +181,18 @@ impl CoffConfig {
             lto: CoffLto::default(),
             timestamp: None,
             print_version: false,
+            gc: None,
         }
     }
 
     /// The image base: `/base:` or lld-link's default (EXE 0x140000000, DLL 0x180000000).
     pub fn image_base(&self) -> u64 {
         self.image_base.unwrap_or(if self.dll { 0x1_8000_0000 } else { 0x1_4000_0000 })
+    }
+
+    /// Whether unreferenced COMDAT sections are dropped (lld-link's `doGC`).
+    pub fn do_gc(&self) -> bool {
+        self.gc.unwrap_or(self.debug == DebugMode::None)
     }
 
     /// Whether the image can be rebased (has a `.reloc` section).

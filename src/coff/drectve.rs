@@ -101,6 +101,16 @@ pub struct ExportSpec {
     pub forward_to: Option<String>,
     /// `EXPORTAS,exportname`: the name the DLL exports.
     pub export_as: Option<String>,
+    /// `==name` in a `.def` file: the name the import library imports
+    /// (`IMPORT_NAME_EXPORTAS` there); the DLL still exports `name`.
+    pub import_name: Option<String>,
+}
+
+impl ExportSpec {
+    /// The name in the DLL's export table (lld's `exportName`): `EXPORTAS` wins.
+    pub fn table_name(&self) -> &str {
+        self.export_as.as_deref().filter(|s| !s.is_empty()).unwrap_or(&self.name)
+    }
 }
 
 /// Windows command-line tokenizer (LLVM's `tokenizeWindowsCommandLineImpl`

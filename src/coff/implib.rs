@@ -232,6 +232,10 @@ pub struct ImplibExport {
     /// `EXPORTAS`: import this name from the DLL
     /// (`IMPORT_NAME_EXPORTAS`) while linking against `name`.
     pub export_as: Option<String>,
+    /// `==name` of a `.def` file: import this name from the DLL. LLVM's
+    /// writer puts such a member after all the others (its "renames"),
+    /// with `IMPORT_NAME_EXPORTAS`, unless it equals `name`.
+    pub import_name: Option<String>,
 }
 
 /// `llvm::sys::path::filename` on a POSIX host.
@@ -570,7 +574,13 @@ pub fn write_import_library(dll_name: &str, exports: &[ImplibExport]) -> Vec<u8>
             symbols: vec![thunk_sym.clone()],
         },
     ];
-    for e in exports.iter().filter(|e| !e.private) {
+    let renamed = |e: &&ImplibExport| !e.noname && e.export_as.as_deref().is_none_or(str::is_empty) && e.import_name.as_deref().is_some_and(|n| !n.is_empty() && n != e.name);
+    let regular = exports.iter().filter(|e| !e.private && !renamed(e));
+    // LLVM's deferred renames. (When another export of this library already
+    // imports that name, LLVM writes weak-external aliases instead; dtld
+    // does not, and imports the name directly.)
+    let renames = exports.iter().filter(|e| !e.private && renamed(e));
+    for e in regular.chain(renames) {
         let kind = if e.constant {
             IMPORT_OBJECT_CONST
         } else if e.data {
@@ -581,6 +591,8 @@ pub fn write_import_library(dll_name: &str, exports: &[ImplibExport]) -> Vec<u8>
         let (name_type, export_name) = if e.noname {
             (IMPORT_OBJECT_ORDINAL, "")
         } else if let Some(as_name) = e.export_as.as_deref().filter(|s| !s.is_empty()) {
+            (IMPORT_OBJECT_NAME_EXPORTAS, as_name)
+        } else if let Some(as_name) = e.import_name.as_deref().filter(|n| !n.is_empty() && *n != e.name) {
             (IMPORT_OBJECT_NAME_EXPORTAS, as_name)
         } else {
             (IMPORT_OBJECT_NAME, "")

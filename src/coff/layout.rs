@@ -108,7 +108,8 @@ pub struct Layout<'a> {
 /// lld's `getOutputSectionName`.
 fn output_name(name: &str) -> &str {
     let s = name.split('$').next().unwrap_or(name);
-    match s[1.min(s.len())..].find('.') {
+    // Bytes, not chars: a corrupt name may start with a multi-byte character.
+    match s.bytes().skip(1).position(|b| b == b'.') {
         Some(p) => &s[..p + 1],
         None => s,
     }
@@ -286,7 +287,7 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
                 }
                 ChunkSrc::Common(idx) => {
                     let size = obj.symbols[idx as usize].value;
-                    let align = size.next_power_of_two().min(32);
+                    let align = (size as u64).next_power_of_two().min(32) as u32;
                     let c = l.add_chunk(ChunkKind::Common { file: f, sym: idx }, size, align, false);
                     l.common_chunk.push((f, idx, c));
                     (".bss".to_string(), BSS | R | W, c)
@@ -379,7 +380,7 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
         if imp.kind != super::implib::ImportKind::Code {
             continue;
         }
-        if r.find(&imp.symbol).map(|id| r.symbols[id].def) != Some(Def::ImportThunk(f)) {
+        if r.find(&imp.symbol).map(|id| r.symbols[id].def) != Some(Def::ImportThunk(f)) || r.gc_dead_thunks.contains(&f) {
             continue;
         }
         let c = l.add_chunk(ChunkKind::ImportThunk(f), arch::IMPORT_THUNK_SIZE as u32, 16, true);
@@ -450,7 +451,7 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
     if !r.exports.is_empty() && osecs[edata_sec].chunks.is_empty() {
         let mut ex = Vec::new();
         for (e, _) in &r.exports {
-            ex.push(Export { name: e.name.clone(), ordinal: e.ordinal, rva: 0, forward: None, data: e.data, private: e.private, noname: e.noname });
+            ex.push(Export { name: e.table_name().to_string(), ordinal: e.ordinal, rva: 0, forward: e.forward_to.clone(), data: e.data, private: e.private, noname: e.noname });
         }
         super::exports::assign_ordinals(&mut ex).map_err(Error::new)?;
         let size = super::exports::edata_size(&l.dll_name, &ex);
@@ -580,7 +581,10 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
     }
     let mut ex = std::mem::take(&mut l.exports);
     for e in &mut ex {
-        let id = r.exports.iter().find(|(s, _)| s.name == e.name).map(|(_, id)| *id);
+        if e.forward.is_some() {
+            continue;
+        }
+        let id = r.exports.iter().find(|(s, _)| s.table_name() == e.name).map(|(_, id)| *id);
         e.rva = id.and_then(|id| l.sym_rva(id)).unwrap_or(0) as u32;
     }
     l.exports = ex;

@@ -15,10 +15,13 @@
 //! `idata.rs`, `pseudoreloc.rs`, `exports.rs`, `baserel.rs`, `implib.rs` and `drectve.rs` are the
 //! pure table formats.
 
+pub mod armap;
 pub mod baserel;
 pub mod config;
+pub mod deffile;
 pub mod drectve;
 pub mod exports;
+pub mod gc;
 pub mod idata;
 pub mod implib;
 pub mod layout;
@@ -64,11 +67,22 @@ fn write_implib(l: &layout::Layout, path: &std::path::Path) -> Result<()> {
     let exports: Vec<implib::ImplibExport> = l
         .exports
         .iter()
-        .map(|e| {
-            let explicit = l.r.exports.iter().find(|(s, _)| s.name == e.name).and_then(|(s, _)| s.ordinal).unwrap_or(0);
-            implib::ImplibExport { name: e.name.clone(), ordinal: explicit, data: e.data, noname: e.noname, private: e.private, ..Default::default() }
+        .map(|e| match l.r.exports.iter().find(|(s, _)| s.table_name() == e.name) {
+            // lld's createImportLibrary: the symbol is the export's own name; `EXPORTAS` (or a
+            // `.def` file's `==name`) is what the DLL is asked for.
+            Some((s, _)) => implib::ImplibExport {
+                name: s.name.clone(),
+                ordinal: s.ordinal.unwrap_or(0),
+                data: e.data,
+                noname: e.noname,
+                private: e.private,
+                constant: s.constant,
+                export_as: s.export_as.clone(),
+                import_name: s.import_name.clone(),
+            },
+            None => implib::ImplibExport { name: e.name.clone(), data: e.data, noname: e.noname, private: e.private, ..Default::default() },
         })
         .collect();
-    let bytes = implib::write_import_library(&l.dll_name, &exports);
+    let bytes = implib::write_import_library(&deffile::import_dll_name(l.config, &l.dll_name), &exports);
     std::fs::write(path, bytes).map_err(|e| Error::new(format!("failed to write {}: {}", path.display(), crate::io_error(&e))))
 }

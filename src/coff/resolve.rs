@@ -148,6 +148,8 @@ pub struct Resolved {
     pub subsystem: u16,
     /// `__imp_` symbols bound to local definitions, in creation order.
     pub local_imports: Vec<SymId>,
+    /// Short imports whose thunk `--gc-sections` found unreferenced (`gc.rs`).
+    pub gc_dead_thunks: HashSet<FileId>,
 }
 
 impl Resolved {
@@ -192,25 +194,6 @@ fn is_crtend(name: &str) -> bool {
     !s.is_empty() && s[..s.len() - 1].ends_with("crtend")
 }
 
-/// Reads the GNU/COFF archive symbol table (the first `/` member): (name, member offset).
-fn armap(data: &[u8]) -> Option<Vec<(&str, usize)>> {
-    if data.len() < 68 || &data[8..10] != b"/ " {
-        return None;
-    }
-    let size: usize = std::str::from_utf8(&data[56..66]).ok()?.trim().parse().ok()?;
-    let body = data.get(68..68 + size)?;
-    let n = u32::from_be_bytes(body.get(0..4)?.try_into().ok()?) as usize;
-    let offs = body.get(4..4 + 4 * n)?;
-    let mut names = body.get(4 + 4 * n..)?.split(|&b| b == 0);
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let off = u32::from_be_bytes(offs[4 * i..4 * i + 4].try_into().ok()?) as usize;
-        let name = std::str::from_utf8(names.next()?).ok()?;
-        out.push((name, off));
-    }
-    Some(out)
-}
-
 impl<'a> Resolver<'a> {
     pub fn new(config: &'a CoffConfig) -> Resolver<'a> {
         Resolver {
@@ -226,6 +209,7 @@ impl<'a> Resolver<'a> {
                 exclude_symbols: config.exclude_symbols.clone(),
                 subsystem: 0,
                 local_imports: Vec::new(),
+                gc_dead_thunks: HashSet::new(),
             },
             archives: Vec::new(),
             queue: VecDeque::new(),
@@ -440,8 +424,15 @@ impl<'a> Resolver<'a> {
         if data.starts_with(crate::input::archive::MAGIC) || data.starts_with(crate::input::archive::THIN_MAGIC) {
             let members = match crate::input::archive::parse(data) {
                 Ok(m) => m,
-                Err(e) => {
+                Err(e) if input.whole_archive => {
                     self.errors.extend(e.context(&path).messages);
+                    return;
+                }
+                Err(e) => {
+                    // lld/COFF reads a lazy archive with `CHECK(Archive::create(mb), this)`:
+                    // `<archive>: <reason>` without ELF's "failed to parse archive:".
+                    let strip = |m: String| m.strip_prefix("failed to parse archive: ").or_else(|| m.strip_prefix("Archive::children failed: ")).map(str::to_string).unwrap_or(m);
+                    self.errors.extend(e.messages.into_iter().map(|m| format!("{path}: {}", strip(m))));
                     return;
                 }
             };
@@ -473,7 +464,7 @@ impl<'a> Resolver<'a> {
                 }
                 return;
             }
-            match armap(data) {
+            match super::armap::symbols(data) {
                 Some(syms) => {
                     for (name, off) in syms {
                         self.add_lazy(name, a, off);
@@ -992,6 +983,10 @@ impl<'a> Resolver<'a> {
         if !self.duplicates.is_empty() {
             return Err(Error::many(self.duplicates));
         }
+        if config.do_gc() {
+            let roots = super::gc::roots(&self.r, config, &self.include, &self.alternate_names);
+            super::gc::mark_live(&mut self.r, &roots, config.mingw);
+        }
         Ok(self.r)
     }
 
@@ -1176,12 +1171,28 @@ impl<'a> Resolver<'a> {
         if undefs.is_empty() {
             return Ok(());
         }
+        // lld's reportProblemSymbols: undefined GC roots (entry, `/include:`, exports) first, as
+        // `<root>: undefined symbol: x`; then the symbols object files reference.
         let mut msgs = Vec::new();
-        for id in undefs {
-            msgs.push(self.undefined_message(id));
+        let mut roots: Vec<SymId> = self.r.entry.into_iter().collect();
+        roots.extend(self.include.iter().filter_map(|n| self.r.find(n)));
+        roots.extend(self.export_specs.iter().filter(|e| e.forward_to.is_none()).filter_map(|e| self.r.find(e.internal.as_deref().unwrap_or(&e.name))));
+        let mut root_undefs = HashSet::new();
+        for id in roots {
+            if undefs.contains(&id) && root_undefs.insert(id) {
+                msgs.push(format!("<root>: undefined symbol: {}", demangle(self.r.symbols[id].name)));
+            }
         }
+        for id in undefs {
+            let m = self.undefined_message(id);
+            if root_undefs.contains(&id) && !m.contains('\n') {
+                continue;
+            }
+            msgs.push(m);
+        }
+        // lld separates a multi-line diagnostic from the next by a blank line.
         let n = msgs.len();
-        let mut out: Vec<String> = msgs.into_iter().enumerate().map(|(i, m)| if i + 1 < n { format!("{m}\n") } else { m }).collect();
+        let mut out: Vec<String> = msgs.into_iter().enumerate().map(|(i, m)| if i + 1 < n && m.contains('\n') { format!("{m}\n") } else { m }).collect();
         if out.len() > self.config.error_limit && self.config.error_limit > 0 {
             out.truncate(self.config.error_limit);
             out.push("too many errors emitted, stopping now (use /errorlimit:0 to see all errors)".into());
@@ -1246,6 +1257,10 @@ impl<'a> Resolver<'a> {
         if total > refs.len() {
             m.push_str(&format!("\n>>> referenced {} more times", total - refs.len()));
         }
+        // lld's hint for a dllimport reference that only an archive's plain definition matches.
+        if let Some(Def::Lazy(a, _)) = name.strip_prefix("__imp_").and_then(|n| self.r.find(n)).map(|t| self.r.symbols[t].def) {
+            m.push_str(&format!("\nNOTE: a relevant symbol '{}' is available in {} but cannot be used because it is not an import library.", &name[6..], self.archives[a].path));
+        }
         m
     }
 }
@@ -1272,7 +1287,12 @@ use ::object::pe as object_pe;
 
 /// Itanium names as lld's `-demangle` (the MinGW default) prints them.
 fn demangle(name: &str) -> String {
-    String::from_utf8_lossy(&crate::elf::version_script::demangle(name.as_bytes())).into_owned()
+    // lld's maybeDemangleSymbol: `__imp_x` reads `__declspec(dllimport) x`.
+    let (prefix, rest) = match name.strip_prefix("__imp_") {
+        Some(r) => ("__declspec(dllimport) ", r),
+        None => ("", name),
+    };
+    format!("{prefix}{}", String::from_utf8_lossy(&crate::elf::version_script::demangle(rest.as_bytes())))
 }
 
 /// lld's `readSection` filter: sections that never become chunks.

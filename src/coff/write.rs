@@ -111,16 +111,18 @@ fn build_symtab(l: &Layout) -> Symtab {
                         }
                         let Some(c) = l.sym_chunk(id) else { continue };
                         let Some(rva) = l.sym_rva(id) else { continue };
-                        let os = &l.osecs[l.chunks[c].osec];
-                        entries.push((s.name, rva as u32 - os.rva, os.index as i16, typ, class));
+                        // A chunk of a section removed for being empty: lld writes no symbol.
+                        let Some(os) = l.osecs.get(l.chunks[c].osec) else { continue };
+                        entries.push((s.name, (rva as u32).wrapping_sub(os.rva), os.index as i16, typ, class));
                         if let Def::ImportThunk(imp) = s.def {
                             let n = format!("__imp_{}", super::idata::import(l.r, imp).symbol);
                             if let Some(iid) = l.r.find(&n) {
                                 if !written[iid] {
                                     written[iid] = true;
                                     if let (Some(c), Some(rva)) = (l.sym_chunk(iid), l.sym_rva(iid)) {
-                                        let os = &l.osecs[l.chunks[c].osec];
-                                        entries.push((l.r.symbols[iid].name, rva as u32 - os.rva, os.index as i16, 0, pe::IMAGE_SYM_CLASS_EXTERNAL));
+                                        if let Some(os) = l.osecs.get(l.chunks[c].osec) {
+                                            entries.push((l.r.symbols[iid].name, (rva as u32).wrapping_sub(os.rva), os.index as i16, 0, pe::IMAGE_SYM_CLASS_EXTERNAL));
+                                        }
                                     }
                                 }
                             }
@@ -130,9 +132,9 @@ fn build_symtab(l: &Layout) -> Symtab {
                         if raw.secdef.is_some() || raw.class == pe::IMAGE_SYM_CLASS_LABEL {
                             continue;
                         }
-                        let Some(c) = l.sec_chunk[f][sec as usize - 1] else { continue };
-                        let os = &l.osecs[l.chunks[c].osec];
-                        entries.push((raw.name, l.chunks[c].rva + value - os.rva, os.index as i16, raw.typ, raw.class));
+                        let Some(c) = l.sec_chunk[f].get((sec as usize).wrapping_sub(1)).copied().flatten() else { continue };
+                        let Some(os) = l.osecs.get(l.chunks[c].osec) else { continue };
+                        entries.push((raw.name, l.chunks[c].rva.wrapping_add(value).wrapping_sub(os.rva), os.index as i16, raw.typ, raw.class));
                     }
                     SymRef::Absolute(v) => entries.push((raw.name, v, -1, raw.typ, raw.class)),
                     SymRef::None => {}
@@ -512,8 +514,15 @@ fn write_sections(l: &Layout, b: &mut [u8], errors: &mut Vec<String>) {
 /// lld's `sortExceptionTable`: `.pdata` entries by function start.
 fn sort_pdata(l: &Layout, b: &mut [u8]) -> Result<()> {
     let Some((a, z)) = l.pdata else { return Ok(()) };
+    // An empty `.pdata` was removed with the other empty sections.
+    if l.osecs.get(l.chunks[a].osec).is_none() || l.osecs.get(l.chunks[z].osec).is_none() {
+        return Ok(());
+    }
     let start = chunk_off(l, a);
     let end = chunk_off(l, z) + l.chunks[z].size as usize;
+    if end < start || end > b.len() {
+        return Err(Error::new(format!("unexpected .pdata layout: {start:#x}..{end:#x}")));
+    }
     if (end - start) % 12 != 0 {
         return Err(Error::new(format!("unexpected .pdata size: {} is not a multiple of 12", end - start)));
     }

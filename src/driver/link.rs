@@ -48,6 +48,7 @@ pub fn parse(argv: &[String]) -> Result<LinkAction> {
     let mut whole_all = false;
     let mut whole_paths = Vec::new();
     let mut inputs = Vec::new();
+    let mut def_file = None;
     for a in &args {
         let prefixed = a.starts_with('/') || a.starts_with('-');
         let body = if prefixed { &a[1..] } else { a.as_str() };
@@ -124,6 +125,16 @@ pub fn parse(argv: &[String]) -> Result<LinkAction> {
                 Err(e) => errors.push(e),
             },
             "implib" => c.out_implib = Some(PathBuf::from(v)),
+            "opt" => {
+                for o in v.split(',') {
+                    match o.to_ascii_lowercase().as_str() {
+                        "ref" => c.gc = Some(true),
+                        "noref" => c.gc = Some(false),
+                        _ => {}
+                    }
+                }
+            }
+            "def" => def_file = Some(v),
             "machine" => {
                 if !v.eq_ignore_ascii_case("x64") && !v.eq_ignore_ascii_case("amd64") {
                     errors.push(format!("unknown /machine argument: {v}"));
@@ -184,14 +195,21 @@ pub fn parse(argv: &[String]) -> Result<LinkAction> {
     if !errors.is_empty() {
         return Err(Error::many(errors));
     }
-    if !have_input {
+    if !have_input && def_file.is_none() {
         crate::bail!("no input files");
+    }
+    if let Some(d) = &def_file {
+        // lld-link's `parseModuleDefs` (after `/export:`, before the inputs are read).
+        crate::coff::deffile::apply(&mut c, std::path::Path::new(d)).map_err(Error::new)?;
+        if !have_input {
+            c.no_entry = true;
+        }
     }
     for i in inputs {
         let whole = whole_all || whole_paths.contains(&i);
         c.inputs.push(CoffInput { path: PathBuf::from(i), whole_archive: whole });
     }
-    if c.output.as_os_str().is_empty() {
+    if c.output.as_os_str().is_empty() && !c.inputs.is_empty() {
         // lld-link names the output after the first input.
         let first = c.inputs[0].path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         c.output = PathBuf::from(format!("{first}.{}", if c.dll { "dll" } else { "exe" }));

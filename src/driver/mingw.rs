@@ -80,6 +80,8 @@ pub fn parse(argv: &[String]) -> Result<MingwAction> {
     let args = crate::driver::args::expand_response_files(argv)?;
     let mut c = CoffConfig::new(true);
     c.debug = DebugMode::Dwarf;
+    // lld's MinGW driver always passes `-opt:ref` or `-opt:noref`.
+    c.gc = Some(false);
     c.build_id = true;
     c.alternate_names.push(("__image_base__".into(), "__ImageBase".into()));
     let mut errors = Vec::new();
@@ -97,6 +99,7 @@ pub fn parse(argv: &[String]) -> Result<MingwAction> {
     let (mut os_major, mut os_minor) = (None::<String>, None::<String>);
     let (mut ss_major, mut ss_minor) = (None::<String>, None::<String>);
     let mut subsystem: Option<String> = None;
+    let (mut strip_all, mut strip_debug, mut build_id) = (false, false, None::<bool>);
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
@@ -196,8 +199,10 @@ pub fn parse(argv: &[String]) -> Result<MingwAction> {
             "shared" | "dll" => c.dll = true,
             "whole-archive" => pos.push(Pos::Whole(true)),
             "no-whole-archive" => pos.push(Pos::Whole(false)),
-            "s" | "strip-all" => c.debug = DebugMode::None,
-            "S" | "strip-debug" => c.debug = DebugMode::Symtab,
+            "gc-sections" => c.gc = Some(true),
+            "no-gc-sections" => c.gc = Some(false),
+            "s" | "strip-all" => strip_all = true,
+            "S" | "strip-debug" => strip_debug = true,
             "export-all-symbols" => c.export_all = true,
             "exclude-all-symbols" => c.exclude_all = true,
             "enable-auto-import" => c.auto_import = true,
@@ -217,8 +222,8 @@ pub fn parse(argv: &[String]) -> Result<MingwAction> {
             "disable-reloc-section" => c.fixed = true,
             "insert-timestamp" => c.timestamp = None,
             "no-insert-timestamp" => c.timestamp = Some(0),
-            "build-id" => c.build_id = v != "none",
-            "no-build-id" => c.build_id = false,
+            "build-id" => build_id = Some(v != "none"),
+            "no-build-id" => build_id = Some(false),
             "allow-multiple-definition" => c.allow_multiple = true,
             "no-allow-multiple-definition" => c.allow_multiple = false,
             "v" => verbose_v = true,
@@ -229,6 +234,16 @@ pub fn parse(argv: &[String]) -> Result<MingwAction> {
             _ => {} // accepted and without effect for dtld
         }
     }
+    // lld's MinGW driver: `-S` keeps the symbol table, `-s` drops it too; either one drops the
+    // build id unless `--build-id` asks for it.
+    c.debug = if strip_debug {
+        DebugMode::Symtab
+    } else if strip_all {
+        DebugMode::None
+    } else {
+        DebugMode::Dwarf
+    };
+    c.build_id = build_id.unwrap_or(!strip_all && !strip_debug);
     if let Some(s) = &subsystem {
         let (name, ver) = match s.split_once(':') {
             Some((n, v)) => (n, Some(v)),
@@ -269,8 +284,11 @@ pub fn parse(argv: &[String]) -> Result<MingwAction> {
         c.output = PathBuf::from(if c.dll { "a.dll" } else { "a.exe" });
     }
     let (mut whole, mut bstatic) = (false, false);
+    // lld's MinGW driver passes a `.def` input as `-def:` (lld-link reads the last one).
+    let mut def_file = None;
     for p in pos {
         match p {
+            Pos::Input(f) if f.len() >= 4 && f[f.len() - 4..].eq_ignore_ascii_case(".def") => def_file = Some(f),
             Pos::Input(f) => c.inputs.push(CoffInput { path: PathBuf::from(f), whole_archive: whole }),
             Pos::Lib(n) => match search_library(&n, &search, bstatic) {
                 Some(path) => c.inputs.push(CoffInput { path, whole_archive: whole }),
@@ -284,6 +302,13 @@ pub fn parse(argv: &[String]) -> Result<MingwAction> {
         return Err(Error::many(errors));
     }
     c.lib_paths = search;
+    if let Some(d) = def_file {
+        crate::coff::deffile::apply(&mut c, Path::new(&d)).map_err(Error::new)?;
+        if c.inputs.is_empty() {
+            // lld-link: a `/def:` without inputs links no entry point.
+            c.no_entry = true;
+        }
+    }
     Ok(MingwAction::Link(c))
 }
 
