@@ -15,8 +15,22 @@ Workloads (generated into target/bench/, so the script needs nothing but clang-2
   lua-*          Lua 5.4 from Debian's sources, when scripts/real-programs/lua.sh has built its
                  objects (target/real-programs/lua/obj-pic): native PIE and ThinLTO
 
-Usage: scripts/bench.py [--runs N] [--modules M] [--only name,...]
-Results: printed, and written to target/bench/results.md.
+PE/COFF workloads (--pe, instead of the ELF ones; the same generated program compiled for
+x86_64-w64-mingw32, linked through clang-22's MinGW driver, against ld.lld-22's MinGW driver;
+mold has no PE/COFF support, so it is not measured). Each program is a DLL and an EXE using it:
+  pe-native-dll   the first half of the modules as objects plus the second half in an archive
+                  (pulled in through the archive symbol table), -shared with MinGW auto-export
+                  and --out-implib
+  pe-native-exe   main.o against that import library (each linker against its own)
+  pe-thinlto-*    the same as ThinLTO bitcode (a bitcode archive), in-process ThinLTO
+  pe-dtlto-*      the same through DTLTO with dtld-distribute: dtld only (ld.lld-22's MinGW driver
+                  has no DTLTO), its ratio is to ld.lld-22's in-process pe-thinlto-* link
+Before and after timing, every EXE runs under wine (WINEPREFIX, default /tmp/wineprefix-bench,
+created on first use; DTLD_WINE, default /usr/lib/wine/wine64) next to its own DLL, and all must
+print the same output: a benchmark of a broken link is worthless.
+
+Usage: scripts/bench.py [--runs N] [--modules M] [--funcs F] [--only name,...] [--pe]
+Results: printed, and written to target/bench/results.md (--pe: target/bench/results-pe.md).
 """
 
 import argparse
@@ -88,7 +102,7 @@ def link_command(driver_cmd, cwd):
     return shlex.split(lines[-1])
 
 
-def run_isolated(cmd, cwd):
+def run_isolated(cmd, cwd, env=None):
     """Wall time and peak RSS (KiB) of one link, the linker and all its children: measured in a
     fresh Python process, so RUSAGE_CHILDREN covers this link only."""
     code = (
@@ -98,12 +112,157 @@ def run_isolated(cmd, cwd):
         "w=time.perf_counter()-t\n"
         "print(json.dumps([r.returncode,w,resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,r.stderr.decode(errors='replace')[-2000:]]))\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    r = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
     import json
     rc, wall, rss, err = json.loads(r.stdout)
     if rc != 0:
         raise RuntimeError(f"link failed ({rc}): {' '.join(cmd)}\n{err}")
     return wall, rss
+
+
+def measure(links, runs):
+    """{linker: (median wall time, largest peak RSS)} of `runs` links by each linker, after one
+    warm-up link each (page cache, LTO staging). `links` is {linker: (cmd, cwd, env)}; the
+    linkers take turns run by run, so a load that comes and goes on a shared machine falls on
+    all of them alike."""
+    for cmd, cwd, env in links.values():
+        run_isolated(cmd, cwd, env)
+    walls, rsss = {l: [] for l in links}, {l: [] for l in links}
+    for _ in range(runs):
+        for l, (cmd, cwd, env) in links.items():
+            w, r = run_isolated(cmd, cwd, env)
+            walls[l].append(w)
+            rsss[l].append(r)
+    return {l: (statistics.median(walls[l]), max(rsss[l])) for l in links}
+
+
+def report(rows, name, results, base):
+    """Rows for one workload; `base` is ld.lld-22's (wall, rss) the ratios are to, or None."""
+    for lname, (w, r) in results.items():
+        ratio = f"{w / base[0]:.2f}x" if base else "-"
+        mratio = f"{r / base[1]:.2f}x" if base else "-"
+        rows.append((name, lname, w, r, ratio, mratio))
+        print(f"{name:16} {lname:10} {w * 1000:9.1f} ms  {r / 1024:8.1f} MiB  time {ratio:>6}  rss {mratio:>6}", flush=True)
+
+
+def write_results(path, a, rows, notes=""):
+    with open(path, "w") as fh:
+        fh.write(f"# dtld benchmark ({a.runs} runs each, median wall time, peak RSS incl. children; ratios to ld.lld-22)\n\n")
+        fh.write(f"Synthetic program: {a.modules} modules x {a.funcs} functions. Machine: {os.cpu_count()} cores.\n\n{notes}")
+        fh.write("| workload | linker | time (ms) | peak RSS (MiB) | time / lld | RSS / lld |\n|---|---|---|---|---|---|\n")
+        for name, lname, w, r, ratio, mratio in rows:
+            fh.write(f"| {name} | {lname} | {w * 1000:.1f} | {r / 1024:.1f} | {ratio} | {mratio} |\n")
+    print(f"bench: results in {os.path.relpath(path, ROOT)}")
+
+
+MINGW = "--target=x86_64-w64-mingw32"
+
+
+class Wine:
+    """wine64 in a prefix of its own (created on first use); stop() ends that prefix's
+    wineserver only."""
+
+    def __init__(self):
+        self.wine = os.environ.get("DTLD_WINE", "/usr/lib/wine/wine64")
+        if not os.access(self.wine, os.X_OK):
+            sys.exit(f"bench: wine's loader {self.wine} is missing (scripts/setup.sh installs wine64)")
+        self.env = {**os.environ, "WINEPREFIX": os.environ.get("WINEPREFIX", "/tmp/wineprefix-bench"),
+                    "WINEDEBUG": "-all", "WINEDLLOVERRIDES": "mscoree,mshtml="}
+        self.env.pop("DISPLAY", None)
+        if not os.path.exists(os.path.join(self.env["WINEPREFIX"], "system.reg")):
+            print(f"bench: creating the wine prefix {self.env['WINEPREFIX']}", flush=True)
+            subprocess.run([self.wine, "wineboot", "-i"], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+
+    def run(self, exe, cwd):
+        r = subprocess.run([self.wine, exe], cwd=cwd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        return r.returncode, r.stdout
+
+    def stop(self):
+        server = os.path.join(os.path.dirname(self.wine), "wineserver")
+        subprocess.run([server, "-k"], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def pe_main(a, dtld, dist):
+    """The PE/COFF section (--pe): see the module docstring."""
+    src = os.path.join(OUT, f"src-{a.modules}x{a.funcs}")
+    generate(src, a.modules, a.funcs)
+    ar = shutil.which("llvm-ar-22") or sys.exit("bench: llvm-ar-22 missing")
+    variants = []  # (kind, lto flags, linkers, workload whose ld.lld-22 result is the base)
+    only = set(x for x in a.only.split(",") if x)
+    lld = ("ld.lld-22", "lld")
+    for kind, cflags, lflags, linkers, base in (
+        ("native", [], [], [("dtld", dtld), lld], "native"),
+        ("thinlto", ["-flto=thin"], ["-flto=thin"], [("dtld", dtld), lld], "thinlto"),
+        ("dtlto", ["-flto=thin"], ["-flto=thin", f"-fthinlto-distributor={dist}"], [("dtld", dtld)], "thinlto"),
+    ):
+        if only and not any(f"pe-{k}-{step}" in only for k in (kind, "dtlto" if kind == "thinlto" else "") for step in ("dll", "exe")):
+            continue
+        objdir = os.path.join(OUT, f"obj-{a.modules}x{a.funcs}-mingw{'-thin' if cflags else ''}")
+        objs = compile_all(src, objdir, [MINGW, *cflags])
+        main_o = os.path.join(objdir, "main.o")
+        mods = sorted((o for o in objs if o != main_o), key=lambda o: int(os.path.basename(o)[1:-2]))
+        half = len(mods) // 2
+        lib = os.path.join(objdir, "libhi.a")
+        if not os.path.exists(lib):
+            sh([ar, "rcs", lib, *mods[half:]])
+        dll = [MINGW, *lflags, "-shared", *mods[:half], lib, "-o", "mods.dll", "-Wl,--out-implib,libmods.dll.a"]
+        exe = [MINGW, *lflags, main_o, "libmods.dll.a", "-o", "prog.exe"]
+        variants.append((kind, linkers, base, dll, exe))
+
+    # Link every variant once with every linker, and run the EXEs under wine: all must agree.
+    work = os.path.join(OUT, "work-pe")
+    cmds = {}  # (workload, linker) -> (cmd, cwd)
+    wine = Wine()
+    try:
+        def verify(when):
+            outs = {}
+            for kind, linkers, _, _, _ in variants:
+                for lname, _ in linkers:
+                    d = os.path.join(work, f"{kind}-{lname}")
+                    rc, out = wine.run("prog.exe", d)
+                    if rc != 0 or not out.strip():
+                        raise RuntimeError(f"bench: {d}/prog.exe under wine ({when}): exit {rc}, output {out!r}")
+                    outs[f"{kind}/{lname}"] = out.strip()
+            if len(set(outs.values())) != 1:
+                raise RuntimeError(f"bench: the EXEs disagree under wine ({when}): {outs}")
+            print(f"bench: wine {when}: {len(outs)} EXEs print {next(iter(outs.values()))!r} ({', '.join(outs)})", flush=True)
+
+        for kind, linkers, _, dll, exe in variants:
+            for lname, l in linkers:
+                d = os.path.join(work, f"{kind}-{lname}")
+                shutil.rmtree(d, ignore_errors=True)
+                os.makedirs(d)
+                for step, args in (("dll", dll), ("exe", exe)):
+                    cmd = link_command([CLANG, f"-fuse-ld={l}", *args], d)
+                    env = None
+                    if lname == "dtld" and "-plugin" in cmd and not os.environ.get("DTLD_LLVM_DIR"):
+                        # dtld's MinGW driver ignores the `-plugin <llvm>/lib/LLVMgold.so` clang
+                        # passes and finds LLVM through its parent clang, which this direct run
+                        # lacks: name the plugin's LLVM instead (what the clang-driven link uses).
+                        plugin = os.path.realpath(cmd[cmd.index("-plugin") + 1])
+                        env = {**os.environ, "DTLD_LLVM_DIR": os.path.dirname(os.path.dirname(plugin))}
+                    cmds[(f"pe-{kind}-{step}", lname)] = (cmd, d, env)
+                    run_isolated(cmd, d, env)
+        verify("before timing")
+
+        print("bench: mold has no PE/COFF support: PE workloads compare dtld with ld.lld-22 only", flush=True)
+        # pe-dtlto-X needs pe-thinlto-X's ld.lld-22 time as its base: time both.
+        timed = only | {x.replace("dtlto", "thinlto") for x in only if x.startswith("pe-dtlto-")}
+        rows, results = [], {}
+        for kind, linkers, base, _, _ in variants:
+            for step in ("dll", "exe"):  # the EXE's import library is the DLL link's output
+                name = f"pe-{kind}-{step}"
+                if only and name not in timed:
+                    continue
+                results[name] = measure({lname: cmds[(name, lname)] for lname, _ in linkers}, a.runs)
+                report(rows, name, results[name], results.get(f"pe-{base}-{step}", {}).get("ld.lld-22"))
+        verify("after timing")
+    finally:
+        wine.stop()
+    notes = ("PE/COFF (x86_64-w64-mingw32, clang-22's MinGW driver). mold has no PE/COFF support. "
+             "pe-dtlto-* is dtld only (ld.lld-22's MinGW driver has no DTLTO); its ratios are to ld.lld-22's in-process "
+             "pe-thinlto-* link. All EXEs ran under wine with the same output before and after timing.\n\n")
+    write_results(os.path.join(OUT, "results-pe.md"), a, rows, notes)
 
 
 def main():
@@ -112,12 +271,15 @@ def main():
     ap.add_argument("--modules", type=int, default=300)
     ap.add_argument("--funcs", type=int, default=40)
     ap.add_argument("--only", default="")
+    ap.add_argument("--pe", action="store_true", help="the PE/COFF (MinGW) workloads instead of the ELF ones")
     a = ap.parse_args()
     dtld = os.environ.get("DTLD", os.path.join(ROOT, "target", "release", "dtld"))
     dist = os.environ.get("DTLD_DISTRIBUTOR", os.path.join(ROOT, "target", "release", "dtld-distribute"))
     for tool in (dtld, dist):
         if not os.access(tool, os.X_OK):
             sys.exit(f"bench: {tool} not found; run cargo build --release --workspace --bins")
+    if a.pe:
+        return pe_main(a, dtld, dist)
     linkers = [("dtld", dtld), ("ld.lld-22", "lld")]
     if shutil.which("mold"):
         linkers.append(("mold", "mold"))
@@ -146,32 +308,16 @@ def main():
     for name, objs, flags, with_mold in workloads:
         if only and name not in only:
             continue
-        results = {}
+        links = {}
         for lname, l in linkers:
             if lname == "mold" and not with_mold:
                 continue
             cmd = link_command([CLANG, f"-fuse-ld={l}", *flags, *objs, "-o", os.path.join(work, f"{name}.{lname}")], work)
-            run_isolated(cmd, work)  # warm-up (page cache, LTO staging)
-            walls, rsss = [], []
-            for _ in range(a.runs):
-                w, r = run_isolated(cmd, work)
-                walls.append(w)
-                rsss.append(r)
-            results[lname] = (statistics.median(walls), max(rsss))
-        base = results.get("ld.lld-22")
-        for lname, (w, r) in results.items():
-            ratio = f"{w / base[0]:.2f}x" if base else "-"
-            mratio = f"{r / base[1]:.2f}x" if base else "-"
-            rows.append((name, lname, w, r, ratio, mratio))
-            print(f"{name:16} {lname:10} {w * 1000:9.1f} ms  {r / 1024:8.1f} MiB  time {ratio:>6}  rss {mratio:>6}", flush=True)
+            links[lname] = (cmd, work, None)
+        results = measure(links, a.runs)
+        report(rows, name, results, results.get("ld.lld-22"))
 
-    with open(os.path.join(OUT, "results.md"), "w") as fh:
-        fh.write(f"# dtld benchmark ({a.runs} runs each, median wall time, peak RSS incl. children; ratios to ld.lld-22)\n\n")
-        fh.write(f"Synthetic program: {a.modules} modules x {a.funcs} functions. Machine: {os.cpu_count()} cores.\n\n")
-        fh.write("| workload | linker | time (ms) | peak RSS (MiB) | time / lld | RSS / lld |\n|---|---|---|---|---|---|\n")
-        for name, lname, w, r, ratio, mratio in rows:
-            fh.write(f"| {name} | {lname} | {w * 1000:.1f} | {r / 1024:.1f} | {ratio} | {mratio} |\n")
-    print(f"bench: results in {os.path.relpath(os.path.join(OUT, 'results.md'), ROOT)}")
+    write_results(os.path.join(OUT, "results.md"), a, rows)
 
 
 if __name__ == "__main__":

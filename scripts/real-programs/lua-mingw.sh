@@ -54,14 +54,8 @@ t0=$SECONDS
 
 # ---------------------------------------------------------------------------------------------
 # 1. Source: Debian's lua5.4 source package (shared with lua.sh).
-. "$ROOT/scripts/real-programs/fetch-source.sh"
-fetch_debian_source lua5.4 "$SRCDIR" "$METHOD" || exit 1
-TREE=$(debian_source_tree lua5.4 "$SRCDIR")
-log "source: ${TREE#$ROOT/} ($(ls "$SRCDIR"/*.dsc 2>/dev/null | xargs -r -n1 basename))"
-[ -f "$TREE/src/lua.c" ] || { log "error: $TREE/src/lua.c missing"; exit 1; }
-# Debian's build generates this header (debian/rules); luaconf.h includes it (on Windows the
-# value is unused, but the file must exist).
-echo '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"' > "$TREE/src/lua5.4-deb-multiarch.h"
+. "$ROOT/scripts/real-programs/lua-common.sh"
+lua_source
 
 # ---------------------------------------------------------------------------------------------
 # 2. Compile like `make mingw` (Lua's src/Makefile): CFLAGS -O2 -Wall -DLUA_COMPAT_5_3, the
@@ -92,23 +86,12 @@ CORE=$(cd "$BUILD/obj-static-$OBJV" && ls *.o | grep -vx 'lua.o\|luac.o')
 rm -f "$BUILD/obj-static-$OBJV/liblua.a"
 # shellcheck disable=SC2086
 (cd "$BUILD/obj-static-$OBJV" && llvm-ar-22 rcs liblua.a $CORE)
-if [ ${#LTO_FLAGS[@]} -gt 0 ]; then
-    for o in "$BUILD"/obj-*-$OBJV/*.o; do
-        [ "$(head -c 4 "$o" | od -An -tx1 | tr -d ' \n')" = 4243c0de ] || {
-            log "error: $o is not LLVM bitcode (LUA_MINGW_LTO)"; exit 1; }
-    done
-fi
+[ ${#LTO_FLAGS[@]} -eq 0 ] || require_bitcode LUA_MINGW_LTO "$BUILD"/obj-*-$OBJV/*.o
 log "compiled Lua for x86_64-w64-mingw32 with clang-22${LTO_FLAGS:+ (${LTO_FLAGS[*]})} in $((SECONDS - start))s"
 
 # ---------------------------------------------------------------------------------------------
 # 3. Link with each linker: lua54.dll (+ its import library liblua54.dll.a), lua.exe against
 #    that import library, luac.exe with liblua.a. `-s` as in the Makefile's SYSLDFLAGS.
-pass=0; fail=0; failures=()
-record() {  # $1 = ok|fail, $2 = name, [$3 = detail]
-    if [ "$1" = ok ]; then pass=$((pass + 1)); else
-        fail=$((fail + 1)); failures+=("$2"); echo "  FAIL $2${3:+: $3}"; fi
-}
-
 link() {  # $1 = side name, $2 = -fuse-ld value, rest = extra link flags
     local name=$1 ld=$2 out=$BUILD/bin-$VARIANT/$1 dll=$BUILD/obj-dll-$OBJV st=$BUILD/obj-static-$OBJV
     shift 2
@@ -148,19 +131,8 @@ run_one() {  # $1 = bin dir, $2 = result prefix, $3 = exe, rest = args
     sed -E 's|Z:\\[^:]*\\(luac?\.exe):|\1:|g' "$res.err.raw" >"$res.err" && rm -f "$res.err.raw"
 }
 
-compare_runs() {  # $1 = name, $2 = tested prefix, $3 = reference (lld) prefix, [$4 = fails]
-    local name=$1 a=$2 b=$3 expect=${4:-}
-    if [ -z "$expect" ] && [ "$(cat "$b.rc")" != 0 ]; then
-        record fail "$name" "lld-linked lua exited $(cat "$b.rc") (check itself is broken?)"
-        head -5 "$b.err" | sed 's/^/    | /'
-    elif cmp -s "$a.rc" "$b.rc" && cmp -s "$a.out" "$b.out" && cmp -s "$a.err" "$b.err"; then
-        record ok "$name"
-    else
-        record fail "$name" "output differs (tested exit $(cat "$a.rc"), lld exit $(cat "$b.rc"))"
-        diff "$b.out" "$a.out" | head -10 | sed 's/^/    | /' || true
-        diff "$b.err" "$a.err" | head -10 | sed 's/^/    | /' || true
-    fi
-}
+# dtld's lua.exe running a bytecode file: $1 = result prefix, $2 = the file.
+run_dtld_bytecode() { run_one "$D" "$1" lua.exe "$2"; }
 
 V=$VARIANT
 log "$V: linking lua54.dll, lua.exe and luac.exe with dtld and with ld.lld-22 (MinGW)"
@@ -206,22 +178,9 @@ else
         # result as running the source.
         run_one "$L" "$R/$s.luac.lld" luac.exe -o "$R/$s.lld.luac" "$s.lua"
         run_one "$D" "$R/$s.luac.dtld" luac.exe -o "$R/$s.dtld.luac" "$s.lua"
-        if [ -s "$R/$s.lld.luac" ] && cmp -s "$R/$s.dtld.luac" "$R/$s.lld.luac"; then
-            run_one "$D" "$R/$s.bc.dtld" lua.exe "$R/$s.dtld.luac"
-            if cmp -s "$R/$s.bc.dtld.out" "$R/$s.lld.out" && cmp -s "$R/$s.bc.dtld.rc" "$R/$s.lld.rc" \
-                    && cmp -s "$R/$s.bc.dtld.err" "$R/$s.lld.err"; then
-                record ok "$V/$s (luac)"
-            else
-                record fail "$V/$s (luac)" "bytecode run differs from source run"
-            fi
-        else
-            record fail "$V/$s (luac)" "bytecode differs or luac.exe failed"
-            cat "$R/$s.luac.dtld.err" "$R/$s.luac.lld.err" 2>/dev/null | head -3 | sed 's/^/    | /'
-        fi
+        compare_bytecode "$R/$s" "$V/$s" run_dtld_bytecode "$R/$s.luac.dtld.err" "$R/$s.luac.lld.err"
     done
 fi
 
 echo "lua-mingw: variant $V; checks: $(ls "$CHECKS"/*.lua | wc -l) scripts under wine ($($WINE --version 2>/dev/null || echo wine)); results under ${BUILD#$ROOT/}/results-$V; $((SECONDS - t0))s"
-for f in "${failures[@]}"; do echo "  failed: $f"; done
-echo "real-programs: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary

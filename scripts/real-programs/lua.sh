@@ -71,13 +71,8 @@ log() { echo "lua: $*"; }
 
 # ---------------------------------------------------------------------------------------------
 # 1. Source: Debian's lua5.4 source package, unpacked with its patches applied.
-. "$ROOT/scripts/real-programs/fetch-source.sh"
-fetch_debian_source lua5.4 "$SRCDIR" "$METHOD" || exit 1
-TREE=$(debian_source_tree lua5.4 "$SRCDIR")
-log "source: ${TREE#$ROOT/} ($(ls "$SRCDIR"/*.dsc 2>/dev/null | xargs -r -n1 basename))"
-[ -f "$TREE/src/lua.c" ] || { log "error: $TREE/src/lua.c missing"; exit 1; }
-# Debian's build generates this header (debian/rules); luaconf.h includes it.
-echo '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"' > "$TREE/src/lua5.4-deb-multiarch.h"
+. "$ROOT/scripts/real-programs/lua-common.sh"
+lua_source
 
 # ---------------------------------------------------------------------------------------------
 # 2. Compile (once per code model) with the flags of Lua's `linux` target; the parser and code
@@ -101,13 +96,7 @@ compile() {   # $1 = pic|nopic
     done
     rm -f "$dir/liblua.a"
     (cd "$dir" && llvm-ar-22 rcs liblua.a $(ls *.o | grep -vx 'lua.o\|luac.o'))
-    # An LTO build whose objects are not bitcode would silently test ordinary linking.
-    if [ -n "$LTO_KIND" ]; then
-        for o in "$dir"/*.o; do
-            [ "$(head -c 4 "$o" | od -An -tx1 | tr -d ' \n')" = 4243c0de ] || {
-                log "error: $o is not LLVM bitcode (LUA_LTO=$LTO_KIND)"; exit 1; }
-        done
-    fi
+    [ -z "$LTO_KIND" ] || require_bitcode "LUA_LTO=$LTO_KIND" "$dir"/*.o
 }
 start=$SECONDS
 compile pic
@@ -125,13 +114,6 @@ mode_flags() {
         static-pie) echo "pic -static-pie" ;;
         *) echo "bad mode $1" >&2; return 1 ;;
     esac
-}
-
-pass=0; fail=0
-failures=()
-record() {  # $1 = ok|fail, $2 = name, [$3 = detail]
-    if [ "$1" = ok ]; then pass=$((pass + 1)); else
-        fail=$((fail + 1)); failures+=("$2"); echo "  FAIL $2${3:+: $3}"; fi
 }
 
 link() {  # $1 = linker name, $2 = -fuse-ld value, $3 = mode
@@ -177,19 +159,8 @@ run_one() {  # $1 = bin dir, $2 = result prefix, rest = command args (run in $CH
     sed "s|$bin/lua|lua|g" "$res.err.raw" >"$res.err" && rm -f "$res.err.raw"
 }
 
-compare_runs() {  # $1 = name, $2 = dtld prefix, $3 = lld prefix
-    local name=$1 a=$2 b=$3
-    if [ "$(cat "$b.rc")" != 0 ]; then
-        record fail "$name" "lld-linked lua exited $(cat "$b.rc") (check itself is broken?)"
-        head -5 "$b.err" | sed 's/^/    | /'
-    elif cmp -s "$a.rc" "$b.rc" && cmp -s "$a.out" "$b.out" && cmp -s "$a.err" "$b.err"; then
-        record ok "$name"
-    else
-        record fail "$name" "output differs (dtld exit $(cat "$a.rc"), lld exit $(cat "$b.rc"))"
-        diff "$b.out" "$a.out" | head -10 | sed 's/^/    | /' || true
-        diff "$b.err" "$a.err" | head -10 | sed 's/^/    | /' || true
-    fi
-}
+# dtld's lua running a bytecode file: $1 = result prefix, $2 = the file.
+run_dtld_bytecode() { run_one "$D" "$1" "$2"; }
 
 for m in $MODES; do
     # Check names and directories carry the LTO variant: pie, or pie-lto-thin.
@@ -216,22 +187,9 @@ for m in $MODES; do
         # same result as running the source.
         (cd "$CHECKS" && timeout 30 "$D/luac" -o "$R/$s.dtld.luac" "$s.lua") 2>"$R/$s.luac.err" || true
         (cd "$CHECKS" && timeout 30 "$L/luac" -o "$R/$s.lld.luac" "$s.lua") 2>>"$R/$s.luac.err" || true
-        if [ -s "$R/$s.lld.luac" ] && cmp -s "$R/$s.dtld.luac" "$R/$s.lld.luac"; then
-            run_one "$D" "$R/$s.bc.dtld" "$R/$s.dtld.luac"
-            if cmp -s "$R/$s.bc.dtld.out" "$R/$s.lld.out" && cmp -s "$R/$s.bc.dtld.rc" "$R/$s.lld.rc" \
-                    && cmp -s "$R/$s.bc.dtld.err" "$R/$s.lld.err"; then
-                record ok "$mode/$s (luac)"
-            else
-                record fail "$mode/$s (luac)" "bytecode run differs from source run"
-            fi
-        else
-            record fail "$mode/$s (luac)" "bytecode differs or luac failed"
-            head -3 "$R/$s.luac.err" | sed 's/^/    | /'
-        fi
+        compare_bytecode "$R/$s" "$mode/$s" run_dtld_bytecode "$R/$s.luac.err"
     done
 done
 
 echo "lua: modes: $MODES${LTO_KIND:+ (LTO: $LTO_KIND${DTLTO:+, DTLTO via $DTLTO})}; checks: $(ls "$CHECKS"/*.lua | wc -l) scripts; results under ${BUILD#$ROOT/}/results"
-for f in "${failures[@]}"; do echo "  failed: $f"; done
-echo "real-programs: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary

@@ -124,8 +124,7 @@ pub struct Library {
     pub name: String,
     pub sources: Sources,
     /// Whether the archive goes on the link line (false for PE `SearchArchive`s, which only
-    /// `-l` search finds). Only the PE harness reads it.
-    #[allow(dead_code)]
+    /// `-l` search finds).
     pub linked: bool,
 }
 

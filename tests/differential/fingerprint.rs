@@ -10,6 +10,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+pub use crate::common::Fingerprint;
+use crate::common::{bit_names, read_u32, set};
+
 use goblin::container::{Container, Ctx, Endian};
 use goblin::elf::dynamic::*;
 use goblin::elf::program_header::*;
@@ -17,8 +20,6 @@ use goblin::elf::section_header::*;
 use goblin::elf::sym;
 use goblin::elf::Elf;
 use serde_json::{json, Value};
-
-pub type Fingerprint = BTreeMap<String, Value>;
 
 /// Every key a fingerprint can contain (`DiffIgnore` is checked against this list).
 pub const KEYS: &[&str] = &[
@@ -71,22 +72,7 @@ pub const DEFAULT_IGNORE: &[(&str, &str)] = &[
 /// every library's `lib:<name>:` keys) or by a fixture's `DiffIgnore` patterns (matched against
 /// the full key, so `lib:libfoo.so:dynsym` names one library's key).
 pub fn is_ignored(key: &str, extra: &[String]) -> bool {
-    let matches = |key: &str, pattern: &str| match pattern.strip_suffix(".*") {
-        Some(prefix) => key.starts_with(&format!("{prefix}.")),
-        None => key == pattern,
-    };
-    let plain = library_key(key).map_or(key, |(_, k)| k);
-    DEFAULT_IGNORE.iter().any(|(k, _)| matches(plain, k)) || extra.iter().any(|k| matches(key, k))
-}
-
-/// The prefix of the keys of a shared library's fingerprint in a trial's combined fingerprint.
-pub fn library_prefix(name: &str) -> String {
-    format!("lib:{name}:")
-}
-
-/// Splits `lib:<name>:<key>` into the library name and the plain key.
-pub fn library_key(key: &str) -> Option<(&str, &str)> {
-    key.strip_prefix("lib:")?.split_once(':')
+    crate::common::is_ignored(DEFAULT_IGNORE, key, extra)
 }
 
 /// Replaces every occurrence of each `(from, to)` in the fingerprint's strings (absolute build
@@ -109,11 +95,6 @@ pub fn replace_paths(fp: &mut Fingerprint, replacements: &[(String, &str)]) {
     for v in fp.values_mut() {
         walk(v, replacements);
     }
-}
-
-fn set<I: IntoIterator<Item = String>>(items: I) -> Value {
-    let s: BTreeSet<String> = items.into_iter().collect();
-    json!(s.into_iter().collect::<Vec<_>>())
 }
 
 fn multiset<I: IntoIterator<Item = String>>(items: I) -> Value {
@@ -156,21 +137,6 @@ fn dt_name(tag: u64) -> String {
             }
         }
     }
-}
-
-fn bit_names(value: u64, names: &[(u64, &str)]) -> Value {
-    let mut out = Vec::new();
-    let mut rest = value;
-    for &(bit, name) in names {
-        if value & bit != 0 {
-            out.push(name.to_string());
-            rest &= !bit;
-        }
-    }
-    if rest != 0 {
-        out.push(format!("{rest:#x}"));
-    }
-    json!(out)
 }
 
 const DF_NAMES: &[(u64, &str)] = &[
@@ -239,10 +205,6 @@ fn vaddr_to_offset(elf: &Elf, addr: u64) -> Option<usize> {
         .filter(|p| p.p_type == PT_LOAD)
         .find(|p| addr >= p.p_vaddr && addr < p.p_vaddr + p.p_filesz)
         .map(|p| (addr - p.p_vaddr + p.p_offset) as usize)
-}
-
-fn read_u32(data: &[u8], off: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(data.get(off..off + 4)?.try_into().ok()?))
 }
 
 fn read_u64(data: &[u8], off: usize) -> Option<u64> {
@@ -825,40 +787,4 @@ fn check_sysv_hash(data: &[u8], off: usize, syms: &[sym::Sym], names: &[&str]) -
         }
     }
     problems
-}
-
-/// Describes how two values of one key differ (set differences for lists).
-pub fn describe_diff(ours: &Value, reference: &Value) -> String {
-    match (ours, reference) {
-        (Value::Array(a), Value::Array(b)) => {
-            let mut only_a: Vec<&Value> = Vec::new();
-            let mut rest_b: Vec<&Value> = b.iter().collect();
-            for x in a {
-                match rest_b.iter().position(|y| *y == x) {
-                    Some(p) => {
-                        rest_b.remove(p);
-                    }
-                    None => only_a.push(x),
-                }
-            }
-            let show = |v: &[&Value]| {
-                v.iter()
-                    .map(|x| format!("      {x}"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            };
-            let mut out = String::new();
-            if !only_a.is_empty() {
-                out.push_str(&format!("    only in dtld:\n{}\n", show(&only_a)));
-            }
-            if !rest_b.is_empty() {
-                out.push_str(&format!("    only in ld.lld:\n{}\n", show(&rest_b)));
-            }
-            if out.is_empty() {
-                out.push_str("    same elements, different order\n");
-            }
-            out
-        }
-        _ => format!("    dtld:   {ours}\n    ld.lld: {reference}\n"),
-    }
 }

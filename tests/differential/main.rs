@@ -31,11 +31,12 @@
 //! proves the distributor serves lld unchanged), and neither linker may leave a file besides its
 //! output in the build directory.
 
+#[allow(dead_code)]
+mod common;
 mod directives;
 mod fingerprint;
 
 use std::collections::HashSet;
-use std::ffi::OsString;
 use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -43,11 +44,14 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::{
+    check_links, compare_mixed_run, top_level_names, verdict, without_program_lines, Step,
+};
 use directives::{Driver, Fixture, Mode};
 use dtld_tests::{
-    check_tools, command_line, find_distributor, find_dtld, fresh_dir, run_tool, run_tool_ok,
-    run_with_timeout, target_dir, workspace_root, wrapper_dir, CompileCache, Outcome, CLANG,
-    CLANGXX, GCC, GXX, LLD, LLVM_AR,
+    check_tools, command_line, find_distributor, find_dtld, first_difference, fresh_dir,
+    lock_target_subdir, run_tool, run_with_timeout, target_dir, workspace_root, wrapper_dir,
+    CompileCache, Linker, Outcome, CLANG, CLANGXX, GCC, GXX, LLD, LLVM_AR,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -87,8 +91,8 @@ impl Context {
             dtld,
             gcc_dtld_dir,
             gcc_lld_dir,
-            keep: std::env::var("DTLD_HARNESS_KEEP").is_ok_and(|v| !v.is_empty() && v != "0"),
-            determinism: std::env::var("DTLD_HARNESS_DETERMINISM").map_or(true, |v| v != "0"),
+            keep: common::keep_build_dirs(),
+            determinism: common::check_determinism(),
             distributor: find_distributor(),
         })
     }
@@ -98,20 +102,9 @@ fn main() {
     let args = Arguments::from_args();
     // Two runs sharing a target directory would recreate each other's build directories;
     // the lock (released when the process exits) makes the second one wait.
-    let _lock = lock_build_root();
+    let _lock = lock_target_subdir("differential", "differential harness");
     let trials = make_trials();
     libtest_mimic::run(&args, trials).exit();
-}
-
-fn lock_build_root() -> Option<fs::File> {
-    let root = target_dir().join("differential");
-    fs::create_dir_all(&root).ok()?;
-    let file = fs::File::create(root.join(".lock")).ok()?;
-    if file.try_lock().is_err() {
-        eprintln!("waiting for another differential harness run using {}", root.display());
-        file.lock().ok()?;
-    }
-    Some(file)
 }
 
 fn make_trials() -> Vec<Trial> {
@@ -126,9 +119,7 @@ fn make_trials() -> Vec<Trial> {
         let fixture = match directives::parse(&name, &primary, fingerprint::KEYS) {
             Ok(f) => Arc::new(f),
             Err(e) => {
-                trials.push(Trial::test(format!("elf/{name}"), move || {
-                    Err(format!("bad fixture: {e}").into())
-                }));
+                trials.push(common::bad_fixture_trial(format!("elf/{name}"), e));
                 continue;
             }
         };
@@ -199,37 +190,8 @@ fn run_trial(
         bitcode_objects: 0,
         distributor,
     };
-    match t.run() {
-        Ok(()) => {
-            if !ctx.keep {
-                let _ = fs::remove_dir_all(&dir);
-                // Removes the fixture's directory once its last trial is cleaned (fails, harmlessly,
-                // while other trials of the fixture still have theirs).
-                let _ = fs::remove_dir(dir.parent().expect("trial dir has a parent"));
-            }
-            Ok(())
-        }
-        Err(msg) => Err(format!(
-            "{msg}\n\nbuild directory (kept): {}\ncommands to reproduce:\n  {}",
-            dir.display(),
-            t.repro.join("\n  ")
-        )),
-    }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Linker {
-    Dtld,
-    Lld,
-}
-
-impl Linker {
-    fn name(self) -> &'static str {
-        match self {
-            Linker::Dtld => "dtld",
-            Linker::Lld => "lld",
-        }
-    }
+    let result = t.run();
+    common::finish_trial(result, &dir, ctx.keep, "", &t.repro)
 }
 
 /// Where one linker's links run and its outputs (and program runs) live.
@@ -259,13 +221,6 @@ impl Side {
             prog: format!("prog.{}", linker.name()),
         }
     }
-}
-
-/// A link of the trial: one of the fixture's shared libraries (by index) or the program.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Step {
-    Library(usize),
-    Program,
 }
 
 struct TrialRun<'a> {
@@ -305,7 +260,7 @@ impl TrialRun<'_> {
             if self.fx.expect_error.is_some() && !theirs.success() {
                 return self.expected_error(step, &ours, &theirs, None);
             }
-            self.check_links(step, &ours, &theirs, &mut problems)?;
+            check_links(&self.step_name(step), &ours, &theirs, &mut problems)?;
             self.soname_links(index)?;
         }
 
@@ -314,7 +269,7 @@ impl TrialRun<'_> {
         if self.fx.expect_error.is_some() {
             return self.expected_error(Step::Program, &ours, &theirs, Some(&before));
         }
-        if let Err(e) = self.check_links(Step::Program, &ours, &theirs, &mut problems) {
+        if let Err(e) = check_links("link", &ours, &theirs, &mut problems) {
             // The libraries were linked by both: their differences explain more than the
             // program's link error alone.
             problems.insert(0, e);
@@ -335,11 +290,7 @@ impl TrialRun<'_> {
         if let Err(e) = self.check_leftovers(&before) {
             problems.push(e);
         }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems.join("\n"))
-        }
+        verdict(problems)
     }
 
     /// The output file of `step` in a side's directory.
@@ -352,10 +303,7 @@ impl TrialRun<'_> {
 
     /// What the messages call `step`.
     fn step_name(&self, step: Step) -> String {
-        match step {
-            Step::Library(i) => format!("link of {}", self.fx.libraries[i].name),
-            Step::Program => "link".to_string(),
-        }
+        step.describe(self.fx)
     }
 
     /// Runs `step` with dtld, then with ld.lld; returns (dtld's outcome, ld.lld's).
@@ -384,40 +332,6 @@ impl TrialRun<'_> {
             }
         }
         Ok((ours, theirs))
-    }
-
-    /// Both links of `step` must succeed (an error ends the trial); differing diagnostics are
-    /// a problem.
-    fn check_links(
-        &self,
-        step: Step,
-        ours: &Outcome,
-        theirs: &Outcome,
-        problems: &mut Vec<String>,
-    ) -> Result<(), String> {
-        let what = self.step_name(step);
-        if !theirs.success() {
-            return Err(format!(
-                "the reference {what} (ld.lld) failed ({}), so the fixture is broken:\n{}",
-                theirs.status_text(),
-                theirs.stderr_text()
-            ));
-        }
-        if !ours.success() {
-            return Err(format!(
-                "dtld's {what} failed ({}):\n{}",
-                ours.status_text(),
-                ours.stderr_text()
-            ));
-        }
-        if ours.stderr != theirs.stderr {
-            problems.push(format!(
-                "{what}: diagnostics differ:\n--- dtld (through the driver) ---\n{}--- ld.lld ---\n{}",
-                ours.stderr_text(),
-                theirs.stderr_text()
-            ));
-        }
-        Ok(())
     }
 
     /// The result of an `ExpectError` trial whose failing link is `step`.
@@ -471,83 +385,21 @@ impl TrialRun<'_> {
         flags
     }
 
-    /// Compiles `src` (with clang++-22 when it is C++) into `subdir` (relative to the build
-    /// dir) and returns the object path relative to the build dir.
-    fn compile(
-        &mut self,
-        src: &Path,
-        flags: &[String],
-        subdir: &str,
-        taken: &mut HashSet<String>,
-    ) -> Result<String, String> {
-        let stem = src
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        let mut rel = format!("{subdir}{stem}.o");
-        let mut n = 1;
-        while !taken.insert(rel.clone()) {
-            n += 1;
-            rel = format!("{subdir}{stem}-{n}.o");
-        }
-        let out = self.dir.join(&rel);
-        if let Some(parent) = out.parent() {
-            fs::create_dir_all(parent).map_err(|e| e.to_string())?;
-        }
-        let compiler = if directives::is_cxx(src) {
-            CLANGXX
-        } else {
-            CLANG
-        };
-        let shown = self.ctx.cache.compile_with(compiler, src, flags, &out)?;
-        self.repro.push(shown);
-        if is_bitcode(&out) {
-            self.bitcode_objects += 1;
-        }
-        Ok(rel)
-    }
-
     /// Compiles every source and builds the archives. Sets the program's link inputs (relative
     /// to the build directory, in order: objects, archives) and each shared library's objects.
     fn build_inputs(&mut self) -> Result<(), String> {
         let fx = self.fx;
-        let mut taken = HashSet::new();
-        let mut inputs = Vec::new();
-        let flags = self.compile_flags(false, &[]);
-        inputs.push(self.compile(&fx.primary, &flags, "", &mut taken)?);
-        for group in &fx.objects {
-            let flags = self.compile_flags(false, &group.cflags);
-            for src in &group.files {
-                inputs.push(self.compile(src, &flags, "", &mut taken)?);
-            }
-        }
-        for (kind, lib) in &fx.archives {
-            let flags = self.compile_flags(false, &lib.sources.cflags);
-            let subdir = format!("{}.objs/", lib.name);
-            let mut objs = Vec::new();
-            for src in &lib.sources.files {
-                objs.push(self.compile(src, &flags, &subdir, &mut taken)?);
-            }
-            let mut ar = Command::new(LLVM_AR);
-            ar.current_dir(&self.dir)
-                .arg(kind.ar_flags())
-                .arg(&lib.name)
-                .args(&objs);
-            self.repro.push(command_line(&ar));
-            run_tool_ok(&mut ar)?;
-            inputs.push(lib.name.clone());
-        }
-        let mut lib_objects = Vec::new();
-        for lib in &fx.libraries {
-            let flags = self.compile_flags(true, &lib.sources.cflags);
-            let subdir = format!("{}.objs/", lib.name);
-            let mut objs = Vec::new();
-            for src in &lib.sources.files {
-                objs.push(self.compile(src, &flags, &subdir, &mut taken)?);
-            }
-            lib_objects.push(objs);
-        }
+        let mut repro = std::mem::take(&mut self.repro);
+        let built = common::build_inputs(
+            fx,
+            &self.dir,
+            &self.ctx.cache,
+            |shared_lib, extra| self.compile_flags(shared_lib, extra),
+            &mut |line| repro.push(line),
+        );
+        self.repro = repro;
+        let built = built?;
+        self.bitcode_objects = built.bitcode_objects;
         // An `Lto` fixture whose sources all ended up native (say, `-fno-lto` in `CFlags`)
         // would silently test ordinary linking.
         if let (Some(lto), 0) = (fx.lto, self.bitcode_objects) {
@@ -556,8 +408,8 @@ impl TrialRun<'_> {
                 lto.name()
             ));
         }
-        self.inputs = inputs;
-        self.lib_objects = lib_objects;
+        self.inputs = built.program;
+        self.lib_objects = built.libraries;
         Ok(())
     }
 
@@ -603,13 +455,8 @@ impl TrialRun<'_> {
         };
         cmd.arg("-o").arg(out);
         match (self.driver, side.linker) {
-            (Driver::Clang, Linker::Dtld) => {
-                let mut arg = OsString::from("-fuse-ld=");
-                arg.push(&self.ctx.dtld);
-                cmd.arg(arg);
-            }
-            (Driver::Clang, Linker::Lld) => {
-                cmd.arg("-fuse-ld=lld");
+            (Driver::Clang, linker) => {
+                cmd.arg(linker.fuse_ld(&self.ctx.dtld));
             }
             (Driver::Gcc, Linker::Dtld) => {
                 cmd.arg(format!("-B{}/", self.ctx.gcc_dtld_dir.display()));
@@ -629,19 +476,11 @@ impl TrialRun<'_> {
             if let Some(d) = &self.distributor {
                 // clang turns this into `--thinlto-distributor=<d>` and
                 // `--thinlto-remote-compiler=<its own path>` for either linker.
-                let mut arg = OsString::from("-fthinlto-distributor=");
-                arg.push(d);
-                cmd.arg(arg);
+                cmd.arg(common::distributor_flag(d));
             }
         }
-        cmd.args(extra);
-        let dir = side.dir.to_string_lossy();
-        let build = self.dir.to_string_lossy();
-        cmd.args(
-            link_args
-                .iter()
-                .map(|a| a.replace("$DIR", &dir).replace("$BUILD", &build)),
-        );
+        cmd.args(extra)
+            .args(common::expand_link_args(link_args, &side.dir, &self.dir));
         cmd
     }
 
@@ -701,60 +540,7 @@ impl TrialRun<'_> {
         theirs: &Outcome,
     ) -> Result<(), String> {
         let mut problems = Vec::new();
-        let what = self.step_name(step);
-        if theirs.success() {
-            problems.push(format!(
-                "ld.lld's {what} succeeded but the fixture says ExpectError (fixture bug?)"
-            ));
-        }
-        if ours.success() {
-            problems.push(format!(
-                "dtld's {what} succeeded but the fixture says ExpectError"
-            ));
-        }
-        let our_err = first_error(&ours.stderr_text());
-        let their_err = first_error(&theirs.stderr_text());
-        match (&our_err, &their_err) {
-            (Some(o), Some(t)) => {
-                if !re.is_match(t) {
-                    problems.push(format!(
-                        "ld.lld's error does not match /{re}/ (fixture bug?):\n  {t}"
-                    ));
-                }
-                if !re.is_match(o) {
-                    problems.push(format!("dtld's error does not match /{re}/:\n  {o}"));
-                }
-                if o != t {
-                    problems.push(format!(
-                        "first error lines differ:\n  dtld:   {o}\n  ld.lld: {t}"
-                    ));
-                }
-            }
-            _ => {
-                if our_err.is_none() && !ours.success() {
-                    problems.push(format!(
-                        "dtld printed no `error:` line:\n{}",
-                        ours.stderr_text()
-                    ));
-                }
-                if their_err.is_none() && !theirs.success() {
-                    problems.push(format!(
-                        "ld.lld printed no `error:` line:\n{}",
-                        theirs.stderr_text()
-                    ));
-                }
-            }
-        }
-        if !ours.success() {
-            match linker_exit_code(&ours.stderr_text()) {
-                Some(1) => {}
-                Some(n) => problems.push(format!("dtld exited with {n}, expected 1")),
-                None => problems.push(format!(
-                    "cannot tell dtld's exit code from:\n{}",
-                    ours.stderr_text()
-                )),
-            }
-        }
+        common::check_expected_error(re, &self.step_name(step), ours, theirs, &mut problems);
         let side = &self.sides[0];
         let out = self.output_name(step, side);
         if !ours.success() && side.dir.join(&out).exists() {
@@ -793,11 +579,7 @@ impl TrialRun<'_> {
                 )),
             }
         }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems.join("\n"))
-        }
+        verdict(problems)
     }
 
     /// Runs `dir/exe` in `dir` (with `LD_LIBRARY_PATH=dir` when the fixture has libraries).
@@ -823,16 +605,7 @@ impl TrialRun<'_> {
         let (lld_dir, lld_prog) = (self.sides[1].dir.clone(), self.sides[1].prog.clone());
         let ours = self.run_program(&dtld_dir, &dtld_prog)?;
         let theirs = self.run_program(&lld_dir, &lld_prog)?;
-        if theirs.status.is_none() {
-            problems.push("the lld-linked program timed out (fixture bug?)".to_string());
-        }
-        compare_outcomes(
-            &ours,
-            &theirs,
-            "dtld-linked program",
-            "lld-linked program",
-            problems,
-        );
+        common::compare_program_runs(&ours, &theirs, "", problems);
         Ok(theirs)
     }
 
@@ -873,17 +646,13 @@ impl TrialRun<'_> {
             }
             let prog = prog_side.prog.clone();
             let outcome = self.run_program(&dir, &prog)?;
-            let mut found = Vec::new();
-            compare_outcomes(
+            compare_mixed_run(
                 &outcome,
                 reference,
                 &label,
                 "lld program with lld libraries",
-                &mut found,
+                problems,
             );
-            for f in found {
-                problems.push(format!("mixed run ({label}): {f}"));
-            }
         }
         Ok(())
     }
@@ -910,8 +679,7 @@ impl TrialRun<'_> {
         for lib in &self.fx.libraries {
             let lib_fp = fingerprint::fingerprint(&read(&lib.name)?)
                 .map_err(|e| format!("{who}'s {}: {e}", lib.name))?;
-            let prefix = fingerprint::library_prefix(&lib.name);
-            fp.extend(lib_fp.into_iter().map(|(k, v)| (format!("{prefix}{k}"), v)));
+            common::extend_prefixed(&mut fp, &common::library_prefix(&lib.name), lib_fp);
         }
         fingerprint::replace_paths(
             &mut fp,
@@ -932,31 +700,12 @@ impl TrialRun<'_> {
     ) -> Result<(), String> {
         let ours = self.side_fingerprint(&self.sides[0], with_program)?;
         let theirs = self.side_fingerprint(&self.sides[1], with_program)?;
-        for (name, fp) in [
-            ("fingerprint.dtld.json", &ours),
-            ("fingerprint.lld.json", &theirs),
-        ] {
-            let text = serde_json::to_string_pretty(fp).expect("fingerprint serialises");
-            fs::write(self.dir.join(name), text).map_err(|e| e.to_string())?;
-        }
-        let mut diffs = Vec::new();
-        let null = serde_json::Value::Null;
-        let keys: std::collections::BTreeSet<&String> = ours.keys().chain(theirs.keys()).collect();
-        for key in keys {
-            if fingerprint::is_ignored(key, &self.fx.diff_ignore) {
-                continue;
-            }
-            let (a, b) = (
-                ours.get(key).unwrap_or(&null),
-                theirs.get(key).unwrap_or(&null),
-            );
-            if a != b {
-                diffs.push(format!("  {key}:\n{}", fingerprint::describe_diff(a, b)));
-            }
-        }
+        let mut diffs = common::fingerprint_diffs(&self.dir, &ours, &theirs, |key| {
+            fingerprint::is_ignored(key, &self.fx.diff_ignore)
+        })?;
         // A broken hash table in the reference means the fixture found an lld bug, not ours.
         for (key, v) in &theirs {
-            let plain = fingerprint::library_key(key).map_or(key.as_str(), |(_, k)| k);
+            let plain = common::library_key(key).map_or(key.as_str(), |(_, k)| k);
             if !["gnu_hash", "hash"].contains(&plain) {
                 continue;
             }
@@ -966,24 +715,14 @@ impl TrialRun<'_> {
                 ));
             }
         }
-        if !diffs.is_empty() {
-            problems.push(format!(
-                "fingerprints differ (silence a key with `//#DiffIgnore: <key> <reason>`; full \
-                 fingerprints in fingerprint.{{dtld,lld}}.json):\n{}",
-                diffs.join("")
-            ));
-        }
+        common::push_fingerprint_problem(diffs, problems);
         Ok(())
     }
 
     /// Links every dtld output (libraries and program) twice more, with `--threads=1` and
     /// `--threads=2`, and requires byte-identical files.
     fn check_determinism(&mut self, problems: &mut Vec<String>) -> Result<(), String> {
-        let steps: Vec<Step> = (0..self.fx.libraries.len())
-            .map(Step::Library)
-            .chain([Step::Program])
-            .collect();
-        for step in steps {
+        for step in Step::all(self.fx) {
             let side = &self.sides[0];
             let main_out = self.output_name(step, side);
             let main = fs::read(side.dir.join(&main_out)).map_err(|e| e.to_string())?;
@@ -1002,11 +741,7 @@ impl TrialRun<'_> {
                 }
                 let bytes = fs::read(self.sides[0].dir.join(&out)).map_err(|e| e.to_string())?;
                 if bytes != main {
-                    let at = bytes
-                        .iter()
-                        .zip(&main)
-                        .position(|(a, b)| a != b)
-                        .unwrap_or(bytes.len().min(main.len()));
+                    let at = first_difference(&bytes, &main);
                     problems.push(format!(
                         "nondeterministic output: {out} differs from {main_out} (sizes {} and {}, first difference at offset {at:#x})",
                         bytes.len(),
@@ -1021,34 +756,6 @@ impl TrialRun<'_> {
 
 /// The names in each directory the program links run in, before they run.
 type Snapshot = Vec<(PathBuf, HashSet<String>)>;
-
-/// Compares how two program runs ended and what they printed.
-fn compare_outcomes(
-    ours: &Outcome,
-    theirs: &Outcome,
-    our_label: &str,
-    their_label: &str,
-    problems: &mut Vec<String>,
-) {
-    if ours.status_text() != theirs.status_text() {
-        problems.push(format!(
-            "exit status differs: {our_label}: {}, {their_label}: {}",
-            ours.status_text(),
-            theirs.status_text()
-        ));
-    }
-    for (what, a, b) in [
-        ("stdout", &ours.stdout, &theirs.stdout),
-        ("stderr", &ours.stderr, &theirs.stderr),
-    ] {
-        if a != b {
-            problems.push(format!(
-                "{what} differs:\n{}",
-                text_diff(a, b, our_label, their_label)
-            ));
-        }
-    }
-}
 
 /// The DT_SONAME of a shared library, if it has one that is not a path.
 fn soname_of(path: &Path) -> Result<Option<String>, String> {
@@ -1072,106 +779,10 @@ fn link_soname(dir: &Path, soname: &str, file: &str) -> Result<(), String> {
         .map_err(|e| format!("cannot create {}: {e}", link.display()))
 }
 
-/// `stderr` without the lines `program` printed with its usual `<file name>: ` prefix.
-fn without_program_lines(stderr: &[u8], program: &Path) -> Vec<u8> {
-    let Some(name) = program.file_name() else {
-        return stderr.to_vec();
-    };
-    let mut prefix = name.as_encoded_bytes().to_vec();
-    prefix.extend_from_slice(b": ");
-    stderr
-        .split_inclusive(|&c| c == b'\n')
-        .filter(|line| !line.starts_with(&prefix))
-        .flatten()
-        .copied()
-        .collect()
-}
-
-/// The names of the entries directly in `dir`.
-fn top_level_names(dir: &Path) -> Result<HashSet<String>, String> {
-    let entries = fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
-    let mut names = HashSet::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
-        names.insert(entry.file_name().to_string_lossy().into_owned());
-    }
-    Ok(names)
-}
-
-/// Whether `path` starts with the LLVM bitcode magic (`BC\xC0\xDE`; clang writes raw bitcode,
-/// never the wrapper header).
-fn is_bitcode(path: &Path) -> bool {
-    use std::io::Read;
-    let mut magic = [0u8; 4];
-    fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut magic))
-        .is_ok()
-        && magic == *b"BC\xC0\xDE"
-}
-
-/// The message of the first `error:` line of a linker's stderr: the text after `error: `, with
-/// the program prefix (`dtld: `, `ld.lld: `, `ld.lld-22: `, a path...) removed. Lines from the compiler drivers themselves
-/// (`clang-22: error: linker command failed`, `clang++-22: ...`, `collect2: error: ld returned
-/// 1`) are skipped.
-fn first_error(stderr: &str) -> Option<String> {
-    let re = regex::Regex::new(r"^(\S+): error: (.*)$").expect("valid regex");
-    stderr.lines().find_map(|line| {
-        let caps = re.captures(line)?;
-        let program = Path::new(&caps[1])
-            .file_name()?
-            .to_string_lossy()
-            .into_owned();
-        let is_driver = ["clang", "gcc", "g++", "c++", "collect2", "cc"]
-            .iter()
-            .any(|d| program.starts_with(d));
-        (!is_driver).then(|| caps[2].to_string())
-    })
-}
-
-/// The linker's exit code as reported by clang or collect2.
-fn linker_exit_code(stderr: &str) -> Option<i32> {
-    let re = regex::Regex::new(
-        r"linker command failed with exit code (\d+)|ld returned (\d+) exit status",
-    )
-    .expect("valid regex");
-    let caps = re.captures(stderr)?;
-    caps.get(1).or(caps.get(2))?.as_str().parse().ok()
-}
-
 /// Finds the linker invocation in `clang -###` output and splits it into argv.
 fn linker_line(listing: &str, linker: &Path) -> Option<Vec<String>> {
     listing.lines().find_map(|line| {
         let argv = dtld_tests::split_words(line).ok()?;
         (argv.first().map(Path::new) == Some(linker)).then_some(argv)
     })
-}
-
-/// Shows two outputs and where they first differ.
-fn text_diff(ours: &[u8], theirs: &[u8], our_label: &str, their_label: &str) -> String {
-    const LIMIT: usize = 2000;
-    let show = |b: &[u8]| {
-        let text = String::from_utf8_lossy(&b[..b.len().min(LIMIT)]).into_owned();
-        let more = if b.len() > LIMIT {
-            format!("\n  ... ({} bytes in all)", b.len())
-        } else {
-            String::new()
-        };
-        text.lines()
-            .map(|l| format!("  | {l}\n"))
-            .collect::<String>()
-            + &more
-    };
-    let a: Vec<&[u8]> = ours.split(|&c| c == b'\n').collect();
-    let b: Vec<&[u8]> = theirs.split(|&c| c == b'\n').collect();
-    let first = a
-        .iter()
-        .zip(&b)
-        .position(|(x, y)| x != y)
-        .unwrap_or(a.len().min(b.len()));
-    format!(
-        "  first difference at line {}\n  --- {our_label} ---\n{}  --- {their_label} ---\n{}",
-        first + 1,
-        show(ours),
-        show(theirs)
-    )
 }

@@ -28,21 +28,26 @@
 //!   the first trial that runs a program, ~5 s, and reused by later runs).
 
 #[allow(dead_code)]
+mod common;
+#[allow(dead_code)]
 mod directives;
 mod pe_fingerprint;
 
-use std::collections::{BTreeSet, HashSet};
-use std::ffi::OsString;
+use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use common::{
+    check_links, compare_mixed_run, top_level_names, verdict, without_program_lines, Step,
+};
 use directives::{Fixture, Target, Variant};
 use dtld_tests::{
-    check_tools, command_line, find_distributor, find_dtld, fresh_dir, run_tool, run_tool_ok,
-    target_dir, workspace_root, CompileCache, Outcome, CLANG, CLANGXX, LLD, LLVM_AR,
+    check_tools, command_line, find_distributor, find_dtld, first_difference, fresh_dir,
+    lock_target_subdir, run_in_group, run_tool, target_dir, workspace_root, CompileCache, Linker,
+    Outcome, CLANG, CLANGXX, LLD, LLVM_AR,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
 use wait_timeout::ChildExt;
@@ -78,8 +83,8 @@ impl Context {
             build_root,
             cache,
             dtld,
-            keep: std::env::var("DTLD_HARNESS_KEEP").is_ok_and(|v| !v.is_empty() && v != "0"),
-            determinism: std::env::var("DTLD_HARNESS_DETERMINISM").map_or(true, |v| v != "0"),
+            keep: common::keep_build_dirs(),
+            determinism: common::check_determinism(),
             distributor: find_distributor(),
         })
     }
@@ -202,7 +207,7 @@ fn run_quiet(cmd: &mut Command, timeout: Duration) -> Result<String, String> {
 
 fn main() {
     let args = Arguments::from_args();
-    let _lock = lock_build_root();
+    let _lock = lock_target_subdir("differential-pe", "PE harness");
     let ctx: Result<Arc<Context>, String> = Context::new().map(Arc::new);
     let trials = make_trials(&ctx);
     let conclusion = libtest_mimic::run(&args, trials);
@@ -210,20 +215,6 @@ fn main() {
         ctx.wine.shutdown();
     }
     conclusion.exit();
-}
-
-fn lock_build_root() -> Option<fs::File> {
-    let root = target_dir().join("differential-pe");
-    fs::create_dir_all(&root).ok()?;
-    let file = fs::File::create(root.join(".lock")).ok()?;
-    if file.try_lock().is_err() {
-        eprintln!(
-            "waiting for another PE harness run using {}",
-            root.display()
-        );
-        file.lock().ok()?;
-    }
-    Some(file)
 }
 
 fn make_trials(ctx: &Result<Arc<Context>, String>) -> Vec<Trial> {
@@ -238,9 +229,7 @@ fn make_trials(ctx: &Result<Arc<Context>, String>) -> Vec<Trial> {
         {
             Ok(f) => Arc::new(f),
             Err(e) => {
-                trials.push(Trial::test(format!("coff/{name}"), move || {
-                    Err(format!("bad fixture: {e}").into())
-                }));
+                trials.push(common::bad_fixture_trial(format!("coff/{name}"), e));
                 continue;
             }
         };
@@ -279,44 +268,13 @@ fn run_trial(ctx: &Context, fx: &Fixture, variant: Variant) -> Result<(), String
         bitcode_objects: 0,
         distributor,
     };
-    match t.run() {
-        Ok(()) => {
-            if !ctx.keep {
-                let _ = fs::remove_dir_all(&dir);
-                let _ = fs::remove_dir(dir.parent().expect("trial dir has a parent"));
-            }
-            Ok(())
-        }
-        Err(msg) => Err(format!(
-            "{msg}\n\nbuild directory (kept): {}\ncommands to reproduce (wine runs with \
-             WINEPREFIX={} WINEDEBUG=-all WINEPATH={MINGW_DLL_DIR}):\n  {}",
-            dir.display(),
-            ctx.wine.prefix.display(),
-            t.repro.lock().unwrap().join("\n  ")
-        )),
-    }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Linker {
-    Dtld,
-    Lld,
-}
-
-impl Linker {
-    fn name(self) -> &'static str {
-        match self {
-            Linker::Dtld => "dtld",
-            Linker::Lld => "lld",
-        }
-    }
-}
-
-/// A link of the trial: one of the fixture's DLLs (by index) or the program.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Step {
-    Library(usize),
-    Program,
+    let result = t.run();
+    let note = format!(
+        " (wine runs with WINEPREFIX={} WINEDEBUG=-all WINEPATH={MINGW_DLL_DIR})",
+        ctx.wine.prefix.display()
+    );
+    let repro = t.repro.into_inner().unwrap();
+    common::finish_trial(result, &dir, ctx.keep, &note, &repro)
 }
 
 /// The program's file name in each side's directory (the same for both, so argv[0] is too).
@@ -388,18 +346,11 @@ impl TrialRun<'_> {
                 problems.push(e);
             }
         }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems.join("\n"))
-        }
+        verdict(problems)
     }
 
     fn step_name(&self, step: Step) -> String {
-        match step {
-            Step::Library(i) => format!("link of {}", self.fx.libraries[i].name),
-            Step::Program => "link".to_string(),
-        }
+        step.describe(self.fx)
     }
 
     fn output_name(&self, step: Step) -> String {
@@ -428,89 +379,23 @@ impl TrialRun<'_> {
         flags
     }
 
-    fn compile(
-        &mut self,
-        src: &Path,
-        flags: &[String],
-        subdir: &str,
-        taken: &mut HashSet<String>,
-    ) -> Result<String, String> {
-        let stem = src
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        let mut rel = format!("{subdir}{stem}.o");
-        let mut n = 1;
-        while !taken.insert(rel.clone()) {
-            n += 1;
-            rel = format!("{subdir}{stem}-{n}.o");
-        }
-        let out = self.dir.join(&rel);
-        if let Some(parent) = out.parent() {
-            fs::create_dir_all(parent).map_err(|e| e.to_string())?;
-        }
-        let compiler = if directives::is_cxx(src) {
-            CLANGXX
-        } else {
-            CLANG
-        };
-        let shown = self.ctx.cache.compile_with(compiler, src, flags, &out)?;
-        self.note(shown);
-        if is_bitcode(&out) {
-            self.bitcode_objects += 1;
-        }
-        Ok(rel)
-    }
-
     fn build_inputs(&mut self) -> Result<(), String> {
-        let fx = self.fx;
-        let mut taken = HashSet::new();
-        let mut inputs = Vec::new();
-        let flags = self.compile_flags(&[]);
-        inputs.push(self.compile(&fx.primary, &flags, "", &mut taken)?);
-        for group in &fx.objects {
-            let flags = self.compile_flags(&group.cflags);
-            for src in &group.files {
-                inputs.push(self.compile(src, &flags, "", &mut taken)?);
-            }
-        }
-        for (kind, lib) in &fx.archives {
-            let flags = self.compile_flags(&lib.sources.cflags);
-            let subdir = format!("{}.objs/", lib.name);
-            let mut objs = Vec::new();
-            for src in &lib.sources.files {
-                objs.push(self.compile(src, &flags, &subdir, &mut taken)?);
-            }
-            let mut ar = Command::new(LLVM_AR);
-            ar.current_dir(&self.dir)
-                .arg(kind.ar_flags())
-                .arg(&lib.name)
-                .args(&objs);
-            self.note(command_line(&ar));
-            run_tool_ok(&mut ar)?;
-            if lib.linked {
-                inputs.push(lib.name.clone());
-            }
-        }
-        let mut lib_objects = Vec::new();
-        for lib in &fx.libraries {
-            let flags = self.compile_flags(&lib.sources.cflags);
-            let subdir = format!("{}.objs/", lib.name);
-            let mut objs = Vec::new();
-            for src in &lib.sources.files {
-                objs.push(self.compile(src, &flags, &subdir, &mut taken)?);
-            }
-            lib_objects.push(objs);
-        }
+        let built = common::build_inputs(
+            self.fx,
+            &self.dir,
+            &self.ctx.cache,
+            |_, extra| self.compile_flags(extra),
+            &mut |line| self.note(line),
+        )?;
+        self.bitcode_objects = built.bitcode_objects;
         if self.lto() && self.bitcode_objects == 0 {
             return Err(format!(
                 "the `{}` variant compiled no source to LLVM bitcode",
                 self.variant.name()
             ));
         }
-        self.inputs = inputs;
-        self.lib_objects = lib_objects;
+        self.inputs = built.program;
+        self.lib_objects = built.libraries;
         Ok(())
     }
 
@@ -554,33 +439,15 @@ impl TrialRun<'_> {
                 &self.fx.link_args
             }
         };
-        cmd.arg("-o").arg(out);
-        match linker {
-            Linker::Dtld => {
-                let mut arg = OsString::from("-fuse-ld=");
-                arg.push(&self.ctx.dtld);
-                cmd.arg(arg);
-            }
-            Linker::Lld => {
-                cmd.arg("-fuse-ld=lld");
-            }
-        }
+        cmd.arg("-o").arg(out).arg(linker.fuse_ld(&self.ctx.dtld));
         if self.lto() {
             cmd.arg("-flto=thin");
         }
         if let (Some(d), Linker::Dtld) = (&self.distributor, linker) {
-            let mut arg = OsString::from("-fthinlto-distributor=");
-            arg.push(d);
-            cmd.arg(arg);
+            cmd.arg(common::distributor_flag(d));
         }
-        cmd.args(extra);
-        let dir = side.to_string_lossy();
-        let build = self.dir.to_string_lossy();
-        cmd.args(
-            link_args
-                .iter()
-                .map(|a| a.replace("$DIR", &dir).replace("$BUILD", &build)),
-        );
+        cmd.args(extra)
+            .args(common::expand_link_args(link_args, side, &self.dir));
         cmd
     }
 
@@ -609,23 +476,14 @@ impl TrialRun<'_> {
             cmd.env(k, v);
         }
         self.note(format!("(cd {} && {})", dir.display(), command_line(&cmd)));
-        run_in_group(&mut cmd, &self.fx.stdin, RUN_TIMEOUT, dir)
+        run_with_input_file(&mut cmd, &self.fx.stdin, RUN_TIMEOUT, dir)
             .map_err(|e| format!("cannot run {exe} under wine: {e}"))
     }
 
     fn compare_runs(&mut self, problems: &mut Vec<String>) -> Result<Outcome, String> {
         let ours = self.run_program(&self.sides[0], PROG)?;
         let theirs = self.run_program(&self.sides[1], PROG)?;
-        if theirs.status.is_none() {
-            problems.push("the lld-linked program timed out under wine (fixture bug?)".into());
-        }
-        compare_outcomes(
-            &ours,
-            &theirs,
-            "dtld-linked program",
-            "lld-linked program",
-            problems,
-        );
+        common::compare_program_runs(&ours, &theirs, " under wine", problems);
         Ok(theirs)
     }
 
@@ -647,19 +505,7 @@ impl TrialRun<'_> {
                     .map_err(io)?;
             }
             let outcome = self.run_program(&dir, PROG)?;
-            let mut found = Vec::new();
-            compare_outcomes(
-                &outcome,
-                reference,
-                &label,
-                "lld EXE with lld DLLs",
-                &mut found,
-            );
-            problems.extend(
-                found
-                    .into_iter()
-                    .map(|f| format!("mixed run ({label}): {f}")),
-            );
+            compare_mixed_run(&outcome, reference, &label, "lld EXE with lld DLLs", problems);
         }
         Ok(())
     }
@@ -682,14 +528,14 @@ impl TrialRun<'_> {
             pe_fingerprint::Fingerprint::new()
         };
         for lib in &self.fx.libraries {
-            let prefix = format!("lib:{}:", lib.name);
+            let prefix = common::library_prefix(&lib.name);
             let lib_fp = pe_fingerprint::fingerprint(&read(&lib.name)?)
                 .map_err(|e| format!("{who}'s {}: {e}", lib.name))?;
-            fp.extend(lib_fp.into_iter().map(|(k, v)| (format!("{prefix}{k}"), v)));
+            common::extend_prefixed(&mut fp, &prefix, lib_fp);
             let implib = implib_name(&lib.name);
             let imp_fp = pe_fingerprint::implib_fingerprint(&read(&implib)?)
                 .map_err(|e| format!("{who}'s {implib}: {e}"))?;
-            fp.extend(imp_fp.into_iter().map(|(k, v)| (format!("{prefix}{k}"), v)));
+            common::extend_prefixed(&mut fp, &prefix, imp_fp);
         }
         Ok(fp)
     }
@@ -701,35 +547,10 @@ impl TrialRun<'_> {
     ) -> Result<(), String> {
         let ours = self.side_fingerprint(Linker::Dtld, with_program)?;
         let theirs = self.side_fingerprint(Linker::Lld, with_program)?;
-        for (name, fp) in [
-            ("fingerprint.dtld.json", &ours),
-            ("fingerprint.lld.json", &theirs),
-        ] {
-            let text = serde_json::to_string_pretty(fp).expect("fingerprint serialises");
-            fs::write(self.dir.join(name), text).map_err(|e| e.to_string())?;
-        }
-        let null = serde_json::Value::Null;
-        let keys: BTreeSet<&String> = ours.keys().chain(theirs.keys()).collect();
-        let mut diffs = Vec::new();
-        for key in keys {
-            if pe_fingerprint::is_ignored(key, &self.fx.diff_ignore) {
-                continue;
-            }
-            let (a, b) = (
-                ours.get(key).unwrap_or(&null),
-                theirs.get(key).unwrap_or(&null),
-            );
-            if a != b {
-                diffs.push(format!("  {key}:\n{}", describe_diff(a, b)));
-            }
-        }
-        if !diffs.is_empty() {
-            problems.push(format!(
-                "fingerprints differ (silence a key with `//#DiffIgnore: <key> <reason>`; full \
-                 fingerprints in fingerprint.{{dtld,lld}}.json):\n{}",
-                diffs.join("")
-            ));
-        }
+        let diffs = common::fingerprint_diffs(&self.dir, &ours, &theirs, |key| {
+            pe_fingerprint::is_ignored(key, &self.fx.diff_ignore)
+        })?;
+        common::push_fingerprint_problem(diffs, problems);
         Ok(())
     }
 
@@ -737,10 +558,7 @@ impl TrialRun<'_> {
     /// (same file names, so the DLL names inside are the same) and requires identical bytes,
     /// time stamps aside.
     fn check_determinism(&mut self, problems: &mut Vec<String>) -> Result<(), String> {
-        let steps: Vec<Step> = (0..self.fx.libraries.len())
-            .map(Step::Library)
-            .chain([Step::Program])
-            .collect();
+        let steps = Step::all(self.fx);
         let side = self.sides[0].clone();
         for threads in [1, 2] {
             let sub = format!("threads{threads}");
@@ -765,11 +583,7 @@ impl TrialRun<'_> {
                 let main = pe_fingerprint::without_timestamps(&read(side.join(&name))?);
                 let again = pe_fingerprint::without_timestamps(&read(side.join(&out))?);
                 if main != again {
-                    let at = main
-                        .iter()
-                        .zip(&again)
-                        .position(|(a, b)| a != b)
-                        .unwrap_or(main.len().min(again.len()));
+                    let at = first_difference(&main, &again);
                     problems.push(format!(
                         "nondeterministic output: {out} differs from {name} (time stamps aside; sizes {} and {}, first difference at offset {at:#x})",
                         again.len(),
@@ -819,62 +633,9 @@ impl TrialRun<'_> {
         theirs: &Outcome,
     ) -> Result<(), String> {
         let re = self.fx.expect_error.clone().expect("ExpectError fixture");
-        let what = self.step_name(step);
         let mut problems = Vec::new();
-        if theirs.success() {
-            problems.push(format!(
-                "ld.lld's {what} succeeded but the fixture says ExpectError (fixture bug?)"
-            ));
-        }
-        if ours.success() {
-            problems.push(format!(
-                "dtld's {what} succeeded but the fixture says ExpectError"
-            ));
-        }
-        let (o, t) = (
-            first_error(&ours.stderr_text()),
-            first_error(&theirs.stderr_text()),
-        );
-        match (&o, &t) {
-            (Some(o), Some(t)) => {
-                if !re.is_match(t) {
-                    problems.push(format!(
-                        "ld.lld's error does not match /{re}/ (fixture bug?):\n  {t}"
-                    ));
-                }
-                if !re.is_match(o) {
-                    problems.push(format!("dtld's error does not match /{re}/:\n  {o}"));
-                }
-                if o != t {
-                    problems.push(format!(
-                        "first error lines differ:\n  dtld:   {o}\n  ld.lld: {t}"
-                    ));
-                }
-            }
-            _ => {
-                if o.is_none() && !ours.success() {
-                    problems.push(format!(
-                        "dtld printed no `error:` line:\n{}",
-                        ours.stderr_text()
-                    ));
-                }
-                if t.is_none() && !theirs.success() {
-                    problems.push(format!(
-                        "ld.lld printed no `error:` line:\n{}",
-                        theirs.stderr_text()
-                    ));
-                }
-            }
-        }
+        common::check_expected_error(&re, &self.step_name(step), ours, theirs, &mut problems);
         if !ours.success() {
-            match linker_exit_code(&ours.stderr_text()) {
-                Some(1) => {}
-                Some(n) => problems.push(format!("dtld exited with {n}, expected 1")),
-                None => problems.push(format!(
-                    "cannot tell dtld's exit code from:\n{}",
-                    ours.stderr_text()
-                )),
-            }
             let out = self.output_name(step);
             let side = &self.sides[0];
             let mut left: Vec<String> = top_level_names(side)?
@@ -886,55 +647,19 @@ impl TrialRun<'_> {
                 problems.push(format!("dtld failed but left {left:?}"));
             }
         }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems.join("\n"))
-        }
+        verdict(problems)
     }
-}
-
-/// Both links must succeed (an error ends the trial); differing diagnostics are a problem.
-fn check_links(
-    what: &str,
-    ours: &Outcome,
-    theirs: &Outcome,
-    problems: &mut Vec<String>,
-) -> Result<(), String> {
-    if !theirs.success() {
-        return Err(format!(
-            "the reference {what} (ld.lld) failed ({}), so the fixture is broken:\n{}",
-            theirs.status_text(),
-            theirs.stderr_text()
-        ));
-    }
-    if !ours.success() {
-        return Err(format!(
-            "dtld's {what} failed ({}):\n{}",
-            ours.status_text(),
-            ours.stderr_text()
-        ));
-    }
-    if ours.stderr != theirs.stderr {
-        problems.push(format!(
-            "{what}: diagnostics differ:\n--- dtld (through the driver) ---\n{}--- ld.lld ---\n{}",
-            ours.stderr_text(),
-            theirs.stderr_text()
-        ));
-    }
-    Ok(())
 }
 
 /// Runs `cmd` in its own process group with stdin from a file and stdout/stderr to files in
 /// `dir` (wine may start helper processes that would hold pipes open), killing the whole group
 /// after `timeout`. The files are removed afterwards.
-fn run_in_group(
+fn run_with_input_file(
     cmd: &mut Command,
     stdin: &[u8],
     timeout: Duration,
     dir: &Path,
 ) -> std::io::Result<Outcome> {
-    use std::os::unix::process::CommandExt;
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
     let n = N.fetch_add(1, Ordering::Relaxed);
@@ -944,170 +669,11 @@ fn run_in_group(
         base.with_extension("stdout"),
         base.with_extension("stderr"),
     );
-    fs::write(&in_path, stdin)?;
-    cmd.process_group(0)
-        .stdin(fs::File::open(&in_path)?)
-        .stdout(fs::File::create(&out_path)?)
-        .stderr(fs::File::create(&err_path)?);
-    let result = (|| {
-        let mut child = cmd.spawn()?;
-        let status = match child.wait_timeout(timeout)? {
-            Some(s) => Some(s),
-            None => {
-                let _ = Command::new("kill")
-                    .args(["-KILL", "--", &format!("-{}", child.id())])
-                    .status();
-                let _ = child.kill();
-                let _ = child.wait();
-                None
-            }
-        };
-        Ok(Outcome {
-            status,
-            stdout: fs::read(&out_path).unwrap_or_default(),
-            stderr: fs::read(&err_path).unwrap_or_default(),
-        })
-    })();
+    let result = fs::write(&in_path, stdin)
+        .and_then(|()| fs::File::open(&in_path))
+        .and_then(|input| run_in_group(cmd.stdin(input), timeout, &out_path, &err_path));
     for p in [&in_path, &out_path, &err_path] {
         let _ = fs::remove_file(p);
     }
     result
-}
-
-fn compare_outcomes(
-    ours: &Outcome,
-    theirs: &Outcome,
-    our_label: &str,
-    their_label: &str,
-    problems: &mut Vec<String>,
-) {
-    if ours.status_text() != theirs.status_text() {
-        problems.push(format!(
-            "exit status differs: {our_label}: {}, {their_label}: {}",
-            ours.status_text(),
-            theirs.status_text()
-        ));
-    }
-    for (what, a, b) in [
-        ("stdout", &ours.stdout, &theirs.stdout),
-        ("stderr", &ours.stderr, &theirs.stderr),
-    ] {
-        if a != b {
-            problems.push(format!(
-                "{what} differs:\n{}",
-                text_diff(a, b, our_label, their_label)
-            ));
-        }
-    }
-}
-
-fn describe_diff(a: &serde_json::Value, b: &serde_json::Value) -> String {
-    use serde_json::Value;
-    match (a, b) {
-        (Value::Array(x), Value::Array(y)) => {
-            let only = |p: &[Value], q: &[Value]| -> Vec<String> {
-                p.iter()
-                    .filter(|v| !q.contains(v))
-                    .map(|v| v.to_string())
-                    .collect()
-            };
-            let (ours, theirs) = (only(x, y), only(y, x));
-            let mut s = String::new();
-            for (label, items) in [("only dtld", ours), ("only lld ", theirs)] {
-                for i in items.iter().take(20) {
-                    s += &format!("    {label}: {i}\n");
-                }
-                if items.len() > 20 {
-                    s += &format!("    {label}: ... {} more\n", items.len() - 20);
-                }
-            }
-            if s.is_empty() {
-                s = format!("    dtld: {a}\n    lld:  {b}\n");
-            }
-            s
-        }
-        _ => format!("    dtld: {a}\n    lld:  {b}\n"),
-    }
-}
-
-fn without_program_lines(stderr: &[u8], program: &Path) -> Vec<u8> {
-    let Some(name) = program.file_name() else {
-        return stderr.to_vec();
-    };
-    let mut prefix = name.as_encoded_bytes().to_vec();
-    prefix.extend_from_slice(b": ");
-    stderr
-        .split_inclusive(|&c| c == b'\n')
-        .filter(|line| !line.starts_with(&prefix))
-        .flatten()
-        .copied()
-        .collect()
-}
-
-fn top_level_names(dir: &Path) -> Result<HashSet<String>, String> {
-    let entries = fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
-    let mut names = HashSet::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| e.to_string())?;
-        names.insert(entry.file_name().to_string_lossy().into_owned());
-    }
-    Ok(names)
-}
-
-fn is_bitcode(path: &Path) -> bool {
-    use std::io::Read;
-    let mut magic = [0u8; 4];
-    fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut magic))
-        .is_ok()
-        && magic == *b"BC\xC0\xDE"
-}
-
-fn first_error(stderr: &str) -> Option<String> {
-    let re = regex::Regex::new(r"^(\S+): error: (.*)$").expect("valid regex");
-    stderr.lines().find_map(|line| {
-        let caps = re.captures(line)?;
-        let program = Path::new(&caps[1])
-            .file_name()?
-            .to_string_lossy()
-            .into_owned();
-        let is_driver = ["clang", "gcc", "g++", "c++", "collect2", "cc"]
-            .iter()
-            .any(|d| program.starts_with(d));
-        (!is_driver).then(|| caps[2].to_string())
-    })
-}
-
-fn linker_exit_code(stderr: &str) -> Option<i32> {
-    let re = regex::Regex::new(r"linker command failed with exit code (\d+)").expect("valid regex");
-    re.captures(stderr)?.get(1)?.as_str().parse().ok()
-}
-
-fn text_diff(ours: &[u8], theirs: &[u8], our_label: &str, their_label: &str) -> String {
-    const LIMIT: usize = 2000;
-    let show = |b: &[u8]| {
-        let text = String::from_utf8_lossy(&b[..b.len().min(LIMIT)]).into_owned();
-        let more = if b.len() > LIMIT {
-            format!("\n  ... ({} bytes in all)", b.len())
-        } else {
-            String::new()
-        };
-        text.lines()
-            .map(|l| format!("  | {l}\n"))
-            .collect::<String>()
-            + &more
-    };
-    let a: Vec<&[u8]> = ours.split(|&c| c == b'\n').collect();
-    let b: Vec<&[u8]> = theirs.split(|&c| c == b'\n').collect();
-    let first = a
-        .iter()
-        .zip(&b)
-        .position(|(x, y)| x != y)
-        .unwrap_or(a.len().min(b.len()));
-    format!(
-        "  first difference at line {}\n  --- {our_label} ---\n{}  --- {their_label} ---\n{}",
-        first + 1,
-        show(ours),
-        show(theirs)
-    )
 }

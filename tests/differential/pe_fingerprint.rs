@@ -10,10 +10,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use goblin::pe::PE;
-use serde_json::{json, Value};
+pub use crate::common::Fingerprint;
+use crate::common::{bit_names, read_u32, set};
 
-pub type Fingerprint = BTreeMap<String, Value>;
+use goblin::pe::PE;
+use serde_json::json;
 
 /// Every key a PE fingerprint can contain (`DiffIgnore` in fixtures/coff/ is checked against
 /// this list).
@@ -47,38 +48,10 @@ pub const KEYS: &[&str] = &[
 /// Keys that are never compared, with the reason.
 pub const DEFAULT_IGNORE: &[(&str, &str)] = &[];
 
-/// Whether `key` is left out of the comparison (see `fingerprint::is_ignored`; the same pattern
+/// Whether `key` is left out of the comparison (see `common::is_ignored`; the same pattern
 /// rules, with this module's defaults).
 pub fn is_ignored(key: &str, extra: &[String]) -> bool {
-    let matches = |key: &str, pattern: &str| match pattern.strip_suffix(".*") {
-        Some(prefix) => key.starts_with(&format!("{prefix}.")),
-        None => key == pattern,
-    };
-    let plain = key
-        .strip_prefix("lib:")
-        .and_then(|r| r.split_once(':'))
-        .map_or(key, |(_, k)| k);
-    DEFAULT_IGNORE.iter().any(|(k, _)| matches(plain, k)) || extra.iter().any(|k| matches(key, k))
-}
-
-fn set<I: IntoIterator<Item = String>>(items: I) -> Value {
-    let s: BTreeSet<String> = items.into_iter().collect();
-    json!(s.into_iter().collect::<Vec<_>>())
-}
-
-fn bit_names(value: u64, names: &[(u64, &str)]) -> Value {
-    let mut out = Vec::new();
-    let mut rest = value;
-    for &(bit, name) in names {
-        if value & bit != 0 {
-            out.push(name.to_string());
-            rest &= !bit;
-        }
-    }
-    if rest != 0 {
-        out.push(format!("{rest:#x}"));
-    }
-    json!(out)
+    crate::common::is_ignored(DEFAULT_IGNORE, key, extra)
 }
 
 const FILE_CHARACTERISTICS: &[(u64, &str)] = &[
@@ -165,10 +138,6 @@ const DATA_DIRECTORY_NAMES: [&str; 16] = [
 
 fn read_u16(data: &[u8], off: usize) -> Option<u16> {
     Some(u16::from_le_bytes(data.get(off..off + 2)?.try_into().ok()?))
-}
-
-fn read_u32(data: &[u8], off: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(data.get(off..off + 4)?.try_into().ok()?))
 }
 
 /// The file offset of an RVA, through the section table.

@@ -88,8 +88,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use dtld_tests::{
-    command_line, find_distributor, find_dtld, find_in_path, fresh_dir, run_tool, run_tool_ok,
-    split_words, target_dir, Outcome, snapshot, changes, copy_tree,
+    command_line, find_distributor, find_dtld, find_in_path, fresh_dir, lock_target_subdir,
+    run_tool, run_tool_ok, split_words, target_dir, Linker, Outcome, snapshot, changes, copy_tree,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
 use regex::Regex;
@@ -164,7 +164,7 @@ type TrialFn = fn(&Work) -> Result<(), String>;
 
 fn main() {
     let args = Arguments::from_args();
-    let _lock = lock_root();
+    let _lock = lock_target_subdir("dtlto-tests", "dtlto test");
     let ctx = Context::new().map(Arc::new);
     let lld = ctx.as_ref().is_ok_and(|c| c.dtld_is_lld);
     let mut trials = Vec::new();
@@ -301,20 +301,6 @@ impl Context {
     }
 }
 
-fn lock_root() -> Option<fs::File> {
-    let root = target_dir().join("dtlto-tests");
-    fs::create_dir_all(&root).ok()?;
-    let file = fs::File::create(root.join(".lock")).ok()?;
-    if file.try_lock().is_err() {
-        eprintln!(
-            "waiting for another dtlto test run using {}",
-            root.display()
-        );
-        file.lock().ok()?;
-    }
-    Some(file)
-}
-
 fn compile_cmd(cwd: &Path, src: &str, out: &str, flags: &[&str]) -> Command {
     let mut cmd = Command::new(llvm("clang"));
     cmd.current_dir(cwd)
@@ -404,22 +390,6 @@ fn run_trial(ctx: &Context, name: &str, f: TrialFn) -> Result<(), String> {
             ctx.root.join(".inputs/commands.txt").display(),
             t.repro.borrow().join("\n  ")
         )),
-    }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Linker {
-    /// The linker under test.
-    Dtld,
-    Lld,
-}
-
-impl Linker {
-    fn name(self) -> &'static str {
-        match self {
-            Linker::Dtld => "dtld",
-            Linker::Lld => "lld",
-        }
     }
 }
 
@@ -557,16 +527,7 @@ impl Work<'_> {
     ) -> Command {
         let mut cmd = Command::new(llvm("clang"));
         cmd.current_dir(cwd);
-        match linker {
-            Linker::Dtld => {
-                let mut arg = OsString::from("-fuse-ld=");
-                arg.push(&self.ctx.dtld);
-                cmd.arg(arg);
-            }
-            Linker::Lld => {
-                cmd.arg("-fuse-ld=lld");
-            }
-        }
+        cmd.arg(linker.fuse_ld(&self.ctx.dtld));
         let mut arg = OsString::from("-fthinlto-distributor=");
         arg.push(distributor);
         cmd.arg("-flto=thin")

@@ -29,15 +29,14 @@
 //! require; default `dtld: error: `, or any `<...ld.lld...>: error: ` when the linker under test
 //! identifies itself as LLD, so the target can be self-tested with a wrapper that runs lld).
 
-use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
 use dtld_tests::{
-    command_line, find_dtld, fresh_dir, run_tool, run_tool_ok, shell_quote, split_words,
-    target_dir, Outcome, snapshot, changes, copy_tree,
+    command_line, find_dtld, fresh_dir, lock_target_subdir, run_tool, run_tool_ok, shell_quote,
+    split_words, target_dir, Linker, Outcome, snapshot, changes, copy_tree,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
 use regex::Regex;
@@ -59,7 +58,7 @@ struct Context {
 
 fn main() {
     let args = Arguments::from_args();
-    let _lock = lock_root();
+    let _lock = lock_target_subdir("lto-tests", "lto test");
     let ctx = Context::new().map(Arc::new);
     let mut trials = Vec::new();
     let mut add = |name: &str, ignored: bool, f: fn(&Work) -> Result<(), String>| {
@@ -137,17 +136,6 @@ impl Context {
             line.starts_with("dtld: error: ")
         }
     }
-}
-
-fn lock_root() -> Option<fs::File> {
-    let root = target_dir().join("lto-tests");
-    fs::create_dir_all(&root).ok()?;
-    let file = fs::File::create(root.join(".lock")).ok()?;
-    if file.try_lock().is_err() {
-        eprintln!("waiting for another lto test run using {}", root.display());
-        file.lock().ok()?;
-    }
-    Some(file)
 }
 
 /// One trial's state: its directory and the commands run so far (printed on failure).
@@ -231,37 +219,10 @@ impl Work<'_> {
     fn clang_link(&self, cwd: &Path, linker: Linker) -> Command {
         let mut cmd = Command::new(llvm("clang"));
         cmd.current_dir(cwd);
-        match linker {
-            Linker::Dtld => {
-                let mut arg = OsString::from("-fuse-ld=");
-                arg.push(&self.ctx.dtld);
-                cmd.arg(arg);
-            }
-            Linker::Lld => {
-                cmd.arg("-fuse-ld=lld");
-            }
-        }
+        cmd.arg(linker.fuse_ld(&self.ctx.dtld));
         cmd
     }
 }
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Linker {
-    Dtld,
-    Lld,
-}
-
-impl Linker {
-    fn name(self) -> &'static str {
-        match self {
-            Linker::Dtld => "dtld",
-            Linker::Lld => "lld",
-        }
-    }
-}
-
-
-
 
 // ---- index-only ---------------------------------------------------------------------------
 

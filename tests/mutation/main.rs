@@ -37,10 +37,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use dtld_tests::{command_line, find_dtld, run_tool_ok, target_dir, Outcome, CLANG, LLVM_AR};
+use dtld_tests::{command_line, find_dtld, run_in_group, run_tool_ok, target_dir, Outcome, CLANG, LLVM_AR};
 use layout::Layout;
 use mutate::{mutate, Rng};
-use wait_timeout::ChildExt;
 
 const DEFAULT_SEED: u64 = 0xd71d_5eed_2026_0001;
 const DEFAULT_COUNT: usize = 1200;
@@ -632,7 +631,12 @@ fn run_variant(
     }
     cmd.env("RUST_BACKTRACE", "0");
     run.command = command_line(&cmd);
-    let outcome = match run_grouped(&mut cmd, s.timeout, &dir) {
+    // Its own process group, killed as a whole after the timeout (clang and the linker it
+    // started, or anything the linker spawned); output to files, so that no pipe can be held
+    // open by a stray grandchild.
+    cmd.stdin(std::process::Stdio::null());
+    let (out_path, err_path) = (dir.join("linker.stdout"), dir.join("linker.stderr"));
+    let outcome = match run_in_group(&mut cmd, s.timeout, &out_path, &err_path) {
         Ok(o) => o,
         Err(e) => {
             run.verdict = Err(format!("harness: cannot run linker: {e}"));
@@ -642,35 +646,6 @@ fn run_variant(
     run.verdict = judge(s, scenario, &outcome, &out_dir);
     run.outcome = Some(outcome);
     run
-}
-
-/// Runs `cmd` in its own process group with stdout/stderr going to files in `dir` (so that no
-/// pipe can be held open by a stray grandchild), and kills the whole group after `timeout`
-/// (clang and the linker it started, or anything the linker spawned).
-fn run_grouped(cmd: &mut Command, timeout: Duration, dir: &Path) -> std::io::Result<Outcome> {
-    use std::os::unix::process::CommandExt;
-    let (out_path, err_path) = (dir.join("linker.stdout"), dir.join("linker.stderr"));
-    cmd.process_group(0)
-        .stdin(std::process::Stdio::null())
-        .stdout(fs::File::create(&out_path)?)
-        .stderr(fs::File::create(&err_path)?);
-    let mut child = cmd.spawn()?;
-    let status = match child.wait_timeout(timeout)? {
-        Some(status) => Some(status),
-        None => {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", child.id())])
-                .status();
-            let _ = child.kill();
-            let _ = child.wait();
-            None
-        }
-    };
-    Ok(Outcome {
-        status,
-        stdout: fs::read(&out_path).unwrap_or_default(),
-        stderr: fs::read(&err_path).unwrap_or_default(),
-    })
 }
 
 fn judge(s: &Settings, scenario: Scenario, o: &Outcome, out_dir: &Path) -> Result<Verdict, String> {

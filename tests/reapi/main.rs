@@ -43,7 +43,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use dtld_tests::{changes, command_line, copy_tree, find_distributor, find_dtld, find_in_path, fresh_dir, run_tool, run_tool_ok, snapshot, target_dir, Outcome};
+use dtld_tests::{changes, command_line, copy_tree, find_distributor, find_dtld, find_in_path, fresh_dir, run_tool, run_tool_ok, snapshot, target_dir, Linker, Outcome};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 const CLANG: &str = "/usr/lib/llvm-22/bin/clang";
@@ -261,21 +261,12 @@ fn expect_counts(stderr: &str, want: &[(&str, &str)]) -> Result<(), String> {
     Ok(())
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Linker {
-    Dtld,
-    Lld,
-}
-
 /// `clang -flto=thin` linking the inputs in `cwd` to `out`, through `distributor` with extra
 /// linker flags; the engine comes from `DTLD_REAPI_ENDPOINT` only.
 fn link(ctx: &Context, linker: Linker, cwd: &Path, out: &str, distributor: &Path, endpoint: &str, extra: &[&str]) -> Result<Outcome, String> {
     let mut cmd = Command::new(CLANG);
     cmd.current_dir(cwd).env("DTLD_REAPI_ENDPOINT", endpoint).env("DTLD_REAPI_RETRIES", "2").args(["-flto=thin", "-O2"]);
-    match linker {
-        Linker::Dtld => cmd.arg(format!("-fuse-ld={}", ctx.dtld.display())),
-        Linker::Lld => cmd.arg("-fuse-ld=lld"),
-    };
+    cmd.arg(linker.fuse_ld(&ctx.dtld));
     cmd.arg(format!("-fthinlto-distributor={}", distributor.display())).args(extra).args(INPUTS).arg("-o").arg(out);
     run_tool(&mut cmd)
 }

@@ -667,3 +667,91 @@ pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> Result<(), Str
     }
     Ok(())
 }
+
+/// Which linker a link uses: the one under test or the reference, ld.lld-22. The discriminants
+/// (0 and 1) index the harnesses' `[dtld's, lld's]` pairs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Linker {
+    /// The linker under test.
+    Dtld,
+    Lld,
+}
+
+impl Linker {
+    pub fn name(self) -> &'static str {
+        match self {
+            Linker::Dtld => "dtld",
+            Linker::Lld => "lld",
+        }
+    }
+
+    /// The compiler-driver flag that selects this linker: `-fuse-ld=<dtld>` (an absolute path)
+    /// or `-fuse-ld=lld`.
+    pub fn fuse_ld(self, dtld: &Path) -> std::ffi::OsString {
+        match self {
+            Linker::Dtld => {
+                let mut arg = std::ffi::OsString::from("-fuse-ld=");
+                arg.push(dtld);
+                arg
+            }
+            Linker::Lld => "-fuse-ld=lld".into(),
+        }
+    }
+}
+
+/// Takes the lock `<target>/<subdir>/.lock` (released when the returned file is dropped, i.e.
+/// when the process exits), so that two runs of a test target sharing a target directory do
+/// not recreate each other's directories: the second one says so (naming `what`) and waits.
+/// `None` when the lock cannot be taken at all (the run goes on unlocked).
+pub fn lock_target_subdir(subdir: &str, what: &str) -> Option<fs::File> {
+    let root = target_dir().join(subdir);
+    fs::create_dir_all(&root).ok()?;
+    let file = fs::File::create(root.join(".lock")).ok()?;
+    if file.try_lock().is_err() {
+        eprintln!("waiting for another {what} run using {}", root.display());
+        file.lock().ok()?;
+    }
+    Some(file)
+}
+
+/// Runs `cmd` (its stdin as the caller set it) in its own process group with stdout and stderr
+/// going to the files `out` and `err` (so that no pipe can be held open by a stray grandchild,
+/// e.g. a helper process wine starts), and kills the whole group after `timeout`. The files are
+/// left for the caller.
+pub fn run_in_group(
+    cmd: &mut Command,
+    timeout: Duration,
+    out: &Path,
+    err: &Path,
+) -> io::Result<Outcome> {
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0)
+        .stdout(fs::File::create(out)?)
+        .stderr(fs::File::create(err)?);
+    let mut child = cmd.spawn()?;
+    let status = match child.wait_timeout(timeout)? {
+        Some(status) => Some(status),
+        None => {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status();
+            let _ = child.kill();
+            let _ = child.wait();
+            None
+        }
+    };
+    Ok(Outcome {
+        status,
+        stdout: fs::read(out).unwrap_or_default(),
+        stderr: fs::read(err).unwrap_or_default(),
+    })
+}
+
+/// The offset of the first byte at which `a` and `b` differ (the shorter length when one is a
+/// prefix of the other).
+pub fn first_difference(a: &[u8], b: &[u8]) -> usize {
+    a.iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()))
+}
