@@ -138,37 +138,24 @@ fn flavor(program: &str, argv: &[String]) -> (Flavor, usize) {
 pub fn main_with_program(program: &str, argv: &[String]) -> i32 {
     match flavor(program, argv) {
         (Flavor::Gnu, skip) => main_gnu(&argv[skip..]),
-        (Flavor::MinGw, _) => main_coff(match driver::mingw::parse(argv) {
-            Ok(driver::mingw::MingwAction::Link(c)) => Ok(Some(c)),
-            Ok(driver::mingw::MingwAction::Version) => {
-                println!("{} (compatible with GNU linkers)", driver::args::version_string());
-                Ok(None)
-            }
-            Ok(driver::mingw::MingwAction::Help) => {
-                println!("USAGE: dtld [options] file...");
-                Ok(None)
-            }
-            Err(e) => Err(e),
-        }),
-        (Flavor::Link, skip) => main_coff(match driver::link::parse(&argv[skip..]) {
-            Ok(driver::link::LinkAction::Link(c)) => Ok(Some(c)),
-            Ok(driver::link::LinkAction::Version) => {
-                println!("{}", driver::args::version_string());
-                Ok(None)
-            }
-            Ok(driver::link::LinkAction::Help) => {
-                println!("USAGE: lld-link [options] file...");
-                Ok(None)
-            }
-            Err(e) => Err(e),
-        }),
+        (Flavor::MinGw, _) => main_coff(driver::mingw::parse(argv), " (compatible with GNU linkers)", "USAGE: dtld [options] file..."),
+        (Flavor::Link, skip) => main_coff(driver::link::parse(&argv[skip..]), "", "USAGE: lld-link [options] file..."),
     }
 }
 
-fn main_coff(parsed: Result<Option<coff::config::CoffConfig>>) -> i32 {
+/// A PE link in either flavour; `version_suffix` and `usage` are what that flavour's
+/// `--version` and `--help` print.
+fn main_coff(parsed: Result<driver::CoffAction>, version_suffix: &str, usage: &str) -> i32 {
     let config = match parsed {
-        Ok(Some(c)) => c,
-        Ok(None) => return 0,
+        Ok(driver::CoffAction::Link(c)) => c,
+        Ok(driver::CoffAction::Version) => {
+            println!("{}{version_suffix}", driver::args::version_string());
+            return 0;
+        }
+        Ok(driver::CoffAction::Help) => {
+            println!("{usage}");
+            return 0;
+        }
         Err(e) => {
             report(&e);
             return 1;
@@ -177,24 +164,7 @@ fn main_coff(parsed: Result<Option<coff::config::CoffConfig>>) -> i32 {
     if config.print_version {
         println!("{} (compatible with GNU linkers)", driver::args::version_string());
     }
-    let run = || coff::link(&config);
-    let result = match config.threads {
-        Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build() {
-            Ok(pool) => pool.install(run),
-            Err(e) => Err(error::Error::new(format!("cannot create thread pool: {e}"))),
-        },
-        None => run(),
-    };
-    match result {
-        Ok(()) => 0,
-        Err(e) => {
-            report(&e);
-            if !config.output.as_os_str().is_empty() && config.output.is_file() {
-                let _ = std::fs::remove_file(&config.output);
-            }
-            1
-        }
-    }
+    run_link(config.threads, &config.output, || coff::link(&config))
 }
 
 fn main_gnu(argv: &[String]) -> i32 {
@@ -220,8 +190,13 @@ fn main_gnu(argv: &[String]) -> i32 {
         // `-v` with inputs: print the version and link, as GNU ld and lld do.
         println!("{}", driver::args::version_string());
     }
-    let run = || link(&config);
-    let result = match config.threads {
+    run_link(config.threads, &config.output, || link(&config))
+}
+
+/// Runs a link (ELF or COFF) on `threads` worker threads (`--threads`; rayon's default when
+/// `None`) and returns the exit code, reporting errors as lld does.
+fn run_link(threads: Option<usize>, output: &std::path::Path, run: impl FnOnce() -> Result<()> + Send) -> i32 {
+    let result = match threads {
         Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build() {
             Ok(pool) => pool.install(run),
             Err(e) => Err(error::Error::new(format!("cannot create thread pool: {e}"))),
@@ -233,8 +208,8 @@ fn main_gnu(argv: &[String]) -> i32 {
         Err(e) => {
             report(&e);
             // Never leave a stale output from an earlier link behind a failed one, as lld does.
-            if !config.output.as_os_str().is_empty() && config.output.is_file() {
-                let _ = std::fs::remove_file(&config.output);
+            if !output.as_os_str().is_empty() && output.is_file() {
+                let _ = std::fs::remove_file(output);
             }
             1
         }

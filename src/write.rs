@@ -5,7 +5,8 @@
 //! byte ranges, so they are split into disjoint mutable slices and filled in parallel (copy the
 //! input bytes, then apply relocations in place). The build-id is computed last over the finished
 //! image, the file is renamed over the output (so a failed link never leaves a partial file), and
-//! the result is identical whatever the thread count.
+//! the result is identical whatever the thread count. The output-file handling (`MappedOutput`,
+//! `TempOutput`) and the little-endian stores are shared with the PE writer (`coff::write`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -50,6 +51,108 @@ impl Drop for TempOutput {
 /// written in place, never replaced by a renamed temporary.
 pub(crate) fn is_special_output(out: &Path) -> bool {
     fs::metadata(out).map(|m| !m.file_type().is_file() && !m.file_type().is_dir()).unwrap_or(false)
+}
+
+/// Which lld port's wording an output's open and rename errors follow.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wording {
+    /// ld.lld: "cannot open output file X: ..." for creating, reopening and renaming.
+    Elf,
+    /// lld-link: "failed to open X: ..." for creating the temporary; reopening and renaming fail
+    /// as writes do.
+    Coff,
+}
+
+impl Wording {
+    fn create_error(self, out: &Path, e: &std::io::Error) -> Error {
+        match self {
+            Wording::Elf => Error::new(format!("cannot open output file {}: {}", out.display(), crate::io_error(e))),
+            Wording::Coff => Error::new(format!("failed to open {}: {}", out.display(), crate::io_error(e))),
+        }
+    }
+    fn replace_error(self, out: &Path, e: &std::io::Error) -> Error {
+        match self {
+            Wording::Elf => Error::new(format!("cannot open output file {}: {}", out.display(), crate::io_error(e))),
+            Wording::Coff => write_error(out, e),
+        }
+    }
+}
+
+fn write_error(out: &Path, e: &std::io::Error) -> Error {
+    Error::new(format!("failed to write output '{}': {}", out.display(), crate::io_error(e)))
+}
+
+/// The output image while it is filled, for the ELF and the PE writers alike: a pre-sized
+/// memory map of a temporary next to the output (removed on failure and on a signal), renamed
+/// over the output by `finish`. An existing output that is not a regular file (`-o /dev/null`,
+/// a FIFO) is written in place from an anonymous map instead, as lld does: renaming a temporary
+/// over it would replace the device.
+pub(crate) struct MappedOutput<'p> {
+    pub map: memmap2::MmapMut,
+    file: Option<fs::File>,
+    _on_signal: Option<crate::cleanup::Registered>,
+    tmp: TempOutput,
+    out: &'p Path,
+    wording: Wording,
+}
+
+impl<'p> MappedOutput<'p> {
+    /// The map of `size` bytes for the output `out`.
+    pub(crate) fn create(out: &'p Path, size: u64, wording: Wording) -> Result<MappedOutput<'p>> {
+        let special = is_special_output(out);
+        let mut tmp = TempOutput::new(out);
+        if special {
+            tmp.commit();
+        }
+        let _on_signal = (!special).then(|| crate::cleanup::register(tmp.path.clone()));
+        let write_err = |e: std::io::Error| write_error(out, &e);
+        let (file, map) = if special {
+            (None, memmap2::MmapMut::map_anon(size as usize).map_err(write_err)?)
+        } else {
+            let file = fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&tmp.path)
+                .map_err(|e| wording.create_error(out, &e))?;
+            file.set_len(size).map_err(write_err)?;
+            let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(write_err)?;
+            (Some(file), map)
+        };
+        Ok(MappedOutput { map, file, _on_signal, tmp, out, wording })
+    }
+
+    /// Puts the finished image in place: the temporary, given permissions `mode`, renamed over
+    /// the output; or a special output written in place.
+    pub(crate) fn finish(self, mode: u32) -> Result<()> {
+        let MappedOutput { map, file, _on_signal, mut tmp, out, wording } = self;
+        let write_err = |e: std::io::Error| write_error(out, &e);
+        let Some(file) = file else {
+            use std::io::Write as _;
+            let mut f = fs::OpenOptions::new().write(true).open(out).map_err(|e| wording.replace_error(out, &e))?;
+            return f.write_all(&map).map_err(write_err);
+        };
+        map.flush().map_err(write_err)?;
+        drop(map);
+        drop(file);
+        use std::os::unix::fs::PermissionsExt;
+        let _ = fs::set_permissions(&tmp.path, fs::Permissions::from_mode(mode));
+        fs::rename(&tmp.path, out).map_err(|e| wording.replace_error(out, &e))?;
+        tmp.commit();
+        Ok(())
+    }
+}
+
+/// Little-endian stores at a byte offset, for the ELF synthetic sections and the PE writer.
+pub(crate) fn put16(b: &mut [u8], off: usize, v: u16) {
+    b[off..off + 2].copy_from_slice(&v.to_le_bytes());
+}
+pub(crate) fn put32(b: &mut [u8], off: usize, v: u32) {
+    b[off..off + 4].copy_from_slice(&v.to_le_bytes());
+}
+pub(crate) fn put64(b: &mut [u8], off: usize, v: u64) {
+    b[off..off + 8].copy_from_slice(&v.to_le_bytes());
 }
 
 pub(crate) fn temp_path(out: &Path) -> PathBuf {
@@ -110,30 +213,8 @@ pub fn write_output(l: &Layout) -> Result<()> {
     let nsections = 1 + l.osecs.len() + if symtab.is_some() { 3 } else { 1 };
     let total = shoff + nsections as u64 * 64;
 
-    // An existing output that is not a regular file (`-o /dev/null`, a FIFO) is written in
-    // place, as lld does: renaming a temporary over it would replace the device.
-    let special = is_special_output(out_path);
-    let write_err = |e: std::io::Error| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::io_error(&e)));
-    let mut tmp = TempOutput::new(out_path);
-    if special {
-        tmp.commit();
-    }
-    let _on_signal = (!special).then(|| crate::cleanup::register(tmp.path.clone()));
-    let (file, mut map) = if special {
-        (None, memmap2::MmapMut::map_anon(total as usize).map_err(write_err)?)
-    } else {
-        let file = fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp.path)
-            .map_err(|e| Error::new(format!("cannot open output file {}: {}", out_path.display(), crate::io_error(&e))))?;
-        file.set_len(total).map_err(write_err)?;
-        let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(write_err)?;
-        (Some(file), map)
-    };
-    let buf: &mut [u8] = &mut map;
+    let mut out = MappedOutput::create(out_path, total, Wording::Elf)?;
+    let buf: &mut [u8] = &mut out.map;
 
     write_headers(l, buf, shoff, nsections as u16, (nsections - if symtab.is_some() { 2 } else { 1 }) as u16);
     // Section contents, in parallel over disjoint slices.
@@ -185,24 +266,8 @@ pub fn write_output(l: &Layout) -> Result<()> {
         let id = compute_build_id(l, buf);
         buf[off..off + id.len()].copy_from_slice(&id);
     }
-    if special {
-        use std::io::Write as _;
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .open(out_path)
-            .map_err(|e| Error::new(format!("cannot open output file {}: {}", out_path.display(), crate::io_error(&e))))?;
-        f.write_all(&map).map_err(write_err)?;
-        return Ok(());
-    }
-    map.flush().map_err(write_err)?;
-    drop(map);
-    drop(file);
-    use std::os::unix::fs::PermissionsExt;
     let mode = if l.config.relocatable { 0o644 } else { 0o755 };
-    let _ = fs::set_permissions(&tmp.path, fs::Permissions::from_mode(mode & !umask()));
-    fs::rename(&tmp.path, out_path).map_err(|e| Error::new(format!("cannot open output file {}: {}", out_path.display(), crate::io_error(&e))))?;
-    tmp.commit();
-    Ok(())
+    out.finish(mode & !umask())
 }
 
 fn umask() -> u32 {

@@ -10,9 +10,8 @@
 //! This file is the command line and the exit codes; the library (`src/lib.rs`) does the rest:
 //! `jobfile` reads the job file, `run` runs the jobs, `progress` does all printing while they run.
 
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use dtld_distributor::{jobfile, progress, run};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -31,8 +30,8 @@ struct Cli {
 
     /// Progress display: a status line on a terminal and one line per job otherwise (auto), the
     /// status line even when stderr is not a terminal (always), or none (never)
-    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ProgressWhen::Auto)]
-    progress: ProgressWhen,
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = progress::When::Auto)]
+    progress: progress::When,
 
     /// Print each job's command line, and a summary at the end
     #[arg(short = 'v', long)]
@@ -41,13 +40,6 @@ struct Cli {
     /// The JSON job file written by the linker
     #[arg(value_name = "JOB-FILE")]
     job_file: PathBuf,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum ProgressWhen {
-    Auto,
-    Always,
-    Never,
 }
 
 fn main() -> ExitCode {
@@ -71,14 +63,9 @@ fn main() -> ExitCode {
 
     let parallelism = match cli.jobs {
         Some(n) if n > 0 => n,
-        _ => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        _ => run::default_parallelism(),
     };
-    let mode = match cli.progress {
-        ProgressWhen::Never => progress::Mode::Quiet,
-        ProgressWhen::Always => progress::Mode::Line,
-        ProgressWhen::Auto if std::io::stderr().is_terminal() => progress::Mode::Line,
-        ProgressWhen::Auto => progress::Mode::Plain,
-    };
+    let mode = cli.progress.mode();
     let signals = run::Signals::install().unwrap_or_else(|e| {
         eprintln!("dtld-distribute: warning: cannot catch SIGINT/SIGTERM ({e}); outputs of interrupted jobs may remain");
         run::Signals::none()
@@ -101,11 +88,8 @@ fn main() -> ExitCode {
             if failures.is_empty() {
                 return ExitCode::SUCCESS;
             }
-            let mut text = format!("dtld-distribute: error: {} of {total} jobs failed:\n", failures.len());
-            for f in &failures {
-                text.push_str(&format!("  {} -> {}: {}\n", f.module, f.output, f.reason));
-            }
-            eprint!("{text}");
+            let failed: Vec<_> = failures.iter().map(|f| (f.module.as_str(), f.output.as_str(), f.reason.as_str())).collect();
+            eprint!("{}", progress::failure_report("dtld-distribute", total, &failed));
             ExitCode::FAILURE
         }
     }

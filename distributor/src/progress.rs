@@ -20,6 +20,39 @@ pub enum Mode {
     Quiet,
 }
 
+/// The `--progress=WHEN` option of the distributors' command lines (`dtld-distribute`,
+/// `dtld-reapi`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    Auto,
+    Always,
+    Never,
+}
+
+impl When {
+    /// The display for this choice: `auto` is a status line on a terminal and one line per job
+    /// otherwise.
+    pub fn mode(self) -> Mode {
+        use std::io::IsTerminal;
+        match self {
+            When::Never => Mode::Quiet,
+            When::Always => Mode::Line,
+            When::Auto if std::io::stderr().is_terminal() => Mode::Line,
+            When::Auto => Mode::Plain,
+        }
+    }
+}
+
+/// The closing error of a run with failed jobs, as the distributors print it:
+/// `NAME: error: F of N jobs failed:`, then `  module -> output: reason` per failed job.
+pub fn failure_report(name: &str, total: usize, failed: &[(&str, &str, &str)]) -> String {
+    let mut text = format!("{name}: error: {} of {total} jobs failed:\n", failed.len());
+    for (module, output, reason) in failed {
+        text.push_str(&format!("  {module} -> {output}: {reason}\n"));
+    }
+    text
+}
+
 pub struct Progress {
     /// The program name that starts every line (`dtld-distribute`, `dtld-reapi`).
     name: String,

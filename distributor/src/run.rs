@@ -82,6 +82,11 @@ impl Signals {
     }
 }
 
+/// Jobs at once when not told: one per core.
+pub fn default_parallelism() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
 /// Finds the compiler named by `common.args[0]`: a path if it contains `/`, else a `PATH` lookup.
 pub fn resolve_compiler(name: &str) -> Result<PathBuf, String> {
     if name.is_empty() {

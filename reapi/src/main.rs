@@ -16,14 +16,13 @@ mod client;
 mod layout;
 mod remote;
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use dtld_distributor::{jobfile, progress, run};
 
 /// Runs the backend compilations of a DTLTO job file on a REAPI (Remote Execution API v2) engine.
@@ -95,8 +94,8 @@ struct Cli {
 
     /// Progress display: a status line on a terminal and one line per job otherwise (auto), the
     /// status line always, or none (never)
-    #[arg(long, value_enum, env = "DTLD_REAPI_PROGRESS", value_name = "WHEN", default_value_t = ProgressWhen::Auto)]
-    progress: ProgressWhen,
+    #[arg(long, value_enum, env = "DTLD_REAPI_PROGRESS", value_name = "WHEN", default_value_t = progress::When::Auto)]
+    progress: progress::When,
 
     /// Print each job's action digest and each local command
     #[arg(short = 'v', long)]
@@ -105,13 +104,6 @@ struct Cli {
     /// The JSON job file written by the linker
     #[arg(value_name = "JOB-FILE")]
     job_file: PathBuf,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum ProgressWhen {
-    Auto,
-    Always,
-    Never,
 }
 
 /// Counts for the summary line.
@@ -184,12 +176,7 @@ fn main() -> ExitCode {
         (None, Err(e)) => return error(&format!("{e} (pass --compiler-id=TEXT when the compiler exists only on the workers)")),
     };
 
-    let mode = match cli.progress {
-        ProgressWhen::Never => progress::Mode::Quiet,
-        ProgressWhen::Always => progress::Mode::Line,
-        ProgressWhen::Auto if std::io::stderr().is_terminal() => progress::Mode::Line,
-        ProgressWhen::Auto => progress::Mode::Plain,
-    };
+    let mode = cli.progress.mode();
     let options = client::Options {
         endpoint,
         instance: cli.instance.clone(),
@@ -251,7 +238,7 @@ fn main() -> ExitCode {
         summary.fell_back = local.jobs.len();
         let signals = run::Signals::install().unwrap_or_else(|_| run::Signals::none());
         let mut p = progress::Progress::named("dtld-reapi", mode, local.jobs.len());
-        let opts = run::Options { parallelism: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1), verbose: cli.verbose };
+        let opts = run::Options { parallelism: run::default_parallelism(), verbose: cli.verbose };
         match run::run(&local, &compiler, &opts, &mut p, &signals) {
             run::Outcome::Interrupted { signal, killed } => {
                 eprintln!("dtld-reapi: interrupted: stopped {killed} local job(s) and removed their outputs");
@@ -279,11 +266,8 @@ fn main() -> ExitCode {
     if failed.is_empty() {
         return ExitCode::SUCCESS;
     }
-    let mut text = format!("dtld-reapi: error: {} of {} jobs failed:\n", failed.len(), file.jobs.len());
-    for (i, reason) in &failed {
-        text.push_str(&format!("  {} -> {}: {reason}\n", file.jobs[*i].module(), file.jobs[*i].output()));
-    }
-    eprint!("{text}");
+    let failed: Vec<_> = failed.iter().map(|(i, reason)| (file.jobs[*i].module(), file.jobs[*i].output(), reason.as_str())).collect();
+    eprint!("{}", progress::failure_report("dtld-reapi", file.jobs.len(), &failed));
     ExitCode::FAILURE
 }
 

@@ -41,6 +41,10 @@ pub struct CoffLto {
     pub mllvm: Vec<String>,
     /// `-save-temps` (MinGW) / `/lldsavetemps`: keep the LTO staging directory.
     pub save_temps: bool,
+    /// `-plugin <llvm>/lib/LLVMgold.so`: clang passes it when the linker is not lld; it names
+    /// the user's LLVM (`lto::llvm`), and `-plugin-opt=` values are read as lld reads them.
+    pub plugin: Option<String>,
+    pub plugin_opts: Vec<String>,
 }
 
 impl CoffLto {
@@ -68,7 +72,7 @@ impl CoffLto {
         if self.save_temps {
             args.push("--save-temps".into());
         }
-        crate::lto::options::LtoOptions::from_args(None, &args, &[], &self.mllvm)
+        crate::lto::options::LtoOptions::from_args(self.plugin.as_deref(), &args, &self.plugin_opts, &self.mllvm)
     }
 }
 

@@ -580,11 +580,12 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
         }
     }
     let mut ex = std::mem::take(&mut l.exports);
+    let by_name = r.exports_by_table_name();
     for e in &mut ex {
         if e.forward.is_some() {
             continue;
         }
-        let id = r.exports.iter().find(|(s, _)| s.table_name() == e.name).map(|(_, id)| *id);
+        let id = by_name.get(e.name.as_str()).map(|&k| r.exports[k].1);
         e.rva = id.and_then(|id| l.sym_rva(id)).unwrap_or(0) as u32;
     }
     l.exports = ex;

@@ -64,10 +64,11 @@ pub fn link(config: &config::CoffConfig) -> Result<()> {
 
 /// `--out-implib`: an import library for the DLL just written (lld's MinGW `.dll.a`).
 fn write_implib(l: &layout::Layout, path: &std::path::Path) -> Result<()> {
+    let by_name = l.r.exports_by_table_name();
     let exports: Vec<implib::ImplibExport> = l
         .exports
         .iter()
-        .map(|e| match l.r.exports.iter().find(|(s, _)| s.table_name() == e.name) {
+        .map(|e| match by_name.get(e.name.as_str()).map(|&k| &l.r.exports[k]) {
             // lld's createImportLibrary: the symbol is the export's own name; `EXPORTAS` (or a
             // `.def` file's `==name`) is what the DLL is asked for.
             Some((s, _)) => implib::ImplibExport {

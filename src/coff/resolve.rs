@@ -162,6 +162,15 @@ impl Resolved {
             _ => unreachable!("not an object"),
         }
     }
+    /// Index into `exports` of the first export with each export-table name (linear lookups
+    /// instead of a scan per export: DLLs export thousands of symbols).
+    pub fn exports_by_table_name(&self) -> HashMap<&str, usize> {
+        let mut m = HashMap::with_capacity(self.exports.len());
+        for (k, (spec, _)) in self.exports.iter().enumerate() {
+            m.entry(spec.table_name()).or_insert(k);
+        }
+        m
+    }
     pub fn has_bitcode(&self) -> bool {
         self.files.iter().any(|f| matches!(f.kind, Kind::Bitcode(_)))
     }
@@ -179,6 +188,8 @@ pub struct Resolver<'a> {
     include: Vec<String>,
     default_libs: Vec<String>,
     export_specs: Vec<ExportSpec>,
+    /// The names in `export_specs`, for duplicate checks in constant time.
+    export_names: HashSet<String>,
 }
 
 fn basename(p: &str) -> &str {
@@ -220,6 +231,7 @@ impl<'a> Resolver<'a> {
             include: config.includes.clone(),
             default_libs: Vec::new(),
             export_specs: config.exports.clone(),
+            export_names: config.exports.iter().map(|e| e.name.clone()).collect(),
         }
     }
 
@@ -315,16 +327,16 @@ impl<'a> Resolver<'a> {
     }
 
     fn add_common(&mut self, name: &str, f: FileId, idx: u32, size: u32) -> SymId {
-        let (id, new) = self.insert(name);
+        let (id, _) = self.insert(name);
         let s = &mut self.r.symbols[id];
         match s.def {
+            // A definition wins over a common symbol; of two commons, the larger.
             Def::Regular(..) => {}
             Def::Common(_, _, old) if old >= size => {}
-            _ if new || true => {
+            _ => {
                 s.def = Def::Common(f, idx, size);
                 s.weak_alias = None;
             }
-            _ => {}
         }
         id
     }
@@ -788,7 +800,7 @@ impl<'a> Resolver<'a> {
             match d {
                 Directive::DefaultLib(l) => self.add_default_lib(&l),
                 Directive::Export(e) => {
-                    if !self.export_specs.iter().any(|x| x.name == e.name) {
+                    if self.export_names.insert(e.name.clone()) {
                         self.add_undefined(e.internal.as_deref().unwrap_or(&e.name).to_string().as_str(), false);
                         self.export_specs.push(e);
                     }
@@ -1018,6 +1030,7 @@ impl<'a> Resolver<'a> {
                         continue;
                     }
                     named.insert(s.name.to_string());
+                    self.export_names.insert(s.name.to_string());
                     self.export_specs.push(ExportSpec { name: s.name.to_string(), data: !exec, ..Default::default() });
                     self.r.symbols[id].used_in_regular = true;
                     continue;
@@ -1049,6 +1062,7 @@ impl<'a> Resolver<'a> {
                 continue;
             }
             named.insert(s.name.to_string());
+            self.export_names.insert(s.name.to_string());
             self.export_specs.push(ExportSpec { name: s.name.to_string(), data: !exec, ..Default::default() });
             self.r.symbols[id].used_in_regular = true;
         }

@@ -7,8 +7,6 @@
 //! finally lld's build id: an xxh3 hash of the image stored in the CodeView record. The file is
 //! a memory-mapped temporary next to the output, renamed into place on success.
 
-use std::fs;
-
 use dtld_arch::coff_x86_64 as arch;
 use object::pe;
 use object::LittleEndian as LE;
@@ -17,7 +15,7 @@ use super::config::DebugMode;
 use super::layout::{ChunkKind, Layout, CODE, DATA, DISCARD};
 use super::resolve::{Def, Kind, SymRef};
 use crate::error::{Error, Result};
-use crate::write::{is_special_output, TempOutput};
+use crate::write::{put16, put32, put64, MappedOutput, Wording};
 
 const DOS_PROGRAM: [u8; 56] = [
     0x0e, 0x1f, 0xba, 0x0e, 0x00, 0xb4, 0x09, 0xcd, 0x21, 0xb8, 0x01, 0x4c, 0xcd, 0x21, 0x54, 0x68, 0x69, 0x73, 0x20, 0x70, 0x72, 0x6f,
@@ -25,16 +23,6 @@ const DOS_PROGRAM: [u8; 56] = [
     0x44, 0x4f, 0x53, 0x20, 0x6d, 0x6f, 0x64, 0x65, 0x2e, 0x24, 0x00, 0x00,
 ];
 const DOS_STUB_SIZE: usize = 64 + DOS_PROGRAM.len();
-
-fn put16(b: &mut [u8], o: usize, v: u16) {
-    b[o..o + 2].copy_from_slice(&v.to_le_bytes());
-}
-fn put32(b: &mut [u8], o: usize, v: u32) {
-    b[o..o + 4].copy_from_slice(&v.to_le_bytes());
-}
-fn put64(b: &mut [u8], o: usize, v: u64) {
-    b[o..o + 8].copy_from_slice(&v.to_le_bytes());
-}
 
 struct Symtab {
     syms: Vec<u8>,
@@ -177,32 +165,8 @@ pub fn write(l: &Layout) -> Result<()> {
         total += st.syms.len() as u64 + 4 + st.strtab.len() as u64;
         total = total.div_ceil(config.file_align as u64) * config.file_align as u64;
     }
-    let special = is_special_output(out_path);
-    let write_err = |e: std::io::Error| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::io_error(&e)));
-    let mut tmp = TempOutput::new(out_path);
-    if special {
-        tmp.commit();
-    }
-    let _on_signal = (!special).then(|| crate::cleanup::register(tmp.path.clone()));
-    let (file, mut map) = if special {
-        (None, memmap2::MmapMut::map_anon(total as usize).map_err(write_err)?)
-    } else {
-        let file = fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp.path)
-            .map_err(|e| Error::new(format!("failed to open {}: {}", out_path.display(), crate::io_error(&e))))?;
-        file.set_len(total).map_err(write_err)?;
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = file.set_permissions(fs::Permissions::from_mode(0o755));
-        }
-        let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(write_err)?;
-        (Some(file), map)
-    };
-    let buf: &mut [u8] = &mut map;
+    let mut out = MappedOutput::create(out_path, total, Wording::Coff)?;
+    let buf: &mut [u8] = &mut out.map;
     write_headers(l, buf, if has_symtab { Some((symtab_off as u32, st.count)) } else { None }, &st.sec_names);
     let mut errors = Vec::new();
     write_sections(l, buf, &mut errors);
@@ -230,17 +194,8 @@ pub fn write(l: &Layout) -> Result<()> {
         put32(buf, chunk_off(l, dd) + 4, timestamp);
     }
     put32(buf, DOS_STUB_SIZE + 4 + 4, timestamp);
-    if let Some(f) = &file {
-        map.flush().map_err(write_err)?;
-        drop(map);
-        let _ = f;
-        fs::rename(&tmp.path, out_path).map_err(|e| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::io_error(&e))))?;
-        tmp.commit();
-    } else {
-        use std::io::Write;
-        fs::OpenOptions::new().write(true).open(out_path).and_then(|mut f| f.write_all(&map)).map_err(write_err)?;
-    }
-    Ok(())
+    // lld-link's outputs are 0755 whatever the umask.
+    out.finish(0o755)
 }
 
 fn chunk_off(l: &Layout, c: usize) -> usize {

@@ -994,8 +994,13 @@ pub fn apply_sysroot(dir: &str, sysroot: Option<&Path>) -> PathBuf {
 }
 
 fn parse_int(s: &str) -> Option<u64> {
-    // lld's to_integer(value, 0): 0x hex, leading 0 octal, else decimal.
-    let s = s.trim();
+    // lld's to_integer(value, 0), on the trimmed text.
+    parse_num(s.trim())
+}
+
+/// Decimal, `0x` hex or `0` octal, as LLVM's `getAsInteger(0, ...)` reads numbers (the GNU,
+/// MinGW and lld-link command lines alike).
+pub fn parse_num(s: &str) -> Option<u64> {
     if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         u64::from_str_radix(h, 16).ok()
     } else if s.len() > 1 && s.starts_with('0') {

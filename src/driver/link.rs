@@ -9,14 +9,11 @@
 use std::path::PathBuf;
 
 use crate::coff::config::{CoffConfig, CoffInput, DebugMode};
-use crate::driver::mingw::{parse_num, subsystem_id};
+use crate::driver::args::parse_num;
+use crate::driver::mingw::subsystem_id;
+use crate::driver::CoffAction;
 use crate::error::{Error, Result};
 
-pub enum LinkAction {
-    Link(CoffConfig),
-    Version,
-    Help,
-}
 
 /// Options that take a value, lowercased, without the prefix.
 const VALUED: &[&str] = &[
@@ -40,7 +37,7 @@ const FLAGS: &[&str] = &[
     "runtime-pseudo-reloc", "demangle", "wx", "manifest", "build-id", "help", "?", "version",
 ];
 
-pub fn parse(argv: &[String]) -> Result<LinkAction> {
+pub fn parse(argv: &[String]) -> Result<CoffAction> {
     let args = crate::driver::args::expand_response_files(argv)?;
     let mut c = CoffConfig::new(false);
     let mut errors = Vec::new();
@@ -94,8 +91,8 @@ pub fn parse(argv: &[String]) -> Result<LinkAction> {
                 let (ma, mi) = v.split_once('.').unwrap_or((&v, "0"));
                 c.image_version = (ma.parse().unwrap_or(0), mi.parse().unwrap_or(0));
             }
-            "version" => return Ok(LinkAction::Version),
-            "help" | "?" => return Ok(LinkAction::Help),
+            "version" => return Ok(CoffAction::Version),
+            "help" | "?" => return Ok(CoffAction::Help),
             "dll" => c.dll = true,
             "libpath" => c.lib_paths.push(PathBuf::from(v)),
             "defaultlib" => c.default_libs.push(v),
@@ -214,7 +211,7 @@ pub fn parse(argv: &[String]) -> Result<LinkAction> {
         let first = c.inputs[0].path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         c.output = PathBuf::from(format!("{first}.{}", if c.dll { "dll" } else { "exe" }));
     }
-    Ok(LinkAction::Link(c))
+    Ok(CoffAction::Link(c))
 }
 
 #[cfg(test)]
@@ -227,7 +224,7 @@ mod tests {
 
     #[test]
     fn options_any_case_and_prefix() {
-        let LinkAction::Link(c) = parse(&s(&["/OUT:a.exe", "-Entry:main", "/subsystem:console", "/nodefaultlib", "/nologo", "a.obj"])).ok().unwrap() else { panic!() };
+        let CoffAction::Link(c) = parse(&s(&["/OUT:a.exe", "-Entry:main", "/subsystem:console", "/nodefaultlib", "/nologo", "a.obj"])).ok().unwrap() else { panic!() };
         assert_eq!(c.output, PathBuf::from("a.exe"));
         assert_eq!(c.entry.as_deref(), Some("main"));
         assert_eq!(c.subsystem, Some(3));

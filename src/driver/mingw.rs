@@ -12,15 +12,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::coff::config::{CoffConfig, CoffInput, DebugMode};
+use crate::driver::args::parse_num;
+use crate::driver::CoffAction;
 use crate::error::{Error, Result};
-
-/// What the command line asks for.
-pub enum MingwAction {
-    Link(CoffConfig),
-    /// `--version`, or `-v` without inputs: print the version and stop.
-    Version,
-    Help,
-}
 
 /// Whether a GNU-style command line asks for a PE target (lld's `isPETarget`): the first `-m`
 /// names a PE emulation.
@@ -76,7 +70,7 @@ const FLAGS: &[&str] = &[
 ];
 
 /// Parses a MinGW command line (argv without the program name, response files expanded).
-pub fn parse(argv: &[String]) -> Result<MingwAction> {
+pub fn parse(argv: &[String]) -> Result<CoffAction> {
     let args = crate::driver::args::expand_response_files(argv)?;
     let mut c = CoffConfig::new(true);
     c.debug = DebugMode::Dwarf;
@@ -187,7 +181,9 @@ pub fn parse(argv: &[String]) -> Result<MingwAction> {
             "thinlto-remote-compiler-arg" => c.lto.remote_compiler_args.push(v),
             "lto-O" => c.lto.opt_level = v.parse().ok(),
             "mllvm" => c.lto.mllvm.push(v),
+            "plugin" => c.lto.plugin = Some(v),
             "plugin-opt" => {
+                c.lto.plugin_opts.push(v.clone());
                 if let Some(o) = v.strip_prefix("O") {
                     c.lto.opt_level = o.parse().ok();
                 } else if let Some(j) = v.strip_prefix("jobs=") {
@@ -230,7 +226,7 @@ pub fn parse(argv: &[String]) -> Result<MingwAction> {
             "version" => version = true,
             "verbose" => c.verbose = true,
             "save-temps" => c.lto.save_temps = true,
-            "help" => return Ok(MingwAction::Help),
+            "help" => return Ok(CoffAction::Help),
             _ => {} // accepted and without effect for dtld
         }
     }
@@ -272,7 +268,7 @@ pub fn parse(argv: &[String]) -> Result<MingwAction> {
         c.print_version = true;
     }
     if version || (verbose_v && !have_input) {
-        return Ok(MingwAction::Version);
+        return Ok(CoffAction::Version);
     }
     if !errors.is_empty() {
         return Err(Error::many(errors));
@@ -309,7 +305,7 @@ pub fn parse(argv: &[String]) -> Result<MingwAction> {
             c.no_entry = true;
         }
     }
-    Ok(MingwAction::Link(c))
+    Ok(CoffAction::Link(c))
 }
 
 /// lld MinGW's `searchLibrary`.
@@ -357,17 +353,6 @@ pub fn subsystem_id(name: &str) -> Option<u16> {
         "default" => 0,
         _ => return None,
     })
-}
-
-/// Decimal, `0x` hex or `0` octal, as LLVM's `getAsInteger(0, ...)` reads numbers.
-pub fn parse_num(s: &str) -> Option<u64> {
-    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        u64::from_str_radix(h, 16).ok()
-    } else if s.len() > 1 && s.starts_with('0') {
-        u64::from_str_radix(&s[1..], 8).ok()
-    } else {
-        s.parse().ok()
-    }
 }
 
 fn num(s: &str, errors: &mut Vec<String>) -> u16 {
@@ -418,7 +403,7 @@ mod tests {
     #[test]
     fn parses_clang_line() {
         let a = s(&["-m", "i386pep", "-Bdynamic", "-o", "x.exe", "x.o", "--subsystem", "windows:6.2", "--no-insert-timestamp"]);
-        let MingwAction::Link(c) = parse(&a).ok().unwrap() else { panic!() };
+        let CoffAction::Link(c) = parse(&a).ok().unwrap() else { panic!() };
         assert_eq!(c.output, PathBuf::from("x.exe"));
         assert_eq!(c.subsystem, Some(2));
         assert_eq!(c.subsystem_version, Some((6, 2)));

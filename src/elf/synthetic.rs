@@ -11,6 +11,7 @@ use object::read::elf::Sym as _;
 use crate::layout::{is_defined_for_dynsym, Addend, Chunk, DynRel, Layout, Place, Synth, Target};
 use crate::resolve::{Def, SymbolId};
 use crate::elf::LE;
+use crate::write::{put16, put32, put64};
 use dtld_arch::x86_64 as arch;
 
 pub const COMMENT: &[u8] = b"Linker: dtld 0.1.0\0";
@@ -312,16 +313,6 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
     }
     d.push((elf::DT_NULL, 0));
     d
-}
-
-fn put16(b: &mut [u8], off: usize, v: u16) {
-    b[off..off + 2].copy_from_slice(&v.to_le_bytes());
-}
-fn put32(b: &mut [u8], off: usize, v: u32) {
-    b[off..off + 4].copy_from_slice(&v.to_le_bytes());
-}
-fn put64(b: &mut [u8], off: usize, v: u64) {
-    b[off..off + 8].copy_from_slice(&v.to_le_bytes());
 }
 
 /// The section index and value a dynamic symbol gets.

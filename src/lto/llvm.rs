@@ -4,9 +4,9 @@
 //! cannot read LLVM 22 bitcode). It looks, in order, at `--lto-llvm-dir=`, `$DTLD_LLVM_DIR`, the
 //! `-plugin <dir>/lib/LLVMgold.so` clang passes to non-lld linkers, and the
 //! `--thinlto-remote-compiler=<dir>/bin/clang` clang passes with `-fthinlto-distributor=`, and
-//! finally the clang that started dtld (its parent process): clang's MinGW toolchain passes no
-//! plugin, so `clang --target=x86_64-w64-mingw32 -flto=thin` is found that way. The version of
-//! the tools found must not be older than the newest bitcode producer.
+//! finally the clang that started dtld (its parent process), for links where clang passes no
+//! `-plugin` (it omits it when it believes the linker is lld, e.g. dtld installed as `ld.lld`).
+//! The version of the tools found must not be older than the newest bitcode producer.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
