@@ -102,6 +102,8 @@ pub struct CoffConfig {
     pub file_align: u32,
     pub section_align: u32,
     pub out_implib: Option<PathBuf>,
+    /// `/lldmap[:file]` (MinGW `-Map <file>`): lld's COFF map (`map.rs`).
+    pub lldmap: Option<PathBuf>,
     /// `LIBRARY`/`NAME` of a `.def` file: the DLL name the import library refers to (lld's
     /// `importName`); `None` uses the output's file name.
     pub import_name: Option<String>,
@@ -142,6 +144,7 @@ impl CoffConfig {
         CoffConfig {
             mingw,
             output: PathBuf::new(),
+            lldmap: None,
             dll: false,
             entry: None,
             no_entry: false,

@@ -125,23 +125,6 @@ fn align_to(v: u64, a: u64) -> u64 {
 }
 
 impl<'a> Layout<'a> {
-    /// A chunk listing in the shape of lld's `-lldmap` (for debugging layouts against lld).
-    pub fn debug_map(&self) -> String {
-        let mut out = String::from("Address  Size     Align Out     In      Symbol\n");
-        for o in &self.osecs {
-            out += &format!("{:08x} {:08x} {:5} {}\n", o.rva, o.vsize, self.config.section_align, o.name);
-            for &c in &o.chunks {
-                let ch = &self.chunks[c];
-                let what = match ch.kind {
-                    ChunkKind::Section { file, sec } => format!("{}:({})", self.r.files[file].obj_name.rsplit('/').next().unwrap_or(""), self.r.obj(file).sections[sec as usize].name),
-                    k => format!("<{k:?}>"),
-                };
-                out += &format!("{:08x} {:08x} {:5}         {}\n", ch.rva, ch.size, ch.align, what);
-            }
-        }
-        out
-    }
-
     fn add_chunk(&mut self, kind: ChunkKind, size: u32, align: u32, has_data: bool) -> usize {
         self.chunks.push(Chunk { kind, size, align: align.max(1), has_data, rva: 0, osec: usize::MAX });
         self.chunks.len() - 1

@@ -8,7 +8,8 @@
 //!    (`Resolver::lto_modules`), the thin link and backends (in process or DTLTO), and the
 //!    native objects join in a second pass (`Resolver::add_lto_objects`);
 //! 3. `layout::layout` — chunks, partial and output sections, import tables, pseudo
-//!    relocations, exports, base relocations, addresses;
+//!    relocations, exports, base relocations, addresses; `map::write_lldmap` writes
+//!    `/lldmap` (MinGW `-Map`);
 //! 4. `write::write` — the PE image; then `--out-implib` writes the import library.
 //!
 //! `config.rs` holds the options both drivers fill; `object.rs` parses one COFF object;
@@ -25,6 +26,7 @@ pub mod gc;
 pub mod idata;
 pub mod implib;
 pub mod layout;
+pub mod map;
 pub mod object;
 pub mod pseudoreloc;
 pub mod resolve;
@@ -52,8 +54,9 @@ pub fn link(config: &config::CoffConfig) -> Result<()> {
     }
     let resolved = resolver.finish()?;
     let layout = layout::layout(config, &resolved)?;
-    if let Some(p) = std::env::var_os("DTLD_COFF_DEBUG_MAP") {
-        std::fs::write(p, layout.debug_map()).ok();
+    if let Some(p) = &config.lldmap {
+        // Before the image: lld fails on an unwritable map before committing the output.
+        map::write_lldmap(&layout, p)?;
     }
     write::write(&layout)?;
     if let Some(p) = &config.out_implib {

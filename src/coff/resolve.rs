@@ -1300,7 +1300,7 @@ fn containing_symbol(obj: &ObjFile, sec: u32, addr: u32) -> Option<&'static str>
 use ::object::pe as object_pe;
 
 /// Itanium names as lld's `-demangle` (the MinGW default) prints them.
-fn demangle(name: &str) -> String {
+pub(crate) fn demangle(name: &str) -> String {
     // lld's maybeDemangleSymbol: `__imp_x` reads `__declspec(dllimport) x`.
     let (prefix, rest) = match name.strip_prefix("__imp_") {
         Some(r) => ("__declspec(dllimport) ", r),

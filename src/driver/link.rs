@@ -35,6 +35,7 @@ const FLAGS: &[&str] = &[
     "highentropyva", "largeaddressaware", "fixed", "tsaware", "debug", "wholearchive", "force",
     "incremental", "brepro", "release", "export-all-symbols", "exclude-all-symbols", "auto-import",
     "runtime-pseudo-reloc", "demangle", "wx", "manifest", "build-id", "help", "?", "version",
+    "map", "lldmap",
 ];
 
 pub fn parse(argv: &[String]) -> Result<CoffAction> {
@@ -46,6 +47,8 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
     let mut whole_paths = Vec::new();
     let mut inputs = Vec::new();
     let mut def_file = None;
+    // `/lldmap` (`Some("")`: named after the output).
+    let mut lldmap: Option<String> = None;
     for a in &args {
         let prefixed = a.starts_with('/') || a.starts_with('-');
         let body = if prefixed { &a[1..] } else { a.as_str() };
@@ -122,6 +125,10 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
                 Err(e) => errors.push(e),
             },
             "implib" => c.out_implib = Some(PathBuf::from(v)),
+            "lldmap" => lldmap = Some(v),
+            // link.exe's map format (lld's MapFile.cpp) is not implemented: say so rather than
+            // silently writing nothing.
+            "map" => errors.push("/map (link.exe's map format) is not supported; use /lldmap for lld's map".into()),
             "opt" => {
                 for o in v.split(',') {
                     match o.to_ascii_lowercase().as_str() {
@@ -210,6 +217,15 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
         // lld-link names the output after the first input.
         let first = c.inputs[0].path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         c.output = PathBuf::from(format!("{first}.{}", if c.dll { "dll" } else { "exe" }));
+    }
+    if let Some(m) = lldmap {
+        // lld's getMapFile: without a name, the output's path up to its last `.`, plus `.map`.
+        c.lldmap = Some(PathBuf::from(if m.is_empty() {
+            let out = c.output.to_string_lossy();
+            format!("{}.map", &out[..out.rfind('.').unwrap_or(out.len())])
+        } else {
+            m
+        }));
     }
     Ok(CoffAction::Link(c))
 }

@@ -151,6 +151,8 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
             "require-defined" => c.includes.push(v),
             "subsystem" => subsystem = Some(v),
             "out-implib" => c.out_implib = Some(PathBuf::from(v)),
+            // lld's MinGW driver passes `-Map` on as `-lldmap:`.
+            "Map" | "map" => c.lldmap = Some(PathBuf::from(v)),
             "major-os-version" => os_major = Some(v),
             "minor-os-version" => os_minor = Some(v),
             "major-subsystem-version" => ss_major = Some(v),
