@@ -107,8 +107,8 @@ pub struct EhRecord {
     pub len: u64,
     pub out_off: u64,
     pub is_cie: bool,
-    /// For FDEs: input offset of the CIE they refer to.
-    pub cie_in_off: u64,
+    /// For FDEs: output offset of the (deduplicated) CIE they refer to.
+    pub cie_out_off: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -202,8 +202,9 @@ pub struct Layout<'r> {
     pub sec_off: Vec<Vec<u64>>,
     pub merged: Vec<Merged>,
     pub eh_records: Vec<EhRecord>,
-    /// Per (file, sec) of .eh_frame inputs: index range into `eh_records`.
-    pub eh_index: HashMap<(FileId, u32), (usize, usize)>,
+    /// Per (file, sec) of .eh_frame inputs: its kept records (indices into `eh_records`), by
+    /// input offset.
+    pub eh_index: HashMap<(FileId, u32), Vec<u32>>,
     pub eh_size: u64,
     pub sym_flags: HashMap<Target, SymFlags>,
     pub got: Vec<(Target, GotKind)>,
@@ -243,6 +244,11 @@ pub struct Layout<'r> {
     pub symtab: Option<SymtabPlan>,
     /// Synthetic symbols defined by the linker: name → (output section, offset, or absolute).
     pub synthetic_syms: HashMap<SymbolId, u64>,
+    /// Per symbol: an undefined reference the linker will define (`_DYNAMIC`, `__ehdr_start`,
+    /// `__start_foo` with an output section `foo`, ...). Decided before the relocation scan, as
+    /// lld's `addReservedSymbols`, so that GOT, PLT and relaxation see them as defined and
+    /// non-preemptible.
+    pub linker_defined: Vec<bool>,
     pub verneed: Vec<(FileId, Vec<&'static [u8]>)>,
     pub dynstr: Vec<u8>,
     pub dynstr_off: HashMap<Vec<u8>, u32>,
@@ -293,9 +299,6 @@ pub fn output_name(name: &[u8]) -> &[u8] {
     name
 }
 
-fn is_c_ident(s: &[u8]) -> bool {
-    !s.is_empty() && !s[0].is_ascii_digit() && s.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
-}
 
 /// Priority of `.init_array.N` / `.ctors.N` style names for sorting (no suffix = 65536).
 fn init_priority(name: &[u8]) -> u32 {
@@ -379,9 +382,11 @@ impl<'r> Layout<'r> {
                 let s = &self.r.symbols[id];
                 match s.def {
                     Def::Shared(..) => true,
+                    // What the linker defines is hidden or protected: never preempted.
+                    Def::Undefined | Def::Lazy(_) if self.is_linker_defined(id) => false,
                     // A shared library leaves undefined symbols to the loader.
                     Def::Undefined | Def::Lazy(_) if self.config.shared => {
-                        !is_linker_defined(s.name) && s.visibility == elf::STV_DEFAULT && (self.config.z_dynamic_undefined_weak || !s.weak)
+                        s.visibility == elf::STV_DEFAULT && (self.config.z_dynamic_undefined_weak || !s.weak)
                     }
                     Def::Undefined | Def::Lazy(_) => s.weak && self.has_dso(),
                     // In a shared library an exported default-visibility definition can be
@@ -399,6 +404,11 @@ impl<'r> Layout<'r> {
                 }
             }
         }
+    }
+
+    /// An undefined reference the linker defines (see `linker_defined`).
+    pub fn is_linker_defined(&self, id: SymbolId) -> bool {
+        self.linker_defined.get(id).copied().unwrap_or(false)
     }
 
     pub fn has_dso(&self) -> bool {
@@ -433,7 +443,7 @@ impl<'r> Layout<'r> {
             Target::Global(id) => match self.r.symbols[id].def {
                 Def::Defined(f, i) => (f, i),
                 // Linker-defined symbols (`__start_foo`, `_end`, ...) are section-relative.
-                Def::Undefined | Def::Lazy(_) => return !is_linker_defined(self.r.symbols[id].name),
+                Def::Undefined | Def::Lazy(_) => return !self.is_linker_defined(id),
                 Def::Synthetic => return self.synthetic_is_abs(id),
                 _ => return false,
             },
@@ -480,17 +490,17 @@ impl<'r> Layout<'r> {
                 Some(base + pout + (off - pin))
             }
             SecKind::EhFrame => {
-                let (a, b) = *self.eh_index.get(&(f, s))?;
-                let recs = &self.eh_records[a..b];
-                for r in recs {
-                    if off >= r.in_off && off < r.in_off + r.len {
+                let recs = self.eh_index.get(&(f, s)).map(Vec::as_slice).unwrap_or(&[]);
+                let k = recs.partition_point(|&i| self.eh_records[i as usize].in_off <= off);
+                if k > 0 {
+                    let r = &self.eh_records[recs[k - 1] as usize];
+                    if off < r.in_off + r.len {
                         return Some(osec.addr + r.out_off + (off - r.in_off));
                     }
+                    // Between kept records: the position after the previous one.
+                    return Some(osec.addr + r.out_off + r.len);
                 }
-                // Past the last kept record (or an empty section): the position after it.
-                let end = recs.iter().filter(|r| r.in_off < off || recs.is_empty()).map(|r| r.out_off + r.len).max();
-                let start = self.sec_off[f][s as usize];
-                Some(osec.addr + end.unwrap_or(start))
+                Some(osec.addr + recs.first().map_or(0, |&i| self.eh_records[i as usize].out_off))
             }
             _ => Some(osec.addr + self.sec_off[f][s as usize] + off),
         }
@@ -652,25 +662,28 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         file_size: 0,
         symtab: None,
         synthetic_syms: HashMap::new(),
+        linker_defined: Vec::new(),
         verneed: Vec::new(),
         dynstr: vec![0],
         dynstr_off: HashMap::new(),
         x86_features: 0,
     };
+    let liveness = crate::elf::gc::mark_live(config, r);
     // Shared libraries that stay: all loaded ones not under --as-needed, and as-needed ones that
-    // satisfy a non-weak reference.
+    // satisfy a non-weak reference (under --gc-sections, one from a live section, as lld).
+    let dso_needed = liveness.dso_needed.as_ref().unwrap_or(&r.dso_needed);
     for (f, file) in r.files.iter().enumerate() {
         if let File::Shared(s) = file {
-            if r.loaded[f] && (!s.input.as_needed || r.dso_needed[f]) {
+            if r.loaded[f] && (!s.input.as_needed || dso_needed[f]) {
                 l.needed.push(f);
             }
         }
     }
     l.has_dynamic = !config.relocatable && (is_pic || !l.needed.is_empty() || r.files.iter().zip(&r.loaded).any(|(f, ld)| *ld && matches!(f, File::Shared(_))));
-    let mut gc_used = None;
-    let live = mark_live(&l, &mut gc_used)?;
-    l.gc_used = gc_used;
-    assign_sections(&mut l, &live)?;
+    l.gc_used = liveness.used;
+    let live = liveness.live;
+    assign_sections(&mut l, &live, liveness.merge_refs.as_ref())?;
+    decide_linker_symbols(&mut l);
     scan_relocations(&mut l, &live)?;
     build_dynsyms(&mut l);
     crate::elf::synthetic::prepare_dynamic_strings(&mut l);
@@ -684,213 +697,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
 // Liveness
 // ------------------------------------------------------------------------------------------------
 
-/// Per file, per section: whether the section goes into the output.
-pub type Live = Vec<Vec<bool>>;
-
-fn base_included(r: &Resolved, f: FileId, s: usize) -> bool {
-    let o = r.obj(f);
-    let sec = &o.sections[s];
-    sec.kind != SecKind::Ignored && !r.discarded[f][s]
-}
-
-/// `gc_used` receives, under --gc-sections, the symbols referenced from live sections (only
-/// those are worth a .dynsym entry, as in lld).
-fn mark_live(l: &Layout, gc_used: &mut Option<std::collections::HashSet<SymbolId>>) -> Result<Live> {
-    let r = l.r;
-    let mut live: Live = r
-        .files
-        .iter()
-        .enumerate()
-        .map(|(f, file)| match file {
-            File::Obj(o) if r.loaded[f] => (0..o.sections.len()).map(|s| base_included(r, f, s)).collect(),
-            File::Obj(o) => vec![false; o.sections.len()],
-            _ => Vec::new(),
-        })
-        .collect();
-    if !l.config.gc_sections {
-        return Ok(live);
-    }
-    // Roots: entry, -u, exported symbols, init/fini arrays, notes, sections kept by name, and
-    // __start_/__stop_ referenced sections (lld's -z nostart-stop-gc default).
-    let mut keep: Vec<Vec<bool>> = live.iter().map(|v| vec![false; v.len()]).collect();
-    let mut work: Vec<(FileId, usize)> = Vec::new();
-    let mut start_stop: std::collections::HashSet<Vec<u8>> = Default::default();
-    for sym in &r.symbols {
-        if let Some(rest) = sym.name.strip_prefix(b"__start_").or_else(|| sym.name.strip_prefix(b"__stop_")) {
-            if matches!(sym.def, Def::Undefined | Def::Lazy(_)) {
-                start_stop.insert(rest.to_vec());
-            }
-        }
-    }
-    for (f, file) in r.files.iter().enumerate() {
-        let File::Obj(o) = file else { continue };
-        if !r.loaded[f] {
-            continue;
-        }
-        for (s, sec) in o.sections.iter().enumerate() {
-            if !live[f][s] {
-                continue;
-            }
-            let name = sec.name;
-            let root = matches!(sec.sh_type, elf::SHT_INIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_PREINIT_ARRAY | elf::SHT_NOTE)
-                || !flag(sec.flags, elf::SHF_ALLOC)
-                || flag(sec.flags, elf::SHF_GNU_RETAIN)
-                || name.starts_with(b".init_array")
-                || name.starts_with(b".fini_array")
-                || name.starts_with(b".preinit_array")
-                || name.starts_with(b".ctors")
-                || name.starts_with(b".dtors")
-                || name == b".init"
-                || name == b".fini"
-                || name == b".jcr"
-                || (!l.config.z_start_stop_gc && is_c_ident(name) && start_stop.contains(name));
-            if root && sec.kind != SecKind::EhFrame {
-                work.push((f, s));
-            }
-        }
-    }
-    let mut root_syms: Vec<SymbolId> = Vec::new();
-    let entry = l.config.entry.clone().unwrap_or_else(|| "_start".to_string());
-    for name in std::iter::once(&entry).chain(l.config.undefined.iter()) {
-        if let Some(id) = r.lookup(name.as_bytes()) {
-            root_syms.push(id);
-        }
-    }
-    for (id, s) in r.symbols.iter().enumerate() {
-        // Everything the output exports is a root (a library exports all its default- and
-        // protected-visibility definitions).
-        let exported = (l.config.export_dynamic || l.config.shared || s.dynamic_listed) && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && !s.forced_local;
-        if s.dso_ref || exported {
-            root_syms.push(id);
-        }
-    }
-    let init = l.config.init.clone().unwrap_or_else(|| "_init".into());
-    let fini = l.config.fini.clone().unwrap_or_else(|| "_fini".into());
-    for name in [init.as_str(), fini.as_str()] {
-        if let Some(id) = r.lookup(name.as_bytes()) {
-            root_syms.push(id);
-        }
-    }
-    let push_sym = |id: SymbolId, work: &mut Vec<(FileId, usize)>| {
-        if let Def::Defined(f, i) = r.symbols[id].def {
-            let sh = r.obj(f).symbols[i].st_shndx(LE);
-            if sh != elf::SHN_UNDEF && sh < elf::SHN_LORESERVE {
-                work.push((f, sh as usize));
-            }
-        }
-    };
-    for id in root_syms {
-        push_sym(id, &mut work);
-    }
-    // .eh_frame keeps nothing alive by itself, but the LSDA and personality an FDE of a live
-    // function references must stay: handled when the FDE's function becomes live.
-    // FDE of a function section → the other sections that FDE references (its LSDA in
-    // .gcc_except_table): they live exactly when the function does.
-    let mut eh_refs: HashMap<(FileId, usize), Vec<usize>> = HashMap::new();
-    for (f, file) in r.files.iter().enumerate() {
-        let File::Obj(o) = file else { continue };
-        if !r.loaded[f] {
-            continue;
-        }
-        for (s, sec) in o.sections.iter().enumerate() {
-            if sec.kind == SecKind::EhFrame {
-                if let Ok(recs) = split_eh_frame(o, s) {
-                    for (in_off, len, is_cie, _) in recs {
-                        if is_cie {
-                            continue;
-                        }
-                        let secs: Vec<usize> = sec
-                            .relocs
-                            .iter()
-                            .filter(|rel| rel.r_offset(LE) >= in_off && rel.r_offset(LE) < in_off + len)
-                            .filter_map(|rel| {
-                                let sym = &o.symbols[rel.r_sym(LE, false) as usize];
-                                let sh = sym.st_shndx(LE) as usize;
-                                (sh != 0 && sh < o.sections.len() && r.global_of(f, rel.r_sym(LE, false) as usize).is_none()).then_some(sh)
-                            })
-                            .collect();
-                        if let Some((&first, rest)) = secs.split_first() {
-                            eh_refs.entry((f, first)).or_default().extend_from_slice(rest);
-                        }
-                    }
-                }
-                // Personality routines (global symbols in CIEs) stay live.
-                for rel in sec.relocs {
-                    let si = rel.r_sym(LE, false) as usize;
-                    if let Some(id) = r.global_of(f, si) {
-                        push_sym(id, &mut work);
-                    }
-                }
-            }
-        }
-    }
-    let mut used: std::collections::HashSet<SymbolId> = Default::default();
-    while let Some((f, s)) = work.pop() {
-        if keep[f][s] || !live[f][s] {
-            continue;
-        }
-        keep[f][s] = true;
-        if let Some(extra) = eh_refs.get(&(f, s)) {
-            for &x in extra {
-                work.push((f, x));
-            }
-        }
-        let o = r.obj(f);
-        let sec = &o.sections[s];
-        // Sections of the same COMDAT group and SHF_LINK_ORDER dependents live together.
-        for rel in sec.relocs {
-            let si = rel.r_sym(LE, false) as usize;
-            match r.global_of(f, si) {
-                Some(id) => {
-                    push_sym(id, &mut work);
-                    used.insert(id);
-                }
-                None => {
-                    let sym = &o.symbols[si];
-                    let sh = sym.st_shndx(LE);
-                    if sh != elf::SHN_UNDEF && sh < elf::SHN_LORESERVE {
-                        work.push((f, sh as usize));
-                    }
-                }
-            }
-        }
-        // Sections with SHF_LINK_ORDER pointing at this one.
-        for (s2, sec2) in o.sections.iter().enumerate() {
-            if flag(sec2.flags, elf::SHF_LINK_ORDER) && sec2.hdr.sh_link.get(LE) as usize == s {
-                work.push((f, s2));
-            }
-        }
-        // Other members of its COMDAT group.
-        if let Some(g) = sec.group {
-            for (gi, _, members) in &o.groups {
-                if *gi == g {
-                    for &m in members {
-                        work.push((f, m as usize));
-                    }
-                }
-            }
-        }
-    }
-    gc_used.replace(used);
-    for (f, v) in live.iter_mut().enumerate() {
-        for (s, b) in v.iter_mut().enumerate() {
-            if *b {
-                let o = r.obj(f);
-                let sec = &o.sections[s];
-                if sec.kind == SecKind::EhFrame {
-                    continue;
-                }
-                if !keep[f][s] {
-                    *b = false;
-                    if l.config.print_gc_sections && flag(sec.flags, elf::SHF_ALLOC) {
-                        eprintln!("removing unused section {}:({})", o.input.name, String::from_utf8_lossy(sec.name));
-                    }
-                }
-            }
-        }
-    }
-    Ok(live)
-}
+pub use crate::elf::gc::Live;
 
 // ------------------------------------------------------------------------------------------------
 // Output sections
@@ -913,7 +720,7 @@ fn new_osec(name: &str, sh_type: u32, flags: u64, align: u64) -> OutSec {
     }
 }
 
-fn assign_sections(l: &mut Layout, live: &Live) -> Result<()> {
+fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&HashMap<(FileId, u32), Vec<u64>>>) -> Result<()> {
     let r = l.r;
     let mut by_key: HashMap<(Vec<u8>, u32, u64), usize> = HashMap::new();
     let mut osecs: Vec<OutSec> = Vec::new();
@@ -987,104 +794,14 @@ fn assign_sections(l: &mut Layout, live: &Live) -> Result<()> {
     }
     // Deduplicate merge pieces, deterministically in input order.
     for inputs in merged_inputs {
-        let mut data: Vec<u8> = Vec::new();
-        let mut seen: HashMap<&'static [u8], u64> = HashMap::new();
-        let mut pieces_map = HashMap::new();
-        let mut align = 1;
-        let (mut m_strings, mut m_ent) = (false, 1);
-        for (f, s) in inputs {
-            let sec = &r.obj(f).sections[s as usize];
-            align = align.max(sec.align);
-            let ent = sec.hdr.sh_entsize.get(LE).max(1) as usize;
-            let strings = flag(sec.flags, elf::SHF_STRINGS);
-            (m_strings, m_ent) = (strings, ent as u64);
-            let mut pieces = Vec::new();
-            let d = sec.data;
-            let mut off = 0usize;
-            while off < d.len() {
-                let end = if strings {
-                    // Find the terminating NUL character of width `ent`.
-                    let mut e = off;
-                    loop {
-                        if e + ent > d.len() {
-                            return Err(Error::new(format!("{}:({}): string is not null terminated", r.obj(f).input.name, String::from_utf8_lossy(sec.name))));
-                        }
-                        if d[e..e + ent].iter().all(|&b| b == 0) {
-                            break e + ent;
-                        }
-                        e += ent;
-                    }
-                } else {
-                    (off + ent).min(d.len())
-                };
-                let piece = &d[off..end];
-                // Every piece keeps its section's alignment (lld aligns each piece of a merged
-                // section to it; code may load a 16-byte-aligned string with movaps).
-                let piece_align = sec.align.max(if strings { 1 } else { ent as u64 }).max(1);
-                let out = match seen.get(piece) {
-                    Some(&o) if o % piece_align == 0 => o,
-                    _ => {
-                        let o = align_up(data.len() as u64, piece_align);
-                        data.resize(o as usize, 0);
-                        data.extend_from_slice(piece);
-                        seen.insert(piece, o);
-                        o
-                    }
-                };
-                pieces.push((off as u64, out));
-                off = end;
-            }
-            pieces_map.insert((f, s), pieces);
-        }
-        l.merged.push(Merged { strings: m_strings, entsize: m_ent, data, align, pieces: pieces_map });
+        l.merged.push(merge_pieces(r, &inputs, merge_refs)?);
     }
-    // .eh_frame: split records, drop FDEs of dead functions.
+    // .eh_frame: split records, drop FDEs of dead functions, deduplicate CIEs.
     if !eh_inputs.is_empty() && !l.config.relocatable {
-        let mut out = 0u64;
-        for (f, s) in eh_inputs {
-            let o = r.obj(f);
-            let sec = &o.sections[s as usize];
-            let start = l.eh_records.len();
-            l.sec_off[f][s as usize] = out;
-            let recs = split_eh_frame(o, s as usize).map_err(|e| e.context(format!("{}:(.eh_frame)", o.input.name)))?;
-            // Map relocation offsets to the section each FDE covers.
-            let mut rel_at: BTreeMap<u64, usize> = BTreeMap::new();
-            for (k, rel) in sec.relocs.iter().enumerate() {
-                rel_at.insert(rel.r_offset(LE), k);
-            }
-            for (in_off, len, is_cie, cie_in_off) in recs {
-                if len == 4 {
-                    // Zero terminator: dropped (readers stop at the end of the section).
-                    continue;
-                }
-                if !is_cie {
-                    // The FDE's initial location is relocated at in_off + 8.
-                    let keep = match rel_at.get(&(in_off + 8)) {
-                        Some(&k) => {
-                            let rel = &sec.relocs[k];
-                            let si = rel.r_sym(LE, false) as usize;
-                            let (tf, ts) = match r.global_of(f, si) {
-                                Some(id) => match r.symbols[id].def {
-                                    Def::Defined(tf, ti) => (tf, r.obj(tf).symbols[ti].st_shndx(LE) as usize),
-                                    _ => (usize::MAX, 0),
-                                },
-                                None => (f, o.symbols[si].st_shndx(LE) as usize),
-                            };
-                            tf != usize::MAX && ts < live.get(tf).map_or(0, |v| v.len()) && live[tf][ts]
-                        }
-                        None => false,
-                    };
-                    if !keep {
-                        continue;
-                    }
-                }
-                l.eh_records.push(EhRecord { file: f, sec: s, in_off, len, out_off: out, is_cie, cie_in_off });
-                out += len;
-            }
-            l.eh_index.insert((f, s), (start, l.eh_records.len()));
+        build_eh_frame(l, &eh_inputs, live)?;
+        for &(f, s) in &eh_inputs {
             l.sec_osec[f][s as usize] = u32::MAX - 1; // patched below
         }
-        l.eh_size = out;
         let mut os = new_osec(".eh_frame", elf::SHT_PROGBITS, elf::SHF_ALLOC as u64, 8);
         os.chunks.push(Chunk::Synthetic(Synth::EhFrame));
         osecs.push(os);
@@ -1116,37 +833,168 @@ fn assign_sections(l: &mut Layout, live: &Live) -> Result<()> {
     Ok(())
 }
 
-/// Splits an `.eh_frame` section into (offset, length incl. header, is_cie, cie offset) records.
-fn split_eh_frame(o: &ObjFile, s: usize) -> Result<Vec<(u64, u64, bool, u64)>> {
-    let d = o.sections[s].data;
+/// Splits one SHF_MERGE input section into pieces: (start, end) byte ranges. Strings end at
+/// their NUL character (of the section's entry size); other sections are fixed-size entries.
+fn split_pieces(r: &Resolved, f: FileId, s: u32) -> Result<Vec<(usize, usize)>> {
+    let sec = &r.obj(f).sections[s as usize];
+    let ent = sec.hdr.sh_entsize.get(LE).max(1) as usize;
+    let strings = flag(sec.flags, elf::SHF_STRINGS);
+    let d = sec.data;
     let mut out = Vec::new();
     let mut off = 0usize;
     while off < d.len() {
-        if off + 4 > d.len() {
-            return Err(Error::new("CIE/FDE too small"));
-        }
-        let len = u32::from_le_bytes(d[off..off + 4].try_into().unwrap()) as usize;
-        if len == 0 {
-            out.push((off as u64, 4, true, 0));
-            break;
-        }
-        if len == 0xffff_ffff {
-            return Err(Error::new("CIE/FDE too large"));
-        }
-        let total = len + 4;
-        if off + total > d.len() || len < 4 {
-            return Err(Error::new("CIE/FDE ends past the end of the section"));
-        }
-        let id = u32::from_le_bytes(d[off + 4..off + 8].try_into().unwrap()) as usize;
-        if id == 0 {
-            out.push((off as u64, total as u64, true, 0));
+        let end = if strings {
+            let mut e = off;
+            loop {
+                if e + ent > d.len() {
+                    return Err(Error::new(format!("{}:({}): string is not null terminated", r.obj(f).input.name, String::from_utf8_lossy(sec.name))));
+                }
+                if d[e..e + ent].iter().all(|&b| b == 0) {
+                    break e + ent;
+                }
+                e += ent;
+            }
         } else {
-            let cie = (off + 4).checked_sub(id).ok_or_else(|| Error::new("invalid CIE reference"))?;
-            out.push((off as u64, total as u64, false, cie as u64));
-        }
-        off += total;
+            (off + ent).min(d.len())
+        };
+        out.push((off, end));
+        off = end;
     }
     Ok(out)
+}
+
+/// Builds one deduplicated output chunk from the SHF_MERGE input sections `inputs` (same output
+/// section, entry size, string-ness and alignment). Under `--gc-sections` a piece of an alloc
+/// section is kept only if live code refers into it (`merge_refs`, lld's per-piece liveness).
+fn merge_pieces(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&HashMap<(FileId, u32), Vec<u64>>>) -> Result<Merged> {
+    use rayon::prelude::*;
+    let split: Vec<Result<Vec<(usize, usize)>>> = inputs.par_iter().map(|&(f, s)| split_pieces(r, f, s)).collect();
+    let mut data: Vec<u8> = Vec::new();
+    let mut seen: HashMap<&'static [u8], u64> = HashMap::new();
+    let mut pieces_map = HashMap::with_capacity(inputs.len());
+    let mut align = 1;
+    let (mut m_strings, mut m_ent) = (false, 1);
+    for (&(f, s), ranges) in inputs.iter().zip(split) {
+        let ranges = ranges?;
+        let sec = &r.obj(f).sections[s as usize];
+        align = align.max(sec.align);
+        let ent = sec.hdr.sh_entsize.get(LE).max(1);
+        let strings = flag(sec.flags, elf::SHF_STRINGS);
+        (m_strings, m_ent) = (strings, ent);
+        // Referenced offsets of this section, sorted, when pieces have their own liveness.
+        let refs: Option<Vec<u64>> = merge_refs.filter(|_| flag(sec.flags, elf::SHF_ALLOC)).map(|m| {
+            let mut v = m.get(&(f, s)).cloned().unwrap_or_default();
+            v.sort_unstable();
+            v
+        });
+        // Every piece keeps its section's alignment (lld aligns each piece of a merged section
+        // to it; code may load a 16-byte-aligned string with movaps).
+        let piece_align = sec.align.max(if strings { 1 } else { ent }).max(1);
+        let d = sec.data;
+        let mut pieces = Vec::with_capacity(ranges.len());
+        for (start, end) in ranges {
+            if let Some(refs) = &refs {
+                let k = refs.partition_point(|&o| o < start as u64);
+                if refs.get(k).map_or(true, |&o| o >= end as u64) {
+                    continue;
+                }
+            }
+            let piece = &d[start..end];
+            let out = match seen.get(piece) {
+                Some(&o) if o % piece_align == 0 => o,
+                _ => {
+                    let o = align_up(data.len() as u64, piece_align);
+                    data.resize(o as usize, 0);
+                    data.extend_from_slice(piece);
+                    seen.insert(piece, o);
+                    o
+                }
+            };
+            pieces.push((start as u64, out));
+        }
+        pieces_map.insert((f, s), pieces);
+    }
+    Ok(Merged { strings: m_strings, entsize: m_ent, data, align, pieces: pieces_map })
+}
+
+/// lld's `EhFrameSection`: every live FDE (one whose function's section is live) is kept, and
+/// CIEs are deduplicated across all inputs by their bytes and personality routine. The output
+/// is each distinct CIE, in order of first use, followed by the FDEs that use it, in input
+/// order.
+fn build_eh_frame(l: &mut Layout, eh_inputs: &[(FileId, u32)], live: &Live) -> Result<()> {
+    let r = l.r;
+    // Per distinct CIE: (file, section, input offset of its first copy), then its FDEs.
+    let mut cies: Vec<((FileId, u32, u64, u64), Vec<(FileId, u32, u64, u64)>)> = Vec::new();
+    let mut cie_key: HashMap<(&'static [u8], Option<Target>), usize> = HashMap::new();
+    for &(f, s) in eh_inputs {
+        let o = r.obj(f);
+        let sec = &o.sections[s as usize];
+        let recs = crate::elf::eh_frame::split(sec.data).map_err(|e| e.context(format!("{}:(.eh_frame)", o.input.name)))?;
+        let relocs = sec.relocs;
+        // Relocations are sorted by offset in practice; the first one inside a record is the
+        // CIE's personality or the FDE's initial location (lld's `firstRelocation`).
+        let first_rel = |off: u64, len: u64| relocs.iter().find(|rel| rel.r_offset(LE) >= off && rel.r_offset(LE) < off + len);
+        // Input offset of a CIE → its index in `cies`, for this section.
+        let mut local: HashMap<u64, usize> = HashMap::new();
+        for rec in &recs {
+            if rec.is_terminator() {
+                continue;
+            }
+            if rec.is_cie {
+                let data: &'static [u8] = &sec.data[rec.offset as usize..(rec.offset + rec.len) as usize];
+                let personality = first_rel(rec.offset, rec.len).map(|rel| l.target_of(f, rel.r_sym(LE, false) as usize));
+                let idx = *cie_key.entry((data, personality)).or_insert_with(|| {
+                    cies.push(((f, s, rec.offset, rec.len), Vec::new()));
+                    cies.len() - 1
+                });
+                local.insert(rec.offset, idx);
+                continue;
+            }
+            let Some(rel) = first_rel(rec.offset, rec.len) else { continue };
+            let si = rel.r_sym(LE, false) as usize;
+            let (tf, ts) = match r.global_of(f, si) {
+                Some(id) => match r.symbols[id].def {
+                    Def::Defined(tf, ti) => (tf, r.obj(tf).symbols[ti].st_shndx(LE) as usize),
+                    _ => continue,
+                },
+                None => (f, o.symbols[si].st_shndx(LE) as usize),
+            };
+            if !live.get(tf).and_then(|v| v.get(ts)).copied().unwrap_or(false) {
+                continue;
+            }
+            match local.get(&rec.cie_offset) {
+                Some(&c) => cies[c].1.push((f, s, rec.offset, rec.len)),
+                None => crate::bail!("{}:(.eh_frame+0x{:x}): invalid CIE reference", o.input.name, rec.offset + 4),
+            }
+        }
+    }
+    let mut out = 0u64;
+    for ((cf, cs, coff, clen), fdes) in cies {
+        if fdes.is_empty() {
+            continue;
+        }
+        let cie_out = out;
+        l.eh_records.push(EhRecord { file: cf, sec: cs, in_off: coff, len: clen, out_off: out, is_cie: true, cie_out_off: 0 });
+        out += clen;
+        for (f, s, off, len) in fdes {
+            l.eh_records.push(EhRecord { file: f, sec: s, in_off: off, len, out_off: out, is_cie: false, cie_out_off: cie_out });
+            out += len;
+        }
+    }
+    // Per input section, its records by input offset (a CIE copy that was deduplicated away
+    // has none: addresses into it resolve to the section's first kept record).
+    let mut index: HashMap<(FileId, u32), Vec<u32>> = HashMap::new();
+    for (i, rec) in l.eh_records.iter().enumerate() {
+        index.entry((rec.file, rec.sec)).or_default().push(i as u32);
+    }
+    for v in index.values_mut() {
+        v.sort_by_key(|&i| l.eh_records[i as usize].in_off);
+    }
+    l.eh_index = index;
+    // A zero-length record ends the section: glibc's `classify_object_over_fdes` expects it
+    // (lld adds it unconditionally, too).
+    l.eh_size = out + 4;
+    Ok(())
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1273,6 +1121,12 @@ fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
         if refs.len() > 3 {
             msg.push_str(&format!("\n>>> referenced {} more times", refs.len() - 3));
         }
+        if sym.name.starts_with(b"_ZTV") {
+            msg.push_str("\n>>> the vtable symbol may be undefined because the class is missing its key function (see https://lld.llvm.org/missingkeyfunction)");
+        }
+        if l.config.gc_sections && l.config.z_start_stop_gc && sym.name.starts_with(b"__start_") {
+            msg.push_str("\n>>> the encapsulation symbol needs to be retained under --gc-sections properly; consider -z nostart-stop-gc (see https://lld.llvm.org/ELF/start-stop-gc)");
+        }
         errors.push(msg);
     }
     if !errors.is_empty() {
@@ -1344,8 +1198,10 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                 // In a shared library (without -z defs) default-visibility undefined symbols
                 // are resolved at load time.
                 let allowed_in_dso = !exe && (!l.config.z_defs || l.config.ignore_unresolved_in_objects) && sym.visibility == elf::STV_DEFAULT;
-                if matches!(sym.def, Def::Undefined | Def::Lazy(_)) && !sym.weak && !is_linker_defined(sym.name) && !allowed_in_dso {
-                    if sec.kind != SecKind::EhFrame || alloc {
+                if matches!(sym.def, Def::Undefined | Def::Lazy(_)) && !sym.weak && !l.is_linker_defined(id) && !allowed_in_dso {
+                    // Only allocated sections count: references from debug information and other
+                    // non-alloc data resolve to 0, as lld resolves them.
+                    if alloc {
                         out.undefined.push((id, f, s as u32, off));
                     }
                     continue;
@@ -1521,7 +1377,7 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
 
 fn is_undef(l: &Layout, t: Target) -> bool {
     match t {
-        Target::Global(id) => matches!(l.r.symbols[id].def, Def::Undefined | Def::Lazy(_)) && !is_linker_defined(l.r.symbols[id].name),
+        Target::Global(id) => matches!(l.r.symbols[id].def, Def::Undefined | Def::Lazy(_)) && !l.is_linker_defined(id),
         Target::Local(..) => false,
     }
 }
@@ -1530,7 +1386,36 @@ fn tls_gd_pattern(d: &[u8], off: usize) -> bool {
     off >= 4 && d.len() >= off + 12 && d[off - 4..off] == [0x66, 0x48, 0x8d, 0x3d] && (d[off + 4..off + 8] == [0x66, 0x66, 0x48, 0xe8] || d[off + 4..off + 8] == [0x66, 0x48, 0xff, 0x15])
 }
 
-/// Symbols the linker defines when referenced.
+/// Which undefined references the linker defines, now that the output sections are known
+/// (lld's `addReservedSymbols`, `addStartEndSymbols`, `addStartStopSymbols`, `_DYNAMIC`).
+fn decide_linker_symbols(l: &mut Layout) {
+    let r = l.r;
+    let osec_exists = |name: &[u8]| l.osecs.iter().any(|o| o.name.as_bytes() == name);
+    let eh_frame_hdr = l.config.eh_frame_hdr && !l.eh_records.is_empty();
+    let defined: Vec<bool> = r
+        .symbols
+        .iter()
+        .map(|s| {
+            if !matches!(s.def, Def::Undefined | Def::Lazy(_)) || !is_linker_defined(s.name) {
+                return false;
+            }
+            match s.name {
+                b"_DYNAMIC" => l.has_dynamic,
+                // glibc's static start-up code applies IRELATIVE relocations between these;
+                // position-independent output has none of them (lld: non-PIC only).
+                b"__rela_iplt_start" | b"__rela_iplt_end" => !l.is_pic,
+                b"__GNU_EH_FRAME_HDR" => eh_frame_hdr,
+                n => match n.strip_prefix(b"__start_").or_else(|| n.strip_prefix(b"__stop_")) {
+                    Some(sec) => osec_exists(sec),
+                    None => true,
+                },
+            }
+        })
+        .collect();
+    l.linker_defined = defined;
+}
+
+/// Names the linker may define when referenced (`decide_linker_symbols` says when it does).
 pub fn is_linker_defined(name: &[u8]) -> bool {
     matches!(
         name,
@@ -1574,11 +1459,11 @@ fn build_dynsyms(l: &mut Layout) {
         let include = match s.def {
             Def::Shared(..) => (s.obj_ref && l.gc_used.as_ref().map_or(true, |u| u.contains(&id))) || l.sym_flags.contains_key(&Target::Global(id)),
             Def::Undefined | Def::Lazy(_) if l.config.shared => {
-                s.obj_ref && s.visibility == elf::STV_DEFAULT && !is_linker_defined(s.name) && (l.config.z_dynamic_undefined_weak || !s.weak) && l.gc_used.as_ref().map_or(true, |u| u.contains(&id))
+                s.obj_ref && s.visibility == elf::STV_DEFAULT && !l.is_linker_defined(id) && (l.config.z_dynamic_undefined_weak || !s.weak) && l.gc_used.as_ref().map_or(true, |u| u.contains(&id))
                     || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && start_stop_section_exists(l, s.name))
             }
             Def::Undefined | Def::Lazy(_) => {
-                (dynamic_link && s.weak && s.obj_ref && !is_linker_defined(s.name) && l.gc_used.as_ref().map_or(true, |u| u.contains(&id)))
+                (dynamic_link && s.weak && s.obj_ref && !l.is_linker_defined(id) && l.gc_used.as_ref().map_or(true, |u| u.contains(&id)))
                     || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && start_stop_section_exists(l, s.name))
             }
             Def::Defined(..) | Def::Common(..) => {
@@ -2302,14 +2187,14 @@ fn compute_symbol_values(l: &mut Layout) -> Result<()> {
     let dynamic = l.synth_osec.get(&Synth::Dynamic).map(|&i| l.osecs[i].addr);
     let static_nonpic = !l.has_dynamic;
     for (id, s) in r.symbols.iter().enumerate() {
-        if !matches!(s.def, Def::Undefined | Def::Lazy(_)) {
+        if !matches!(s.def, Def::Undefined | Def::Lazy(_)) || !l.is_linker_defined(id) {
             continue;
         }
         let name = s.name;
         let v = match name {
             b"_GLOBAL_OFFSET_TABLE_" => gotplt.or(got),
             b"__ehdr_start" | b"__executable_start" => Some(l.image_base),
-            b"__dso_handle" => None,
+            b"__dso_handle" => Some(l.image_base),
             b"_DYNAMIC" => dynamic,
             b"__bss_start" => Some(bss_start),
             b"_end" | b"end" => Some(end),

@@ -194,9 +194,10 @@ pub fn resolve(config: &Config, inputs: &'static [InputFile]) -> Result<Resolved
     rs.finish()
 }
 
-fn parse_file(f: &'static InputFile) -> Result<File> {
+/// `merge`: split SHF_MERGE sections (lld: at `-O1` and above, and always for `-r`).
+fn parse_file(f: &'static InputFile, merge: bool) -> Result<File> {
     match f.kind {
-        FileKind::Object => ObjFile::parse(f).map(File::Obj),
+        FileKind::Object => ObjFile::parse(f, merge).map(File::Obj),
         FileKind::Shared => SharedFile::parse(f).map(File::Shared),
         FileKind::Bitcode => BitcodeFile::parse(f).map(File::Bitcode),
     }
@@ -208,7 +209,8 @@ impl<'c> Resolver<'c> {
 pub fn start(config: &'c Config, inputs: &'static [InputFile]) -> Result<Resolver<'c>> {
     // Parse every input in parallel: parsing is zero-copy validation, so it is cheap even for
     // archive members that will never be extracted.
-    let parsed: Vec<Result<File>> = inputs.par_iter().map(parse_file).collect();
+    let merge = config.opt_level > 0 || config.relocatable;
+    let parsed: Vec<Result<File>> = inputs.par_iter().map(|f| parse_file(f, merge)).collect();
     let mut files = Vec::with_capacity(parsed.len());
     let mut errors = Vec::new();
     for (p, input) in parsed.into_iter().zip(inputs) {
@@ -327,7 +329,8 @@ pub fn add_lto_objects(&mut self, objects: Vec<InputFile>) -> Result<()> {
     let first = self.r.files.len();
     self.lto_first_file = Some(first);
     let objects: Vec<&'static InputFile> = objects.into_iter().map(|o| &*Box::leak(Box::new(o))).collect();
-    let parsed: Vec<Result<File>> = objects.par_iter().map(|f| parse_file(f)).collect();
+    let merge = self.config.opt_level > 0 || self.config.relocatable;
+        let parsed: Vec<Result<File>> = objects.par_iter().map(|f| parse_file(f, merge)).collect();
     let mut errors = Vec::new();
     for (p, input) in parsed.into_iter().zip(objects) {
         let file = p.unwrap_or_else(|e| {

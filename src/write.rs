@@ -412,6 +412,7 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
     let o = l.obj(f);
     let sec = &o.sections[s as usize];
     let alloc = sec.flags & elf::SHF_ALLOC as u64 != 0;
+    let tombstone = if alloc { None } else { tombstone_of(l, sec.name) };
     let got_base = l.synth_osec.get(&Synth::GotPlt).or(l.synth_osec.get(&Synth::Got)).map(|&i| l.osecs[i].addr).unwrap_or(0);
     for (k, rel) in sec.relocs.iter().enumerate() {
         let r_type = rel.r_type(LE, false);
@@ -437,15 +438,24 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
         let sa = if undef_weak && !l.is_preemptible(t) { a as u64 } else if si == 0 { a as u64 } else { l.addr_with_addend(t, a) };
         let s_val = sa.wrapping_sub(a as u64);
         if !alloc {
-            // Debug info and other non-allocated data: absolute values; references to discarded
-            // sections become 0 (a tombstone), as lld writes for .debug_* sections.
+            // Debug info and other non-allocated data: absolute values (lld's relocateNonAlloc).
+            // A reference to discarded code gets the section's tombstone in `.debug_*` (and
+            // wherever `-z dead-reloc-in-nonalloc=` says), else resolves as if the symbol were 0.
+            let dead = is_dead_target(l, t);
+            if dead && matches!(info.kind, RelKind::Abs | RelKind::DtpOff) {
+                if let Some(tomb) = tombstone {
+                    let v = if r_type == arch::r::R32 { tomb & 0xffff_ffff } else { tomb };
+                    arch::write_field(&mut dst[off..], info.field, v);
+                    continue;
+                }
+            }
+            let sa = if dead { a as u64 } else { sa };
             let v = match info.kind {
                 RelKind::DtpOff => sa.wrapping_sub(l.tls_start()),
                 RelKind::Pc => sa.wrapping_sub(p),
                 RelKind::Size => symbol_size(l, t).wrapping_add(a as u64),
                 _ => sa,
             };
-            let v = if is_dead_target(l, t) { 0 } else { v };
             arch::write_field(&mut dst[off..], info.field, v);
             continue;
         }
@@ -559,6 +569,23 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
     }
 }
 
+/// lld's tombstone for relocations from a non-alloc section to discarded code: 1 in
+/// `.debug_ranges`/`.debug_loc` (where 0 would end a list), all ones in `.debug_names`, 0 in the
+/// other `.debug_*` sections; `-z dead-reloc-in-nonalloc=` overrides (the last match wins).
+fn tombstone_of(l: &Layout, name: &[u8]) -> Option<u64> {
+    if let Some((_, v)) = l.config.dead_reloc_in_nonalloc.iter().rev().find(|(g, _)| crate::lto::glob_match(g.as_bytes(), name)) {
+        return Some(*v);
+    }
+    if !name.starts_with(b".debug") {
+        return None;
+    }
+    Some(match name {
+        b".debug_ranges" | b".debug_loc" => 1,
+        b".debug_names" => u64::MAX,
+        _ => 0,
+    })
+}
+
 fn is_dead_target(l: &Layout, t: Target) -> bool {
     let (f, i) = match t {
         Target::Local(f, i) => (f, i as usize),
@@ -615,12 +642,12 @@ fn out_of_range(l: &Layout, f: usize, s: u32, off: u64, r_type: u32, v: u64, t: 
 /// Rebuilds `.eh_frame` from the kept records: copies each record, rewrites FDE→CIE pointers
 /// (records moved when FDEs of dead functions were dropped), and applies relocations.
 fn write_eh_frame(l: &Layout, dst: &mut [u8], errs: &mut Vec<String>) {
+    let _ = errs;
     let base = l.synth_addr(Synth::EhFrame);
-    let mut cie_out: std::collections::HashMap<(usize, u32, u64), u64> = Default::default();
-    for rec in &l.eh_records {
-        if rec.is_cie {
-            cie_out.insert((rec.file, rec.sec, rec.in_off), rec.out_off);
-        }
+    // The terminator after the last record.
+    let end = l.eh_size as usize;
+    if end >= 4 && end <= dst.len() {
+        dst[end - 4..end].fill(0);
     }
     for rec in &l.eh_records {
         let sec = &l.obj(rec.file).sections[rec.sec as usize];
@@ -628,22 +655,17 @@ fn write_eh_frame(l: &Layout, dst: &mut [u8], errs: &mut Vec<String>) {
         let out = &mut dst[rec.out_off as usize..(rec.out_off + rec.len) as usize];
         out.copy_from_slice(src);
         if !rec.is_cie {
-            match cie_out.get(&(rec.file, rec.sec, rec.cie_in_off)) {
-                Some(&c) => {
-                    let ptr = (rec.out_off + 4 - c) as u32;
-                    out[4..8].copy_from_slice(&ptr.to_le_bytes());
-                }
-                None => errs.push(format!("{}:(.eh_frame): FDE references a CIE that is not there", l.obj(rec.file).input.name)),
-            }
+            // The CIE pointer: distance from this field back to the (deduplicated) CIE.
+            let ptr = (rec.out_off + 4 - rec.cie_out_off) as u32;
+            out[4..8].copy_from_slice(&ptr.to_le_bytes());
         }
     }
-    // Relocations: apply each to the record that contains it.
-    for (&(f, s), &(a, b)) in &l.eh_index {
+    // Relocations: apply each to the kept record that contains it.
+    for (&(f, s), recs) in &l.eh_index {
         let sec = &l.obj(f).sections[s as usize];
-        let recs = &l.eh_records[a..b];
         for rel in sec.relocs {
             let off = rel.r_offset(LE);
-            let Some(rec) = recs.iter().find(|r| off >= r.in_off && off < r.in_off + r.len) else { continue };
+            let Some(rec) = eh_record_at(l, recs, off) else { continue };
             let r_type = rel.r_type(LE, false);
             let info = arch::rel_info(r_type);
             let out_off = rec.out_off + (off - rec.in_off);
@@ -667,6 +689,13 @@ fn write_eh_frame(l: &Layout, dst: &mut [u8], errs: &mut Vec<String>) {
     }
 }
 
+/// The kept record of one input `.eh_frame` section (`recs`, by input offset) that holds `off`.
+fn eh_record_at<'l>(l: &'l Layout, recs: &[u32], off: u64) -> Option<&'l crate::layout::EhRecord> {
+    let k = recs.partition_point(|&i| l.eh_records[i as usize].in_off <= off);
+    let rec = &l.eh_records[*recs.get(k.checked_sub(1)?)? as usize];
+    (off < rec.in_off + rec.len).then_some(rec)
+}
+
 /// `.eh_frame_hdr`: version 1, pointer to .eh_frame, FDE count, and a sorted binary-search table
 /// of (initial location, FDE address), all relative to the header.
 fn write_eh_frame_hdr(l: &Layout, dst: &mut [u8]) {
@@ -677,12 +706,21 @@ fn write_eh_frame_hdr(l: &Layout, dst: &mut [u8]) {
     dst[2] = 0x03; // udata4
     dst[3] = 0x3b; // DW_EH_PE_datarel | sdata4
     dst[4..8].copy_from_slice(&((eh.wrapping_sub(hdr + 4)) as u32).to_le_bytes());
-    let mut table: Vec<(u64, u64)> = Vec::new();
-    for rec in l.eh_records.iter().filter(|r| !r.is_cie) {
-        // Initial location: the FDE's pc_begin after relocation (pcrel sdata4 at offset 8).
-        let pc = fde_pc_begin(l, rec);
-        table.push((pc, eh + rec.out_off));
+    // Initial location of each FDE: its pc_begin (pcrel sdata4 at offset 8) after relocation.
+    let mut pc_begin: std::collections::HashMap<u64, u64> = Default::default();
+    for (&(f, s), recs) in &l.eh_index {
+        for rel in l.obj(f).sections[s as usize].relocs {
+            let off = rel.r_offset(LE);
+            if let Some(rec) = eh_record_at(l, recs, off) {
+                if !rec.is_cie && off == rec.in_off + 8 {
+                    let t = l.target_of(f, rel.r_sym(LE, false) as usize);
+                    pc_begin.insert(rec.out_off, l.addr_with_addend(t, rel.r_addend(LE)));
+                }
+            }
+        }
     }
+    let mut table: Vec<(u64, u64)> =
+        l.eh_records.iter().filter(|r| !r.is_cie).map(|r| (pc_begin.get(&r.out_off).copied().unwrap_or(0), eh + r.out_off)).collect();
     table.sort();
     dst[8..12].copy_from_slice(&(table.len() as u32).to_le_bytes());
     for (i, (pc, fde)) in table.iter().enumerate() {
@@ -690,17 +728,6 @@ fn write_eh_frame_hdr(l: &Layout, dst: &mut [u8]) {
         dst[o..o + 4].copy_from_slice(&(pc.wrapping_sub(hdr) as u32).to_le_bytes());
         dst[o + 4..o + 8].copy_from_slice(&(fde.wrapping_sub(hdr) as u32).to_le_bytes());
     }
-}
-
-fn fde_pc_begin(l: &Layout, rec: &crate::layout::EhRecord) -> u64 {
-    let sec = &l.obj(rec.file).sections[rec.sec as usize];
-    for rel in sec.relocs {
-        if rel.r_offset(LE) == rec.in_off + 8 {
-            let t = l.target_of(rec.file, rel.r_sym(LE, false) as usize);
-            return l.addr_with_addend(t, rel.r_addend(LE));
-        }
-    }
-    0
 }
 
 /// Sizes of `.symtab` and `.strtab` as written (None under --strip-all), for the map file.

@@ -179,6 +179,23 @@ pub const fn rel_info(r_type: u32) -> RelInfo {
     RelInfo { kind, field }
 }
 
+/// The addend a REL relocation (no `r_addend`) keeps in the bytes it relocates, as lld's
+/// `getImplicitAddend` reads it: the field sign-extended to 64 bits. `None` when `loc` is too
+/// short or the type has no field to read (`R_X86_64_NONE`, `TLSDESC_CALL`: addend 0).
+pub fn implicit_addend(r_type: u32, loc: &[u8]) -> Option<i64> {
+    let size = rel_info(r_type).field.size();
+    if loc.len() < size {
+        return None;
+    }
+    Some(match size {
+        0 => 0,
+        1 => loc[0] as i8 as i64,
+        2 => i16::from_le_bytes([loc[0], loc[1]]) as i64,
+        4 => i32::from_le_bytes(loc[..4].try_into().unwrap()) as i64,
+        _ => i64::from_le_bytes(loc[..8].try_into().unwrap()),
+    })
+}
+
 /// Name of a relocation type for diagnostics, as lld prints it.
 pub fn rel_name(r_type: u32) -> String {
     let n = match r_type {
@@ -532,6 +549,17 @@ pub fn write_iplt_entry(buf: &mut [u8], entry_addr: u64, slot_addr: u64) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn implicit_addends_are_sign_extended() {
+        assert_eq!(implicit_addend(r::R64, &(-5i64).to_le_bytes()), Some(-5));
+        assert_eq!(implicit_addend(r::PC32, &(-4i32).to_le_bytes()), Some(-4));
+        assert_eq!(implicit_addend(r::R32, &0xffff_fff0u32.to_le_bytes()), Some(-16));
+        assert_eq!(implicit_addend(r::R16, &[0xfe, 0xff]), Some(-2));
+        assert_eq!(implicit_addend(r::R8, &[0x7f]), Some(127));
+        assert_eq!(implicit_addend(r::NONE, &[]), Some(0));
+        assert_eq!(implicit_addend(r::R64, &[0; 4]), None);
+    }
     use super::*;
 
     #[test]

@@ -94,6 +94,9 @@ pub struct Config {
     /// `-z start-stop-gc` (lld's default): `__start_foo` references do not keep `foo` sections
     /// alive under --gc-sections.
     pub z_start_stop_gc: bool,
+    /// `-z dead-reloc-in-nonalloc=<glob>=<value>`, in command-line order (the last match wins):
+    /// the value written for relocations from matching non-alloc sections to discarded code.
+    pub dead_reloc_in_nonalloc: Vec<(String, u64)>,
     /// `-m <emulation>` as given (only `elf_x86_64` is accepted). lld words "incompatible" errors
     /// against it when present.
     pub emulation: Option<String>,
@@ -215,6 +218,7 @@ impl Default for Config {
             ignored: Vec::new(),
             build_id_hex: Vec::new(),
             z_start_stop_gc: true,
+            dead_reloc_in_nonalloc: Vec::new(),
             emulation: None,
             print_version: false,
             opt_level: 1,
@@ -823,7 +827,6 @@ const Z_IGNORED: &[&str] = &[
 /// `-z key=value` keywords accepted and ignored.
 const Z_IGNORED_EQ: &[&str] = &[
     "bti-report",
-    "dead-reloc-in-nonalloc",
     "execute-only-report",
     "gcs",
     "gcs-report",
@@ -1344,6 +1347,17 @@ impl Parser {
                                     c.common_page_size = Some(n);
                                 }
                             }
+                        },
+                        "dead-reloc-in-nonalloc" => match value.rsplit_once('=') {
+                            Some((glob, v)) if !glob.is_empty() && !v.is_empty() => match parse_int(v) {
+                                Some(n) => c.dead_reloc_in_nonalloc.push((glob.to_string(), n)),
+                                None => self.errors.push(format!(
+                                    "-z dead-reloc-in-nonalloc=: expected a non-negative integer, but got '{v}'"
+                                )),
+                            },
+                            _ => self
+                                .errors
+                                .push("-z dead-reloc-in-nonalloc=: expected <section_glob>=<value>".to_string()),
                         },
                         "stack-size" => match parse_int(value) {
                             Some(n) => c.z_stack_size = Some(n),

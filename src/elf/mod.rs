@@ -1,5 +1,7 @@
 //! ELF-specific input parsing and output construction.
 
+pub mod eh_frame;
+pub mod gc;
 pub mod object;
 pub mod relocatable;
 pub mod shared;

@@ -102,6 +102,28 @@ fn decompress(name: &[u8], d: &'static [u8]) -> Result<(&'static [u8], u64)> {
     Ok((Box::leak(out.into_boxed_slice()), ch_align))
 }
 
+type Rel = object::elf::Rel64<crate::elf::LE>;
+
+/// REL entries of `target` as RELA: each addend is the value the relocated field holds.
+fn rel_to_rela(rels: &[Rel], target: &InputSection) -> Result<&'static [Rela]> {
+    let mut out = Vec::with_capacity(rels.len());
+    for r in rels {
+        let off = r.r_offset.get(LE);
+        let info = r.r_info.get(LE);
+        let r_type = (info & 0xffff_ffff) as u32;
+        let addend = if target.sh_type == elf::SHT_NOBITS {
+            0
+        } else {
+            let loc = usize::try_from(off).ok().and_then(|o| target.data.get(o..)).unwrap_or(&[]);
+            dtld_arch::x86_64::implicit_addend(r_type, loc).ok_or_else(|| {
+                corrupt(format!("relocation offset {off:#x} is out of bounds of section {}", String::from_utf8_lossy(target.name)))
+            })?
+        };
+        out.push(Rela { r_offset: r.r_offset, r_info: r.r_info, r_addend: object::I64::new(LE, addend) });
+    }
+    Ok(Box::leak(out.into_boxed_slice()))
+}
+
 fn slice_at(data: &'static [u8], off: u64, size: u64) -> Option<&'static [u8]> {
     let end = off.checked_add(size)?;
     if end > data.len() as u64 {
@@ -115,11 +137,13 @@ impl ObjFile {
         &self.input.name
     }
 
-    pub fn parse(input: &'static InputFile) -> Result<ObjFile> {
-        Self::parse_inner(input).map_err(|e| e.context(&input.name))
+    /// `merge`: SHF_MERGE sections are split into pieces and deduplicated (lld does so at `-O1`
+    /// and above; `-O0` copies them whole).
+    pub fn parse(input: &'static InputFile, merge: bool) -> Result<ObjFile> {
+        Self::parse_inner(input, merge).map_err(|e| e.context(&input.name))
     }
 
-    fn parse_inner(input: &'static InputFile) -> Result<ObjFile> {
+    fn parse_inner(input: &'static InputFile, merge: bool) -> Result<ObjFile> {
         let data = input.data;
         let ehdr = Ehdr::parse(data).map_err(|_| corrupt("invalid ELF header"))?;
         if ehdr.e_machine(LE) != elf::EM_X86_64 {
@@ -214,11 +238,20 @@ impl ObjFile {
                     _ if name == b".note.GNU-stack" => SecKind::Ignored,
                     _ if name == b".note.gnu.property" => SecKind::Ignored,
                     _ if name == b".eh_frame" && sh_type == elf::SHT_PROGBITS || sh_type == elf::SHT_X86_64_UNWIND => SecKind::EhFrame,
-                    _ if flags & elf::SHF_MERGE as u64 != 0
-                        && flags & elf::SHF_ALLOC as u64 != 0
-                        && h.sh_entsize(LE) > 0
-                        && size % h.sh_entsize(LE) == 0 =>
-                    {
+                    // lld's shouldMerge: non-alloc sections too (`.debug_str`), not empty ones,
+                    // not without an entry size.
+                    _ if merge && flags & elf::SHF_MERGE as u64 != 0 && size > 0 && h.sh_entsize(LE) > 0 => {
+                        if size % h.sh_entsize(LE) != 0 {
+                            bail!(
+                                "{}:({}): SHF_MERGE section size ({size}) must be a multiple of sh_entsize ({})",
+                                input.name,
+                                String::from_utf8_lossy(name),
+                                h.sh_entsize(LE)
+                            );
+                        }
+                        if flags & elf::SHF_WRITE as u64 != 0 {
+                            bail!("{}:({}): writable SHF_MERGE section is not supported", input.name, String::from_utf8_lossy(name));
+                        }
                         SecKind::Merge
                     }
                     _ if name.starts_with(b".gnu.lto_") || name == b".llvm_addrsig" => SecKind::Ignored,
@@ -273,25 +306,31 @@ impl ObjFile {
                 sections[m as usize].group = Some(*gi);
             }
         }
-        // Attach relocation sections to their targets.
+        // Attach relocation sections to their targets. RELA is borrowed from the mapping; REL
+        // (LLVM writes it for `.llvm.call-graph-profile`, and other producers may use it on
+        // x86-64 too) is converted once into RELA with the addends read from the relocated
+        // bytes, so every later stage sees one format.
         for h in shdrs.iter() {
-            if h.sh_type(LE) == elf::SHT_REL {
-                bail!("REL relocations are not supported on x86-64");
-            }
-            if h.sh_type(LE) != elf::SHT_RELA {
+            let is_rel = h.sh_type(LE) == elf::SHT_REL;
+            if h.sh_type(LE) != elf::SHT_RELA && !is_rel {
                 continue;
             }
             let target = h.sh_info(LE) as usize;
             if target == 0 || target >= shnum {
                 bail!("invalid relocated section index {target}");
             }
-            if h.sh_entsize(LE) != std::mem::size_of::<Rela>() as u64 {
+            let entsize = if is_rel { std::mem::size_of::<Rel>() } else { std::mem::size_of::<Rela>() };
+            if h.sh_entsize(LE) != entsize as u64 {
                 bail!("invalid sh_entsize");
             }
             let raw = slice_at(data, h.sh_offset(LE), h.sh_size(LE))
                 .ok_or_else(|| corrupt("relocation section is out of bounds"))?;
-            let relocs = object::pod::slice_from_all_bytes::<Rela>(raw)
-                .map_err(|_| corrupt("invalid relocation section"))?;
+            let relocs: &'static [Rela] = if is_rel {
+                let rels = object::pod::slice_from_all_bytes::<Rel>(raw).map_err(|_| corrupt("invalid relocation section"))?;
+                rel_to_rela(rels, &sections[target])?
+            } else {
+                object::pod::slice_from_all_bytes::<Rela>(raw).map_err(|_| corrupt("invalid relocation section"))?
+            };
             let tsec = &sections[target];
             for r in relocs {
                 let sym = r.r_sym(LE, false) as usize;

@@ -323,7 +323,16 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
         Def::Defined(f, i) => {
             let sym = l.sym(f, i);
             let sh = sym.st_shndx(LE);
-            let shndx = if sh == elf::SHN_ABS { elf::SHN_ABS } else { l.osecs[l.sec_osec[f][sh as usize] as usize].shndx as u16 };
+            // A definition in a section that is not in the output (discarded, or one the linker
+            // never copies) reads as undefined, as lld demotes such symbols.
+            let shndx = if sh == elf::SHN_ABS {
+                elf::SHN_ABS
+            } else {
+                match l.sec_osec[f].get(sh as usize).copied() {
+                    Some(o) if o != u32::MAX => l.osecs[o as usize].shndx as u16,
+                    _ => return (elf::SHN_UNDEF, 0, 0, sym.st_info()),
+                }
+            };
             // A TLS symbol's value is its offset in the TLS segment.
             let v = if sym.st_type() == elf::STT_TLS { l.sym_value[id].wrapping_sub(l.tls_start()) } else { l.sym_value[id] };
             (shndx, v, sym.st_size(LE), sym.st_info())

@@ -5,8 +5,8 @@
 //! `lld/ELF/LTO.cpp` (`BitcodeCompiler::add`):
 //!
 //! * `p` Prevailing: this file's definition is the one the link chose;
-//! * `x` VisibleToRegularObj: native code, the command line (`-u`, entry, `--wrap`,
-//!   `--defsym`), a shared library or the dynamic symbol table can see the symbol, or it lives in
+//! * `x` VisibleToRegularObj: native code, the command line (`-u`, the entry point — `_start` by
+//!   default —, `-init`/`-fini`, `--wrap`, `--defsym`), a shared library or the dynamic symbol table can see the symbol, or it lives in
 //!   a section named like a C identifier whose `__start_`/`__stop_` symbols are referenced;
 //! * `l` FinalDefinitionInLinkageUnit: (executable output or non-default visibility) and
 //!   defined in this link (not by a shared library, not absolute);
@@ -84,6 +84,16 @@ pub fn compute(config: &Config, r: &Resolved, files: &[FileId]) -> Vec<Vec<SymRe
         .filter_map(|s| s.name.strip_prefix(b"__start_").or_else(|| s.name.strip_prefix(b"__stop_")))
         .collect();
     let executable = !config.shared && !config.relocatable;
+    // Symbols the linker itself refers to: the entry point (`_start` unless `-e` says otherwise,
+    // even in a shared library, as lld's `handleUndefined(entry)`), `-init` and `-fini`.
+    let mut linker_refs: Vec<String> = Vec::new();
+    if !config.relocatable {
+        linker_refs.push(config.entry.clone().unwrap_or_else(|| "_start".to_string()));
+    }
+    linker_refs.push(config.init.clone().unwrap_or_else(|| "_init".to_string()));
+    linker_refs.push(config.fini.clone().unwrap_or_else(|| "_fini".to_string()));
+    let linker_refs: HashSet<&[u8]> = linker_refs.iter().map(|n| n.as_bytes()).collect();
+    let linker_refs = &linker_refs;
     files
         .iter()
         .map(|&f| {
@@ -104,6 +114,7 @@ pub fn compute(config: &Config, r: &Resolved, files: &[FileId]) -> Vec<Vec<SymRe
                     };
                     let visible = config.relocatable
                         || sym.used_in_regular
+                        || (!ir.undefined() && linker_refs.contains(sym.name))
                         || (prevailing && exported(config, sym))
                         || (!ir.section_name.is_empty() && is_c_identifier(ir.section_name) && start_stop.contains(ir.section_name));
                     SymRes {

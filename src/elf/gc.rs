@@ -1,0 +1,367 @@
+//! Liveness: which input sections reach the output (`--gc-sections`), as lld's `MarkLive`.
+//!
+//! Without `--gc-sections` every section of a loaded object goes out, except COMDAT losers and
+//! sections the linker never copies. With it, a mark phase starts from the roots — the entry
+//! point, `-u`, `-init`/`-fini`, everything the dynamic symbol table exports, sections the loader
+//! or the runtime reads by themselves (init/fini arrays, notes, `.init`/`.fini`, `.ctors`,
+//! `SHF_GNU_RETAIN`) and the personality routines and LSDAs that `.eh_frame` names — and follows
+//! relocations. The rules that make debug builds come out like lld's:
+//!
+//! * A non-`SHF_ALLOC` section outside any group (`.debug_*`, `.comment`, ...) is kept, but its
+//!   relocations keep nothing alive: debug information mentions every function, so following
+//!   it would keep them all. Relocations from it into dead sections get tombstone values in the
+//!   writer instead.
+//! * Members of a section group live and die together; that is how a non-alloc section tied to
+//!   code (coverage records, `.debug_*` of a COMDAT function) goes away with it.
+//! * `SHF_LINK_ORDER` sections live exactly when the section they are linked to does.
+//! * `.eh_frame` keeps the personality routines its CIEs name and the LSDAs its FDEs name, but
+//!   never the functions the FDEs describe (those FDEs are dropped later if the function dies).
+//! * `__start_X`/`__stop_X` references keep sections named `X` only with `-z nostart-stop-gc`
+//!   (or for glibc's `__libc_*` sections), as in lld 13 and later.
+//! * In an alloc SHF_MERGE section, each piece is live on its own: the mark records which
+//!   offsets are referenced, and the merge keeps only those pieces.
+
+use std::collections::{HashMap, HashSet};
+
+use object::elf;
+use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
+
+use crate::driver::args::Config;
+use crate::elf::object::{ObjFile, SecKind};
+use crate::elf::LE;
+use crate::resolve::{Def, File, FileId, Resolved, SymbolId};
+
+/// Per file, per section: whether the section goes into the output.
+pub type Live = Vec<Vec<bool>>;
+
+/// What the mark phase found.
+pub struct Liveness {
+    pub live: Live,
+    /// Under `--gc-sections`: global symbols referenced from live sections (lld's `used`; only
+    /// those are worth a `.dynsym` entry when undefined or defined by a shared library).
+    pub used: Option<HashSet<SymbolId>>,
+    /// Under `--gc-sections`: for alloc SHF_MERGE sections, the input offsets referenced from
+    /// live code (pieces holding none of them are dropped).
+    pub merge_refs: Option<HashMap<(FileId, u32), Vec<u64>>>,
+    /// Under `--gc-sections`: shared libraries a live section refers to by a non-weak
+    /// reference (for `--as-needed`).
+    pub dso_needed: Option<Vec<bool>>,
+}
+
+fn flag(flags: u64, f: u32) -> bool {
+    flags & f as u64 != 0
+}
+
+pub fn is_c_ident(s: &[u8]) -> bool {
+    !s.is_empty() && !s[0].is_ascii_digit() && s.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+/// Sections that can go to the output at all: loaded, not COMDAT losers, not ignored.
+fn candidate(r: &Resolved, f: FileId, s: usize) -> bool {
+    let sec = &r.obj(f).sections[s];
+    sec.kind != SecKind::Ignored && !r.discarded[f][s]
+}
+
+/// lld's `isReserved`: sections the loader or the C runtime use without any reference.
+fn is_reserved(o: &ObjFile, s: usize) -> bool {
+    let sec = &o.sections[s];
+    match sec.sh_type {
+        elf::SHT_INIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_PREINIT_ARRAY => true,
+        // A note in a group is collected with its group.
+        elf::SHT_NOTE => sec.group.is_none(),
+        _ => {
+            let n = sec.name;
+            n == b".init" || n == b".fini" || n.starts_with(b".init_array") || n == b".jcr" || n.starts_with(b".ctors") || n.starts_with(b".dtors")
+        }
+    }
+}
+
+pub fn mark_live(config: &Config, r: &Resolved) -> Liveness {
+    let mut live: Live = r
+        .files
+        .iter()
+        .enumerate()
+        .map(|(f, file)| match file {
+            File::Obj(o) if r.loaded[f] => (0..o.sections.len()).map(|s| candidate(r, f, s)).collect(),
+            File::Obj(o) => vec![false; o.sections.len()],
+            _ => Vec::new(),
+        })
+        .collect();
+    if !config.gc_sections {
+        return Liveness { live, used: None, merge_refs: None, dso_needed: None };
+    }
+    let mut m = Marker::new(config, r, std::mem::take(&mut live));
+    m.run();
+    if config.print_gc_sections {
+        m.print_removed();
+    }
+    // EhFrame sections stay: their records are filtered by the liveness of what they describe.
+    let mut live = m.candidate;
+    for (f, v) in live.iter_mut().enumerate() {
+        let File::Obj(o) = &r.files[f] else { continue };
+        for (s, b) in v.iter_mut().enumerate() {
+            if *b && o.sections[s].kind != SecKind::EhFrame {
+                *b = m.live[f][s];
+            }
+        }
+    }
+    Liveness { live, used: Some(m.used), merge_refs: Some(m.merge_refs), dso_needed: Some(m.dso_needed) }
+}
+
+struct Marker<'a> {
+    config: &'a Config,
+    r: &'a Resolved,
+    /// Sections that may go out at all.
+    candidate: Live,
+    live: Live,
+    queue: Vec<(FileId, usize)>,
+    used: HashSet<SymbolId>,
+    merge_refs: HashMap<(FileId, u32), Vec<u64>>,
+    dso_needed: Vec<bool>,
+    /// Per file: section → the SHF_LINK_ORDER sections linked to it.
+    dependents: Vec<HashMap<usize, Vec<usize>>>,
+    /// Per file: section → the other members of its group.
+    group_of: Vec<HashMap<usize, usize>>,
+    /// `__start_X`/`__stop_X` → the sections named `X` such a reference keeps.
+    c_named: HashMap<Vec<u8>, Vec<(FileId, usize)>>,
+}
+
+impl<'a> Marker<'a> {
+    fn new(config: &'a Config, r: &'a Resolved, candidate: Live) -> Self {
+        let mut dependents = vec![HashMap::new(); r.files.len()];
+        let mut group_of = vec![HashMap::new(); r.files.len()];
+        for (f, file) in r.files.iter().enumerate() {
+            let File::Obj(o) = file else { continue };
+            if !r.loaded[f] {
+                continue;
+            }
+            for (s, sec) in o.sections.iter().enumerate() {
+                if flag(sec.flags, elf::SHF_LINK_ORDER) {
+                    let to = sec.hdr.sh_link(LE) as usize;
+                    if to != 0 && to < o.sections.len() {
+                        dependents[f].entry(to).or_insert_with(Vec::new).push(s);
+                    }
+                }
+            }
+            for (gi, (_, _, members)) in o.groups.iter().enumerate() {
+                for &mem in members {
+                    group_of[f].insert(mem as usize, gi);
+                }
+            }
+        }
+        let live = candidate.iter().map(|v| vec![false; v.len()]).collect();
+        Marker {
+            config,
+            r,
+            candidate,
+            live,
+            queue: Vec::new(),
+            used: HashSet::new(),
+            merge_refs: HashMap::new(),
+            dso_needed: vec![false; r.files.len()],
+            dependents,
+            group_of,
+            c_named: HashMap::new(),
+        }
+    }
+
+    fn enqueue(&mut self, f: FileId, s: usize, offset: u64) {
+        if s >= self.candidate[f].len() || !self.candidate[f][s] {
+            return;
+        }
+        let o = self.r.obj(f);
+        let sec = &o.sections[s];
+        if sec.kind == SecKind::Merge && flag(sec.flags, elf::SHF_ALLOC) {
+            self.merge_refs.entry((f, s as u32)).or_default().push(offset);
+        }
+        if self.live[f][s] {
+            return;
+        }
+        self.live[f][s] = true;
+        self.queue.push((f, s));
+    }
+
+    /// A root or referenced global symbol: its defining section lives.
+    fn mark_symbol(&mut self, id: SymbolId) {
+        if let Def::Defined(f, i) = self.r.symbols[id].def {
+            let sym = &self.r.obj(f).symbols[i];
+            let sh = sym.st_shndx(LE);
+            if sh != elf::SHN_UNDEF && sh < elf::SHN_LORESERVE {
+                self.enqueue(f, sh as usize, sym.st_value(LE));
+            }
+        }
+    }
+
+    /// lld's `resolveReloc`: what one relocation of a live section keeps alive. `from_fde`: the
+    /// relocation is in an FDE, which keeps its LSDA but never the code it describes.
+    fn resolve_reloc(&mut self, f: FileId, si: usize, addend: i64, from_fde: bool) {
+        let r = self.r;
+        let o = r.obj(f);
+        if si == 0 {
+            return;
+        }
+        let (df, di) = match r.global_of(f, si) {
+            Some(id) => {
+                self.used.insert(id);
+                match r.symbols[id].def {
+                    Def::Defined(df, di) => (df, di),
+                    Def::Shared(df, _) => {
+                        if !r.symbols[id].weak {
+                            self.dso_needed[df] = true;
+                        }
+                        return;
+                    }
+                    Def::Undefined | Def::Lazy(_) => {
+                        if let Some(secs) = self.c_named.get(r.symbols[id].name).cloned() {
+                            for (cf, cs) in secs {
+                                self.enqueue(cf, cs, 0);
+                            }
+                        }
+                        return;
+                    }
+                    _ => return,
+                }
+            }
+            None => (f, si),
+        };
+        let sym = &r.obj(df).symbols[di];
+        let sh = sym.st_shndx(LE);
+        if sh == elf::SHN_UNDEF || sh >= elf::SHN_LORESERVE {
+            return;
+        }
+        let target = &r.obj(df).sections[sh as usize];
+        let mut offset = sym.st_value(LE);
+        if sym.st_type() == elf::STT_SECTION {
+            offset = offset.wrapping_add(addend as u64);
+        }
+        if from_fde
+            && (flag(target.flags, elf::SHF_EXECINSTR) || flag(target.flags, elf::SHF_LINK_ORDER) || target.group.is_some())
+        {
+            return;
+        }
+        let _ = o;
+        self.enqueue(df, sh as usize, offset);
+    }
+
+    fn run(&mut self) {
+        let r = self.r;
+        let config = self.config;
+        // Symbols the output exports, and the ones the command line names.
+        for (id, s) in r.symbols.iter().enumerate() {
+            let exported = (config.export_dynamic || config.shared || s.dynamic_listed)
+                && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
+                && !s.forced_local;
+            if s.dso_ref || exported {
+                self.mark_symbol(id);
+            }
+        }
+        let entry = config.entry.clone().unwrap_or_else(|| "_start".to_string());
+        let init = config.init.clone().unwrap_or_else(|| "_init".into());
+        let fini = config.fini.clone().unwrap_or_else(|| "_fini".into());
+        let names: Vec<String> = [entry, init, fini].into_iter().chain(config.undefined.iter().cloned()).collect();
+        for name in &names {
+            if let Some(id) = r.lookup(name.as_bytes()) {
+                self.mark_symbol(id);
+            }
+        }
+        for (f, file) in r.files.iter().enumerate() {
+            let File::Obj(o) = file else { continue };
+            if !r.loaded[f] {
+                continue;
+            }
+            for s in 0..o.sections.len() {
+                if !self.candidate[f][s] {
+                    continue;
+                }
+                let sec = &o.sections[s];
+                if sec.kind == SecKind::EhFrame {
+                    self.scan_eh_frame(f, s);
+                    continue;
+                }
+                if flag(sec.flags, elf::SHF_GNU_RETAIN) {
+                    self.enqueue(f, s, 0);
+                    continue;
+                }
+                if flag(sec.flags, elf::SHF_LINK_ORDER) {
+                    continue;
+                }
+                if !flag(sec.flags, elf::SHF_ALLOC) && sec.group.is_none() {
+                    // Kept, but not followed: see the module comment.
+                    self.live[f][s] = true;
+                    if let Some(deps) = self.dependents[f].get(&s) {
+                        for &d in deps.clone().iter() {
+                            if self.candidate[f][d] {
+                                self.live[f][d] = true;
+                            }
+                        }
+                    }
+                }
+                if is_reserved(o, s) {
+                    self.enqueue(f, s, 0);
+                } else if (!config.z_start_stop_gc || sec.name.starts_with(b"__libc_")) && is_c_ident(sec.name) {
+                    for prefix in [&b"__start_"[..], b"__stop_"] {
+                        let mut key = prefix.to_vec();
+                        key.extend_from_slice(sec.name);
+                        self.c_named.entry(key).or_default().push((f, s));
+                    }
+                }
+            }
+        }
+        self.mark();
+    }
+
+    /// CIEs keep their personality routines, FDEs their LSDAs (lld's `scanEhFrameSection`).
+    fn scan_eh_frame(&mut self, f: FileId, s: usize) {
+        let o = self.r.obj(f);
+        let sec = &o.sections[s];
+        let Ok(records) = super::eh_frame::split(sec.data) else { return };
+        let relocs = sec.relocs;
+        let mut k = 0;
+        for rec in records {
+            while k < relocs.len() && relocs[k].r_offset(LE) < rec.offset {
+                k += 1;
+            }
+            let mut j = k;
+            while j < relocs.len() && relocs[j].r_offset(LE) < rec.offset + rec.len {
+                let rel = &relocs[j];
+                self.resolve_reloc(f, rel.r_sym(LE, false) as usize, rel.r_addend(LE), !rec.is_cie);
+                j += 1;
+            }
+        }
+    }
+
+    fn mark(&mut self) {
+        while let Some((f, s)) = self.queue.pop() {
+            let o = self.r.obj(f);
+            let sec = &o.sections[s];
+            for rel in sec.relocs {
+                self.resolve_reloc(f, rel.r_sym(LE, false) as usize, rel.r_addend(LE), false);
+            }
+            if let Some(deps) = self.dependents[f].get(&s).cloned() {
+                for d in deps {
+                    self.enqueue(f, d, 0);
+                }
+            }
+            if let Some(&g) = self.group_of[f].get(&s) {
+                let members: Vec<u32> = o.groups[g].2.clone();
+                for mem in members {
+                    self.enqueue(f, mem as usize, 0);
+                }
+            }
+        }
+    }
+
+    /// `--print-gc-sections`: every dropped section, in input order, on standard output.
+    fn print_removed(&self) {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        for (f, file) in self.r.files.iter().enumerate() {
+            let File::Obj(o) = file else { continue };
+            for (s, sec) in o.sections.iter().enumerate() {
+                if self.candidate[f][s] && !self.live[f][s] && sec.kind != SecKind::EhFrame {
+                    let _ = writeln!(out, "removing unused section {}:({})", o.input.name, String::from_utf8_lossy(sec.name));
+                }
+            }
+        }
+    }
+}
