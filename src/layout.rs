@@ -683,6 +683,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     l.gc_used = liveness.used;
     let live = liveness.live;
     assign_sections(&mut l, &live, liveness.merge_refs.as_ref())?;
+    order_sections(&mut l)?;
     decide_linker_symbols(&mut l);
     scan_relocations(&mut l, &live)?;
     build_dynsyms(&mut l);
@@ -830,6 +831,33 @@ fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&HashMap<(Fil
         }
     }
     l.osecs = osecs;
+    Ok(())
+}
+
+/// Input sections the call graph profile orders go first in their output section, in that
+/// order; the others follow in input order (lld's `sortISDBySectionOrder`; x86-64 needs no
+/// thunk-aware insertion point).
+fn order_sections(l: &mut Layout) -> Result<()> {
+    let order = crate::elf::cgsort::section_order(l)?;
+    if order.is_empty() {
+        return Ok(());
+    }
+    for os in l.osecs.iter_mut() {
+        if os.name == ".init" || os.name == ".fini" {
+            continue;
+        }
+        let prio = |c: &Chunk| match c {
+            Chunk::Input(f, s) => order.get(&(*f, *s)).copied(),
+            _ => None,
+        };
+        if !os.chunks.iter().any(|c| prio(c).is_some()) {
+            continue;
+        }
+        let (mut ordered, unordered): (Vec<Chunk>, Vec<Chunk>) = os.chunks.iter().partition(|c| prio(c).is_some());
+        ordered.sort_by_key(|c| prio(c));
+        ordered.extend(unordered);
+        os.chunks = ordered;
+    }
     Ok(())
 }
 

@@ -42,6 +42,16 @@ pub enum InputArg {
     PopState,
 }
 
+/// `--call-graph-profile-sort=`: the algorithm that orders code by its call graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CgProfileSort {
+    None,
+    /// Call-Chain Clustering (C³), lld's `hfsort`.
+    Hfsort,
+    /// Cache-Directed Sort, lld's default.
+    Cdsort,
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
     pub output: PathBuf,
@@ -130,6 +140,14 @@ pub struct Config {
     pub allow_multiple_definition: bool,
     /// `--relax` (default) / `--no-relax`: GOTPCRELX-style relaxations.
     pub relax: bool,
+    /// `--call-graph-profile-sort=` (lld's default `cdsort`; `--no-call-graph-profile-sort` is
+    /// `none`): how `.llvm.call-graph-profile` sections order code.
+    pub cg_profile_sort: CgProfileSort,
+    /// `--call-graph-ordering-file=`: a call graph (`from to weight` per line) replacing the
+    /// objects' `.llvm.call-graph-profile` sections.
+    pub call_graph_ordering_file: Option<PathBuf>,
+    /// `--print-symbol-order=`: where hfsort writes the symbol order it chose.
+    pub print_symbol_order: Option<PathBuf>,
     pub fatal_warnings: bool,
     /// `-z max-page-size=` / `-z common-page-size=`.
     pub max_page_size: Option<u64>,
@@ -236,6 +254,9 @@ impl Default for Config {
             discard_locals: false,
             allow_multiple_definition: false,
             relax: true,
+            cg_profile_sort: CgProfileSort::Cdsort,
+            call_graph_ordering_file: None,
+            print_symbol_order: None,
             fatal_warnings: false,
             max_page_size: None,
             common_page_size: None,
@@ -648,6 +669,10 @@ static OPTIONS: &[Opt] = &[
     o(&["version"], Flag, "", "Print the version and exit"),
     o(&["help"], Flag, "", "Print option help"),
     o(&["O"], Value, "<n>", "Optimization level"),
+    o(&["call-graph-profile-sort"], Value, "[none,hfsort,cdsort]", "Reorder input sections with call graph profile using the specified algorithm (default: cdsort)"),
+    o(&["no-call-graph-profile-sort"], Flag, "", "Do not reorder sections with call graph profile"),
+    o(&["call-graph-ordering-file"], Value, "<file>", "Layout sections to optimize the given callgraph"),
+    o(&["print-symbol-order"], Value, "<file>", "Print a symbol order specified by --call-graph-ordering-file into the specified file"),
     o(&["fatal-warnings"], Flag, "", "Treat warnings as errors"),
     o(
         &["no-fatal-warnings"],
@@ -1233,6 +1258,15 @@ impl Parser {
             "no-fatal-warnings" => c.fatal_warnings = false,
             "relax" => c.relax = true,
             "no-relax" => c.relax = false,
+            "call-graph-profile-sort" => match val().as_str() {
+                "none" => c.cg_profile_sort = CgProfileSort::None,
+                "hfsort" => c.cg_profile_sort = CgProfileSort::Hfsort,
+                "cdsort" => c.cg_profile_sort = CgProfileSort::Cdsort,
+                other => self.errors.push(format!("unknown --call-graph-profile-sort= value: {other}")),
+            },
+            "no-call-graph-profile-sort" => c.cg_profile_sort = CgProfileSort::None,
+            "call-graph-ordering-file" => c.call_graph_ordering_file = Some(PathBuf::from(val())),
+            "print-symbol-order" => c.print_symbol_order = Some(PathBuf::from(val())),
             "color-diagnostics" => match v {
                 None | Some("auto") | Some("always") | Some("never") => self.ignore(spelling, v),
                 Some(other) => self
