@@ -88,15 +88,7 @@ pub struct OutSec {
     pub shndx: u32,
 }
 
-/// A deduplicated SHF_MERGE section.
-pub struct Merged {
-    pub strings: bool,
-    pub entsize: u64,
-    pub data: Vec<u8>,
-    pub align: u64,
-    /// For each contributing input section: pieces (input offset, output offset) sorted.
-    pub pieces: HashMap<(FileId, u32), Vec<(u64, u64)>>,
-}
+pub use crate::elf::merge::Merged;
 
 /// A record of an input `.eh_frame` section kept in the output.
 #[derive(Debug, Clone, Copy)]
@@ -727,7 +719,7 @@ fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&HashMap<(Fil
     let mut osecs: Vec<OutSec> = Vec::new();
     l.sec_osec = live.iter().map(|v| vec![u32::MAX; v.len()]).collect();
     l.sec_off = live.iter().map(|v| vec![0; v.len()]).collect();
-    let mut merge_key: HashMap<(usize, u64, u64), usize> = HashMap::new();
+    let mut merge_key: HashMap<(usize, u64, u64, u64), usize> = HashMap::new();
     let mut merged_inputs: Vec<Vec<(FileId, u32)>> = Vec::new();
     let mut eh_inputs: Vec<(FileId, u32)> = Vec::new();
     let mut eh_osec = None;
@@ -780,7 +772,10 @@ fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&HashMap<(Fil
             if sec.kind == SecKind::Merge {
                 let ent = sec.hdr.sh_entsize.get(LE);
                 let strings = flag(sec.flags, elf::SHF_STRINGS);
-                let mk = (idx, ent, if strings { 1 } else { 0 } | (sec.align << 1));
+                // lld's grouping: same flags and entry size, and for strings the same
+                // alignment (constants of different alignments share the largest).
+                let key_flags = sec.flags & !(elf::SHF_GROUP as u64);
+                let mk = (idx, ent, key_flags, if strings { sec.align } else { 0 });
                 let m = *merge_key.entry(mk).or_insert_with(|| {
                     merged_inputs.push(Vec::new());
                     osecs[idx].chunks.push(Chunk::Merged(merged_inputs.len() - 1));
@@ -794,8 +789,9 @@ fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&HashMap<(Fil
         }
     }
     // Deduplicate merge pieces, deterministically in input order.
+    let tail = l.config.opt_level >= 2;
     for inputs in merged_inputs {
-        l.merged.push(merge_pieces(r, &inputs, merge_refs)?);
+        l.merged.push(crate::elf::merge::merge(r, &inputs, merge_refs, tail)?);
     }
     // .eh_frame: split records, drop FDEs of dead functions, deduplicate CIEs.
     if !eh_inputs.is_empty() && !l.config.relocatable {
@@ -859,90 +855,6 @@ fn order_sections(l: &mut Layout) -> Result<()> {
         os.chunks = ordered;
     }
     Ok(())
-}
-
-/// Splits one SHF_MERGE input section into pieces: (start, end) byte ranges. Strings end at
-/// their NUL character (of the section's entry size); other sections are fixed-size entries.
-fn split_pieces(r: &Resolved, f: FileId, s: u32) -> Result<Vec<(usize, usize)>> {
-    let sec = &r.obj(f).sections[s as usize];
-    let ent = sec.hdr.sh_entsize.get(LE).max(1) as usize;
-    let strings = flag(sec.flags, elf::SHF_STRINGS);
-    let d = sec.data;
-    let mut out = Vec::new();
-    let mut off = 0usize;
-    while off < d.len() {
-        let end = if strings {
-            let mut e = off;
-            loop {
-                if e + ent > d.len() {
-                    return Err(Error::new(format!("{}:({}): string is not null terminated", r.obj(f).input.name, String::from_utf8_lossy(sec.name))));
-                }
-                if d[e..e + ent].iter().all(|&b| b == 0) {
-                    break e + ent;
-                }
-                e += ent;
-            }
-        } else {
-            (off + ent).min(d.len())
-        };
-        out.push((off, end));
-        off = end;
-    }
-    Ok(out)
-}
-
-/// Builds one deduplicated output chunk from the SHF_MERGE input sections `inputs` (same output
-/// section, entry size, string-ness and alignment). Under `--gc-sections` a piece of an alloc
-/// section is kept only if live code refers into it (`merge_refs`, lld's per-piece liveness).
-fn merge_pieces(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&HashMap<(FileId, u32), Vec<u64>>>) -> Result<Merged> {
-    use rayon::prelude::*;
-    let split: Vec<Result<Vec<(usize, usize)>>> = inputs.par_iter().map(|&(f, s)| split_pieces(r, f, s)).collect();
-    let mut data: Vec<u8> = Vec::new();
-    let mut seen: HashMap<&'static [u8], u64> = HashMap::new();
-    let mut pieces_map = HashMap::with_capacity(inputs.len());
-    let mut align = 1;
-    let (mut m_strings, mut m_ent) = (false, 1);
-    for (&(f, s), ranges) in inputs.iter().zip(split) {
-        let ranges = ranges?;
-        let sec = &r.obj(f).sections[s as usize];
-        align = align.max(sec.align);
-        let ent = sec.hdr.sh_entsize.get(LE).max(1);
-        let strings = flag(sec.flags, elf::SHF_STRINGS);
-        (m_strings, m_ent) = (strings, ent);
-        // Referenced offsets of this section, sorted, when pieces have their own liveness.
-        let refs: Option<Vec<u64>> = merge_refs.filter(|_| flag(sec.flags, elf::SHF_ALLOC)).map(|m| {
-            let mut v = m.get(&(f, s)).cloned().unwrap_or_default();
-            v.sort_unstable();
-            v
-        });
-        // Every piece keeps its section's alignment (lld aligns each piece of a merged section
-        // to it; code may load a 16-byte-aligned string with movaps).
-        let piece_align = sec.align.max(if strings { 1 } else { ent }).max(1);
-        let d = sec.data;
-        let mut pieces = Vec::with_capacity(ranges.len());
-        for (start, end) in ranges {
-            if let Some(refs) = &refs {
-                let k = refs.partition_point(|&o| o < start as u64);
-                if refs.get(k).map_or(true, |&o| o >= end as u64) {
-                    continue;
-                }
-            }
-            let piece = &d[start..end];
-            let out = match seen.get(piece) {
-                Some(&o) if o % piece_align == 0 => o,
-                _ => {
-                    let o = align_up(data.len() as u64, piece_align);
-                    data.resize(o as usize, 0);
-                    data.extend_from_slice(piece);
-                    seen.insert(piece, o);
-                    o
-                }
-            };
-            pieces.push((start as u64, out));
-        }
-        pieces_map.insert((f, s), pieces);
-    }
-    Ok(Merged { strings: m_strings, entsize: m_ent, data, align, pieces: pieces_map })
 }
 
 /// lld's `EhFrameSection`: every live FDE (one whose function's section is live) is kept, and

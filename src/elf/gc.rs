@@ -11,8 +11,9 @@
 //!   relocations keep nothing alive: debug information mentions every function, so following
 //!   it would keep them all. Relocations from it into dead sections get tombstone values in the
 //!   writer instead.
-//! * Members of a section group live and die together; that is how a non-alloc section tied to
-//!   code (coverage records, `.debug_*` of a COMDAT function) goes away with it.
+//! * Members of a section group with an allocated member live and die together; that is how a
+//!   non-alloc section tied to code (coverage records) goes away with it. A group of non-alloc
+//!   sections only (`.debug_types`, GCC's `.debug_macro`) is kept like any debug section.
 //! * `SHF_LINK_ORDER` sections live exactly when the section they are linked to does.
 //! * `.eh_frame` keeps the personality routines its CIEs name and the LSDAs its FDEs name, but
 //!   never the functions the FDEs describe (those FDEs are dropped later if the function dies).
@@ -63,12 +64,12 @@ fn candidate(r: &Resolved, f: FileId, s: usize) -> bool {
 }
 
 /// lld's `isReserved`: sections the loader or the C runtime use without any reference.
-fn is_reserved(o: &ObjFile, s: usize) -> bool {
+fn is_reserved(o: &ObjFile, s: usize, in_gc_group: bool) -> bool {
     let sec = &o.sections[s];
     match sec.sh_type {
         elf::SHT_INIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_PREINIT_ARRAY => true,
         // A note in a group is collected with its group.
-        elf::SHT_NOTE => sec.group.is_none(),
+        elf::SHT_NOTE => !in_gc_group,
         _ => {
             let n = sec.name;
             n == b".init" || n == b".fini" || n.starts_with(b".init_array") || n == b".jcr" || n.starts_with(b".ctors") || n.starts_with(b".dtors")
@@ -143,8 +144,16 @@ impl<'a> Marker<'a> {
                     }
                 }
             }
+            // lld links a group's members (`nextInSectionGroup`) only when one of them is
+            // allocated: a group of debug sections alone (`.debug_types`, GCC's `.debug_macro`
+            // groups) stays like any other non-alloc section.
             for (gi, (_, _, members)) in o.groups.iter().enumerate() {
-                for &mem in members {
+                let member = |m: &u32| candidate[f].get(*m as usize).copied().unwrap_or(false);
+                let has_alloc = members.iter().filter(|m| member(m)).any(|&m| flag(o.sections[m as usize].flags, elf::SHF_ALLOC));
+                if !has_alloc {
+                    continue;
+                }
+                for &mem in members.iter().filter(|m| member(m)) {
                     group_of[f].insert(mem as usize, gi);
                 }
             }
@@ -235,7 +244,9 @@ impl<'a> Marker<'a> {
             offset = offset.wrapping_add(addend as u64);
         }
         if from_fde
-            && (flag(target.flags, elf::SHF_EXECINSTR) || flag(target.flags, elf::SHF_LINK_ORDER) || target.group.is_some())
+            && (flag(target.flags, elf::SHF_EXECINSTR)
+                || flag(target.flags, elf::SHF_LINK_ORDER)
+                || self.group_of[df].contains_key(&(sh as usize)))
         {
             return;
         }
@@ -285,7 +296,8 @@ impl<'a> Marker<'a> {
                 if flag(sec.flags, elf::SHF_LINK_ORDER) {
                     continue;
                 }
-                if !flag(sec.flags, elf::SHF_ALLOC) && sec.group.is_none() {
+                let in_gc_group = self.group_of[f].contains_key(&s);
+                if !flag(sec.flags, elf::SHF_ALLOC) && !in_gc_group {
                     // Kept, but not followed: see the module comment.
                     self.live[f][s] = true;
                     if let Some(deps) = self.dependents[f].get(&s) {
@@ -296,7 +308,7 @@ impl<'a> Marker<'a> {
                         }
                     }
                 }
-                if is_reserved(o, s) {
+                if is_reserved(o, s, in_gc_group) {
                     self.enqueue(f, s, 0);
                 } else if (!config.z_start_stop_gc || sec.name.starts_with(b"__libc_")) && is_c_ident(sec.name) {
                     for prefix in [&b"__start_"[..], b"__stop_"] {

@@ -3,6 +3,7 @@
 pub mod cgsort;
 pub mod eh_frame;
 pub mod gc;
+pub mod merge;
 pub mod object;
 pub mod relocatable;
 pub mod shared;

@@ -1,0 +1,238 @@
+//! SHF_MERGE sections: deduplicated the way lld does, so that sizes and contents match.
+//!
+//! A mergeable section is a sequence of pieces — NUL-terminated strings (`SHF_STRINGS`, such as
+//! `.rodata.str1.1`, `.debug_str`, `.comment`) or fixed-size constants (`.rodata.cst16`). Pieces
+//! that are byte-for-byte equal are stored once, and relocations into them are redirected to
+//! the one copy. Every input section of one output section with the same flags and entry size
+//! (and, for strings, the same alignment) feeds one merged chunk. As in lld:
+//!
+//! * at `-O1` (the default) pieces are spread over 32 shards by the xxh3 hash of their bytes;
+//!   each shard keeps the first copy of each piece in input order, every piece aligned to the
+//!   chunk's alignment, and the shards are laid out one after the other. The shards are
+//!   independent, so they are built in parallel — this is what makes a 20 MB `.debug_str` cheap;
+//! * at `-O2`, strings are tail-merged: a string that ends another one is stored inside it
+//!   (`"bar"` inside `"foobar"`), with the strings laid out in lld's order (sorted by their
+//!   reversed bytes, longest first);
+//! * under `--gc-sections`, a piece of an allocated section that no live code refers to is left
+//!   out (the liveness stage records the referenced offsets).
+
+use std::collections::HashMap;
+
+use object::elf;
+use rayon::prelude::*;
+
+use crate::elf::LE;
+use crate::error::{Error, Result};
+use crate::resolve::{FileId, Resolved};
+
+/// lld's shard count (`MergeNoTailSection::numShards`).
+const SHARDS: usize = 32;
+
+/// One deduplicated output chunk.
+pub struct Merged {
+    pub strings: bool,
+    pub entsize: u64,
+    pub data: Vec<u8>,
+    pub align: u64,
+    /// For each contributing input section: its live pieces as (input offset, output offset),
+    /// sorted by input offset.
+    pub pieces: HashMap<(FileId, u32), Vec<(u64, u64)>>,
+}
+
+/// One piece of an input section.
+struct Piece {
+    start: usize,
+    end: usize,
+    hash: u64,
+}
+
+/// Splits one input section into pieces: strings end at their NUL character (of the entry
+/// size), other sections are fixed-size entries.
+fn split(r: &Resolved, f: FileId, s: u32, live_refs: Option<&[u64]>) -> Result<Vec<Piece>> {
+    let o = r.obj(f);
+    let sec = &o.sections[s as usize];
+    let ent = sec.hdr.sh_entsize.get(LE).max(1) as usize;
+    let strings = sec.flags & elf::SHF_STRINGS as u64 != 0;
+    let d = sec.data;
+    let mut out = Vec::new();
+    let mut off = 0usize;
+    while off < d.len() {
+        let end = if strings {
+            let mut e = off;
+            loop {
+                if e + ent > d.len() {
+                    return Err(Error::new(format!("{}:({}): string is not null terminated", o.input.name, String::from_utf8_lossy(sec.name))));
+                }
+                if d[e..e + ent].iter().all(|&b| b == 0) {
+                    break e + ent;
+                }
+                e += ent;
+            }
+        } else {
+            (off + ent).min(d.len())
+        };
+        // Dead pieces (no live reference into them) are dropped here.
+        let live = live_refs.map_or(true, |refs| {
+            let k = refs.partition_point(|&x| x < off as u64);
+            refs.get(k).is_some_and(|&x| x < end as u64)
+        });
+        if live {
+            out.push(Piece { start: off, end, hash: xxhash_rust::xxh3::xxh3_64(&d[off..end]) });
+        }
+        off = end;
+    }
+    Ok(out)
+}
+
+/// lld's shard of a piece: the top 5 bits of the 31-bit hash it keeps (the low 32 bits of xxh3,
+/// shifted right once).
+fn shard_of(hash: u64) -> usize {
+    (((hash as u32) >> 1) >> (31 - SHARDS.trailing_zeros())) as usize
+}
+
+fn align_up(v: u64, a: u64) -> u64 {
+    if a <= 1 {
+        v
+    } else {
+        (v + a - 1) & !(a - 1)
+    }
+}
+
+/// Builds one merged chunk from `inputs` (in input order). `merge_refs`: under
+/// `--gc-sections`, the referenced offsets of allocated merge sections. `tail`: tail-merge
+/// strings (`-O2`).
+pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&HashMap<(FileId, u32), Vec<u64>>>, tail: bool) -> Result<Merged> {
+    let first = &r.obj(inputs[0].0).sections[inputs[0].1 as usize];
+    let strings = first.flags & elf::SHF_STRINGS as u64 != 0;
+    let entsize = first.hdr.sh_entsize.get(LE).max(1);
+    let align = inputs.iter().map(|&(f, s)| r.obj(f).sections[s as usize].align).max().unwrap_or(1).max(1);
+    let split: Vec<Vec<Piece>> = inputs
+        .par_iter()
+        .map(|&(f, s)| {
+            let sec = &r.obj(f).sections[s as usize];
+            let refs = merge_refs.filter(|_| sec.flags & elf::SHF_ALLOC as u64 != 0).map(|m| {
+                let mut v = m.get(&(f, s)).cloned().unwrap_or_default();
+                v.sort_unstable();
+                v
+            });
+            split(r, f, s, refs.as_deref())
+        })
+        .collect::<Result<_>>()?;
+    let bytes = |k: usize, p: &Piece| -> &'static [u8] {
+        let (f, s) = inputs[k];
+        &r.obj(f).sections[s as usize].data[p.start..p.end]
+    };
+    // Output offset of every live piece, per input section, in piece order.
+    let mut out_off: Vec<Vec<u64>> = split.iter().map(|v| vec![0; v.len()]).collect();
+    let mut data: Vec<u8>;
+    if tail && strings {
+        // One table; strings sorted so that each is followed by the ones it ends.
+        let mut index: HashMap<&'static [u8], usize> = HashMap::new();
+        let mut uniq: Vec<&'static [u8]> = Vec::new();
+        for (k, pieces) in split.iter().enumerate() {
+            for p in pieces {
+                let b = bytes(k, p);
+                index.entry(b).or_insert_with(|| {
+                    uniq.push(b);
+                    uniq.len() - 1
+                });
+            }
+        }
+        let mut order: Vec<usize> = (0..uniq.len()).collect();
+        // Descending by reversed bytes; a string that is a suffix of another sorts after it.
+        order.sort_by(|&a, &b| uniq[b].iter().rev().cmp(uniq[a].iter().rev()));
+        let mut offs = vec![0u64; uniq.len()];
+        let mut size = 0u64;
+        let mut previous: &[u8] = &[];
+        let mut layout: Vec<(u64, usize)> = Vec::with_capacity(uniq.len());
+        for i in order {
+            let sbytes = uniq[i];
+            if previous.ends_with(sbytes) {
+                let pos = size - sbytes.len() as u64;
+                if pos % align == 0 {
+                    offs[i] = pos;
+                    continue;
+                }
+            }
+            size = align_up(size, align);
+            offs[i] = size;
+            layout.push((size, i));
+            size += sbytes.len() as u64;
+            previous = sbytes;
+        }
+        data = vec![0u8; size as usize];
+        for (o, i) in layout {
+            data[o as usize..o as usize + uniq[i].len()].copy_from_slice(uniq[i]);
+        }
+        for (k, pieces) in split.iter().enumerate() {
+            for (j, p) in pieces.iter().enumerate() {
+                out_off[k][j] = offs[index[bytes(k, p)]];
+            }
+        }
+    } else {
+        // Pieces of each shard, in input order: (input section, piece).
+        let mut by_shard: Vec<Vec<(u32, u32)>> = vec![Vec::new(); SHARDS];
+        for (k, pieces) in split.iter().enumerate() {
+            for (j, p) in pieces.iter().enumerate() {
+                by_shard[shard_of(p.hash)].push((k as u32, j as u32));
+            }
+        }
+        // Each shard: the first copy of every piece, each aligned; offsets within the shard.
+        let shards: Vec<(Vec<u8>, Vec<u64>)> = by_shard
+            .par_iter()
+            .map(|list| {
+                let mut buf: Vec<u8> = Vec::new();
+                let mut seen: HashMap<&'static [u8], u64> = HashMap::with_capacity(list.len());
+                let offs = list
+                    .iter()
+                    .map(|&(k, j)| {
+                        let b = bytes(k as usize, &split[k as usize][j as usize]);
+                        *seen.entry(b).or_insert_with(|| {
+                            let o = align_up(buf.len() as u64, align);
+                            buf.resize(o as usize, 0);
+                            buf.extend_from_slice(b);
+                            o
+                        })
+                    })
+                    .collect();
+                (buf, offs)
+            })
+            .collect();
+        let mut base = [0u64; SHARDS];
+        let mut off = 0u64;
+        for (i, (buf, _)) in shards.iter().enumerate() {
+            if !buf.is_empty() {
+                off = align_up(off, align);
+            }
+            base[i] = off;
+            off += buf.len() as u64;
+        }
+        data = vec![0u8; off as usize];
+        for (i, (buf, offs)) in shards.iter().enumerate() {
+            data[base[i] as usize..base[i] as usize + buf.len()].copy_from_slice(buf);
+            for (&(k, j), &o) in by_shard[i].iter().zip(offs) {
+                out_off[k as usize][j as usize] = base[i] + o;
+            }
+        }
+    }
+    let pieces = inputs
+        .iter()
+        .zip(split.iter().zip(out_off))
+        .map(|(&key, (ps, offs))| (key, ps.iter().zip(offs).map(|(p, o)| (p.start as u64, o)).collect()))
+        .collect();
+    Ok(Merged { strings, entsize, data, align, pieces })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_is_top_bits_of_31_bit_hash() {
+        assert_eq!(shard_of(0), 0);
+        assert_eq!(shard_of(0xffff_ffff), 31);
+        assert_eq!(shard_of(0x8000_0000), 16);
+        // Only the low 32 bits of the 64-bit hash count.
+        assert_eq!(shard_of(0xdead_beef_0000_0000), 0);
+    }
+}
