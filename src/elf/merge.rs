@@ -34,8 +34,8 @@ pub struct Merged {
     pub entsize: u64,
     pub data: Vec<u8>,
     pub align: u64,
-    /// For each contributing input section: its live pieces as (input offset, output offset),
-    /// sorted by input offset.
+    /// For each contributing input section: its pieces as (input offset, output offset), sorted
+    /// by input offset (a dead piece has output offset 0, as in lld).
     pub pieces: HashMap<(FileId, u32), Vec<(u64, u64)>>,
 }
 
@@ -44,6 +44,7 @@ struct Piece {
     start: usize,
     end: usize,
     hash: u64,
+    live: bool,
 }
 
 /// Splits one input section into pieces: strings end at their NUL character (of the entry
@@ -71,14 +72,16 @@ fn split(r: &Resolved, f: FileId, s: u32, live_refs: Option<&[u64]>) -> Result<V
         } else {
             (off + ent).min(d.len())
         };
-        // Dead pieces (no live reference into them) are dropped here.
+        // Dead pieces (no live reference into them) stay out of the output; a reference from
+        // debug information into one resolves to the chunk's start (lld's output offset 0).
         let live = live_refs.map_or(true, |refs| {
             let k = refs.partition_point(|&x| x < off as u64);
             refs.get(k).is_some_and(|&x| x < end as u64)
         });
-        if live {
-            out.push(Piece { start: off, end, hash: xxhash_rust::xxh3::xxh3_64(&d[off..end]) });
-        }
+        // lld hashes a string without its terminator (and a constant whole).
+        let body = if strings { &d[off..end - ent] } else { &d[off..end] };
+        let hash = if live { xxhash_rust::xxh3::xxh3_64(body) } else { 0 };
+        out.push(Piece { start: off, end, hash, live });
         off = end;
     }
     Ok(out)
@@ -130,7 +133,7 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&HashMap
         let mut index: HashMap<&'static [u8], usize> = HashMap::new();
         let mut uniq: Vec<&'static [u8]> = Vec::new();
         for (k, pieces) in split.iter().enumerate() {
-            for p in pieces {
+            for p in pieces.iter().filter(|p| p.live) {
                 let b = bytes(k, p);
                 index.entry(b).or_insert_with(|| {
                     uniq.push(b);
@@ -165,7 +168,7 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&HashMap
             data[o as usize..o as usize + uniq[i].len()].copy_from_slice(uniq[i]);
         }
         for (k, pieces) in split.iter().enumerate() {
-            for (j, p) in pieces.iter().enumerate() {
+            for (j, p) in pieces.iter().enumerate().filter(|(_, p)| p.live) {
                 out_off[k][j] = offs[index[bytes(k, p)]];
             }
         }
@@ -173,7 +176,7 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&HashMap
         // Pieces of each shard, in input order: (input section, piece).
         let mut by_shard: Vec<Vec<(u32, u32)>> = vec![Vec::new(); SHARDS];
         for (k, pieces) in split.iter().enumerate() {
-            for (j, p) in pieces.iter().enumerate() {
+            for (j, p) in pieces.iter().enumerate().filter(|(_, p)| p.live) {
                 by_shard[shard_of(p.hash)].push((k as u32, j as u32));
             }
         }
