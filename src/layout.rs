@@ -380,7 +380,9 @@ impl<'r> Layout<'r> {
                     Def::Undefined | Def::Lazy(_) if self.config.shared => {
                         s.visibility == elf::STV_DEFAULT && (self.config.z_dynamic_undefined_weak || !s.weak)
                     }
-                    Def::Undefined | Def::Lazy(_) => s.weak && self.has_dso(),
+                    // An undefined weak reference may be bound by a library at load time,
+                    // unless hidden or protected (those resolve to 0 here, as in lld).
+                    Def::Undefined | Def::Lazy(_) => s.weak && s.visibility == elf::STV_DEFAULT && self.has_dso(),
                     // In a shared library an exported default-visibility definition can be
                     // interposed by the executable or an earlier library (unless -Bsymbolic).
                     Def::Defined(f, i) if self.config.shared && s.visibility == elf::STV_DEFAULT && !s.forced_local => {
@@ -723,8 +725,7 @@ fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&HashMap<(Fil
     let mut merged_inputs: Vec<Vec<(FileId, u32)>> = Vec::new();
     let mut eh_inputs: Vec<(FileId, u32)> = Vec::new();
     let mut eh_osec = None;
-    for (f, file) in r.files.iter().enumerate() {
-        let File::Obj(o) = file else { continue };
+    for (f, o) in r.objects_in_load_order() {
         for (s, sec) in o.sections.iter().enumerate() {
             if !live[f][s] {
                 continue;
@@ -761,7 +762,7 @@ fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&HashMap<(Fil
             }
             // Output flags are the union of the inputs' (lld keeps SHF_MERGE/STRINGS/GNU_RETAIN
             // too), minus the ones that only describe an input section.
-            os.flags |= sec.flags & !(elf::SHF_GROUP as u64 | elf::SHF_INFO_LINK as u64 | elf::SHF_LINK_ORDER as u64);
+            os.flags |= sec.flags & !(elf::SHF_GROUP as u64 | elf::SHF_INFO_LINK as u64);
             if !is_alloc && flag(sec.flags, elf::SHF_MERGE) && flag(sec.flags, elf::SHF_STRINGS) {
                 // .comment: keep merge flags so readers see strings.
                 os.flags |= (elf::SHF_MERGE | elf::SHF_STRINGS) as u64;
@@ -1403,7 +1404,7 @@ fn build_dynsyms(l: &mut Layout) {
                     || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && start_stop_section_exists(l, s.name))
             }
             Def::Undefined | Def::Lazy(_) => {
-                (dynamic_link && s.weak && s.obj_ref && !l.is_linker_defined(id) && l.gc_used.as_ref().map_or(true, |u| u.contains(&id)))
+                (dynamic_link && s.weak && s.obj_ref && s.visibility == elf::STV_DEFAULT && !l.is_linker_defined(id) && l.gc_used.as_ref().map_or(true, |u| u.contains(&id)))
                     || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && start_stop_section_exists(l, s.name))
             }
             Def::Defined(..) | Def::Common(..) => {
@@ -1502,7 +1503,9 @@ fn create_synthetic(l: &mut Layout) {
     let a = elf::SHF_ALLOC;
     let w = elf::SHF_WRITE;
     let x = elf::SHF_EXECINSTR;
-    let interp = l.has_dynamic && !c.shared && !c.no_dynamic_linker && c.dynamic_linker.is_some() && l.has_dso();
+    // lld's needsInterpSection: any executable given a dynamic linker, even one that links
+    // no shared library (`-nostdlib` with clang's default `-dynamic-linker`).
+    let interp = !c.shared && !c.relocatable && !c.no_dynamic_linker && c.dynamic_linker.as_deref().is_some_and(|d| !d.is_empty());
     if interp {
         add_synth(l, Synth::Interp, ".interp", elf::SHT_PROGBITS, a, 1);
     }
@@ -1760,8 +1763,10 @@ fn assign_addresses(l: &mut Layout) -> Result<()> {
         match o.chunks.first() {
             Some(Chunk::Synthetic(s)) => match s {
                 Synth::Interp => 0,
-                Synth::GnuProperty => 1,
-                Synth::BuildId => 1,
+                // lld creates these after the input sections' output sections, so they follow
+                // notes such as `.note.ABI-tag`.
+                Synth::BuildId => 600,
+                Synth::GnuProperty => 601,
                 Synth::DynSym => 2,
                 Synth::Versym => 3,
                 Synth::Verdef => 4,
@@ -1815,6 +1820,7 @@ fn assign_addresses(l: &mut Layout) -> Result<()> {
         }
     }
     l.osecs = osecs;
+    sort_link_order(l);
 
     // Chunk offsets and section sizes (synthetic sizes may depend on earlier decisions only).
     for i in 0..l.osecs.len() {
@@ -2045,6 +2051,46 @@ fn assign_addresses(l: &mut Layout) -> Result<()> {
     }
     l.file_size = off;
     Ok(())
+}
+
+/// The section an `SHF_LINK_ORDER` input section is linked to (its `sh_link`), if any.
+pub fn link_order_dep(l: &Layout, f: FileId, s: u32) -> Option<u32> {
+    let sec = &l.obj(f).sections[s as usize];
+    if !flag(sec.flags, elf::SHF_LINK_ORDER) {
+        return None;
+    }
+    let to = object::read::elf::SectionHeader::sh_link(sec.hdr, LE);
+    (to != 0 && (to as usize) < l.obj(f).sections.len()).then_some(to)
+}
+
+/// lld's `resolveShfLinkOrder`: the inputs of an `SHF_LINK_ORDER` output section are ordered as
+/// the sections they are linked to are (sanitizer coverage's PC table must follow its counters,
+/// for example); those linked to nothing go last. Output sections are already in address
+/// order, and chunk positions follow offsets, so positions stand in for addresses.
+fn sort_link_order(l: &mut Layout) {
+    let targets: Vec<usize> = (0..l.osecs.len()).filter(|&i| flag(l.osecs[i].flags, elf::SHF_LINK_ORDER)).collect();
+    if targets.is_empty() {
+        return;
+    }
+    let mut pos: HashMap<(FileId, u32), (usize, usize)> = HashMap::new();
+    for (oi, os) in l.osecs.iter().enumerate() {
+        for (ci, c) in os.chunks.iter().enumerate() {
+            if let Chunk::Input(f, s) = c {
+                pos.insert((*f, *s), (oi, ci));
+            }
+        }
+    }
+    for oi in targets {
+        let mut chunks = std::mem::take(&mut l.osecs[oi].chunks);
+        chunks.sort_by_key(|c| match c {
+            Chunk::Input(f, s) => match link_order_dep(l, *f, *s).and_then(|d| pos.get(&(*f, d))) {
+                Some(&(o, k)) => (0, o, k),
+                None => (1, 0, 0),
+            },
+            _ => (1, 0, 0),
+        });
+        l.osecs[oi].chunks = chunks;
+    }
 }
 
 pub struct SegGroup {

@@ -20,7 +20,7 @@ use crate::elf::synthetic;
 use crate::elf::LE;
 use crate::error::{Error, Result};
 use crate::layout::{Chunk, Layout, SiteFix, Synth, Target};
-use crate::resolve::{Def, File};
+use crate::resolve::Def;
 
 /// Removes the temporary output unless the link commits it.
 pub struct TempOutput {
@@ -245,6 +245,15 @@ pub fn write_output(l: &Layout) -> Result<()> {
                 Synth::Comment => (0, 0, 1),
                 _ => (0, 0, 0),
             },
+            // An SHF_LINK_ORDER section links to the output section its first input's linked
+            // section went to, as lld.
+            Some(&Chunk::Input(f, s)) if os.flags & elf::SHF_LINK_ORDER as u64 != 0 => {
+                let link = crate::layout::link_order_dep(l, f, s)
+                    .and_then(|d| l.sec_osec[f].get(d as usize).copied())
+                    .filter(|&o| o != u32::MAX)
+                    .map_or(0, |o| l.osecs[o as usize].shndx);
+                (link, 0, os.entsize)
+            }
             _ => (0, 0, if matches!(os.sh_type, elf::SHT_INIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_PREINIT_ARRAY) { 8 } else { os.entsize }),
         };
         write_shdr(&mut buf[sh..sh + 64], name_off[i], os.sh_type, os.flags, os.addr, os.offset, os.size, link, info, os.align, entsize);
@@ -773,12 +782,8 @@ fn build_symtab(l: &Layout) -> SymtabOut {
             Some(l.osecs[x as usize].shndx as u16)
         }
     };
-    // Locals, file by file.
-    for (f, file) in l.r.files.iter().enumerate() {
-        let File::Obj(o) = file else { continue };
-        if !l.r.loaded[f] {
-            continue;
-        }
+    // Locals, file by file (in the order the files joined the link, as lld).
+    for (f, o) in l.r.objects_in_load_order() {
         for i in 1..o.first_global {
             let s = &o.symbols[i];
             let ty = s.st_type();
@@ -907,7 +912,7 @@ fn build_symtab(l: &Layout) -> SymtabOut {
                 } else if sym.weak && sym.obj_ref {
                     // Only names a loaded object refers to: lazy symbols of members that were
                     // never extracted are not part of the output (lld's isUsedInRegularObj).
-                    (elf::STB_WEAK << 4 | elf::STT_NOTYPE, 0, 0, 0)
+                    (elf::STB_WEAK << 4 | sym.ref_type, 0, 0, 0)
                 } else {
                     continue;
                 }

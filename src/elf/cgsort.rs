@@ -23,7 +23,7 @@ use crate::driver::args::CgProfileSort;
 
 use crate::error::{Error, Result};
 use crate::layout::Layout;
-use crate::resolve::{Def, File, FileId};
+use crate::resolve::{Def, FileId};
 
 /// `SHT_LLVM_CALL_GRAPH_PROFILE`.
 const SHT_LLVM_CALL_GRAPH_PROFILE: u32 = 0x6fff_4c09;
@@ -69,11 +69,7 @@ fn read_objects(l: &Layout) -> Result<Profile> {
     let r = l.r;
     let mut p = Profile::default();
     let mut index = HashMap::new();
-    for (f, file) in r.files.iter().enumerate() {
-        let File::Obj(o) = file else { continue };
-        if !r.loaded[f] {
-            continue;
-        }
+    for (f, o) in r.objects_in_load_order() {
         for sec in &o.sections {
             if sec.sh_type != SHT_LLVM_CALL_GRAPH_PROFILE {
                 continue;

@@ -121,8 +121,11 @@ struct Marker<'a> {
     dso_needed: Vec<bool>,
     /// Per file: section → the SHF_LINK_ORDER sections linked to it.
     dependents: Vec<HashMap<usize, Vec<usize>>>,
-    /// Per file: section → the other members of its group.
+    /// Per file: section → its group (an index into `groups`), for groups with an allocated
+    /// member (COMDAT or not).
     group_of: Vec<HashMap<usize, usize>>,
+    /// Per file: each such group's members that may go out.
+    groups: Vec<Vec<Vec<u32>>>,
     /// `__start_X`/`__stop_X` → the sections named `X` such a reference keeps.
     c_named: HashMap<Vec<u8>, Vec<(FileId, usize)>>,
 }
@@ -131,6 +134,7 @@ impl<'a> Marker<'a> {
     fn new(config: &'a Config, r: &'a Resolved, candidate: Live) -> Self {
         let mut dependents = vec![HashMap::new(); r.files.len()];
         let mut group_of = vec![HashMap::new(); r.files.len()];
+        let mut groups: Vec<Vec<Vec<u32>>> = vec![Vec::new(); r.files.len()];
         for (f, file) in r.files.iter().enumerate() {
             let File::Obj(o) = file else { continue };
             if !r.loaded[f] {
@@ -147,15 +151,19 @@ impl<'a> Marker<'a> {
             // lld links a group's members (`nextInSectionGroup`) only when one of them is
             // allocated: a group of debug sections alone (`.debug_types`, GCC's `.debug_macro`
             // groups) stays like any other non-alloc section.
-            for (gi, (_, _, members)) in o.groups.iter().enumerate() {
+            let all = o.groups.iter().map(|(_, _, m)| m).chain(o.plain_groups.iter());
+            for members in all {
                 let member = |m: &u32| candidate[f].get(*m as usize).copied().unwrap_or(false);
                 let has_alloc = members.iter().filter(|m| member(m)).any(|&m| flag(o.sections[m as usize].flags, elf::SHF_ALLOC));
                 if !has_alloc {
                     continue;
                 }
-                for &mem in members.iter().filter(|m| member(m)) {
+                let live_members: Vec<u32> = members.iter().copied().filter(|m| member(m)).collect();
+                let gi = groups[f].len();
+                for &mem in &live_members {
                     group_of[f].insert(mem as usize, gi);
                 }
+                groups[f].push(live_members);
             }
         }
         let live = candidate.iter().map(|v| vec![false; v.len()]).collect();
@@ -170,6 +178,7 @@ impl<'a> Marker<'a> {
             dso_needed: vec![false; r.files.len()],
             dependents,
             group_of,
+            groups,
             c_named: HashMap::new(),
         }
     }
@@ -355,7 +364,7 @@ impl<'a> Marker<'a> {
                 }
             }
             if let Some(&g) = self.group_of[f].get(&s) {
-                let members: Vec<u32> = o.groups[g].2.clone();
+                let members: Vec<u32> = self.groups[f][g].clone();
                 for mem in members {
                     self.enqueue(f, mem as usize, 0);
                 }
@@ -367,8 +376,7 @@ impl<'a> Marker<'a> {
     fn print_removed(&self) {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
-        for (f, file) in self.r.files.iter().enumerate() {
-            let File::Obj(o) = file else { continue };
+        for (f, o) in self.r.objects_in_load_order() {
             for (s, sec) in o.sections.iter().enumerate() {
                 if self.candidate[f][s] && !self.live[f][s] && sec.kind != SecKind::EhFrame {
                     let _ = writeln!(out, "removing unused section {}:({})", o.input.name, String::from_utf8_lossy(sec.name));

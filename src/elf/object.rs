@@ -52,6 +52,8 @@ pub struct ObjFile {
     pub first_global: usize,
     /// COMDAT groups: (SHT_GROUP section index, signature, member section indices).
     pub groups: Vec<(u32, &'static [u8], Vec<u32>)>,
+    /// Groups without GRP_COMDAT: member section indices (for liveness only).
+    pub plain_groups: Vec<Vec<u32>>,
     /// `.note.GNU-stack` with SHF_EXECINSTR, or none at all (GNU ld's rule; lld ignores this and
     /// uses -z execstack only).
     pub has_gnu_property_ibt: bool,
@@ -203,6 +205,7 @@ impl ObjFile {
 
         let mut sections = Vec::with_capacity(shnum);
         let mut groups = Vec::new();
+        let mut plain_groups = Vec::new();
         for (i, h) in shdrs.iter().enumerate() {
             let name = c_str(shstrtab, h.sh_name(LE))?;
             let sh_type = h.sh_type(LE);
@@ -286,6 +289,10 @@ impl ObjFile {
                 }
                 if flag & elf::GRP_COMDAT != 0 {
                     groups.push((i as u32, sig, members));
+                } else {
+                    // A plain group (LLVM puts each function's profile counters and data in
+                    // one): no deduplication, but its members live and die together.
+                    plain_groups.push(members);
                 }
             }
             sections.push(InputSection {
@@ -362,6 +369,7 @@ impl ObjFile {
             strtab,
             first_global,
             groups,
+            plain_groups,
             has_gnu_property_ibt: false,
         })
     }

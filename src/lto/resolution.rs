@@ -69,9 +69,7 @@ fn exported(config: &Config, sym: &Symbol) -> bool {
     }
     // A shared library references it, or defines it too (the executable's copy must be
     // exported so that it preempts the library's).
-    sym.dso_ref
-        || sym.in_dso
-        || config.export_dynamic_symbols.iter().any(|g| crate::lto::glob_match(g.as_bytes(), sym.name))
+    sym.dso_ref || sym.in_dso || sym.dynamic_listed
 }
 
 /// Resolutions for every LTO symbol of every loaded bitcode file, in LTO's order.
