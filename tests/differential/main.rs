@@ -509,6 +509,8 @@ impl TrialRun<'_> {
         }
         let expected = |name: &str| {
             name.starts_with("fingerprint.")
+                || name == "sizes.txt"
+                || (name.starts_with("dwarfdump") || name.starts_with("gdb.")) && name.ends_with(".txt")
                 || name.contains(".threads")
                 || name.ends_with(".direct")
                 || self.sides.iter().any(|s| s.prog == name)
