@@ -256,8 +256,9 @@ mode_debug() {
 
 mode_pgo() {
     local out=$BUILD/pgo side
-    compile_lua "$out/gen-obj" -O2 -fPIE -fprofile-instr-generate "${FIXED_SEED[@]}" || { record fail pgo/compile; return; }
-    link_both pgo-generate "$out/gen-obj" "$out/gen" -pie -fprofile-instr-generate || return 0
+    compile_lua "$out/gen-obj" -O2 -fPIE -ffunction-sections -fdata-sections -fprofile-instr-generate "${FIXED_SEED[@]}" \
+        || { record fail pgo/compile; return; }
+    link_both pgo-generate "$out/gen-obj" "$out/gen" -pie -Wl,--gc-sections -fprofile-instr-generate || return 0
     for side in dtld lld; do
         rm -rf "$out/profiles-$side" && mkdir -p "$out/profiles-$side"
         (export LLVM_PROFILE_FILE="$out/profiles-$side/%p.profraw"; RUN_PREFIX=("${NO_ASLR[@]}")
@@ -282,7 +283,8 @@ mode_pgo() {
     fi
     # The optimized build, from the lld build's profile (the same objects for both links).
     COMPILE_STAMP="profile $(cksum <"$out/lld.profdata")" \
-        compile_lua "$out/use-obj" -O2 -fPIE "${FIXED_SEED[@]}" -fprofile-instr-use="$out/lld.profdata" \
+        compile_lua "$out/use-obj" -O2 -fPIE -ffunction-sections -fdata-sections "${FIXED_SEED[@]}" \
+            -fprofile-instr-use="$out/lld.profdata" \
         || { record fail pgo-use/compile; return; }
     # (grep -c reads all its input: with -q, llvm-readelf would die of SIGPIPE under pipefail.)
     if llvm-readelf-22 -SW "$out"/use-obj/*.o | grep -c '\.rel\.llvm\.call-graph-profile' >/dev/null; then
@@ -290,7 +292,7 @@ mode_pgo() {
     else
         record fail pgo-use/call-graph-profile "no object has .rel.llvm.call-graph-profile (check broken?)"
     fi
-    link_both pgo-use "$out/use-obj" "$out/use" -pie || return 0
+    link_both pgo-use "$out/use-obj" "$out/use" -pie -Wl,--gc-sections || return 0
     run_and_compare pgo-use "$out/use"
 }
 

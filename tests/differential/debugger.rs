@@ -97,7 +97,8 @@ pub fn normalize_gdb(text: &str, replacements: &[(String, &str)], prog: &str) ->
 
 /// An `llvm-dwarfdump` dump without what depends on the layout: addresses are the same in both
 /// outputs only if the two linkers place code and data alike, so every hexadecimal value of at
-/// least 0x1000 (no x86-64 program maps code or data below that) is written `0xADDR`, while the
+/// least 0x1000 (no x86-64 program maps code or data below that), `0x`-prefixed or a bare
+/// 16-digit address, is written `0xADDR` (`ADDR`), while the
 /// small values the linker writes for references to discarded code (lld's tombstones: 0, or 1
 /// in `.debug_ranges`/`.debug_loc`) stay visible. Offsets into `.debug_str`/`.debug_line_str`
 /// (which depend on how the strings were merged) are dropped; the strings themselves stay.
@@ -105,11 +106,18 @@ pub fn normalize_dwarfdump(text: &str, replacements: &[(String, &str)], prog: &s
     let text = replace_paths(text, replacements, prog);
     let strp = Regex::new(r"\.debug_(line_)?str\[0x[0-9a-f]+\]").expect("valid regex");
     let text = strp.replace_all(&text, ".debug_${1}str[…]");
-    let hex = Regex::new(r"0x([0-9a-f]+)").expect("valid regex");
+    // `0x…` values, and the bare 16-digit addresses of the raw `.debug_ranges`/`.debug_loc`
+    // listings (`00000000 000000000022a1b0 000000000022a20f`).
+    let hex = Regex::new(r"\b(0x)?([0-9a-f]{16})\b|0x([0-9a-f]+)").expect("valid regex");
     hex.replace_all(&text, |c: &regex::Captures| {
-        match u64::from_str_radix(&c[1], 16) {
+        let (digits, prefix) = match (c.get(2), c.get(3)) {
+            (Some(d), _) => (d.as_str(), c.get(1).map_or("", |p| p.as_str())),
+            (None, Some(d)) => (d.as_str(), "0x"),
+            (None, None) => unreachable!("the regex captures digits"),
+        };
+        match u64::from_str_radix(digits, 16) {
             Ok(v) if v < 0x1000 => c[0].to_string(),
-            _ => "0xADDR".to_string(),
+            _ => format!("{prefix}ADDR"),
         }
     })
     .into_owned()
