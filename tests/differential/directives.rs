@@ -135,6 +135,9 @@ pub struct Library {
 pub enum Target {
     Elf,
     Pe,
+    /// `fixtures/buildmodes/`: the multi-step flows of `tests/buildmodes/` (PGO generate → run
+    /// → merge → use, source coverage), ELF programs without shared libraries.
+    BuildModes,
 }
 
 /// A PE trial variant (`//#Variants:`): how the fixture's sources are compiled and linked.
@@ -210,6 +213,57 @@ pub struct Fixture {
     pub diff_ignore: Vec<String>,
     /// PE fixtures: the variants to run (`//#Variants:`, default all three). Empty for ELF.
     pub variants: Vec<Variant>,
+    /// `//#SectionSizes:` lines: sections whose sizes are compared between the two outputs.
+    pub section_sizes: Vec<SectionSizes>,
+    /// `//#Gdb:` commands, in order: both programs are run under gdb in batch mode with them.
+    pub gdb: Vec<String>,
+    /// `//#GdbExpect:` patterns both (normalised) gdb transcripts must match.
+    pub gdb_expect: Vec<Regex>,
+    /// `//#DwarfDump:` lines: `llvm-dwarfdump-22` arguments whose (normalised) dumps of the two
+    /// outputs are compared.
+    pub dwarf_dump: Vec<Vec<String>>,
+    /// `//#Scrub:` patterns replaced in both runs' output before they are compared.
+    pub scrub: Vec<Regex>,
+    /// `//#Flow:` (fixtures/buildmodes/ only): the multi-step flow the fixture runs.
+    pub flow: Option<Flow>,
+}
+
+/// One `//#SectionSizes:` line: section names (or `prefix*` globs) and how far dtld's size of
+/// each may be from ld.lld's.
+#[derive(Clone, Debug)]
+pub struct SectionSizes {
+    pub patterns: Vec<String>,
+    /// The allowed difference in per mille of ld.lld's size (`within=1%` is 10); 0 = exact.
+    pub tolerance_permille: u64,
+}
+
+impl SectionSizes {
+    /// Whether `name` is one of this line's sections.
+    pub fn matches(&self, name: &str) -> bool {
+        self.patterns.iter().any(|p| match p.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == p,
+        })
+    }
+}
+
+/// The flow of a `fixtures/buildmodes/` fixture (`//#Flow:`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// `-fprofile-instr-generate` → run → `llvm-profdata merge` → `-fprofile-instr-use=`.
+    Pgo,
+    /// `-fprofile-instr-generate -fcoverage-mapping` → run → merge → `llvm-cov report`.
+    Coverage,
+}
+
+impl Flow {
+    #[allow(dead_code)] // used by tests/buildmodes/, not by the differential harness
+    pub fn name(self) -> &'static str {
+        match self {
+            Flow::Pgo => "pgo",
+            Flow::Coverage => "coverage",
+        }
+    }
 }
 
 impl Fixture {
@@ -273,6 +327,11 @@ const KEYS: &[&str] = &[
     "Env",
     "ExpectError",
     "DiffIgnore",
+    "SectionSizes",
+    "Gdb",
+    "GdbExpect",
+    "DwarfDump",
+    "Scrub",
 ];
 
 /// Parses the directives of one fixture. `known_keys` are the fingerprint keys that
@@ -282,10 +341,39 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
 }
 
 /// Directive keys that PE fixtures do not take (they have no link modes and no gcc driver, and
-/// every PE fixture runs with and without ThinLTO through `Variants`).
-const ELF_ONLY_KEYS: &[&str] = &["Modes", "Drivers", "Lto"];
+/// every PE fixture runs with and without ThinLTO through `Variants`; the debug-build and
+/// output-scrubbing comparisons are ELF-only).
+const ELF_ONLY_KEYS: &[&str] = &[
+    "Modes",
+    "Drivers",
+    "Lto",
+    "SectionSizes",
+    "Gdb",
+    "GdbExpect",
+    "DwarfDump",
+    "Scrub",
+];
 /// Directive keys only PE fixtures take.
 const PE_ONLY_KEYS: &[&str] = &["Variants", "SearchArchive"];
+/// Directive keys only `fixtures/buildmodes/` fixtures take.
+const BUILDMODES_ONLY_KEYS: &[&str] = &["Flow"];
+/// Directive keys `fixtures/buildmodes/` fixtures do not take: their flows link programs only,
+/// with the clang driver and native objects, and compare what the profile tools report.
+const NOT_BUILDMODES_KEYS: &[&str] = &[
+    "Drivers",
+    "Lto",
+    "Shared",
+    "Dlopen",
+    "ExpectError",
+    "Gdb",
+    "GdbExpect",
+    "DwarfDump",
+    "Scrub",
+    "Variants",
+    "SearchArchive",
+    "ThinArchive",
+    "NoIndexArchive",
+];
 
 /// Parses the directives of one fixture of `target`'s tree.
 pub fn parse_for(
@@ -317,9 +405,15 @@ pub fn parse_for(
         expect_error: None,
         diff_ignore: Vec::new(),
         variants: match target {
-            Target::Elf => Vec::new(),
+            Target::Elf | Target::BuildModes => Vec::new(),
             Target::Pe => Variant::ALL.to_vec(),
         },
+        section_sizes: Vec::new(),
+        gdb: Vec::new(),
+        gdb_expect: Vec::new(),
+        dwarf_dump: Vec::new(),
+        scrub: Vec::new(),
+        flow: None,
     };
     let mut modes_given = false;
     let src_text = src_dir.to_string_lossy().into_owned();
@@ -342,12 +436,26 @@ pub fn parse_for(
         let words = || split(value).map_err(&at);
         if target == Target::Pe && ELF_ONLY_KEYS.contains(&key) {
             return Err(at(format!(
-                "`{key}` is not used by PE fixtures (fixtures/coff/ has no link modes or gcc \
-                 driver; ThinLTO runs as the `lto` and `dtlto` variants, see `Variants`)"
+                "`{key}` is not used by PE fixtures (fixtures/coff/ has no link modes, gcc \
+                 driver or debug-build comparisons; ThinLTO runs as the `lto` and `dtlto` \
+                 variants, see `Variants`)"
             )));
         }
-        if target == Target::Elf && PE_ONLY_KEYS.contains(&key) {
-            return Err(at(format!("`{key}` is only used by PE fixtures (fixtures/coff/)")));
+        if target != Target::Pe && PE_ONLY_KEYS.contains(&key) {
+            return Err(at(format!(
+                "`{key}` is only used by PE fixtures (fixtures/coff/)"
+            )));
+        }
+        if target != Target::BuildModes && BUILDMODES_ONLY_KEYS.contains(&key) {
+            return Err(at(format!(
+                "`{key}` is only used by fixtures/buildmodes/ (tests/buildmodes/)"
+            )));
+        }
+        if target == Target::BuildModes && NOT_BUILDMODES_KEYS.contains(&key) {
+            return Err(at(format!(
+                "`{key}` is not used by fixtures/buildmodes/ (their flows link one program per \
+                 linker with the clang driver and native objects)"
+            )));
         }
         match key {
             "Variants" => {
@@ -357,7 +465,9 @@ pub fn parse_for(
                         .into_iter()
                         .find(|v| v.name() == w)
                         .ok_or_else(|| {
-                            at(format!("unknown variant `{w}` (expected native, lto, dtlto)"))
+                            at(format!(
+                                "unknown variant `{w}` (expected native, lto, dtlto)"
+                            ))
                         })?;
                     if !fx.variants.contains(&v) {
                         fx.variants.push(v);
@@ -426,14 +536,14 @@ pub fn parse_for(
                 })?;
                 let lib = lib.trim().to_string();
                 let bad = match target {
-                    Target::Elf => !lib.contains(".so"),
+                    Target::Elf | Target::BuildModes => !lib.contains(".so"),
                     Target::Pe => !lib.ends_with(".dll") || lib.len() <= 4,
                 };
                 if lib.is_empty() || lib.contains('/') || bad {
                     return Err(at(format!(
                         "bad shared library name `{lib}` (expected a file name like {})",
                         match target {
-                            Target::Elf => "libfoo.so",
+                            Target::Elf | Target::BuildModes => "libfoo.so",
                             Target::Pe => "foo.dll",
                         }
                     )));
@@ -517,22 +627,120 @@ pub fn parse_for(
                 }
                 fx.diff_ignore.push(key.to_string());
             }
+            "SectionSizes" => {
+                let mut line = SectionSizes {
+                    patterns: Vec::new(),
+                    tolerance_permille: 0,
+                };
+                for w in words()? {
+                    if let Some(t) = w.strip_prefix("within=") {
+                        line.tolerance_permille = parse_permille(t).ok_or_else(|| {
+                            at(format!(
+                                "bad tolerance `{w}` (expected `within=N%` or `within=N.N%`)"
+                            ))
+                        })?;
+                    } else if w.starts_with('.') || w.starts_with('_') || w.ends_with('*') {
+                        if w[..w.len() - usize::from(w.ends_with('*'))].contains('*') {
+                            return Err(at(format!(
+                                "bad section pattern `{w}` (`*` only at the end)"
+                            )));
+                        }
+                        line.patterns.push(w);
+                    } else {
+                        return Err(at(format!(
+                            "`{w}` is neither a section name (`.text`, `.debug_*`) nor \
+                             `within=N%`"
+                        )));
+                    }
+                }
+                if line.patterns.is_empty() {
+                    return Err(at("`SectionSizes:` names no section".into()));
+                }
+                fx.section_sizes.push(line);
+            }
+            "Gdb" => {
+                if value.is_empty() {
+                    return Err(at("empty `Gdb:` command".into()));
+                }
+                fx.gdb.push(value.to_string());
+            }
+            "GdbExpect" => {
+                let re = Regex::new(&format!("(?m){value}"))
+                    .map_err(|e| at(format!("bad GdbExpect regex: {e}")))?;
+                fx.gdb_expect.push(re);
+            }
+            "DwarfDump" => {
+                let args = words()?;
+                if args.is_empty() || args.iter().any(|a| !a.starts_with("--")) {
+                    return Err(at(format!(
+                        "expected `DwarfDump: --debug-info [--debug-line ...]` (llvm-dwarfdump \
+                         options), got `{value}`"
+                    )));
+                }
+                fx.dwarf_dump.push(args);
+            }
+            "Scrub" => {
+                let re = Regex::new(value).map_err(|e| at(format!("bad Scrub regex: {e}")))?;
+                if re.is_match("") {
+                    return Err(at(format!("`Scrub: {value}` matches the empty string")));
+                }
+                fx.scrub.push(re);
+            }
+            "Flow" => {
+                if fx.flow.is_some() {
+                    return Err(at("more than one `Flow`".into()));
+                }
+                fx.flow = Some(match value {
+                    "pgo" => Flow::Pgo,
+                    "coverage" => Flow::Coverage,
+                    _ => {
+                        return Err(at(format!(
+                            "unknown flow `{value}` (expected pgo, coverage)"
+                        )))
+                    }
+                });
+            }
             _ => {
                 let known: Vec<&str> = KEYS
                     .iter()
                     .chain(PE_ONLY_KEYS)
+                    .chain(BUILDMODES_ONLY_KEYS)
                     .copied()
                     .filter(|k| match target {
-                        Target::Elf => !PE_ONLY_KEYS.contains(k),
-                        Target::Pe => !ELF_ONLY_KEYS.contains(k),
+                        Target::Elf => {
+                            !PE_ONLY_KEYS.contains(k) && !BUILDMODES_ONLY_KEYS.contains(k)
+                        }
+                        Target::Pe => {
+                            !ELF_ONLY_KEYS.contains(k) && !BUILDMODES_ONLY_KEYS.contains(k)
+                        }
+                        Target::BuildModes => !NOT_BUILDMODES_KEYS.contains(k),
                     })
                     .collect();
                 return Err(at(format!(
                     "unknown directive key `{key}`; known keys: {}",
                     known.join(", ")
-                )))
+                )));
             }
         }
+    }
+    if !fx.gdb_expect.is_empty() && fx.gdb.is_empty() {
+        return Err(format!(
+            "{}: `GdbExpect` without `Gdb` commands",
+            primary.display()
+        ));
+    }
+    if !fx.gdb.is_empty() && fx.gdb_expect.is_empty() {
+        // A transcript that is equal because gdb saw nothing on either side proves nothing.
+        return Err(format!(
+            "{}: `Gdb` needs at least one `GdbExpect` (what the debugger must see)",
+            primary.display()
+        ));
+    }
+    if target == Target::BuildModes && fx.flow.is_none() {
+        return Err(format!(
+            "{}: fixtures/buildmodes/ fixtures need `Flow: pgo` or `Flow: coverage`",
+            primary.display()
+        ));
     }
     if fx.lto.is_some() && fx.drivers.contains(&Driver::Gcc) {
         // gcc would hand LLVM bitcode to GCC's own LTO plugin (liblto_plugin.so).
@@ -551,7 +759,7 @@ pub fn parse_for(
             }
         }
     }
-    if !fx.libraries.is_empty() && target == Target::Elf {
+    if !fx.libraries.is_empty() && target != Target::Pe {
         if modes_given {
             if let Some(m) = fx.modes.iter().find(|m| m.is_static()) {
                 return Err(format!(
@@ -565,6 +773,19 @@ pub fn parse_for(
         }
     }
     Ok(fx)
+}
+
+/// `1%` → 10, `0.5%` → 5, `0` → 0 (per mille of the reference size).
+fn parse_permille(text: &str) -> Option<u64> {
+    if text == "0" {
+        return Some(0);
+    }
+    let number = text.strip_suffix('%')?;
+    let (whole, frac) = number.split_once('.').unwrap_or((number, "0"));
+    if whole.is_empty() || frac.len() != 1 {
+        return None;
+    }
+    Some(whole.parse::<u64>().ok()? * 10 + frac.parse::<u64>().ok()?)
 }
 
 fn is_known_key(key: &str, known_keys: &[&str]) -> bool {

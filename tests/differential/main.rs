@@ -33,8 +33,10 @@
 
 #[allow(dead_code)]
 mod common;
+mod debugger;
 mod directives;
 mod fingerprint;
+mod sizes;
 
 use std::collections::HashSet;
 use std::fs;
@@ -50,8 +52,8 @@ use common::{
 use directives::{Driver, Fixture, Mode};
 use dtld_tests::{
     check_tools, command_line, find_distributor, find_dtld, first_difference, fresh_dir,
-    lock_target_subdir, run_tool, run_with_timeout, target_dir, workspace_root, wrapper_dir,
-    CompileCache, Linker, Outcome, CLANG, CLANGXX, GCC, GXX, LLD, LLVM_AR,
+    lock_target_subdir, run_tool, run_tool_ok, run_with_timeout, target_dir, workspace_root,
+    wrapper_dir, CompileCache, Linker, Outcome, CLANG, CLANGXX, GCC, GXX, LLD, LLVM_AR,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -284,6 +286,9 @@ impl TrialRun<'_> {
             self.compare_mixed_runs(&reference, &mut problems)?;
         }
         self.compare_fingerprints(&mut problems, true)?;
+        self.compare_section_sizes(&mut problems)?;
+        self.compare_dwarf_dumps(&mut problems)?;
+        self.compare_gdb_sessions(&mut problems)?;
         if self.driver == Driver::Clang && self.ctx.determinism {
             self.check_determinism(&mut problems)?;
         }
@@ -504,6 +509,8 @@ impl TrialRun<'_> {
         }
         let expected = |name: &str| {
             name.starts_with("fingerprint.")
+                || name == "sizes.txt"
+                || (name.starts_with("dwarfdump") || name.starts_with("gdb.")) && name.ends_with(".txt")
                 || name.contains(".threads")
                 || name.ends_with(".direct")
                 || self.sides.iter().any(|s| s.prog == name)
@@ -595,8 +602,136 @@ impl TrialRun<'_> {
             cmd.env(k, v);
         }
         self.repro.push(command_line(&cmd));
-        run_with_timeout(&mut cmd, &fx.stdin, RUN_TIMEOUT)
-            .map_err(|e| format!("cannot run {exe}: {e}"))
+        let mut outcome = run_with_timeout(&mut cmd, &fx.stdin, RUN_TIMEOUT)
+            .map_err(|e| format!("cannot run {exe}: {e}"))?;
+        if !fx.scrub.is_empty() {
+            let replacements = self.path_replacements(dir);
+            for stream in [&mut outcome.stdout, &mut outcome.stderr] {
+                *stream = scrub(stream, &fx.scrub, &replacements, exe);
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// The absolute paths a transcript may contain, longest first, with their placeholders:
+    /// the directory a program ran in (`$DIR`) and the trial's build directory (`$BUILD`).
+    fn path_replacements(&self, dir: &Path) -> Vec<(String, &'static str)> {
+        vec![
+            (dir.to_string_lossy().into_owned(), "$DIR"),
+            (self.dir.to_string_lossy().into_owned(), "$BUILD"),
+        ]
+    }
+
+    /// `SectionSizes`: the sizes of the sections the fixture names, dtld's against ld.lld's
+    /// (the table is written to `sizes.txt`).
+    fn compare_section_sizes(&mut self, problems: &mut Vec<String>) -> Result<(), String> {
+        if self.fx.section_sizes.is_empty() {
+            return Ok(());
+        }
+        let read = |side: &Side| -> Result<sizes::Sizes, String> {
+            let path = side.dir.join(&side.prog);
+            let data =
+                fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            sizes::section_sizes(&data)
+                .map_err(|e| format!("{}'s program: {e}", side.linker.name()))
+        };
+        let (ours, theirs) = (read(&self.sides[0])?, read(&self.sides[1])?);
+        let (table, found) = sizes::compare(&ours, &theirs, &self.fx.section_sizes);
+        fs::write(self.dir.join("sizes.txt"), table).map_err(|e| e.to_string())?;
+        problems.extend(found);
+        Ok(())
+    }
+
+    /// `DwarfDump`: `llvm-dwarfdump-22 <args>` of both programs, normalised (addresses and
+    /// string offsets, see `debugger::normalize_dwarfdump`), must be equal and not empty. The
+    /// dumps are written to `dwarfdump<N>.{dtld,lld}.txt`.
+    fn compare_dwarf_dumps(&mut self, problems: &mut Vec<String>) -> Result<(), String> {
+        let fx = self.fx;
+        for (n, args) in fx.dwarf_dump.iter().enumerate() {
+            let mut dumps = Vec::new();
+            for side in &self.sides {
+                let mut cmd = debugger::dwarfdump_command(&side.dir, args, &side.prog);
+                self.repro.push(command_line(&cmd));
+                let out = run_tool_ok(&mut cmd)?;
+                let text = debugger::normalize_dwarfdump(
+                    &String::from_utf8_lossy(&out.stdout),
+                    &self.path_replacements(&side.dir),
+                    &side.prog,
+                );
+                let file = self
+                    .dir
+                    .join(format!("dwarfdump{n}.{}.txt", side.linker.name()));
+                fs::write(&file, &text).map_err(|e| e.to_string())?;
+                dumps.push(text);
+            }
+            let what = format!("llvm-dwarfdump {}", args.join(" "));
+            // The first line names the file; a dump with nothing else shows nothing.
+            if dumps[1].lines().filter(|l| !l.trim().is_empty()).count() < 3 {
+                problems.push(format!(
+                    "{what} of ld.lld's program is empty (fixture bug? is it built with -g?)"
+                ));
+            } else if dumps[0] != dumps[1] {
+                problems.push(format!(
+                    "{what} differs (normalised dumps in dwarfdump{n}.{{dtld,lld}}.txt):\n{}",
+                    debugger::first_line_difference(&dumps[0], &dumps[1])
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `Gdb`: both programs under `gdb -batch` with the fixture's commands; the normalised
+    /// transcripts (written to `gdb.{dtld,lld}.txt`) must be equal and match every `GdbExpect`.
+    fn compare_gdb_sessions(&mut self, problems: &mut Vec<String>) -> Result<(), String> {
+        let fx = self.fx;
+        if fx.gdb.is_empty() {
+            return Ok(());
+        }
+        check_tools(&[debugger::GDB]).map_err(|e| {
+            format!("{e} (the `Gdb` directive needs it; scripts/setup.sh installs it)")
+        })?;
+        let mut sessions = Vec::new();
+        for side in &self.sides {
+            let mut cmd = debugger::gdb_command(fx, &side.dir, &side.prog);
+            self.repro.push(command_line(&cmd));
+            let outcome = debugger::run_gdb(&mut cmd)?;
+            let replacements = self.path_replacements(&side.dir);
+            let norm = |b: &[u8]| {
+                debugger::normalize_gdb(&String::from_utf8_lossy(b), &replacements, &side.prog)
+            };
+            let (out, err) = (norm(&outcome.stdout), norm(&outcome.stderr));
+            let file = self.dir.join(format!("gdb.{}.txt", side.linker.name()));
+            fs::write(&file, format!("{out}--- stderr ---\n{err}")).map_err(|e| e.to_string())?;
+            sessions.push((outcome.status_text(), out, err));
+        }
+        let (ours, theirs) = (&sessions[0], &sessions[1]);
+        for re in &fx.gdb_expect {
+            if !re.is_match(&theirs.1) {
+                problems.push(format!(
+                    "gdb on ld.lld's program does not show /{re}/ (fixture bug? see gdb.lld.txt)"
+                ));
+            } else if !re.is_match(&ours.1) {
+                problems.push(format!("gdb on dtld's program does not show /{re}/"));
+            }
+        }
+        if ours.0 != theirs.0 {
+            problems.push(format!(
+                "gdb ended differently: dtld's {}, ld.lld's {}",
+                ours.0, theirs.0
+            ));
+        }
+        for (what, a, b) in [
+            ("output", &ours.1, &theirs.1),
+            ("stderr", &ours.2, &theirs.2),
+        ] {
+            if a != b {
+                problems.push(format!(
+                    "gdb {what} differs (normalised transcripts in gdb.{{dtld,lld}}.txt):\n{}",
+                    debugger::first_line_difference(a, b)
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Runs both programs and compares them; returns the lld-linked program's outcome.
@@ -752,6 +887,28 @@ impl TrialRun<'_> {
         }
         Ok(())
     }
+}
+
+/// A run's output with the build paths and the program's name replaced (`replacements`, then
+/// `exe` → `prog`), then every match of the fixture's `Scrub` patterns replaced by `…`.
+fn scrub(
+    stream: &[u8],
+    patterns: &[regex::Regex],
+    replacements: &[(String, &str)],
+    exe: &str,
+) -> Vec<u8> {
+    let mut text = String::from_utf8_lossy(stream).into_owned();
+    for (from, to) in replacements {
+        if !from.is_empty() {
+            text = text.replace(from.as_str(), to);
+        }
+    }
+    let name = regex::Regex::new(&format!(r"\b{}\b", regex::escape(exe))).expect("valid regex");
+    text = name.replace_all(&text, "prog").into_owned();
+    for re in patterns {
+        text = re.replace_all(&text, "…").into_owned();
+    }
+    text.into_bytes()
 }
 
 /// The names in each directory the program links run in, before they run.

@@ -427,6 +427,14 @@ impl CompileCache {
         cmd.arg("-c").args(flags).arg(source).arg("-o").arg(out);
         let shown = command_line(&cmd);
 
+        // Split DWARF: the object names its `.dwo` file (written next to it, from the `-o`
+        // path) in its skeleton unit, and the debugger reads that file. A cached object would
+        // name a file in the cache, so these are compiled in place, uncached.
+        if flags.iter().any(|f| f.starts_with("-gsplit-dwarf")) {
+            run_tool_ok(&mut cmd)?;
+            return Ok(shown);
+        }
+
         if cached_obj.is_file() && deps_unchanged(&cached_deps) {
             fs::copy(&cached_obj, out)
                 .map_err(|e| format!("copy {}: {e}", cached_obj.display()))?;
