@@ -167,8 +167,8 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
     let t = std::time::Instant::now();
     let plugin = plugin(config).expect("check() verified the plugin");
     let gcc = loaded_files(r);
-    let script = resolution::version_script(config)?;
-    let res = resolution::compute(config, script.as_ref(), r, &gcc);
+    let exports = resolution::Exports::read(config)?;
+    let res = resolution::compute(config, &exports, r, &gcc);
     let mut req = host::Request {
         plugin: plugin.to_string(),
         output_name: config.output.to_string_lossy().into_owned(),
@@ -207,7 +207,11 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
     for (path, data) in files.iter().map(|f| (&f.name, f.data)) {
         crate::lto::backend::check_object(data).map_err(|e| Error::new(format!("{path}: {e}")))?;
     }
-    files.extend(extra_libraries(config, r, &resp.libraries, &resp.library_paths)?);
+    // GNU ld does not add the plugin's libraries to a relocatable link (the final link will
+    // have them), nor does dtld.
+    if !config.relocatable {
+        files.extend(extra_libraries(config, r, &resp.libraries, &resp.library_paths)?);
+    }
     trace.stage("GCC LTO (plugin)", &format!("{} IR files, {objects} objects", gcc.len()), t);
     if config.verbose {
         eprintln!("dtld: GCC LTO: {} IR files claimed by {plugin}, {objects} objects back", gcc.len());
