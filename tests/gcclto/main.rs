@@ -16,8 +16,11 @@
 //!   its hash table: `_Znwm@@GLIBCXX_3.4` does not answer for `_Znwm`), dtld says `RESOLVED_DYN`
 //!   as mold does; both mean "not in this link unit" to GCC;
 //! * the objects GCC compiled for dtld (`<out>.ltrans<N>.ltrans.o`) must be byte-identical to the
-//!   ones it compiled for GNU ld: the strongest evidence that the plugin was told the same
-//!   thing and GCC optimized the same way.
+//!   ones it compiled for GNU ld, debug sections aside (they name the link's directory and the
+//!   driver's `-fuse-ld=`): the strongest evidence that the plugin was told the same thing and
+//!   GCC optimized the same way; on a difference, the section sizes are reported;
+//! * every output's DT_NEEDED list and set of exported (defined dynamic) symbols must be GNU
+//!   ld's, except `_edata`, `_end`, `__bss_start`, `_init`, `_fini` (GNU ld's own).
 //!
 //! Besides the fixtures: a slim object linked without the plugin (dtld run directly) and GCC IR
 //! mixed with LLVM bitcode must fail with dtld's clear error (exit 1, no output; GNU ld fails
@@ -614,6 +617,44 @@ fn fixture_trial(w: &mut Work, fx: &Fixture, mode: Mode) -> Result<(), String> {
     for out in &outputs {
         compare_resolutions(w, &bfd, &dtld, out)?;
         compare_ltrans(w, &bfd, &dtld, out)?;
+        compare_dynamic(w, &bfd, &dtld, out)?;
+    }
+    Ok(())
+}
+
+/// DT_NEEDED and the names of the defined dynamic symbols (what LTO kept exported), without
+/// the few symbols GNU ld defines on its own in shared objects.
+fn dynamic_view(path: &Path) -> Result<(Vec<String>, BTreeSet<String>), String> {
+    let data = fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let elf = goblin::elf::Elf::parse(&data)
+        .map_err(|e| format!("goblin cannot parse {}: {e}", path.display()))?;
+    let needed = elf.libraries.iter().map(|s| s.to_string()).collect();
+    let linker_own = ["_edata", "_end", "__bss_start", "_init", "_fini"];
+    let exported = elf
+        .dynsyms
+        .iter()
+        .filter(|s| s.st_shndx != 0)
+        .filter_map(|s| elf.dynstrtab.get_at(s.st_name))
+        .filter(|n| !n.is_empty() && !linker_own.contains(n))
+        .map(str::to_string)
+        .collect();
+    Ok((needed, exported))
+}
+
+fn compare_dynamic(w: &mut Work, bfd: &Path, dtld: &Path, out: &str) -> Result<(), String> {
+    let (tn, te) = dynamic_view(&bfd.join(out))?;
+    let (on, oe) = dynamic_view(&dtld.join(out))?;
+    if tn != on {
+        w.problem(format!(
+            "{out}: DT_NEEDED {on:?} with dtld, {tn:?} with GNU ld"
+        ));
+    }
+    if te != oe {
+        w.problem(format!(
+            "{out}: exported symbols differ: only with dtld {:?}, only with GNU ld {:?}",
+            oe.difference(&te).collect::<Vec<_>>(),
+            te.difference(&oe).collect::<Vec<_>>()
+        ));
     }
     Ok(())
 }
