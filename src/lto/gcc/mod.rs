@@ -8,8 +8,9 @@
 //!    its symbols like any object's (`Def::Bitcode`), archive members included: a member joins
 //!    when something needs one of its definitions, exactly as a native member would.
 //! 2. `run` turns the bindings into the plugin's resolutions (`resolution.rs`, GNU ld's rules),
-//!    and has the plugin claim exactly the files that joined, in link order, and compile them
-//!    (`host.rs`: a helper process runs the plugin, which runs `lto-wrapper`/`lto1`).
+//!    and has the plugin claim exactly the files that joined, in the order GNU ld would have
+//!    loaded them (`order.rs`), and compile them (`host.rs`: a helper process runs the plugin,
+//!    which runs `lto-wrapper`/`lto1`).
 //! 3. The objects the plugin returns join the link in pass 2, after every other input, as
 //!    LLVM's do; libraries it asks for (`-pass-through=-lgcc` ...) join too unless they are in
 //!    the link already (with lld's archive model they always are: their lazy members still
@@ -29,6 +30,7 @@
 //! relocatable output in place of the claimed files.
 
 pub mod host;
+pub mod order;
 pub mod resolution;
 pub mod symtab;
 
@@ -166,7 +168,12 @@ fn extra_libraries(config: &Config, r: &Resolved, names: &[String], dirs: &[Stri
 pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Result<Vec<InputFile>> {
     let t = std::time::Instant::now();
     let plugin = plugin(config).expect("check() verified the plugin");
-    let gcc = loaded_files(r);
+    // The plugin sees the files in GNU ld's order (`order.rs`), so GCC compiles what it would
+    // for GNU ld.
+    let mut roots: Vec<&str> = config.undefined.iter().map(String::as_str).collect();
+    roots.extend(config.entry.as_deref());
+    let order = order::gnu_ld_order(r, &roots);
+    let gcc: Vec<FileId> = order.iter().copied().filter(|&f| matches!(r.files[f], File::GccIr(_))).collect();
     let exports = resolution::Exports::read(config)?;
     let res = resolution::compute(config, &exports, r, &gcc);
     let mut req = host::Request {
@@ -177,7 +184,7 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
         files: Vec::new(),
     };
     let mut next = gcc.iter().zip(res).peekable();
-    for &f in &r.load_order {
+    for &f in &order {
         let input = r.inputs[f];
         match &r.files[f] {
             File::GccIr(g) => {
