@@ -11,7 +11,8 @@
 //! * the programs run; exit status, stdout and stderr must equal GNU ld's program's (which must
 //!   exit 0: the fixtures check themselves), and mold's too when mold links the fixture;
 //! * for every link, the resolution file the plugin wrote from dtld's answers (`<out>.res`)
-//!   must equal GNU ld's line for line (file order aside), except that where GNU ld says
+//!   must equal GNU ld's: the files in the same order (the order the plugin claimed them,
+//!   which is the order GCC reads them in), and the same lines for each file, except that where GNU ld says
 //!   `UNDEF` for a reference bound to a *versioned* definition in a shared library (a quirk of
 //!   its hash table: `_Znwm@@GLIBCXX_3.4` does not answer for `_Znwm`), dtld says `RESOLVED_DYN`
 //!   as mold does; both mean "not in this link unit" to GCC;
@@ -661,7 +662,7 @@ fn compare_dynamic(w: &mut Work, bfd: &Path, dtld: &Path, out: &str) -> Result<(
 
 /// `<out>.res` as (file → set of `slot id RESOLUTION name` lines). GNU ld's quirk (see the
 /// top of this file) is folded: `UNDEF` on the reference side may be `RESOLVED_DYN` here.
-fn read_res(path: &Path) -> Result<BTreeMap<String, BTreeSet<String>>, String> {
+fn read_res(path: &Path) -> Result<(Vec<String>, BTreeMap<String, BTreeSet<String>>), String> {
     let text =
         fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut lines = text.lines();
@@ -670,6 +671,7 @@ fn read_res(path: &Path) -> Result<BTreeMap<String, BTreeSet<String>>, String> {
         .and_then(|l| l.trim().parse().ok())
         .ok_or_else(|| format!("{}: no file count", path.display()))?;
     let mut files = BTreeMap::new();
+    let mut order = Vec::new();
     for _ in 0..count {
         let head = lines
             .next()
@@ -690,14 +692,21 @@ fn read_res(path: &Path) -> Result<BTreeMap<String, BTreeSet<String>>, String> {
             );
         }
         files.insert(name.to_string(), set);
+        order.push(name.to_string());
     }
-    Ok(files)
+    Ok((order, files))
 }
 
 fn compare_resolutions(w: &mut Work, bfd: &Path, dtld: &Path, out: &str) -> Result<(), String> {
-    let theirs = read_res(&bfd.join(format!("{out}.res")))?;
-    let ours = read_res(&dtld.join(format!("{out}.res")))?;
+    let (their_order, theirs) = read_res(&bfd.join(format!("{out}.res")))?;
+    let (our_order, ours) = read_res(&dtld.join(format!("{out}.res")))?;
     let mut diffs = Vec::new();
+    // The plugin lists files in the order it claimed them, which is the order GCC reads them.
+    if their_order != our_order && theirs.keys().eq(ours.keys()) {
+        diffs.push(format!(
+            "  the plugin claimed the files in another order:\n    dtld:   {our_order:?}\n    GNU ld: {their_order:?}"
+        ));
+    }
     let names: BTreeSet<&String> = theirs.keys().chain(ours.keys()).collect();
     for name in names {
         let (t, o) = (theirs.get(name), ours.get(name));
