@@ -221,9 +221,11 @@ fn parse_file(f: &'static InputFile, merge: bool, claim_gcc: bool) -> Result<Fil
     match f.kind {
         FileKind::Object => {
             let o = ObjFile::parse(f, merge)?;
-            match GccIrFile::from_object(&o)? {
-                Some(g) if g.slim || claim_gcc => Ok(File::GccIr(g)),
-                _ => Ok(File::Obj(o)),
+            // A fat object without GCC's plugin is linked from its native code, whatever its IR.
+            if GccIrFile::has_ir(&o) && (claim_gcc || GccIrFile::is_slim(&o)) {
+                GccIrFile::from_object(&o).map(File::GccIr)
+            } else {
+                Ok(File::Obj(o))
             }
         }
         FileKind::Shared => SharedFile::parse(f).map(File::Shared),

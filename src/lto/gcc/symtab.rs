@@ -116,30 +116,31 @@ fn merge_duplicates(syms: Vec<GccSymbol>) -> Vec<GccSymbol> {
     out
 }
 
+/// `.gnu.lto_.symtab.<id>` (GCC 10 and later) or `.gnu.lto_.symtab` (before); not
+/// `.gnu.lto_.ext_symtab`, which only adds symbol types.
+fn is_table(name: &[u8]) -> bool {
+    name == b".gnu.lto_.symtab" || name.starts_with(b".gnu.lto_.symtab.")
+}
+
 impl GccIrFile {
-    /// `Some` when the object carries GCC LTO IR (a `.gnu.lto_.symtab` section); an error when
-    /// that table is malformed.
-    pub fn from_object(obj: &ObjFile) -> Result<Option<GccIrFile>> {
-        if !obj.sections.iter().any(|s| s.name.starts_with(b".gnu.lto_")) {
-            return Ok(None);
-        }
+    /// Whether the object carries GCC LTO IR (an IR symbol table).
+    pub fn has_ir(obj: &ObjFile) -> bool {
+        obj.sections.iter().any(|s| is_table(s.name))
+    }
+
+    /// Whether it carries nothing else (`__gnu_lto_slim`, which GCC defines in slim objects).
+    pub fn is_slim(obj: &ObjFile) -> bool {
+        (obj.first_global..obj.symbols.len()).any(|i| obj.sym_name(i) == b"__gnu_lto_slim")
+    }
+
+    /// Reads the IR symbol tables of an object that has some (`has_ir`); an error names the
+    /// object when one is malformed.
+    pub fn from_object(obj: &ObjFile) -> Result<GccIrFile> {
         let mut syms = Vec::new();
-        let mut tables = 0;
-        for s in &obj.sections {
-            // `.gnu.lto_.symtab.<id>` (GCC 10 and later), `.gnu.lto_.symtab` (before); not
-            // `.gnu.lto_.ext_symtab`, which only adds symbol types.
-            let is_table = s.name == b".gnu.lto_.symtab" || s.name.starts_with(b".gnu.lto_.symtab.");
-            if !is_table {
-                continue;
-            }
-            tables += 1;
+        for s in obj.sections.iter().filter(|s| is_table(s.name)) {
             parse_table(s.data, &mut syms).map_err(|e| Error::new(format!("{}: corrupt GCC LTO symbol table {}: {e}", obj.input.name, String::from_utf8_lossy(s.name))))?;
         }
-        if tables == 0 {
-            return Ok(None);
-        }
-        let slim = (obj.first_global..obj.symbols.len()).any(|i| obj.sym_name(i) == b"__gnu_lto_slim");
-        Ok(Some(GccIrFile { input: obj.input, syms: merge_duplicates(syms), slim }))
+        Ok(GccIrFile { input: obj.input, syms: merge_duplicates(syms), slim: Self::is_slim(obj) })
     }
 
     /// The symbols this file defines (what makes a lazy archive member join the link).
