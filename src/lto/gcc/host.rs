@@ -28,9 +28,10 @@
 //! `archive@offset`, as GNU ld does) and, for files to claim, each symbol's kind and resolution.
 //! The helper's stdout carries the response: error records, then each object the plugin added
 //! (its path, its length, its bytes — read before the plugin's cleanup deletes it), the
-//! libraries and library directories it asked for, and an end marker. The plugin's own output
-//! and `lto-wrapper`'s diagnostics go straight to stderr, as with GNU ld; so do the helper's
-//! warnings. Before answering `get_symbols`, the helper checks that the plugin listed, for each
+//! libraries and library directories it asked for, and an end marker. The helper moves that
+//! channel off descriptor 1 before loading the plugin and points 1 at stderr, so whatever the
+//! plugin, `lto-wrapper` or `lto1` print reaches the user's terminal and never the response;
+//! the helper's warnings go to stderr too. Before answering `get_symbols`, the helper checks that the plugin listed, for each
 //! claimed file, exactly the symbols dtld read (a disagreement would mean a wrong link, so it
 //! is an error).
 
@@ -191,7 +192,7 @@ pub struct Response {
     pub complete: bool,
 }
 
-fn write_record(out: &mut impl Write, kind: &str, text: &str) -> std::io::Result<()> {
+fn write_record(out: &mut (impl Write + ?Sized), kind: &str, text: &str) -> std::io::Result<()> {
     writeln!(out, "{kind} {}", hex(text.as_bytes()))
 }
 
@@ -317,6 +318,33 @@ struct Host {
 
 static STATE: Mutex<Option<Host>> = Mutex::new(None);
 
+/// The response channel: the helper's original stdout. File descriptor 1 itself is pointed at
+/// stderr before the plugin loads, so nothing the plugin or its children print can mix with
+/// the response.
+static RESPONSE: Mutex<Option<std::fs::File>> = Mutex::new(None);
+
+/// Moves the response channel off descriptor 1 (see `RESPONSE`).
+fn take_stdout() {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain descriptor duplication; the new descriptor is owned by the File.
+    unsafe {
+        let fd = libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3);
+        if fd >= 0 {
+            *RESPONSE.lock().unwrap_or_else(|p| p.into_inner()) = Some(std::fs::File::from_raw_fd(fd));
+            libc::dup2(2, 1);
+        }
+    }
+}
+
+/// Runs `f` on the response channel (stdout when it could not be moved).
+fn with_response<R>(f: impl FnOnce(&mut dyn Write) -> R) -> R {
+    let mut g = RESPONSE.lock().unwrap_or_else(|p| p.into_inner());
+    match g.as_mut() {
+        Some(file) => f(file),
+        None => f(&mut std::io::stdout().lock()),
+    }
+}
+
 fn with_host<R>(f: impl FnOnce(&mut Host) -> R) -> Option<R> {
     let mut g = STATE.lock().unwrap_or_else(|p| p.into_inner());
     g.as_mut().map(f)
@@ -324,9 +352,10 @@ fn with_host<R>(f: impl FnOnce(&mut Host) -> R) -> Option<R> {
 
 /// Writes one response record to stdout (the parent reads them in order).
 fn emit(kind: &str, text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = write_record(&mut out, kind, text);
-    let _ = out.flush();
+    with_response(|out| {
+        let _ = write_record(out, kind, text);
+        let _ = out.flush();
+    });
 }
 
 fn report_error(msg: String) {
@@ -551,9 +580,11 @@ pub fn helper_main(_args: &[String]) -> i32 {
 }
 
 fn emit_magic() {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{RESPONSE_MAGIC}");
-    let _ = out.flush();
+    take_stdout();
+    with_response(|out| {
+        let _ = writeln!(out, "{RESPONSE_MAGIC}");
+        let _ = out.flush();
+    });
 }
 
 /// The plugin's symbols for one claimed file against dtld's: `None` when they agree.
@@ -694,21 +725,22 @@ fn helper() -> std::result::Result<i32, String> {
         return Ok(1);
     }
     let (objects, libraries, library_paths) = with_host(|h| (h.objects.clone(), h.libraries.clone(), h.library_paths.clone())).ok_or("GCC LTO: no host state")?;
-    let mut out = std::io::stdout().lock();
     let io = |e: std::io::Error| format!("GCC LTO: writing to dtld: {}", crate::io_error(&e));
-    for p in &objects {
-        let data = std::fs::read(p).map_err(|e| format!("cannot open {p}: {}", crate::io_error(&e)))?;
-        writeln!(out, "object {} {}", hex(p.as_bytes()), data.len()).map_err(io)?;
-        out.write_all(&data).map_err(io)?;
-    }
-    for l in &libraries {
-        write_record(&mut out, "library", l).map_err(io)?;
-    }
-    for l in &library_paths {
-        write_record(&mut out, "library-path", l).map_err(io)?;
-    }
-    writeln!(out, "end").map_err(io)?;
-    out.flush().map_err(io)?;
+    with_response(|out| -> std::result::Result<(), String> {
+        for p in &objects {
+            let data = std::fs::read(p).map_err(|e| format!("cannot open {p}: {}", crate::io_error(&e)))?;
+            writeln!(out, "object {} {}", hex(p.as_bytes()), data.len()).map_err(io)?;
+            out.write_all(&data).map_err(io)?;
+        }
+        for l in &libraries {
+            write_record(out, "library", l).map_err(io)?;
+        }
+        for l in &library_paths {
+            write_record(out, "library-path", l).map_err(io)?;
+        }
+        writeln!(out, "end").map_err(io)?;
+        out.flush().map_err(io)
+    })?;
     Ok(0)
 }
 
