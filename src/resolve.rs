@@ -886,10 +886,11 @@ impl<'c> Resolver<'c> {
     /// the first copy of a group, IR or native).
     fn load_gcc_ir(&mut self, f: FileId) {
         let File::GccIr(g) = &self.r.files[f] else { unreachable!() };
-        let syms: Vec<(&'static [u8], Option<&'static [u8]>, bool, bool, bool, u8)> =
-            g.syms.iter().map(|s| (s.name, s.comdat, s.undefined(), s.weak(), s.common(), gcc_visibility(s.visibility))).collect();
+        // The symbols are `&'static`-backed; a copy lets the loop mutate the resolver.
+        let syms = g.syms.clone();
         let mut ids = Vec::with_capacity(syms.len());
-        for (k, (name, comdat, undefined, weak, common, vis)) in syms.into_iter().enumerate() {
+        for (k, s) in syms.iter().enumerate() {
+            let (name, comdat, undefined, weak, common, vis) = (s.name, s.comdat, s.undefined(), s.weak(), s.common(), gcc_visibility(s.visibility));
             let lost = match comdat {
                 Some(key) if !undefined => *self.comdats.entry(key).or_insert(f) != f,
                 _ => false,

@@ -322,7 +322,8 @@ fn main() {
         }
         Err(e) => trials.push(Trial::test("gcc-lto/discover", move || Err(e.into()))),
     }
-    let special: [(&str, fn(&mut Work) -> Result<(), String>); 6] = [
+    type Check = fn(&mut Work) -> Result<(), String>;
+    let special: [(&str, Check); 6] = [
         ("errors/no-plugin", no_plugin),
         ("errors/llvm-bitcode", llvm_bitcode),
         ("errors/lto-wrapper-fails", lto_wrapper_fails),
@@ -384,7 +385,7 @@ fn finish(
     let problems = match r {
         Err(e) => {
             let mut p = vec![e];
-            p.extend(w.problems.drain(..));
+            p.append(&mut w.problems);
             p
         }
         Ok(()) => std::mem::take(&mut w.problems),
@@ -662,7 +663,9 @@ fn compare_dynamic(w: &mut Work, bfd: &Path, dtld: &Path, out: &str) -> Result<(
 
 /// `<out>.res` as (file → set of `slot id RESOLUTION name` lines). GNU ld's quirk (see the
 /// top of this file) is folded: `UNDEF` on the reference side may be `RESOLVED_DYN` here.
-fn read_res(path: &Path) -> Result<(Vec<String>, BTreeMap<String, BTreeSet<String>>), String> {
+type Resolutions = (Vec<String>, BTreeMap<String, BTreeSet<String>>);
+
+fn read_res(path: &Path) -> Result<Resolutions, String> {
     let text =
         fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut lines = text.lines();

@@ -46,7 +46,7 @@ pub use symtab::GccIrFile;
 /// Whether a `-plugin` path is GCC's LTO plugin (`liblto_plugin.so`, also when versioned or
 /// installed as `/usr/lib/bfd-plugins/liblto_plugin.so`).
 pub fn is_gcc_plugin(path: &str) -> bool {
-    Path::new(path).file_name().map_or(false, |n| n.to_string_lossy().contains("lto_plugin"))
+    Path::new(path).file_name().is_some_and(|n| n.to_string_lossy().contains("lto_plugin"))
 }
 
 /// GCC's plugin, when the command line names it.
