@@ -9,7 +9,8 @@
 //!                              members (lld's lazy-symbol model);
 //! 4. `lto::run`              — with bitcode in the link: lld's resolutions, the thin link by
 //!                              the user's llvm-lto2, backends (local or distributed); the
-//!                              native objects re-enter resolution (pass 2);
+//!                              native objects re-enter resolution (pass 2); with GCC LTO
+//!                              objects, `lto::gcc::run` instead: GCC's plugin compiles them;
 //! 5. `layout::layout`        — live sections, output sections, relocation scan (GOT/PLT/copy/
 //!                              dynamic relocations, relaxations), addresses, symbol values;
 //! 6. `write::write_output`   — fill the memory-mapped output in parallel, build-id, atomic rename.
