@@ -14,6 +14,13 @@ Workloads (generated into target/bench/, so the script needs nothing but clang-2
   dtlto          the same through DTLTO with dtld-distribute (dtld and ld.lld-22 only)
   lua-*          Lua 5.4 from Debian's sources, when scripts/real-programs/lua.sh has built its
                  objects (target/real-programs/lua/obj-pic): native PIE and ThinLTO
+  gcc-lto        the synthetic program compiled with gcc -O2 -flto (GCC IR), linked by
+                 `gcc -flto=auto` through dtld (-B<dir> holding ld -> dtld), GNU ld (-fuse-ld=bfd)
+                 and mold: the whole gcc link (driver, linker, GCC's plugin, lto-wrapper, lto1) is
+                 timed, since GCC's LTO runs inside the link; ratios are to GNU ld (ld.lld cannot
+                 link GCC IR). The three programs must print the same.
+  lua-gcc-lto    the same for Lua 5.4, when scripts/real-programs/lua-gcc-lto.sh has built its
+                 objects (target/real-programs/lua-gcc-lto/obj-pic)
 
 PE/COFF workloads (--pe, instead of the ELF ones; the same generated program compiled for
 x86_64-w64-mingw32, linked through clang-22's MinGW driver, against ld.lld-22's MinGW driver;
@@ -72,7 +79,7 @@ def generate(dirname, modules, funcs):
         fh.write("#include <stdio.h>\nint m0_f0(int);\nint main(void){ printf(\"%d\\n\", m0_f0(3)); return 0; }\n")
 
 
-def compile_all(src, dst, flags):
+def compile_all(src, dst, flags, compiler=CLANG):
     os.makedirs(dst, exist_ok=True)
     objs = []
     todo = []
@@ -82,7 +89,7 @@ def compile_all(src, dst, flags):
         o = os.path.join(dst, name[:-2] + ".o")
         objs.append(o)
         if not os.path.exists(o):
-            todo.append([CLANG, "-O2", "-c", *flags, os.path.join(src, name), "-o", o])
+            todo.append([compiler, "-O2", "-c", *flags, os.path.join(src, name), "-o", o])
     procs = []
     for cmd in todo:
         procs.append(subprocess.Popen(cmd))
@@ -147,9 +154,9 @@ def report(rows, name, results, base):
 
 def write_results(path, a, rows, notes=""):
     with open(path, "w") as fh:
-        fh.write(f"# dtld benchmark ({a.runs} runs each, median wall time, peak RSS incl. children; ratios to ld.lld-22)\n\n")
+        fh.write(f"# dtld benchmark ({a.runs} runs each, median wall time, peak RSS incl. children; ratios to ld.lld-22, or to GNU ld for gcc-lto workloads)\n\n")
         fh.write(f"Synthetic program: {a.modules} modules x {a.funcs} functions. Machine: {os.cpu_count()} cores.\n\n{notes}")
-        fh.write("| workload | linker | time (ms) | peak RSS (MiB) | time / lld | RSS / lld |\n|---|---|---|---|---|---|\n")
+        fh.write("| workload | linker | time (ms) | peak RSS (MiB) | time / ref | RSS / ref |\n|---|---|---|---|---|---|\n")
         for name, lname, w, r, ratio, mratio in rows:
             fh.write(f"| {name} | {lname} | {w * 1000:.1f} | {r / 1024:.1f} | {ratio} | {mratio} |\n")
     print(f"bench: results in {os.path.relpath(path, ROOT)}")
@@ -317,7 +324,49 @@ def main():
         results = measure(links, a.runs)
         report(rows, name, results, results.get("ld.lld-22"))
 
-    write_results(os.path.join(OUT, "results.md"), a, rows)
+    notes = ""
+    if shutil.which("gcc") and (not only or only & {"gcc-lto", "lua-gcc-lto"}):
+        rows.extend(gcc_lto(a, dtld, src, only))
+        notes = ("gcc-lto workloads: the whole `gcc -flto=auto` link is timed (GCC's LTO runs inside it: plugin, "
+                 "lto-wrapper, lto1), peak RSS is the largest process (lto1), ratios are to GNU ld.\n\n")
+    write_results(os.path.join(OUT, "results.md"), a, rows, notes)
+
+
+def gcc_lto(a, dtld, src, only):
+    """The GCC LTO workloads: see the module docstring."""
+    tools = os.path.join(OUT, "gcc-tools")
+    os.makedirs(tools, exist_ok=True)
+    with open(os.path.join(tools, "ld"), "w") as fh:
+        fh.write(f"#!/bin/sh\nexec {dtld} \"$@\"\n")
+    os.chmod(os.path.join(tools, "ld"), 0o755)
+    linkers = [("dtld", f"-B{tools}/"), ("ld.bfd", "-fuse-ld=bfd")]
+    if shutil.which("mold"):
+        linkers.append(("mold", "-fuse-ld=mold"))
+    workloads = [("gcc-lto", compile_all(src, os.path.join(OUT, f"obj-{a.modules}x{a.funcs}-gcc-lto"), ["-fPIE", "-flto"], "gcc"), [])]
+    lua = os.path.join(ROOT, "target", "real-programs", "lua-gcc-lto", "obj-pic")
+    if os.path.isdir(lua):
+        objs = [os.path.join(lua, f) for f in sorted(os.listdir(lua)) if f.endswith(".o") and f != "luac.o" and "debug.temp" not in f]
+        workloads.append(("lua-gcc-lto", objs, ["-lm", "-ldl"]))
+    work = os.path.join(OUT, "work-gcc")
+    os.makedirs(work, exist_ok=True)
+    rows = []
+    for name, objs, libs in workloads:
+        if only and name not in only:
+            continue
+        links = {}
+        for lname, sel in linkers:
+            out = os.path.join(work, f"{name}.{lname}")
+            links[lname] = (["gcc", "-flto=auto", sel, "-pie", *objs, *libs, "-o", out], work, None)
+        # Every program must work, and alike, before anything is timed.
+        outs = {}
+        for lname, (cmd, cwd, env) in links.items():
+            run_isolated(cmd, cwd, env)
+            outs[lname] = sh([os.path.join(work, f"{name}.{lname}"), "-v" if name.startswith("lua") else "--"], cwd=work).stdout.strip()
+        if len(set(outs.values())) != 1:
+            raise RuntimeError(f"bench: the {name} programs disagree: {outs}")
+        results = measure(links, a.runs)
+        report(rows, name, results, results.get("ld.bfd"))
+    return rows
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ fi
 # Packages: toolchain under test/reference, plus what the tests and real-program checks use.
 PACKAGES=(
     clang-22 lld-22 llvm-22   # compiler driver, reference linker, llvm-ar-22/llvm-readelf-22
-    gcc binutils libc6-dev    # the gcc driver path and GNU tools (readelf, objdump, ar)
+    gcc g++ binutils libc6-dev  # the gcc driver path, GCC LTO (gcc-ar, liblto_plugin.so) and GNU tools (ld.bfd, readelf, objcopy)
     make file                 # building Lua; identifying outputs
     dpkg-dev                  # apt-get source (dpkg-source) for the real-program checks
     curl ca-certificates xz-utils  # fallback fetch of Debian source packages from the pool

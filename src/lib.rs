@@ -9,7 +9,8 @@
 //!                              members (lld's lazy-symbol model);
 //! 4. `lto::run`              — with bitcode in the link: lld's resolutions, the thin link by
 //!                              the user's llvm-lto2, backends (local or distributed); the
-//!                              native objects re-enter resolution (pass 2);
+//!                              native objects re-enter resolution (pass 2); with GCC LTO
+//!                              objects, `lto::gcc::run` instead: GCC's plugin compiles them;
 //! 5. `layout::layout`        — live sections, output sections, relocation scan (GOT/PLT/copy/
 //!                              dynamic relocations, relaxations), addresses, symbol values;
 //! 6. `write::write_output`   — fill the memory-mapped output in parallel, build-id, atomic rename.
@@ -54,6 +55,15 @@ pub fn link(config: &driver::args::Config) -> Result<()> {
     let t = std::time::Instant::now();
     let mut resolver = resolve::Resolver::start(config, inputs)?;
     trace.stage("Resolve symbols", "", t);
+    lto::gcc::check(config, resolver.resolved())?;
+    if resolver.resolved().has_gcc_ir() {
+        // GCC's plugin compiles the GCC LTO objects; what it returns joins in pass 2 (with -r
+        // too: the relocatable output carries the plugin's object instead of the claimed ones).
+        let files = lto::gcc::run(config, resolver.resolved(), &mut trace)?;
+        let t = std::time::Instant::now();
+        resolver.add_lto_objects(files)?;
+        trace.stage("Resolve LTO objects", "", t);
+    }
     if config.relocatable {
         return elf::relocatable::write_relocatable(config, &resolver.finish()?).and_then(|()| finish_trace(config, &trace));
     }

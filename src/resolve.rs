@@ -31,6 +31,9 @@ pub enum File {
     Shared(SharedFile),
     /// LLVM bitcode: resolved like an object from its irsymtab; LTO turns it into objects.
     Bitcode(BitcodeFile),
+    /// A GCC LTO object (`gcc -flto`): resolved from its IR symbol table; GCC's plugin turns it
+    /// into objects (`lto::gcc`).
+    GccIr(GccIrFile),
     /// Inputs this stage does not link (bitcode before LTO support, unused members that failed to
     /// parse lazily, ...).
     None,
@@ -49,11 +52,12 @@ pub enum Def {
     Shared(FileId, usize),
     /// Defined by the linker (`__bss_start`, `_end`, `__start_foo`, ...): value set in layout.
     Synthetic,
-    /// Defined in a bitcode file: (file, index into `BitcodeFile::syms`). Exists only until the
-    /// LTO objects join the link.
+    /// Defined in an IR file: (file, index into `BitcodeFile::syms` or `GccIrFile::syms`).
+    /// Exists only until the LTO objects join the link.
     Bitcode(FileId, usize),
 }
 
+pub use crate::lto::gcc::GccIrFile;
 pub use crate::lto::BitcodeFile;
 
 /// irsymtab visibility (LLVM's order: default, hidden, protected) as an ELF `STV_*`.
@@ -131,6 +135,17 @@ pub struct Resolved {
     pub versions: Vec<String>,
 }
 
+/// A GCC IR visibility (`LDPV_*`: default, protected, internal, hidden) as an ELF `STV_*`.
+fn gcc_visibility(v: u8) -> u8 {
+    use crate::lto::plugin_api::{LDPV_HIDDEN, LDPV_INTERNAL, LDPV_PROTECTED};
+    match v {
+        LDPV_PROTECTED => elf::STV_PROTECTED,
+        LDPV_INTERNAL => elf::STV_INTERNAL,
+        LDPV_HIDDEN => elf::STV_HIDDEN,
+        _ => elf::STV_DEFAULT,
+    }
+}
+
 fn vis_rank(v: u8) -> u8 {
     match v {
         elf::STV_DEFAULT => 3,
@@ -162,6 +177,10 @@ impl Resolved {
     /// Whether any bitcode file joined the link (so LTO must run).
     pub fn has_bitcode(&self) -> bool {
         self.files.iter().zip(&self.loaded).any(|(f, &l)| l && matches!(f, File::Bitcode(_)))
+    }
+    /// Whether any GCC LTO object joined the link (so GCC's plugin must run).
+    pub fn has_gcc_ir(&self) -> bool {
+        self.files.iter().zip(&self.loaded).any(|(f, &l)| l && matches!(f, File::GccIr(_)))
     }
     pub fn lookup(&self, name: &[u8]) -> Option<SymbolId> {
         self.by_name.get(name).copied()
@@ -207,10 +226,21 @@ pub fn resolve(config: &Config, inputs: &'static [InputFile]) -> Result<Resolved
     rs.finish()
 }
 
-/// `merge`: split SHF_MERGE sections (lld: at `-O1` and above, and always for `-r`).
-fn parse_file(f: &'static InputFile, merge: bool) -> Result<File> {
+/// Parses one input; `merge`: split SHF_MERGE sections (lld: at `-O1` and above, and always for
+/// `-r`). An object carrying GCC LTO IR is a `GccIr` file when it is slim (it has no native
+/// code) or when `claim_gcc` (GCC's plugin is in the link, which then compiles fat objects from
+/// their IR too, as with GNU ld); objects LTO generated are never claimed.
+fn parse_file(f: &'static InputFile, merge: bool, claim_gcc: bool) -> Result<File> {
     match f.kind {
-        FileKind::Object => ObjFile::parse(f, merge).map(File::Obj),
+        FileKind::Object => {
+            let o = ObjFile::parse(f, merge)?;
+            // A fat object without GCC's plugin is linked from its native code, whatever its IR.
+            if GccIrFile::has_ir(&o) && (claim_gcc || GccIrFile::is_slim(&o)) {
+                GccIrFile::from_object(&o).map(File::GccIr)
+            } else {
+                Ok(File::Obj(o))
+            }
+        }
         FileKind::Shared => SharedFile::parse(f).map(File::Shared),
         FileKind::Bitcode => BitcodeFile::parse(f).map(File::Bitcode),
     }
@@ -223,7 +253,8 @@ pub fn start(config: &'c Config, inputs: &'static [InputFile]) -> Result<Resolve
     // Parse every input in parallel: parsing is zero-copy validation, so it is cheap even for
     // archive members that will never be extracted.
     let merge = config.opt_level > 0 || config.relocatable;
-    let parsed: Vec<Result<File>> = inputs.par_iter().map(|f| parse_file(f, merge)).collect();
+    let claim_gcc = crate::lto::gcc::plugin(config).is_some();
+    let parsed: Vec<Result<File>> = inputs.par_iter().map(|f| parse_file(f, merge, claim_gcc)).collect();
     let mut files = Vec::with_capacity(parsed.len());
     let mut errors = Vec::new();
     for (p, input) in parsed.into_iter().zip(inputs) {
@@ -347,7 +378,15 @@ pub fn add_lto_objects(&mut self, objects: Vec<InputFile>) -> Result<()> {
     self.lto_first_file = Some(first);
     let objects: Vec<&'static InputFile> = objects.into_iter().map(|o| &*Box::leak(Box::new(o))).collect();
     let merge = self.config.opt_level > 0 || self.config.relocatable;
-        let parsed: Vec<Result<File>> = objects.par_iter().map(|f| parse_file(f, merge)).collect();
+    let parsed: Vec<Result<File>> = objects
+        .par_iter()
+        .map(|f| match f.kind {
+            // What LTO generated is never claimed again (`-r` with GCC's plugin generates a
+            // GCC LTO object on purpose).
+            FileKind::Object => ObjFile::parse(f, merge).map(File::Obj),
+            _ => parse_file(f, merge, false),
+        })
+        .collect();
     let mut errors = Vec::new();
     for (p, input) in parsed.into_iter().zip(objects) {
         let file = p.unwrap_or_else(|e| {
@@ -371,7 +410,12 @@ pub fn add_lto_objects(&mut self, objects: Vec<InputFile>) -> Result<()> {
         return Err(Error::many(errors));
     }
     for f in first..self.r.files.len() {
-        self.load(f);
+        // Libraries GCC's plugin asked for join like command-line ones (archive members lazy).
+        if self.r.inputs[f].lazy {
+            self.add_lazy_member(f, &[]);
+        } else {
+            self.load(f);
+        }
     }
     if !self.errors.is_empty() {
         return Err(Error::many(std::mem::take(&mut self.errors)));
@@ -715,6 +759,7 @@ impl<'c> Resolver<'c> {
                     }
                 }
             }
+            File::GccIr(g) => names.extend(g.defined_names()),
             _ => return,
         }
         for name in names {
@@ -757,6 +802,13 @@ impl<'c> Resolver<'c> {
                     return;
                 }
                 self.load_bitcode(f)
+            }
+            File::GccIr(g) => {
+                if self.lto_first_file.is_some() {
+                    self.errors.push(format!("{}: GCC LTO member needed after LTO (referenced by LTO-generated code); link it explicitly or with --whole-archive", g.input.name));
+                    return;
+                }
+                self.load_gcc_ir(f)
             }
             File::None => {}
         }
@@ -883,6 +935,40 @@ impl<'c> Resolver<'c> {
         self.frames.push(Frame { steps: undefined_steps, next: 0 });
     }
 
+    /// A GCC LTO object joins: its IR symbols bind like a bitcode file's. A COMDAT key another
+    /// file brought first makes this file's members of that group undefined here (GNU ld keeps
+    /// the first copy of a group, IR or native).
+    fn load_gcc_ir(&mut self, f: FileId) {
+        let File::GccIr(g) = &self.r.files[f] else { unreachable!() };
+        // The symbols are `&'static`-backed; a copy lets the loop mutate the resolver.
+        let syms = g.syms.clone();
+        let mut ids = Vec::with_capacity(syms.len());
+        let mut undefined_steps = Vec::new();
+        for (k, s) in syms.iter().enumerate() {
+            let (name, comdat, undefined, weak, common, vis) = (s.name, s.comdat, s.undefined(), s.weak(), s.common(), gcc_visibility(s.visibility));
+            let lost = match comdat {
+                Some(key) if !undefined => *self.comdats.entry(key).or_insert(f) != f,
+                _ => false,
+            };
+            let undefined = undefined || lost;
+            let id = self.intern(self.wrapped_name(name, undefined));
+            ids.push(id);
+            let sym = &mut self.r.symbols[id];
+            if vis_rank(vis) < vis_rank(sym.visibility) {
+                sym.visibility = vis;
+            }
+            if undefined {
+                undefined_steps.push(Step::Undefined { id, weak, native: false });
+            } else if common {
+                self.add_common(id, Def::Bitcode(f, k));
+            } else {
+                self.add_defined(id, Def::Bitcode(f, k), weak);
+            }
+        }
+        self.r.sym_ids[f] = ids;
+        self.frames.push(Frame { steps: undefined_steps, next: 0 });
+    }
+
     /// A reference to `id`; returns the archive member it extracts, if any.
     fn add_undefined(&mut self, id: SymbolId, weak: bool, native: bool) -> Option<FileId> {
         let sym = &mut self.r.symbols[id];
@@ -919,6 +1005,7 @@ impl<'c> Resolver<'c> {
             Def::Common(f, i) => Some(self.r.obj(f).symbols[i].st_size(LE)),
             Def::Bitcode(f, k) => match &self.r.files[f] {
                 File::Bitcode(b) if b.sym(k).common() => Some(b.sym(k).common_size as u64),
+                File::GccIr(g) if g.syms[k].common() => Some(g.syms[k].size),
                 _ => None,
             },
             _ => None,
@@ -1077,6 +1164,7 @@ impl File {
             File::Obj(o) => &o.input.name,
             File::Shared(s) => &s.input.name,
             File::Bitcode(b) => &b.input.name,
+            File::GccIr(g) => &g.input.name,
             File::None => "",
         }
     }

@@ -50,6 +50,9 @@
 //!   symbols first.
 //! * More than 65279 output sections (extended section numbering) is an error.
 //! * LLVM bitcode inputs are an error ("LLVM bitcode input with -r is not supported yet").
+//!   GCC LTO objects are not: with GCC's plugin they are replaced, before this writer runs, by
+//!   the object the plugin returns for `LDPO_REL` (merged IR, or native code), as GNU ld does
+//!   (`lto::gcc`); that object's `.gnu.lto_*` sections (SHF_EXCLUDE) are kept like any section.
 
 use std::collections::{HashMap, HashSet};
 use std::fs;

@@ -46,84 +46,14 @@ use crate::lto::thinlink::{self, CodegenSettings, Module, ThinLinkOutput};
 /// The hidden subcommand that runs the plugin host.
 pub const HELPER_FLAG: &str = "--dtld-gold-helper";
 
-// plugin-api.h (binutils): transfer vector tags.
-const LDPT_NULL: c_int = 0;
-const LDPT_API_VERSION: c_int = 1;
-const LDPT_LINKER_OUTPUT: c_int = 3;
-const LDPT_OPTION: c_int = 4;
-const LDPT_REGISTER_CLAIM_FILE_HOOK: c_int = 5;
-const LDPT_REGISTER_ALL_SYMBOLS_READ_HOOK: c_int = 6;
-const LDPT_REGISTER_CLEANUP_HOOK: c_int = 7;
-const LDPT_ADD_SYMBOLS: c_int = 8;
-const LDPT_GET_SYMBOLS: c_int = 9;
-const LDPT_ADD_INPUT_FILE: c_int = 10;
-const LDPT_MESSAGE: c_int = 11;
-const LDPT_GET_INPUT_FILE: c_int = 12;
-const LDPT_RELEASE_INPUT_FILE: c_int = 13;
-const LDPT_OUTPUT_NAME: c_int = 15;
-const LDPT_GET_VIEW: c_int = 18;
-const LDPT_GET_SYMBOLS_V2: c_int = 25;
-const LDPT_GET_SYMBOLS_V3: c_int = 28;
-
-// Output kinds.
-const LDPO_EXEC: usize = 1;
-const LDPO_DYN: usize = 2;
-const LDPO_PIE: usize = 3;
-
-// Status values.
-const LDPS_OK: c_int = 0;
-const LDPS_BAD_HANDLE: c_int = 2;
-const LDPS_ERR: c_int = 3;
-
-// Message levels.
-const LDPL_WARNING: c_int = 1;
-const LDPL_ERROR: c_int = 2;
-const LDPL_FATAL: c_int = 3;
-
-// Symbol kinds (`def`).
-const LDPK_UNDEF: u8 = 2;
-const LDPK_WEAKUNDEF: u8 = 3;
-
-// Resolutions.
-const LDPR_UNDEF: c_int = 1;
-const LDPR_PREVAILING_DEF: c_int = 2;
-const LDPR_PREVAILING_DEF_IRONLY: c_int = 3;
-const LDPR_PREEMPTED_REG: c_int = 4;
-const LDPR_PREEMPTED_IR: c_int = 5;
-const LDPR_RESOLVED_IR: c_int = 6;
-const LDPR_RESOLVED_EXEC: c_int = 7;
-
-#[repr(C)]
-struct Tv {
-    tag: c_int,
-    val: usize,
-}
-
-#[repr(C)]
-struct PluginInputFile {
-    name: *const c_char,
-    fd: c_int,
-    offset: i64,
-    filesize: i64,
-    handle: *mut c_void,
-}
-
-/// `ld_plugin_symbol` on x86-64 (48 bytes). `def` is an `int` in old headers and a `char`
-/// followed by three more chars in new ones; on little-endian its low byte is the kind.
-#[repr(C)]
-struct PluginSymbol {
-    name: *mut c_char,
-    version: *mut c_char,
-    def: c_int,
-    visibility: c_int,
-    size: u64,
-    comdat_key: *mut c_char,
-    resolution: c_int,
-}
-
-type ClaimHook = unsafe extern "C" fn(*const PluginInputFile, *mut c_int) -> c_int;
-type VoidHook = unsafe extern "C" fn() -> c_int;
-type Onload = unsafe extern "C" fn(*mut Tv) -> c_int;
+use super::plugin_api::{
+    format_message, is_undef, ClaimHook, Onload, PluginInputFile, PluginSymbol, Tv, VoidHook, API_VERSION, LDPL_ERROR, LDPL_FATAL,
+    LDPL_WARNING, LDPO_DYN, LDPO_EXEC, LDPO_PIE, LDPR_PREEMPTED_IR, LDPR_PREEMPTED_REG, LDPR_PREVAILING_DEF, LDPR_PREVAILING_DEF_IRONLY,
+    LDPR_RESOLVED_EXEC, LDPR_RESOLVED_IR, LDPR_UNDEF, LDPS_BAD_HANDLE, LDPS_ERR, LDPS_OK, LDPT_ADD_INPUT_FILE, LDPT_ADD_SYMBOLS,
+    LDPT_API_VERSION, LDPT_GET_INPUT_FILE, LDPT_GET_SYMBOLS, LDPT_GET_SYMBOLS_V2, LDPT_GET_SYMBOLS_V3, LDPT_GET_VIEW, LDPT_LINKER_OUTPUT,
+    LDPT_MESSAGE, LDPT_NULL, LDPT_OPTION, LDPT_OUTPUT_NAME, LDPT_REGISTER_ALL_SYMBOLS_READ_HOOK, LDPT_REGISTER_CLAIM_FILE_HOOK,
+    LDPT_REGISTER_CLEANUP_HOOK, LDPT_RELEASE_INPUT_FILE,
+};
 
 // ---------------------------------------------------------------------------------------------
 // The request file: one item per line, `key value...`; strings are hex-encoded so any byte
@@ -423,10 +353,6 @@ unsafe extern "C" fn cb_add_symbols(handle: *mut c_void, n: c_int, syms: *const 
     })
 }
 
-fn is_undef(kind: u8) -> bool {
-    kind == LDPK_UNDEF || kind == LDPK_WEAKUNDEF
-}
-
 /// The gold resolution for every symbol of every file, from dtld's flags.
 fn compute_resolutions(files: &[(Vec<(Vec<u8>, u8)>, Vec<String>)]) -> Vec<Vec<c_int>> {
     let prevailing: HashSet<&[u8]> = files
@@ -526,68 +452,6 @@ unsafe extern "C" fn cb_add_input_file(path: *const c_char) -> c_int {
     })
 }
 
-/// Formats a printf format with up to four integer or pointer arguments (all LLVMgold uses).
-///
-/// # Safety
-/// `%s` arguments must be null or valid C strings.
-unsafe fn format_message(fmt: &[u8], args: [usize; 4]) -> String {
-    let mut out = Vec::new();
-    let mut next = args.iter().copied();
-    let mut i = 0;
-    while i < fmt.len() {
-        let c = fmt[i];
-        i += 1;
-        if c != b'%' {
-            out.push(c);
-            continue;
-        }
-        let start = i - 1;
-        // Flags, width and precision are ignored; length modifiers pick the width of integers.
-        while i < fmt.len() && matches!(fmt[i], b'-' | b'+' | b' ' | b'#' | b'0'..=b'9' | b'.') {
-            i += 1;
-        }
-        let mut long = false;
-        while i < fmt.len() && matches!(fmt[i], b'l' | b'z' | b'j' | b't' | b'h') {
-            long |= matches!(fmt[i], b'l' | b'z' | b'j' | b't');
-            i += 1;
-        }
-        let Some(&conv) = fmt.get(i) else {
-            out.extend_from_slice(&fmt[start..]);
-            break;
-        };
-        i += 1;
-        match conv {
-            b'%' => out.push(b'%'),
-            b's' => {
-                let p = next.next().unwrap_or(0) as *const c_char;
-                if p.is_null() {
-                    out.extend_from_slice(b"(null)");
-                } else {
-                    out.extend_from_slice(unsafe { CStr::from_ptr(p) }.to_bytes());
-                }
-            }
-            b'd' | b'i' => {
-                let v = next.next().unwrap_or(0);
-                let v = if long { v as i64 } else { v as u32 as i32 as i64 };
-                out.extend_from_slice(v.to_string().as_bytes());
-            }
-            b'u' => {
-                let v = next.next().unwrap_or(0);
-                let v = if long { v as u64 } else { v as u32 as u64 };
-                out.extend_from_slice(v.to_string().as_bytes());
-            }
-            b'x' | b'p' => {
-                let v = next.next().unwrap_or(0);
-                let v = if long || conv == b'p' { v as u64 } else { v as u32 as u64 };
-                out.extend_from_slice(format!("{}{v:x}", if conv == b'p' { "0x" } else { "" }).as_bytes());
-            }
-            b'c' => out.push(next.next().unwrap_or(0) as u8),
-            _ => out.extend_from_slice(&fmt[start..i]),
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// `ld_plugin_message` is C-variadic. On x86-64 SysV the first integer/pointer variadic
 /// arguments travel in the same registers as fixed ones, so reading them as four extra
 /// `usize` parameters is sound for the integer and pointer arguments LLVMgold passes.
@@ -658,7 +522,7 @@ fn helper(args: &[String]) -> std::result::Result<i32, String> {
 
     let leak = |s: &str| -> std::result::Result<usize, String> { Ok(CString::new(s).map_err(|_| format!("option contains a NUL byte: {s}"))?.into_raw() as usize) };
     let mut tv = vec![
-        Tv { tag: LDPT_API_VERSION, val: 1 },
+        Tv { tag: LDPT_API_VERSION, val: API_VERSION },
         Tv { tag: LDPT_LINKER_OUTPUT, val: req.linker_output },
         Tv { tag: LDPT_OUTPUT_NAME, val: leak(&req.output_name)? },
         Tv { tag: LDPT_REGISTER_CLAIM_FILE_HOOK, val: cb_register_claim as *const () as usize },
@@ -730,6 +594,7 @@ fn helper(args: &[String]) -> std::result::Result<i32, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lto::plugin_api::LDPK_UNDEF;
 
     #[test]
     fn request_roundtrip() {
@@ -744,15 +609,6 @@ mod tests {
         assert!(Request::decode("dtld-gold-request 1\nplugin x00\n").is_err());
         assert!(Request::decode("junk").is_err());
         assert!(Request::decode("dtld-gold-request 1\nsym x61 x\nend\n").is_err());
-    }
-
-    #[test]
-    fn messages() {
-        let s = CString::new("boom").unwrap();
-        let m = unsafe { format_message(b"%s: %d%% of %zu, %lld %q", [s.as_ptr() as usize, (-3i32) as u32 as usize, 7, (-9i64) as usize]) };
-        assert_eq!(m, "boom: -3% of 7, -9 %q");
-        assert_eq!(unsafe { format_message(b"%u/%x", [5, 255, 0, 0]) }, "5/ff");
-        assert_eq!(unsafe { format_message(b"%s", [0, 0, 0, 0]) }, "(null)");
     }
 
     #[test]

@@ -10,10 +10,12 @@
 pub mod backend;
 pub mod bitstream;
 pub mod dtlto;
+pub mod gcc;
 pub mod goldhost;
 pub mod irsymtab;
 pub mod llvm;
 pub mod options;
+pub mod plugin_api;
 pub mod resolution;
 pub mod skipindex;
 pub mod thinlink;
@@ -519,7 +521,7 @@ fn in_process(
     Ok(objects)
 }
 
-fn lto_input(name: String, data: Vec<u8>) -> InputFile {
+pub(crate) fn lto_input(name: String, data: Vec<u8>) -> InputFile {
     InputFile {
         path: PathBuf::from(&name),
         name,

@@ -4,7 +4,8 @@
 //! `-plugin-opt=` and `-mllvm`; this module turns them into one `LtoOptions` with lld's meanings
 //! and defaults. `-plugin-opt=` values are lld's aliases for the options clang passes to a
 //! linker it believes uses LLVMgold.so (`O2`, `mcpu=`, `thinlto`, `jobs=`, ...). When the plugin
-//! is GCC's `liblto_plugin.so` (gcc always passes it), its options are GCC's and are ignored.
+//! is GCC's `liblto_plugin.so` (gcc always passes it), its options are GCC's: they are not read
+//! here but handed to GCC's plugin unchanged (`lto::gcc`).
 
 use std::path::PathBuf;
 
