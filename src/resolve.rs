@@ -109,9 +109,9 @@ pub struct Symbol {
     /// Defined by `--defsym`, or named by `--wrap` (LTO's `LinkerRedefined`: no inlining or
     /// other interprocedural optimization across it, its value is not final).
     pub script_defined: bool,
-    /// `st_type` of the first object-file reference (what an undefined symbol keeps in the
-    /// output's symbol tables, as lld).
-    pub ref_type: u8,
+    /// `st_type` of the first undefined reference, from an object or a shared library (what an
+    /// undefined symbol keeps in the output's symbol tables, as lld); `None` before one.
+    pub ref_type: Option<u8>,
 }
 
 pub struct Resolved {
@@ -452,6 +452,9 @@ pub fn finish(mut self) -> Result<Resolved> {
             }
         }
     }
+    let files = &r.files;
+    let inputs = &r.inputs;
+    let dso_needed = &r.dso_needed;
     for sym in r.symbols.iter_mut() {
         // Whatever is still lazy or undefined is an undefined symbol, weak unless some object
         // referenced it strongly.
@@ -459,10 +462,15 @@ pub fn finish(mut self) -> Result<Resolved> {
             sym.def = Def::Undefined;
             sym.weak = !sym.strong_ref;
         }
-        if let Def::Shared(f, _) = sym.def {
-            if r.inputs[f].as_needed && !r.dso_needed[f] {
+        if let Def::Shared(f, k) = sym.def {
+            if inputs[f].as_needed && !dso_needed[f] {
+                // lld keeps the library's symbol (its type shows in the symbol tables) but the
+                // library is not needed, so the reference is written as an undefined weak one.
+                let File::Shared(dso) = &files[f] else { unreachable!() };
+                let ty = dso.syms[k].sym.st_type();
                 sym.def = Def::Undefined;
                 sym.weak = true;
+                sym.ref_type = Some(if ty == elf::STT_GNU_IFUNC { elf::STT_FUNC } else { ty });
             }
         }
     }
@@ -680,7 +688,7 @@ impl<'c> Resolver<'c> {
             strong_ref_native: false,
             obj_ref_native: false,
             script_defined: false,
-            ref_type: elf::STT_NOTYPE,
+            ref_type: None,
         });
         self.r.by_name.insert(name, id);
         id
@@ -876,8 +884,8 @@ impl<'c> Resolver<'c> {
                 self.errors.push(format!("{}: local symbol {} found in the global part of the symbol table", self.r.files[f].name(), String::from_utf8_lossy(name)));
                 continue;
             }
-            if shndx == elf::SHN_UNDEF && !self.r.symbols[id].obj_ref && self.r.symbols[id].ref_type == elf::STT_NOTYPE {
-                self.r.symbols[id].ref_type = s.st_type();
+            if shndx == elf::SHN_UNDEF && self.r.symbols[id].ref_type.is_none() {
+                self.r.symbols[id].ref_type = Some(s.st_type());
             }
             if shndx == elf::SHN_UNDEF || in_discarded {
                 undefined_steps.push(Step::Undefined { id, weak: bind == elf::STB_WEAK, native: true });
@@ -1092,18 +1100,21 @@ impl<'c> Resolver<'c> {
             // stops the -l search from finding them.
         }
         let File::Shared(s) = &self.r.files[f] else { unreachable!() };
-        let entries: Vec<(usize, &'static [u8], Option<&'static [u8]>, bool, bool, bool)> = s
+        let entries: Vec<(usize, &'static [u8], Option<&'static [u8]>, bool, bool, bool, u8)> = s
             .syms
             .iter()
             .enumerate()
-            .map(|(k, d)| (k, d.name, d.version, d.hidden, d.defined, d.sym.st_bind() == elf::STB_WEAK))
+            .map(|(k, d)| (k, d.name, d.version, d.hidden, d.defined, d.sym.st_bind() == elf::STB_WEAK, d.sym.st_type()))
             .collect();
         let mut dso_steps = Vec::new();
-        for (k, name, version, hidden, defined, weak) in entries {
+        for (k, name, version, hidden, defined, weak, d_type) in entries {
             if !defined {
                 // A library's undefined reference: the executable must export a definition.
                 let id = self.intern(name);
                 self.r.symbols[id].dso_ref = true;
+                if self.r.symbols[id].ref_type.is_none() {
+                    self.r.symbols[id].ref_type = Some(d_type);
+                }
                 self.r.symbols[id].used_in_regular = true;
                 if !weak {
                     dso_steps.push(Step::DsoRef(id));

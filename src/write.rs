@@ -912,7 +912,7 @@ fn build_symtab(l: &Layout) -> SymtabOut {
                 } else if sym.weak && sym.obj_ref {
                     // Only names a loaded object refers to: lazy symbols of members that were
                     // never extracted are not part of the output (lld's isUsedInRegularObj).
-                    (elf::STB_WEAK << 4 | sym.ref_type, 0, 0, 0)
+                    (elf::STB_WEAK << 4 | sym.ref_type.unwrap_or(elf::STT_NOTYPE), 0, 0, 0)
                 } else {
                     continue;
                 }

@@ -379,7 +379,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
             // An undefined symbol (weak in executables; a library's may be strong).
             None => {
                 let bind = if s.strong_ref { elf::STB_GLOBAL } else { elf::STB_WEAK };
-                (0, 0, 0, (bind << 4) | s.ref_type)
+                (0, 0, 0, (bind << 4) | s.ref_type.unwrap_or(elf::STT_NOTYPE))
             }
         },
     }
