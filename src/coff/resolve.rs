@@ -83,6 +83,9 @@ pub struct Symbol {
     pub used_in_regular: bool,
     /// A weak bitcode definition (weak/linkonce linkage): a later strong one replaces it.
     pub weak_def: bool,
+    /// A bitcode common symbol (`-fcommon`): its size (lld's `DefinedCommon` without a chunk);
+    /// 0 for anything else.
+    pub bitcode_common: u32,
 }
 
 pub enum Kind {
@@ -241,7 +244,7 @@ impl<'a> Resolver<'a> {
         }
         let name: &'static str = Box::leak(name.to_string().into_boxed_str());
         let id = self.r.symbols.len();
-        self.r.symbols.push(Symbol { name, def: Def::Undefined, weak_alias: None, pending_load: false, pseudo_reloc: false, comdat: false, used_in_regular: false, weak_def: false });
+        self.r.symbols.push(Symbol { name, def: Def::Undefined, weak_alias: None, pending_load: false, pseudo_reloc: false, comdat: false, used_in_regular: false, weak_def: false, bitcode_common: 0 });
         self.r.by_name.insert(name, id);
         (id, true)
     }
@@ -305,6 +308,7 @@ impl<'a> Resolver<'a> {
             s.def = Def::Regular(f, idx);
             s.comdat = false;
             s.weak_alias = None;
+            s.bitcode_common = 0;
         } else {
             self.duplicate(id, Some(f));
         }
@@ -318,6 +322,7 @@ impl<'a> Resolver<'a> {
             s.def = Def::Regular(f, idx);
             s.comdat = true;
             s.weak_alias = None;
+            s.bitcode_common = 0;
             return (id, true);
         }
         if !self.r.symbols[id].comdat {
@@ -333,7 +338,9 @@ impl<'a> Resolver<'a> {
             // A definition wins over a common symbol; of two commons, the larger.
             Def::Regular(..) => {}
             Def::Common(_, _, old) if old >= size => {}
+            Def::Bitcode(..) if s.bitcode_common == 0 || s.bitcode_common >= size => {}
             _ => {
+                s.bitcode_common = 0;
                 s.def = Def::Common(f, idx, size);
                 s.weak_alias = None;
             }
@@ -575,24 +582,48 @@ impl<'a> Resolver<'a> {
     /// lld's `BitcodeFile::parse`: the symbols LTO resolves (`BitcodeFile::syms`, index `k`
     /// in `Def::Bitcode`), then the module's linker options (`-export:` of dllexport).
     fn add_bitcode(&mut self, b: crate::lto::BitcodeFile, display: String, name: &str, parent: &str) {
-        let syms: Vec<(String, bool, bool, bool)> =
-            (0..b.syms.len()).map(|k| b.sym(k)).map(|s| (String::from_utf8_lossy(s.name).into_owned(), s.undefined(), s.weak(), s.comdat.is_some())).collect();
+        let syms: Vec<(String, bool, bool, bool, u32)> = (0..b.syms.len())
+            .map(|k| b.sym(k))
+            .map(|s| (String::from_utf8_lossy(s.name).into_owned(), s.undefined(), s.weak(), s.comdat.is_some(), if s.common() { s.common_size.max(1) } else { 0 }))
+            .collect();
         let opts = b.ir.coff_linker_opts;
         let f = self.new_file(Kind::Bitcode(b), display, name, parent);
-        for (k, (n, undef, weak, comdat)) in syms.into_iter().enumerate() {
+        for (k, (n, undef, weak, comdat, common)) in syms.into_iter().enumerate() {
             if undef {
                 self.undefined_ref(&n, weak);
+            } else if common != 0 {
+                // lld's `addCommon`: a common replaces anything but a definition, and a smaller
+                // common; never a duplicate.
+                let (id, new) = self.insert(&n);
+                let s = &self.r.symbols[id];
+                let replace = match s.def {
+                    _ if new => true,
+                    Def::Undefined | Def::Lazy(..) => true,
+                    Def::Common(_, _, old) => common > old,
+                    Def::Bitcode(..) => s.bitcode_common != 0 && common > s.bitcode_common,
+                    _ => false,
+                };
+                if replace {
+                    let s = &mut self.r.symbols[id];
+                    s.def = Def::Bitcode(f, k);
+                    s.weak_alias = None;
+                    s.comdat = false;
+                    s.weak_def = false;
+                    s.bitcode_common = common;
+                }
             } else {
                 let (id, new) = self.insert(&n);
                 let def = self.r.symbols[id].def;
+                let old_common = matches!(def, Def::Common(..)) || (matches!(def, Def::Bitcode(..)) && self.r.symbols[id].bitcode_common != 0);
                 let replaces_weak = matches!(def, Def::Bitcode(..)) && self.r.symbols[id].weak_def && !weak;
-                if new || matches!(def, Def::Undefined | Def::Lazy(..)) || replaces_weak {
+                if new || matches!(def, Def::Undefined | Def::Lazy(..)) || replaces_weak || old_common {
                     let s = &mut self.r.symbols[id];
                     s.def = Def::Bitcode(f, k);
                     s.weak_alias = None;
                     s.comdat = comdat;
                     s.weak_def = weak;
-                } else if !weak && !comdat && !self.r.symbols[id].comdat && !matches!(def, Def::Common(..)) {
+                    s.bitcode_common = 0;
+                } else if !weak && !comdat && !self.r.symbols[id].comdat {
                     self.duplicate(id, Some(f));
                 }
             }
@@ -1101,6 +1132,7 @@ impl<'a> Resolver<'a> {
             if let Def::Bitcode(..) = s.def {
                 s.def = Def::Undefined;
                 s.comdat = false;
+                s.bitcode_common = 0;
             }
         }
         for o in objects {

@@ -10,10 +10,10 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use dtld_tests::{command_line, run_tool_ok, CompileCache, Outcome, CLANG, CLANGXX, LLVM_AR};
+use dtld_tests::{command_line, run_tool_ok, CompileCache, Outcome, CLANG, CLANGXX, LLVM_AR, LLVM_LIB};
 use serde_json::{json, Value};
 
-use crate::directives::{self, Fixture};
+use crate::directives::{self, Fixture, LibKind};
 
 /// `DTLD_HARNESS_KEEP=1`: keep every trial's build directory (failed trials always keep it).
 pub fn keep_build_dirs() -> bool {
@@ -131,11 +131,15 @@ pub fn build_inputs(
         for src in &lib.sources.files {
             objs.push(compile(src, &flags, &subdir, repro)?);
         }
-        let mut ar = Command::new(LLVM_AR);
-        ar.current_dir(dir)
-            .arg(kind.ar_flags())
-            .arg(&lib.name)
-            .args(&objs);
+        let mut ar = if *kind == LibKind::Lib {
+            let mut c = Command::new(LLVM_LIB);
+            c.current_dir(dir).arg(format!("/out:{}", lib.name)).args(&objs);
+            c
+        } else {
+            let mut c = Command::new(LLVM_AR);
+            c.current_dir(dir).arg(kind.ar_flags()).arg(&lib.name).args(&objs);
+            c
+        };
         repro(command_line(&ar));
         run_tool_ok(&mut ar)?;
         if lib.linked {
