@@ -87,7 +87,8 @@ pub struct CoffConfig {
     pub no_entry: bool,
     pub subsystem: Option<u16>,
     pub subsystem_version: Option<(u16, u16)>,
-    pub os_version: (u16, u16),
+    /// `/osversion:`; `None` follows the subsystem version, as lld-link does.
+    pub os_version: Option<(u16, u16)>,
     pub image_version: (u16, u16),
     pub image_base: Option<u64>,
     pub dynamic_base: bool,
@@ -127,6 +128,8 @@ pub struct CoffConfig {
     pub alternate_names: Vec<(String, String)>,
     pub allow_multiple: bool,
     pub verbose: bool,
+    /// `/demangle[:no]` (MinGW `--(no-)demangle`): C++ names in diagnostics and maps.
+    pub demangle: bool,
     pub threads: Option<usize>,
     pub error_limit: usize,
     pub lto: CoffLto,
@@ -150,7 +153,7 @@ impl CoffConfig {
             no_entry: false,
             subsystem: None,
             subsystem_version: None,
-            os_version: (6, 0),
+            os_version: None,
             image_version: (0, 0),
             image_base: None,
             dynamic_base: true,
@@ -183,6 +186,7 @@ impl CoffConfig {
             alternate_names: Vec::new(),
             allow_multiple: false,
             verbose: false,
+            demangle: true,
             threads: None,
             error_limit: 20,
             lto: CoffLto::default(),
@@ -200,6 +204,16 @@ impl CoffConfig {
     /// Whether unreferenced COMDAT sections are dropped (lld-link's `doGC`).
     pub fn do_gc(&self) -> bool {
         self.gc.unwrap_or(self.debug == DebugMode::None)
+    }
+
+    /// The subsystem version (`/subsystem:x,maj.min`; lld-link's default 6.0 for x64).
+    pub fn subsystem_version(&self) -> (u16, u16) {
+        self.subsystem_version.unwrap_or((6, 0))
+    }
+
+    /// The OS version: `/osversion:`, else the subsystem version (lld-link).
+    pub fn os_version(&self) -> (u16, u16) {
+        self.os_version.unwrap_or_else(|| self.subsystem_version())
     }
 
     /// Whether the image can be rebased (has a `.reloc` section).

@@ -20,6 +20,7 @@ pub mod armap;
 pub mod baserel;
 pub mod config;
 pub mod deffile;
+pub mod demangle;
 pub mod drectve;
 pub mod exports;
 pub mod gc;

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use super::config::{CoffConfig, CoffInput, ExportSpec};
 use super::drectve::{self, Directive};
 use super::implib::{self, ImportKind, ShortImport};
+use super::demangle::display as demangle;
 use super::object::{self, ObjFile};
 use crate::error::{Error, Result};
 
@@ -297,7 +298,7 @@ impl<'a> Resolver<'a> {
             _ => "<internal>".to_string(),
         };
         let new = new_file.map(|f| self.r.files[f].name.clone()).unwrap_or_else(|| "<internal>".into());
-        self.duplicates.push(format!("duplicate symbol: {}\n>>> defined at {old}\n>>> defined at {new}", self.r.symbols[id].name));
+        self.duplicates.push(format!("duplicate symbol: {}\n>>> defined at {old}\n>>> defined at {new}", demangle(self.r.symbols[id].name, self.config.demangle)));
     }
 
     fn add_regular(&mut self, name: &str, f: FileId, idx: u32) -> SymId {
@@ -883,6 +884,103 @@ impl<'a> Resolver<'a> {
         // lld-link ignores default libraries it cannot find.
     }
 
+    /// `/verbose` output (lld's `Log`).
+    fn log(&self, msg: &str) {
+        if self.config.verbose {
+            eprintln!("dtld: {msg}");
+        }
+    }
+
+    /// lld's `findMangle` for x86-64: the symbol itself if it is not undefined (an undefined
+    /// one counts through its weak alias), else a C++ function of that name (`?name@@Y...`).
+    fn find_mangle(&self, name: &str) -> Option<SymId> {
+        if let Some(id) = self.r.find(name) {
+            if self.r.symbols[id].def != Def::Undefined {
+                return Some(id);
+            }
+            let mut cur = self.r.symbols[id].weak_alias;
+            for _ in 0..100 {
+                let t = cur?;
+                if self.r.symbols[t].def != Def::Undefined {
+                    return Some(t);
+                }
+                cur = self.r.symbols[t].weak_alias;
+            }
+            return None;
+        }
+        let prefix = format!("?{name}@@Y");
+        self.r.symbols.iter().position(|s| s.name.starts_with(&prefix))
+    }
+
+    /// lld's `findUnderscoreMangle`: a definition (or lazy archive symbol) exists.
+    fn find_underscore_mangle(&self, name: &str) -> bool {
+        self.find_mangle(name).is_some_and(|id| self.r.symbols[id].def != Def::Undefined)
+    }
+
+    /// lld's `mangleMaybe`: an undefined symbol with a C++-mangled definition gets it as weak
+    /// alias.
+    fn mangle_maybe(&mut self, id: SymId) {
+        if self.r.symbols[id].def != Def::Undefined || self.r.symbols[id].weak_alias.is_some() {
+            return;
+        }
+        let Some(m) = self.find_mangle(self.r.symbols[id].name) else { return };
+        if m == id {
+            return;
+        }
+        let mname = self.r.symbols[m].name;
+        self.log(&format!("{} aliased to {mname}", self.r.symbols[id].name));
+        let t = self.add_undefined(mname, false);
+        self.r.symbols[id].weak_alias = Some(t);
+    }
+
+    /// lld-link's `inferSubsystem`; `None`: nothing to infer it from.
+    fn infer_subsystem(&self) -> Option<u16> {
+        if self.config.dll {
+            return Some(2);
+        }
+        if self.config.mingw {
+            return Some(3);
+        }
+        let main = self.find_underscore_mangle("main");
+        let wmain = self.find_underscore_mangle("wmain");
+        let winmain = self.find_underscore_mangle("WinMain");
+        let wwinmain = self.find_underscore_mangle("wWinMain");
+        if main || wmain {
+            if winmain || wwinmain {
+                crate::driver::args::warn(&format!(
+                    "found {} and {}; defaulting to /subsystem:console",
+                    if main { "main" } else { "wmain" },
+                    if winmain { "WinMain" } else { "wWinMain" }
+                ));
+            }
+            return Some(3);
+        }
+        (winmain || wwinmain).then_some(2)
+    }
+
+    /// lld-link's `findDefaultEntry`.
+    fn find_default_entry(&self) -> &'static str {
+        if self.config.mingw {
+            return if self.r.subsystem == 2 { "WinMainCRTStartup" } else { "mainCRTStartup" };
+        }
+        if self.r.subsystem == 2 {
+            if self.find_underscore_mangle("wWinMain") {
+                if !self.find_underscore_mangle("WinMain") {
+                    return "wWinMainCRTStartup";
+                }
+                crate::driver::args::warn("found both wWinMain and WinMain; using latter");
+            }
+            return "WinMainCRTStartup";
+        }
+        if self.find_underscore_mangle("wmain") {
+            if !self.find_underscore_mangle("main") {
+                return "wmainCRTStartup";
+            }
+            crate::driver::args::warn("found both wmain and main; using latter");
+        }
+        "mainCRTStartup"
+    }
+
     /// The whole resolution of a link without bitcode (lld's `linkerMain` from reading inputs
     /// to `resolveRemainingUndefines`).
     pub fn resolve(mut self) -> Result<Resolved> {
@@ -909,19 +1007,33 @@ impl<'a> Resolver<'a> {
         if !self.errors.is_empty() {
             return Err(Error::many(std::mem::take(&mut self.errors)));
         }
-        // Subsystem and entry point (they depend on the symbols read so far).
-        self.r.subsystem = config.subsystem.filter(|&s| s != 0).unwrap_or(if config.dll || !config.mingw && self.r.find("WinMain").is_some() { 2 } else { 3 });
-        if !config.no_entry {
-            let name = match &config.entry {
-                Some(e) => e.clone(),
-                None if config.dll => "_DllMainCRTStartup".to_string(),
-                None if config.mingw || self.r.subsystem != 2 => {
-                    if self.r.subsystem == 2 { "WinMainCRTStartup".into() } else { "mainCRTStartup".into() }
-                }
-                None => "WinMainCRTStartup".into(),
+        // lld stops after reading the command line's files if any of them clashed.
+        if !self.duplicates.is_empty() {
+            return Err(Error::many(std::mem::take(&mut self.duplicates)));
+        }
+        // Subsystem and entry point (they depend on the symbols read so far): lld-link's
+        // `inferSubsystem` and `findDefaultEntry`.
+        self.r.subsystem = match config.subsystem.filter(|&s| s != 0) {
+            Some(s) => s,
+            None => match self.infer_subsystem() {
+                Some(s) => s,
+                None => crate::bail!("subsystem must be defined"),
+            },
+        };
+        if let Some(e) = &config.entry {
+            if e.is_empty() {
+                crate::bail!("missing entry point symbol name");
+            }
+            self.r.entry = Some(self.add_undefined(e, false));
+        } else if !config.no_entry {
+            let name = if config.dll {
+                if config.mingw { "DllMainCRTStartup" } else { "_DllMainCRTStartup" }
+            } else {
+                let s = self.find_default_entry();
+                self.log(&format!("Entry name inferred: {s}"));
+                s
             };
-            let name = if config.mingw && config.dll && config.entry.is_none() { "DllMainCRTStartup".to_string() } else { name };
-            self.r.entry = Some(self.add_undefined(&name, false));
+            self.r.entry = Some(self.add_undefined(name, false));
         }
         // Symbols the linker defines (lld's Driver: before the resolution loop).
         if config.mingw || config.pseudo_relocs {
@@ -954,6 +1066,11 @@ impl<'a> Resolver<'a> {
             }
             if self.r.find("_load_config_used").is_some() {
                 self.add_undefined("_load_config_used", false);
+            }
+            // lld's `mangleMaybe`: an entry point only defined as a C++ function
+            // (`?main@@YAHXZ`) is reached through a weak alias.
+            if let Some(e) = self.r.entry {
+                self.mangle_maybe(e);
             }
             for n in config.include_optional.clone() {
                 if self.r.find(&n).is_some_and(|id| self.is_lazy(id)) {
@@ -1226,7 +1343,7 @@ impl<'a> Resolver<'a> {
         let mut root_undefs = HashSet::new();
         for id in roots {
             if undefs.contains(&id) && root_undefs.insert(id) {
-                msgs.push(format!("<root>: undefined symbol: {}", demangle(self.r.symbols[id].name)));
+                msgs.push(format!("<root>: undefined symbol: {}", demangle(self.r.symbols[id].name, self.config.demangle)));
             }
         }
         for id in undefs {
@@ -1288,14 +1405,14 @@ impl<'a> Resolver<'a> {
                     if refs.len() < 3 {
                         let at = containing_symbol(obj, si as u32 + 1, r.virtual_address.get(::object::LittleEndian));
                         refs.push(match at {
-                            Some(s) => format!(">>> referenced by {}:({})", file.name, demangle(s)),
+                            Some(s) => format!(">>> referenced by {}:({})", file.name, demangle(s, self.config.demangle)),
                             None => format!(">>> referenced by {}", file.name),
                         });
                     }
                 }
             }
         }
-        let mut m = format!("undefined symbol: {}", demangle(name));
+        let mut m = format!("undefined symbol: {}", demangle(name, self.config.demangle));
         for r in &refs {
             m.push('\n');
             m.push_str(r);
@@ -1331,15 +1448,6 @@ fn containing_symbol(obj: &ObjFile, sec: u32, addr: u32) -> Option<&'static str>
 
 use ::object::pe as object_pe;
 
-/// Itanium names as lld's `-demangle` (the MinGW default) prints them.
-pub(crate) fn demangle(name: &str) -> String {
-    // lld's maybeDemangleSymbol: `__imp_x` reads `__declspec(dllimport) x`.
-    let (prefix, rest) = match name.strip_prefix("__imp_") {
-        Some(r) => ("__declspec(dllimport) ", r),
-        None => ("", name),
-    };
-    format!("{prefix}{}", String::from_utf8_lossy(&crate::elf::version_script::demangle(rest.as_bytes())))
-}
 
 /// lld's `readSection` filter: sections that never become chunks.
 fn keep_section(s: &object::Section, include_dwarf: bool) -> bool {

@@ -254,11 +254,12 @@ fn write_headers(l: &Layout, b: &mut [u8], symtab: Option<(u32, u32)>, sec_names
     put64(b, p + 24, l.image_base);
     put32(b, p + 32, c.section_align);
     put32(b, p + 36, c.file_align);
-    put16(b, p + 40, c.os_version.0);
-    put16(b, p + 42, c.os_version.1);
+    let (osma, osmi) = c.os_version();
+    put16(b, p + 40, osma);
+    put16(b, p + 42, osmi);
     put16(b, p + 44, c.image_version.0);
     put16(b, p + 46, c.image_version.1);
-    let (ssma, ssmi) = c.subsystem_version.unwrap_or((6, 0));
+    let (ssma, ssmi) = c.subsystem_version();
     put16(b, p + 48, ssma);
     put16(b, p + 50, ssmi);
     put32(b, p + 56, l.size_of_image);

@@ -88,7 +88,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
             }
             "osversion" => {
                 let (ma, mi) = v.split_once('.').unwrap_or((&v, "0"));
-                c.os_version = (ma.parse().unwrap_or(6), mi.parse().unwrap_or(0));
+                c.os_version = Some((ma.parse().unwrap_or(6), mi.parse().unwrap_or(0)));
             }
             "version" if !v.is_empty() => {
                 let (ma, mi) = v.split_once('.').unwrap_or((&v, "0"));
@@ -171,6 +171,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
             "errorlimit" => c.error_limit = v.parse().unwrap_or(20),
             "threads" => c.threads = v.parse().ok(),
             "verbose" => c.verbose = true,
+            "demangle" => c.demangle = yes(&v),
             "lldsavetemps" => c.lto.save_temps = true,
             "lldmingw" => {
                 c.mingw = true;

@@ -227,6 +227,8 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
             "v" => verbose_v = true,
             "version" => version = true,
             "verbose" => c.verbose = true,
+            "demangle" => c.demangle = true,
+            "no-demangle" => c.demangle = false,
             "save-temps" => c.lto.save_temps = true,
             "help" => return Ok(CoffAction::Help),
             _ => {} // accepted and without effect for dtld
@@ -261,7 +263,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
         }
     }
     if os_major.is_some() || os_minor.is_some() {
-        c.os_version = (num(os_major.as_deref().unwrap_or("6"), &mut errors), num(os_minor.as_deref().unwrap_or("0"), &mut errors));
+        c.os_version = Some((num(os_major.as_deref().unwrap_or("6"), &mut errors), num(os_minor.as_deref().unwrap_or("0"), &mut errors)));
     }
     if ss_major.is_some() || ss_minor.is_some() {
         c.subsystem_version = Some((num(ss_major.as_deref().unwrap_or("6"), &mut errors), num(ss_minor.as_deref().unwrap_or("0"), &mut errors)));
