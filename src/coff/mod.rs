@@ -55,6 +55,10 @@ pub fn link(config: &config::CoffConfig) -> Result<()> {
     }
     let resolved = resolver.finish()?;
     let layout = layout::layout(config, &resolved)?;
+    if config.diag.error_count() > 0 {
+        // `/WX`: a warning was an error; nothing is written.
+        return Err(Error::many(Vec::new()));
+    }
     if let Some(p) = &config.lldmap {
         // Before the image: lld fails on an unwritable map before committing the output.
         map::write_lldmap(&layout, p)?;

@@ -194,6 +194,8 @@ pub struct Resolver<'a> {
     export_specs: Vec<ExportSpec>,
     /// The names in `export_specs`, for duplicate checks in constant time.
     export_names: HashSet<String>,
+    /// `/failifmismatch`: key → (value, who set it).
+    must_match: HashMap<String, (String, String)>,
 }
 
 fn basename(p: &str) -> &str {
@@ -236,6 +238,7 @@ impl<'a> Resolver<'a> {
             default_libs: Vec::new(),
             export_specs: config.exports.clone(),
             export_names: config.exports.iter().map(|e| e.name.clone()).collect(),
+            must_match: HashMap::new(),
         }
     }
 
@@ -843,6 +846,10 @@ impl<'a> Resolver<'a> {
                 }
                 Directive::AlternateName { from, to } => self.alternate_names.push((from, to)),
                 Directive::ExcludeSymbols(v) => self.r.exclude_symbols.extend(v),
+                Directive::FailIfMismatch { key, value } => {
+                    let src = self.r.files[f].name.clone();
+                    self.fail_if_mismatch(&key, &value, src);
+                }
                 Directive::Unknown(t) => eprintln!("dtld: warning: {}: ignoring unknown argument: {t}", self.r.files[f].name),
                 _ => {}
             }
@@ -870,18 +877,29 @@ impl<'a> Resolver<'a> {
         }
         for c in &cands {
             if Path::new(c).is_absolute() && Path::new(c).exists() {
-                self.enqueue_path(CoffInput { path: PathBuf::from(c), whole_archive: false });
+                self.enqueue_path(CoffInput::new(PathBuf::from(c), false));
                 return;
             }
             for d in &self.config.lib_paths {
                 let p = d.join(c);
                 if p.exists() {
-                    self.enqueue_path(CoffInput { path: p, whole_archive: false });
+                    self.enqueue_path(CoffInput::new(p, false));
                     return;
                 }
             }
         }
         // lld-link ignores default libraries it cannot find.
+    }
+
+    /// lld's `checkFailIfMismatch`: every `/failifmismatch:key=value` (command line and
+    /// `.drectve`) must agree on each key's value.
+    fn fail_if_mismatch(&mut self, key: &str, value: &str, source: String) {
+        if let Some((old, old_src)) = self.must_match.get(key) {
+            if old != value {
+                self.errors.push(format!("/failifmismatch: mismatch detected for '{key}':\n>>> {old_src} has value {old}\n>>> {source} has value {value}"));
+            }
+        }
+        self.must_match.insert(key.to_string(), (value.to_string(), source));
     }
 
     /// `/verbose` output (lld's `Log`).
@@ -992,6 +1010,9 @@ impl<'a> Resolver<'a> {
     /// chosen — what lld has done when it calls `compileBitcodeFiles`.
     pub fn start(&mut self) -> Result<()> {
         let config = self.config;
+        for (k, v) in &config.fail_if_mismatch {
+            self.fail_if_mismatch(k, v, "cmd-line".into());
+        }
         // lld-link's `isWholeArchive`: an input is read whole when the same file (by identity,
         // not by spelling) is also named as a whole archive; `enqueue_path` skips the repeat.
         let whole: HashSet<PathBuf> = config.inputs.iter().filter(|i| i.whole_archive).filter_map(|i| std::fs::canonicalize(&i.path).ok()).collect();
@@ -1262,7 +1283,7 @@ impl<'a> Resolver<'a> {
     /// The second pass after LTO: native objects replace the bitcode definitions.
     pub fn add_objects(&mut self, paths: &[PathBuf]) -> Result<()> {
         for p in paths {
-            self.enqueue_path(CoffInput { path: p.clone(), whole_archive: false });
+            self.enqueue_path(CoffInput::new(p.clone(), false));
         }
         self.run();
         if self.errors.is_empty() { Ok(()) } else { Err(Error::many(std::mem::take(&mut self.errors))) }

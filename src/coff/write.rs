@@ -234,6 +234,10 @@ fn write_headers(l: &Layout, b: &mut [u8], symtab: Option<(u32, u32)>, sec_names
     if !c.relocatable() {
         ch |= pe::IMAGE_FILE_RELOCS_STRIPPED;
     }
+    ch |= c.swaprun;
+    if c.driver.is_some_and(|(_, uponly)| uponly) {
+        ch |= pe::IMAGE_FILE_UP_SYSTEM_ONLY;
+    }
     put16(b, o + 18, ch);
     o += 20;
     let p = o;
@@ -277,6 +281,24 @@ fn write_headers(l: &Layout, b: &mut [u8], symtab: Option<(u32, u32)>, sec_names
     }
     if c.tsaware && !c.dll {
         dc |= pe::IMAGE_DLLCHARACTERISTICS_TERMINAL_SERVER_AWARE;
+    }
+    if !c.allow_bind {
+        dc |= pe::IMAGE_DLLCHARACTERISTICS_NO_BIND;
+    }
+    if !c.allow_isolation {
+        dc |= pe::IMAGE_DLLCHARACTERISTICS_NO_ISOLATION;
+    }
+    if c.appcontainer {
+        dc |= pe::IMAGE_DLLCHARACTERISTICS_APPCONTAINER;
+    }
+    if c.integrity_check {
+        dc |= pe::IMAGE_DLLCHARACTERISTICS_FORCE_INTEGRITY;
+    }
+    if c.driver.is_some_and(|(wdm, _)| wdm) {
+        dc |= pe::IMAGE_DLLCHARACTERISTICS_WDM_DRIVER;
+    }
+    if c.guard_cf {
+        dc |= pe::IMAGE_DLLCHARACTERISTICS_GUARD_CF;
     }
     put16(b, p + 70, dc);
     put64(b, p + 72, c.stack.0);

@@ -289,9 +289,9 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
     for p in pos {
         match p {
             Pos::Input(f) if f.len() >= 4 && f[f.len() - 4..].eq_ignore_ascii_case(".def") => def_file = Some(f),
-            Pos::Input(f) => c.inputs.push(CoffInput { path: PathBuf::from(f), whole_archive: whole }),
+            Pos::Input(f) => c.inputs.push(CoffInput::new(PathBuf::from(f), whole)),
             Pos::Lib(n) => match search_library(&n, &search, bstatic) {
-                Some(path) => c.inputs.push(CoffInput { path, whole_archive: whole }),
+                Some(path) => c.inputs.push(CoffInput::new(path, whole)),
                 None => errors.push(format!("unable to find library -l{n}")),
             },
             Pos::Whole(b) => whole = b,
