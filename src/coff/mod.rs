@@ -31,6 +31,7 @@ pub mod map;
 pub mod object;
 pub mod pseudoreloc;
 pub mod resolve;
+pub mod resources;
 pub mod write;
 
 use crate::error::{Error, Result};

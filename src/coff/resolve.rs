@@ -196,6 +196,11 @@ pub struct Resolver<'a> {
     export_names: HashSet<String>,
     /// `/failifmismatch`: key → (value, who set it).
     must_match: HashMap<String, (String, String)>,
+    /// `.res` inputs (name, bytes), in command-line order.
+    res_files: Vec<(String, &'static [u8])>,
+    /// Objects with `.rsrc`/`.rsrc$*` sections, and those sections: held back until
+    /// `convert_resources` decides (lld's `resourceChunks`).
+    rsrc_objs: Vec<(FileId, Vec<u32>)>,
 }
 
 fn basename(p: &str) -> &str {
@@ -239,6 +244,8 @@ impl<'a> Resolver<'a> {
             export_specs: config.exports.clone(),
             export_names: config.exports.iter().map(|e| e.name.clone()).collect(),
             must_match: HashMap::new(),
+            res_files: Vec::new(),
+            rsrc_objs: Vec::new(),
         }
     }
 
@@ -512,6 +519,10 @@ impl<'a> Resolver<'a> {
     /// `member`: the member's header offset in `parent` and whether the archive is thin.
     fn add_buffer(&mut self, data: &'static [u8], name: &str, parent: &str, member: Option<(usize, bool)>) {
         let display = if parent.is_empty() { name.to_string() } else { format!("{}({})", basename(parent), basename(name)) };
+        if super::resources::is_res(data) {
+            self.res_files.push((display, data));
+            return;
+        }
         if implib::is_short_import(data) {
             match implib::parse_short_import(data) {
                 Ok(imp) => self.add_short_import(imp, display, name, parent),
@@ -778,6 +789,12 @@ impl<'a> Resolver<'a> {
             }
         }
         let live: Vec<bool> = state.into_iter().map(|s| s == Some(true)).collect();
+        // Resource sections wait for `convert_resources` (lld's `resourceChunks`).
+        let rsrc: Vec<u32> = (0..nsec as u32).filter(|&k| live[k as usize] && (obj.sections[k as usize].name == ".rsrc" || obj.sections[k as usize].name.starts_with(".rsrc$"))).collect();
+        if !rsrc.is_empty() {
+            order.retain(|c| !matches!(c, ChunkSrc::Sec(k) if rsrc.contains(k)));
+            self.rsrc_objs.push((f, rsrc));
+        }
         for r in &syms {
             if let SymRef::Global(id) = *r {
                 self.r.symbols[id].used_in_regular = true;
@@ -900,6 +917,57 @@ impl<'a> Resolver<'a> {
             }
         }
         self.must_match.insert(key.to_string(), (value.to_string(), source));
+    }
+
+    /// lld's `convertResources`: one resource object links as it is; `.res` files and several
+    /// resource objects (MinGW only) become one object written like `llvm-cvtres`'s.
+    fn convert_resources(&mut self) -> Result<()> {
+        let config = self.config;
+        let objs = std::mem::take(&mut self.rsrc_objs);
+        let res = std::mem::take(&mut self.res_files);
+        if !config.mingw && (objs.len() > 1 || (objs.len() == 1 && !res.is_empty())) {
+            let second = if !res.is_empty() { super::resources::INTERNAL_NAME.to_string() } else { self.r.files[objs[1].0].name.clone() };
+            crate::bail!("{second}: more than one resource obj file not allowed, already got {}", self.r.files[objs[0].0].name);
+        }
+        if res.is_empty() && objs.len() <= 1 {
+            for (f, secs) in objs {
+                self.r.files[f].chunks.extend(secs.into_iter().map(ChunkSrc::Sec));
+            }
+            return Ok(());
+        }
+        let mut tree = super::resources::Tree::new(config.mingw);
+        let mut dups = Vec::new();
+        for (name, data) in &res {
+            tree.add_res(name, data, &mut dups).map_err(Error::new)?;
+        }
+        for (f, _) in &objs {
+            let file = &self.r.files[*f];
+            if let Kind::Obj(o) = &file.kind {
+                tree.add_object(&file.name, o, &mut dups).map_err(Error::new)?;
+            }
+        }
+        if config.mingw {
+            tree.clean_up_manifests(&mut dups);
+        }
+        if !dups.is_empty() {
+            if config.allow_multiple {
+                for d in &dups {
+                    config.diag.warn(d);
+                }
+            } else {
+                return Err(Error::many(dups));
+            }
+        }
+        let bytes: &'static [u8] = Box::leak(tree.write_coff(config.timestamp.unwrap_or(0)).into_boxed_slice());
+        let before = self.rsrc_objs.len();
+        self.add_buffer(bytes, super::resources::INTERNAL_NAME, "", None);
+        for (f, secs) in self.rsrc_objs.drain(before..).collect::<Vec<_>>() {
+            self.r.files[f].chunks.extend(secs.into_iter().map(ChunkSrc::Sec));
+        }
+        if !self.errors.is_empty() {
+            return Err(Error::many(std::mem::take(&mut self.errors)));
+        }
+        Ok(())
     }
 
     /// `/verbose` output (lld's `Log`).
@@ -1028,6 +1096,7 @@ impl<'a> Resolver<'a> {
         if !self.errors.is_empty() {
             return Err(Error::many(std::mem::take(&mut self.errors)));
         }
+        self.convert_resources()?;
         // lld stops after reading the command line's files if any of them clashed.
         if !self.duplicates.is_empty() {
             return Err(Error::many(std::mem::take(&mut self.duplicates)));
