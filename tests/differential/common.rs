@@ -10,7 +10,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use dtld_tests::{command_line, run_tool_ok, CompileCache, Outcome, CLANG, CLANGXX, LLVM_AR, LLVM_LIB};
+use dtld_tests::{command_line, run_tool_ok, CompileCache, Outcome, CLANG, CLANGXX, LLVM_AR, LLVM_LIB, WINDRES};
 use serde_json::{json, Value};
 
 use crate::directives::{self, Fixture, LibKind};
@@ -188,6 +188,14 @@ fn compile(
     let out = dir.join(&rel);
     if let Some(parent) = out.parent() {
         fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+    }
+    if src.extension().is_some_and(|e| e == "rc") {
+        // A resource script: MinGW's resource compiler writes a COFF object with `.rsrc`.
+        let mut c = Command::new(WINDRES);
+        c.arg("-O").arg("coff").arg("-I").arg(src.parent().unwrap_or(Path::new("."))).arg("-i").arg(src).arg("-o").arg(&out);
+        repro(command_line(&c));
+        run_tool_ok(&mut c)?;
+        return Ok(rel);
     }
     let compiler = if directives::is_cxx(src) {
         CLANGXX

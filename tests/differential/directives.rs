@@ -822,11 +822,11 @@ fn sources(dir: &Path, words: Vec<String>) -> Result<Sources, String> {
                     path.display()
                 ));
             }
-            if ![".c", ".s", ".S", ".cc", ".cpp"]
+            if ![".c", ".s", ".S", ".cc", ".cpp", ".rc"]
                 .iter()
                 .any(|e| w.ends_with(e))
             {
-                return Err(format!("source `{w}` must be .c, .cc, .cpp, .s or .S"));
+                return Err(format!("source `{w}` must be .c, .cc, .cpp, .s, .S or .rc (PE resource script)"));
             }
             files.push(path);
         }
