@@ -237,6 +237,8 @@ pub struct CoffConfig {
     pub release: bool,
     /// `/stub:file`: the DOS stub.
     pub stub: Option<PathBuf>,
+    /// `/output-def:` (MinGW `--output-def`): the exports as a `.def` file.
+    pub output_def: Option<PathBuf>,
 }
 
 impl CoffConfig {
@@ -319,6 +321,7 @@ impl CoffConfig {
             force_unresolved: false,
             release: false,
             stub: None,
+            output_def: None,
         }
     }
 

@@ -455,6 +455,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
             }
             "release" => c.release = true,
             "stub" => c.stub = Some(PathBuf::from(v)),
+            "output-def" => c.output_def = Some(PathBuf::from(v)),
             "lldsavetemps" => c.lto.save_temps = true,
             "lldmingw" => {
                 c.mingw = true;
@@ -481,7 +482,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
                 c.icf.get_or_insert(false);
             }
             // Known to lld, changing the output, and not implemented here: refused.
-            "manifest" | "cetcompat" | "linkrepro" | "reproduce" | "lldemit" | "output-def" | "includeglob"
+            "manifest" | "cetcompat" | "linkrepro" | "reproduce" | "lldemit" | "includeglob"
             | "call-graph-ordering-file" | "print-symbol-order" | "lto-sample-profile" | "lto-cs-profile-generate"
             | "lto-cs-profile-file" | "lldltocachepolicy" | "thinlto-emit-imports-files" | "thinlto-index-only"
             | "thinlto-object-suffix-replace" | "thinlto-prefix-replace" | "lto-obj-path" | "defarm64native"
