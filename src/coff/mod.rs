@@ -36,8 +36,46 @@ pub mod write;
 
 use crate::error::{Error, Result};
 
+/// Options both drivers accept that dtld does not implement yet: an error when ignoring them
+/// would change what the output means, a warning otherwise (never silent).
+fn refuse_unimplemented(c: &config::CoffConfig) -> Result<()> {
+    let mut errors = Vec::new();
+    if !c.delay_load.is_empty() {
+        errors.push(format!("/delayload:{} (delay-loaded imports) is not supported by dtld", c.delay_load[0]));
+    }
+    if c.order_file.is_some() {
+        errors.push("/order (section ordering) is not supported by dtld".to_string());
+    }
+    if c.function_pad_min.is_some() {
+        errors.push("/functionpadmin (hotpatch padding) is not supported by dtld".to_string());
+    }
+    if c.map.is_some() {
+        errors.push("/map (link.exe's map format) is not supported by dtld; use /lldmap for lld's map".to_string());
+    }
+    if c.guard_cf {
+        errors.push("/guard:cf (control flow guard tables) is not supported by dtld".to_string());
+    }
+    if c.stub.is_some() {
+        errors.push("/stub (a custom DOS stub) is not supported by dtld".to_string());
+    }
+    if c.release {
+        errors.push("/release (the PE checksum) is not supported by dtld".to_string());
+    }
+    if !errors.is_empty() {
+        return Err(Error::many(errors));
+    }
+    if c.do_icf() {
+        c.diag.warn("identical code folding (/opt:icf, --icf) is not implemented; ignored");
+    }
+    if c.debug_pdb {
+        c.diag.warn("/debug: no PDB is written (not implemented); ignored");
+    }
+    Ok(())
+}
+
 /// Runs one COFF link.
 pub fn link(config: &config::CoffConfig) -> Result<()> {
+    refuse_unimplemented(config)?;
     let mut resolver = resolve::Resolver::new(config);
     resolver.start()?;
     if resolver.resolved().has_bitcode() {
@@ -65,6 +103,19 @@ pub fn link(config: &config::CoffConfig) -> Result<()> {
         map::write_lldmap(&layout, p)?;
     }
     write::write(&layout)?;
+    if let Some(p) = &config.output_def {
+        // lld marks an export DATA when its symbol's chunk is not executable.
+        let by_name = layout.r.exports_by_table_name();
+        let text = deffile::write_def_file(&layout.exports, |e| {
+            let Some(&k) = by_name.get(e.name.as_str()) else { return e.data };
+            let id = layout.r.exports[k].1;
+            match layout.sym_chunk(id).map(|c| &layout.chunks[c]) {
+                Some(c) if c.osec != usize::MAX => layout.osecs[c.osec].chars & ::object::pe::IMAGE_SCN_MEM_EXECUTE == 0,
+                _ => false,
+            }
+        });
+        std::fs::write(p, text).map_err(|e| Error::new(format!("failed to open {}: {}", p.display(), crate::io_error(&e))))?;
+    }
     if let Some(p) = &config.out_implib {
         write_implib(&layout, p)?;
     }

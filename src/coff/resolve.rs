@@ -154,6 +154,12 @@ pub struct Resolved {
     pub local_imports: Vec<SymId>,
     /// Short imports whose thunk `--gc-sections` found unreferenced (`gc.rs`).
     pub gc_dead_thunks: HashSet<FileId>,
+    /// `/merge:from=to` of the command line and `.drectve`, in that order (lld's `parseMerge`).
+    pub merges: Vec<(String, String)>,
+    /// `/section:name,attrs` of the command line and `.drectve`.
+    pub section_attrs: Vec<(String, u32)>,
+    /// `/aligncomm:name,n` (alignment in bytes) of the command line and `.drectve`.
+    pub align_comm: HashMap<String, u32>,
 }
 
 impl Resolved {
@@ -201,6 +207,8 @@ pub struct Resolver<'a> {
     /// Objects with `.rsrc`/`.rsrc$*` sections, and those sections: held back until
     /// `convert_resources` decides (lld's `resourceChunks`).
     rsrc_objs: Vec<(FileId, Vec<u32>)>,
+    /// `--wrap`: (symbol, `__real_` symbol, `__wrap_` symbol).
+    wrapped: Vec<(SymId, SymId, SymId)>,
 }
 
 fn basename(p: &str) -> &str {
@@ -232,6 +240,9 @@ impl<'a> Resolver<'a> {
                 subsystem: 0,
                 local_imports: Vec::new(),
                 gc_dead_thunks: HashSet::new(),
+                merges: config.merges.clone(),
+                section_attrs: config.section_attrs.clone(),
+                align_comm: config.align_comm.iter().cloned().collect(),
             },
             archives: Vec::new(),
             queue: VecDeque::new(),
@@ -246,6 +257,7 @@ impl<'a> Resolver<'a> {
             must_match: HashMap::new(),
             res_files: Vec::new(),
             rsrc_objs: Vec::new(),
+            wrapped: Vec::new(),
         }
     }
 
@@ -863,6 +875,12 @@ impl<'a> Resolver<'a> {
                 }
                 Directive::AlternateName { from, to } => self.alternate_names.push((from, to)),
                 Directive::ExcludeSymbols(v) => self.r.exclude_symbols.extend(v),
+                Directive::Merge { from, to } => self.r.merges.push((from, to)),
+                Directive::Section { name, characteristics } => self.r.section_attrs.push((name, characteristics)),
+                Directive::AlignComm { name, alignment } => {
+                    let a = self.r.align_comm.entry(name).or_insert(alignment);
+                    *a = (*a).max(alignment);
+                }
                 Directive::FailIfMismatch { key, value } => {
                     let src = self.r.files[f].name.clone();
                     self.fail_if_mismatch(&key, &value, src);
@@ -968,6 +986,36 @@ impl<'a> Resolver<'a> {
             return Err(Error::many(std::mem::take(&mut self.errors)));
         }
         Ok(())
+    }
+
+    /// lld's `wrapSymbols`: every object's reference to `x` now means `__wrap_x`, and to
+    /// `__real_x` means `x`.
+    fn wrap_symbols(&mut self) {
+        if self.wrapped.is_empty() {
+            return;
+        }
+        let mut map = HashMap::new();
+        for &(sym, real, wrap) in &self.wrapped {
+            map.insert(sym, wrap);
+            map.insert(real, sym);
+        }
+        for f in &mut self.r.files {
+            for s in &mut f.syms {
+                if let SymRef::Global(id) = s {
+                    if let Some(&to) = map.get(id) {
+                        *s = SymRef::Global(to);
+                    }
+                }
+            }
+        }
+        for &(sym, real, wrap) in &self.wrapped.clone() {
+            // No reference to `__real_x` is left; `__wrap_x` must now be defined if used.
+            if self.r.symbols[real].def == Def::Undefined {
+                self.r.symbols[real].used_in_regular = false;
+            }
+            self.r.symbols[wrap].used_in_regular = true;
+            let _ = sym;
+        }
     }
 
     /// `/verbose` output (lld's `Log`).
@@ -1171,6 +1219,19 @@ impl<'a> Resolver<'a> {
                 break;
             }
         }
+        // lld's `addWrappedSymbols`: `__real_x` and `__wrap_x` for every wrapped `x` that exists.
+        let mut seen = HashSet::new();
+        for name in &config.wrap {
+            if !seen.insert(name.as_str()) {
+                continue;
+            }
+            let Some(sym) = self.r.find(name) else { continue };
+            let real = self.add_undefined(&format!("__real_{name}"), false);
+            let wrap = self.add_undefined(&format!("__wrap_{name}"), false);
+            self.r.symbols[sym].used_in_regular = true;
+            self.wrapped.push((sym, real, wrap));
+        }
+        self.run();
         if config.mingw && config.auto_import {
             // lld's loadMinGWSymbols: load `__imp_foo` for an undefined `foo`.
             for id in 0..self.r.symbols.len() {
@@ -1206,6 +1267,7 @@ impl<'a> Resolver<'a> {
     /// definitions, auto-import), the writer's symbols, crtend.o last, the export list.
     pub fn finish(mut self) -> Result<Resolved> {
         let config = self.config;
+        self.wrap_symbols();
         self.resolve_remaining()?;
         // The writer's symbols replace whatever defined them (lld's `insertCtorDtorSymbols` and
         // `createRuntimePseudoRelocs` use `replaceSymbol` unconditionally).
@@ -1322,7 +1384,9 @@ impl<'a> Resolver<'a> {
                         prevailing: !b.sym(k).undefined() && sym.is_some_and(|s| s.def == Def::Bitcode(f, k)),
                         visible_to_regular: sym.is_some_and(|s| s.used_in_regular),
                         final_in_unit: false,
-                        linker_redefined: false,
+                        // `--wrap`: LTO must not inline what the linker renames (lld's
+                        // `canInline = false`).
+                        linker_redefined: sym.is_some_and(|_| self.r.find(name).is_some_and(|id| self.wrapped.iter().any(|&(s, r, _)| s == id || r == id))),
                     };
                     res.flags()
                 })
