@@ -94,6 +94,9 @@ pub struct CoffLto {
     /// the user's LLVM (`lto::llvm`), and `-plugin-opt=` values are read as lld reads them.
     pub plugin: Option<String>,
     pub plugin_opts: Vec<String>,
+    /// Further LTO options in their GNU spelling (`--thinlto-index-only=f`, `--lto-obj-path=p`,
+    /// ...): both drivers map theirs onto the shared `lto::options` engine.
+    pub extra: Vec<String>,
 }
 
 impl CoffLto {
@@ -121,6 +124,7 @@ impl CoffLto {
         if self.save_temps {
             args.push("--save-temps".into());
         }
+        args.extend(self.extra.iter().cloned());
         crate::lto::options::LtoOptions::from_args(self.plugin.as_deref(), &args, &self.plugin_opts, &self.mllvm)
     }
 }

@@ -64,7 +64,7 @@ fn refuse_unimplemented(c: &config::CoffConfig) -> Result<()> {
     if !errors.is_empty() {
         return Err(Error::many(errors));
     }
-    if c.do_icf() {
+    if c.icf == Some(true) {
         c.diag.warn("identical code folding (/opt:icf, --icf) is not implemented; ignored");
     }
     if c.debug_pdb {
@@ -81,7 +81,14 @@ pub fn link(config: &config::CoffConfig) -> Result<()> {
     if resolver.resolved().has_bitcode() {
         // ThinLTO through the same code as ELF (thin link, in-process backends or DTLTO);
         // COFF backends never get `-fpic` (lld/COFF/LTO.cpp).
-        let opts = config.lto.options()?;
+        let opts = config.lto.options().map_err(|e| {
+            if config.mingw {
+                return e;
+            }
+            // lld-link spells the LTO options `-name:`; the shared engine words them `--name=`.
+            let msgs = e.messages.iter().map(|m| m.replacen("--thinlto-", "-thinlto-", 1).replacen("--lto-", "-lto-", 1).replacen("= expects", ": expects", 1)).collect();
+            Error::many(msgs)
+        })?;
         let out = {
             let req = crate::lto::LtoRequest { output: &config.output, pic: false, verbose: config.verbose, opts: &opts, modules: resolver.lto_modules(), lazy: Vec::new() };
             let mut trace = crate::trace::Trace::default();

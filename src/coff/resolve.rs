@@ -126,6 +126,9 @@ struct Archive {
     path: String,
     /// A thin archive: members are files next to it.
     thin: bool,
+    /// Not an archive: one object between `/start-lib` and `/end-lib` (a lazy object, loaded
+    /// like an archive member but named as a plain file).
+    lazy_object: bool,
     /// Member header offset → (name, bytes).
     members: HashMap<usize, (String, &'static [u8])>,
     seen: HashSet<usize>,
@@ -436,6 +439,10 @@ impl<'a> Resolver<'a> {
                     let Some((name, data)) = self.archives[a].members.get(&off).cloned() else {
                         continue;
                     };
+                    if self.archives[a].lazy_object {
+                        self.add_buffer(data, &name, "", None);
+                        continue;
+                    }
                     let parent = self.archives[a].path.clone();
                     let thin = self.archives[a].thin;
                     self.add_buffer(data, &name, &parent, Some((off, thin)));
@@ -499,7 +506,7 @@ impl<'a> Resolver<'a> {
                 map.insert(m.offset, (m.name.clone(), bytes));
             }
             let thin = data.starts_with(crate::input::archive::THIN_MAGIC);
-            self.archives.push(Archive { path: path.clone(), thin, members: map, seen: HashSet::new() });
+            self.archives.push(Archive { path: path.clone(), thin, lazy_object: false, members: map, seen: HashSet::new() });
             if input.whole_archive {
                 for off in order {
                     self.add_member(a, off);
@@ -521,6 +528,15 @@ impl<'a> Resolver<'a> {
                         }
                     }
                 }
+            }
+            return;
+        }
+        if input.lazy && !input.whole_archive {
+            // `/start-lib`: the object's definitions are lazy, like an archive member's.
+            let a = self.archives.len();
+            self.archives.push(Archive { path: path.clone(), thin: false, lazy_object: true, members: HashMap::from([(0, (path.clone(), data))]), seen: HashSet::new() });
+            for name in member_symbols(data) {
+                self.add_lazy(&name, a, 0);
             }
             return;
         }
@@ -1628,6 +1644,12 @@ fn member_symbols(data: &'static [u8]) -> Vec<String> {
                 }
                 v
             }
+            Err(_) => Vec::new(),
+        };
+    }
+    if crate::lto::irsymtab::is_bitcode(data) {
+        return match crate::lto::irsymtab::parse(data) {
+            Ok(ir) => ir.lto_symbols().filter(|s| !s.undefined()).map(|s| String::from_utf8_lossy(s.name).into_owned()).collect(),
             Err(_) => Vec::new(),
         };
     }

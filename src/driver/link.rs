@@ -389,13 +389,13 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
             }
             "start-lib" => {
                 if in_lib {
-                    errors.push("nested /start-lib".into());
+                    errors.push(format!("nested {a}"));
                 }
                 in_lib = true;
             }
             "end-lib" => {
                 if !in_lib {
-                    errors.push("stray /end-lib".into());
+                    errors.push(format!("stray {a}"));
                 }
                 in_lib = false;
             }
@@ -482,13 +482,21 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
                 c.icf.get_or_insert(false);
             }
             // Known to lld, changing the output, and not implemented here: refused.
+            // LTO side files and tuning, through the shared LTO option engine.
+            "thinlto-index-only" if v.is_empty() => c.lto.extra.push("--thinlto-index-only".into()),
+            "thinlto-index-only" => c.lto.extra.push(format!("--thinlto-index-only={v}")),
+            "thinlto-emit-imports-files" => c.lto.extra.push("--thinlto-emit-imports-files".into()),
+            "thinlto-prefix-replace" => c.lto.extra.push(format!("--thinlto-prefix-replace={v}")),
+            "thinlto-object-suffix-replace" => c.lto.extra.push(format!("--thinlto-object-suffix-replace={v}")),
+            "lto-obj-path" => c.lto.extra.push(format!("--lto-obj-path={v}")),
+            "lldltocachepolicy" => c.lto.extra.push(format!("--thinlto-cache-policy={v}")),
+            "lto-sample-profile" => c.lto.extra.push(format!("--lto-sample-profile={v}")),
+            "lto-cs-profile-generate" => c.lto.extra.push("--lto-cs-profile-generate".into()),
+            "lto-cs-profile-file" => c.lto.extra.push(format!("--lto-cs-profile-file={v}")),
             "manifest" | "cetcompat" | "linkrepro" | "reproduce" | "lldemit" | "includeglob"
-            | "call-graph-ordering-file" | "print-symbol-order" | "lto-sample-profile" | "lto-cs-profile-generate"
-            | "lto-cs-profile-file" | "lldltocachepolicy" | "thinlto-emit-imports-files" | "thinlto-index-only"
-            | "thinlto-object-suffix-replace" | "thinlto-prefix-replace" | "lto-obj-path" | "defarm64native"
-            | "mapinfo" | "lib" => {
+            | "call-graph-ordering-file" | "print-symbol-order" | "defarm64native" | "mapinfo" | "lib" => {
                 let spelled = a.split(':').next().unwrap_or(a);
-                if matches!(name, "lldltocachepolicy" | "mapinfo") {
+                if name == "mapinfo" {
                     ignored(&c, spelled);
                 } else {
                     errors.push(format!("{spelled} is not supported by dtld"));
@@ -496,9 +504,6 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
             }
             _ => errors.push(format!("{a}: option not handled")),
         }
-    }
-    if in_lib {
-        errors.push("/start-lib without /end-lib".into());
     }
     if c.lto.distributor.is_some() && c.lto.remote_compiler.as_deref().unwrap_or("").is_empty() {
         errors.push("A value must be specified for /thinlto-remote-compiler if /thinlto-distributor is specified.".into());
