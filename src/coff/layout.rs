@@ -288,6 +288,15 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
         }
     }
     parent_key.resize(l.chunks.len(), String::new());
+    // Sections ICF folded take the address of the one that stays.
+    // The kept section gets the largest alignment of its class (lld's `SectionChunk::replace`).
+    for (&(f, k), &(kf, kk)) in &r.icf_folded {
+        let c = l.sec_chunk[kf][kk as usize];
+        l.sec_chunk[f][k as usize] = c;
+        if let Some(c) = c {
+            l.chunks[c].align = l.chunks[c].align.max(r.obj(f).sections[k as usize].align);
+        }
+    }
     // `.rsrc`, `.edata` and `.idata` partial sections are forced to DATA|R.
     for prefix in [".rsrc", ".edata", ".idata"] {
         let keys: Vec<(String, u32)> = partial.keys().filter(|(n, c)| (n == prefix || n.starts_with(&format!("{prefix}$"))) && *c != DATA | R).cloned().collect();

@@ -24,6 +24,7 @@ pub mod demangle;
 pub mod drectve;
 pub mod exports;
 pub mod gc;
+pub mod icf;
 pub mod idata;
 pub mod implib;
 pub mod layout;
@@ -63,9 +64,6 @@ fn refuse_unimplemented(c: &config::CoffConfig) -> Result<()> {
     }
     if !errors.is_empty() {
         return Err(Error::many(errors));
-    }
-    if c.icf == Some(true) {
-        c.diag.warn("identical code folding (/opt:icf, --icf) is not implemented; ignored");
     }
     if c.debug_pdb {
         c.diag.warn("/debug: no PDB is written (not implemented); ignored");

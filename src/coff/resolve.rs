@@ -112,6 +112,9 @@ pub struct InFile {
     /// Obj: lld's chunk order: non-COMDAT sections, then COMDAT sections and commons in the
     /// order their symbols were read, then associative sections.
     pub chunks: Vec<ChunkSrc>,
+    /// Obj: per section (0-based), the symbol index of its COMDAT leader (lld's
+    /// `SectionChunk::sym`: names it in ICF's and `/verbose`'s messages).
+    pub leaders: HashMap<u32, u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,6 +166,8 @@ pub struct Resolved {
     pub section_attrs: Vec<(String, u32)>,
     /// `/aligncomm:name,n` (alignment in bytes) of the command line and `.drectve`.
     pub align_comm: HashMap<String, u32>,
+    /// Sections ICF folded into another: (file, section) → the section that stays (`icf.rs`).
+    pub icf_folded: HashMap<(FileId, u32), (FileId, u32)>,
 }
 
 impl Resolved {
@@ -246,6 +251,7 @@ impl<'a> Resolver<'a> {
                 merges: config.merges.clone(),
                 section_attrs: config.section_attrs.clone(),
                 align_comm: config.align_comm.iter().cloned().collect(),
+                icf_folded: HashMap::new(),
             },
             archives: Vec::new(),
             queue: VecDeque::new(),
@@ -463,6 +469,7 @@ impl<'a> Resolver<'a> {
 
     fn load_path(&mut self, input: &CoffInput) {
         let path = input.path.to_string_lossy().into_owned();
+        self.log(&format!("Reading {path}"));
         let data = match crate::input::map_file(&input.path) {
             Ok(d) => d,
             Err(e) => {
@@ -601,7 +608,7 @@ impl<'a> Resolver<'a> {
 
     fn new_file(&mut self, kind: Kind, display: String, name: &str, parent: &str) -> FileId {
         let f = self.r.files.len();
-        self.r.files.push(InFile { name: display, parent: parent.to_string(), obj_name: name.to_string(), kind, syms: Vec::new(), live: Vec::new(), commons: Vec::new(), chunks: Vec::new() });
+        self.r.files.push(InFile { name: display, parent: parent.to_string(), obj_name: name.to_string(), kind, syms: Vec::new(), live: Vec::new(), commons: Vec::new(), chunks: Vec::new(), leaders: HashMap::new() });
         f
     }
 
@@ -707,6 +714,7 @@ impl<'a> Resolver<'a> {
         let mut commons = Vec::new();
         let mut order: Vec<ChunkSrc> = (0..nsec).filter(|&k| state[k] == Some(true)).map(|k| ChunkSrc::Sec(k as u32)).collect();
         let mut comdat_defs: Vec<Option<u8>> = vec![None; nsec + 1];
+        let mut leaders = HashMap::new();
         let mut pending = Vec::new();
         let mut weak = Vec::new();
         let mut prevailing_text: HashMap<&str, u32> = HashMap::new();
@@ -739,6 +747,7 @@ impl<'a> Resolver<'a> {
             } else {
                 let sec = s.section as usize;
                 if let Some(sel) = comdat_defs[sec].take() {
+                    leaders.insert(sec as u32 - 1, i as u32);
                     // The COMDAT leader.
                     let prevailing;
                     if s.is_external() {
@@ -833,6 +842,7 @@ impl<'a> Resolver<'a> {
         file.live = live;
         file.commons = commons;
         file.chunks = order;
+        file.leaders = leaders;
         if let Some(d) = directives {
             self.parse_directives(f, d);
         }
@@ -1311,9 +1321,29 @@ impl<'a> Resolver<'a> {
         if !self.duplicates.is_empty() {
             return Err(Error::many(self.duplicates));
         }
+        let live_before: Vec<Vec<bool>> = if config.verbose { self.r.files.iter().map(|f| f.live.clone()).collect() } else { Vec::new() };
         if config.do_gc() {
             let roots = super::gc::roots(&self.r, config, &self.include, &self.alternate_names);
             super::gc::mark_live(&mut self.r, &roots, config.mingw);
+        }
+        if config.do_icf() {
+            for line in super::icf::fold(&mut self.r, config) {
+                self.log(&line);
+            }
+        }
+        if config.verbose {
+            // lld's `printDiscardedMessage` for every section chunk `/opt:ref` dropped.
+            for &f in &self.r.obj_order {
+                let file = &self.r.files[f];
+                for c in &file.chunks {
+                    let ChunkSrc::Sec(k) = *c else { continue };
+                    if live_before[f].get(k as usize) == Some(&true) && !file.live[k as usize] && !self.r.icf_folded.contains_key(&(f, k)) {
+                        if let Some(&i) = file.leaders.get(&k) {
+                            self.log(&format!("Discarded {}", self.r.obj(f).symbols[i as usize].name));
+                        }
+                    }
+                }
+            }
         }
         Ok(self.r)
     }
