@@ -243,6 +243,9 @@ pub struct CoffConfig {
     pub stub: Option<PathBuf>,
     /// `/output-def:` (MinGW `--output-def`): the exports as a `.def` file.
     pub output_def: Option<PathBuf>,
+    /// `/def:` without inputs: only the import library is written (lld's `createImportLibrary`
+    /// with `asLib`).
+    pub implib_only: bool,
 }
 
 impl CoffConfig {
@@ -326,6 +329,7 @@ impl CoffConfig {
             release: false,
             stub: None,
             output_def: None,
+            implib_only: false,
         }
     }
 

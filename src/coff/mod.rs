@@ -71,8 +71,23 @@ fn refuse_unimplemented(c: &config::CoffConfig) -> Result<()> {
     Ok(())
 }
 
-/// Runs one COFF link.
+/// Runs one COFF link; at most `/errorlimit:` errors are reported, as lld does.
 pub fn link(config: &config::CoffConfig) -> Result<()> {
+    link_inner(config).map_err(|mut e| {
+        let limit = config.error_limit;
+        if limit > 0 && e.messages.len() > limit && !e.messages.iter().any(|m| m.starts_with("too many errors emitted")) {
+            e.messages.truncate(limit);
+            let how = if config.mingw { "--error-limit=0" } else { "/errorlimit:0" };
+            e.messages.push(format!("too many errors emitted, stopping now (use {how} to see all errors)"));
+        }
+        e
+    })
+}
+
+fn link_inner(config: &config::CoffConfig) -> Result<()> {
+    if config.implib_only {
+        return write_def_implib(config);
+    }
     refuse_unimplemented(config)?;
     let mut resolver = resolve::Resolver::new(config);
     resolver.start()?;
@@ -125,6 +140,35 @@ pub fn link(config: &config::CoffConfig) -> Result<()> {
         write_implib(&layout, p)?;
     }
     Ok(())
+}
+
+/// `/def:` without inputs: the import library alone (lld's `createImportLibrary(asLib)`), named
+/// `/implib:` or after `/out:`, for the DLL the `.def` file's `LIBRARY` names (else `/out:`'s
+/// name with `.dll`).
+fn write_def_implib(c: &config::CoffConfig) -> Result<()> {
+    let mut specs = c.exports.clone();
+    specs.sort_by(|a, b| a.table_name().cmp(b.table_name()));
+    let exports: Vec<implib::ImplibExport> = specs
+        .iter()
+        .map(|s| implib::ImplibExport {
+            name: s.name.clone(),
+            ordinal: s.ordinal.unwrap_or(0),
+            data: s.data,
+            noname: s.noname,
+            private: s.private,
+            constant: s.constant,
+            export_as: s.export_as.clone(),
+            import_name: s.import_name.clone(),
+        })
+        .collect();
+    let out_name = c.output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dll = match c.import_name.as_deref() {
+        Some(n) if !n.is_empty() => if n.contains('.') { n.to_string() } else { format!("{n}.dll") },
+        _ => std::path::Path::new(&out_name).with_extension("dll").to_string_lossy().into_owned(),
+    };
+    let path = c.out_implib.clone().unwrap_or_else(|| c.output.with_extension("lib"));
+    let bytes = implib::write_import_library(&dll, &exports);
+    std::fs::write(&path, bytes).map_err(|e| Error::new(format!("failed to write {}: {}", path.display(), crate::io_error(&e))))
 }
 
 /// `--out-implib`: an import library for the DLL just written (lld's MinGW `.dll.a`).

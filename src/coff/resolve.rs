@@ -1558,7 +1558,7 @@ impl<'a> Resolver<'a> {
         let mut out: Vec<String> = msgs.into_iter().enumerate().map(|(i, m)| if i + 1 < n && m.contains('\n') { format!("{m}\n") } else { m }).collect();
         if out.len() > self.config.error_limit && self.config.error_limit > 0 {
             out.truncate(self.config.error_limit);
-            out.push("too many errors emitted, stopping now (use /errorlimit:0 to see all errors)".into());
+            out.push(format!("too many errors emitted, stopping now (use {} to see all errors)", if self.config.mingw { "--error-limit=0" } else { "/errorlimit:0" }));
         }
         Err(Error::many(out))
     }

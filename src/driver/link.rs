@@ -165,6 +165,29 @@ fn expand_response_files(argv: &[String]) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// lld-link's `findFile`: a name without a directory is looked up in the current directory,
+/// then the `/libpath:` directories, also with `.obj` appended when it has no extension.
+fn find_file(name: &str, lib_paths: &[PathBuf]) -> PathBuf {
+    if name.contains(['/', '\\']) {
+        return PathBuf::from(name);
+    }
+    let has_ext = name.contains('.');
+    let dirs = std::iter::once(PathBuf::new()).chain(lib_paths.iter().cloned());
+    for d in dirs {
+        let p = d.join(name);
+        if p.exists() {
+            return p;
+        }
+        if !has_ext {
+            let p = d.join(format!("{name}.obj"));
+            if p.exists() {
+                return p;
+            }
+        }
+    }
+    PathBuf::from(name)
+}
+
 /// lld's `parseVersion`: `major[.minor]`.
 fn version(v: &str, errors: &mut Vec<String>) -> (u16, u16) {
     let (ma, mi) = v.split_once('.').unwrap_or((v, "0"));
@@ -182,7 +205,20 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
     if argv.first().is_some_and(|a| lookup(a).is_some_and(|(n, _)| n == "lib")) {
         crate::bail!("/lib (llvm-lib) is not supported by dtld");
     }
-    let args = expand_response_files(argv)?;
+    // lld-link's `LINK` (before the command line) and `_LINK_` (after it) environment variables.
+    let mut all = Vec::new();
+    if !argv.iter().any(|a| lookup(a).is_some_and(|(n, _)| n == "lldignoreenv")) {
+        if let Ok(e) = std::env::var("LINK") {
+            all.extend(crate::coff::drectve::tokenize(&e));
+        }
+        all.extend(argv.iter().cloned());
+        if let Ok(e) = std::env::var("_LINK_") {
+            all.extend(crate::coff::drectve::tokenize(&e));
+        }
+    } else {
+        all.extend(argv.iter().cloned());
+    }
+    let args = expand_response_files(&all)?;
     let mut c = CoffConfig::new(false);
     // `/WX` first: it turns the parser's own warnings into errors (lld's `ArgParser::parse`).
     for a in &args {
@@ -522,12 +558,12 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
         // lld-link's `parseModuleDefs` (after `/export:`, before the inputs are read).
         crate::coff::deffile::apply(&mut c, std::path::Path::new(d)).map_err(Error::new)?;
         if !have_input {
-            c.no_entry = true;
+            c.implib_only = true;
         }
     }
     for (i, lazy) in inputs {
         let whole = whole_all || whole_paths.contains(&i);
-        c.inputs.push(CoffInput { path: PathBuf::from(i), whole_archive: whole, lazy });
+        c.inputs.push(CoffInput { path: find_file(&i, &c.lib_paths), whole_archive: whole, lazy });
     }
     if c.output.as_os_str().is_empty() && !c.inputs.is_empty() {
         // lld-link names the output after the first input.
