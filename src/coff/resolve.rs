@@ -1531,6 +1531,7 @@ impl<'a> Resolver<'a> {
             }
             undefs.push(id);
         }
+        self.warn_local_imports();
         if undefs.is_empty() {
             return Ok(());
         }
@@ -1561,6 +1562,31 @@ impl<'a> Resolver<'a> {
             out.push(format!("too many errors emitted, stopping now (use {} to see all errors)", if self.config.mingw { "--error-limit=0" } else { "/errorlimit:0" }));
         }
         Err(Error::many(out))
+    }
+
+    /// lld's LNK4217 warning: an object imports (`__imp_x`) what another object defines; once
+    /// per object and symbol (`/ignore:4217` silences it; MinGW does not warn).
+    fn warn_local_imports(&self) {
+        if self.config.mingw || self.r.local_imports.is_empty() {
+            return;
+        }
+        let locals: HashSet<SymId> = self.r.local_imports.iter().copied().collect();
+        for &f in &self.r.obj_order {
+            let mut seen = HashSet::new();
+            for r in &self.r.files[f].syms {
+                let SymRef::Global(id) = *r else { continue };
+                if !locals.contains(&id) || !seen.insert(id) {
+                    continue;
+                }
+                let Def::LocalImport(t) = self.r.symbols[id].def else { continue };
+                let def_file = match self.r.symbols[t].def {
+                    Def::Regular(df, _) | Def::Common(df, _, _) | Def::Bitcode(df, _) => self.r.files[df].name.clone(),
+                    _ => "<internal>".into(),
+                };
+                let msg = format!("{}: locally defined symbol imported: {} (defined in {def_file}) [LNK4217]", self.r.files[f].name, demangle(self.r.symbols[t].name, self.config.demangle));
+                self.config.diag.warn_code("4217", &msg);
+            }
+        }
     }
 
     /// MinGW: a `.refptr.<name>` holding only a pointer to an auto-imported `name` is replaced

@@ -336,9 +336,13 @@ fn write_headers(l: &Layout, b: &mut [u8], symtab: Option<(u32, u32)>, sec_names
         }
     }
     if let Some(lc) = l.r.find("_load_config_used") {
-        if let (Def::Regular(..), Some(rva)) = (l.r.symbols[lc].def, l.sym_rva(lc)) {
-            let off = rva_to_off(l, rva as u32);
-            let size = off.map(|o| u32::from_le_bytes(b[o..o + 4].try_into().unwrap())).unwrap_or(0);
+        // The size is the structure's first field, read from the input section (lld's
+        // load-config directory; the image is not filled in yet).
+        if let (Def::Regular(f, i), Some(rva)) = (l.r.symbols[lc].def, l.sym_rva(lc)) {
+            let s = &l.r.obj(f).symbols[i as usize];
+            let data = usize::try_from(s.section).ok().and_then(|k| k.checked_sub(1)).map_or(&[][..], |k| l.r.obj(f).sections[k].data);
+            let off = s.value as usize;
+            let size = data.get(off..off + 4).map_or(0, |v| u32::from_le_bytes(v.try_into().unwrap()));
             set_dir(b, 10, rva as u32, size);
         }
     }
