@@ -321,15 +321,18 @@ impl<'a> Resolver<'a> {
     }
 
     fn duplicate(&mut self, id: SymId, new_file: Option<FileId>) {
-        if self.config.allow_multiple {
-            return;
-        }
         let old = match self.r.symbols[id].def {
             Def::Regular(f, _) | Def::Common(f, _, _) | Def::ImportData(f) | Def::ImportThunk(f) | Def::Bitcode(f, _) => self.r.files[f].name.clone(),
             _ => "<internal>".to_string(),
         };
         let new = new_file.map(|f| self.r.files[f].name.clone()).unwrap_or_else(|| "<internal>".into());
-        self.duplicates.push(format!("duplicate symbol: {}\n>>> defined at {old}\n>>> defined at {new}", demangle(self.r.symbols[id].name, self.config.demangle)));
+        let msg = format!("duplicate symbol: {}\n>>> defined at {old}\n>>> defined at {new}", demangle(self.r.symbols[id].name, self.config.demangle));
+        // `/force:multiple` (MinGW `--allow-multiple-definition`): lld warns and keeps the first.
+        if self.config.allow_multiple {
+            self.config.diag.warn(&msg);
+        } else {
+            self.duplicates.push(msg);
+        }
     }
 
     fn add_regular(&mut self, name: &str, f: FileId, idx: u32) -> SymId {
@@ -1553,6 +1556,13 @@ impl<'a> Resolver<'a> {
                 continue;
             }
             msgs.push(m);
+        }
+        if self.config.force_unresolved {
+            // `/force:unresolved`: lld warns and links, the references resolving to 0.
+            for m in &msgs {
+                self.config.diag.warn(m);
+            }
+            return Ok(());
         }
         // lld separates a multi-line diagnostic from the next by a blank line.
         let n = msgs.len();
