@@ -1628,6 +1628,7 @@ impl<'a> Resolver<'a> {
         for &f in &self.r.obj_order {
             let file = &self.r.files[f];
             let Kind::Obj(obj) = &file.kind else { continue };
+            let before = total;
             for (si, sec) in obj.sections.iter().enumerate() {
                 if !file.live.get(si).copied().unwrap_or(false) {
                     continue;
@@ -1645,6 +1646,15 @@ impl<'a> Resolver<'a> {
                             None => format!(">>> referenced by {}", file.name),
                         });
                     }
+                }
+            }
+            // lld names a file whose symbol table refers to the symbol even without a
+            // relocation to it.
+            let named = obj.symbols.iter().zip(&file.syms).any(|(y, r)| !y.is_aux && y.is_undefined() && *r == SymRef::Global(id));
+            if total == before && named {
+                total += 1;
+                if refs.len() < 3 {
+                    refs.push(format!(">>> referenced by {}", file.name));
                 }
             }
         }
