@@ -25,6 +25,10 @@ use super::resolve::{Def, FileId, Kind, Resolved, SymId, SymRef};
 /// A section: (file, 0-based section index).
 type Sec = (FileId, u32);
 
+/// A section's constant parts: output characteristics, full name, size, COMDAT checksum,
+/// bytes, and each relocation's type, offset and (unless it is a section) target.
+type ConstKey<'a> = (u32, &'a str, u32, u32, &'a [u8], Vec<(u16, u32, Option<Target>)>);
+
 /// What a relocation refers to, for comparing two sections.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 enum Target {
@@ -173,7 +177,7 @@ pub fn fold(r: &mut Resolved, config: &CoffConfig) -> Vec<String> {
     // Constant parts.
     let mut cls = vec![0usize; elig.len()];
     {
-        let mut ids: HashMap<(u32, &str, u32, u32, &[u8], Vec<(u16, u32, Option<Target>)>), usize> = HashMap::new();
+        let mut ids: HashMap<ConstKey, usize> = HashMap::new();
         for (i, &(f, k)) in elig.iter().enumerate() {
             let obj = r.obj(f);
             let s = &obj.sections[k as usize];
@@ -198,7 +202,8 @@ pub fn fold(r: &mut Resolved, config: &CoffConfig) -> Vec<String> {
     // Refine by relocation targets and children until stable (the values of regular targets
     // are constant and part of the key from the first round on).
     loop {
-        let mut ids: HashMap<(usize, Vec<(u32, Class)>, Vec<Class>), usize> = HashMap::new();
+        type Key = (usize, Vec<(u32, Class)>, Vec<Class>);
+        let mut ids: HashMap<Key, usize> = HashMap::new();
         let mut next = vec![0usize; elig.len()];
         for (i, &(f, k)) in elig.iter().enumerate() {
             let s = &r.obj(f).sections[k as usize];

@@ -222,9 +222,8 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
     let mut c = CoffConfig::new(false);
     // `/WX` first: it turns the parser's own warnings into errors (lld's `ArgParser::parse`).
     for a in &args {
-        match lookup(a) {
-            Some(("wx", v)) => c.diag.fatal_warnings = v.is_empty(),
-            _ => {}
+        if let Some(("wx", v)) = lookup(a) {
+            c.diag.fatal_warnings = v.is_empty();
         }
     }
     let mut errors = Vec::new();
