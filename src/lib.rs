@@ -163,7 +163,7 @@ fn main_coff(parsed: Result<driver::CoffAction>, version_suffix: &str, usage: &s
             return 0;
         }
         Ok(driver::CoffAction::Help) => {
-            println!("{usage}");
+            println!("OVERVIEW: LLVM Linker\n\n{usage}");
             return 0;
         }
         Err(e) => {

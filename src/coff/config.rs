@@ -23,6 +23,55 @@ pub struct CoffInput {
     pub path: PathBuf,
     /// `--whole-archive` / `/wholearchive:`: every member joins the link.
     pub whole_archive: bool,
+    /// Between `/start-lib` and `/end-lib` (`--start-lib`/`--end-lib`): an object that joins
+    /// the link only if it defines something referenced, like an archive member.
+    pub lazy: bool,
+}
+
+impl CoffInput {
+    pub fn new(path: PathBuf, whole_archive: bool) -> CoffInput {
+        CoffInput { path, whole_archive, lazy: false }
+    }
+}
+
+/// Warnings of one link: printed as lld prints them, or as errors under `/WX`
+/// (`--fatal-warnings`), which then fail the link before anything is written.
+#[derive(Debug, Default)]
+pub struct Diag {
+    pub fatal_warnings: bool,
+    /// `/ignore:` codes (lld knows 4037, 4099, 4217, longsections).
+    pub ignored: Vec<String>,
+    errors: std::sync::atomic::AtomicUsize,
+}
+
+impl Clone for Diag {
+    fn clone(&self) -> Diag {
+        Diag { fatal_warnings: self.fatal_warnings, ignored: self.ignored.clone(), errors: std::sync::atomic::AtomicUsize::new(self.error_count()) }
+    }
+}
+
+impl Diag {
+    /// lld's `Warn`.
+    pub fn warn(&self, msg: &str) {
+        if self.fatal_warnings {
+            eprintln!("dtld: error: {msg}");
+            self.errors.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        } else {
+            eprintln!("dtld: warning: {msg}");
+        }
+    }
+
+    /// A warning `/ignore:<code>` can silence.
+    pub fn warn_code(&self, code: &str, msg: &str) {
+        if !self.ignored.iter().any(|c| c == code) {
+            self.warn(msg);
+        }
+    }
+
+    /// Warnings turned into errors so far.
+    pub fn error_count(&self) -> usize {
+        self.errors.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 /// An export named on the command line (`/export:`) or in a `.drectve` section.
@@ -45,6 +94,9 @@ pub struct CoffLto {
     /// the user's LLVM (`lto::llvm`), and `-plugin-opt=` values are read as lld reads them.
     pub plugin: Option<String>,
     pub plugin_opts: Vec<String>,
+    /// Further LTO options in their GNU spelling (`--thinlto-index-only=f`, `--lto-obj-path=p`,
+    /// ...): both drivers map theirs onto the shared `lto::options` engine.
+    pub extra: Vec<String>,
 }
 
 impl CoffLto {
@@ -72,6 +124,7 @@ impl CoffLto {
         if self.save_temps {
             args.push("--save-temps".into());
         }
+        args.extend(self.extra.iter().cloned());
         crate::lto::options::LtoOptions::from_args(self.plugin.as_deref(), &args, &self.plugin_opts, &self.mllvm)
     }
 }
@@ -87,7 +140,8 @@ pub struct CoffConfig {
     pub no_entry: bool,
     pub subsystem: Option<u16>,
     pub subsystem_version: Option<(u16, u16)>,
-    pub os_version: (u16, u16),
+    /// `/osversion:`; `None` follows the subsystem version, as lld-link does.
+    pub os_version: Option<(u16, u16)>,
     pub image_version: (u16, u16),
     pub image_base: Option<u64>,
     pub dynamic_base: bool,
@@ -127,6 +181,8 @@ pub struct CoffConfig {
     pub alternate_names: Vec<(String, String)>,
     pub allow_multiple: bool,
     pub verbose: bool,
+    /// `/demangle[:no]` (MinGW `--(no-)demangle`): C++ names in diagnostics and maps.
+    pub demangle: bool,
     pub threads: Option<usize>,
     pub error_limit: usize,
     pub lto: CoffLto,
@@ -136,6 +192,60 @@ pub struct CoffConfig {
     /// `/opt:ref` (`Some(true)`, MinGW `--gc-sections`) or `/opt:noref`; `None` is lld-link's
     /// default: collect unless debug information is kept.
     pub gc: Option<bool>,
+    /// `/opt:icf` (MinGW `--icf=all`), `/opt:noicf`; `None`: lld-link's default (with `/opt:ref`).
+    pub icf: Option<bool>,
+    /// `/opt:safeicf` (MinGW `--icf=safe`): only sections whose address is not taken.
+    pub icf_safe: bool,
+    pub diag: Diag,
+    /// `/failifmismatch:key=value` of the command line.
+    pub fail_if_mismatch: Vec<(String, String)>,
+    /// `/allowbind:no` clears, `/allowisolation:no`, `/appcontainer`, `/integritycheck`.
+    pub allow_bind: bool,
+    pub allow_isolation: bool,
+    pub appcontainer: bool,
+    pub integrity_check: bool,
+    /// `/swaprun:` COFF header bits (`IMAGE_FILE_*_RUN_FROM_SWAP`).
+    pub swaprun: u16,
+    /// `/driver` (`Some((wdm, uponly))`).
+    pub driver: Option<(bool, bool)>,
+    /// `/merge:from=to`, in command-line order.
+    pub merges: Vec<(String, String)>,
+    /// `/section:name,attrs`: (name, `IMAGE_SCN_MEM_*` bits).
+    pub section_attrs: Vec<(String, u32)>,
+    /// `/order:@file`.
+    pub order_file: Option<PathBuf>,
+    /// `/aligncomm:name,n` (alignment `1 << n`).
+    pub align_comm: Vec<(String, u32)>,
+    /// `/functionpadmin[:n]`.
+    pub function_pad_min: Option<u32>,
+    /// `/delayload:dll`.
+    pub delay_load: Vec<String>,
+    /// `/wrap:sym` (MinGW `--wrap`).
+    pub wrap: Vec<String>,
+    /// `/guard:cf` (and `longjmp`, `ehcont`).
+    pub guard_cf: bool,
+    pub guard_longjmp: bool,
+    pub guard_ehcont: bool,
+    /// `/pdb:` (`/debug` without it: next to the output).
+    pub pdb: Option<PathBuf>,
+    pub pdb_altpath: Option<String>,
+    /// `/debug` asked for a PDB (lld-link's `/debug`, `/debug:full`, `/debug:ghash`).
+    pub debug_pdb: bool,
+    /// `/map[:file]`: link.exe's map format.
+    pub map: Option<PathBuf>,
+    /// `/noimplib`: no import library for a DLL.
+    pub no_implib: bool,
+    /// `/force:unresolved` (or `/force`): undefined symbols are warnings.
+    pub force_unresolved: bool,
+    /// `/release`: the PE checksum.
+    pub release: bool,
+    /// `/stub:file`: the DOS stub.
+    pub stub: Option<PathBuf>,
+    /// `/output-def:` (MinGW `--output-def`): the exports as a `.def` file.
+    pub output_def: Option<PathBuf>,
+    /// `/def:` without inputs: only the import library is written (lld's `createImportLibrary`
+    /// with `asLib`).
+    pub implib_only: bool,
 }
 
 impl CoffConfig {
@@ -150,7 +260,7 @@ impl CoffConfig {
             no_entry: false,
             subsystem: None,
             subsystem_version: None,
-            os_version: (6, 0),
+            os_version: None,
             image_version: (0, 0),
             image_base: None,
             dynamic_base: true,
@@ -183,12 +293,43 @@ impl CoffConfig {
             alternate_names: Vec::new(),
             allow_multiple: false,
             verbose: false,
+            demangle: true,
             threads: None,
             error_limit: 20,
             lto: CoffLto::default(),
             timestamp: None,
             print_version: false,
             gc: None,
+            icf: None,
+            icf_safe: false,
+            diag: Diag::default(),
+            fail_if_mismatch: Vec::new(),
+            allow_bind: true,
+            allow_isolation: true,
+            appcontainer: false,
+            integrity_check: false,
+            swaprun: 0,
+            driver: None,
+            merges: Vec::new(),
+            section_attrs: Vec::new(),
+            order_file: None,
+            align_comm: Vec::new(),
+            function_pad_min: None,
+            delay_load: Vec::new(),
+            wrap: Vec::new(),
+            guard_cf: false,
+            guard_longjmp: false,
+            guard_ehcont: false,
+            pdb: None,
+            pdb_altpath: None,
+            debug_pdb: false,
+            map: None,
+            no_implib: false,
+            force_unresolved: false,
+            release: false,
+            stub: None,
+            output_def: None,
+            implib_only: false,
         }
     }
 
@@ -199,7 +340,23 @@ impl CoffConfig {
 
     /// Whether unreferenced COMDAT sections are dropped (lld-link's `doGC`).
     pub fn do_gc(&self) -> bool {
-        self.gc.unwrap_or(self.debug == DebugMode::None)
+        self.gc.unwrap_or(self.debug == DebugMode::None && !self.debug_pdb)
+    }
+
+    /// Whether identical COMDAT sections are folded (lld-link's `doICF`: on with `/opt:ref`
+    /// unless `/opt:noicf`).
+    pub fn do_icf(&self) -> bool {
+        self.icf.unwrap_or_else(|| self.gc.unwrap_or(self.debug == DebugMode::None && !self.debug_pdb))
+    }
+
+    /// The subsystem version (`/subsystem:x,maj.min`; lld-link's default 6.0 for x64).
+    pub fn subsystem_version(&self) -> (u16, u16) {
+        self.subsystem_version.unwrap_or((6, 0))
+    }
+
+    /// The OS version: `/osversion:`, else the subsystem version (lld-link).
+    pub fn os_version(&self) -> (u16, u16) {
+        self.os_version.unwrap_or_else(|| self.subsystem_version())
     }
 
     /// Whether the image can be rebased (has a `.reloc` section).

@@ -491,3 +491,27 @@ mod tests {
         assert_eq!(parse(b"EXPORTS a @99999 b").unwrap().exports.len(), 3);
     }
 }
+
+/// `--output-def` (`/output-def:`): the exports as lld's `writeDefFile` writes them —
+/// `EXPORTS`, then `    name @ordinal` per export, ` DATA` for one whose symbol is not code.
+pub fn write_def_file(exports: &[super::exports::Export], data: impl Fn(&super::exports::Export) -> bool) -> String {
+    let mut out = String::from("EXPORTS\n");
+    for e in exports {
+        out.push_str(&format!("    {} @{}", e.name, e.ordinal.unwrap_or(0)));
+        if data(e) {
+            out.push_str(" DATA");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod write_tests {
+    #[test]
+    fn def_file_as_lld_writes_it() {
+        let e = |name: &str, ordinal, data| super::super::exports::Export { name: name.into(), ordinal: Some(ordinal), data, ..Default::default() };
+        let text = super::write_def_file(&[e("f", 1, false), e("v", 2, true)], |e| e.data);
+        assert_eq!(text, "EXPORTS\n    f @1\n    v @2 DATA\n");
+    }
+}

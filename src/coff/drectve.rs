@@ -115,7 +115,7 @@ impl ExportSpec {
 
 /// Windows command-line tokenizer (LLVM's `tokenizeWindowsCommandLineImpl`
 /// without the initial-command-name special case).
-fn tokenize(src: &str) -> Vec<String> {
+pub fn tokenize(src: &str) -> Vec<String> {
     fn is_ws(c: char) -> bool {
         matches!(c, ' ' | '\t' | '\r' | '\n' | '\0')
     }
@@ -316,7 +316,7 @@ fn parse_numbers(arg: &str) -> Result<(u64, Option<u64>), String> {
 }
 
 /// One option token (after the fast paths) → directive.
-fn parse_option(tok: &str) -> Result<Directive, String> {
+pub fn parse_option(tok: &str) -> Result<Directive, String> {
     let body = ["/?", "-?", "/", "-"]
         .iter()
         .find_map(|p| tok.strip_prefix(p));

@@ -61,38 +61,7 @@ pub fn mark_live(r: &mut Resolved, roots: &[SymId], mingw: bool) {
         let Kind::Obj(obj) = &file.kind else { continue };
         let n = obj.sections.len().min(file.live.len());
         marked[f] = vec![false; file.live.len()];
-        // MinGW: `.text$f` sections (live, executable, COMDAT) by suffix, for the implicit
-        // association of `.pdata$f` / `.xdata$f` / `.eh_frame$f`.
-        let mut text_by_suffix: HashMap<&str, u32> = HashMap::new();
-        if mingw {
-            for k in 0..n {
-                let s = &obj.sections[k];
-                if file.live[k] && s.is_comdat() && s.chars & object::pe::IMAGE_SCN_MEM_EXECUTE != 0 {
-                    if let Some((_, suffix)) = s.name.split_once('$') {
-                        text_by_suffix.entry(suffix).or_insert(k as u32);
-                    }
-                }
-            }
-        }
-        // Associative children, from each section's definition symbol.
-        let mut seen = vec![false; n];
-        for s in &obj.symbols {
-            let Some((sel, assoc)) = s.secdef else { continue };
-            let Some(k) = usize::try_from(s.section).ok().and_then(|x| x.checked_sub(1)).filter(|&k| k < n) else { continue };
-            if std::mem::replace(&mut seen[k], true) || !obj.sections[k].is_comdat() {
-                continue;
-            }
-            let parent = if sel == 5 {
-                assoc.checked_sub(1).filter(|&p| (p as usize) < n)
-            } else if mingw {
-                [".pdata$", ".xdata$", ".eh_frame$"].iter().find_map(|p| s.name.strip_prefix(p)).and_then(|func| text_by_suffix.get(func).copied()).filter(|&p| p as usize != k)
-            } else {
-                None
-            };
-            if let Some(p) = parent {
-                children[f].entry(p).or_default().push(k as u32);
-            }
-        }
+        children[f] = assoc_children(file, obj, mingw);
         for k in 0..n {
             if file.live[k] && !obj.sections[k].is_comdat() {
                 marked[f][k] = true;
@@ -158,6 +127,47 @@ pub fn mark_live(r: &mut Resolved, roots: &[SymId], mingw: bool) {
     let dead_thunks: Vec<FileId> = r.imports.iter().copied().filter(|f| !live_thunks.contains(f)).collect();
     r.imports.retain(|f| live_imports.contains(f));
     r.gc_dead_thunks = dead_thunks.into_iter().collect();
+}
+
+/// Each live COMDAT section's associative children (section indices, 0-based): by the
+/// `IMAGE_COMDAT_SELECT_ASSOCIATIVE` of their definition, and in MinGW mode `.pdata$f`,
+/// `.xdata$f`, `.eh_frame$f` for a `.text$f` (lld's implicit association).
+pub fn assoc_children(file: &super::resolve::InFile, obj: &super::object::ObjFile, mingw: bool) -> HashMap<u32, Vec<u32>> {
+    let n = obj.sections.len().min(file.live.len());
+    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+        // MinGW: `.text$f` sections (live, executable, COMDAT) by suffix, for the implicit
+        // association of `.pdata$f` / `.xdata$f` / `.eh_frame$f`.
+        let mut text_by_suffix: HashMap<&str, u32> = HashMap::new();
+        if mingw {
+            for k in 0..n {
+                let s = &obj.sections[k];
+                if file.live[k] && s.is_comdat() && s.chars & object::pe::IMAGE_SCN_MEM_EXECUTE != 0 {
+                    if let Some((_, suffix)) = s.name.split_once('$') {
+                        text_by_suffix.entry(suffix).or_insert(k as u32);
+                    }
+                }
+            }
+        }
+        // Associative children, from each section's definition symbol.
+        let mut seen = vec![false; n];
+        for s in &obj.symbols {
+            let Some((sel, assoc)) = s.secdef else { continue };
+            let Some(k) = usize::try_from(s.section).ok().and_then(|x| x.checked_sub(1)).filter(|&k| k < n) else { continue };
+            if std::mem::replace(&mut seen[k], true) || !obj.sections[k].is_comdat() {
+                continue;
+            }
+            let parent = if sel == 5 {
+                assoc.checked_sub(1).filter(|&p| (p as usize) < n)
+            } else if mingw {
+                [".pdata$", ".xdata$", ".eh_frame$"].iter().find_map(|p| s.name.strip_prefix(p)).and_then(|func| text_by_suffix.get(func).copied()).filter(|&p| p as usize != k)
+            } else {
+                None
+            };
+            if let Some(p) = parent {
+                children.entry(p).or_default().push(k as u32);
+            }
+        }
+    children
 }
 
 /// lld's `enqueue`: marks a section kept by resolution and queues it once.

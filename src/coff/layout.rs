@@ -270,7 +270,11 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
                 }
                 ChunkSrc::Common(idx) => {
                     let size = obj.symbols[idx as usize].value;
-                    let align = (size as u64).next_power_of_two().min(32) as u32;
+                    let mut align = (size as u64).next_power_of_two().min(32) as u32;
+                    // `/aligncomm:` raises it (lld's CommonChunk::setAlignment).
+                    if let Some(&a) = r.align_comm.get(obj.symbols[idx as usize].name) {
+                        align = align.max(a);
+                    }
                     let c = l.add_chunk(ChunkKind::Common { file: f, sym: idx }, size, align, false);
                     l.common_chunk.push((f, idx, c));
                     (".bss".to_string(), BSS | R | W, c)
@@ -284,6 +288,15 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
         }
     }
     parent_key.resize(l.chunks.len(), String::new());
+    // Sections ICF folded take the address of the one that stays.
+    // The kept section gets the largest alignment of its class (lld's `SectionChunk::replace`).
+    for (&(f, k), &(kf, kk)) in &r.icf_folded {
+        let c = l.sec_chunk[kf][kk as usize];
+        l.sec_chunk[f][k as usize] = c;
+        if let Some(c) = c {
+            l.chunks[c].align = l.chunks[c].align.max(r.obj(f).sections[k as usize].align);
+        }
+    }
     // `.rsrc`, `.edata` and `.idata` partial sections are forced to DATA|R.
     for prefix in [".rsrc", ".edata", ".idata"] {
         let keys: Vec<(String, u32)> = partial.keys().filter(|(n, c)| (n == prefix || n.starts_with(&format!("{prefix}$"))) && *c != DATA | R).cloned().collect();
@@ -446,20 +459,61 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
     // mergeSections (lld's defaults; the map is ordered by source name).
     let pdata_chunks = &osecs[pdata_sec].chunks;
     let pdata_range = (pdata_chunks.first().copied(), pdata_chunks.last().copied());
-    let mut merges: Vec<(&str, &str)> = vec![(".idata", ".rdata"), (".didat", ".rdata"), (".edata", ".rdata"), (".xdata", ".rdata"), (".00cfg", ".rdata"), (".voltbl", ".rdata"), (".bss", ".data")];
+    // mergeSections: lld's `config->merge` map — the user's `/merge:` rules (command line,
+    // then `.drectve`), then the defaults, which give way to them — applied in name order, each
+    // followed to its final target.
+    let mut merge: BTreeMap<String, String> = BTreeMap::new();
+    let mut defaults: Vec<(&str, &str)> = vec![(".idata", ".rdata"), (".didat", ".rdata"), (".edata", ".rdata"), (".xdata", ".rdata"), (".00cfg", ".rdata"), (".voltbl", ".rdata"), (".bss", ".data")];
     if mingw {
-        merges.extend([(".ctors", ".rdata"), (".dtors", ".rdata"), (".CRT", ".rdata")]);
+        defaults.extend([(".ctors", ".rdata"), (".dtors", ".rdata"), (".CRT", ".rdata")]);
     }
-    merges.sort();
-    for (from, to) in merges {
-        let Some(fi) = osecs.iter().position(|o| o.name == from) else { continue };
+    // Order: the command line, the defaults, then `.drectve` (read with the files, after the
+    // driver added the defaults); every conflict warns and the first rule stays.
+    let ncmd = config.merges.len().min(r.merges.len());
+    let cmd = r.merges[..ncmd].iter().map(|(a, b)| (a.as_str(), b.as_str()));
+    let drectve = r.merges[ncmd..].iter().map(|(a, b)| (a.as_str(), b.as_str()));
+    for (from, to) in cmd.chain(defaults.iter().copied()).chain(drectve) {
+        if from == ".rsrc" || to == ".rsrc" || from == ".reloc" || to == ".reloc" {
+            let which = if from == ".rsrc" || to == ".rsrc" { ".rsrc" } else { ".reloc" };
+            return Err(Error::new(format!("/merge: cannot merge '{which}' with any section")));
+        }
+        match merge.get(from) {
+            Some(existing) if existing != to => config.diag.warn(&format!("{from}={to}: already merged into {existing}")),
+            Some(_) => {}
+            None => {
+                merge.insert(from.to_string(), to.to_string());
+            }
+        }
+    }
+    for (from, first) in &merge {
+        if from == first {
+            continue;
+        }
+        let mut to = first.clone();
+        let mut seen = std::collections::HashSet::new();
+        loop {
+            if !seen.insert(to.clone()) {
+                return Err(Error::new(format!("/merge: cycle found for section '{from}'")));
+            }
+            match merge.get(&to) {
+                Some(next) => to = next.clone(),
+                None => break,
+            }
+        }
+        let Some(fi) = osecs.iter().position(|o| &o.name == from) else { continue };
         match osecs.iter().position(|o| o.name == to) {
             Some(ti) if ti != fi => {
                 let moved = std::mem::take(&mut osecs[fi].chunks);
                 osecs[ti].chunks.extend(moved);
             }
             Some(_) => {}
-            None => osecs[fi].name = to.to_string(),
+            None => osecs[fi].name = to,
+        }
+    }
+    // `/section:name,attrs` (lld's `setSectionPermissions`).
+    for (name, perm) in &r.section_attrs {
+        for o in osecs.iter_mut().filter(|o| &o.name == name) {
+            o.chars = (o.chars & !0xFE00_0000) | perm;
         }
     }
     // removeUnusedSections, then discardable sections to the end.

@@ -23,7 +23,8 @@ use std::io::Write;
 use std::path::Path;
 
 use super::layout::{ChunkKind, Layout};
-use super::resolve::{demangle, Def, Kind, SymRef};
+use super::demangle::display as demangle;
+use super::resolve::{Def, Kind, SymRef};
 use crate::error::{Error, Result};
 
 /// lld's COFF `pageSize`: the alignment printed for every output section.
@@ -64,7 +65,7 @@ pub fn lldmap_text(l: &Layout) -> String {
                 }
                 SymRef::None | SymRef::Absolute(_) => continue,
             };
-            syms.entry(chunk).or_default().push((l.chunks[chunk].rva as u64 + value as u64, demangle(name)));
+            syms.entry(chunk).or_default().push((l.chunks[chunk].rva as u64 + value as u64, demangle(name, l.config.demangle)));
         }
     }
     for v in syms.values_mut() {

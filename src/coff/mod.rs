@@ -20,9 +20,11 @@ pub mod armap;
 pub mod baserel;
 pub mod config;
 pub mod deffile;
+pub mod demangle;
 pub mod drectve;
 pub mod exports;
 pub mod gc;
+pub mod icf;
 pub mod idata;
 pub mod implib;
 pub mod layout;
@@ -30,18 +32,76 @@ pub mod map;
 pub mod object;
 pub mod pseudoreloc;
 pub mod resolve;
+pub mod resources;
 pub mod write;
 
 use crate::error::{Error, Result};
 
-/// Runs one COFF link.
+/// Options both drivers accept that dtld does not implement yet: an error when ignoring them
+/// would change what the output means, a warning otherwise (never silent).
+fn refuse_unimplemented(c: &config::CoffConfig) -> Result<()> {
+    let mut errors = Vec::new();
+    if !c.delay_load.is_empty() {
+        errors.push(format!("/delayload:{} (delay-loaded imports) is not supported by dtld", c.delay_load[0]));
+    }
+    if c.order_file.is_some() {
+        errors.push("/order (section ordering) is not supported by dtld".to_string());
+    }
+    if c.function_pad_min.is_some() {
+        errors.push("/functionpadmin (hotpatch padding) is not supported by dtld".to_string());
+    }
+    if c.map.is_some() {
+        errors.push("/map (link.exe's map format) is not supported by dtld; use /lldmap for lld's map".to_string());
+    }
+    if c.guard_cf {
+        errors.push("/guard:cf (control flow guard tables) is not supported by dtld".to_string());
+    }
+    if c.stub.is_some() {
+        errors.push("/stub (a custom DOS stub) is not supported by dtld".to_string());
+    }
+    if c.release {
+        errors.push("/release (the PE checksum) is not supported by dtld".to_string());
+    }
+    if !errors.is_empty() {
+        return Err(Error::many(errors));
+    }
+    if c.debug_pdb {
+        c.diag.warn("/debug: no PDB is written (not implemented); ignored");
+    }
+    Ok(())
+}
+
+/// Runs one COFF link; at most `/errorlimit:` errors are reported, as lld does.
 pub fn link(config: &config::CoffConfig) -> Result<()> {
+    link_inner(config).map_err(|mut e| {
+        let limit = config.error_limit;
+        if limit > 0 && e.messages.len() > limit && !e.messages.iter().any(|m| m.starts_with("too many errors emitted")) {
+            e.messages.truncate(limit);
+            let how = if config.mingw { "--error-limit=0" } else { "/errorlimit:0" };
+            e.messages.push(format!("too many errors emitted, stopping now (use {how} to see all errors)"));
+        }
+        e
+    })
+}
+
+fn link_inner(config: &config::CoffConfig) -> Result<()> {
+    if config.implib_only {
+        return write_def_implib(config);
+    }
+    refuse_unimplemented(config)?;
     let mut resolver = resolve::Resolver::new(config);
     resolver.start()?;
     if resolver.resolved().has_bitcode() {
         // ThinLTO through the same code as ELF (thin link, in-process backends or DTLTO);
         // COFF backends never get `-fpic` (lld/COFF/LTO.cpp).
-        let opts = config.lto.options()?;
+        let opts = config.lto.options().map_err(|e| {
+            if config.mingw {
+                return e;
+            }
+            // lld-link spells the LTO options `-name:`; the shared engine words them `--name=`.
+            let msgs = e.messages.iter().map(|m| m.replacen("--thinlto-", "-thinlto-", 1).replacen("--lto-", "-lto-", 1).replacen("= expects", ": expects", 1)).collect();
+            Error::many(msgs)
+        })?;
         let out = {
             let req = crate::lto::LtoRequest { output: &config.output, pic: false, verbose: config.verbose, opts: &opts, modules: resolver.lto_modules(), lazy: Vec::new() };
             let mut trace = crate::trace::Trace::default();
@@ -54,15 +114,61 @@ pub fn link(config: &config::CoffConfig) -> Result<()> {
     }
     let resolved = resolver.finish()?;
     let layout = layout::layout(config, &resolved)?;
+    if config.diag.error_count() > 0 {
+        // `/WX`: a warning was an error; nothing is written.
+        return Err(Error::many(Vec::new()));
+    }
     if let Some(p) = &config.lldmap {
         // Before the image: lld fails on an unwritable map before committing the output.
         map::write_lldmap(&layout, p)?;
     }
     write::write(&layout)?;
+    if let Some(p) = &config.output_def {
+        // lld marks an export DATA when its symbol's chunk is not executable.
+        let by_name = layout.r.exports_by_table_name();
+        let text = deffile::write_def_file(&layout.exports, |e| {
+            let Some(&k) = by_name.get(e.name.as_str()) else { return e.data };
+            let id = layout.r.exports[k].1;
+            match layout.sym_chunk(id).map(|c| &layout.chunks[c]) {
+                Some(c) if c.osec != usize::MAX => layout.osecs[c.osec].chars & ::object::pe::IMAGE_SCN_MEM_EXECUTE == 0,
+                _ => false,
+            }
+        });
+        std::fs::write(p, text).map_err(|e| Error::new(format!("failed to open {}: {}", p.display(), crate::io_error(&e))))?;
+    }
     if let Some(p) = &config.out_implib {
         write_implib(&layout, p)?;
     }
     Ok(())
+}
+
+/// `/def:` without inputs: the import library alone (lld's `createImportLibrary(asLib)`), named
+/// `/implib:` or after `/out:`, for the DLL the `.def` file's `LIBRARY` names (else `/out:`'s
+/// name with `.dll`).
+fn write_def_implib(c: &config::CoffConfig) -> Result<()> {
+    let mut specs = c.exports.clone();
+    specs.sort_by(|a, b| a.table_name().cmp(b.table_name()));
+    let exports: Vec<implib::ImplibExport> = specs
+        .iter()
+        .map(|s| implib::ImplibExport {
+            name: s.name.clone(),
+            ordinal: s.ordinal.unwrap_or(0),
+            data: s.data,
+            noname: s.noname,
+            private: s.private,
+            constant: s.constant,
+            export_as: s.export_as.clone(),
+            import_name: s.import_name.clone(),
+        })
+        .collect();
+    let out_name = c.output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dll = match c.import_name.as_deref() {
+        Some(n) if !n.is_empty() => if n.contains('.') { n.to_string() } else { format!("{n}.dll") },
+        _ => std::path::Path::new(&out_name).with_extension("dll").to_string_lossy().into_owned(),
+    };
+    let path = c.out_implib.clone().unwrap_or_else(|| c.output.with_extension("lib"));
+    let bytes = implib::write_import_library(&dll, &exports);
+    std::fs::write(&path, bytes).map_err(|e| Error::new(format!("failed to write {}: {}", path.display(), crate::io_error(&e))))
 }
 
 /// `--out-implib`: an import library for the DLL just written (lld's MinGW `.dll.a`).

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use super::config::{CoffConfig, CoffInput, ExportSpec};
 use super::drectve::{self, Directive};
 use super::implib::{self, ImportKind, ShortImport};
+use super::demangle::display as demangle;
 use super::object::{self, ObjFile};
 use crate::error::{Error, Result};
 
@@ -83,6 +84,9 @@ pub struct Symbol {
     pub used_in_regular: bool,
     /// A weak bitcode definition (weak/linkonce linkage): a later strong one replaces it.
     pub weak_def: bool,
+    /// A bitcode common symbol (`-fcommon`): its size (lld's `DefinedCommon` without a chunk);
+    /// 0 for anything else.
+    pub bitcode_common: u32,
 }
 
 pub enum Kind {
@@ -108,6 +112,9 @@ pub struct InFile {
     /// Obj: lld's chunk order: non-COMDAT sections, then COMDAT sections and commons in the
     /// order their symbols were read, then associative sections.
     pub chunks: Vec<ChunkSrc>,
+    /// Obj: per section (0-based), the symbol index of its COMDAT leader (lld's
+    /// `SectionChunk::sym`: names it in ICF's and `/verbose`'s messages).
+    pub leaders: HashMap<u32, u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +129,9 @@ struct Archive {
     path: String,
     /// A thin archive: members are files next to it.
     thin: bool,
+    /// Not an archive: one object between `/start-lib` and `/end-lib` (a lazy object, loaded
+    /// like an archive member but named as a plain file).
+    lazy_object: bool,
     /// Member header offset → (name, bytes).
     members: HashMap<usize, (String, &'static [u8])>,
     seen: HashSet<usize>,
@@ -150,6 +160,14 @@ pub struct Resolved {
     pub local_imports: Vec<SymId>,
     /// Short imports whose thunk `--gc-sections` found unreferenced (`gc.rs`).
     pub gc_dead_thunks: HashSet<FileId>,
+    /// `/merge:from=to` of the command line and `.drectve`, in that order (lld's `parseMerge`).
+    pub merges: Vec<(String, String)>,
+    /// `/section:name,attrs` of the command line and `.drectve`.
+    pub section_attrs: Vec<(String, u32)>,
+    /// `/aligncomm:name,n` (alignment in bytes) of the command line and `.drectve`.
+    pub align_comm: HashMap<String, u32>,
+    /// Sections ICF folded into another: (file, section) → the section that stays (`icf.rs`).
+    pub icf_folded: HashMap<(FileId, u32), (FileId, u32)>,
 }
 
 impl Resolved {
@@ -190,6 +208,15 @@ pub struct Resolver<'a> {
     export_specs: Vec<ExportSpec>,
     /// The names in `export_specs`, for duplicate checks in constant time.
     export_names: HashSet<String>,
+    /// `/failifmismatch`: key → (value, who set it).
+    must_match: HashMap<String, (String, String)>,
+    /// `.res` inputs (name, bytes), in command-line order.
+    res_files: Vec<(String, &'static [u8])>,
+    /// Objects with `.rsrc`/`.rsrc$*` sections, and those sections: held back until
+    /// `convert_resources` decides (lld's `resourceChunks`).
+    rsrc_objs: Vec<(FileId, Vec<u32>)>,
+    /// `--wrap`: (symbol, `__real_` symbol, `__wrap_` symbol).
+    wrapped: Vec<(SymId, SymId, SymId)>,
 }
 
 fn basename(p: &str) -> &str {
@@ -221,6 +248,10 @@ impl<'a> Resolver<'a> {
                 subsystem: 0,
                 local_imports: Vec::new(),
                 gc_dead_thunks: HashSet::new(),
+                merges: config.merges.clone(),
+                section_attrs: config.section_attrs.clone(),
+                align_comm: config.align_comm.iter().cloned().collect(),
+                icf_folded: HashMap::new(),
             },
             archives: Vec::new(),
             queue: VecDeque::new(),
@@ -232,6 +263,10 @@ impl<'a> Resolver<'a> {
             default_libs: Vec::new(),
             export_specs: config.exports.clone(),
             export_names: config.exports.iter().map(|e| e.name.clone()).collect(),
+            must_match: HashMap::new(),
+            res_files: Vec::new(),
+            rsrc_objs: Vec::new(),
+            wrapped: Vec::new(),
         }
     }
 
@@ -241,7 +276,7 @@ impl<'a> Resolver<'a> {
         }
         let name: &'static str = Box::leak(name.to_string().into_boxed_str());
         let id = self.r.symbols.len();
-        self.r.symbols.push(Symbol { name, def: Def::Undefined, weak_alias: None, pending_load: false, pseudo_reloc: false, comdat: false, used_in_regular: false, weak_def: false });
+        self.r.symbols.push(Symbol { name, def: Def::Undefined, weak_alias: None, pending_load: false, pseudo_reloc: false, comdat: false, used_in_regular: false, weak_def: false, bitcode_common: 0 });
         self.r.by_name.insert(name, id);
         (id, true)
     }
@@ -286,15 +321,18 @@ impl<'a> Resolver<'a> {
     }
 
     fn duplicate(&mut self, id: SymId, new_file: Option<FileId>) {
-        if self.config.allow_multiple {
-            return;
-        }
         let old = match self.r.symbols[id].def {
             Def::Regular(f, _) | Def::Common(f, _, _) | Def::ImportData(f) | Def::ImportThunk(f) | Def::Bitcode(f, _) => self.r.files[f].name.clone(),
             _ => "<internal>".to_string(),
         };
         let new = new_file.map(|f| self.r.files[f].name.clone()).unwrap_or_else(|| "<internal>".into());
-        self.duplicates.push(format!("duplicate symbol: {}\n>>> defined at {old}\n>>> defined at {new}", self.r.symbols[id].name));
+        let msg = format!("duplicate symbol: {}\n>>> defined at {old}\n>>> defined at {new}", demangle(self.r.symbols[id].name, self.config.demangle));
+        // `/force:multiple` (MinGW `--allow-multiple-definition`): lld warns and keeps the first.
+        if self.config.allow_multiple {
+            self.config.diag.warn(&msg);
+        } else {
+            self.duplicates.push(msg);
+        }
     }
 
     fn add_regular(&mut self, name: &str, f: FileId, idx: u32) -> SymId {
@@ -305,6 +343,7 @@ impl<'a> Resolver<'a> {
             s.def = Def::Regular(f, idx);
             s.comdat = false;
             s.weak_alias = None;
+            s.bitcode_common = 0;
         } else {
             self.duplicate(id, Some(f));
         }
@@ -318,6 +357,7 @@ impl<'a> Resolver<'a> {
             s.def = Def::Regular(f, idx);
             s.comdat = true;
             s.weak_alias = None;
+            s.bitcode_common = 0;
             return (id, true);
         }
         if !self.r.symbols[id].comdat {
@@ -333,7 +373,9 @@ impl<'a> Resolver<'a> {
             // A definition wins over a common symbol; of two commons, the larger.
             Def::Regular(..) => {}
             Def::Common(_, _, old) if old >= size => {}
+            Def::Bitcode(..) if s.bitcode_common == 0 || s.bitcode_common >= size => {}
             _ => {
+                s.bitcode_common = 0;
                 s.def = Def::Common(f, idx, size);
                 s.weak_alias = None;
             }
@@ -406,6 +448,10 @@ impl<'a> Resolver<'a> {
                     let Some((name, data)) = self.archives[a].members.get(&off).cloned() else {
                         continue;
                     };
+                    if self.archives[a].lazy_object {
+                        self.add_buffer(data, &name, "", None);
+                        continue;
+                    }
                     let parent = self.archives[a].path.clone();
                     let thin = self.archives[a].thin;
                     self.add_buffer(data, &name, &parent, Some((off, thin)));
@@ -426,6 +472,7 @@ impl<'a> Resolver<'a> {
 
     fn load_path(&mut self, input: &CoffInput) {
         let path = input.path.to_string_lossy().into_owned();
+        self.log(&format!("Reading {path}"));
         let data = match crate::input::map_file(&input.path) {
             Ok(d) => d,
             Err(e) => {
@@ -469,7 +516,7 @@ impl<'a> Resolver<'a> {
                 map.insert(m.offset, (m.name.clone(), bytes));
             }
             let thin = data.starts_with(crate::input::archive::THIN_MAGIC);
-            self.archives.push(Archive { path: path.clone(), thin, members: map, seen: HashSet::new() });
+            self.archives.push(Archive { path: path.clone(), thin, lazy_object: false, members: map, seen: HashSet::new() });
             if input.whole_archive {
                 for off in order {
                     self.add_member(a, off);
@@ -494,6 +541,15 @@ impl<'a> Resolver<'a> {
             }
             return;
         }
+        if input.lazy && !input.whole_archive {
+            // `/start-lib`: the object's definitions are lazy, like an archive member's.
+            let a = self.archives.len();
+            self.archives.push(Archive { path: path.clone(), thin: false, lazy_object: true, members: HashMap::from([(0, (path.clone(), data))]), seen: HashSet::new() });
+            for name in member_symbols(data) {
+                self.add_lazy(&name, a, 0);
+            }
+            return;
+        }
         self.add_buffer(data, &path, "", None);
     }
 
@@ -501,6 +557,10 @@ impl<'a> Resolver<'a> {
     /// `member`: the member's header offset in `parent` and whether the archive is thin.
     fn add_buffer(&mut self, data: &'static [u8], name: &str, parent: &str, member: Option<(usize, bool)>) {
         let display = if parent.is_empty() { name.to_string() } else { format!("{}({})", basename(parent), basename(name)) };
+        if super::resources::is_res(data) {
+            self.res_files.push((display, data));
+            return;
+        }
         if implib::is_short_import(data) {
             match implib::parse_short_import(data) {
                 Ok(imp) => self.add_short_import(imp, display, name, parent),
@@ -551,7 +611,7 @@ impl<'a> Resolver<'a> {
 
     fn new_file(&mut self, kind: Kind, display: String, name: &str, parent: &str) -> FileId {
         let f = self.r.files.len();
-        self.r.files.push(InFile { name: display, parent: parent.to_string(), obj_name: name.to_string(), kind, syms: Vec::new(), live: Vec::new(), commons: Vec::new(), chunks: Vec::new() });
+        self.r.files.push(InFile { name: display, parent: parent.to_string(), obj_name: name.to_string(), kind, syms: Vec::new(), live: Vec::new(), commons: Vec::new(), chunks: Vec::new(), leaders: HashMap::new() });
         f
     }
 
@@ -575,24 +635,48 @@ impl<'a> Resolver<'a> {
     /// lld's `BitcodeFile::parse`: the symbols LTO resolves (`BitcodeFile::syms`, index `k`
     /// in `Def::Bitcode`), then the module's linker options (`-export:` of dllexport).
     fn add_bitcode(&mut self, b: crate::lto::BitcodeFile, display: String, name: &str, parent: &str) {
-        let syms: Vec<(String, bool, bool, bool)> =
-            (0..b.syms.len()).map(|k| b.sym(k)).map(|s| (String::from_utf8_lossy(s.name).into_owned(), s.undefined(), s.weak(), s.comdat.is_some())).collect();
+        let syms: Vec<(String, bool, bool, bool, u32)> = (0..b.syms.len())
+            .map(|k| b.sym(k))
+            .map(|s| (String::from_utf8_lossy(s.name).into_owned(), s.undefined(), s.weak(), s.comdat.is_some(), if s.common() { s.common_size.max(1) } else { 0 }))
+            .collect();
         let opts = b.ir.coff_linker_opts;
         let f = self.new_file(Kind::Bitcode(b), display, name, parent);
-        for (k, (n, undef, weak, comdat)) in syms.into_iter().enumerate() {
+        for (k, (n, undef, weak, comdat, common)) in syms.into_iter().enumerate() {
             if undef {
                 self.undefined_ref(&n, weak);
+            } else if common != 0 {
+                // lld's `addCommon`: a common replaces anything but a definition, and a smaller
+                // common; never a duplicate.
+                let (id, new) = self.insert(&n);
+                let s = &self.r.symbols[id];
+                let replace = match s.def {
+                    _ if new => true,
+                    Def::Undefined | Def::Lazy(..) => true,
+                    Def::Common(_, _, old) => common > old,
+                    Def::Bitcode(..) => s.bitcode_common != 0 && common > s.bitcode_common,
+                    _ => false,
+                };
+                if replace {
+                    let s = &mut self.r.symbols[id];
+                    s.def = Def::Bitcode(f, k);
+                    s.weak_alias = None;
+                    s.comdat = false;
+                    s.weak_def = false;
+                    s.bitcode_common = common;
+                }
             } else {
                 let (id, new) = self.insert(&n);
                 let def = self.r.symbols[id].def;
+                let old_common = matches!(def, Def::Common(..)) || (matches!(def, Def::Bitcode(..)) && self.r.symbols[id].bitcode_common != 0);
                 let replaces_weak = matches!(def, Def::Bitcode(..)) && self.r.symbols[id].weak_def && !weak;
-                if new || matches!(def, Def::Undefined | Def::Lazy(..)) || replaces_weak {
+                if new || matches!(def, Def::Undefined | Def::Lazy(..)) || replaces_weak || old_common {
                     let s = &mut self.r.symbols[id];
                     s.def = Def::Bitcode(f, k);
                     s.weak_alias = None;
                     s.comdat = comdat;
                     s.weak_def = weak;
-                } else if !weak && !comdat && !self.r.symbols[id].comdat && !matches!(def, Def::Common(..)) {
+                    s.bitcode_common = 0;
+                } else if !weak && !comdat && !self.r.symbols[id].comdat {
                     self.duplicate(id, Some(f));
                 }
             }
@@ -633,6 +717,7 @@ impl<'a> Resolver<'a> {
         let mut commons = Vec::new();
         let mut order: Vec<ChunkSrc> = (0..nsec).filter(|&k| state[k] == Some(true)).map(|k| ChunkSrc::Sec(k as u32)).collect();
         let mut comdat_defs: Vec<Option<u8>> = vec![None; nsec + 1];
+        let mut leaders = HashMap::new();
         let mut pending = Vec::new();
         let mut weak = Vec::new();
         let mut prevailing_text: HashMap<&str, u32> = HashMap::new();
@@ -665,6 +750,7 @@ impl<'a> Resolver<'a> {
             } else {
                 let sec = s.section as usize;
                 if let Some(sel) = comdat_defs[sec].take() {
+                    leaders.insert(sec as u32 - 1, i as u32);
                     // The COMDAT leader.
                     let prevailing;
                     if s.is_external() {
@@ -743,6 +829,12 @@ impl<'a> Resolver<'a> {
             }
         }
         let live: Vec<bool> = state.into_iter().map(|s| s == Some(true)).collect();
+        // Resource sections wait for `convert_resources` (lld's `resourceChunks`).
+        let rsrc: Vec<u32> = (0..nsec as u32).filter(|&k| live[k as usize] && (obj.sections[k as usize].name == ".rsrc" || obj.sections[k as usize].name.starts_with(".rsrc$"))).collect();
+        if !rsrc.is_empty() {
+            order.retain(|c| !matches!(c, ChunkSrc::Sec(k) if rsrc.contains(k)));
+            self.rsrc_objs.push((f, rsrc));
+        }
         for r in &syms {
             if let SymRef::Global(id) = *r {
                 self.r.symbols[id].used_in_regular = true;
@@ -753,6 +845,7 @@ impl<'a> Resolver<'a> {
         file.live = live;
         file.commons = commons;
         file.chunks = order;
+        file.leaders = leaders;
         if let Some(d) = directives {
             self.parse_directives(f, d);
         }
@@ -811,6 +904,16 @@ impl<'a> Resolver<'a> {
                 }
                 Directive::AlternateName { from, to } => self.alternate_names.push((from, to)),
                 Directive::ExcludeSymbols(v) => self.r.exclude_symbols.extend(v),
+                Directive::Merge { from, to } => self.r.merges.push((from, to)),
+                Directive::Section { name, characteristics } => self.r.section_attrs.push((name, characteristics)),
+                Directive::AlignComm { name, alignment } => {
+                    let a = self.r.align_comm.entry(name).or_insert(alignment);
+                    *a = (*a).max(alignment);
+                }
+                Directive::FailIfMismatch { key, value } => {
+                    let src = self.r.files[f].name.clone();
+                    self.fail_if_mismatch(&key, &value, src);
+                }
                 Directive::Unknown(t) => eprintln!("dtld: warning: {}: ignoring unknown argument: {t}", self.r.files[f].name),
                 _ => {}
             }
@@ -838,18 +941,207 @@ impl<'a> Resolver<'a> {
         }
         for c in &cands {
             if Path::new(c).is_absolute() && Path::new(c).exists() {
-                self.enqueue_path(CoffInput { path: PathBuf::from(c), whole_archive: false });
+                self.enqueue_path(CoffInput::new(PathBuf::from(c), false));
                 return;
             }
             for d in &self.config.lib_paths {
                 let p = d.join(c);
                 if p.exists() {
-                    self.enqueue_path(CoffInput { path: p, whole_archive: false });
+                    self.enqueue_path(CoffInput::new(p, false));
                     return;
                 }
             }
         }
         // lld-link ignores default libraries it cannot find.
+    }
+
+    /// lld's `checkFailIfMismatch`: every `/failifmismatch:key=value` (command line and
+    /// `.drectve`) must agree on each key's value.
+    fn fail_if_mismatch(&mut self, key: &str, value: &str, source: String) {
+        if let Some((old, old_src)) = self.must_match.get(key) {
+            if old != value {
+                self.errors.push(format!("/failifmismatch: mismatch detected for '{key}':\n>>> {old_src} has value {old}\n>>> {source} has value {value}"));
+            }
+        }
+        self.must_match.insert(key.to_string(), (value.to_string(), source));
+    }
+
+    /// lld's `convertResources`: one resource object links as it is; `.res` files and several
+    /// resource objects (MinGW only) become one object written like `llvm-cvtres`'s.
+    fn convert_resources(&mut self) -> Result<()> {
+        let config = self.config;
+        let objs = std::mem::take(&mut self.rsrc_objs);
+        let res = std::mem::take(&mut self.res_files);
+        if !config.mingw && (objs.len() > 1 || (objs.len() == 1 && !res.is_empty())) {
+            let second = if !res.is_empty() { super::resources::INTERNAL_NAME.to_string() } else { self.r.files[objs[1].0].name.clone() };
+            crate::bail!("{second}: more than one resource obj file not allowed, already got {}", self.r.files[objs[0].0].name);
+        }
+        if res.is_empty() && objs.len() <= 1 {
+            for (f, secs) in objs {
+                self.r.files[f].chunks.extend(secs.into_iter().map(ChunkSrc::Sec));
+            }
+            return Ok(());
+        }
+        let mut tree = super::resources::Tree::new(config.mingw);
+        let mut dups = Vec::new();
+        for (name, data) in &res {
+            tree.add_res(name, data, &mut dups).map_err(Error::new)?;
+        }
+        for (f, _) in &objs {
+            let file = &self.r.files[*f];
+            if let Kind::Obj(o) = &file.kind {
+                tree.add_object(&file.name, o, &mut dups).map_err(Error::new)?;
+            }
+        }
+        if config.mingw {
+            tree.clean_up_manifests(&mut dups);
+        }
+        if !dups.is_empty() {
+            if config.allow_multiple {
+                for d in &dups {
+                    config.diag.warn(d);
+                }
+            } else {
+                return Err(Error::many(dups));
+            }
+        }
+        let bytes: &'static [u8] = Box::leak(tree.write_coff(config.timestamp.unwrap_or(0)).into_boxed_slice());
+        let before = self.rsrc_objs.len();
+        self.add_buffer(bytes, super::resources::INTERNAL_NAME, "", None);
+        for (f, secs) in self.rsrc_objs.drain(before..).collect::<Vec<_>>() {
+            self.r.files[f].chunks.extend(secs.into_iter().map(ChunkSrc::Sec));
+        }
+        if !self.errors.is_empty() {
+            return Err(Error::many(std::mem::take(&mut self.errors)));
+        }
+        Ok(())
+    }
+
+    /// lld's `wrapSymbols`: every object's reference to `x` now means `__wrap_x`, and to
+    /// `__real_x` means `x`.
+    fn wrap_symbols(&mut self) {
+        if self.wrapped.is_empty() {
+            return;
+        }
+        let mut map = HashMap::new();
+        for &(sym, real, wrap) in &self.wrapped {
+            map.insert(sym, wrap);
+            map.insert(real, sym);
+        }
+        for f in &mut self.r.files {
+            for s in &mut f.syms {
+                if let SymRef::Global(id) = s {
+                    if let Some(&to) = map.get(id) {
+                        *s = SymRef::Global(to);
+                    }
+                }
+            }
+        }
+        for &(sym, real, wrap) in &self.wrapped.clone() {
+            // No reference to `__real_x` is left; `__wrap_x` must now be defined if used.
+            if self.r.symbols[real].def == Def::Undefined {
+                self.r.symbols[real].used_in_regular = false;
+            }
+            self.r.symbols[wrap].used_in_regular = true;
+            let _ = sym;
+        }
+    }
+
+    /// `/verbose` output (lld's `Log`).
+    fn log(&self, msg: &str) {
+        if self.config.verbose {
+            eprintln!("dtld: {msg}");
+        }
+    }
+
+    /// lld's `findMangle` for x86-64: the symbol itself if it is not undefined (an undefined
+    /// one counts through its weak alias), else a C++ function of that name (`?name@@Y...`).
+    fn find_mangle(&self, name: &str) -> Option<SymId> {
+        if let Some(id) = self.r.find(name) {
+            if self.r.symbols[id].def != Def::Undefined {
+                return Some(id);
+            }
+            let mut cur = self.r.symbols[id].weak_alias;
+            for _ in 0..100 {
+                let t = cur?;
+                if self.r.symbols[t].def != Def::Undefined {
+                    return Some(t);
+                }
+                cur = self.r.symbols[t].weak_alias;
+            }
+            return None;
+        }
+        let prefix = format!("?{name}@@Y");
+        self.r.symbols.iter().position(|s| s.name.starts_with(&prefix))
+    }
+
+    /// lld's `findUnderscoreMangle`: a definition (or lazy archive symbol) exists.
+    fn find_underscore_mangle(&self, name: &str) -> bool {
+        self.find_mangle(name).is_some_and(|id| self.r.symbols[id].def != Def::Undefined)
+    }
+
+    /// lld's `mangleMaybe`: an undefined symbol with a C++-mangled definition gets it as weak
+    /// alias.
+    fn mangle_maybe(&mut self, id: SymId) {
+        if self.r.symbols[id].def != Def::Undefined || self.r.symbols[id].weak_alias.is_some() {
+            return;
+        }
+        let Some(m) = self.find_mangle(self.r.symbols[id].name) else { return };
+        if m == id {
+            return;
+        }
+        let mname = self.r.symbols[m].name;
+        self.log(&format!("{} aliased to {mname}", self.r.symbols[id].name));
+        let t = self.add_undefined(mname, false);
+        self.r.symbols[id].weak_alias = Some(t);
+    }
+
+    /// lld-link's `inferSubsystem`; `None`: nothing to infer it from.
+    fn infer_subsystem(&self) -> Option<u16> {
+        if self.config.dll {
+            return Some(2);
+        }
+        if self.config.mingw {
+            return Some(3);
+        }
+        let main = self.find_underscore_mangle("main");
+        let wmain = self.find_underscore_mangle("wmain");
+        let winmain = self.find_underscore_mangle("WinMain");
+        let wwinmain = self.find_underscore_mangle("wWinMain");
+        if main || wmain {
+            if winmain || wwinmain {
+                crate::driver::args::warn(&format!(
+                    "found {} and {}; defaulting to /subsystem:console",
+                    if main { "main" } else { "wmain" },
+                    if winmain { "WinMain" } else { "wWinMain" }
+                ));
+            }
+            return Some(3);
+        }
+        (winmain || wwinmain).then_some(2)
+    }
+
+    /// lld-link's `findDefaultEntry`.
+    fn find_default_entry(&self) -> &'static str {
+        if self.config.mingw {
+            return if self.r.subsystem == 2 { "WinMainCRTStartup" } else { "mainCRTStartup" };
+        }
+        if self.r.subsystem == 2 {
+            if self.find_underscore_mangle("wWinMain") {
+                if !self.find_underscore_mangle("WinMain") {
+                    return "wWinMainCRTStartup";
+                }
+                crate::driver::args::warn("found both wWinMain and WinMain; using latter");
+            }
+            return "WinMainCRTStartup";
+        }
+        if self.find_underscore_mangle("wmain") {
+            if !self.find_underscore_mangle("main") {
+                return "wmainCRTStartup";
+            }
+            crate::driver::args::warn("found both wmain and main; using latter");
+        }
+        "mainCRTStartup"
     }
 
     /// The whole resolution of a link without bitcode (lld's `linkerMain` from reading inputs
@@ -863,6 +1155,9 @@ impl<'a> Resolver<'a> {
     /// chosen — what lld has done when it calls `compileBitcodeFiles`.
     pub fn start(&mut self) -> Result<()> {
         let config = self.config;
+        for (k, v) in &config.fail_if_mismatch {
+            self.fail_if_mismatch(k, v, "cmd-line".into());
+        }
         // lld-link's `isWholeArchive`: an input is read whole when the same file (by identity,
         // not by spelling) is also named as a whole archive; `enqueue_path` skips the repeat.
         let whole: HashSet<PathBuf> = config.inputs.iter().filter(|i| i.whole_archive).filter_map(|i| std::fs::canonicalize(&i.path).ok()).collect();
@@ -878,19 +1173,34 @@ impl<'a> Resolver<'a> {
         if !self.errors.is_empty() {
             return Err(Error::many(std::mem::take(&mut self.errors)));
         }
-        // Subsystem and entry point (they depend on the symbols read so far).
-        self.r.subsystem = config.subsystem.filter(|&s| s != 0).unwrap_or(if config.dll || !config.mingw && self.r.find("WinMain").is_some() { 2 } else { 3 });
-        if !config.no_entry {
-            let name = match &config.entry {
-                Some(e) => e.clone(),
-                None if config.dll => "_DllMainCRTStartup".to_string(),
-                None if config.mingw || self.r.subsystem != 2 => {
-                    if self.r.subsystem == 2 { "WinMainCRTStartup".into() } else { "mainCRTStartup".into() }
-                }
-                None => "WinMainCRTStartup".into(),
+        self.convert_resources()?;
+        // lld stops after reading the command line's files if any of them clashed.
+        if !self.duplicates.is_empty() {
+            return Err(Error::many(std::mem::take(&mut self.duplicates)));
+        }
+        // Subsystem and entry point (they depend on the symbols read so far): lld-link's
+        // `inferSubsystem` and `findDefaultEntry`.
+        self.r.subsystem = match config.subsystem.filter(|&s| s != 0) {
+            Some(s) => s,
+            None => match self.infer_subsystem() {
+                Some(s) => s,
+                None => crate::bail!("subsystem must be defined"),
+            },
+        };
+        if let Some(e) = &config.entry {
+            if e.is_empty() {
+                crate::bail!("missing entry point symbol name");
+            }
+            self.r.entry = Some(self.add_undefined(e, false));
+        } else if !config.no_entry {
+            let name = if config.dll {
+                if config.mingw { "DllMainCRTStartup" } else { "_DllMainCRTStartup" }
+            } else {
+                let s = self.find_default_entry();
+                self.log(&format!("Entry name inferred: {s}"));
+                s
             };
-            let name = if config.mingw && config.dll && config.entry.is_none() { "DllMainCRTStartup".to_string() } else { name };
-            self.r.entry = Some(self.add_undefined(&name, false));
+            self.r.entry = Some(self.add_undefined(name, false));
         }
         // Symbols the linker defines (lld's Driver: before the resolution loop).
         if config.mingw || config.pseudo_relocs {
@@ -924,6 +1234,11 @@ impl<'a> Resolver<'a> {
             if self.r.find("_load_config_used").is_some() {
                 self.add_undefined("_load_config_used", false);
             }
+            // lld's `mangleMaybe`: an entry point only defined as a C++ function
+            // (`?main@@YAHXZ`) is reached through a weak alias.
+            if let Some(e) = self.r.entry {
+                self.mangle_maybe(e);
+            }
             for n in config.include_optional.clone() {
                 if self.r.find(&n).is_some_and(|id| self.is_lazy(id)) {
                     self.add_undefined(&n, false);
@@ -933,6 +1248,19 @@ impl<'a> Resolver<'a> {
                 break;
             }
         }
+        // lld's `addWrappedSymbols`: `__real_x` and `__wrap_x` for every wrapped `x` that exists.
+        let mut seen = HashSet::new();
+        for name in &config.wrap {
+            if !seen.insert(name.as_str()) {
+                continue;
+            }
+            let Some(sym) = self.r.find(name) else { continue };
+            let real = self.add_undefined(&format!("__real_{name}"), false);
+            let wrap = self.add_undefined(&format!("__wrap_{name}"), false);
+            self.r.symbols[sym].used_in_regular = true;
+            self.wrapped.push((sym, real, wrap));
+        }
+        self.run();
         if config.mingw && config.auto_import {
             // lld's loadMinGWSymbols: load `__imp_foo` for an undefined `foo`.
             for id in 0..self.r.symbols.len() {
@@ -968,6 +1296,7 @@ impl<'a> Resolver<'a> {
     /// definitions, auto-import), the writer's symbols, crtend.o last, the export list.
     pub fn finish(mut self) -> Result<Resolved> {
         let config = self.config;
+        self.wrap_symbols();
         self.resolve_remaining()?;
         // The writer's symbols replace whatever defined them (lld's `insertCtorDtorSymbols` and
         // `createRuntimePseudoRelocs` use `replaceSymbol` unconditionally).
@@ -995,9 +1324,29 @@ impl<'a> Resolver<'a> {
         if !self.duplicates.is_empty() {
             return Err(Error::many(self.duplicates));
         }
+        let live_before: Vec<Vec<bool>> = if config.verbose { self.r.files.iter().map(|f| f.live.clone()).collect() } else { Vec::new() };
         if config.do_gc() {
             let roots = super::gc::roots(&self.r, config, &self.include, &self.alternate_names);
             super::gc::mark_live(&mut self.r, &roots, config.mingw);
+        }
+        if config.do_icf() {
+            for line in super::icf::fold(&mut self.r, config) {
+                self.log(&line);
+            }
+        }
+        if config.verbose {
+            // lld's `printDiscardedMessage` for every section chunk `/opt:ref` dropped.
+            for &f in &self.r.obj_order {
+                let file = &self.r.files[f];
+                for c in &file.chunks {
+                    let ChunkSrc::Sec(k) = *c else { continue };
+                    if live_before[f].get(k as usize) == Some(&true) && !file.live[k as usize] && !self.r.icf_folded.contains_key(&(f, k)) {
+                        if let Some(&i) = file.leaders.get(&k) {
+                            self.log(&format!("Discarded {}", self.r.obj(f).symbols[i as usize].name));
+                        }
+                    }
+                }
+            }
         }
         Ok(self.r)
     }
@@ -1084,7 +1433,9 @@ impl<'a> Resolver<'a> {
                         prevailing: !b.sym(k).undefined() && sym.is_some_and(|s| s.def == Def::Bitcode(f, k)),
                         visible_to_regular: sym.is_some_and(|s| s.used_in_regular),
                         final_in_unit: false,
-                        linker_redefined: false,
+                        // `--wrap`: LTO must not inline what the linker renames (lld's
+                        // `canInline = false`).
+                        linker_redefined: sym.is_some_and(|_| self.r.find(name).is_some_and(|id| self.wrapped.iter().any(|&(s, r, _)| s == id || r == id))),
                     };
                     res.flags()
                 })
@@ -1101,6 +1452,7 @@ impl<'a> Resolver<'a> {
             if let Def::Bitcode(..) = s.def {
                 s.def = Def::Undefined;
                 s.comdat = false;
+                s.bitcode_common = 0;
             }
         }
         for o in objects {
@@ -1113,7 +1465,7 @@ impl<'a> Resolver<'a> {
     /// The second pass after LTO: native objects replace the bitcode definitions.
     pub fn add_objects(&mut self, paths: &[PathBuf]) -> Result<()> {
         for p in paths {
-            self.enqueue_path(CoffInput { path: p.clone(), whole_archive: false });
+            self.enqueue_path(CoffInput::new(p.clone(), false));
         }
         self.run();
         if self.errors.is_empty() { Ok(()) } else { Err(Error::many(std::mem::take(&mut self.errors))) }
@@ -1182,6 +1534,7 @@ impl<'a> Resolver<'a> {
             }
             undefs.push(id);
         }
+        self.warn_local_imports();
         if undefs.is_empty() {
             return Ok(());
         }
@@ -1194,7 +1547,7 @@ impl<'a> Resolver<'a> {
         let mut root_undefs = HashSet::new();
         for id in roots {
             if undefs.contains(&id) && root_undefs.insert(id) {
-                msgs.push(format!("<root>: undefined symbol: {}", demangle(self.r.symbols[id].name)));
+                msgs.push(format!("<root>: undefined symbol: {}", demangle(self.r.symbols[id].name, self.config.demangle)));
             }
         }
         for id in undefs {
@@ -1204,14 +1557,46 @@ impl<'a> Resolver<'a> {
             }
             msgs.push(m);
         }
+        if self.config.force_unresolved {
+            // `/force:unresolved`: lld warns and links, the references resolving to 0.
+            for m in &msgs {
+                self.config.diag.warn(m);
+            }
+            return Ok(());
+        }
         // lld separates a multi-line diagnostic from the next by a blank line.
         let n = msgs.len();
         let mut out: Vec<String> = msgs.into_iter().enumerate().map(|(i, m)| if i + 1 < n && m.contains('\n') { format!("{m}\n") } else { m }).collect();
         if out.len() > self.config.error_limit && self.config.error_limit > 0 {
             out.truncate(self.config.error_limit);
-            out.push("too many errors emitted, stopping now (use /errorlimit:0 to see all errors)".into());
+            out.push(format!("too many errors emitted, stopping now (use {} to see all errors)", if self.config.mingw { "--error-limit=0" } else { "/errorlimit:0" }));
         }
         Err(Error::many(out))
+    }
+
+    /// lld's LNK4217 warning: an object imports (`__imp_x`) what another object defines; once
+    /// per object and symbol (`/ignore:4217` silences it; MinGW does not warn).
+    fn warn_local_imports(&self) {
+        if self.config.mingw || self.r.local_imports.is_empty() {
+            return;
+        }
+        let locals: HashSet<SymId> = self.r.local_imports.iter().copied().collect();
+        for &f in &self.r.obj_order {
+            let mut seen = HashSet::new();
+            for r in &self.r.files[f].syms {
+                let SymRef::Global(id) = *r else { continue };
+                if !locals.contains(&id) || !seen.insert(id) {
+                    continue;
+                }
+                let Def::LocalImport(t) = self.r.symbols[id].def else { continue };
+                let def_file = match self.r.symbols[t].def {
+                    Def::Regular(df, _) | Def::Common(df, _, _) | Def::Bitcode(df, _) => self.r.files[df].name.clone(),
+                    _ => "<internal>".into(),
+                };
+                let msg = format!("{}: locally defined symbol imported: {} (defined in {def_file}) [LNK4217]", self.r.files[f].name, demangle(self.r.symbols[t].name, self.config.demangle));
+                self.config.diag.warn_code("4217", &msg);
+            }
+        }
     }
 
     /// MinGW: a `.refptr.<name>` holding only a pointer to an auto-imported `name` is replaced
@@ -1243,6 +1628,7 @@ impl<'a> Resolver<'a> {
         for &f in &self.r.obj_order {
             let file = &self.r.files[f];
             let Kind::Obj(obj) = &file.kind else { continue };
+            let before = total;
             for (si, sec) in obj.sections.iter().enumerate() {
                 if !file.live.get(si).copied().unwrap_or(false) {
                     continue;
@@ -1256,14 +1642,23 @@ impl<'a> Resolver<'a> {
                     if refs.len() < 3 {
                         let at = containing_symbol(obj, si as u32 + 1, r.virtual_address.get(::object::LittleEndian));
                         refs.push(match at {
-                            Some(s) => format!(">>> referenced by {}:({})", file.name, demangle(s)),
+                            Some(s) => format!(">>> referenced by {}:({})", file.name, demangle(s, self.config.demangle)),
                             None => format!(">>> referenced by {}", file.name),
                         });
                     }
                 }
             }
+            // lld names a file whose symbol table refers to the symbol even without a
+            // relocation to it.
+            let named = obj.symbols.iter().zip(&file.syms).any(|(y, r)| !y.is_aux && y.is_undefined() && *r == SymRef::Global(id));
+            if total == before && named {
+                total += 1;
+                if refs.len() < 3 {
+                    refs.push(format!(">>> referenced by {}", file.name));
+                }
+            }
         }
-        let mut m = format!("undefined symbol: {}", demangle(name));
+        let mut m = format!("undefined symbol: {}", demangle(name, self.config.demangle));
         for r in &refs {
             m.push('\n');
             m.push_str(r);
@@ -1299,15 +1694,6 @@ fn containing_symbol(obj: &ObjFile, sec: u32, addr: u32) -> Option<&'static str>
 
 use ::object::pe as object_pe;
 
-/// Itanium names as lld's `-demangle` (the MinGW default) prints them.
-pub(crate) fn demangle(name: &str) -> String {
-    // lld's maybeDemangleSymbol: `__imp_x` reads `__declspec(dllimport) x`.
-    let (prefix, rest) = match name.strip_prefix("__imp_") {
-        Some(r) => ("__declspec(dllimport) ", r),
-        None => ("", name),
-    };
-    format!("{prefix}{}", String::from_utf8_lossy(&crate::elf::version_script::demangle(rest.as_bytes())))
-}
 
 /// lld's `readSection` filter: sections that never become chunks.
 fn keep_section(s: &object::Section, include_dwarf: bool) -> bool {
@@ -1334,6 +1720,12 @@ fn member_symbols(data: &'static [u8]) -> Vec<String> {
                 }
                 v
             }
+            Err(_) => Vec::new(),
+        };
+    }
+    if crate::lto::irsymtab::is_bitcode(data) {
+        return match crate::lto::irsymtab::parse(data) {
+            Ok(ir) => ir.lto_symbols().filter(|s| !s.undefined()).map(|s| String::from_utf8_lossy(s.name).into_owned()).collect(),
             Err(_) => Vec::new(),
         };
     }

@@ -234,6 +234,10 @@ fn write_headers(l: &Layout, b: &mut [u8], symtab: Option<(u32, u32)>, sec_names
     if !c.relocatable() {
         ch |= pe::IMAGE_FILE_RELOCS_STRIPPED;
     }
+    ch |= c.swaprun;
+    if c.driver.is_some_and(|(_, uponly)| uponly) {
+        ch |= pe::IMAGE_FILE_UP_SYSTEM_ONLY;
+    }
     put16(b, o + 18, ch);
     o += 20;
     let p = o;
@@ -254,11 +258,12 @@ fn write_headers(l: &Layout, b: &mut [u8], symtab: Option<(u32, u32)>, sec_names
     put64(b, p + 24, l.image_base);
     put32(b, p + 32, c.section_align);
     put32(b, p + 36, c.file_align);
-    put16(b, p + 40, c.os_version.0);
-    put16(b, p + 42, c.os_version.1);
+    let (osma, osmi) = c.os_version();
+    put16(b, p + 40, osma);
+    put16(b, p + 42, osmi);
     put16(b, p + 44, c.image_version.0);
     put16(b, p + 46, c.image_version.1);
-    let (ssma, ssmi) = c.subsystem_version.unwrap_or((6, 0));
+    let (ssma, ssmi) = c.subsystem_version();
     put16(b, p + 48, ssma);
     put16(b, p + 50, ssmi);
     put32(b, p + 56, l.size_of_image);
@@ -276,6 +281,24 @@ fn write_headers(l: &Layout, b: &mut [u8], symtab: Option<(u32, u32)>, sec_names
     }
     if c.tsaware && !c.dll {
         dc |= pe::IMAGE_DLLCHARACTERISTICS_TERMINAL_SERVER_AWARE;
+    }
+    if !c.allow_bind {
+        dc |= pe::IMAGE_DLLCHARACTERISTICS_NO_BIND;
+    }
+    if !c.allow_isolation {
+        dc |= pe::IMAGE_DLLCHARACTERISTICS_NO_ISOLATION;
+    }
+    if c.appcontainer {
+        dc |= pe::IMAGE_DLLCHARACTERISTICS_APPCONTAINER;
+    }
+    if c.integrity_check {
+        dc |= pe::IMAGE_DLLCHARACTERISTICS_FORCE_INTEGRITY;
+    }
+    if c.driver.is_some_and(|(wdm, _)| wdm) {
+        dc |= pe::IMAGE_DLLCHARACTERISTICS_WDM_DRIVER;
+    }
+    if c.guard_cf {
+        dc |= pe::IMAGE_DLLCHARACTERISTICS_GUARD_CF;
     }
     put16(b, p + 70, dc);
     put64(b, p + 72, c.stack.0);
@@ -313,9 +336,13 @@ fn write_headers(l: &Layout, b: &mut [u8], symtab: Option<(u32, u32)>, sec_names
         }
     }
     if let Some(lc) = l.r.find("_load_config_used") {
-        if let (Def::Regular(..), Some(rva)) = (l.r.symbols[lc].def, l.sym_rva(lc)) {
-            let off = rva_to_off(l, rva as u32);
-            let size = off.map(|o| u32::from_le_bytes(b[o..o + 4].try_into().unwrap())).unwrap_or(0);
+        // The size is the structure's first field, read from the input section (lld's
+        // load-config directory; the image is not filled in yet).
+        if let (Def::Regular(f, i), Some(rva)) = (l.r.symbols[lc].def, l.sym_rva(lc)) {
+            let s = &l.r.obj(f).symbols[i as usize];
+            let data = usize::try_from(s.section).ok().and_then(|k| k.checked_sub(1)).map_or(&[][..], |k| l.r.obj(f).sections[k].data);
+            let off = s.value as usize;
+            let size = data.get(off..off + 4).map_or(0, |v| u32::from_le_bytes(v.try_into().unwrap()));
             set_dir(b, 10, rva as u32, size);
         }
     }

@@ -36,36 +36,41 @@ pub fn is_pe_target(args: &[String]) -> bool {
     false
 }
 
-/// Options that take a value (lld MinGW's `Separate`/`Joined` forms), by name without dashes.
+/// Options that take a value (lld MinGW's `Separate`/`Joined` forms), by name without dashes:
+/// lld's MinGW option table (`MinGW/Options.td`) plus dtld's DTLTO options.
 const WITH_VALUE: &[&str] = &[
     "o", "L", "l", "e", "entry", "m", "u", "undefined", "require-defined", "subsystem", "out-implib",
     "major-os-version", "minor-os-version", "major-subsystem-version", "minor-subsystem-version",
     "major-image-version", "minor-image-version", "image-base", "stack", "heap", "file-alignment",
-    "section-alignment", "Map", "map", "threads", "error-limit", "exclude-symbols", "icf", "plugin-opt",
+    "section-alignment", "Map", "threads", "error-limit", "exclude-symbols", "icf", "plugin-opt",
     "mllvm", "Xlink", "delayload", "wrap", "output-def", "reproduce", "sysroot", "lto-O", "lto-CGO",
     "thinlto-cache-dir", "thinlto-jobs", "thinlto-distributor", "thinlto-remote-compiler",
-    "thinlto-distributor-arg", "thinlto-remote-compiler-arg", "plugin", "O", "pdb", "guard-cf",
-    "exclude-libs", "build-id", "lto-emit-asm", "dependent-load-flag", "functionpadmin",
+    "thinlto-distributor-arg", "thinlto-remote-compiler-arg", "plugin", "O", "pdb", "build-id",
+    "dependent-load-flag", "functionpadmin", "dll-search-prefix", "undefined-glob", "thinlto-cache-policy",
+    "native-def", "rpath", "lto-cs-profile-file", "lto-sample-profile", "thinlto-index-only",
+    "thinlto-object-suffix-replace", "thinlto-prefix-replace",
 ];
 
-/// Boolean flags we accept; the ones that change nothing for dtld are listed too, so that an
-/// unknown option is still an error as in lld.
+/// Flags (lld's MinGW table, with its aliases and the options it accepts and ignores), so that
+/// an unknown option is an error as in lld.
 const FLAGS: &[&str] = &[
     "Bdynamic", "Bstatic", "dy", "dn", "call_shared", "non_shared", "static", "shared", "dll",
     "whole-archive", "no-whole-archive", "s", "strip-all", "S", "strip-debug", "gc-sections",
     "no-gc-sections", "export-all-symbols", "exclude-all-symbols", "enable-auto-import",
     "disable-auto-import", "enable-runtime-pseudo-reloc", "disable-runtime-pseudo-reloc",
-    "dynamicbase", "disable-dynamicbase", "nxcompat", "disable-nxcompat", "high-entropy-va",
-    "disable-high-entropy-va", "tsaware", "disable-tsaware", "large-address-aware",
-    "no-large-address-aware", "v", "version", "verbose", "help", "build-id", "no-build-id",
-    "allow-multiple-definition", "no-allow-multiple-definition", "demangle", "no-demangle",
-    "insert-timestamp", "no-insert-timestamp", "no-seh", "disable-no-seh", "enable-stdcall-fixup",
-    "disable-stdcall-fixup", "kill-at", "fatal-warnings", "no-fatal-warnings", "enable-reloc-section",
-    "disable-reloc-section", "appcontainer", "no-undefined", "allow-shlib-undefined",
-    "no-allow-shlib-undefined", "start-group", "end-group", "as-needed", "no-as-needed",
-    "nostdlib", "no-keep-memory", "enable-auto-image-base", "disable-auto-image-base",
-    "color-diagnostics", "no-color-diagnostics", "fat-lto-objects", "no-fat-lto-objects",
-    "guard-cf", "no-guard-cf", "guard-longjmp", "no-guard-longjmp", "time-trace", "###",
+    "dynamicbase", "disable-dynamicbase", "no-dynamicbase", "nxcompat", "disable-nxcompat",
+    "high-entropy-va", "disable-high-entropy-va", "tsaware", "disable-tsaware", "large-address-aware",
+    "v", "version", "verbose", "help", "build-id", "allow-multiple-definition",
+    "no-allow-multiple-definition", "demangle", "no-demangle", "insert-timestamp", "no-insert-timestamp",
+    "no-seh", "disable-no-seh", "enable-stdcall-fixup", "disable-stdcall-fixup", "kill-at",
+    "fatal-warnings", "no-fatal-warnings", "enable-reloc-section", "disable-reloc-section",
+    "appcontainer", "guard-cf", "no-guard-cf", "guard-longjmp", "no-guard-longjmp", "###",
+    "push-state", "pop-state", "functionpadmin", "fat-lto-objects", "no-fat-lto-objects",
+    "lto-emit-asm", "lto-cs-profile-generate", "thinlto-emit-imports-files", "thinlto-index-only",
+    // Accepted and ignored by lld's MinGW driver.
+    "as-needed", "disable-auto-image-base", "enable-auto-image-base", "end-group", "start-group",
+    "full-shutdown", "no-undefined", "pic-executable", "sort-common",
+    // dtld: keep the DTLTO staging directory.
     "save-temps",
 ];
 
@@ -76,6 +81,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
     c.debug = DebugMode::Dwarf;
     // lld's MinGW driver always passes `-opt:ref` or `-opt:noref`.
     c.gc = Some(false);
+    c.icf = Some(false);
     c.build_id = true;
     c.alternate_names.push(("__image_base__".into(), "__ImageBase".into()));
     let mut errors = Vec::new();
@@ -86,7 +92,11 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
         Lib(String),
         Whole(bool),
         Static(bool),
+        /// `--push-state` / `--pop-state`: save and restore `-Bstatic` and `--whole-archive`.
+        Push,
+        Pop,
     }
+    let mut dll_prefix: Option<String> = None;
     let mut pos = Vec::new();
     let mut have_input = false;
     let (mut verbose_v, mut version) = (false, false);
@@ -157,8 +167,8 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
             "minor-os-version" => os_minor = Some(v),
             "major-subsystem-version" => ss_major = Some(v),
             "minor-subsystem-version" => ss_minor = Some(v),
-            "major-image-version" => c.image_version.0 = num(&v, &mut errors),
-            "minor-image-version" => c.image_version.1 = num(&v, &mut errors),
+            // lld's MinGW driver accepts and ignores these.
+            "major-image-version" | "minor-image-version" => {}
             "image-base" => c.image_base = parse_num(&v).or_else(|| bad(&mut errors, "-base", &v)),
             "stack" => c.stack = pair(&v, c.stack, &mut errors),
             "heap" => c.heap = pair(&v, c.heap, &mut errors),
@@ -170,11 +180,15 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
                 Err(_) => errors.push(format!("{a}: number expected, but got {v}")),
             },
             "exclude-symbols" => c.exclude_symbols.extend(v.split(',').map(String::from)),
-            "icf" => {
-                if !matches!(v.as_str(), "all" | "safe" | "none") {
-                    errors.push(format!("unknown parameter: --icf={v}"));
+            "icf" => match v.as_str() {
+                "all" => c.icf = Some(true),
+                "safe" => {
+                    c.icf = Some(true);
+                    c.icf_safe = true;
                 }
-            }
+                "none" => c.icf = Some(false),
+                _ => errors.push(format!("unknown parameter: --icf={v}")),
+            },
             "thinlto-cache-dir" => c.lto.cache_dir = Some(v),
             "thinlto-jobs" => c.lto.jobs = Some(v),
             "thinlto-distributor" => c.lto.distributor = Some(v),
@@ -227,9 +241,54 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
             "v" => verbose_v = true,
             "version" => version = true,
             "verbose" => c.verbose = true,
+            "demangle" => c.demangle = true,
+            "no-demangle" => c.demangle = false,
             "save-temps" => c.lto.save_temps = true,
             "help" => return Ok(CoffAction::Help),
-            _ => {} // accepted and without effect for dtld
+            "thinlto-index-only" if v.is_empty() => c.lto.extra.push("--thinlto-index-only".into()),
+            "thinlto-index-only" => c.lto.extra.push(format!("--thinlto-index-only={v}")),
+            "thinlto-emit-imports-files" => c.lto.extra.push("--thinlto-emit-imports-files".into()),
+            "thinlto-prefix-replace" => c.lto.extra.push(format!("--thinlto-prefix-replace={v}")),
+            "thinlto-object-suffix-replace" => c.lto.extra.push(format!("--thinlto-object-suffix-replace={v}")),
+            "thinlto-cache-policy" => c.lto.extra.push(format!("--thinlto-cache-policy={v}")),
+            "lto-sample-profile" => c.lto.extra.push(format!("--lto-sample-profile={v}")),
+            "lto-cs-profile-generate" => c.lto.extra.push("--lto-cs-profile-generate".into()),
+            "lto-cs-profile-file" => c.lto.extra.push(format!("--lto-cs-profile-file={v}")),
+            "lto-emit-asm" => c.lto.extra.push("--lto-emit-asm".into()),
+            "fatal-warnings" => c.diag.fatal_warnings = true,
+            "no-fatal-warnings" => c.diag.fatal_warnings = false,
+            "wrap" => c.wrap.push(v),
+            "output-def" => c.output_def = Some(PathBuf::from(v)),
+            "appcontainer" => c.appcontainer = true,
+            "push-state" => pos.push(Pos::Push),
+            "pop-state" => pos.push(Pos::Pop),
+            "dll-search-prefix" => dll_prefix = Some(v),
+            "rpath" => c.diag.warn(&format!("ignoring -rpath: {v}")),
+            "guard-cf" => {
+                c.guard_cf = true;
+                c.guard_longjmp = true;
+            }
+            "no-guard-cf" => {
+                c.guard_cf = false;
+                c.guard_longjmp = false;
+            }
+            "guard-longjmp" => c.guard_longjmp = true,
+            "no-guard-longjmp" => c.guard_longjmp = false,
+            "pdb" => {
+                // lld's MinGW driver: `--pdb=` (empty) names the PDB after the output.
+                c.debug_pdb = true;
+                if !v.is_empty() {
+                    c.pdb = Some(PathBuf::from(v));
+                }
+            }
+            // Without effect on x86-64 (lld passes them to lld-link, which ignores them there),
+            // or accepted and ignored by lld's MinGW driver.
+            "kill-at" | "no-seh" | "disable-no-seh" | "enable-stdcall-fixup" | "disable-stdcall-fixup" | "as-needed"
+            | "disable-auto-image-base" | "enable-auto-image-base" | "end-group" | "start-group" | "full-shutdown"
+            | "no-undefined" | "pic-executable" | "sort-common" | "O" | "sysroot" | "major-image-version-ignored"
+            | "fat-lto-objects" | "no-fat-lto-objects" | "lto-CGO" => {}
+            // lld options dtld does not implement: refused by name rather than silently ignored.
+            _ => errors.push(format!("{a}: not supported by dtld")),
         }
     }
     // lld's MinGW driver: `-S` keeps the symbol table, `-s` drops it too; either one drops the
@@ -261,7 +320,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
         }
     }
     if os_major.is_some() || os_minor.is_some() {
-        c.os_version = (num(os_major.as_deref().unwrap_or("6"), &mut errors), num(os_minor.as_deref().unwrap_or("0"), &mut errors));
+        c.os_version = Some((num(os_major.as_deref().unwrap_or("6"), &mut errors), num(os_minor.as_deref().unwrap_or("0"), &mut errors)));
     }
     if ss_major.is_some() || ss_minor.is_some() {
         c.subsystem_version = Some((num(ss_major.as_deref().unwrap_or("6"), &mut errors), num(ss_minor.as_deref().unwrap_or("0"), &mut errors)));
@@ -282,18 +341,24 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
         c.output = PathBuf::from(if c.dll { "a.dll" } else { "a.exe" });
     }
     let (mut whole, mut bstatic) = (false, false);
+    let mut states = Vec::new();
     // lld's MinGW driver passes a `.def` input as `-def:` (lld-link reads the last one).
     let mut def_file = None;
     for p in pos {
         match p {
             Pos::Input(f) if f.len() >= 4 && f[f.len() - 4..].eq_ignore_ascii_case(".def") => def_file = Some(f),
-            Pos::Input(f) => c.inputs.push(CoffInput { path: PathBuf::from(f), whole_archive: whole }),
-            Pos::Lib(n) => match search_library(&n, &search, bstatic) {
-                Some(path) => c.inputs.push(CoffInput { path, whole_archive: whole }),
+            Pos::Input(f) => c.inputs.push(CoffInput::new(PathBuf::from(f), whole)),
+            Pos::Lib(n) => match search_library(&n, &search, bstatic, dll_prefix.as_deref().unwrap_or("lib")) {
+                Some(path) => c.inputs.push(CoffInput::new(path, whole)),
                 None => errors.push(format!("unable to find library -l{n}")),
             },
             Pos::Whole(b) => whole = b,
             Pos::Static(b) => bstatic = b,
+            Pos::Push => states.push((whole, bstatic)),
+            Pos::Pop => match states.pop() {
+                Some((w, b)) => (whole, bstatic) = (w, b),
+                None => errors.push("unbalanced --push-state/--pop-state".into()),
+            },
         }
     }
     if !errors.is_empty() {
@@ -311,7 +376,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
 }
 
 /// lld MinGW's `searchLibrary`.
-pub fn search_library(name: &str, dirs: &[PathBuf], bstatic: bool) -> Option<PathBuf> {
+pub fn search_library(name: &str, dirs: &[PathBuf], bstatic: bool, dll_prefix: &str) -> Option<PathBuf> {
     let exists = |d: &Path, f: &str| -> Option<PathBuf> {
         let p = d.join(f);
         p.exists().then_some(p)
@@ -328,7 +393,7 @@ pub fn search_library(name: &str, dirs: &[PathBuf], bstatic: bool) -> Option<Pat
         names.push(format!("lib{name}.a"));
         names.push(format!("{name}.lib"));
         if !bstatic {
-            names.push(format!("lib{name}.dll"));
+            names.push(format!("{dll_prefix}{name}.dll"));
             names.push(format!("{name}.dll"));
         }
         if let Some(p) = names.iter().find_map(|n| exists(d, n)) {

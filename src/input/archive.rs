@@ -31,6 +31,9 @@ pub struct Member<'a> {
 enum Format {
     Gnu,
     Bsd,
+    /// LLVM's `K_COFF`: a second linker member (what `llvm-ar`, `llvm-lib` and `lib.exe` write
+    /// for COFF members); its long-name table ends names with NUL, not `/\n`.
+    Coff,
 }
 
 /// Where an error came from; lld prefixes each kind differently.
@@ -375,6 +378,7 @@ pub fn parse(data: &[u8]) -> Result<Vec<Member<'_>>> {
             Some(c) => {
                 // COFF-style second linker member, then an optional long-name table.
                 let _ = pos;
+                p.format = Format::Coff;
                 let mut n = advance(&p, c)?;
                 if let Some(c2) = n {
                     p.header(c2).map_err(|m| fail(create, m))?;
@@ -488,6 +492,28 @@ mod tests {
         assert_eq!(m[0].data, Some(&b"SHORT"[..]));
         assert_eq!(m[1].data, Some(&b"LONG1!"[..]));
         assert_eq!(m[2].data, Some(&b"LONG2"[..]));
+    }
+
+    /// A COFF archive as llvm-ar, llvm-lib and lib.exe write it for COFF members: two linker
+    /// members named `/`, then `//` whose names end with NUL (no `/\n`).
+    #[test]
+    fn coff_long_names_end_with_nul() {
+        let mut a = MAGIC.to_vec();
+        member(&mut a, "/", &[0, 0, 0, 0]);
+        member(&mut a, "/", &[0, 0, 0, 0, 0, 0, 0, 0]);
+        member(&mut a, "//", b"a_very_long_member_name.obj\0x.obj\0");
+        member(&mut a, "/0", b"LONG");
+        member(&mut a, "/28", b"SHORT");
+        let m = parse(&a).unwrap();
+        let names: Vec<_> = m.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["a_very_long_member_name.obj", "x.obj"]);
+        assert_eq!(m[0].data, Some(&b"LONG"[..]));
+        // The same table in a GNU archive (one linker member) is not terminated.
+        let mut g = MAGIC.to_vec();
+        member(&mut g, "/", &[0, 0, 0, 0]);
+        member(&mut g, "//", b"a_very_long_member_name.obj\0x.obj\0");
+        member(&mut g, "/0", b"LONG");
+        assert!(parse(&g).unwrap_err().messages[0].contains("string table at long name offset 0 not terminated"));
     }
 
     #[test]

@@ -10,10 +10,10 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use dtld_tests::{command_line, run_tool_ok, CompileCache, Outcome, CLANG, CLANGXX, LLVM_AR};
+use dtld_tests::{command_line, run_tool_ok, CompileCache, Outcome, CLANG, CLANGXX, LLVM_AR, LLVM_LIB, WINDRES};
 use serde_json::{json, Value};
 
-use crate::directives::{self, Fixture};
+use crate::directives::{self, Fixture, LibKind};
 
 /// `DTLD_HARNESS_KEEP=1`: keep every trial's build directory (failed trials always keep it).
 pub fn keep_build_dirs() -> bool {
@@ -131,11 +131,15 @@ pub fn build_inputs(
         for src in &lib.sources.files {
             objs.push(compile(src, &flags, &subdir, repro)?);
         }
-        let mut ar = Command::new(LLVM_AR);
-        ar.current_dir(dir)
-            .arg(kind.ar_flags())
-            .arg(&lib.name)
-            .args(&objs);
+        let mut ar = if *kind == LibKind::Lib {
+            let mut c = Command::new(LLVM_LIB);
+            c.current_dir(dir).arg(format!("/out:{}", lib.name)).args(&objs);
+            c
+        } else {
+            let mut c = Command::new(LLVM_AR);
+            c.current_dir(dir).arg(kind.ar_flags()).arg(&lib.name).args(&objs);
+            c
+        };
         repro(command_line(&ar));
         run_tool_ok(&mut ar)?;
         if lib.linked {
@@ -184,6 +188,14 @@ fn compile(
     let out = dir.join(&rel);
     if let Some(parent) = out.parent() {
         fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+    }
+    if src.extension().is_some_and(|e| e == "rc") {
+        // A resource script: MinGW's resource compiler writes a COFF object with `.rsrc`.
+        let mut c = Command::new(WINDRES);
+        c.arg("-O").arg("coff").arg("-I").arg(src.parent().unwrap_or(Path::new("."))).arg("-i").arg(src).arg("-o").arg(&out);
+        repro(command_line(&c));
+        run_tool_ok(&mut c)?;
+        return Ok(rel);
     }
     let compiler = if directives::is_cxx(src) {
         CLANGXX

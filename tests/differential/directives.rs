@@ -69,6 +69,9 @@ pub enum LibKind {
     Thin,
     /// `llvm-ar rcS` (no symbol index)
     NoIndex,
+    /// `llvm-lib /out:` (PE only): a COFF archive with both linker members and a long-name
+    /// table that ends names with NUL, as `lib.exe` writes it
+    Lib,
 }
 
 impl LibKind {
@@ -77,6 +80,7 @@ impl LibKind {
             LibKind::Archive => "rcs",
             LibKind::Thin => "rcsT",
             LibKind::NoIndex => "rcS",
+            LibKind::Lib => "",
         }
     }
 }
@@ -354,7 +358,7 @@ const ELF_ONLY_KEYS: &[&str] = &[
     "Scrub",
 ];
 /// Directive keys only PE fixtures take.
-const PE_ONLY_KEYS: &[&str] = &["Variants", "SearchArchive"];
+const PE_ONLY_KEYS: &[&str] = &["Variants", "SearchArchive", "LibArchive"];
 /// Directive keys only `fixtures/buildmodes/` fixtures take.
 const BUILDMODES_ONLY_KEYS: &[&str] = &["Flow"];
 /// Directive keys `fixtures/buildmodes/` fixtures do not take: their flows link programs only,
@@ -371,6 +375,7 @@ const NOT_BUILDMODES_KEYS: &[&str] = &[
     "Scrub",
     "Variants",
     "SearchArchive",
+    "LibArchive",
     "ThinArchive",
     "NoIndexArchive",
 ];
@@ -566,7 +571,7 @@ pub fn parse_for(
                     linked: key == "Shared",
                 });
             }
-            "Archive" | "ThinArchive" | "NoIndexArchive" | "SearchArchive" => {
+            "Archive" | "ThinArchive" | "NoIndexArchive" | "SearchArchive" | "LibArchive" => {
                 let (lib, rest) = value
                     .split_once(':')
                     .ok_or_else(|| at(format!("expected `{key}: libname: sources...`")))?;
@@ -583,6 +588,7 @@ pub fn parse_for(
                 let kind = match key {
                     "Archive" | "SearchArchive" => LibKind::Archive,
                     "ThinArchive" => LibKind::Thin,
+                    "LibArchive" => LibKind::Lib,
                     _ => LibKind::NoIndex,
                 };
                 fx.archives.push((kind, library));
@@ -816,11 +822,11 @@ fn sources(dir: &Path, words: Vec<String>) -> Result<Sources, String> {
                     path.display()
                 ));
             }
-            if ![".c", ".s", ".S", ".cc", ".cpp"]
+            if ![".c", ".s", ".S", ".cc", ".cpp", ".rc"]
                 .iter()
                 .any(|e| w.ends_with(e))
             {
-                return Err(format!("source `{w}` must be .c, .cc, .cpp, .s or .S"));
+                return Err(format!("source `{w}` must be .c, .cc, .cpp, .s, .S or .rc (PE resource script)"));
             }
             files.push(path);
         }

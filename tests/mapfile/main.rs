@@ -16,7 +16,10 @@
 //!   sorted by address; the symbols under each input section are lld's (commons, TLS symbols at
 //!   their TLS offsets, copy-relocated symbols included);
 //! * `-M` prints to stdout exactly what `-Map=` writes;
-//! * an unwritable map path fails the link with lld's message, exit 1 and no output file.
+//! * an unwritable map path fails the link with lld's message, exit 1 and no output file;
+//! * COFF: MinGW's `-Map` and lld-link's `/lldmap:` write lld's COFF map (`LLDMapFile.cpp`),
+//!   byte-identical to ld.lld-22's / lld-link-22's for the same MinGW program (two objects, an
+//!   archive, commons, statics) and for an lld-link link of `llvm-mc` objects.
 //!
 //! Trials work in `<target>/mapfile-tests/<trial>/`, deleted when they pass (kept on failure,
 //! or always with `DTLD_HARNESS_KEEP=1`). `DTLD` names the linker under test (default
@@ -39,6 +42,8 @@ fn main() {
         trial("map/data-vs-lld", data_vs_lld),
         trial("map/print-map-to-stdout", print_map_stdout),
         trial("map/unwritable-path", unwritable),
+        trial("map/coff-mingw-vs-lld", coff_mingw_vs_lld),
+        trial("map/coff-lld-link-vs-lld", coff_lld_link_vs_lld),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -502,6 +507,77 @@ fn unwritable(w: &Work) -> Result<(), String> {
     let tail = expected.trim_start_matches("dtld: ");
     if !msgs[1].ends_with(tail) {
         return Err(format!("lld's wording changed: {:?} (dtld: {expected:?})", msgs[1]));
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------------------------------------
+// COFF: lld's map format (`/lldmap`, MinGW `-Map`), compared byte for byte.
+// ------------------------------------------------------------------------------------------------
+
+const COFF_MAIN_C: &str = r#"#include <stdio.h>
+int lib_add(int, int);
+int common_counter;
+static int local_table[4] = { 1, 2, 3, 4 };
+static int square(int x) { return x * x; }
+int main(void) {
+    common_counter = lib_add(square(3), local_table[2]);
+    printf("coff %d\n", common_counter);
+    return 0;
+}
+"#;
+
+fn coff_mingw_vs_lld(w: &Work) -> Result<(), String> {
+    let target = "--target=x86_64-w64-mingw32";
+    w.write("main.c", COFF_MAIN_C)?;
+    w.write("add.c", "int lib_add(int a, int b) { return a + b; }\nint common_counter;\n")?;
+    w.write("unused.c", "int never_used(void) { return 42; }\n")?;
+    for c in ["main.c", "add.c", "unused.c"] {
+        w.compile(c, &[target, "-fcommon"])?;
+    }
+    w.ok(w.cmd(LLVM_AR).args(["rcs", "libcoff.a", "add.o", "unused.o"]))?;
+    let common = [target, "-Wl,--no-insert-timestamp", "main.o", "libcoff.a"];
+    w.ok(w.link("dtld", &common).args(["-Wl,-Map,dtld.map", "-o", "prog-dtld.exe"]))?;
+    w.ok(w.link("lld", &common).args(["-Wl,-Map,lld.map", "-o", "prog-lld.exe"]))?;
+    same_map(w, "dtld.map", "lld.map", &["main.o:(.text)", "add.o:(.text)", "main"])
+}
+
+fn coff_lld_link_vs_lld(w: &Work) -> Result<(), String> {
+    let asm = ".globl main\nmain:\n  call helper\n  movl data_word(%rip), %eax\n  ret\n.data\n.globl data_word\ndata_word:\n  .long 7\n";
+    let helper = ".text\n.globl helper\nhelper:\n  ret\nlocal_label:\n  nop\n";
+    w.write("main.s", asm)?;
+    w.write("helper.s", helper)?;
+    for s in ["main.s", "helper.s"] {
+        w.ok(w.cmd("llvm-mc-22").args(["-filetype=obj", "-triple=x86_64-windows-msvc", s, "-o"]).arg(s.replace(".s", ".obj")))?;
+    }
+    // dtld runs as lld-link through a symlink with that name.
+    let link = w.path("lld-link");
+    std::os::unix::fs::symlink(&w.dtld, &link).map_err(|e| format!("symlink: {e}"))?;
+    let args = ["/entry:main", "/subsystem:console", "/timestamp:0", "main.obj", "helper.obj"];
+    w.ok(w.cmd(&link).args(args).args(["/out:dtld.exe", "/lldmap:dtld.map"]))?;
+    w.ok(w.cmd("lld-link-22").args(args).args(["/out:lld.exe", "/lldmap:lld.map"]))?;
+    same_map(w, "dtld.map", "lld.map", &["main.obj:(.text)", "helper.obj:(.text)", "data_word"])
+}
+
+/// Both maps byte-identical, and naming what they must.
+fn same_map(w: &Work, ours: &str, theirs: &str, must: &[&str]) -> Result<(), String> {
+    let (d, l) = (w.read(ours)?, w.read(theirs)?);
+    if d != l {
+        let line = d.lines().zip(l.lines()).position(|(a, b)| a != b).unwrap_or(d.lines().count().min(l.lines().count()));
+        return Err(format!(
+            "COFF map differs from lld's at line {}:\n  dtld: {:?}\n  lld:  {:?}",
+            line + 1,
+            d.lines().nth(line),
+            l.lines().nth(line)
+        ));
+    }
+    if !d.starts_with("Address  Size     Align Out     In      Symbol\n") {
+        return Err("the COFF map does not start with lld's header".into());
+    }
+    for m in must {
+        if !d.contains(m) {
+            return Err(format!("the COFF map does not mention {m}"));
+        }
     }
     Ok(())
 }

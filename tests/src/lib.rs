@@ -25,6 +25,10 @@ pub const CLANGXX: &str = "clang++-22";
 pub const LLD: &str = "ld.lld-22";
 /// The archiver.
 pub const LLVM_AR: &str = "llvm-ar-22";
+/// `llvm-lib` (lib.exe's LLVM counterpart) for COFF archives in the PE harness.
+pub const LLVM_LIB: &str = "llvm-lib-22";
+/// MinGW's resource compiler (binutils), for `.rc` sources of PE fixtures.
+pub const WINDRES: &str = "x86_64-w64-mingw32-windres";
 /// The GNU compiler driver (used only to drive links).
 pub const GCC: &str = "gcc";
 /// The GNU C++ compiler driver (used only to drive links of C++ programs and libraries).
