@@ -11,7 +11,9 @@
 //!
 //! Two algorithms, as lld offers: `hfsort` (Call-Chain Clustering, C³: merge each section into
 //! its heaviest caller's cluster unless that makes the cluster too big or too sparse, then sort
-//! clusters by density) and `cdsort` (Cache-Directed Sort, `cdsort.rs`), lld's default.
+//! clusters by density) and `cdsort` (Cache-Directed Sort, `cdsort.rs`), lld's default. This
+//! file reads the graph, builds the node list each algorithm expects and turns the order into
+//! section priorities.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -50,7 +52,8 @@ impl Profile {
     }
 }
 
-/// The section a symbol of file `f` is defined in, following the resolution of globals.
+/// The section a symbol of file `f` is defined in, following the resolution of globals. A
+/// local symbol of a COMDAT group another file won is no definition (lld makes it undefined).
 fn section_of(l: &Layout, f: FileId, si: usize) -> Option<Sec> {
     let r = l.r;
     let (df, di) = match r.global_of(f, si) {
@@ -60,16 +63,16 @@ fn section_of(l: &Layout, f: FileId, si: usize) -> Option<Sec> {
         },
         None => (f, si),
     };
-    let sh = r.obj(df).symbols.get(di)?.st_shndx(crate::elf::LE);
-    (sh != elf::SHN_UNDEF && sh < elf::SHN_LORESERVE).then_some((df, sh as u32))
+    let sh = r.obj(df).symbols.get(di)?.st_shndx(crate::elf::LE) as usize;
+    let defined = sh != elf::SHN_UNDEF as usize && sh < elf::SHN_LORESERVE as usize && sh < r.obj(df).sections.len();
+    (defined && !r.discarded[df].get(sh).copied().unwrap_or(false)).then_some((df, sh as u32))
 }
 
 /// lld's `readCallGraphsFromObjectFiles`.
 fn read_objects(l: &Layout) -> Result<Profile> {
-    let r = l.r;
     let mut p = Profile::default();
     let mut index = HashMap::new();
-    for (f, o) in r.objects_in_load_order() {
+    for (f, o) in l.r.objects_in_load_order() {
         for sec in &o.sections {
             if sec.sh_type != SHT_LLVM_CALL_GRAPH_PROFILE {
                 continue;
@@ -90,31 +93,55 @@ fn read_objects(l: &Layout) -> Result<Profile> {
     Ok(p)
 }
 
-/// lld's `readCallGraph`: `--call-graph-ordering-file=` lines of `from to weight`.
+/// lld's `to_integer` with an automatic radix: `0x`/`0X` hexadecimal, `0b`/`0B` binary, `0o`
+/// or a leading `0` octal, else decimal; the whole field must be a number that fits.
+fn parse_weight(s: &str) -> Option<u64> {
+    let (digits, radix) = if let Some(d) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        (d, 16)
+    } else if let Some(d) = s.strip_prefix("0b").or_else(|| s.strip_prefix("0B")) {
+        (d, 2)
+    } else if let Some(d) = s.strip_prefix("0o") {
+        (d, 8)
+    } else if s.len() > 1 && s.starts_with('0') && s.as_bytes()[1].is_ascii_digit() {
+        (&s[1..], 8)
+    } else {
+        (s, 10)
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u64::from_str_radix(digits, radix).ok()
+}
+
+/// lld's `readCallGraph`: `--call-graph-ordering-file=` lines of `from to weight`, separated
+/// by single spaces (lines are trimmed; empty lines and `#` comments are skipped). A name is
+/// looked up among every symbol of every object file, locals included; of equal names the last
+/// file's wins.
 fn read_file(l: &Layout, path: &std::path::Path) -> Result<Profile> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))?;
     let name = path.display().to_string();
+    let mut by_name: HashMap<&[u8], (FileId, usize)> = HashMap::new();
+    for (f, o) in l.r.objects_in_load_order() {
+        for k in 0..o.symbols.len() {
+            by_name.insert(o.sym_name(k), (f, k));
+        }
+    }
     let mut p = Profile::default();
     let mut index = HashMap::new();
-    for line in text.lines() {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let [from, to, w] = fields[..] else {
+    let sec = |n: &str| -> Option<Sec> {
+        let Some(&(f, k)) = by_name.get(n.as_bytes()) else {
+            crate::driver::args::warn(&format!("{name}: no such symbol: {n}"));
+            return None;
+        };
+        section_of(l, f, k)
+    };
+    for line in text.split('\n').map(str::trim).filter(|s| !s.is_empty() && !s.starts_with('#')) {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let (Some(w), [from, to, _]) = (fields.get(2).and_then(|w| parse_weight(w)), &fields[..]) else {
             return Err(Error::new(format!("{name}: parse error")));
         };
-        let Ok(w) = w.parse::<u64>() else {
-            return Err(Error::new(format!("{name}: parse error")));
-        };
-        let sec = |n: &str| -> Result<Option<Sec>> {
-            let Some(id) = l.r.lookup(n.as_bytes()) else {
-                crate::driver::args::warn(&format!("{name}: no such symbol: {n}"));
-                return Ok(None);
-            };
-            Ok(match l.r.symbols[id].def {
-                Def::Defined(f, i) => section_of(l, f, i),
-                _ => None,
-            })
-        };
-        if let (Some(a), Some(b)) = (sec(from)?, sec(to)?) {
+        let Some(a) = sec(from) else { continue };
+        if let Some(b) = sec(to) {
             p.add(&mut index, a, b, w);
         }
     }
@@ -218,25 +245,34 @@ pub fn hfsort(sizes: &[u64], edges: &[(usize, usize, u64)]) -> Vec<usize> {
 }
 
 /// The priority of every section the call graph orders (lower goes first), or an empty map.
+///
+/// As lld, nothing is ordered under `--call-graph-profile-sort=none` (not even by
+/// `--call-graph-ordering-file=`, which otherwise replaces the objects' profiles), and the
+/// chosen algorithm orders either graph.
 pub fn section_order(l: &Layout) -> Result<HashMap<Sec, u32>> {
+    let algorithm = l.config.cg_profile_sort;
     let profile = match &l.config.call_graph_ordering_file {
+        _ if algorithm == CgProfileSort::None => return Ok(HashMap::new()),
         Some(p) => read_file(l, p)?,
-        None if l.config.cg_profile_sort == CgProfileSort::None => return Ok(HashMap::new()),
         None => read_objects(l)?,
     };
     if profile.edges.is_empty() {
         return Ok(HashMap::new());
     }
-    // Nodes in order of first appearance; edges between different output sections (or with a
-    // dead end) are ignored, as they cannot be placed next to each other.
+    // Edges between different output sections are ignored, as they cannot be placed next to
+    // each other; as in lld, two sections in none (discarded by --gc-sections) count as in the
+    // same one, and still weigh in the algorithm. Nodes are numbered in order of first
+    // appearance; cdsort makes none for calls of weight 0, as lld.
     let osec = |s: Sec| l.sec_osec.get(s.0).and_then(|v| v.get(s.1 as usize)).copied().filter(|&o| o != u32::MAX);
     let mut node: HashMap<Sec, usize> = HashMap::new();
     let mut secs: Vec<Sec> = Vec::new();
     let mut edges = Vec::new();
     for &(from, to, w) in &profile.edges {
-        match (osec(from), osec(to)) {
-            (Some(a), Some(b)) if a == b => {}
-            _ => continue,
+        if osec(from) != osec(to) {
+            continue;
+        }
+        if w == 0 && algorithm == CgProfileSort::Cdsort {
+            continue;
         }
         let mut id = |s: Sec| {
             *node.entry(s).or_insert_with(|| {
@@ -248,12 +284,17 @@ pub fn section_order(l: &Layout) -> Result<HashMap<Sec, u32>> {
         edges.push((a, b, w));
     }
     let sizes: Vec<u64> = secs.iter().map(|&(f, s)| l.obj(f).sections[s as usize].size).collect();
-    // Cache-Directed Sort (lld's default) is not implemented yet: C³ orders the same graph
-    // until it lands, so a `cdsort` link differs from lld's only in the order of hot code.
-    let order = hfsort(&sizes, &edges);
-    if let Some(p) = &l.config.print_symbol_order {
-        print_symbol_order(l, p, &order, &secs)?;
-    }
+    let order = match algorithm {
+        CgProfileSort::Cdsort => crate::elf::cdsort::cache_directed_sort(&sizes, &edges),
+        _ => {
+            let order = hfsort(&sizes, &edges);
+            // lld writes the symbol order only from C³ (its cdsort ignores the option).
+            if let Some(p) = &l.config.print_symbol_order {
+                print_symbol_order(l, p, &order, &secs)?;
+            }
+            order
+        }
+    };
     Ok(order.iter().enumerate().map(|(k, &i)| (secs[i], k as u32 + 1)).collect())
 }
 

@@ -1,5 +1,6 @@
 //! ELF-specific input parsing and output construction.
 
+pub mod cdsort;
 pub mod cgsort;
 pub mod eh_frame;
 pub mod gc;
