@@ -148,6 +148,9 @@ pub struct Config {
     pub call_graph_ordering_file: Option<PathBuf>,
     /// `--print-symbol-order=`: where hfsort writes the symbol order it chose.
     pub print_symbol_order: Option<PathBuf>,
+    /// `--warn-symbol-ordering` (default) / `--no-warn-symbol-ordering`: warn about names of
+    /// `--call-graph-ordering-file=` that cannot be ordered.
+    pub warn_symbol_ordering: bool,
     pub fatal_warnings: bool,
     /// `-z max-page-size=` / `-z common-page-size=`.
     pub max_page_size: Option<u64>,
@@ -257,6 +260,7 @@ impl Default for Config {
             cg_profile_sort: CgProfileSort::Cdsort,
             call_graph_ordering_file: None,
             print_symbol_order: None,
+            warn_symbol_ordering: true,
             fatal_warnings: false,
             max_page_size: None,
             common_page_size: None,
@@ -673,6 +677,8 @@ static OPTIONS: &[Opt] = &[
     o(&["no-call-graph-profile-sort"], Flag, "", "Do not reorder sections with call graph profile"),
     o(&["call-graph-ordering-file"], Value, "<file>", "Layout sections to optimize the given callgraph"),
     o(&["print-symbol-order"], Value, "<file>", "Print a symbol order specified by --call-graph-ordering-file into the specified file"),
+    o(&["warn-symbol-ordering"], Flag, "", "Warn about problems with the symbol ordering file (default)"),
+    o(&["no-warn-symbol-ordering"], Flag, "", "Do not warn about problems with the symbol ordering file"),
     o(&["fatal-warnings"], Flag, "", "Treat warnings as errors"),
     o(
         &["no-fatal-warnings"],
@@ -1267,6 +1273,8 @@ impl Parser {
             "no-call-graph-profile-sort" => c.cg_profile_sort = CgProfileSort::None,
             "call-graph-ordering-file" => c.call_graph_ordering_file = Some(PathBuf::from(val())),
             "print-symbol-order" => c.print_symbol_order = Some(PathBuf::from(val())),
+            "warn-symbol-ordering" => c.warn_symbol_ordering = true,
+            "no-warn-symbol-ordering" => c.warn_symbol_ordering = false,
             "color-diagnostics" => match v {
                 None | Some("auto") | Some("always") | Some("never") => self.ignore(spelling, v),
                 Some(other) => self

@@ -113,6 +113,33 @@ fn parse_weight(s: &str) -> Option<u64> {
     u64::from_str_radix(digits, radix).ok()
 }
 
+/// lld's `maybeWarnUnorderableSymbol`: why symbol `k` of file `f`, named in the ordering file,
+/// cannot be placed (a shared library's, an absolute one, or one whose section is discarded),
+/// naming the file that provides it.
+fn unorderable(l: &Layout, f: FileId, k: usize) -> Option<String> {
+    let r = l.r;
+    let name = String::from_utf8_lossy(r.obj(f).sym_name(k)).into_owned();
+    let (df, di) = match r.global_of(f, k) {
+        Some(id) => match r.symbols[id].def {
+            Def::Shared(df, _) => return Some(format!("{}: unable to order shared symbol: {name}", r.inputs[df].name)),
+            Def::Defined(df, di) => (df, di),
+            _ => return None,
+        },
+        None => (f, k),
+    };
+    let sh = r.obj(df).symbols.get(di)?.st_shndx(crate::elf::LE);
+    let file = &r.inputs[df].name;
+    if sh == elf::SHN_ABS {
+        return Some(format!("{file}: unable to order absolute symbol: {name}"));
+    }
+    if sh == elf::SHN_UNDEF || sh >= elf::SHN_LORESERVE {
+        return None;
+    }
+    let discarded = r.discarded[df].get(sh as usize).copied().unwrap_or(false)
+        || l.sec_osec.get(df).and_then(|v| v.get(sh as usize)).is_some_and(|&o| o == u32::MAX);
+    discarded.then(|| format!("{file}: unable to order discarded symbol: {name}"))
+}
+
 /// lld's `readCallGraph`: `--call-graph-ordering-file=` lines of `from to weight`, separated
 /// by single spaces (lines are trimmed; empty lines and `#` comments are skipped). A name is
 /// looked up among every symbol of every object file, locals included; of equal names the last
@@ -128,11 +155,19 @@ fn read_file(l: &Layout, path: &std::path::Path) -> Result<Profile> {
     }
     let mut p = Profile::default();
     let mut index = HashMap::new();
+    let warn = l.config.warn_symbol_ordering;
     let sec = |n: &str| -> Option<Sec> {
         let Some(&(f, k)) = by_name.get(n.as_bytes()) else {
-            crate::driver::args::warn(&format!("{name}: no such symbol: {n}"));
+            if warn {
+                crate::driver::args::warn(&format!("{name}: no such symbol: {n}"));
+            }
             return None;
         };
+        if warn {
+            if let Some(msg) = unorderable(l, f, k) {
+                crate::driver::args::warn(&msg);
+            }
+        }
         section_of(l, f, k)
     };
     for line in text.split('\n').map(str::trim).filter(|s| !s.is_empty() && !s.starts_with('#')) {
