@@ -21,7 +21,7 @@ fi
 
 # Packages: toolchain under test/reference, plus what the tests and real-program checks use.
 PACKAGES=(
-    clang-22 lld-22 llvm-22   # compiler driver, reference linker, llvm-ar-22/llvm-readelf-22
+    clang-22 lld-22 llvm-22   # compiler driver, reference linker, llvm-ar-22/llvm-readelf-22/llvm-profdata-22
     gcc g++ binutils libc6-dev  # the gcc driver path, GCC LTO (gcc-ar, liblto_plugin.so) and GNU tools (ld.bfd, readelf, objcopy)
     make file                 # building Lua; identifying outputs
     dpkg-dev                  # apt-get source (dpkg-source) for the real-program checks
