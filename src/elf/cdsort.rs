@@ -219,8 +219,8 @@ impl Sorter {
             total_size,
         };
         // One edge per pair of (single-node) chains, in callers' order, then calls' order.
-        for from in 0..n {
-            for &k in &out_calls[from] {
+        for (from, outs) in out_calls.iter().enumerate() {
+            for &k in outs {
                 let to = s.calls[k].to;
                 if let Some(e) = s.chains[from].edge_to(to) {
                     s.edges[e].calls.push(k);

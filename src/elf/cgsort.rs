@@ -78,6 +78,11 @@ fn read_objects(l: &Layout) -> Result<Profile> {
                 continue;
             }
             let weights: Vec<u64> = sec.data.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+            // lld's words, with the file named.
+            if sec.relocs.is_empty() {
+                crate::driver::args::warn(&format!("{}: SHT_LLVM_CALL_GRAPH_PROFILE exists, but relocation section doesn't", o.input.name));
+                continue;
+            }
             if sec.relocs.len() != weights.len() * 2 {
                 return Err(Error::new(format!("{}: number of relocations doesn't match Weights", o.input.name)));
             }
@@ -220,7 +225,7 @@ pub fn hfsort(sizes: &[u64], edges: &[(usize, usize, u64)]) -> Vec<usize> {
         if from == to {
             continue;
         }
-        if cs[to].best_pred.map_or(true, |(_, bw)| bw < w) {
+        if cs[to].best_pred.is_none_or(|(_, bw)| bw < w) {
             cs[to].best_pred = Some((from, w));
         }
     }
