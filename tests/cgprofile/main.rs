@@ -16,7 +16,11 @@
 //!   both the unordered layout and hfsort's, or the trial would test nothing;
 //! * `--call-graph-ordering-file=` (names of static functions, comments, hex and octal
 //!   weights, zero weights, self calls, unknown and shared-library names), with and without
-//!   `--gc-sections`: the same order and the same warnings as lld.
+//!   `--gc-sections`: the same order and the same warnings as lld;
+//! * 60 small random graphs full of ties (few distinct sizes and weights, repeated pairs,
+//!   calls both ways) over functions of exact sizes, given as ordering files to `ld.lld-22` and
+//!   `dtld` directly: the same order under cdsort and hfsort. Ties are where a reimplementation
+//!   goes wrong (which orientation, which pair first); a PGO program rarely has them.
 //!
 //! Trials work in `<target>/cgprofile-tests/<trial>/`, deleted when they pass (kept on failure,
 //! or always with `DTLD_HARNESS_KEEP=1`). `DTLD` names the linker under test (default
@@ -36,6 +40,7 @@ fn main() {
     let trials = vec![
         trial("cgprofile/pgo-program-vs-lld", pgo_program),
         trial("cgprofile/ordering-file-vs-lld", ordering_file),
+        trial("cgprofile/small-graphs-vs-lld", small_graphs),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -380,6 +385,54 @@ fn ordering_file(w: &Work) -> Result<(), String> {
     }
     if msgs[0] != msgs[1] || !msgs[0].contains("bad.txt: parse error") {
         return Err(format!("malformed ordering file: lld says {:?}, dtld says {:?}", msgs[0], msgs[1]));
+    }
+    Ok(())
+}
+
+fn small_graphs(w: &Work) -> Result<(), String> {
+    // Functions of exact sizes from a small set (equal sizes make equal gains).
+    let mut rng = Rng(0x71e5_7a11);
+    let n = 40;
+    let mut asm = String::new();
+    for i in 0..n {
+        let size = rng.pick_n(&[16, 16, 32, 64, 100, 100, 300]);
+        asm += &format!(".section .text.f{i},\"ax\",@progbits\n.globl f{i}\n.type f{i},@function\nf{i}:\n.fill {size},1,0x90\n.size f{i},{size}\n");
+    }
+    asm += ".text\n.globl _start\n_start: ret\n";
+    w.write("funcs.s", &asm)?;
+    w.ok(w.cmd(CLANG).args(["-c", "funcs.s", "-o", "funcs.o"]))?;
+    let mut reordered = 0;
+    for g in 0..60 {
+        let m = rng.pick_n(&[3, 6, 10, 20, 40]);
+        let mut text = String::new();
+        for _ in 0..2 + rng.below(59) {
+            let (a, b) = (rng.below(m as u64), rng.below(m as u64));
+            text += &format!("f{a} f{b} {}\n", rng.pick_n(&[0, 1, 1, 2, 10, 10, 100, 1000]));
+        }
+        let file = format!("g{g}.txt");
+        w.write(&file, &text)?;
+        for alg in ["cdsort", "hfsort"] {
+            let mut order = Vec::new();
+            for linker in [LLD.to_string(), w.dtld.display().to_string()] {
+                let args = [format!("--call-graph-ordering-file={file}"), format!("--call-graph-profile-sort={alg}")];
+                w.ok(w.cmd(&linker).arg("funcs.o").args(&args).args(["-o", "g.out"]))?;
+                order.push(w.text_order("g.out")?);
+            }
+            if order[0] != order[1] {
+                return Err(format!("{alg}, graph {file}: dtld's function order differs from ld.lld-22's: {}", order_diff(&order[0], &order[1])));
+            }
+            if order[0].len() != n {
+                return Err(format!("{alg}, graph {file}: {} functions in .text, expected {n}", order[0].len()));
+            }
+            if order[0].iter().zip(0..n).any(|(name, i)| *name != format!("f{i}")) {
+                reordered += 1;
+            }
+        }
+        let _ = fs::remove_file(w.path(&file));
+    }
+    // Nearly every graph reorders something; if none did, the trial compared input orders.
+    if reordered < 100 {
+        return Err(format!("only {reordered} of 120 links reordered the functions: the ordering files order nothing"));
     }
     Ok(())
 }
