@@ -21,6 +21,7 @@ pub mod diag;
 pub mod driver;
 pub mod elf;
 pub mod error;
+pub mod fuzz;
 pub mod input;
 pub mod layout;
 pub mod lto;
