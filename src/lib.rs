@@ -27,6 +27,7 @@ pub mod layout;
 pub mod lto;
 pub mod map;
 pub mod reproduce;
+pub mod staging;
 pub mod resolve;
 pub mod trace;
 pub mod write;
