@@ -9,9 +9,11 @@
 //! fuzzers following every move. Each function returns normally for every input: an error is
 //! a correct answer, a panic, a hang or an abort is the bug the fuzzer looks for.
 //!
-//! The parsers hand out `'static` borrows (inputs live as long as the process in a real
-//! link), so the binary entry points leak one copy of their input; the fuzz scripts run those
-//! targets in libFuzzer's fork mode, which restarts the worker before the leak matters.
+//! The parsers take `'static` borrows (inputs live as long as the process in a real link);
+//! the binary entry points widen the fuzzer's borrow instead of leaking a copy (`with_static`).
+//! What the parsers leak themselves (decompressed sections, some names) and what the whole
+//! link leaks (mappings) is why fuzz/run.sh uses libFuzzer's fork mode, which restarts the
+//! worker from time to time.
 //! `link` drives the whole `dtld` command line on files written to a scratch directory (see
 //! docs/reliability.md for the container format of its corpus).
 
@@ -19,40 +21,56 @@ use std::path::{Path, PathBuf};
 
 use crate::input::{FileKind, InputFile};
 
-fn leak(data: &[u8]) -> &'static [u8] {
-    Box::leak(data.to_vec().into_boxed_slice())
+/// Runs `f` on `data` as the `'static` bytes the parsers expect (in a real link, inputs are
+/// mapped for the life of the process). Copying and leaking every fuzz input would exhaust
+/// memory within seconds at libFuzzer's rates, so the borrow is widened instead.
+///
+/// SAFETY (of the callers' use): the parsers keep no reference to their input beyond the value
+/// they return (dtld has no global state but the signal cleanup list, which holds paths), and
+/// every caller drops that value inside `f`.
+fn with_static<R>(data: &[u8], f: impl FnOnce(&'static [u8]) -> R) -> R {
+    // SAFETY: see above; `data` outlives the call and nothing borrowed escapes `f`.
+    let data: &'static [u8] = unsafe { std::mem::transmute::<&[u8], &'static [u8]>(data) };
+    f(data)
 }
 
-fn input(name: &str, data: &[u8], kind: FileKind) -> &'static InputFile {
-    Box::leak(Box::new(InputFile {
-        name: name.to_string(),
-        path: PathBuf::from(name),
-        data: leak(data),
-        kind,
-        lazy: false,
-        archive: None,
-        as_needed: false,
-        needed_name: name.to_string(),
-        archive_offset: 0,
-        thin_member: false,
-    }))
+fn with_input<R>(name: &str, data: &[u8], kind: FileKind, f: impl FnOnce(&'static InputFile) -> R) -> R {
+    with_static(data, |data| {
+        let file = InputFile {
+            name: name.to_string(),
+            path: PathBuf::from(name),
+            data,
+            kind,
+            lazy: false,
+            archive: None,
+            as_needed: false,
+            needed_name: name.to_string(),
+            archive_offset: 0,
+            thin_member: false,
+        };
+        // SAFETY: as `with_static`: `file` lives until `f` returns and nothing keeps it.
+        let file: &'static InputFile = unsafe { std::mem::transmute::<&InputFile, &'static InputFile>(&file) };
+        f(file)
+    })
 }
 
 /// An ELF relocatable object: header, sections (compressed ones decompressed), symbols,
 /// groups, and every symbol name.
 pub fn elf_object(data: &[u8]) {
-    let f = input("fuzz.o", data, FileKind::Object);
-    if let Ok(o) = crate::elf::object::ObjFile::parse(f) {
-        for i in 0..o.symbols.len() {
-            let _ = o.sym_name(i);
+    with_input("fuzz.o", data, FileKind::Object, |f| {
+        if let Ok(o) = crate::elf::object::ObjFile::parse(f) {
+            for i in 0..o.symbols.len() {
+                let _ = o.sym_name(i);
+            }
         }
-    }
+    })
 }
 
 /// An ELF shared library: dynamic section, dynamic symbols, version definitions and needs.
 pub fn elf_shared(data: &[u8]) {
-    let f = input("libfuzz.so", data, FileKind::Shared);
-    let _ = crate::elf::shared::SharedFile::parse(f);
+    with_input("libfuzz.so", data, FileKind::Shared, |f| {
+        let _ = crate::elf::shared::SharedFile::parse(f);
+    })
 }
 
 /// An archive of any flavour dtld reads: GNU and BSD long names, the COFF linker members
@@ -72,11 +90,13 @@ pub fn archive(data: &[u8]) {
 /// A COFF object (regular or `/bigobj`), including GNU dlltool's long-form import members,
 /// and its `.drectve` text.
 pub fn coff_object(data: &[u8]) {
-    if let Ok(o) = crate::coff::object::parse(leak(data)) {
-        if let Some(d) = o.directives {
-            let _ = crate::coff::drectve::parse(d);
+    with_static(data, |data| {
+        if let Ok(o) = crate::coff::object::parse(data) {
+            if let Some(d) = o.directives {
+                let _ = crate::coff::drectve::parse(d);
+            }
         }
-    }
+    })
 }
 
 /// A short import object (`llvm-dlltool`, `lib.exe`).

@@ -513,7 +513,7 @@ fn write_file(p: &Path, data: &[u8]) -> Result<()> {
     if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
         create_dir(parent)?;
     }
-    std::fs::write(p, data).map_err(|e| Error::new(format!("cannot open {}: {}", p.display(), crate::io_error(&e))))
+    crate::outfile::write_atomic(p, data).map_err(|e| Error::new(format!("cannot open {}: {}", p.display(), crate::io_error(&e))))
 }
 
 fn copy_file(from: &Path, to: &Path) -> Result<()> {
