@@ -7,11 +7,13 @@
 #   bash fuzz/run.sh smoke <seconds>            # every target for <seconds>, committed corpus only
 #   bash fuzz/run.sh cmin <target>              # minimize fuzz/corpus/<target> in place
 #
-# Stable Rust: cargo-fuzz wants nightly only for the sanitizers; `--sanitizer none` builds with
-# the stable options (-Cpasses=sancov-module and friends), and RUSTC_BOOTSTRAP=1 covers the one
-# `-Z` flag cargo-fuzz still passes. Every run is libFuzzer's fork mode (-fork=1): the parsers
-# hand out 'static borrows, so the entry points leak their inputs, and the forked worker is
-# restarted before that matters. A crash, a timeout (-timeout, default 10 s), an allocation
+# Stable Rust: cargo-fuzz needs nightly only for the sanitizers (-Zsanitizer); with
+# `--sanitizer none` it passes only stable options (-Cpasses=sancov-module and the
+# -Cllvm-args=-sanitizer-coverage-* flags), and libfuzzer-sys builds libFuzzer itself with the
+# system C++ compiler. Without cargo-fuzz installed, `build` passes the same flags to plain
+# cargo (what CI does). Every run is libFuzzer's fork mode (-fork=1): what the parsers leak
+# (decompressed sections, names) and the whole link's mappings are dropped with the forked
+# worker. A crash, a timeout (-timeout, default 10 s), an allocation
 # over 1 GiB (-malloc_limit_mb) or an RSS over 2 GiB is a finding: it is written to
 # fuzz/artifacts/<target>/ and the run goes on (FUZZ_KEEP_GOING=0 stops at the first).
 # Environment: FUZZ_NICE (default 19), FUZZ_EXTRA (more libFuzzer flags), FUZZ_BIN (a directory
@@ -21,7 +23,6 @@ cd "$(dirname "$0")"
 FUZZ=$PWD
 TARGETS="elf archive coff def_file drectve irsymtab linker_script version_script dynamic_list response_file jobfile link_elf link_coff"
 BIN=${FUZZ_BIN:-$FUZZ/target/x86_64-unknown-linux-gnu/release}
-export RUSTC_BOOTSTRAP=1
 
 max_len() {
     case $1 in
@@ -31,7 +32,19 @@ max_len() {
     esac
 }
 
-build() { cargo fuzz build --sanitizer none -O "$@"; }
+build() {
+    if cargo fuzz --version >/dev/null 2>&1; then
+        cargo fuzz build --sanitizer none -O "$@"
+    else
+        # cargo-fuzz's own flags for `--sanitizer none -O`, on the host triple so that build
+        # scripts and proc macros are not instrumented.
+        RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
+-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
+-Cllvm-args=-sanitizer-coverage-trace-compares -Cllvm-args=-sanitizer-coverage-stack-depth \
+-Cllvm-args=-simplifycfg-branch-fold-threshold=0 -Ccodegen-units=1 --cfg fuzzing" \
+            cargo build --release --manifest-path "$FUZZ/Cargo.toml" --target x86_64-unknown-linux-gnu --bins "$@"
+    fi
+}
 
 run() {  # target seconds [only-committed]
     local t=$1 secs=$2 only=${3:-}
@@ -61,9 +74,17 @@ case ${1:-} in
     run) run "$2" "$3" ;;
     smoke)
         build
-        failed=0
-        for t in $TARGETS; do run "$t" "$2" only || failed=1; done
-        exit $failed ;;
-    cmin) cargo fuzz cmin --sanitizer none -O "$2" "$FUZZ/corpus/$2" -- -max_len="$(max_len "$2")" -rss_limit_mb=2048 ;;
+        passed=0 failed=0
+        for t in $TARGETS; do
+            if run "$t" "$2" only; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+        done
+        echo "fuzz: $passed passed, $failed failed"
+        [ "$failed" = 0 ] ;;
+    cmin)
+        # libFuzzer's merge: the smallest set of inputs with the same coverage.
+        t=$2 new=$(mktemp -d)
+        "$BIN/$t" -merge=1 -max_len="$(max_len "$t")" -rss_limit_mb=2048 -close_fd_mask=3 "$new" "$FUZZ/corpus/$t"
+        rm -rf "$FUZZ/corpus/$t" && mv "$new" "$FUZZ/corpus/$t"
+        echo "fuzz: $t: $(ls "$FUZZ/corpus/$t" | wc -l) inputs, $(du -sk "$FUZZ/corpus/$t" | cut -f1) KiB" ;;
     *) sed -n 2,20p "$0"; exit 2 ;;
 esac
