@@ -346,7 +346,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
     let mut def_file = None;
     for p in pos {
         match p {
-            Pos::Input(f) if f.len() >= 4 && f[f.len() - 4..].eq_ignore_ascii_case(".def") => def_file = Some(f),
+            Pos::Input(f) if f.len() >= 4 && f.as_bytes()[f.len() - 4..].eq_ignore_ascii_case(b".def") => def_file = Some(f),
             Pos::Input(f) => c.inputs.push(CoffInput::new(PathBuf::from(f), whole)),
             Pos::Lib(n) => match search_library(&n, &search, bstatic, dll_prefix.as_deref().unwrap_or("lib")) {
                 Some(path) => c.inputs.push(CoffInput::new(path, whole)),
@@ -476,6 +476,18 @@ mod tests {
         assert_eq!(c.subsystem_version, Some((6, 2)));
         assert_eq!(c.timestamp, Some(0));
         assert_eq!(c.inputs.len(), 1);
+    }
+
+    /// Found by the link_coff fuzzer: an input whose last four bytes cut a multi-byte
+    /// character (`€.o`) panicked in the `.def` suffix test.
+    #[test]
+    fn non_ascii_input_names() {
+        for name in ["€.o", "x€.o", "€€", "ab€"] {
+            let CoffAction::Link(c) = parse(&s(&["-m", "i386pep", name])).ok().unwrap() else { panic!() };
+            assert_eq!(c.inputs.len(), 1, "{name}");
+        }
+        // A .def file that does not exist is an error, not a panic, whatever its name.
+        assert!(parse(&s(&["-m", "i386pep", "x.o", "€é.def"])).is_err());
     }
 
     #[test]

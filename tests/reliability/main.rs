@@ -12,8 +12,9 @@
 //!   (`@/dev/zero`), fan out or name themselves: each a clean `dtld: error:`, exit 1, peak RSS
 //!   under 1 GiB measured by /usr/bin/time -v (the legitimate big inputs link, also under
 //!   1 GiB);
-//! * the fuzzers' findings: every input in tests/reliability/regressions/ (kept from fuzz/
-//!   runs) linked or parsed without a crash (see `regressions`).
+//!
+//! The fuzzers' corpora and findings are replayed by the dtld crate's own unit test
+//! (`fuzz::tests::replay`, src/fuzz.rs).
 //!
 //! Knobs: `DTLD` (linker under test), `DTLD_HARNESS_KEEP=1` (keep trial directories).
 
@@ -23,7 +24,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dtld_tests::{find_dtld, fresh_dir, lock_target_subdir, run_tool, run_tool_ok, run_with_timeout, snapshot, target_dir, CLANG};
+use dtld_tests::{find_dtld, fresh_dir, lock_target_subdir, run_tool, run_tool_ok, run_with_timeout, target_dir, CLANG};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 const GIB: u64 = 1 << 30;
@@ -76,7 +77,6 @@ fn main() {
     add("limits/section-and-symbol-counts-real", false, counts_real);
     add("limits/linker-script-recursion", false, script_recursion);
     add("limits/response-files", false, response_files);
-    add("fuzz/regressions", false, regressions);
     libtest_mimic::run(&args, trials).exit();
 }
 
@@ -504,51 +504,4 @@ fn response_files(ctx: &Ctx, dir: &Path) -> Result<(), String> {
         results.push(Err(format!("the 200,000-word response file: {}\n{}", m.status, m.stderr.lines().take(3).collect::<Vec<_>>().join("\n"))));
     }
     results.into_iter().collect()
-}
-
-// ---- fuzz findings -------------------------------------------------------------------------
-
-/// Every file in tests/reliability/regressions/<kind>/ (inputs the fuzzers found; see
-/// fuzz/README in docs/reliability.md) linked as an object of its kind: no crash, no panic,
-/// exit 0 or 1, nothing left behind but the output.
-fn regressions(ctx: &Ctx, dir: &Path) -> Result<(), String> {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("reliability/regressions");
-    let mut count = 0;
-    let mut problems = Vec::new();
-    let Ok(kinds) = fs::read_dir(&base) else { return Err(format!("{} is missing", base.display())) };
-    for kind in kinds.flatten() {
-        let k = kind.file_name().to_string_lossy().into_owned();
-        for f in fs::read_dir(kind.path()).map_err(|e| e.to_string())?.flatten() {
-            let work = dir.join(format!("{k}-{}", f.file_name().to_string_lossy()));
-            fs::create_dir_all(&work).map_err(|e| e.to_string())?;
-            let (name, args): (&str, Vec<&str>) = match k.as_str() {
-                "coff" => ("in.o", vec!["-m", "i386pep", "-e", "main", "in.o", "-o", "out.exe"]),
-                "archive" => ("libin.a", vec!["-e", "main", "--whole-archive", "libin.a", "-o", "out"]),
-                "linker_script" => ("in.lds", vec!["-e", "main", "-T", "in.lds", "-o", "out"]),
-                "version_script" => ("in.ver", vec!["-shared", "--version-script", "in.ver", "-o", "out"]),
-                "response_file" => ("in.rsp", vec!["@in.rsp"]),
-                _ => ("in.o", vec!["-e", "main", "in.o", "-o", "out"]),
-            };
-            fs::copy(f.path(), work.join(name)).map_err(|e| e.to_string())?;
-            let before = snapshot(&work)?;
-            let o = run_with_timeout(&mut dtld(ctx, &work, &args), &[], Duration::from_secs(30)).map_err(|e| e.to_string())?;
-            count += 1;
-            let status = o.status_text();
-            let stderr = o.stderr_text();
-            if !(status == "exit 0" || (status == "exit 1" && stderr.contains("dtld: error: "))) || stderr.contains("panicked") {
-                problems.push(format!("{k}/{}: {status}\n{stderr}", f.file_name().to_string_lossy()));
-            }
-            let after = snapshot(&work)?;
-            let left: Vec<String> = dtld_tests::changes(&before, &after).into_iter().filter(|n| !n.starts_with("out")).collect();
-            if !left.is_empty() {
-                problems.push(format!("{k}/{}: left {left:?}", f.file_name().to_string_lossy()));
-            }
-        }
-    }
-    println!("fuzz: {count} regression inputs linked");
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("\n"))
-    }
 }
