@@ -51,6 +51,11 @@ pub fn link(config: &driver::args::Config) -> Result<()> {
     // Input linker scripts may set the entry point, add undefined symbols and search
     // directories (ENTRY, EXTERN, SEARCH_DIR), so loading refines a copy of the config.
     let mut config = config.clone();
+    // Fail early if the map file cannot be written, as lld does (the output is checked when
+    // it is created; a failed link leaves the previous output in place either way).
+    if let Some(p) = &config.map_file {
+        outfile::check_writable(p).map_err(|e| error::Error::new(format!("cannot open map file {}: {}", p.display(), io_error(&e))))?;
+    }
     let (loaded, read) = input::load_logged(&mut config);
     let inputs: &'static [input::InputFile] = Box::leak(reproduce::after_load(&config, loaded, &read)?.into_boxed_slice());
     let config = &config;

@@ -167,6 +167,16 @@ impl Drop for TmpFile {
     }
 }
 
+/// Whether a file can be created in `out`'s directory (lld's `tryCreateFile`, run before the
+/// link so that a long link does not end in "cannot open"): a temporary is made and dropped;
+/// nothing is left and `out` itself is not touched.
+pub fn check_writable(out: &Path) -> io::Result<()> {
+    if out.as_os_str() == "-" || crate::write::is_special_output(out) {
+        return Ok(());
+    }
+    TmpFile::create(out, 0).map(drop)
+}
+
 /// Writes `bytes` to `out` through a temporary (see the module comment). Special files
 /// (`/dev/null`, a FIFO, `/dev/stdout`) are written in place.
 pub fn write_atomic(out: &Path, bytes: &[u8]) -> io::Result<()> {

@@ -137,7 +137,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
                     }
                 },
             }
-        } else if !a.starts_with("--") && body.len() > 1 && matches!(&body[..1], "o" | "L" | "l" | "e" | "m" | "u" | "O") {
+        } else if !a.starts_with("--") && body.len() > 1 && matches!(body.as_bytes()[0], b'o' | b'L' | b'l' | b'e' | b'm' | b'u' | b'O') {
             (body[..1].to_string(), Some(body[1..].to_string()))
         } else {
             errors.push(format!("unknown argument: {a}"));
@@ -485,6 +485,11 @@ mod tests {
         for name in ["€.o", "x€.o", "€€", "ab€"] {
             let CoffAction::Link(c) = parse(&s(&["-m", "i386pep", name])).ok().unwrap() else { panic!() };
             assert_eq!(c.inputs.len(), 1, "{name}");
+        }
+        // Found by the response_file fuzzer: a one-letter option test sliced the first byte
+        // of `-€`.
+        for opt in ["-€", "-é", "-€x"] {
+            assert!(parse(&s(&["-m", "i386pep", opt, "x.o"])).is_err(), "{opt}");
         }
         // A .def file that does not exist is an error, not a panic, whatever its name.
         assert!(parse(&s(&["-m", "i386pep", "x.o", "€é.def"])).is_err());
