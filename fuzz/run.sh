@@ -52,6 +52,7 @@ run() {  # target seconds [only-committed]
     local dirs=("$FUZZ/corpus/$t")
     [ -z "$only" ] && [ -d "$FUZZ/seeds/$t" ] && dirs+=("$FUZZ/seeds/$t")
     local keep=1; [ "${FUZZ_KEEP_GOING:-1}" = 0 ] && keep=0
+    local before; before=$(ls "$FUZZ/artifacts/$t" | wc -l)
     # The fork-mode parent's writable corpus: with only the committed corpus (smoke runs), a
     # scratch copy, so CI never changes the tree.
     if [ -n "$only" ]; then
@@ -64,8 +65,8 @@ run() {  # target seconds [only-committed]
         -close_fd_mask=3 -print_final_stats=1 -artifact_prefix="$FUZZ/artifacts/$t/" ${FUZZ_EXTRA:-} "${dirs[@]}"
     [ -n "$only" ] && rm -rf "$scratch"
     # Findings are files in artifacts/<target>/.
-    local found; found=$(ls "$FUZZ/artifacts/$t" 2>/dev/null | wc -l)
-    echo "fuzz: $t: ${secs}s, $found finding(s) in fuzz/artifacts/$t"
+    local found; found=$(( $(ls "$FUZZ/artifacts/$t" | wc -l) - before ))
+    echo "fuzz: $t: ${secs}s, $found new finding(s) in fuzz/artifacts/$t"
     [ "$found" = 0 ]
 }
 
