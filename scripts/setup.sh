@@ -24,6 +24,8 @@ PACKAGES=(
     clang-22 lld-22 llvm-22   # compiler driver, reference linker, llvm-ar-22/llvm-readelf-22/llvm-profdata-22
     gcc g++ binutils libc6-dev  # the gcc driver path, GCC LTO (gcc-ar, liblto_plugin.so) and GNU tools (ld.bfd, readelf, objcopy)
     make file                 # building Lua; identifying outputs
+    time                      # /usr/bin/time -v: peak RSS in the reliability tests
+    libbz2-dev libssl-dev     # real-program members (bzip2, OpenSSL) in the mutation test
     dpkg-dev                  # apt-get source (dpkg-source) for the real-program checks
     curl ca-certificates xz-utils  # fallback fetch of Debian source packages from the pool
     mold python3              # the benchmark's third linker; scripts/bench.py and test helpers

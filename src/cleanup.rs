@@ -10,7 +10,9 @@
 use std::path::PathBuf;
 use std::sync::{Mutex, Once};
 
-static PATHS: Mutex<Vec<(u64, PathBuf)>> = Mutex::new(Vec::new());
+/// Registered paths; a directory registered with its identity (device, inode) is removed only
+/// while its name still refers to it (see staging.rs).
+static PATHS: Mutex<Vec<(u64, PathBuf, Option<(u64, u64)>)>> = Mutex::new(Vec::new());
 static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 static NEXT: Mutex<u64> = Mutex::new(0);
 static INIT: Once = Once::new();
@@ -23,20 +25,30 @@ pub struct Registered {
 impl Drop for Registered {
     fn drop(&mut self) {
         let mut p = PATHS.lock().unwrap_or_else(|e| e.into_inner());
-        p.retain(|(i, _)| *i != self.id);
+        p.retain(|(i, _, _)| *i != self.id);
     }
 }
 
 /// Registers a temporary file or directory for removal on a signal. Dropping the handle only
 /// unregisters it (the owner removes or keeps it).
 pub fn register(path: PathBuf) -> Registered {
+    register_with(path, None)
+}
+
+/// Registers a staging directory, removed on a signal only if `path` is still the directory
+/// with this (device, inode).
+pub fn register_dir(path: PathBuf, id: (u64, u64)) -> Registered {
+    register_with(path, Some(id))
+}
+
+fn register_with(path: PathBuf, ident: Option<(u64, u64)>) -> Registered {
     install();
     let id = {
         let mut n = NEXT.lock().unwrap_or_else(|e| e.into_inner());
         *n += 1;
         *n
     };
-    PATHS.lock().unwrap_or_else(|e| e.into_inner()).push((id, path));
+    PATHS.lock().unwrap_or_else(|e| e.into_inner()).push((id, path, ident));
     Registered { id }
 }
 
@@ -70,15 +82,22 @@ fn install() {
                         libc::kill(pid as libc::pid_t, libc::SIGTERM);
                     }
                 }
-                let paths: Vec<PathBuf> = PATHS.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|(_, p)| p.clone()).collect();
+                let paths: Vec<(PathBuf, Option<(u64, u64)>)> = PATHS.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|(_, p, i)| (p.clone(), *i)).collect();
                 // Twice: a child that was still finishing may have written one more file.
                 for round in 0..2 {
                     std::thread::sleep(std::time::Duration::from_millis(if round == 0 { 50 } else { 200 }));
-                    for p in paths.iter().rev() {
-                        if p.is_dir() {
-                            let _ = std::fs::remove_dir_all(p);
-                        } else {
-                            let _ = std::fs::remove_file(p);
+                    for (p, ident) in paths.iter().rev() {
+                        use std::os::unix::fs::MetadataExt;
+                        let Ok(m) = std::fs::symlink_metadata(p) else { continue };
+                        match ident {
+                            // Not ours any more (renamed, replaced by a link): left alone.
+                            Some(id) if (m.dev(), m.ino()) != *id || !m.is_dir() => {}
+                            _ if m.is_dir() => {
+                                let _ = std::fs::remove_dir_all(p);
+                            }
+                            _ => {
+                                let _ = std::fs::remove_file(p);
+                            }
                         }
                     }
                 }

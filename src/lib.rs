@@ -21,11 +21,14 @@ pub mod diag;
 pub mod driver;
 pub mod elf;
 pub mod error;
+pub mod fuzz;
 pub mod input;
 pub mod layout;
 pub mod lto;
 pub mod map;
+pub mod outfile;
 pub mod reproduce;
+pub mod staging;
 pub mod resolve;
 pub mod trace;
 pub mod write;
@@ -48,6 +51,11 @@ pub fn link(config: &driver::args::Config) -> Result<()> {
     // Input linker scripts may set the entry point, add undefined symbols and search
     // directories (ENTRY, EXTERN, SEARCH_DIR), so loading refines a copy of the config.
     let mut config = config.clone();
+    // Fail early if the map file cannot be written, as lld does (the output is checked when
+    // it is created; a failed link leaves the previous output in place either way).
+    if let Some(p) = &config.map_file {
+        outfile::check_writable(p).map_err(|e| error::Error::new(format!("cannot open map file {}: {}", p.display(), io_error(&e))))?;
+    }
     let (loaded, read) = input::load_logged(&mut config);
     let inputs: &'static [input::InputFile] = Box::leak(reproduce::after_load(&config, loaded, &read)?.into_boxed_slice());
     let config = &config;
@@ -174,7 +182,7 @@ fn main_coff(parsed: Result<driver::CoffAction>, version_suffix: &str, usage: &s
     if config.print_version {
         println!("{} (compatible with GNU linkers)", driver::args::version_string());
     }
-    run_link(config.threads, &config.output, || coff::link(&config))
+    run_link(config.threads, || coff::link(&config))
 }
 
 fn main_gnu(argv: &[String]) -> i32 {
@@ -200,12 +208,12 @@ fn main_gnu(argv: &[String]) -> i32 {
         // `-v` with inputs: print the version and link, as GNU ld and lld do.
         println!("{}", driver::args::version_string());
     }
-    run_link(config.threads, &config.output, || link(&config))
+    run_link(config.threads, || link(&config))
 }
 
 /// Runs a link (ELF or COFF) on `threads` worker threads (`--threads`; rayon's default when
 /// `None`) and returns the exit code, reporting errors as lld does.
-fn run_link(threads: Option<usize>, output: &std::path::Path, run: impl FnOnce() -> Result<()> + Send) -> i32 {
+fn run_link(threads: Option<usize>, run: impl FnOnce() -> Result<()> + Send) -> i32 {
     let result = match threads {
         Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build() {
             Ok(pool) => pool.install(run),
@@ -217,10 +225,8 @@ fn run_link(threads: Option<usize>, output: &std::path::Path, run: impl FnOnce()
         Ok(()) => 0,
         Err(e) => {
             report(&e);
-            // Never leave a stale output from an earlier link behind a failed one, as lld does.
-            if !output.as_os_str().is_empty() && output.is_file() {
-                let _ = std::fs::remove_file(output);
-            }
+            // The previous output stays as it was, as with ld.lld: nothing touches it before
+            // the finished image replaces it (outfile.rs).
             1
         }
     }

@@ -60,10 +60,9 @@ pub fn write_map(l: &Layout, path: &Path) -> Result<()> {
             .and_then(|()| out.flush())
             .map_err(|e| Error::new(format!("cannot write map file {shown}: {}", crate::io_error(&e))));
     }
-    let mut f = std::fs::File::create(path)
-        .map_err(|e| Error::new(format!("cannot open map file {shown}: {}", crate::io_error(&e))))?;
-    f.write_all(text.as_bytes())
-        .map_err(|e| Error::new(format!("cannot write map file {shown}: {}", crate::io_error(&e))))
+    // Through a temporary: `-Map` naming an input never truncates it while it is mapped.
+    crate::outfile::write_atomic(path, text.as_bytes())
+        .map_err(|e| Error::new(format!("cannot open map file {shown}: {}", crate::io_error(&e))))
 }
 
 /// The whole map as text.

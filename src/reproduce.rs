@@ -73,8 +73,10 @@ pub fn after_load(config: &Config, loaded: Result<Vec<InputFile>>, read: &ReadLo
 /// Writes the archive `tar` for this link.
 pub fn write_reproduce(config: &Config, tar: &Path, read: &ReadLog) -> Result<()> {
     let root = tar.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let file = std::fs::File::create(tar).map_err(|_| Error::new(format!("--reproduce: cannot open {}", tar.display())))?;
-    let mut w = TarWriter::new(std::io::BufWriter::new(file), root);
+    // Through a temporary in the archive's directory (outfile.rs): an interrupted link
+    // leaves no half archive, and an archive named like an input does not truncate it.
+    let tmp = crate::outfile::TmpFile::create(tar, 0).map_err(|_| Error::new(format!("--reproduce: cannot open {}", tar.display())))?;
+    let mut w = TarWriter::new(std::io::BufWriter::new(&tmp.file), root);
     let fail = |e: std::io::Error| Error::new(format!("--reproduce: cannot write {}: {}", tar.display(), crate::io_error(&e)));
     w.append("response.txt", response_file(config).as_bytes()).map_err(fail)?;
     w.append("version.txt", format!("{}\n", crate::driver::args::version_string()).as_bytes()).map_err(fail)?;
@@ -94,7 +96,8 @@ pub fn write_reproduce(config: &Config, tar: &Path, read: &ReadLog) -> Result<()
             w.append(&relative_to_root(found.as_deref().unwrap_or(p)), &data).map_err(fail)?;
         }
     }
-    w.finish().map_err(fail)
+    w.finish().map_err(fail)?;
+    tmp.persist(tar, 0o666 & !crate::write::umask()).map_err(fail)
 }
 
 /// lld's `createResponseFile`: the command line with paths rewritten into the archive.

@@ -50,6 +50,6 @@ impl Trace {
     }
 
     pub fn write(&self, path: &Path) -> crate::error::Result<()> {
-        std::fs::write(path, self.to_json()).map_err(|e| crate::error::Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))
+        crate::outfile::write_atomic(path, self.to_json().as_bytes()).map_err(|e| crate::error::Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))
     }
 }

@@ -4,12 +4,13 @@
 //! pre-sized memory-mapped temporary file next to the final path. Output sections occupy disjoint
 //! byte ranges, so they are split into disjoint mutable slices and filled in parallel (copy the
 //! input bytes, then apply relocations in place). The build-id is computed last over the finished
-//! image, the file is renamed over the output (so a failed link never leaves a partial file), and
-//! the result is identical whatever the thread count. The output-file handling (`MappedOutput`,
-//! `TempOutput`) and the little-endian stores are shared with the PE writer (`coff::write`).
+//! image, the file replaces the output atomically (src/outfile.rs: a failed link never leaves a
+//! partial file, nor touches the previous output), and
+//! the result is identical whatever the thread count. The output-file handling (`MappedOutput`)
+//! and the little-endian stores are shared with the PE writer (`coff::write`).
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use dtld_arch::x86_64::{self as arch, Field, RelKind};
 use object::elf;
@@ -21,31 +22,6 @@ use crate::elf::LE;
 use crate::error::{Error, Result};
 use crate::layout::{Chunk, Layout, SiteFix, Synth, Target};
 use crate::resolve::Def;
-
-/// Removes the temporary output unless the link commits it.
-pub struct TempOutput {
-    pub path: PathBuf,
-    committed: bool,
-}
-
-impl TempOutput {
-    /// The temporary file for `out` (removed on drop unless committed).
-    pub(crate) fn new(out: &Path) -> TempOutput {
-        TempOutput { path: temp_path(out), committed: false }
-    }
-    /// Keeps the file: it has been renamed over the output.
-    pub(crate) fn commit(&mut self) {
-        self.committed = true;
-    }
-}
-
-impl Drop for TempOutput {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = fs::remove_file(&self.path);
-        }
-    }
-}
 
 /// An existing output that is neither a regular file nor a directory (`/dev/null`, a FIFO):
 /// written in place, never replaced by a renamed temporary.
@@ -83,15 +59,14 @@ fn write_error(out: &Path, e: &std::io::Error) -> Error {
 }
 
 /// The output image while it is filled, for the ELF and the PE writers alike: a pre-sized
-/// memory map of a temporary next to the output (removed on failure and on a signal), renamed
-/// over the output by `finish`. An existing output that is not a regular file (`-o /dev/null`,
-/// a FIFO) is written in place from an anonymous map instead, as lld does: renaming a temporary
-/// over it would replace the device.
+/// memory map of a temporary in the output's directory (`outfile::TmpFile`: unnamed where the
+/// file system allows, space reserved up front), put in place of the output by `finish`. An
+/// existing output that is not a regular file (`-o /dev/null`, a FIFO) is written in place
+/// from an anonymous map instead, as lld does: renaming a temporary over it would replace the
+/// device.
 pub(crate) struct MappedOutput<'p> {
     pub map: memmap2::MmapMut,
-    file: Option<fs::File>,
-    _on_signal: Option<crate::cleanup::Registered>,
-    tmp: TempOutput,
+    tmp: Option<crate::outfile::TmpFile>,
     out: &'p Path,
     wording: Wording,
 }
@@ -99,48 +74,36 @@ pub(crate) struct MappedOutput<'p> {
 impl<'p> MappedOutput<'p> {
     /// The map of `size` bytes for the output `out`.
     pub(crate) fn create(out: &'p Path, size: u64, wording: Wording) -> Result<MappedOutput<'p>> {
-        let special = is_special_output(out);
-        let mut tmp = TempOutput::new(out);
-        if special {
-            tmp.commit();
-        }
-        let _on_signal = (!special).then(|| crate::cleanup::register(tmp.path.clone()));
         let write_err = |e: std::io::Error| write_error(out, &e);
-        let (file, map) = if special {
-            (None, memmap2::MmapMut::map_anon(size as usize).map_err(write_err)?)
-        } else {
-            let file = fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&tmp.path)
-                .map_err(|e| wording.create_error(out, &e))?;
-            file.set_len(size).map_err(write_err)?;
-            let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(write_err)?;
-            (Some(file), map)
-        };
-        Ok(MappedOutput { map, file, _on_signal, tmp, out, wording })
+        if is_special_output(out) {
+            let map = memmap2::MmapMut::map_anon(size as usize).map_err(write_err)?;
+            return Ok(MappedOutput { map, tmp: None, out, wording });
+        }
+        let tmp = crate::outfile::TmpFile::create(out, size).map_err(|e| {
+            if e.raw_os_error() == Some(libc::ENOSPC) || e.raw_os_error() == Some(libc::EFBIG) || e.raw_os_error() == Some(libc::EDQUOT) {
+                write_error(out, &e)
+            } else {
+                wording.create_error(out, &e)
+            }
+        })?;
+        // SAFETY: the temporary is ours alone (unnamed, or created O_EXCL) and sized above.
+        let map = unsafe { memmap2::MmapMut::map_mut(&tmp.file) }.map_err(write_err)?;
+        Ok(MappedOutput { map, tmp: Some(tmp), out, wording })
     }
 
-    /// Puts the finished image in place: the temporary, given permissions `mode`, renamed over
-    /// the output; or a special output written in place.
+    /// Puts the finished image in place: the temporary, given permissions `mode`, replaces
+    /// the output; or a special output is written in place.
     pub(crate) fn finish(self, mode: u32) -> Result<()> {
-        let MappedOutput { map, file, _on_signal, mut tmp, out, wording } = self;
+        let MappedOutput { map, tmp, out, wording } = self;
         let write_err = |e: std::io::Error| write_error(out, &e);
-        let Some(file) = file else {
+        let Some(tmp) = tmp else {
             use std::io::Write as _;
             let mut f = fs::OpenOptions::new().write(true).open(out).map_err(|e| wording.replace_error(out, &e))?;
             return f.write_all(&map).map_err(write_err);
         };
         map.flush().map_err(write_err)?;
         drop(map);
-        drop(file);
-        use std::os::unix::fs::PermissionsExt;
-        let _ = fs::set_permissions(&tmp.path, fs::Permissions::from_mode(mode));
-        fs::rename(&tmp.path, out).map_err(|e| wording.replace_error(out, &e))?;
-        tmp.commit();
-        Ok(())
+        tmp.persist(out, mode).map_err(|e| wording.replace_error(out, &e))
     }
 }
 
@@ -153,15 +116,6 @@ pub(crate) fn put32(b: &mut [u8], off: usize, v: u32) {
 }
 pub(crate) fn put64(b: &mut [u8], off: usize, v: u64) {
     b[off..off + 8].copy_from_slice(&v.to_le_bytes());
-}
-
-pub(crate) fn temp_path(out: &Path) -> PathBuf {
-    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "a.out".into());
-    let tmp = format!(".{name}.dtld-tmp-{}", std::process::id());
-    match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.join(tmp),
-        _ => PathBuf::from(tmp),
-    }
 }
 
 struct SymtabOut {
@@ -279,7 +233,7 @@ pub fn write_output(l: &Layout) -> Result<()> {
     out.finish(mode & !umask())
 }
 
-fn umask() -> u32 {
+pub(crate) fn umask() -> u32 {
     // The process umask, read without changing it for longer than this call.
     unsafe extern "C" {
         fn umask(mask: u32) -> u32;

@@ -205,4 +205,21 @@ mod tests {
         assert_eq!(err(r#"{"common":{"linker_output":"a","args":["cc"],"inputs":[]},"jobs":[5]}"#), "jobs[0]: expected an object, found a number");
         assert_eq!(err(r#"{"common":{"linker_output":"a","args":["cc"],"inputs":[]},"jobs":{}}"#), "jobs: expected an array, found an object");
     }
+
+    /// The jobfile fuzzer's committed corpus and findings (fuzz/corpus/jobfile,
+    /// fuzz/regressions/jobfile) parse without a panic.
+    #[test]
+    fn fuzz_corpus_replay() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
+        let mut n = 0;
+        for dir in ["corpus", "regressions"] {
+            let Ok(rd) = std::fs::read_dir(root.join(dir).join("jobfile")) else { continue };
+            for e in rd.flatten() {
+                let data = std::fs::read(e.path()).unwrap();
+                let _ = parse(&data);
+                n += 1;
+            }
+        }
+        assert!(n > 0, "no committed jobfile corpus");
+    }
 }

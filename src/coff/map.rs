@@ -19,7 +19,6 @@
 //! it; dtld keeps that, so the map is byte-identical to lld's.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::Path;
 
 use super::layout::{ChunkKind, Layout};
@@ -34,8 +33,7 @@ const PAGE_SIZE: u32 = 4096;
 pub fn write_lldmap(l: &Layout, path: &Path) -> Result<()> {
     let text = lldmap_text(l);
     let fail = |e: std::io::Error| Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e)));
-    let mut f = std::fs::File::create(path).map_err(fail)?;
-    f.write_all(text.as_bytes()).map_err(fail)
+    crate::outfile::write_atomic(path, text.as_bytes()).map_err(fail)
 }
 
 /// The map as text.

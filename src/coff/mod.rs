@@ -194,5 +194,5 @@ fn write_implib(l: &layout::Layout, path: &std::path::Path) -> Result<()> {
         })
         .collect();
     let bytes = implib::write_import_library(&deffile::import_dll_name(l.config, &l.dll_name), &exports);
-    std::fs::write(path, bytes).map_err(|e| Error::new(format!("failed to write {}: {}", path.display(), crate::io_error(&e))))
+    crate::outfile::write_atomic(path, &bytes).map_err(|e| Error::new(format!("failed to write {}: {}", path.display(), crate::io_error(&e))))
 }

@@ -1446,17 +1446,27 @@ fn parse_hex(s: &str) -> Option<Vec<u8>> {
 pub fn expand_response_files(argv: &[String]) -> Result<Vec<String>> {
     let mut out = Vec::with_capacity(argv.len());
     let mut active: Vec<PathBuf> = Vec::new();
-    expand_into(argv, &mut out, &mut active)?;
+    let mut budget = RSP_BUDGET;
+    expand_into(argv, &mut out, &mut active, &mut budget)?;
     Ok(out)
 }
 
-fn expand_into(args: &[String], out: &mut Vec<String>, active: &mut Vec<PathBuf>) -> Result<()> {
+/// How many bytes of response files one command line may read in all, nested and repeated
+/// ones counted each time: real links (Chromium's) stay below 16 MiB, and the expanded words
+/// take a few times the text, so the link's memory stays well under 1 GiB.
+const RSP_BUDGET: u64 = 64 << 20;
+
+/// How many words a command line may expand to (each costs a `String`): real links name
+/// tens of thousands of files.
+const MAX_ARGS: usize = 4 << 20;
+
+fn expand_into(args: &[String], out: &mut Vec<String>, active: &mut Vec<PathBuf>, budget: &mut u64) -> Result<()> {
     for a in args {
         let Some(name) = a.strip_prefix('@') else {
             out.push(a.clone());
             continue;
         };
-        let Ok(bytes) = std::fs::read(name) else {
+        let Ok(file) = std::fs::File::open(name) else {
             out.push(a.clone());
             continue;
         };
@@ -1464,10 +1474,26 @@ fn expand_into(args: &[String], out: &mut Vec<String>, active: &mut Vec<PathBuf>
         if active.contains(&abs) || active.len() > 64 {
             crate::bail!("recursive expansion of: '{}'", abs.display());
         }
+        // Read no more than what is left of the budget (the file may be a pipe or growing).
+        let mut bytes = Vec::new();
+        use std::io::Read;
+        let read = file.take(*budget + 1).read_to_end(&mut bytes);
+        if read.is_err() {
+            out.push(a.clone());
+            continue;
+        }
+        if bytes.len() as u64 > *budget {
+            crate::bail!("response file {name}: the response files of this command line are larger than {} MiB in all", RSP_BUDGET >> 20);
+        }
+        *budget -= bytes.len() as u64;
         let text = String::from_utf8_lossy(&bytes);
         let words = tokenize_gnu(&text);
+        drop(bytes);
+        if out.len() + words.len() > MAX_ARGS {
+            crate::bail!("response file {name}: the command line expands to more than {MAX_ARGS} arguments");
+        }
         active.push(abs);
-        expand_into(&words, out, active)?;
+        expand_into(&words, out, active, budget)?;
         active.pop();
     }
     Ok(())

@@ -137,7 +137,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
                     }
                 },
             }
-        } else if !a.starts_with("--") && body.len() > 1 && matches!(&body[..1], "o" | "L" | "l" | "e" | "m" | "u" | "O") {
+        } else if !a.starts_with("--") && body.len() > 1 && matches!(body.as_bytes()[0], b'o' | b'L' | b'l' | b'e' | b'm' | b'u' | b'O') {
             (body[..1].to_string(), Some(body[1..].to_string()))
         } else {
             errors.push(format!("unknown argument: {a}"));
@@ -346,7 +346,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
     let mut def_file = None;
     for p in pos {
         match p {
-            Pos::Input(f) if f.len() >= 4 && f[f.len() - 4..].eq_ignore_ascii_case(".def") => def_file = Some(f),
+            Pos::Input(f) if f.len() >= 4 && f.as_bytes()[f.len() - 4..].eq_ignore_ascii_case(b".def") => def_file = Some(f),
             Pos::Input(f) => c.inputs.push(CoffInput::new(PathBuf::from(f), whole)),
             Pos::Lib(n) => match search_library(&n, &search, bstatic, dll_prefix.as_deref().unwrap_or("lib")) {
                 Some(path) => c.inputs.push(CoffInput::new(path, whole)),
@@ -476,6 +476,23 @@ mod tests {
         assert_eq!(c.subsystem_version, Some((6, 2)));
         assert_eq!(c.timestamp, Some(0));
         assert_eq!(c.inputs.len(), 1);
+    }
+
+    /// Found by the link_coff fuzzer: an input whose last four bytes cut a multi-byte
+    /// character (`€.o`) panicked in the `.def` suffix test.
+    #[test]
+    fn non_ascii_input_names() {
+        for name in ["€.o", "x€.o", "€€", "ab€"] {
+            let CoffAction::Link(c) = parse(&s(&["-m", "i386pep", name])).ok().unwrap() else { panic!() };
+            assert_eq!(c.inputs.len(), 1, "{name}");
+        }
+        // Found by the response_file fuzzer: a one-letter option test sliced the first byte
+        // of `-€`.
+        for opt in ["-€", "-é", "-€x"] {
+            assert!(parse(&s(&["-m", "i386pep", opt, "x.o"])).is_err(), "{opt}");
+        }
+        // A .def file that does not exist is an error, not a panic, whatever its name.
+        assert!(parse(&s(&["-m", "i386pep", "x.o", "€é.def"])).is_err());
     }
 
     #[test]

@@ -78,8 +78,17 @@ pub fn c_str(tab: &'static [u8], off: u32) -> Result<&'static [u8]> {
     }
 }
 
-/// Inflates an SHF_COMPRESSED section (ELF compression header, then a zlib stream).
-fn decompress(name: &[u8], d: &'static [u8]) -> Result<(&'static [u8], u64)> {
+/// How much one object may inflate to, in all its compressed sections together: 64 times the
+/// object's size, and at least 64 MiB. Real debug sections compress 3 to 10 times; a file
+/// beyond this is a decompression bomb, refused before a byte is inflated, so the memory a
+/// link can be made to use stays proportional to its inputs (docs/reliability.md).
+pub(crate) fn inflate_budget(file_size: usize) -> u64 {
+    (file_size as u64).saturating_mul(64).max(64 << 20)
+}
+
+/// Inflates an SHF_COMPRESSED section (ELF compression header, then a zlib stream), charging
+/// the size it claims to `budget` first.
+fn decompress(name: &[u8], d: &'static [u8], budget: &mut u64) -> Result<(&'static [u8], u64)> {
     let sec = String::from_utf8_lossy(name);
     if d.len() < 24 {
         bail!("{sec}: corrupted compressed section header");
@@ -93,6 +102,14 @@ fn decompress(name: &[u8], d: &'static [u8]) -> Result<(&'static [u8], u64)> {
     if ch_size > 1 << 32 {
         bail!("{sec}: uncompressed section is too large");
     }
+    // zlib's best ratio is about 1032:1; a larger claim is a lie, whatever the budget.
+    if ch_size > (d.len() as u64 - 24).saturating_mul(1032) + 64 {
+        bail!("{sec}: corrupted compressed section: {ch_size} bytes cannot come from {} compressed bytes", d.len() - 24);
+    }
+    if ch_size > *budget {
+        bail!("{sec}: compressed sections would inflate to more than 64 times the file's size (decompression bomb?); refusing to inflate {ch_size} bytes");
+    }
+    *budget -= ch_size;
     let out = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&d[24..], ch_size as usize)
         .map_err(|_| Error::new(format!("{sec}: uncompress failed: zlib error")))?;
     if out.len() as u64 != ch_size {
@@ -206,6 +223,7 @@ impl ObjFile {
         let mut sections = Vec::with_capacity(shnum);
         let mut groups = Vec::new();
         let mut plain_groups = Vec::new();
+        let mut inflate = inflate_budget(data.len());
         for (i, h) in shdrs.iter().enumerate() {
             let name = c_str(shstrtab, h.sh_name(LE))?;
             let sh_type = h.sh_type(LE);
@@ -222,7 +240,7 @@ impl ObjFile {
             let (mut data_slice, mut size, mut flags) = (data_slice, size, flags);
             if flags & elf::SHF_COMPRESSED as u64 != 0 && sh_type != elf::SHT_NOBITS {
                 // Compressed debug sections (`-gz`): relocations address the uncompressed bytes.
-                let (d, al) = decompress(name, data_slice)?;
+                let (d, al) = decompress(name, data_slice, &mut inflate)?;
                 size = d.len() as u64;
                 data_slice = d;
                 align = al.max(1);

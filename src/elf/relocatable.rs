@@ -1205,18 +1205,9 @@ fn write_file(out_path: &Path, image: &[u8]) -> Result<()> {
         let mut f = fs::OpenOptions::new().write(true).open(out_path).map_err(open_err)?;
         return f.write_all(image).map_err(write_err);
     }
-    let mut tmp = crate::write::TempOutput::new(out_path);
-    let tmp_path = tmp.path.clone();
-    let _ = fs::remove_file(&tmp_path);
-    let _on_signal = crate::cleanup::register(tmp_path.clone());
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o644).open(&tmp_path).map_err(open_err)?;
-        f.write_all(image).map_err(write_err)?;
-    }
-    fs::rename(&tmp_path, out_path).map_err(open_err)?;
-    tmp.commit();
-    Ok(())
+    let mut tmp = crate::outfile::TmpFile::create(out_path, 0).map_err(open_err)?;
+    tmp.file.write_all(image).map_err(write_err)?;
+    tmp.persist(out_path, 0o644 & !crate::write::umask()).map_err(open_err)
 }
 
 #[cfg(test)]

@@ -91,6 +91,8 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
         maps: HashMap::new(),
         first_elf: None,
         script_depth: 0,
+        script_stack: Vec::new(),
+        scripts_read: 0,
         entry: None,
         externs: Vec::new(),
         assigns: Vec::new(),
@@ -167,6 +169,11 @@ struct Loader<'c> {
     /// The first ELF file, which lld names in "is incompatible with" errors when there is no -m.
     first_elf: Option<String>,
     script_depth: usize,
+    /// The scripts being read (canonical paths): a script that names itself, directly or
+    /// through others, is an error instead of an exponential expansion.
+    script_stack: Vec<PathBuf>,
+    /// Every script read so far, against a budget (fan-out without a cycle).
+    scripts_read: usize,
     entry: Option<String>,
     externs: Vec<String>,
     /// `sym = expr;` and `VERSION { }` from scripts.
@@ -484,9 +491,22 @@ impl Loader<'_> {
                 .push(format!("{path}: linker scripts nested too deeply"));
             return;
         }
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| PathBuf::from(path));
+        if self.script_stack.contains(&canonical) {
+            self.errors.push(format!("{path}: the linker script names itself (directly or through the scripts it names)"));
+            return;
+        }
+        self.scripts_read += 1;
+        if self.scripts_read > MAX_SCRIPTS {
+            if self.scripts_read == MAX_SCRIPTS + 1 {
+                self.errors.push(format!("{path}: more than {MAX_SCRIPTS} linker scripts read; the scripts name each other too often"));
+            }
+            return;
+        }
         let (s, syntax_error) = script::parse_partial(path, data);
         let errors_before = self.errors.len();
         self.script_depth += 1;
+        self.script_stack.push(canonical);
         let under_sysroot = self.is_under_sysroot(path);
         let sysroot = self
             .config
@@ -568,8 +588,12 @@ impl Loader<'_> {
             }
         }
         self.script_depth -= 1;
+        self.script_stack.pop();
     }
 }
+
+/// At most this many linker-script inputs are read in one link (glibc's libc.so is one).
+const MAX_SCRIPTS: usize = 4096;
 
 #[cfg(test)]
 mod tests {

@@ -126,26 +126,48 @@ impl Cache {
         self.dir.join(format!("dtld-{key}"))
     }
 
+    /// A cached object. Entries are opened without following a symlink (one planted in a
+    /// shared cache is removed, never read through) and must be regular files.
     pub fn lookup(&self, key: &str) -> Option<Vec<u8>> {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
         let p = self.entry(key);
-        let data = std::fs::read(&p).ok()?;
+        let mut f = match std::fs::File::options().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(&p) {
+            Ok(f) => f,
+            Err(e) => {
+                if e.raw_os_error() == Some(libc::ELOOP) {
+                    let _ = std::fs::remove_file(&p);
+                }
+                return None;
+            }
+        };
+        if !f.metadata().ok()?.is_file() {
+            return None;
+        }
+        let mut data = Vec::new();
+        f.read_to_end(&mut data).ok()?;
         if check_object(&data).is_err() {
             let _ = std::fs::remove_file(&p);
             return None;
         }
         // A hit counts as a use for pruning.
-        if let Ok(f) = std::fs::File::options().append(true).open(&p) {
-            let _ = f.set_modified(SystemTime::now());
-        }
+        let _ = f.set_modified(SystemTime::now());
         Some(data)
     }
 
+    /// Adds an object: written to a new file (`O_EXCL|O_NOFOLLOW`, so a name planted in the
+    /// cache cannot redirect the write) and renamed over the entry.
     pub fn store(&self, key: &str, data: &[u8]) {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
         let _ = std::fs::create_dir_all(&self.dir);
         let tmp = self.dir.join(format!(".tmp-dtld-{key}-{}", std::process::id()));
-        if std::fs::write(&tmp, data).is_ok() && std::fs::rename(&tmp, self.entry(key)).is_err() {
-            let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(&tmp);
+        let Ok(mut f) = std::fs::File::options().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).mode(0o644).open(&tmp) else { return };
+        if f.write_all(data).is_ok() && std::fs::rename(&tmp, self.entry(key)).is_ok() {
+            return;
         }
+        let _ = std::fs::remove_file(&tmp);
     }
 
     /// lld's `--thinlto-cache-policy` (`prune_interval`, `prune_after`, `cache_size_bytes`,
@@ -160,7 +182,20 @@ impl Cache {
                 }
             }
         }
-        let _ = std::fs::write(&stamp, b"");
+        // Touched without following a link (a planted one is replaced by the stamp).
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let open = || std::fs::File::options().write(true).create(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(&stamp);
+            let f = open().or_else(|_| {
+                let _ = std::fs::remove_file(&stamp);
+                open()
+            });
+            if let Ok(f) = f {
+                if f.metadata().is_ok_and(|m| m.is_file()) {
+                    let _ = f.set_modified(SystemTime::now());
+                }
+            }
+        }
         let Ok(rd) = std::fs::read_dir(&self.dir) else { return Ok(()) };
         let now = SystemTime::now();
         let mut entries: Vec<(SystemTime, u64, PathBuf)> = Vec::new();

@@ -115,6 +115,21 @@ pub struct Distributor<'a> {
     pub common_inputs: &'a [String],
     /// Where the job file goes.
     pub job_file: PathBuf,
+    /// The staging directory the job paths start with: dtld's own reads and writes of those
+    /// paths go through it (never through its name), and it is checked after the distributor.
+    pub staging: Option<&'a crate::staging::StagingDir>,
+}
+
+impl Distributor<'_> {
+    /// Where dtld itself reads or writes the job path `rel` (relative to `cwd`).
+    fn local(&self, cwd: &Path, rel: &Path) -> PathBuf {
+        if let Some(s) = self.staging {
+            if let Ok(rest) = rel.strip_prefix(s.name()) {
+                return s.path().join(rest);
+            }
+        }
+        cwd.join(rel)
+    }
 }
 
 /// Runs the jobs that miss the cache through the distributor, in `cwd` (the linker's working
@@ -140,10 +155,10 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], cwd: &Path, cache: 
     }
     let miss_jobs: Vec<&Job> = misses.iter().map(|&i| &jobs[i]).collect();
     let text = job_file(d.linker_output, common, d.common_inputs, &miss_jobs);
-    std::fs::write(cwd.join(&d.job_file), text.as_bytes())
+    std::fs::write(d.local(cwd, &d.job_file), text.as_bytes())
         .map_err(|e| Error::new(format!("DTLTO backend compilation: failed to generate distributor JSON script: {}: {}", d.job_file.display(), crate::io_error(&e))))?;
     for j in &miss_jobs {
-        let _ = std::fs::remove_file(cwd.join(&j.output));
+        let _ = std::fs::remove_file(d.local(cwd, Path::new(&j.output)));
     }
     let program = find_program(d.program).ok_or_else(|| {
         Error::new(format!("DTLTO backend compilation: distributor execution failed: cannot find '{}' on PATH", d.program))
@@ -158,13 +173,16 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], cwd: &Path, cache: 
         let _stop_on_signal = crate::cleanup::register_child(child.id());
         child.wait().map_err(|e| Error::new(format!("DTLTO backend compilation: distributor execution failed: {}: {}", program.display(), crate::io_error(&e))))?
     };
+    if let Some(s) = d.staging {
+        s.check()?;
+    }
     if !status.success() {
         crate::bail!("DTLTO backend compilation: distributor {} failed with {} ({} jobs in {})", program.display(), describe_status(status), miss_jobs.len(), d.job_file.display());
     }
     let mut errors = Vec::new();
     for &i in &misses {
         let j = &jobs[i];
-        match std::fs::read(cwd.join(&j.output)) {
+        match std::fs::read(d.local(cwd, Path::new(&j.output))) {
             Ok(data) => match check_object(&data) {
                 Ok(()) => {
                     if let (Some(c), Some(k)) = (cache, &keys[i]) {

@@ -195,29 +195,6 @@ fn relative_to_cwd(p: &str) -> String {
     p.to_string()
 }
 
-/// Removes a temporary directory when dropped (unless `keep`).
-struct TempDir {
-    path: PathBuf,
-    keep: bool,
-    /// Removal on SIGINT/SIGTERM too (unless kept).
-    _signal: Option<crate::cleanup::Registered>,
-}
-
-impl TempDir {
-    fn new(path: PathBuf, keep: bool) -> TempDir {
-        let _signal = (!keep).then(|| crate::cleanup::register(path.clone()));
-        TempDir { path, keep, _signal }
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        if !self.keep {
-            let _ = std::fs::remove_dir_all(&self.path);
-        }
-    }
-}
-
 fn create_dir(p: &Path) -> Result<()> {
     std::fs::create_dir_all(p).map_err(|e| Error::new(format!("cannot create directory {}: {}", p.display(), crate::io_error(&e))))
 }
@@ -293,18 +270,10 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     } else {
         format!("{}.dtld-lto", relative_to_cwd(&out))
     };
-    let stage = PathBuf::from(&stage_rel);
-    create_dir(&stage)?;
-    let lock = std::fs::File::create(stage.join(".lock")).map_err(|e| Error::new(format!("cannot create {}: {}", stage.join(".lock").display(), crate::io_error(&e))))?;
-    // Another link writing the same output waits here instead of clobbering our files.
-    let _ = lock.lock();
-    clear_dir_except(&stage, ".lock");
-    let guard = TempDir::new(stage.clone(), opts.save_temps);
-    // In-process, module IDs are relative to the staging directory, where the thin link and
-    // the backends run: `<content tag>/<name>`, the same for the same bitcode in every link, so
-    // cache keys do not depend on the output name. A distributor runs jobs in the linker's
-    // working directory (LLVM's contract), so there the IDs start with the staging directory.
-    let stage_abs = thinlink::abs(&stage);
+    // Created 0700 or refused (a planted symlink, someone else's directory), locked against
+    // another link of the same output, emptied, and reached through its descriptor.
+    let staging = crate::staging::StagingDir::open(Path::new(&stage_rel), opts.save_temps)?;
+    let stage_abs = staging.path().to_path_buf();
     let base = if dtlto { thinlink::abs(Path::new(".")) } else { stage_abs.clone() };
     let prefix = if dtlto { format!("{stage_rel}/") } else { String::new() };
     let mut seen = std::collections::HashSet::new();
@@ -331,11 +300,14 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         // In-process ThinLTO, as lld: llvm-lto2 runs the thin link and the backends in its
         // thread pool, with LLVM's own ThinLTO cache.
         let objects = in_process(req, &llvm, &cg, &names, &ids, &modules, &stage_abs, trace)?;
-        drop(guard);
+        drop(staging);
         return Ok(LtoOutput { objects, stop: false });
     }
     let t_thin = std::time::Instant::now();
     let tl = thin_link(&llvm, opts, &cg, &base, &stage_abs, &modules)?;
+    // The thin link reached the modules and shards by name (relative to the linker's
+    // directory, as the distributor will).
+    staging.check()?;
     trace.stage("Thin link", &format!("{} modules, LLVM {}", modules.len(), llvm.version), t_thin);
 
     let mut jobs = Vec::new();
@@ -391,6 +363,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
                 linker_output: &out,
                 common_inputs: &opts.sample_profile.iter().cloned().collect::<Vec<_>>(),
                 job_file: PathBuf::from(format!("{stage_rel}/{stem}.dist-file.json")),
+                staging: Some(&staging),
             };
             dtlto::run(&d, &common, &jobs, &base, cache.as_ref())?
         }
@@ -423,7 +396,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         let stem = Path::new(&names[job_module[k]]).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         objects.push(lto_input(format!("{out}.lto.{stem}.o"), data));
     }
-    drop(guard);
+    drop(staging);
     Ok(LtoOutput { objects, stop: false })
 }
 
@@ -536,27 +509,11 @@ pub(crate) fn lto_input(name: String, data: Vec<u8>) -> InputFile {
     }
 }
 
-fn clear_dir_except(dir: &Path, keep: &str) {
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            if e.file_name() == keep {
-                continue;
-            }
-            let p = e.path();
-            if e.file_type().map_or(false, |t| t.is_dir()) {
-                let _ = std::fs::remove_dir_all(&p);
-            } else {
-                let _ = std::fs::remove_file(&p);
-            }
-        }
-    }
-}
-
 fn write_file(p: &Path, data: &[u8]) -> Result<()> {
     if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
         create_dir(parent)?;
     }
-    std::fs::write(p, data).map_err(|e| Error::new(format!("cannot open {}: {}", p.display(), crate::io_error(&e))))
+    crate::outfile::write_atomic(p, data).map_err(|e| Error::new(format!("cannot open {}: {}", p.display(), crate::io_error(&e))))
 }
 
 fn copy_file(from: &Path, to: &Path) -> Result<()> {
@@ -574,14 +531,12 @@ fn index_only(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings, names: 
     let out = req.output.to_string_lossy().into_owned();
     let root = PathBuf::from(format!("{out}.dtld-index"));
     let depth = names.iter().map(|n| thinlink::leading_parents(&thinlink::normalize(Path::new(n)))).max().unwrap_or(0);
-    let mut cwd = root.clone();
+    let staging = crate::staging::StagingDir::open(&root, opts.save_temps)?;
+    let mut cwd = staging.path().to_path_buf();
     for _ in 0..depth {
         cwd.push("_");
     }
-    let _ = std::fs::remove_dir_all(&root);
     create_dir(&cwd)?;
-    let guard = TempDir::new(root.clone(), opts.save_temps);
-    let cwd = thinlink::abs(&cwd);
     let mut modules = Vec::new();
     let mut materialized_abs = Vec::new();
     for (i, n) in names.iter().enumerate() {
@@ -599,7 +554,7 @@ fn index_only(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings, names: 
         }
         modules.push(m);
     }
-    let result = thinlink_placed(llvm, opts, cg, &cwd, &root, &modules);
+    let result = thinlink_placed(llvm, opts, cg, &cwd, staging.path(), &modules);
     for p in &materialized_abs {
         let _ = std::fs::remove_file(p);
     }
@@ -631,7 +586,7 @@ fn index_only(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings, names: 
     if let Some(f) = &opts.index_only_file {
         write_file(f, linked.as_bytes())?;
     }
-    drop(guard);
+    drop(staging);
     Ok(())
 }
 

@@ -237,6 +237,17 @@ fn main() {
     add("signal/sigint", false, |t| signal(t, libc::SIGINT, false));
     add("signal/sigterm", false, |t| signal(t, libc::SIGTERM, false));
     add("concurrent", false, concurrent);
+    add("staging/planted-symlink/dtld-only", true, |t| {
+        planted(t, Plant::Symlink, true)
+    });
+    add("staging/planted-symlink/in-process/dtld-only", true, |t| {
+        planted(t, Plant::Symlink, false)
+    });
+    add("staging/planted-file/dtld-only", true, |t| {
+        planted(t, Plant::File, true)
+    });
+    add("staging/swapped-during-link/dtld-only", true, swapped);
+    add("staging/private-and-reused/dtld-only", true, private_dir);
     add("self-check/module-identity", false, identities);
     libtest_mimic::run(&args, trials).exit();
 }
@@ -1769,5 +1780,185 @@ fn identities(_: &Work) -> Result<(), String> {
         Ok(())
     } else {
         Err(wrong.join("\n"))
+    }
+}
+
+
+// ---- the staging directory cannot be redirected (issue 18) ---------------------------------
+
+#[derive(Clone, Copy)]
+enum Plant {
+    Symlink,
+    File,
+}
+
+/// Every file under `dir` with its contents (a victim directory's state).
+fn tree_state(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let mut out = Vec::new();
+    for e in walkdir(dir)? {
+        let data = fs::read(&e).unwrap_or_default();
+        out.push((e.strip_prefix(dir).unwrap_or(&e).display().to_string(), data));
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn walkdir(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in fs::read_dir(&d).map_err(|e| format!("read_dir {}: {e}", d.display()))? {
+            let e = e.map_err(|e| e.to_string())?;
+            let ft = e.file_type().map_err(|e| e.to_string())?;
+            if ft.is_dir() {
+                todo.push(e.path());
+            }
+            out.push(e.path());
+        }
+    }
+    Ok(out)
+}
+
+/// `prog.dtld-lto` planted before the link (a symlink to another directory, or a file): the
+/// link fails with an error naming it, writes nothing into the link's target, and leaves the
+/// planted entry as it was (it is not dtld's to remove).
+fn planted(t: &Work, plant: Plant, dtlto: bool) -> Result<(), String> {
+    let cwd = t.inputs("work")?;
+    let victim = t.path("victim");
+    fs::create_dir_all(&victim).map_err(|e| e.to_string())?;
+    fs::write(victim.join("keep.txt"), "precious\n").map_err(|e| e.to_string())?;
+    let staging = cwd.join("prog.dtld-lto");
+    let victim_before = tree_state(&victim)?;
+    let distributor = t.dtld_distribute()?.into_os_string();
+    let mut argv = t.linker_argv(&cwd, Linker::Dtld, &distributor, &[])?;
+    if !dtlto {
+        argv.retain(|a| !a.starts_with("--thinlto-distributor") && !a.starts_with("--thinlto-remote-compiler"));
+    }
+    fs::create_dir_all(cwd.join("tmp")).map_err(|e| e.to_string())?;
+    // The planted entry is not in the snapshots (which would read through the link).
+    let before = snapshot(&cwd)?;
+    match plant {
+        Plant::Symlink => std::os::unix::fs::symlink(&victim, &staging).map_err(|e| e.to_string())?,
+        Plant::File => fs::write(&staging, "planted\n").map_err(|e| e.to_string())?,
+    }
+    let out = t.run(&mut t.direct(&cwd, &argv))?;
+    let meta = fs::symlink_metadata(&staging).map_err(|e| format!("the planted {} was removed: {e}", staging.display()))?;
+    let _ = fs::remove_file(&staging);
+    let after = snapshot(&cwd)?;
+    let stderr = out.stderr_text();
+    let mut problems = Vec::new();
+    if out.status_text() != "exit 1" {
+        problems.push(format!("the link: {}, expected exit 1", out.status_text()));
+    }
+    let want = match plant {
+        Plant::Symlink => "prog.dtld-lto as the staging directory: it is a symbolic link",
+        Plant::File => "prog.dtld-lto as the staging directory: it exists and is not a directory",
+    };
+    if !stderr.lines().any(|l| t.ctx.is_error_line(l) && l.contains(want)) {
+        problems.push(format!("no error line saying `{want}`"));
+    }
+    if tree_state(&victim)? != victim_before {
+        problems.push(format!("the link wrote into the symlink's target: {:?}", walkdir(&victim)?));
+    }
+    let left = changes(&before, &after);
+    if !left.is_empty() {
+        problems.push(format!("files left behind or changed: {left:?}"));
+    }
+    match plant {
+        Plant::Symlink if !meta.file_type().is_symlink() => problems.push("the planted symlink was replaced".into()),
+        Plant::File if !meta.is_file() => problems.push("the planted file was replaced".into()),
+        _ => {}
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{}\nstderr:\n{stderr}", problems.join("\n")))
+    }
+}
+
+/// A distributor that renames the staging directory away and puts a symlink to another
+/// directory in its place (what anyone who may rename entries in the output directory could
+/// do during the link): dtld notices, says so, reads and writes nothing through the link,
+/// removes nothing in its target, and leaves no output.
+fn swapped(t: &Work) -> Result<(), String> {
+    let cwd = t.inputs("work")?;
+    let victim = t.path("victim");
+    fs::create_dir_all(victim.join("sub")).map_err(|e| e.to_string())?;
+    fs::write(victim.join("keep.txt"), "precious\n").map_err(|e| e.to_string())?;
+    fs::write(victim.join("sub/.lock"), "not dtld's\n").map_err(|e| e.to_string())?;
+    let victim_before = tree_state(&victim)?;
+    let script = format!(
+        "#!/bin/sh\nset -e\nmv prog.dtld-lto prog.dtld-lto.moved\nln -s '{}' prog.dtld-lto\nexit 0\n",
+        victim.display()
+    );
+    let distributor = t.write_executable("tools/swapper.sh", &script)?.into_os_string();
+    let argv = t.linker_argv(&cwd, Linker::Dtld, &distributor, &[])?;
+    fs::create_dir_all(cwd.join("tmp")).map_err(|e| e.to_string())?;
+    let out = t.run(&mut t.direct(&cwd, &argv))?;
+    let stderr = out.stderr_text();
+    let mut problems = Vec::new();
+    if out.status_text() != "exit 1" {
+        problems.push(format!("the link: {}, expected exit 1", out.status_text()));
+    }
+    if !stderr.lines().any(|l| t.ctx.is_error_line(l) && l.contains("prog.dtld-lto was replaced during the link")) {
+        problems.push("no error line saying the staging directory was replaced".into());
+    }
+    if tree_state(&victim)? != victim_before {
+        problems.push(format!("the link changed the symlink's target: {:?}", tree_state(&victim)?));
+    }
+    if cwd.join("prog").exists() {
+        problems.push("an output was written".into());
+    }
+    // Our directory, renamed away: emptied (its contents were dtld's), not removed by name.
+    let moved = cwd.join("prog.dtld-lto.moved");
+    match fs::read_dir(&moved).map(|rd| rd.count()) {
+        Ok(0) => {}
+        Ok(_) => problems.push(format!("{} still has dtld's files", moved.display())),
+        Err(e) => problems.push(format!("{}: {e}", moved.display())),
+    }
+    if !fs::symlink_metadata(cwd.join("prog.dtld-lto")).is_ok_and(|m| m.file_type().is_symlink()) {
+        problems.push("the swapped-in symlink was removed (it is not dtld's)".into());
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{}\nstderr:\n{stderr}", problems.join("\n")))
+    }
+}
+
+/// While the link runs the staging directory is mode 0700 (seen by the distributor); an
+/// existing one of the user's (left by --save-temps, 0755 from an older dtld) is reused and
+/// tightened, and the link succeeds and removes it.
+fn private_dir(t: &Work) -> Result<(), String> {
+    let cwd = t.inputs("work")?;
+    let staging = cwd.join("prog.dtld-lto");
+    fs::create_dir_all(staging.join("old")).map_err(|e| e.to_string())?;
+    fs::write(staging.join("old/stale.o"), "stale").map_err(|e| e.to_string())?;
+    fs::set_permissions(&staging, fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())?;
+    let real = t.dtld_distribute()?;
+    let script = format!(
+        "#!/bin/sh\nstat -c %a prog.dtld-lto > '{}'\nexec '{}' \"$@\"\n",
+        t.path("mode.txt").display(),
+        real.display()
+    );
+    let distributor = t.write_executable("tools/mode.sh", &script)?.into_os_string();
+    let argv = t.linker_argv(&cwd, Linker::Dtld, &distributor, &[])?;
+    let out = t.run(&mut t.direct(&cwd, &argv))?;
+    if !out.success() {
+        return Err(format!("the link failed ({}):\n{}", out.status_text(), out.stderr_text()));
+    }
+    let mode = fs::read_to_string(t.path("mode.txt")).map_err(|e| e.to_string())?;
+    let mut problems = Vec::new();
+    if mode.trim() != "700" {
+        problems.push(format!("the staging directory was mode {} during the link, expected 700", mode.trim()));
+    }
+    if staging.exists() {
+        problems.push("the staging directory was left behind".into());
+    }
+    t.run_program(&cwd, "prog", EXPECTED).map_err(|e| format!("{e}\n{}", problems.join("\n")))?;
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
     }
 }

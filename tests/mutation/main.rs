@@ -2,7 +2,7 @@
 //! archives, other tools' bugs). This test makes sure dtld turns every such input into a clean
 //! diagnostic instead of a crash, a hang, a Rust panic or a half-written output. It compiles a
 //! few small C programs with clang-22 into objects, a regular archive and a thin archive, then
-//! links ≥1000 deterministic corruptions of them (see `mutate.rs`) and checks for each:
+//! links 10,000 deterministic corruptions of them (see `mutate.rs`) and checks for each:
 //!
 //! * the linker was not killed by a signal and did not run past the timeout;
 //! * its exit code is 0 or 1;
@@ -16,14 +16,22 @@
 //! members (`x86_64-w64-mingw32-dlltool`), linked directly, through the link line clang would
 //! run for a MinGW program (CRT, mingw-w64 libraries) and through clang itself
 //! (`--target=x86_64-w64-mingw32 -fuse-ld=<dtld>`). COFF variants are numbered from 100000
-//! (`MUTATION_COFF_COUNT`, default 400) so that the ELF variants keep their numbers.
+//! (`MUTATION_COFF_COUNT`, default 2000) so that the ELF variants keep their numbers.
+//!
+//! Real-program members (issue 18): variants from 200000 (`MUTATION_REAL_COUNT`, default 2000)
+//! corrupt a GNU `ar` archive of members of the system's static libraries, bzip2 (libbz2.a),
+//! OpenSSL's SHA-256 in C and perlasm assembly (libcrypto.a) and GCC's libstdc++, linked with
+//! clang's link line against libc, libcrypto and libstdc++; variants from 300000
+//! (`MUTATION_COFF_REAL_COUNT`, default 1000) do the same with mingw-w64's libmingwex.a members
+//! (printf's pformat, getopt, strtof, basename, dirent) and clang's MinGW link line.
 //!
 //! Knobs (environment): `DTLD` (linker under test, else target/release/dtld),
 //! `DTLD_ERROR_PREFIX` (default `dtld: error:`; `ld.lld: error:` to self-test with lld),
-//! `MUTATION_SEED`, `MUTATION_COUNT` (default 1200), `MUTATION_ONLY=i,j,...` (run only these
+//! `MUTATION_SEED`, `MUTATION_COUNT` (default 5000), `MUTATION_ONLY=i,j,...` (run only these
 //! variant indexes), `MUTATION_KEEP=1` (keep every variant's directory), `MUTATION_THREADS`
 //! (default 2), `MUTATION_TIMEOUT_SECS` (default 5), `MUTATION_SKIP=libc,driver,...` (skip
-//! scenarios by name; `coff` skips every COFF scenario), `MUTATION_COFF_COUNT` (default 400),
+//! scenarios by name; `coff` skips every COFF scenario), `MUTATION_COFF_COUNT` (default 2000),
+//! `MUTATION_REAL_COUNT` (default 2000), `MUTATION_COFF_REAL_COUNT` (default 1000),
 //! `MUTATION_VERBOSE=1` (print every variant's mutation and verdict).
 
 mod layout;
@@ -42,10 +50,15 @@ use layout::Layout;
 use mutate::{mutate, Rng};
 
 const DEFAULT_SEED: u64 = 0xd71d_5eed_2026_0001;
-const DEFAULT_COUNT: usize = 1200;
-const DEFAULT_COFF_COUNT: usize = 400;
+const DEFAULT_COUNT: usize = 5000;
+const DEFAULT_COFF_COUNT: usize = 2000;
 /// The first index of the COFF variants.
 const COFF_BASE: usize = 100_000;
+/// The first index of the real-program variants (ELF), and of the COFF ones.
+const REAL_BASE: usize = 200_000;
+const COFF_REAL_BASE: usize = 300_000;
+const DEFAULT_REAL_COUNT: usize = 2000;
+const DEFAULT_COFF_REAL_COUNT: usize = 1000;
 /// The MinGW target of the COFF corpus.
 const MINGW: &str = "--target=x86_64-w64-mingw32";
 
@@ -152,6 +165,43 @@ __declspec(dllimport) extern int bar_data;
 int main(void) { return foo_fn(1) + foo_other() + bar_fn(2) + bar_data; }
 "#;
 
+/// Calls into the real members (bzip2, OpenSSL SHA-256, libstdc++).
+const MAIN_REAL_C: &str = r#"
+#include <stddef.h>
+int BZ2_bzBuffToBuffCompress(char *, unsigned *, char *, unsigned, int, int, int);
+unsigned char *SHA256(const unsigned char *, size_t, unsigned char *);
+void _ZSt20__throw_length_errorPKc(const char *);
+int main(int argc, char **argv) {
+    char out[600];
+    unsigned n = sizeof out;
+    unsigned char md[32];
+    if (argc > 5) _ZSt20__throw_length_errorPKc(argv[0]);
+    SHA256((const unsigned char *)"abc", 3, md);
+    return BZ2_bzBuffToBuffCompress(out, &n, (char *)"hello hello hello", 17, 9, 0, 0) + (md[0] != 0xba);
+}
+"#;
+
+/// Calls into the real mingw-w64 members.
+const MAIN_COFF_REAL_C: &str = r#"
+#include <stdio.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <libgen.h>
+#include <dirent.h>
+int __mingw_vsnprintf(char *, size_t, const char *, va_list);
+int getopt(int, char *const[], const char *);
+static int fmt(char *b, size_t n, const char *f, ...) {
+    va_list ap; va_start(ap, f); int r = __mingw_vsnprintf(b, n, f, ap); va_end(ap); return r;
+}
+int main(int argc, char **argv) {
+    char buf[64];
+    DIR *d = opendir(".");
+    if (d) closedir(d);
+    fmt(buf, sizeof buf, "%Lf %s", (long double)strtof("1.5", 0), basename(argv[0]));
+    return getopt(argc, argv, "ab") == 'a';
+}
+"#;
+
 const FOO_DEF: &str = "LIBRARY foo.dll\nEXPORTS\n    foo_fn\n    foo_other @3\n    foo_data DATA\n";
 const BAR_DEF: &str = "LIBRARY bar.dll\nEXPORTS\n    bar_fn\n    bar_data DATA\n";
 
@@ -182,6 +232,14 @@ enum Scenario {
     CoffLibc,
     /// clang-22 --target=x86_64-w64-mingw32 -fuse-ld=<dtld>.
     CoffDriver,
+    /// Real-program members: `main_real.o libreal.a` with clang's link line (crt, libc,
+    /// -lcrypto, -lstdc++), where libreal.a is a GNU `ar` archive of members of the system's
+    /// static libraries: bzip2 (libbz2.a), OpenSSL's SHA-256 in C and in perlasm assembly
+    /// (libcrypto.a), GCC's libstdc++ (functexcept.o, C++ with COMDAT groups and .eh_frame).
+    Real,
+    /// The same for MinGW: `cmain_real.o libcreal.a`, members of mingw-w64's libmingwex.a
+    /// (mingw_pformat, getopt, strtof, basename, dirent) built by GCC, in a GNU `ar` archive.
+    CoffReal,
 }
 
 impl Scenario {
@@ -197,6 +255,8 @@ impl Scenario {
             Scenario::CoffImplib => "coff-implib",
             Scenario::CoffLibc => "coff-libc",
             Scenario::CoffDriver => "coff-driver",
+            Scenario::Real => "real",
+            Scenario::CoffReal => "coff-real",
         }
     }
 
@@ -204,7 +264,7 @@ impl Scenario {
         self.name().starts_with("coff-")
     }
 
-    const ALL: [Scenario; 10] = [
+    const ALL: [Scenario; 12] = [
         Scenario::Objects,
         Scenario::Archive,
         Scenario::Thin,
@@ -215,6 +275,8 @@ impl Scenario {
         Scenario::CoffImplib,
         Scenario::CoffLibc,
         Scenario::CoffDriver,
+        Scenario::Real,
+        Scenario::CoffReal,
     ];
 
     /// The input files of the link; the mutation hits one of them.
@@ -228,6 +290,8 @@ impl Scenario {
             Scenario::CoffArchive => &["cmain.o", "libcab.a"],
             Scenario::CoffImplib => &["cmain_imp.o", "libfoo_short.a", "libbar_gnu.a"],
             Scenario::CoffLibc | Scenario::CoffDriver => &["cmain_mingw.o", "libcab.a"],
+            Scenario::Real => &["main_real.o", "libreal.a"],
+            Scenario::CoffReal => &["cmain_real.o", "libcreal.a"],
         }
     }
 
@@ -239,6 +303,8 @@ impl Scenario {
             Scenario::CoffArchive | Scenario::CoffLibc | Scenario::CoffDriver if rng.chance(65) => {
                 "libcab.a"
             }
+            Scenario::Real if rng.chance(85) => "libreal.a",
+            Scenario::CoffReal if rng.chance(85) => "libcreal.a",
             Scenario::CoffImplib if rng.chance(80) => {
                 if rng.chance(50) {
                     "libfoo_short.a"
@@ -252,6 +318,8 @@ impl Scenario {
 }
 
 fn scenario_for(rng: &mut Rng) -> Scenario {
+    // Variants numbered from REAL_BASE are real-program ones (so that the synthetic variants
+    // keep their numbers when the counts change).
     match rng.below(100) {
         0..=27 => Scenario::Objects,
         28..=52 => Scenario::Archive,
@@ -274,10 +342,20 @@ fn coff_scenario_for(rng: &mut Rng) -> Scenario {
 /// The scenario of variant `index` (COFF variants are numbered from [`COFF_BASE`]).
 fn scenario_of(seed: u64, index: usize) -> Scenario {
     let mut rng = Rng::for_variant(seed, index as u64);
-    if index >= COFF_BASE {
-        coff_scenario_for(&mut rng)
+    pick_scenario(&mut rng, index)
+}
+
+/// Variants from [`REAL_BASE`] link real-program members ([`Scenario::Real`] and, from
+/// [`COFF_REAL_BASE`], [`Scenario::CoffReal`]); from [`COFF_BASE`] the COFF corpus.
+fn pick_scenario(rng: &mut Rng, index: usize) -> Scenario {
+    if index >= COFF_REAL_BASE {
+        Scenario::CoffReal
+    } else if index >= REAL_BASE {
+        Scenario::Real
+    } else if index >= COFF_BASE {
+        coff_scenario_for(rng)
     } else {
-        scenario_for(&mut rng)
+        scenario_for(rng)
     }
 }
 
@@ -301,6 +379,9 @@ struct Inputs {
     libc_argv: Vec<String>,
     /// The same for [`Scenario::CoffLibc`] (clang's MinGW link line).
     coff_libc_argv: Vec<String>,
+    /// The same for [`Scenario::Real`] and [`Scenario::CoffReal`].
+    real_argv: Vec<String>,
+    coff_real_argv: Vec<String>,
 }
 
 // ---- setup --------------------------------------------------------------------------------
@@ -326,6 +407,8 @@ fn setup(work: &Path, dtld: &Path) -> Result<Inputs, String> {
     compile("a", A_C, &["-ffunction-sections", "-fdata-sections"])?;
     compile("b", B_C, &[])?;
     compile("main_libc", MAIN_LIBC_C, &[])?;
+    compile("main_real", MAIN_REAL_C, &[])?;
+    real_archives(&base)?;
     run_tool_ok(
         Command::new(LLVM_AR)
             .current_dir(&base)
@@ -360,6 +443,7 @@ fn setup(work: &Path, dtld: &Path) -> Result<Inputs, String> {
     compile_coff("cb", B_COFF_C, &[])?;
     compile_coff("cmain_mingw", MAIN_MINGW_C, &[])?;
     compile_coff("cmain_imp", MAIN_IMP_C, &["-Dmain=start"])?;
+    compile_coff("cmain_real", MAIN_COFF_REAL_C, &[])?;
     run_tool_ok(
         Command::new(LLVM_AR)
             .current_dir(&base)
@@ -398,6 +482,10 @@ fn setup(work: &Path, dtld: &Path) -> Result<Inputs, String> {
         "libcab.a",
         "libfoo_short.a",
         "libbar_gnu.a",
+        "main_real.o",
+        "libreal.a",
+        "cmain_real.o",
+        "libcreal.a",
     ] {
         let bytes = fs::read(base.join(name)).map_err(|e| format!("read {name}: {e}"))?;
         let layout = Layout::of(&bytes);
@@ -409,12 +497,41 @@ fn setup(work: &Path, dtld: &Path) -> Result<Inputs, String> {
 
     let libc_argv = capture_link_line(&base, dtld, &[], "main_libc.o", "libab.a")?;
     let coff_libc_argv = capture_link_line(&base, dtld, &[MINGW], "cmain_mingw.o", "libcab.a")?;
+    let real_argv = capture_link_line(&base, dtld, &["-lcrypto", "-lstdc++"], "main_real.o", "libreal.a")?;
+    let coff_real_argv = capture_link_line(&base, dtld, &[MINGW], "cmain_real.o", "libcreal.a")?;
     Ok(Inputs {
         base,
         files,
         libc_argv,
         coff_libc_argv,
+        real_argv,
+        coff_real_argv,
     })
+}
+
+/// libreal.a and libcreal.a: members of the system's static libraries (see
+/// [`Scenario::Real`]), extracted and archived again with GNU ar.
+fn real_archives(base: &Path) -> Result<(), String> {
+    let sets: [(&str, &str, &[&str]); 4] = [
+        ("libreal.a", "/usr/lib/x86_64-linux-gnu/libbz2.a", &["blocksort.o", "bzlib.o", "compress.o", "crctable.o", "decompress.o", "huffman.o", "randtable.o"]),
+        ("libreal.a", "/usr/lib/x86_64-linux-gnu/libcrypto.a", &["libcrypto-lib-sha256.o", "libcrypto-lib-sha256-x86_64.o"]),
+        ("libreal.a", "/usr/lib/gcc/x86_64-linux-gnu/12/libstdc++.a", &["functexcept.o"]),
+        ("libcreal.a", "/usr/x86_64-w64-mingw32/lib/libmingwex.a", &[
+            "lib64_libmingwex_a-mingw_vsnprintf.o", "lib64_libmingwex_a-mingw_pformat.o", "lib64_libmingwex_a-getopt.o",
+            "lib64_libmingwex_a-strtof.o", "lib64_libmingwex_a-basename.o", "lib64_libmingwex_a-dirent.o",
+        ]),
+    ];
+    for (out, lib, members) in sets {
+        if !Path::new(lib).is_file() {
+            return Err(format!("{lib} is missing (scripts/setup.sh installs it: libbz2-dev, libssl-dev, g++, mingw-w64)"));
+        }
+        let dir = base.join(format!("x-{}", out.trim_end_matches(".a")));
+        fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        run_tool_ok(Command::new("ar").current_dir(&dir).arg("x").arg(lib).args(members))?;
+        let ar = if out == "libcreal.a" { "x86_64-w64-mingw32-ar" } else { "ar" };
+        run_tool_ok(Command::new(ar).current_dir(&dir).arg("rcs").arg(base.join(out)).args(members))?;
+    }
+    Ok(())
 }
 
 /// The link command clang-22 runs for `<object> <archive>` (with `extra` driver flags),
@@ -499,13 +616,7 @@ fn run_variant(
     forced: Option<Scenario>,
 ) -> Run {
     let mut rng = Rng::for_variant(s.seed, index.map_or(u64::MAX, |i| i as u64));
-    let scenario = forced.unwrap_or_else(|| {
-        if index.is_some_and(|i| i >= COFF_BASE) {
-            coff_scenario_for(&mut rng)
-        } else {
-            scenario_for(&mut rng)
-        }
-    });
+    let scenario = forced.unwrap_or_else(|| pick_scenario(&mut rng, index.unwrap_or(0)));
     let dir = match index {
         Some(i) => work.join(format!("v{i:05}")),
         None => work.join(format!("baseline-{}", scenario.name())),
@@ -614,6 +725,18 @@ fn run_variant(
                     "OUTPUT.placeholder" => cmd.arg(&output),
                     "cmain_mingw.o" => cmd.arg(&paths["cmain_mingw.o"]),
                     "libcab.a" => cmd.arg(&paths["libcab.a"]),
+                    _ => cmd.arg(a),
+                };
+            }
+        }
+        Scenario::Real | Scenario::CoffReal => {
+            let argv = if scenario == Scenario::Real { &inp.real_argv } else { &inp.coff_real_argv };
+            cmd = Command::new(&argv[0]);
+            cmd.current_dir(&dir);
+            for a in &argv[1..] {
+                match a.as_str() {
+                    "OUTPUT.placeholder" => cmd.arg(&output),
+                    n if paths.contains_key(n) => cmd.arg(&paths[n]),
                     _ => cmd.arg(a),
                 };
             }
@@ -779,6 +902,8 @@ fn real_main() -> Result<bool, String> {
     };
     let count = env_num("MUTATION_COUNT", DEFAULT_COUNT as u64)? as usize;
     let coff_count = env_num("MUTATION_COFF_COUNT", DEFAULT_COFF_COUNT as u64)? as usize;
+    let real_count = env_num("MUTATION_REAL_COUNT", DEFAULT_REAL_COUNT as u64)? as usize;
+    let coff_real_count = env_num("MUTATION_COFF_REAL_COUNT", DEFAULT_COFF_REAL_COUNT as u64)? as usize;
     let threads = env_num("MUTATION_THREADS", 2)?.max(1) as usize;
     let verbose = std::env::var("MUTATION_VERBOSE").is_ok_and(|v| v == "1");
     let only: Option<Vec<usize>> = match std::env::var("MUTATION_ONLY") {
@@ -826,7 +951,13 @@ fn real_main() -> Result<bool, String> {
 
     let baseline_failures = failures.len();
     let indexes: Vec<usize> =
-        only.unwrap_or_else(|| (0..count).chain(COFF_BASE..COFF_BASE + coff_count).collect());
+        only.unwrap_or_else(|| {
+            (0..count)
+                .chain(COFF_BASE..COFF_BASE + coff_count)
+                .chain(REAL_BASE..REAL_BASE + real_count)
+                .chain(COFF_REAL_BASE..COFF_REAL_BASE + coff_real_count)
+                .collect()
+        });
     let next = AtomicUsize::new(0);
     let linked = AtomicUsize::new(0);
     let clean = AtomicUsize::new(0);

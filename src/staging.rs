@@ -1,0 +1,336 @@
+//! Private directories next to the output (`<output>.dtld-lto`, `<output>.dtld-index`) that no
+//! one else can redirect.
+//!
+//! Their names are fixed, because remote caches key on the paths a backend job names. A fixed
+//! name in a shared directory can be planted in advance (a symlink to somewhere else, a
+//! directory someone else owns) or swapped during the link. So a staging directory is:
+//!
+//! * created with `mkdirat` mode 0700, or reused only when it is a real directory owned by the
+//!   user (a symlink, a non-directory or someone else's directory is refused with an error
+//!   naming it); nobody else can then create an entry inside it;
+//! * held open (`O_DIRECTORY|O_NOFOLLOW`), and everything dtld itself does inside it goes
+//!   through that descriptor: clearing it (`unlinkat`, never following a link), the lock file
+//!   (`openat` with `O_NOFOLLOW`), and the path dtld and the local LLVM tools use for it,
+//!   `/proc/self/fd/N` (the descriptor is inherited by children, and a child's working
+//!   directory set through it is the directory itself, whatever its name points to later);
+//! * checked by identity (device, inode) after every child that reaches it by name (the
+//!   distributor, whose contract is paths relative to the linker's directory): a directory
+//!   renamed away or replaced during the link is an error, and nothing is read through it;
+//! * removed only while its name still refers to it; what the name points to otherwise is not
+//!   dtld's and is left alone.
+//!
+//! A lock file inside serializes links that share the directory (two links of one output).
+
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// An open, verified staging directory.
+pub struct StagingDir {
+    name: PathBuf,
+    parent: OwnedFd,
+    base: CString,
+    fd: OwnedFd,
+    id: (u64, u64),
+    pinned: PathBuf,
+    keep: bool,
+    _lock: Option<OwnedFd>,
+    _signal: Option<crate::cleanup::Registered>,
+}
+
+fn last_os_error() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+fn cstr(b: &[u8]) -> std::io::Result<CString> {
+    CString::new(b).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+fn fstat(fd: RawFd) -> std::io::Result<libc::stat> {
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat on a descriptor we own, into a zeroed stat buffer.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(last_os_error());
+    }
+    Ok(st)
+}
+
+fn lstat_at(dir: RawFd, name: &CStr) -> std::io::Result<libc::stat> {
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstatat without following a final symlink, into a zeroed stat buffer.
+    if unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } != 0 {
+        return Err(last_os_error());
+    }
+    Ok(st)
+}
+
+fn open_at(
+    dir: RawFd,
+    name: &CStr,
+    flags: libc::c_int,
+    mode: libc::mode_t,
+) -> std::io::Result<OwnedFd> {
+    // SAFETY: openat with a NUL-terminated name; the result is a new descriptor we own.
+    let fd = unsafe {
+        libc::openat(
+            dir,
+            name.as_ptr(),
+            flags | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+            mode as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(last_os_error());
+    }
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn is_dir(st: &libc::stat) -> bool {
+    st.st_mode & libc::S_IFMT == libc::S_IFDIR
+}
+
+fn is_symlink(st: &libc::stat) -> bool {
+    st.st_mode & libc::S_IFMT == libc::S_IFLNK
+}
+
+/// The names in directory `fd` (without `.` and `..`), read through a fresh descriptor.
+fn list(fd: RawFd) -> std::io::Result<Vec<CString>> {
+    let own = open_at(fd, c".", libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+    let raw = std::os::fd::IntoRawFd::into_raw_fd(own);
+    // SAFETY: fdopendir takes ownership of `raw`; closedir releases both.
+    let dir = unsafe { libc::fdopendir(raw) };
+    if dir.is_null() {
+        let e = last_os_error();
+        unsafe { libc::close(raw) };
+        return Err(e);
+    }
+    let mut names = Vec::new();
+    loop {
+        // SAFETY: readdir on a live DIR*; the entry is copied before the next call.
+        let ent = unsafe { libc::readdir(dir) };
+        if ent.is_null() {
+            break;
+        }
+        let name = unsafe { CStr::from_ptr((*ent).d_name.as_ptr()) };
+        if name.to_bytes() != b"." && name.to_bytes() != b".." {
+            names.push(name.to_owned());
+        }
+    }
+    unsafe { libc::closedir(dir) };
+    Ok(names)
+}
+
+/// Removes everything inside directory `fd` except `keep`, never following a symlink: a link
+/// is removed as a link, a directory is entered through `openat(O_NOFOLLOW)`.
+fn clear_at(fd: RawFd, keep: Option<&CStr>, depth: usize) {
+    let Ok(names) = list(fd) else { return };
+    for name in names {
+        if Some(name.as_c_str()) == keep {
+            continue;
+        }
+        let Ok(st) = lstat_at(fd, &name) else {
+            continue;
+        };
+        if is_dir(&st) && depth < 64 {
+            if let Ok(sub) = open_at(fd, &name, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
+                clear_at(sub.as_raw_fd(), None, depth + 1);
+            }
+            // SAFETY: unlinkat relative to a descriptor we own.
+            unsafe { libc::unlinkat(fd, name.as_ptr(), libc::AT_REMOVEDIR) };
+        } else {
+            unsafe { libc::unlinkat(fd, name.as_ptr(), 0) };
+        }
+    }
+}
+
+impl StagingDir {
+    /// Creates (or reuses, see the module comment) the staging directory `name`, takes its
+    /// lock (waiting for another link that holds it) and empties it. `keep` (`--save-temps`)
+    /// leaves it in place at the end.
+    pub fn open(name: &Path, keep: bool) -> Result<StagingDir> {
+        let shown = name.display().to_string();
+        let err = |what: &str, e: std::io::Error| {
+            Error::new(format!(
+                "cannot create directory {shown}: {what}{}",
+                crate::io_error(&e)
+            ))
+        };
+        let parent_path = match name.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let base = name
+            .file_name()
+            .ok_or_else(|| Error::new(format!("cannot create directory {shown}: invalid name")))?;
+        let base = cstr(base.as_bytes()).map_err(|e| err("", e))?;
+        let parent_c = cstr(parent_path.as_os_str().as_bytes()).map_err(|e| err("", e))?;
+        // The parent is the user's output directory, reached as they named it.
+        let parent = open_at(
+            libc::AT_FDCWD,
+            &parent_c,
+            libc::O_RDONLY | libc::O_DIRECTORY,
+            0,
+        )
+        .or_else(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                // A symlinked output directory is the user's own choice.
+                // SAFETY: open of a NUL-terminated path; the result is a descriptor we own.
+                let fd = unsafe {
+                    libc::open(
+                        parent_c.as_ptr(),
+                        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                    )
+                };
+                if fd < 0 {
+                    return Err(last_os_error());
+                }
+                Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+            } else {
+                Err(e)
+            }
+        });
+        let parent = parent.map_err(|e| err("", e))?;
+        // SAFETY: geteuid has no preconditions.
+        let uid = unsafe { libc::geteuid() };
+        for _attempt in 0..16 {
+            // SAFETY: mkdirat relative to a descriptor we own, with a NUL-terminated name.
+            if unsafe { libc::mkdirat(parent.as_raw_fd(), base.as_ptr(), 0o700) } != 0 {
+                let e = last_os_error();
+                if e.raw_os_error() != Some(libc::EEXIST) {
+                    return Err(err("", e));
+                }
+                let st = lstat_at(parent.as_raw_fd(), &base).map_err(|e| err("", e))?;
+                if is_symlink(&st) {
+                    crate::bail!("cannot use {shown} as the staging directory: it is a symbolic link (dtld never follows one there; remove it)");
+                }
+                if !is_dir(&st) {
+                    crate::bail!("cannot use {shown} as the staging directory: it exists and is not a directory");
+                }
+                if st.st_uid != uid {
+                    crate::bail!("cannot use {shown} as the staging directory: it is owned by another user (uid {})", st.st_uid);
+                }
+            }
+            let fd = match open_at(
+                parent.as_raw_fd(),
+                &base,
+                libc::O_RDONLY | libc::O_DIRECTORY,
+                0,
+            ) {
+                Ok(fd) => fd,
+                // Replaced by a symlink or removed between mkdirat and openat: look again.
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::ELOOP) | Some(libc::ENOENT) | Some(libc::ENOTDIR)
+                    ) =>
+                {
+                    continue
+                }
+                Err(e) => return Err(err("", e)),
+            };
+            let st = fstat(fd.as_raw_fd()).map_err(|e| err("", e))?;
+            if st.st_uid != uid {
+                crate::bail!("cannot use {shown} as the staging directory: it is owned by another user (uid {})", st.st_uid);
+            }
+            if st.st_mode & 0o077 != 0 {
+                // An older dtld made it 0755: ours, so tighten it.
+                // SAFETY: fchmod on a descriptor we own.
+                unsafe { libc::fchmod(fd.as_raw_fd(), 0o700) };
+            }
+            let id = (st.st_dev, st.st_ino);
+            let lock = open_at(
+                fd.as_raw_fd(),
+                c".lock",
+                libc::O_RDWR | libc::O_CREAT,
+                0o600,
+            )
+            .map_err(|e| err("", e))?;
+            // Another link of the same output waits here. SAFETY: flock on our descriptor.
+            unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) };
+            // The holder we waited for may have removed (or someone renamed) the directory.
+            let still = lstat_at(parent.as_raw_fd(), &base)
+                .map(|s| (s.st_dev, s.st_ino) == id)
+                .unwrap_or(false);
+            let live = fstat(fd.as_raw_fd())
+                .map(|s| s.st_nlink > 0)
+                .unwrap_or(false);
+            if !still || !live {
+                continue;
+            }
+            clear_at(fd.as_raw_fd(), Some(c".lock"), 0);
+            let pinned = pin(&fd, id).unwrap_or_else(|| crate::lto::thinlink::abs(name));
+            let _signal =
+                (!keep).then(|| crate::cleanup::register_dir(crate::lto::thinlink::abs(name), id));
+            return Ok(StagingDir {
+                name: name.to_path_buf(),
+                parent,
+                base,
+                fd,
+                id,
+                pinned,
+                keep,
+                _lock: Some(lock),
+                _signal,
+            });
+        }
+        crate::bail!("cannot create directory {shown}: it keeps being replaced")
+    }
+
+    /// The path dtld and the local LLVM tools use for the directory: `/proc/self/fd/N`, which
+    /// is the directory itself whatever its name refers to (the name made absolute where
+    /// /proc is missing).
+    pub fn path(&self) -> &Path {
+        &self.pinned
+    }
+
+    /// The name the directory was opened by (as the distributor's jobs name it).
+    pub fn name(&self) -> &Path {
+        &self.name
+    }
+
+    /// Whether the name still refers to this directory; an error naming it otherwise (a child
+    /// that reached it by name may have written elsewhere, so nothing it made is used).
+    pub fn check(&self) -> Result<()> {
+        match lstat_at(self.parent.as_raw_fd(), &self.base) {
+            Ok(st) if (st.st_dev, st.st_ino) == self.id && is_dir(&st) => Ok(()),
+            _ => crate::bail!("the staging directory {} was replaced during the link (renamed, removed or made a symbolic link); its contents are not used", self.name.display()),
+        }
+    }
+}
+
+/// `/proc/self/fd/N` for the directory, inherited by children (so a child's working directory
+/// or path through it is the same directory), if /proc shows it.
+fn pin(fd: &OwnedFd, id: (u64, u64)) -> Option<PathBuf> {
+    let raw = fd.as_raw_fd();
+    // SAFETY: clearing FD_CLOEXEC on a descriptor we own; children then inherit it.
+    unsafe { libc::fcntl(raw, libc::F_SETFD, 0) };
+    let p = PathBuf::from(format!("/proc/self/fd/{raw}"));
+    let m = std::fs::metadata(&p).ok()?;
+    use std::os::unix::fs::MetadataExt;
+    ((m.dev(), m.ino()) == id).then_some(p)
+}
+
+impl Drop for StagingDir {
+    fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
+        clear_at(self.fd.as_raw_fd(), None, 0);
+        // Only our directory, under the name it still has.
+        if let Ok(st) = lstat_at(self.parent.as_raw_fd(), &self.base) {
+            if (st.st_dev, st.st_ino) == self.id && is_dir(&st) {
+                // SAFETY: unlinkat relative to a descriptor we own.
+                unsafe {
+                    libc::unlinkat(
+                        self.parent.as_raw_fd(),
+                        self.base.as_ptr(),
+                        libc::AT_REMOVEDIR,
+                    )
+                };
+            }
+        }
+    }
+}
