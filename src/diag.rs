@@ -6,10 +6,9 @@ use object::read::elf::Sym as _;
 use crate::elf::object::ObjFile;
 use crate::elf::LE;
 
-/// Symbol names as lld shows them. C++ demangling comes with C++ support; names are shown as
-/// written until then.
+/// Symbol names as lld shows them in ELF diagnostics (C++ and Rust demangled).
 pub fn demangle(name: &[u8]) -> String {
-    String::from_utf8_lossy(name).into_owned()
+    crate::util::demangle::demangle(&String::from_utf8_lossy(name))
 }
 
 /// The source file an object was compiled from (its first STT_FILE symbol), as lld prints in

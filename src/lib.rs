@@ -31,7 +31,9 @@ pub mod reproduce;
 pub mod staging;
 pub mod resolve;
 pub mod trace;
+pub mod util;
 pub mod write;
+pub mod output;
 
 use error::Result;
 

@@ -307,13 +307,4 @@ fn regular_home(l: &Layout, f: FileId, shndx: u16) -> Option<Home> {
     Some(Home::Input(f, shndx as u32))
 }
 
-/// A symbol name as lld prints it: C++ names demangled, a version suffix (`@V`, `@@V`) kept.
-fn demangle(name: &[u8]) -> String {
-    let (base, suffix) = match name.iter().position(|&c| c == b'@') {
-        Some(p) => name.split_at(p),
-        None => (name, &b""[..]),
-    };
-    let mut s = String::from_utf8_lossy(&crate::elf::version_script::demangle(base)).into_owned();
-    s.push_str(&String::from_utf8_lossy(suffix));
-    s
-}
+use crate::util::demangle::demangle_versioned as demangle;

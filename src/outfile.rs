@@ -236,7 +236,7 @@ impl Drop for TmpFile {
 /// link so that a long link does not end in "cannot open"): a temporary is made and dropped;
 /// nothing is left and `out` itself is not touched.
 pub fn check_writable(out: &Path) -> io::Result<()> {
-    if out.as_os_str() == "-" || crate::write::is_special_output(out) {
+    if out.as_os_str() == "-" || crate::output::is_special_output(out) {
         return Ok(());
     }
     TmpFile::create(out, 0).map(drop)
@@ -245,11 +245,11 @@ pub fn check_writable(out: &Path) -> io::Result<()> {
 /// Writes `bytes` to `out` through a temporary (see the module comment). Special files
 /// (`/dev/null`, a FIFO, `/dev/stdout`) are written in place.
 pub fn write_atomic(out: &Path, bytes: &[u8]) -> io::Result<()> {
-    if crate::write::is_special_output(out) {
+    if crate::output::is_special_output(out) {
         return std::fs::write(out, bytes);
     }
     let mut t = TmpFile::create(out, 0)?;
     use std::io::Write;
     t.file.write_all(bytes)?;
-    t.persist(out, 0o666 & !crate::write::umask())
+    t.persist(out, 0o666 & !crate::output::umask())
 }

@@ -97,7 +97,7 @@ pub fn write_reproduce(config: &Config, tar: &Path, read: &ReadLog) -> Result<()
         }
     }
     w.finish().map_err(fail)?;
-    tmp.persist(tar, 0o666 & !crate::write::umask()).map_err(fail)
+    tmp.persist(tar, 0o666 & !crate::output::umask()).map_err(fail)
 }
 
 /// lld's `createResponseFile`: the command line with paths rewritten into the archive.

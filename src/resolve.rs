@@ -516,7 +516,7 @@ fn mark_dynamic_listed(config: &Config, r: &mut Resolved) -> Result<()> {
         }
     }
     for sym in r.symbols.iter_mut() {
-        if config.export_dynamic_symbols.iter().any(|g| crate::lto::glob_match(g.as_bytes(), sym.name)) {
+        if config.export_dynamic_symbols.iter().any(|g| crate::util::glob::glob_match(g.as_bytes(), sym.name)) {
             sym.dynamic_listed = true;
         }
     }

@@ -35,8 +35,8 @@ impl Trace {
         for (name, detail, ts, dur) in &self.events {
             ev.push(format!(
                 "{{\"pid\":1,\"tid\":0,\"ph\":\"X\",\"ts\":{ts},\"dur\":{dur},\"name\":{},\"args\":{{\"detail\":{}}}}}",
-                crate::lto::dtlto::json_string(name),
-                crate::lto::dtlto::json_string(detail)
+                crate::util::json::json_string(name),
+                crate::util::json::json_string(detail)
             ));
         }
         ev.push("{\"pid\":1,\"tid\":0,\"ph\":\"M\",\"name\":\"process_name\",\"args\":{\"name\":\"dtld\"}}".to_string());

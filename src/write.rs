@@ -10,7 +10,6 @@
 //! and the little-endian stores are shared with the PE writer (`coff::write`).
 
 use std::fs;
-use std::path::Path;
 
 use dtld_arch::x86_64::{self as arch, Field, RelKind};
 use object::elf;
@@ -21,102 +20,8 @@ use crate::elf::synthetic;
 use crate::elf::LE;
 use crate::error::{Error, Result};
 use crate::layout::{Chunk, Layout, SiteFix, Synth, Target};
+use crate::output::{umask, MappedOutput, Wording};
 use crate::resolve::Def;
-
-/// An existing output that is neither a regular file nor a directory (`/dev/null`, a FIFO):
-/// written in place, never replaced by a renamed temporary.
-pub(crate) fn is_special_output(out: &Path) -> bool {
-    fs::metadata(out).map(|m| !m.file_type().is_file() && !m.file_type().is_dir()).unwrap_or(false)
-}
-
-/// Which lld port's wording an output's open and rename errors follow.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wording {
-    /// ld.lld: "cannot open output file X: ..." for creating, reopening and renaming.
-    Elf,
-    /// lld-link: "failed to open X: ..." for creating the temporary; reopening and renaming fail
-    /// as writes do.
-    Coff,
-}
-
-impl Wording {
-    fn create_error(self, out: &Path, e: &std::io::Error) -> Error {
-        match self {
-            Wording::Elf => Error::new(format!("cannot open output file {}: {}", out.display(), crate::io_error(e))),
-            Wording::Coff => Error::new(format!("failed to open {}: {}", out.display(), crate::io_error(e))),
-        }
-    }
-    fn replace_error(self, out: &Path, e: &std::io::Error) -> Error {
-        match self {
-            Wording::Elf => Error::new(format!("cannot open output file {}: {}", out.display(), crate::io_error(e))),
-            Wording::Coff => write_error(out, e),
-        }
-    }
-}
-
-fn write_error(out: &Path, e: &std::io::Error) -> Error {
-    Error::new(format!("failed to write output '{}': {}", out.display(), crate::io_error(e)))
-}
-
-/// The output image while it is filled, for the ELF and the PE writers alike: a pre-sized
-/// memory map of a temporary in the output's directory (`outfile::TmpFile`: unnamed where the
-/// file system allows, space reserved up front), put in place of the output by `finish`. An
-/// existing output that is not a regular file (`-o /dev/null`, a FIFO) is written in place
-/// from an anonymous map instead, as lld does: renaming a temporary over it would replace the
-/// device.
-pub(crate) struct MappedOutput<'p> {
-    pub map: memmap2::MmapMut,
-    tmp: Option<crate::outfile::TmpFile>,
-    out: &'p Path,
-    wording: Wording,
-}
-
-impl<'p> MappedOutput<'p> {
-    /// The map of `size` bytes for the output `out`.
-    pub(crate) fn create(out: &'p Path, size: u64, wording: Wording) -> Result<MappedOutput<'p>> {
-        let write_err = |e: std::io::Error| write_error(out, &e);
-        if is_special_output(out) {
-            let map = memmap2::MmapMut::map_anon(size as usize).map_err(write_err)?;
-            return Ok(MappedOutput { map, tmp: None, out, wording });
-        }
-        let tmp = crate::outfile::TmpFile::create(out, size).map_err(|e| {
-            if e.raw_os_error() == Some(libc::ENOSPC) || e.raw_os_error() == Some(libc::EFBIG) || e.raw_os_error() == Some(libc::EDQUOT) {
-                write_error(out, &e)
-            } else {
-                wording.create_error(out, &e)
-            }
-        })?;
-        // SAFETY: the temporary is ours alone (unnamed, or created O_EXCL) and sized above.
-        let map = unsafe { memmap2::MmapMut::map_mut(&tmp.file) }.map_err(write_err)?;
-        Ok(MappedOutput { map, tmp: Some(tmp), out, wording })
-    }
-
-    /// Puts the finished image in place: the temporary, given permissions `mode`, replaces
-    /// the output; or a special output is written in place.
-    pub(crate) fn finish(self, mode: u32) -> Result<()> {
-        let MappedOutput { map, tmp, out, wording } = self;
-        let write_err = |e: std::io::Error| write_error(out, &e);
-        let Some(tmp) = tmp else {
-            use std::io::Write as _;
-            let mut f = fs::OpenOptions::new().write(true).open(out).map_err(|e| wording.replace_error(out, &e))?;
-            return f.write_all(&map).map_err(write_err);
-        };
-        map.flush().map_err(write_err)?;
-        drop(map);
-        tmp.persist(out, mode).map_err(|e| wording.replace_error(out, &e))
-    }
-}
-
-/// Little-endian stores at a byte offset, for the ELF synthetic sections and the PE writer.
-pub(crate) fn put16(b: &mut [u8], off: usize, v: u16) {
-    b[off..off + 2].copy_from_slice(&v.to_le_bytes());
-}
-pub(crate) fn put32(b: &mut [u8], off: usize, v: u32) {
-    b[off..off + 4].copy_from_slice(&v.to_le_bytes());
-}
-pub(crate) fn put64(b: &mut [u8], off: usize, v: u64) {
-    b[off..off + 8].copy_from_slice(&v.to_le_bytes());
-}
 
 struct SymtabOut {
     symtab: Vec<u8>,
@@ -233,17 +138,6 @@ pub fn write_output(l: &Layout) -> Result<()> {
     out.finish(mode & !umask())
 }
 
-pub(crate) fn umask() -> u32 {
-    // The process umask, read without changing it for longer than this call.
-    unsafe extern "C" {
-        fn umask(mask: u32) -> u32;
-    }
-    unsafe {
-        let old = umask(0o022);
-        umask(old);
-        old
-    }
-}
 
 #[allow(clippy::too_many_arguments)]
 fn write_shdr(b: &mut [u8], name: u32, ty: u32, flags: u64, addr: u64, off: u64, size: u64, link: u32, info: u32, align: u64, entsize: u64) {
@@ -536,7 +430,7 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
 /// `.debug_ranges`/`.debug_loc` (where 0 would end a list), all ones in `.debug_names`, 0 in the
 /// other `.debug_*` sections; `-z dead-reloc-in-nonalloc=` overrides (the last match wins).
 fn tombstone_of(l: &Layout, name: &[u8]) -> Option<u64> {
-    if let Some((_, v)) = l.config.dead_reloc_in_nonalloc.iter().rev().find(|(g, _)| crate::lto::glob_match(g.as_bytes(), name)) {
+    if let Some((_, v)) = l.config.dead_reloc_in_nonalloc.iter().rev().find(|(g, _)| crate::util::glob::glob_match(g.as_bytes(), name)) {
         return Some(*v);
     }
     if !name.starts_with(b".debug") {

@@ -17,16 +17,7 @@ pub fn display(name: &str, enabled: bool) -> String {
     format!("{prefix}{}", demangle(rest))
 }
 
-/// LLVM's `demangle`: Itanium or Microsoft mangling; anything else as it is.
-pub fn demangle(name: &str) -> String {
-    if name.starts_with('?') {
-        return match msvc_demangler::demangle(name, msvc_demangler::DemangleFlags::llvm()) {
-            Ok(d) => d,
-            Err(_) => name.to_string(),
-        };
-    }
-    String::from_utf8_lossy(&crate::elf::version_script::demangle(name.as_bytes())).into_owned()
-}
+pub use crate::util::demangle::demangle;
 
 #[cfg(test)]
 mod tests {

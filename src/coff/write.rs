@@ -15,7 +15,7 @@ use super::config::DebugMode;
 use super::layout::{ChunkKind, Layout, CODE, DATA, DISCARD};
 use super::resolve::{Def, Kind, SymRef};
 use crate::error::{Error, Result};
-use crate::write::{put16, put32, put64, MappedOutput, Wording};
+use crate::output::{put16, put32, put64, MappedOutput, Wording};
 
 const DOS_PROGRAM: [u8; 56] = [
     0x0e, 0x1f, 0xba, 0x0e, 0x00, 0xb4, 0x09, 0xcd, 0x21, 0xb8, 0x01, 0x4c, 0xcd, 0x21, 0x54, 0x68, 0x69, 0x73, 0x20, 0x70, 0x72, 0x6f,

@@ -1200,14 +1200,14 @@ fn write_file(out_path: &Path, image: &[u8]) -> Result<()> {
     use std::io::Write as _;
     let open_err = |e: std::io::Error| Error::new(format!("cannot open output file {}: {}", out_path.display(), crate::io_error(&e)));
     let write_err = |e: std::io::Error| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::io_error(&e)));
-    let special = crate::write::is_special_output(out_path);
+    let special = crate::output::is_special_output(out_path);
     if special {
         let mut f = fs::OpenOptions::new().write(true).open(out_path).map_err(open_err)?;
         return f.write_all(image).map_err(write_err);
     }
     let mut tmp = crate::outfile::TmpFile::create(out_path, 0).map_err(open_err)?;
     tmp.file.write_all(image).map_err(write_err)?;
-    tmp.persist(out_path, 0o644 & !crate::write::umask()).map_err(open_err)
+    tmp.persist(out_path, 0o644 & !crate::output::umask()).map_err(open_err)
 }
 
 #[cfg(test)]

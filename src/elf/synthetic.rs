@@ -11,7 +11,7 @@ use object::read::elf::Sym as _;
 use crate::layout::{is_defined_for_dynsym, Addend, Chunk, DynRel, Layout, Place, Synth, Target};
 use crate::resolve::{Def, SymbolId};
 use crate::elf::LE;
-use crate::write::{put16, put32, put64};
+use crate::output::{put16, put32, put64};
 use dtld_arch::x86_64 as arch;
 
 pub const COMMENT: &[u8] = b"Linker: dtld 0.1.0\0";

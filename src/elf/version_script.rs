@@ -568,71 +568,15 @@ fn table_key(name: &[u8]) -> &[u8] {
     }
 }
 
-/// Demangles an Itanium C++ name; anything else (or a name that fails to demangle) is
-/// returned unchanged, as `llvm::demangle` does.
-pub(crate) fn demangle(name: &[u8]) -> Vec<u8> {
-    if !(name.starts_with(b"_Z") || name.starts_with(b"__Z") || name.starts_with(b"___Z")) {
-        return name.to_vec();
-    }
-    let r = std::panic::catch_unwind(|| {
-        let sym = cpp_demangle::Symbol::new(name).ok()?;
-        sym.demangle().ok()
-    });
-    match r {
-        Ok(Some(s)) => llvm_spelling(&s).into_bytes(),
-        _ => name.to_vec(),
-    }
-}
-
-/// Rewrites cpp_demangle's (libiberty-style) output into llvm's `ItaniumDemangle` spelling,
-/// which is what lld matches against: adjacent template closings print as `>>`, not `> >`,
-/// and clone suffixes as `foo() (.cold)`, not `foo() [clone .cold]`.
-fn llvm_spelling(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = String::with_capacity(s.len());
-    for (i, ch) in s.char_indices() {
-        if ch == ' ' && out.ends_with('>') && b.get(i + 1) == Some(&b'>') {
-            continue;
-        }
-        out.push(ch);
-    }
-    const CLONE: &str = " [clone ";
-    if let Some(pos) = out.find(CLONE) {
-        // Only when the whole tail is a run of ` [clone X]` groups.
-        let mut raw = String::new();
-        let mut tail = &out[pos..];
-        let mut ok = true;
-        while !tail.is_empty() {
-            let Some(rest) = tail.strip_prefix(CLONE) else {
-                ok = false;
-                break;
-            };
-            let Some(end) = rest.find(']') else {
-                ok = false;
-                break;
-            };
-            raw.push_str(&rest[..end]);
-            tail = &rest[end + 1..];
-        }
-        if ok {
-            out.truncate(pos);
-            out.push_str(" (");
-            out.push_str(&raw);
-            out.push(')');
-        }
-    }
-    out
-}
-
 /// The demangled form lld matches `extern "C++"` patterns against
 /// (SymbolTable::getDemangledSyms): `foo@@V` and `foo@` demangle the part before `@`;
 /// `foo@V` demangles it and keeps `@V`.
 fn demangled_key(name: &[u8]) -> Vec<u8> {
     match name.iter().position(|&c| c == b'@') {
-        None => demangle(name),
-        Some(p) if p + 1 == name.len() || name[p + 1] == b'@' => demangle(&name[..p]),
+        None => crate::util::demangle::itanium(name),
+        Some(p) if p + 1 == name.len() || name[p + 1] == b'@' => crate::util::demangle::itanium(&name[..p]),
         Some(p) => {
-            let mut d = demangle(&name[..p]);
+            let mut d = crate::util::demangle::itanium(&name[..p]);
             d.extend_from_slice(&name[p..]);
             d
         }
@@ -1479,12 +1423,12 @@ mod tests {
         assert_eq!(s.assign(b"_ZNKSt6vectorIiSaIiEE4sizeEv"), Some(Global));
         assert_eq!(s.assign(b"_Z1fv.cold.1"), Some(Global));
         assert_eq!(s.assign(b"_Z1gv.llvm.42"), Some(Global));
-        assert_eq!(demangle(b"_Z1gv.llvm.42"), b"g() (.llvm.42)".to_vec());
+        assert_eq!(crate::util::demangle::itanium(b"_Z1gv.llvm.42"), b"g() (.llvm.42)".to_vec());
         assert_eq!(
-            demangle(b"_Z1fv.constprop.0.isra.1"),
+            crate::util::demangle::itanium(b"_Z1fv.constprop.0.isra.1"),
             b"f() (.constprop.0.isra.1)".to_vec()
         );
-        assert_eq!(demangle(b"_Z1fSt6vectorIS_IiSaIiEESaIS1_EE"), b"f(std::vector<std::vector<int, std::allocator<int>>, std::allocator<std::vector<int, std::allocator<int>>>>)".to_vec());
+        assert_eq!(crate::util::demangle::itanium(b"_Z1fSt6vectorIS_IiSaIiEESaIS1_EE"), b"f(std::vector<std::vector<int, std::allocator<int>>, std::allocator<std::vector<int, std::allocator<int>>>>)".to_vec());
     }
 
     #[test]

@@ -18,31 +18,7 @@ use std::process::Command;
 use crate::error::{Error, Result};
 use crate::lto::backend::{check_object, Cache, Job, Stats};
 
-/// A JSON string literal as `llvm::json::OStream` writes it.
-pub fn json_string(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\u{8}' => o.push_str("\\b"),
-            '\u{c}' => o.push_str("\\f"),
-            '\n' => o.push_str("\\n"),
-            '\r' => o.push_str("\\r"),
-            '\t' => o.push_str("\\t"),
-            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
-}
-
-fn json_array(items: &[String]) -> String {
-    let parts: Vec<String> = items.iter().map(|s| json_string(s)).collect();
-    format!("[{}]", parts.join(","))
-}
+use crate::util::json::{json_array, json_string};
 
 /// A job's `inputs`: the module, its shard, then the import sources sorted byte-wise (lld 22's
 /// order).

@@ -87,32 +87,6 @@ pub struct LtoOutput {
     pub stop: bool,
 }
 
-/// Shell-style glob match (`*`, `?`) on bytes, for symbol patterns.
-pub fn glob_match(pat: &[u8], s: &[u8]) -> bool {
-    let (mut p, mut i) = (0, 0);
-    let (mut star, mut mark) = (None, 0);
-    while i < s.len() {
-        if p < pat.len() && (pat[p] == b'?' || pat[p] == s[i]) {
-            p += 1;
-            i += 1;
-        } else if p < pat.len() && pat[p] == b'*' {
-            star = Some(p);
-            mark = i;
-            p += 1;
-        } else if let Some(sp) = star {
-            p = sp + 1;
-            mark += 1;
-            i = mark;
-        } else {
-            return false;
-        }
-    }
-    while p < pat.len() && pat[p] == b'*' {
-        p += 1;
-    }
-    p == pat.len()
-}
-
 /// The name lld gives a bitcode input as an LTO module: the path as given, or
 /// `archive(member at offset)` for archive members (thin archives included).
 pub fn lld_module_name(input: &InputFile) -> String {
@@ -264,7 +238,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     let dtlto = opts.distributor.is_some();
     let out = req.output.to_string_lossy().into_owned();
     // Next to the output, except when the output is a device (`-o /dev/null`).
-    let special = crate::write::is_special_output(req.output);
+    let special = crate::output::is_special_output(req.output);
     let stage_rel = if special {
         std::env::temp_dir().join(format!("dtld-lto-{}", std::process::id())).to_string_lossy().into_owned()
     } else {
@@ -608,15 +582,6 @@ fn thin_link(llvm: &llvm::Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &P
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn globs() {
-        assert!(glob_match(b"foo*", b"foobar"));
-        assert!(glob_match(b"*bar", b"foobar"));
-        assert!(glob_match(b"f?o", b"foo"));
-        assert!(!glob_match(b"f?o", b"fooo"));
-        assert!(glob_match(b"*", b""));
-    }
 
     #[test]
     fn stage_names() {

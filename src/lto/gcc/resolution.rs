@@ -71,7 +71,7 @@ impl Exports {
     }
 
     fn listed(&self, name: &[u8]) -> bool {
-        self.list.as_ref().is_some_and(|m| m.matches(name)) || self.globs.iter().any(|g| crate::lto::glob_match(g.as_bytes(), name))
+        self.list.as_ref().is_some_and(|m| m.matches(name)) || self.globs.iter().any(|g| crate::util::glob::glob_match(g.as_bytes(), name))
     }
 
     fn local(&self, name: &[u8]) -> bool {

@@ -1,0 +1,5 @@
+//! Small format-neutral utilities the drivers and both link formats share.
+
+pub mod demangle;
+pub mod glob;
+pub mod json;
