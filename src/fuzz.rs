@@ -82,7 +82,7 @@ pub fn elf_shared(data: &[u8]) {
 /// An archive of any flavour dtld reads: GNU and BSD long names, the COFF linker members
 /// (`armap`), thin archives (`!<thin>`: member names only, nothing is opened).
 pub fn archive(data: &[u8]) {
-    if let Ok(members) = crate::input::archive::parse(data) {
+    if let Ok(members) = crate::archive::parse(data) {
         for m in &members {
             // Members are then identified by their first bytes, as the loader does.
             if let Some(d) = m.data.filter(|d| crate::coff::implib::is_short_import(d)) {
@@ -134,8 +134,8 @@ pub fn irsymtab(data: &[u8]) {
 
 /// A linker script, as an input file (`parse`) and as `-T` (`parse_partial`).
 pub fn linker_script(data: &[u8]) {
-    let _ = crate::input::script::parse("fuzz.lds", data);
-    let _ = crate::input::script::parse_partial("fuzz.lds", data);
+    let _ = crate::elf::script::parse("fuzz.lds", data);
+    let _ = crate::elf::script::parse_partial("fuzz.lds", data);
 }
 
 /// A version script; the result is also merged and queried, as the layout stage does.

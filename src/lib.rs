@@ -1,19 +1,8 @@
-//! dtld: an x86-64 ELF (and, later, COFF) linker with integrated distributed ThinLTO.
+//! dtld: an x86-64 ELF and COFF linker with integrated distributed ThinLTO.
 //!
-//! The whole link reads as one list of stages, each taking the previous stage's output by
-//! reference (see docs/design.md):
-//!
-//! 1. `driver::args::parse`   — the GNU ld command line, into a `Config`;
-//! 2. `input::load`           — find, map and identify every input; split archives;
-//! 3. `resolve::resolve`      — parse objects and libraries, bind every symbol, pull archive
-//!                              members (lld's lazy-symbol model);
-//! 4. `lto::run`              — with bitcode in the link: lld's resolutions, the thin link by
-//!                              the user's llvm-lto2, backends (local or distributed); the
-//!                              native objects re-enter resolution (pass 2); with GCC LTO
-//!                              objects, `lto::gcc::run` instead: GCC's plugin compiles them;
-//! 5. `layout::layout`        — live sections, output sections, relocation scan (GOT/PLT/copy/
-//!                              dynamic relocations, relaxations), addresses, symbol values;
-//! 6. `write::write_output`   — fill the memory-mapped output in parallel, build-id, atomic rename.
+//! This file only picks the command line (lld's flavours: GNU ld, MinGW, lld-link), runs the
+//! link on the thread pool `--threads` asks for, and reports errors. Each format's link is one
+//! list of stages: `elf::link` and `coff::link` (see docs/design.md).
 
 pub mod cleanup;
 pub mod coff;
@@ -21,18 +10,14 @@ pub mod diag;
 pub mod driver;
 pub mod elf;
 pub mod error;
-pub mod fuzz;
 pub mod input;
-pub mod layout;
+pub mod archive;
+pub mod fuzz;
 pub mod lto;
-pub mod map;
 pub mod outfile;
-pub mod reproduce;
 pub mod staging;
-pub mod resolve;
 pub mod trace;
 pub mod util;
-pub mod write;
 pub mod output;
 
 use error::Result;
@@ -44,81 +29,6 @@ pub fn io_error(e: &std::io::Error) -> String {
         Some(p) => s[..p].to_string(),
         None => s,
     }
-}
-
-/// Runs one link described by `config`.
-pub fn link(config: &driver::args::Config) -> Result<()> {
-    let mut trace = trace::Trace::default();
-    let t = std::time::Instant::now();
-    // Input linker scripts may set the entry point, add undefined symbols and search
-    // directories (ENTRY, EXTERN, SEARCH_DIR), so loading refines a copy of the config.
-    let mut config = config.clone();
-    // Fail early if the map file cannot be written, as lld does (the output is checked when
-    // it is created; a failed link leaves the previous output in place either way).
-    if let Some(p) = &config.map_file {
-        outfile::check_writable(p).map_err(|e| error::Error::new(format!("cannot open map file {}: {}", p.display(), io_error(&e))))?;
-    }
-    let (loaded, read) = input::load_logged(&mut config);
-    let inputs: &'static [input::InputFile] = Box::leak(reproduce::after_load(&config, loaded, &read)?.into_boxed_slice());
-    let config = &config;
-    trace.stage("Load input files", "", t);
-    let t = std::time::Instant::now();
-    let mut resolver = resolve::Resolver::start(config, inputs)?;
-    trace.stage("Resolve symbols", "", t);
-    lto::gcc::check(config, resolver.resolved())?;
-    if resolver.resolved().has_gcc_ir() {
-        // GCC's plugin compiles the GCC LTO objects; what it returns joins in pass 2 (with -r
-        // too: the relocatable output carries the plugin's object instead of the claimed ones).
-        let files = lto::gcc::run(config, resolver.resolved(), &mut trace)?;
-        let t = std::time::Instant::now();
-        resolver.add_lto_objects(files)?;
-        trace.stage("Resolve LTO objects", "", t);
-    }
-    if config.relocatable {
-        return elf::relocatable::write_relocatable(config, &resolver.finish()?).and_then(|()| finish_trace(config, &trace));
-    }
-    if resolver.resolved().has_bitcode() {
-        // LTO replaces the bitcode files by native objects, which join the link in pass 2.
-        let out = lto::run(config, resolver.resolved(), &mut trace)?;
-        if out.stop {
-            return finish_trace(config, &trace);
-        }
-        let t = std::time::Instant::now();
-        resolver.add_lto_objects(out.objects)?;
-        trace.stage("Resolve LTO objects", "", t);
-    }
-    let resolved = resolver.finish()?;
-    if config.trace {
-        // --trace: every file that joined the link, in the order it did.
-        for &f in &resolved.load_order {
-            println!("{}", resolved.inputs[f].name);
-        }
-    }
-    let t = std::time::Instant::now();
-    let layout = layout::layout(config, &resolved)?;
-    trace.stage("Layout", "", t);
-    let t = std::time::Instant::now();
-    write::write_output(&layout)?;
-    trace.stage("Write output file", "", t);
-    if let Some(p) = &config.map_file {
-        map::write_map(&layout, p)?;
-    }
-    finish_trace(config, &trace)
-}
-
-fn finish_trace(config: &driver::args::Config, trace: &trace::Trace) -> Result<()> {
-    if config.verbose {
-        eprintln!("{}", trace.summary());
-    }
-    if let Some(p) = &config.time_trace {
-        let path = match (&config.time_trace_file, p.as_os_str().is_empty()) {
-            (Some(f), _) => f.clone(),
-            (None, false) => p.clone(),
-            (None, true) => std::path::PathBuf::from(format!("{}.time-trace", config.output.display())),
-        };
-        trace.write(&path)?;
-    }
-    Ok(())
 }
 
 /// The `dtld` program: parse the command line, link, report errors as lld does.
@@ -210,7 +120,7 @@ fn main_gnu(argv: &[String]) -> i32 {
         // `-v` with inputs: print the version and link, as GNU ld and lld do.
         println!("{}", driver::args::version_string());
     }
-    run_link(config.threads, || link(&config))
+    run_link(config.threads, || elf::link(&config))
 }
 
 /// Runs a link (ELF or COFF) on `threads` worker threads (`--threads`; rayon's default when

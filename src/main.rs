@@ -10,8 +10,8 @@ fn main() {
         std::process::exit(dtld::lto::goldhost::helper_main(&argv));
     }
     // The hidden host of GCC's LTO plugin (src/lto/gcc/host.rs).
-    if argv.first().map(String::as_str) == Some(dtld::lto::gcc::host::HELPER_FLAG) {
-        std::process::exit(dtld::lto::gcc::host::helper_main(&argv));
+    if argv.first().map(String::as_str) == Some(dtld::elf::gcc_lto::host::HELPER_FLAG) {
+        std::process::exit(dtld::elf::gcc_lto::host::helper_main(&argv));
     }
     std::panic::set_hook(Box::new(|info| {
         eprintln!("dtld: error: internal linker error: {info}");

@@ -103,7 +103,7 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
             Error::many(msgs)
         })?;
         let out = {
-            let req = crate::lto::LtoRequest { output: &config.output, pic: false, verbose: config.verbose, opts: &opts, modules: resolver.lto_modules(), lazy: Vec::new() };
+            let req = crate::lto::LtoRequest { output: &config.output, format: crate::lto::irsymtab::ObjectFormat::Coff, pic: false, verbose: config.verbose, opts: &opts, modules: resolver.lto_modules(), lazy: Vec::new() };
             let mut trace = crate::trace::Trace::default();
             crate::lto::run_request(&req, &mut trace)?
         };

@@ -480,8 +480,8 @@ impl<'a> Resolver<'a> {
                 return;
             }
         };
-        if data.starts_with(crate::input::archive::MAGIC) || data.starts_with(crate::input::archive::THIN_MAGIC) {
-            let members = match crate::input::archive::parse(data) {
+        if data.starts_with(crate::archive::MAGIC) || data.starts_with(crate::archive::THIN_MAGIC) {
+            let members = match crate::archive::parse(data) {
                 Ok(m) => m,
                 Err(e) if input.whole_archive => {
                     self.errors.extend(e.context(&path).messages);
@@ -515,7 +515,7 @@ impl<'a> Resolver<'a> {
                 order.push(m.offset);
                 map.insert(m.offset, (m.name.clone(), bytes));
             }
-            let thin = data.starts_with(crate::input::archive::THIN_MAGIC);
+            let thin = data.starts_with(crate::archive::THIN_MAGIC);
             self.archives.push(Archive { path: path.clone(), thin, lazy_object: false, members: map, seen: HashSet::new() });
             if input.whole_archive {
                 for off in order {
@@ -1429,7 +1429,7 @@ impl<'a> Resolver<'a> {
                 .map(|k| {
                     let name = std::str::from_utf8(b.sym(k).name).unwrap_or("");
                     let sym = self.r.find(name).map(|id| &self.r.symbols[id]);
-                    let res = crate::lto::resolution::SymRes {
+                    let res = crate::elf::lto::SymRes {
                         prevailing: !b.sym(k).undefined() && sym.is_some_and(|s| s.def == Def::Bitcode(f, k)),
                         visible_to_regular: sym.is_some_and(|s| s.used_in_regular),
                         final_in_unit: false,

@@ -123,7 +123,7 @@ pub struct Config {
     /// `--chroot <dir>`: absolute input paths are read below `<dir>`.
     pub chroot: Option<PathBuf>,
     /// The command line as parsed, for `--reproduce`'s response.txt.
-    pub cmdline: Vec<crate::reproduce::CmdArg>,
+    pub cmdline: Vec<crate::elf::reproduce::CmdArg>,
     /// `--version-script=` files, in order.
     pub version_scripts: Vec<PathBuf>,
     /// `--dynamic-list=` files, in order.
@@ -903,7 +903,7 @@ pub fn parse(argv: &[String]) -> Result<Action> {
         let a = &args[i];
         i += 1;
         if !a.starts_with('-') || a == "-" {
-            p.cfg.cmdline.push(crate::reproduce::CmdArg::Input(a.clone()));
+            p.cfg.cmdline.push(crate::elf::reproduce::CmdArg::Input(a.clone()));
             p.cfg.inputs.push(InputArg::File(PathBuf::from(a)));
             p.has_input = true;
             continue;
@@ -950,7 +950,7 @@ pub fn parse(argv: &[String]) -> Result<Action> {
             ];
             if SEPARATE.contains(&body) {
                 if i < args.len() {
-                    p.cfg.cmdline.push(crate::reproduce::CmdArg::Raw(format!("--{body}={}", args[i])));
+                    p.cfg.cmdline.push(crate::elf::reproduce::CmdArg::Raw(format!("--{body}={}", args[i])));
                     p.cfg.lto_args.push(format!("--{body}={}", args[i]));
                     i += 1;
                 } else {
@@ -958,7 +958,7 @@ pub fn parse(argv: &[String]) -> Result<Action> {
                 }
                 continue;
             }
-            p.cfg.cmdline.push(crate::reproduce::CmdArg::Raw(a.clone()));
+            p.cfg.cmdline.push(crate::elf::reproduce::CmdArg::Raw(a.clone()));
             p.cfg.lto_args.push(a.clone());
             continue;
         }
@@ -1055,7 +1055,7 @@ impl Parser {
     /// Applies option `canon` (as spelled `spelling`, for messages) with value `v`.
     fn apply(&mut self, canon: &'static str, spelling: &str, v: Option<&str>) {
         let joined = lookup(canon).is_some_and(|o| o.kind == OptValue);
-        self.cfg.cmdline.push(crate::reproduce::CmdArg::option(canon, spelling, v, joined));
+        self.cfg.cmdline.push(crate::elf::reproduce::CmdArg::option(canon, spelling, v, joined));
         let c = &mut self.cfg;
         let val = || v.unwrap_or("").to_string();
         match canon {

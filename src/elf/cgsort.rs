@@ -24,8 +24,8 @@ use object::read::elf::Sym as _;
 use crate::driver::args::CgProfileSort;
 
 use crate::error::{Error, Result};
-use crate::layout::Layout;
-use crate::resolve::{Def, FileId};
+use crate::elf::layout::Layout;
+use crate::elf::resolve::{Def, FileId};
 
 /// `SHT_LLVM_CALL_GRAPH_PROFILE`.
 const SHT_LLVM_CALL_GRAPH_PROFILE: u32 = 0x6fff_4c09;

@@ -30,7 +30,7 @@ use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
 use crate::driver::args::Config;
 use crate::elf::object::{ObjFile, SecKind};
 use crate::elf::LE;
-use crate::resolve::{Def, File, FileId, Resolved, SymbolId};
+use crate::elf::resolve::{Def, File, FileId, Resolved, SymbolId};
 
 /// Per file, per section: whether the section goes into the output.
 pub type Live = Vec<Vec<bool>>;

@@ -23,7 +23,7 @@ use rayon::prelude::*;
 
 use crate::elf::LE;
 use crate::error::{Error, Result};
-use crate::resolve::{FileId, Resolved};
+use crate::elf::resolve::{FileId, Resolved};
 
 /// lld's shard count (`MergeNoTailSection::numShards`).
 const SHARDS: usize = 32;

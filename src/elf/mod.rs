@@ -1,7 +1,31 @@
-//! ELF-specific input parsing and output construction.
+//! The ELF link, one stage per line (`link`), each stage taking the previous one's output by
+//! reference:
+//!
+//! 1. `input::load_logged`      — find, map and identify every input (`-l` search, linker
+//!                               scripts such as glibc's libc.so, archives split into lazy
+//!                               members); `reproduce::after_load` writes `--reproduce`;
+//! 2. `resolve::Resolver::start` — parse objects and libraries, bind every symbol, pull archive
+//!                               members depth-first (lld's lazy-symbol model);
+//! 3. `gcc_lto::run`            — GCC LTO objects compiled by GCC's own plugin (pass 2);
+//! 4. `lto::run`                — with bitcode: lld's resolutions, the thin link by the user's
+//!                               LLVM, backends (local or distributed); native objects join in
+//!                               pass 2 (`Resolver::add_lto_objects`), then `finish`;
+//! 5. `layout::layout`          — liveness (`gc`), output sections (`merge`, `cgsort`), the
+//!                               relocation scan, dynamic symbols, addresses, symbol values;
+//! 6. `write::write_output`     — the memory-mapped output filled in parallel, build id, rename;
+//! 7. `map::write_map`          — `-Map`. `-r` leaves after step 3 for `relocatable`.
 
 pub mod cdsort;
 pub mod cgsort;
+pub mod gcc_lto;
+pub mod input;
+pub mod layout;
+pub mod lto;
+pub mod map;
+pub mod reproduce;
+pub mod resolve;
+pub mod script;
+pub mod write;
 pub mod eh_frame;
 pub mod gc;
 pub mod merge;
@@ -17,3 +41,80 @@ pub type Sym = ::object::elf::Sym64<LE>;
 pub type Rela = ::object::elf::Rela64<LE>;
 pub type Shdr = ::object::elf::SectionHeader64<LE>;
 pub type Ehdr = ::object::elf::FileHeader64<LE>;
+
+/// Runs one link described by `config`.
+pub fn link(config: &crate::driver::args::Config) -> crate::error::Result<()> {
+    let mut trace = crate::trace::Trace::default();
+    let t = std::time::Instant::now();
+    // Input linker scripts may set the entry point, add undefined symbols and search
+    // directories (ENTRY, EXTERN, SEARCH_DIR), so loading refines a copy of the config.
+    let mut config = config.clone();
+    // Fail early if the map file cannot be written, as lld does (the output is checked when
+    // it is created; a failed link leaves the previous output in place either way).
+    if let Some(p) = &config.map_file {
+        crate::outfile::check_writable(p).map_err(|e| crate::error::Error::new(format!("cannot open map file {}: {}", p.display(), crate::io_error(&e))))?;
+    }
+    let (loaded, read) = input::load_logged(&mut config);
+    let inputs: &'static [crate::input::InputFile] = Box::leak(reproduce::after_load(&config, loaded, &read)?.into_boxed_slice());
+    let config = &config;
+    trace.stage("Load input files", "", t);
+    let t = std::time::Instant::now();
+    let mut resolver = resolve::Resolver::start(config, inputs)?;
+    trace.stage("Resolve symbols", "", t);
+    gcc_lto::check(config, resolver.resolved())?;
+    if resolver.resolved().has_gcc_ir() {
+        // GCC's plugin compiles the GCC LTO objects; what it returns joins in pass 2 (with -r
+        // too: the relocatable output carries the plugin's object instead of the claimed ones).
+        let files = gcc_lto::run(config, resolver.resolved(), &mut trace)?;
+        let t = std::time::Instant::now();
+        resolver.add_lto_objects(files)?;
+        trace.stage("Resolve LTO objects", "", t);
+    }
+    if config.relocatable {
+        return relocatable::write_relocatable(config, &resolver.finish()?).and_then(|()| finish_trace(config, &trace));
+    }
+    if resolver.resolved().has_bitcode() {
+        // LTO replaces the bitcode files by native objects, which join the link in pass 2.
+        let out = lto::run(config, resolver.resolved(), &mut trace)?;
+        if out.stop {
+            return finish_trace(config, &trace);
+        }
+        let t = std::time::Instant::now();
+        resolver.add_lto_objects(out.objects)?;
+        trace.stage("Resolve LTO objects", "", t);
+    }
+    let resolved = resolver.finish()?;
+    if config.trace {
+        // --trace: every file that joined the link, in the order it did.
+        for &f in &resolved.load_order {
+            println!("{}", resolved.inputs[f].name);
+        }
+    }
+    let t = std::time::Instant::now();
+    let layout = layout::layout(config, &resolved)?;
+    trace.stage("Layout", "", t);
+    let t = std::time::Instant::now();
+    write::write_output(&layout)?;
+    trace.stage("Write output file", "", t);
+    if let Some(p) = &config.map_file {
+        map::write_map(&layout, p)?;
+    }
+    finish_trace(config, &trace)
+}
+
+fn finish_trace(config: &crate::driver::args::Config, trace: &crate::trace::Trace) -> crate::error::Result<()> {
+    if config.verbose {
+        eprintln!("{}", trace.summary());
+    }
+    if let Some(p) = &config.time_trace {
+        let path = match (&config.time_trace_file, p.as_os_str().is_empty()) {
+            (Some(f), _) => f.clone(),
+            (None, false) => p.clone(),
+            (None, true) => std::path::PathBuf::from(format!("{}.time-trace", config.output.display())),
+        };
+        trace.write(&path)?;
+    }
+    Ok(())
+}
+
+

@@ -66,7 +66,7 @@ use crate::driver::args::{BuildId, Config};
 use crate::elf::object::ObjFile;
 use crate::elf::LE;
 use crate::error::{Error, Result};
-use crate::resolve::{Def, File, FileId, Resolved};
+use crate::elf::resolve::{Def, File, FileId, Resolved};
 
 const SHF_ALLOC: u64 = elf::SHF_ALLOC as u64;
 const SHF_EXECINSTR: u64 = elf::SHF_EXECINSTR as u64;
@@ -361,7 +361,7 @@ pub fn write_relocatable(config: &Config, r: &Resolved) -> Result<()> {
     }
     let mut out = build(config, r)?;
     if let Some((at, len)) = out.build_id {
-        let id = crate::write::build_id_bytes(out.build_id_kind.0, &out.build_id_kind.1, &out.buf);
+        let id = crate::elf::write::build_id_bytes(out.build_id_kind.0, &out.build_id_kind.1, &out.buf);
         let n = id.len().min(len);
         out.buf[at..at + n].copy_from_slice(&id[..n]);
     }
@@ -754,8 +754,8 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
             Def::Synthetic => {
                 let name = String::from_utf8_lossy(sym.name);
                 let Some((_, expr)) = config.defsym.iter().rev().find(|(n, _)| *n == name) else { continue };
-                let add = crate::resolve::defsym_offset(expr).unwrap_or(0) as u64;
-                match crate::resolve::defsym_target(expr) {
+                let add = crate::elf::resolve::defsym_offset(expr).unwrap_or(0) as u64;
+                match crate::elf::resolve::defsym_target(expr) {
                     None => ((elf::STB_GLOBAL << 4) | elf::STT_NOTYPE, vis, elf::SHN_ABS, add, 0),
                     Some(t) => {
                         let target = r.lookup(t.as_bytes()).map(|t| r.symbols[t].def);

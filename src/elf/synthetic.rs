@@ -8,8 +8,8 @@
 use object::elf;
 use object::read::elf::Sym as _;
 
-use crate::layout::{is_defined_for_dynsym, Addend, Chunk, DynRel, Layout, Place, Synth, Target};
-use crate::resolve::{Def, SymbolId};
+use crate::elf::layout::{is_defined_for_dynsym, Addend, Chunk, DynRel, Layout, Place, Synth, Target};
+use crate::elf::resolve::{Def, SymbolId};
 use crate::elf::LE;
 use crate::output::{put16, put32, put64};
 use dtld_arch::x86_64 as arch;
@@ -74,7 +74,7 @@ pub fn prepare_dynamic_strings(l: &mut Layout) {
         add(s.as_bytes(), &mut strs);
     }
     for &id in &l.dynsyms.clone() {
-        add(crate::layout::dyn_name(l, id), &mut strs);
+        add(crate::elf::layout::dyn_name(l, id), &mut strs);
     }
     // Version needs: per library, the versions our dynamic symbols bind to.
     let mut verneed: Vec<(usize, Vec<&'static [u8]>)> = Vec::new();
@@ -242,7 +242,7 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
         flags |= elf::DF_SYMBOLIC as u64;
     }
     // Initial-exec TLS in a shared library needs static TLS space at load time.
-    if c.shared && l.got.iter().any(|(_, k)| *k == crate::layout::GotKind::TpOff) {
+    if c.shared && l.got.iter().any(|(_, k)| *k == crate::elf::layout::GotKind::TpOff) {
         flags |= elf::DF_STATIC_TLS as u64;
     }
     if flags1 != 0 {
@@ -365,7 +365,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
             }
         }
         Def::Synthetic => {
-            let (shndx, v, ty) = crate::layout::defsym_fields(l, id);
+            let (shndx, v, ty) = crate::elf::layout::defsym_fields(l, id);
             (shndx, v, 0, (elf::STB_GLOBAL << 4) | ty)
         }
         _ => match l.synthetic_syms.get(&id) {
@@ -441,7 +441,7 @@ pub fn write(l: &Layout, s: Synth, buf: &mut [u8]) {
             for (i, &id) in l.dynsyms.iter().enumerate() {
                 let o = (i + 1) * 24;
                 let (shndx, value, size, info) = dynsym_fields(l, id);
-                put32(buf, o, dynstr(l, crate::layout::dyn_name(l, id)));
+                put32(buf, o, dynstr(l, crate::elf::layout::dyn_name(l, id)));
                 buf[o + 4] = info;
                 let start_stop = matches!(l.r.symbols[id].def, Def::Undefined) && l.synthetic_syms.contains_key(&id);
                 buf[o + 5] = if matches!(l.r.symbols[id].def, Def::Shared(..)) {
@@ -509,7 +509,7 @@ pub fn write(l: &Layout, s: Synth, buf: &mut [u8]) {
             let (buckets, chains) = buf[8..].split_at_mut(n * 4);
             for (i, &id) in l.dynsyms.iter().enumerate() {
                 let idx = i + 1;
-                let h = sysv_hash(crate::layout::dyn_name(l, id)) as usize % n;
+                let h = sysv_hash(crate::elf::layout::dyn_name(l, id)) as usize % n;
                 let prev = u32::from_le_bytes(buckets[h * 4..h * 4 + 4].try_into().unwrap());
                 put32(chains, idx * 4, prev);
                 put32(buckets, h * 4, idx as u32);
@@ -553,28 +553,28 @@ pub fn write(l: &Layout, s: Synth, buf: &mut [u8]) {
         Synth::Got => {
             for (i, &(t, kind)) in l.got.iter().enumerate() {
                 let v = match kind {
-                    crate::layout::GotKind::Addr => {
+                    crate::elf::layout::GotKind::Addr => {
                         if l.is_preemptible(t) {
                             0
                         } else {
                             l.addr_of(t)
                         }
                     }
-                    crate::layout::GotKind::TpOff => {
+                    crate::elf::layout::GotKind::TpOff => {
                         if l.is_preemptible(t) || l.config.shared {
                             0
                         } else {
                             l.addr_of(t).wrapping_sub(l.tls_end())
                         }
                     }
-                    crate::layout::GotKind::TlsGdOff => {
+                    crate::elf::layout::GotKind::TlsGdOff => {
                         if l.is_preemptible(t) {
                             0
                         } else {
                             l.addr_of(t).wrapping_sub(l.tls_start())
                         }
                     }
-                    crate::layout::GotKind::TlsGdMod | crate::layout::GotKind::TlsLdMod | crate::layout::GotKind::Zero | crate::layout::GotKind::TlsDesc => 0,
+                    crate::elf::layout::GotKind::TlsGdMod | crate::elf::layout::GotKind::TlsLdMod | crate::elf::layout::GotKind::Zero | crate::elf::layout::GotKind::TlsDesc => 0,
                 };
                 put64(buf, i * 8, v);
             }
@@ -652,7 +652,7 @@ fn write_gnu_hash(l: &Layout, buf: &mut [u8]) {
         .iter()
         .enumerate()
         .skip(first_defined - 1)
-        .map(|(i, &id)| (i + 1, gnu_hash(crate::layout::dyn_name(l, id))))
+        .map(|(i, &id)| (i + 1, gnu_hash(crate::elf::layout::dyn_name(l, id))))
         .collect();
     for &(_, h) in &defined {
         let w = ((h / 64) as usize) & (words - 1);

@@ -10,22 +10,18 @@
 pub mod backend;
 pub mod bitstream;
 pub mod dtlto;
-pub mod gcc;
 pub mod goldhost;
 pub mod irsymtab;
 pub mod llvm;
 pub mod options;
 pub mod plugin_api;
-pub mod resolution;
 pub mod skipindex;
 pub mod thinlink;
 
 use std::path::{Path, PathBuf};
 
-use crate::driver::args::Config;
 use crate::error::{Error, Result};
 use crate::input::{FileKind, InputFile};
-use crate::resolve::Resolved;
 use irsymtab::{IrFile, IrSymbol};
 use options::LtoOptions;
 use thinlink::{CodegenSettings, Module};
@@ -69,6 +65,9 @@ pub struct LtoModule<'a> {
 /// resolver fill this in (ELF: `run`; COFF: `coff`), and `run_request` does the rest.
 pub struct LtoRequest<'a> {
     pub output: &'a Path,
+    /// The object format the link produces (COFF backends always generate position-independent
+    /// code, but their remote command line never says `-fpic`: lld 22's DTLTO rule).
+    pub format: irsymtab::ObjectFormat,
     /// Position-independent code for the backends (ELF `-pie`/`-shared`; never for COFF).
     pub pic: bool,
     pub verbose: bool,
@@ -177,21 +176,6 @@ fn thread_count(o: &LtoOptions) -> usize {
     o.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1)
 }
 
-/// Runs LTO for the bitcode files pass 1 of the ELF link loaded.
-pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Result<LtoOutput> {
-    let opts = LtoOptions::from_config(config)?;
-    let files: Vec<usize> = r.load_order.iter().copied().filter(|&f| r.bitcode(f).is_some()).collect();
-    let res = resolution::compute(config, r, &files);
-    let modules = files
-        .iter()
-        .zip(res)
-        .map(|(&f, res)| LtoModule { bitcode: r.bitcode(f).expect("bitcode"), flags: res.iter().map(|s| s.flags()).collect() })
-        .collect();
-    let lazy = (0..r.files.len()).filter(|&f| r.bitcode(f).is_some() && !r.loaded[f]).map(|f| r.inputs[f]).collect();
-    let req = LtoRequest { output: &config.output, pic: config.pie || config.shared, verbose: config.verbose, opts: &opts, modules, lazy };
-    run_request(&req, trace)
-}
-
 /// Runs LTO for a link of any format: thin link, backends (in process or through the
 /// distributor) or the index-only files; returns the native objects for pass 2.
 pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<LtoOutput> {
@@ -205,7 +189,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     let triple = req.modules.first().map(|m| String::from_utf8_lossy(m.bitcode.ir.target_triple).into_owned()).unwrap_or_default();
     // COFF code is always position-independent (lld/COFF/LTO.cpp: the PIC relocation model on
     // x86-64), but its remote command line never gets `-fpic` (lld 22's DTLTO rule).
-    let coff = triple.contains("windows") || triple.contains("mingw") || triple.contains("cygwin");
+    let coff = req.format == irsymtab::ObjectFormat::Coff;
     let cg = CodegenSettings {
         opt_level: opts.opt_level,
         cg_opt_level: opts.cg_opt_level,

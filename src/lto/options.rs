@@ -9,7 +9,6 @@
 
 use std::path::PathBuf;
 
-use crate::driver::args::Config;
 use crate::error::Result;
 
 #[derive(Debug, Clone, Default)]
@@ -85,10 +84,6 @@ fn parse_level(opt: &str, v: &str, max: u32) -> Result<u32> {
 }
 
 impl LtoOptions {
-    pub fn from_config(c: &Config) -> Result<LtoOptions> {
-        LtoOptions::from_args(c.plugin.as_deref(), &c.lto_args, &c.plugin_opts, &c.mllvm)
-    }
-
     /// The format-neutral constructor: the `-plugin` path, the raw `--lto-*`/`--thinlto-*`
     /// arguments (GNU spelling, e.g. `--thinlto-distributor=d`), the `-plugin-opt=` values and
     /// the `-mllvm` options. The ELF and the COFF drivers (which translate lld-link's
@@ -238,48 +233,3 @@ impl LtoOptions {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn opts(args: &[&str]) -> Result<LtoOptions> {
-        let mut argv = vec!["dtld".to_string()];
-        argv.extend(args.iter().map(|s| s.to_string()));
-        match crate::driver::args::parse(&argv)? {
-            crate::driver::args::Action::Link(c) => LtoOptions::from_config(&c),
-            _ => panic!("not a link"),
-        }
-    }
-
-    #[test]
-    fn clang_plugin_options() {
-        let o = opts(&["-plugin", "/usr/lib/llvm-22/bin/../lib/LLVMgold.so", "-plugin-opt=mcpu=x86-64", "-plugin-opt=O3", "-plugin-opt=thinlto", "-plugin-opt=jobs=3", "x.o"]).unwrap();
-        assert_eq!(o.opt_level, 3);
-        assert_eq!(o.mcpu.as_deref(), Some("x86-64"));
-        assert_eq!(o.jobs, Some(3));
-        assert_eq!(o.plugin.as_deref(), Some(std::path::Path::new("/usr/lib/llvm-22/bin/../lib/LLVMgold.so")));
-    }
-
-    #[test]
-    fn gcc_plugin_options_are_ignored() {
-        let o = opts(&["-plugin", "/usr/lib/gcc/x86_64-linux-gnu/12/liblto_plugin.so", "-plugin-opt=/usr/lib/gcc/x86_64-linux-gnu/12/lto-wrapper", "-plugin-opt=-fresolution=/tmp/x.res", "x.o"]).unwrap();
-        assert!(o.plugin.is_none());
-        assert!(o.mllvm.is_empty());
-    }
-
-    #[test]
-    fn lld_options() {
-        let o = opts(&["--lto-O0", "--thinlto-jobs=all", "--thinlto-cache-dir=/tmp/c", "--thinlto-index-only=l.txt", "--thinlto-emit-imports-files", "--thinlto-prefix-replace=a/;b/", "x.o"]).unwrap();
-        assert_eq!(o.opt_level, 0);
-        assert_eq!(o.jobs, None);
-        assert!(o.index_only);
-        assert_eq!(o.index_only_file.as_deref(), Some(std::path::Path::new("l.txt")));
-        assert_eq!(o.prefix_replace, Some(("a/".into(), "b/".into(), String::new())));
-        let e = opts(&["--thinlto-prefix-replace=a:b", "x.o"]).unwrap_err();
-        assert!(e.messages[0].contains("expects 'old;new' format"), "{:?}", e.messages);
-        let e = opts(&["-plugin", "/x/LLVMgold.so", "-plugin-opt=bogus", "x.o"]).unwrap_err();
-        assert_eq!(e.messages[0], "-plugin-opt=: unknown plugin option 'bogus'");
-        let e = opts(&["--lto-O7", "x.o"]).unwrap_err();
-        assert!(e.messages[0].contains("invalid optimization level"), "{:?}", e.messages);
-    }
-}

@@ -57,7 +57,7 @@ pub enum Def {
     Bitcode(FileId, usize),
 }
 
-pub use crate::lto::gcc::GccIrFile;
+pub use crate::elf::gcc_lto::GccIrFile;
 pub use crate::lto::BitcodeFile;
 
 /// irsymtab visibility (LLVM's order: default, hidden, protected) as an ELF `STV_*`.
@@ -253,7 +253,7 @@ pub fn start(config: &'c Config, inputs: &'static [InputFile]) -> Result<Resolve
     // Parse every input in parallel: parsing is zero-copy validation, so it is cheap even for
     // archive members that will never be extracted.
     let merge = config.opt_level > 0 || config.relocatable;
-    let claim_gcc = crate::lto::gcc::plugin(config).is_some();
+    let claim_gcc = crate::elf::gcc_lto::plugin(config).is_some();
     let parsed: Vec<Result<File>> = inputs.par_iter().map(|f| parse_file(f, merge, claim_gcc)).collect();
     let mut files = Vec::with_capacity(parsed.len());
     let mut errors = Vec::new();

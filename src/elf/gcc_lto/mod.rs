@@ -40,7 +40,7 @@ use crate::driver::args::{Config, InputArg};
 use crate::error::{Error, Result};
 use crate::input::InputFile;
 use crate::lto::plugin_api::{LDPO_DYN, LDPO_EXEC, LDPO_PIE, LDPO_REL};
-use crate::resolve::{File, FileId, Resolved};
+use crate::elf::resolve::{File, FileId, Resolved};
 pub use symtab::GccIrFile;
 
 /// Whether a `-plugin` path is GCC's LTO plugin (`liblto_plugin.so`, also when versioned or
@@ -158,7 +158,7 @@ fn extra_libraries(config: &Config, r: &Resolved, names: &[String], dirs: &[Stri
     c.library_paths.extend(dirs.iter().map(PathBuf::from));
     c.inputs = vec![InputArg::Static(static_at_end(config))];
     c.inputs.extend(names.iter().map(|n| InputArg::Library(n.clone())));
-    let found = crate::input::load(&c)?;
+    let found = crate::elf::input::load(&c)?;
     let have: std::collections::HashSet<&Path> = r.inputs.iter().map(|i| i.path.as_path()).collect();
     Ok(found.into_iter().filter(|f| !have.contains(f.path.as_path())).collect())
 }

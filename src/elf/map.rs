@@ -31,8 +31,8 @@ use object::read::elf::Sym as _;
 use crate::elf::object::SecKind;
 use crate::elf::LE;
 use crate::error::{Error, Result};
-use crate::layout::{Chunk, Layout, Synth, Target};
-use crate::resolve::{Def, File, FileId, SymbolId};
+use crate::elf::layout::{Chunk, Layout, Synth, Target};
+use crate::elf::resolve::{Def, File, FileId, SymbolId};
 
 /// Where a symbol lives, for grouping symbols under their input-section line.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -109,7 +109,7 @@ pub fn map_text(l: &Layout) -> String {
                         Some(Def::Common(f, i)) => (format!("{}:(COMMON)", file_name(l, f)), l.sym(f, i).st_value(LE).max(1)),
                         _ => (format!("<internal>:({})", os.name), copy_align(l, id)),
                     };
-                    input_line(&mut s, addr, crate::layout::bss_size(l, id), align, &label);
+                    input_line(&mut s, addr, crate::elf::layout::bss_size(l, id), align, &label);
                     symbol_lines(&mut s, syms.get(&Home::Bss(id)).unwrap_or(&no_syms));
                 }
                 Chunk::Synthetic(Synth::EhFrame) => eh_frame_lines(&mut s, l, addr),
@@ -124,7 +124,7 @@ pub fn map_text(l: &Layout) -> String {
     }
     // The sections the writer adds after the layout's: .symtab, .shstrtab, .strtab.
     let shstrtab: u64 = 1 + l.osecs.iter().map(|o| o.name.len() as u64 + 1).sum::<u64>() + 26;
-    let tables: Vec<(&str, u64, u64)> = match crate::write::symtab_sizes(l) {
+    let tables: Vec<(&str, u64, u64)> = match crate::elf::write::symtab_sizes(l) {
         Some((symtab, strtab)) => vec![(".symtab", symtab, 8), (".shstrtab", shstrtab, 1), (".strtab", strtab, 1)],
         None => vec![(".shstrtab", shstrtab, 1)],
     };
@@ -275,7 +275,7 @@ fn section_symbols(l: &Layout) -> HashMap<Home, Vec<SymLine>> {
                             continue;
                         }
                         let primary = l.copy_alias.get(&id).copied().unwrap_or(id);
-                        let size = crate::layout::bss_size(l, id);
+                        let size = crate::elf::layout::bss_size(l, id);
                         (Home::Bss(primary), l.sym_value.get(id).copied().unwrap_or(0), size, demangle(sym.name))
                     }
                     _ => continue,

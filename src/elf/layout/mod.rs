@@ -22,7 +22,7 @@ use crate::driver::args::Config;
 use crate::elf::object::{ObjFile, SecKind};
 use crate::elf::{Sym, LE};
 use crate::error::{Error, Result};
-use crate::resolve::{Def, File, FileId, Resolved, SymbolId};
+use crate::elf::resolve::{Def, File, FileId, Resolved, SymbolId};
 
 pub const PAGE: u64 = 0x1000;
 
@@ -448,7 +448,7 @@ impl<'r> Layout<'r> {
     /// `--defsym=foo=0x1000` is absolute; `--defsym=foo=bar` moves with `bar`.
     fn synthetic_is_abs(&self, id: SymbolId) -> bool {
         let name = self.r.symbols[id].name;
-        self.config.defsym.iter().any(|(n, e)| n.as_bytes() == name && crate::resolve::defsym_target(e).is_none())
+        self.config.defsym.iter().any(|(n, e)| n.as_bytes() == name && crate::elf::resolve::defsym_target(e).is_none())
     }
 
     pub fn is_tls(&self, t: Target) -> bool {
@@ -1452,7 +1452,7 @@ pub fn defsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u8) {
     let name = l.r.symbols[id].name;
     let v = l.sym_value[id];
     let expr = l.config.defsym.iter().find(|(n, _)| n.as_bytes() == name).map(|(_, e)| e.as_str());
-    let target = expr.and_then(crate::resolve::defsym_target);
+    let target = expr.and_then(crate::elf::resolve::defsym_target);
     let shndx = if target.is_none() {
         elf::SHN_ABS
     } else {
@@ -2224,8 +2224,8 @@ fn compute_symbol_values(l: &mut Layout) -> Result<()> {
     // --defsym values, in command-line order (a later one may use an earlier one).
     for (name, expr) in &l.config.defsym {
         let Some(id) = r.lookup(name.as_bytes()) else { continue };
-        let off = crate::resolve::defsym_offset(expr).unwrap_or(0);
-        let base = match crate::resolve::defsym_target(expr) {
+        let off = crate::elf::resolve::defsym_offset(expr).unwrap_or(0);
+        let base = match crate::elf::resolve::defsym_target(expr) {
             Some(t) => match r.lookup(t.as_bytes()) {
                 Some(tid) if !matches!(r.symbols[tid].def, Def::Undefined | Def::Lazy(_)) || l.synthetic_syms.contains_key(&tid) => values[tid],
                 _ => return Err(Error::new(format!("-defsym:1: symbol not found: {t}"))),

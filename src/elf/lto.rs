@@ -18,7 +18,7 @@ use object::elf;
 use object::read::elf::Sym as _;
 
 use crate::driver::args::Config;
-use crate::resolve::{Def, FileId, Resolved, Symbol};
+use crate::elf::resolve::{Def, FileId, Resolved, Symbol};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SymRes {
@@ -127,6 +127,27 @@ pub fn compute(config: &Config, r: &Resolved, files: &[FileId]) -> Vec<Vec<SymRe
         .collect()
 }
 
+/// Runs LTO for the bitcode files pass 1 of the ELF link loaded.
+pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> crate::error::Result<crate::lto::LtoOutput> {
+    let opts = options(config)?;
+    let files: Vec<usize> = r.load_order.iter().copied().filter(|&f| r.bitcode(f).is_some()).collect();
+    let res = compute(config, r, &files);
+    let modules = files
+        .iter()
+        .zip(res)
+        .map(|(&f, res)| crate::lto::LtoModule { bitcode: r.bitcode(f).expect("bitcode"), flags: res.iter().map(|s| s.flags()).collect() })
+        .collect();
+    let lazy = (0..r.files.len()).filter(|&f| r.bitcode(f).is_some() && !r.loaded[f]).map(|f| r.inputs[f]).collect();
+    let req = crate::lto::LtoRequest { output: &config.output, format: crate::lto::irsymtab::ObjectFormat::Elf, pic: config.pie || config.shared, verbose: config.verbose, opts: &opts, modules, lazy };
+    crate::lto::run_request(&req, trace)
+}
+
+/// The LTO options of a GNU-style command line (`--lto-*`, `--thinlto-*`, `-plugin-opt=`,
+/// `-mllvm`).
+pub fn options(c: &Config) -> crate::error::Result<crate::lto::options::LtoOptions> {
+    crate::lto::options::LtoOptions::from_args(c.plugin.as_deref(), &c.lto_args, &c.plugin_opts, &c.mllvm)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +160,53 @@ mod tests {
         assert!(is_c_identifier(b"my_sec"));
         assert!(!is_c_identifier(b".text.x"));
         assert!(!is_c_identifier(b"1abc"));
+    }
+}
+
+#[cfg(test)]
+mod option_tests {
+    use super::*;
+    use crate::lto::options::LtoOptions;
+    use crate::error::Result;
+
+    fn opts(args: &[&str]) -> Result<LtoOptions> {
+        let mut argv = vec!["dtld".to_string()];
+        argv.extend(args.iter().map(|s| s.to_string()));
+        match crate::driver::args::parse(&argv)? {
+            crate::driver::args::Action::Link(c) => options(&c),
+            _ => panic!("not a link"),
+        }
+    }
+
+    #[test]
+    fn clang_plugin_options() {
+        let o = opts(&["-plugin", "/usr/lib/llvm-22/bin/../lib/LLVMgold.so", "-plugin-opt=mcpu=x86-64", "-plugin-opt=O3", "-plugin-opt=thinlto", "-plugin-opt=jobs=3", "x.o"]).unwrap();
+        assert_eq!(o.opt_level, 3);
+        assert_eq!(o.mcpu.as_deref(), Some("x86-64"));
+        assert_eq!(o.jobs, Some(3));
+        assert_eq!(o.plugin.as_deref(), Some(std::path::Path::new("/usr/lib/llvm-22/bin/../lib/LLVMgold.so")));
+    }
+
+    #[test]
+    fn gcc_plugin_options_are_ignored() {
+        let o = opts(&["-plugin", "/usr/lib/gcc/x86_64-linux-gnu/12/liblto_plugin.so", "-plugin-opt=/usr/lib/gcc/x86_64-linux-gnu/12/lto-wrapper", "-plugin-opt=-fresolution=/tmp/x.res", "x.o"]).unwrap();
+        assert!(o.plugin.is_none());
+        assert!(o.mllvm.is_empty());
+    }
+
+    #[test]
+    fn lld_options() {
+        let o = opts(&["--lto-O0", "--thinlto-jobs=all", "--thinlto-cache-dir=/tmp/c", "--thinlto-index-only=l.txt", "--thinlto-emit-imports-files", "--thinlto-prefix-replace=a/;b/", "x.o"]).unwrap();
+        assert_eq!(o.opt_level, 0);
+        assert_eq!(o.jobs, None);
+        assert!(o.index_only);
+        assert_eq!(o.index_only_file.as_deref(), Some(std::path::Path::new("l.txt")));
+        assert_eq!(o.prefix_replace, Some(("a/".into(), "b/".into(), String::new())));
+        let e = opts(&["--thinlto-prefix-replace=a:b", "x.o"]).unwrap_err();
+        assert!(e.messages[0].contains("expects 'old;new' format"), "{:?}", e.messages);
+        let e = opts(&["-plugin", "/x/LLVMgold.so", "-plugin-opt=bogus", "x.o"]).unwrap_err();
+        assert_eq!(e.messages[0], "-plugin-opt=: unknown plugin option 'bogus'");
+        let e = opts(&["--lto-O7", "x.o"]).unwrap_err();
+        assert!(e.messages[0].contains("invalid optimization level"), "{:?}", e.messages);
     }
 }

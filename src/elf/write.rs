@@ -19,9 +19,9 @@ use rayon::prelude::*;
 use crate::elf::synthetic;
 use crate::elf::LE;
 use crate::error::{Error, Result};
-use crate::layout::{Chunk, Layout, SiteFix, Synth, Target};
+use crate::elf::layout::{Chunk, Layout, SiteFix, Synth, Target};
 use crate::output::{umask, MappedOutput, Wording};
-use crate::resolve::Def;
+use crate::elf::resolve::Def;
 
 struct SymtabOut {
     symtab: Vec<u8>,
@@ -50,7 +50,7 @@ pub fn write_output(l: &Layout) -> Result<()> {
     let mut off = l.file_size;
     let (symtab_off, strtab_off) = match &symtab {
         Some(s) => {
-            off = crate::layout::align_up(off, 8);
+            off = crate::elf::layout::align_up(off, 8);
             let so = off;
             off += s.symtab.len() as u64;
             (so, 0)
@@ -67,7 +67,7 @@ pub fn write_output(l: &Layout) -> Result<()> {
         }
         None => strtab_off,
     };
-    off = crate::layout::align_up(off, 8);
+    off = crate::elf::layout::align_up(off, 8);
     let shoff = off;
     let nsections = 1 + l.osecs.len() + if symtab.is_some() { 3 } else { 1 };
     let total = shoff + nsections as u64 * 64;
@@ -107,7 +107,7 @@ pub fn write_output(l: &Layout) -> Result<()> {
             // An SHF_LINK_ORDER section links to the output section its first input's linked
             // section went to, as lld.
             Some(&Chunk::Input(f, s)) if os.flags & elf::SHF_LINK_ORDER as u64 != 0 => {
-                let link = crate::layout::link_order_dep(l, f, s)
+                let link = crate::elf::layout::link_order_dep(l, f, s)
                     .and_then(|d| l.sec_osec[f].get(d as usize).copied())
                     .filter(|&o| o != u32::MAX)
                     .map_or(0, |o| l.osecs[o as usize].shndx);
@@ -254,7 +254,7 @@ fn chunk_size(l: &Layout, c: Chunk) -> (u64, u64) {
     match c {
         Chunk::Input(f, s) => (l.obj(f).sections[s as usize].size, 1),
         Chunk::Merged(m) => (l.merged[m].data.len() as u64, 1),
-        Chunk::Bss(id) => (crate::layout::bss_size(l, id), 1),
+        Chunk::Bss(id) => (crate::elf::layout::bss_size(l, id), 1),
         Chunk::Synthetic(Synth::RelroPadding) => (0, 1),
         Chunk::Synthetic(s) => (synthetic::size(l, s), 1),
     }
@@ -349,7 +349,7 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
             }
             SiteFix::TlsGdToIe => {
                 if let Some(no) = arch::relax_tls_gd_to_ie(dst, off) {
-                    let slot = l.got_slot_addr(l.got_index[&(t, crate::layout::GotKind::TpOff)]);
+                    let slot = l.got_slot_addr(l.got_index[&(t, crate::elf::layout::GotKind::TpOff)]);
                     let np = base + no as u64;
                     write(dst, no, Field::I32, slot.wrapping_sub(np + 4), errs);
                 }
@@ -369,7 +369,7 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
             }
             SiteFix::TlsDescToIe => {
                 if arch::relax_tlsdesc_to_ie(dst, off) {
-                    let slot = l.got_slot_addr(l.got_index[&(t, crate::layout::GotKind::TpOff)]);
+                    let slot = l.got_slot_addr(l.got_index[&(t, crate::elf::layout::GotKind::TpOff)]);
                     write(dst, off, Field::I32, slot.wrapping_add(a as u64).wrapping_sub(p), errs);
                 }
             }
@@ -395,8 +395,8 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
                     RelKind::Abs => sa,
                     RelKind::Pc => sa.wrapping_sub(p),
                     RelKind::PltPc => plt_or_s().wrapping_add(a as u64).wrapping_sub(p),
-                    RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex => got_slot(crate::layout::GotKind::Addr).wrapping_add(a as u64).wrapping_sub(p),
-                    RelKind::GotOff => got_slot(crate::layout::GotKind::Addr).wrapping_sub(got_base).wrapping_add(a as u64),
+                    RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex => got_slot(crate::elf::layout::GotKind::Addr).wrapping_add(a as u64).wrapping_sub(p),
+                    RelKind::GotOff => got_slot(crate::elf::layout::GotKind::Addr).wrapping_sub(got_base).wrapping_add(a as u64),
                     RelKind::GotBasePc => got_base.wrapping_add(a as u64).wrapping_sub(p),
                     RelKind::RelGotBase => sa.wrapping_sub(got_base),
                     RelKind::PltRelGotBase => plt_or_s().wrapping_add(a as u64).wrapping_sub(got_base),
@@ -407,16 +407,16 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
                     RelKind::DtpOff if alloc && !l.config.shared => tpoff(l, s_val).wrapping_add(a as u64),
                     RelKind::DtpOff => s_val.wrapping_sub(l.tls_start()).wrapping_add(a as u64),
                     RelKind::TpOff => tpoff(l, s_val).wrapping_add(a as u64),
-                    RelKind::GotTpOff => got_slot(crate::layout::GotKind::TpOff).wrapping_add(a as u64).wrapping_sub(p),
-                    RelKind::TlsGd if l.config.shared => got_slot(crate::layout::GotKind::TlsGdMod).wrapping_add(a as u64).wrapping_sub(p),
+                    RelKind::GotTpOff => got_slot(crate::elf::layout::GotKind::TpOff).wrapping_add(a as u64).wrapping_sub(p),
+                    RelKind::TlsGd if l.config.shared => got_slot(crate::elf::layout::GotKind::TlsGdMod).wrapping_add(a as u64).wrapping_sub(p),
                     RelKind::TlsLd if l.config.shared => l
                         .got_index
-                        .get(&(crate::layout::TLS_LD_TARGET, crate::layout::GotKind::TlsLdMod))
+                        .get(&(crate::elf::layout::TLS_LD_TARGET, crate::elf::layout::GotKind::TlsLdMod))
                         .map(|&i| l.got_slot_addr(i))
                         .unwrap_or(0)
                         .wrapping_add(a as u64)
                         .wrapping_sub(p),
-                    RelKind::TlsDescPc if l.config.shared => got_slot(crate::layout::GotKind::TlsDesc).wrapping_add(a as u64).wrapping_sub(p),
+                    RelKind::TlsDescPc if l.config.shared => got_slot(crate::elf::layout::GotKind::TlsDesc).wrapping_add(a as u64).wrapping_sub(p),
                     RelKind::TlsGd | RelKind::TlsLd | RelKind::TlsDescPc | RelKind::TlsDescCall => continue,
                     RelKind::None | RelKind::Unknown => continue,
                 };
@@ -537,7 +537,7 @@ fn write_eh_frame(l: &Layout, dst: &mut [u8], errs: &mut Vec<String>) {
                 RelKind::Pc | RelKind::PltPc => sa.wrapping_sub(p),
                 RelKind::Abs => sa,
                 RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex => {
-                    l.got_index.get(&(t, crate::layout::GotKind::Addr)).map(|&i| l.got_slot_addr(i)).unwrap_or(0).wrapping_add(a as u64).wrapping_sub(p)
+                    l.got_index.get(&(t, crate::elf::layout::GotKind::Addr)).map(|&i| l.got_slot_addr(i)).unwrap_or(0).wrapping_add(a as u64).wrapping_sub(p)
                 }
                 _ => continue,
             };
@@ -547,7 +547,7 @@ fn write_eh_frame(l: &Layout, dst: &mut [u8], errs: &mut Vec<String>) {
 }
 
 /// The kept record of one input `.eh_frame` section (`recs`, by input offset) that holds `off`.
-fn eh_record_at<'l>(l: &'l Layout, recs: &[u32], off: u64) -> Option<&'l crate::layout::EhRecord> {
+fn eh_record_at<'l>(l: &'l Layout, recs: &[u32], off: u64) -> Option<&'l crate::elf::layout::EhRecord> {
     let k = recs.partition_point(|&i| l.eh_records[i as usize].in_off <= off);
     let rec = &l.eh_records[*recs.get(k.checked_sub(1)?)? as usize];
     (off < rec.in_off + rec.len).then_some(rec)
@@ -709,14 +709,14 @@ fn build_symtab(l: &Layout) -> SymtabOut {
             }
             Def::Synthetic => {
                 let v = l.sym_value[id];
-                let abs = l.config.defsym.iter().any(|(n, e)| n.as_bytes() == name && crate::resolve::defsym_target(e).is_none());
+                let abs = l.config.defsym.iter().any(|(n, e)| n.as_bytes() == name && crate::elf::resolve::defsym_target(e).is_none());
                 let shndx = if abs {
                     elf::SHN_ABS
                 } else {
                     l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx as u16).last().unwrap_or(elf::SHN_ABS)
                 };
                 // An alias takes its target's type (a function stays a function), as in lld.
-                let ty = l.config.defsym.iter().find(|(n, _)| n.as_bytes() == name).and_then(|(_, e)| crate::resolve::defsym_target(e)).and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| match l.r.symbols[tid].def {
+                let ty = l.config.defsym.iter().find(|(n, _)| n.as_bytes() == name).and_then(|(_, e)| crate::elf::resolve::defsym_target(e)).and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| match l.r.symbols[tid].def {
                     Def::Defined(f, i) => l.sym(f, i).st_type(),
                     _ => elf::STT_NOTYPE,
                 });
@@ -780,7 +780,7 @@ fn build_symtab(l: &Layout) -> SymtabOut {
     SymtabOut { symtab, strtab, first_global }
 }
 
-fn sym_bind_of(l: &Layout, id: crate::resolve::SymbolId) -> u8 {
+fn sym_bind_of(l: &Layout, id: crate::elf::resolve::SymbolId) -> u8 {
     match l.r.symbols[id].def {
         Def::Defined(f, i) => l.sym(f, i).st_bind(),
         _ => elf::STB_GLOBAL,

@@ -30,7 +30,8 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::driver::args::Config;
 use crate::error::{Error, Result};
-use crate::input::{InputFile, ReadLog};
+use crate::elf::input::ReadLog;
+use crate::input::InputFile;
 
 /// One argument of the command line as the parser saw it (after `@file` expansion).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -36,7 +36,7 @@ use crate::lto::plugin_api::{
     is_undef, LDPK_COMMON, LDPR_PREEMPTED_IR, LDPR_PREEMPTED_REG, LDPR_PREVAILING_DEF, LDPR_PREVAILING_DEF_IRONLY, LDPR_PREVAILING_DEF_IRONLY_EXP,
     LDPR_RESOLVED_DYN, LDPR_RESOLVED_EXEC, LDPR_RESOLVED_IR, LDPR_UNDEF,
 };
-use crate::resolve::{defsym_target, Def, File, FileId, Resolved, Symbol};
+use crate::elf::resolve::{defsym_target, Def, File, FileId, Resolved, Symbol};
 
 /// What the command line says about exports, read before resolution finishes (where dtld
 /// applies it to symbols): version scripts (`local:` hides a definition) and dynamic lists.
