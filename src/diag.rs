@@ -1,48 +1,134 @@
-//! Helpers that make diagnostics read like lld's: symbol names, source file names, locations.
+//! Diagnostics: one context for both formats and all three command lines, and helpers that make
+//! messages read like lld's (symbol names, source files, locations).
+//!
+//! `Diag` is what every warning and error goes through: `--fatal-warnings` (`/WX`) turns
+//! warnings into errors, `--error-limit=N` (`/errorlimit:N`) stops after N errors with lld's
+//! closing line, `--color-diagnostics` colors the severity as lld does, and lld-link's
+//! `/ignore:<code>` silences the warnings it names. It counts what it printed, so a link that
+//! produced an error from a warning fails before its output is written. A link keeps one
+//! `Diag` (shared by `Arc` between the configuration's copies and the worker threads).
 
-use object::elf;
-use object::read::elf::Sym as _;
+use std::io::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use crate::elf::object::ObjFile;
-use crate::elf::LE;
+use crate::error::{Error, Result};
 
-/// Symbol names as lld shows them in ELF diagnostics (C++ and Rust demangled).
-pub fn demangle(name: &[u8]) -> String {
-    crate::util::demangle::demangle(&String::from_utf8_lossy(name))
+/// lld's default `--error-limit`.
+pub const DEFAULT_ERROR_LIMIT: usize = 20;
+
+#[derive(Debug)]
+pub struct Diag {
+    pub fatal_warnings: bool,
+    /// `-w` / `--no-warnings`: warnings are not printed (errors still are).
+    pub suppress_warnings: bool,
+    /// 0: no limit.
+    pub error_limit: usize,
+    pub color: bool,
+    /// `/ignore:` warning codes (lld-link).
+    pub ignored: Vec<String>,
+    errors: AtomicUsize,
+    stopped: AtomicBool,
 }
 
-/// The source file an object was compiled from (its first STT_FILE symbol), as lld prints in
-/// `>>> defined at` / `>>> referenced by` lines when there is no debug information.
-pub fn source_file(o: &ObjFile) -> Option<String> {
-    o.symbols.iter().take(o.first_global).find(|s| s.st_type() == elf::STT_FILE).map(|s| {
-        String::from_utf8_lossy(crate::elf::object::c_str(o.strtab, s.st_name(LE)).unwrap_or(b"")).into_owned()
-    })
+impl Default for Diag {
+    fn default() -> Diag {
+        Diag::new(false, DEFAULT_ERROR_LIMIT, None)
+    }
 }
 
-/// `file.o:(function)` or `file.o:(.section+0xoff)` for a location inside an object, naming the
-/// function that contains the offset when there is one, as lld does.
-pub fn location(o: &ObjFile, shndx: usize, off: u64) -> String {
-    let mut best: Option<(&[u8], u64)> = None;
-    for (i, s) in o.symbols.iter().enumerate() {
-        if s.st_shndx(LE) as usize != shndx || i == 0 {
-            continue;
-        }
-        let t = s.st_type();
-        if t != elf::STT_FUNC && t != elf::STT_OBJECT {
-            continue;
-        }
-        let v = s.st_value(LE);
-        let sz = s.st_size(LE);
-        if v <= off && off < v + sz.max(1) {
-            best = Some((o.sym_name(i), v));
-            break;
+impl Clone for Diag {
+    fn clone(&self) -> Diag {
+        Diag {
+            fatal_warnings: self.fatal_warnings,
+            suppress_warnings: self.suppress_warnings,
+            error_limit: self.error_limit,
+            color: self.color,
+            ignored: self.ignored.clone(),
+            errors: AtomicUsize::new(self.error_count()),
+            stopped: AtomicBool::new(self.stopped.load(Ordering::Relaxed)),
         }
     }
-    match best {
-        Some((name, _)) => format!("{}:({})", o.input.name, demangle(name)),
-        None => {
-            let sec = o.sections.get(shndx).map(|s| String::from_utf8_lossy(s.name).into_owned()).unwrap_or_default();
-            format!("{}:({}+0x{:x})", o.input.name, sec, off)
+}
+
+/// `--color-diagnostics[=auto|always|never]`: `None` is `auto` (colors on a terminal).
+pub fn color_choice(value: Option<&str>) -> Option<bool> {
+    match value {
+        None | Some("auto") => None,
+        Some("always") => Some(true),
+        Some("never") => Some(false),
+        Some(_) => None,
+    }
+}
+
+impl Diag {
+    pub fn new(fatal_warnings: bool, error_limit: usize, color: Option<bool>) -> Diag {
+        let color = color.unwrap_or_else(|| {
+            // SAFETY: isatty only reads the descriptor's state.
+            unsafe { libc::isatty(2) == 1 }
+        });
+        Diag { fatal_warnings, suppress_warnings: false, error_limit, color, ignored: Vec::new(), errors: AtomicUsize::new(0), stopped: AtomicBool::new(false) }
+    }
+
+    fn print(&self, severity: &str, code: &str, msg: &str) {
+        let mut err = std::io::stderr().lock();
+        if self.color {
+            let _ = writeln!(err, "dtld: \x1b[0;1;{code}m{severity}: \x1b[0m{msg}");
+        } else {
+            let _ = writeln!(err, "dtld: {severity}: {msg}");
         }
     }
+
+    /// lld's `Warn`: a warning, or an error under `--fatal-warnings`.
+    pub fn warn(&self, msg: &str) {
+        if self.fatal_warnings {
+            self.error(msg);
+        } else if !self.suppress_warnings {
+            self.print("warning", "35", msg);
+        }
+    }
+
+    /// A warning `/ignore:<code>` can silence.
+    pub fn warn_code(&self, code: &str, msg: &str) {
+        if !self.ignored.iter().any(|c| c == code) {
+            self.warn(msg);
+        }
+    }
+
+    /// Prints an error, unless `--error-limit` was reached (then lld's closing line, once).
+    pub fn error(&self, msg: &str) {
+        let n = self.errors.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.error_limit != 0 && n > self.error_limit {
+            if !self.stopped.swap(true, Ordering::Relaxed) {
+                self.print("error", "31", "too many errors emitted, stopping now (use --error-limit=0 to see all errors)");
+            }
+            return;
+        }
+        self.print("error", "31", msg);
+    }
+
+    /// Prints every message of a failed stage as an error.
+    pub fn report(&self, e: &Error) {
+        for m in &e.messages {
+            self.error(m);
+        }
+    }
+
+    /// Errors so far (warnings under `--fatal-warnings` included).
+    pub fn error_count(&self) -> usize {
+        self.errors.load(Ordering::Relaxed)
+    }
+
+    /// Fails the link if anything was reported as an error (already printed: the error
+    /// returned carries no further message).
+    pub fn check(&self) -> Result<()> {
+        if self.error_count() > 0 {
+            return Err(Error::many(Vec::new()));
+        }
+        Ok(())
+    }
+}
+
+/// `warn` for code that has no link context (the command line before it is parsed).
+pub fn warn_plain(msg: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "dtld: warning: {msg}");
 }

@@ -170,13 +170,13 @@ pub fn response_file(data: &[u8], dir: &Path) {
     if std::fs::write(&rsp, data).is_err() {
         return;
     }
-    let words = match crate::driver::args::expand_response_files(&[format!("@{}", rsp.display())]) {
+    let words = match crate::driver::expand_response_files(&[format!("@{}", rsp.display())]) {
         Ok(w) => w,
         Err(_) => return,
     };
     // Options that name files to write are dropped: parsing does not write, but keep the
     // fuzzer from ever pointing a later stage at the file system.
-    let _ = crate::driver::args::parse(&words);
+    let _ = crate::driver::gnu::parse(&words);
     let _ = crate::driver::mingw::parse(&words);
 }
 

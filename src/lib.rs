@@ -37,39 +37,13 @@ pub fn main_with_args(argv: &[String]) -> i32 {
     main_with_program("ld.lld", argv)
 }
 
-/// Which command line a run speaks (lld's flavour selection).
-enum Flavor {
-    Gnu,
-    MinGw,
-    Link,
-}
-
-fn flavor(program: &str, argv: &[String]) -> (Flavor, usize) {
-    if argv.first().map(String::as_str) == Some("-flavor") {
-        return match argv.get(1).map(String::as_str) {
-            Some("link") => (Flavor::Link, 2),
-            _ => (Flavor::Gnu, 2),
-        };
-    }
-    let base = program.rsplit(['/', '\\']).next().unwrap_or(program);
-    let base = base.strip_suffix(".exe").unwrap_or(base);
-    if base.eq_ignore_ascii_case("lld-link") || base.ends_with("-lld-link") {
-        return (Flavor::Link, 0);
-    }
-    let expanded = driver::args::expand_response_files(argv).unwrap_or_else(|_| argv.to_vec());
-    if driver::mingw::is_pe_target(&expanded) {
-        return (Flavor::MinGw, 0);
-    }
-    (Flavor::Gnu, 0)
-}
-
 /// `main_with_args` for a program invoked as `program` (argv[0]): `lld-link` selects the MSVC
 /// flavour, `-m i386pep` the MinGW one.
 pub fn main_with_program(program: &str, argv: &[String]) -> i32 {
-    match flavor(program, argv) {
-        (Flavor::Gnu, skip) => main_gnu(&argv[skip..]),
-        (Flavor::MinGw, _) => main_coff(driver::mingw::parse(argv), " (compatible with GNU linkers)", "USAGE: dtld [options] file..."),
-        (Flavor::Link, skip) => main_coff(driver::link::parse(&argv[skip..]), "", "USAGE: lld-link [options] file..."),
+    match driver::flavor(program, argv) {
+        (driver::Flavor::Gnu, skip) => main_gnu(&argv[skip..]),
+        (driver::Flavor::MinGw, _) => main_coff(driver::mingw::parse(argv), " (compatible with GNU linkers)", "USAGE: dtld [options] file..."),
+        (driver::Flavor::Link, skip) => main_coff(driver::link::parse(&argv[skip..]), "", "USAGE: lld-link [options] file..."),
     }
 }
 
@@ -79,7 +53,7 @@ fn main_coff(parsed: Result<driver::CoffAction>, version_suffix: &str, usage: &s
     let config = match parsed {
         Ok(driver::CoffAction::Link(c)) => c,
         Ok(driver::CoffAction::Version) => {
-            println!("{}{version_suffix}", driver::args::version_string());
+            println!("{}{version_suffix}", driver::version_string());
             return 0;
         }
         Ok(driver::CoffAction::Help) => {
@@ -92,13 +66,14 @@ fn main_coff(parsed: Result<driver::CoffAction>, version_suffix: &str, usage: &s
         }
     };
     if config.print_version {
-        println!("{} (compatible with GNU linkers)", driver::args::version_string());
+        println!("{} (compatible with GNU linkers)", driver::version_string());
     }
-    run_link(config.threads, || coff::link(&config))
+    let diag = diag::Diag::new(false, config.error_limit, None);
+    run_link(config.threads, &diag, || coff::link(&config))
 }
 
 fn main_gnu(argv: &[String]) -> i32 {
-    let action = match driver::args::parse(argv) {
+    let action = match driver::gnu::parse(argv) {
         Ok(a) => a,
         Err(e) => {
             report(&e);
@@ -106,26 +81,27 @@ fn main_gnu(argv: &[String]) -> i32 {
         }
     };
     let config = match action {
-        driver::args::Action::Version => {
-            println!("{}", driver::args::version_string());
+        driver::Action::Version => {
+            println!("{}", driver::version_string());
             return 0;
         }
-        driver::args::Action::Help => {
-            print!("{}", driver::args::help_text());
+        driver::Action::Help => {
+            print!("{}", driver::gnu::help_text());
             return 0;
         }
-        driver::args::Action::Link(c) => c,
+        driver::Action::Link(c) => c,
     };
     if config.print_version {
         // `-v` with inputs: print the version and link, as GNU ld and lld do.
-        println!("{}", driver::args::version_string());
+        println!("{}", driver::version_string());
     }
-    run_link(config.threads, || elf::link(&config))
+    let diag = config.diag.clone();
+    run_link(config.threads, &diag, || elf::link(&config))
 }
 
 /// Runs a link (ELF or COFF) on `threads` worker threads (`--threads`; rayon's default when
 /// `None`) and returns the exit code, reporting errors as lld does.
-fn run_link(threads: Option<usize>, run: impl FnOnce() -> Result<()> + Send) -> i32 {
+fn run_link(threads: Option<usize>, diag: &diag::Diag, run: impl FnOnce() -> Result<()> + Send) -> i32 {
     let result = match threads {
         Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build() {
             Ok(pool) => pool.install(run),
@@ -136,7 +112,7 @@ fn run_link(threads: Option<usize>, run: impl FnOnce() -> Result<()> + Send) -> 
     match result {
         Ok(()) => 0,
         Err(e) => {
-            report(&e);
+            diag.report(&e);
             // The previous output stays as it was, as with ld.lld: nothing touches it before
             // the finished image replaces it (outfile.rs).
             1

@@ -1110,7 +1110,7 @@ impl<'a> Resolver<'a> {
         let wwinmain = self.find_underscore_mangle("wWinMain");
         if main || wmain {
             if winmain || wwinmain {
-                crate::driver::args::warn(&format!(
+                crate::diag::warn_plain(&format!(
                     "found {} and {}; defaulting to /subsystem:console",
                     if main { "main" } else { "wmain" },
                     if winmain { "WinMain" } else { "wWinMain" }
@@ -1131,7 +1131,7 @@ impl<'a> Resolver<'a> {
                 if !self.find_underscore_mangle("WinMain") {
                     return "wWinMainCRTStartup";
                 }
-                crate::driver::args::warn("found both wWinMain and WinMain; using latter");
+                crate::diag::warn_plain("found both wWinMain and WinMain; using latter");
             }
             return "WinMainCRTStartup";
         }
@@ -1139,7 +1139,7 @@ impl<'a> Resolver<'a> {
             if !self.find_underscore_mangle("main") {
                 return "wmainCRTStartup";
             }
-            crate::driver::args::warn("found both wmain and main; using latter");
+            crate::diag::warn_plain("found both wmain and main; using latter");
         }
         "mainCRTStartup"
     }

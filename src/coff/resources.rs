@@ -541,7 +541,7 @@ mod tests {
         let mut t2 = Tree::new(false);
         t2.add_object("x.obj", &obj, &mut dups).unwrap();
         assert!(dups.is_empty());
-        let mut sorted = |v: &Vec<Vec<u8>>| { let mut v = v.clone(); v.sort(); v };
+        let sorted = |v: &Vec<Vec<u8>>| { let mut v = v.clone(); v.sort(); v };
         assert_eq!(sorted(&t2.data), sorted(&t.data));
         // The leaves come back in tree order; from then on the object is a fixed point.
         let b2: &'static [u8] = Box::leak(t2.write_coff(0).into_boxed_slice());

@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 
 use crate::coff::config::{CoffConfig, CoffInput, DebugMode};
-use crate::driver::args::parse_num;
+use crate::driver::parse_num;
 use crate::driver::mingw::subsystem_id;
 use crate::driver::CoffAction;
 use crate::error::{Error, Result};
@@ -142,7 +142,7 @@ fn expand(argv: &[String], posix: bool, depth: usize, out: &mut Vec<String>) -> 
             crate::bail!("recursive expansion of: '{name}'");
         }
         let text = String::from_utf8_lossy(&bytes);
-        let words = if posix { crate::driver::args::tokenize_gnu(&text) } else { crate::coff::drectve::tokenize(&text) };
+        let words = if posix { crate::driver::tokenize_gnu(&text) } else { crate::coff::drectve::tokenize(&text) };
         expand(&words, posix, depth + 1, out)?;
     }
     Ok(())

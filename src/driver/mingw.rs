@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::coff::config::{CoffConfig, CoffInput, DebugMode};
-use crate::driver::args::parse_num;
+use crate::driver::parse_num;
 use crate::driver::CoffAction;
 use crate::error::{Error, Result};
 
@@ -76,7 +76,7 @@ const FLAGS: &[&str] = &[
 
 /// Parses a MinGW command line (argv without the program name, response files expanded).
 pub fn parse(argv: &[String]) -> Result<CoffAction> {
-    let args = crate::driver::args::expand_response_files(argv)?;
+    let args = crate::driver::expand_response_files(argv)?;
     let mut c = CoffConfig::new(true);
     c.debug = DebugMode::Dwarf;
     // lld's MinGW driver always passes `-opt:ref` or `-opt:noref`.

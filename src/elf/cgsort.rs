@@ -21,7 +21,7 @@ use std::io::Write;
 use object::elf;
 use object::read::elf::Sym as _;
 
-use crate::driver::args::CgProfileSort;
+use crate::elf::config::CgProfileSort;
 
 use crate::error::{Error, Result};
 use crate::elf::layout::Layout;
@@ -80,7 +80,7 @@ fn read_objects(l: &Layout) -> Result<Profile> {
             let weights: Vec<u64> = sec.data.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
             // lld's words, with the file named.
             if sec.relocs.is_empty() {
-                crate::driver::args::warn(&format!("{}: SHT_LLVM_CALL_GRAPH_PROFILE exists, but relocation section doesn't", o.input.name));
+                l.config.diag.warn(&format!("{}: SHT_LLVM_CALL_GRAPH_PROFILE exists, but relocation section doesn't", o.input.name));
                 continue;
             }
             if sec.relocs.len() != weights.len() * 2 {
@@ -164,13 +164,13 @@ fn read_file(l: &Layout, path: &std::path::Path) -> Result<Profile> {
     let sec = |n: &str| -> Option<Sec> {
         let Some(&(f, k)) = by_name.get(n.as_bytes()) else {
             if warn {
-                crate::driver::args::warn(&format!("{name}: no such symbol: {n}"));
+                l.config.diag.warn(&format!("{name}: no such symbol: {n}"));
             }
             return None;
         };
         if warn {
             if let Some(msg) = unorderable(l, f, k) {
-                crate::driver::args::warn(&msg);
+                l.config.diag.warn(&msg);
             }
         }
         section_of(l, f, k)

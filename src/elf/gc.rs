@@ -27,7 +27,7 @@ use std::collections::{HashMap, HashSet};
 use object::elf;
 use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
 
-use crate::driver::args::Config;
+use crate::elf::config::Config;
 use crate::elf::object::{ObjFile, SecKind};
 use crate::elf::LE;
 use crate::elf::resolve::{Def, File, FileId, Resolved, SymbolId};

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::driver::args::{apply_sysroot, warn, Config, InputArg};
+use crate::elf::config::{apply_sysroot, Config, InputArg};
 use crate::error::{Error, Result};
 pub use crate::input::{map_file, FileKind, InputFile};
 use crate::archive;
@@ -62,10 +62,7 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
         assigns: Vec::new(),
         versions: Vec::new(),
         output: None,
-        nostdlib: config
-            .ignored
-            .iter()
-            .any(|s| s.trim_start_matches('-') == "nostdlib"),
+        nostdlib: config.nostdlib,
     };
     for arg in &config.inputs {
         match arg {
@@ -360,7 +357,7 @@ impl Loader<'_> {
                 self.errors.push(format!("{display}: not an ELF file"));
                 continue;
             } else {
-                warn(&format!(
+                self.config.diag.warn(&format!(
                     "{path}: archive member '{}' is neither ET_REL nor LLVM bitcode",
                     m.name
                 ));
@@ -541,7 +538,7 @@ const MAX_SCRIPTS: usize = 4096;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::args::{parse, Action};
+    use crate::driver::{gnu::parse, Action};
     use std::process::Command;
 
     struct Dir(PathBuf);

@@ -17,7 +17,7 @@ use std::collections::HashSet;
 use object::elf;
 use object::read::elf::Sym as _;
 
-use crate::driver::args::Config;
+use crate::elf::config::Config;
 use crate::elf::resolve::{Def, FileId, Resolved, Symbol};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -172,8 +172,8 @@ mod option_tests {
     fn opts(args: &[&str]) -> Result<LtoOptions> {
         let mut argv = vec!["dtld".to_string()];
         argv.extend(args.iter().map(|s| s.to_string()));
-        match crate::driver::args::parse(&argv)? {
-            crate::driver::args::Action::Link(c) => options(&c),
+        match crate::driver::gnu::parse(&argv)? {
+            crate::driver::Action::Link(c) => options(&c),
             _ => panic!("not a link"),
         }
     }

@@ -17,6 +17,8 @@
 
 pub mod cdsort;
 pub mod cgsort;
+pub mod config;
+pub mod diag;
 pub mod gcc_lto;
 pub mod input;
 pub mod layout;
@@ -43,7 +45,7 @@ pub type Shdr = ::object::elf::SectionHeader64<LE>;
 pub type Ehdr = ::object::elf::FileHeader64<LE>;
 
 /// Runs one link described by `config`.
-pub fn link(config: &crate::driver::args::Config) -> crate::error::Result<()> {
+pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     let mut trace = crate::trace::Trace::default();
     let t = std::time::Instant::now();
     // Input linker scripts may set the entry point, add undefined symbols and search
@@ -93,6 +95,8 @@ pub fn link(config: &crate::driver::args::Config) -> crate::error::Result<()> {
     let t = std::time::Instant::now();
     let layout = layout::layout(config, &resolved)?;
     trace.stage("Layout", "", t);
+    // A warning made an error by --fatal-warnings fails the link before anything is written.
+    config.diag.check()?;
     let t = std::time::Instant::now();
     write::write_output(&layout)?;
     trace.stage("Write output file", "", t);
@@ -102,7 +106,7 @@ pub fn link(config: &crate::driver::args::Config) -> crate::error::Result<()> {
     finish_trace(config, &trace)
 }
 
-fn finish_trace(config: &crate::driver::args::Config, trace: &crate::trace::Trace) -> crate::error::Result<()> {
+fn finish_trace(config: &crate::elf::config::Config, trace: &crate::trace::Trace) -> crate::error::Result<()> {
     if config.verbose {
         eprintln!("{}", trace.summary());
     }

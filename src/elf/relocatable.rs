@@ -62,7 +62,7 @@ use object::elf;
 use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
 use rayon::prelude::*;
 
-use crate::driver::args::{BuildId, Config};
+use crate::elf::config::{BuildId, Config};
 use crate::elf::object::ObjFile;
 use crate::elf::LE;
 use crate::error::{Error, Result};
@@ -339,6 +339,9 @@ pub(crate) fn x86_features(o: &ObjFile) -> u32 {
 
 /// Writes `config.output` as the relocatable combination of every object in the link.
 pub fn write_relocatable(config: &Config, r: &Resolved) -> Result<()> {
+    if config.compress_debug_zlib {
+        config.diag.warn("--compress-debug-sections=zlib is not supported with -r; ignored");
+    }
     if config.shared {
         return Err(Error::new("-r and -shared may not be used together"));
     }
@@ -1062,10 +1065,10 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
         })
         .collect();
     for w in &warnings {
-        crate::driver::args::warn(w);
+        config.diag.warn(w);
     }
-    if config.fatal_warnings && !warnings.is_empty() {
-        return Err(Error::new("warnings are treated as errors (--fatal-warnings)"));
+    if config.diag.error_count() > 0 {
+        return Err(Error::many(Vec::new()));
     }
     let build_id = slots
         .iter()
@@ -1179,7 +1182,7 @@ fn write_relas(plan: &Plan, i: usize, dst: &mut [u8], warns: &mut Vec<String>) {
                 let tname = o.sections.get(target).map_or(String::new(), |s| lossy(s.name));
                 warns.push(format!(
                     "relocation refers to a discarded section: {tname}\n>>> referenced by {}",
-                    crate::diag::location(o, m.shndx as usize, rel.r_offset(LE))
+                    crate::elf::diag::location(o, m.shndx as usize, rel.r_offset(LE))
                 ));
             }
             let b = &mut dst[p..p + RELA_SIZE as usize];

@@ -28,28 +28,12 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
-use crate::driver::args::Config;
+use crate::elf::config::Config;
 use crate::error::{Error, Result};
 use crate::elf::input::ReadLog;
 use crate::input::InputFile;
 
-/// One argument of the command line as the parser saw it (after `@file` expansion).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CmdArg {
-    /// A positional input file.
-    Input(String),
-    /// An option: its canonical name in dtld's table, how it was spelled (dashes and name,
-    /// without any `=value`), its value, and whether the value must be joined with `=`.
-    Opt { canon: &'static str, spelling: String, value: Option<String>, joined: bool },
-    /// An argument kept as written (LTO options).
-    Raw(String),
-}
-
-impl CmdArg {
-    pub fn option(canon: &'static str, spelling: &str, value: Option<&str>, joined: bool) -> CmdArg {
-        CmdArg::Opt { canon, spelling: spelling.to_string(), value: value.map(str::to_string), joined }
-    }
-}
+pub use crate::driver::CmdArg;
 
 /// The archive to write, if any: the last `--reproduce`, else `$LLD_REPRODUCE`.
 pub fn tar_path(config: &Config) -> Option<PathBuf> {
@@ -80,7 +64,7 @@ pub fn write_reproduce(config: &Config, tar: &Path, read: &ReadLog) -> Result<()
     let mut w = TarWriter::new(std::io::BufWriter::new(&tmp.file), root);
     let fail = |e: std::io::Error| Error::new(format!("--reproduce: cannot write {}: {}", tar.display(), crate::io_error(&e)));
     w.append("response.txt", response_file(config).as_bytes()).map_err(fail)?;
-    w.append("version.txt", format!("{}\n", crate::driver::args::version_string()).as_bytes()).map_err(fail)?;
+    w.append("version.txt", format!("{}\n", crate::driver::version_string()).as_bytes()).map_err(fail)?;
     for (path, data) in read {
         w.append(&relative_to_root(path), data).map_err(fail)?;
     }
@@ -350,7 +334,7 @@ mod tests {
         assert_eq!(quote(""), "\"\"");
         assert_eq!(quote("plain"), "plain");
         assert_eq!(quote("q\"\\"), "\"q\\\"\\\\\"");
-        let words = crate::driver::args::tokenize_gnu(&format!("{} {}\n", quote("a b\"c\\"), quote("")));
+        let words = crate::driver::tokenize_gnu(&format!("{} {}\n", quote("a b\"c\\"), quote("")));
         assert_eq!(words, vec!["a b\"c\\".to_string(), String::new()]);
         assert_eq!(render_spelling("script", "-T"), "--script");
         assert_eq!(render_spelling("version-script", "-version-script"), "-version-script");
@@ -367,7 +351,7 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let crate::driver::args::Action::Link(c) = crate::driver::args::parse(&argv).unwrap() else { panic!("not a link") };
+        let crate::driver::Action::Link(c) = crate::driver::gnu::parse(&argv).unwrap() else { panic!("not a link") };
         assert_eq!(c.reproduce.as_deref(), Some(Path::new("r.tar")));
         assert_eq!(c.chroot.as_deref(), Some(Path::new("/c")));
         assert_eq!(

@@ -16,7 +16,7 @@ use object::elf;
 use object::read::elf::Sym as _;
 use rayon::prelude::*;
 
-use crate::driver::args::Config;
+use crate::elf::config::Config;
 use crate::elf::object::{ObjFile, SecKind};
 use crate::elf::shared::SharedFile;
 use crate::elf::LE;
@@ -550,7 +550,7 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
     if let Some(s) = &script {
         r.versions = s.version_names().iter().map(|v| v.to_string()).collect();
         for w in s.warnings() {
-            crate::driver::args::warn(&w);
+            config.diag.warn(&w);
         }
     }
     let defined = |d: Def| matches!(d, Def::Defined(..) | Def::Common(..));
@@ -1075,7 +1075,7 @@ impl<'c> Resolver<'c> {
     }
 
     fn duplicate_message(&self, id: SymbolId, a: Def, b: Def) -> String {
-        let name = crate::diag::demangle(self.r.symbols[id].name);
+        let name = crate::elf::diag::demangle(self.r.symbols[id].name);
         let loc = |d: Def| {
             let (f, i) = match d {
                 Def::Defined(f, i) => (f, i),
@@ -1087,7 +1087,7 @@ impl<'c> Resolver<'c> {
             let s = &o.symbols[i];
             let shndx = s.st_shndx(LE) as usize;
             let sec = o.sections.get(shndx).map(|s| String::from_utf8_lossy(s.name).into_owned()).unwrap_or_default();
-            let src = crate::diag::source_file(o);
+            let src = crate::elf::diag::source_file(o);
             let src = src.map(|s| format!(">>> defined at {s}\n>>>            ")).unwrap_or_else(|| ">>> defined at ".to_string());
             format!("{src}{}:({}+0x{:x})", o.input.name, sec, s.st_value(LE))
         };

@@ -176,8 +176,8 @@ pub fn build_id_len(l: &Layout) -> usize {
 }
 
 /// Bytes of the build ID the options ask for (0: no note). Also used by the `-r` writer.
-pub fn build_id_size(c: &crate::driver::args::Config) -> usize {
-    use crate::driver::args::BuildId;
+pub fn build_id_size(c: &crate::elf::config::Config) -> usize {
+    use crate::elf::config::BuildId;
     if !c.build_id_hex.is_empty() {
         return c.build_id_hex.len();
     }

@@ -47,7 +47,8 @@ pub fn write_output(l: &Layout) -> Result<()> {
     let symtab_name = add_name(".symtab", &mut shstrtab);
     let shstrtab_name = add_name(".shstrtab", &mut shstrtab);
     let strtab_name = add_name(".strtab", &mut shstrtab);
-    let mut off = l.file_size;
+    let place = place_sections(l)?;
+    let mut off = place.end;
     let (symtab_off, strtab_off) = match &symtab {
         Some(s) => {
             off = crate::elf::layout::align_up(off, 8);
@@ -77,7 +78,7 @@ pub fn write_output(l: &Layout) -> Result<()> {
 
     write_headers(l, buf, shoff, nsections as u16, (nsections - if symtab.is_some() { 2 } else { 1 }) as u16);
     // Section contents, in parallel over disjoint slices.
-    let errors = write_sections(l, buf)?;
+    let errors = write_sections(l, &place, buf)?;
     if !errors.is_empty() {
         return Err(Error::many(errors));
     }
@@ -115,7 +116,11 @@ pub fn write_output(l: &Layout) -> Result<()> {
             }
             _ => (0, 0, if matches!(os.sh_type, elf::SHT_INIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_PREINIT_ARRAY) { 8 } else { os.entsize }),
         };
-        write_shdr(&mut buf[sh..sh + 64], name_off[i], os.sh_type, os.flags, os.addr, os.offset, os.size, link, info, os.align, entsize);
+        let (flags, align) = match place.compressed[i] {
+            Some(_) => (os.flags | elf::SHF_COMPRESSED as u64, os.align),
+            None => (os.flags, os.align),
+        };
+        write_shdr(&mut buf[sh..sh + 64], name_off[i], os.sh_type, flags, os.addr, place.offset[i], place.size[i], link, info, align, entsize);
         sh += 64;
     }
     let n = l.osecs.len() as u32;
@@ -194,56 +199,147 @@ fn write_headers(l: &Layout, buf: &mut [u8], shoff: u64, shnum: u16, shstrndx: u
     }
 }
 
+/// Where each output section lands in the file. It is the layout's placement unless
+/// `--compress-debug-sections` shrinks the debug sections: they are rendered and compressed
+/// here (the layout's addresses are final, and debug sections are not loaded), and the non-alloc
+/// sections move up behind them, as lld's `OutputSection::maybeCompress` does.
+struct Placement {
+    offset: Vec<u64>,
+    size: Vec<u64>,
+    /// The compressed contents (an `Elf64_Chdr`, then the zlib stream) of a compressed section.
+    compressed: Vec<Option<Vec<u8>>>,
+    /// The end of the last section's contents.
+    end: u64,
+}
+
+fn place_sections(l: &Layout) -> Result<Placement> {
+    let n = l.osecs.len();
+    let mut p = Placement {
+        offset: l.osecs.iter().map(|os| os.offset).collect(),
+        size: l.osecs.iter().map(|os| os.size).collect(),
+        compressed: vec![None; n],
+        end: l.file_size,
+    };
+    let alloc = |i: usize| l.osecs[i].flags & elf::SHF_ALLOC as u64 != 0;
+    let compress: Vec<usize> = (0..n)
+        .filter(|&i| {
+            let os = &l.osecs[i];
+            l.config.compress_debug_zlib && !alloc(i) && os.name.starts_with(".debug") && os.sh_type != elf::SHT_NOBITS && os.size > 0
+        })
+        .collect();
+    if compress.is_empty() {
+        return Ok(p);
+    }
+    // lld's levels: fast by default, a better ratio at -O2.
+    let level = if l.config.opt_level >= 2 { 6 } else { 1 };
+    let done: Vec<(usize, Vec<u8>, Vec<String>)> = compress
+        .into_par_iter()
+        .map(|i| {
+            let os = &l.osecs[i];
+            let mut raw = vec![0u8; os.size as usize];
+            let errs = fill_section(l, i, &mut raw);
+            let mut out = Vec::with_capacity(24 + raw.len() / 4);
+            out.extend_from_slice(&elf::ELFCOMPRESS_ZLIB.to_le_bytes());
+            out.extend_from_slice(&0u32.to_le_bytes());
+            out.extend_from_slice(&os.size.to_le_bytes());
+            out.extend_from_slice(&os.align.max(1).to_le_bytes());
+            out.extend_from_slice(&miniz_oxide::deflate::compress_to_vec_zlib(&raw, level));
+            (i, out, errs)
+        })
+        .collect();
+    let mut errors = Vec::new();
+    for (i, data, errs) in done {
+        errors.extend(errs);
+        // As lld: a section that would not shrink stays uncompressed.
+        if data.len() as u64 >= l.osecs[i].size {
+            continue;
+        }
+        p.size[i] = data.len() as u64;
+        p.compressed[i] = Some(data);
+    }
+    if !errors.is_empty() {
+        return Err(Error::many(errors));
+    }
+    // Non-alloc sections follow the loaded image; lay them out again from where they began.
+    let mut rest: Vec<usize> = (0..n).filter(|&i| !alloc(i)).collect();
+    rest.sort_by_key(|&i| l.osecs[i].offset);
+    let mut end = (0..n)
+        .filter(|&i| alloc(i) && l.osecs[i].sh_type != elf::SHT_NOBITS)
+        .map(|i| l.osecs[i].offset + l.osecs[i].size)
+        .max()
+        .unwrap_or(0);
+    if let Some(&first) = rest.first() {
+        let mut cursor = l.osecs[first].offset;
+        for i in rest {
+            // A compressed section keeps its alignment (lld's, usually 1 for debug sections).
+            cursor = crate::elf::layout::align_up(cursor, l.osecs[i].align.max(1));
+            p.offset[i] = cursor;
+            cursor += p.size[i];
+        }
+        end = end.max(cursor);
+    }
+    p.end = end;
+    Ok(p)
+}
+
 /// Splits the output buffer into one mutable slice per output section and fills them in parallel.
-fn write_sections(l: &Layout, buf: &mut [u8]) -> Result<Vec<String>> {
-    let mut order: Vec<usize> = (0..l.osecs.len()).filter(|&i| l.osecs[i].sh_type != elf::SHT_NOBITS && l.osecs[i].size > 0).collect();
-    order.sort_by_key(|&i| l.osecs[i].offset);
+fn write_sections(l: &Layout, place: &Placement, buf: &mut [u8]) -> Result<Vec<String>> {
+    let mut order: Vec<usize> = (0..l.osecs.len()).filter(|&i| l.osecs[i].sh_type != elf::SHT_NOBITS && place.size[i] > 0).collect();
+    order.sort_by_key(|&i| place.offset[i]);
     let mut slices: Vec<(usize, &mut [u8])> = Vec::with_capacity(order.len());
     let mut rest: &mut [u8] = buf;
     let mut pos = 0u64;
     for i in order {
-        let os = &l.osecs[i];
-        if os.offset < pos {
-            return Err(Error::new(format!("internal error: section {} overlaps the previous one", os.name)));
+        let (offset, size) = (place.offset[i], place.size[i]);
+        if offset < pos {
+            return Err(Error::new(format!("internal error: section {} overlaps the previous one", l.osecs[i].name)));
         }
         let tmp = std::mem::take(&mut rest);
-        let (_, tail) = tmp.split_at_mut((os.offset - pos) as usize);
-        let (mine, tail) = tail.split_at_mut(os.size as usize);
+        let (_, tail) = tmp.split_at_mut((offset - pos) as usize);
+        let (mine, tail) = tail.split_at_mut(size as usize);
         rest = tail;
-        pos = os.offset + os.size;
+        pos = offset + size;
         slices.push((i, mine));
     }
     let errors: Vec<String> = slices
         .into_par_iter()
-        .flat_map(|(i, slice)| {
-            let os = &l.osecs[i];
-            let mut errs = Vec::new();
-            if flag_exec(os.flags) {
-                slice.fill(arch::TRAP);
+        .flat_map(|(i, slice)| match &place.compressed[i] {
+            Some(data) => {
+                slice.copy_from_slice(data);
+                Vec::new()
             }
-            // Chunks of one section are independent too; large sections (.text) split further.
-            for (c, &coff) in os.chunks.iter().zip(&os.chunk_off) {
-                let (size, _) = chunk_size(l, *c);
-                let dst = &mut slice[coff as usize..(coff + size) as usize];
-                match *c {
-                    Chunk::Input(f, s) => {
-                        let sec = &l.obj(f).sections[s as usize];
-                        if sec.sh_type != elf::SHT_NOBITS {
-                            dst.copy_from_slice(sec.data);
-                            apply_relocs(l, f, s, os.addr + coff, dst, &mut errs);
-                        }
-                    }
-                    Chunk::Merged(m) => dst.copy_from_slice(&l.merged[m].data),
-                    Chunk::Bss(_) => {}
-                    Chunk::Synthetic(Synth::EhFrame) => write_eh_frame(l, dst, &mut errs),
-                    Chunk::Synthetic(Synth::EhFrameHdr) => write_eh_frame_hdr(l, dst),
-                    Chunk::Synthetic(s) => synthetic::write(l, s, dst),
-                }
-            }
-            errs
+            None => fill_section(l, i, slice),
         })
         .collect();
     Ok(errors)
+}
+
+/// Writes output section `i`'s contents (relocated) into `slice`; returns relocation errors.
+fn fill_section(l: &Layout, i: usize, slice: &mut [u8]) -> Vec<String> {
+    let os = &l.osecs[i];
+    let mut errs = Vec::new();
+    if flag_exec(os.flags) {
+        slice.fill(arch::TRAP);
+    }
+    for (c, &coff) in os.chunks.iter().zip(&os.chunk_off) {
+        let (size, _) = chunk_size(l, *c);
+        let dst = &mut slice[coff as usize..(coff + size) as usize];
+        match *c {
+            Chunk::Input(f, s) => {
+                let sec = &l.obj(f).sections[s as usize];
+                if sec.sh_type != elf::SHT_NOBITS {
+                    dst.copy_from_slice(sec.data);
+                    apply_relocs(l, f, s, os.addr + coff, dst, &mut errs);
+                }
+            }
+            Chunk::Merged(m) => dst.copy_from_slice(&l.merged[m].data),
+            Chunk::Bss(_) => {}
+            Chunk::Synthetic(Synth::EhFrame) => write_eh_frame(l, dst, &mut errs),
+            Chunk::Synthetic(Synth::EhFrameHdr) => write_eh_frame_hdr(l, dst),
+            Chunk::Synthetic(s) => synthetic::write(l, s, dst),
+        }
+    }
+    errs
 }
 
 fn flag_exec(f: u64) -> bool {
@@ -487,7 +583,7 @@ fn out_of_range(l: &Layout, f: usize, s: u32, off: u64, r_type: u32, v: u64, t: 
     };
     format!(
         "{}: relocation {} out of range: {} is not in [{}, {}]; references '{}'",
-        crate::diag::location(o, s as usize, off),
+        crate::elf::diag::location(o, s as usize, off),
         arch::rel_name(r_type),
         v as i64,
         min,
@@ -793,8 +889,8 @@ fn compute_build_id(l: &Layout, buf: &[u8]) -> Vec<u8> {
 
 /// The build ID of a finished image `buf` (`--build-id=0x…` bytes when `hex` is not empty).
 /// Shared by the executable writer and the `-r` writer.
-pub(crate) fn build_id_bytes(kind: crate::driver::args::BuildId, hex: &[u8], buf: &[u8]) -> Vec<u8> {
-    use crate::driver::args::BuildId;
+pub(crate) fn build_id_bytes(kind: crate::elf::config::BuildId, hex: &[u8], buf: &[u8]) -> Vec<u8> {
+    use crate::elf::config::BuildId;
     // Hash 1 MiB chunks in parallel, then hash the list of chunk hashes (as lld does), so the
     // result is the same for any thread count.
     let chunk_hashes = |f: &(dyn Fn(&[u8]) -> Vec<u8> + Sync)| -> Vec<u8> {

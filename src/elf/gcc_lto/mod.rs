@@ -36,7 +36,7 @@ pub mod symtab;
 
 use std::path::{Path, PathBuf};
 
-use crate::driver::args::{Config, InputArg};
+use crate::elf::config::{Config, InputArg};
 use crate::error::{Error, Result};
 use crate::input::InputFile;
 use crate::lto::plugin_api::{LDPO_DYN, LDPO_EXEC, LDPO_PIE, LDPO_REL};

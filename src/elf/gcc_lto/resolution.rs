@@ -29,7 +29,7 @@ use std::ffi::c_int;
 
 use object::elf;
 
-use crate::driver::args::Config;
+use crate::elf::config::Config;
 use crate::elf::version_script::{self as vs, DynamicListMatcher, VersionAssign, VersionScript};
 use crate::error::{Error, Result};
 use crate::lto::plugin_api::{

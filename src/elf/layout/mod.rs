@@ -18,7 +18,7 @@ use dtld_arch::x86_64::{self as arch, RelKind};
 use object::elf;
 use object::read::elf::{Rela as _, Sym as _};
 
-use crate::driver::args::Config;
+use crate::elf::config::Config;
 use crate::elf::object::{ObjFile, SecKind};
 use crate::elf::{Sym, LE};
 use crate::error::{Error, Result};
@@ -1050,13 +1050,13 @@ fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
             elf::STV_INTERNAL => "internal ",
             _ => "",
         };
-        let mut msg = format!("undefined {vis}symbol: {}", crate::diag::demangle(sym.name));
+        let mut msg = format!("undefined {vis}symbol: {}", crate::elf::diag::demangle(sym.name));
         for &(f, s, off) in refs.iter().take(3) {
             let o = r.obj(f);
-            if let Some(src) = crate::diag::source_file(o) {
-                msg.push_str(&format!("\n>>> referenced by {src}\n>>>               {}", crate::diag::location(o, s as usize, off)));
+            if let Some(src) = crate::elf::diag::source_file(o) {
+                msg.push_str(&format!("\n>>> referenced by {src}\n>>>               {}", crate::elf::diag::location(o, s as usize, off)));
             } else {
-                msg.push_str(&format!("\n>>> referenced by {}", crate::diag::location(o, s as usize, off)));
+                msg.push_str(&format!("\n>>> referenced by {}", crate::elf::diag::location(o, s as usize, off)));
             }
         }
         if refs.len() > 3 {
@@ -1121,7 +1121,7 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                 continue;
             }
             if info.kind == RelKind::Unknown {
-                out.errors.push(format!("{}: unknown relocation ({}) against symbol {}", crate::diag::location(o, s, off), r_type, String::from_utf8_lossy(o.sym_name(si))));
+                out.errors.push(format!("{}: unknown relocation ({}) against symbol {}", crate::elf::diag::location(o, s, off), r_type, String::from_utf8_lossy(o.sym_name(si))));
                 continue;
             }
             if (off as usize).saturating_add(info.field.size()) > sec.data.len() && sec.sh_type != elf::SHT_NOBITS {
@@ -1262,7 +1262,7 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                         skip_next = true;
                     }
                     if !tls_gd_pattern(sec.data, off as usize) {
-                        out.errors.push(format!("{}: R_X86_64_TLSGD must be followed by a call to __tls_get_addr", crate::diag::location(o, s, off)));
+                        out.errors.push(format!("{}: R_X86_64_TLSGD must be followed by a call to __tls_get_addr", crate::elf::diag::location(o, s, off)));
                     }
                 }
                 RelKind::TlsLd => {
@@ -1275,12 +1275,12 @@ fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                     let d = sec.data;
                     let o2 = off as usize;
                     if !(o2 >= 3 && d.len() >= o2 + 6 && d[o2 - 3..o2] == [0x48, 0x8d, 0x3d] && (d[o2 + 4] == 0xe8 || (d[o2 + 4] == 0xff && d[o2 + 5] == 0x15))) {
-                        out.errors.push(format!("{}: R_X86_64_TLSLD must be followed by a call to __tls_get_addr", crate::diag::location(o, s, off)));
+                        out.errors.push(format!("{}: R_X86_64_TLSLD must be followed by a call to __tls_get_addr", crate::elf::diag::location(o, s, off)));
                     }
                 }
                 RelKind::DtpOff | RelKind::TpOff => {
                     if preempt && info.kind == RelKind::TpOff {
-                        out.errors.push(format!("{}: relocation {} against preemptible symbol", crate::diag::location(o, s, off), arch::rel_name(r_type)));
+                        out.errors.push(format!("{}: relocation {} against preemptible symbol", crate::elf::diag::location(o, s, off), arch::rel_name(r_type)));
                     }
                 }
                 RelKind::GotTpOff => {
@@ -1369,11 +1369,11 @@ pub fn is_linker_defined(name: &[u8]) -> bool {
 }
 
 fn pic_error(o: &ObjFile, s: usize, off: u64, r_type: u32, name: &[u8]) -> String {
-    let what = if name.is_empty() { "local symbol".to_string() } else { format!("symbol '{}'", crate::diag::demangle(name)) };
+    let what = if name.is_empty() { "local symbol".to_string() } else { format!("symbol '{}'", crate::elf::diag::demangle(name)) };
     format!(
         "relocation {} cannot be used against {what}; recompile with -fPIC\n>>> referenced by {}",
         arch::rel_name(r_type),
-        crate::diag::location(o, s, off)
+        crate::elf::diag::location(o, s, off)
     )
 }
 
@@ -1529,7 +1529,7 @@ fn create_synthetic(l: &mut Layout) {
     if l.x86_features != 0 {
         add_synth(l, Synth::GnuProperty, ".note.gnu.property", elf::SHT_NOTE, a, 8);
     }
-    if c.build_id != crate::driver::args::BuildId::None || !c.build_id_hex.is_empty() {
+    if c.build_id != crate::elf::config::BuildId::None || !c.build_id_hex.is_empty() {
         add_synth(l, Synth::BuildId, ".note.gnu.build-id", elf::SHT_NOTE, a, 4);
     }
     if l.has_dynamic {
@@ -2245,7 +2245,7 @@ fn compute_symbol_values(l: &mut Layout) -> Result<()> {
                 v
             } else {
                 if l.config.entry.is_some() || !l.config.shared {
-                    eprintln!("dtld: warning: cannot find entry symbol {entry_name}; not setting start address");
+                    l.config.diag.warn(&format!("cannot find entry symbol {entry_name}; not setting start address"));
                 }
                 0
             }

@@ -1,0 +1,1147 @@
+//! The GNU ld / ld.lld command line: its option table and how arguments are matched to it.
+//!
+//! GNU ld's grammar does not fit an argument-parsing crate: options are positional
+//! (`--as-needed`, `-Bstatic`, `--start-group` change how the inputs after them are read), long
+//! options may be spelled with one dash or two (`-pie`, `--pie`), values may be joined or separate
+//! (`-soname=x`, `-soname x`, `-hx`), and `-z` takes keywords. `parse` turns argv into an
+//! `elf::config::Config` plus an ordered list of `InputArg`s that keeps the positional state
+//! changes in order.
+//!
+//! Matching follows lld's option table: the whole option name (after one or two dashes) is looked
+//! up first, so `-pie` is `--pie` and `-static` is `--static`; only when no long option matches
+//! does a single-dash argument fall back to a one-letter option with a joined value (`-omain` is
+//! `-o main`, `-lfoo`, `-L/dir`, `-znow`, `-O2`). One-letter options never take two dashes
+//! (`--omain` is an unknown argument, as in lld). Each option is one row of `OPTIONS` (see
+//! `options.rs` for the statuses); `-z` keywords are rows of `Z`. Diagnostics use lld's wording.
+
+use std::path::PathBuf;
+
+use super::options::{self, lookup, nothing, opt, Arity::*, Opt, Report, Status::*, Val};
+use super::{parse_num, Action, CmdArg};
+use crate::elf::config::{apply_sysroot, BuildId, CgProfileSort, Config, InputArg};
+use crate::error::{Error, Result};
+
+/// The parse state the table's handlers update.
+pub struct Gnu {
+    pub cfg: Config,
+    errors: Vec<String>,
+    warnings: Vec<String>,
+    in_group: bool,
+    raw_lib_paths: Vec<String>,
+    has_input: bool,
+    version: bool,
+    help: bool,
+    color: Option<bool>,
+    error_limit: usize,
+    no_warnings: bool,
+}
+
+impl Report for Gnu {
+    fn warning(&mut self, msg: String) {
+        self.warnings.push(msg);
+    }
+    fn error(&mut self, msg: String) {
+        self.errors.push(msg);
+    }
+}
+
+impl Gnu {
+    fn input(&mut self, a: InputArg) {
+        self.cfg.inputs.push(a);
+    }
+    fn file_input(&mut self, path: String) {
+        self.cfg.inputs.push(InputArg::File(PathBuf::from(path)));
+        self.has_input = true;
+    }
+}
+
+fn emulation(p: &mut Gnu, v: &Val) {
+    let e = v.str();
+    match e.as_str() {
+        "elf_x86_64" | "elf64_x86_64" => p.cfg.emulation = Some(e),
+        "elf_i386" | "elf32_x86_64" | "elf_amd64" | "elf_iamcu" | "aarch64linux" | "aarch64elf" | "armelf" | "armelf_linux_eabi" | "elf64lriscv"
+        | "elf32lriscv" | "elf64ppc" | "elf64lppc" | "elf32ppc" | "elf_x86_64_fbsd" | "elf_i386_fbsd" => {
+            p.errors.push(format!("unsupported emulation: {e} (dtld links only elf_x86_64)"))
+        }
+        _ => p.errors.push(format!("unknown emulation: {e}")),
+    }
+}
+
+fn hash_style(p: &mut Gnu, v: &Val) {
+    // The last --hash-style wins (ld.lld 22: `--hash-style=gnu --hash-style=sysv` writes only
+    // .hash); clang passes its own first.
+    let c = &mut p.cfg;
+    c.hash_sysv = false;
+    c.hash_gnu = false;
+    match v.value.unwrap_or("") {
+        "sysv" => c.hash_sysv = true,
+        "gnu" => c.hash_gnu = true,
+        "both" => {
+            c.hash_sysv = true;
+            c.hash_gnu = true;
+        }
+        other => p.errors.push(format!("unknown --hash-style: {other}")),
+    }
+}
+
+fn build_id(p: &mut Gnu, v: &Val) {
+    let c = &mut p.cfg;
+    let kind = match v.value {
+        // A bare --build-id is SHA-1 (20 bytes) in ld.lld 22, as in GNU ld.
+        None | Some("sha1") | Some("tree") => BuildId::Sha1,
+        Some("fast") => BuildId::Fast,
+        Some("md5") => BuildId::Md5,
+        Some("uuid") => BuildId::Uuid,
+        Some("none") => BuildId::None,
+        Some(s) if s.starts_with("0x") || s.starts_with("0X") => {
+            match parse_hex(&s[2..]) {
+                Some(bytes) => {
+                    c.build_id = BuildId::None;
+                    c.build_id_hex = bytes;
+                }
+                None => p.errors.push(format!("--build-id=0x: invalid hex string: {}", &s[2..])),
+            }
+            return;
+        }
+        Some(s) => {
+            p.errors.push(format!("unknown --build-id style: {s}"));
+            return;
+        }
+    };
+    c.build_id = kind;
+    c.build_id_hex.clear();
+}
+
+fn unresolved_symbols(p: &mut Gnu, v: &Val) {
+    match v.value.unwrap_or("") {
+        "ignore-all" | "ignore-in-object-files" => p.cfg.ignore_unresolved_in_objects = true,
+        "report-all" | "ignore-in-shared-libs" => p.cfg.ignore_unresolved_in_objects = false,
+        other => p.errors.push(format!("unknown --unresolved-symbols value: {other}")),
+    }
+}
+
+fn threads(p: &mut Gnu, v: &Val) {
+    match v.value.unwrap_or("").parse::<usize>() {
+        Ok(n) if n > 0 => p.cfg.threads = Some(n),
+        _ => p.errors.push(format!("--threads: expected a positive integer, but got '{}'", v.str())),
+    }
+}
+
+fn defsym(p: &mut Gnu, v: &Val) {
+    match v.value.unwrap_or("").split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() && !value.trim().is_empty() => {
+            p.cfg.defsym.push((name.trim().to_string(), value.trim().to_string()))
+        }
+        _ => p.errors.push("--defsym:1: unexpected EOF".into()),
+    }
+}
+
+fn opt_level(p: &mut Gnu, v: &Val) {
+    match v.value.unwrap_or("").parse::<u32>() {
+        Ok(n) => p.cfg.opt_level = n,
+        Err(_) => p.errors.push(format!("{}{}: number expected, but got '{}'", v.spelling, v.str(), v.str())),
+    }
+}
+
+fn cg_profile_sort(p: &mut Gnu, v: &Val) {
+    p.cfg.cg_profile_sort = match v.str().as_str() {
+        "none" => CgProfileSort::None,
+        "hfsort" => CgProfileSort::Hfsort,
+        "cdsort" => CgProfileSort::Cdsort,
+        other => {
+            p.errors.push(format!("unknown --call-graph-profile-sort= value: {other}"));
+            return;
+        }
+    }
+}
+
+fn color(p: &mut Gnu, v: &Val) {
+    match v.value {
+        None | Some("auto") | Some("always") | Some("never") => p.color = crate::diag::color_choice(v.value),
+        Some(other) => p.errors.push(format!("unknown option: --color-diagnostics={other}")),
+    }
+}
+
+fn error_limit(p: &mut Gnu, v: &Val) {
+    match v.value.unwrap_or("").parse::<usize>() {
+        Ok(n) => p.error_limit = n,
+        Err(_) => p.errors.push(format!("--error-limit={}: number expected, but got '{}'", v.str(), v.str())),
+    }
+}
+
+/// `--icf=`: `none` is the default; the folding modes are not implemented (a warning: the
+/// program is the same without folding).
+fn icf(p: &mut Gnu, v: &Val) {
+    match v.value.unwrap_or("") {
+        "none" => {}
+        "all" | "safe" | "safe_thunks" => p.warnings.push(format!("{} is not supported; ignored", v.shown())),
+        other => p.errors.push(format!("unknown argument '{}={other}'", v.spelling)),
+    }
+}
+
+fn pack_dyn_relocs(p: &mut Gnu, v: &Val) {
+    match v.value.unwrap_or("") {
+        "none" => {}
+        "relr" | "android" | "android+relr" => p.warnings.push(format!("{} is not supported; ignored", v.shown())),
+        other => p.errors.push(format!("unknown --pack-dyn-relocs format: {other}")),
+    }
+}
+
+fn compress_debug_sections(p: &mut Gnu, v: &Val) {
+    match v.value.unwrap_or("") {
+        "none" => p.cfg.compress_debug_zlib = false,
+        "zlib" => p.cfg.compress_debug_zlib = true,
+        // Compression never changes what the program does, so an unsupported format warns.
+        "zstd" => p.warnings.push(format!("{} is not supported; ignored", v.shown())),
+        other => p.errors.push(format!("unknown --compress-debug-sections value: {other}")),
+    }
+}
+
+fn orphan_handling(p: &mut Gnu, v: &Val) {
+    match v.value.unwrap_or("") {
+        "place" => {}
+        "warn" | "error" => p.warnings.push(format!("{} is not supported; ignored", v.shown())),
+        other => p.errors.push(format!("unknown --orphan-handling mode: {other}")),
+    }
+}
+
+fn hash_size(p: &mut Gnu, v: &Val) {
+    if v.value.unwrap_or("").parse::<u64>().is_err() {
+        p.errors.push(format!("{}: invalid value: {}", v.spelling, v.str()));
+    }
+}
+
+fn start_group(p: &mut Gnu, _: &Val) {
+    if p.in_group {
+        p.errors.push("nested --start-group".into());
+    }
+    p.in_group = true;
+    p.input(InputArg::StartGroup);
+}
+
+fn end_group(p: &mut Gnu, _: &Val) {
+    if !p.in_group {
+        p.errors.push("stray --end-group".into());
+    }
+    p.in_group = false;
+    p.input(InputArg::EndGroup);
+}
+
+/// Every option dtld knows. Order matters only for `--help`.
+static OPTIONS: &[Opt<Gnu>] = &[
+    opt(&["o", "output"], Value, "<path>", "Path to the output file", Implemented, |p, v| p.cfg.output = v.path()),
+    opt(&["l", "library"], Value, "<lib>", "Search for library <lib> (-lfoo, -l:file.a)", Implemented, |p, v| {
+        p.input(InputArg::Library(v.str()));
+        p.has_input = true;
+    }),
+    opt(&["L", "library-path"], Value, "<dir>", "Add <dir> to the library search path", Implemented, |p, v| p.raw_lib_paths.push(v.str())),
+    opt(&["shared", "Bshareable"], Flag, "", "Build a shared object", Implemented, |p, _| p.cfg.shared = true),
+    opt(&["pie", "pic-executable"], Flag, "", "Build a position-independent executable", Implemented, |p, _| p.cfg.pie = true),
+    opt(&["no-pie", "no-pic-executable"], Flag, "", "Do not build a position-independent executable (default)", Implemented, |p, _| p.cfg.pie = false),
+    opt(&["static"], Flag, "", "Do not link against shared libraries; no dynamic linking", Implemented, |p, _| {
+        p.cfg.is_static = true;
+        p.input(InputArg::Static(true));
+    }),
+    opt(&["relocatable", "r"], Flag, "", "Create a relocatable object file", Implemented, |p, _| p.cfg.relocatable = true),
+    opt(&["emit-relocs", "q"], Flag, "", "Keep relocations in the output", Unsupported, nothing),
+    opt(&["Bstatic", "dn", "non_shared"], Flag, "", "Do not link against shared libraries (positional)", Implemented, |p, _| p.input(InputArg::Static(true))),
+    opt(&["Bdynamic", "dy", "call_shared"], Flag, "", "Link against shared libraries (positional, default)", Implemented, |p, _| p.input(InputArg::Static(false))),
+    opt(&["as-needed"], Flag, "", "Only set DT_NEEDED for shared libraries if used (positional)", Implemented, |p, _| p.input(InputArg::AsNeeded(true))),
+    opt(&["no-as-needed"], Flag, "", "Always set DT_NEEDED for shared libraries (positional, default)", Implemented, |p, _| p.input(InputArg::AsNeeded(false))),
+    opt(&["whole-archive"], Flag, "", "Include all members of following archives (positional)", Implemented, |p, _| p.input(InputArg::WholeArchive(true))),
+    opt(&["no-whole-archive"], Flag, "", "Stop --whole-archive (positional)", Implemented, |p, _| p.input(InputArg::WholeArchive(false))),
+    opt(&["start-group", "("], Flag, "", "Start a group of archives (positional)", Implemented, start_group),
+    opt(&["end-group", ")"], Flag, "", "End a group of archives (positional)", Implemented, end_group),
+    opt(&["push-state"], Flag, "", "Save --as-needed, -Bstatic and --whole-archive state", Implemented, |p, _| p.input(InputArg::PushState)),
+    opt(&["pop-state"], Flag, "", "Restore the state saved by --push-state", Implemented, |p, _| p.input(InputArg::PopState)),
+    opt(&["entry", "e"], Value, "<sym>", "Name of the entry point symbol", Implemented, |p, v| p.cfg.entry = Some(v.str())),
+    opt(&["undefined", "u"], Value, "<sym>", "Force <sym> to be an undefined symbol", Implemented, |p, v| p.cfg.undefined.push(v.str())),
+    opt(&["soname", "h"], Value, "<name>", "Set DT_SONAME", Implemented, |p, v| p.cfg.soname = Some(v.str())),
+    opt(&["rpath", "R"], Value, "<dir>", "Add a DT_RUNPATH (or DT_RPATH) entry", Implemented, |p, v| p.cfg.rpath.push(v.str())),
+    opt(&["rpath-link"], Value, "<dir>", "Ignored (as in lld)", Noop, nothing),
+    opt(&["dynamic-linker", "I"], Value, "<path>", "Which dynamic linker to use (PT_INTERP)", Implemented, |p, v| {
+        p.cfg.dynamic_linker = Some(v.str());
+        p.cfg.no_dynamic_linker = false;
+    }),
+    opt(&["no-dynamic-linker"], Flag, "", "Do not emit PT_INTERP", Implemented, |p, _| {
+        p.cfg.no_dynamic_linker = true;
+        p.cfg.dynamic_linker = None;
+    }),
+    opt(&["m"], Value, "<emulation>", "Set target emulation (only elf_x86_64)", Implemented, emulation),
+    opt(&["z"], Value, "<keyword>", "Linker option extensions (see docs/options.md)", Implemented, |p, v| z_keyword(p, &v.str())),
+    opt(&["export-dynamic", "E"], Flag, "", "Put all global symbols in the dynamic symbol table", Implemented, |p, _| p.cfg.export_dynamic = true),
+    opt(&["no-export-dynamic"], Flag, "", "Do not put all global symbols in the dynamic symbol table (default)", Implemented, |p, _| {
+        p.cfg.export_dynamic = false
+    }),
+    opt(&["export-dynamic-symbol"], Value, "<glob>", "Put symbols matching <glob> in the dynamic symbol table", Implemented, |p, v| {
+        p.cfg.export_dynamic_symbols.push(v.str())
+    }),
+    opt(&["export-dynamic-symbol-list"], Value, "<file>", "Export the symbols listed in <file> (dynamic-list syntax)", Implemented, |p, v| {
+        p.cfg.export_dynamic_symbol_lists.push(v.path())
+    }),
+    opt(&["dynamic-list"], Value, "<file>", "Read a list of dynamic symbols", Implemented, |p, v| p.cfg.dynamic_lists.push(v.path())),
+    opt(&["version-script"], Value, "<file>", "Read a version script", Implemented, |p, v| p.cfg.version_scripts.push(v.path())),
+    opt(&["undefined-version"], Flag, "", "Allow version scripts to name undefined symbols", Implemented, |p, _| p.cfg.undefined_version = true),
+    opt(&["no-undefined-version"], Flag, "", "Version scripts naming undefined symbols are an error (default)", Implemented, |p, _| {
+        p.cfg.undefined_version = false
+    }),
+    opt(&["hash-style"], Value, "<style>", "Hash table style: sysv, gnu or both", Implemented, hash_style),
+    opt(&["build-id"], OptValue, "[=fast|md5|sha1|uuid|none|0x<hex>]", "Generate a .note.gnu.build-id section", Implemented, build_id),
+    opt(&["eh-frame-hdr"], Flag, "", "Create .eh_frame_hdr and PT_GNU_EH_FRAME", Implemented, |p, _| p.cfg.eh_frame_hdr = true),
+    opt(&["no-eh-frame-hdr"], Flag, "", "Do not create .eh_frame_hdr", Implemented, |p, _| p.cfg.eh_frame_hdr = false),
+    opt(&["gc-sections"], Flag, "", "Garbage-collect unused sections", Implemented, |p, _| p.cfg.gc_sections = true),
+    opt(&["no-gc-sections"], Flag, "", "Do not garbage-collect unused sections (default)", Implemented, |p, _| p.cfg.gc_sections = false),
+    opt(&["print-gc-sections"], Flag, "", "List removed unused sections", Implemented, |p, _| p.cfg.print_gc_sections = true),
+    opt(&["no-print-gc-sections"], Flag, "", "Do not list removed unused sections (default)", Implemented, |p, _| p.cfg.print_gc_sections = false),
+    opt(&["enable-new-dtags"], Flag, "", "Use DT_RUNPATH (default)", Implemented, |p, _| p.cfg.enable_new_dtags = true),
+    opt(&["disable-new-dtags"], Flag, "", "Use DT_RPATH", Implemented, |p, _| p.cfg.enable_new_dtags = false),
+    opt(&["allow-shlib-undefined"], Flag, "", "Allow unresolved references in shared libraries", Implemented, |p, _| {
+        p.cfg.allow_shlib_undefined = Some(true)
+    }),
+    opt(&["no-allow-shlib-undefined"], Flag, "", "Report unresolved references in shared libraries", Implemented, |p, _| {
+        p.cfg.allow_shlib_undefined = Some(false)
+    }),
+    opt(&["no-undefined"], Flag, "", "Report unresolved symbols even if linking a shared object (-z defs)", Implemented, |p, _| p.cfg.z_defs = true),
+    opt(&["unresolved-symbols"], Value, "<policy>", "ignore-all, ignore-in-object-files, ignore-in-shared-libs or report-all", Implemented, unresolved_symbols),
+    opt(&["allow-multiple-definition"], Flag, "", "Allow multiple definitions", Implemented, |p, _| p.cfg.allow_multiple_definition = true),
+    opt(&["no-allow-multiple-definition"], Flag, "", "Do not allow multiple definitions (default)", Implemented, |p, _| {
+        p.cfg.allow_multiple_definition = false
+    }),
+    opt(&["Bsymbolic"], Flag, "", "Bind defined symbols locally in a shared object", Implemented, |p, _| p.cfg.bsymbolic = true),
+    opt(&["Bsymbolic-functions"], Flag, "", "Bind defined function symbols locally in a shared object", Implemented, |p, _| {
+        p.cfg.bsymbolic_functions = true
+    }),
+    opt(&["Bno-symbolic"], Flag, "", "Do not bind symbols locally (default)", Implemented, |p, _| {
+        p.cfg.bsymbolic = false;
+        p.cfg.bsymbolic_functions = false;
+    }),
+    opt(&["sysroot"], Value, "<dir>", "Set the system root", Implemented, |p, v| p.cfg.sysroot = Some(v.path())),
+    opt(&["nostdlib"], Flag, "", "Only search directories given on the command line, not SEARCH_DIR", Implemented, |p, _| p.cfg.nostdlib = true),
+    opt(&["threads"], Value, "<n>", "Number of threads to use", Implemented, threads),
+    opt(&["strip-all", "s"], Flag, "", "Strip all symbols", Implemented, |p, _| p.cfg.strip_all = true),
+    opt(&["strip-debug", "S"], Flag, "", "Strip debugging information", Implemented, |p, _| p.cfg.strip_debug = true),
+    opt(&["discard-all", "x"], Flag, "", "Delete all local symbols", Implemented, |p, _| p.cfg.discard_all = true),
+    opt(&["discard-locals", "X"], Flag, "", "Delete temporary local symbols", Implemented, |p, _| p.cfg.discard_locals = true),
+    opt(&["discard-none"], Flag, "", "Keep all local symbols", Implemented, |p, _| {
+        p.cfg.discard_all = false;
+        p.cfg.discard_locals = false;
+    }),
+    opt(&["defsym"], Value, "<sym>=<value>", "Define a symbol", Implemented, defsym),
+    opt(&["wrap"], Value, "<sym>", "Use wrapper functions for <sym>", Implemented, |p, v| p.cfg.wrap.push(v.str())),
+    opt(&["init"], Value, "<sym>", "Symbol for DT_INIT", Implemented, |p, v| p.cfg.init = Some(v.str())),
+    opt(&["fini"], Value, "<sym>", "Symbol for DT_FINI", Implemented, |p, v| p.cfg.fini = Some(v.str())),
+    opt(&["plugin"], Value, "<path>", "Linker plugin: LLVMgold.so (finds the user's LLVM) or GCC's liblto_plugin.so", Implemented, |p, v| {
+        p.cfg.plugin = Some(v.str())
+    }),
+    opt(&["plugin-opt"], Value, "<opt>", "Option for the linker plugin / LTO", Implemented, |p, v| p.cfg.plugin_opts.push(v.str())),
+    opt(&["mllvm"], Value, "<opt>", "Option for LLVM (LTO)", Implemented, |p, v| p.cfg.mllvm.push(v.str())),
+    opt(&["Map"], Value, "<file>", "Print a link map to <file>", Implemented, |p, v| p.cfg.map_file = Some(v.path())),
+    opt(&["print-map", "M"], Flag, "", "Print a link map to stdout", Implemented, |p, _| p.cfg.map_file = Some(PathBuf::from("-"))),
+    opt(&["script", "T"], Value, "<file>", "Read a linker script", Implemented, |p, v| p.file_input(v.str())),
+    opt(&["reproduce"], Value, "<file>", "Write a tar file with the inputs and command line to reproduce the link", Implemented, |p, v| {
+        p.cfg.reproduce = Some(v.path())
+    }),
+    opt(&["chroot"], Value, "<dir>", "Read absolute input paths below <dir> (for --reproduce trees)", Implemented, |p, v| {
+        p.cfg.chroot = Some(v.path())
+    }),
+    opt(&["verbose"], Flag, "", "Verbose mode", Implemented, |p, _| p.cfg.verbose = true),
+    opt(&["time-trace"], OptValue, "[=<file>]", "Write a Chrome trace of the link's stages to <file> (default <output>.time-trace)", Implemented, |p, v| {
+        p.cfg.time_trace = Some(match v.value {
+            Some(f) if !f.is_empty() => PathBuf::from(f),
+            _ => PathBuf::new(),
+        })
+    }),
+    opt(&["time-trace-file"], Value, "<file>", "Where --time-trace writes", Implemented, |p, v| p.cfg.time_trace_file = Some(v.path())),
+    opt(&["time-trace-granularity"], Value, "<us>", "Accepted (dtld traces whole stages)", Noop, nothing),
+    opt(&["v", "V"], Flag, "", "Print the version and continue", Implemented, |p, _| p.cfg.print_version = true),
+    opt(&["version"], Flag, "", "Print the version and exit", Implemented, |p, _| p.version = true),
+    opt(&["help"], Flag, "", "Print option help", Implemented, |p, _| p.help = true),
+    opt(&["O"], Value, "<n>", "Optimization level (merge sections at 1, tail-merge strings at 2)", Implemented, opt_level),
+    opt(&["call-graph-profile-sort"], Value, "[none,hfsort,cdsort]", "Reorder input sections with call graph profile using the specified algorithm (default: cdsort)", Implemented, cg_profile_sort),
+    opt(&["no-call-graph-profile-sort"], Flag, "", "Do not reorder sections with call graph profile", Implemented, |p, _| {
+        p.cfg.cg_profile_sort = CgProfileSort::None
+    }),
+    opt(&["call-graph-ordering-file"], Value, "<file>", "Layout sections to optimize the given callgraph", Implemented, |p, v| {
+        p.cfg.call_graph_ordering_file = Some(v.path())
+    }),
+    opt(&["print-symbol-order"], Value, "<file>", "Print a symbol order specified by --call-graph-ordering-file into the specified file", Implemented, |p, v| {
+        p.cfg.print_symbol_order = Some(v.path())
+    }),
+    opt(&["warn-symbol-ordering"], Flag, "", "Warn about problems with the symbol ordering file (default)", Implemented, |p, _| {
+        p.cfg.warn_symbol_ordering = true
+    }),
+    opt(&["no-warn-symbol-ordering"], Flag, "", "Do not warn about problems with the symbol ordering file", Implemented, |p, _| {
+        p.cfg.warn_symbol_ordering = false
+    }),
+    opt(&["fatal-warnings"], Flag, "", "Treat warnings as errors", Implemented, |p, _| p.cfg.fatal_warnings = true),
+    opt(&["no-fatal-warnings"], Flag, "", "Do not treat warnings as errors (default)", Implemented, |p, _| p.cfg.fatal_warnings = false),
+    opt(&["no-warnings", "w"], Flag, "", "Suppress warnings", Implemented, |p, _| p.no_warnings = true),
+    opt(&["color-diagnostics"], OptValue, "[=auto|always|never]", "Use colors in diagnostics", Implemented, color),
+    opt(&["no-color-diagnostics"], Flag, "", "Do not use colors in diagnostics", Implemented, |p, _| p.color = Some(false)),
+    opt(&["error-limit"], Value, "<n>", "Maximum number of errors to print before stopping (0: no limit; default 20)", Implemented, error_limit),
+    opt(&["relax"], Flag, "", "Enable target-specific relaxations (default)", Implemented, |p, _| p.cfg.relax = true),
+    opt(&["no-relax"], Flag, "", "Disable target-specific relaxations", Implemented, |p, _| p.cfg.relax = false),
+    opt(&["icf"], Value, "<none|all|safe>", "Identical code folding (only none is done)", Implemented, icf),
+    opt(&["pack-dyn-relocs"], Value, "<none|relr|...>", "Pack dynamic relocations (only none is done)", Implemented, pack_dyn_relocs),
+    opt(&["compress-debug-sections"], Value, "<none|zlib|zstd>", "Compress debug sections (zlib; zstd is not supported)", Implemented, compress_debug_sections),
+    opt(&["exclude-libs"], Value, "<libs>", "Hide symbols of these archives (comma- or colon-separated names, or ALL) from the dynamic symbol table", Implemented, |p, v| {
+        p.cfg.exclude_libs.extend(v.str().split([',', ':']).filter(|s| !s.is_empty()).map(str::to_string))
+    }),
+    opt(&["orphan-handling"], Value, "<mode>", "Orphan section handling (only place is done)", Implemented, orphan_handling),
+    opt(&["trace", "t"], Flag, "", "Print the name of each input file", Implemented, |p, _| p.cfg.trace = true),
+    opt(&["trace-symbol", "y"], Value, "<sym>", "Trace references to a symbol", Ignored, nothing),
+    opt(&["hash-size"], Value, "<n>", "GNU ld hash table size (no effect, as in lld)", Noop, hash_size),
+    opt(&["g"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["no-warn-mismatch"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["sort-common"], OptValue, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["warn-common"], Flag, "", "Warn about duplicate common symbols", Ignored, nothing),
+    opt(&["no-warn-common"], Flag, "", "Do not warn about duplicate common symbols (default)", Noop, nothing),
+    opt(&["reduce-memory-overheads"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["no-copy-dt-needed-entries"], Flag, "", "Ignored (the default, as in lld)", Noop, nothing),
+    opt(&["warn-shared-textrel"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["cref"], Flag, "", "Output a cross reference table", Ignored, nothing),
+    opt(&["demangle"], Flag, "", "Demangle symbol names in diagnostics (default)", Noop, nothing),
+    opt(&["no-demangle"], Flag, "", "Do not demangle symbol names in diagnostics", Ignored, nothing),
+    opt(&["gdb-index"], Flag, "", "Generate .gdb_index", Ignored, nothing),
+    opt(&["no-gdb-index"], Flag, "", "Do not generate .gdb_index (default)", Noop, nothing),
+    opt(&["warn-backrefs"], Flag, "", "Warn about backward symbol references to extract archive members", Ignored, nothing),
+    opt(&["no-warn-backrefs"], Flag, "", "Do not warn about backward references (default)", Noop, nothing),
+    opt(&["noinhibit-exec"], Flag, "", "Retain the output file even if errors occur", Ignored, nothing),
+    opt(&["rosegment"], Flag, "", "Put read-only non-executable sections in their own segment (default)", Noop, nothing),
+    opt(&["no-rosegment"], Flag, "", "Do not put read-only non-executable sections in their own segment", Ignored, nothing),
+    opt(&["enable-non-contiguous-regions"], Flag, "", "Spill input sections to later matching output sections", Ignored, nothing),
+];
+
+/// One-letter options that take a value joined or separate (single dash only).
+const SHORT_WITH_VALUE: &[char] = &['o', 'l', 'L', 'e', 'u', 'h', 'R', 'I', 'm', 'z', 'y', 'O', 'T'];
+
+/// Arguments lld forwards to its LTO stage unparsed (`--lto-*`, `--thinlto-*`, `--save-temps`);
+/// `lto::options` reads them.
+fn is_lto_option(body: &str) -> bool {
+    body.starts_with("lto-") || body.starts_with("thinlto-") || body.starts_with("lto=") || body == "no-lto-pgo-warn-mismatch" || body == "save-temps" || body.starts_with("save-temps=")
+}
+
+/// LTO options that take their value in the next argument too (`--x <v>`), as in lld.
+const LTO_SEPARATE: &[&str] = &["thinlto-distributor-arg", "thinlto-remote-compiler-prepend-arg", "thinlto-remote-compiler-arg"];
+
+impl Gnu {
+    fn new() -> Gnu {
+        Gnu {
+            cfg: Config::default(),
+            errors: Vec::new(),
+            warnings: Vec::new(),
+            in_group: false,
+            raw_lib_paths: Vec::new(),
+            has_input: false,
+            version: false,
+            help: false,
+            color: None,
+            error_limit: crate::diag::DEFAULT_ERROR_LIMIT,
+            no_warnings: false,
+        }
+    }
+
+    /// Applies option `o` as spelled `spelling` with value `v`, recording it for `--reproduce`.
+    fn apply(&mut self, o: &Opt<Gnu>, spelling: &str, v: Option<&str>) {
+        self.cfg.cmdline.push(CmdArg::option(o.names[0], spelling, v, o.arity == OptValue));
+        options::apply(self, o, spelling, v);
+    }
+
+    /// One argument (and, for a separate value, the next): returns how many it consumed.
+    fn argument(&mut self, args: &[String], i: usize) -> usize {
+        let a = &args[i];
+        if !a.starts_with('-') || a == "-" {
+            self.cfg.cmdline.push(CmdArg::Input(a.clone()));
+            self.file_input(a.clone());
+            return 1;
+        }
+        let (dashes, body) = match a.strip_prefix("--") {
+            Some(b) => ("--", b),
+            None => ("-", &a[1..]),
+        };
+        // 1. The whole name: a flag, or an option whose value is the next argument.
+        let one_letter = body.chars().count() == 1;
+        if let Some(o) = lookup(OPTIONS, body, false).filter(|_| !(one_letter && dashes == "--")) {
+            if o.arity != Value {
+                self.apply(o, a, None);
+                return 1;
+            }
+            match args.get(i + 1) {
+                Some(v) => self.apply(o, a, Some(v)),
+                None => self.errors.push(format!("{a}: missing argument")),
+            }
+            return 2;
+        }
+        // 2. `name=value`.
+        if let Some((n, v)) = body.split_once('=') {
+            if let Some(o) = lookup(OPTIONS, n, false) {
+                if o.arity != Flag && n.len() > 1 {
+                    self.apply(o, &format!("{dashes}{n}"), Some(v));
+                    return 1;
+                }
+            }
+        }
+        // 3. LTO options, recorded raw.
+        if is_lto_option(body) {
+            if LTO_SEPARATE.contains(&body) {
+                match args.get(i + 1) {
+                    Some(v) => {
+                        self.cfg.cmdline.push(CmdArg::Raw(format!("--{body}={v}")));
+                        self.cfg.lto_args.push(format!("--{body}={v}"));
+                    }
+                    None => self.errors.push(format!("{a}: missing argument")),
+                }
+                return 2;
+            }
+            self.cfg.cmdline.push(CmdArg::Raw(a.clone()));
+            self.cfg.lto_args.push(a.clone());
+            return 1;
+        }
+        // 4. A one-letter option with a joined value (`-omain`, `-lfoo`, `-znow`, `-O2`).
+        if dashes == "-" {
+            if let Some(c) = body.chars().next().filter(|c| SHORT_WITH_VALUE.contains(c)) {
+                if let Some(o) = lookup(OPTIONS, &c.to_string(), false) {
+                    self.apply(o, &format!("-{c}"), Some(&body[c.len_utf8()..]));
+                    return 1;
+                }
+            }
+        }
+        self.errors.push(format!("unknown argument '{a}'"));
+        1
+    }
+}
+
+/// Parses argv (without argv[0]).
+pub fn parse(argv: &[String]) -> Result<Action<Config>> {
+    let args = super::expand_response_files(argv)?;
+    let mut p = Gnu::new();
+    let mut i = 0;
+    while i < args.len() {
+        i += p.argument(&args, i);
+    }
+    if p.version {
+        return Ok(Action::Version);
+    }
+    if p.help {
+        return Ok(Action::Help);
+    }
+    // Apply the sysroot to `-L=dir` and `-L$SYSROOT/dir` (it may come after the -L options).
+    let sysroot = p.cfg.sysroot.clone();
+    p.cfg.library_paths = p.raw_lib_paths.iter().map(|d| apply_sysroot(d, sysroot.as_deref())).collect();
+    let mut diag = crate::diag::Diag::new(p.cfg.fatal_warnings, p.error_limit, p.color);
+    diag.suppress_warnings = p.no_warnings;
+    if !p.errors.is_empty() {
+        for w in &p.warnings {
+            diag.warn(w);
+        }
+        return Err(Error::many(p.errors));
+    }
+    for w in &p.warnings {
+        diag.warn(w);
+    }
+    if !p.has_input {
+        if p.cfg.print_version {
+            return Ok(Action::Version);
+        }
+        crate::bail!("no input files");
+    }
+    p.cfg.diag = std::sync::Arc::new(diag);
+    Ok(Action::Link(p.cfg))
+}
+
+/// `-z` keywords: (keyword, status, effect). Keywords with a value (`max-page-size=`) are read
+/// by `z_keyword_value`.
+type ZRow = (&'static str, options::Status, fn(&mut Config));
+static Z: &[ZRow] = &[
+    ("relro", Implemented, |c| c.z_relro = true),
+    ("norelro", Implemented, |c| c.z_relro = false),
+    ("now", Implemented, |c| c.z_now = true),
+    ("lazy", Implemented, |c| c.z_now = false),
+    ("execstack", Implemented, |c| c.z_execstack = true),
+    ("noexecstack", Implemented, |c| c.z_execstack = false),
+    ("defs", Implemented, |c| c.z_defs = true),
+    ("undefs", Implemented, |c| c.z_defs = false),
+    ("text", Implemented, |c| c.z_text = true),
+    ("notext", Implemented, |c| c.z_text = false),
+    ("start-stop-gc", Implemented, |c| c.z_start_stop_gc = true),
+    ("nostart-stop-gc", Implemented, |c| c.z_start_stop_gc = false),
+    ("separate-code", Implemented, |c| c.z_separate_code = true),
+    ("noseparate-code", Implemented, |c| c.z_separate_code = false),
+    ("origin", Implemented, |c| c.z_origin = true),
+    ("nodelete", Implemented, |c| c.z_nodelete = true),
+    ("nodlopen", Implemented, |c| c.z_nodlopen = true),
+    ("initfirst", Implemented, |c| c.z_initfirst = true),
+    ("interpose", Implemented, |c| c.z_interpose = true),
+    ("nodefaultlib", Implemented, |c| c.z_nodefaultlib = true),
+    ("global", Implemented, |c| c.z_global = true),
+    ("muldefs", Implemented, |c| c.allow_multiple_definition = true),
+    ("ibt", Implemented, |c| c.z_ibt = true),
+    ("shstk", Implemented, |c| c.z_shstk = true),
+    ("nognustack", Implemented, |c| c.z_nognustack = true),
+    ("dynamic-undefined-weak", Implemented, |c| c.z_dynamic_undefined_weak = true),
+    ("nodynamic-undefined-weak", Implemented, |c| c.z_dynamic_undefined_weak = false),
+    ("keep-text-section-prefix", Implemented, |c| c.z_keep_text_section_prefix = true),
+    ("nokeep-text-section-prefix", Implemented, |c| c.z_keep_text_section_prefix = false),
+    // No effect in lld on x86-64 either.
+    ("combreloc", Noop, |_| {}),
+    ("nocombreloc", Noop, |_| {}),
+    ("copyreloc", Noop, |_| {}),
+    ("nopack-relative-relocs", Noop, |_| {}),
+    ("rela", Noop, |_| {}),
+    ("hazardplt", Noop, |_| {}),
+    ("force-bti", Noop, |_| {}),
+    ("pac-plt", Noop, |_| {}),
+    ("nomark-plt", Noop, |_| {}),
+    ("nounique", Noop, |_| {}),
+    ("wxneeded", Noop, |_| {}),
+    // Not implemented; the program means the same without them.
+    ("pack-relative-relocs", Ignored, |_| {}),
+    ("rel", Ignored, |_| {}),
+    ("rodynamic", Ignored, |_| {}),
+    ("separate-loadable-segments", Ignored, |_| {}),
+    ("unique", Ignored, |_| {}),
+    ("mark-plt", Ignored, |_| {}),
+    ("ibtplt", Ignored, |_| {}),
+    ("x86-64-baseline", Ignored, |_| {}),
+    ("x86-64-v2", Ignored, |_| {}),
+    ("x86-64-v3", Ignored, |_| {}),
+    ("x86-64-v4", Ignored, |_| {}),
+    ("report-relative", Ignored, |_| {}),
+    // Not implemented, and the output would not have the property asked for.
+    ("nocopyreloc", Unsupported, |_| {}),
+    ("retpolineplt", Unsupported, |_| {}),
+    ("force-ibt", Unsupported, |_| {}),
+];
+
+fn z_keyword(p: &mut Gnu, k: &str) {
+    if let Some(&(_, status, apply)) = Z.iter().find(|(n, _, _)| *n == k) {
+        apply(&mut p.cfg);
+        match status {
+            Implemented | Noop => {}
+            Ignored => p.warnings.push(format!("-z {k} is not supported; ignored")),
+            Unsupported => p.errors.push(format!("-z {k} is not supported")),
+        }
+        return;
+    }
+    match k.split_once('=') {
+        Some((key, value)) => z_keyword_value(p, k, key, value),
+        None => p.warnings.push(format!("unknown -z value: {k}")),
+    }
+}
+
+fn z_keyword_value(p: &mut Gnu, k: &str, key: &str, value: &str) {
+    let c = &mut p.cfg;
+    let int = parse_num(value.trim());
+    match key {
+        "max-page-size" | "common-page-size" => match int {
+            None => p.errors.push(format!("invalid {key}: {value}")),
+            Some(n) if n == 0 || !n.is_power_of_two() => p.errors.push(format!("{key}: value isn't a power of 2")),
+            Some(n) if key == "max-page-size" => c.max_page_size = Some(n),
+            Some(n) => c.common_page_size = Some(n),
+        },
+        "dead-reloc-in-nonalloc" => match value.rsplit_once('=') {
+            Some((glob, v)) if !glob.is_empty() && !v.is_empty() => match parse_num(v.trim()) {
+                Some(n) => c.dead_reloc_in_nonalloc.push((glob.to_string(), n)),
+                None => p.errors.push(format!("-z dead-reloc-in-nonalloc=: expected a non-negative integer, but got '{v}'")),
+            },
+            _ => p.errors.push("-z dead-reloc-in-nonalloc=: expected <section_glob>=<value>".to_string()),
+        },
+        "stack-size" => match int {
+            Some(n) => c.z_stack_size = Some(n),
+            None => p.errors.push(format!("invalid stack-size: {value}")),
+        },
+        "cet-report" => match value {
+            "none" | "warning" | "error" => c.z_cet_report = Some(value.to_string()),
+            _ => p.errors.push(format!("unknown -z cet-report= value: {value}")),
+        },
+        // lld's default visibility for __start_/__stop_ symbols.
+        "start-stop-visibility" if value == "protected" => {}
+        // Reports for other architectures, or features dtld does not implement.
+        "start-stop-visibility" | "bti-report" | "execute-only-report" | "gcs" | "gcs-report" | "memtag-mode" | "zicfilp" | "zicfiss" | "zicfilp-report"
+        | "zicfiss-report" | "zicfilp-unlabeled-report" | "zicfilp-func-sig-report" | "isa-level-report" | "pauth-report" => {
+            p.warnings.push(format!("-z {k} is not supported; ignored"))
+        }
+        _ => p.warnings.push(format!("unknown -z value: {k}")),
+    }
+}
+
+fn parse_hex(s: &str) -> Option<Vec<u8>> {
+    let s = s.trim();
+    if s.is_empty() || !s.len().is_multiple_of(2) || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok()).collect()
+}
+
+/// The text `--help` prints, from the table.
+pub fn help_text() -> String {
+    let mut s = String::new();
+    s.push_str("OVERVIEW: dtld, an x86-64 ELF linker (compatible with GNU linkers)\n\n");
+    s.push_str("USAGE: dtld [options] file...\n\nOPTIONS:\n");
+    s.push_str(&options::gnu_help(OPTIONS));
+    s.push_str("  --lto-*, --thinlto-*            LTO options (recorded for the LTO stage)\n");
+    s.push_str("  @<file>                        Read options from <file>\n");
+    s
+}
+
+/// The table's rows, for the man page and docs/options.md.
+pub fn rows() -> Vec<options::RowInfo> {
+    options::rows(OPTIONS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::elf::config::InputArg;
+    use crate::driver::{tokenize_gnu, version_string};
+    use std::path::PathBuf;
+
+    fn args(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    /// The warnings a command line prints.
+    fn warnings(s: &[&str]) -> Vec<String> {
+        let a = args(s);
+        let mut p = Gnu::new();
+        let mut i = 0;
+        while i < a.len() {
+            i += p.argument(&a, i);
+        }
+        p.warnings
+    }
+
+    fn cfg(s: &[&str]) -> Config {
+        match parse(&args(s)) {
+            Ok(Action::Link(c)) => c,
+            Ok(_) => panic!("not a link"),
+            Err(e) => panic!("error: {e}"),
+        }
+    }
+
+    fn err(s: &[&str]) -> String {
+        match parse(&args(s)) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("expected an error for {s:?}"),
+        }
+    }
+
+    #[test]
+    fn joined_and_separate_values() {
+        let c = cfg(&["-omain", "a.o"]);
+        assert_eq!(c.output, PathBuf::from("main"));
+        let c = cfg(&["-o", "x", "a.o", "--soname=libx.so.1"]);
+        assert_eq!(c.output, PathBuf::from("x"));
+        assert_eq!(c.soname.as_deref(), Some("libx.so.1"));
+        assert_eq!(cfg(&["-soname", "y", "a.o"]).soname.as_deref(), Some("y"));
+        assert_eq!(cfg(&["-soname=y", "a.o"]).soname.as_deref(), Some("y"));
+        assert_eq!(cfg(&["-h", "z", "a.o"]).soname.as_deref(), Some("z"));
+        assert_eq!(cfg(&["-hz", "a.o"]).soname.as_deref(), Some("z"));
+        assert_eq!(cfg(&["-e", "start", "a.o"]).entry.as_deref(), Some("start"));
+        assert_eq!(
+            cfg(&["--entry=start", "a.o"]).entry.as_deref(),
+            Some("start")
+        );
+        assert_eq!(cfg(&["-entry", "s", "a.o"]).entry.as_deref(), Some("s"));
+        assert_eq!(cfg(&["-emain", "a.o"]).entry.as_deref(), Some("main"));
+        assert_eq!(
+            cfg(&["-u", "f", "--undefined=g", "-uh", "a.o"]).undefined,
+            vec!["f", "g", "h"]
+        );
+        assert_eq!(
+            cfg(&["-m", "elf_x86_64", "a.o"]).emulation.as_deref(),
+            Some("elf_x86_64")
+        );
+        assert_eq!(
+            cfg(&["-melf_x86_64", "a.o"]).emulation.as_deref(),
+            Some("elf_x86_64")
+        );
+        let c = cfg(&["-L", "/a", "-L/b", "--library-path=/c", "a.o"]);
+        assert_eq!(
+            c.library_paths,
+            vec![
+                PathBuf::from("/a"),
+                PathBuf::from("/b"),
+                PathBuf::from("/c")
+            ]
+        );
+        let c = cfg(&["-lfoo", "-l", "bar", "-l:baz.a", "--library=qux"]);
+        assert_eq!(
+            c.inputs,
+            vec![
+                InputArg::Library("foo".into()),
+                InputArg::Library("bar".into()),
+                InputArg::Library(":baz.a".into()),
+                InputArg::Library("qux".into())
+            ]
+        );
+        let c = cfg(&["-dynamic-linker", "/lib/ld.so", "a.o"]);
+        assert_eq!(c.dynamic_linker.as_deref(), Some("/lib/ld.so"));
+        let c = cfg(&["--dynamic-linker=/x", "-I/y", "a.o"]);
+        assert_eq!(c.dynamic_linker.as_deref(), Some("/y"));
+        let c = cfg(&["-rpath", "/r1", "-R/r2", "--rpath=/r3", "-rpath=/r4", "a.o"]);
+        assert_eq!(c.rpath, vec!["/r1", "/r2", "/r3", "/r4"]);
+    }
+
+    #[test]
+    fn single_dash_long_options() {
+        let c = cfg(&["-pie", "a.o"]);
+        assert!(c.pie);
+        let c = cfg(&["--pie", "-no-pie", "a.o"]);
+        assert!(!c.pie);
+        let c = cfg(&["-shared", "-Bsymbolic", "-export-dynamic", "a.o"]);
+        assert!(c.shared && c.bsymbolic && c.export_dynamic);
+        let c = cfg(&["-static", "-pie", "--no-dynamic-linker", "a.o"]);
+        assert!(c.is_static && c.pie && c.no_dynamic_linker);
+        assert_eq!(c.inputs[0], InputArg::Static(true));
+        let c = cfg(&["-E", "-s", "-S", "-x", "-X", "a.o"]);
+        assert!(
+            c.export_dynamic && c.strip_all && c.strip_debug && c.discard_all && c.discard_locals
+        );
+        assert!(cfg(&["-r", "a.o"]).relocatable);
+        assert!(cfg(&["--relocatable", "a.o"]).relocatable);
+    }
+
+    #[test]
+    fn positional_state_in_order() {
+        let c = cfg(&[
+            "a.o",
+            "--as-needed",
+            "-lc",
+            "--no-as-needed",
+            "-Bstatic",
+            "-dy",
+            "-dn",
+            "-non_shared",
+            "-call_shared",
+            "-Bdynamic",
+            "--whole-archive",
+            "x.a",
+            "--no-whole-archive",
+            "--start-group",
+            "y.a",
+            "--end-group",
+            "-(",
+            "z.a",
+            "-)",
+            "--push-state",
+            "--pop-state",
+        ]);
+        use InputArg::*;
+        assert_eq!(
+            c.inputs,
+            vec![
+                File("a.o".into()),
+                AsNeeded(true),
+                Library("c".into()),
+                AsNeeded(false),
+                Static(true),
+                Static(false),
+                Static(true),
+                Static(true),
+                Static(false),
+                Static(false),
+                WholeArchive(true),
+                File("x.a".into()),
+                WholeArchive(false),
+                StartGroup,
+                File("y.a".into()),
+                EndGroup,
+                StartGroup,
+                File("z.a".into()),
+                EndGroup,
+                PushState,
+                PopState,
+            ]
+        );
+    }
+
+    #[test]
+    fn z_keywords() {
+        let c = cfg(&[
+            "-z",
+            "now",
+            "-znorelro",
+            "-z",
+            "noexecstack",
+            "-z",
+            "defs",
+            "-z",
+            "max-page-size=0x200000",
+            "a.o",
+        ]);
+        assert!(c.z_now && !c.z_relro && !c.z_execstack && c.z_defs);
+        assert_eq!(c.max_page_size, Some(0x200000));
+        let c = cfg(&[
+            "-z",
+            "execstack",
+            "-z",
+            "notext",
+            "-zseparate-code",
+            "-z",
+            "common-page-size=4096",
+            "a.o",
+        ]);
+        assert!(c.z_execstack && !c.z_text && c.z_separate_code);
+        assert_eq!(c.common_page_size, Some(4096));
+        // Unknown keywords only warn.
+        let w = warnings(&["-z", "bogus-keyword", "-z", "combreloc", "a.o"]);
+        assert_eq!(w, vec!["unknown -z value: bogus-keyword".to_string()]);
+        assert_eq!(
+            err(&["-z", "max-page-size=abc", "a.o"]),
+            "invalid max-page-size: abc"
+        );
+        assert_eq!(
+            err(&["-z", "common-page-size=3", "a.o"]),
+            "common-page-size: value isn't a power of 2"
+        );
+        assert!(cfg(&["--no-undefined", "a.o"]).z_defs);
+    }
+
+    #[test]
+    fn errors_in_lld_wording() {
+        assert_eq!(err(&["--bogus", "a.o"]), "unknown argument '--bogus'");
+        assert_eq!(err(&["-bogus", "a.o"]), "unknown argument '-bogus'");
+        assert_eq!(err(&["a.o", "-o"]), "-o: missing argument");
+        assert_eq!(err(&["a.o", "--soname"]), "--soname: missing argument");
+        assert_eq!(err(&["a.o", "-soname"]), "-soname: missing argument");
+        assert_eq!(err(&["--omain", "a.o"]), "unknown argument '--omain'");
+        assert_eq!(err(&["--lfoo"]), "unknown argument '--lfoo'");
+        assert_eq!(err(&["-pie=3", "a.o"]), "unknown argument '-pie=3'");
+        assert_eq!(
+            err(&["--as-needed=3", "a.o"]),
+            "unknown argument '--as-needed=3'"
+        );
+        assert_eq!(
+            err(&["--hash-style=foo", "a.o"]),
+            "unknown --hash-style: foo"
+        );
+        assert_eq!(
+            err(&["--build-id=foo", "a.o"]),
+            "unknown --build-id style: foo"
+        );
+        assert_eq!(
+            err(&["--threads=x", "a.o"]),
+            "--threads: expected a positive integer, but got 'x'"
+        );
+        assert_eq!(
+            err(&["--threads=0", "a.o"]),
+            "--threads: expected a positive integer, but got '0'"
+        );
+        assert_eq!(err(&["-m", "foo", "a.o"]), "unknown emulation: foo");
+        assert_eq!(err(&["-Ox", "a.o"]), "-Ox: number expected, but got 'x'");
+        assert_eq!(err(&[]), "no input files");
+        assert_eq!(err(&["-pie"]), "no input files");
+        assert_eq!(
+            err(&["--pop-state", "--bogus", "-x1"]),
+            "unknown argument '--bogus'\nunknown argument '-x1'"
+        );
+        assert_eq!(
+            err(&["--start-group", "--start-group", "a.o"]),
+            "nested --start-group"
+        );
+        assert_eq!(err(&["--end-group", "a.o"]), "stray --end-group");
+        assert_eq!(
+            err(&["--color-diagnostics=bad", "a.o"]),
+            "unknown option: --color-diagnostics=bad"
+        );
+    }
+
+    #[test]
+    fn misc_options() {
+        let c = cfg(&["--hash-style=sysv", "a.o"]);
+        assert!(c.hash_sysv && !c.hash_gnu);
+        let c = cfg(&["--hash-style=both", "a.o"]);
+        assert!(c.hash_sysv && c.hash_gnu);
+        // The last --hash-style wins, as in ld.lld 22 (checked by the hash-style-sysv fixture).
+        let c = cfg(&["--hash-style", "gnu", "--hash-style=sysv", "a.o"]);
+        assert!(c.hash_sysv && !c.hash_gnu);
+        // A bare --build-id is SHA-1 in ld.lld 22 (20-byte note).
+        assert_eq!(cfg(&["--build-id", "a.o"]).build_id, BuildId::Sha1);
+        assert_eq!(cfg(&["--build-id=fast", "a.o"]).build_id, BuildId::Fast);
+        assert_eq!(cfg(&["--build-id=sha1", "a.o"]).build_id, BuildId::Sha1);
+        assert_eq!(cfg(&["--build-id=md5", "a.o"]).build_id, BuildId::Md5);
+        assert_eq!(cfg(&["--build-id=uuid", "a.o"]).build_id, BuildId::Uuid);
+        assert_eq!(
+            cfg(&["--build-id", "--build-id=none", "a.o"]).build_id,
+            BuildId::None
+        );
+        let c = cfg(&["--build-id=0xdeadBEEF", "a.o"]);
+        assert_eq!(
+            (c.build_id, c.build_id_hex),
+            (BuildId::None, vec![0xde, 0xad, 0xbe, 0xef])
+        );
+        assert!(cfg(&["--build-id=0x01", "--build-id=sha1", "a.o"])
+            .build_id_hex
+            .is_empty());
+        let c = cfg(&[
+            "--eh-frame-hdr",
+            "--gc-sections",
+            "--print-gc-sections",
+            "--threads=3",
+            "a.o",
+        ]);
+        assert!(c.eh_frame_hdr && c.gc_sections && c.print_gc_sections);
+        assert_eq!(c.threads, Some(3));
+        assert_eq!(cfg(&["--threads", "2", "a.o"]).threads, Some(2));
+        let c = cfg(&[
+            "--defsym=a=b+1",
+            "--defsym",
+            "c=0x10",
+            "--wrap=malloc",
+            "--wrap",
+            "free",
+            "a.o",
+        ]);
+        assert_eq!(
+            c.defsym,
+            vec![("a".into(), "b+1".into()), ("c".into(), "0x10".into())]
+        );
+        assert_eq!(c.wrap, vec!["malloc", "free"]);
+        let c = cfg(&[
+            "-plugin",
+            "/usr/lib/gcc/liblto_plugin.so",
+            "-plugin-opt=/usr/lib/gcc/lto-wrapper",
+            "-plugin-opt=-fresolution=/tmp/x.res",
+            "--plugin-opt=O2",
+            "-mllvm",
+            "-foo",
+            "a.o",
+        ]);
+        assert_eq!(c.plugin.as_deref(), Some("/usr/lib/gcc/liblto_plugin.so"));
+        assert_eq!(
+            c.plugin_opts,
+            vec!["/usr/lib/gcc/lto-wrapper", "-fresolution=/tmp/x.res", "O2"]
+        );
+        assert_eq!(c.mllvm, vec!["-foo"]);
+        let c = cfg(&[
+            "--lto-O3",
+            "--thinlto-cache-dir=/tmp/c",
+            "--lto-partitions=2",
+            "-O2",
+            "a.o",
+        ]);
+        assert_eq!(
+            c.lto_args,
+            vec![
+                "--lto-O3",
+                "--thinlto-cache-dir=/tmp/c",
+                "--lto-partitions=2"
+            ]
+        );
+        assert_eq!(c.opt_level, 2);
+        assert_eq!(cfg(&["-O", "0", "a.o"]).opt_level, 0);
+        let c = cfg(&[
+            "-Map",
+            "out.map",
+            "--version-script=v.map",
+            "--version-script",
+            "w.map",
+            "a.o",
+        ]);
+        assert_eq!(c.map_file, Some(PathBuf::from("out.map")));
+        assert_eq!(
+            c.version_scripts,
+            vec![PathBuf::from("v.map"), PathBuf::from("w.map")]
+        );
+        assert_eq!(cfg(&["--Map=m", "a.o"]).map_file, Some(PathBuf::from("m")));
+        // lld's no-ops are silent; what lld does and dtld does not warns.
+        let w = warnings(&["--sort-common", "--warn-common", "--hash-size=31", "--reduce-memory-overheads", "-g", "a.o"]);
+        assert_eq!(w, vec!["--warn-common is not supported; ignored".to_string()]);
+        let c = cfg(&[
+            "--no-relax",
+            "--fatal-warnings",
+            "--icf=none",
+            "--error-limit=0",
+            "-nostdlib",
+            "a.o",
+        ]);
+        assert!(!c.relax && c.fatal_warnings);
+        let c = cfg(&["--allow-shlib-undefined", "--disable-new-dtags", "a.o"]);
+        assert_eq!(c.allow_shlib_undefined, Some(true));
+        assert!(!c.enable_new_dtags);
+        assert_eq!(
+            cfg(&["--no-allow-shlib-undefined", "a.o"]).allow_shlib_undefined,
+            Some(false)
+        );
+        assert!(cfg(&["--verbose", "a.o"]).verbose);
+        assert!(cfg(&["-v", "a.o"]).print_version);
+        assert!(matches!(parse(&args(&["-v"])), Ok(Action::Version)));
+        assert!(matches!(
+            parse(&args(&["--version", "a.o"])),
+            Ok(Action::Version)
+        ));
+        assert!(matches!(parse(&args(&["-V"])), Ok(Action::Version)));
+        assert!(matches!(parse(&args(&["--help"])), Ok(Action::Help)));
+        assert!(version_string().contains("compatible with GNU linkers"));
+        assert!(help_text().contains("--as-needed"));
+    }
+
+    #[test]
+    fn sysroot_applies_to_library_paths() {
+        let c = cfg(&[
+            "-L=/usr/lib",
+            "-L$SYSROOT/lib",
+            "-L/plain",
+            "--sysroot=/sr",
+            "a.o",
+        ]);
+        assert_eq!(
+            c.library_paths,
+            vec![
+                PathBuf::from("/sr/usr/lib"),
+                PathBuf::from("/sr/lib"),
+                PathBuf::from("/plain")
+            ]
+        );
+        let c = cfg(&["-L=/usr/lib", "a.o"]);
+        assert_eq!(c.library_paths, vec![PathBuf::from("/usr/lib")]);
+    }
+
+    #[test]
+    fn response_file_quoting() {
+        assert_eq!(tokenize_gnu("a b\t c\n d"), vec!["a", "b", "c", "d"]);
+        assert_eq!(
+            tokenize_gnu(r#""a b" 'c d' e\ f"#),
+            vec!["a b", "c d", "e f"]
+        );
+        assert_eq!(
+            tokenize_gnu(r#""a \"q\" \\ b" 'x\y'"#),
+            vec![r#"a "q" \ b"#, r"x\y"]
+        );
+        assert_eq!(tokenize_gnu(r#"a"b c"d ''"#), vec!["ab cd", ""]);
+        assert_eq!(tokenize_gnu("  "), Vec::<String>::new());
+    }
+
+    #[test]
+    fn response_files_nested() {
+        let dir = std::env::temp_dir().join(format!("dtld-args-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let r1 = dir.join("r1");
+        let r2 = dir.join("r2");
+        std::fs::write(&r2, "-o 'out file' \"b c.o\"\n").unwrap();
+        std::fs::write(&r1, format!("-pie @{}\na.o", r2.display())).unwrap();
+        let c = cfg(&[&format!("@{}", r1.display()), "-lm"]);
+        assert!(c.pie);
+        assert_eq!(c.output, PathBuf::from("out file"));
+        assert_eq!(
+            c.inputs,
+            vec![
+                InputArg::File("b c.o".into()),
+                InputArg::File("a.o".into()),
+                InputArg::Library("m".into())
+            ]
+        );
+        // A missing @file stays an argument.
+        let c = cfg(&["@/nonexistent/dtld/rsp"]);
+        assert_eq!(
+            c.inputs,
+            vec![InputArg::File("@/nonexistent/dtld/rsp".into())]
+        );
+        // Recursion is an error, not a hang.
+        std::fs::write(&r2, format!("@{}", r1.display())).unwrap();
+        let e = err(&[&format!("@{}", r1.display())]);
+        assert!(e.starts_with("recursive expansion of: '"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -1,0 +1,227 @@
+//! The option engine the three command lines share.
+//!
+//! Each option is one row of its flavour's table (`gnu.rs`, and the COFF drivers): its
+//! spellings, how it takes a value, the meta-variable and help text `--help` and the man page
+//! print, whether dtld implements it, and the handler that applies it to the flavour's parse
+//! state. Adding an option is adding a row; `--help` is generated from the same rows, so the
+//! two cannot drift apart.
+//!
+//! The status column is how the "no silent acceptance" rule is kept mechanically: an option
+//! lld itself treats as a no-op is accepted quietly (`Noop`); one dtld recognises but does not
+//! implement warns `<option> is not supported; ignored` when ignoring it leaves the output's
+//! meaning intact (`Ignored`), and is an error otherwise (`Unsupported`). Only `Implemented`
+//! rows run their handler for effect (`Ignored` ones may still validate their value).
+
+/// How an option takes its value.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Arity {
+    /// No value.
+    Flag,
+    /// A value: `--name=v`, `--name v`, `-name=v`, `-name v` (GNU); `/name:v` (lld-link).
+    Value,
+    /// An optional value, only joined: `--name` or `--name=v` (never the next argument).
+    OptValue,
+}
+
+/// What dtld does with an option it recognises.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Status {
+    Implemented,
+    /// A no-op in lld too (kept for GNU ld compatibility): accepted quietly.
+    Noop,
+    /// Not implemented; the output means the same without it: a warning.
+    Ignored,
+    /// Not implemented, and ignoring it would change what the output means: an error.
+    Unsupported,
+}
+
+/// One option of a flavour's table; `S` is that flavour's parse state.
+pub struct Opt<S: 'static> {
+    /// Spellings without the leading dashes or slash; the first is canonical.
+    pub names: &'static [&'static str],
+    pub arity: Arity,
+    /// The meta-variable `--help` shows (`<path>`); empty for flags.
+    pub meta: &'static str,
+    pub help: &'static str,
+    pub status: Status,
+    pub apply: fn(&mut S, &Val),
+}
+
+/// One occurrence of an option on the command line.
+pub struct Val<'a> {
+    /// The canonical name (the row's first spelling).
+    pub canon: &'static str,
+    /// How the user spelled the option (dashes and name, no value), for messages.
+    pub spelling: &'a str,
+    pub value: Option<&'a str>,
+}
+
+impl Val<'_> {
+    /// The value (empty for a flag).
+    pub fn str(&self) -> String {
+        self.value.unwrap_or("").to_string()
+    }
+    pub fn path(&self) -> std::path::PathBuf {
+        std::path::PathBuf::from(self.value.unwrap_or(""))
+    }
+    /// How lld names the option in "is not supported" messages: `--icf=all`.
+    pub fn shown(&self) -> String {
+        match self.value {
+            Some(v) => format!("{}={v}", self.spelling),
+            None => self.spelling.to_string(),
+        }
+    }
+}
+
+/// What the engine needs from a flavour's parse state to report status warnings and errors.
+pub trait Report {
+    fn warning(&mut self, msg: String);
+    fn error(&mut self, msg: String);
+}
+
+/// A row's constructor, so tables read as one line per option.
+pub const fn opt<S>(names: &'static [&'static str], arity: Arity, meta: &'static str, help: &'static str, status: Status, apply: fn(&mut S, &Val)) -> Opt<S> {
+    Opt { names, arity, meta, help, status, apply }
+}
+
+/// Looks up a spelling in a table (exactly, or ignoring ASCII case for lld-link).
+pub fn lookup<'t, S>(table: &'t [Opt<S>], name: &str, ignore_case: bool) -> Option<&'t Opt<S>> {
+    table.iter().find(|o| o.names.iter().any(|n| if ignore_case { n.eq_ignore_ascii_case(name) } else { *n == name }))
+}
+
+/// Applies one occurrence: the handler for implemented options (and for the others, which may
+/// check their value), then the status warning or error.
+pub fn apply<S: Report>(state: &mut S, o: &Opt<S>, spelling: &str, value: Option<&str>) {
+    let v = Val { canon: o.names[0], spelling, value };
+    (o.apply)(state, &v);
+    match o.status {
+        Status::Implemented | Status::Noop => {}
+        Status::Ignored => state.warning(format!("{} is not supported; ignored", v.shown())),
+        Status::Unsupported => state.error(format!("{} is not supported", v.shown())),
+    }
+}
+
+/// A handler for rows whose status says everything.
+pub fn nothing<S>(_: &mut S, _: &Val) {}
+
+/// `--help` text for a GNU-style table: `--name=<meta>`, `-x <meta>` for one-letter spellings.
+/// Rows without help text are not listed.
+pub fn gnu_help<S>(table: &[Opt<S>]) -> String {
+    let mut s = String::new();
+    for o in table.iter().filter(|o| !o.help.is_empty()) {
+        let spell: Vec<String> = o
+            .names
+            .iter()
+            .map(|n| {
+                let short = n.chars().count() == 1;
+                let d = if short { "-" } else { "--" };
+                let meta = match (o.arity, short) {
+                    (Arity::Flag, _) => String::new(),
+                    (Arity::OptValue, _) => o.meta.to_string(),
+                    (Arity::Value, true) => format!(" {}", o.meta),
+                    (Arity::Value, false) => format!("={}", o.meta),
+                };
+                format!("{d}{n}{meta}")
+            })
+            .collect();
+        push_help_line(&mut s, &spell.join(", "), &help_with_status(o));
+    }
+    s
+}
+
+/// `--help` text for an lld-link-style table: `/name:<meta>`.
+pub fn windows_help<S>(table: &[Opt<S>]) -> String {
+    let mut s = String::new();
+    for o in table.iter().filter(|o| !o.help.is_empty()) {
+        let meta = match o.arity {
+            Arity::Flag => String::new(),
+            _ => format!(":{}", o.meta),
+        };
+        push_help_line(&mut s, &format!("/{}{meta}", o.names[0]), &help_with_status(o));
+    }
+    s
+}
+
+fn help_with_status<S>(o: &Opt<S>) -> String {
+    match o.status {
+        Status::Implemented | Status::Noop => o.help.to_string(),
+        Status::Ignored => format!("{} (not supported; ignored)", o.help),
+        Status::Unsupported => format!("{} (not supported: an error)", o.help),
+    }
+}
+
+fn push_help_line(s: &mut String, left: &str, help: &str) {
+    if left.len() < 30 {
+        s.push_str(&format!("  {left:<30} {help}\n"));
+    } else {
+        s.push_str(&format!("  {left}\n  {:<30} {help}\n", ""));
+    }
+}
+
+/// One row as the man-page generator and `docs/options.md` see it.
+pub struct RowInfo {
+    pub spellings: Vec<String>,
+    pub meta: &'static str,
+    pub help: &'static str,
+    pub status: Status,
+}
+
+/// Every row of a table, spelled GNU-style.
+pub fn rows<S>(table: &[Opt<S>]) -> Vec<RowInfo> {
+    table
+        .iter()
+        .map(|o| RowInfo {
+            spellings: o.names.iter().map(|n| if n.chars().count() == 1 { format!("-{n}") } else { format!("--{n}") }).collect(),
+            meta: o.meta,
+            help: o.help,
+            status: o.status,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct S {
+        out: String,
+        warnings: Vec<String>,
+        errors: Vec<String>,
+    }
+    impl Report for S {
+        fn warning(&mut self, msg: String) {
+            self.warnings.push(msg);
+        }
+        fn error(&mut self, msg: String) {
+            self.errors.push(msg);
+        }
+    }
+    static TABLE: &[Opt<S>] = &[
+        opt(&["o", "output"], Arity::Value, "<path>", "Output", Status::Implemented, |s, v| s.out = v.str()),
+        opt(&["gdb-index"], Arity::Flag, "", "Index", Status::Ignored, nothing),
+        opt(&["emit-relocs", "q"], Arity::Flag, "", "Relocs", Status::Unsupported, nothing),
+        opt(&["g"], Arity::Flag, "", "", Status::Noop, nothing),
+    ];
+
+    #[test]
+    fn statuses() {
+        let mut s = S::default();
+        apply(&mut s, lookup(TABLE, "output", false).unwrap(), "--output", Some("a"));
+        apply(&mut s, lookup(TABLE, "gdb-index", false).unwrap(), "--gdb-index", None);
+        apply(&mut s, lookup(TABLE, "q", false).unwrap(), "-q", None);
+        apply(&mut s, lookup(TABLE, "g", false).unwrap(), "-g", None);
+        assert_eq!(s.out, "a");
+        assert_eq!(s.warnings, ["--gdb-index is not supported; ignored"]);
+        assert_eq!(s.errors, ["-q is not supported"]);
+        assert!(lookup(TABLE, "OUTPUT", true).is_some() && lookup(TABLE, "OUTPUT", false).is_none());
+    }
+
+    #[test]
+    fn help_lists_rows_with_text() {
+        let h = gnu_help(TABLE);
+        assert!(h.contains("-o <path>, --output=<path>"));
+        assert!(h.contains("(not supported; ignored)"));
+        assert!(!h.contains("  -g "));
+    }
+}

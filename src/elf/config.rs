@@ -1,0 +1,309 @@
+//! What an ELF link is asked to do: the GNU command line's meaning, filled by
+//! `driver::gnu` and read by every ELF stage. It holds no parsing logic.
+
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BuildId {
+    #[default]
+    None,
+    Fast,
+    Md5,
+    Sha1,
+    Uuid,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputArg {
+    /// A file named on the command line (object, archive, shared library, linker script).
+    File(PathBuf),
+    /// `-lfoo` (name = "foo") or `-l:foo.a` (name = ":foo.a").
+    Library(String),
+    AsNeeded(bool),
+    /// `-Bstatic` (true) / `-Bdynamic`, `-dy`, `-call_shared` (false).
+    Static(bool),
+    WholeArchive(bool),
+    StartGroup,
+    EndGroup,
+    PushState,
+    PopState,
+}
+
+/// `--call-graph-profile-sort=`: the algorithm that orders code by its call graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CgProfileSort {
+    None,
+    /// Call-Chain Clustering (C³), lld's `hfsort`.
+    Hfsort,
+    /// Cache-Directed Sort, lld's default.
+    Cdsort,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub output: PathBuf,
+    pub inputs: Vec<InputArg>,
+    /// `-L` directories in order (with sysroot applied), searched for `-l`.
+    pub library_paths: Vec<PathBuf>,
+    pub shared: bool,
+    pub pie: bool,
+    /// `-static`: no dynamic linking at all (also implies -Bstatic at the start).
+    pub is_static: bool,
+    pub relocatable: bool,
+    pub dynamic_linker: Option<String>,
+    pub no_dynamic_linker: bool,
+    pub entry: Option<String>,
+    pub undefined: Vec<String>,
+    pub export_dynamic: bool,
+    pub hash_sysv: bool,
+    pub hash_gnu: bool,
+    pub build_id: BuildId,
+    pub eh_frame_hdr: bool,
+    pub gc_sections: bool,
+    pub print_gc_sections: bool,
+    pub z_relro: bool,
+    pub z_now: bool,
+    pub z_execstack: bool,
+    pub z_defs: bool,
+    pub z_text: bool,
+    pub z_separate_code: bool,
+    pub soname: Option<String>,
+    pub rpath: Vec<String>,
+    pub enable_new_dtags: bool,
+    pub allow_shlib_undefined: Option<bool>,
+    pub threads: Option<usize>,
+    pub strip_all: bool,
+    pub strip_debug: bool,
+    pub defsym: Vec<(String, String)>,
+    pub wrap: Vec<String>,
+    pub plugin: Option<String>,
+    pub plugin_opts: Vec<String>,
+    pub mllvm: Vec<String>,
+    pub sysroot: Option<PathBuf>,
+    pub verbose: bool,
+    /// Options we accept and ignore (recorded so `--verbose` can list them).
+    /// `-nostdlib`: linker scripts' `SEARCH_DIR`s are not searched.
+    pub nostdlib: bool,
+    /// The diagnostics context of this link (`--fatal-warnings`, `--error-limit`, colors).
+    pub diag: std::sync::Arc<crate::diag::Diag>,
+
+    // ---- Added by the command-line work item (see docs/options.md). ----
+    /// Bytes of `--build-id=0x<hex>`. When non-empty the note holds exactly these bytes (and
+    /// `build_id` is `BuildId::None`, so code that ignores this field emits no note).
+    pub build_id_hex: Vec<u8>,
+    /// `-z start-stop-gc` (lld's default): `__start_foo` references do not keep `foo` sections
+    /// alive under --gc-sections.
+    pub z_start_stop_gc: bool,
+    /// `-z dead-reloc-in-nonalloc=<glob>=<value>`, in command-line order (the last match wins):
+    /// the value written for relocations from matching non-alloc sections to discarded code.
+    pub dead_reloc_in_nonalloc: Vec<(String, u64)>,
+    /// `-m <emulation>` as given (only `elf_x86_64` is accepted). lld words "incompatible" errors
+    /// against it when present.
+    pub emulation: Option<String>,
+    /// `-v` together with inputs: print the version line, then link.
+    pub print_version: bool,
+    /// `-O<n>` (default 1, as in lld).
+    pub opt_level: u32,
+    /// `--compress-debug-sections=zlib`: non-alloc `.debug*` sections are written compressed.
+    pub compress_debug_zlib: bool,
+    /// Raw `--lto-*` / `--thinlto-*` arguments, as written (implemented by the LTO stage).
+    pub lto_args: Vec<String>,
+    /// `-Map` / `--Map=` / `-M` (`-M` prints to stdout: recorded as `-`).
+    pub map_file: Option<PathBuf>,
+    /// `--reproduce=<file.tar>` (`LLD_REPRODUCE` is read at link time).
+    pub reproduce: Option<PathBuf>,
+    /// `--chroot <dir>`: absolute input paths are read below `<dir>`.
+    pub chroot: Option<PathBuf>,
+    /// The command line as parsed, for `--reproduce`'s response.txt.
+    pub cmdline: Vec<crate::driver::CmdArg>,
+    /// `--version-script=` files, in order.
+    pub version_scripts: Vec<PathBuf>,
+    /// `--dynamic-list=` files, in order.
+    pub dynamic_lists: Vec<PathBuf>,
+    /// `--export-dynamic-symbol=` globs.
+    pub export_dynamic_symbols: Vec<String>,
+    pub bsymbolic: bool,
+    pub bsymbolic_functions: bool,
+    /// `--discard-all` / `-x`.
+    pub discard_all: bool,
+    /// `--discard-locals` / `-X`.
+    pub discard_locals: bool,
+    /// `--allow-multiple-definition` / `-z muldefs`.
+    pub allow_multiple_definition: bool,
+    /// `--relax` (default) / `--no-relax`: GOTPCRELX-style relaxations.
+    pub relax: bool,
+    /// `--call-graph-profile-sort=` (lld's default `cdsort`; `--no-call-graph-profile-sort` is
+    /// `none`): how `.llvm.call-graph-profile` sections order code.
+    pub cg_profile_sort: CgProfileSort,
+    /// `--call-graph-ordering-file=`: a call graph (`from to weight` per line) replacing the
+    /// objects' `.llvm.call-graph-profile` sections.
+    pub call_graph_ordering_file: Option<PathBuf>,
+    /// `--print-symbol-order=`: where hfsort writes the symbol order it chose.
+    pub print_symbol_order: Option<PathBuf>,
+    /// `--warn-symbol-ordering` (default) / `--no-warn-symbol-ordering`: warn about names of
+    /// `--call-graph-ordering-file=` that cannot be ordered.
+    pub warn_symbol_ordering: bool,
+    pub fatal_warnings: bool,
+    /// `-z max-page-size=` / `-z common-page-size=`.
+    pub max_page_size: Option<u64>,
+    pub common_page_size: Option<u64>,
+    pub z_origin: bool,
+    pub z_nodelete: bool,
+    pub z_nodlopen: bool,
+    pub z_initfirst: bool,
+    pub z_interpose: bool,
+    pub z_nodefaultlib: bool,
+    pub z_global: bool,
+    pub z_ibt: bool,
+    pub z_shstk: bool,
+    pub z_nognustack: bool,
+    pub z_keep_text_section_prefix: bool,
+    /// `-z cet-report=none|warning|error`.
+    pub z_cet_report: Option<String>,
+    /// `--init=` / `--fini=` (DT_INIT / DT_FINI symbols).
+    pub init: Option<String>,
+    pub fini: Option<String>,
+    /// `--time-trace[=file]` (empty path: `<output>.time-trace`) and `--time-trace-file=`.
+    pub time_trace: Option<PathBuf>,
+    pub time_trace_file: Option<PathBuf>,
+    /// `--exclude-libs=` archive names (`libfoo.a`) or `ALL`.
+    pub exclude_libs: Vec<String>,
+    /// `-z stack-size=` (PT_GNU_STACK's p_memsz).
+    pub z_stack_size: Option<u64>,
+    /// `--undefined-version`: version scripts may name symbols that are not defined.
+    pub undefined_version: bool,
+    /// `--trace` / `-t`: print each input file as it is loaded.
+    pub trace: bool,
+    /// `--export-dynamic-symbol-list=` files (dynamic-list syntax; unlike `--dynamic-list` they
+    /// do not make a library's other symbols bind locally).
+    pub export_dynamic_symbol_lists: Vec<PathBuf>,
+    /// `-z [no]dynamic-undefined-weak`: a library's undefined weak symbols are resolved by the
+    /// loader (default) or bound to 0 at link time.
+    pub z_dynamic_undefined_weak: bool,
+    /// `--unresolved-symbols=ignore-all|ignore-in-object-files`: undefined symbols of objects
+    /// are not errors (they stay undefined: dynamic in a library, zero in an executable).
+    pub ignore_unresolved_in_objects: bool,
+    /// `VERSION { ... }` blocks of linker scripts: (script name, version script text).
+    pub inline_version_scripts: Vec<(String, String)>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            output: PathBuf::from("a.out"),
+            inputs: Vec::new(),
+            library_paths: Vec::new(),
+            shared: false,
+            pie: false,
+            is_static: false,
+            relocatable: false,
+            dynamic_linker: None,
+            no_dynamic_linker: false,
+            entry: None,
+            undefined: Vec::new(),
+            export_dynamic: false,
+            hash_sysv: false,
+            hash_gnu: true,
+            build_id: BuildId::None,
+            eh_frame_hdr: false,
+            gc_sections: false,
+            print_gc_sections: false,
+            z_relro: true,
+            z_now: false,
+            z_execstack: false,
+            z_defs: false,
+            z_text: true,
+            z_separate_code: false,
+            soname: None,
+            rpath: Vec::new(),
+            enable_new_dtags: true,
+            allow_shlib_undefined: None,
+            threads: None,
+            strip_all: false,
+            strip_debug: false,
+            defsym: Vec::new(),
+            wrap: Vec::new(),
+            plugin: None,
+            plugin_opts: Vec::new(),
+            mllvm: Vec::new(),
+            sysroot: None,
+            verbose: false,
+            nostdlib: false,
+            diag: std::sync::Arc::new(crate::diag::Diag::default()),
+            build_id_hex: Vec::new(),
+            z_start_stop_gc: true,
+            dead_reloc_in_nonalloc: Vec::new(),
+            emulation: None,
+            print_version: false,
+            opt_level: 1,
+            lto_args: Vec::new(),
+            map_file: None,
+            reproduce: None,
+            chroot: None,
+            cmdline: Vec::new(),
+            version_scripts: Vec::new(),
+            dynamic_lists: Vec::new(),
+            export_dynamic_symbols: Vec::new(),
+            bsymbolic: false,
+            bsymbolic_functions: false,
+            discard_all: false,
+            discard_locals: false,
+            allow_multiple_definition: false,
+            relax: true,
+            cg_profile_sort: CgProfileSort::Cdsort,
+            call_graph_ordering_file: None,
+            print_symbol_order: None,
+            warn_symbol_ordering: true,
+            fatal_warnings: false,
+            compress_debug_zlib: false,
+            max_page_size: None,
+            common_page_size: None,
+            z_origin: false,
+            z_nodelete: false,
+            z_nodlopen: false,
+            z_initfirst: false,
+            z_interpose: false,
+            z_nodefaultlib: false,
+            z_global: false,
+            z_ibt: false,
+            z_shstk: false,
+            z_nognustack: false,
+            z_keep_text_section_prefix: false,
+            z_cet_report: None,
+            init: None,
+            fini: None,
+            time_trace: None,
+            time_trace_file: None,
+            exclude_libs: Vec::new(),
+            z_stack_size: None,
+            undefined_version: false,
+            trace: false,
+            export_dynamic_symbol_lists: Vec::new(),
+            z_dynamic_undefined_weak: true,
+            ignore_unresolved_in_objects: false,
+            inline_version_scripts: Vec::new(),
+        }
+    }
+}
+
+/// `=dir` and `$SYSROOT/dir` are relative to the sysroot (without one, the prefix is dropped).
+pub fn apply_sysroot(dir: &str, sysroot: Option<&Path>) -> PathBuf {
+    let rest = if let Some(r) = dir.strip_prefix('=') {
+        r
+    } else if let Some(r) = dir.strip_prefix("$SYSROOT") {
+        r
+    } else {
+        return PathBuf::from(dir);
+    };
+    match sysroot {
+        Some(s) => {
+            let mut p = s.as_os_str().to_owned();
+            if !rest.starts_with('/') && !rest.is_empty() {
+                p.push("/");
+            }
+            p.push(rest);
+            PathBuf::from(p)
+        }
+        None => PathBuf::from(rest),
+    }
+}
