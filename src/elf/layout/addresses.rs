@@ -1,0 +1,378 @@
+//! Addresses: segments (lld's PT_LOAD grouping and RELRO), every output section's address and
+//! file offset, and each chunk's place within its section.
+
+#[allow(unused_imports)]
+use super::*;
+
+pub(super) fn bss_align(l: &Layout, id: SymbolId) -> u64 {
+    match l.r.symbols[id].def {
+        Def::Common(f, i) => l.sym(f, i).st_value(LE).max(1),
+        Def::Shared(f, k) => {
+            // Alignment of the copy: the largest power of two dividing the DSO address (max 32),
+            // like lld's estimate.
+            let v = l.r.dso(f).syms[k].sym.st_value(LE);
+            let tz = if v == 0 { 5 } else { v.trailing_zeros().min(5) };
+            1u64 << tz
+        }
+        _ => 1,
+    }
+}
+
+pub fn bss_size(l: &Layout, id: SymbolId) -> u64 {
+    match l.r.symbols[id].def {
+        Def::Common(f, i) => l.sym(f, i).st_size(LE),
+        Def::Shared(f, k) => l.r.dso(f).syms[k].sym.st_size(LE),
+        _ => 0,
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Addresses
+// ------------------------------------------------------------------------------------------------
+
+pub(super) fn chunk_size_align(l: &Layout, c: Chunk) -> (u64, u64) {
+    match c {
+        Chunk::Input(f, s) => {
+            let sec = &l.obj(f).sections[s as usize];
+            (sec.size, sec.align)
+        }
+        Chunk::Merged(m) => (l.merged[m].data.len() as u64, l.merged[m].align),
+        Chunk::Bss(id) => (bss_size(l, id), bss_align(l, id)),
+        Chunk::Synthetic(s) => (crate::elf::synthetic::size(l, s), 1),
+    }
+}
+
+pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
+    let relro_on = l.config.z_relro;
+    // Order: stable by rank; synthetic sections placed in lld's order within their rank.
+    let synth_order = |o: &OutSec| -> u32 {
+        match o.chunks.first() {
+            Some(Chunk::Synthetic(s)) => match s {
+                Synth::Interp => 0,
+                // lld creates these after the input sections' output sections, so they follow
+                // notes such as `.note.ABI-tag`.
+                Synth::BuildId => 600,
+                Synth::GnuProperty => 601,
+                Synth::DynSym => 2,
+                Synth::Versym => 3,
+                Synth::Verdef => 4,
+                Synth::Verneed => 4,
+                Synth::GnuHash => 5,
+                Synth::SysvHash => 6,
+                Synth::DynStr => 7,
+                Synth::RelaDyn => 8,
+                Synth::RelaPlt => 9,
+                Synth::EhFrameHdr => 1001,
+                Synth::EhFrame => 1002,
+                Synth::Plt => 1003,
+                Synth::Iplt => 1004,
+                Synth::Dynamic => 1005,
+                Synth::Got => 1006,
+                Synth::RelroPadding => 1007,
+                Synth::GotPlt => 1003,
+                Synth::Comment => 0,
+            },
+            _ => 500,
+        }
+    };
+    // Placeholders emptied earlier (their contents moved elsewhere) have no name: dropped here.
+    let mut order: Vec<usize> = (0..l.osecs.len()).filter(|&i| !l.osecs[i].name.is_empty()).collect();
+    order.sort_by_key(|&i| {
+        let o = &l.osecs[i];
+        let mut rk = rank(o, relro_on);
+        // NOBITS after PROGBITS within the TLS group.
+        if rk == 30 && o.sh_type == elf::SHT_NOBITS {
+            rk = 31;
+        }
+        let so = synth_order(o);
+        // Non-synthetic .bss-like sections go before .got.plt? No: keep data, then .got.plt, then bss.
+        (rk, so, i)
+    });
+    let osecs: Vec<OutSec> = order.iter().map(|&i| l.osecs[i].clone()).collect();
+    // Remap synth_osec and sec_osec indices.
+    let mut remap = vec![usize::MAX; l.osecs.len()];
+    for (new, &old) in order.iter().enumerate() {
+        remap[old] = new;
+    }
+    for v in l.synth_osec.values_mut() {
+        *v = remap[*v];
+    }
+    for v in l.sec_osec.iter_mut() {
+        for x in v.iter_mut() {
+            if *x != u32::MAX {
+                let n = remap[*x as usize];
+                *x = if n == usize::MAX { u32::MAX } else { n as u32 };
+            }
+        }
+    }
+    l.osecs = osecs;
+    sort_link_order(l);
+
+    // Chunk offsets and section sizes (synthetic sizes may depend on earlier decisions only).
+    for i in 0..l.osecs.len() {
+        let chunks = l.osecs[i].chunks.clone();
+        let mut off = 0u64;
+        let mut offs = Vec::with_capacity(chunks.len());
+        let mut align = l.osecs[i].align;
+        for c in &chunks {
+            let (size, al) = chunk_size_align(l, *c);
+            off = align_up(off, al);
+            offs.push(off);
+            if let Chunk::Input(f, s) = c {
+                if l.obj(*f).sections[*s as usize].kind != SecKind::EhFrame {
+                    l.sec_off[*f][*s as usize] = off;
+                }
+            }
+            off += size;
+            align = align.max(al);
+        }
+        l.osecs[i].chunk_off = offs;
+        l.osecs[i].size = off;
+        l.osecs[i].align = align;
+    }
+    // Drop empty non-synthetic output sections that have no chunks at all.
+    // Program headers.
+    let has_interp = l.synth_osec.contains_key(&Synth::Interp);
+    // lld maps the program headers with PT_PHDR in every executable and shared object.
+    let has_phdr = !l.config.relocatable;
+    let has_tls = l.osecs.iter().any(|o| flag(o.flags, elf::SHF_TLS) && flag(o.flags, elf::SHF_ALLOC));
+    let has_relro = relro_on && l.osecs.iter().any(|o| o.relro && flag(o.flags, elf::SHF_ALLOC));
+    let mut nphdr = 0;
+    if has_phdr {
+        nphdr += 1;
+    }
+    if has_interp {
+        nphdr += 1;
+    }
+    // LOAD count: R, RX, RW(relro), RW.
+    let groups = segment_groups(l, relro_on);
+    nphdr += groups.len();
+    if has_tls {
+        nphdr += 1;
+    }
+    if l.has_dynamic {
+        nphdr += 1;
+    }
+    if has_relro {
+        nphdr += 1;
+    }
+    if l.synth_osec.contains_key(&Synth::EhFrameHdr) {
+        nphdr += 1;
+    }
+    nphdr += 1; // GNU_STACK
+    // One PT_NOTE per run of adjacent notes with the same alignment (lld): a reader walks a
+    // PT_NOTE with its p_align, so 8-aligned property notes cannot share one with 4-aligned ones.
+    let note_runs = |l: &Layout| -> Vec<Vec<usize>> {
+        let mut runs: Vec<Vec<usize>> = Vec::new();
+        let mut prev: Option<(usize, u64)> = None;
+        for (i, o) in l.osecs.iter().enumerate() {
+            if !(o.sh_type == elf::SHT_NOTE && flag(o.flags, elf::SHF_ALLOC)) {
+                continue;
+            }
+            match (prev, runs.last_mut()) {
+                (Some((pi, pa)), Some(run)) if pi + 1 == i && pa == o.align => run.push(i),
+                _ => runs.push(vec![i]),
+            }
+            prev = Some((i, o.align));
+        }
+        runs
+    };
+    let n_note_runs = note_runs(l).len();
+    nphdr += n_note_runs;
+    let has_note = n_note_runs > 0;
+    let has_property = l.synth_osec.contains_key(&Synth::GnuProperty);
+    if has_property {
+        nphdr += 1;
+    }
+    let headers_size = 64 + nphdr as u64 * 56;
+    // Assign addresses.
+    let base = l.image_base;
+    let mut off = headers_size;
+    let mut addr = base + headers_size;
+    let mut loads: Vec<Phdr> = Vec::new();
+    let mut tls_range: Option<(u64, u64, u64, u64)> = None; // (start addr, offset, filesz, memsz)
+    let mut tls_align = 1;
+    let mut relro_range: Option<(u64, u64, u64)> = None;
+    // .tbss-like sections take no address space, but follow each other in the TLS template.
+    let mut tbss_cursor: Option<u64> = None;
+    // -z max-page-size aligns segments; -z common-page-size ends RELRO (lld's defaults: 4 KiB).
+    let max_page = l.config.max_page_size.unwrap_or(PAGE);
+    let common_page = l.config.common_page_size.unwrap_or(PAGE).min(max_page);
+    for (gi, g) in groups.iter().enumerate() {
+        if gi > 0 {
+            // New segment: next page, same offset modulo the page size (no file padding).
+            addr = align_up(addr, max_page) + (off % max_page);
+        }
+        let seg_start_addr = if gi == 0 { base } else { addr };
+        let seg_start_off = if gi == 0 { 0 } else { off };
+        let mut seg_end_addr = seg_start_addr;
+        let mut seg_end_off = seg_start_off;
+        for &i in &g.sections {
+            let os = &l.osecs[i];
+            let nobits = os.sh_type == elf::SHT_NOBITS;
+            let is_tls = flag(os.flags, elf::SHF_TLS);
+            let mut al = os.align;
+            if is_tls && tls_range.is_none() {
+                // The TLS block starts aligned to the largest TLS alignment.
+                let max_tls = l.osecs.iter().filter(|o| flag(o.flags, elf::SHF_TLS)).map(|o| o.align).max().unwrap_or(1);
+                al = al.max(max_tls);
+            }
+            if matches!(l.osecs[i].chunks.first(), Some(Chunk::Synthetic(Synth::RelroPadding))) {
+                let end = addr;
+                let padded = align_up(end, common_page);
+                l.osecs[i].size = padded - end;
+            }
+            let os = &l.osecs[i];
+            let size = os.size;
+            let saved_addr = addr;
+            if nobits && is_tls {
+                if let Some(c) = tbss_cursor {
+                    addr = addr.max(c);
+                }
+            }
+            let a = align_up(addr, al);
+            addr = a;
+            // Inside a segment the file offset tracks the address, so a PROGBITS section after a
+            // NOBITS one (e.g. .got after .bss.rel.ro) still has offset ≡ address (mod page).
+            off = seg_start_off + (addr - seg_start_addr);
+            let os = &mut l.osecs[i];
+            os.addr = addr;
+            os.offset = off;
+            if is_tls {
+                tls_align = tls_align.max(os.align);
+                let e = tls_range.get_or_insert((addr, off, 0, 0));
+                if !nobits {
+                    e.2 = addr + size - e.0;
+                }
+                e.3 = addr + size - e.0;
+            }
+            if os.relro && relro_on {
+                let e = relro_range.get_or_insert((addr, off, 0));
+                e.2 = addr + size - e.0;
+            }
+            if nobits && is_tls {
+                // .tbss takes no address space outside the TLS template.
+                tbss_cursor = Some(addr + size);
+                addr = saved_addr;
+                off = seg_start_off + (addr - seg_start_addr);
+                continue;
+            }
+            addr += size;
+            if !nobits {
+                off += size;
+                seg_end_off = off;
+            }
+            seg_end_addr = addr;
+        }
+        loads.push(Phdr {
+            p_type: elf::PT_LOAD,
+            flags: g.flags,
+            offset: seg_start_off,
+            vaddr: seg_start_addr,
+            filesz: seg_end_off.max(seg_start_off) - seg_start_off,
+            memsz: seg_end_addr - seg_start_addr,
+            align: max_page,
+        });
+    }
+    // Non-allocated sections follow in the file.
+    for os in l.osecs.iter_mut() {
+        if flag(os.flags, elf::SHF_ALLOC) {
+            continue;
+        }
+        off = align_up(off, os.align);
+        os.offset = off;
+        os.addr = 0;
+        off += os.size;
+    }
+    if let Some((start, _, _, memsz)) = tls_range {
+        l.tls = Some((start, memsz, tls_align));
+    }
+    // Program header table.
+    let mut ph = Vec::new();
+    if has_phdr {
+        ph.push(Phdr { p_type: elf::PT_PHDR, flags: elf::PF_R, offset: 64, vaddr: base + 64, filesz: nphdr as u64 * 56, memsz: nphdr as u64 * 56, align: 8 });
+    }
+    if has_interp {
+        let i = l.synth_osec[&Synth::Interp];
+        let o = &l.osecs[i];
+        ph.push(Phdr { p_type: elf::PT_INTERP, flags: elf::PF_R, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 1 });
+    }
+    ph.extend(loads);
+    if let Some((start, toff, filesz, memsz)) = tls_range {
+        ph.push(Phdr { p_type: elf::PT_TLS, flags: elf::PF_R, offset: toff, vaddr: start, filesz, memsz, align: tls_align });
+    }
+    if l.has_dynamic {
+        let i = l.synth_osec[&Synth::Dynamic];
+        let o = &l.osecs[i];
+        ph.push(Phdr { p_type: elf::PT_DYNAMIC, flags: elf::PF_R | elf::PF_W, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 8 });
+    }
+    if has_relro {
+        if let Some((start, roff, size)) = relro_range {
+            ph.push(Phdr { p_type: elf::PT_GNU_RELRO, flags: elf::PF_R, offset: roff, vaddr: start, filesz: size, memsz: size, align: 1 });
+        }
+    }
+    if let Some(&i) = l.synth_osec.get(&Synth::EhFrameHdr) {
+        let o = &l.osecs[i];
+        ph.push(Phdr { p_type: elf::PT_GNU_EH_FRAME, flags: elf::PF_R, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 4 });
+    }
+    ph.push(Phdr { p_type: elf::PT_GNU_STACK, flags: if l.config.z_execstack { elf::PF_R | elf::PF_W | elf::PF_X } else { elf::PF_R | elf::PF_W }, offset: 0, vaddr: 0, filesz: 0, memsz: l.config.z_stack_size.unwrap_or(0), align: 0 });
+    if has_note {
+        for run in note_runs(l) {
+            let first = &l.osecs[run[0]];
+            let last = &l.osecs[run[run.len() - 1]];
+            ph.push(Phdr { p_type: elf::PT_NOTE, flags: elf::PF_R, offset: first.offset, vaddr: first.addr, filesz: last.offset + last.size - first.offset, memsz: last.addr + last.size - first.addr, align: first.align.max(4) });
+        }
+    }
+    if has_property {
+        let o = &l.osecs[l.synth_osec[&Synth::GnuProperty]];
+        ph.push(Phdr { p_type: elf::PT_GNU_PROPERTY, flags: elf::PF_R, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 8 });
+    }
+    debug_assert_eq!(ph.len(), nphdr);
+    l.phdrs = ph;
+    // Section header indices.
+    let mut idx = 1;
+    for os in l.osecs.iter_mut() {
+        os.shndx = idx;
+        idx += 1;
+    }
+    l.file_size = off;
+    Ok(())
+}
+
+pub struct SegGroup {
+    pub flags: u32,
+    pub sections: Vec<usize>,
+}
+
+pub(super) fn segment_groups(l: &Layout, relro_on: bool) -> Vec<SegGroup> {
+    let mut groups: Vec<SegGroup> = Vec::new();
+    let mut last_key = None;
+    for (i, os) in l.osecs.iter().enumerate() {
+        if !flag(os.flags, elf::SHF_ALLOC) {
+            continue;
+        }
+        let mut pf = elf::PF_R;
+        if flag(os.flags, elf::SHF_WRITE) {
+            pf |= elf::PF_W;
+        }
+        if flag(os.flags, elf::SHF_EXECINSTR) {
+            pf |= elf::PF_X;
+        }
+        let relro = os.relro && relro_on;
+        let key = (pf, relro);
+        if last_key != Some(key) {
+            groups.push(SegGroup { flags: pf, sections: Vec::new() });
+            last_key = Some(key);
+        }
+        groups.last_mut().unwrap().sections.push(i);
+    }
+    if groups.is_empty() || groups[0].flags != elf::PF_R {
+        // The first segment maps the ELF and program headers: make it read-only on its own.
+        groups.insert(0, SegGroup { flags: elf::PF_R, sections: Vec::new() });
+    }
+    groups
+}
+
+// ------------------------------------------------------------------------------------------------
+// Symbol values
+// ------------------------------------------------------------------------------------------------

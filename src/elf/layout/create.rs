@@ -1,0 +1,233 @@
+//! Synthetic sections: which of `.got`, `.plt`, `.dynamic`, `.rela.dyn`, `.gnu.hash`, version
+//! sections, notes, `.eh_frame_hdr`, ... a link needs, and which output section each joins.
+
+#[allow(unused_imports)]
+use super::*;
+
+pub(super) fn add_synth(l: &mut Layout, s: Synth, name: &str, sh_type: u32, flags: u32, align: u64) {
+    let mut os = new_osec(name, sh_type, flags as u64, align);
+    os.chunks.push(Chunk::Synthetic(s));
+    os.relro = is_relro_name(name, flags as u64, sh_type);
+    l.osecs.push(os);
+    l.synth_osec.insert(s, l.osecs.len() - 1);
+}
+
+pub(super) fn create_synthetic(l: &mut Layout) {
+    let c = l.config;
+    let a = elf::SHF_ALLOC;
+    let w = elf::SHF_WRITE;
+    let x = elf::SHF_EXECINSTR;
+    // lld's needsInterpSection: any executable given a dynamic linker, even one that links
+    // no shared library (`-nostdlib` with clang's default `-dynamic-linker`).
+    let interp = !c.shared && !c.relocatable && !c.no_dynamic_linker && c.dynamic_linker.as_deref().is_some_and(|d| !d.is_empty());
+    if interp {
+        add_synth(l, Synth::Interp, ".interp", elf::SHT_PROGBITS, a, 1);
+    }
+    // x86 CET properties: the AND of every object's feature bits (an object without the note
+    // has none), plus what -z shstk forces, as lld.
+    let mut features = u32::MAX;
+    for (f, file) in l.r.files.iter().enumerate() {
+        if let File::Obj(o) = file {
+            if l.r.loaded[f] {
+                features &= crate::elf::relocatable::x86_features(o);
+            }
+        }
+    }
+    if features == u32::MAX {
+        features = 0;
+    }
+    if c.z_shstk {
+        features |= 2;
+    }
+    l.x86_features = features & 3;
+    if l.x86_features != 0 {
+        add_synth(l, Synth::GnuProperty, ".note.gnu.property", elf::SHT_NOTE, a, 8);
+    }
+    if c.build_id != crate::elf::config::BuildId::None || !c.build_id_hex.is_empty() {
+        add_synth(l, Synth::BuildId, ".note.gnu.build-id", elf::SHT_NOTE, a, 4);
+    }
+    if l.has_dynamic {
+        add_synth(l, Synth::DynSym, ".dynsym", elf::SHT_DYNSYM, a, 8);
+        let verdefs = !l.r.versions.is_empty();
+        if !l.verneed.is_empty() || verdefs {
+            add_synth(l, Synth::Versym, ".gnu.version", elf::SHT_GNU_VERSYM, a, 2);
+        }
+        if verdefs {
+            add_synth(l, Synth::Verdef, ".gnu.version_d", elf::SHT_GNU_VERDEF, a, 4);
+        }
+        if !l.verneed.is_empty() {
+            add_synth(l, Synth::Verneed, ".gnu.version_r", elf::SHT_GNU_VERNEED, a, 4);
+        }
+        if c.hash_gnu {
+            add_synth(l, Synth::GnuHash, ".gnu.hash", elf::SHT_GNU_HASH, a, 8);
+        }
+        if c.hash_sysv {
+            add_synth(l, Synth::SysvHash, ".hash", elf::SHT_HASH, a, 4);
+        }
+        add_synth(l, Synth::DynStr, ".dynstr", elf::SHT_STRTAB, a, 1);
+    }
+    // Count relocations now so section sizes are known.
+    // IFUNC: IRELATIVE for each IPLT slot.
+    for i in 0..l.iplt.len() {
+        let t = l.iplt[i];
+        l.irelatives.push(DynRel { place: Place::GotPltSlot(l.plt.len() as u32 + i as u32), r_type: arch::r::IRELATIVE, sym: None, addend: Addend::AddrOf(t, 0) });
+    }
+    // GOT slots.
+    let got = l.got.clone();
+    for (slot, (t, kind)) in got.iter().enumerate() {
+        let preempt = l.is_preemptible(*t);
+        let place = Place::GotSlot(slot as u32);
+        match kind {
+            GotKind::Addr if !preempt && l.is_ifunc(*t) && !l.ifunc_canonical.contains(t) => {
+                // Only loaded through the GOT: the slot gets the resolver's result directly.
+                l.irelatives.push(DynRel { place, r_type: arch::r::IRELATIVE, sym: None, addend: Addend::AddrOf(*t, 0) });
+            }
+            GotKind::Addr => {
+                if preempt {
+                    let Target::Global(id) = *t else { unreachable!() };
+                    l.dynrels.push(DynRel { place, r_type: arch::r::GLOB_DAT, sym: Some(id), addend: Addend::Const(0) });
+                } else if l.is_pic && !l.is_absolute(*t) || (l.is_pic && l.iplt_index.contains_key(t)) {
+                    l.dynrels.push(DynRel { place, r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(*t, 0) });
+                }
+            }
+            GotKind::TpOff => {
+                if preempt {
+                    let Target::Global(id) = *t else { unreachable!() };
+                    l.dynrels.push(DynRel { place, r_type: arch::r::TPOFF64, sym: Some(id), addend: Addend::Const(0) });
+                } else if c.shared {
+                    // The library's TLS block is placed by the loader: TP offset at load time.
+                    l.dynrels.push(DynRel { place, r_type: arch::r::TPOFF64, sym: None, addend: Addend::TlsOffsetOf(*t, 0) });
+                }
+            }
+            GotKind::TlsGdMod => {
+                let sym = if preempt { if let Target::Global(id) = *t { Some(id) } else { None } } else { None };
+                l.dynrels.push(DynRel { place, r_type: arch::r::DTPMOD64, sym, addend: Addend::Const(0) });
+            }
+            GotKind::TlsGdOff => {
+                if preempt {
+                    let Target::Global(id) = *t else { unreachable!() };
+                    l.dynrels.push(DynRel { place, r_type: arch::r::DTPOFF64, sym: Some(id), addend: Addend::Const(0) });
+                }
+            }
+            GotKind::TlsLdMod => {
+                l.dynrels.push(DynRel { place, r_type: arch::r::DTPMOD64, sym: None, addend: Addend::Const(0) });
+            }
+            GotKind::Zero => {}
+            GotKind::TlsDesc => {
+                if preempt {
+                    let Target::Global(id) = *t else { unreachable!() };
+                    l.dynrels.push(DynRel { place, r_type: arch::r::TLSDESC, sym: Some(id), addend: Addend::Const(0) });
+                } else {
+                    l.dynrels.push(DynRel { place, r_type: arch::r::TLSDESC, sym: None, addend: Addend::TlsOffsetOf(*t, 0) });
+                }
+            }
+        }
+    }
+    for &id in &l.copies.clone() {
+        l.dynrels.push(DynRel { place: Place::Copy(id), r_type: arch::r::COPY, sym: Some(id), addend: Addend::Const(0) });
+    }
+    // RELATIVE first (so DT_RELACOUNT can cover them), then symbolic, as lld sorts them.
+    let mut rels = std::mem::take(&mut l.dynrels);
+    rels.sort_by_key(|d| if d.r_type == arch::r::RELATIVE { 0 } else { 1 });
+    l.relative_count = rels.iter().filter(|d| d.r_type == arch::r::RELATIVE).count();
+    l.dynrels = rels;
+    let need_reladyn = !l.dynrels.is_empty() || !l.irelatives.is_empty();
+    if need_reladyn {
+        add_synth(l, Synth::RelaDyn, ".rela.dyn", elf::SHT_RELA, a, 8);
+    }
+    if !l.plt.is_empty() {
+        add_synth(l, Synth::RelaPlt, ".rela.plt", elf::SHT_RELA, a | elf::SHF_INFO_LINK, 8);
+    }
+    if c.eh_frame_hdr && l.synth_osec.contains_key(&Synth::EhFrame) {
+        add_synth(l, Synth::EhFrameHdr, ".eh_frame_hdr", elf::SHT_PROGBITS, a, 4);
+    }
+    if !l.plt.is_empty() {
+        add_synth(l, Synth::Plt, ".plt", elf::SHT_PROGBITS, a | x, 16);
+    }
+    if !l.iplt.is_empty() {
+        add_synth(l, Synth::Iplt, ".iplt", elf::SHT_PROGBITS, a | x, 16);
+    }
+    if l.has_dynamic {
+        add_synth(l, Synth::Dynamic, ".dynamic", elf::SHT_DYNAMIC, a | w, 8);
+    }
+    if !l.got.is_empty() {
+        add_synth(l, Synth::Got, ".got", elf::SHT_PROGBITS, a | w, 8);
+    }
+    let got_sym_used = l.r.lookup(b"_GLOBAL_OFFSET_TABLE_").map_or(false, |id| l.r.symbols[id].obj_ref);
+    let need_gotplt = !l.plt.is_empty() || !l.iplt.is_empty() || got_sym_used;
+    if need_gotplt {
+        add_synth(l, Synth::GotPlt, ".got.plt", elf::SHT_PROGBITS, a | w, 8);
+        if c.z_now && c.z_relro {
+            let i = l.synth_osec[&Synth::GotPlt];
+            l.osecs[i].relro = true;
+        }
+    }
+    add_synth(l, Synth::Comment, ".comment", elf::SHT_PROGBITS, 0, 1);
+    {
+        let i = l.synth_osec[&Synth::Comment];
+        l.osecs[i].flags = (elf::SHF_MERGE | elf::SHF_STRINGS) as u64;
+        l.osecs[i].entsize = 1;
+    }
+    // Merge input .comment sections into ours.
+    if let Some(pos) = l.osecs.iter().position(|o| o.name == ".comment" && !o.chunks.iter().any(|c| matches!(c, Chunk::Synthetic(_)))) {
+        let chunks = l.osecs[pos].chunks.clone();
+        let ci = l.synth_osec[&Synth::Comment];
+        l.osecs[ci].chunks = chunks.into_iter().chain(std::iter::once(Chunk::Synthetic(Synth::Comment))).collect();
+        l.osecs[pos].chunks.clear();
+        l.osecs[pos].name = String::new();
+    }
+    // Common symbols and copy relocations go to .bss.
+    let mut bss_syms: Vec<SymbolId> = Vec::new();
+    for (id, s) in l.r.symbols.iter().enumerate() {
+        if let Def::Common(..) = s.def {
+            bss_syms.push(id);
+        }
+    }
+    bss_syms.extend(l.copies.iter().copied());
+    if !bss_syms.is_empty() {
+        let idx = match l.osecs.iter().position(|o| o.name == ".bss" && !flag(o.flags, elf::SHF_TLS)) {
+            Some(i) => i,
+            None => {
+                l.osecs.push(new_osec(".bss", elf::SHT_NOBITS, (a | w) as u64, 1));
+                l.osecs.len() - 1
+            }
+        };
+        let mut tbss_idx = None;
+        let mut relro_idx = None;
+        for id in bss_syms {
+            let is_tls = l.is_tls(Target::Global(id));
+            let ro_copy = match l.r.symbols[id].def {
+                Def::Shared(f, k) => l.r.dso(f).is_read_only(l.r.dso(f).syms[k].sym.st_value(LE)),
+                _ => false,
+            };
+            let target = if ro_copy {
+                *relro_idx.get_or_insert_with(|| {
+                    let mut os = new_osec(".bss.rel.ro", elf::SHT_NOBITS, (a | w) as u64, 1);
+                    os.relro = true;
+                    l.osecs.push(os);
+                    l.osecs.len() - 1
+                })
+            } else if is_tls {
+                *tbss_idx.get_or_insert_with(|| match l.osecs.iter().position(|o| o.name == ".tbss") {
+                    Some(i) => i,
+                    None => {
+                        let mut os = new_osec(".tbss", elf::SHT_NOBITS, (a | w | elf::SHF_TLS) as u64, 1);
+                        os.relro = true;
+                        l.osecs.push(os);
+                        l.osecs.len() - 1
+                    }
+                })
+            } else {
+                idx
+            };
+            l.osecs[target].chunks.push(Chunk::Bss(id));
+            let al = bss_align(l, id);
+            l.osecs[target].align = l.osecs[target].align.max(al);
+        }
+    }
+    if c.z_relro && l.osecs.iter().any(|o| o.relro && flag(o.flags, elf::SHF_ALLOC)) && !c.relocatable {
+        add_synth(l, Synth::RelroPadding, ".relro_padding", elf::SHT_NOBITS, a | w, 1);
+        let i = l.synth_osec[&Synth::RelroPadding];
+        l.osecs[i].relro = true;
+    }
+}

@@ -1,0 +1,106 @@
+//! The dynamic symbol table: which symbols a shared object or an executable exports or imports,
+//! and the fields each gets.
+
+#[allow(unused_imports)]
+use super::*;
+
+pub(super) fn build_dynsyms(l: &mut Layout) {
+    if !l.has_dynamic {
+        return;
+    }
+    let r = l.r;
+    let mut list: Vec<SymbolId> = Vec::new();
+    let dynamic_link = l.has_dso();
+    for (id, s) in r.symbols.iter().enumerate() {
+        let include = match s.def {
+            Def::Shared(..) => (s.obj_ref && l.gc_used.as_ref().map_or(true, |u| u.contains(&id))) || l.sym_flags.contains_key(&Target::Global(id)),
+            Def::Undefined | Def::Lazy(_) if l.config.shared => {
+                s.obj_ref && s.visibility == elf::STV_DEFAULT && !l.is_linker_defined(id) && (l.config.z_dynamic_undefined_weak || !s.weak) && l.gc_used.as_ref().map_or(true, |u| u.contains(&id))
+                    || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && start_stop_section_exists(l, s.name))
+            }
+            Def::Undefined | Def::Lazy(_) => {
+                (dynamic_link && s.weak && s.obj_ref && s.visibility == elf::STV_DEFAULT && !l.is_linker_defined(id) && l.gc_used.as_ref().map_or(true, |u| u.contains(&id)))
+                    || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && start_stop_section_exists(l, s.name))
+            }
+            Def::Defined(..) | Def::Common(..) => {
+                !s.forced_local && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && (s.dso_ref || s.in_dso || s.dynamic_listed || l.config.export_dynamic || l.config.shared)
+            }
+            // `--defsym` definitions are exported like any definition.
+            Def::Synthetic => {
+                l.config.defsym.iter().any(|(n, _)| n.as_bytes() == s.name)
+                    && !s.forced_local
+                    && s.visibility == elf::STV_DEFAULT
+                    && (l.config.shared || l.config.export_dynamic || s.dso_ref || s.dynamic_listed)
+            }
+            Def::Bitcode(..) => false,
+        };
+        if include {
+            list.push(id);
+        }
+    }
+    for &aid in l.copy_alias.keys() {
+        if !list.contains(&aid) {
+            list.push(aid);
+        }
+    }
+    // Undefined first, then defined ones in .gnu.hash bucket order (assigned when the hash
+    // table is built; here: stable order by name hash modulo is done in synthetic).
+    list.sort_by_key(|&id| (is_defined_for_dynsym(l, id), 0u32, id));
+    let nbuckets = crate::elf::synthetic::gnu_hash_nbuckets(list.iter().filter(|&&id| is_defined_for_dynsym(l, id)).count());
+    list.sort_by_key(|&id| {
+        let d = is_defined_for_dynsym(l, id);
+        let b = if d { crate::elf::synthetic::gnu_hash(dyn_name(l, id)) % nbuckets } else { 0 };
+        (d, b)
+    });
+    for (i, &id) in list.iter().enumerate() {
+        l.dynsym_index.insert(id, i as u32 + 1);
+    }
+    l.dynsyms = list;
+}
+
+/// Defined-in-this-output for .dynsym purposes (copy relocations and canonical PLT entries are
+/// "defined" in the sense that they have an address here, but lld keeps canonical PLT symbols
+/// undefined with a non-zero value; copies are defined).
+/// Section index, value and symbol type of a `--defsym` symbol: absolute for a number, else
+/// in the output section its value falls in, typed like its target (lld).
+pub fn defsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u8) {
+    let name = l.r.symbols[id].name;
+    let v = l.sym_value[id];
+    let expr = l.config.defsym.iter().find(|(n, _)| n.as_bytes() == name).map(|(_, e)| e.as_str());
+    let target = expr.and_then(crate::elf::resolve::defsym_target);
+    let shndx = if target.is_none() {
+        elf::SHN_ABS
+    } else {
+        l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx as u16).last().unwrap_or(elf::SHN_ABS)
+    };
+    let ty = target.and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| match l.r.symbols[tid].def {
+        Def::Defined(f, i) => l.sym(f, i).st_type(),
+        _ => elf::STT_NOTYPE,
+    });
+    (shndx, v, ty)
+}
+
+pub fn is_defined_for_dynsym(l: &Layout, id: SymbolId) -> bool {
+    match l.r.symbols[id].def {
+        Def::Defined(..) | Def::Common(..) | Def::Synthetic => true,
+        // Canonical PLT entries must be found by the loader's hash lookup, so the library's own
+        // references bind to the executable's address: they count as defined here.
+        Def::Shared(..) => l.sym_flags.get(&Target::Global(id)).map_or(false, |f| f.copy || f.canonical),
+        // `__start_foo`/`__stop_foo` exported dynamically: the linker defines them.
+        Def::Undefined => start_stop_section_exists(l, l.r.symbols[id].name) && (l.config.export_dynamic || l.config.shared),
+        _ => false,
+    }
+}
+
+/// The name written to .dynsym/.dynstr (without an `@version` suffix).
+pub fn dyn_name(l: &Layout, id: SymbolId) -> &'static [u8] {
+    let name = l.r.symbols[id].name;
+    match name.iter().position(|&c| c == b'@') {
+        Some(p) => &name[..p],
+        None => name,
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Synthetic sections
+// ------------------------------------------------------------------------------------------------

@@ -1,0 +1,453 @@
+//! The relocation scan: every relocation of every live section, read by its generic kind, decides
+//! the GOT slots, PLT entries, copy relocations, canonical PLTs, dynamic relocations and
+//! relaxations (lld's `scanRelocations`); linker-defined symbols are decided before it.
+
+#[allow(unused_imports)]
+use super::*;
+
+pub(super) struct ScanOut {
+    needs: Vec<(Target, u16)>,
+    dynrels: Vec<DynRel>,
+    fixes: Vec<((FileId, u32, usize), SiteFix)>,
+    undefined: Vec<(SymbolId, FileId, u32, u64)>,
+    errors: Vec<String>,
+}
+
+pub(super) const N_GOT: u16 = 1;
+pub(super) const N_PLT: u16 = 2;
+pub(super) const N_GOTTP: u16 = 4;
+pub(super) const N_COPY: u16 = 8;
+pub(super) const N_CANON: u16 = 16;
+pub(super) const N_IPLT: u16 = 32;
+/// The IFUNC's address is taken directly: its IPLT entry becomes its canonical address.
+pub(super) const N_CANON_IFUNC: u16 = 64;
+/// A general-dynamic GOT pair (or, for `TLS_LD_TARGET`, the local-dynamic pair).
+pub(super) const N_GOTGD: u16 = 128;
+/// A TLS descriptor (two GOT slots resolved by the loader's R_X86_64_TLSDESC).
+pub(super) const N_GOTDESC: u16 = 256;
+
+pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
+    use rayon::prelude::*;
+    let r = l.r;
+    let files: Vec<FileId> = (0..r.files.len()).filter(|&f| r.loaded[f] && matches!(r.files[f], File::Obj(_))).collect();
+    let outs: Vec<ScanOut> = {
+        let lr: &Layout = l;
+        files.par_iter().map(|&f| scan_file(lr, f, live)).collect()
+    };
+    let mut errors = Vec::new();
+    let mut undefined: BTreeMap<SymbolId, Vec<(FileId, u32, u64)>> = BTreeMap::new();
+    let mut undef_order: Vec<SymbolId> = Vec::new();
+    for out in outs {
+        errors.extend(out.errors);
+        for (t, n) in out.needs {
+            let fl = l.sym_flags.entry(t).or_default();
+            if n & N_GOT != 0 && !fl.got {
+                fl.got = true;
+                l.got_index.insert((t, GotKind::Addr), l.got.len() as u32);
+                l.got.push((t, GotKind::Addr));
+            }
+            if n & N_GOTTP != 0 && !fl.gottp {
+                fl.gottp = true;
+                l.got_index.insert((t, GotKind::TpOff), l.got.len() as u32);
+                l.got.push((t, GotKind::TpOff));
+            }
+            if n & N_GOTGD != 0 {
+                let (first, second) = if t == TLS_LD_TARGET { (GotKind::TlsLdMod, GotKind::Zero) } else { (GotKind::TlsGdMod, GotKind::TlsGdOff) };
+                if !l.got_index.contains_key(&(t, first)) {
+                    l.got_index.insert((t, first), l.got.len() as u32);
+                    l.got.push((t, first));
+                    l.got.push((t, second));
+                }
+            }
+            if n & N_GOTDESC != 0 && !l.got_index.contains_key(&(t, GotKind::TlsDesc)) {
+                l.got_index.insert((t, GotKind::TlsDesc), l.got.len() as u32);
+                l.got.push((t, GotKind::TlsDesc));
+                l.got.push((t, GotKind::Zero));
+            }
+            if n & N_CANON_IFUNC != 0 {
+                l.ifunc_canonical.insert(t);
+            }
+            if n & (N_IPLT | N_CANON_IFUNC) != 0 && !l.iplt_index.contains_key(&t) {
+                l.iplt_index.insert(t, l.iplt.len() as u32);
+                l.iplt.push(t);
+            }
+            if let Target::Global(id) = t {
+                if n & N_PLT != 0 && !fl.plt {
+                    fl.plt = true;
+                    l.plt_index.insert(id, l.plt.len() as u32);
+                    l.plt.push(id);
+                }
+                if n & N_CANON != 0 {
+                    fl.canonical = true;
+                    if !fl.plt {
+                        fl.plt = true;
+                        l.plt_index.insert(id, l.plt.len() as u32);
+                        l.plt.push(id);
+                    }
+                }
+                if n & N_COPY != 0 && !fl.copy {
+                    fl.copy = true;
+                    l.copies.push(id);
+                }
+            }
+        }
+        l.dynrels.extend(out.dynrels);
+        for (k, v) in out.fixes {
+            l.site_fix.insert(k, v);
+        }
+        for (id, f, s, off) in out.undefined {
+            let e = undefined.entry(id).or_default();
+            if e.is_empty() {
+                undef_order.push(id);
+            }
+            e.push((f, s, off));
+        }
+    }
+    // Undefined symbols, grouped per symbol with up to 3 references, like lld.
+    for id in undef_order {
+        let refs = &undefined[&id];
+        let sym = &r.symbols[id];
+        let vis = match sym.visibility {
+            elf::STV_HIDDEN => "hidden ",
+            elf::STV_PROTECTED => "protected ",
+            elf::STV_INTERNAL => "internal ",
+            _ => "",
+        };
+        let mut msg = format!("undefined {vis}symbol: {}", crate::elf::diag::demangle(sym.name));
+        for &(f, s, off) in refs.iter().take(3) {
+            let o = r.obj(f);
+            if let Some(src) = crate::elf::diag::source_file(o) {
+                msg.push_str(&format!("\n>>> referenced by {src}\n>>>               {}", crate::elf::diag::location(o, s as usize, off)));
+            } else {
+                msg.push_str(&format!("\n>>> referenced by {}", crate::elf::diag::location(o, s as usize, off)));
+            }
+        }
+        if refs.len() > 3 {
+            msg.push_str(&format!("\n>>> referenced {} more times", refs.len() - 3));
+        }
+        if sym.name.starts_with(b"_ZTV") {
+            msg.push_str("\n>>> the vtable symbol may be undefined because the class is missing its key function (see https://lld.llvm.org/missingkeyfunction)");
+        }
+        if l.config.gc_sections && l.config.z_start_stop_gc && sym.name.starts_with(b"__start_") {
+            msg.push_str("\n>>> the encapsulation symbol needs to be retained under --gc-sections properly; consider -z nostart-stop-gc (see https://lld.llvm.org/ELF/start-stop-gc)");
+        }
+        errors.push(msg);
+    }
+    if !errors.is_empty() {
+        return Err(Error::many(errors));
+    }
+    // Aliases of copy-relocated objects (same library, same address) move with the copy, so the
+    // library's own references through any of its names see the executable's copy.
+    for &id in &l.copies.clone() {
+        let Def::Shared(f, k) = r.symbols[id].def else { continue };
+        let dso = r.dso(f);
+        let v = dso.syms[k].sym.st_value(LE);
+        for (k2, ds) in dso.syms.iter().enumerate() {
+            if k2 == k || !ds.defined || ds.hidden || ds.sym.st_value(LE) != v || ds.sym.st_type() != elf::STT_OBJECT {
+                continue;
+            }
+            if let Some(aid) = r.lookup(ds.name) {
+                if r.symbols[aid].def == Def::Shared(f, k2) && !l.copies.contains(&aid) {
+                    l.copy_alias.insert(aid, id);
+                    l.sym_flags.entry(Target::Global(aid)).or_default().copy = true;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
+    let r = l.r;
+    let o = r.obj(f);
+    let mut out = ScanOut { needs: Vec::new(), dynrels: Vec::new(), fixes: Vec::new(), undefined: Vec::new(), errors: Vec::new() };
+    let exe = !l.config.shared;
+    for (s, sec) in o.sections.iter().enumerate() {
+        if !live[f][s] || sec.relocs.is_empty() {
+            continue;
+        }
+        let alloc = flag(sec.flags, elf::SHF_ALLOC);
+        let writable = flag(sec.flags, elf::SHF_WRITE);
+        let mut skip_next = false;
+        for (k, rel) in sec.relocs.iter().enumerate() {
+            if skip_next {
+                skip_next = false;
+                out.fixes.push(((f, s as u32, k), SiteFix::Skip));
+                continue;
+            }
+            let r_type = rel.r_type(LE, false);
+            let info = arch::rel_info(r_type);
+            let si = rel.r_sym(LE, false) as usize;
+            let off = rel.r_offset(LE);
+            let addend = rel.r_addend(LE);
+            if info.kind == RelKind::None {
+                continue;
+            }
+            if info.kind == RelKind::Unknown {
+                out.errors.push(format!("{}: unknown relocation ({}) against symbol {}", crate::elf::diag::location(o, s, off), r_type, String::from_utf8_lossy(o.sym_name(si))));
+                continue;
+            }
+            if (off as usize).saturating_add(info.field.size()) > sec.data.len() && sec.sh_type != elf::SHT_NOBITS {
+                out.errors.push(format!("{}: relocation {} at offset 0x{:x} is out of bounds", o.input.name, arch::rel_name(r_type), off));
+                continue;
+            }
+            let t = l.target_of(f, si);
+            if si == 0 {
+                // Relocation against the null symbol: S = 0.
+                continue;
+            }
+            // Undefined symbols.
+            if let Target::Global(id) = t {
+                let sym = &r.symbols[id];
+                // In a shared library (without -z defs) default-visibility undefined symbols
+                // are resolved at load time.
+                let allowed_in_dso = !exe && (!l.config.z_defs || l.config.ignore_unresolved_in_objects) && sym.visibility == elf::STV_DEFAULT;
+                if matches!(sym.def, Def::Undefined | Def::Lazy(_)) && !sym.weak && !l.is_linker_defined(id) && !allowed_in_dso {
+                    // Only allocated sections count: references from debug information and other
+                    // non-alloc data resolve to 0, as lld resolves them.
+                    if alloc {
+                        out.undefined.push((id, f, s as u32, off));
+                    }
+                    continue;
+                }
+            }
+            if !alloc {
+                // Debug and other non-allocated sections: resolved statically by the writer.
+                continue;
+            }
+            let preempt = l.is_preemptible(t);
+            let ifunc = l.is_ifunc(t);
+            let site = (f, s as u32, k);
+            let mut need = |t: Target, n: u16| out.needs.push((t, n));
+            match info.kind {
+                RelKind::Abs => {
+                    if preempt {
+                        let Target::Global(id) = t else { unreachable!() };
+                        if info.field.size() == 8 && (writable || !l.config.z_text) {
+                            out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::R64, sym: Some(id), addend: Addend::Const(addend) });
+                        } else if l.config.shared {
+                            out.errors.push(pic_error(o, s, off, r_type, r.symbols[id].name));
+                        } else if matches!(r.symbols[id].def, Def::Undefined | Def::Lazy(_)) {
+                            // Undefined weak: resolves to zero.
+                        } else if l.is_func(id) {
+                            need(t, N_CANON);
+                        } else {
+                            need(t, N_COPY);
+                        }
+                    } else if ifunc {
+                        need(t, N_CANON_IFUNC);
+                        if l.is_pic && info.field.size() == 8 {
+                            out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(t, addend) });
+                        }
+                    } else if l.is_pic && !l.is_absolute(t) {
+                        if info.field.size() == 8 {
+                            out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(t, addend) });
+                        } else {
+                            let name = match t { Target::Global(id) => r.symbols[id].name, Target::Local(..) => b"" as &[u8] };
+                            out.errors.push(pic_error(o, s, off, r_type, name));
+                        }
+                    }
+                }
+                RelKind::Pc | RelKind::PltPc => {
+                    if preempt {
+                        let Target::Global(id) = t else { unreachable!() };
+                        if info.kind == RelKind::PltPc {
+                            need(t, N_PLT);
+                        } else if matches!(r.symbols[id].def, Def::Undefined | Def::Lazy(_)) {
+                        } else if l.config.shared {
+                            // Only an executable (PIE included, as lld) can take a library
+                            // symbol's address with a copy or a canonical PLT entry.
+                            if l.is_func(id) {
+                                need(t, N_PLT);
+                            }
+                            out.errors.push(pic_error(o, s, off, r_type, r.symbols[id].name));
+                        } else if l.is_func(id) {
+                            need(t, N_CANON);
+                        } else {
+                            need(t, N_COPY);
+                        }
+                    } else if ifunc {
+                        need(t, if info.kind == RelKind::PltPc { N_IPLT } else { N_CANON_IFUNC });
+                    }
+                }
+                RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex | RelKind::GotOff => {
+                    // --no-relax keeps every GOT load (lld: only GOTPCRELX rewriting is off).
+                    let relaxable = matches!(info.kind, RelKind::GotPcRelax | RelKind::GotPcRelaxRex)
+                        && l.config.relax
+                        && !preempt
+                        && !(l.is_pic && l.is_absolute(t))
+                        && !is_undef(l, t);
+                    let mut relaxed = false;
+                    if relaxable {
+                        let d = sec.data;
+                        let o2 = off as usize;
+                        let is_mov = o2 >= 2 && d[o2 - 2] == 0x8b;
+                        let is_branch = o2 >= 2 && info.kind == RelKind::GotPcRelax && d[o2 - 2] == 0xff && matches!((d[o2 - 1] >> 3) & 7, 2 | 4);
+                        // lld keeps GOT loads of IFUNC addresses (the slot then holds the
+                        // canonical IPLT address) and relaxes only calls and jumps.
+                        let is_mov = is_mov && !ifunc;
+                        if o2 >= 2 && d[o2 - 1] & 0xc7 == 0x05 && (is_mov || is_branch) {
+                            out.fixes.push((site, SiteFix::GotPcRelax));
+                            relaxed = true;
+                            // An IFUNC reached through a relaxed GOT load is called through its
+                            // IPLT entry; loading its address makes that entry canonical.
+                            if ifunc {
+                                need(t, if is_branch { N_IPLT } else { N_CANON_IFUNC });
+                            }
+                        }
+                    }
+                    if !relaxed {
+                        need(t, N_GOT);
+                        if ifunc && !preempt && !l.is_pic {
+                            // Non-PIC: the GOT slot holds the canonical IPLT address (lld).
+                            need(t, N_CANON_IFUNC);
+                        }
+                    }
+                }
+                RelKind::GotBasePc | RelKind::RelGotBase => {}
+                RelKind::PltRelGotBase => {
+                    if preempt {
+                        need(t, N_PLT);
+                    }
+                }
+                RelKind::Size => {}
+                RelKind::TlsGd => {
+                    if !exe {
+                        // A shared library keeps general-dynamic: a GOT pair for the loader.
+                        need(t, N_GOTGD);
+                        continue;
+                    } else if preempt {
+                        out.fixes.push((site, SiteFix::TlsGdToIe));
+                        need(t, N_GOTTP);
+                        skip_next = true;
+                    } else {
+                        out.fixes.push((site, SiteFix::TlsGdToLe));
+                        skip_next = true;
+                    }
+                    if !tls_gd_pattern(sec.data, off as usize) {
+                        out.errors.push(format!("{}: R_X86_64_TLSGD must be followed by a call to __tls_get_addr", crate::elf::diag::location(o, s, off)));
+                    }
+                }
+                RelKind::TlsLd => {
+                    if !exe {
+                        need(TLS_LD_TARGET, N_GOTGD);
+                        continue;
+                    }
+                    out.fixes.push((site, SiteFix::TlsLdToLe));
+                    skip_next = true;
+                    let d = sec.data;
+                    let o2 = off as usize;
+                    if !(o2 >= 3 && d.len() >= o2 + 6 && d[o2 - 3..o2] == [0x48, 0x8d, 0x3d] && (d[o2 + 4] == 0xe8 || (d[o2 + 4] == 0xff && d[o2 + 5] == 0x15))) {
+                        out.errors.push(format!("{}: R_X86_64_TLSLD must be followed by a call to __tls_get_addr", crate::elf::diag::location(o, s, off)));
+                    }
+                }
+                RelKind::DtpOff | RelKind::TpOff => {
+                    if preempt && info.kind == RelKind::TpOff {
+                        out.errors.push(format!("{}: relocation {} against preemptible symbol", crate::elf::diag::location(o, s, off), arch::rel_name(r_type)));
+                    }
+                }
+                RelKind::GotTpOff => {
+                    let d = sec.data;
+                    let o2 = off as usize;
+                    let can = exe && !preempt && o2 >= 3 && (d[o2 - 3] & 0xf0) == 0x40 && d[o2 - 1] & 0xc7 == 0x05 && matches!(d[o2 - 2], 0x8b | 0x03);
+                    if can {
+                        out.fixes.push((site, SiteFix::TlsIeToLe));
+                    } else {
+                        need(t, N_GOTTP);
+                    }
+                }
+                RelKind::TlsDescPc if !exe => {
+                    // A library keeps the descriptor: dlopen cannot count on static TLS.
+                    need(t, N_GOTDESC);
+                }
+                RelKind::TlsDescCall if !exe => {}
+                RelKind::TlsDescPc => {
+                    if preempt {
+                        out.fixes.push((site, SiteFix::TlsDescToIe));
+                        need(t, N_GOTTP);
+                    } else {
+                        out.fixes.push((site, SiteFix::TlsDescToLe));
+                    }
+                }
+                RelKind::TlsDescCall => {
+                    out.fixes.push((site, SiteFix::TlsDescCallNop));
+                }
+                RelKind::None | RelKind::Unknown => {}
+            }
+        }
+    }
+    out
+}
+
+pub(super) fn is_undef(l: &Layout, t: Target) -> bool {
+    match t {
+        Target::Global(id) => matches!(l.r.symbols[id].def, Def::Undefined | Def::Lazy(_)) && !l.is_linker_defined(id),
+        Target::Local(..) => false,
+    }
+}
+
+pub(super) fn tls_gd_pattern(d: &[u8], off: usize) -> bool {
+    off >= 4 && d.len() >= off + 12 && d[off - 4..off] == [0x66, 0x48, 0x8d, 0x3d] && (d[off + 4..off + 8] == [0x66, 0x66, 0x48, 0xe8] || d[off + 4..off + 8] == [0x66, 0x48, 0xff, 0x15])
+}
+
+/// Which undefined references the linker defines, now that the output sections are known
+/// (lld's `addReservedSymbols`, `addStartEndSymbols`, `addStartStopSymbols`, `_DYNAMIC`).
+pub(super) fn decide_linker_symbols(l: &mut Layout) {
+    let r = l.r;
+    let osec_exists = |name: &[u8]| l.osecs.iter().any(|o| o.name.as_bytes() == name);
+    let eh_frame_hdr = l.config.eh_frame_hdr && !l.eh_records.is_empty();
+    let defined: Vec<bool> = r
+        .symbols
+        .iter()
+        .map(|s| {
+            if !matches!(s.def, Def::Undefined | Def::Lazy(_)) || !is_linker_defined(s.name) {
+                return false;
+            }
+            match s.name {
+                b"_DYNAMIC" => l.has_dynamic,
+                // glibc's static start-up code applies IRELATIVE relocations between these;
+                // position-independent output has none of them (lld: non-PIC only).
+                b"__rela_iplt_start" | b"__rela_iplt_end" => !l.is_pic,
+                b"__GNU_EH_FRAME_HDR" => eh_frame_hdr,
+                n => match n.strip_prefix(b"__start_").or_else(|| n.strip_prefix(b"__stop_")) {
+                    Some(sec) => osec_exists(sec),
+                    None => true,
+                },
+            }
+        })
+        .collect();
+    l.linker_defined = defined;
+}
+
+/// Names the linker may define when referenced (`decide_linker_symbols` says when it does).
+pub fn is_linker_defined(name: &[u8]) -> bool {
+    matches!(
+        name,
+        b"_GLOBAL_OFFSET_TABLE_" | b"__ehdr_start" | b"__executable_start" | b"_DYNAMIC" | b"__bss_start" | b"_end" | b"end" | b"_etext"
+            | b"etext" | b"_edata" | b"edata" | b"__init_array_start" | b"__init_array_end" | b"__fini_array_start" | b"__fini_array_end"
+            | b"__preinit_array_start" | b"__preinit_array_end" | b"__rela_iplt_start" | b"__rela_iplt_end" | b"_TLS_MODULE_BASE_" | b"__dso_handle"
+            | b"__GNU_EH_FRAME_HDR"
+    ) || name.starts_with(b"__start_")
+        || name.starts_with(b"__stop_")
+}
+
+pub(super) fn pic_error(o: &ObjFile, s: usize, off: u64, r_type: u32, name: &[u8]) -> String {
+    let what = if name.is_empty() { "local symbol".to_string() } else { format!("symbol '{}'", crate::elf::diag::demangle(name)) };
+    format!(
+        "relocation {} cannot be used against {what}; recompile with -fPIC\n>>> referenced by {}",
+        arch::rel_name(r_type),
+        crate::elf::diag::location(o, s, off)
+    )
+}
+
+// ------------------------------------------------------------------------------------------------
+// Dynamic symbols
+// ------------------------------------------------------------------------------------------------
+
+/// `__start_foo`/`__stop_foo` with an output section `foo`: the linker defines it.
+pub(super) fn start_stop_section_exists(l: &Layout, name: &[u8]) -> bool {
+    match name.strip_prefix(b"__start_").or_else(|| name.strip_prefix(b"__stop_")) {
+        Some(sec) => l.osecs.iter().any(|o| o.name.as_bytes() == sec),
+        None => false,
+    }
+}

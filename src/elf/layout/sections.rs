@@ -1,0 +1,348 @@
+//! Output sections: which output section each live input section joins (lld's name rules,
+//! SHF_MERGE pieces, `.eh_frame` records), in what order sections and their chunks go
+//! (lld's ranks, init priorities, SHF_LINK_ORDER).
+
+#[allow(unused_imports)]
+use super::*;
+
+/// Priority of `.init_array.N` / `.ctors.N` style names for sorting (no suffix = 65536).
+pub(super) fn init_priority(name: &[u8]) -> u32 {
+    let s = String::from_utf8_lossy(name);
+    for p in [".init_array.", ".fini_array.", ".preinit_array."] {
+        if let Some(rest) = s.strip_prefix(p) {
+            return rest.parse().unwrap_or(65536);
+        }
+    }
+    65536
+}
+
+/// Where an output section goes: lld's ranking, coarse groups in address order.
+pub(super) fn rank(os: &OutSec, relro_enabled: bool) -> u32 {
+    if !flag(os.flags, elf::SHF_ALLOC) {
+        return 100;
+    }
+    if os.name == ".interp" {
+        return 1;
+    }
+    if os.sh_type == elf::SHT_NOTE {
+        return 2;
+    }
+    let w = flag(os.flags, elf::SHF_WRITE);
+    let x = flag(os.flags, elf::SHF_EXECINSTR);
+    if !w && !x {
+        return 10;
+    }
+    if !w && x {
+        return 20;
+    }
+    let nobits = os.sh_type == elf::SHT_NOBITS;
+    if os.relro && relro_enabled {
+        let tls = flag(os.flags, elf::SHF_TLS);
+        // NOBITS RELRO sections (.bss.rel.ro, .relro_padding) end the RELRO region.
+        return if tls { 30 } else if nobits { 33 } else { 32 };
+    }
+    if os.relro && flag(os.flags, elf::SHF_TLS) {
+        return 30;
+    }
+    if nobits {
+        50
+    } else {
+        40
+    }
+}
+
+pub(super) fn is_relro_name(name: &str, flags: u64, sh_type: u32) -> bool {
+    if !flag(flags, elf::SHF_WRITE) {
+        return false;
+    }
+    if flag(flags, elf::SHF_TLS) {
+        return true;
+    }
+    matches!(sh_type, elf::SHT_INIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_PREINIT_ARRAY)
+        || matches!(name, ".data.rel.ro" | ".bss.rel.ro" | ".ctors" | ".dtors" | ".jcr" | ".dynamic" | ".got" | ".init_array" | ".fini_array" | ".preinit_array" | ".relro_padding")
+        || name.starts_with(".data.rel.ro.")
+}
+
+pub(super) fn new_osec(name: &str, sh_type: u32, flags: u64, align: u64) -> OutSec {
+    OutSec {
+        name: name.to_string(),
+        sh_type,
+        flags,
+        align,
+        entsize: 0,
+        chunks: Vec::new(),
+        chunk_off: Vec::new(),
+        size: 0,
+        addr: 0,
+        offset: 0,
+        relro: false,
+        shndx: 0,
+    }
+}
+
+pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&HashMap<(FileId, u32), Vec<u64>>>) -> Result<()> {
+    let r = l.r;
+    let mut by_key: HashMap<(Vec<u8>, u32, u64), usize> = HashMap::new();
+    let mut osecs: Vec<OutSec> = Vec::new();
+    l.sec_osec = live.iter().map(|v| vec![u32::MAX; v.len()]).collect();
+    l.sec_off = live.iter().map(|v| vec![0; v.len()]).collect();
+    let mut merge_key: HashMap<(usize, u64, u64, u64), usize> = HashMap::new();
+    let mut merged_inputs: Vec<Vec<(FileId, u32)>> = Vec::new();
+    let mut eh_inputs: Vec<(FileId, u32)> = Vec::new();
+    let mut eh_osec = None;
+    for (f, o) in r.objects_in_load_order() {
+        for (s, sec) in o.sections.iter().enumerate() {
+            if !live[f][s] {
+                continue;
+            }
+            if sec.kind == SecKind::EhFrame {
+                eh_inputs.push((f, s as u32));
+                continue;
+            }
+            // --strip-debug / -S (and --strip-all / -s) drop debug information, as lld does.
+            if (l.config.strip_debug || l.config.strip_all) && sec.flags & elf::SHF_ALLOC as u64 == 0 && (sec.name.starts_with(b".debug") || sec.name.starts_with(b".zdebug")) {
+                continue;
+            }
+            let oname = if l.config.relocatable { sec.name } else { output_name(sec.name) };
+            // Sections of different types or with different write/exec/TLS flags get separate
+            // output sections, as in lld (which errors or splits on conflicts).
+            let mut ty = sec.sh_type;
+            if matches!(ty, elf::SHT_INIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_PREINIT_ARRAY) || oname == b".init_array" || oname == b".fini_array" {
+                ty = if oname.starts_with(b".fini_array") { elf::SHT_FINI_ARRAY } else if oname.starts_with(b".preinit_array") { elf::SHT_PREINIT_ARRAY } else if oname.starts_with(b".init_array") { elf::SHT_INIT_ARRAY } else { ty };
+            }
+            let is_alloc = flag(sec.flags, elf::SHF_ALLOC);
+            let key_flags = sec.flags & (elf::SHF_ALLOC | elf::SHF_WRITE | elf::SHF_EXECINSTR | elf::SHF_TLS) as u64;
+            let key_ty = if ty == elf::SHT_NOBITS { elf::SHT_PROGBITS } else { ty };
+            let key = (oname.to_vec(), key_ty, if is_alloc { key_flags } else { 0 });
+            let idx = *by_key.entry(key).or_insert_with(|| {
+                let name = String::from_utf8_lossy(oname).into_owned();
+                let mut os = new_osec(&name, ty, 0, 1);
+                os.relro = is_relro_name(&name, sec.flags, ty);
+                osecs.push(os);
+                osecs.len() - 1
+            });
+            let os = &mut osecs[idx];
+            if os.sh_type == elf::SHT_NOBITS && ty != elf::SHT_NOBITS {
+                os.sh_type = ty;
+            }
+            // Output flags are the union of the inputs' (lld keeps SHF_MERGE/STRINGS/GNU_RETAIN
+            // too), minus the ones that only describe an input section.
+            os.flags |= sec.flags & !(elf::SHF_GROUP as u64 | elf::SHF_INFO_LINK as u64);
+            if !is_alloc && flag(sec.flags, elf::SHF_MERGE) && flag(sec.flags, elf::SHF_STRINGS) {
+                // .comment: keep merge flags so readers see strings.
+                os.flags |= (elf::SHF_MERGE | elf::SHF_STRINGS) as u64;
+                os.entsize = 1;
+            }
+            os.align = os.align.max(sec.align);
+            l.sec_osec[f][s] = idx as u32;
+            if sec.kind == SecKind::Merge {
+                let ent = sec.hdr.sh_entsize.get(LE);
+                let strings = flag(sec.flags, elf::SHF_STRINGS);
+                // lld's grouping: same flags and entry size, and for strings the same
+                // alignment (constants of different alignments share the largest).
+                let key_flags = sec.flags & !(elf::SHF_GROUP as u64);
+                let mk = (idx, ent, key_flags, if strings { sec.align } else { 0 });
+                let m = *merge_key.entry(mk).or_insert_with(|| {
+                    merged_inputs.push(Vec::new());
+                    osecs[idx].chunks.push(Chunk::Merged(merged_inputs.len() - 1));
+                    merged_inputs.len() - 1
+                });
+                merged_inputs[m].push((f, s as u32));
+                l.sec_off[f][s] = m as u64;
+            } else {
+                osecs[idx].chunks.push(Chunk::Input(f, s as u32));
+            }
+        }
+    }
+    // Deduplicate merge pieces, deterministically in input order.
+    let tail = l.config.opt_level >= 2;
+    for inputs in merged_inputs {
+        l.merged.push(crate::elf::merge::merge(r, &inputs, merge_refs, tail)?);
+    }
+    // .eh_frame: split records, drop FDEs of dead functions, deduplicate CIEs.
+    if !eh_inputs.is_empty() && !l.config.relocatable {
+        build_eh_frame(l, &eh_inputs, live)?;
+        for &(f, s) in &eh_inputs {
+            l.sec_osec[f][s as usize] = u32::MAX - 1; // patched below
+        }
+        let mut os = new_osec(".eh_frame", elf::SHT_PROGBITS, elf::SHF_ALLOC as u64, 8);
+        os.chunks.push(Chunk::Synthetic(Synth::EhFrame));
+        osecs.push(os);
+        let idx = osecs.len() - 1;
+        eh_osec = Some(idx);
+        l.synth_osec.insert(Synth::EhFrame, idx);
+    }
+    if let Some(idx) = eh_osec {
+        for v in l.sec_osec.iter_mut() {
+            for x in v.iter_mut() {
+                if *x == u32::MAX - 1 {
+                    *x = idx as u32;
+                }
+            }
+        }
+    }
+    // Sort init/fini array inputs by priority (stable: same priority keeps input order).
+    for os in osecs.iter_mut() {
+        if matches!(os.sh_type, elf::SHT_INIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_PREINIT_ARRAY) {
+            let mut chunks = std::mem::take(&mut os.chunks);
+            chunks.sort_by_key(|c| match c {
+                Chunk::Input(f, s) => init_priority(r.obj(*f).sections[*s as usize].name),
+                _ => 65536,
+            });
+            os.chunks = chunks;
+        }
+    }
+    l.osecs = osecs;
+    Ok(())
+}
+
+/// Input sections the call graph profile orders go first in their output section, in that
+/// order; the others follow in input order (lld's `sortISDBySectionOrder`; x86-64 needs no
+/// thunk-aware insertion point).
+pub(super) fn order_sections(l: &mut Layout) -> Result<()> {
+    let order = crate::elf::cgsort::section_order(l)?;
+    if order.is_empty() {
+        return Ok(());
+    }
+    for os in l.osecs.iter_mut() {
+        if os.name == ".init" || os.name == ".fini" {
+            continue;
+        }
+        let prio = |c: &Chunk| match c {
+            Chunk::Input(f, s) => order.get(&(*f, *s)).copied(),
+            _ => None,
+        };
+        if !os.chunks.iter().any(|c| prio(c).is_some()) {
+            continue;
+        }
+        let (mut ordered, unordered): (Vec<Chunk>, Vec<Chunk>) = os.chunks.iter().partition(|c| prio(c).is_some());
+        ordered.sort_by_key(|c| prio(c));
+        ordered.extend(unordered);
+        os.chunks = ordered;
+    }
+    Ok(())
+}
+
+/// lld's `EhFrameSection`: every live FDE (one whose function's section is live) is kept, and
+/// CIEs are deduplicated across all inputs by their bytes and personality routine. The output
+/// is each distinct CIE, in order of first use, followed by the FDEs that use it, in input
+/// order.
+pub(super) fn build_eh_frame(l: &mut Layout, eh_inputs: &[(FileId, u32)], live: &Live) -> Result<()> {
+    let r = l.r;
+    // Per distinct CIE: (file, section, input offset of its first copy), then its FDEs.
+    let mut cies: Vec<((FileId, u32, u64, u64), Vec<(FileId, u32, u64, u64)>)> = Vec::new();
+    let mut cie_key: HashMap<(&'static [u8], Option<Target>), usize> = HashMap::new();
+    for &(f, s) in eh_inputs {
+        let o = r.obj(f);
+        let sec = &o.sections[s as usize];
+        let recs = crate::elf::eh_frame::split(sec.data).map_err(|e| e.context(format!("{}:(.eh_frame)", o.input.name)))?;
+        let relocs = sec.relocs;
+        // Relocations are sorted by offset in practice; the first one inside a record is the
+        // CIE's personality or the FDE's initial location (lld's `firstRelocation`).
+        let first_rel = |off: u64, len: u64| relocs.iter().find(|rel| rel.r_offset(LE) >= off && rel.r_offset(LE) < off + len);
+        // Input offset of a CIE → its index in `cies`, for this section.
+        let mut local: HashMap<u64, usize> = HashMap::new();
+        for rec in &recs {
+            if rec.is_terminator() {
+                continue;
+            }
+            if rec.is_cie {
+                let data: &'static [u8] = &sec.data[rec.offset as usize..(rec.offset + rec.len) as usize];
+                let personality = first_rel(rec.offset, rec.len).map(|rel| l.target_of(f, rel.r_sym(LE, false) as usize));
+                let idx = *cie_key.entry((data, personality)).or_insert_with(|| {
+                    cies.push(((f, s, rec.offset, rec.len), Vec::new()));
+                    cies.len() - 1
+                });
+                local.insert(rec.offset, idx);
+                continue;
+            }
+            let Some(rel) = first_rel(rec.offset, rec.len) else { continue };
+            let si = rel.r_sym(LE, false) as usize;
+            let (tf, ts) = match r.global_of(f, si) {
+                Some(id) => match r.symbols[id].def {
+                    Def::Defined(tf, ti) => (tf, r.obj(tf).symbols[ti].st_shndx(LE) as usize),
+                    _ => continue,
+                },
+                None => (f, o.symbols[si].st_shndx(LE) as usize),
+            };
+            if !live.get(tf).and_then(|v| v.get(ts)).copied().unwrap_or(false) {
+                continue;
+            }
+            match local.get(&rec.cie_offset) {
+                Some(&c) => cies[c].1.push((f, s, rec.offset, rec.len)),
+                None => crate::bail!("{}:(.eh_frame+0x{:x}): invalid CIE reference", o.input.name, rec.offset + 4),
+            }
+        }
+    }
+    let mut out = 0u64;
+    for ((cf, cs, coff, clen), fdes) in cies {
+        if fdes.is_empty() {
+            continue;
+        }
+        let cie_out = out;
+        l.eh_records.push(EhRecord { file: cf, sec: cs, in_off: coff, len: clen, out_off: out, is_cie: true, cie_out_off: 0 });
+        out += clen;
+        for (f, s, off, len) in fdes {
+            l.eh_records.push(EhRecord { file: f, sec: s, in_off: off, len, out_off: out, is_cie: false, cie_out_off: cie_out });
+            out += len;
+        }
+    }
+    // Per input section, its records by input offset (a CIE copy that was deduplicated away
+    // has none: addresses into it resolve to the section's first kept record).
+    let mut index: HashMap<(FileId, u32), Vec<u32>> = HashMap::new();
+    for (i, rec) in l.eh_records.iter().enumerate() {
+        index.entry((rec.file, rec.sec)).or_default().push(i as u32);
+    }
+    for v in index.values_mut() {
+        v.sort_by_key(|&i| l.eh_records[i as usize].in_off);
+    }
+    l.eh_index = index;
+    // A zero-length record ends the section: glibc's `classify_object_over_fdes` expects it
+    // (lld adds it unconditionally, too).
+    l.eh_size = out + 4;
+    Ok(())
+}
+
+// ------------------------------------------------------------------------------------------------
+// Relocation scan
+// ------------------------------------------------------------------------------------------------
+
+/// The section an `SHF_LINK_ORDER` input section is linked to (its `sh_link`), if any.
+pub fn link_order_dep(l: &Layout, f: FileId, s: u32) -> Option<u32> {
+    let sec = &l.obj(f).sections[s as usize];
+    if !flag(sec.flags, elf::SHF_LINK_ORDER) {
+        return None;
+    }
+    let to = object::read::elf::SectionHeader::sh_link(sec.hdr, LE);
+    (to != 0 && (to as usize) < l.obj(f).sections.len()).then_some(to)
+}
+
+/// lld's `resolveShfLinkOrder`: the inputs of an `SHF_LINK_ORDER` output section are ordered as
+/// the sections they are linked to are (sanitizer coverage's PC table must follow its counters,
+/// for example); those linked to nothing go last. Output sections are already in address
+/// order, and chunk positions follow offsets, so positions stand in for addresses.
+pub(super) fn sort_link_order(l: &mut Layout) {
+    let targets: Vec<usize> = (0..l.osecs.len()).filter(|&i| flag(l.osecs[i].flags, elf::SHF_LINK_ORDER)).collect();
+    if targets.is_empty() {
+        return;
+    }
+    let mut pos: HashMap<(FileId, u32), (usize, usize)> = HashMap::new();
+    for (oi, os) in l.osecs.iter().enumerate() {
+        for (ci, c) in os.chunks.iter().enumerate() {
+            if let Chunk::Input(f, s) = c {
+                pos.insert((*f, *s), (oi, ci));
+            }
+        }
+    }
+    for oi in targets {
+        let mut chunks = std::mem::take(&mut l.osecs[oi].chunks);
+        chunks.sort_by_key(|c| match c {
+            Chunk::Input(f, s) => match link_order_dep(l, *f, *s).and_then(|d| pos.get(&(*f, d))) {
+                Some(&(o, k)) => (0, o, k),
+                None => (1, 0, 0),
+            },
+            _ => (1, 0, 0),
+        });
+        l.osecs[oi].chunks = chunks;
+    }
+}
