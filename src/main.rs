@@ -16,9 +16,6 @@ fn main() {
     std::panic::set_hook(Box::new(|info| {
         eprintln!("dtld: error: internal linker error: {info}");
     }));
-    let code = match std::panic::catch_unwind(|| dtld::main_with_program(&program, &argv)) {
-        Ok(c) => c,
-        Err(_) => 1,
-    };
+    let code = std::panic::catch_unwind(|| dtld::main_with_program(&program, &argv)).unwrap_or(1);
     std::process::exit(code);
 }

@@ -62,6 +62,7 @@ fn open_raw(
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
+    // SAFETY: `fd` was just returned by a successful open and is owned by nothing else.
     Ok(unsafe { File::from_raw_fd(fd) })
 }
 
@@ -210,6 +211,7 @@ impl TmpFile {
         let r = unsafe { libc::renameat(dirfd, name.as_ptr(), dirfd, base.as_ptr()) };
         if r != 0 {
             let e = io::Error::last_os_error();
+            // SAFETY: `dirfd` is an open directory descriptor and both names are NUL-terminated.
             unsafe { libc::unlinkat(dirfd, name.as_ptr(), 0) };
             self.done = true;
             return Err(e);

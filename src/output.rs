@@ -111,6 +111,7 @@ pub(crate) fn umask() -> u32 {
     unsafe extern "C" {
         fn umask(mask: u32) -> u32;
     }
+    // SAFETY: umask only swaps the process's file-mode mask; it is restored right away.
     unsafe {
         let old = umask(0o022);
         umask(old);

@@ -50,6 +50,7 @@ fn cstr(b: &[u8]) -> std::io::Result<CString> {
 }
 
 fn fstat(fd: RawFd) -> std::io::Result<libc::stat> {
+    // SAFETY: `stat` is plain old data; all-zero bytes are a valid value.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: fstat on a descriptor we own, into a zeroed stat buffer.
     if unsafe { libc::fstat(fd, &mut st) } != 0 {
@@ -59,6 +60,7 @@ fn fstat(fd: RawFd) -> std::io::Result<libc::stat> {
 }
 
 fn lstat_at(dir: RawFd, name: &CStr) -> std::io::Result<libc::stat> {
+    // SAFETY: `stat` is plain old data; all-zero bytes are a valid value.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: fstatat without following a final symlink, into a zeroed stat buffer.
     if unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } != 0 {
@@ -85,6 +87,7 @@ fn open_at(
     if fd < 0 {
         return Err(last_os_error());
     }
+    // SAFETY: `fd` was just returned by a successful openat and is owned by nothing else.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
@@ -104,6 +107,7 @@ fn list(fd: RawFd) -> std::io::Result<Vec<CString>> {
     let dir = unsafe { libc::fdopendir(raw) };
     if dir.is_null() {
         let e = last_os_error();
+        // SAFETY: `raw` is an open directory descriptor we own; fdopendir takes it over on success.
         unsafe { libc::close(raw) };
         return Err(e);
     }
@@ -114,11 +118,13 @@ fn list(fd: RawFd) -> std::io::Result<Vec<CString>> {
         if ent.is_null() {
             break;
         }
+        // SAFETY: `ent` is non-null and points at readdir's entry, valid until the next readdir call.
         let name = unsafe { CStr::from_ptr((*ent).d_name.as_ptr()) };
         if name.to_bytes() != b"." && name.to_bytes() != b".." {
             names.push(name.to_owned());
         }
     }
+    // SAFETY: `dir` came from a successful fdopendir and is closed exactly once.
     unsafe { libc::closedir(dir) };
     Ok(names)
 }
@@ -141,6 +147,7 @@ fn clear_at(fd: RawFd, keep: Option<&CStr>, depth: usize) {
             // SAFETY: unlinkat relative to a descriptor we own.
             unsafe { libc::unlinkat(fd, name.as_ptr(), libc::AT_REMOVEDIR) };
         } else {
+            // SAFETY: unlinkat relative to a descriptor we own, with a NUL-terminated name.
             unsafe { libc::unlinkat(fd, name.as_ptr(), 0) };
         }
     }
@@ -187,6 +194,7 @@ impl StagingDir {
                 if fd < 0 {
                     return Err(last_os_error());
                 }
+                // SAFETY: `fd` was just returned by a successful openat and is owned by nothing else.
                 Ok(unsafe { OwnedFd::from_raw_fd(fd) })
             } else {
                 Err(e)

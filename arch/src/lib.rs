@@ -8,5 +8,7 @@
 //! makes between `Arch/X86_64.cpp` and `Relocations.cpp`, and wild between `linker-utils` and
 //! `layout.rs`). Nothing here does I/O, so every rule is unit-testable.
 
+#![forbid(unsafe_code)]
+
 pub mod coff_x86_64;
 pub mod x86_64;

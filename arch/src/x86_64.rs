@@ -362,7 +362,7 @@ fn gd_call_len(sec: &[u8], off: usize) -> Option<usize> {
     if off < 4 || sec.len() < off + 4 + 4 {
         return None;
     }
-    if &sec[off - 4..off] != [0x66, 0x48, 0x8d, 0x3d] {
+    if sec[off - 4..off] != [0x66, 0x48, 0x8d, 0x3d] {
         return None;
     }
     let c = &sec[off + 4..];

@@ -3,6 +3,8 @@
 //! checks every output object with the same rules, and compiles jobs locally with this pool when
 //! it falls back (`--local-fallback`). One implementation of the contract, not two copies.
 
+#![forbid(unsafe_code)]
+
 pub mod jobfile;
 pub mod progress;
 pub mod run;

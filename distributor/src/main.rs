@@ -10,6 +10,8 @@
 //! This file is the command line and the exit codes; the library (`src/lib.rs`) does the rest:
 //! `jobfile` reads the job file, `run` runs the jobs, `progress` does all printing while they run.
 
+#![forbid(unsafe_code)]
+
 use clap::Parser;
 use dtld_distributor::{jobfile, progress, run};
 use std::path::PathBuf;

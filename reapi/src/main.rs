@@ -11,6 +11,8 @@
 //! summary line and the exit codes; `remote` runs the jobs on the engine, `client` speaks gRPC,
 //! `action` builds the Actions and `layout` places files in the input root.
 
+#![forbid(unsafe_code)]
+
 mod action;
 mod client;
 mod layout;

@@ -644,10 +644,7 @@ fn collect_baserels(l: &Layout) -> Vec<(u32, u16)> {
                         let Some(k) = arch::kind(rel.typ.get(object::LittleEndian)) else { continue };
                         let Some(t) = arch::baserel_type(k) else { continue };
                         let idx = rel.symbol_table_index.get(object::LittleEndian) as usize;
-                        match l.target(file, idx) {
-                            Some((_, _, false)) => v.push((l.chunks[c].rva + rel.virtual_address.get(object::LittleEndian), t)),
-                            _ => {}
-                        }
+                        if let Some((_, _, false)) = l.target(file, idx) { v.push((l.chunks[c].rva + rel.virtual_address.get(object::LittleEndian), t)) }
                     }
                 }
                 ChunkKind::LocalImport(_) => v.push((l.chunks[c].rva, 10)),

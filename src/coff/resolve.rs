@@ -892,12 +892,11 @@ impl<'a> Resolver<'a> {
         for d in ds {
             match d {
                 Directive::DefaultLib(l) => self.add_default_lib(&l),
-                Directive::Export(e) => {
-                    if self.export_names.insert(e.name.clone()) {
+                Directive::Export(e)
+                    if self.export_names.insert(e.name.clone()) => {
                         self.add_undefined(e.internal.as_deref().unwrap_or(&e.name).to_string().as_str(), false);
                         self.export_specs.push(e);
                     }
-                }
                 Directive::Include(n) => {
                     self.add_undefined(&n, false);
                     self.include.push(n);
@@ -1518,14 +1517,11 @@ impl<'a> Resolver<'a> {
             }
             if self.config.auto_import && !name.starts_with("__imp_") {
                 if let Some(imp) = self.r.find(&format!("__imp_{name}")) {
-                    match self.r.symbols[imp].def {
-                        d @ (Def::ImportData(_) | Def::Regular(..)) => {
-                            self.r.symbols[id].def = d;
-                            self.r.symbols[id].pseudo_reloc = true;
-                            self.drop_refptr(name, id, d);
-                            continue;
-                        }
-                        _ => {}
+                    if let d @ (Def::ImportData(_) | Def::Regular(..)) = self.r.symbols[imp].def {
+                        self.r.symbols[id].def = d;
+                        self.r.symbols[id].pseudo_reloc = true;
+                        self.drop_refptr(name, id, d);
+                        continue;
                     }
                 }
             }

@@ -508,7 +508,7 @@ mod tests {
         out.extend_from_slice(&(8 + hdr.len() as u32).to_le_bytes());
         out.extend_from_slice(&hdr);
         out.extend_from_slice(data);
-        while out.len() % 4 != 0 {
+        while !out.len().is_multiple_of(4) {
             out.push(0);
         }
     }

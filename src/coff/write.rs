@@ -505,7 +505,7 @@ fn sort_pdata(l: &Layout, b: &mut [u8]) -> Result<()> {
     if end < start || end > b.len() {
         return Err(Error::new(format!("unexpected .pdata layout: {start:#x}..{end:#x}")));
     }
-    if (end - start) % 12 != 0 {
+    if !(end - start).is_multiple_of(12) {
         return Err(Error::new(format!("unexpected .pdata size: {} is not a multiple of 12", end - start)));
     }
     let mut entries: Vec<[u8; 12]> = b[start..end].chunks(12).map(|c| c.try_into().unwrap()).collect();

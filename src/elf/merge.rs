@@ -74,7 +74,7 @@ fn split(r: &Resolved, f: FileId, s: u32, live_refs: Option<&[u64]>) -> Result<V
         };
         // Dead pieces (no live reference into them) stay out of the output; a reference from
         // debug information into one resolves to the chunk's start (lld's output offset 0).
-        let live = live_refs.map_or(true, |refs| {
+        let live = live_refs.is_none_or(|refs| {
             let k = refs.partition_point(|&x| x < off as u64);
             refs.get(k).is_some_and(|&x| x < end as u64)
         });
@@ -152,7 +152,7 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&HashMap
             let sbytes = uniq[i];
             if previous.ends_with(sbytes) {
                 let pos = size - sbytes.len() as u64;
-                if pos % align == 0 {
+                if pos.is_multiple_of(align) {
                     offs[i] = pos;
                     continue;
                 }

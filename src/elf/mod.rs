@@ -1,19 +1,19 @@
 //! The ELF link, one stage per line (`link`), each stage taking the previous one's output by
 //! reference:
 //!
-//! 1. `input::load_logged`      — find, map and identify every input (`-l` search, linker
-//!                               scripts such as glibc's libc.so, archives split into lazy
-//!                               members); `reproduce::after_load` writes `--reproduce`;
-//! 2. `resolve::Resolver::start` — parse objects and libraries, bind every symbol, pull archive
-//!                               members depth-first (lld's lazy-symbol model);
-//! 3. `gcc_lto::run`            — GCC LTO objects compiled by GCC's own plugin (pass 2);
-//! 4. `lto::run`                — with bitcode: lld's resolutions, the thin link by the user's
-//!                               LLVM, backends (local or distributed); native objects join in
-//!                               pass 2 (`Resolver::add_lto_objects`), then `finish`;
-//! 5. `layout::layout`          — liveness (`gc`), output sections (`merge`, `cgsort`), the
-//!                               relocation scan, dynamic symbols, addresses, symbol values;
-//! 6. `write::write_output`     — the memory-mapped output filled in parallel, build id, rename;
-//! 7. `map::write_map`          — `-Map`. `-r` leaves after step 3 for `relocatable`.
+//! 1. `input::load_logged`: find, map and identify every input (`-l` search, linker scripts
+//!    such as glibc's libc.so, archives split into lazy members); `reproduce::after_load`
+//!    writes `--reproduce`;
+//! 2. `resolve::Resolver::start`: parse objects and libraries, bind every symbol, pull archive
+//!    members depth-first (lld's lazy-symbol model);
+//! 3. `gcc_lto::run`: GCC LTO objects compiled by GCC's own plugin (pass 2);
+//! 4. `lto::run`: with bitcode, lld's resolutions, the thin link by the user's LLVM, backends
+//!    (local or distributed); native objects join in pass 2 (`Resolver::add_lto_objects`),
+//!    then `finish`;
+//! 5. `layout::layout`: liveness (`gc`), output sections (`merge`, `cgsort`), the relocation
+//!    scan, dynamic symbols, addresses, symbol values;
+//! 6. `write::write_output`: the memory-mapped output filled in parallel, build id, rename;
+//! 7. `map::write_map`: `-Map`. `-r` leaves after step 3 for `relocatable`.
 
 pub mod cdsort;
 pub mod cgsort;

@@ -175,7 +175,7 @@ impl ObjFile {
         }
         // lld's wording for the commonest corruption, a truncated file.
         let shnum_raw = ehdr.e_shnum(LE) as u64;
-        if shoff != 0 && shoff.checked_add(shnum_raw.max(1) * 64).map_or(true, |end| end > data.len() as u64) {
+        if shoff != 0 && shoff.checked_add(shnum_raw.max(1) * 64).is_none_or(|end| end > data.len() as u64) {
             bail!("section header table goes past the end of the file: e_shoff = 0x{shoff:x}");
         }
         let shdrs = ehdr.section_headers(LE, data).map_err(|e| corrupt(format!("{e}")))?;
@@ -363,7 +363,7 @@ impl ObjFile {
                     bail!("invalid symbol index {sym} in relocation");
                 }
                 let off = r.r_offset(LE);
-                if tsec.sh_type != elf::SHT_NOBITS && off.checked_add(1).map_or(true, |e| e > tsec.size) {
+                if tsec.sh_type != elf::SHT_NOBITS && off.checked_add(1).is_none_or(|e| e > tsec.size) {
                     bail!("relocation offset {off:#x} is out of bounds of section {}", String::from_utf8_lossy(tsec.name));
                 }
             }

@@ -447,7 +447,7 @@ pub fn finish(mut self) -> Result<Resolved> {
             let (Def::Defined(f, _) | Def::Common(f, _)) = sym.def else { continue };
             let Some((archive, _)) = &r.inputs[f].archive else { continue };
             let base = std::path::Path::new(archive).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            if all || config.exclude_libs.iter().any(|l| *l == base) {
+            if all || config.exclude_libs.contains(&base) {
                 sym.forced_local = true;
             }
         }
@@ -773,15 +773,12 @@ impl<'c> Resolver<'c> {
         for name in names {
             let id = self.intern(name);
             let sym = &mut self.r.symbols[id];
-            match sym.def {
-                Def::Undefined => {
-                    if sym.strong_ref {
-                        self.load(f);
-                    } else {
-                        sym.def = Def::Lazy(f);
-                    }
+            if sym.def == Def::Undefined {
+                if sym.strong_ref {
+                    self.load(f);
+                } else {
+                    sym.def = Def::Lazy(f);
                 }
-                _ => {}
             }
         }
     }
@@ -827,7 +824,7 @@ impl<'c> Resolver<'c> {
         // COMDAT: the first file to bring a group signature keeps its members.
         let groups: Vec<(&'static [u8], Vec<u32>)> =
             o.groups.iter().map(|(_, sig, m)| (*sig, m.clone())).collect();
-        let from_lto = self.lto_first_file.map_or(false, |first| f >= first);
+        let from_lto = self.lto_first_file.is_some_and(|first| f >= first);
         for (sig, members) in groups {
             if from_lto {
                 continue;
@@ -857,7 +854,7 @@ impl<'c> Resolver<'c> {
             let in_discarded = shndx != elf::SHN_UNDEF
                 && shndx < elf::SHN_LORESERVE
                 && (self.r.discarded[f][shndx as usize]
-                    || o.sections.get(shndx as usize).map_or(false, |s| s.kind == SecKind::Ignored && s.sh_type == elf::SHT_GROUP));
+                    || o.sections.get(shndx as usize).is_some_and(|s| s.kind == SecKind::Ignored && s.sh_type == elf::SHT_GROUP));
             let undefined = shndx == elf::SHN_UNDEF;
             // `foo@@VER` defines `foo` (its default version): unversioned references bind to it.
             let mut default_version = None;
@@ -918,7 +915,7 @@ impl<'c> Resolver<'c> {
         let syms: Vec<(&'static [u8], bool, bool, bool, u8)> = (0..b.syms.len())
             .map(|k| {
                 let s = b.sym(k);
-                let lost = s.comdat.map_or(false, |c| !kept.get(c as usize).copied().unwrap_or(true));
+                let lost = s.comdat.is_some_and(|c| !kept.get(c as usize).copied().unwrap_or(true));
                 (s.name, s.undefined() || lost, s.weak(), s.common(), ir_visibility(s.visibility()))
             })
             .collect();
@@ -996,11 +993,7 @@ impl<'c> Resolver<'c> {
                 self.r.dso_needed[df] = true;
             }
             Def::Undefined => {
-                if weak && !sym.strong_ref {
-                    sym.weak = true;
-                } else {
-                    sym.weak = false;
-                }
+                sym.weak = weak && !sym.strong_ref;
             }
             _ => {}
         }

@@ -344,21 +344,21 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
         }
         Def::Shared(f, k) => {
             let ds = l.r.dso(f).syms[k].sym;
-            let bind = if s.strong_ref || l.sym_flags.get(&t).map_or(false, |f| f.copy) { elf::STB_GLOBAL } else { elf::STB_WEAK };
+            let bind = if s.strong_ref || l.sym_flags.get(&t).is_some_and(|f| f.copy) { elf::STB_GLOBAL } else { elf::STB_WEAK };
             let bind = if ds.st_bind() == elf::STB_WEAK && !s.strong_ref { elf::STB_WEAK } else { bind };
             // An undefined reference is a plain function even when the library's definition
             // is an IFUNC (the library resolves it), as lld writes it.
             let ty = if ds.st_type() == elf::STT_GNU_IFUNC { elf::STT_FUNC } else { ds.st_type() };
             let info = (bind << 4) | ty;
             let flags = l.sym_flags.get(&t);
-            if flags.map_or(false, |f| f.copy) {
+            if flags.is_some_and(|f| f.copy) {
                 let primary = l.copy_alias.get(&id).copied().unwrap_or(id);
                 let os = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(primary))).map(|o| o.shndx).unwrap_or(0);
                 // A copy keeps the binding its references give it; an alias nobody referenced
                 // keeps the library's.
                 let bind = if s.obj_ref { if s.strong_ref { elf::STB_GLOBAL } else { elf::STB_WEAK } } else { ds.st_bind() };
                 (os as u16, l.sym_value[id], ds.st_size(LE), (bind << 4) | ty)
-            } else if flags.map_or(false, |f| f.canonical) {
+            } else if flags.is_some_and(|f| f.canonical) {
                 (0, l.plt_entry_addr(l.plt_index[&id]), 0, info)
             } else {
                 (0, 0, 0, info)

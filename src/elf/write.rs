@@ -388,7 +388,7 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
             _ => si == 0,
         };
         // S + A, with merge-section section symbols resolved through their piece.
-        let sa = if undef_weak && !l.is_preemptible(t) { a as u64 } else if si == 0 { a as u64 } else { l.addr_with_addend(t, a) };
+        let sa = if (undef_weak && !l.is_preemptible(t)) || si == 0 { a as u64 } else { l.addr_with_addend(t, a) };
         let s_val = sa.wrapping_sub(a as u64);
         if !alloc {
             // Debug info and other non-allocated data: absolute values (lld's relocateNonAlloc).
@@ -551,7 +551,7 @@ fn is_dead_target(l: &Layout, t: Target) -> bool {
     if sh == elf::SHN_UNDEF || sh >= elf::SHN_LORESERVE {
         return false;
     }
-    l.sec_osec[f].get(sh as usize).map_or(true, |&x| x == u32::MAX)
+    l.sec_osec[f].get(sh as usize).is_none_or(|&x| x == u32::MAX)
 }
 
 fn symbol_size(l: &Layout, t: Target) -> u64 {
@@ -742,7 +742,7 @@ fn build_symtab(l: &Layout) -> SymtabOut {
             }
             if name.starts_with(b".L") {
                 let sh = s.st_shndx(LE) as usize;
-                let in_merge = o.sections.get(sh).map_or(false, |x| x.flags & elf::SHF_MERGE as u64 != 0);
+                let in_merge = o.sections.get(sh).is_some_and(|x| x.flags & elf::SHF_MERGE as u64 != 0);
                 if l.config.discard_locals || in_merge {
                     continue;
                 }
@@ -809,7 +809,7 @@ fn build_symtab(l: &Layout) -> SymtabOut {
                 let shndx = if abs {
                     elf::SHN_ABS
                 } else {
-                    l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx as u16).last().unwrap_or(elf::SHN_ABS)
+                    l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx as u16).next_back().unwrap_or(elf::SHN_ABS)
                 };
                 // An alias takes its target's type (a function stays a function), as in lld.
                 let ty = l.config.defsym.iter().find(|(n, _)| n.as_bytes() == name).and_then(|(_, e)| crate::elf::resolve::defsym_target(e)).and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| match l.r.symbols[tid].def {
@@ -824,7 +824,7 @@ fn build_symtab(l: &Layout) -> SymtabOut {
                     continue;
                 }
                 let bind = if !sym.obj_ref { ds.st_bind() } else if sym.strong_ref { elf::STB_GLOBAL } else { elf::STB_WEAK };
-                let copy = l.sym_flags.get(&Target::Global(id)).map_or(false, |f| f.copy);
+                let copy = l.sym_flags.get(&Target::Global(id)).is_some_and(|f| f.copy);
                 if copy {
                     let primary = l.copy_alias.get(&id).copied().unwrap_or(id);
                     let shndx = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(primary))).map(|o| o.shndx as u16).unwrap_or(0);

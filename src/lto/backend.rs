@@ -177,7 +177,7 @@ impl Cache {
         let stamp = self.dir.join("dtld-cache.timestamp");
         if let Some(interval) = p.interval {
             if let Ok(m) = std::fs::metadata(&stamp).and_then(|m| m.modified()) {
-                if SystemTime::now().duration_since(m).map_or(false, |age| age < interval) {
+                if SystemTime::now().duration_since(m).is_ok_and(|age| age < interval) {
                     return Ok(());
                 }
             }
@@ -208,7 +208,7 @@ impl Cache {
             let Ok(md) = e.metadata() else { continue };
             let t = md.modified().unwrap_or(now);
             if let Some(after) = p.expire_after {
-                if now.duration_since(t).map_or(false, |age| age > after) {
+                if now.duration_since(t).is_ok_and(|age| age > after) {
                     let _ = std::fs::remove_file(e.path());
                     continue;
                 }
@@ -219,8 +219,8 @@ impl Cache {
         let mut total: u64 = entries.iter().map(|e| e.1).sum();
         let mut count = entries.len() as u64;
         for (_, size, path) in entries {
-            let over_bytes = p.max_bytes.map_or(false, |m| total > m);
-            let over_files = p.max_files.map_or(false, |m| count > m);
+            let over_bytes = p.max_bytes.is_some_and(|m| total > m);
+            let over_files = p.max_files.is_some_and(|m| count > m);
             if !over_bytes && !over_files {
                 break;
             }

@@ -35,7 +35,7 @@ pub fn job_inputs(job: &Job) -> Vec<String> {
 pub fn job_file(linker_output: &str, common: &[String], common_inputs: &[String], jobs: &[&Job]) -> String {
     let jobs: Vec<String> = jobs
         .iter()
-        .map(|j| format!("{{\"args\":{},\"inputs\":{},\"outputs\":{}}}", json_array(&j.args()), json_array(&job_inputs(j)), json_array(&[j.output.clone()])))
+        .map(|j| format!("{{\"args\":{},\"inputs\":{},\"outputs\":{}}}", json_array(&j.args()), json_array(&job_inputs(j)), json_array(std::slice::from_ref(&j.output))))
         .collect();
     format!(
         "{{\"common\":{{\"linker_output\":{},\"args\":{},\"inputs\":{}}},\"jobs\":[{}]}}",
@@ -54,7 +54,7 @@ pub fn find_program(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|d| d.join(name)).find(|p| {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::metadata(p).map_or(false, |m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     })
 }
 

@@ -257,7 +257,7 @@ pub(crate) fn run_with_helper(
     for m in modules {
         let shard = PathBuf::from(format!("{}.thinlto.bc", m.id));
         // 0-byte index files are what LLVMgold writes for regular-LTO modules.
-        let has_shard = std::fs::metadata(cwd.join(&shard)).map_or(false, |md| md.is_file() && md.len() > 0);
+        let has_shard = std::fs::metadata(cwd.join(&shard)).is_ok_and(|md| md.is_file() && md.len() > 0);
         let list = std::fs::read_to_string(cwd.join(format!("{}.imports", m.id))).unwrap_or_default();
         imports.push(list.lines().filter(|l| !l.is_empty()).map(str::to_string).collect());
         shards.push(has_shard.then_some(shard));
@@ -270,7 +270,7 @@ pub(crate) fn run_with_helper(
 fn has_real_symbols(data: &[u8]) -> bool {
     use object::{Object as _, ObjectSymbol as _, SymbolKind};
     match object::File::parse(data) {
-        Ok(f) => f.symbols().any(|s| !matches!(s.kind(), SymbolKind::File | SymbolKind::Section) && s.name_bytes().map_or(false, |n| !n.is_empty())),
+        Ok(f) => f.symbols().any(|s| !matches!(s.kind(), SymbolKind::File | SymbolKind::Section) && s.name_bytes().is_ok_and(|n| !n.is_empty())),
         // Not ours to judge: the caller checks the object and reports it.
         Err(_) => true,
     }
@@ -338,6 +338,7 @@ unsafe extern "C" fn cb_add_symbols(handle: *mut c_void, n: c_int, syms: *const 
         for k in 0..n {
             // SAFETY: the plugin passes `n` valid symbols.
             let s = unsafe { &*syms.add(k) };
+            // SAFETY: a non-null symbol name from the plugin is a NUL-terminated string it owns during the call.
             let name = if s.name.is_null() { Vec::new() } else { unsafe { CStr::from_ptr(s.name) }.to_bytes().to_vec() };
             list.push((name, (s.def & 0xff) as u8));
         }
@@ -445,6 +446,7 @@ unsafe extern "C" fn cb_get_view(handle: *const c_void, view: *mut *const c_void
 unsafe extern "C" fn cb_add_input_file(path: *const c_char) -> c_int {
     // Only reached outside index-only mode, which dtld never asks for.
     guarded(|| {
+        // SAFETY: a non-null path from the plugin is a NUL-terminated string it owns during the call.
         let p = if path.is_null() { String::new() } else { unsafe { CStr::from_ptr(path) }.to_string_lossy().into_owned() };
         eprintln!("dtld: error: thin link (LLVMgold): unexpected native object from the plugin: {p}");
         with_host(|h| h.errors += 1);
@@ -457,6 +459,7 @@ unsafe extern "C" fn cb_add_input_file(path: *const c_char) -> c_int {
 /// `usize` parameters is sound for the integer and pointer arguments LLVMgold passes.
 unsafe extern "C" fn cb_message(level: c_int, fmt: *const c_char, a1: usize, a2: usize, a3: usize, a4: usize) -> c_int {
     let r = std::panic::catch_unwind(|| {
+        // SAFETY: `fmt` is the plugin's NUL-terminated printf format and a1..a4 its arguments (see above).
         let text = if fmt.is_null() { String::new() } else { unsafe { format_message(CStr::from_ptr(fmt).to_bytes(), [a1, a2, a3, a4]) } };
         match level {
             LDPL_FATAL | LDPL_ERROR => {
@@ -517,6 +520,7 @@ fn helper(args: &[String]) -> std::result::Result<i32, String> {
     // SAFETY: loading the user's LLVMgold runs its initializers; it is never unloaded (its
     // hooks run until exit and it calls llvm_shutdown itself).
     let lib = unsafe { libloading::Library::new(&req.plugin) }.map_err(|e| format!("cannot load {}: {e}", req.plugin))?;
+    // SAFETY: `onload` is the plugin API's entry point with the signature `Onload` declares.
     let onload: Onload = *unsafe { lib.get::<Onload>(b"onload\0") }.map_err(|e| format!("{}: no onload: {e}", req.plugin))?;
     std::mem::forget(lib);
 
@@ -544,6 +548,7 @@ fn helper(args: &[String]) -> std::result::Result<i32, String> {
     tv.push(Tv { tag: LDPT_NULL, val: 0 });
     // SAFETY: a valid, NULL-terminated transfer vector that outlives the plugin's use of it.
     let tv: &'static mut [Tv] = Box::leak(tv.into_boxed_slice());
+    // SAFETY: `onload` gets the leaked transfer vector above, valid for the rest of the process.
     let status = unsafe { onload(tv.as_mut_ptr()) };
     if status != LDPS_OK {
         return Err(format!("{}: onload failed with status {status}", req.plugin));
@@ -581,8 +586,10 @@ fn helper(args: &[String]) -> std::result::Result<i32, String> {
     }
     let hook = with_host(|h| h.all_read).flatten().ok_or("the plugin registered no all-symbols-read hook")?;
     // In index-only mode the plugin exits the process from here after writing the files.
+    // SAFETY: the plugin registered this hook through the transfer vector; it takes no arguments.
     let st = unsafe { hook() };
     if let Some(c) = with_host(|h| h.cleanup).flatten() {
+        // SAFETY: the plugin's cleanup hook, called once after all-symbols-read, as gold and lld do.
         unsafe { c() };
     }
     if st != LDPS_OK || with_host(|h| h.errors).unwrap_or(0) > 0 {

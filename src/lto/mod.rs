@@ -145,7 +145,7 @@ fn stage_name(name: &str) -> String {
     if s.is_empty() {
         s.push_str("module");
     }
-    let ext_ok = Path::new(&s).extension().map_or(false, |e| e == "o" || e == "bc" || e == "obj");
+    let ext_ok = Path::new(&s).extension().is_some_and(|e| e == "o" || e == "bc" || e == "obj");
     if !ext_ok {
         s.push_str(".o");
     }
@@ -502,7 +502,7 @@ fn index_only(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings, names: 
         if Path::new(n).is_absolute() {
             // An absolute module name cannot be redirected: plain files are used in place,
             // archive members are written next to their archive for the thin link only.
-            let is_file_itself = m.source.as_ref().map_or(false, |s| s == Path::new(n));
+            let is_file_itself = m.source.as_ref().is_some_and(|s| s == Path::new(n));
             if !is_file_itself {
                 write_file(Path::new(n), m.data)?;
                 materialized_abs.push(PathBuf::from(n));

@@ -76,10 +76,10 @@ fn parse_jobs(opt: &str, v: &str) -> Result<Option<usize>> {
     }
 }
 
-fn parse_level(opt: &str, v: &str, max: u32) -> Result<u32> {
+fn parse_level(_opt: &str, v: &str, max: u32) -> Result<u32> {
     match v.parse::<u32>() {
         Ok(n) if n <= max => Ok(n),
-        _ => crate::bail!("invalid optimization level for LTO: {v}{}", if opt.is_empty() { "" } else { "" }),
+        _ => crate::bail!("invalid optimization level for LTO: {v}"),
     }
 }
 
@@ -90,7 +90,7 @@ impl LtoOptions {
     /// `/thinlto-...:` spellings to these) both build their options here.
     pub fn from_args(plugin: Option<&str>, lto_args: &[String], plugin_opts: &[String], mllvm: &[String]) -> Result<LtoOptions> {
         let mut o = LtoOptions { opt_level: 2, partitions: 1, ..Default::default() };
-        let is_llvm_plugin = plugin.map_or(false, |p| {
+        let is_llvm_plugin = plugin.is_some_and(|p| {
             let name = p.rsplit('/').next().unwrap_or(p);
             !name.contains("liblto_plugin")
         });

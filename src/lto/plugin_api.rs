@@ -139,6 +139,7 @@ impl PluginSymbol {
         if self.name.is_null() {
             b""
         } else {
+            // SAFETY: a non-null `name` in a plugin symbol is a NUL-terminated string owned by the plugin.
             unsafe { CStr::from_ptr(self.name) }.to_bytes()
         }
     }
@@ -195,6 +196,7 @@ pub unsafe fn format_message(fmt: &[u8], args: [usize; 4]) -> String {
                 if p.is_null() {
                     out.extend_from_slice(b"(null)");
                 } else {
+                    // SAFETY: a `%s` argument of a plugin message is a NUL-terminated string (the caller's contract).
                     out.extend_from_slice(unsafe { CStr::from_ptr(p) }.to_bytes());
                 }
             }
@@ -235,10 +237,14 @@ mod tests {
     #[test]
     fn messages() {
         let s = CString::new("boom").unwrap();
+        // SAFETY: `%s` gets a live CString; the other conversions take integers.
         let m = unsafe { format_message(b"%s: %d%% of %zu, %lld %q", [s.as_ptr() as usize, (-3i32) as u32 as usize, 7, (-9i64) as usize]) };
         assert_eq!(m, "boom: -3% of 7, -9 %q");
+        // SAFETY: integer conversions only.
         assert_eq!(unsafe { format_message(b"%u/%x", [5, 255, 0, 0]) }, "5/ff");
+        // SAFETY: a null `%s` is printed as "(null)", never read.
         assert_eq!(unsafe { format_message(b"%s", [0, 0, 0, 0]) }, "(null)");
+        // SAFETY: integer conversions only.
         assert_eq!(unsafe { format_message(b"unsupported linker output %i", [7, 0, 0, 0]) }, "unsupported linker output 7");
     }
 

@@ -39,7 +39,7 @@ impl BitWriter {
         if self.bits > 0 {
             self.emit(0, 8 - self.bits);
         }
-        while self.out.len() % 4 != 0 {
+        while !self.out.len().is_multiple_of(4) {
             self.out.push(0);
         }
     }

@@ -567,7 +567,7 @@ impl TrialRun<'_> {
                 let name = self.output_name(step);
                 let out = format!("{sub}/{name}");
                 let flag = format!("-Wl,--threads={threads}");
-                let mut cmd = self.link_command(step, Linker::Dtld, &out, &[flag.clone()]);
+                let mut cmd = self.link_command(step, Linker::Dtld, &out, std::slice::from_ref(&flag));
                 self.note(command_line(&cmd));
                 let outcome = run_tool(&mut cmd)?;
                 if !outcome.success() {

@@ -283,7 +283,7 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
     let entry = if opt.standard_fields.address_of_entry_point == 0 {
         "none".to_string()
     } else {
-        let rva = opt.standard_fields.address_of_entry_point as u32;
+        let rva = opt.standard_fields.address_of_entry_point;
         let by_symbol = symbols.as_ref().and_then(|syms| {
             let mut names: Vec<&str> = syms
                 .iter()

@@ -1006,7 +1006,7 @@ fn vs_lld_link(t: &Work) -> Result<(), String> {
         let o = t.run(&mut cmd)?;
         let want = "A value must be specified for /thinlto-remote-compiler if /thinlto-distributor is specified.";
         let stderr = String::from_utf8_lossy(&o.stderr);
-        if o.status.map_or(true, |s| s.success()) || !stderr.contains(want) {
+        if o.status.is_none_or(|s| s.success()) || !stderr.contains(want) {
             return Err(format!("{}: without /thinlto-remote-compiler: exit {:?}, stderr {stderr:?}; expected lld-link's error '{want}'", linker.name(), o.status.and_then(|s| s.code())));
         }
         let mut cmd = Command::new(&program);

@@ -419,6 +419,7 @@ unsafe extern "C" fn cb_add_symbols(handle: *mut c_void, n: c_int, syms: *const 
         for k in 0..n {
             // SAFETY: the plugin passes `n` valid symbols.
             let s = unsafe { &*syms.add(k) };
+            // SAFETY: the symbol's name is a NUL-terminated string owned by the plugin for this call.
             list.push((unsafe { s.name_bytes() }.to_vec(), s.kind()));
         }
         with_host(|h| match h.files.get_mut(i) {
@@ -444,10 +445,12 @@ fn get_symbols(handle: *const c_void, n: c_int, syms: *mut PluginSymbol, v1: boo
             for k in 0..n {
                 // SAFETY: the plugin passes the `n` symbols it added for this handle.
                 let s = unsafe { &mut *syms.add(k) };
+                // SAFETY: the symbol's name is a NUL-terminated string the plugin keeps for this handle.
                 let found = f.expected.get(unsafe { s.name_bytes() }).map(|&(_, r)| r);
                 match found {
                     Some(r) => s.resolution = if v1 && r == LDPR_PREVAILING_DEF_IRONLY_EXP { LDPR_PREVAILING_DEF } else { r },
                     None => {
+                        // SAFETY: as above: the plugin's NUL-terminated name for this symbol.
                         missing.push(String::from_utf8_lossy(unsafe { s.name_bytes() }).into_owned());
                         s.resolution = LDPR_UNKNOWN;
                     }
@@ -546,6 +549,7 @@ unsafe extern "C" fn cb_set_extra_library_path(path: *const c_char) -> c_int {
 /// and the helper exits.
 unsafe extern "C" fn cb_message(level: c_int, fmt: *const c_char, a1: usize, a2: usize, a3: usize, a4: usize) -> c_int {
     let r = std::panic::catch_unwind(|| {
+        // SAFETY: `fmt` is the plugin's NUL-terminated printf format and a1..a4 its arguments (see above).
         let text = if fmt.is_null() { String::new() } else { unsafe { format_message(CStr::from_ptr(fmt).to_bytes(), [a1, a2, a3, a4]) } };
         match level {
             LDPL_FATAL | LDPL_ERROR => report_error(format!("GCC LTO: {text}")),
@@ -649,6 +653,7 @@ fn helper() -> std::result::Result<i32, String> {
     // SAFETY: loading GCC's plugin runs its initializers; it is never unloaded (its hooks run
     // until the process exits).
     let lib = unsafe { libloading::Library::new(&req.plugin) }.map_err(|e| format!("GCC LTO: cannot load plugin {}: {e}", req.plugin))?;
+    // SAFETY: `onload` is the plugin API's entry point with the signature `Onload` declares.
     let onload: Onload = *unsafe { lib.get::<Onload>(b"onload\0") }.map_err(|e| format!("GCC LTO: {}: no onload: {e}", req.plugin))?;
     std::mem::forget(lib);
 
@@ -678,6 +683,7 @@ fn helper() -> std::result::Result<i32, String> {
     tv.push(Tv { tag: LDPT_NULL, val: 0 });
     // SAFETY: a valid, NULL-terminated transfer vector that outlives the plugin's use of it.
     let tv: &'static mut [Tv] = Box::leak(tv.into_boxed_slice());
+    // SAFETY: `onload` gets the leaked transfer vector above, valid for the rest of the process.
     let status = unsafe { onload(tv.as_mut_ptr()) };
     if status != LDPS_OK {
         // GCC's plugin refuses to load under `-fno-use-linker-plugin` (COLLECT_GCC_OPTIONS).

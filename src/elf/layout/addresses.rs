@@ -330,10 +330,8 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
     debug_assert_eq!(ph.len(), nphdr);
     l.phdrs = ph;
     // Section header indices.
-    let mut idx = 1;
-    for os in l.osecs.iter_mut() {
+    for (idx, os) in (1..).zip(l.osecs.iter_mut()) {
         os.shndx = idx;
-        idx += 1;
     }
     l.file_size = off;
     Ok(())

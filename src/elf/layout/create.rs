@@ -86,7 +86,7 @@ pub(super) fn create_synthetic(l: &mut Layout) {
                 if preempt {
                     let Target::Global(id) = *t else { unreachable!() };
                     l.dynrels.push(DynRel { place, r_type: arch::r::GLOB_DAT, sym: Some(id), addend: Addend::Const(0) });
-                } else if l.is_pic && !l.is_absolute(*t) || (l.is_pic && l.iplt_index.contains_key(t)) {
+                } else if l.is_pic && (!l.is_absolute(*t) || l.iplt_index.contains_key(t)) {
                     l.dynrels.push(DynRel { place, r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(*t, 0) });
                 }
             }
@@ -153,7 +153,7 @@ pub(super) fn create_synthetic(l: &mut Layout) {
     if !l.got.is_empty() {
         add_synth(l, Synth::Got, ".got", elf::SHT_PROGBITS, a | w, 8);
     }
-    let got_sym_used = l.r.lookup(b"_GLOBAL_OFFSET_TABLE_").map_or(false, |id| l.r.symbols[id].obj_ref);
+    let got_sym_used = l.r.lookup(b"_GLOBAL_OFFSET_TABLE_").is_some_and(|id| l.r.symbols[id].obj_ref);
     let need_gotplt = !l.plt.is_empty() || !l.iplt.is_empty() || got_sym_used;
     if need_gotplt {
         add_synth(l, Synth::GotPlt, ".got.plt", elf::SHT_PROGBITS, a | w, 8);

@@ -13,13 +13,13 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
     let dynamic_link = l.has_dso();
     for (id, s) in r.symbols.iter().enumerate() {
         let include = match s.def {
-            Def::Shared(..) => (s.obj_ref && l.gc_used.as_ref().map_or(true, |u| u.contains(&id))) || l.sym_flags.contains_key(&Target::Global(id)),
+            Def::Shared(..) => (s.obj_ref && l.gc_used.as_ref().is_none_or(|u| u.contains(&id))) || l.sym_flags.contains_key(&Target::Global(id)),
             Def::Undefined | Def::Lazy(_) if l.config.shared => {
-                s.obj_ref && s.visibility == elf::STV_DEFAULT && !l.is_linker_defined(id) && (l.config.z_dynamic_undefined_weak || !s.weak) && l.gc_used.as_ref().map_or(true, |u| u.contains(&id))
+                s.obj_ref && s.visibility == elf::STV_DEFAULT && !l.is_linker_defined(id) && (l.config.z_dynamic_undefined_weak || !s.weak) && l.gc_used.as_ref().is_none_or(|u| u.contains(&id))
                     || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && start_stop_section_exists(l, s.name))
             }
             Def::Undefined | Def::Lazy(_) => {
-                (dynamic_link && s.weak && s.obj_ref && s.visibility == elf::STV_DEFAULT && !l.is_linker_defined(id) && l.gc_used.as_ref().map_or(true, |u| u.contains(&id)))
+                (dynamic_link && s.weak && s.obj_ref && s.visibility == elf::STV_DEFAULT && !l.is_linker_defined(id) && l.gc_used.as_ref().is_none_or(|u| u.contains(&id)))
                     || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && start_stop_section_exists(l, s.name))
             }
             Def::Defined(..) | Def::Common(..) => {
@@ -71,7 +71,7 @@ pub fn defsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u8) {
     let shndx = if target.is_none() {
         elf::SHN_ABS
     } else {
-        l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx as u16).last().unwrap_or(elf::SHN_ABS)
+        l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx as u16).next_back().unwrap_or(elf::SHN_ABS)
     };
     let ty = target.and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| match l.r.symbols[tid].def {
         Def::Defined(f, i) => l.sym(f, i).st_type(),
@@ -85,7 +85,7 @@ pub fn is_defined_for_dynsym(l: &Layout, id: SymbolId) -> bool {
         Def::Defined(..) | Def::Common(..) | Def::Synthetic => true,
         // Canonical PLT entries must be found by the loader's hash lookup, so the library's own
         // references bind to the executable's address: they count as defined here.
-        Def::Shared(..) => l.sym_flags.get(&Target::Global(id)).map_or(false, |f| f.copy || f.canonical),
+        Def::Shared(..) => l.sym_flags.get(&Target::Global(id)).is_some_and(|f| f.copy || f.canonical),
         // `__start_foo`/`__stop_foo` exported dynamically: the linker defines them.
         Def::Undefined => start_stop_section_exists(l, l.r.symbols[id].name) && (l.config.export_dynamic || l.config.shared),
         _ => false,

@@ -349,7 +349,7 @@ impl<'r> Layout<'r> {
                         (s.dynamic_listed || !symbolic) && self.sym(f, i).st_shndx(LE) != elf::SHN_ABS
                     }
                     Def::Common(..) if self.config.shared && s.visibility == elf::STV_DEFAULT && !s.forced_local => {
-                        s.dynamic_listed || !(self.config.bsymbolic || !self.config.dynamic_lists.is_empty())
+                        s.dynamic_listed || (!self.config.bsymbolic && self.config.dynamic_lists.is_empty())
                     }
                     _ => false,
                 }
