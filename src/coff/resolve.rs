@@ -90,7 +90,8 @@ pub struct Symbol {
 }
 
 pub enum Kind {
-    Obj(ObjFile),
+    /// Shared so that resolution can read an object while it adds more files (`add_object`).
+    Obj(std::sync::Arc<ObjFile>),
     Import(ShortImport),
     Bitcode(crate::lto::BitcodeFile),
 }
@@ -691,15 +692,11 @@ impl<'a> Resolver<'a> {
         let nsec = obj.sections.len();
         let nsym = obj.symbols.len();
         let directives = obj.directives;
-        let f = self.new_file(Kind::Obj(obj), display, name, parent);
+        let obj = std::sync::Arc::new(obj);
+        let f = self.new_file(Kind::Obj(obj.clone()), display, name, parent);
         self.r.obj_order.push(f);
-        let obj = match &self.r.files[f].kind {
-            Kind::Obj(o) => o as *const ObjFile,
-            _ => unreachable!(),
-        };
-        // SAFETY: the file's ObjFile is never moved or mutated while the resolver runs (files
-        // only grow by push, which moves the Vec's InFile headers but the boxed data stays).
-        let obj: &ObjFile = unsafe { &*obj };
+        // The resolver's own handle: `self` may grow its file list while this object is read.
+        let obj: &ObjFile = &obj;
         let include_dwarf = self.config.debug == super::config::DebugMode::Dwarf;
         // Section state: Some(true) live, Some(false) dropped, None pending COMDAT.
         let mut state: Vec<Option<bool>> = obj
