@@ -52,6 +52,9 @@ pub struct Sym {
     pub weak_tag: Option<u32>,
     /// For a section-definition symbol: the COMDAT checksum of its aux record (ICF compares it).
     pub checksum: u32,
+    /// For a section-definition symbol: the section length its aux record states (MinGW's
+    /// "same size" COMDAT check compares it).
+    pub sec_length: u32,
     pub is_aux: bool,
 }
 
@@ -169,6 +172,7 @@ fn parse_with<H: CoffHeader>(data: &'static [u8]) -> Result<ObjFile, String> {
         let mut secdef = None;
         let mut weak_tag = None;
         let mut checksum = 0;
+        let mut sec_length = 0;
         if naux > 0 {
             if s.storage_class() == pe::IMAGE_SYM_CLASS_STATIC && section > 0 && s.value() == 0 {
                 let aux = symtab.aux_section(object::SymbolIndex(i)).map_err(|_| INVALID.to_string())?;
@@ -178,6 +182,7 @@ fn parse_with<H: CoffHeader>(data: &'static [u8]) -> Result<ObjFile, String> {
                 }
                 secdef = Some((aux.selection, assoc));
                 checksum = aux.check_sum.get(LE);
+                sec_length = aux.length.get(LE);
             } else if s.storage_class() == pe::IMAGE_SYM_CLASS_WEAK_EXTERNAL {
                 let aux: &pe::ImageAuxSymbolWeak = symtab.get(object::SymbolIndex(i + 1), 0).map_err(|_| INVALID.to_string())?;
                 let tag = aux.weak_default_sym_index.get(LE);
@@ -197,10 +202,11 @@ fn parse_with<H: CoffHeader>(data: &'static [u8]) -> Result<ObjFile, String> {
             secdef,
             weak_tag,
             checksum,
+            sec_length,
             is_aux: false,
         });
         for _ in 0..naux {
-            symbols.push(Sym { name: "", value: 0, section: 0, class: 0, typ: 0, naux: 0, secdef: None, weak_tag: None, checksum: 0, is_aux: true });
+            symbols.push(Sym { name: "", value: 0, section: 0, class: 0, typ: 0, naux: 0, secdef: None, weak_tag: None, checksum: 0, sec_length: 0, is_aux: true });
         }
         i += 1 + naux as usize;
     }

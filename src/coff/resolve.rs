@@ -217,6 +217,8 @@ pub struct Resolver<'a> {
     rsrc_objs: Vec<(FileId, Vec<u32>)>,
     /// `--wrap`: (symbol, `__real_` symbol, `__wrap_` symbol).
     wrapped: Vec<(SymId, SymId, SymId)>,
+    /// The COMDAT selection of every leader section read: (file, 1-based section) → selection.
+    comdat_sel: HashMap<(FileId, u32), u8>,
 }
 
 fn basename(p: &str) -> &str {
@@ -267,6 +269,7 @@ impl<'a> Resolver<'a> {
             res_files: Vec::new(),
             rsrc_objs: Vec::new(),
             wrapped: Vec::new(),
+            comdat_sel: HashMap::new(),
         }
     }
 
@@ -364,6 +367,59 @@ impl<'a> Resolver<'a> {
             self.duplicate(id, Some(f));
         }
         (id, false)
+    }
+
+    /// lld's `handleComdatSelection`: a second COMDAT leader for symbol `id` (section `sec`,
+    /// 1-based, of `obj`, leader symbol `idx`, selection `sel`) meets the one already chosen. Returns whether the
+    /// new section prevails ("largest" replaces a smaller leader).
+    fn comdat_selection(&mut self, id: SymId, f: FileId, obj: &ObjFile, sec: usize, idx: u32, sel: u8) -> bool {
+        const NODUPLICATES: u8 = 1;
+        const ANY: u8 = 2;
+        const SAME_SIZE: u8 = 3;
+        const EXACT_MATCH: u8 = 4;
+        const LARGEST: u8 = 6;
+        let Def::Regular(lf, li) = self.r.symbols[id].def else { return false };
+        let lobj = self.r.obj(lf);
+        let lsec = lobj.symbols[li as usize].section as usize;
+        let Some(lsection) = lsec.checked_sub(1).and_then(|k| lobj.sections.get(k)) else { return false };
+        let (lsize, ldata) = (lsection.size, lsection.data);
+        let llength = lobj.symbols.iter().find(|y| !y.is_aux && y.secdef.is_some() && y.section == lsec as i32).map(|y| y.sec_length);
+        let mut lsel = self.comdat_sel.get(&(lf, lsec as u32)).copied().unwrap_or(ANY);
+        let mut sel = sel;
+        // "any" and "largest" merge as "largest" (cl.exe's vftables with and without /GR).
+        if (sel == ANY && lsel == LARGEST) || (sel == LARGEST && lsel == ANY) {
+            sel = LARGEST;
+            lsel = LARGEST;
+        }
+        // GCC's selectany is "same size".
+        if self.config.mingw && ((sel == ANY && lsel == SAME_SIZE) || (sel == SAME_SIZE && lsel == ANY)) {
+            sel = SAME_SIZE;
+            lsel = SAME_SIZE;
+        }
+        let new = &obj.sections[sec - 1];
+        if sel != lsel {
+            let name = demangle(self.r.symbols[id].name, self.config.demangle);
+            self.log(&format!("conflicting comdat type for {name}: {lsel} in {} and {sel} in {}", self.r.files[lf].name, self.r.files[f].name));
+            self.duplicate(id, Some(f));
+            return false;
+        }
+        match sel {
+            NODUPLICATES => self.duplicate(id, Some(f)),
+            SAME_SIZE if lsize != new.size => {
+                let length = obj.symbols.iter().find(|y| !y.is_aux && y.secdef.is_some() && y.section == sec as i32).map(|y| y.sec_length);
+                if !self.config.mingw || llength.is_none() || llength != length {
+                    self.duplicate(id, Some(f));
+                }
+            }
+            EXACT_MATCH if ldata != new.data => self.duplicate(id, Some(f)),
+            LARGEST if lsize < new.size => {
+                // The old section stays (unreferenced, so `/opt:ref` drops it), as in lld.
+                self.r.symbols[id].def = Def::Regular(f, idx);
+                return true;
+            }
+            _ => {}
+        }
+        false
     }
 
     fn add_common(&mut self, name: &str, f: FileId, idx: u32, size: u32) -> SymId {
@@ -752,14 +808,19 @@ impl<'a> Resolver<'a> {
                 if let Some(sel) = comdat_defs[sec].take() {
                     leaders.insert(sec as u32 - 1, i as u32);
                     // The COMDAT leader.
-                    let prevailing;
+                    let mut prevailing;
+                    if !(1..=6).contains(&sel) {
+                        // lld's `fatal`: link.exe does not know "newest" (7) either.
+                        self.errors.push(format!("unknown comdat type {sel} for {} in {}", s.name, self.r.files[f].name));
+                    }
+                    self.comdat_sel.insert((f, sec as u32), sel);
                     if s.is_external() {
+                        let was_comdat = self.r.find(s.name).is_some_and(|id| self.r.symbols[id].comdat && matches!(self.r.symbols[id].def, Def::Regular(..)));
                         let (id, p) = self.add_comdat(s.name, f, i as u32);
                         prevailing = p;
                         syms[i] = SymRef::Global(id);
-                        if !p && sel == 1 {
-                            // IMAGE_COMDAT_SELECT_NODUPLICATES
-                            self.duplicate(id, Some(f));
+                        if !p && was_comdat {
+                            prevailing = self.comdat_selection(id, f, obj, sec, i as u32, sel);
                         }
                     } else {
                         prevailing = true;
