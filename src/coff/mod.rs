@@ -29,6 +29,7 @@ pub mod idata;
 pub mod implib;
 pub mod layout;
 pub mod map;
+pub mod merge;
 pub mod object;
 pub mod pseudoreloc;
 pub mod resolve;

@@ -487,6 +487,7 @@ fn write_sections(l: &Layout, b: &mut [u8], errors: &mut Vec<String>) {
                     out[..n].copy_from_slice(&e[..n]);
                 }
                 ChunkKind::Reloc => out.copy_from_slice(&l.reloc),
+                ChunkKind::Merge(k) => out.copy_from_slice(&l.merged[k].0),
                 _ => {}
             }
         }

@@ -328,7 +328,9 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
                         }
                         "noicf" => c.icf = Some(false),
                         o if o.starts_with("icf=") => c.icf = Some(true),
-                        "lbr" | "nolbr" | "lldtailmerge" | "nolldtailmerge" | "ltodebugpassmanager" => {}
+                        "lldtailmerge" => c.tail_merge = Some(true),
+                        "nolldtailmerge" => c.tail_merge = Some(false),
+                        "lbr" | "nolbr" | "ltodebugpassmanager" => {}
                         o if o.starts_with("lldlto=") => c.lto.opt_level = o[7..].parse().ok(),
                         o if o.starts_with("lldltojobs=") => c.lto.jobs = Some(o[11..].to_string()),
                         o if o.starts_with("lldltopartitions=") || o.starts_with("lldltocgo=") => {}
