@@ -362,6 +362,32 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
             }
         }
     }
+    // `/order:@file` (lld's sortSections), then `.CRT` chunks in section order.
+    let order = super::order::read_order_file(config, r)?;
+    let sec_key = |chunks: &[Chunk], c: usize| match chunks[c].kind {
+        ChunkKind::Section { file, sec } => Some((file, sec)),
+        _ => None,
+    };
+    if !order.is_empty() {
+        for v in partial.values_mut() {
+            v.sort_by_key(|&c| sec_key(&l.chunks, c).map_or(0, |(f, k)| super::order::priority(&order, r, f, k)));
+        }
+    }
+    for ((name, _), v) in partial.iter_mut() {
+        if output_name(name) == ".CRT" {
+            if config.verbose {
+                eprintln!("dtld: Processing section {name} -> .CRT");
+            }
+            super::order::sort_crt(v, |c| sec_key(&l.chunks, c).map(|(f, k)| (f, k + 1)));
+            if config.verbose {
+                for &c in v.iter() {
+                    if let Some((f, k)) = sec_key(&l.chunks, c) {
+                        eprintln!("dtld:   {}: {} ({})", r.files[f].name, r.obj(f).sections[k as usize].name, k + 1);
+                    }
+                }
+            }
+        }
+    }
     // Partial sections become output sections.
     let mut import_dir_first = None;
     let mut iat_first = None;

@@ -31,6 +31,7 @@ pub mod layout;
 pub mod map;
 pub mod merge;
 pub mod object;
+pub mod order;
 pub mod pseudoreloc;
 pub mod resolve;
 pub mod resources;
@@ -44,9 +45,6 @@ fn refuse_unimplemented(c: &config::CoffConfig) -> Result<()> {
     let mut errors = Vec::new();
     if !c.delay_load.is_empty() {
         errors.push(format!("/delayload:{} (delay-loaded imports) is not supported by dtld", c.delay_load[0]));
-    }
-    if c.order_file.is_some() {
-        errors.push("/order (section ordering) is not supported by dtld".to_string());
     }
     if c.function_pad_min.is_some() {
         errors.push("/functionpadmin (hotpatch padding) is not supported by dtld".to_string());

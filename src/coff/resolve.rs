@@ -854,7 +854,15 @@ impl<'a> Resolver<'a> {
             if let Some((sel, assoc)) = s.secdef {
                 if sel == 5 {
                     // IMAGE_COMDAT_SELECT_ASSOCIATIVE: live if the parent is.
-                    let parent = (assoc as usize).checked_sub(1).and_then(|p| state.get(p).copied().flatten());
+                    let parent_state = (assoc as usize).checked_sub(1).and_then(|p| state.get(p).copied());
+                    if parent_state == Some(None) {
+                        // The parent is a COMDAT not decided yet: an associative section later
+                        // in the file, or one without a leader (lld's readAssociativeDefinition).
+                        let file = &self.r.files[f].name;
+                        self.errors.push(format!("{file}: associative comdat {} (sec {sec}) has invalid reference to section {} (sec {assoc})", s.name, obj.sections[assoc as usize - 1].name));
+                        continue;
+                    }
+                    let parent = parent_state.flatten();
                     state[sec - 1] = Some(parent == Some(true) && keep_section(&obj.sections[sec - 1], include_dwarf));
                 } else if mingw {
                     for prefix in [".pdata$", ".xdata$", ".eh_frame$"] {
@@ -867,7 +875,8 @@ impl<'a> Resolver<'a> {
                 }
             }
             if state[sec - 1].is_none() {
-                state[sec - 1] = Some(false);
+                // Stays undecided (an associative reference to it is an error, as in lld).
+                self.log(&format!("comdat section {} without leader and unassociated, discarding", s.name));
                 continue;
             }
             if state[sec - 1] == Some(true) && !order.contains(&ChunkSrc::Sec(sec as u32 - 1)) {

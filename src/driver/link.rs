@@ -459,7 +459,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
             },
             "order" => match v.strip_prefix('@') {
                 Some(f) => c.order_file = Some(PathBuf::from(f)),
-                None => errors.push(format!("/order: invalid argument: {v}")),
+                None => errors.push("malformed /order option: '@' missing".to_string()),
             },
             "functionpadmin" => c.function_pad_min = Some(if v.is_empty() { 6 } else { parse_num(&v).unwrap_or(6) as u32 }),
             "delayload" => c.delay_load.push(v),
