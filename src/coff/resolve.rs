@@ -139,7 +139,9 @@ struct Archive {
 
 enum Task {
     Path(CoffInput),
-    Member(usize, usize),
+    /// An archive member: (archive, member offset, the symbol that asked for it, for
+    /// `/verbose`'s `Loaded lib(member) for sym`).
+    Member(usize, usize, String),
 }
 
 /// The resolution result.
@@ -292,13 +294,14 @@ impl<'a> Resolver<'a> {
         let s = &mut self.r.symbols[id];
         s.pending_load = true;
         if let Def::Lazy(a, off) = s.def {
-            self.add_member(a, off);
+            let name = s.name;
+            self.add_member(a, off, name);
         }
     }
 
-    fn add_member(&mut self, a: usize, off: usize) {
+    fn add_member(&mut self, a: usize, off: usize, why: &str) {
         if self.archives[a].seen.insert(off) {
-            self.queue.push_back(Task::Member(a, off));
+            self.queue.push_back(Task::Member(a, off, why.to_string()));
         }
     }
 
@@ -490,7 +493,7 @@ impl<'a> Resolver<'a> {
             return;
         }
         self.r.symbols[id].pending_load = true;
-        self.add_member(a, off);
+        self.add_member(a, off, name);
     }
 
     /// Runs the queue until empty. Returns whether anything was processed.
@@ -500,7 +503,7 @@ impl<'a> Resolver<'a> {
             any = true;
             match t {
                 Task::Path(i) => self.load_path(&i),
-                Task::Member(a, off) => {
+                Task::Member(a, off, why) => {
                     let Some((name, data)) = self.archives[a].members.get(&off).cloned() else {
                         continue;
                     };
@@ -510,7 +513,12 @@ impl<'a> Resolver<'a> {
                     }
                     let parent = self.archives[a].path.clone();
                     let thin = self.archives[a].thin;
+                    let before = self.r.files.len();
                     self.add_buffer(data, &name, &parent, Some((off, thin)));
+                    // lld's addArchiveBuffer logs objects and bitcode, not import members.
+                    if self.config.verbose && self.r.files.len() > before && !matches!(self.r.files[before].kind, Kind::Import(_)) {
+                        self.log(&format!("Loaded {} for {}", self.r.files[before].name, demangle(&why, self.config.demangle)));
+                    }
                 }
             }
         }
@@ -575,7 +583,7 @@ impl<'a> Resolver<'a> {
             self.archives.push(Archive { path: path.clone(), thin, lazy_object: false, members: map, seen: HashSet::new() });
             if input.whole_archive {
                 for off in order {
-                    self.add_member(a, off);
+                    self.add_member(a, off, "<whole-archive>");
                 }
                 return;
             }
@@ -613,6 +621,9 @@ impl<'a> Resolver<'a> {
     /// `member`: the member's header offset in `parent` and whether the archive is thin.
     fn add_buffer(&mut self, data: &'static [u8], name: &str, parent: &str, member: Option<(usize, bool)>) {
         let display = if parent.is_empty() { name.to_string() } else { format!("{}({})", basename(parent), basename(name)) };
+        if !parent.is_empty() {
+            self.log(&format!("Reading {display}"));
+        }
         if super::resources::is_res(data) {
             self.res_files.push((display, data));
             return;
@@ -952,6 +963,7 @@ impl<'a> Resolver<'a> {
     }
 
     fn parse_directives(&mut self, f: FileId, text: &[u8]) {
+        self.log(&format!("Directives: {}: {}", self.r.files[f].name, String::from_utf8_lossy(text)));
         let ds = match drectve::parse(text) {
             Ok(d) => d,
             Err(e) => {
@@ -1598,9 +1610,6 @@ impl<'a> Resolver<'a> {
                         _ => {}
                     }
                 }
-            }
-            if self.config.include_optional.iter().any(|n| n == name) {
-                continue;
             }
             undefs.push(id);
         }
