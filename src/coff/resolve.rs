@@ -661,6 +661,11 @@ impl<'a> Resolver<'a> {
             }
             return;
         }
+        if object::is_cl_gl_object(data) {
+            let q = if parent.is_empty() { "" } else { "?" };
+            self.errors.push(format!("{display}: is not a native COFF file. Recompile without /GL{q}"));
+            return;
+        }
         if !object::is_coff_object(data) {
             if parent.is_empty() {
                 self.errors.push(format!("{display}: unknown file type"));
@@ -672,6 +677,7 @@ impl<'a> Resolver<'a> {
         match object::parse(data) {
             Ok(obj) => self.add_object(obj, display, name, parent),
             Err(e) if e == object::NOT_PARSED => self.errors.push(format!("Could not parse {display}")),
+            Err(e) if e.starts_with(object::NO_FILE) => self.errors.push(e[1..].to_string()),
             Err(e) => self.errors.push(format!("{display}: {e}")),
         }
     }
