@@ -196,6 +196,8 @@ pub struct CoffConfig {
     pub icf: Option<bool>,
     /// `/opt:safeicf` (MinGW `--icf=safe`): only sections whose address is not taken.
     pub icf_safe: bool,
+    /// `/incremental[:no]`; the driver settles it (lld: an unchanged import library is kept).
+    pub incremental: Option<bool>,
     /// `/opt:lldtailmerge` (`Some(true)`), `/opt:nolldtailmerge`; `None`: with ICF (lld).
     pub tail_merge: Option<bool>,
     pub diag: Diag,
@@ -305,6 +307,7 @@ impl CoffConfig {
             icf: None,
             icf_safe: false,
             tail_merge: None,
+            incremental: None,
             diag: Diag::default(),
             fail_if_mismatch: Vec::new(),
             allow_bind: true,

@@ -193,5 +193,10 @@ fn write_implib(l: &layout::Layout, path: &std::path::Path) -> Result<()> {
         })
         .collect();
     let bytes = implib::write_import_library(&deffile::import_dll_name(l.config, &l.dll_name), &exports);
+    // `/incremental`: an import library with the same bytes is left alone (its time stamp too),
+    // so that dependent projects are not relinked (lld's createImportLibrary).
+    if l.config.incremental == Some(true) && std::fs::read(path).is_ok_and(|old| old == bytes) {
+        return Ok(());
+    }
     crate::outfile::write_atomic(path, &bytes).map_err(|e| Error::new(format!("failed to write {}: {}", path.display(), crate::io_error(&e))))
 }

@@ -91,7 +91,7 @@ const NO_EFFECT: &[&str] = &[
     "maxilksize", "tlbid", "tlbout", "guardsym", "arm64xsameaddress", "diasdkdir", "vctoolsdir",
     "vctoolsversion", "winsdkdir", "winsdkversion", "winsysroot", "lldignoreenv", "natvis", "pdbpagesize",
     "pdbsourcepath", "pdbstream", "pdbstripped", "print-search-paths", "vfsoverlay", "time", "summary",
-    "incremental", "safeseh", "noseh", "lld-allow-duplicate-weak", "stdcall-fixup", "kill-at",
+    "safeseh", "noseh", "lld-allow-duplicate-weak", "stdcall-fixup", "kill-at",
     "inferasanlibs", "call-graph-profile-sort", "lto-pgo-warn-mismatch", "dependentloadflag",
     "manifestuac", "manifestfile", "manifestdependency", "manifestinput", "dwodir",
 ];
@@ -238,6 +238,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
     let mut lldmap: Option<String> = None;
     let mut map: Option<String> = None;
     let mut implib_given = false;
+    let mut profile = false;
     for a in &args {
         if let Some(rest) = a.strip_prefix("--") {
             match rest {
@@ -517,7 +518,9 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
                 // lld: `/profile` implies `/opt:ref,noicf` and `/fixed:no`.
                 c.gc.get_or_insert(true);
                 c.icf.get_or_insert(false);
+                profile = true;
             }
+            "incremental" => c.incremental = Some(yes),
             // Known to lld, changing the output, and not implemented here: refused.
             // LTO side files and tuning, through the shared LTO option engine.
             "thinlto-index-only" if v.is_empty() => c.lto.extra.push("--thinlto-index-only".into()),
@@ -545,6 +548,21 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
     if c.lto.distributor.is_some() && c.lto.remote_compiler.as_deref().unwrap_or("").is_empty() {
         errors.push("A value must be specified for /thinlto-remote-compiler if /thinlto-distributor is specified.".into());
     }
+    // lld's `/incremental` (only what it changes here: an unchanged import library is kept);
+    // on by default unless something it cannot coexist with is.
+    let mut incremental = c.incremental.unwrap_or(!c.do_gc() && !c.do_icf() && c.order_file.is_none() && !profile);
+    for (clash, why) in [
+        (profile, "due to '/profile' specification"),
+        (c.order_file.is_some(), "due to '/order' specification"),
+        (c.do_gc(), "because REF is enabled; use '/opt:noref' to disable"),
+        (c.do_icf(), "because ICF is enabled; use '/opt:noicf' to disable"),
+    ] {
+        if incremental && clash {
+            c.diag.warn(&format!("ignoring '/incremental' {why}"));
+            incremental = false;
+        }
+    }
+    c.incremental = Some(incremental);
     if c.diag.error_count() > 0 && errors.is_empty() {
         // `/WX` made a warning an error; lld stops here too.
         return Err(Error::many(Vec::new()));
