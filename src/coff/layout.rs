@@ -408,6 +408,16 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
     // Discardable sections last, DWARF after the rest.
     // (applied after all chunks are added; see below)
 
+    // lld's createImportTables and appendImportThunks: an import's symbols must still be its own.
+    for &f in &r.imports {
+        let (imp, thunk) = r.import_syms.get(&f).copied().unwrap_or((None, None));
+        if let Some(id) = imp.filter(|&id| r.symbols[id].def != Def::ImportData(f)) {
+            return Err(Error::new(format!("{} was replaced", super::demangle::display(r.symbols[id].name, config.demangle))));
+        }
+        if let Some(id) = thunk.filter(|&id| r.symbols[id].def != Def::ImportThunk(f)) {
+            return Err(Error::new(format!("{} was replaced", super::demangle::display(r.symbols[id].name, config.demangle))));
+        }
+    }
     // Import thunks at the end of .text.
     for &f in &r.imports {
         let imp = idata::import(r, f);

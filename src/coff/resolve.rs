@@ -170,6 +170,9 @@ pub struct Resolved {
     pub align_comm: HashMap<String, u32>,
     /// Sections ICF folded into another: (file, section) → the section that stays (`icf.rs`).
     pub icf_folded: HashMap<(FileId, u32), (FileId, u32)>,
+    /// Per short import: the `__imp_` symbol and the thunk symbol it defined when read (lld's
+    /// `impSym`/`thunkSym`; a later definition replacing them is an error).
+    pub import_syms: HashMap<FileId, (Option<SymId>, Option<SymId>)>,
 }
 
 impl Resolved {
@@ -256,6 +259,7 @@ impl<'a> Resolver<'a> {
                 section_attrs: config.section_attrs.clone(),
                 align_comm: config.align_comm.iter().cloned().collect(),
                 icf_folded: HashMap::new(),
+                import_syms: HashMap::new(),
             },
             archives: Vec::new(),
             queue: VecDeque::new(),
@@ -693,16 +697,24 @@ impl<'a> Resolver<'a> {
         let kind = imp.kind;
         let f = self.new_file(Kind::Import(imp), display, name, parent);
         self.r.imports.push(f);
-        self.add_import(&format!("__imp_{sym}"), Def::ImportData(f), f);
+        let imp = self.add_import(&format!("__imp_{sym}"), Def::ImportData(f), f);
+        let mut installed = (None, None);
+        if self.r.symbols[imp].def == Def::ImportData(f) {
+            installed.0 = Some(imp);
+        }
         match kind {
             ImportKind::Code => {
-                self.add_import(&sym, Def::ImportThunk(f), f);
+                let t = self.add_import(&sym, Def::ImportThunk(f), f);
+                if self.r.symbols[t].def == Def::ImportThunk(f) {
+                    installed.1 = Some(t);
+                }
             }
             ImportKind::Const => {
                 self.add_import(&sym, Def::ImportData(f), f);
             }
             ImportKind::Data => {}
         }
+        self.r.import_syms.insert(f, installed);
     }
 
     /// lld's `BitcodeFile::parse`: the symbols LTO resolves (`BitcodeFile::syms`, index `k`
