@@ -1163,13 +1163,13 @@ impl<'a> Resolver<'a> {
             }
             let mut cur = self.r.symbols[id].weak_alias;
             for _ in 0..100 {
-                let t = cur?;
+                let Some(t) = cur else { break };
                 if self.r.symbols[t].def != Def::Undefined {
                     return Some(t);
                 }
                 cur = self.r.symbols[t].weak_alias;
             }
-            return None;
+            // An undefined symbol without a defined alias: look for its C++ mangling.
         }
         let prefix = format!("?{name}@@Y");
         self.r.symbols.iter().position(|s| s.name.starts_with(&prefix))
