@@ -28,6 +28,7 @@ pub mod icf;
 pub mod idata;
 pub mod implib;
 pub mod layout;
+pub mod locations;
 pub mod map;
 pub mod merge;
 pub mod object;
@@ -90,6 +91,9 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
     refuse_unimplemented(config)?;
     let mut resolver = resolve::Resolver::new(config);
     resolver.start()?;
+    if resolver.resolved().has_bitcode() && !config.force_unresolved {
+        resolver.report_unresolvable()?;
+    }
     if resolver.resolved().has_bitcode() {
         // ThinLTO through the same code as ELF (thin link, in-process backends or DTLTO);
         // COFF backends never get `-fpic` (lld/COFF/LTO.cpp).

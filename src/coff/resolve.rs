@@ -87,6 +87,9 @@ pub struct Symbol {
     /// A bitcode common symbol (`-fcommon`): its size (lld's `DefinedCommon` without a chunk);
     /// 0 for anything else.
     pub bitcode_common: u32,
+    /// Not reported as unresolvable before LTO (lld's `deferUndefined`: weak bitcode
+    /// references, `--wrap` symbols).
+    pub deferred: bool,
 }
 
 pub enum Kind {
@@ -285,7 +288,7 @@ impl<'a> Resolver<'a> {
         }
         let name: &'static str = Box::leak(name.to_string().into_boxed_str());
         let id = self.r.symbols.len();
-        self.r.symbols.push(Symbol { name, def: Def::Undefined, weak_alias: None, pending_load: false, pseudo_reloc: false, comdat: false, used_in_regular: false, weak_def: false, bitcode_common: 0 });
+        self.r.symbols.push(Symbol { name, def: Def::Undefined, weak_alias: None, pending_load: false, pseudo_reloc: false, comdat: false, used_in_regular: false, weak_def: false, bitcode_common: 0, deferred: false });
         self.r.by_name.insert(name, id);
         (id, true)
     }
@@ -331,12 +334,24 @@ impl<'a> Resolver<'a> {
     }
 
     fn duplicate(&mut self, id: SymId, new_file: Option<FileId>) {
+        self.duplicate_at(id, new_file, None);
+    }
+
+    /// lld's `reportDuplicate`: both definitions with their source positions when known
+    /// (`new_at`: the new definition's section, 1-based, and offset).
+    fn duplicate_at(&mut self, id: SymId, new_file: Option<FileId>, new_at: Option<(u32, u32)>) {
+        let mingw = self.config.mingw;
         let old = match self.r.symbols[id].def {
-            Def::Regular(f, _) | Def::Common(f, _, _) | Def::ImportData(f) | Def::ImportThunk(f) | Def::Bitcode(f, _) => self.r.files[f].name.clone(),
-            _ => "<internal>".to_string(),
+            Def::Regular(f, i) => {
+                let s = &self.r.obj(f).symbols[i as usize];
+                let at = (s.section > 0).then_some((s.section as u32, s.value));
+                super::locations::defined_at(&self.r, f, at, mingw)
+            }
+            Def::Common(f, _, _) | Def::ImportData(f) | Def::ImportThunk(f) | Def::Bitcode(f, _) => super::locations::defined_at(&self.r, f, None, mingw),
+            _ => String::new(),
         };
-        let new = new_file.map(|f| self.r.files[f].name.clone()).unwrap_or_else(|| "<internal>".into());
-        let msg = format!("duplicate symbol: {}\n>>> defined at {old}\n>>> defined at {new}", demangle(self.r.symbols[id].name, self.config.demangle));
+        let new = new_file.map(|f| super::locations::defined_at(&self.r, f, new_at, mingw)).unwrap_or_default();
+        let msg = format!("duplicate symbol: {}{old}{new}", demangle(self.r.symbols[id].name, self.config.demangle));
         // `/force:multiple` (MinGW `--allow-multiple-definition`): lld warns and keeps the first.
         if self.config.allow_multiple {
             self.config.diag.warn(&msg);
@@ -355,7 +370,9 @@ impl<'a> Resolver<'a> {
             s.weak_alias = None;
             s.bitcode_common = 0;
         } else {
-            self.duplicate(id, Some(f));
+            let s = &self.r.obj(f).symbols[idx as usize];
+            let at = (s.section > 0).then_some((s.section as u32, s.value));
+            self.duplicate_at(id, Some(f), at);
         }
         id
     }
@@ -418,7 +435,10 @@ impl<'a> Resolver<'a> {
                     self.duplicate(id, Some(f));
                 }
             }
-            EXACT_MATCH if ldata != new.data => self.duplicate(id, Some(f)),
+            EXACT_MATCH if ldata != new.data => {
+                let value = obj.symbols[idx as usize].value;
+                self.duplicate_at(id, Some(f), Some((sec as u32, value)));
+            }
             LARGEST if lsize < new.size => {
                 // The old section stays (unreferenced, so `/opt:ref` drops it), as in lld.
                 self.r.symbols[id].def = Def::Regular(f, idx);
@@ -728,7 +748,10 @@ impl<'a> Resolver<'a> {
         let f = self.new_file(Kind::Bitcode(b), display, name, parent);
         for (k, (n, undef, weak, comdat, common)) in syms.into_iter().enumerate() {
             if undef {
-                self.undefined_ref(&n, weak);
+                let id = self.undefined_ref(&n, weak);
+                if weak {
+                    self.r.symbols[id].deferred = true;
+                }
             } else if common != 0 {
                 // lld's `addCommon`: a common replaces anything but a definition, and a smaller
                 // common; never a duplicate.
@@ -1312,7 +1335,7 @@ impl<'a> Resolver<'a> {
             self.add_absolute("__DTOR_LIST__", 0, None);
         }
         self.add_synthetic("__ImageBase", Synth::ImageBase);
-        for g in ["__guard_fids_count", "__guard_fids_table", "__guard_flags", "__guard_iat_count", "__guard_iat_table", "__guard_longjmp_count", "__guard_longjmp_table", "__guard_eh_cont_count", "__guard_eh_cont_table"] {
+        for g in ["__guard_fids_count", "__guard_fids_table", "__guard_flags", "__guard_iat_count", "__guard_iat_table", "__guard_longjmp_count", "__guard_longjmp_table", "__enclave_config", "__guard_eh_cont_count", "__guard_eh_cont_table"] {
             self.add_absolute(g, 0, None);
         }
         for n in config.includes.clone() {
@@ -1358,6 +1381,8 @@ impl<'a> Resolver<'a> {
             let real = self.add_undefined(&format!("__real_{name}"), false);
             let wrap = self.add_undefined(&format!("__wrap_{name}"), false);
             self.r.symbols[sym].used_in_regular = true;
+            self.r.symbols[sym].deferred = true;
+            self.r.symbols[real].deferred = true;
             self.wrapped.push((sym, real, wrap));
         }
         self.run();
@@ -1385,6 +1410,50 @@ impl<'a> Resolver<'a> {
             self.auto_export();
         }
         Ok(())
+    }
+
+    /// lld's `reportUnresolvable`, before LTO spends time on a link that cannot succeed: every
+    /// undefined symbol no alias, local definition or automatic import will resolve, referenced
+    /// from objects or bitcode.
+    pub fn report_unresolvable(&self) -> Result<()> {
+        let mut undefs = Vec::new();
+        for (id, s) in self.r.symbols.iter().enumerate() {
+            if s.def != Def::Undefined || s.deferred {
+                continue;
+            }
+            let mut cur = s.weak_alias;
+            let mut aliased = false;
+            for _ in 0..100 {
+                let Some(t) = cur else { break };
+                if self.r.symbols[t].def != Def::Undefined {
+                    aliased = true;
+                    break;
+                }
+                cur = self.r.symbols[t].weak_alias;
+            }
+            if aliased {
+                continue;
+            }
+            let defined = |n: &str| self.r.find(n).is_some_and(|t| !matches!(self.r.symbols[t].def, Def::Undefined | Def::Lazy(..)));
+            if let Some(base) = s.name.strip_prefix("__imp_") {
+                if defined(base) {
+                    continue;
+                }
+            }
+            if s.name.contains("_PchSym_") {
+                continue;
+            }
+            if self.config.auto_import && !s.name.starts_with("__imp_") && defined(&format!("__imp_{}", s.name)) {
+                continue;
+            }
+            undefs.push(id);
+        }
+        if undefs.is_empty() {
+            return Ok(());
+        }
+        let msgs = self.problem_messages(&undefs, true);
+        let n = msgs.len();
+        Err(Error::many(msgs.into_iter().enumerate().map(|(i, m)| if i + 1 < n && m.contains('\n') { format!("{m}\n") } else { m }).collect()))
     }
 
     /// The resolution as pass 1 left it (LTO reads the bitcode bindings from here).
@@ -1635,25 +1704,7 @@ impl<'a> Resolver<'a> {
         if undefs.is_empty() {
             return Ok(());
         }
-        // lld's reportProblemSymbols: undefined GC roots (entry, `/include:`, exports) first, as
-        // `<root>: undefined symbol: x`; then the symbols object files reference.
-        let mut msgs = Vec::new();
-        let mut roots: Vec<SymId> = self.r.entry.into_iter().collect();
-        roots.extend(self.include.iter().filter_map(|n| self.r.find(n)));
-        roots.extend(self.export_specs.iter().filter(|e| e.forward_to.is_none()).filter_map(|e| self.r.find(e.internal.as_deref().unwrap_or(&e.name))));
-        let mut root_undefs = HashSet::new();
-        for id in roots {
-            if undefs.contains(&id) && root_undefs.insert(id) {
-                msgs.push(format!("<root>: undefined symbol: {}", demangle(self.r.symbols[id].name, self.config.demangle)));
-            }
-        }
-        for id in undefs {
-            let m = self.undefined_message(id);
-            if root_undefs.contains(&id) && !m.contains('\n') {
-                continue;
-            }
-            msgs.push(m);
-        }
+        let msgs = self.problem_messages(&undefs, false);
         if self.config.force_unresolved {
             // `/force:unresolved`: lld warns and links, the references resolving to 0.
             for m in &msgs {
@@ -1718,75 +1769,82 @@ impl<'a> Resolver<'a> {
         rs.def = imp;
     }
 
-    fn undefined_message(&self, id: SymId) -> String {
-        let name = self.r.symbols[id].name;
-        let mut refs = Vec::new();
-        let mut total = 0;
+    /// lld's `reportProblemSymbols`: undefined GC roots (entry, `/include:`, exports) as
+    /// `<root>: undefined symbol: x`, then every undefined symbol in the order objects (and,
+    /// before LTO, bitcode files) first refer to it, with up to three `>>> referenced by` lines.
+    fn problem_messages(&self, undefs: &[SymId], with_bitcode: bool) -> Vec<String> {
+        let dm = self.config.demangle;
+        let mut msgs = Vec::new();
+        let undef_set: HashSet<SymId> = undefs.iter().copied().collect();
+        let mut roots: Vec<SymId> = self.r.entry.into_iter().collect();
+        roots.extend(self.include.iter().filter_map(|n| self.r.find(n)));
+        roots.extend(self.export_specs.iter().filter(|e| e.forward_to.is_none()).filter_map(|e| self.r.find(e.internal.as_deref().unwrap_or(&e.name))));
+        let mut root_seen = HashSet::new();
+        for id in roots {
+            if undef_set.contains(&id) && root_seen.insert(id) {
+                msgs.push(format!("<root>: undefined symbol: {}", demangle(self.r.symbols[id].name, dm)));
+            }
+        }
+        // (symbol, [(file, symbol-table index)]) in first-reference order.
+        let mut diags: Vec<(SymId, Vec<(FileId, usize)>)> = Vec::new();
+        let mut first: HashMap<SymId, usize> = HashMap::new();
+        let mut note = |id: SymId, f: FileId, idx: usize, diags: &mut Vec<(SymId, Vec<(FileId, usize)>)>| match first.get(&id) {
+            Some(&k) => diags[k].1.push((f, idx)),
+            None => {
+                first.insert(id, diags.len());
+                diags.push((id, vec![(f, idx)]));
+            }
+        };
         for &f in &self.r.obj_order {
-            let file = &self.r.files[f];
-            let Kind::Obj(obj) = &file.kind else { continue };
-            let before = total;
-            for (si, sec) in obj.sections.iter().enumerate() {
-                if !file.live.get(si).copied().unwrap_or(false) {
-                    continue;
-                }
-                for r in sec.relocs {
-                    let t = r.symbol_table_index.get(::object::LittleEndian) as usize;
-                    if file.syms.get(t) != Some(&SymRef::Global(id)) {
-                        continue;
-                    }
-                    total += 1;
-                    if refs.len() < 3 {
-                        let at = containing_symbol(obj, si as u32 + 1, r.virtual_address.get(::object::LittleEndian));
-                        refs.push(match at {
-                            Some(s) => format!(">>> referenced by {}:({})", file.name, demangle(s, self.config.demangle)),
-                            None => format!(">>> referenced by {}", file.name),
-                        });
+            for (idx, r) in self.r.files[f].syms.iter().enumerate() {
+                if let SymRef::Global(id) = *r {
+                    if undef_set.contains(&id) {
+                        note(id, f, idx, &mut diags);
                     }
                 }
             }
-            // lld names a file whose symbol table refers to the symbol even without a
-            // relocation to it.
-            let named = obj.symbols.iter().zip(&file.syms).any(|(y, r)| !y.is_aux && y.is_undefined() && *r == SymRef::Global(id));
-            if total == before && named {
-                total += 1;
-                if refs.len() < 3 {
-                    refs.push(format!(">>> referenced by {}", file.name));
+        }
+        if with_bitcode {
+            for (f, file) in self.r.files.iter().enumerate() {
+                let Kind::Bitcode(b) = &file.kind else { continue };
+                for k in 0..b.syms.len() {
+                    let name = String::from_utf8_lossy(b.sym(k).name);
+                    if let Some(id) = self.r.find(&name) {
+                        if undef_set.contains(&id) {
+                            note(id, f, k, &mut diags);
+                        }
+                    }
                 }
             }
         }
-        let mut m = format!("undefined symbol: {}", demangle(name, self.config.demangle));
-        for r in &refs {
-            m.push('\n');
-            m.push_str(r);
+        const MAX_REFS: usize = 3;
+        for (id, refs) in diags {
+            let mut m = format!("undefined symbol: {}", demangle(self.r.symbols[id].name, dm));
+            let (mut shown, mut total) = (0, 0);
+            for (f, idx) in refs {
+                let (lines, n) = match self.r.files[f].kind {
+                    Kind::Bitcode(_) => {
+                        let v = if shown < MAX_REFS { vec![super::locations::bitcode_reference(&self.r, f)] } else { Vec::new() };
+                        (v, 1)
+                    }
+                    _ => super::locations::symbol_locations(&self.r, f, idx, MAX_REFS - shown, self.config.mingw, dm),
+                };
+                total += n;
+                shown += lines.len();
+                m.push_str(&lines.concat());
+            }
+            if shown < total {
+                m.push_str(&format!("\n>>> referenced {} more times", total - shown));
+            }
+            let name = self.r.symbols[id].name;
+            // lld's hint for a dllimport reference that only an archive's plain definition matches.
+            if let Some(Def::Lazy(a, _)) = name.strip_prefix("__imp_").and_then(|n| self.r.find(n)).map(|t| self.r.symbols[t].def) {
+                m.push_str(&format!("\nNOTE: a relevant symbol '{}' is available in {} but cannot be used because it is not an import library.", &name[6..], self.archives[a].path));
+            }
+            msgs.push(m);
         }
-        if total > refs.len() {
-            m.push_str(&format!("\n>>> referenced {} more times", total - refs.len()));
-        }
-        // lld's hint for a dllimport reference that only an archive's plain definition matches.
-        if let Some(Def::Lazy(a, _)) = name.strip_prefix("__imp_").and_then(|n| self.r.find(n)).map(|t| self.r.symbols[t].def) {
-            m.push_str(&format!("\nNOTE: a relevant symbol '{}' is available in {} but cannot be used because it is not an import library.", &name[6..], self.archives[a].path));
-        }
-        m
+        msgs
     }
-}
-
-/// The nearest symbol at or before `addr` in section `sec` (lld's `getSymbol` for diagnostics).
-fn containing_symbol(obj: &ObjFile, sec: u32, addr: u32) -> Option<&'static str> {
-    let mut best: Option<(u32, &'static str)> = None;
-    for s in &obj.symbols {
-        if s.is_aux || s.section != sec as i32 || s.secdef.is_some() || s.value > addr || s.class == object_pe::IMAGE_SYM_CLASS_LABEL {
-            continue;
-        }
-        if !(s.is_external() || s.class == object_pe::IMAGE_SYM_CLASS_STATIC) {
-            continue;
-        }
-        if best.is_some_and(|(v, _)| s.value <= v) {
-            continue;
-        }
-        best = Some((s.value, s.name));
-    }
-    best.map(|b| b.1)
 }
 
 use ::object::pe as object_pe;
