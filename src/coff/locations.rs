@@ -93,10 +93,11 @@ pub fn symbol_locations(r: &Resolved, f: FileId, sym_index: usize, max: usize, m
 }
 
 /// lld's `maybeReportRelocationToDiscarded`: a relocation in a live section of `f` against
-/// symbol index `idx` whose target was discarded. Not reported from debug sections or in MinGW
-/// mode (GCC leaves such references in sections it expects to be dropped).
+/// symbol index `idx` whose target was discarded. Not reported from CodeView or DWARF sections
+/// (`.debug*`, and `.eh_frame`, which lld counts as DWARF) or in MinGW mode (GCC leaves such
+/// references in sections it expects to be dropped).
 pub fn discarded_reference(r: &Resolved, f: FileId, sec_name: &str, idx: usize, mingw: bool, demangle_names: bool) -> Option<String> {
-    if mingw || sec_name.starts_with(".debug") {
+    if mingw || sec_name.starts_with(".debug") || sec_name == ".eh_frame" {
         return None;
     }
     let name = match r.files[f].syms.get(idx) {
