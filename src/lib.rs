@@ -68,7 +68,9 @@ fn main_coff(parsed: Result<driver::CoffAction>, version_suffix: &str, usage: &s
     if config.print_version {
         println!("{} (compatible with GNU linkers)", driver::version_string());
     }
-    let diag = diag::Diag::new(false, config.error_limit, None);
+    // coff::link applies `/errorlimit:` itself, with the flavour's wording of lld's closing line
+    // (`/errorlimit:0` or `--error-limit=0`), so the reporter here prints every message it gets.
+    let diag = diag::Diag::new(false, 0, None);
     run_link(config.threads, &diag, || coff::link(&config))
 }
 

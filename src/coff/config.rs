@@ -196,6 +196,10 @@ pub struct CoffConfig {
     pub icf: Option<bool>,
     /// `/opt:safeicf` (MinGW `--icf=safe`): only sections whose address is not taken.
     pub icf_safe: bool,
+    /// `/incremental[:no]`; the driver settles it (lld: an unchanged import library is kept).
+    pub incremental: Option<bool>,
+    /// `/opt:lldtailmerge` (`Some(true)`), `/opt:nolldtailmerge`; `None`: with ICF (lld).
+    pub tail_merge: Option<bool>,
     pub diag: Diag,
     /// `/failifmismatch:key=value` of the command line.
     pub fail_if_mismatch: Vec<(String, String)>,
@@ -302,6 +306,8 @@ impl CoffConfig {
             gc: None,
             icf: None,
             icf_safe: false,
+            tail_merge: None,
+            incremental: None,
             diag: Diag::default(),
             fail_if_mismatch: Vec::new(),
             allow_bind: true,
@@ -347,6 +353,11 @@ impl CoffConfig {
     /// unless `/opt:noicf`).
     pub fn do_icf(&self) -> bool {
         self.icf.unwrap_or_else(|| self.gc.unwrap_or(self.debug == DebugMode::None && !self.debug_pdb))
+    }
+
+    /// Whether MSVC string literals are tail-merged (lld's `config->tailMerge`).
+    pub fn tail_merge(&self) -> bool {
+        self.tail_merge.unwrap_or_else(|| self.do_icf())
     }
 
     /// The subsystem version (`/subsystem:x,maj.min`; lld-link's default 6.0 for x64).

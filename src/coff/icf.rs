@@ -127,6 +127,10 @@ pub fn fold(r: &mut Resolved, config: &CoffConfig) -> Vec<String> {
         if s.chars & object::pe::IMAGE_SCN_MEM_WRITE != 0 || !s.is_comdat() || (safe && unique.contains(&(f, k))) {
             return false;
         }
+        // String literals go to the tail-merged chunk instead (lld never sees them in ICF).
+        if super::merge::is_mergeable(config, &r.files[f], r.obj(f), k) {
+            return false;
+        }
         if s.chars & object::pe::IMAGE_SCN_MEM_EXECUTE != 0 {
             return true;
         }

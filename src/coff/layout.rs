@@ -49,6 +49,8 @@ pub enum ChunkKind {
     CvRecord,
     Edata,
     Reloc,
+    /// Tail-merged string literals of one alignment (`merged[i]`).
+    Merge(usize),
 }
 
 #[derive(Debug, Clone)]
@@ -103,6 +105,9 @@ pub struct Layout<'a> {
     pub file_size: u32,
     pub image_base: u64,
     pub dll_name: String,
+    /// Tail-merged string literals (`merge.rs`): per chunk, its bytes and the section chunks
+    /// placed inside it with their offsets.
+    pub merged: Vec<(Vec<u8>, Vec<(usize, u32)>)>,
 }
 
 /// lld's `getOutputSectionName`.
@@ -225,6 +230,7 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
         file_size: 0,
         image_base: config.image_base(),
         dll_name,
+        merged: Vec::new(),
     };
 
     // Predefined output sections, in link.exe's order.
@@ -253,6 +259,8 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
     // Bin chunks into partial sections.
     let mut partial: BTreeMap<(String, u32), Vec<usize>> = BTreeMap::new();
     let mut parent_key: Vec<String> = Vec::new(); // per chunk: "parent/objname" for .idata sorting
+    // String literals to tail-merge, by alignment (lld's `MergeChunk` instances).
+    let mut merge_groups: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     for &f in &r.obj_order {
         let file = &r.files[f];
         let Kind::Obj(obj) = &file.kind else { continue };
@@ -265,6 +273,10 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
                     let s = &obj.sections[k as usize];
                     let c = l.add_chunk(ChunkKind::Section { file: f, sec: k }, s.size, s.align, !s.is_bss());
                     l.sec_chunk[f][k as usize] = Some(c);
+                    if super::merge::is_mergeable(config, file, obj, k) {
+                        merge_groups.entry(s.align).or_default().push(c);
+                        continue;
+                    }
                     let name = if strip_suffix(s.name, s.is_comdat(), mingw) { s.name.split('$').next().unwrap() } else { s.name };
                     (name.to_string(), s.out_chars(), c)
                 }
@@ -350,6 +362,32 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
             }
         }
     }
+    // `/order:@file` (lld's sortSections), then `.CRT` chunks in section order.
+    let order = super::order::read_order_file(config, r)?;
+    let sec_key = |chunks: &[Chunk], c: usize| match chunks[c].kind {
+        ChunkKind::Section { file, sec } => Some((file, sec)),
+        _ => None,
+    };
+    if !order.is_empty() {
+        for v in partial.values_mut() {
+            v.sort_by_key(|&c| sec_key(&l.chunks, c).map_or(0, |(f, k)| super::order::priority(&order, r, f, k)));
+        }
+    }
+    for ((name, _), v) in partial.iter_mut() {
+        if output_name(name) == ".CRT" {
+            if config.verbose {
+                eprintln!("dtld: Processing section {name} -> .CRT");
+            }
+            super::order::sort_crt(v, |c| sec_key(&l.chunks, c).map(|(f, k)| (f, k + 1)));
+            if config.verbose {
+                for &c in v.iter() {
+                    if let Some((f, k)) = sec_key(&l.chunks, c) {
+                        eprintln!("dtld:   {}: {} ({})", r.files[f].name, r.obj(f).sections[k as usize].name, k + 1);
+                    }
+                }
+            }
+        }
+    }
     // Partial sections become output sections.
     let mut import_dir_first = None;
     let mut iat_first = None;
@@ -370,6 +408,16 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
     // Discardable sections last, DWARF after the rest.
     // (applied after all chunks are added; see below)
 
+    // lld's createImportTables and appendImportThunks: an import's symbols must still be its own.
+    for &f in &r.imports {
+        let (imp, thunk) = r.import_syms.get(&f).copied().unwrap_or((None, None));
+        if let Some(id) = imp.filter(|&id| r.symbols[id].def != Def::ImportData(f)) {
+            return Err(Error::new(format!("{} was replaced", super::demangle::display(r.symbols[id].name, config.demangle))));
+        }
+        if let Some(id) = thunk.filter(|&id| r.symbols[id].def != Def::ImportThunk(f)) {
+            return Err(Error::new(format!("{} was replaced", super::demangle::display(r.symbols[id].name, config.demangle))));
+        }
+    }
     // Import thunks at the end of .text.
     for &f in &r.imports {
         let imp = idata::import(r, f);
@@ -383,7 +431,19 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
         l.thunk_chunk.push((f, c));
         osecs[text].chunks.push(c);
     }
-    // Misc chunks: local imports, debug directory, pseudo relocations, ctor/dtor sentinels.
+    // Misc chunks: merged string literals, local imports, debug directory, pseudo relocations,
+    // ctor/dtor sentinels.
+    for (align, members) in merge_groups {
+        let data: Vec<&[u8]> = members.iter().map(|&c| match l.chunks[c].kind {
+            ChunkKind::Section { file, sec } => r.obj(file).sections[sec as usize].data,
+            _ => &[][..],
+        }).collect();
+        let (bytes, offsets) = super::merge::tail_merge(&data, align);
+        let c = l.add_chunk(ChunkKind::Merge(l.merged.len()), bytes.len() as u32, align, true);
+        osecs[rdata].chunks.push(c);
+        l.merged.push((bytes, members.into_iter().zip(offsets).collect()));
+        let _ = c;
+    }
     for &id in &r.local_imports {
         let c = l.add_chunk(ChunkKind::LocalImport(id), 8, 8, true);
         l.local_import_chunk.push((id, c));
@@ -578,6 +638,16 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
         }
         rva += align_to(vsize, config.section_align as u64);
         file_off += align_to(raw, config.file_align as u64);
+    }
+    // Merged string literals live inside their merge chunk.
+    for k in 0..l.merged.len() {
+        let Some(mc) = l.chunks.iter().position(|c| c.kind == ChunkKind::Merge(k)) else { continue };
+        let (rva, osec) = (l.chunks[mc].rva, l.chunks[mc].osec);
+        for i in 0..l.merged[k].1.len() {
+            let (c, off) = l.merged[k].1[i];
+            l.chunks[c].rva = rva + off;
+            l.chunks[c].osec = osec;
+        }
     }
     l.size_of_image = align_to(rva, config.section_align as u64) as u32;
     l.file_size = file_off as u32;

@@ -33,6 +33,10 @@ const PAGE_SIZE: u32 = 4096;
 pub fn write_lldmap(l: &Layout, path: &Path) -> Result<()> {
     let text = lldmap_text(l);
     let fail = |e: std::io::Error| Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e)));
+    if path.as_os_str() == "-" {
+        // LLVM's `raw_fd_ostream` reads `-` as standard output.
+        return std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes()).map_err(fail);
+    }
     crate::outfile::write_atomic(path, text.as_bytes()).map_err(fail)
 }
 

@@ -28,8 +28,11 @@ pub mod icf;
 pub mod idata;
 pub mod implib;
 pub mod layout;
+pub mod locations;
 pub mod map;
+pub mod merge;
 pub mod object;
+pub mod order;
 pub mod pseudoreloc;
 pub mod resolve;
 pub mod resources;
@@ -43,9 +46,6 @@ fn refuse_unimplemented(c: &config::CoffConfig) -> Result<()> {
     let mut errors = Vec::new();
     if !c.delay_load.is_empty() {
         errors.push(format!("/delayload:{} (delay-loaded imports) is not supported by dtld", c.delay_load[0]));
-    }
-    if c.order_file.is_some() {
-        errors.push("/order (section ordering) is not supported by dtld".to_string());
     }
     if c.function_pad_min.is_some() {
         errors.push("/functionpadmin (hotpatch padding) is not supported by dtld".to_string());
@@ -91,6 +91,9 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
     refuse_unimplemented(config)?;
     let mut resolver = resolve::Resolver::new(config);
     resolver.start()?;
+    if resolver.resolved().has_bitcode() && !config.force_unresolved {
+        resolver.report_unresolvable()?;
+    }
     if resolver.resolved().has_bitcode() {
         // ThinLTO through the same code as ELF (thin link, in-process backends or DTLTO);
         // COFF backends never get `-fpic` (lld/COFF/LTO.cpp).
@@ -194,5 +197,10 @@ fn write_implib(l: &layout::Layout, path: &std::path::Path) -> Result<()> {
         })
         .collect();
     let bytes = implib::write_import_library(&deffile::import_dll_name(l.config, &l.dll_name), &exports);
+    // `/incremental`: an import library with the same bytes is left alone (its time stamp too),
+    // so that dependent projects are not relinked (lld's createImportLibrary).
+    if l.config.incremental == Some(true) && std::fs::read(path).is_ok_and(|old| old == bytes) {
+        return Ok(());
+    }
     crate::outfile::write_atomic(path, &bytes).map_err(|e| Error::new(format!("failed to write {}: {}", path.display(), crate::io_error(&e))))
 }

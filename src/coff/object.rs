@@ -52,6 +52,9 @@ pub struct Sym {
     pub weak_tag: Option<u32>,
     /// For a section-definition symbol: the COMDAT checksum of its aux record (ICF compares it).
     pub checksum: u32,
+    /// For a section-definition symbol: the section length its aux record states (MinGW's
+    /// "same size" COMDAT check compares it).
+    pub sec_length: u32,
     pub is_aux: bool,
 }
 
@@ -89,6 +92,13 @@ pub fn is_coff_object(data: &[u8]) -> bool {
     is_bigobj(data)
 }
 
+/// Whether the bytes are a cl.exe `/GL` object (an anonymous object header with LLVM's
+/// `ClGlObjMagic` class id): no native code, only MSVC's LTCG IR.
+pub fn is_cl_gl_object(data: &[u8]) -> bool {
+    const CL_GL: [u8; 16] = [0x38, 0xfe, 0xb3, 0x0c, 0xa5, 0xd9, 0xab, 0x4d, 0xac, 0x9b, 0xd6, 0xb6, 0x22, 0x26, 0x53, 0xc2];
+    data.len() >= 28 && data[0..4] == [0, 0, 0xff, 0xff] && data[12..28] == CL_GL
+}
+
 fn is_bigobj(data: &[u8]) -> bool {
     data.len() >= 56
         && data[0..2] == [0, 0]
@@ -107,6 +117,35 @@ fn leak_str(b: &'static [u8]) -> &'static str {
 /// The header, section table or symbol table cannot be read: lld says `Could not parse <file>`.
 pub const NOT_PARSED: &str = "\0could not parse";
 const INVALID: &str = "Invalid data was encountered while parsing the file";
+
+/// An error lld prints without the file name (`fatal` with its own wording).
+pub const NO_FILE: char = '\u{1}';
+
+/// lld's `getSectionName failed: #n: reason` for a long section name (`/offset`) that cannot be
+/// read, with LLVM's reasons.
+fn section_name_error<H: CoffHeader>(data: &[u8], header: &H, raw: &[u8; 8], number: usize) -> String {
+    let reason = match raw.strip_prefix(b"/") {
+        Some(rest) if !rest.starts_with(b"/") => {
+            let digits: Vec<u8> = rest.iter().copied().take_while(|&b| b != 0).collect();
+            let offset = std::str::from_utf8(&digits).ok().and_then(|d| d.parse::<u64>().ok());
+            let ptr = header.pointer_to_symbol_table() as u64;
+            let entry = if H::is_type_bigobj() { 20 } else { 18 };
+            let table = ptr + header.number_of_symbols() as u64 * entry;
+            let size = if ptr == 0 {
+                0
+            } else {
+                data.get(table as usize..table as usize + 4).map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap()) as u64)
+            };
+            match offset {
+                None => "invalid section name".to_string(),
+                Some(_) if size <= 4 => "string table empty".to_string(),
+                Some(_) => "The end of the file was unexpectedly encountered".to_string(),
+            }
+        }
+        _ => "invalid section name".to_string(),
+    };
+    format!("{NO_FILE}getSectionName failed: #{number}: {reason}")
+}
 
 /// Parses an object. Errors carry LLVM's wording without the file name.
 pub fn parse(data: &'static [u8]) -> Result<ObjFile, String> {
@@ -128,8 +167,8 @@ fn parse_with<H: CoffHeader>(data: &'static [u8]) -> Result<ObjFile, String> {
     let strings = symtab.strings();
     let mut sections = Vec::with_capacity(table.len());
     let mut directives = None;
-    for s in table.iter() {
-        let name = s.name(strings).map_err(|_| INVALID.to_string())?;
+    for (i, s) in table.iter().enumerate() {
+        let name = s.name(strings).map_err(|_| section_name_error(data, header, &s.name, i + 1))?;
         let name = leak_str(name);
         let chars = s.characteristics.get(LE);
         let size = s.size_of_raw_data.get(LE);
@@ -169,6 +208,7 @@ fn parse_with<H: CoffHeader>(data: &'static [u8]) -> Result<ObjFile, String> {
         let mut secdef = None;
         let mut weak_tag = None;
         let mut checksum = 0;
+        let mut sec_length = 0;
         if naux > 0 {
             if s.storage_class() == pe::IMAGE_SYM_CLASS_STATIC && section > 0 && s.value() == 0 {
                 let aux = symtab.aux_section(object::SymbolIndex(i)).map_err(|_| INVALID.to_string())?;
@@ -178,6 +218,7 @@ fn parse_with<H: CoffHeader>(data: &'static [u8]) -> Result<ObjFile, String> {
                 }
                 secdef = Some((aux.selection, assoc));
                 checksum = aux.check_sum.get(LE);
+                sec_length = aux.length.get(LE);
             } else if s.storage_class() == pe::IMAGE_SYM_CLASS_WEAK_EXTERNAL {
                 let aux: &pe::ImageAuxSymbolWeak = symtab.get(object::SymbolIndex(i + 1), 0).map_err(|_| INVALID.to_string())?;
                 let tag = aux.weak_default_sym_index.get(LE);
@@ -197,10 +238,11 @@ fn parse_with<H: CoffHeader>(data: &'static [u8]) -> Result<ObjFile, String> {
             secdef,
             weak_tag,
             checksum,
+            sec_length,
             is_aux: false,
         });
         for _ in 0..naux {
-            symbols.push(Sym { name: "", value: 0, section: 0, class: 0, typ: 0, naux: 0, secdef: None, weak_tag: None, checksum: 0, is_aux: true });
+            symbols.push(Sym { name: "", value: 0, section: 0, class: 0, typ: 0, naux: 0, secdef: None, weak_tag: None, checksum: 0, sec_length: 0, is_aux: true });
         }
         i += 1 + naux as usize;
     }

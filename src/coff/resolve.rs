@@ -87,6 +87,9 @@ pub struct Symbol {
     /// A bitcode common symbol (`-fcommon`): its size (lld's `DefinedCommon` without a chunk);
     /// 0 for anything else.
     pub bitcode_common: u32,
+    /// Not reported as unresolvable before LTO (lld's `deferUndefined`: weak bitcode
+    /// references, `--wrap` symbols).
+    pub deferred: bool,
 }
 
 pub enum Kind {
@@ -140,7 +143,9 @@ struct Archive {
 
 enum Task {
     Path(CoffInput),
-    Member(usize, usize),
+    /// An archive member: (archive, member offset, the symbol that asked for it, for
+    /// `/verbose`'s `Loaded lib(member) for sym`).
+    Member(usize, usize, String),
 }
 
 /// The resolution result.
@@ -169,6 +174,9 @@ pub struct Resolved {
     pub align_comm: HashMap<String, u32>,
     /// Sections ICF folded into another: (file, section) → the section that stays (`icf.rs`).
     pub icf_folded: HashMap<(FileId, u32), (FileId, u32)>,
+    /// Per short import: the `__imp_` symbol and the thunk symbol it defined when read (lld's
+    /// `impSym`/`thunkSym`; a later definition replacing them is an error).
+    pub import_syms: HashMap<FileId, (Option<SymId>, Option<SymId>)>,
 }
 
 impl Resolved {
@@ -218,6 +226,8 @@ pub struct Resolver<'a> {
     rsrc_objs: Vec<(FileId, Vec<u32>)>,
     /// `--wrap`: (symbol, `__real_` symbol, `__wrap_` symbol).
     wrapped: Vec<(SymId, SymId, SymId)>,
+    /// The COMDAT selection of every leader section read: (file, 1-based section) → selection.
+    comdat_sel: HashMap<(FileId, u32), u8>,
 }
 
 fn basename(p: &str) -> &str {
@@ -253,6 +263,7 @@ impl<'a> Resolver<'a> {
                 section_attrs: config.section_attrs.clone(),
                 align_comm: config.align_comm.iter().cloned().collect(),
                 icf_folded: HashMap::new(),
+                import_syms: HashMap::new(),
             },
             archives: Vec::new(),
             queue: VecDeque::new(),
@@ -268,6 +279,7 @@ impl<'a> Resolver<'a> {
             res_files: Vec::new(),
             rsrc_objs: Vec::new(),
             wrapped: Vec::new(),
+            comdat_sel: HashMap::new(),
         }
     }
 
@@ -277,7 +289,7 @@ impl<'a> Resolver<'a> {
         }
         let name: &'static str = Box::leak(name.to_string().into_boxed_str());
         let id = self.r.symbols.len();
-        self.r.symbols.push(Symbol { name, def: Def::Undefined, weak_alias: None, pending_load: false, pseudo_reloc: false, comdat: false, used_in_regular: false, weak_def: false, bitcode_common: 0 });
+        self.r.symbols.push(Symbol { name, def: Def::Undefined, weak_alias: None, pending_load: false, pseudo_reloc: false, comdat: false, used_in_regular: false, weak_def: false, bitcode_common: 0, deferred: false });
         self.r.by_name.insert(name, id);
         (id, true)
     }
@@ -290,13 +302,14 @@ impl<'a> Resolver<'a> {
         let s = &mut self.r.symbols[id];
         s.pending_load = true;
         if let Def::Lazy(a, off) = s.def {
-            self.add_member(a, off);
+            let name = s.name;
+            self.add_member(a, off, name);
         }
     }
 
-    fn add_member(&mut self, a: usize, off: usize) {
+    fn add_member(&mut self, a: usize, off: usize, why: &str) {
         if self.archives[a].seen.insert(off) {
-            self.queue.push_back(Task::Member(a, off));
+            self.queue.push_back(Task::Member(a, off, why.to_string()));
         }
     }
 
@@ -322,12 +335,24 @@ impl<'a> Resolver<'a> {
     }
 
     fn duplicate(&mut self, id: SymId, new_file: Option<FileId>) {
+        self.duplicate_at(id, new_file, None);
+    }
+
+    /// lld's `reportDuplicate`: both definitions with their source positions when known
+    /// (`new_at`: the new definition's section, 1-based, and offset).
+    fn duplicate_at(&mut self, id: SymId, new_file: Option<FileId>, new_at: Option<(u32, u32)>) {
+        let mingw = self.config.mingw;
         let old = match self.r.symbols[id].def {
-            Def::Regular(f, _) | Def::Common(f, _, _) | Def::ImportData(f) | Def::ImportThunk(f) | Def::Bitcode(f, _) => self.r.files[f].name.clone(),
-            _ => "<internal>".to_string(),
+            Def::Regular(f, i) => {
+                let s = &self.r.obj(f).symbols[i as usize];
+                let at = (s.section > 0).then_some((s.section as u32, s.value));
+                super::locations::defined_at(&self.r, f, at, mingw)
+            }
+            Def::Common(f, _, _) | Def::ImportData(f) | Def::ImportThunk(f) | Def::Bitcode(f, _) => super::locations::defined_at(&self.r, f, None, mingw),
+            _ => String::new(),
         };
-        let new = new_file.map(|f| self.r.files[f].name.clone()).unwrap_or_else(|| "<internal>".into());
-        let msg = format!("duplicate symbol: {}\n>>> defined at {old}\n>>> defined at {new}", demangle(self.r.symbols[id].name, self.config.demangle));
+        let new = new_file.map(|f| super::locations::defined_at(&self.r, f, new_at, mingw)).unwrap_or_default();
+        let msg = format!("duplicate symbol: {}{old}{new}", demangle(self.r.symbols[id].name, self.config.demangle));
         // `/force:multiple` (MinGW `--allow-multiple-definition`): lld warns and keeps the first.
         if self.config.allow_multiple {
             self.config.diag.warn(&msg);
@@ -346,7 +371,9 @@ impl<'a> Resolver<'a> {
             s.weak_alias = None;
             s.bitcode_common = 0;
         } else {
-            self.duplicate(id, Some(f));
+            let s = &self.r.obj(f).symbols[idx as usize];
+            let at = (s.section > 0).then_some((s.section as u32, s.value));
+            self.duplicate_at(id, Some(f), at);
         }
         id
     }
@@ -365,6 +392,62 @@ impl<'a> Resolver<'a> {
             self.duplicate(id, Some(f));
         }
         (id, false)
+    }
+
+    /// lld's `handleComdatSelection`: a second COMDAT leader for symbol `id` (section `sec`,
+    /// 1-based, of `obj`, leader symbol `idx`, selection `sel`) meets the one already chosen. Returns whether the
+    /// new section prevails ("largest" replaces a smaller leader).
+    fn comdat_selection(&mut self, id: SymId, f: FileId, obj: &ObjFile, sec: usize, idx: u32, sel: u8) -> bool {
+        const NODUPLICATES: u8 = 1;
+        const ANY: u8 = 2;
+        const SAME_SIZE: u8 = 3;
+        const EXACT_MATCH: u8 = 4;
+        const LARGEST: u8 = 6;
+        let Def::Regular(lf, li) = self.r.symbols[id].def else { return false };
+        let lobj = self.r.obj(lf);
+        let lsec = lobj.symbols[li as usize].section as usize;
+        let Some(lsection) = lsec.checked_sub(1).and_then(|k| lobj.sections.get(k)) else { return false };
+        let (lsize, ldata) = (lsection.size, lsection.data);
+        let llength = lobj.symbols.iter().find(|y| !y.is_aux && y.secdef.is_some() && y.section == lsec as i32).map(|y| y.sec_length);
+        let mut lsel = self.comdat_sel.get(&(lf, lsec as u32)).copied().unwrap_or(ANY);
+        let mut sel = sel;
+        // "any" and "largest" merge as "largest" (cl.exe's vftables with and without /GR).
+        if (sel == ANY && lsel == LARGEST) || (sel == LARGEST && lsel == ANY) {
+            sel = LARGEST;
+            lsel = LARGEST;
+        }
+        // GCC's selectany is "same size".
+        if self.config.mingw && ((sel == ANY && lsel == SAME_SIZE) || (sel == SAME_SIZE && lsel == ANY)) {
+            sel = SAME_SIZE;
+            lsel = SAME_SIZE;
+        }
+        let new = &obj.sections[sec - 1];
+        if sel != lsel {
+            let name = demangle(self.r.symbols[id].name, self.config.demangle);
+            self.log(&format!("conflicting comdat type for {name}: {lsel} in {} and {sel} in {}", self.r.files[lf].name, self.r.files[f].name));
+            self.duplicate(id, Some(f));
+            return false;
+        }
+        match sel {
+            NODUPLICATES => self.duplicate(id, Some(f)),
+            SAME_SIZE if lsize != new.size => {
+                let length = obj.symbols.iter().find(|y| !y.is_aux && y.secdef.is_some() && y.section == sec as i32).map(|y| y.sec_length);
+                if !self.config.mingw || llength.is_none() || llength != length {
+                    self.duplicate(id, Some(f));
+                }
+            }
+            EXACT_MATCH if ldata != new.data => {
+                let value = obj.symbols[idx as usize].value;
+                self.duplicate_at(id, Some(f), Some((sec as u32, value)));
+            }
+            LARGEST if lsize < new.size => {
+                // The old section stays (unreferenced, so `/opt:ref` drops it), as in lld.
+                self.r.symbols[id].def = Def::Regular(f, idx);
+                return true;
+            }
+            _ => {}
+        }
+        false
     }
 
     fn add_common(&mut self, name: &str, f: FileId, idx: u32, size: u32) -> SymId {
@@ -435,7 +518,7 @@ impl<'a> Resolver<'a> {
             return;
         }
         self.r.symbols[id].pending_load = true;
-        self.add_member(a, off);
+        self.add_member(a, off, name);
     }
 
     /// Runs the queue until empty. Returns whether anything was processed.
@@ -445,7 +528,7 @@ impl<'a> Resolver<'a> {
             any = true;
             match t {
                 Task::Path(i) => self.load_path(&i),
-                Task::Member(a, off) => {
+                Task::Member(a, off, why) => {
                     let Some((name, data)) = self.archives[a].members.get(&off).cloned() else {
                         continue;
                     };
@@ -455,7 +538,12 @@ impl<'a> Resolver<'a> {
                     }
                     let parent = self.archives[a].path.clone();
                     let thin = self.archives[a].thin;
+                    let before = self.r.files.len();
                     self.add_buffer(data, &name, &parent, Some((off, thin)));
+                    // lld's addArchiveBuffer logs objects and bitcode, not import members.
+                    if self.config.verbose && self.r.files.len() > before && !matches!(self.r.files[before].kind, Kind::Import(_)) {
+                        self.log(&format!("Loaded {} for {}", self.r.files[before].name, demangle(&why, self.config.demangle)));
+                    }
                 }
             }
         }
@@ -520,7 +608,7 @@ impl<'a> Resolver<'a> {
             self.archives.push(Archive { path: path.clone(), thin, lazy_object: false, members: map, seen: HashSet::new() });
             if input.whole_archive {
                 for off in order {
-                    self.add_member(a, off);
+                    self.add_member(a, off, "<whole-archive>");
                 }
                 return;
             }
@@ -558,6 +646,9 @@ impl<'a> Resolver<'a> {
     /// `member`: the member's header offset in `parent` and whether the archive is thin.
     fn add_buffer(&mut self, data: &'static [u8], name: &str, parent: &str, member: Option<(usize, bool)>) {
         let display = if parent.is_empty() { name.to_string() } else { format!("{}({})", basename(parent), basename(name)) };
+        if !parent.is_empty() {
+            self.log(&format!("Reading {display}"));
+        }
         if super::resources::is_res(data) {
             self.res_files.push((display, data));
             return;
@@ -595,6 +686,11 @@ impl<'a> Resolver<'a> {
             }
             return;
         }
+        if object::is_cl_gl_object(data) {
+            let q = if parent.is_empty() { "" } else { "?" };
+            self.errors.push(format!("{display}: is not a native COFF file. Recompile without /GL{q}"));
+            return;
+        }
         if !object::is_coff_object(data) {
             if parent.is_empty() {
                 self.errors.push(format!("{display}: unknown file type"));
@@ -606,6 +702,7 @@ impl<'a> Resolver<'a> {
         match object::parse(data) {
             Ok(obj) => self.add_object(obj, display, name, parent),
             Err(e) if e == object::NOT_PARSED => self.errors.push(format!("Could not parse {display}")),
+            Err(e) if e.starts_with(object::NO_FILE) => self.errors.push(e[1..].to_string()),
             Err(e) => self.errors.push(format!("{display}: {e}")),
         }
     }
@@ -621,16 +718,24 @@ impl<'a> Resolver<'a> {
         let kind = imp.kind;
         let f = self.new_file(Kind::Import(imp), display, name, parent);
         self.r.imports.push(f);
-        self.add_import(&format!("__imp_{sym}"), Def::ImportData(f), f);
+        let imp = self.add_import(&format!("__imp_{sym}"), Def::ImportData(f), f);
+        let mut installed = (None, None);
+        if self.r.symbols[imp].def == Def::ImportData(f) {
+            installed.0 = Some(imp);
+        }
         match kind {
             ImportKind::Code => {
-                self.add_import(&sym, Def::ImportThunk(f), f);
+                let t = self.add_import(&sym, Def::ImportThunk(f), f);
+                if self.r.symbols[t].def == Def::ImportThunk(f) {
+                    installed.1 = Some(t);
+                }
             }
             ImportKind::Const => {
                 self.add_import(&sym, Def::ImportData(f), f);
             }
             ImportKind::Data => {}
         }
+        self.r.import_syms.insert(f, installed);
     }
 
     /// lld's `BitcodeFile::parse`: the symbols LTO resolves (`BitcodeFile::syms`, index `k`
@@ -644,7 +749,10 @@ impl<'a> Resolver<'a> {
         let f = self.new_file(Kind::Bitcode(b), display, name, parent);
         for (k, (n, undef, weak, comdat, common)) in syms.into_iter().enumerate() {
             if undef {
-                self.undefined_ref(&n, weak);
+                let id = self.undefined_ref(&n, weak);
+                if weak {
+                    self.r.symbols[id].deferred = true;
+                }
             } else if common != 0 {
                 // lld's `addCommon`: a common replaces anything but a definition, and a smaller
                 // common; never a duplicate.
@@ -749,14 +857,19 @@ impl<'a> Resolver<'a> {
                 if let Some(sel) = comdat_defs[sec].take() {
                     leaders.insert(sec as u32 - 1, i as u32);
                     // The COMDAT leader.
-                    let prevailing;
+                    let mut prevailing;
+                    if !(1..=6).contains(&sel) {
+                        // lld's `fatal`: link.exe does not know "newest" (7) either.
+                        self.errors.push(format!("unknown comdat type {sel} for {} in {}", s.name, self.r.files[f].name));
+                    }
+                    self.comdat_sel.insert((f, sec as u32), sel);
                     if s.is_external() {
+                        let was_comdat = self.r.find(s.name).is_some_and(|id| self.r.symbols[id].comdat && matches!(self.r.symbols[id].def, Def::Regular(..)));
                         let (id, p) = self.add_comdat(s.name, f, i as u32);
                         prevailing = p;
                         syms[i] = SymRef::Global(id);
-                        if !p && sel == 1 {
-                            // IMAGE_COMDAT_SELECT_NODUPLICATES
-                            self.duplicate(id, Some(f));
+                        if !p && was_comdat {
+                            prevailing = self.comdat_selection(id, f, obj, sec, i as u32, sel);
                         }
                     } else {
                         prevailing = true;
@@ -790,7 +903,15 @@ impl<'a> Resolver<'a> {
             if let Some((sel, assoc)) = s.secdef {
                 if sel == 5 {
                     // IMAGE_COMDAT_SELECT_ASSOCIATIVE: live if the parent is.
-                    let parent = (assoc as usize).checked_sub(1).and_then(|p| state.get(p).copied().flatten());
+                    let parent_state = (assoc as usize).checked_sub(1).and_then(|p| state.get(p).copied());
+                    if parent_state == Some(None) {
+                        // The parent is a COMDAT not decided yet: an associative section later
+                        // in the file, or one without a leader (lld's readAssociativeDefinition).
+                        let file = &self.r.files[f].name;
+                        self.errors.push(format!("{file}: associative comdat {} (sec {sec}) has invalid reference to section {} (sec {assoc})", s.name, obj.sections[assoc as usize - 1].name));
+                        continue;
+                    }
+                    let parent = parent_state.flatten();
                     state[sec - 1] = Some(parent == Some(true) && keep_section(&obj.sections[sec - 1], include_dwarf));
                 } else if mingw {
                     for prefix in [".pdata$", ".xdata$", ".eh_frame$"] {
@@ -803,7 +924,8 @@ impl<'a> Resolver<'a> {
                 }
             }
             if state[sec - 1].is_none() {
-                state[sec - 1] = Some(false);
+                // Stays undecided (an associative reference to it is an error, as in lld).
+                self.log(&format!("comdat section {} without leader and unassociated, discarding", s.name));
                 continue;
             }
             if state[sec - 1] == Some(true) && !order.contains(&ChunkSrc::Sec(sec as u32 - 1)) {
@@ -879,6 +1001,7 @@ impl<'a> Resolver<'a> {
     }
 
     fn parse_directives(&mut self, f: FileId, text: &[u8]) {
+        self.log(&format!("Directives: {}: {}", self.r.files[f].name, String::from_utf8_lossy(text)));
         let ds = match drectve::parse(text) {
             Ok(d) => d,
             Err(e) => {
@@ -1059,13 +1182,13 @@ impl<'a> Resolver<'a> {
             }
             let mut cur = self.r.symbols[id].weak_alias;
             for _ in 0..100 {
-                let t = cur?;
+                let Some(t) = cur else { break };
                 if self.r.symbols[t].def != Def::Undefined {
                     return Some(t);
                 }
                 cur = self.r.symbols[t].weak_alias;
             }
-            return None;
+            // An undefined symbol without a defined alias: look for its C++ mangling.
         }
         let prefix = format!("?{name}@@Y");
         self.r.symbols.iter().position(|s| s.name.starts_with(&prefix))
@@ -1208,7 +1331,7 @@ impl<'a> Resolver<'a> {
             self.add_absolute("__DTOR_LIST__", 0, None);
         }
         self.add_synthetic("__ImageBase", Synth::ImageBase);
-        for g in ["__guard_fids_count", "__guard_fids_table", "__guard_flags", "__guard_iat_count", "__guard_iat_table", "__guard_longjmp_count", "__guard_longjmp_table", "__guard_eh_cont_count", "__guard_eh_cont_table"] {
+        for g in ["__guard_fids_count", "__guard_fids_table", "__guard_flags", "__guard_iat_count", "__guard_iat_table", "__guard_longjmp_count", "__guard_longjmp_table", "__enclave_config", "__guard_eh_cont_count", "__guard_eh_cont_table"] {
             self.add_absolute(g, 0, None);
         }
         for n in config.includes.clone() {
@@ -1254,6 +1377,8 @@ impl<'a> Resolver<'a> {
             let real = self.add_undefined(&format!("__real_{name}"), false);
             let wrap = self.add_undefined(&format!("__wrap_{name}"), false);
             self.r.symbols[sym].used_in_regular = true;
+            self.r.symbols[sym].deferred = true;
+            self.r.symbols[real].deferred = true;
             self.wrapped.push((sym, real, wrap));
         }
         self.run();
@@ -1281,6 +1406,50 @@ impl<'a> Resolver<'a> {
             self.auto_export();
         }
         Ok(())
+    }
+
+    /// lld's `reportUnresolvable`, before LTO spends time on a link that cannot succeed: every
+    /// undefined symbol no alias, local definition or automatic import will resolve, referenced
+    /// from objects or bitcode.
+    pub fn report_unresolvable(&self) -> Result<()> {
+        let mut undefs = Vec::new();
+        for (id, s) in self.r.symbols.iter().enumerate() {
+            if s.def != Def::Undefined || s.deferred {
+                continue;
+            }
+            let mut cur = s.weak_alias;
+            let mut aliased = false;
+            for _ in 0..100 {
+                let Some(t) = cur else { break };
+                if self.r.symbols[t].def != Def::Undefined {
+                    aliased = true;
+                    break;
+                }
+                cur = self.r.symbols[t].weak_alias;
+            }
+            if aliased {
+                continue;
+            }
+            let defined = |n: &str| self.r.find(n).is_some_and(|t| !matches!(self.r.symbols[t].def, Def::Undefined | Def::Lazy(..)));
+            if let Some(base) = s.name.strip_prefix("__imp_") {
+                if defined(base) {
+                    continue;
+                }
+            }
+            if s.name.contains("_PchSym_") {
+                continue;
+            }
+            if self.config.auto_import && !s.name.starts_with("__imp_") && defined(&format!("__imp_{}", s.name)) {
+                continue;
+            }
+            undefs.push(id);
+        }
+        if undefs.is_empty() {
+            return Ok(());
+        }
+        let msgs = self.problem_messages(&undefs, true);
+        let n = msgs.len();
+        Err(Error::many(msgs.into_iter().enumerate().map(|(i, m)| if i + 1 < n && m.contains('\n') { format!("{m}\n") } else { m }).collect()))
     }
 
     /// The resolution as pass 1 left it (LTO reads the bitcode bindings from here).
@@ -1522,34 +1691,13 @@ impl<'a> Resolver<'a> {
                     }
                 }
             }
-            if self.config.include_optional.iter().any(|n| n == name) {
-                continue;
-            }
             undefs.push(id);
         }
         self.warn_local_imports();
         if undefs.is_empty() {
             return Ok(());
         }
-        // lld's reportProblemSymbols: undefined GC roots (entry, `/include:`, exports) first, as
-        // `<root>: undefined symbol: x`; then the symbols object files reference.
-        let mut msgs = Vec::new();
-        let mut roots: Vec<SymId> = self.r.entry.into_iter().collect();
-        roots.extend(self.include.iter().filter_map(|n| self.r.find(n)));
-        roots.extend(self.export_specs.iter().filter(|e| e.forward_to.is_none()).filter_map(|e| self.r.find(e.internal.as_deref().unwrap_or(&e.name))));
-        let mut root_undefs = HashSet::new();
-        for id in roots {
-            if undefs.contains(&id) && root_undefs.insert(id) {
-                msgs.push(format!("<root>: undefined symbol: {}", demangle(self.r.symbols[id].name, self.config.demangle)));
-            }
-        }
-        for id in undefs {
-            let m = self.undefined_message(id);
-            if root_undefs.contains(&id) && !m.contains('\n') {
-                continue;
-            }
-            msgs.push(m);
-        }
+        let msgs = self.problem_messages(&undefs, false);
         if self.config.force_unresolved {
             // `/force:unresolved`: lld warns and links, the references resolving to 0.
             for m in &msgs {
@@ -1614,75 +1762,82 @@ impl<'a> Resolver<'a> {
         rs.def = imp;
     }
 
-    fn undefined_message(&self, id: SymId) -> String {
-        let name = self.r.symbols[id].name;
-        let mut refs = Vec::new();
-        let mut total = 0;
+    /// lld's `reportProblemSymbols`: undefined GC roots (entry, `/include:`, exports) as
+    /// `<root>: undefined symbol: x`, then every undefined symbol in the order objects (and,
+    /// before LTO, bitcode files) first refer to it, with up to three `>>> referenced by` lines.
+    fn problem_messages(&self, undefs: &[SymId], with_bitcode: bool) -> Vec<String> {
+        let dm = self.config.demangle;
+        let mut msgs = Vec::new();
+        let undef_set: HashSet<SymId> = undefs.iter().copied().collect();
+        let mut roots: Vec<SymId> = self.r.entry.into_iter().collect();
+        roots.extend(self.include.iter().filter_map(|n| self.r.find(n)));
+        roots.extend(self.export_specs.iter().filter(|e| e.forward_to.is_none()).filter_map(|e| self.r.find(e.internal.as_deref().unwrap_or(&e.name))));
+        let mut root_seen = HashSet::new();
+        for id in roots {
+            if undef_set.contains(&id) && root_seen.insert(id) {
+                msgs.push(format!("<root>: undefined symbol: {}", demangle(self.r.symbols[id].name, dm)));
+            }
+        }
+        // (symbol, [(file, symbol-table index)]) in first-reference order.
+        let mut diags: Vec<(SymId, Vec<(FileId, usize)>)> = Vec::new();
+        let mut first: HashMap<SymId, usize> = HashMap::new();
+        let mut note = |id: SymId, f: FileId, idx: usize, diags: &mut Vec<(SymId, Vec<(FileId, usize)>)>| match first.get(&id) {
+            Some(&k) => diags[k].1.push((f, idx)),
+            None => {
+                first.insert(id, diags.len());
+                diags.push((id, vec![(f, idx)]));
+            }
+        };
         for &f in &self.r.obj_order {
-            let file = &self.r.files[f];
-            let Kind::Obj(obj) = &file.kind else { continue };
-            let before = total;
-            for (si, sec) in obj.sections.iter().enumerate() {
-                if !file.live.get(si).copied().unwrap_or(false) {
-                    continue;
-                }
-                for r in sec.relocs {
-                    let t = r.symbol_table_index.get(::object::LittleEndian) as usize;
-                    if file.syms.get(t) != Some(&SymRef::Global(id)) {
-                        continue;
-                    }
-                    total += 1;
-                    if refs.len() < 3 {
-                        let at = containing_symbol(obj, si as u32 + 1, r.virtual_address.get(::object::LittleEndian));
-                        refs.push(match at {
-                            Some(s) => format!(">>> referenced by {}:({})", file.name, demangle(s, self.config.demangle)),
-                            None => format!(">>> referenced by {}", file.name),
-                        });
+            for (idx, r) in self.r.files[f].syms.iter().enumerate() {
+                if let SymRef::Global(id) = *r {
+                    if undef_set.contains(&id) {
+                        note(id, f, idx, &mut diags);
                     }
                 }
             }
-            // lld names a file whose symbol table refers to the symbol even without a
-            // relocation to it.
-            let named = obj.symbols.iter().zip(&file.syms).any(|(y, r)| !y.is_aux && y.is_undefined() && *r == SymRef::Global(id));
-            if total == before && named {
-                total += 1;
-                if refs.len() < 3 {
-                    refs.push(format!(">>> referenced by {}", file.name));
+        }
+        if with_bitcode {
+            for (f, file) in self.r.files.iter().enumerate() {
+                let Kind::Bitcode(b) = &file.kind else { continue };
+                for k in 0..b.syms.len() {
+                    let name = String::from_utf8_lossy(b.sym(k).name);
+                    if let Some(id) = self.r.find(&name) {
+                        if undef_set.contains(&id) {
+                            note(id, f, k, &mut diags);
+                        }
+                    }
                 }
             }
         }
-        let mut m = format!("undefined symbol: {}", demangle(name, self.config.demangle));
-        for r in &refs {
-            m.push('\n');
-            m.push_str(r);
+        const MAX_REFS: usize = 3;
+        for (id, refs) in diags {
+            let mut m = format!("undefined symbol: {}", demangle(self.r.symbols[id].name, dm));
+            let (mut shown, mut total) = (0, 0);
+            for (f, idx) in refs {
+                let (lines, n) = match self.r.files[f].kind {
+                    Kind::Bitcode(_) => {
+                        let v = if shown < MAX_REFS { vec![super::locations::bitcode_reference(&self.r, f)] } else { Vec::new() };
+                        (v, 1)
+                    }
+                    _ => super::locations::symbol_locations(&self.r, f, idx, MAX_REFS - shown, self.config.mingw, dm),
+                };
+                total += n;
+                shown += lines.len();
+                m.push_str(&lines.concat());
+            }
+            if shown < total {
+                m.push_str(&format!("\n>>> referenced {} more times", total - shown));
+            }
+            let name = self.r.symbols[id].name;
+            // lld's hint for a dllimport reference that only an archive's plain definition matches.
+            if let Some(Def::Lazy(a, _)) = name.strip_prefix("__imp_").and_then(|n| self.r.find(n)).map(|t| self.r.symbols[t].def) {
+                m.push_str(&format!("\nNOTE: a relevant symbol '{}' is available in {} but cannot be used because it is not an import library.", &name[6..], self.archives[a].path));
+            }
+            msgs.push(m);
         }
-        if total > refs.len() {
-            m.push_str(&format!("\n>>> referenced {} more times", total - refs.len()));
-        }
-        // lld's hint for a dllimport reference that only an archive's plain definition matches.
-        if let Some(Def::Lazy(a, _)) = name.strip_prefix("__imp_").and_then(|n| self.r.find(n)).map(|t| self.r.symbols[t].def) {
-            m.push_str(&format!("\nNOTE: a relevant symbol '{}' is available in {} but cannot be used because it is not an import library.", &name[6..], self.archives[a].path));
-        }
-        m
+        msgs
     }
-}
-
-/// The nearest symbol at or before `addr` in section `sec` (lld's `getSymbol` for diagnostics).
-fn containing_symbol(obj: &ObjFile, sec: u32, addr: u32) -> Option<&'static str> {
-    let mut best: Option<(u32, &'static str)> = None;
-    for s in &obj.symbols {
-        if s.is_aux || s.section != sec as i32 || s.secdef.is_some() || s.value > addr || s.class == object_pe::IMAGE_SYM_CLASS_LABEL {
-            continue;
-        }
-        if !(s.is_external() || s.class == object_pe::IMAGE_SYM_CLASS_STATIC) {
-            continue;
-        }
-        if best.is_some_and(|(v, _)| s.value <= v) {
-            continue;
-        }
-        best = Some((s.value, s.name));
-    }
-    best.map(|b| b.1)
 }
 
 use ::object::pe as object_pe;

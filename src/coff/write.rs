@@ -171,7 +171,9 @@ pub fn write(l: &Layout) -> Result<()> {
     let mut errors = Vec::new();
     write_sections(l, buf, &mut errors);
     if !errors.is_empty() {
-        return Err(Error::many(errors));
+        // lld separates a multi-line diagnostic from the next by a blank line.
+        let n = errors.len();
+        return Err(Error::many(errors.into_iter().enumerate().map(|(i, m)| if i + 1 < n && m.contains('\n') { format!("{m}\n") } else { m }).collect()));
     }
     if has_symtab {
         let o = symtab_off as usize;
@@ -417,7 +419,18 @@ fn write_sections(l: &Layout, b: &mut [u8], errors: &mut Vec<String>) {
                             errors.push(format!("{}: unknown relocation type {:#x}", r.files[file].name, ty));
                             continue;
                         };
-                        let Some((srva, schunk, _abs)) = l.target(file, idx) else { continue };
+                        let target = match l.target(file, idx) {
+                            Some(t) => Some(t),
+                            // `/force:unresolved`: lld made the symbol absolute 0.
+                            None if l.config.force_unresolved && matches!(r.files[file].syms.get(idx), Some(SymRef::Global(id)) if r.symbols[*id].def == Def::Undefined) => Some((0u64.wrapping_sub(l.image_base), None, true)),
+                            None => None,
+                        };
+                        let Some((srva, schunk, _abs)) = target else {
+                            if let Some(m) = super::locations::discarded_reference(r, file, s.name, idx, l.config.mingw, l.config.demangle) {
+                                errors.push(m);
+                            }
+                            continue;
+                        };
                         let (section_rva, section_index) = match schunk {
                             Some(tc) if l.chunks[tc].osec != usize::MAX => {
                                 let tos = &l.osecs[l.chunks[tc].osec];
@@ -487,6 +500,7 @@ fn write_sections(l: &Layout, b: &mut [u8], errors: &mut Vec<String>) {
                     out[..n].copy_from_slice(&e[..n]);
                 }
                 ChunkKind::Reloc => out.copy_from_slice(&l.reloc),
+                ChunkKind::Merge(k) => out.copy_from_slice(&l.merged[k].0),
                 _ => {}
             }
         }

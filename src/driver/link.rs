@@ -91,7 +91,7 @@ const NO_EFFECT: &[&str] = &[
     "maxilksize", "tlbid", "tlbout", "guardsym", "arm64xsameaddress", "diasdkdir", "vctoolsdir",
     "vctoolsversion", "winsdkdir", "winsdkversion", "winsysroot", "lldignoreenv", "natvis", "pdbpagesize",
     "pdbsourcepath", "pdbstream", "pdbstripped", "print-search-paths", "vfsoverlay", "time", "summary",
-    "incremental", "safeseh", "noseh", "lld-allow-duplicate-weak", "stdcall-fixup", "kill-at",
+    "safeseh", "noseh", "lld-allow-duplicate-weak", "stdcall-fixup", "kill-at",
     "inferasanlibs", "call-graph-profile-sort", "lto-pgo-warn-mismatch", "dependentloadflag",
     "manifestuac", "manifestfile", "manifestdependency", "manifestinput", "dwodir",
 ];
@@ -238,6 +238,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
     let mut lldmap: Option<String> = None;
     let mut map: Option<String> = None;
     let mut implib_given = false;
+    let mut profile = false;
     for a in &args {
         if let Some(rest) = a.strip_prefix("--") {
             match rest {
@@ -328,7 +329,9 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
                         }
                         "noicf" => c.icf = Some(false),
                         o if o.starts_with("icf=") => c.icf = Some(true),
-                        "lbr" | "nolbr" | "lldtailmerge" | "nolldtailmerge" | "ltodebugpassmanager" => {}
+                        "lldtailmerge" => c.tail_merge = Some(true),
+                        "nolldtailmerge" => c.tail_merge = Some(false),
+                        "lbr" | "nolbr" | "ltodebugpassmanager" => {}
                         o if o.starts_with("lldlto=") => c.lto.opt_level = o[7..].parse().ok(),
                         o if o.starts_with("lldltojobs=") => c.lto.jobs = Some(o[11..].to_string()),
                         o if o.starts_with("lldltopartitions=") || o.starts_with("lldltocgo=") => {}
@@ -457,7 +460,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
             },
             "order" => match v.strip_prefix('@') {
                 Some(f) => c.order_file = Some(PathBuf::from(f)),
-                None => errors.push(format!("/order: invalid argument: {v}")),
+                None => errors.push("malformed /order option: '@' missing".to_string()),
             },
             "functionpadmin" => c.function_pad_min = Some(if v.is_empty() { 6 } else { parse_num(&v).unwrap_or(6) as u32 }),
             "delayload" => c.delay_load.push(v),
@@ -515,7 +518,9 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
                 // lld: `/profile` implies `/opt:ref,noicf` and `/fixed:no`.
                 c.gc.get_or_insert(true);
                 c.icf.get_or_insert(false);
+                profile = true;
             }
+            "incremental" => c.incremental = Some(yes),
             // Known to lld, changing the output, and not implemented here: refused.
             // LTO side files and tuning, through the shared LTO option engine.
             "thinlto-index-only" if v.is_empty() => c.lto.extra.push("--thinlto-index-only".into()),
@@ -543,6 +548,21 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
     if c.lto.distributor.is_some() && c.lto.remote_compiler.as_deref().unwrap_or("").is_empty() {
         errors.push("A value must be specified for /thinlto-remote-compiler if /thinlto-distributor is specified.".into());
     }
+    // lld's `/incremental` (only what it changes here: an unchanged import library is kept);
+    // on by default unless something it cannot coexist with is.
+    let mut incremental = c.incremental.unwrap_or(!c.do_gc() && !c.do_icf() && c.order_file.is_none() && !profile);
+    for (clash, why) in [
+        (profile, "due to '/profile' specification"),
+        (c.order_file.is_some(), "due to '/order' specification"),
+        (c.do_gc(), "because REF is enabled; use '/opt:noref' to disable"),
+        (c.do_icf(), "because ICF is enabled; use '/opt:noicf' to disable"),
+    ] {
+        if incremental && clash {
+            c.diag.warn(&format!("ignoring '/incremental' {why}"));
+            incremental = false;
+        }
+    }
+    c.incremental = Some(incremental);
     if c.diag.error_count() > 0 && errors.is_empty() {
         // `/WX` made a warning an error; lld stops here too.
         return Err(Error::many(Vec::new()));
