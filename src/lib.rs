@@ -42,14 +42,14 @@ pub fn main_with_args(argv: &[String]) -> i32 {
 pub fn main_with_program(program: &str, argv: &[String]) -> i32 {
     match driver::flavor(program, argv) {
         (driver::Flavor::Gnu, skip) => main_gnu(&argv[skip..]),
-        (driver::Flavor::MinGw, _) => main_coff(driver::mingw::parse(argv), " (compatible with GNU linkers)", "USAGE: dtld [options] file..."),
-        (driver::Flavor::Link, skip) => main_coff(driver::link::parse(&argv[skip..]), "", "USAGE: lld-link [options] file..."),
+        (driver::Flavor::MinGw, _) => main_coff(driver::mingw::parse(argv), "", driver::mingw::help_text()),
+        (driver::Flavor::Link, skip) => main_coff(driver::link::parse(&argv[skip..]), "", "OVERVIEW: LLVM Linker\n\nUSAGE: lld-link [options] file...\n".to_string()),
     }
 }
 
-/// A PE link in either flavour; `version_suffix` and `usage` are what that flavour's
+/// A PE link in either flavour; `version_suffix` and `help` are what that flavour's
 /// `--version` and `--help` print.
-fn main_coff(parsed: Result<driver::CoffAction>, version_suffix: &str, usage: &str) -> i32 {
+fn main_coff(parsed: Result<driver::CoffAction>, version_suffix: &str, help: String) -> i32 {
     let config = match parsed {
         Ok(driver::CoffAction::Link(c)) => c,
         Ok(driver::CoffAction::Version) => {
@@ -57,7 +57,7 @@ fn main_coff(parsed: Result<driver::CoffAction>, version_suffix: &str, usage: &s
             return 0;
         }
         Ok(driver::CoffAction::Help) => {
-            println!("OVERVIEW: LLVM Linker\n\n{usage}");
+            print!("{help}");
             return 0;
         }
         Err(e) => {

@@ -34,45 +34,9 @@ impl CoffInput {
     }
 }
 
-/// Warnings of one link: printed as lld prints them, or as errors under `/WX`
-/// (`--fatal-warnings`), which then fail the link before anything is written.
-#[derive(Debug, Default)]
-pub struct Diag {
-    pub fatal_warnings: bool,
-    /// `/ignore:` codes (lld knows 4037, 4099, 4217, longsections).
-    pub ignored: Vec<String>,
-    errors: std::sync::atomic::AtomicUsize,
-}
-
-impl Clone for Diag {
-    fn clone(&self) -> Diag {
-        Diag { fatal_warnings: self.fatal_warnings, ignored: self.ignored.clone(), errors: std::sync::atomic::AtomicUsize::new(self.error_count()) }
-    }
-}
-
-impl Diag {
-    /// lld's `Warn`.
-    pub fn warn(&self, msg: &str) {
-        if self.fatal_warnings {
-            eprintln!("dtld: error: {msg}");
-            self.errors.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        } else {
-            eprintln!("dtld: warning: {msg}");
-        }
-    }
-
-    /// A warning `/ignore:<code>` can silence.
-    pub fn warn_code(&self, code: &str, msg: &str) {
-        if !self.ignored.iter().any(|c| c == code) {
-            self.warn(msg);
-        }
-    }
-
-    /// Warnings turned into errors so far.
-    pub fn error_count(&self) -> usize {
-        self.errors.load(std::sync::atomic::Ordering::Relaxed)
-    }
-}
+/// Warnings of one link: the diagnostics context both formats share (`/WX` is
+/// `fatal_warnings`, `/ignore:` codes are `ignored`).
+pub use crate::diag::Diag;
 
 /// An export named on the command line (`/export:`) or in a `.drectve` section.
 pub use super::drectve::ExportSpec;

@@ -12,6 +12,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::coff::config::{CoffConfig, CoffInput, DebugMode};
+use crate::driver::options::{self, lookup, nothing, opt, Opt, Report, Val};
+use crate::driver::options::{Arity::*, Status::*};
 use crate::driver::parse_num;
 use crate::driver::CoffAction;
 use crate::error::{Error, Result};
@@ -36,43 +38,363 @@ pub fn is_pe_target(args: &[String]) -> bool {
     false
 }
 
-/// Options that take a value (lld MinGW's `Separate`/`Joined` forms), by name without dashes:
-/// lld's MinGW option table (`MinGW/Options.td`) plus dtld's DTLTO options.
-const WITH_VALUE: &[&str] = &[
-    "o", "L", "l", "e", "entry", "m", "u", "undefined", "require-defined", "subsystem", "out-implib",
-    "major-os-version", "minor-os-version", "major-subsystem-version", "minor-subsystem-version",
-    "major-image-version", "minor-image-version", "image-base", "stack", "heap", "file-alignment",
-    "section-alignment", "Map", "threads", "error-limit", "exclude-symbols", "icf", "plugin-opt",
-    "mllvm", "Xlink", "delayload", "wrap", "output-def", "reproduce", "sysroot", "lto-O", "lto-CGO",
-    "thinlto-cache-dir", "thinlto-jobs", "thinlto-distributor", "thinlto-remote-compiler",
-    "thinlto-distributor-arg", "thinlto-remote-compiler-arg", "plugin", "O", "pdb", "build-id",
-    "dependent-load-flag", "functionpadmin", "dll-search-prefix", "undefined-glob", "thinlto-cache-policy",
-    "native-def", "rpath", "lto-cs-profile-file", "lto-sample-profile", "thinlto-index-only",
-    "thinlto-object-suffix-replace", "thinlto-prefix-replace",
+/// Positional items of a MinGW command line, in order: inputs, `-l`, and the state switches.
+enum Pos {
+    Input(String),
+    Lib(String),
+    Whole(bool),
+    Static(bool),
+    /// `--push-state` / `--pop-state`: save and restore `-Bstatic` and `--whole-archive`.
+    Push,
+    Pop,
+}
+
+/// The MinGW parse state: the configuration being filled, and what is only settled after the
+/// last argument (library search, subsystem and versions, strip modes, build id).
+pub struct Mingw {
+    c: CoffConfig,
+    errors: Vec<String>,
+    warnings: Vec<String>,
+    search: Vec<PathBuf>,
+    pos: Vec<Pos>,
+    have_input: bool,
+    dll_prefix: Option<String>,
+    verbose_v: bool,
+    version: bool,
+    help: bool,
+    os: (Option<String>, Option<String>),
+    ss: (Option<String>, Option<String>),
+    subsystem: Option<String>,
+    strip_all: bool,
+    strip_debug: bool,
+    build_id: Option<bool>,
+}
+
+impl Report for Mingw {
+    fn warning(&mut self, msg: String) {
+        self.warnings.push(msg);
+    }
+    fn error(&mut self, msg: String) {
+        self.errors.push(msg);
+    }
+}
+
+fn push_lto(p: &mut Mingw, s: String) {
+    p.c.lto.extra.push(s);
+}
+
+fn plugin_opt(p: &mut Mingw, v: &Val) {
+    let v = v.str();
+    p.c.lto.plugin_opts.push(v.clone());
+    if let Some(o) = v.strip_prefix("O") {
+        p.c.lto.opt_level = o.parse().ok();
+    } else if let Some(j) = v.strip_prefix("jobs=") {
+        p.c.lto.jobs = Some(j.to_string());
+    }
+}
+
+fn icf(p: &mut Mingw, v: &Val) {
+    match v.value.unwrap_or("") {
+        "all" => p.c.icf = Some(true),
+        "safe" => {
+            p.c.icf = Some(true);
+            p.c.icf_safe = true;
+        }
+        "none" => p.c.icf = Some(false),
+        other => p.errors.push(format!("unknown parameter: --icf={other}")),
+    }
+}
+
+fn error_limit(p: &mut Mingw, v: &Val) {
+    match v.value.unwrap_or("").parse::<usize>() {
+        Ok(n) => p.c.error_limit = n,
+        Err(_) => p.errors.push(format!("{}: number expected, but got {}", v.shown(), v.str())),
+    }
+}
+
+fn pdb(p: &mut Mingw, v: &Val) {
+    // lld's MinGW driver: `--pdb=` (empty) names the PDB after the output.
+    p.c.debug_pdb = true;
+    if let Some(f) = v.value.filter(|f| !f.is_empty()) {
+        p.c.pdb = Some(PathBuf::from(f));
+    }
+}
+
+fn guard_cf(p: &mut Mingw, on: bool) {
+    p.c.guard_cf = on;
+    p.c.guard_longjmp = on;
+}
+
+/// lld's MinGW option table (`MinGW/Options.td`: names, aliases, the options it accepts and
+/// ignores) plus dtld's DTLTO options. Spellings take one dash or two; values go after `=` or
+/// in the next argument; `-o -L -l -e -m -u -O` also take a joined value (`-lfoo`).
+static OPTIONS: &[Opt<Mingw>] = &[
+    opt(&["o"], Value, "<path>", "Path to file to write output", Implemented, |p, v| p.c.output = v.path()),
+    opt(&["L"], Value, "<dir>", "Add a directory to the library search path", Implemented, |p, v| p.search.push(v.path())),
+    opt(&["l"], Value, "<libName>", "Root name of library to use", Implemented, |p, v| {
+        p.pos.push(Pos::Lib(v.str()));
+        p.have_input = true;
+    }),
+    opt(&["e", "entry"], Value, "<entry>", "Name of entry point symbol", Implemented, |p, v| p.c.entry = Some(v.str())),
+    opt(&["m"], Value, "<emulation>", "Set target emulation (i386pep)", Implemented, |p, v| {
+        if v.value != Some("i386pep") {
+            p.errors.push(format!("unknown parameter: -m{}", v.str()));
+        }
+    }),
+    opt(&["u", "undefined"], Value, "<symbol>", "Include symbol in the link, if available", Implemented, |p, v| p.c.include_optional.push(v.str())),
+    opt(&["require-defined"], Value, "<symbol>", "Force symbol to be added to symbol table as an undefined one", Implemented, |p, v| p.c.includes.push(v.str())),
+    opt(&["subsystem"], Value, "<subsystem[:major[.minor]]>", "Specify subsystem", Implemented, |p, v| p.subsystem = Some(v.str())),
+    opt(&["out-implib"], Value, "<path>", "Import library name", Implemented, |p, v| p.c.out_implib = Some(v.path())),
+    // lld's MinGW driver passes `-Map` on as `-lldmap:`.
+    opt(&["Map"], Value, "<path>", "Output a linker map", Implemented, |p, v| p.c.lldmap = Some(v.path())),
+    opt(&["major-os-version"], Value, "<n>", "Set the OS and subsystem major version", Implemented, |p, v| p.os.0 = Some(v.str())),
+    opt(&["minor-os-version"], Value, "<n>", "Set the OS and subsystem minor version", Implemented, |p, v| p.os.1 = Some(v.str())),
+    opt(&["major-subsystem-version"], Value, "<n>", "Set the subsystem major version", Implemented, |p, v| p.ss.0 = Some(v.str())),
+    opt(&["minor-subsystem-version"], Value, "<n>", "Set the subsystem minor version", Implemented, |p, v| p.ss.1 = Some(v.str())),
+    opt(&["major-image-version"], Value, "<n>", "Set the image major version (ignored, as in lld)", Noop, nothing),
+    opt(&["minor-image-version"], Value, "<n>", "Set the image minor version (ignored, as in lld)", Noop, nothing),
+    opt(&["image-base"], Value, "<address>", "Base address of the program", Implemented, |p, v| {
+        p.c.image_base = parse_num(v.value.unwrap_or("")).or_else(|| bad(&mut p.errors, "-base", v.value.unwrap_or("")))
+    }),
+    opt(&["stack"], Value, "<reserve[,commit]>", "Size of the stack", Implemented, |p, v| p.c.stack = pair(v.value.unwrap_or(""), p.c.stack, &mut p.errors)),
+    opt(&["heap"], Value, "<reserve[,commit]>", "Size of the heap", Implemented, |p, v| p.c.heap = pair(v.value.unwrap_or(""), p.c.heap, &mut p.errors)),
+    opt(&["file-alignment"], Value, "<n>", "Set file alignment", Implemented, |p, v| p.c.file_align = parse_num(v.value.unwrap_or("")).unwrap_or(512) as u32),
+    opt(&["section-alignment"], Value, "<n>", "Set section alignment", Implemented, |p, v| p.c.section_align = parse_num(v.value.unwrap_or("")).unwrap_or(4096) as u32),
+    opt(&["threads"], Value, "<n>", "Number of threads", Implemented, |p, v| p.c.threads = v.value.unwrap_or("").parse().ok()),
+    opt(&["error-limit"], Value, "<n>", "Maximum number of errors to emit before stopping (0 = no limit)", Implemented, error_limit),
+    opt(&["exclude-symbols"], Value, "<symbol,...>", "Exclude symbols from automatic export", Implemented, |p, v| p.c.exclude_symbols.extend(v.str().split(',').map(String::from))),
+    opt(&["icf"], Value, "<all|safe|none>", "Identical code folding", Implemented, icf),
+    opt(&["thinlto-cache-dir"], Value, "<dir>", "Path to ThinLTO cached object file directory", Implemented, |p, v| p.c.lto.cache_dir = Some(v.str())),
+    opt(&["thinlto-jobs"], Value, "<n>", "Number of ThinLTO jobs", Implemented, |p, v| p.c.lto.jobs = Some(v.str())),
+    opt(&["thinlto-distributor"], Value, "<path>", "Distributor for DTLTO backend jobs", Implemented, |p, v| p.c.lto.distributor = Some(v.str())),
+    opt(&["thinlto-remote-compiler"], Value, "<path>", "Compiler for DTLTO backend jobs", Implemented, |p, v| p.c.lto.remote_compiler = Some(v.str())),
+    opt(&["thinlto-distributor-arg"], Value, "<arg>", "Argument for the DTLTO distributor", Implemented, |p, v| p.c.lto.distributor_args.push(v.str())),
+    opt(&["thinlto-remote-compiler-arg"], Value, "<arg>", "Argument for the DTLTO remote compiler", Implemented, |p, v| p.c.lto.remote_compiler_args.push(v.str())),
+    opt(&["lto-O"], Value, "<n>", "LTO optimization level", Implemented, |p, v| p.c.lto.opt_level = v.value.unwrap_or("").parse().ok()),
+    opt(&["mllvm"], Value, "<arg>", "Options to pass to LLVM", Implemented, |p, v| p.c.lto.mllvm.push(v.str())),
+    opt(&["plugin"], Value, "<path>", "The LLVMgold.so clang names (finds the user's LLVM)", Implemented, |p, v| p.c.lto.plugin = Some(v.str())),
+    opt(&["plugin-opt"], Value, "<option>", "LTO options, as lld reads them", Implemented, plugin_opt),
+    opt(&["Bdynamic", "dy", "call_shared"], Flag, "", "Link against shared libraries", Implemented, |p, _| p.pos.push(Pos::Static(false))),
+    opt(&["Bstatic", "dn", "non_shared", "static"], Flag, "", "Do not link against shared libraries", Implemented, |p, _| p.pos.push(Pos::Static(true))),
+    opt(&["shared", "dll"], Flag, "", "Build a shared object", Implemented, |p, _| p.c.dll = true),
+    opt(&["whole-archive"], Flag, "", "Include all object files for following archives", Implemented, |p, _| p.pos.push(Pos::Whole(true))),
+    opt(&["no-whole-archive"], Flag, "", "No longer include all object files for following archives", Implemented, |p, _| p.pos.push(Pos::Whole(false))),
+    opt(&["gc-sections"], Flag, "", "Remove unused sections", Implemented, |p, _| p.c.gc = Some(true)),
+    opt(&["no-gc-sections"], Flag, "", "Don't remove unused sections", Implemented, |p, _| p.c.gc = Some(false)),
+    opt(&["s", "strip-all"], Flag, "", "Omit all symbol information from the output binary", Implemented, |p, _| p.strip_all = true),
+    opt(&["S", "strip-debug"], Flag, "", "Omit all debug information, but keep symbol information", Implemented, |p, _| p.strip_debug = true),
+    opt(&["export-all-symbols"], Flag, "", "Export all symbols even if a def file or dllexport attributes are used", Implemented, |p, _| p.c.export_all = true),
+    opt(&["exclude-all-symbols"], Flag, "", "Don't automatically export any symbols", Implemented, |p, _| p.c.exclude_all = true),
+    opt(&["enable-auto-import"], Flag, "", "Automatically import data symbols from DLLs", Implemented, |p, _| p.c.auto_import = true),
+    opt(&["disable-auto-import"], Flag, "", "Don't automatically import data symbols from DLLs", Implemented, |p, _| p.c.auto_import = false),
+    opt(&["enable-runtime-pseudo-reloc"], Flag, "", "Allow pseudo relocations", Implemented, |p, _| p.c.pseudo_relocs = true),
+    opt(&["disable-runtime-pseudo-reloc"], Flag, "", "Don't allow pseudo relocations", Implemented, |p, _| p.c.pseudo_relocs = false),
+    opt(&["dynamicbase"], Flag, "", "Enable ASLR", Implemented, |p, _| p.c.dynamic_base = true),
+    opt(&["disable-dynamicbase", "no-dynamicbase"], Flag, "", "Disable ASLR", Implemented, |p, _| p.c.dynamic_base = false),
+    opt(&["nxcompat"], Flag, "", "Enable data execution prevention", Implemented, |p, _| p.c.nx_compat = true),
+    opt(&["disable-nxcompat"], Flag, "", "Disable data execution prevention", Implemented, |p, _| p.c.nx_compat = false),
+    opt(&["high-entropy-va"], Flag, "", "Set the 'high entropy VA' flag", Implemented, |p, _| p.c.high_entropy_va = true),
+    opt(&["disable-high-entropy-va"], Flag, "", "Don't set the 'high entropy VA' flag", Implemented, |p, _| p.c.high_entropy_va = false),
+    opt(&["tsaware"], Flag, "", "Set the 'Terminal Server aware' flag", Implemented, |p, _| p.c.tsaware = true),
+    opt(&["disable-tsaware"], Flag, "", "Don't set the 'Terminal Server aware' flag", Implemented, |p, _| p.c.tsaware = false),
+    opt(&["large-address-aware"], Flag, "", "Enable large addresses", Implemented, |p, _| p.c.large_address_aware = true),
+    opt(&["enable-reloc-section"], Flag, "", "Enable base relocations", Implemented, |p, _| p.c.fixed = false),
+    opt(&["disable-reloc-section"], Flag, "", "Disable base relocations", Implemented, |p, _| p.c.fixed = true),
+    opt(&["insert-timestamp"], Flag, "", "Include a PE header timestamp", Implemented, |p, _| p.c.timestamp = None),
+    opt(&["no-insert-timestamp"], Flag, "", "Don't include a PE header timestamp", Implemented, |p, _| p.c.timestamp = Some(0)),
+    opt(&["build-id"], OptValue, "[=<none>]", "Generate a build ID (--build-id=none: do not)", Implemented, |p, v| p.build_id = Some(v.value != Some("none"))),
+    opt(&["allow-multiple-definition"], Flag, "", "Allow multiple definitions", Implemented, |p, _| p.c.allow_multiple = true),
+    opt(&["no-allow-multiple-definition"], Flag, "", "Do not allow multiple definitions (default)", Implemented, |p, _| p.c.allow_multiple = false),
+    opt(&["v"], Flag, "", "Display the version number", Implemented, |p, _| p.verbose_v = true),
+    opt(&["version"], Flag, "", "Display the version number and exit", Implemented, |p, _| p.version = true),
+    opt(&["verbose"], Flag, "", "Verbose mode", Implemented, |p, _| p.c.verbose = true),
+    opt(&["help"], Flag, "", "Print option help", Implemented, |p, _| p.help = true),
+    opt(&["demangle"], Flag, "", "Demangle symbol names (default)", Implemented, |p, _| p.c.demangle = true),
+    opt(&["no-demangle"], Flag, "", "Do not demangle symbol names", Implemented, |p, _| p.c.demangle = false),
+    opt(&["save-temps"], Flag, "", "Keep the DTLTO staging directory", Implemented, |p, _| p.c.lto.save_temps = true),
+    opt(&["thinlto-index-only"], OptValue, "[=<file>]", "Write ThinLTO index files only", Implemented, |p, v| {
+        push_lto(p, v.value.map_or("--thinlto-index-only".into(), |f| format!("--thinlto-index-only={f}")))
+    }),
+    opt(&["thinlto-emit-imports-files"], Flag, "", "Write the ThinLTO import lists", Implemented, |p, _| push_lto(p, "--thinlto-emit-imports-files".into())),
+    opt(&["thinlto-prefix-replace"], Value, "<old;new>", "ThinLTO output path prefix replacement", Implemented, |p, v| push_lto(p, format!("--thinlto-prefix-replace={}", v.str()))),
+    opt(&["thinlto-object-suffix-replace"], Value, "<old;new>", "ThinLTO object suffix replacement", Implemented, |p, v| push_lto(p, format!("--thinlto-object-suffix-replace={}", v.str()))),
+    opt(&["thinlto-cache-policy"], Value, "<policy>", "ThinLTO cache pruning policy", Implemented, |p, v| push_lto(p, format!("--thinlto-cache-policy={}", v.str()))),
+    opt(&["lto-sample-profile"], Value, "<file>", "Sample profile for LTO", Implemented, |p, v| push_lto(p, format!("--lto-sample-profile={}", v.str()))),
+    opt(&["lto-cs-profile-generate"], Flag, "", "Context-sensitive PGO instrumentation in LTO", Implemented, |p, _| push_lto(p, "--lto-cs-profile-generate".into())),
+    opt(&["lto-cs-profile-file"], Value, "<file>", "Context-sensitive profile for LTO", Implemented, |p, v| push_lto(p, format!("--lto-cs-profile-file={}", v.str()))),
+    opt(&["lto-emit-asm"], Flag, "", "Emit assembly from LTO", Implemented, |p, _| push_lto(p, "--lto-emit-asm".into())),
+    opt(&["fatal-warnings"], Flag, "", "Treat warnings as errors", Implemented, |p, _| p.c.diag.fatal_warnings = true),
+    opt(&["no-fatal-warnings"], Flag, "", "Do not treat warnings as errors (default)", Implemented, |p, _| p.c.diag.fatal_warnings = false),
+    opt(&["wrap"], Value, "<symbol>", "Use wrapper functions for symbol", Implemented, |p, v| p.c.wrap.push(v.str())),
+    opt(&["output-def"], Value, "<file>", "Output def file", Implemented, |p, v| p.c.output_def = Some(v.path())),
+    opt(&["appcontainer"], Flag, "", "Set the appcontainer flag in the executable", Implemented, |p, _| p.c.appcontainer = true),
+    opt(&["push-state"], Flag, "", "Save the current state of -Bstatic and --whole-archive", Implemented, |p, _| p.pos.push(Pos::Push)),
+    opt(&["pop-state"], Flag, "", "Restore the state saved by --push-state", Implemented, |p, _| p.pos.push(Pos::Pop)),
+    opt(&["dll-search-prefix"], Value, "<prefix>", "The prefix of DLLs to look for with -l (lib)", Implemented, |p, v| p.dll_prefix = Some(v.str())),
+    opt(&["rpath"], Value, "<dir>", "Ignored (PE has no rpath), with a warning as lld", Implemented, |p, v| p.warnings.push(format!("ignoring -rpath: {}", v.str()))),
+    opt(&["guard-cf"], Flag, "", "Enable Control Flow Guard", Implemented, |p, _| guard_cf(p, true)),
+    opt(&["no-guard-cf"], Flag, "", "Do not enable Control Flow Guard (default)", Implemented, |p, _| guard_cf(p, false)),
+    opt(&["guard-longjmp"], Flag, "", "Enable longjmp protection", Implemented, |p, _| p.c.guard_longjmp = true),
+    opt(&["no-guard-longjmp"], Flag, "", "Do not enable longjmp protection", Implemented, |p, _| p.c.guard_longjmp = false),
+    opt(&["pdb"], Value, "<file>", "Output PDB debug info file (empty: named after the output)", Implemented, pdb),
+    // Without effect on x86-64 (lld passes them to lld-link, which ignores them there), or
+    // accepted and ignored by lld's MinGW driver.
+    opt(&["kill-at"], Flag, "", "Remove @n from exported symbols (no effect on x86-64)", Noop, nothing),
+    opt(&["no-seh"], Flag, "", "Set the 'no SEH' flag (ignored, as in lld)", Noop, nothing),
+    opt(&["disable-no-seh"], Flag, "", "Do not set the 'no SEH' flag", Noop, nothing),
+    opt(&["enable-stdcall-fixup"], Flag, "", "Resolve stdcall names (no effect on x86-64)", Noop, nothing),
+    opt(&["disable-stdcall-fixup"], Flag, "", "Do not resolve stdcall names", Noop, nothing),
+    opt(&["as-needed"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["disable-auto-image-base"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["enable-auto-image-base"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["start-group"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["end-group"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["full-shutdown"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["no-undefined"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["pic-executable"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["sort-common"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["O"], Value, "<n>", "Ignored (as in lld)", Noop, nothing),
+    opt(&["sysroot"], Value, "<dir>", "Ignored (as in lld)", Noop, nothing),
+    opt(&["fat-lto-objects"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["no-fat-lto-objects"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["lto-CGO"], Value, "<n>", "Ignored (as in lld)", Noop, nothing),
+    // lld options dtld does not implement; each would change the output, so each is an error.
+    opt(&["delayload"], Value, "<dll>", "DLL to load only on demand", Unsupported, nothing),
+    opt(&["functionpadmin"], OptValue, "[=<n>]", "Prepare for hot-patching", Unsupported, nothing),
+    opt(&["Xlink"], Value, "<arg>", "Pass an argument to lld-link", Unsupported, nothing),
+    opt(&["reproduce"], Value, "<file>", "Write a tar of the inputs and a response file", Unsupported, nothing),
+    opt(&["dependent-load-flag"], Value, "<flags>", "Set the DLL load configuration flags", Unsupported, nothing),
+    opt(&["undefined-glob"], Value, "<pattern>", "Force symbols matching the pattern to be undefined", Unsupported, nothing),
+    opt(&["native-def"], Value, "<file>", "Native .def file (ARM64X)", Unsupported, nothing),
+    opt(&["###"], Flag, "", "Print the lld-link command line and exit", Unsupported, nothing),
 ];
 
-/// Flags (lld's MinGW table, with its aliases and the options it accepts and ignores), so that
-/// an unknown option is an error as in lld.
-const FLAGS: &[&str] = &[
-    "Bdynamic", "Bstatic", "dy", "dn", "call_shared", "non_shared", "static", "shared", "dll",
-    "whole-archive", "no-whole-archive", "s", "strip-all", "S", "strip-debug", "gc-sections",
-    "no-gc-sections", "export-all-symbols", "exclude-all-symbols", "enable-auto-import",
-    "disable-auto-import", "enable-runtime-pseudo-reloc", "disable-runtime-pseudo-reloc",
-    "dynamicbase", "disable-dynamicbase", "no-dynamicbase", "nxcompat", "disable-nxcompat",
-    "high-entropy-va", "disable-high-entropy-va", "tsaware", "disable-tsaware", "large-address-aware",
-    "v", "version", "verbose", "help", "build-id", "allow-multiple-definition",
-    "no-allow-multiple-definition", "demangle", "no-demangle", "insert-timestamp", "no-insert-timestamp",
-    "no-seh", "disable-no-seh", "enable-stdcall-fixup", "disable-stdcall-fixup", "kill-at",
-    "fatal-warnings", "no-fatal-warnings", "enable-reloc-section", "disable-reloc-section",
-    "appcontainer", "guard-cf", "no-guard-cf", "guard-longjmp", "no-guard-longjmp", "###",
-    "push-state", "pop-state", "functionpadmin", "fat-lto-objects", "no-fat-lto-objects",
-    "lto-emit-asm", "lto-cs-profile-generate", "thinlto-emit-imports-files", "thinlto-index-only",
-    // Accepted and ignored by lld's MinGW driver.
-    "as-needed", "disable-auto-image-base", "enable-auto-image-base", "end-group", "start-group",
-    "full-shutdown", "no-undefined", "pic-executable", "sort-common",
-    // dtld: keep the DTLTO staging directory.
-    "save-temps",
-];
+impl Mingw {
+    fn apply(&mut self, o: &Opt<Mingw>, spelling: &str, v: Option<&str>) {
+        options::apply(self, o, spelling, v);
+    }
+
+    /// One argument (and, for a separate value, the next): returns how many it consumed.
+    fn argument(&mut self, args: &[String], i: usize) -> usize {
+        let a = &args[i];
+        if !a.starts_with('-') || a == "-" {
+            self.pos.push(Pos::Input(a.clone()));
+            self.have_input = true;
+            return 1;
+        }
+        let body = a.trim_start_matches('-');
+        // The whole name: a flag, or an option whose value is the next argument.
+        if let Some(o) = lookup(OPTIONS, body, false) {
+            if o.arity != Value {
+                self.apply(o, a, None);
+                return 1;
+            }
+            match args.get(i + 1) {
+                Some(v) => {
+                    self.apply(o, a, Some(v));
+                    return 2;
+                }
+                None => {
+                    self.errors.push(format!("{a}: missing argument"));
+                    return 1;
+                }
+            }
+        }
+        // `name=value`.
+        if let Some((n, v)) = body.split_once('=') {
+            if let Some(o) = lookup(OPTIONS, n, false).filter(|o| o.arity != Flag) {
+                self.apply(o, &a[..a.len() - v.len() - 1], Some(v));
+                return 1;
+            }
+        }
+        // A one-letter option with a joined value (`-lfoo`, `-L/dir`, `-omain`, `-mi386pep`).
+        if !a.starts_with("--") && body.len() > 1 && matches!(body.as_bytes()[0], b'o' | b'L' | b'l' | b'e' | b'm' | b'u' | b'O') {
+            if let Some(o) = lookup(OPTIONS, &body[..1], false) {
+                self.apply(o, &a[..2], Some(&body[1..]));
+                return 1;
+            }
+        }
+        self.errors.push(format!("unknown argument: {a}"));
+        1
+    }
+
+    /// What depends on several options: strip modes and build id, subsystem and versions.
+    fn settle(&mut self) {
+        // lld's MinGW driver: `-S` keeps the symbol table, `-s` drops it too; either one drops
+        // the build id unless `--build-id` asks for it.
+        let c = &mut self.c;
+        c.debug = if self.strip_debug {
+            DebugMode::Symtab
+        } else if self.strip_all {
+            DebugMode::None
+        } else {
+            DebugMode::Dwarf
+        };
+        c.build_id = self.build_id.unwrap_or(!self.strip_all && !self.strip_debug);
+        if let Some(s) = &self.subsystem {
+            let (name, ver) = match s.split_once(':') {
+                Some((n, v)) => (n, Some(v)),
+                None => (s.as_str(), None),
+            };
+            c.subsystem = Some(match subsystem_id(name) {
+                Some(id) => id,
+                None => {
+                    self.errors.push(format!("unknown subsystem: {name}"));
+                    0
+                }
+            });
+            if let Some(v) = ver {
+                let (ma, mi) = v.split_once('.').unwrap_or((v, "0"));
+                self.ss.0.get_or_insert(ma.to_string());
+                self.ss.1.get_or_insert(mi.to_string());
+            }
+        }
+        let errors = &mut self.errors;
+        if self.os.0.is_some() || self.os.1.is_some() {
+            c.os_version = Some((num(self.os.0.as_deref().unwrap_or("6"), errors), num(self.os.1.as_deref().unwrap_or("0"), errors)));
+        }
+        if self.ss.0.is_some() || self.ss.1.is_some() {
+            c.subsystem_version = Some((num(self.ss.0.as_deref().unwrap_or("6"), errors), num(self.ss.1.as_deref().unwrap_or("0"), errors)));
+        }
+        if self.version || self.verbose_v {
+            c.print_version = true;
+        }
+        if c.output.as_os_str().is_empty() {
+            c.output = PathBuf::from(if c.dll { "a.dll" } else { "a.exe" });
+        }
+    }
+
+    /// The inputs in order, with `-l` searched in lld's MinGW order at its position's state.
+    /// Returns the `.def` input, which lld's MinGW driver passes as `-def:`.
+    fn inputs(&mut self) -> Option<String> {
+        let (mut whole, mut bstatic) = (false, false);
+        let mut states = Vec::new();
+        let mut def_file = None;
+        for p in std::mem::take(&mut self.pos) {
+            match p {
+                Pos::Input(f) if f.len() >= 4 && f.as_bytes()[f.len() - 4..].eq_ignore_ascii_case(b".def") => def_file = Some(f),
+                Pos::Input(f) => self.c.inputs.push(CoffInput::new(PathBuf::from(f), whole)),
+                Pos::Lib(n) => match search_library(&n, &self.search, bstatic, self.dll_prefix.as_deref().unwrap_or("lib")) {
+                    Some(path) => self.c.inputs.push(CoffInput::new(path, whole)),
+                    None => self.errors.push(format!("unable to find library -l{n}")),
+                },
+                Pos::Whole(b) => whole = b,
+                Pos::Static(b) => bstatic = b,
+                Pos::Push => states.push((whole, bstatic)),
+                Pos::Pop => match states.pop() {
+                    Some((w, b)) => (whole, bstatic) = (w, b),
+                    None => self.errors.push("unbalanced --push-state/--pop-state".into()),
+                },
+            }
+        }
+        def_file
+    }
+}
+
+/// The `--help` text of the MinGW flavour, from its table.
+pub fn help_text() -> String {
+    format!("OVERVIEW: dtld, MinGW flavour (compatible with GNU linkers)\n\nUSAGE: dtld -m i386pep [options] file...\n\nOPTIONS:\n{}", options::gnu_help(OPTIONS))
+}
 
 /// Parses a MinGW command line (argv without the program name, response files expanded).
 pub fn parse(argv: &[String]) -> Result<CoffAction> {
@@ -84,287 +406,50 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
     c.icf = Some(false);
     c.build_id = true;
     c.alternate_names.push(("__image_base__".into(), "__ImageBase".into()));
-    let mut errors = Vec::new();
-    let mut search: Vec<PathBuf> = Vec::new();
-    // Positional items in order: inputs, -l, and the state switches.
-    enum Pos {
-        Input(String),
-        Lib(String),
-        Whole(bool),
-        Static(bool),
-        /// `--push-state` / `--pop-state`: save and restore `-Bstatic` and `--whole-archive`.
-        Push,
-        Pop,
-    }
-    let mut dll_prefix: Option<String> = None;
-    let mut pos = Vec::new();
-    let mut have_input = false;
-    let (mut verbose_v, mut version) = (false, false);
-    let (mut os_major, mut os_minor) = (None::<String>, None::<String>);
-    let (mut ss_major, mut ss_minor) = (None::<String>, None::<String>);
-    let mut subsystem: Option<String> = None;
-    let (mut strip_all, mut strip_debug, mut build_id) = (false, false, None::<bool>);
+    let mut p = Mingw {
+        c,
+        errors: Vec::new(),
+        warnings: Vec::new(),
+        search: Vec::new(),
+        pos: Vec::new(),
+        have_input: false,
+        dll_prefix: None,
+        verbose_v: false,
+        version: false,
+        help: false,
+        os: (None, None),
+        ss: (None, None),
+        subsystem: None,
+        strip_all: false,
+        strip_debug: false,
+        build_id: None,
+    };
     let mut i = 0;
     while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        if !a.starts_with('-') || a == "-" {
-            pos.push(Pos::Input(a.clone()));
-            have_input = true;
-            continue;
-        }
-        // Split `--name=value` / `-name=value`; then try the whole name, then one-letter options
-        // with a joined value (`-lfoo`, `-L/dir`, `-omain`, `-mi386pep`).
-        let body = a.trim_start_matches('-');
-        let (name, joined): (&str, Option<String>) = match body.split_once('=') {
-            Some((n, v)) if WITH_VALUE.contains(&n) || n == "build-id" => (n, Some(v.to_string())),
-            _ => (body, None),
-        };
-        let (name, value) = if FLAGS.contains(&name) && joined.is_none() {
-            (name.to_string(), None)
-        } else if WITH_VALUE.contains(&name) {
-            match joined {
-                Some(v) => (name.to_string(), Some(v)),
-                None if name == "build-id" => (name.to_string(), None),
-                None => match args.get(i) {
-                    Some(v) => {
-                        i += 1;
-                        (name.to_string(), Some(v.clone()))
-                    }
-                    None => {
-                        errors.push(format!("{a}: missing argument"));
-                        continue;
-                    }
-                },
-            }
-        } else if !a.starts_with("--") && body.len() > 1 && matches!(body.as_bytes()[0], b'o' | b'L' | b'l' | b'e' | b'm' | b'u' | b'O') {
-            (body[..1].to_string(), Some(body[1..].to_string()))
-        } else {
-            errors.push(format!("unknown argument: {a}"));
-            continue;
-        };
-        let v = value.unwrap_or_default();
-        match name.as_str() {
-            "o" => c.output = PathBuf::from(v),
-            "L" => search.push(PathBuf::from(v)),
-            "l" => {
-                pos.push(Pos::Lib(v));
-                have_input = true;
-            }
-            "e" | "entry" => c.entry = Some(v),
-            "m" => {
-                if v != "i386pep" {
-                    errors.push(format!("unknown parameter: -m{v}"));
-                }
-            }
-            "u" | "undefined" => c.include_optional.push(v),
-            "require-defined" => c.includes.push(v),
-            "subsystem" => subsystem = Some(v),
-            "out-implib" => c.out_implib = Some(PathBuf::from(v)),
-            // lld's MinGW driver passes `-Map` on as `-lldmap:`.
-            "Map" | "map" => c.lldmap = Some(PathBuf::from(v)),
-            "major-os-version" => os_major = Some(v),
-            "minor-os-version" => os_minor = Some(v),
-            "major-subsystem-version" => ss_major = Some(v),
-            "minor-subsystem-version" => ss_minor = Some(v),
-            // lld's MinGW driver accepts and ignores these.
-            "major-image-version" | "minor-image-version" => {}
-            "image-base" => c.image_base = parse_num(&v).or_else(|| bad(&mut errors, "-base", &v)),
-            "stack" => c.stack = pair(&v, c.stack, &mut errors),
-            "heap" => c.heap = pair(&v, c.heap, &mut errors),
-            "file-alignment" => c.file_align = parse_num(&v).unwrap_or(512) as u32,
-            "section-alignment" => c.section_align = parse_num(&v).unwrap_or(4096) as u32,
-            "threads" => c.threads = v.parse().ok(),
-            "error-limit" => match v.parse::<usize>() {
-                Ok(n) => c.error_limit = n,
-                Err(_) => errors.push(format!("{a}: number expected, but got {v}")),
-            },
-            "exclude-symbols" => c.exclude_symbols.extend(v.split(',').map(String::from)),
-            "icf" => match v.as_str() {
-                "all" => c.icf = Some(true),
-                "safe" => {
-                    c.icf = Some(true);
-                    c.icf_safe = true;
-                }
-                "none" => c.icf = Some(false),
-                _ => errors.push(format!("unknown parameter: --icf={v}")),
-            },
-            "thinlto-cache-dir" => c.lto.cache_dir = Some(v),
-            "thinlto-jobs" => c.lto.jobs = Some(v),
-            "thinlto-distributor" => c.lto.distributor = Some(v),
-            "thinlto-remote-compiler" => c.lto.remote_compiler = Some(v),
-            "thinlto-distributor-arg" => c.lto.distributor_args.push(v),
-            "thinlto-remote-compiler-arg" => c.lto.remote_compiler_args.push(v),
-            "lto-O" => c.lto.opt_level = v.parse().ok(),
-            "mllvm" => c.lto.mllvm.push(v),
-            "plugin" => c.lto.plugin = Some(v),
-            "plugin-opt" => {
-                c.lto.plugin_opts.push(v.clone());
-                if let Some(o) = v.strip_prefix("O") {
-                    c.lto.opt_level = o.parse().ok();
-                } else if let Some(j) = v.strip_prefix("jobs=") {
-                    c.lto.jobs = Some(j.to_string());
-                }
-            }
-            "Bdynamic" | "dy" | "call_shared" => pos.push(Pos::Static(false)),
-            "Bstatic" | "dn" | "non_shared" | "static" => pos.push(Pos::Static(true)),
-            "shared" | "dll" => c.dll = true,
-            "whole-archive" => pos.push(Pos::Whole(true)),
-            "no-whole-archive" => pos.push(Pos::Whole(false)),
-            "gc-sections" => c.gc = Some(true),
-            "no-gc-sections" => c.gc = Some(false),
-            "s" | "strip-all" => strip_all = true,
-            "S" | "strip-debug" => strip_debug = true,
-            "export-all-symbols" => c.export_all = true,
-            "exclude-all-symbols" => c.exclude_all = true,
-            "enable-auto-import" => c.auto_import = true,
-            "disable-auto-import" => c.auto_import = false,
-            "enable-runtime-pseudo-reloc" => c.pseudo_relocs = true,
-            "disable-runtime-pseudo-reloc" => c.pseudo_relocs = false,
-            "dynamicbase" => c.dynamic_base = true,
-            "disable-dynamicbase" => c.dynamic_base = false,
-            "nxcompat" => c.nx_compat = true,
-            "disable-nxcompat" => c.nx_compat = false,
-            "high-entropy-va" => c.high_entropy_va = true,
-            "disable-high-entropy-va" => c.high_entropy_va = false,
-            "tsaware" => c.tsaware = true,
-            "disable-tsaware" => c.tsaware = false,
-            "large-address-aware" => c.large_address_aware = true,
-            "enable-reloc-section" => c.fixed = false,
-            "disable-reloc-section" => c.fixed = true,
-            "insert-timestamp" => c.timestamp = None,
-            "no-insert-timestamp" => c.timestamp = Some(0),
-            "build-id" => build_id = Some(v != "none"),
-            "no-build-id" => build_id = Some(false),
-            "allow-multiple-definition" => c.allow_multiple = true,
-            "no-allow-multiple-definition" => c.allow_multiple = false,
-            "v" => verbose_v = true,
-            "version" => version = true,
-            "verbose" => c.verbose = true,
-            "demangle" => c.demangle = true,
-            "no-demangle" => c.demangle = false,
-            "save-temps" => c.lto.save_temps = true,
-            "help" => return Ok(CoffAction::Help),
-            "thinlto-index-only" if v.is_empty() => c.lto.extra.push("--thinlto-index-only".into()),
-            "thinlto-index-only" => c.lto.extra.push(format!("--thinlto-index-only={v}")),
-            "thinlto-emit-imports-files" => c.lto.extra.push("--thinlto-emit-imports-files".into()),
-            "thinlto-prefix-replace" => c.lto.extra.push(format!("--thinlto-prefix-replace={v}")),
-            "thinlto-object-suffix-replace" => c.lto.extra.push(format!("--thinlto-object-suffix-replace={v}")),
-            "thinlto-cache-policy" => c.lto.extra.push(format!("--thinlto-cache-policy={v}")),
-            "lto-sample-profile" => c.lto.extra.push(format!("--lto-sample-profile={v}")),
-            "lto-cs-profile-generate" => c.lto.extra.push("--lto-cs-profile-generate".into()),
-            "lto-cs-profile-file" => c.lto.extra.push(format!("--lto-cs-profile-file={v}")),
-            "lto-emit-asm" => c.lto.extra.push("--lto-emit-asm".into()),
-            "fatal-warnings" => c.diag.fatal_warnings = true,
-            "no-fatal-warnings" => c.diag.fatal_warnings = false,
-            "wrap" => c.wrap.push(v),
-            "output-def" => c.output_def = Some(PathBuf::from(v)),
-            "appcontainer" => c.appcontainer = true,
-            "push-state" => pos.push(Pos::Push),
-            "pop-state" => pos.push(Pos::Pop),
-            "dll-search-prefix" => dll_prefix = Some(v),
-            "rpath" => c.diag.warn(&format!("ignoring -rpath: {v}")),
-            "guard-cf" => {
-                c.guard_cf = true;
-                c.guard_longjmp = true;
-            }
-            "no-guard-cf" => {
-                c.guard_cf = false;
-                c.guard_longjmp = false;
-            }
-            "guard-longjmp" => c.guard_longjmp = true,
-            "no-guard-longjmp" => c.guard_longjmp = false,
-            "pdb" => {
-                // lld's MinGW driver: `--pdb=` (empty) names the PDB after the output.
-                c.debug_pdb = true;
-                if !v.is_empty() {
-                    c.pdb = Some(PathBuf::from(v));
-                }
-            }
-            // Without effect on x86-64 (lld passes them to lld-link, which ignores them there),
-            // or accepted and ignored by lld's MinGW driver.
-            "kill-at" | "no-seh" | "disable-no-seh" | "enable-stdcall-fixup" | "disable-stdcall-fixup" | "as-needed"
-            | "disable-auto-image-base" | "enable-auto-image-base" | "end-group" | "start-group" | "full-shutdown"
-            | "no-undefined" | "pic-executable" | "sort-common" | "O" | "sysroot" | "major-image-version-ignored"
-            | "fat-lto-objects" | "no-fat-lto-objects" | "lto-CGO" => {}
-            // lld options dtld does not implement: refused by name rather than silently ignored.
-            _ => errors.push(format!("{a}: not supported by dtld")),
-        }
+        i += p.argument(&args, i);
     }
-    // lld's MinGW driver: `-S` keeps the symbol table, `-s` drops it too; either one drops the
-    // build id unless `--build-id` asks for it.
-    c.debug = if strip_debug {
-        DebugMode::Symtab
-    } else if strip_all {
-        DebugMode::None
-    } else {
-        DebugMode::Dwarf
-    };
-    c.build_id = build_id.unwrap_or(!strip_all && !strip_debug);
-    if let Some(s) = &subsystem {
-        let (name, ver) = match s.split_once(':') {
-            Some((n, v)) => (n, Some(v)),
-            None => (s.as_str(), None),
-        };
-        c.subsystem = Some(match subsystem_id(name) {
-            Some(id) => id,
-            None => {
-                errors.push(format!("unknown subsystem: {name}"));
-                0
-            }
-        });
-        if let Some(v) = ver {
-            let (ma, mi) = v.split_once('.').unwrap_or((v, "0"));
-            ss_major.get_or_insert(ma.to_string());
-            ss_minor.get_or_insert(mi.to_string());
-        }
+    if p.help {
+        return Ok(CoffAction::Help);
     }
-    if os_major.is_some() || os_minor.is_some() {
-        c.os_version = Some((num(os_major.as_deref().unwrap_or("6"), &mut errors), num(os_minor.as_deref().unwrap_or("0"), &mut errors)));
+    p.settle();
+    for w in &p.warnings {
+        p.c.diag.warn(w);
     }
-    if ss_major.is_some() || ss_minor.is_some() {
-        c.subsystem_version = Some((num(ss_major.as_deref().unwrap_or("6"), &mut errors), num(ss_minor.as_deref().unwrap_or("0"), &mut errors)));
-    }
-    if version || verbose_v {
-        c.print_version = true;
-    }
-    if version || (verbose_v && !have_input) {
+    if p.version || (p.verbose_v && !p.have_input) {
         return Ok(CoffAction::Version);
     }
-    if !errors.is_empty() {
-        return Err(Error::many(errors));
+    if !p.errors.is_empty() {
+        return Err(Error::many(p.errors));
     }
-    if !have_input {
+    if !p.have_input {
         crate::bail!("no input files");
     }
-    if c.output.as_os_str().is_empty() {
-        c.output = PathBuf::from(if c.dll { "a.dll" } else { "a.exe" });
+    let def_file = p.inputs();
+    if !p.errors.is_empty() {
+        return Err(Error::many(p.errors));
     }
-    let (mut whole, mut bstatic) = (false, false);
-    let mut states = Vec::new();
-    // lld's MinGW driver passes a `.def` input as `-def:` (lld-link reads the last one).
-    let mut def_file = None;
-    for p in pos {
-        match p {
-            Pos::Input(f) if f.len() >= 4 && f.as_bytes()[f.len() - 4..].eq_ignore_ascii_case(b".def") => def_file = Some(f),
-            Pos::Input(f) => c.inputs.push(CoffInput::new(PathBuf::from(f), whole)),
-            Pos::Lib(n) => match search_library(&n, &search, bstatic, dll_prefix.as_deref().unwrap_or("lib")) {
-                Some(path) => c.inputs.push(CoffInput::new(path, whole)),
-                None => errors.push(format!("unable to find library -l{n}")),
-            },
-            Pos::Whole(b) => whole = b,
-            Pos::Static(b) => bstatic = b,
-            Pos::Push => states.push((whole, bstatic)),
-            Pos::Pop => match states.pop() {
-                Some((w, b)) => (whole, bstatic) = (w, b),
-                None => errors.push("unbalanced --push-state/--pop-state".into()),
-            },
-        }
-    }
-    if !errors.is_empty() {
-        return Err(Error::many(errors));
-    }
-    c.lib_paths = search;
+    let mut c = p.c;
+    c.lib_paths = p.search;
     if let Some(d) = def_file {
         crate::coff::deffile::apply(&mut c, Path::new(&d)).map_err(Error::new)?;
         if c.inputs.is_empty() {
@@ -493,6 +578,30 @@ mod tests {
         }
         // A .def file that does not exist is an error, not a panic, whatever its name.
         assert!(parse(&s(&["-m", "i386pep", "x.o", "€é.def"])).is_err());
+    }
+
+    #[test]
+    fn table_forms() {
+        // Joined one-letter values, `=` values, separate values and aliases reach one row.
+        let a = s(&["-m", "i386pep", "-lfoo", "--entry=start", "-e", "main2", "--no-dynamicbase", "--stack", "0x2000,0x1000", "x.o"]);
+        let p = {
+            let mut p = Mingw { c: CoffConfig::new(true), errors: Vec::new(), warnings: Vec::new(), search: Vec::new(), pos: Vec::new(), have_input: false, dll_prefix: None, verbose_v: false, version: false, help: false, os: (None, None), ss: (None, None), subsystem: None, strip_all: false, strip_debug: false, build_id: None };
+            let mut i = 0;
+            while i < a.len() {
+                i += p.argument(&a, i);
+            }
+            p
+        };
+        assert!(p.errors.is_empty(), "{:?}", p.errors);
+        assert_eq!(p.c.entry.as_deref(), Some("main2"));
+        assert!(!p.c.dynamic_base);
+        assert_eq!(p.c.stack, (0x2000, 0x1000));
+        assert!(matches!(&p.pos[0], Pos::Lib(n) if n == "foo"));
+        // Options dtld does not implement are refused by name; lld's no-ops are quiet.
+        let e = parse(&s(&["-m", "i386pep", "--delayload", "x.dll", "x.o"])).err().unwrap();
+        assert_eq!(e.messages, vec!["--delayload=x.dll is not supported".to_string()]);
+        assert!(parse(&s(&["-m", "i386pep", "--kill-at", "--enable-auto-image-base", "x.o"])).is_ok());
+        assert!(help_text().contains("--subsystem=<subsystem[:major[.minor]]>"));
     }
 
     #[test]
