@@ -6,14 +6,27 @@
 #      changes nothing, and --uninstall leaves not a single file or directory behind;
 #   2. the same into a prefix that already holds other files (like /usr/local): uninstall removes
 #      ours and keeps theirs and the directories they live in;
-#   3. `cargo install --locked --path .` (and distributor/, reapi/) plus the extra links and man
-#      pages the README lists, then `cargo uninstall` and the links removed.
+#   3. the `cargo install` route of docs/install.md: the three binaries alone in ROOT/bin, then
+#      the extra links and man pages the docs list, every name used, and all of it removed.
 # Nothing is installed outside a temporary directory. Uses the binaries of
 # `cargo build --release --workspace --bins` (install.sh's own build step is then a no-op).
 #
-# Usage: scripts/checks/install.sh     Prints "install-check: N passed, M failed" last.
+# In CI, route 3 copies the workspace's binaries into ROOT/bin, which is what `cargo install`
+# leaves there: running `cargo install --path` for real builds each package on its own, with
+# other features of shared dependencies than the workspace build (memchr, serde_core, syn), so it
+# recompiles dtld and both distributors, minutes on 2 cores, for the same binaries. With
+# `--cargo-install` it runs `cargo install --locked --path . / distributor / reapi --root ROOT`
+# and `cargo uninstall` instead (run it when the packages' manifests change).
+#
+# Usage: scripts/checks/install.sh [--cargo-install]     Prints "install-check: N passed, M failed" last.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cargo_install=0
+case ${1:-} in
+    --cargo-install) cargo_install=1 ;;
+    "") ;;
+    *) echo "install-check: error: unknown argument '$1'" >&2; exit 2 ;;
+esac
 BASE=$(mktemp -d)
 trap 'rm -rf -- "$BASE"' EXIT
 passed=0
@@ -68,11 +81,17 @@ check "uninstall restores exactly the previous tree" bash -c '
     after=$(cd "$2" && find . | LC_ALL=C sort)
     [ "$after" = "$3" ] || { diff <(echo "$3") <(echo "$after"); exit 1; }' _ "$ROOT" "$Q" "$before"
 
-echo "== 3. cargo install --locked --path ... (README), with the extra links and man pages"
 R=$BASE/cargo-root
-check "cargo install --locked --path . / distributor / reapi --root R" bash -c '
-    cd "$1" && for p in . distributor reapi; do cargo install --quiet --locked --path "$p" --root "$2" || exit 1; done' _ "$ROOT" "$R"
-check "the README's extra links and man pages" bash -c '
+if [ $cargo_install -eq 1 ]; then
+    echo "== 3. cargo install --locked --path ... (docs/install.md), with the extra links and man pages"
+    check "cargo install --locked --path . / distributor / reapi --root R" bash -c '
+        cd "$1" && for p in . distributor reapi; do cargo install --quiet --locked --path "$p" --root "$2" || exit 1; done' _ "$ROOT" "$R"
+else
+    echo "== 3. the cargo install layout (the workspace's binaries in R/bin; --cargo-install runs cargo install), with the extra links and man pages"
+    check "R/bin/{dtld,dtld-distribute,dtld-reapi} as cargo install leaves them" bash -c '
+        mkdir -p "$2/bin" && for b in dtld dtld-distribute dtld-reapi; do install -m 755 "${CARGO_TARGET_DIR:-$1/target}/release/$b" "$2/bin/" || exit 1; done' _ "$ROOT" "$R"
+fi
+check "the extra links and man pages of docs/install.md" bash -c '
     set -e
     cd "$1"
     ln -s dtld bin/ld.dtld
@@ -81,13 +100,14 @@ check "the README's extra links and man pages" bash -c '
     for b in dtld dtld-distribute dtld-reapi; do bin/$b --generate=man > share/man/man1/$b.1; done
     ln -s dtld.1 share/man/man1/ld.dtld.1' _ "$R"
 bash "$ROOT/scripts/checks/link-installed.sh" "$R" --no-completions | sed 's/^/  /'
-[ "${PIPESTATUS[0]}" -eq 0 ] && pass "cargo-installed names link and run (link-installed.sh)" || fail "cargo-installed names link and run (link-installed.sh)"
-check "cargo uninstall, then the links and pages removed: nothing left" bash -c '
-    cargo uninstall --quiet --root "$1" dtld dtld-distributor dtld-reapi || exit 1
+[ "${PIPESTATUS[0]}" -eq 0 ] && pass "the names of the cargo install route link and run (link-installed.sh)" || fail "the names of the cargo install route link and run (link-installed.sh)"
+check "uninstalled (cargo uninstall with --cargo-install), the links and pages removed: nothing left" bash -c '
+    if [ "$2" -eq 1 ]; then cargo uninstall --quiet --root "$1" dtld dtld-distributor dtld-reapi || exit 1
+    else rm -f "$1"/bin/{dtld,dtld-distribute,dtld-reapi}; fi
     rm -f "$1/bin/ld.dtld" "$1/libexec/dtld/ld" "$1"/share/man/man1/{dtld,ld.dtld,dtld-distribute,dtld-reapi}.1
     rmdir "$1/libexec/dtld" "$1/libexec" "$1/share/man/man1" "$1/share/man" "$1/share" "$1/bin" 2>/dev/null
     rm -f "$1/.crates.toml" "$1/.crates2.json"
-    rmdir "$1" || { find "$1"; exit 1; }' _ "$R"
+    rmdir "$1" || { find "$1"; exit 1; }' _ "$R" "$cargo_install"
 
 echo "install-check: $passed passed, $failed failed"
 [ $failed -eq 0 ]
