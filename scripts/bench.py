@@ -159,7 +159,8 @@ def report(rows, name, results, base, base_name="ld.lld-22"):
 def write_results(path, a, rows, notes=""):
     """The Markdown table at `path`, and its chart (scripts/bench_chart.py) next to it as .svg."""
     svg = os.path.splitext(path)[0] + ".svg"
-    machine = f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}"
+    # The load of other jobs skews absolute times (a shared machine); record it with the run.
+    machine = f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end, {time.strftime('%Y-%m-%d')}"
     drawn = bench_chart.write_svg(
         svg, rows, "dtld: link time and peak memory relative to the reference linker",
         f"scripts/bench.py: {a.runs} runs each (median time, peak RSS incl. children); synthetic program "

@@ -119,3 +119,30 @@ def write_svg(path, rows, title, subtitle):
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(out) + "\n")
     return True
+
+
+def rows_from_markdown(text):
+    """bench.py's rows back from a table it wrote (`| workload | linker | time (ms) | peak RSS
+    (MiB) | time / ref | RSS / ref |`, in target/bench/results.md or copied into docs/). The
+    reference is bench.py's: GNU ld for the gcc-lto workloads, ld.lld-22 for the others."""
+    rows = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 6 or not cells[4].rstrip(")").endswith("x"):
+            continue
+        name, linker, ms, mib, t, m = cells
+        ref = "ld.bfd" if "gcc-lto" in name else "ld.lld-22"
+        rows.append((name, linker, float(ms) / 1000, float(mib) * 1024, t, m, ref))
+    return rows
+
+
+if __name__ == "__main__":
+    # Redraws the chart of a recorded table: bench_chart.py TABLE.md OUT.svg "subtitle"
+    import sys
+    if len(sys.argv) != 4:
+        sys.exit("usage: bench_chart.py TABLE.md OUT.svg SUBTITLE")
+    with open(sys.argv[1], encoding="utf-8") as fh:
+        table = rows_from_markdown(fh.read())
+    if not write_svg(sys.argv[2], table, "dtld: link time and peak memory relative to the reference linker", sys.argv[3]):
+        sys.exit(f"bench_chart: no rows with ratios in {sys.argv[1]}")
+    print(f"bench_chart: {len(table)} rows drawn into {sys.argv[2]}")
