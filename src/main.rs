@@ -13,6 +13,10 @@ fn main() {
     if argv.first().map(String::as_str) == Some(dtld::elf::gcc_lto::host::HELPER_FLAG) {
         std::process::exit(dtld::elf::gcc_lto::host::helper_main(&argv));
     }
+    // `dtld --generate=man` (hidden): the man page, for packagers (src/driver/manpage.rs).
+    if let Some(code) = dtld::driver::manpage::intercept(&argv) {
+        std::process::exit(code);
+    }
     std::panic::set_hook(Box::new(|info| {
         eprintln!("dtld: error: internal linker error: {info}");
     }));

@@ -12,12 +12,18 @@
 
 #![forbid(unsafe_code)]
 
-use clap::Parser;
-use dtld_distributor::{jobfile, progress, run};
+use clap::{CommandFactory, Parser};
+use dtld_distributor::{generate, jobfile, progress, run};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Runs the backend compilations of a DTLTO job file in parallel on this machine.
+///
+/// A linker doing distributed ThinLTO (dtld, ld.lld-22, lld-link-22) writes the backend
+/// compilations of a link to a JSON job file and runs this program with it, for example through
+/// `clang -flto=thin -fuse-ld=dtld -fthinlto-distributor=dtld-distribute`. The jobs run in
+/// parallel with their output never interleaved; every output object is checked before the
+/// linker reads it; on SIGINT or SIGTERM the running jobs are stopped and their outputs removed.
 #[derive(Parser, Debug)]
 #[command(
     name = "dtld-distribute",
@@ -45,6 +51,14 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    // `--generate=man|complete-bash|...` (hidden): the man page and completions, for packagers.
+    let extras = generate::ManExtras {
+        notes_heading: "EXIT STATUS",
+        see_also: &[("dtld", "1"), ("dtld-reapi", "1"), ("clang", "1"), ("ld.lld", "1")],
+    };
+    if let Some(code) = generate::intercept(Cli::command, &extras) {
+        return code;
+    }
     // clap prints usage errors and exits with status 2 (0 for --help and --version).
     let cli = Cli::parse();
     let shown = cli.job_file.display();

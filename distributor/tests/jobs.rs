@@ -316,3 +316,34 @@ fn sigterm_stops_jobs_and_removes_their_outputs() {
 fn sigint_stops_jobs_and_removes_their_outputs() {
     interrupted("sigint", "-INT", 130);
 }
+
+/// `--generate=man` and `--generate=complete-*` (for packagers, scripts/install.sh): the page
+/// documents every option clap parses, the completions offer them, and a wrong kind is a usage
+/// error. The rendered page must give groff no warnings.
+#[test]
+fn generates_man_page_and_completions() {
+    let dir = scratch("generate");
+    let man = distribute(&dir, &["--generate=man"]);
+    assert_eq!(man.code, Some(0), "{man:?}");
+    assert!(man.stdout.contains("\n.TH dtld-distribute 1 "), "{}", man.stdout);
+    assert_eq!(man.stdout.matches(".ds Aq").count(), 2, "one preamble: {}", man.stdout);
+    for opt in ["\\-\\-jobs", "\\-\\-progress", "\\-\\-verbose", "JOB\\-FILE", ".SH \"EXIT STATUS\"", ".SH \"SEE ALSO\""] {
+        assert!(man.stdout.contains(opt), "{opt} missing in:\n{}", man.stdout);
+    }
+    let page = dir.join("dtld-distribute.1");
+    std::fs::write(&page, &man.stdout).unwrap();
+    if let Ok(out) = Command::new("groff").args(["-man", "-ww", "-z"]).arg(&page).output() {
+        assert!(out.status.success() && out.stderr.is_empty(), "groff: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    for (kind, needle) in [("complete-bash", "--jobs"), ("complete-zsh", "--jobs"), ("complete-fish", "-l jobs")] {
+        let run = distribute(&dir, &["--generate", kind]);
+        assert_eq!(run.code, Some(0), "{kind}: {run:?}");
+        assert!(run.stdout.contains(needle) && run.stdout.contains("dtld-distribute"), "{kind}: {}", run.stdout);
+    }
+    let bad = distribute(&dir, &["--generate=html"]);
+    assert_eq!(bad.code, Some(2), "{bad:?}");
+    assert!(bad.stderr.contains("unknown kind 'html'"), "{}", bad.stderr);
+    // Only alone and first: anything else is clap's command line.
+    let mixed = distribute(&dir, &["--generate=man", "j.json"]);
+    assert_eq!(mixed.code, Some(2), "{mixed:?}");
+}

@@ -24,10 +24,17 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clap::Parser;
-use dtld_distributor::{jobfile, progress, run};
+use clap::{CommandFactory, Parser};
+use dtld_distributor::{generate, jobfile, progress, run};
 
 /// Runs the backend compilations of a DTLTO job file on a REAPI (Remote Execution API v2) engine.
+///
+/// A linker doing distributed ThinLTO (dtld, ld.lld-22) writes the backend compilations of a link
+/// to a JSON job file and runs this program with it, for example through `clang -flto=thin
+/// -fuse-ld=dtld -fthinlto-distributor=dtld-reapi` with `DTLD_REAPI_ENDPOINT=grpc://HOST:PORT`.
+/// Each compilation becomes an Action on the engine (Buildbarn, BuildBuddy, NativeLink,
+/// BuildGrid, buildbox-casd); because dtld names every input deterministically, a relink of
+/// unchanged inputs from any directory or machine is served from the engine's action cache.
 #[derive(Parser, Debug)]
 #[command(
     name = "dtld-reapi",
@@ -119,6 +126,14 @@ struct Summary {
 }
 
 fn main() -> ExitCode {
+    // `--generate=man|complete-bash|...` (hidden): the man page and completions, for packagers.
+    let extras = generate::ManExtras {
+        notes_heading: "NOTES",
+        see_also: &[("dtld", "1"), ("dtld-distribute", "1"), ("clang", "1")],
+    };
+    if let Some(code) = generate::intercept(Cli::command, &extras) {
+        return code;
+    }
     let cli = Cli::parse();
     let started = Instant::now();
     let usage = |m: &str| -> ExitCode {

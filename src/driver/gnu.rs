@@ -711,6 +711,12 @@ pub fn options_markdown() -> String {
     s
 }
 
+/// The `-z` keywords of the table and what dtld does with each, for the man page. Keywords
+/// with a value (`max-page-size=`) are not in it.
+pub fn z_rows() -> Vec<(&'static str, options::Status)> {
+    Z.iter().map(|&(k, status, _)| (k, status)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

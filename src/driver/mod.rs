@@ -5,6 +5,7 @@
 
 pub mod gnu;
 pub mod link;
+pub mod manpage;
 pub mod mingw;
 pub mod options;
 

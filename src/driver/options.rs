@@ -161,6 +161,7 @@ fn push_help_line(s: &mut String, left: &str, help: &str) {
 /// One row as the man-page generator and `docs/options.md` see it.
 pub struct RowInfo {
     pub spellings: Vec<String>,
+    pub arity: Arity,
     pub meta: &'static str,
     pub help: &'static str,
     pub status: Status,
@@ -172,6 +173,7 @@ pub fn rows<S>(table: &[Opt<S>]) -> Vec<RowInfo> {
         .iter()
         .map(|o| RowInfo {
             spellings: o.names.iter().map(|n| if n.chars().count() == 1 { format!("-{n}") } else { format!("--{n}") }).collect(),
+            arity: o.arity,
             meta: o.meta,
             help: o.help,
             status: o.status,
