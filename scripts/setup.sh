@@ -84,6 +84,13 @@ if ! command -v cargo >/dev/null 2>&1; then
     fi
 fi
 
+# rustfmt and clippy: CI checks formatting and lints (.ci/run steps 2b and 2c).
+if command -v rustup >/dev/null 2>&1; then
+    for c in rustfmt clippy; do
+        rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c"
+    done
+fi
+
 # cargo-deb builds the Debian package (scripts/deb.sh, the package check in .ci/run); a pinned
 # version, compiled once into ~/.cargo/bin (about 2 minutes on 2 cores).
 CARGO_DEB_VERSION=3.8.0
