@@ -47,13 +47,3 @@ macro_rules! bail {
     ($($t:tt)*) => { return Err($crate::error::Error::new(format!($($t)*))) };
 }
 
-/// Adds lld-style context (`file: message`) to errors.
-pub trait Context<T> {
-    fn ctx(self, c: impl fmt::Display) -> Result<T>;
-}
-
-impl<T> Context<T> for Result<T> {
-    fn ctx(self, c: impl fmt::Display) -> Result<T> {
-        self.map_err(|e| e.context(c))
-    }
-}

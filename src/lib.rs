@@ -4,23 +4,34 @@
 //! link on the thread pool `--threads` asks for, and reports errors. Each format's link is one
 //! list of stages: `elf::link` and `coff::link` (see docs/design.md).
 
-pub mod cleanup;
-pub mod coff;
-pub mod diag;
-pub mod driver;
-pub mod elf;
-pub mod error;
-pub mod input;
-pub mod archive;
+pub(crate) mod cleanup;
+pub(crate) mod coff;
+pub(crate) mod diag;
+pub(crate) mod driver;
+pub(crate) mod elf;
+pub(crate) mod error;
+pub(crate) mod input;
+pub(crate) mod archive;
 pub mod fuzz;
-pub mod lto;
-pub mod outfile;
-pub mod staging;
-pub mod trace;
-pub mod util;
-pub mod output;
+pub(crate) mod lto;
+pub(crate) mod outfile;
+pub(crate) mod staging;
+pub(crate) mod trace;
+pub(crate) mod util;
+pub(crate) mod output;
 
 use error::Result;
+
+/// The hidden modes of the `dtld` program that are not links: the LLVMgold host and the host of
+/// GCC's LTO plugin (each a process of its own: the plugins may exit the process), and
+/// `--generate=man`. Returns the exit code when argv asks for one of them.
+pub fn hidden_mode(argv: &[String]) -> Option<i32> {
+    match argv.first().map(String::as_str) {
+        Some(f) if f == lto::goldhost::HELPER_FLAG => Some(lto::goldhost::helper_main(argv)),
+        Some(f) if f == elf::gcc_lto::host::HELPER_FLAG => Some(elf::gcc_lto::host::helper_main(argv)),
+        _ => driver::manpage::intercept(argv),
+    }
+}
 
 /// Formats an I/O error the way lld does (the OS message without Rust's "(os error N)").
 pub fn io_error(e: &std::io::Error) -> String {

@@ -456,12 +456,7 @@ impl AutoExporter {
         self.exclude_libs.remove(drop_extension(file_name(path)));
     }
 
-    /// Adds one more excluded symbol name (e.g. from a `-exclude-symbols:`
-    /// directive seen after construction).
-    pub fn add_excluded_symbol(&mut self, name: &str) {
-        self.exclude_symbols.insert(name.to_string());
-    }
-
+    #[cfg(test)]
     /// Name and file rules for one defined symbol.
     ///
     /// `file` names where the symbol comes from: the archive (`libgcc.a`,

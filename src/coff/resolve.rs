@@ -1263,13 +1263,6 @@ impl<'a> Resolver<'a> {
         "mainCRTStartup"
     }
 
-    /// The whole resolution of a link without bitcode (lld's `linkerMain` from reading inputs
-    /// to `resolveRemainingUndefines`).
-    pub fn resolve(mut self) -> Result<Resolved> {
-        self.start()?;
-        self.finish()
-    }
-
     /// Pass 1: every input read and bound, MinGW's automatic imports loaded and the exports
     /// chosen — what lld has done when it calls `compileBitcodeFiles`.
     pub fn start(&mut self) -> Result<()> {
@@ -1622,15 +1615,6 @@ impl<'a> Resolver<'a> {
         }
         for o in objects {
             self.add_buffer(o.data, &o.name, "", None);
-        }
-        self.run();
-        if self.errors.is_empty() { Ok(()) } else { Err(Error::many(std::mem::take(&mut self.errors))) }
-    }
-
-    /// The second pass after LTO: native objects replace the bitcode definitions.
-    pub fn add_objects(&mut self, paths: &[PathBuf]) -> Result<()> {
-        for p in paths {
-            self.enqueue_path(CoffInput::new(p.clone(), false));
         }
         self.run();
         if self.errors.is_empty() { Ok(()) } else { Err(Error::many(std::mem::take(&mut self.errors))) }

@@ -472,9 +472,6 @@ impl Tree {
         out
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
-    }
 }
 
 #[cfg(test)]

@@ -689,6 +689,7 @@ pub fn rows() -> Vec<options::RowInfo> {
     options::rows(OPTIONS)
 }
 
+#[cfg(test)]
 /// The generated part of docs/options.md: every row of the GNU table and every `-z` keyword
 /// with its status, so the document cannot claim what the code does not do.
 pub fn options_markdown() -> String {

@@ -49,8 +49,6 @@ pub struct Opt<S: 'static> {
 
 /// One occurrence of an option on the command line.
 pub struct Val<'a> {
-    /// The canonical name (the row's first spelling).
-    pub canon: &'static str,
     /// How the user spelled the option (dashes and name, no value), for messages.
     pub spelling: &'a str,
     pub value: Option<&'a str>,
@@ -92,7 +90,7 @@ pub fn lookup<'t, S>(table: &'t [Opt<S>], name: &str, ignore_case: bool) -> Opti
 /// Applies one occurrence: the handler for implemented options (and for the others, which may
 /// check their value), then the status warning or error.
 pub fn apply<S: Report>(state: &mut S, o: &Opt<S>, spelling: &str, value: Option<&str>) {
-    let v = Val { canon: o.names[0], spelling, value };
+    let v = Val { spelling, value };
     (o.apply)(state, &v);
     match o.status {
         Status::Implemented | Status::Noop => {}
@@ -129,18 +127,6 @@ pub fn gnu_help<S>(table: &[Opt<S>]) -> String {
     s
 }
 
-/// `--help` text for an lld-link-style table: `/name:<meta>`.
-pub fn windows_help<S>(table: &[Opt<S>]) -> String {
-    let mut s = String::new();
-    for o in table.iter().filter(|o| !o.help.is_empty()) {
-        let meta = match o.arity {
-            Arity::Flag => String::new(),
-            _ => format!(":{}", o.meta),
-        };
-        push_help_line(&mut s, &format!("/{}{meta}", o.names[0]), &help_with_status(o));
-    }
-    s
-}
 
 fn help_with_status<S>(o: &Opt<S>) -> String {
     match o.status {

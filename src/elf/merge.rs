@@ -30,8 +30,6 @@ const SHARDS: usize = 32;
 
 /// One deduplicated output chunk.
 pub struct Merged {
-    pub strings: bool,
-    pub entsize: u64,
     pub data: Vec<u8>,
     pub align: u64,
     /// For each contributing input section: its pieces as (input offset, output offset), sorted
@@ -107,7 +105,6 @@ fn align_up(v: u64, a: u64) -> u64 {
 pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&HashMap<(FileId, u32), Vec<u64>>>, tail: bool) -> Result<Merged> {
     let first = &r.obj(inputs[0].0).sections[inputs[0].1 as usize];
     let strings = first.flags & elf::SHF_STRINGS as u64 != 0;
-    let entsize = first.hdr.sh_entsize.get(LE).max(1);
     let align = inputs.iter().map(|&(f, s)| r.obj(f).sections[s as usize].align).max().unwrap_or(1).max(1);
     let split: Vec<Vec<Piece>> = inputs
         .par_iter()
@@ -223,7 +220,7 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&HashMap
         .zip(split.iter().zip(out_off))
         .map(|(&key, (ps, offs))| (key, ps.iter().zip(offs).map(|(p, o)| (p.start as u64, o)).collect()))
         .collect();
-    Ok(Merged { strings, entsize, data, align, pieces })
+    Ok(Merged { data, align, pieces })
 }
 
 #[cfg(test)]

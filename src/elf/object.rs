@@ -54,9 +54,6 @@ pub struct ObjFile {
     pub groups: Vec<(u32, &'static [u8], Vec<u32>)>,
     /// Groups without GRP_COMDAT: member section indices (for liveness only).
     pub plain_groups: Vec<Vec<u32>>,
-    /// `.note.GNU-stack` with SHF_EXECINSTR, or none at all (GNU ld's rule; lld ignores this and
-    /// uses -z execstack only).
-    pub has_gnu_property_ibt: bool,
 }
 
 fn corrupt(msg: impl std::fmt::Display) -> Error {
@@ -388,7 +385,6 @@ impl ObjFile {
             first_global,
             groups,
             plain_groups,
-            has_gnu_property_ibt: false,
         })
     }
 

@@ -220,12 +220,6 @@ pub struct Resolver<'c> {
     sonames: std::collections::HashSet<String>,
 }
 
-/// Resolves all symbols of a link without LTO (bitcode inputs are an error for this entry point).
-pub fn resolve(config: &Config, inputs: &'static [InputFile]) -> Result<Resolved> {
-    let rs = Resolver::start(config, inputs)?;
-    rs.finish()
-}
-
 /// Parses one input; `merge`: split SHF_MERGE sections (lld: at `-O1` and above, and always for
 /// `-r`). An object carrying GCC LTO IR is a `GccIr` file when it is slim (it has no native
 /// code) or when `claim_gcc` (GCC's plugin is in the link, which then compiles fat objects from

@@ -50,11 +50,6 @@ impl<'a> BitCursor<'a> {
         BitCursor { data, pos: 0, limit: data.len() as u64 * 8 }
     }
 
-    /// The bytes this cursor reads.
-    pub fn data(&self) -> &'a [u8] {
-        self.data
-    }
-
     /// The current position in bits.
     pub fn bit_pos(&self) -> u64 {
         self.pos
@@ -216,10 +211,6 @@ impl Abbrev {
         Abbrev { ops, skip }
     }
 
-    /// The operand encodings; the first is the record code's.
-    pub fn ops(&self) -> &[AbbrevOp] {
-        &self.ops
-    }
 }
 
 /// A record: its code, its operands, and its blob operand if the abbreviation has one.
@@ -251,11 +242,6 @@ pub struct BlockInfo {
 }
 
 impl BlockInfo {
-    /// The abbreviations every block with id `block_id` starts with.
-    pub fn abbrevs(&self, block_id: u32) -> &[Arc<Abbrev>] {
-        self.blocks.get(&block_id).map_or(&[], |a| a.as_slice())
-    }
-
     fn shared(&self, block_id: u32) -> AbbrevList {
         self.blocks.get(&block_id).cloned().unwrap_or_default()
     }
@@ -321,16 +307,6 @@ impl<'a> BitstreamCursor<'a> {
         }
     }
 
-    /// The underlying bit cursor (for fixed and VBR reads outside records, e.g. the magic).
-    pub fn bits(&mut self) -> &mut BitCursor<'a> {
-        &mut self.bits
-    }
-
-    /// The bytes of the whole stream.
-    pub fn data(&self) -> &'a [u8] {
-        self.bits.data()
-    }
-
     pub fn bit_pos(&self) -> u64 {
         self.bits.bit_pos()
     }
@@ -345,19 +321,16 @@ impl<'a> BitstreamCursor<'a> {
         self.bits.jump_to_bit(bit)
     }
 
+    #[cfg(test)]
     /// True at the end of the current block's extent (or of the data at the top level).
     pub fn at_end(&self) -> bool {
         self.bits.at_end()
     }
 
+    #[cfg(test)]
     /// How many blocks enclose the current position.
     pub fn depth(&self) -> usize {
         self.scopes.len()
-    }
-
-    /// Abbreviations collected from the BLOCKINFO blocks read so far.
-    pub fn block_info(&self) -> &BlockInfo {
-        &self.block_info
     }
 
     /// Pops the current block's scope after its END_BLOCK.

@@ -702,7 +702,6 @@ mod tests {
             clang: llvm.join("bin/clang"),
             version: "22".into(),
             gold: None,
-            source: "test".into(),
         };
         let t = thinlink::run(&l, &opts, &cg, &dl, &dl.join("work"), &modules, &thinlink::Mode::DistributedIndexes).unwrap();
         assert_eq!(g.shards, t.shards);

@@ -54,12 +54,12 @@ pub mod flags {
     pub const WEAK: u32 = 1 << 4;
     pub const COMMON: u32 = 1 << 5;
     pub const INDIRECT: u32 = 1 << 6;
+    #[cfg(test)]
     pub const USED: u32 = 1 << 7;
     pub const TLS: u32 = 1 << 8;
     pub const MAY_OMIT: u32 = 1 << 9;
     pub const GLOBAL: u32 = 1 << 10;
     pub const FORMAT_SPECIFIC: u32 = 1 << 11;
-    pub const UNNAMED_ADDR: u32 = 1 << 12;
     pub const EXECUTABLE: u32 = 1 << 13;
 }
 
@@ -149,6 +149,7 @@ impl IrSymbol<'_> {
     pub fn indirect(&self) -> bool {
         self.flags & flags::INDIRECT != 0
     }
+    #[cfg(test)]
     pub fn used(&self) -> bool {
         self.flags & flags::USED != 0
     }
@@ -164,9 +165,6 @@ impl IrSymbol<'_> {
     }
     pub fn format_specific(&self) -> bool {
         self.flags & flags::FORMAT_SPECIFIC != 0
-    }
-    pub fn unnamed_addr(&self) -> bool {
-        self.flags & flags::UNNAMED_ADDR != 0
     }
     pub fn executable(&self) -> bool {
         self.flags & flags::EXECUTABLE != 0

@@ -17,6 +17,7 @@ use crate::lto::options::LtoOptions;
 #[derive(Debug, Clone)]
 pub struct Llvm {
     /// The installation prefix (`/usr/lib/llvm-22`).
+    #[cfg(test)]
     pub dir: PathBuf,
     /// `<dir>/bin/llvm-lto2`, the thin-link tool.
     pub lto2: PathBuf,
@@ -27,8 +28,6 @@ pub struct Llvm {
     pub version: String,
     /// `<dir>/lib/LLVMgold.so`, the thin-link fallback when `llvm-lto2` is missing.
     pub gold: Option<PathBuf>,
-    /// How the directory was found (for messages).
-    pub source: String,
 }
 
 /// `22.1.8` → (22, 1, 8); missing parts are 0.
@@ -140,7 +139,14 @@ pub fn discover(o: &LtoOptions, producers: &[(String, String)]) -> Result<Llvm> 
             ));
             continue;
         }
-        return Ok(Llvm { dir, lto2, clang, version, gold, source });
+        return Ok(Llvm {
+            #[cfg(test)]
+            dir,
+            lto2,
+            clang,
+            version,
+            gold,
+        });
     }
     Err(crate::error::Error::many(problems))
 }

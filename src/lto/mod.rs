@@ -86,12 +86,6 @@ pub struct LtoOutput {
     pub stop: bool,
 }
 
-/// The name lld gives a bitcode input as an LTO module: the path as given, or
-/// `archive(member at offset)` for archive members (thin archives included).
-pub fn lld_module_name(input: &InputFile) -> String {
-    module_name(input, None)
-}
-
 /// lld's module name, with `--thinlto-object-suffix-replace=` applied (lld applies it in
 /// index-only mode, to the file or member name before the archive decoration).
 fn module_name(input: &InputFile, o: Option<&LtoOptions>) -> String {

@@ -43,17 +43,16 @@ pub const LDPO_PIE: usize = 3;
 
 // Status values (`enum ld_plugin_status`).
 pub const LDPS_OK: c_int = 0;
-pub const LDPS_NO_SYMS: c_int = 1;
 pub const LDPS_BAD_HANDLE: c_int = 2;
 pub const LDPS_ERR: c_int = 3;
 
 // Message levels (`enum ld_plugin_level`).
-pub const LDPL_INFO: c_int = 0;
 pub const LDPL_WARNING: c_int = 1;
 pub const LDPL_ERROR: c_int = 2;
 pub const LDPL_FATAL: c_int = 3;
 
 // Symbol kinds (`enum ld_plugin_symbol_kind`, the `def` byte).
+#[cfg(test)]
 pub const LDPK_DEF: u8 = 0;
 pub const LDPK_WEAKDEF: u8 = 1;
 pub const LDPK_UNDEF: u8 = 2;
@@ -61,7 +60,6 @@ pub const LDPK_WEAKUNDEF: u8 = 3;
 pub const LDPK_COMMON: u8 = 4;
 
 // Visibilities (`enum ld_plugin_symbol_visibility`).
-pub const LDPV_DEFAULT: u8 = 0;
 pub const LDPV_PROTECTED: u8 = 1;
 pub const LDPV_INTERNAL: u8 = 2;
 pub const LDPV_HIDDEN: u8 = 3;
@@ -78,6 +76,7 @@ pub const LDPR_RESOLVED_EXEC: c_int = 7;
 pub const LDPR_RESOLVED_DYN: c_int = 8;
 pub const LDPR_PREVAILING_DEF_IRONLY_EXP: c_int = 9;
 
+#[cfg(test)]
 /// The names GCC's resolution file (and `ld --plugin-save-temps`) uses for `LDPR_*` values.
 pub fn resolution_name(r: c_int) -> &'static str {
     match r {

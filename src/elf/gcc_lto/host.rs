@@ -46,7 +46,7 @@ use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 use crate::lto::plugin_api::{
-    format_message, is_undef, resolution_name, ClaimHook, Onload, PluginInputFile, PluginSymbol, Tv, VoidHook, API_VERSION, LDPK_WEAKDEF, LDPL_ERROR, LDPL_FATAL, LDPL_WARNING, LDPR_PREVAILING_DEF, LDPR_PREVAILING_DEF_IRONLY_EXP, LDPR_UNKNOWN, LDPS_BAD_HANDLE,
+    format_message, is_undef, ClaimHook, Onload, PluginInputFile, PluginSymbol, Tv, VoidHook, API_VERSION, LDPK_WEAKDEF, LDPL_ERROR, LDPL_FATAL, LDPL_WARNING, LDPR_PREVAILING_DEF, LDPR_PREVAILING_DEF_IRONLY_EXP, LDPR_UNKNOWN, LDPS_BAD_HANDLE,
     LDPS_ERR, LDPS_OK, LDPT_ADD_INPUT_FILE, LDPT_ADD_INPUT_LIBRARY, LDPT_ADD_SYMBOLS, LDPT_API_VERSION, LDPT_GET_INPUT_FILE, LDPT_GET_SYMBOLS,
     LDPT_GET_SYMBOLS_V2, LDPT_GET_SYMBOLS_V3, LDPT_GET_VIEW, LDPT_LINKER_OUTPUT, LDPT_MESSAGE, LDPT_NULL, LDPT_OPTION, LDPT_OUTPUT_NAME,
     LDPT_REGISTER_ALL_SYMBOLS_READ_HOOK, LDPT_REGISTER_CLAIM_FILE_HOOK, LDPT_REGISTER_CLEANUP_HOOK, LDPT_RELEASE_INPUT_FILE,
@@ -748,12 +748,6 @@ fn helper() -> std::result::Result<i32, String> {
         out.flush().map_err(io)
     })?;
     Ok(0)
-}
-
-/// The resolution lines GCC's plugin writes for one file (`slot id RESOLUTION name` without
-/// the slot and id), for messages and tests.
-pub fn describe_resolutions(f: &ReqFile) -> Vec<String> {
-    f.syms.iter().map(|(n, _, r)| format!("{} {}", resolution_name(*r), String::from_utf8_lossy(n))).collect()
 }
 
 #[cfg(test)]

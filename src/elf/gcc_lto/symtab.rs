@@ -17,7 +17,7 @@
 use crate::elf::object::ObjFile;
 use crate::error::{Error, Result};
 use crate::input::InputFile;
-use crate::lto::plugin_api::{LDPK_COMMON, LDPK_DEF, LDPK_UNDEF, LDPK_WEAKDEF, LDPK_WEAKUNDEF};
+use crate::lto::plugin_api::{LDPK_COMMON, LDPK_UNDEF, LDPK_WEAKDEF, LDPK_WEAKUNDEF};
 
 /// One entry of the IR symbol table (after merging duplicates, as the plugin does).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,8 +49,6 @@ impl GccSymbol {
 pub struct GccIrFile {
     pub input: &'static InputFile,
     pub syms: Vec<GccSymbol>,
-    /// Only IR, no native code (`__gnu_lto_slim`).
-    pub slim: bool,
 }
 
 /// How strongly a kind binds, by the plugin's `symbol_strength`: of two entries with one name in
@@ -140,7 +138,7 @@ impl GccIrFile {
         for s in obj.sections.iter().filter(|s| is_table(s.name)) {
             parse_table(s.data, &mut syms).map_err(|e| Error::new(format!("{}: corrupt GCC LTO symbol table {}: {e}", obj.input.name, String::from_utf8_lossy(s.name))))?;
         }
-        Ok(GccIrFile { input: obj.input, syms: merge_duplicates(syms), slim: Self::is_slim(obj) })
+        Ok(GccIrFile { input: obj.input, syms: merge_duplicates(syms) })
     }
 
     /// The symbols this file defines (what makes a lazy archive member join the link).
@@ -149,14 +147,10 @@ impl GccIrFile {
     }
 }
 
-/// Whether a kind is a definition of some sort (`LDPK_DEF`, `LDPK_WEAKDEF`, `LDPK_COMMON`).
-pub fn is_definition(kind: u8) -> bool {
-    matches!(kind, LDPK_DEF | LDPK_WEAKDEF | LDPK_COMMON)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lto::plugin_api::LDPK_DEF;
 
     fn entry(name: &str, comdat: &str, kind: u8, vis: u8, size: u64) -> Vec<u8> {
         let mut v = name.as_bytes().to_vec();

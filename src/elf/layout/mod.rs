@@ -32,9 +32,8 @@ mod scan;
 mod sections;
 mod symbols;
 
-pub use addresses::{bss_size, SegGroup};
+pub use addresses::bss_size;
 pub use dynsym::{defsym_fields, dyn_name, is_defined_for_dynsym};
-pub use scan::is_linker_defined;
 pub use sections::link_order_dep;
 #[allow(unused_imports)]
 use {addresses::*, create::*, dynsym::*, scan::*, sections::*, symbols::*};
@@ -246,9 +245,7 @@ pub struct Layout<'r> {
     pub image_base: u64,
     pub entry: u64,
     pub phdrs: Vec<Phdr>,
-    pub shstrtab_size: u64,
     pub file_size: u64,
-    pub symtab: Option<SymtabPlan>,
     /// Synthetic symbols defined by the linker: name → (output section, offset, or absolute).
     pub synthetic_syms: HashMap<SymbolId, u64>,
     /// Per symbol: an undefined reference the linker will define (`_DYNAMIC`, `__ehdr_start`,
@@ -272,16 +269,6 @@ pub struct Phdr {
     pub filesz: u64,
     pub memsz: u64,
     pub align: u64,
-}
-
-pub struct SymtabPlan {
-    /// Local symbols to write: (file, index).
-    pub locals: Vec<(FileId, u32)>,
-    pub globals: Vec<SymbolId>,
-    pub strtab_size: u64,
-    pub symtab_off: u64,
-    pub strtab_off: u64,
-    pub shdr_off: u64,
 }
 
 fn flag(flags: u64, f: u32) -> bool {
@@ -471,10 +458,6 @@ impl<'r> Layout<'r> {
         self.synth_osec.get(&s).map(|&i| self.osecs[i].addr).unwrap_or(0)
     }
 
-    pub fn synth_size(&self, s: Synth) -> u64 {
-        self.synth_osec.get(&s).map(|&i| self.osecs[i].size).unwrap_or(0)
-    }
-
     pub fn got_slot_addr(&self, slot: u32) -> u64 {
         self.synth_addr(Synth::Got) + slot as u64 * 8
     }
@@ -609,9 +592,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         image_base: if is_pic { 0 } else { 0x200000 },
         entry: 0,
         phdrs: Vec::new(),
-        shstrtab_size: 0,
         file_size: 0,
-        symtab: None,
         synthetic_syms: HashMap::new(),
         linker_defined: Vec::new(),
         verneed: Vec::new(),
