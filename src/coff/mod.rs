@@ -115,6 +115,9 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
     }
     let resolved = resolver.finish()?;
     let layout = layout::layout(config, &resolved)?;
+    if config.debug_pdb {
+        pdb::check_type_servers(&layout);
+    }
     if config.diag.error_count() > 0 {
         // `/WX`: a warning was an error; nothing is written.
         return Err(Error::many(Vec::new()));

@@ -11,6 +11,9 @@ mod dbi;
 mod gsi;
 mod msf;
 pub mod strtab;
+mod typeserver;
+
+pub use typeserver::check as check_type_servers;
 
 use std::path::{Component, Path, PathBuf};
 

@@ -1,0 +1,88 @@
+//! Objects compiled with cl.exe's `/Zi` keep their types in a separate PDB (a "type server")
+//! and name it in an `LF_TYPESERVER2` record in `.debug$T`. dtld does not merge types yet, so
+//! when it writes a PDB it says, for each such object, why that debug info is not used: lld's
+//! LNK4099 warning when the type server cannot be loaded (missing, or not an MSF file), and a
+//! warning of its own when it could have been.
+
+use std::path::Path;
+
+use super::super::layout::Layout;
+use super::super::resolve::Kind;
+
+const LF_TYPESERVER2: u16 = 0x1515;
+const MSF_MAGIC: &[u8] = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0";
+
+/// The type server path an object's `.debug$T` names, if it starts with `LF_TYPESERVER2`.
+fn type_server_path(data: &[u8]) -> Option<String> {
+    // CodeView signature (4), record length (2), kind (2), GUID (16), age (4), name.
+    let kind = u16::from_le_bytes(data.get(6..8)?.try_into().ok()?);
+    if kind != LF_TYPESERVER2 {
+        return None;
+    }
+    let name = data.get(28..)?;
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    Some(String::from_utf8_lossy(&name[..end]).into_owned())
+}
+
+/// Why the type server at `path` (as named, or its file name next to the object) cannot be
+/// used, in LLVM's words; `None` if a PDB is there.
+fn load_problem(path: &str, obj_dir: &Path) -> Option<String> {
+    let file_name = path.rsplit(['\\', '/']).next().unwrap_or(path);
+    let data = std::fs::read(path).or_else(|_| std::fs::read(obj_dir.join(file_name)));
+    match data {
+        Err(_) => Some("No such file or directory".to_string()),
+        Ok(d) if !d.starts_with(MSF_MAGIC) => Some("The PDB file is corrupt. MSF superblock is missing".to_string()),
+        Ok(_) => None,
+    }
+}
+
+/// Warns for every live object whose CodeView types live in a type server (LNK4099).
+pub fn check(l: &Layout) {
+    let mut printed = 0;
+    for &f in &l.r.obj_order {
+        let file = &l.r.files[f];
+        let Kind::Obj(obj) = &file.kind else { continue };
+        let Some(sec) = obj.sections.iter().find(|s| s.name == ".debug$T") else { continue };
+        let Some(path) = type_server_path(sec.data) else { continue };
+        let dir = Path::new(&file.name).parent().unwrap_or(Path::new("."));
+        let msg = match load_problem(&path, dir) {
+            Some(why) => format!("Cannot use debug info for '{}' [LNK4099]\n>>> failed to load reference '{path}': {why}", file.name),
+            None => format!("Cannot use debug info for '{}' [LNK4099]\n>>> type server '{path}': dtld does not merge types from type server PDBs yet", file.name),
+        };
+        if l.config.diag.ignored.iter().any(|c| c == "4099") {
+            continue;
+        }
+        // lld separates multi-line diagnostics by a blank line.
+        if printed > 0 {
+            eprintln!();
+        }
+        l.config.diag.warn(&msg);
+        printed += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_type_server_name() {
+        let mut d = vec![4, 0, 0, 0, 0, 0, 0x15, 0x15];
+        d.extend_from_slice(&[0; 20]);
+        d.extend_from_slice(b"C:\\b\\x.pdb\0");
+        assert_eq!(type_server_path(&d).as_deref(), Some("C:\\b\\x.pdb"));
+        d[6] = 0x03; // LF_ARGLIST: ordinary types
+        assert_eq!(type_server_path(&d), None);
+    }
+
+    #[test]
+    fn missing_and_corrupt_servers() {
+        let dir = std::env::temp_dir().join(format!("dtld-ts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("bad.pdb"), b"not an msf").unwrap();
+        assert_eq!(load_problem("C:\\nowhere\\gone.pdb", &dir).as_deref(), Some("No such file or directory"));
+        // Found by its file name next to the object.
+        assert_eq!(load_problem("C:\\elsewhere\\bad.pdb", &dir).as_deref(), Some("The PDB file is corrupt. MSF superblock is missing"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
