@@ -32,7 +32,9 @@ fn load_problem(path: &str, obj_dir: &Path) -> Option<String> {
     let data = std::fs::read(path).or_else(|_| std::fs::read(obj_dir.join(file_name)));
     match data {
         Err(_) => Some("No such file or directory".to_string()),
-        Ok(d) if !d.starts_with(MSF_MAGIC) => Some("The PDB file is corrupt. MSF superblock is missing".to_string()),
+        Ok(d) if !d.starts_with(MSF_MAGIC) => {
+            Some("The PDB file is corrupt. MSF superblock is missing".to_string())
+        }
         Ok(_) => None,
     }
 }
@@ -72,9 +74,15 @@ pub fn check(l: &Layout) {
     for &f in &l.r.obj_order {
         let file = &l.r.files[f];
         let Kind::Obj(obj) = &file.kind else { continue };
-        let server = obj.sections.iter().find(|s| s.name == ".debug$T").and_then(|s| type_server_path(s.data));
+        let server = obj
+            .sections
+            .iter()
+            .find(|s| s.name == ".debug$T")
+            .and_then(|s| type_server_path(s.data));
         let Some(path) = server else {
-            not_carried += obj.sections.iter().any(|s| s.name == ".debug$T" || (s.name == ".debug$S" && substantive_symbols(s.data))) as usize;
+            not_carried += obj.sections.iter().any(|s| {
+                s.name == ".debug$T" || (s.name == ".debug$S" && substantive_symbols(s.data))
+            }) as usize;
             continue;
         };
         let dir = Path::new(&file.name).parent().unwrap_or(Path::new("."));
@@ -141,9 +149,15 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("dtld-ts-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("bad.pdb"), b"not an msf").unwrap();
-        assert_eq!(load_problem("C:\\nowhere\\gone.pdb", &dir).as_deref(), Some("No such file or directory"));
+        assert_eq!(
+            load_problem("C:\\nowhere\\gone.pdb", &dir).as_deref(),
+            Some("No such file or directory")
+        );
         // Found by its file name next to the object.
-        assert_eq!(load_problem("C:\\elsewhere\\bad.pdb", &dir).as_deref(), Some("The PDB file is corrupt. MSF superblock is missing"));
+        assert_eq!(
+            load_problem("C:\\elsewhere\\bad.pdb", &dir).as_deref(),
+            Some("The PDB file is corrupt. MSF superblock is missing")
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
