@@ -199,6 +199,10 @@ pub struct CoffConfig {
     pub pdb_altpath: Option<String>,
     /// `/debug` asked for a PDB (lld-link's `/debug`, `/debug:full`, `/debug:ghash`).
     pub debug_pdb: bool,
+    /// MinGW `--pdb` without `-S`/`-s`: DWARF sections stay but the symbol table gets no
+    /// symbols (lld's MinGW driver passes `-debug` only; its string table still names long
+    /// section names).
+    pub pdb_no_symbols: bool,
     /// `/map[:file]`: link.exe's map format.
     pub map: Option<PathBuf>,
     /// `/noimplib`: no import library for a DLL.
@@ -293,6 +297,7 @@ impl CoffConfig {
             pdb: None,
             pdb_altpath: None,
             debug_pdb: false,
+            pdb_no_symbols: false,
             map: None,
             no_implib: false,
             force_unresolved: false,

@@ -151,11 +151,42 @@ impl<'a> Layout<'a> {
             Def::Synthetic(Synth::DtorList) => self.ctor_chunks.map(|c| self.chunks[c.1].rva as u64),
             Def::Synthetic(Synth::PseudoRelocList) => self.pseudo_chunk.map(|c| self.chunks[c.0].rva as u64),
             Def::Synthetic(Synth::PseudoRelocListEnd) => self.pseudo_chunk.map(|c| self.chunks[c.1].rva as u64),
+            Def::Synthetic(s @ (Synth::DataStart | Synth::DataEnd | Synth::BssStart | Synth::BssEnd)) => self.data_bound(s),
             Def::ImportData(f) => self.address_chunk.iter().find(|c| c.0 == f).map(|c| self.chunks[c.1].rva as u64),
             Def::ImportThunk(f) => self.thunk_chunk.iter().find(|c| c.0 == f).map(|c| self.chunks[c.1].rva as u64),
             Def::LocalImport(_) => self.local_import_chunk.iter().find(|c| c.0 == id).map(|c| self.chunks[c.1].rva as u64),
             Def::Undefined | Def::Lazy(..) | Def::Bitcode(..) => None,
         }
+    }
+
+    /// MinGW's data and bss bounds in `.data` (GNU ld's script: `__data_start__` before
+    /// `.data`, `.data2`, `.data$*` and `.jcr`, `__data_end__` after them; `__bss_start__` and
+    /// `__bss_end__` around `.bss` and commons). Without such chunks: the start of `.data`.
+    fn data_bound(&self, which: Synth) -> Option<u64> {
+        let os = self.osecs.iter().find(|o| o.name == ".data")?;
+        let is_bss = matches!(which, Synth::BssStart | Synth::BssEnd);
+        let member = |c: &Chunk| match c.kind {
+            ChunkKind::Section { file, sec } => {
+                let n = self.r.obj(file).sections[sec as usize].name;
+                if is_bss {
+                    n == ".bss" || n.starts_with(".bss$")
+                } else {
+                    n == ".data" || n == ".data2" || n.starts_with(".data$") || n == ".jcr"
+                }
+            }
+            ChunkKind::Common { .. } => is_bss,
+            _ => false,
+        };
+        let mut range: Option<(u32, u32)> = None;
+        for &c in &os.chunks {
+            let ch = &self.chunks[c];
+            if member(ch) {
+                let (a, b) = range.unwrap_or((ch.rva, ch.rva));
+                range = Some((a.min(ch.rva), b.max(ch.rva + ch.size)));
+            }
+        }
+        let (a, b) = range.unwrap_or((os.rva, os.rva));
+        Some(if matches!(which, Synth::DataStart | Synth::BssStart) { a } else { b } as u64)
     }
 
     /// The chunk a global symbol lives in (for SECREL/SECTION and the symbol table).
@@ -449,9 +480,12 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
         l.local_import_chunk.push((id, c));
         osecs[rdata].chunks.push(c);
     }
-    if config.build_id || config.debug == DebugMode::Dwarf {
+    let pdb_path = super::pdb::cv_path(config);
+    if config.build_id || config.debug == DebugMode::Dwarf || pdb_path.is_some() {
         let d = l.add_chunk(ChunkKind::DebugDir, 28, 4, true);
-        let cv = l.add_chunk(ChunkKind::CvRecord, 25, 4, true);
+        // CodeView record: "RSDS", GUID, age, the PDB path and its NUL.
+        let cv_size = 25 + pdb_path.map_or(0, |p| p.len() as u32);
+        let cv = l.add_chunk(ChunkKind::CvRecord, cv_size, 4, true);
         let sec = if mingw { buildid } else { rdata };
         osecs[sec].chunks.push(d);
         osecs[sec].chunks.push(cv);

@@ -33,6 +33,7 @@ pub mod map;
 pub mod merge;
 pub mod object;
 pub mod order;
+pub mod pdb;
 pub mod pseudoreloc;
 pub mod resolve;
 pub mod resources;
@@ -64,9 +65,6 @@ fn refuse_unimplemented(c: &config::CoffConfig) -> Result<()> {
     }
     if !errors.is_empty() {
         return Err(Error::many(errors));
-    }
-    if c.debug_pdb {
-        c.diag.warn("/debug: no PDB is written (not implemented); ignored");
     }
     Ok(())
 }
@@ -117,6 +115,9 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
     }
     let resolved = resolver.finish()?;
     let layout = layout::layout(config, &resolved)?;
+    if config.debug_pdb {
+        pdb::check_type_servers(&layout);
+    }
     if config.diag.error_count() > 0 {
         // `/WX`: a warning was an error; nothing is written.
         return Err(Error::many(Vec::new()));
@@ -126,6 +127,7 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
         map::write_lldmap(&layout, p)?;
     }
     write::write(&layout)?;
+    pdb::write(&layout)?;
     if let Some(p) = &config.output_def {
         // lld marks an export DATA when its symbol's chunk is not executable.
         let by_name = layout.r.exports_by_table_name();

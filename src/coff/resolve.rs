@@ -46,6 +46,12 @@ pub enum Synth {
     DtorList,
     PseudoRelocList,
     PseudoRelocListEnd,
+    /// MinGW's `__data_start__`, `__data_end__`, `__bss_start__`, `__bss_end__` (GNU ld's
+    /// script defines them; lld 22 too, for Cygwin's fork emulation).
+    DataStart,
+    DataEnd,
+    BssStart,
+    BssEnd,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1322,6 +1328,9 @@ impl<'a> Resolver<'a> {
         if config.mingw {
             self.add_absolute("__CTOR_LIST__", 0, None);
             self.add_absolute("__DTOR_LIST__", 0, None);
+            for n in ["__data_start__", "__data_end__", "__bss_start__", "__bss_end__"] {
+                self.add_absolute(n, 0, None);
+            }
         }
         self.add_synthetic("__ImageBase", Synth::ImageBase);
         for g in ["__guard_fids_count", "__guard_fids_table", "__guard_flags", "__guard_iat_count", "__guard_iat_table", "__guard_longjmp_count", "__guard_longjmp_table", "__enclave_config", "__guard_eh_cont_count", "__guard_eh_cont_table"] {
@@ -1465,6 +1474,9 @@ impl<'a> Resolver<'a> {
         if config.mingw {
             self.add_synthetic("__CTOR_LIST__", Synth::CtorList);
             self.add_synthetic("__DTOR_LIST__", Synth::DtorList);
+            for (name, s) in [("__data_start__", Synth::DataStart), ("__data_end__", Synth::DataEnd), ("__bss_start__", Synth::BssStart), ("__bss_end__", Synth::BssEnd)] {
+                self.add_synthetic(name, s);
+            }
         }
         if config.mingw {
             if let Some(p) = self.r.obj_order.iter().position(|&f| is_crtend(&self.r.files[f].obj_name)) {

@@ -63,7 +63,7 @@ fn build_symtab(l: &Layout) -> Symtab {
     }
     // (name, value, section number, type, class)
     let mut entries: Vec<(&str, u32, i16, u16, u8)> = Vec::new();
-    if l.config.debug != DebugMode::None {
+    if l.config.debug != DebugMode::None && !l.config.pdb_no_symbols {
         let mut written = vec![false; l.r.symbols.len()];
         for &f in &l.r.obj_order {
             let file = &l.r.files[f];
@@ -193,6 +193,9 @@ pub fn write(l: &Layout) -> Result<()> {
         buf[off + 4..off + 12].copy_from_slice(&hash.to_le_bytes());
         buf[off + 12..off + 20].copy_from_slice(b"LLD PDB.");
         put32(buf, off + 20, 1);
+        if let Some(p) = super::pdb::cv_path(config) {
+            buf[off + 24..off + 24 + p.len()].copy_from_slice(p.as_bytes());
+        }
         put32(buf, chunk_off(l, dd) + 4, timestamp);
     }
     put32(buf, DOS_STUB_SIZE + 4 + 4, timestamp);

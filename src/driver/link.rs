@@ -366,7 +366,8 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
             "debugtype" => {
                 for t in v.split(',') {
                     if !matches!(t.to_ascii_lowercase().as_str(), "cv" | "pdata" | "fixup" | "dwarf") {
-                        errors.push(format!("/debugtype: unknown option '{t}'"));
+                        // lld warns and goes on (parseDebugTypes).
+                        c.diag.warn(&format!("/debugtype: unknown option '{t}'"));
                     }
                 }
             }

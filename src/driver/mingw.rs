@@ -330,6 +330,8 @@ impl Mingw {
         } else {
             DebugMode::Dwarf
         };
+        // `--pdb` alone: lld's driver passes `-debug`, which keeps DWARF but writes no symbols.
+        c.pdb_no_symbols = c.debug_pdb && c.debug == DebugMode::Dwarf;
         c.build_id = self.build_id.unwrap_or(!self.strip_all && !self.strip_debug);
         if let Some(s) = &self.subsystem {
             let (name, ver) = match s.split_once(':') {

@@ -226,6 +226,9 @@ pub struct Fixture {
     /// `//#DwarfDump:` lines: `llvm-dwarfdump-22` arguments whose (normalised) dumps of the two
     /// outputs are compared.
     pub dwarf_dump: Vec<Vec<String>>,
+    /// `//#PdbDump:` lines (PE only): `llvm-pdbutil-22 dump` options whose dumps of the two
+    /// programs' `prog.pdb` are compared.
+    pub pdb_dump: Vec<Vec<String>>,
     /// `//#Scrub:` patterns replaced in both runs' output before they are compared.
     pub scrub: Vec<Regex>,
     /// `//#Flow:` (fixtures/buildmodes/ only): the multi-step flow the fixture runs.
@@ -358,7 +361,7 @@ const ELF_ONLY_KEYS: &[&str] = &[
     "Scrub",
 ];
 /// Directive keys only PE fixtures take.
-const PE_ONLY_KEYS: &[&str] = &["Variants", "SearchArchive", "LibArchive"];
+const PE_ONLY_KEYS: &[&str] = &["Variants", "SearchArchive", "LibArchive", "PdbDump"];
 /// Directive keys only `fixtures/buildmodes/` fixtures take.
 const BUILDMODES_ONLY_KEYS: &[&str] = &["Flow"];
 /// Directive keys `fixtures/buildmodes/` fixtures do not take: their flows link programs only,
@@ -417,6 +420,7 @@ pub fn parse_for(
         gdb: Vec::new(),
         gdb_expect: Vec::new(),
         dwarf_dump: Vec::new(),
+        pdb_dump: Vec::new(),
         scrub: Vec::new(),
         flow: None,
     };
@@ -674,6 +678,16 @@ pub fn parse_for(
                 let re = Regex::new(&format!("(?m){value}"))
                     .map_err(|e| at(format!("bad GdbExpect regex: {e}")))?;
                 fx.gdb_expect.push(re);
+            }
+            "PdbDump" => {
+                let args = words()?;
+                if args.is_empty() || args.iter().any(|a| !a.starts_with('-')) {
+                    return Err(at(format!(
+                        "expected `PdbDump: -publics [-section-map ...]` (llvm-pdbutil dump \
+                         options), got `{value}`"
+                    )));
+                }
+                fx.pdb_dump.push(args);
             }
             "DwarfDump" => {
                 let args = words()?;

@@ -59,6 +59,8 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(20);
 /// Where gcc's MinGW runtime DLLs live (libstdc++-6.dll, libgcc_s_seh-1.dll): the programs
 /// linked against the dynamic libstdc++ find them through `WINEPATH`.
 const MINGW_DLL_DIR: &str = "/usr/lib/gcc/x86_64-w64-mingw32/12-win32";
+/// The PDB dumper `PdbDump` runs (Debian's llvm-22).
+const LLVM_PDBUTIL: &str = "llvm-pdbutil-22";
 
 /// State shared by all trials.
 struct Context {
@@ -338,6 +340,7 @@ impl TrialRun<'_> {
             self.compare_mixed_runs(&reference, &mut problems)?;
         }
         self.compare_fingerprints(&mut problems, true)?;
+        self.compare_pdb_dumps(&mut problems)?;
         if self.ctx.determinism {
             self.check_determinism(&mut problems)?;
         }
@@ -595,6 +598,55 @@ impl TrialRun<'_> {
         Ok(())
     }
 
+    /// `PdbDump`: `llvm-pdbutil-22 dump <options> prog.pdb` on both sides (the PDB the
+    /// fixture's `-Wl,--pdb=prog.pdb` asks for) must be equal, with the symbol record offsets
+    /// (`  1234 | S_PUB32 ...`, which depend on the module symbols before the publics) left
+    /// out. The dumps are written to `pdbdump<N>.{dtld,lld}.txt`.
+    fn compare_pdb_dumps(&mut self, problems: &mut Vec<String>) -> Result<(), String> {
+        let offset = regex::Regex::new(r"(?m)^( +)[0-9]+ \| ").unwrap();
+        for (n, args) in self.fx.pdb_dump.iter().enumerate() {
+            let mut dumps = Vec::new();
+            for (side, linker) in self.sides.iter().zip([Linker::Dtld, Linker::Lld]) {
+                let mut cmd = Command::new(LLVM_PDBUTIL);
+                cmd.current_dir(side).arg("dump").args(args).arg("prog.pdb");
+                self.note(command_line(&cmd));
+                let out = run_tool(&mut cmd)?;
+                if !out.success() {
+                    problems.push(format!(
+                        "{LLVM_PDBUTIL} dump {} of {}'s prog.pdb failed:\n{}",
+                        args.join(" "),
+                        linker.name(),
+                        out.stderr_text()
+                    ));
+                    return Ok(());
+                }
+                let text = offset
+                    .replace_all(&String::from_utf8_lossy(&out.stdout), "${1}N | ")
+                    .into_owned();
+                let file = self.dir.join(format!("pdbdump{n}.{}.txt", linker.name()));
+                fs::write(&file, &text).map_err(|e| e.to_string())?;
+                dumps.push(text);
+            }
+            if dumps[1].lines().filter(|l| !l.trim().is_empty()).count() < 3 {
+                problems.push(format!(
+                    "llvm-pdbutil dump {} of lld's PDB is empty (fixture bug?)",
+                    args.join(" ")
+                ));
+            } else if dumps[0] != dumps[1] {
+                let (a, b) = (&dumps[0], &dumps[1]);
+                let line = a.lines().zip(b.lines()).position(|(x, y)| x != y).unwrap_or(a.lines().count().min(b.lines().count()));
+                problems.push(format!(
+                    "llvm-pdbutil dump {} differs (pdbdump{n}.{{dtld,lld}}.txt), first at line {}:\n  dtld: {}\n  lld:  {}",
+                    args.join(" "),
+                    line + 1,
+                    a.lines().nth(line).unwrap_or("<end>"),
+                    b.lines().nth(line).unwrap_or("<end>")
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn snapshot(&self) -> Result<Vec<(PathBuf, HashSet<String>)>, String> {
         self.sides
             .iter()
@@ -608,7 +660,9 @@ impl TrialRun<'_> {
         let mut left = Vec::new();
         for (dir, names) in before {
             for n in top_level_names(dir)? {
-                if !names.contains(&n) && n != PROG && !n.starts_with("threads") {
+                // A `PdbDump` fixture asks for `prog.pdb` next to the program.
+                let pdb = n == "prog.pdb" && !self.fx.pdb_dump.is_empty();
+                if !names.contains(&n) && n != PROG && !pdb && !n.starts_with("threads") {
                     left.push(format!(
                         "{}/{n}",
                         dir.file_name().unwrap_or_default().to_string_lossy()
