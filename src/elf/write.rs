@@ -382,144 +382,187 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
         let si = rel.r_sym(LE, false) as usize;
         let t = l.target_of(f, si);
         let p = base + off as u64;
-        let fix = l.site_fix.get(&(f, s, k)).copied().unwrap_or(SiteFix::Normal);
         let undef_weak = match t {
             Target::Global(id) => matches!(l.r.symbols[id].def, Def::Undefined | Def::Lazy(_)) && !l.synthetic_syms.contains_key(&id),
             _ => si == 0,
         };
         // S + A, with merge-section section symbols resolved through their piece.
         let sa = if (undef_weak && !l.is_preemptible(t)) || si == 0 { a as u64 } else { l.addr_with_addend(t, a) };
-        let s_val = sa.wrapping_sub(a as u64);
-        if !alloc {
-            // Debug info and other non-allocated data: absolute values (lld's relocateNonAlloc).
-            // A reference to discarded code gets the section's tombstone in `.debug_*` (and
-            // wherever `-z dead-reloc-in-nonalloc=` says), else resolves as if the symbol were 0.
-            let dead = is_dead_target(l, t);
-            if dead && matches!(info.kind, RelKind::Abs | RelKind::DtpOff) {
-                if let Some(tomb) = tombstone {
-                    let v = if r_type == arch::r::R32 { tomb & 0xffff_ffff } else { tomb };
-                    arch::write_field(&mut dst[off..], info.field, v);
-                    continue;
-                }
-            }
-            let sa = if dead { a as u64 } else { sa };
-            let v = match info.kind {
-                RelKind::DtpOff => sa.wrapping_sub(l.tls_start()),
-                RelKind::Pc => sa.wrapping_sub(p),
-                RelKind::Size => symbol_size(l, t).wrapping_add(a as u64),
-                _ => sa,
-            };
-            arch::write_field(&mut dst[off..], info.field, v);
-            continue;
+        let site = Site { f, s, r_type, info, off, a, t, p, base, sa, s_val: sa.wrapping_sub(a as u64) };
+        if alloc {
+            let fix = l.site_fix.get(&(f, s, k)).copied().unwrap_or(SiteFix::Normal);
+            apply_alloc_reloc(l, &site, fix, got_base, dst, errs);
+        } else {
+            apply_nonalloc_reloc(l, &site, tombstone, dst);
         }
-        let fields = info.field;
-        let write = |dst: &mut [u8], at: usize, field: Field, v: u64, errs: &mut Vec<String>| {
-            if !arch::write_field(&mut dst[at..], field, v) {
-                errs.push(out_of_range(l, f, s, at as u64, r_type, v, t));
-            }
-        };
-        match fix {
-            SiteFix::Skip => {}
-            SiteFix::GotPcRelax => match arch::relax_gotpcrelx(dst, off, info.kind == RelKind::GotPcRelaxRex) {
-                Some(arch::Relaxed::Jmp) => {
-                    let sa = match l.iplt_index.get(&t) {
-                        Some(&i) => l.iplt_entry_addr(i).wrapping_add(a as u64),
-                        None => sa,
-                    };
-                    let disp = sa.wrapping_sub(p) as i64;
-                    arch::write_relaxed_jmp(dst, off, disp);
-                }
-                Some(_) => {
-                    let sa = match l.iplt_index.get(&t) {
-                        Some(&i) => l.iplt_entry_addr(i).wrapping_add(a as u64),
-                        None => sa,
-                    };
-                    write(dst, off, Field::I32, sa.wrapping_sub(p), errs)
-                }
-                None => errs.push(format!("{}: cannot relax {}", o.input.name, arch::rel_name(r_type))),
-            },
-            SiteFix::TlsGdToLe => {
-                if let Some(no) = arch::relax_tls_gd_to_le(dst, off) {
-                    write(dst, no, Field::I32, tpoff(l, s_val), errs);
-                }
-            }
-            SiteFix::TlsGdToIe => {
-                if let Some(no) = arch::relax_tls_gd_to_ie(dst, off) {
-                    let slot = l.got_slot_addr(l.got_index[&(t, crate::elf::layout::GotKind::TpOff)]);
-                    let np = base + no as u64;
-                    write(dst, no, Field::I32, slot.wrapping_sub(np + 4), errs);
-                }
-            }
-            SiteFix::TlsLdToLe => {
-                arch::relax_tls_ld_to_le(dst, off);
-            }
-            SiteFix::TlsIeToLe => {
-                if arch::relax_tls_ie_to_le(dst, off) {
-                    write(dst, off, Field::I32, tpoff(l, s_val).wrapping_add((a + 4) as u64), errs);
-                }
-            }
-            SiteFix::TlsDescToLe => {
-                if arch::relax_tlsdesc_to_le(dst, off) {
-                    write(dst, off, Field::I32, tpoff(l, s_val).wrapping_add((a + 4) as u64), errs);
-                }
-            }
-            SiteFix::TlsDescToIe => {
-                if arch::relax_tlsdesc_to_ie(dst, off) {
-                    let slot = l.got_slot_addr(l.got_index[&(t, crate::elf::layout::GotKind::TpOff)]);
-                    write(dst, off, Field::I32, slot.wrapping_add(a as u64).wrapping_sub(p), errs);
-                }
-            }
-            SiteFix::TlsDescCallNop => {
-                arch::relax_tlsdesc_call(dst, off);
-            }
-            SiteFix::Normal => {
-                let plt_or_s = || -> u64 {
-                    if let Some(&i) = l.iplt_index.get(&t) {
-                        return l.iplt_entry_addr(i);
-                    }
-                    if let Target::Global(id) = t {
-                        if let Some(&i) = l.plt_index.get(&id) {
-                            if l.is_preemptible(t) {
-                                return l.plt_entry_addr(i);
-                            }
-                        }
-                    }
-                    s_val
+    }
+}
+
+/// One relocation being applied: where, of which type, against what, and its S + A.
+struct Site {
+    /// The input section (file, section index) holding the relocation.
+    f: usize,
+    s: u32,
+    r_type: u32,
+    info: arch::RelInfo,
+    /// The field's offset in the section copy, and its address (P).
+    off: usize,
+    p: u64,
+    /// The section copy's address.
+    base: u64,
+    a: i64,
+    t: Target,
+    /// S + A (merge-section section symbols resolved through their piece; A alone for an
+    /// undefined weak symbol that is not preemptible) and S.
+    sa: u64,
+    s_val: u64,
+}
+
+/// A relocation in debug info and other non-allocated data: absolute values (lld's
+/// relocateNonAlloc). A reference to discarded code gets the section's `tombstone` in
+/// `.debug_*` (and wherever `-z dead-reloc-in-nonalloc=` says), else resolves as if the
+/// symbol were 0.
+fn apply_nonalloc_reloc(l: &Layout, site: &Site, tombstone: Option<u64>, dst: &mut [u8]) {
+    let Site { r_type, info, off, p, a, t, sa, .. } = *site;
+    let dead = is_dead_target(l, t);
+    if dead && matches!(info.kind, RelKind::Abs | RelKind::DtpOff) {
+        if let Some(tomb) = tombstone {
+            let v = if r_type == arch::r::R32 { tomb & 0xffff_ffff } else { tomb };
+            arch::write_field(&mut dst[off..], info.field, v);
+            return;
+        }
+    }
+    let sa = if dead { a as u64 } else { sa };
+    let v = match info.kind {
+        RelKind::DtpOff => sa.wrapping_sub(l.tls_start()),
+        RelKind::Pc => sa.wrapping_sub(p),
+        RelKind::Size => symbol_size(l, t).wrapping_add(a as u64),
+        _ => sa,
+    };
+    arch::write_field(&mut dst[off..], info.field, v);
+}
+
+/// A relocation in allocated data, as the scan decided (`fix`): skipped, relaxed (GOTPCRELX
+/// to a direct reference, TLS models to cheaper ones, the instruction rewritten and the new
+/// field written) or applied normally. A value that does not fit its field is an error.
+fn apply_alloc_reloc(l: &Layout, site: &Site, fix: SiteFix, got_base: u64, dst: &mut [u8], errs: &mut Vec<String>) {
+    let Site { f, s, r_type, info, off, p, base, a, t, sa, s_val } = *site;
+    let write = |dst: &mut [u8], at: usize, field: Field, v: u64, errs: &mut Vec<String>| {
+        if !arch::write_field(&mut dst[at..], field, v) {
+            errs.push(out_of_range(l, f, s, at as u64, r_type, v, t));
+        }
+    };
+    match fix {
+        SiteFix::Skip => {}
+        SiteFix::GotPcRelax => match arch::relax_gotpcrelx(dst, off, info.kind == RelKind::GotPcRelaxRex) {
+            Some(arch::Relaxed::Jmp) => {
+                let sa = match l.iplt_index.get(&t) {
+                    Some(&i) => l.iplt_entry_addr(i).wrapping_add(a as u64),
+                    None => sa,
                 };
-                let got_slot = |kind| l.got_index.get(&(t, kind)).map(|&i| l.got_slot_addr(i)).unwrap_or(0);
-                let v = match info.kind {
-                    RelKind::Abs => sa,
-                    RelKind::Pc => sa.wrapping_sub(p),
-                    RelKind::PltPc => plt_or_s().wrapping_add(a as u64).wrapping_sub(p),
-                    RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex => got_slot(crate::elf::layout::GotKind::Addr).wrapping_add(a as u64).wrapping_sub(p),
-                    RelKind::GotOff => got_slot(crate::elf::layout::GotKind::Addr).wrapping_sub(got_base).wrapping_add(a as u64),
-                    RelKind::GotBasePc => got_base.wrapping_add(a as u64).wrapping_sub(p),
-                    RelKind::RelGotBase => sa.wrapping_sub(got_base),
-                    RelKind::PltRelGotBase => plt_or_s().wrapping_add(a as u64).wrapping_sub(got_base),
-                    RelKind::Size => symbol_size(l, t).wrapping_add(a as u64),
-                    // Relaxed local-dynamic code in an executable addresses TLS from the thread
-                    // pointer; elsewhere (shared libraries, debug info) DTPOFF is the offset in
-                    // the module's TLS block.
-                    RelKind::DtpOff if alloc && !l.config.shared => tpoff(l, s_val).wrapping_add(a as u64),
-                    RelKind::DtpOff => s_val.wrapping_sub(l.tls_start()).wrapping_add(a as u64),
-                    RelKind::TpOff => tpoff(l, s_val).wrapping_add(a as u64),
-                    RelKind::GotTpOff => got_slot(crate::elf::layout::GotKind::TpOff).wrapping_add(a as u64).wrapping_sub(p),
-                    RelKind::TlsGd if l.config.shared => got_slot(crate::elf::layout::GotKind::TlsGdMod).wrapping_add(a as u64).wrapping_sub(p),
-                    RelKind::TlsLd if l.config.shared => l
-                        .got_index
-                        .get(&(crate::elf::layout::TLS_LD_TARGET, crate::elf::layout::GotKind::TlsLdMod))
-                        .map(|&i| l.got_slot_addr(i))
-                        .unwrap_or(0)
-                        .wrapping_add(a as u64)
-                        .wrapping_sub(p),
-                    RelKind::TlsDescPc if l.config.shared => got_slot(crate::elf::layout::GotKind::TlsDesc).wrapping_add(a as u64).wrapping_sub(p),
-                    RelKind::TlsGd | RelKind::TlsLd | RelKind::TlsDescPc | RelKind::TlsDescCall => continue,
-                    RelKind::None | RelKind::Unknown => continue,
+                let disp = sa.wrapping_sub(p) as i64;
+                arch::write_relaxed_jmp(dst, off, disp);
+            }
+            Some(_) => {
+                let sa = match l.iplt_index.get(&t) {
+                    Some(&i) => l.iplt_entry_addr(i).wrapping_add(a as u64),
+                    None => sa,
                 };
-                write(dst, off, fields, v, errs);
+                write(dst, off, Field::I32, sa.wrapping_sub(p), errs)
+            }
+            None => errs.push(format!("{}: cannot relax {}", l.obj(f).input.name, arch::rel_name(r_type))),
+        },
+        SiteFix::TlsGdToLe => {
+            if let Some(no) = arch::relax_tls_gd_to_le(dst, off) {
+                write(dst, no, Field::I32, tpoff(l, s_val), errs);
+            }
+        }
+        SiteFix::TlsGdToIe => {
+            if let Some(no) = arch::relax_tls_gd_to_ie(dst, off) {
+                let slot = l.got_slot_addr(l.got_index[&(t, crate::elf::layout::GotKind::TpOff)]);
+                let np = base + no as u64;
+                write(dst, no, Field::I32, slot.wrapping_sub(np + 4), errs);
+            }
+        }
+        SiteFix::TlsLdToLe => {
+            arch::relax_tls_ld_to_le(dst, off);
+        }
+        SiteFix::TlsIeToLe => {
+            if arch::relax_tls_ie_to_le(dst, off) {
+                write(dst, off, Field::I32, tpoff(l, s_val).wrapping_add((a + 4) as u64), errs);
+            }
+        }
+        SiteFix::TlsDescToLe => {
+            if arch::relax_tlsdesc_to_le(dst, off) {
+                write(dst, off, Field::I32, tpoff(l, s_val).wrapping_add((a + 4) as u64), errs);
+            }
+        }
+        SiteFix::TlsDescToIe => {
+            if arch::relax_tlsdesc_to_ie(dst, off) {
+                let slot = l.got_slot_addr(l.got_index[&(t, crate::elf::layout::GotKind::TpOff)]);
+                write(dst, off, Field::I32, slot.wrapping_add(a as u64).wrapping_sub(p), errs);
+            }
+        }
+        SiteFix::TlsDescCallNop => {
+            arch::relax_tlsdesc_call(dst, off);
+        }
+        SiteFix::Normal => {
+            if let Some(v) = reloc_value(l, site, got_base) {
+                write(dst, off, info.field, v, errs);
             }
         }
     }
+}
+
+/// The value a relocation in allocated data writes when nothing relaxed it: from S + A, P,
+/// the PLT entry (for a preemptible or IFUNC target), the GOT slot of the right kind, the GOT
+/// base `got_base`, or the thread pointer. `None` for the TLS relocations that only mark an
+/// instruction (nothing to write in an executable).
+fn reloc_value(l: &Layout, site: &Site, got_base: u64) -> Option<u64> {
+    let Site { info, p, a, t, sa, s_val, .. } = *site;
+    let plt_or_s = || -> u64 {
+        if let Some(&i) = l.iplt_index.get(&t) {
+            return l.iplt_entry_addr(i);
+        }
+        if let Target::Global(id) = t {
+            if let Some(&i) = l.plt_index.get(&id) {
+                if l.is_preemptible(t) {
+                    return l.plt_entry_addr(i);
+                }
+            }
+        }
+        s_val
+    };
+    let got_slot = |kind| l.got_index.get(&(t, kind)).map(|&i| l.got_slot_addr(i)).unwrap_or(0);
+    Some(match info.kind {
+        RelKind::Abs => sa,
+        RelKind::Pc => sa.wrapping_sub(p),
+        RelKind::PltPc => plt_or_s().wrapping_add(a as u64).wrapping_sub(p),
+        RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex => got_slot(crate::elf::layout::GotKind::Addr).wrapping_add(a as u64).wrapping_sub(p),
+        RelKind::GotOff => got_slot(crate::elf::layout::GotKind::Addr).wrapping_sub(got_base).wrapping_add(a as u64),
+        RelKind::GotBasePc => got_base.wrapping_add(a as u64).wrapping_sub(p),
+        RelKind::RelGotBase => sa.wrapping_sub(got_base),
+        RelKind::PltRelGotBase => plt_or_s().wrapping_add(a as u64).wrapping_sub(got_base),
+        RelKind::Size => symbol_size(l, t).wrapping_add(a as u64),
+        // Relaxed local-dynamic code in an executable addresses TLS from the thread
+        // pointer; elsewhere (shared libraries; debug info goes through
+        // `apply_nonalloc_reloc`) DTPOFF is the offset in the module's TLS block.
+        RelKind::DtpOff if !l.config.shared => tpoff(l, s_val).wrapping_add(a as u64),
+        RelKind::DtpOff => s_val.wrapping_sub(l.tls_start()).wrapping_add(a as u64),
+        RelKind::TpOff => tpoff(l, s_val).wrapping_add(a as u64),
+        RelKind::GotTpOff => got_slot(crate::elf::layout::GotKind::TpOff).wrapping_add(a as u64).wrapping_sub(p),
+        RelKind::TlsGd if l.config.shared => got_slot(crate::elf::layout::GotKind::TlsGdMod).wrapping_add(a as u64).wrapping_sub(p),
+        RelKind::TlsLd if l.config.shared => l
+            .got_index
+            .get(&(crate::elf::layout::TLS_LD_TARGET, crate::elf::layout::GotKind::TlsLdMod))
+            .map(|&i| l.got_slot_addr(i))
+            .unwrap_or(0)
+            .wrapping_add(a as u64)
+            .wrapping_sub(p),
+        RelKind::TlsDescPc if l.config.shared => got_slot(crate::elf::layout::GotKind::TlsDesc).wrapping_add(a as u64).wrapping_sub(p),
+        RelKind::TlsGd | RelKind::TlsLd | RelKind::TlsDescPc | RelKind::TlsDescCall => return None,
+        RelKind::None | RelKind::Unknown => return None,
+    })
 }
 
 /// lld's tombstone for relocations from a non-alloc section to discarded code: 1 in
