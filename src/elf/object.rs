@@ -159,149 +159,22 @@ impl ObjFile {
         Self::parse_inner(input, merge).map_err(|e| e.context(&input.name))
     }
 
+    /// The passes over one object: its section headers, its symbol table, each section (with
+    /// its group), the relocation sections attached to their targets, then the symbols checked.
     fn parse_inner(input: &'static InputFile, merge: bool) -> Result<ObjFile> {
         let data = input.data;
-        let ehdr = Ehdr::parse(data).map_err(|_| corrupt("invalid ELF header"))?;
-        if ehdr.e_machine(LE) != elf::EM_X86_64 {
-            bail!("{} is incompatible with elf_x86_64", input.name);
-        }
-        let shoff = ehdr.e_shoff(LE);
-        let shentsize = ehdr.e_shentsize(LE);
-        if shoff != 0 && shentsize as usize != std::mem::size_of::<Shdr>() {
-            bail!("invalid sh_entsize");
-        }
-        // lld's wording for the commonest corruption, a truncated file.
-        let shnum_raw = ehdr.e_shnum(LE) as u64;
-        if shoff != 0 && shoff.checked_add(shnum_raw.max(1) * 64).is_none_or(|end| end > data.len() as u64) {
-            bail!("section header table goes past the end of the file: e_shoff = 0x{shoff:x}");
-        }
-        let shdrs = ehdr.section_headers(LE, data).map_err(|e| corrupt(format!("{e}")))?;
+        let (shdrs, shstrtab) = section_headers(input)?;
         let shnum = shdrs.len();
-        let shstrndx = ehdr.shstrndx(LE, data).map_err(|e| corrupt(e.to_string()))? as usize;
-        let shstrtab: &'static [u8] = if shnum == 0 {
-            &[]
-        } else {
-            let h = shdrs.get(shstrndx).ok_or_else(|| corrupt("invalid e_shstrndx"))?;
-            slice_at(data, h.sh_offset(LE), h.sh_size(LE))
-                .ok_or_else(|| corrupt("section header string table is out of bounds"))?
-        };
-
-        let mut symbols: &'static [Sym] = &[];
-        let mut strtab: &'static [u8] = &[];
-        let mut first_global = 0usize;
-        let mut symtab_index = None;
-        for (i, h) in shdrs.iter().enumerate() {
-            if h.sh_type(LE) == elf::SHT_SYMTAB {
-                if symtab_index.is_some() {
-                    bail!("multiple SHT_SYMTAB sections");
-                }
-                symtab_index = Some(i);
-                if h.sh_entsize(LE) != std::mem::size_of::<Sym>() as u64 {
-                    bail!("invalid sh_entsize");
-                }
-                let raw = slice_at(data, h.sh_offset(LE), h.sh_size(LE))
-                    .ok_or_else(|| corrupt("symbol table is out of bounds"))?;
-                symbols = object::pod::slice_from_all_bytes::<Sym>(raw)
-                    .map_err(|_| corrupt("invalid symbol table"))?;
-                let link = h.sh_link(LE) as usize;
-                let sh = shdrs.get(link).ok_or_else(|| corrupt("invalid sh_link"))?;
-                if sh.sh_type(LE) != elf::SHT_STRTAB {
-                    bail!("invalid sh_link");
-                }
-                strtab = slice_at(data, sh.sh_offset(LE), sh.sh_size(LE))
-                    .ok_or_else(|| corrupt("string table is out of bounds"))?;
-                first_global = h.sh_info(LE) as usize;
-                if first_global > symbols.len() || (first_global == 0 && !symbols.is_empty()) {
-                    bail!("invalid sh_info in symbol table");
-                }
-            }
-        }
+        let SymbolTable { symbols, strtab, first_global } = symbol_table(data, shdrs)?;
 
         let mut sections = Vec::with_capacity(shnum);
         let mut groups = Vec::new();
         let mut plain_groups = Vec::new();
         let mut inflate = inflate_budget(data.len());
         for (i, h) in shdrs.iter().enumerate() {
-            let name = c_str(shstrtab, h.sh_name(LE))?;
-            let sh_type = h.sh_type(LE);
-            let flags = h.sh_flags(LE);
-            let size = h.sh_size(LE);
-            let data_slice: &'static [u8] = if sh_type == elf::SHT_NOBITS || i == 0 {
-                &[]
-            } else {
-                slice_at(data, h.sh_offset(LE), size).ok_or_else(|| {
-                    corrupt(format!("section {} is out of bounds", String::from_utf8_lossy(name)))
-                })?
-            };
-            let mut align = h.sh_addralign(LE).max(1);
-            let (mut data_slice, mut size, mut flags) = (data_slice, size, flags);
-            if flags & elf::SHF_COMPRESSED as u64 != 0 && sh_type != elf::SHT_NOBITS {
-                // Compressed debug sections (`-gz`): relocations address the uncompressed bytes.
-                let (d, al) = decompress(name, data_slice, &mut inflate)?;
-                size = d.len() as u64;
-                data_slice = d;
-                align = al.max(1);
-                flags &= !(elf::SHF_COMPRESSED as u64);
-            }
-            if !align.is_power_of_two() {
-                bail!("section sh_addralign is not a power of 2");
-            }
-            let kind = if i == 0 {
-                SecKind::Ignored
-            } else {
-                match sh_type {
-                    elf::SHT_NULL | elf::SHT_SYMTAB | elf::SHT_STRTAB | elf::SHT_RELA | elf::SHT_REL
-                    | elf::SHT_GROUP | elf::SHT_SYMTAB_SHNDX | 0x6fff_4c03 => SecKind::Ignored,
-                    _ if flags & elf::SHF_EXCLUDE as u64 != 0 => SecKind::Ignored,
-                    _ if name == b".note.GNU-stack" => SecKind::Ignored,
-                    _ if name == b".note.gnu.property" => SecKind::Ignored,
-                    _ if name == b".eh_frame" && sh_type == elf::SHT_PROGBITS || sh_type == elf::SHT_X86_64_UNWIND => SecKind::EhFrame,
-                    // lld's shouldMerge: non-alloc sections too (`.debug_str`), not empty ones,
-                    // not without an entry size.
-                    _ if merge && flags & elf::SHF_MERGE as u64 != 0 && size > 0 && h.sh_entsize(LE) > 0 => {
-                        if size % h.sh_entsize(LE) != 0 {
-                            bail!(
-                                "{}:({}): SHF_MERGE section size ({size}) must be a multiple of sh_entsize ({})",
-                                input.name,
-                                String::from_utf8_lossy(name),
-                                h.sh_entsize(LE)
-                            );
-                        }
-                        if flags & elf::SHF_WRITE as u64 != 0 {
-                            bail!("{}:({}): writable SHF_MERGE section is not supported", input.name, String::from_utf8_lossy(name));
-                        }
-                        SecKind::Merge
-                    }
-                    _ if name.starts_with(b".gnu.lto_") || name == b".llvm_addrsig" => SecKind::Ignored,
-                    _ => SecKind::Regular,
-                }
-            };
-            if sh_type == elf::SHT_GROUP {
-                let words = data_slice;
-                if words.len() < 4 || words.len() % 4 != 0 {
-                    bail!("invalid SHT_GROUP section");
-                }
-                let flag = u32::from_le_bytes(words[..4].try_into().unwrap());
-                let sig_sym = h.sh_info(LE) as usize;
-                let sym = symbols.get(sig_sym).ok_or_else(|| corrupt("invalid symbol index in SHT_GROUP"))?;
-                let sig = c_str(strtab, sym.st_name(LE))?;
-                let sig = if sig.is_empty() && sym.st_type() == elf::STT_SECTION {
-                    // Signature is the name of the section the symbol refers to.
-                    let sidx = sym.st_shndx(LE) as usize;
-                    let sh = shdrs.get(sidx).ok_or_else(|| corrupt("invalid section index"))?;
-                    c_str(shstrtab, sh.sh_name(LE))?
-                } else {
-                    sig
-                };
-                let members: Vec<u32> = words[4..]
-                    .chunks_exact(4)
-                    .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-                    .collect();
-                for &m in &members {
-                    if m as usize >= shnum || m == 0 {
-                        bail!("invalid section index in group");
-                    }
-                }
+            let sec = read_section(input, merge, i, h, shstrtab, &mut inflate)?;
+            if sec.sh_type == elf::SHT_GROUP {
+                let (flag, sig, members) = read_group(h, sec.data, symbols, strtab, shdrs, shstrtab)?;
                 if flag & elf::GRP_COMDAT != 0 {
                     groups.push((i as u32, sig, members));
                 } else {
@@ -310,73 +183,15 @@ impl ObjFile {
                     plain_groups.push(members);
                 }
             }
-            sections.push(InputSection {
-                name,
-                hdr: h,
-                kind,
-                data: data_slice,
-                relocs: &[],
-                flags,
-                sh_type,
-                align,
-                size,
-                group: None,
-            });
+            sections.push(sec);
         }
         for (gi, _, members) in &groups {
             for &m in members {
                 sections[m as usize].group = Some(*gi);
             }
         }
-        // Attach relocation sections to their targets. RELA is borrowed from the mapping; REL
-        // (LLVM writes it for `.llvm.call-graph-profile`, and other producers may use it on
-        // x86-64 too) is converted once into RELA with the addends read from the relocated
-        // bytes, so every later stage sees one format.
-        for h in shdrs.iter() {
-            let is_rel = h.sh_type(LE) == elf::SHT_REL;
-            if h.sh_type(LE) != elf::SHT_RELA && !is_rel {
-                continue;
-            }
-            let target = h.sh_info(LE) as usize;
-            if target == 0 || target >= shnum {
-                bail!("invalid relocated section index {target}");
-            }
-            let entsize = if is_rel { std::mem::size_of::<Rel>() } else { std::mem::size_of::<Rela>() };
-            if h.sh_entsize(LE) != entsize as u64 {
-                bail!("invalid sh_entsize");
-            }
-            let raw = slice_at(data, h.sh_offset(LE), h.sh_size(LE))
-                .ok_or_else(|| corrupt("relocation section is out of bounds"))?;
-            let relocs: &'static [Rela] = if is_rel {
-                let rels = object::pod::slice_from_all_bytes::<Rel>(raw).map_err(|_| corrupt("invalid relocation section"))?;
-                rel_to_rela(rels, &sections[target])?
-            } else {
-                object::pod::slice_from_all_bytes::<Rela>(raw).map_err(|_| corrupt("invalid relocation section"))?
-            };
-            let tsec = &sections[target];
-            for r in relocs {
-                let sym = r.r_sym(LE, false) as usize;
-                if sym >= symbols.len().max(1) {
-                    bail!("invalid symbol index {sym} in relocation");
-                }
-                let off = r.r_offset(LE);
-                if tsec.sh_type != elf::SHT_NOBITS && off.checked_add(1).is_none_or(|e| e > tsec.size) {
-                    bail!("relocation offset {off:#x} is out of bounds of section {}", String::from_utf8_lossy(tsec.name));
-                }
-            }
-            sections[target].relocs = relocs;
-        }
-        // Validate symbols once so later stages can index freely.
-        for (i, s) in symbols.iter().enumerate() {
-            c_str(strtab, s.st_name(LE))?;
-            let shndx = s.st_shndx(LE);
-            if i > 0 && shndx != elf::SHN_UNDEF && shndx < elf::SHN_LORESERVE && shndx as usize >= shnum {
-                bail!("invalid section index {shndx} for symbol {i}");
-            }
-            if shndx == elf::SHN_XINDEX {
-                bail!("extended section indices (SHN_XINDEX) are not supported");
-            }
-        }
+        attach_relocs(data, shdrs, symbols, &mut sections)?;
+        check_symbols(symbols, strtab, shnum)?;
         Ok(ObjFile {
             input,
             sections,
@@ -391,4 +206,250 @@ impl ObjFile {
     pub fn sym_name(&self, i: usize) -> &'static [u8] {
         c_str(self.strtab, self.symbols[i].st_name(LE)).unwrap_or(b"")
     }
+}
+
+/// The section header table and the section name table: an x86-64 object whose headers
+/// lie inside the file (lld's wording for a truncated one), else an error.
+fn section_headers(input: &'static InputFile) -> Result<(&'static [Shdr], &'static [u8])> {
+    let data = input.data;
+    let ehdr = Ehdr::parse(data).map_err(|_| corrupt("invalid ELF header"))?;
+    if ehdr.e_machine(LE) != elf::EM_X86_64 {
+        bail!("{} is incompatible with elf_x86_64", input.name);
+    }
+    let shoff = ehdr.e_shoff(LE);
+    let shentsize = ehdr.e_shentsize(LE);
+    if shoff != 0 && shentsize as usize != std::mem::size_of::<Shdr>() {
+        bail!("invalid sh_entsize");
+    }
+    // lld's wording for the commonest corruption, a truncated file.
+    let shnum_raw = ehdr.e_shnum(LE) as u64;
+    if shoff != 0 && shoff.checked_add(shnum_raw.max(1) * 64).is_none_or(|end| end > data.len() as u64) {
+        bail!("section header table goes past the end of the file: e_shoff = 0x{shoff:x}");
+    }
+    let shdrs = ehdr.section_headers(LE, data).map_err(|e| corrupt(format!("{e}")))?;
+    let shnum = shdrs.len();
+    let shstrndx = ehdr.shstrndx(LE, data).map_err(|e| corrupt(e.to_string()))? as usize;
+    let shstrtab: &'static [u8] = if shnum == 0 {
+        &[]
+    } else {
+        let h = shdrs.get(shstrndx).ok_or_else(|| corrupt("invalid e_shstrndx"))?;
+        slice_at(data, h.sh_offset(LE), h.sh_size(LE))
+            .ok_or_else(|| corrupt("section header string table is out of bounds"))?
+    };
+    Ok((shdrs, shstrtab))
+}
+
+/// An object's symbols, borrowed from the mapping.
+struct SymbolTable {
+    symbols: &'static [Sym],
+    strtab: &'static [u8],
+    first_global: usize,
+}
+
+/// The one SHT_SYMTAB (none: no symbols), its string table and first global, each checked
+/// against the file and the ELF rules.
+fn symbol_table(data: &'static [u8], shdrs: &'static [Shdr]) -> Result<SymbolTable> {
+    let mut symbols: &'static [Sym] = &[];
+    let mut strtab: &'static [u8] = &[];
+    let mut first_global = 0usize;
+    let mut symtab_index = None;
+    for (i, h) in shdrs.iter().enumerate() {
+        if h.sh_type(LE) == elf::SHT_SYMTAB {
+            if symtab_index.is_some() {
+                bail!("multiple SHT_SYMTAB sections");
+            }
+            symtab_index = Some(i);
+            if h.sh_entsize(LE) != std::mem::size_of::<Sym>() as u64 {
+                bail!("invalid sh_entsize");
+            }
+            let raw = slice_at(data, h.sh_offset(LE), h.sh_size(LE))
+                .ok_or_else(|| corrupt("symbol table is out of bounds"))?;
+            symbols = object::pod::slice_from_all_bytes::<Sym>(raw)
+                .map_err(|_| corrupt("invalid symbol table"))?;
+            let link = h.sh_link(LE) as usize;
+            let sh = shdrs.get(link).ok_or_else(|| corrupt("invalid sh_link"))?;
+            if sh.sh_type(LE) != elf::SHT_STRTAB {
+                bail!("invalid sh_link");
+            }
+            strtab = slice_at(data, sh.sh_offset(LE), sh.sh_size(LE))
+                .ok_or_else(|| corrupt("string table is out of bounds"))?;
+            first_global = h.sh_info(LE) as usize;
+            if first_global > symbols.len() || (first_global == 0 && !symbols.is_empty()) {
+                bail!("invalid sh_info in symbol table");
+            }
+        }
+    }
+    Ok(SymbolTable { symbols, strtab, first_global })
+}
+
+/// Section `i` (header `h`) as the link sees it: its name, contents (inflated when
+/// SHF_COMPRESSED, charged to `inflate`), alignment and `SecKind`; no relocations or group
+/// yet.
+fn read_section(input: &'static InputFile, merge: bool, i: usize, h: &'static Shdr, shstrtab: &'static [u8], inflate: &mut u64) -> Result<InputSection> {
+    let name = c_str(shstrtab, h.sh_name(LE))?;
+    let sh_type = h.sh_type(LE);
+    let flags = h.sh_flags(LE);
+    let size = h.sh_size(LE);
+    let data_slice: &'static [u8] = if sh_type == elf::SHT_NOBITS || i == 0 {
+        &[]
+    } else {
+        slice_at(input.data, h.sh_offset(LE), size).ok_or_else(|| {
+            corrupt(format!("section {} is out of bounds", String::from_utf8_lossy(name)))
+        })?
+    };
+    let mut align = h.sh_addralign(LE).max(1);
+    let (mut data_slice, mut size, mut flags) = (data_slice, size, flags);
+    if flags & elf::SHF_COMPRESSED as u64 != 0 && sh_type != elf::SHT_NOBITS {
+        // Compressed debug sections (`-gz`): relocations address the uncompressed bytes.
+        let (d, al) = decompress(name, data_slice, inflate)?;
+        size = d.len() as u64;
+        data_slice = d;
+        align = al.max(1);
+        flags &= !(elf::SHF_COMPRESSED as u64);
+    }
+    if !align.is_power_of_two() {
+        bail!("section sh_addralign is not a power of 2");
+    }
+    let kind = if i == 0 { SecKind::Ignored } else { section_kind(input, merge, h, name, sh_type, flags, size)? };
+    Ok(InputSection {
+        name,
+        hdr: h,
+        kind,
+        data: data_slice,
+        relocs: &[],
+        flags,
+        sh_type,
+        align,
+        size,
+        group: None,
+    })
+}
+
+/// How the link treats section `name` (after decompression: `flags`, `size`): ignored,
+/// regular, `.eh_frame`, or split and merged (`merge`); a SHF_MERGE section that cannot be
+/// split is an error.
+fn section_kind(input: &InputFile, merge: bool, h: &Shdr, name: &[u8], sh_type: u32, flags: u64, size: u64) -> Result<SecKind> {
+    Ok(match sh_type {
+        elf::SHT_NULL | elf::SHT_SYMTAB | elf::SHT_STRTAB | elf::SHT_RELA | elf::SHT_REL
+        | elf::SHT_GROUP | elf::SHT_SYMTAB_SHNDX | 0x6fff_4c03 => SecKind::Ignored,
+        _ if flags & elf::SHF_EXCLUDE as u64 != 0 => SecKind::Ignored,
+        _ if name == b".note.GNU-stack" => SecKind::Ignored,
+        _ if name == b".note.gnu.property" => SecKind::Ignored,
+        _ if name == b".eh_frame" && sh_type == elf::SHT_PROGBITS || sh_type == elf::SHT_X86_64_UNWIND => SecKind::EhFrame,
+        // lld's shouldMerge: non-alloc sections too (`.debug_str`), not empty ones,
+        // not without an entry size.
+        _ if merge && flags & elf::SHF_MERGE as u64 != 0 && size > 0 && h.sh_entsize(LE) > 0 => {
+            if !size.is_multiple_of(h.sh_entsize(LE)) {
+                bail!(
+                    "{}:({}): SHF_MERGE section size ({size}) must be a multiple of sh_entsize ({})",
+                    input.name,
+                    String::from_utf8_lossy(name),
+                    h.sh_entsize(LE)
+                );
+            }
+            if flags & elf::SHF_WRITE as u64 != 0 {
+                bail!("{}:({}): writable SHF_MERGE section is not supported", input.name, String::from_utf8_lossy(name));
+            }
+            SecKind::Merge
+        }
+        _ if name.starts_with(b".gnu.lto_") || name == b".llvm_addrsig" => SecKind::Ignored,
+        _ => SecKind::Regular,
+    })
+}
+
+/// A SHT_GROUP section (header `h`, contents `words`): its flag word, its signature (the
+/// signature symbol's name, or its section's name for an unnamed section symbol) and its
+/// member section indices, each checked.
+fn read_group(
+    h: &Shdr,
+    words: &'static [u8],
+    symbols: &'static [Sym],
+    strtab: &'static [u8],
+    shdrs: &[Shdr],
+    shstrtab: &'static [u8],
+) -> Result<(u32, &'static [u8], Vec<u32>)> {
+    if words.len() < 4 || !words.len().is_multiple_of(4) {
+        bail!("invalid SHT_GROUP section");
+    }
+    let flag = u32::from_le_bytes(words[..4].try_into().unwrap());
+    let sig_sym = h.sh_info(LE) as usize;
+    let sym = symbols.get(sig_sym).ok_or_else(|| corrupt("invalid symbol index in SHT_GROUP"))?;
+    let sig = c_str(strtab, sym.st_name(LE))?;
+    let sig = if sig.is_empty() && sym.st_type() == elf::STT_SECTION {
+        // Signature is the name of the section the symbol refers to.
+        let sidx = sym.st_shndx(LE) as usize;
+        let sh = shdrs.get(sidx).ok_or_else(|| corrupt("invalid section index"))?;
+        c_str(shstrtab, sh.sh_name(LE))?
+    } else {
+        sig
+    };
+    let members: Vec<u32> = words[4..]
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    for &m in &members {
+        if m as usize >= shdrs.len() || m == 0 {
+            bail!("invalid section index in group");
+        }
+    }
+    Ok((flag, sig, members))
+}
+
+/// Attaches relocation sections to their targets, each relocation's symbol and offset
+/// checked. RELA is borrowed from the mapping; REL (LLVM writes it for
+/// `.llvm.call-graph-profile`, and other producers may use it on x86-64 too) is converted
+/// once into RELA with the addends read from the relocated bytes, so every later stage sees
+/// one format.
+fn attach_relocs(data: &'static [u8], shdrs: &'static [Shdr], symbols: &[Sym], sections: &mut [InputSection]) -> Result<()> {
+    let shnum = shdrs.len();
+    for h in shdrs.iter() {
+        let is_rel = h.sh_type(LE) == elf::SHT_REL;
+        if h.sh_type(LE) != elf::SHT_RELA && !is_rel {
+            continue;
+        }
+        let target = h.sh_info(LE) as usize;
+        if target == 0 || target >= shnum {
+            bail!("invalid relocated section index {target}");
+        }
+        let entsize = if is_rel { std::mem::size_of::<Rel>() } else { std::mem::size_of::<Rela>() };
+        if h.sh_entsize(LE) != entsize as u64 {
+            bail!("invalid sh_entsize");
+        }
+        let raw = slice_at(data, h.sh_offset(LE), h.sh_size(LE))
+            .ok_or_else(|| corrupt("relocation section is out of bounds"))?;
+        let relocs: &'static [Rela] = if is_rel {
+            let rels = object::pod::slice_from_all_bytes::<Rel>(raw).map_err(|_| corrupt("invalid relocation section"))?;
+            rel_to_rela(rels, &sections[target])?
+        } else {
+            object::pod::slice_from_all_bytes::<Rela>(raw).map_err(|_| corrupt("invalid relocation section"))?
+        };
+        let tsec = &sections[target];
+        for r in relocs {
+            let sym = r.r_sym(LE, false) as usize;
+            if sym >= symbols.len().max(1) {
+                bail!("invalid symbol index {sym} in relocation");
+            }
+            let off = r.r_offset(LE);
+            if tsec.sh_type != elf::SHT_NOBITS && off.checked_add(1).is_none_or(|e| e > tsec.size) {
+                bail!("relocation offset {off:#x} is out of bounds of section {}", String::from_utf8_lossy(tsec.name));
+            }
+        }
+        sections[target].relocs = relocs;
+    }
+    Ok(())
+}
+
+/// Validates the symbols once (names, section indices) so later stages can index freely.
+fn check_symbols(symbols: &[Sym], strtab: &'static [u8], shnum: usize) -> Result<()> {
+    for (i, s) in symbols.iter().enumerate() {
+        c_str(strtab, s.st_name(LE))?;
+        let shndx = s.st_shndx(LE);
+        if i > 0 && shndx != elf::SHN_UNDEF && shndx < elf::SHN_LORESERVE && shndx as usize >= shnum {
+            bail!("invalid section index {shndx} for symbol {i}");
+        }
+        if shndx == elf::SHN_XINDEX {
+            bail!("extended section indices (SHN_XINDEX) are not supported");
+        }
+    }
+    Ok(())
 }

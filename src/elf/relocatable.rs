@@ -412,6 +412,25 @@ impl Plan<'_> {
             (self.lidx[f].get(sym).copied().unwrap_or(0), ty, addend, false)
         }
     }
+
+    /// The output symbol a kept group's sh_info names: its signature, a global, a local
+    /// copy, or a section symbol's output section symbol (0 when not written).
+    fn group_info(&self, g: &Group) -> u32 {
+        let o = self.obj(g.file);
+        if g.sig_sym >= o.first_global {
+            let id = self.r.sym_ids[g.file].get(g.sig_sym - o.first_global).copied();
+            return id.map_or(0, |id| self.gidx[id]);
+        }
+        match o.symbols.get(g.sig_sym) {
+            Some(s) if s.st_type() == elf::STT_SECTION => self.place[g.file]
+                .get(s.st_shndx(LE) as usize)
+                .copied()
+                .flatten()
+                .map_or(0, |(os, _)| self.osecs[os as usize].sym),
+            Some(_) => self.lidx[g.file].get(g.sig_sym).copied().unwrap_or(0),
+            None => 0,
+        }
+    }
 }
 
 struct Built {
@@ -420,6 +439,10 @@ struct Built {
     build_id_kind: (BuildId, Vec<u8>),
 }
 
+/// The `-r` output, built by the passes below, each taking what the previous ones decided:
+/// COMDAT selection, output sections, input offsets (and merged strings), section indices,
+/// the symbol table (section symbols, kept locals, globals), then the image (section names,
+/// group contents, notes, file offsets, headers, contents).
 fn build(config: &Config, r: &Resolved) -> Result<Built> {
     let objs: Vec<FileId> = r
         .load_order
@@ -427,18 +450,72 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
         .copied()
         .filter(|&f| r.loaded[f] && matches!(r.files[f], File::Obj(_)))
         .collect();
+    let mut sel = select_comdats(r, &objs)?;
+    let mut secs = output_sections(r, &objs, &mut sel)?;
+    place_inputs(r, &mut secs)?;
+    let features = gnu_property_features(config, r, &objs);
+    let idx = number_sections(config, &mut secs.osecs, features)?;
+
+    let used = used_locals(r, &secs.place);
+    let mut syms = SymTab::new();
+    for &i in &idx.order {
+        let os = &mut secs.osecs[i];
+        os.sym = syms.push(0, elf::STT_SECTION, 0, os.index as u16, 0, 0);
+    }
+    let lidx = kept_locals(config, r, &objs, &secs, &used, &mut syms);
+    let first_global = syms.count();
+    let facts = global_facts(r, &objs);
+    let gidx = globals(config, r, &secs, &facts, &mut syms)?;
+    let plan = Plan { r, osecs: secs.osecs, place: secs.place, lidx, gidx };
+
+    let (shstrtab, name_off) = section_names(&plan, &idx.slots);
+    let group_data = group_contents(&plan);
+    let synth = SynthData {
+        gnu_property: gnu_property_note(features),
+        build_id_note: build_id_note(idx.build_id_len),
+        symtab: syms.data,
+        first_global,
+        strtab: syms.strtab.data,
+        shstrtab: shstrtab.data,
+    };
+    let mut hdrs = section_headers(&plan, &idx, &group_data, &synth)?;
+    let shoff = assign_file_offsets(&mut hdrs)?;
+    let mut buf = alloc_image(shoff, idx.nsections)?;
+    write_elf_header(&mut buf, shoff, idx.nsections, idx.shstrtab_index);
+    write_section_headers(&mut buf, shoff, &hdrs, &name_off);
+    let warnings = write_contents(&plan, &idx.slots, &hdrs, &group_data, &synth, &mut buf[..shoff as usize]);
+    for w in &warnings {
+        config.diag.warn(w);
+    }
+    if config.diag.error_count() > 0 {
+        return Err(Error::many(Vec::new()));
+    }
+    let build_id = idx
+        .slots
+        .iter()
+        .position(|s| matches!(s, Slot::Synth(Synth::BuildId)))
+        .map(|k| (hdrs[k].off as usize + 16, idx.build_id_len));
+    Ok(Built { buf, build_id, build_id_kind: (config.build_id, config.build_id_hex.clone()) })
+}
+
+/// The COMDAT verdicts: per object, which input sections are dropped, and the groups that
+/// survive (by their SHT_GROUP section index).
+struct Selection {
+    dropped: Vec<Vec<bool>>,
+    kept_groups: Vec<HashMap<u32, Group>>,
+}
+
+/// COMDAT selection, recomputed in load order as the resolver did (the first file to bring a
+/// signature keeps its group); non-COMDAT groups are always kept. A discarded group drops its
+/// members and its SHT_GROUP section, on top of what the resolver discarded.
+fn select_comdats(r: &Resolved, objs: &[FileId]) -> Result<Selection> {
     let nfiles = r.files.len();
-    let mut place: Vec<Vec<Place>> = vec![Vec::new(); nfiles];
     let mut dropped: Vec<Vec<bool>> = vec![Vec::new(); nfiles];
     let mut errors: Vec<String> = Vec::new();
-
-    // COMDAT selection, recomputed in load order as the resolver did (the first file to bring a
-    // signature keeps its group); non-COMDAT groups are always kept.
     let mut comdat_seen: HashSet<&'static [u8]> = HashSet::new();
     let mut kept_groups: Vec<HashMap<u32, Group>> = (0..nfiles).map(|_| HashMap::new()).collect();
-    for &f in &objs {
+    for &f in objs {
         let o = r.obj(f);
-        place[f] = vec![None; o.sections.len()];
         dropped[f] = r.discarded[f].clone();
         dropped[f].resize(o.sections.len(), false);
         for (i, s) in o.sections.iter().enumerate() {
@@ -477,19 +554,37 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
     if !errors.is_empty() {
         return Err(Error::many(errors));
     }
+    Ok(Selection { dropped, kept_groups })
+}
 
-    // Output sections, in input order; SHF_LINK_ORDER sections wait until their linked
-    // sections are placed.
+/// The output sections and which input goes where.
+struct Sections {
+    osecs: Vec<OutSec>,
+    /// Per object, per input section: its output section and offset (the offset is 0 until
+    /// `place_inputs`).
+    place: Vec<Vec<Place>>,
+    /// Per output section: its inputs in order (file, section index).
+    members_of: Vec<Vec<(FileId, u32)>>,
+}
+
+/// Output sections, in input order: each kept input section joins the output section of its
+/// name (a kept group's SHT_GROUP section and every SHF_GROUP member get their own);
+/// SHF_LINK_ORDER sections wait until their linked sections are placed, and are dropped with
+/// them. Takes the kept groups out of `sel`.
+fn output_sections(r: &Resolved, objs: &[FileId], sel: &mut Selection) -> Result<Sections> {
+    let mut place: Vec<Vec<Place>> = vec![Vec::new(); r.files.len()];
+    for &f in objs {
+        place[f] = vec![None; r.obj(f).sections.len()];
+    }
+    let mut errors: Vec<String> = Vec::new();
     let mut osecs: Vec<OutSec> = Vec::new();
     let mut by_name: HashMap<(&'static [u8], Option<usize>), usize> = HashMap::new();
-    let mut features = u32::MAX;
     let mut members_of: Vec<Vec<(FileId, u32)>> = Vec::new();
     let mut deferred: Vec<(usize, FileId, u32)> = Vec::new();
     for (pos, &f) in objs.iter().enumerate() {
         let o = r.obj(f);
-        features &= x86_features(o);
         for (i, s) in o.sections.iter().enumerate().skip(1) {
-            if dropped[f][i] {
+            if sel.dropped[f][i] {
                 continue;
             }
             match s.sh_type {
@@ -500,7 +595,7 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
                 continue;
             }
             if s.sh_type == elf::SHT_GROUP {
-                let Some(g) = kept_groups[f].remove(&(i as u32)) else { continue };
+                let Some(g) = sel.kept_groups[f].remove(&(i as u32)) else { continue };
                 osecs.push(new_osec(s.name, Some(g), s, (pos, i as u32), None));
                 members_of.push(Vec::new());
                 place[f][i] = Some(((osecs.len() - 1) as u32, 0));
@@ -537,9 +632,15 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
     if !errors.is_empty() {
         return Err(Error::many(errors));
     }
+    Ok(Sections { osecs, place, members_of })
+}
 
-    // Offsets of the inputs inside their output sections.
-    for (id, os) in osecs.iter_mut().enumerate() {
+/// Offsets of the inputs inside their output sections (each at its alignment, or at a
+/// multiple of the entry size too while the section stays SHF_MERGE), the sections' sizes
+/// and relocation counts; then the string sections that can be deduplicated are, which
+/// replaces their size.
+fn place_inputs(r: &Resolved, secs: &mut Sections) -> Result<()> {
+    for (id, os) in secs.osecs.iter_mut().enumerate() {
         if os.group.is_some() {
             continue;
         }
@@ -547,18 +648,19 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
             os.flags &= !(SHF_MERGE | SHF_STRINGS);
         }
         let mut off = 0u64;
-        for &(f, i) in &members_of[id] {
+        for &(f, i) in &secs.members_of[id] {
             let s = &r.obj(f).sections[i as usize];
             let step = if os.merge_ok { lcm(s.align, os.entsize).ok_or_else(too_large)? } else { s.align };
             off = align_to(off, step)?;
             os.members.push(Member { file: f, shndx: i, off });
-            place[f][i as usize] = Some((id as u32, off));
+            secs.place[f][i as usize] = Some((id as u32, off));
             os.nrelocs += s.relocs.len() as u64;
             off = off.checked_add(s.size).ok_or_else(too_large)?;
         }
         os.size = off;
     }
-    let merged: Vec<(usize, Option<Merged>)> = osecs
+    let merged: Vec<(usize, Option<Merged>)> = secs
+        .osecs
         .par_iter()
         .enumerate()
         .filter(|(_, os)| os.group.is_none() && os.merge_ok && os.flags & SHF_STRINGS != 0 && os.entsize == 1)
@@ -566,12 +668,48 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
         .collect();
     for (id, m) in merged {
         if let Some(m) = m {
-            osecs[id].size = m.data.len() as u64;
-            osecs[id].merged = Some(m);
+            secs.osecs[id].size = m.data.len() as u64;
+            secs.osecs[id].merged = Some(m);
         }
     }
+    Ok(())
+}
 
-    // Section indices: each output section, its `.rela` right after it, then the synthetic ones.
+/// The x86 feature bits of the output's `.note.gnu.property`: the AND of the objects' bits,
+/// plus `-z ibt`/`-z shstk`; 0 (no note) without objects.
+fn gnu_property_features(config: &Config, r: &Resolved, objs: &[FileId]) -> u32 {
+    if objs.is_empty() {
+        return 0;
+    }
+    let mut features = objs.iter().fold(u32::MAX, |acc, &f| acc & x86_features(r.obj(f)));
+    if config.z_ibt {
+        features |= GNU_PROPERTY_X86_FEATURE_1_IBT;
+    }
+    if config.z_shstk {
+        features |= GNU_PROPERTY_X86_FEATURE_1_SHSTK;
+    }
+    features
+}
+
+/// The output's section header order and the indices fixed by it.
+struct Indices {
+    /// Output sections by first input: the order of their headers and section symbols.
+    order: Vec<usize>,
+    /// Every section header after the null one, in index order.
+    slots: Vec<Slot>,
+    /// Section headers, the null one included.
+    nsections: usize,
+    build_id_len: usize,
+    symtab_index: u32,
+    strtab_index: u32,
+    shstrtab_index: u32,
+}
+
+/// Section indices: each output section in the order of its first input, its `.rela` right
+/// after it, then the synthetic ones (the property note when `features` is non-zero, the
+/// build-id note with `--build-id`). Sets each output section's `index` and `rela_index`.
+/// More sections than the ELF header can count is an error.
+fn number_sections(config: &Config, osecs: &mut [OutSec], features: u32) -> Result<Indices> {
     let mut order: Vec<usize> = (0..osecs.len()).collect();
     order.sort_by_key(|&i| osecs[i].first);
     let mut slots: Vec<Slot> = Vec::new();
@@ -582,15 +720,6 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
             slots.push(Slot::Rela(i));
             osecs[i].rela_index = slots.len() as u32;
         }
-    }
-    if config.z_ibt {
-        features |= GNU_PROPERTY_X86_FEATURE_1_IBT;
-    }
-    if config.z_shstk {
-        features |= GNU_PROPERTY_X86_FEATURE_1_SHSTK;
-    }
-    if objs.is_empty() {
-        features = 0;
     }
     if features != 0 {
         slots.push(Slot::Synth(Synth::GnuProperty));
@@ -610,9 +739,44 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
     let symtab_index = slot_index(Synth::Symtab);
     let strtab_index = slot_index(Synth::Strtab);
     let shstrtab_index = slot_index(Synth::Shstrtab);
+    Ok(Indices { order, slots, nsections, build_id_len, symtab_index, strtab_index, shstrtab_index })
+}
 
-    // Locals that relocations use are kept whatever the discard policy.
-    let used: Vec<Vec<bool>> = (0..nfiles)
+/// The output `.symtab` and its `.strtab`, filled in symbol index order.
+struct SymTab {
+    data: Vec<u8>,
+    strtab: StrTab,
+}
+
+impl SymTab {
+    /// A table holding the null symbol.
+    fn new() -> SymTab {
+        SymTab { data: vec![0; SYM_SIZE as usize], strtab: StrTab::new() }
+    }
+
+    /// The number of symbols so far: the index of the next one.
+    fn count(&self) -> u32 {
+        (self.data.len() as u64 / SYM_SIZE) as u32
+    }
+
+    /// Appends a symbol whose name is at `name` in the string table; returns its index.
+    fn push(&mut self, name: u32, info: u8, other: u8, shndx: u16, value: u64, size: u64) -> u32 {
+        let idx = self.count();
+        let t = &mut self.data;
+        t.extend_from_slice(&name.to_le_bytes());
+        t.push(info);
+        t.push(other);
+        t.extend_from_slice(&shndx.to_le_bytes());
+        t.extend_from_slice(&value.to_le_bytes());
+        t.extend_from_slice(&size.to_le_bytes());
+        idx
+    }
+}
+
+/// Per file: which locals a relocation of a written section uses (those are kept whatever
+/// the discard policy). Empty for files that are not objects of the link.
+fn used_locals(r: &Resolved, place: &[Vec<Place>]) -> Vec<Vec<bool>> {
+    (0..r.files.len())
         .into_par_iter()
         .map(|f| {
             let File::Obj(o) = &r.files[f] else { return Vec::new() };
@@ -633,34 +797,25 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
             }
             u
         })
-        .collect();
+        .collect()
+}
 
-    // The symbol table.
-    let mut strtab = StrTab::new();
-    let mut symtab: Vec<u8> = vec![0; SYM_SIZE as usize];
-    let push_sym = |symtab: &mut Vec<u8>, name: u32, info: u8, other: u8, shndx: u16, value: u64, size: u64| -> u32 {
-        let idx = (symtab.len() as u64 / SYM_SIZE) as u32;
-        symtab.extend_from_slice(&name.to_le_bytes());
-        symtab.push(info);
-        symtab.push(other);
-        symtab.extend_from_slice(&shndx.to_le_bytes());
-        symtab.extend_from_slice(&value.to_le_bytes());
-        symtab.extend_from_slice(&size.to_le_bytes());
-        idx
-    };
-    for &i in &order {
-        let os = &mut osecs[i];
-        os.sym = push_sym(&mut symtab, 0, elf::STT_SECTION, 0, os.index as u16, 0, 0);
-    }
-    let mut lidx: Vec<Vec<u32>> = vec![Vec::new(); nfiles];
+/// The locals the output keeps, appended to `syms`: each object's locals (section symbols
+/// excepted) that are defined in a written section or absolute, unless `--discard-all`, or
+/// `--discard-locals` (or a merge section) for `.L` names, drops them; a local that a
+/// relocation uses or that names a kept group is always kept. Returns per object the output
+/// index of each local (0 = not written).
+fn kept_locals(config: &Config, r: &Resolved, objs: &[FileId], secs: &Sections, used: &[Vec<bool>], syms: &mut SymTab) -> Vec<Vec<u32>> {
+    let (place, osecs) = (&secs.place, &secs.osecs);
+    let mut lidx: Vec<Vec<u32>> = vec![Vec::new(); r.files.len()];
     // A group's signature symbol must survive even when it is a local no relocation uses.
     let mut must: HashSet<(FileId, usize)> = HashSet::new();
-    for os in &osecs {
+    for os in osecs {
         if let Some(g) = &os.group {
             must.insert((g.file, g.sig_sym));
         }
     }
-    for &f in &objs {
+    for &f in objs {
         let o = r.obj(f);
         lidx[f] = vec![0; o.first_global];
         for i in 1..o.first_global {
@@ -674,7 +829,7 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
                 elf::SHN_UNDEF | elf::SHN_COMMON => continue,
                 elf::SHN_ABS => (elf::SHN_ABS, s.st_value(LE), false),
                 _ if shndx >= elf::SHN_LORESERVE => continue,
-                _ => match locate(&place, &osecs, f, shndx as usize, s.st_value(LE)) {
+                _ => match locate(place, osecs, f, shndx as usize, s.st_value(LE)) {
                     Some((os, at)) => (osecs[os as usize].index as u16, at, o.sections[shndx as usize].flags & SHF_MERGE != 0),
                     // GCC defines group signatures (`wm4.*`, `_ZN...C5Ev`) as locals in the
                     // SHT_GROUP section itself; lld writes those of a discarded group as
@@ -690,20 +845,29 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
             if !keep {
                 continue;
             }
-            let n = strtab.add(name);
-            lidx[f][i] = push_sym(&mut symtab, n, s.st_info, s.st_other, out_shndx, value, s.st_size(LE));
+            let n = syms.strtab.add(name);
+            lidx[f][i] = syms.push(n, s.st_info, s.st_other, out_shndx, value, s.st_size(LE));
         }
     }
-    let first_global = (symtab.len() as u64 / SYM_SIZE) as u32;
+    lidx
+}
 
-    // Globals: what the objects say about each (type of an undefined reference, largest common
-    // alignment), then one entry per symbol an object names.
+/// What the objects say about each global: whether one names it, the type of its first
+/// undefined reference, and its largest common alignment.
+struct GlobalFacts {
+    referenced: Vec<bool>,
+    und_type: Vec<u8>,
+    common_align: Vec<u64>,
+}
+
+/// Collects the `GlobalFacts` of every global from the objects, in load order.
+fn global_facts(r: &Resolved, objs: &[FileId]) -> GlobalFacts {
     let nsyms = r.symbols.len();
     let mut referenced = vec![false; nsyms];
     let mut und_type = vec![elf::STT_NOTYPE; nsyms];
     let mut und_seen = vec![false; nsyms];
     let mut common_align = vec![1u64; nsyms];
-    for &f in &objs {
+    for &f in objs {
         let o = r.obj(f);
         for (k, &id) in r.sym_ids[f].iter().enumerate() {
             let Some(s) = o.symbols.get(o.first_global + k) else { continue };
@@ -719,7 +883,21 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
             }
         }
     }
-    let mut gidx = vec![0u32; nsyms];
+    GlobalFacts { referenced, und_type, common_align }
+}
+
+/// An output symbol entry: (st_info, st_other, st_shndx, st_value, st_size).
+type SymEntry = (u8, u8, u16, u64, u64);
+
+/// The globals, appended to `syms` in resolver order: defined ones (value relative to the
+/// output section; undefined when their section is not written), commons (SHN_COMMON,
+/// alignment in st_value), `--defsym` symbols, and undefined ones that an object names.
+/// Returns per global symbol its output index (0 = not written); a `--defsym` whose target is
+/// not in a written section is an error.
+fn globals(config: &Config, r: &Resolved, secs: &Sections, facts: &GlobalFacts, syms: &mut SymTab) -> Result<Vec<u32>> {
+    let (place, osecs) = (&secs.place, &secs.osecs);
+    let mut errors: Vec<String> = Vec::new();
+    let mut gidx = vec![0u32; r.symbols.len()];
     for (id, sym) in r.symbols.iter().enumerate() {
         let weak_bind = |w: bool| if w { elf::STB_WEAK } else { elf::STB_GLOBAL };
         let vis = sym.visibility & 3;
@@ -737,7 +915,7 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
                 if sh == elf::SHN_ABS {
                     ((bind << 4) | s.st_type(), other, elf::SHN_ABS, s.st_value(LE), s.st_size(LE))
                 } else {
-                    match locate(&place, &osecs, f, sh as usize, s.st_value(LE)) {
+                    match locate(place, osecs, f, sh as usize, s.st_value(LE)) {
                         Some((os, at)) => ((bind << 4) | s.st_type(), other, osecs[os as usize].index as u16, at, s.st_size(LE)),
                         // Defined in a section that is not written: an undefined reference.
                         None => ((bind << 4) | s.st_type(), vis, elf::SHN_UNDEF, 0, 0),
@@ -750,62 +928,72 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
                     (elf::STB_GLOBAL << 4) | s.st_type(),
                     (s.st_other & !3) | vis,
                     elf::SHN_COMMON,
-                    common_align[id].max(s.st_value(LE)).max(1),
+                    facts.common_align[id].max(s.st_value(LE)).max(1),
                     s.st_size(LE),
                 )
             }
-            Def::Synthetic => {
-                let name = String::from_utf8_lossy(sym.name);
-                let Some((_, expr)) = config.defsym.iter().rev().find(|(n, _)| *n == name) else { continue };
-                let add = crate::elf::resolve::defsym_offset(expr).unwrap_or(0) as u64;
-                match crate::elf::resolve::defsym_target(expr) {
-                    None => ((elf::STB_GLOBAL << 4) | elf::STT_NOTYPE, vis, elf::SHN_ABS, add, 0),
-                    Some(t) => {
-                        let target = r.lookup(t.as_bytes()).map(|t| r.symbols[t].def);
-                        let resolved = match target {
-                            Some(Def::Defined(f, i)) => {
-                                let s = &r.obj(f).symbols[i];
-                                let sh = s.st_shndx(LE);
-                                if sh == elf::SHN_ABS {
-                                    Some((s.st_type(), elf::SHN_ABS, s.st_value(LE).wrapping_add(add)))
-                                } else {
-                                    locate(&place, &osecs, f, sh as usize, s.st_value(LE))
-                                        .map(|(os, at)| (s.st_type(), osecs[os as usize].index as u16, at.wrapping_add(add)))
-                                }
-                            }
-                            _ => None,
-                        };
-                        match resolved {
-                            Some((ty, sh, v)) => ((elf::STB_GLOBAL << 4) | ty, vis, sh, v, 0),
-                            None => {
-                                errors.push(format!("--defsym {name}={expr}: {t} is not defined in a section of this -r link"));
-                                continue;
-                            }
-                        }
-                    }
-                }
-            }
-            Def::Undefined | Def::Lazy(_) => {
-                if !referenced[id] {
+            Def::Synthetic => match defsym_entry(config, r, secs, sym.name, vis) {
+                Some(Ok(e)) => e,
+                Some(Err(e)) => {
+                    errors.push(e);
                     continue;
                 }
-                ((weak_bind(sym.weak) << 4) | und_type[id], vis, elf::SHN_UNDEF, 0, 0)
+                None => continue,
+            },
+            Def::Undefined | Def::Lazy(_) => {
+                if !facts.referenced[id] {
+                    continue;
+                }
+                ((weak_bind(sym.weak) << 4) | facts.und_type[id], vis, elf::SHN_UNDEF, 0, 0)
             }
             Def::Shared(..) | Def::Bitcode(..) => continue,
         };
-        let n = strtab.add(sym.name);
-        gidx[id] = push_sym(&mut symtab, n, info, other, shndx, value, size);
+        let n = syms.strtab.add(sym.name);
+        gidx[id] = syms.push(n, info, other, shndx, value, size);
     }
     if !errors.is_empty() {
         return Err(Error::many(errors));
     }
+    Ok(gidx)
+}
 
-    let plan = Plan { r, osecs, place, lidx, gidx };
+/// The entry of synthetic symbol `name` with visibility `vis`: its last `--defsym`, absolute
+/// for a number, else its target's section and value plus the offset. `None` when no
+/// `--defsym` defines it (the symbol is not written); an error message when the target is
+/// not defined in a written section.
+fn defsym_entry(config: &Config, r: &Resolved, secs: &Sections, name: &[u8], vis: u8) -> Option<std::result::Result<SymEntry, String>> {
+    let name = String::from_utf8_lossy(name);
+    let (_, expr) = config.defsym.iter().rev().find(|(n, _)| *n == name)?;
+    let add = crate::elf::resolve::defsym_offset(expr).unwrap_or(0) as u64;
+    let Some(t) = crate::elf::resolve::defsym_target(expr) else {
+        return Some(Ok(((elf::STB_GLOBAL << 4) | elf::STT_NOTYPE, vis, elf::SHN_ABS, add, 0)));
+    };
+    let target = r.lookup(t.as_bytes()).map(|t| r.symbols[t].def);
+    let resolved = match target {
+        Some(Def::Defined(f, i)) => {
+            let s = &r.obj(f).symbols[i];
+            let sh = s.st_shndx(LE);
+            if sh == elf::SHN_ABS {
+                Some((s.st_type(), elf::SHN_ABS, s.st_value(LE).wrapping_add(add)))
+            } else {
+                locate(&secs.place, &secs.osecs, f, sh as usize, s.st_value(LE))
+                    .map(|(os, at)| (s.st_type(), secs.osecs[os as usize].index as u16, at.wrapping_add(add)))
+            }
+        }
+        _ => None,
+    };
+    Some(match resolved {
+        Some((ty, sh, v)) => Ok(((elf::STB_GLOBAL << 4) | ty, vis, sh, v, 0)),
+        None => Err(format!("--defsym {name}={expr}: {t} is not defined in a section of this -r link")),
+    })
+}
 
-    // Section names.
+/// Section names: `.shstrtab` and each header's name offset in it, in index order
+/// (`.rela<name>` for relocation sections).
+fn section_names(plan: &Plan, slots: &[Slot]) -> (StrTab, Vec<u32>) {
     let mut shstrtab = StrTab::new();
     let mut name_off: Vec<u32> = Vec::with_capacity(slots.len());
-    for s in &slots {
+    for s in slots {
         let n: &'static [u8] = match *s {
             Slot::Sec(i) => plan.osecs[i].name,
             Slot::Rela(i) => {
@@ -822,10 +1010,14 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
         };
         name_off.push(shstrtab.add(n));
     }
+    (shstrtab, name_off)
+}
 
-    // Group contents.
-    let group_data: HashMap<usize, Vec<u8>> = plan
-        .osecs
+/// Group contents, by output section: the flag word, then the output indices of the
+/// members (a member relocation section becomes the `.rela` of its target's output
+/// section), each once, those not written left out.
+fn group_contents(plan: &Plan) -> HashMap<usize, Vec<u8>> {
+    plan.osecs
         .iter()
         .enumerate()
         .filter_map(|(id, os)| {
@@ -847,63 +1039,82 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
             }
             Some((id, v))
         })
-        .collect();
-    let group_info = |g: &Group| -> u32 {
-        let o = plan.obj(g.file);
-        if g.sig_sym >= o.first_global {
-            let id = plan.r.sym_ids[g.file].get(g.sig_sym - o.first_global).copied();
-            return id.map_or(0, |id| plan.gidx[id]);
-        }
-        match o.symbols.get(g.sig_sym) {
-            Some(s) if s.st_type() == elf::STT_SECTION => plan.place[g.file]
-                .get(s.st_shndx(LE) as usize)
-                .copied()
-                .flatten()
-                .map_or(0, |(os, _)| plan.osecs[os as usize].sym),
-            Some(_) => plan.lidx[g.file].get(g.sig_sym).copied().unwrap_or(0),
-            None => 0,
-        }
-    };
+        .collect()
+}
 
-    let gnu_property: Vec<u8> = if features != 0 {
-        let mut v = Vec::with_capacity(32);
-        for w in [4u32, 16, elf::NT_GNU_PROPERTY_TYPE_0] {
-            v.extend_from_slice(&w.to_le_bytes());
-        }
-        v.extend_from_slice(b"GNU\0");
-        for w in [GNU_PROPERTY_X86_FEATURE_1_AND, 4, features, 0] {
-            v.extend_from_slice(&w.to_le_bytes());
-        }
-        v
-    } else {
-        Vec::new()
-    };
-    let build_id_note: Vec<u8> = if build_id_len > 0 {
-        let mut v = Vec::with_capacity(16 + build_id_len);
-        for w in [4u32, build_id_len as u32, elf::NT_GNU_BUILD_ID] {
-            v.extend_from_slice(&w.to_le_bytes());
-        }
-        v.extend_from_slice(b"GNU\0");
-        v.resize(16 + build_id_len, 0);
-        v
-    } else {
-        Vec::new()
-    };
-
-    // File offsets: header, then every section in index order, then the section headers.
-    struct Hdr {
-        ty: u32,
-        flags: u64,
-        off: u64,
-        size: u64,
-        link: u32,
-        info: u32,
-        align: u64,
-        entsize: u64,
+/// The `.note.gnu.property` contents for x86 `features` (empty when 0: no note).
+fn gnu_property_note(features: u32) -> Vec<u8> {
+    if features == 0 {
+        return Vec::new();
     }
-    let mut hdrs: Vec<Hdr> = Vec::with_capacity(slots.len());
-    let mut off = 64u64;
-    for s in &slots {
+    let mut v = Vec::with_capacity(32);
+    for w in [4u32, 16, elf::NT_GNU_PROPERTY_TYPE_0] {
+        v.extend_from_slice(&w.to_le_bytes());
+    }
+    v.extend_from_slice(b"GNU\0");
+    for w in [GNU_PROPERTY_X86_FEATURE_1_AND, 4, features, 0] {
+        v.extend_from_slice(&w.to_le_bytes());
+    }
+    v
+}
+
+/// The `.note.gnu.build-id` contents with a zeroed id of `len` bytes, filled once the image
+/// is complete (empty when 0: no note).
+fn build_id_note(len: usize) -> Vec<u8> {
+    if len == 0 {
+        return Vec::new();
+    }
+    let mut v = Vec::with_capacity(16 + len);
+    for w in [4u32, len as u32, elf::NT_GNU_BUILD_ID] {
+        v.extend_from_slice(&w.to_le_bytes());
+    }
+    v.extend_from_slice(b"GNU\0");
+    v.resize(16 + len, 0);
+    v
+}
+
+/// The contents of the sections the writer adds itself.
+struct SynthData {
+    gnu_property: Vec<u8>,
+    build_id_note: Vec<u8>,
+    symtab: Vec<u8>,
+    /// The index of the first global in `symtab` (its sh_info).
+    first_global: u32,
+    strtab: Vec<u8>,
+    shstrtab: Vec<u8>,
+}
+
+impl SynthData {
+    fn bytes(&self, k: Synth) -> &[u8] {
+        match k {
+            Synth::GnuProperty => &self.gnu_property,
+            Synth::BuildId => &self.build_id_note,
+            Synth::GnuStack => &[],
+            Synth::Symtab => &self.symtab,
+            Synth::Shstrtab => &self.shstrtab,
+            Synth::Strtab => &self.strtab,
+        }
+    }
+}
+
+/// One output section header (the name aside).
+struct Hdr {
+    ty: u32,
+    flags: u64,
+    off: u64,
+    size: u64,
+    link: u32,
+    info: u32,
+    align: u64,
+    entsize: u64,
+}
+
+/// The section headers in index order, file offsets still 0: a group's sh_info is its
+/// signature symbol, a `.rela`'s sh_info its section, a link-order section's sh_link its
+/// linked output section.
+fn section_headers(plan: &Plan, idx: &Indices, group_data: &HashMap<usize, Vec<u8>>, synth: &SynthData) -> Result<Vec<Hdr>> {
+    let mut hdrs: Vec<Hdr> = Vec::with_capacity(idx.slots.len());
+    for s in &idx.slots {
         let h = match *s {
             Slot::Sec(i) => {
                 let os = &plan.osecs[i];
@@ -913,8 +1124,8 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
                         flags: os.flags,
                         off: 0,
                         size: group_data.get(&i).map_or(4, |d| d.len() as u64),
-                        link: symtab_index,
-                        info: group_info(g),
+                        link: idx.symtab_index,
+                        info: plan.group_info(g),
                         align: 4,
                         entsize: 4,
                     },
@@ -937,26 +1148,34 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
                     flags: SHF_INFO_LINK | (os.flags & SHF_GROUP),
                     off: 0,
                     size: os.nrelocs.checked_mul(RELA_SIZE).ok_or_else(too_large)?,
-                    link: symtab_index,
+                    link: idx.symtab_index,
                     info: os.index,
                     align: 8,
                     entsize: RELA_SIZE,
                 }
             }
             Slot::Synth(k) => {
-                let (ty, flags, size, link, info, align, entsize) = match k {
-                    Synth::GnuProperty => (elf::SHT_NOTE, SHF_ALLOC, gnu_property.len() as u64, 0, 0, 8, 0),
-                    Synth::BuildId => (elf::SHT_NOTE, SHF_ALLOC, build_id_note.len() as u64, 0, 0, 4, 0),
-                    Synth::GnuStack => (elf::SHT_PROGBITS, 0, 0, 0, 0, 1, 0),
-                    Synth::Symtab => (elf::SHT_SYMTAB, 0, symtab.len() as u64, strtab_index, first_global, 8, SYM_SIZE),
-                    Synth::Shstrtab => (elf::SHT_STRTAB, 0, shstrtab.data.len() as u64, 0, 0, 1, 0),
-                    Synth::Strtab => (elf::SHT_STRTAB, 0, strtab.data.len() as u64, 0, 0, 1, 0),
+                let size = synth.bytes(k).len() as u64;
+                let (ty, flags, link, info, align, entsize) = match k {
+                    Synth::GnuProperty => (elf::SHT_NOTE, SHF_ALLOC, 0, 0, 8, 0),
+                    Synth::BuildId => (elf::SHT_NOTE, SHF_ALLOC, 0, 0, 4, 0),
+                    Synth::GnuStack => (elf::SHT_PROGBITS, 0, 0, 0, 1, 0),
+                    Synth::Symtab => (elf::SHT_SYMTAB, 0, idx.strtab_index, synth.first_global, 8, SYM_SIZE),
+                    Synth::Shstrtab => (elf::SHT_STRTAB, 0, 0, 0, 1, 0),
+                    Synth::Strtab => (elf::SHT_STRTAB, 0, 0, 0, 1, 0),
                 };
                 Hdr { ty, flags, off: 0, size, link, info, align, entsize }
             }
         };
         hdrs.push(h);
     }
+    Ok(hdrs)
+}
+
+/// File offsets: the ELF header, then every section in index order at its alignment
+/// (NOBITS taking no room); returns the section header table's offset.
+fn assign_file_offsets(hdrs: &mut [Hdr]) -> Result<u64> {
+    let mut off = 64u64;
     for h in hdrs.iter_mut() {
         off = align_to(off, h.align.max(1))?;
         h.off = off;
@@ -964,7 +1183,12 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
             off = off.checked_add(h.size).ok_or_else(too_large)?;
         }
     }
-    let shoff = align_to(off, 8)?;
+    align_to(off, 8)
+}
+
+/// The zeroed image: contents up to `shoff`, then `nsections` headers; an image the address
+/// space cannot hold is "output file too large".
+fn alloc_image(shoff: u64, nsections: usize) -> Result<Vec<u8>> {
     let total = (nsections as u64).checked_mul(SHDR_SIZE).and_then(|n| n.checked_add(shoff)).ok_or_else(too_large)?;
     if total > isize::MAX as u64 {
         return Err(too_large());
@@ -972,24 +1196,28 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
     let mut buf: Vec<u8> = Vec::new();
     buf.try_reserve_exact(total as usize).map_err(|_| too_large())?;
     buf.resize(total as usize, 0);
+    Ok(buf)
+}
 
-    // ELF header.
-    {
-        let h = &mut buf[..64];
-        h[..4].copy_from_slice(b"\x7fELF");
-        h[4] = elf::ELFCLASS64;
-        h[5] = elf::ELFDATA2LSB;
-        h[6] = elf::EV_CURRENT;
-        h[16..18].copy_from_slice(&elf::ET_REL.to_le_bytes());
-        h[18..20].copy_from_slice(&elf::EM_X86_64.to_le_bytes());
-        h[20..24].copy_from_slice(&(elf::EV_CURRENT as u32).to_le_bytes());
-        h[40..48].copy_from_slice(&shoff.to_le_bytes());
-        h[52..54].copy_from_slice(&64u16.to_le_bytes());
-        h[58..60].copy_from_slice(&64u16.to_le_bytes());
-        h[60..62].copy_from_slice(&(nsections as u16).to_le_bytes());
-        h[62..64].copy_from_slice(&(shstrtab_index as u16).to_le_bytes());
-    }
-    // Section headers.
+/// The ELF header of an x86-64 ET_REL with `nsections` headers at `shoff`.
+fn write_elf_header(buf: &mut [u8], shoff: u64, nsections: usize, shstrtab_index: u32) {
+    let h = &mut buf[..64];
+    h[..4].copy_from_slice(b"\x7fELF");
+    h[4] = elf::ELFCLASS64;
+    h[5] = elf::ELFDATA2LSB;
+    h[6] = elf::EV_CURRENT;
+    h[16..18].copy_from_slice(&elf::ET_REL.to_le_bytes());
+    h[18..20].copy_from_slice(&elf::EM_X86_64.to_le_bytes());
+    h[20..24].copy_from_slice(&(elf::EV_CURRENT as u32).to_le_bytes());
+    h[40..48].copy_from_slice(&shoff.to_le_bytes());
+    h[52..54].copy_from_slice(&64u16.to_le_bytes());
+    h[58..60].copy_from_slice(&64u16.to_le_bytes());
+    h[60..62].copy_from_slice(&(nsections as u16).to_le_bytes());
+    h[62..64].copy_from_slice(&(shstrtab_index as u16).to_le_bytes());
+}
+
+/// The section header table at `shoff`, after the null header.
+fn write_section_headers(buf: &mut [u8], shoff: u64, hdrs: &[Hdr], name_off: &[u32]) {
     for (k, h) in hdrs.iter().enumerate() {
         let p = (shoff + (k as u64 + 1) * SHDR_SIZE) as usize;
         let b = &mut buf[p..p + 64];
@@ -1003,78 +1231,67 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
         b[48..56].copy_from_slice(&h.align.to_le_bytes());
         b[56..64].copy_from_slice(&h.entsize.to_le_bytes());
     }
+}
 
-    // Contents, in parallel over disjoint slices.
+/// Contents, in parallel over the disjoint slices of `body` (the image before the section
+/// headers) that the headers give each section with bytes. Returns the warnings (relocations
+/// against discarded sections), in section order.
+fn write_contents(plan: &Plan, slots: &[Slot], hdrs: &[Hdr], group_data: &HashMap<usize, Vec<u8>>, synth: &SynthData, body: &mut [u8]) -> Vec<String> {
     let mut jobs: Vec<(usize, &mut [u8])> = Vec::new();
-    {
-        let mut spans: Vec<(u64, u64, usize)> = hdrs
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| h.ty != elf::SHT_NOBITS && h.size > 0)
-            .map(|(k, h)| (h.off, h.size, k))
-            .collect();
-        spans.sort_unstable();
-        let mut rest: &mut [u8] = &mut buf[..shoff as usize];
-        let mut pos = 0u64;
-        for (o, size, k) in spans {
-            let tmp = std::mem::take(&mut rest);
-            let (_, tail) = tmp.split_at_mut((o - pos) as usize);
-            let (mine, tail) = tail.split_at_mut(size as usize);
-            rest = tail;
-            pos = o + size;
-            jobs.push((k, mine));
-        }
+    let mut spans: Vec<(u64, u64, usize)> = hdrs
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| h.ty != elf::SHT_NOBITS && h.size > 0)
+        .map(|(k, h)| (h.off, h.size, k))
+        .collect();
+    spans.sort_unstable();
+    let mut rest: &mut [u8] = body;
+    let mut pos = 0u64;
+    for (o, size, k) in spans {
+        let tmp = std::mem::take(&mut rest);
+        let (_, tail) = tmp.split_at_mut((o - pos) as usize);
+        let (mine, tail) = tail.split_at_mut(size as usize);
+        rest = tail;
+        pos = o + size;
+        jobs.push((k, mine));
     }
-    let warnings: Vec<String> = jobs
-        .into_par_iter()
+    jobs.into_par_iter()
         .flat_map(|(k, dst)| {
             let mut warns = Vec::new();
             match slots[k] {
-                Slot::Sec(i) => {
-                    let os = &plan.osecs[i];
-                    if os.group.is_some() {
-                        if let Some(d) = group_data.get(&i) {
-                            dst.copy_from_slice(d);
-                        }
-                    } else if let Some(m) = &os.merged {
-                        dst.copy_from_slice(&m.data);
-                    } else {
-                        if os.flags & SHF_EXECINSTR != 0 {
-                            dst.fill(dtld_arch::x86_64::TRAP);
-                        }
-                        for m in &os.members {
-                            let s = &plan.obj(m.file).sections[m.shndx as usize];
-                            let at = m.off as usize;
-                            if s.sh_type == elf::SHT_NOBITS {
-                                dst[at..at + s.size as usize].fill(0);
-                            } else {
-                                dst[at..at + s.data.len()].copy_from_slice(s.data);
-                            }
-                        }
-                    }
-                }
-                Slot::Rela(i) => write_relas(&plan, i, dst, &mut warns),
-                Slot::Synth(Synth::GnuProperty) => dst.copy_from_slice(&gnu_property),
-                Slot::Synth(Synth::BuildId) => dst.copy_from_slice(&build_id_note),
-                Slot::Synth(Synth::Symtab) => dst.copy_from_slice(&symtab),
-                Slot::Synth(Synth::Shstrtab) => dst.copy_from_slice(&shstrtab.data),
-                Slot::Synth(Synth::Strtab) => dst.copy_from_slice(&strtab.data),
-                Slot::Synth(Synth::GnuStack) => {}
+                Slot::Sec(i) => write_section(plan, i, group_data, dst),
+                Slot::Rela(i) => write_relas(plan, i, dst, &mut warns),
+                Slot::Synth(s) => dst.copy_from_slice(synth.bytes(s)),
             }
             warns
         })
-        .collect();
-    for w in &warnings {
-        config.diag.warn(w);
+        .collect()
+}
+
+/// Output section `i`'s contents: a group's member list, the merged strings, or the inputs
+/// at their offsets (gaps in code filled with the trap instruction).
+fn write_section(plan: &Plan, i: usize, group_data: &HashMap<usize, Vec<u8>>, dst: &mut [u8]) {
+    let os = &plan.osecs[i];
+    if os.group.is_some() {
+        if let Some(d) = group_data.get(&i) {
+            dst.copy_from_slice(d);
+        }
+    } else if let Some(m) = &os.merged {
+        dst.copy_from_slice(&m.data);
+    } else {
+        if os.flags & SHF_EXECINSTR != 0 {
+            dst.fill(dtld_arch::x86_64::TRAP);
+        }
+        for m in &os.members {
+            let s = &plan.obj(m.file).sections[m.shndx as usize];
+            let at = m.off as usize;
+            if s.sh_type == elf::SHT_NOBITS {
+                dst[at..at + s.size as usize].fill(0);
+            } else {
+                dst[at..at + s.data.len()].copy_from_slice(s.data);
+            }
+        }
     }
-    if config.diag.error_count() > 0 {
-        return Err(Error::many(Vec::new()));
-    }
-    let build_id = slots
-        .iter()
-        .position(|s| matches!(s, Slot::Synth(Synth::BuildId)))
-        .map(|k| (hdrs[k].off as usize + 16, build_id_len));
-    Ok(Built { buf, build_id, build_id_kind: (config.build_id, config.build_id_hex.clone()) })
 }
 
 fn new_osec(name: &'static [u8], group: Option<Group>, s: &crate::elf::object::InputSection, first: (usize, u32), link_dep: Option<usize>) -> OutSec {

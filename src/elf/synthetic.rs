@@ -420,181 +420,229 @@ pub fn write(l: &Layout, s: Synth, buf: &mut [u8]) {
                 buf[..d.len()].copy_from_slice(d.as_bytes());
             }
         }
-        Synth::GnuProperty => {
-            // NT_GNU_PROPERTY_TYPE_0 "GNU": GNU_PROPERTY_X86_FEATURE_1_AND = features.
-            put32(buf, 0, 4);
-            put32(buf, 4, 16);
-            put32(buf, 8, elf::NT_GNU_PROPERTY_TYPE_0);
-            buf[12..16].copy_from_slice(b"GNU\0");
-            put32(buf, 16, 0xc000_0002);
-            put32(buf, 20, 4);
-            put32(buf, 24, l.x86_features);
-            put32(buf, 28, 0);
-        }
-        Synth::BuildId => {
-            put32(buf, 0, 4);
-            put32(buf, 4, build_id_len(l) as u32);
-            put32(buf, 8, elf::NT_GNU_BUILD_ID);
-            buf[12..16].copy_from_slice(b"GNU\0");
-        }
-        Synth::DynSym => {
-            for (i, &id) in l.dynsyms.iter().enumerate() {
-                let o = (i + 1) * 24;
-                let (shndx, value, size, info) = dynsym_fields(l, id);
-                put32(buf, o, dynstr(l, crate::elf::layout::dyn_name(l, id)));
-                buf[o + 4] = info;
-                let start_stop = matches!(l.r.symbols[id].def, Def::Undefined) && l.synthetic_syms.contains_key(&id);
-                buf[o + 5] = if matches!(l.r.symbols[id].def, Def::Shared(..)) {
-                    0
-                } else if start_stop {
-                    elf::STV_PROTECTED
-                } else {
-                    l.r.symbols[id].visibility
-                };
-                put16(buf, o + 6, shndx);
-                put64(buf, o + 8, value);
-                put64(buf, o + 16, size);
-            }
-        }
+        Synth::GnuProperty => write_gnu_property(l, buf),
+        Synth::BuildId => write_build_id_header(l, buf),
+        Synth::DynSym => write_dynsym(l, buf),
         Synth::DynStr => buf.copy_from_slice(&l.dynstr),
-        Synth::Versym => {
-            for (i, &id) in l.dynsyms.iter().enumerate() {
-                put16(buf, (i + 1) * 2, version_index(l, id));
-            }
-        }
-        Synth::Verdef => {
-            let n = verdef_count(l);
-            let names: Vec<String> = std::iter::once(verdef_base_name(l)).chain(l.r.versions.iter().cloned()).collect();
-            for (i, name) in names.iter().enumerate() {
-                let off = i * 28;
-                put16(buf, off, 1); // vd_version
-                put16(buf, off + 2, if i == 0 { elf::VER_FLG_BASE } else { 0 });
-                put16(buf, off + 4, (i + 1) as u16); // vd_ndx
-                put16(buf, off + 6, 1); // vd_cnt
-                put32(buf, off + 8, sysv_hash(name.as_bytes()));
-                put32(buf, off + 12, 20); // vd_aux
-                put32(buf, off + 16, if i + 1 == n { 0 } else { 28 });
-                put32(buf, off + 20, dynstr(l, name.as_bytes())); // vda_name
-                put32(buf, off + 24, 0); // vda_next
-            }
-        }
-        Synth::Verneed => {
-            let mut off = 0usize;
-            let mut idx = (verdef_count(l).max(1) + 1) as u16;
-            for (n, (f, vers)) in l.verneed.iter().enumerate() {
-                let last = n + 1 == l.verneed.len();
-                put16(buf, off, 1);
-                put16(buf, off + 2, vers.len() as u16);
-                put32(buf, off + 4, dynstr(l, l.r.dso(*f).soname.as_bytes()));
-                put32(buf, off + 8, 16);
-                put32(buf, off + 12, if last { 0 } else { 16 + 16 * vers.len() as u32 });
-                let mut a = off + 16;
-                for (j, v) in vers.iter().enumerate() {
-                    put32(buf, a, sysv_hash(v));
-                    put16(buf, a + 4, 0);
-                    put16(buf, a + 6, idx);
-                    idx += 1;
-                    put32(buf, a + 8, dynstr(l, v));
-                    put32(buf, a + 12, if j + 1 == vers.len() { 0 } else { 16 });
-                    a += 16;
-                }
-                off = a;
-            }
-        }
+        Synth::Versym => write_versym(l, buf),
+        Synth::Verdef => write_verdef(l, buf),
+        Synth::Verneed => write_verneed(l, buf),
         Synth::GnuHash => write_gnu_hash(l, buf),
-        Synth::SysvHash => {
-            let n = 1 + l.dynsyms.len();
-            put32(buf, 0, n as u32);
-            put32(buf, 4, n as u32);
-            let (buckets, chains) = buf[8..].split_at_mut(n * 4);
-            for (i, &id) in l.dynsyms.iter().enumerate() {
-                let idx = i + 1;
-                let h = sysv_hash(crate::elf::layout::dyn_name(l, id)) as usize % n;
-                let prev = u32::from_le_bytes(buckets[h * 4..h * 4 + 4].try_into().unwrap());
-                put32(chains, idx * 4, prev);
-                put32(buckets, h * 4, idx as u32);
-            }
-        }
-        Synth::RelaDyn => {
-            for (i, d) in l.dynrels.iter().chain(l.irelatives.iter()).enumerate() {
-                write_rela(l, d, &mut buf[i * 24..i * 24 + 24]);
-            }
-        }
-        Synth::RelaPlt => {
-            for (i, &id) in l.plt.iter().enumerate() {
-                let o = i * 24;
-                put64(buf, o, l.gotplt_slot_addr(i as u32));
-                let sym = *l.dynsym_index.get(&id).unwrap_or(&0) as u64;
-                put64(buf, o + 8, (sym << 32) | arch::r::JUMP_SLOT as u64);
-                put64(buf, o + 16, 0);
-            }
-        }
-        Synth::Plt => {
-            let plt = l.synth_addr(Synth::Plt);
-            let gotplt = l.synth_addr(Synth::GotPlt);
-            arch::write_plt_header(&mut buf[..16], plt, gotplt);
-            for i in 0..l.plt.len() {
-                let o = 16 + i * 16;
-                arch::write_plt_entry(&mut buf[o..o + 16], plt + o as u64, l.gotplt_slot_addr(i as u32), i as u32, plt);
-            }
-        }
-        Synth::Iplt => {
-            for i in 0..l.iplt.len() {
-                let o = i * 16;
-                arch::write_iplt_entry(&mut buf[o..o + 16], l.iplt_entry_addr(i as u32), l.gotplt_slot_addr(l.iplt_slot(i as u32)));
-            }
-        }
-        Synth::Dynamic => {
-            for (i, (tag, val)) in dynamic_entries(l).iter().enumerate() {
-                put64(buf, i * 16, *tag as u64);
-                put64(buf, i * 16 + 8, *val);
-            }
-        }
-        Synth::Got => {
-            for (i, &(t, kind)) in l.got.iter().enumerate() {
-                let v = match kind {
-                    crate::elf::layout::GotKind::Addr => {
-                        if l.is_preemptible(t) {
-                            0
-                        } else {
-                            l.addr_of(t)
-                        }
-                    }
-                    crate::elf::layout::GotKind::TpOff => {
-                        if l.is_preemptible(t) || l.config.shared {
-                            0
-                        } else {
-                            l.addr_of(t).wrapping_sub(l.tls_end())
-                        }
-                    }
-                    crate::elf::layout::GotKind::TlsGdOff => {
-                        if l.is_preemptible(t) {
-                            0
-                        } else {
-                            l.addr_of(t).wrapping_sub(l.tls_start())
-                        }
-                    }
-                    crate::elf::layout::GotKind::TlsGdMod | crate::elf::layout::GotKind::TlsLdMod | crate::elf::layout::GotKind::Zero | crate::elf::layout::GotKind::TlsDesc => 0,
-                };
-                put64(buf, i * 8, v);
-            }
-        }
-        Synth::GotPlt => {
-            put64(buf, 0, if l.has_dynamic { l.synth_addr(Synth::Dynamic) } else { 0 });
-            for i in 0..l.plt.len() {
-                // Lazy binding: the slot starts out pointing at the PLT entry's push.
-                put64(buf, (3 + i) * 8, l.plt_entry_addr(i as u32) + 6);
-            }
-            for (i, &t) in l.iplt.iter().enumerate() {
-                // Static non-PIE output: the IRELATIVE addend is also what the slot holds before
-                // start-up code runs the resolver.
-                let _ = t;
-                put64(buf, (3 + l.plt.len() + i) * 8, 0);
-            }
-        }
+        Synth::SysvHash => write_sysv_hash(l, buf),
+        Synth::RelaDyn => write_rela_dyn(l, buf),
+        Synth::RelaPlt => write_rela_plt(l, buf),
+        Synth::Plt => write_plt(l, buf),
+        Synth::Iplt => write_iplt(l, buf),
+        Synth::Dynamic => write_dynamic(l, buf),
+        Synth::Got => write_got(l, buf),
+        Synth::GotPlt => write_gotplt(l, buf),
         Synth::RelroPadding => {}
         Synth::Comment => buf.copy_from_slice(COMMENT),
         Synth::EhFrame | Synth::EhFrameHdr => unreachable!("written by the writer"),
+    }
+}
+
+/// `.note.gnu.property`: NT_GNU_PROPERTY_TYPE_0 "GNU" with GNU_PROPERTY_X86_FEATURE_1_AND
+/// set to the output's x86 features.
+fn write_gnu_property(l: &Layout, buf: &mut [u8]) {
+    // NT_GNU_PROPERTY_TYPE_0 "GNU": GNU_PROPERTY_X86_FEATURE_1_AND = features.
+    put32(buf, 0, 4);
+    put32(buf, 4, 16);
+    put32(buf, 8, elf::NT_GNU_PROPERTY_TYPE_0);
+    buf[12..16].copy_from_slice(b"GNU\0");
+    put32(buf, 16, 0xc000_0002);
+    put32(buf, 20, 4);
+    put32(buf, 24, l.x86_features);
+    put32(buf, 28, 0);
+}
+
+/// `.note.gnu.build-id`'s header; the id itself is hashed in once the image is complete.
+fn write_build_id_header(l: &Layout, buf: &mut [u8]) {
+    put32(buf, 0, 4);
+    put32(buf, 4, build_id_len(l) as u32);
+    put32(buf, 8, elf::NT_GNU_BUILD_ID);
+    buf[12..16].copy_from_slice(b"GNU\0");
+}
+
+/// `.dynsym`: after the null symbol, each dynamic symbol's name, binding, section and value;
+/// visibility default for shared symbols, protected for `__start_`/`__stop_`.
+fn write_dynsym(l: &Layout, buf: &mut [u8]) {
+    for (i, &id) in l.dynsyms.iter().enumerate() {
+        let o = (i + 1) * 24;
+        let (shndx, value, size, info) = dynsym_fields(l, id);
+        put32(buf, o, dynstr(l, crate::elf::layout::dyn_name(l, id)));
+        buf[o + 4] = info;
+        let start_stop = matches!(l.r.symbols[id].def, Def::Undefined) && l.synthetic_syms.contains_key(&id);
+        buf[o + 5] = if matches!(l.r.symbols[id].def, Def::Shared(..)) {
+            0
+        } else if start_stop {
+            elf::STV_PROTECTED
+        } else {
+            l.r.symbols[id].visibility
+        };
+        put16(buf, o + 6, shndx);
+        put64(buf, o + 8, value);
+        put64(buf, o + 16, size);
+    }
+}
+
+/// `.gnu.version`: each dynamic symbol's version index.
+fn write_versym(l: &Layout, buf: &mut [u8]) {
+    for (i, &id) in l.dynsyms.iter().enumerate() {
+        put16(buf, (i + 1) * 2, version_index(l, id));
+    }
+}
+
+/// `.gnu.version_d`: the base version (the output's name), then each version the version
+/// script defines, in index order.
+fn write_verdef(l: &Layout, buf: &mut [u8]) {
+    let n = verdef_count(l);
+    let names: Vec<String> = std::iter::once(verdef_base_name(l)).chain(l.r.versions.iter().cloned()).collect();
+    for (i, name) in names.iter().enumerate() {
+        let off = i * 28;
+        put16(buf, off, 1); // vd_version
+        put16(buf, off + 2, if i == 0 { elf::VER_FLG_BASE } else { 0 });
+        put16(buf, off + 4, (i + 1) as u16); // vd_ndx
+        put16(buf, off + 6, 1); // vd_cnt
+        put32(buf, off + 8, sysv_hash(name.as_bytes()));
+        put32(buf, off + 12, 20); // vd_aux
+        put32(buf, off + 16, if i + 1 == n { 0 } else { 28 });
+        put32(buf, off + 20, dynstr(l, name.as_bytes())); // vda_name
+        put32(buf, off + 24, 0); // vda_next
+    }
+}
+
+/// `.gnu.version_r`: per shared library, the versions the output needs from it, numbered
+/// after the defined ones.
+fn write_verneed(l: &Layout, buf: &mut [u8]) {
+    let mut off = 0usize;
+    let mut idx = (verdef_count(l).max(1) + 1) as u16;
+    for (n, (f, vers)) in l.verneed.iter().enumerate() {
+        let last = n + 1 == l.verneed.len();
+        put16(buf, off, 1);
+        put16(buf, off + 2, vers.len() as u16);
+        put32(buf, off + 4, dynstr(l, l.r.dso(*f).soname.as_bytes()));
+        put32(buf, off + 8, 16);
+        put32(buf, off + 12, if last { 0 } else { 16 + 16 * vers.len() as u32 });
+        let mut a = off + 16;
+        for (j, v) in vers.iter().enumerate() {
+            put32(buf, a, sysv_hash(v));
+            put16(buf, a + 4, 0);
+            put16(buf, a + 6, idx);
+            idx += 1;
+            put32(buf, a + 8, dynstr(l, v));
+            put32(buf, a + 12, if j + 1 == vers.len() { 0 } else { 16 });
+            a += 16;
+        }
+        off = a;
+    }
+}
+
+/// `.hash`: the SysV hash table, one bucket per dynamic symbol.
+fn write_sysv_hash(l: &Layout, buf: &mut [u8]) {
+    let n = 1 + l.dynsyms.len();
+    put32(buf, 0, n as u32);
+    put32(buf, 4, n as u32);
+    let (buckets, chains) = buf[8..].split_at_mut(n * 4);
+    for (i, &id) in l.dynsyms.iter().enumerate() {
+        let idx = i + 1;
+        let h = sysv_hash(crate::elf::layout::dyn_name(l, id)) as usize % n;
+        let prev = u32::from_le_bytes(buckets[h * 4..h * 4 + 4].try_into().unwrap());
+        put32(chains, idx * 4, prev);
+        put32(buckets, h * 4, idx as u32);
+    }
+}
+
+/// `.rela.dyn`: the dynamic relocations, then the IRELATIVE ones.
+fn write_rela_dyn(l: &Layout, buf: &mut [u8]) {
+    for (i, d) in l.dynrels.iter().chain(l.irelatives.iter()).enumerate() {
+        write_rela(l, d, &mut buf[i * 24..i * 24 + 24]);
+    }
+}
+
+/// `.rela.plt`: one JUMP_SLOT per PLT entry, for its `.got.plt` slot.
+fn write_rela_plt(l: &Layout, buf: &mut [u8]) {
+    for (i, &id) in l.plt.iter().enumerate() {
+        let o = i * 24;
+        put64(buf, o, l.gotplt_slot_addr(i as u32));
+        let sym = *l.dynsym_index.get(&id).unwrap_or(&0) as u64;
+        put64(buf, o + 8, (sym << 32) | arch::r::JUMP_SLOT as u64);
+        put64(buf, o + 16, 0);
+    }
+}
+
+/// `.plt`: the header, then one lazy-binding entry per PLT symbol.
+fn write_plt(l: &Layout, buf: &mut [u8]) {
+    let plt = l.synth_addr(Synth::Plt);
+    let gotplt = l.synth_addr(Synth::GotPlt);
+    arch::write_plt_header(&mut buf[..16], plt, gotplt);
+    for i in 0..l.plt.len() {
+        let o = 16 + i * 16;
+        arch::write_plt_entry(&mut buf[o..o + 16], plt + o as u64, l.gotplt_slot_addr(i as u32), i as u32, plt);
+    }
+}
+
+/// The IPLT: one entry per IFUNC, jumping through its `.got.plt` slot.
+fn write_iplt(l: &Layout, buf: &mut [u8]) {
+    for i in 0..l.iplt.len() {
+        let o = i * 16;
+        arch::write_iplt_entry(&mut buf[o..o + 16], l.iplt_entry_addr(i as u32), l.gotplt_slot_addr(l.iplt_slot(i as u32)));
+    }
+}
+
+/// `.dynamic`: the entries `dynamic_entries` decides.
+fn write_dynamic(l: &Layout, buf: &mut [u8]) {
+    for (i, (tag, val)) in dynamic_entries(l).iter().enumerate() {
+        put64(buf, i * 16, *tag as u64);
+        put64(buf, i * 16 + 8, *val);
+    }
+}
+
+/// `.got`: each slot's link-time value: an address (0 when preemptible: the dynamic
+/// relocation fills it), a TP offset, a DTP offset, or 0 for slots only the loader fills.
+fn write_got(l: &Layout, buf: &mut [u8]) {
+    for (i, &(t, kind)) in l.got.iter().enumerate() {
+        let v = match kind {
+            crate::elf::layout::GotKind::Addr => {
+                if l.is_preemptible(t) {
+                    0
+                } else {
+                    l.addr_of(t)
+                }
+            }
+            crate::elf::layout::GotKind::TpOff => {
+                if l.is_preemptible(t) || l.config.shared {
+                    0
+                } else {
+                    l.addr_of(t).wrapping_sub(l.tls_end())
+                }
+            }
+            crate::elf::layout::GotKind::TlsGdOff => {
+                if l.is_preemptible(t) {
+                    0
+                } else {
+                    l.addr_of(t).wrapping_sub(l.tls_start())
+                }
+            }
+            crate::elf::layout::GotKind::TlsGdMod | crate::elf::layout::GotKind::TlsLdMod | crate::elf::layout::GotKind::Zero | crate::elf::layout::GotKind::TlsDesc => 0,
+        };
+        put64(buf, i * 8, v);
+    }
+}
+
+/// `.got.plt`: `_DYNAMIC`, two slots for the loader, then each PLT slot pointing at its
+/// entry's push (lazy binding) and the IPLT slots (0 until IRELATIVE runs).
+fn write_gotplt(l: &Layout, buf: &mut [u8]) {
+    put64(buf, 0, if l.has_dynamic { l.synth_addr(Synth::Dynamic) } else { 0 });
+    for i in 0..l.plt.len() {
+        // Lazy binding: the slot starts out pointing at the PLT entry's push.
+        put64(buf, (3 + i) * 8, l.plt_entry_addr(i as u32) + 6);
+    }
+    for (i, &t) in l.iplt.iter().enumerate() {
+        // Static non-PIE output: the IRELATIVE addend is also what the slot holds before
+        // start-up code runs the resolver.
+        let _ = t;
+        put64(buf, (3 + l.plt.len() + i) * 8, 0);
     }
 }
 

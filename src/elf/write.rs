@@ -382,144 +382,187 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
         let si = rel.r_sym(LE, false) as usize;
         let t = l.target_of(f, si);
         let p = base + off as u64;
-        let fix = l.site_fix.get(&(f, s, k)).copied().unwrap_or(SiteFix::Normal);
         let undef_weak = match t {
             Target::Global(id) => matches!(l.r.symbols[id].def, Def::Undefined | Def::Lazy(_)) && !l.synthetic_syms.contains_key(&id),
             _ => si == 0,
         };
         // S + A, with merge-section section symbols resolved through their piece.
         let sa = if (undef_weak && !l.is_preemptible(t)) || si == 0 { a as u64 } else { l.addr_with_addend(t, a) };
-        let s_val = sa.wrapping_sub(a as u64);
-        if !alloc {
-            // Debug info and other non-allocated data: absolute values (lld's relocateNonAlloc).
-            // A reference to discarded code gets the section's tombstone in `.debug_*` (and
-            // wherever `-z dead-reloc-in-nonalloc=` says), else resolves as if the symbol were 0.
-            let dead = is_dead_target(l, t);
-            if dead && matches!(info.kind, RelKind::Abs | RelKind::DtpOff) {
-                if let Some(tomb) = tombstone {
-                    let v = if r_type == arch::r::R32 { tomb & 0xffff_ffff } else { tomb };
-                    arch::write_field(&mut dst[off..], info.field, v);
-                    continue;
-                }
-            }
-            let sa = if dead { a as u64 } else { sa };
-            let v = match info.kind {
-                RelKind::DtpOff => sa.wrapping_sub(l.tls_start()),
-                RelKind::Pc => sa.wrapping_sub(p),
-                RelKind::Size => symbol_size(l, t).wrapping_add(a as u64),
-                _ => sa,
-            };
-            arch::write_field(&mut dst[off..], info.field, v);
-            continue;
+        let site = Site { f, s, r_type, info, off, a, t, p, base, sa, s_val: sa.wrapping_sub(a as u64) };
+        if alloc {
+            let fix = l.site_fix.get(&(f, s, k)).copied().unwrap_or(SiteFix::Normal);
+            apply_alloc_reloc(l, &site, fix, got_base, dst, errs);
+        } else {
+            apply_nonalloc_reloc(l, &site, tombstone, dst);
         }
-        let fields = info.field;
-        let write = |dst: &mut [u8], at: usize, field: Field, v: u64, errs: &mut Vec<String>| {
-            if !arch::write_field(&mut dst[at..], field, v) {
-                errs.push(out_of_range(l, f, s, at as u64, r_type, v, t));
-            }
-        };
-        match fix {
-            SiteFix::Skip => {}
-            SiteFix::GotPcRelax => match arch::relax_gotpcrelx(dst, off, info.kind == RelKind::GotPcRelaxRex) {
-                Some(arch::Relaxed::Jmp) => {
-                    let sa = match l.iplt_index.get(&t) {
-                        Some(&i) => l.iplt_entry_addr(i).wrapping_add(a as u64),
-                        None => sa,
-                    };
-                    let disp = sa.wrapping_sub(p) as i64;
-                    arch::write_relaxed_jmp(dst, off, disp);
-                }
-                Some(_) => {
-                    let sa = match l.iplt_index.get(&t) {
-                        Some(&i) => l.iplt_entry_addr(i).wrapping_add(a as u64),
-                        None => sa,
-                    };
-                    write(dst, off, Field::I32, sa.wrapping_sub(p), errs)
-                }
-                None => errs.push(format!("{}: cannot relax {}", o.input.name, arch::rel_name(r_type))),
-            },
-            SiteFix::TlsGdToLe => {
-                if let Some(no) = arch::relax_tls_gd_to_le(dst, off) {
-                    write(dst, no, Field::I32, tpoff(l, s_val), errs);
-                }
-            }
-            SiteFix::TlsGdToIe => {
-                if let Some(no) = arch::relax_tls_gd_to_ie(dst, off) {
-                    let slot = l.got_slot_addr(l.got_index[&(t, crate::elf::layout::GotKind::TpOff)]);
-                    let np = base + no as u64;
-                    write(dst, no, Field::I32, slot.wrapping_sub(np + 4), errs);
-                }
-            }
-            SiteFix::TlsLdToLe => {
-                arch::relax_tls_ld_to_le(dst, off);
-            }
-            SiteFix::TlsIeToLe => {
-                if arch::relax_tls_ie_to_le(dst, off) {
-                    write(dst, off, Field::I32, tpoff(l, s_val).wrapping_add((a + 4) as u64), errs);
-                }
-            }
-            SiteFix::TlsDescToLe => {
-                if arch::relax_tlsdesc_to_le(dst, off) {
-                    write(dst, off, Field::I32, tpoff(l, s_val).wrapping_add((a + 4) as u64), errs);
-                }
-            }
-            SiteFix::TlsDescToIe => {
-                if arch::relax_tlsdesc_to_ie(dst, off) {
-                    let slot = l.got_slot_addr(l.got_index[&(t, crate::elf::layout::GotKind::TpOff)]);
-                    write(dst, off, Field::I32, slot.wrapping_add(a as u64).wrapping_sub(p), errs);
-                }
-            }
-            SiteFix::TlsDescCallNop => {
-                arch::relax_tlsdesc_call(dst, off);
-            }
-            SiteFix::Normal => {
-                let plt_or_s = || -> u64 {
-                    if let Some(&i) = l.iplt_index.get(&t) {
-                        return l.iplt_entry_addr(i);
-                    }
-                    if let Target::Global(id) = t {
-                        if let Some(&i) = l.plt_index.get(&id) {
-                            if l.is_preemptible(t) {
-                                return l.plt_entry_addr(i);
-                            }
-                        }
-                    }
-                    s_val
+    }
+}
+
+/// One relocation being applied: where, of which type, against what, and its S + A.
+struct Site {
+    /// The input section (file, section index) holding the relocation.
+    f: usize,
+    s: u32,
+    r_type: u32,
+    info: arch::RelInfo,
+    /// The field's offset in the section copy, and its address (P).
+    off: usize,
+    p: u64,
+    /// The section copy's address.
+    base: u64,
+    a: i64,
+    t: Target,
+    /// S + A (merge-section section symbols resolved through their piece; A alone for an
+    /// undefined weak symbol that is not preemptible) and S.
+    sa: u64,
+    s_val: u64,
+}
+
+/// A relocation in debug info and other non-allocated data: absolute values (lld's
+/// relocateNonAlloc). A reference to discarded code gets the section's `tombstone` in
+/// `.debug_*` (and wherever `-z dead-reloc-in-nonalloc=` says), else resolves as if the
+/// symbol were 0.
+fn apply_nonalloc_reloc(l: &Layout, site: &Site, tombstone: Option<u64>, dst: &mut [u8]) {
+    let Site { r_type, info, off, p, a, t, sa, .. } = *site;
+    let dead = is_dead_target(l, t);
+    if dead && matches!(info.kind, RelKind::Abs | RelKind::DtpOff) {
+        if let Some(tomb) = tombstone {
+            let v = if r_type == arch::r::R32 { tomb & 0xffff_ffff } else { tomb };
+            arch::write_field(&mut dst[off..], info.field, v);
+            return;
+        }
+    }
+    let sa = if dead { a as u64 } else { sa };
+    let v = match info.kind {
+        RelKind::DtpOff => sa.wrapping_sub(l.tls_start()),
+        RelKind::Pc => sa.wrapping_sub(p),
+        RelKind::Size => symbol_size(l, t).wrapping_add(a as u64),
+        _ => sa,
+    };
+    arch::write_field(&mut dst[off..], info.field, v);
+}
+
+/// A relocation in allocated data, as the scan decided (`fix`): skipped, relaxed (GOTPCRELX
+/// to a direct reference, TLS models to cheaper ones, the instruction rewritten and the new
+/// field written) or applied normally. A value that does not fit its field is an error.
+fn apply_alloc_reloc(l: &Layout, site: &Site, fix: SiteFix, got_base: u64, dst: &mut [u8], errs: &mut Vec<String>) {
+    let Site { f, s, r_type, info, off, p, base, a, t, sa, s_val } = *site;
+    let write = |dst: &mut [u8], at: usize, field: Field, v: u64, errs: &mut Vec<String>| {
+        if !arch::write_field(&mut dst[at..], field, v) {
+            errs.push(out_of_range(l, f, s, at as u64, r_type, v, t));
+        }
+    };
+    match fix {
+        SiteFix::Skip => {}
+        SiteFix::GotPcRelax => match arch::relax_gotpcrelx(dst, off, info.kind == RelKind::GotPcRelaxRex) {
+            Some(arch::Relaxed::Jmp) => {
+                let sa = match l.iplt_index.get(&t) {
+                    Some(&i) => l.iplt_entry_addr(i).wrapping_add(a as u64),
+                    None => sa,
                 };
-                let got_slot = |kind| l.got_index.get(&(t, kind)).map(|&i| l.got_slot_addr(i)).unwrap_or(0);
-                let v = match info.kind {
-                    RelKind::Abs => sa,
-                    RelKind::Pc => sa.wrapping_sub(p),
-                    RelKind::PltPc => plt_or_s().wrapping_add(a as u64).wrapping_sub(p),
-                    RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex => got_slot(crate::elf::layout::GotKind::Addr).wrapping_add(a as u64).wrapping_sub(p),
-                    RelKind::GotOff => got_slot(crate::elf::layout::GotKind::Addr).wrapping_sub(got_base).wrapping_add(a as u64),
-                    RelKind::GotBasePc => got_base.wrapping_add(a as u64).wrapping_sub(p),
-                    RelKind::RelGotBase => sa.wrapping_sub(got_base),
-                    RelKind::PltRelGotBase => plt_or_s().wrapping_add(a as u64).wrapping_sub(got_base),
-                    RelKind::Size => symbol_size(l, t).wrapping_add(a as u64),
-                    // Relaxed local-dynamic code in an executable addresses TLS from the thread
-                    // pointer; elsewhere (shared libraries, debug info) DTPOFF is the offset in
-                    // the module's TLS block.
-                    RelKind::DtpOff if alloc && !l.config.shared => tpoff(l, s_val).wrapping_add(a as u64),
-                    RelKind::DtpOff => s_val.wrapping_sub(l.tls_start()).wrapping_add(a as u64),
-                    RelKind::TpOff => tpoff(l, s_val).wrapping_add(a as u64),
-                    RelKind::GotTpOff => got_slot(crate::elf::layout::GotKind::TpOff).wrapping_add(a as u64).wrapping_sub(p),
-                    RelKind::TlsGd if l.config.shared => got_slot(crate::elf::layout::GotKind::TlsGdMod).wrapping_add(a as u64).wrapping_sub(p),
-                    RelKind::TlsLd if l.config.shared => l
-                        .got_index
-                        .get(&(crate::elf::layout::TLS_LD_TARGET, crate::elf::layout::GotKind::TlsLdMod))
-                        .map(|&i| l.got_slot_addr(i))
-                        .unwrap_or(0)
-                        .wrapping_add(a as u64)
-                        .wrapping_sub(p),
-                    RelKind::TlsDescPc if l.config.shared => got_slot(crate::elf::layout::GotKind::TlsDesc).wrapping_add(a as u64).wrapping_sub(p),
-                    RelKind::TlsGd | RelKind::TlsLd | RelKind::TlsDescPc | RelKind::TlsDescCall => continue,
-                    RelKind::None | RelKind::Unknown => continue,
+                let disp = sa.wrapping_sub(p) as i64;
+                arch::write_relaxed_jmp(dst, off, disp);
+            }
+            Some(_) => {
+                let sa = match l.iplt_index.get(&t) {
+                    Some(&i) => l.iplt_entry_addr(i).wrapping_add(a as u64),
+                    None => sa,
                 };
-                write(dst, off, fields, v, errs);
+                write(dst, off, Field::I32, sa.wrapping_sub(p), errs)
+            }
+            None => errs.push(format!("{}: cannot relax {}", l.obj(f).input.name, arch::rel_name(r_type))),
+        },
+        SiteFix::TlsGdToLe => {
+            if let Some(no) = arch::relax_tls_gd_to_le(dst, off) {
+                write(dst, no, Field::I32, tpoff(l, s_val), errs);
+            }
+        }
+        SiteFix::TlsGdToIe => {
+            if let Some(no) = arch::relax_tls_gd_to_ie(dst, off) {
+                let slot = l.got_slot_addr(l.got_index[&(t, crate::elf::layout::GotKind::TpOff)]);
+                let np = base + no as u64;
+                write(dst, no, Field::I32, slot.wrapping_sub(np + 4), errs);
+            }
+        }
+        SiteFix::TlsLdToLe => {
+            arch::relax_tls_ld_to_le(dst, off);
+        }
+        SiteFix::TlsIeToLe => {
+            if arch::relax_tls_ie_to_le(dst, off) {
+                write(dst, off, Field::I32, tpoff(l, s_val).wrapping_add((a + 4) as u64), errs);
+            }
+        }
+        SiteFix::TlsDescToLe => {
+            if arch::relax_tlsdesc_to_le(dst, off) {
+                write(dst, off, Field::I32, tpoff(l, s_val).wrapping_add((a + 4) as u64), errs);
+            }
+        }
+        SiteFix::TlsDescToIe => {
+            if arch::relax_tlsdesc_to_ie(dst, off) {
+                let slot = l.got_slot_addr(l.got_index[&(t, crate::elf::layout::GotKind::TpOff)]);
+                write(dst, off, Field::I32, slot.wrapping_add(a as u64).wrapping_sub(p), errs);
+            }
+        }
+        SiteFix::TlsDescCallNop => {
+            arch::relax_tlsdesc_call(dst, off);
+        }
+        SiteFix::Normal => {
+            if let Some(v) = reloc_value(l, site, got_base) {
+                write(dst, off, info.field, v, errs);
             }
         }
     }
+}
+
+/// The value a relocation in allocated data writes when nothing relaxed it: from S + A, P,
+/// the PLT entry (for a preemptible or IFUNC target), the GOT slot of the right kind, the GOT
+/// base `got_base`, or the thread pointer. `None` for the TLS relocations that only mark an
+/// instruction (nothing to write in an executable).
+fn reloc_value(l: &Layout, site: &Site, got_base: u64) -> Option<u64> {
+    let Site { info, p, a, t, sa, s_val, .. } = *site;
+    let plt_or_s = || -> u64 {
+        if let Some(&i) = l.iplt_index.get(&t) {
+            return l.iplt_entry_addr(i);
+        }
+        if let Target::Global(id) = t {
+            if let Some(&i) = l.plt_index.get(&id) {
+                if l.is_preemptible(t) {
+                    return l.plt_entry_addr(i);
+                }
+            }
+        }
+        s_val
+    };
+    let got_slot = |kind| l.got_index.get(&(t, kind)).map(|&i| l.got_slot_addr(i)).unwrap_or(0);
+    Some(match info.kind {
+        RelKind::Abs => sa,
+        RelKind::Pc => sa.wrapping_sub(p),
+        RelKind::PltPc => plt_or_s().wrapping_add(a as u64).wrapping_sub(p),
+        RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex => got_slot(crate::elf::layout::GotKind::Addr).wrapping_add(a as u64).wrapping_sub(p),
+        RelKind::GotOff => got_slot(crate::elf::layout::GotKind::Addr).wrapping_sub(got_base).wrapping_add(a as u64),
+        RelKind::GotBasePc => got_base.wrapping_add(a as u64).wrapping_sub(p),
+        RelKind::RelGotBase => sa.wrapping_sub(got_base),
+        RelKind::PltRelGotBase => plt_or_s().wrapping_add(a as u64).wrapping_sub(got_base),
+        RelKind::Size => symbol_size(l, t).wrapping_add(a as u64),
+        // Relaxed local-dynamic code in an executable addresses TLS from the thread
+        // pointer; elsewhere (shared libraries; debug info goes through
+        // `apply_nonalloc_reloc`) DTPOFF is the offset in the module's TLS block.
+        RelKind::DtpOff if !l.config.shared => tpoff(l, s_val).wrapping_add(a as u64),
+        RelKind::DtpOff => s_val.wrapping_sub(l.tls_start()).wrapping_add(a as u64),
+        RelKind::TpOff => tpoff(l, s_val).wrapping_add(a as u64),
+        RelKind::GotTpOff => got_slot(crate::elf::layout::GotKind::TpOff).wrapping_add(a as u64).wrapping_sub(p),
+        RelKind::TlsGd if l.config.shared => got_slot(crate::elf::layout::GotKind::TlsGdMod).wrapping_add(a as u64).wrapping_sub(p),
+        RelKind::TlsLd if l.config.shared => l
+            .got_index
+            .get(&(crate::elf::layout::TLS_LD_TARGET, crate::elf::layout::GotKind::TlsLdMod))
+            .map(|&i| l.got_slot_addr(i))
+            .unwrap_or(0)
+            .wrapping_add(a as u64)
+            .wrapping_sub(p),
+        RelKind::TlsDescPc if l.config.shared => got_slot(crate::elf::layout::GotKind::TlsDesc).wrapping_add(a as u64).wrapping_sub(p),
+        RelKind::TlsGd | RelKind::TlsLd | RelKind::TlsDescPc | RelKind::TlsDescCall => return None,
+        RelKind::None | RelKind::Unknown => return None,
+    })
 }
 
 /// lld's tombstone for relocations from a non-alloc section to discarded code: 1 in
@@ -691,16 +734,34 @@ pub fn symtab_sizes(l: &Layout) -> Option<(u64, u64)> {
     })
 }
 
+/// The output's `.symtab` and `.strtab`: the objects' locals, then the globals that are local
+/// to the output (hidden, internal, forced local, linker-defined), then the other globals.
 fn build_symtab(l: &Layout) -> SymtabOut {
-    let mut symtab = vec![0u8; 24];
-    let mut strtab = vec![0u8];
-    let mut push = |name: &[u8], info: u8, other: u8, shndx: u16, value: u64, size: u64, symtab: &mut Vec<u8>| {
+    let mut t = SymtabBuilder { symtab: vec![0u8; 24], strtab: vec![0u8] };
+    push_locals(l, &mut t);
+    // Globals with hidden or internal visibility, and linker-defined symbols, are local to the
+    // output: lld writes them among the locals, so do we (two passes: locals, then globals).
+    push_globals(l, true, &mut t);
+    let first_global = (t.symtab.len() / 24) as u32;
+    push_globals(l, false, &mut t);
+    SymtabOut { symtab: t.symtab, strtab: t.strtab, first_global }
+}
+
+/// `.symtab` and `.strtab` being filled (names are not deduplicated).
+struct SymtabBuilder {
+    symtab: Vec<u8>,
+    strtab: Vec<u8>,
+}
+
+impl SymtabBuilder {
+    /// Appends one symbol, its name (if any) to the string table.
+    fn push(&mut self, name: &[u8], info: u8, other: u8, shndx: u16, value: u64, size: u64) {
         let name_off = if name.is_empty() {
             0
         } else {
-            let o = strtab.len() as u32;
-            strtab.extend_from_slice(name);
-            strtab.push(0);
+            let o = self.strtab.len() as u32;
+            self.strtab.extend_from_slice(name);
+            self.strtab.push(0);
             o
         };
         let mut e = [0u8; 24];
@@ -710,23 +771,32 @@ fn build_symtab(l: &Layout) -> SymtabOut {
         e[6..8].copy_from_slice(&shndx.to_le_bytes());
         e[8..16].copy_from_slice(&value.to_le_bytes());
         e[16..24].copy_from_slice(&size.to_le_bytes());
-        symtab.extend_from_slice(&e);
-    };
-    let osec_index = |f: usize, sh: u16| -> Option<u16> {
-        if sh == elf::SHN_ABS {
-            return Some(elf::SHN_ABS);
-        }
-        if sh == elf::SHN_UNDEF || sh >= elf::SHN_LORESERVE {
-            return None;
-        }
-        let x = *l.sec_osec[f].get(sh as usize)?;
-        if x == u32::MAX {
-            None
-        } else {
-            Some(l.osecs[x as usize].shndx as u16)
-        }
-    };
-    // Locals, file by file (in the order the files joined the link, as lld).
+        self.symtab.extend_from_slice(&e);
+    }
+}
+
+/// The output section index of input section `sh` of file `f` (SHN_ABS stays); `None` when
+/// the symbol is undefined, in a reserved index, or in a section not in the output.
+fn osec_index(l: &Layout, f: usize, sh: u16) -> Option<u16> {
+    if sh == elf::SHN_ABS {
+        return Some(elf::SHN_ABS);
+    }
+    if sh == elf::SHN_UNDEF || sh >= elf::SHN_LORESERVE {
+        return None;
+    }
+    let x = *l.sec_osec[f].get(sh as usize)?;
+    if x == u32::MAX {
+        None
+    } else {
+        Some(l.osecs[x as usize].shndx as u16)
+    }
+}
+
+/// The objects' locals, file by file (in the order the files joined the link, as lld), under
+/// lld's discard policy: -x drops every local, -X every `.L` temporary, and by default `.L`
+/// symbols go only when they point into mergeable sections; section symbols and locals of
+/// sections not in the output are not written, TLS values are relative to the TLS segment.
+fn push_locals(l: &Layout, t: &mut SymtabBuilder) {
     for (f, o) in l.r.objects_in_load_order() {
         for i in 1..o.first_global {
             let s = &o.symbols[i];
@@ -735,8 +805,6 @@ fn build_symtab(l: &Layout) -> SymtabOut {
                 continue;
             }
             let name = o.sym_name(i);
-            // lld's discard policy: -x drops every local, -X every `.L` temporary, and by
-            // default `.L` symbols go only when they point into mergeable sections.
             if name.is_empty() || l.config.discard_all {
                 continue;
             }
@@ -751,22 +819,21 @@ fn build_symtab(l: &Layout) -> SymtabOut {
             let (shndx, value) = if ty == elf::STT_FILE {
                 (elf::SHN_ABS, 0)
             } else {
-                match osec_index(f, sh) {
+                match osec_index(l, f, sh) {
                     Some(x) => (x, if x == elf::SHN_ABS { s.st_value(LE) } else { l.local_value(f, i) }),
                     None => continue,
                 }
             };
             let value = if ty == elf::STT_TLS && shndx != elf::SHN_ABS { value.wrapping_sub(l.tls_start()) } else { value };
-            push(name, s.st_info(), s.st_other, shndx, value, s.st_size(LE), &mut symtab);
+            t.push(name, s.st_info(), s.st_other, shndx, value, s.st_size(LE));
         }
     }
-    // Globals with hidden or internal visibility, and linker-defined symbols, are local to the
-    // output: lld writes them among the locals, so do we (two passes: locals, then globals).
-    let mut first_global = 0u32;
-    for pass in 0..2 {
-    if pass == 1 {
-        first_global = (symtab.len() / 24) as u32;
-    }
+}
+
+/// The globals that are local to the output (`locals`) or the others, in resolver order:
+/// written as STB_LOCAL when local, with the bare name (versions are in `.gnu.version`) and
+/// lld's visibility for `__start_`/`__stop_`.
+fn push_globals(l: &Layout, locals: bool, t: &mut SymtabBuilder) {
     for (id, sym) in l.r.symbols.iter().enumerate() {
         let start_stop = sym.name.starts_with(b"__start_") || sym.name.starts_with(b"__stop_");
         let linker_defined = l.synthetic_syms.contains_key(&id) && matches!(sym.def, Def::Undefined | Def::Lazy(_));
@@ -776,92 +843,12 @@ fn build_symtab(l: &Layout) -> SymtabOut {
         let local = matches!(sym.visibility, elf::STV_HIDDEN | elf::STV_INTERNAL)
             || (linker_defined && !start_stop && !public)
             || (sym.forced_local && matches!(sym.def, Def::Defined(..) | Def::Common(..)));
-        if local != (pass == 0) {
+        if local != locals {
             continue;
         }
         let name = sym.name;
         let vis = sym.visibility;
-        let (info, shndx, value, size) = match sym.def {
-            Def::Defined(..) if l.ifunc_canonical.contains(&Target::Global(id)) => {
-                // A canonical IFUNC is, to everyone, the function at its IPLT entry.
-                let iplt = l.synth_osec.get(&Synth::Iplt).map(|&i| l.osecs[i].shndx as u16).unwrap_or(0);
-                let info = (sym_bind_of(l, id) << 4) | elf::STT_FUNC;
-                (info, iplt, l.addr_of(Target::Global(id)), 0)
-            }
-            Def::Defined(f, i) => {
-                let s = l.sym(f, i);
-                let Some(shndx) = osec_index(f, s.st_shndx(LE)) else { continue };
-                let mut v = l.sym_value[id];
-                if s.st_type() == elf::STT_TLS {
-                    v = v.wrapping_sub(l.tls_start());
-                }
-                (s.st_info(), shndx, v, s.st_size(LE))
-            }
-            Def::Common(f, i) => {
-                let s = l.sym(f, i);
-                let shndx = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(id))).map(|o| o.shndx as u16).unwrap_or(0);
-                let ty = if s.st_type() == elf::STT_TLS { elf::STT_TLS } else { elf::STT_OBJECT };
-                (elf::STB_GLOBAL << 4 | ty, shndx, l.sym_value[id], s.st_size(LE))
-            }
-            Def::Synthetic => {
-                let v = l.sym_value[id];
-                let abs = l.config.defsym.iter().any(|(n, e)| n.as_bytes() == name && crate::elf::resolve::defsym_target(e).is_none());
-                let shndx = if abs {
-                    elf::SHN_ABS
-                } else {
-                    l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx as u16).next_back().unwrap_or(elf::SHN_ABS)
-                };
-                // An alias takes its target's type (a function stays a function), as in lld.
-                let ty = l.config.defsym.iter().find(|(n, _)| n.as_bytes() == name).and_then(|(_, e)| crate::elf::resolve::defsym_target(e)).and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| match l.r.symbols[tid].def {
-                    Def::Defined(f, i) => l.sym(f, i).st_type(),
-                    _ => elf::STT_NOTYPE,
-                });
-                (elf::STB_GLOBAL << 4 | ty, shndx, v, 0)
-            }
-            Def::Shared(fi, k) => {
-                let ds = l.r.dso(fi).syms[k].sym;
-                if !l.dynsym_index.contains_key(&id) {
-                    continue;
-                }
-                let bind = if !sym.obj_ref { ds.st_bind() } else if sym.strong_ref { elf::STB_GLOBAL } else { elf::STB_WEAK };
-                let copy = l.sym_flags.get(&Target::Global(id)).is_some_and(|f| f.copy);
-                if copy {
-                    let primary = l.copy_alias.get(&id).copied().unwrap_or(id);
-                    let shndx = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(primary))).map(|o| o.shndx as u16).unwrap_or(0);
-                    (bind << 4 | ds.st_type(), shndx, l.sym_value[id], ds.st_size(LE))
-                } else {
-                    (bind << 4 | ds.st_type(), 0, 0, 0)
-                }
-            }
-            Def::Bitcode(..) => continue,
-            Def::Undefined | Def::Lazy(_) => {
-                if let Some(&v) = l.synthetic_syms.get(&id) {
-                    // Linker-defined symbols belong to the output section they point into
-                    // (`__start_foo` to `foo`, `_end` to the last section), as in lld.
-                    let sec = sym.name.strip_prefix(b"__start_").or_else(|| sym.name.strip_prefix(b"__stop_"));
-                    let shndx = match sec {
-                        Some(n) => l.osecs.iter().find(|o| o.name.as_bytes() == n).map(|o| o.shndx as u16),
-                        None if sym.name == b"__bss_start" => l.osecs.iter().find(|o| o.name == ".bss").map(|o| o.shndx as u16),
-                        // End symbols belong to the section they end (lld: `etext` in the last
-                        // code section, `edata` in the last PROGBITS one).
-                        None => l
-                            .osecs
-                            .iter()
-                            .filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.size > 0 && o.addr < v && v <= o.addr + o.size)
-                            .chain(l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr == v))
-                            .map(|o| o.shndx as u16)
-                            .next(),
-                    };
-                    (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, shndx.unwrap_or(elf::SHN_ABS), v, 0)
-                } else if sym.weak && sym.obj_ref {
-                    // Only names a loaded object refers to: lazy symbols of members that were
-                    // never extracted are not part of the output (lld's isUsedInRegularObj).
-                    (elf::STB_WEAK << 4 | sym.ref_type.unwrap_or(elf::STT_NOTYPE), 0, 0, 0)
-                } else {
-                    continue;
-                }
-            }
-        };
+        let Some((info, shndx, value, size)) = global_entry(l, id) else { continue };
         // Versions are in .gnu.version; .symtab holds the bare name (`foo@VER` → `foo`).
         let name = match name.iter().position(|&c| c == b'@') {
             Some(p) if matches!(sym.def, Def::Shared(..)) || (matches!(sym.def, Def::Defined(..) | Def::Common(..)) && !sym.forced_local) => &name[..p],
@@ -870,10 +857,108 @@ fn build_symtab(l: &Layout) -> SymtabOut {
         let info = if local { (elf::STB_LOCAL << 4) | (info & 0xf) } else { info };
         // lld gives `__start_`/`__stop_` protected visibility (-z start-stop-visibility).
         let vis = if start_stop && linker_defined { elf::STV_PROTECTED } else { vis };
-        push(name, info, vis, shndx, value, size, &mut symtab);
+        t.push(name, info, vis, shndx, value, size);
     }
-    }
-    SymtabOut { symtab, strtab, first_global }
+}
+
+/// Global `id`'s (st_info, st_shndx, st_value, st_size) as its definition gives them, or
+/// `None` when it is not written (defined in a section not in the output, a shared symbol
+/// without a dynamic symbol, bitcode, an undefined symbol neither linker-defined nor weak and
+/// named by an object).
+fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u16, u64, u64)> {
+    let sym = &l.r.symbols[id];
+    Some(match sym.def {
+        Def::Defined(..) if l.ifunc_canonical.contains(&Target::Global(id)) => {
+            // A canonical IFUNC is, to everyone, the function at its IPLT entry.
+            let iplt = l.synth_osec.get(&Synth::Iplt).map(|&i| l.osecs[i].shndx as u16).unwrap_or(0);
+            let info = (sym_bind_of(l, id) << 4) | elf::STT_FUNC;
+            (info, iplt, l.addr_of(Target::Global(id)), 0)
+        }
+        Def::Defined(f, i) => {
+            let s = l.sym(f, i);
+            let shndx = osec_index(l, f, s.st_shndx(LE))?;
+            let mut v = l.sym_value[id];
+            if s.st_type() == elf::STT_TLS {
+                v = v.wrapping_sub(l.tls_start());
+            }
+            (s.st_info(), shndx, v, s.st_size(LE))
+        }
+        Def::Common(f, i) => {
+            let s = l.sym(f, i);
+            let shndx = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(id))).map(|o| o.shndx as u16).unwrap_or(0);
+            let ty = if s.st_type() == elf::STT_TLS { elf::STT_TLS } else { elf::STT_OBJECT };
+            (elf::STB_GLOBAL << 4 | ty, shndx, l.sym_value[id], s.st_size(LE))
+        }
+        Def::Synthetic => defsym_entry(l, id),
+        Def::Shared(fi, k) => {
+            let ds = l.r.dso(fi).syms[k].sym;
+            if !l.dynsym_index.contains_key(&id) {
+                return None;
+            }
+            let bind = if !sym.obj_ref { ds.st_bind() } else if sym.strong_ref { elf::STB_GLOBAL } else { elf::STB_WEAK };
+            let copy = l.sym_flags.get(&Target::Global(id)).is_some_and(|f| f.copy);
+            if copy {
+                let primary = l.copy_alias.get(&id).copied().unwrap_or(id);
+                let shndx = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(primary))).map(|o| o.shndx as u16).unwrap_or(0);
+                (bind << 4 | ds.st_type(), shndx, l.sym_value[id], ds.st_size(LE))
+            } else {
+                (bind << 4 | ds.st_type(), 0, 0, 0)
+            }
+        }
+        Def::Bitcode(..) => return None,
+        Def::Undefined | Def::Lazy(_) => {
+            if let Some(&v) = l.synthetic_syms.get(&id) {
+                linker_defined_entry(l, sym.name, v)
+            } else if sym.weak && sym.obj_ref {
+                // Only names a loaded object refers to: lazy symbols of members that were
+                // never extracted are not part of the output (lld's isUsedInRegularObj).
+                (elf::STB_WEAK << 4 | sym.ref_type.unwrap_or(elf::STT_NOTYPE), 0, 0, 0)
+            } else {
+                return None;
+            }
+        }
+    })
+}
+
+/// A `--defsym` symbol: absolute when its expression is a number, else in the allocated
+/// output section holding its value; its type is its target's (a function stays a
+/// function), as in lld.
+fn defsym_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> (u8, u16, u64, u64) {
+    let name = l.r.symbols[id].name;
+    let v = l.sym_value[id];
+    let abs = l.config.defsym.iter().any(|(n, e)| n.as_bytes() == name && crate::elf::resolve::defsym_target(e).is_none());
+    let shndx = if abs {
+        elf::SHN_ABS
+    } else {
+        l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx as u16).next_back().unwrap_or(elf::SHN_ABS)
+    };
+    // An alias takes its target's type (a function stays a function), as in lld.
+    let ty = l.config.defsym.iter().find(|(n, _)| n.as_bytes() == name).and_then(|(_, e)| crate::elf::resolve::defsym_target(e)).and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| match l.r.symbols[tid].def {
+        Def::Defined(f, i) => l.sym(f, i).st_type(),
+        _ => elf::STT_NOTYPE,
+    });
+    (elf::STB_GLOBAL << 4 | ty, shndx, v, 0)
+}
+
+/// A linker-defined symbol `name` with value `v`: it belongs to the output section it
+/// points into (`__start_foo` to `foo`, `__bss_start` to `.bss`, `_end` to the last
+/// section), as in lld; absolute when there is none.
+fn linker_defined_entry(l: &Layout, name: &[u8], v: u64) -> (u8, u16, u64, u64) {
+    let sec = name.strip_prefix(b"__start_").or_else(|| name.strip_prefix(b"__stop_"));
+    let shndx = match sec {
+        Some(n) => l.osecs.iter().find(|o| o.name.as_bytes() == n).map(|o| o.shndx as u16),
+        None if name == b"__bss_start" => l.osecs.iter().find(|o| o.name == ".bss").map(|o| o.shndx as u16),
+        // End symbols belong to the section they end (lld: `etext` in the last
+        // code section, `edata` in the last PROGBITS one).
+        None => l
+            .osecs
+            .iter()
+            .filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.size > 0 && o.addr < v && v <= o.addr + o.size)
+            .chain(l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr == v))
+            .map(|o| o.shndx as u16)
+            .next(),
+    };
+    (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, shndx.unwrap_or(elf::SHN_ABS), v, 0)
 }
 
 fn sym_bind_of(l: &Layout, id: crate::elf::resolve::SymbolId) -> u8 {

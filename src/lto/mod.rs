@@ -180,34 +180,10 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         .map(|m| (m.bitcode.input.name.clone(), String::from_utf8_lossy(m.bitcode.ir.producer).into_owned()))
         .collect();
     let llvm = llvm::discover(opts, &producers)?;
-    let triple = req.modules.first().map(|m| String::from_utf8_lossy(m.bitcode.ir.target_triple).into_owned()).unwrap_or_default();
-    // COFF code is always position-independent (lld/COFF/LTO.cpp: the PIC relocation model on
-    // x86-64), but its remote command line never gets `-fpic` (lld 22's DTLTO rule).
-    let coff = req.format == irsymtab::ObjectFormat::Coff;
-    let cg = CodegenSettings {
-        opt_level: opts.opt_level,
-        cg_opt_level: opts.cg_opt_level,
-        pic: req.pic || coff,
-        mcpu: opts.mcpu.clone(),
-        mattrs: opts.mattrs.clone(),
-        threads: thread_count(opts),
-    };
+    let cg = codegen_settings(req);
     let names: Vec<String> = req.modules.iter().map(|m| module_name(m.bitcode.input, Some(opts))).collect();
-    let make_module = |i: usize, id: String| -> Module {
-        let m = &req.modules[i];
-        let b = m.bitcode;
-        let input = b.input;
-        let source = if input.archive.is_none() || input.thin_member { Some(input.path.clone()) } else { None };
-        Module {
-            id,
-            data: input.data,
-            source,
-            resolutions: (0..b.syms.len()).map(|k| (b.sym(k).name, m.flags[k].clone())).collect(),
-            place: true,
-        }
-    };
     if opts.index_only {
-        index_only(req, &llvm, &cg, &names, make_module)?;
+        index_only(req, &llvm, &cg, &names, |i, id| make_module(req, i, id))?;
         return Ok(LtoOutput { objects: Vec::new(), stop: true });
     }
 
@@ -215,39 +191,12 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     // (here or through the distributor), objects.
     let dtlto = opts.distributor.is_some();
     let out = req.output.to_string_lossy().into_owned();
-    // Next to the output, except when the output is a device (`-o /dev/null`).
-    let special = crate::output::is_special_output(req.output);
-    let stage_rel = if special {
-        std::env::temp_dir().join(format!("dtld-lto-{}", std::process::id())).to_string_lossy().into_owned()
-    } else {
-        format!("{}.dtld-lto", relative_to_cwd(&out))
-    };
-    // Created 0700 or refused (a planted symlink, someone else's directory), locked against
-    // another link of the same output, emptied, and reached through its descriptor.
-    let staging = crate::staging::StagingDir::open(Path::new(&stage_rel), opts.save_temps)?;
+    let (staging, stage_rel) = open_staging(req, &out)?;
     let stage_abs = staging.path().to_path_buf();
     let base = if dtlto { thinlink::abs(Path::new(".")) } else { stage_abs.clone() };
     let prefix = if dtlto { format!("{stage_rel}/") } else { String::new() };
-    let mut seen = std::collections::HashSet::new();
-    let ids: Vec<String> = req
-        .modules
-        .iter()
-        .zip(&names)
-        .map(|(m, n)| {
-            let tag = content_tag(m.bitcode.input.data);
-            let file = stage_name(n);
-            // The same bytes under the same name twice (a file named twice, or copies in two
-            // directories) still need two module IDs.
-            let mut id = format!("{prefix}{tag}/{file}");
-            let mut k = 1;
-            while !seen.insert(id.clone()) {
-                k += 1;
-                id = format!("{prefix}{tag}-{k}/{file}");
-            }
-            id
-        })
-        .collect();
-    let modules: Vec<Module> = ids.iter().enumerate().map(|(i, id)| make_module(i, id.clone())).collect();
+    let ids = module_ids(req, &names, &prefix);
+    let modules: Vec<Module> = ids.iter().enumerate().map(|(i, id)| make_module(req, i, id.clone())).collect();
     if !dtlto && llvm.lto2.is_file() {
         // In-process ThinLTO, as lld: llvm-lto2 runs the thin link and the backends in its
         // thread pool, with LLVM's own ThinLTO cache.
@@ -262,48 +211,8 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     staging.check()?;
     trace.stage("Thin link", &format!("{} modules, LLVM {}", modules.len(), llvm.version), t_thin);
 
-    let mut jobs = Vec::new();
-    let mut job_module = Vec::new();
-    for (i, shard) in tl.shards.iter().enumerate() {
-        if let Some(shard) = shard {
-            jobs.push(backend::Job {
-                display: names[i].clone(),
-                module: ids[i].clone(),
-                shard: shard.to_string_lossy().into_owned(),
-                output: format!("{}.native.o", ids[i]),
-                imports: tl.imports[i].clone(),
-            });
-            job_module.push(i);
-        }
-    }
-    let local_clang = llvm.clang.to_string_lossy().into_owned();
-    let common = if dtlto {
-        // lld 22's remote command line exactly; without --thinlto-remote-compiler (lld would
-        // send ""), the clang of the LLVM that ran the thin link.
-        backend::common_args(
-            opts.remote_compiler.as_deref().unwrap_or(&local_clang),
-            &opts.remote_compiler_prepend_args,
-            &triple,
-            opts.opt_level,
-            cg.pic && !coff,
-            opts.sample_profile.as_deref(),
-            opts.no_pgo_warn_mismatch,
-            &opts.remote_compiler_args,
-        )
-    } else {
-        backend::common_args(
-            &local_clang,
-            &[],
-            &triple,
-            opts.opt_level,
-            cg.pic && !coff,
-            opts.sample_profile.as_deref(),
-            opts.no_pgo_warn_mismatch,
-            // lld's in-process backends use the static relocation model for non-PIC output;
-            // clang would otherwise default to PIE code.
-            &if cg.pic { Vec::new() } else { vec!["-fno-pic".to_string()] },
-        )
-    };
+    let (jobs, job_module) = backend_jobs(&tl, &names, &ids);
+    let common = backend_command(req, &llvm, &cg);
     let cache = opts.cache_dir.as_ref().map(|d| backend::Cache { dir: d.clone(), salt: format!("{} {}{}", llvm.clang.display(), llvm.version, if dtlto { " dtlto" } else { "" }) });
     let t_backend = std::time::Instant::now();
     let (objs, stats) = match &opts.distributor {
@@ -333,9 +242,145 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         eprintln!("dtld: thinlto: {} modules, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached);
     }
     emit_index_files(opts, &tl, &names, &ids, &base)?;
+    let objects = native_objects(opts, &out, tl.regular_object, objs, &names, &job_module)?;
+    drop(staging);
+    Ok(LtoOutput { objects, stop: false })
+}
 
+/// The code generation settings of the link: the request's optimization levels, CPU and
+/// threads; position-independent for `-pie`/`-shared` and always for COFF (lld/COFF/LTO.cpp:
+/// the PIC relocation model on x86-64).
+fn codegen_settings(req: &LtoRequest) -> CodegenSettings {
+    let opts = req.opts;
+    let coff = req.format == irsymtab::ObjectFormat::Coff;
+    CodegenSettings {
+        opt_level: opts.opt_level,
+        cg_opt_level: opts.cg_opt_level,
+        pic: req.pic || coff,
+        mcpu: opts.mcpu.clone(),
+        mattrs: opts.mattrs.clone(),
+        threads: thread_count(opts),
+    }
+}
+
+/// Module `i` of the request for the thin link under module ID `id`: its bytes, the file
+/// it came from when it is a file of its own, and its symbols' resolutions.
+fn make_module(req: &LtoRequest, i: usize, id: String) -> Module {
+    let m = &req.modules[i];
+    let b = m.bitcode;
+    let input = b.input;
+    let source = if input.archive.is_none() || input.thin_member { Some(input.path.clone()) } else { None };
+    Module {
+        id,
+        data: input.data,
+        source,
+        resolutions: (0..b.syms.len()).map(|k| (b.sym(k).name, m.flags[k].clone())).collect(),
+        place: true,
+    }
+}
+
+/// The staging directory and its name as the backends see it: `<output>.dtld-lto` next to
+/// the output (relative to the current directory when inside it), or a private directory
+/// under the temporary directory when the output is a device (`-o /dev/null`). Created 0700
+/// or refused (a planted symlink, someone else's directory), locked against another link of
+/// the same output, emptied, and reached through its descriptor.
+fn open_staging(req: &LtoRequest, out: &str) -> Result<(crate::staging::StagingDir, String)> {
+    let special = crate::output::is_special_output(req.output);
+    let stage_rel = if special {
+        std::env::temp_dir().join(format!("dtld-lto-{}", std::process::id())).to_string_lossy().into_owned()
+    } else {
+        format!("{}.dtld-lto", relative_to_cwd(out))
+    };
+    let staging = crate::staging::StagingDir::open(Path::new(&stage_rel), req.opts.save_temps)?;
+    Ok((staging, stage_rel))
+}
+
+/// Each module's ID in the staging tree: `<prefix><content hash>/<file name>`, so the same
+/// bitcode gets the same ID in every link; the same bytes under the same name twice (a file
+/// named twice, or copies in two directories) get `-2`, `-3`... after the hash.
+fn module_ids(req: &LtoRequest, names: &[String], prefix: &str) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    req.modules
+        .iter()
+        .zip(names)
+        .map(|(m, n)| {
+            let tag = content_tag(m.bitcode.input.data);
+            let file = stage_name(n);
+            let mut id = format!("{prefix}{tag}/{file}");
+            let mut k = 1;
+            while !seen.insert(id.clone()) {
+                k += 1;
+                id = format!("{prefix}{tag}-{k}/{file}");
+            }
+            id
+        })
+        .collect()
+}
+
+/// One backend job per module the thin link wrote a shard for (its output
+/// `<id>.native.o`), and for each job the index of its module.
+fn backend_jobs(tl: &thinlink::ThinLinkOutput, names: &[String], ids: &[String]) -> (Vec<backend::Job>, Vec<usize>) {
+    let mut jobs = Vec::new();
+    let mut job_module = Vec::new();
+    for (i, shard) in tl.shards.iter().enumerate() {
+        if let Some(shard) = shard {
+            jobs.push(backend::Job {
+                display: names[i].clone(),
+                module: ids[i].clone(),
+                shard: shard.to_string_lossy().into_owned(),
+                output: format!("{}.native.o", ids[i]),
+                imports: tl.imports[i].clone(),
+            });
+            job_module.push(i);
+        }
+    }
+    (jobs, job_module)
+}
+
+/// The compiler command line every backend job shares. With a distributor it is lld 22's
+/// remote command line exactly (`-fpic` never for COFF); without `--thinlto-remote-compiler`
+/// (lld would send "") the clang of the LLVM that ran the thin link. Locally, as lld's
+/// in-process backends, non-PIC output gets the static relocation model.
+fn backend_command(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings) -> Vec<String> {
+    let opts = req.opts;
+    let coff = req.format == irsymtab::ObjectFormat::Coff;
+    let triple = req.modules.first().map(|m| String::from_utf8_lossy(m.bitcode.ir.target_triple).into_owned()).unwrap_or_default();
+    let local_clang = llvm.clang.to_string_lossy().into_owned();
+    if opts.distributor.is_some() {
+        // lld 22's remote command line exactly; without --thinlto-remote-compiler (lld would
+        // send ""), the clang of the LLVM that ran the thin link.
+        backend::common_args(
+            opts.remote_compiler.as_deref().unwrap_or(&local_clang),
+            &opts.remote_compiler_prepend_args,
+            &triple,
+            opts.opt_level,
+            cg.pic && !coff,
+            opts.sample_profile.as_deref(),
+            opts.no_pgo_warn_mismatch,
+            &opts.remote_compiler_args,
+        )
+    } else {
+        backend::common_args(
+            &local_clang,
+            &[],
+            &triple,
+            opts.opt_level,
+            cg.pic && !coff,
+            opts.sample_profile.as_deref(),
+            opts.no_pgo_warn_mismatch,
+            // lld's in-process backends use the static relocation model for non-PIC output;
+            // clang would otherwise default to PIE code.
+            &if cg.pic { Vec::new() } else { vec!["-fno-pic".to_string()] },
+        )
+    }
+}
+
+/// The native objects for pass 2, in lld's order: the regular-LTO partition (also written
+/// to `--lto-obj-path`; an invalid one is an error), then each backend's object, named after
+/// the output and its module (`<out>.lto.<stem>.o`).
+fn native_objects(opts: &LtoOptions, out: &str, regular: Option<Vec<u8>>, objs: Vec<Vec<u8>>, names: &[String], job_module: &[usize]) -> Result<Vec<InputFile>> {
     let mut objects = Vec::new();
-    if let Some(data) = tl.regular_object {
+    if let Some(data) = regular {
         if let Some(p) = &opts.obj_path {
             write_file(p, &data)?;
         }
@@ -348,8 +393,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         let stem = Path::new(&names[job_module[k]]).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         objects.push(lto_input(format!("{out}.lto.{stem}.o"), data));
     }
-    drop(staging);
-    Ok(LtoOutput { objects, stop: false })
+    Ok(objects)
 }
 
 /// `--thinlto-emit-index-files` / `--thinlto-emit-imports-files` while linking: lld's files

@@ -42,40 +42,67 @@ pub(super) fn chunk_size_align(l: &Layout, c: Chunk) -> (u64, u64) {
     }
 }
 
+/// Output section order, sizes, segments, addresses, file offsets, program headers and
+/// section indices, each pass deciding from what the previous ones fixed.
 pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
     let relro_on = l.config.z_relro;
-    // Order: stable by rank; synthetic sections placed in lld's order within their rank.
-    let synth_order = |o: &OutSec| -> u32 {
-        match o.chunks.first() {
-            Some(Chunk::Synthetic(s)) => match s {
-                Synth::Interp => 0,
-                // lld creates these after the input sections' output sections, so they follow
-                // notes such as `.note.ABI-tag`.
-                Synth::BuildId => 600,
-                Synth::GnuProperty => 601,
-                Synth::DynSym => 2,
-                Synth::Versym => 3,
-                Synth::Verdef => 4,
-                Synth::Verneed => 4,
-                Synth::GnuHash => 5,
-                Synth::SysvHash => 6,
-                Synth::DynStr => 7,
-                Synth::RelaDyn => 8,
-                Synth::RelaPlt => 9,
-                Synth::EhFrameHdr => 1001,
-                Synth::EhFrame => 1002,
-                Synth::Plt => 1003,
-                Synth::Iplt => 1004,
-                Synth::Dynamic => 1005,
-                Synth::Got => 1006,
-                Synth::RelroPadding => 1007,
-                Synth::GotPlt => 1003,
-                Synth::Comment => 0,
-            },
-            _ => 500,
-        }
-    };
-    // Placeholders emptied earlier (their contents moved elsewhere) have no name: dropped here.
+    sort_sections(l, relro_on);
+    size_sections(l);
+    let groups = segment_groups(l, relro_on);
+    let plan = plan_phdrs(l, relro_on, groups.len());
+    let placed = place_segments(l, &groups, 64 + plan.nphdr as u64 * 56, relro_on);
+    let off = place_nonalloc(l, placed.end_off);
+    if let Some((start, _, _, memsz)) = placed.tls_range {
+        l.tls = Some((start, memsz, placed.tls_align));
+    }
+    let ph = program_headers(l, &plan, placed);
+    debug_assert_eq!(ph.len(), plan.nphdr);
+    l.phdrs = ph;
+    // Section header indices.
+    for (idx, os) in (1..).zip(l.osecs.iter_mut()) {
+        os.shndx = idx;
+    }
+    l.file_size = off;
+    Ok(())
+}
+
+/// A synthetic section's place among the sections of its rank, in lld's order (500 for the
+/// other sections).
+fn synth_order(o: &OutSec) -> u32 {
+    match o.chunks.first() {
+        Some(Chunk::Synthetic(s)) => match s {
+            Synth::Interp => 0,
+            // lld creates these after the input sections' output sections, so they follow
+            // notes such as `.note.ABI-tag`.
+            Synth::BuildId => 600,
+            Synth::GnuProperty => 601,
+            Synth::DynSym => 2,
+            Synth::Versym => 3,
+            Synth::Verdef => 4,
+            Synth::Verneed => 4,
+            Synth::GnuHash => 5,
+            Synth::SysvHash => 6,
+            Synth::DynStr => 7,
+            Synth::RelaDyn => 8,
+            Synth::RelaPlt => 9,
+            Synth::EhFrameHdr => 1001,
+            Synth::EhFrame => 1002,
+            Synth::Plt => 1003,
+            Synth::Iplt => 1004,
+            Synth::Dynamic => 1005,
+            Synth::Got => 1006,
+            Synth::RelroPadding => 1007,
+            Synth::GotPlt => 1003,
+            Synth::Comment => 0,
+        },
+        _ => 500,
+    }
+}
+
+/// The output section order: stable by rank (`.tbss` after `.tdata`), synthetic sections in
+/// lld's order within their rank; placeholders emptied earlier (no name) are dropped, and
+/// `synth_osec`/`sec_osec` follow the new indices. Then SHF_LINK_ORDER contents are sorted.
+fn sort_sections(l: &mut Layout, relro_on: bool) {
     let mut order: Vec<usize> = (0..l.osecs.len()).filter(|&i| !l.osecs[i].name.is_empty()).collect();
     order.sort_by_key(|&i| {
         let o = &l.osecs[i];
@@ -107,8 +134,12 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
     }
     l.osecs = osecs;
     sort_link_order(l);
+}
 
-    // Chunk offsets and section sizes (synthetic sizes may depend on earlier decisions only).
+/// Chunk offsets and section sizes and alignments (synthetic sizes may depend on earlier
+/// decisions only); records each input section's offset (`.eh_frame` inputs excepted: the
+/// writer rebuilds that section).
+fn size_sections(l: &mut Layout) {
     for i in 0..l.osecs.len() {
         let chunks = l.osecs[i].chunks.clone();
         let mut off = 0u64;
@@ -130,10 +161,42 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
         l.osecs[i].size = off;
         l.osecs[i].align = align;
     }
-    // Drop empty non-synthetic output sections that have no chunks at all.
-    // Program headers.
+}
+
+/// One PT_NOTE per run of adjacent notes with the same alignment (lld): a reader walks a
+/// PT_NOTE with its p_align, so 8-aligned property notes cannot share one with 4-aligned ones.
+fn note_runs(l: &Layout) -> Vec<Vec<usize>> {
+    let mut runs: Vec<Vec<usize>> = Vec::new();
+    let mut prev: Option<(usize, u64)> = None;
+    for (i, o) in l.osecs.iter().enumerate() {
+        if !(o.sh_type == elf::SHT_NOTE && flag(o.flags, elf::SHF_ALLOC)) {
+            continue;
+        }
+        match (prev, runs.last_mut()) {
+            (Some((pi, pa)), Some(run)) if pi + 1 == i && pa == o.align => run.push(i),
+            _ => runs.push(vec![i]),
+        }
+        prev = Some((i, o.align));
+    }
+    runs
+}
+
+/// Which program headers the output has, and how many (their table's size fixes where the
+/// sections start).
+struct PhdrPlan {
+    has_phdr: bool,
+    has_interp: bool,
+    has_relro: bool,
+    has_note: bool,
+    has_property: bool,
+    nphdr: usize,
+}
+
+/// The program headers: PT_PHDR (every executable and shared object, as lld), PT_INTERP,
+/// one PT_LOAD per segment group (`nloads`), PT_TLS, PT_DYNAMIC, PT_GNU_RELRO,
+/// PT_GNU_EH_FRAME, PT_GNU_STACK, one PT_NOTE per note run, PT_GNU_PROPERTY.
+fn plan_phdrs(l: &Layout, relro_on: bool, nloads: usize) -> PhdrPlan {
     let has_interp = l.synth_osec.contains_key(&Synth::Interp);
-    // lld maps the program headers with PT_PHDR in every executable and shared object.
     let has_phdr = !l.config.relocatable;
     let has_tls = l.osecs.iter().any(|o| flag(o.flags, elf::SHF_TLS) && flag(o.flags, elf::SHF_ALLOC));
     let has_relro = relro_on && l.osecs.iter().any(|o| o.relro && flag(o.flags, elf::SHF_ALLOC));
@@ -145,8 +208,7 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
         nphdr += 1;
     }
     // LOAD count: R, RX, RW(relro), RW.
-    let groups = segment_groups(l, relro_on);
-    nphdr += groups.len();
+    nphdr += nloads;
     if has_tls {
         nphdr += 1;
     }
@@ -160,23 +222,6 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
         nphdr += 1;
     }
     nphdr += 1; // GNU_STACK
-    // One PT_NOTE per run of adjacent notes with the same alignment (lld): a reader walks a
-    // PT_NOTE with its p_align, so 8-aligned property notes cannot share one with 4-aligned ones.
-    let note_runs = |l: &Layout| -> Vec<Vec<usize>> {
-        let mut runs: Vec<Vec<usize>> = Vec::new();
-        let mut prev: Option<(usize, u64)> = None;
-        for (i, o) in l.osecs.iter().enumerate() {
-            if !(o.sh_type == elf::SHT_NOTE && flag(o.flags, elf::SHF_ALLOC)) {
-                continue;
-            }
-            match (prev, runs.last_mut()) {
-                (Some((pi, pa)), Some(run)) if pi + 1 == i && pa == o.align => run.push(i),
-                _ => runs.push(vec![i]),
-            }
-            prev = Some((i, o.align));
-        }
-        runs
-    };
     let n_note_runs = note_runs(l).len();
     nphdr += n_note_runs;
     let has_note = n_note_runs > 0;
@@ -184,8 +229,27 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
     if has_property {
         nphdr += 1;
     }
-    let headers_size = 64 + nphdr as u64 * 56;
-    // Assign addresses.
+    PhdrPlan { has_phdr, has_interp, has_relro, has_note, has_property, nphdr }
+}
+
+/// What placing the segments decided besides each section's address and offset.
+struct Placed {
+    loads: Vec<Phdr>,
+    /// The TLS template: (start address, offset, file size, memory size), and its alignment.
+    tls_range: Option<(u64, u64, u64, u64)>,
+    tls_align: u64,
+    /// The RELRO region: (start address, offset, size).
+    relro_range: Option<(u64, u64, u64)>,
+    /// The file offset after the last allocated byte.
+    end_off: u64,
+}
+
+/// Addresses and file offsets of the allocated sections, segment by segment after the
+/// headers (`headers_size`): each segment on a new page at the same offset modulo the page
+/// size (`-z max-page-size`), the TLS block aligned for its most aligned section, `.tbss`
+/// taking no address space outside the template, `.relro_padding` sized to end RELRO on a
+/// `-z common-page-size` boundary.
+fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_on: bool) -> Placed {
     let base = l.image_base;
     let mut off = headers_size;
     let mut addr = base + headers_size;
@@ -274,7 +338,12 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
             align: max_page,
         });
     }
-    // Non-allocated sections follow in the file.
+    Placed { loads, tls_range, tls_align, relro_range, end_off: off }
+}
+
+/// Non-allocated sections follow in the file from `off`, at address 0; returns the file's
+/// size.
+fn place_nonalloc(l: &mut Layout, mut off: u64) -> u64 {
     for os in l.osecs.iter_mut() {
         if flag(os.flags, elf::SHF_ALLOC) {
             continue;
@@ -284,15 +353,19 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
         os.addr = 0;
         off += os.size;
     }
-    if let Some((start, _, _, memsz)) = tls_range {
-        l.tls = Some((start, memsz, tls_align));
-    }
-    // Program header table.
+    off
+}
+
+/// The program header table `plan` announced, from the placed sections and segments.
+fn program_headers(l: &Layout, plan: &PhdrPlan, placed: Placed) -> Vec<Phdr> {
+    let base = l.image_base;
+    let nphdr = plan.nphdr;
+    let Placed { loads, tls_range, tls_align, relro_range, .. } = placed;
     let mut ph = Vec::new();
-    if has_phdr {
+    if plan.has_phdr {
         ph.push(Phdr { p_type: elf::PT_PHDR, flags: elf::PF_R, offset: 64, vaddr: base + 64, filesz: nphdr as u64 * 56, memsz: nphdr as u64 * 56, align: 8 });
     }
-    if has_interp {
+    if plan.has_interp {
         let i = l.synth_osec[&Synth::Interp];
         let o = &l.osecs[i];
         ph.push(Phdr { p_type: elf::PT_INTERP, flags: elf::PF_R, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 1 });
@@ -306,7 +379,7 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
         let o = &l.osecs[i];
         ph.push(Phdr { p_type: elf::PT_DYNAMIC, flags: elf::PF_R | elf::PF_W, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 8 });
     }
-    if has_relro {
+    if plan.has_relro {
         if let Some((start, roff, size)) = relro_range {
             ph.push(Phdr { p_type: elf::PT_GNU_RELRO, flags: elf::PF_R, offset: roff, vaddr: start, filesz: size, memsz: size, align: 1 });
         }
@@ -316,25 +389,18 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
         ph.push(Phdr { p_type: elf::PT_GNU_EH_FRAME, flags: elf::PF_R, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 4 });
     }
     ph.push(Phdr { p_type: elf::PT_GNU_STACK, flags: if l.config.z_execstack { elf::PF_R | elf::PF_W | elf::PF_X } else { elf::PF_R | elf::PF_W }, offset: 0, vaddr: 0, filesz: 0, memsz: l.config.z_stack_size.unwrap_or(0), align: 0 });
-    if has_note {
+    if plan.has_note {
         for run in note_runs(l) {
             let first = &l.osecs[run[0]];
             let last = &l.osecs[run[run.len() - 1]];
             ph.push(Phdr { p_type: elf::PT_NOTE, flags: elf::PF_R, offset: first.offset, vaddr: first.addr, filesz: last.offset + last.size - first.offset, memsz: last.addr + last.size - first.addr, align: first.align.max(4) });
         }
     }
-    if has_property {
+    if plan.has_property {
         let o = &l.osecs[l.synth_osec[&Synth::GnuProperty]];
         ph.push(Phdr { p_type: elf::PT_GNU_PROPERTY, flags: elf::PF_R, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 8 });
     }
-    debug_assert_eq!(ph.len(), nphdr);
-    l.phdrs = ph;
-    // Section header indices.
-    for (idx, os) in (1..).zip(l.osecs.iter_mut()) {
-        os.shndx = idx;
-    }
-    l.file_size = off;
-    Ok(())
+    ph
 }
 
 pub struct SegGroup {

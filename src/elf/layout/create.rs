@@ -12,13 +12,31 @@ pub(super) fn add_synth(l: &mut Layout, s: Synth, name: &str, sh_type: u32, flag
     l.synth_osec.insert(s, l.osecs.len() - 1);
 }
 
+/// The synthetic sections of the link, in the order they are created (which breaks ties in
+/// the section order): the notes and dynamic symbol sections, then the dynamic relocations
+/// are counted (so `.rela.dyn` is known to be needed), the relocation, PLT and GOT sections,
+/// `.comment`, `.bss` for commons and copies, and `.relro_padding`.
 pub(super) fn create_synthetic(l: &mut Layout) {
+    add_note_sections(l);
+    add_dynamic_symbol_sections(l);
+    collect_dynamic_relocs(l);
+    add_reloc_plt_got_sections(l);
+    add_comment(l);
+    place_bss_symbols(l);
+    let c = l.config;
+    if c.z_relro && l.osecs.iter().any(|o| o.relro && flag(o.flags, elf::SHF_ALLOC)) && !c.relocatable {
+        add_synth(l, Synth::RelroPadding, ".relro_padding", elf::SHT_NOBITS, elf::SHF_ALLOC | elf::SHF_WRITE, 1);
+        let i = l.synth_osec[&Synth::RelroPadding];
+        l.osecs[i].relro = true;
+    }
+}
+
+/// `.interp` (lld's needsInterpSection: any executable given a dynamic linker, even one that
+/// links no shared library, as `-nostdlib` with clang's default `-dynamic-linker`), the x86
+/// CET `.note.gnu.property` (sets `l.x86_features`) and `.note.gnu.build-id`.
+fn add_note_sections(l: &mut Layout) {
     let c = l.config;
     let a = elf::SHF_ALLOC;
-    let w = elf::SHF_WRITE;
-    let x = elf::SHF_EXECINSTR;
-    // lld's needsInterpSection: any executable given a dynamic linker, even one that links
-    // no shared library (`-nostdlib` with clang's default `-dynamic-linker`).
     let interp = !c.shared && !c.relocatable && !c.no_dynamic_linker && c.dynamic_linker.as_deref().is_some_and(|d| !d.is_empty());
     if interp {
         add_synth(l, Synth::Interp, ".interp", elf::SHT_PROGBITS, a, 1);
@@ -46,91 +64,121 @@ pub(super) fn create_synthetic(l: &mut Layout) {
     if c.build_id != crate::elf::config::BuildId::None || !c.build_id_hex.is_empty() {
         add_synth(l, Synth::BuildId, ".note.gnu.build-id", elf::SHT_NOTE, a, 4);
     }
-    if l.has_dynamic {
-        add_synth(l, Synth::DynSym, ".dynsym", elf::SHT_DYNSYM, a, 8);
-        let verdefs = !l.r.versions.is_empty();
-        if !l.verneed.is_empty() || verdefs {
-            add_synth(l, Synth::Versym, ".gnu.version", elf::SHT_GNU_VERSYM, a, 2);
-        }
-        if verdefs {
-            add_synth(l, Synth::Verdef, ".gnu.version_d", elf::SHT_GNU_VERDEF, a, 4);
-        }
-        if !l.verneed.is_empty() {
-            add_synth(l, Synth::Verneed, ".gnu.version_r", elf::SHT_GNU_VERNEED, a, 4);
-        }
-        if c.hash_gnu {
-            add_synth(l, Synth::GnuHash, ".gnu.hash", elf::SHT_GNU_HASH, a, 8);
-        }
-        if c.hash_sysv {
-            add_synth(l, Synth::SysvHash, ".hash", elf::SHT_HASH, a, 4);
-        }
-        add_synth(l, Synth::DynStr, ".dynstr", elf::SHT_STRTAB, a, 1);
+}
+
+/// With a dynamic section: `.dynsym`, the version sections the link needs (`.gnu.version`
+/// when versions are defined or needed), the hash tables `--hash-style` asks for, `.dynstr`.
+fn add_dynamic_symbol_sections(l: &mut Layout) {
+    if !l.has_dynamic {
+        return;
     }
-    // Count relocations now so section sizes are known.
+    let c = l.config;
+    let a = elf::SHF_ALLOC;
+    add_synth(l, Synth::DynSym, ".dynsym", elf::SHT_DYNSYM, a, 8);
+    let verdefs = !l.r.versions.is_empty();
+    if !l.verneed.is_empty() || verdefs {
+        add_synth(l, Synth::Versym, ".gnu.version", elf::SHT_GNU_VERSYM, a, 2);
+    }
+    if verdefs {
+        add_synth(l, Synth::Verdef, ".gnu.version_d", elf::SHT_GNU_VERDEF, a, 4);
+    }
+    if !l.verneed.is_empty() {
+        add_synth(l, Synth::Verneed, ".gnu.version_r", elf::SHT_GNU_VERNEED, a, 4);
+    }
+    if c.hash_gnu {
+        add_synth(l, Synth::GnuHash, ".gnu.hash", elf::SHT_GNU_HASH, a, 8);
+    }
+    if c.hash_sysv {
+        add_synth(l, Synth::SysvHash, ".hash", elf::SHT_HASH, a, 4);
+    }
+    add_synth(l, Synth::DynStr, ".dynstr", elf::SHT_STRTAB, a, 1);
+}
+
+/// The dynamic relocations, counted now so section sizes are known: IRELATIVE for each IPLT
+/// slot (`l.irelatives`), then per GOT slot what the loader must fill, and COPY for each copy
+/// relocation (`l.dynrels`), RELATIVE ones first (so DT_RELACOUNT can cover them), as lld
+/// sorts them.
+fn collect_dynamic_relocs(l: &mut Layout) {
     // IFUNC: IRELATIVE for each IPLT slot.
     for i in 0..l.iplt.len() {
         let t = l.iplt[i];
         l.irelatives.push(DynRel { place: Place::GotPltSlot(l.plt.len() as u32 + i as u32), r_type: arch::r::IRELATIVE, sym: None, addend: Addend::AddrOf(t, 0) });
     }
-    // GOT slots.
     let got = l.got.clone();
-    for (slot, (t, kind)) in got.iter().enumerate() {
-        let preempt = l.is_preemptible(*t);
-        let place = Place::GotSlot(slot as u32);
-        match kind {
-            GotKind::Addr if !preempt && l.is_ifunc(*t) && !l.ifunc_canonical.contains(t) => {
-                // Only loaded through the GOT: the slot gets the resolver's result directly.
-                l.irelatives.push(DynRel { place, r_type: arch::r::IRELATIVE, sym: None, addend: Addend::AddrOf(*t, 0) });
-            }
-            GotKind::Addr => {
-                if preempt {
-                    let Target::Global(id) = *t else { unreachable!() };
-                    l.dynrels.push(DynRel { place, r_type: arch::r::GLOB_DAT, sym: Some(id), addend: Addend::Const(0) });
-                } else if l.is_pic && (!l.is_absolute(*t) || l.iplt_index.contains_key(t)) {
-                    l.dynrels.push(DynRel { place, r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(*t, 0) });
-                }
-            }
-            GotKind::TpOff => {
-                if preempt {
-                    let Target::Global(id) = *t else { unreachable!() };
-                    l.dynrels.push(DynRel { place, r_type: arch::r::TPOFF64, sym: Some(id), addend: Addend::Const(0) });
-                } else if c.shared {
-                    // The library's TLS block is placed by the loader: TP offset at load time.
-                    l.dynrels.push(DynRel { place, r_type: arch::r::TPOFF64, sym: None, addend: Addend::TlsOffsetOf(*t, 0) });
-                }
-            }
-            GotKind::TlsGdMod => {
-                let sym = if preempt { if let Target::Global(id) = *t { Some(id) } else { None } } else { None };
-                l.dynrels.push(DynRel { place, r_type: arch::r::DTPMOD64, sym, addend: Addend::Const(0) });
-            }
-            GotKind::TlsGdOff => {
-                if preempt {
-                    let Target::Global(id) = *t else { unreachable!() };
-                    l.dynrels.push(DynRel { place, r_type: arch::r::DTPOFF64, sym: Some(id), addend: Addend::Const(0) });
-                }
-            }
-            GotKind::TlsLdMod => {
-                l.dynrels.push(DynRel { place, r_type: arch::r::DTPMOD64, sym: None, addend: Addend::Const(0) });
-            }
-            GotKind::Zero => {}
-            GotKind::TlsDesc => {
-                if preempt {
-                    let Target::Global(id) = *t else { unreachable!() };
-                    l.dynrels.push(DynRel { place, r_type: arch::r::TLSDESC, sym: Some(id), addend: Addend::Const(0) });
-                } else {
-                    l.dynrels.push(DynRel { place, r_type: arch::r::TLSDESC, sym: None, addend: Addend::TlsOffsetOf(*t, 0) });
-                }
-            }
-        }
+    for (slot, &(t, kind)) in got.iter().enumerate() {
+        got_slot_reloc(l, slot, t, kind);
     }
     for &id in &l.copies.clone() {
         l.dynrels.push(DynRel { place: Place::Copy(id), r_type: arch::r::COPY, sym: Some(id), addend: Addend::Const(0) });
     }
-    // RELATIVE first (so DT_RELACOUNT can cover them), then symbolic, as lld sorts them.
     let mut rels = std::mem::take(&mut l.dynrels);
     rels.sort_by_key(|d| if d.r_type == arch::r::RELATIVE { 0 } else { 1 });
     l.relative_count = rels.iter().filter(|d| d.r_type == arch::r::RELATIVE).count();
     l.dynrels = rels;
+}
+
+/// The dynamic relocation GOT slot `slot` (for `t`, of `kind`) needs, if any: symbolic when
+/// `t` is preemptible; otherwise RELATIVE for an address in PIC output, IRELATIVE for an
+/// IFUNC only loaded through the GOT, a TP offset in a shared library, a module ID for TLS.
+fn got_slot_reloc(l: &mut Layout, slot: usize, t: Target, kind: GotKind) {
+    let c = l.config;
+    let preempt = l.is_preemptible(t);
+    let place = Place::GotSlot(slot as u32);
+    match kind {
+        GotKind::Addr if !preempt && l.is_ifunc(t) && !l.ifunc_canonical.contains(&t) => {
+            // Only loaded through the GOT: the slot gets the resolver's result directly.
+            l.irelatives.push(DynRel { place, r_type: arch::r::IRELATIVE, sym: None, addend: Addend::AddrOf(t, 0) });
+        }
+        GotKind::Addr => {
+            if preempt {
+                let Target::Global(id) = t else { unreachable!() };
+                l.dynrels.push(DynRel { place, r_type: arch::r::GLOB_DAT, sym: Some(id), addend: Addend::Const(0) });
+            } else if l.is_pic && (!l.is_absolute(t) || l.iplt_index.contains_key(&t)) {
+                l.dynrels.push(DynRel { place, r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(t, 0) });
+            }
+        }
+        GotKind::TpOff => {
+            if preempt {
+                let Target::Global(id) = t else { unreachable!() };
+                l.dynrels.push(DynRel { place, r_type: arch::r::TPOFF64, sym: Some(id), addend: Addend::Const(0) });
+            } else if c.shared {
+                // The library's TLS block is placed by the loader: TP offset at load time.
+                l.dynrels.push(DynRel { place, r_type: arch::r::TPOFF64, sym: None, addend: Addend::TlsOffsetOf(t, 0) });
+            }
+        }
+        GotKind::TlsGdMod => {
+            let sym = if preempt { if let Target::Global(id) = t { Some(id) } else { None } } else { None };
+            l.dynrels.push(DynRel { place, r_type: arch::r::DTPMOD64, sym, addend: Addend::Const(0) });
+        }
+        GotKind::TlsGdOff => {
+            if preempt {
+                let Target::Global(id) = t else { unreachable!() };
+                l.dynrels.push(DynRel { place, r_type: arch::r::DTPOFF64, sym: Some(id), addend: Addend::Const(0) });
+            }
+        }
+        GotKind::TlsLdMod => {
+            l.dynrels.push(DynRel { place, r_type: arch::r::DTPMOD64, sym: None, addend: Addend::Const(0) });
+        }
+        GotKind::Zero => {}
+        GotKind::TlsDesc => {
+            if preempt {
+                let Target::Global(id) = t else { unreachable!() };
+                l.dynrels.push(DynRel { place, r_type: arch::r::TLSDESC, sym: Some(id), addend: Addend::Const(0) });
+            } else {
+                l.dynrels.push(DynRel { place, r_type: arch::r::TLSDESC, sym: None, addend: Addend::TlsOffsetOf(t, 0) });
+            }
+        }
+    }
+}
+
+/// The sections the relocations and stubs need: `.rela.dyn`, `.rela.plt`, `.eh_frame_hdr`
+/// (`--eh-frame-hdr` with an `.eh_frame`), `.plt`, `.iplt`, `.dynamic`, `.got`, and
+/// `.got.plt` (for PLT entries or a use of `_GLOBAL_OFFSET_TABLE_`; RELRO with `-z now`).
+fn add_reloc_plt_got_sections(l: &mut Layout) {
+    let c = l.config;
+    let a = elf::SHF_ALLOC;
+    let w = elf::SHF_WRITE;
+    let x = elf::SHF_EXECINSTR;
     let need_reladyn = !l.dynrels.is_empty() || !l.irelatives.is_empty();
     if need_reladyn {
         add_synth(l, Synth::RelaDyn, ".rela.dyn", elf::SHT_RELA, a, 8);
@@ -162,6 +210,11 @@ pub(super) fn create_synthetic(l: &mut Layout) {
             l.osecs[i].relro = true;
         }
     }
+}
+
+/// Our `.comment` (a merged string section), which takes in the inputs' `.comment` sections
+/// (their output section is emptied and loses its name).
+fn add_comment(l: &mut Layout) {
     add_synth(l, Synth::Comment, ".comment", elf::SHT_PROGBITS, 0, 1);
     {
         let i = l.synth_osec[&Synth::Comment];
@@ -176,7 +229,14 @@ pub(super) fn create_synthetic(l: &mut Layout) {
         l.osecs[pos].chunks.clear();
         l.osecs[pos].name = String::new();
     }
-    // Common symbols and copy relocations go to .bss.
+}
+
+/// Space for common symbols and copy relocations: `.bss` (created if the inputs have none),
+/// `.tbss` for TLS ones, `.bss.rel.ro` (RELRO) for copies of read-only data; each section
+/// aligned for its largest symbol.
+fn place_bss_symbols(l: &mut Layout) {
+    let a = elf::SHF_ALLOC;
+    let w = elf::SHF_WRITE;
     let mut bss_syms: Vec<SymbolId> = Vec::new();
     for (id, s) in l.r.symbols.iter().enumerate() {
         if let Def::Common(..) = s.def {
@@ -184,50 +244,46 @@ pub(super) fn create_synthetic(l: &mut Layout) {
         }
     }
     bss_syms.extend(l.copies.iter().copied());
-    if !bss_syms.is_empty() {
-        let idx = match l.osecs.iter().position(|o| o.name == ".bss" && !flag(o.flags, elf::SHF_TLS)) {
-            Some(i) => i,
-            None => {
-                l.osecs.push(new_osec(".bss", elf::SHT_NOBITS, (a | w) as u64, 1));
-                l.osecs.len() - 1
-            }
+    if bss_syms.is_empty() {
+        return;
+    }
+    let idx = match l.osecs.iter().position(|o| o.name == ".bss" && !flag(o.flags, elf::SHF_TLS)) {
+        Some(i) => i,
+        None => {
+            l.osecs.push(new_osec(".bss", elf::SHT_NOBITS, (a | w) as u64, 1));
+            l.osecs.len() - 1
+        }
+    };
+    let mut tbss_idx = None;
+    let mut relro_idx = None;
+    for id in bss_syms {
+        let is_tls = l.is_tls(Target::Global(id));
+        let ro_copy = match l.r.symbols[id].def {
+            Def::Shared(f, k) => l.r.dso(f).is_read_only(l.r.dso(f).syms[k].sym.st_value(LE)),
+            _ => false,
         };
-        let mut tbss_idx = None;
-        let mut relro_idx = None;
-        for id in bss_syms {
-            let is_tls = l.is_tls(Target::Global(id));
-            let ro_copy = match l.r.symbols[id].def {
-                Def::Shared(f, k) => l.r.dso(f).is_read_only(l.r.dso(f).syms[k].sym.st_value(LE)),
-                _ => false,
-            };
-            let target = if ro_copy {
-                *relro_idx.get_or_insert_with(|| {
-                    let mut os = new_osec(".bss.rel.ro", elf::SHT_NOBITS, (a | w) as u64, 1);
+        let target = if ro_copy {
+            *relro_idx.get_or_insert_with(|| {
+                let mut os = new_osec(".bss.rel.ro", elf::SHT_NOBITS, (a | w) as u64, 1);
+                os.relro = true;
+                l.osecs.push(os);
+                l.osecs.len() - 1
+            })
+        } else if is_tls {
+            *tbss_idx.get_or_insert_with(|| match l.osecs.iter().position(|o| o.name == ".tbss") {
+                Some(i) => i,
+                None => {
+                    let mut os = new_osec(".tbss", elf::SHT_NOBITS, (a | w | elf::SHF_TLS) as u64, 1);
                     os.relro = true;
                     l.osecs.push(os);
                     l.osecs.len() - 1
-                })
-            } else if is_tls {
-                *tbss_idx.get_or_insert_with(|| match l.osecs.iter().position(|o| o.name == ".tbss") {
-                    Some(i) => i,
-                    None => {
-                        let mut os = new_osec(".tbss", elf::SHT_NOBITS, (a | w | elf::SHF_TLS) as u64, 1);
-                        os.relro = true;
-                        l.osecs.push(os);
-                        l.osecs.len() - 1
-                    }
-                })
-            } else {
-                idx
-            };
-            l.osecs[target].chunks.push(Chunk::Bss(id));
-            let al = bss_align(l, id);
-            l.osecs[target].align = l.osecs[target].align.max(al);
-        }
-    }
-    if c.z_relro && l.osecs.iter().any(|o| o.relro && flag(o.flags, elf::SHF_ALLOC)) && !c.relocatable {
-        add_synth(l, Synth::RelroPadding, ".relro_padding", elf::SHT_NOBITS, a | w, 1);
-        let i = l.synth_osec[&Synth::RelroPadding];
-        l.osecs[i].relro = true;
+                }
+            })
+        } else {
+            idx
+        };
+        l.osecs[target].chunks.push(Chunk::Bss(id));
+        let al = bss_align(l, id);
+        l.osecs[target].align = l.osecs[target].align.max(al);
     }
 }

@@ -157,17 +157,17 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
     Ok(())
 }
 
+/// Scans the relocations of file `f`'s live sections: what each needs (GOT slots, PLT
+/// entries, copies, dynamic relocations, relaxations), the undefined symbols allocated
+/// sections use, and the errors. The instruction after a relaxed TLSGD/TLSLD sequence's
+/// first relocation is skipped (the relaxation rewrites both).
 pub(super) fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
-    let r = l.r;
-    let o = r.obj(f);
+    let o = l.r.obj(f);
     let mut out = ScanOut { needs: Vec::new(), dynrels: Vec::new(), fixes: Vec::new(), undefined: Vec::new(), errors: Vec::new() };
-    let exe = !l.config.shared;
     for (s, sec) in o.sections.iter().enumerate() {
         if !live[f][s] || sec.relocs.is_empty() {
             continue;
         }
-        let alloc = flag(sec.flags, elf::SHF_ALLOC);
-        let writable = flag(sec.flags, elf::SHF_WRITE);
         let mut skip_next = false;
         for (k, rel) in sec.relocs.iter().enumerate() {
             if skip_next {
@@ -176,207 +176,270 @@ pub(super) fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                 continue;
             }
             let r_type = rel.r_type(LE, false);
-            let info = arch::rel_info(r_type);
             let si = rel.r_sym(LE, false) as usize;
-            let off = rel.r_offset(LE);
-            let addend = rel.r_addend(LE);
-            if info.kind == RelKind::None {
-                continue;
-            }
-            if info.kind == RelKind::Unknown {
-                out.errors.push(format!("{}: unknown relocation ({}) against symbol {}", crate::elf::diag::location(o, s, off), r_type, String::from_utf8_lossy(o.sym_name(si))));
-                continue;
-            }
-            if (off as usize).saturating_add(info.field.size()) > sec.data.len() && sec.sh_type != elf::SHT_NOBITS {
-                out.errors.push(format!("{}: relocation {} at offset 0x{:x} is out of bounds", o.input.name, arch::rel_name(r_type), off));
-                continue;
-            }
-            let t = l.target_of(f, si);
-            if si == 0 {
-                // Relocation against the null symbol: S = 0.
-                continue;
-            }
-            // Undefined symbols.
-            if let Target::Global(id) = t {
-                let sym = &r.symbols[id];
-                // In a shared library (without -z defs) default-visibility undefined symbols
-                // are resolved at load time.
-                let allowed_in_dso = !exe && (!l.config.z_defs || l.config.ignore_unresolved_in_objects) && sym.visibility == elf::STV_DEFAULT;
-                if matches!(sym.def, Def::Undefined | Def::Lazy(_)) && !sym.weak && !l.is_linker_defined(id) && !allowed_in_dso {
-                    // Only allocated sections count: references from debug information and other
-                    // non-alloc data resolve to 0, as lld resolves them.
-                    if alloc {
-                        out.undefined.push((id, f, s as u32, off));
-                    }
-                    continue;
-                }
-            }
-            if !alloc {
-                // Debug and other non-allocated sections: resolved statically by the writer.
-                continue;
-            }
-            let preempt = l.is_preemptible(t);
-            let ifunc = l.is_ifunc(t);
-            let site = (f, s as u32, k);
-            let mut need = |t: Target, n: u16| out.needs.push((t, n));
-            match info.kind {
-                RelKind::Abs => {
-                    if preempt {
-                        let Target::Global(id) = t else { unreachable!() };
-                        if info.field.size() == 8 && (writable || !l.config.z_text) {
-                            out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::R64, sym: Some(id), addend: Addend::Const(addend) });
-                        } else if l.config.shared {
-                            out.errors.push(pic_error(o, s, off, r_type, r.symbols[id].name));
-                        } else if matches!(r.symbols[id].def, Def::Undefined | Def::Lazy(_)) {
-                            // Undefined weak: resolves to zero.
-                        } else if l.is_func(id) {
-                            need(t, N_CANON);
-                        } else {
-                            need(t, N_COPY);
-                        }
-                    } else if ifunc {
-                        need(t, N_CANON_IFUNC);
-                        if l.is_pic && info.field.size() == 8 {
-                            out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(t, addend) });
-                        }
-                    } else if l.is_pic && !l.is_absolute(t) {
-                        if info.field.size() == 8 {
-                            out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(t, addend) });
-                        } else {
-                            let name = match t { Target::Global(id) => r.symbols[id].name, Target::Local(..) => b"" as &[u8] };
-                            out.errors.push(pic_error(o, s, off, r_type, name));
-                        }
-                    }
-                }
-                RelKind::Pc | RelKind::PltPc => {
-                    if preempt {
-                        let Target::Global(id) = t else { unreachable!() };
-                        if info.kind == RelKind::PltPc {
-                            need(t, N_PLT);
-                        } else if matches!(r.symbols[id].def, Def::Undefined | Def::Lazy(_)) {
-                        } else if l.config.shared {
-                            // Only an executable (PIE included, as lld) can take a library
-                            // symbol's address with a copy or a canonical PLT entry.
-                            if l.is_func(id) {
-                                need(t, N_PLT);
-                            }
-                            out.errors.push(pic_error(o, s, off, r_type, r.symbols[id].name));
-                        } else if l.is_func(id) {
-                            need(t, N_CANON);
-                        } else {
-                            need(t, N_COPY);
-                        }
-                    } else if ifunc {
-                        need(t, if info.kind == RelKind::PltPc { N_IPLT } else { N_CANON_IFUNC });
-                    }
-                }
-                RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex | RelKind::GotOff => {
-                    // --no-relax keeps every GOT load (lld: only GOTPCRELX rewriting is off).
-                    let relaxable = matches!(info.kind, RelKind::GotPcRelax | RelKind::GotPcRelaxRex)
-                        && l.config.relax
-                        && !preempt
-                        && !(l.is_pic && l.is_absolute(t))
-                        && !is_undef(l, t);
-                    let mut relaxed = false;
-                    if relaxable {
-                        let d = sec.data;
-                        let o2 = off as usize;
-                        let is_mov = o2 >= 2 && d[o2 - 2] == 0x8b;
-                        let is_branch = o2 >= 2 && info.kind == RelKind::GotPcRelax && d[o2 - 2] == 0xff && matches!((d[o2 - 1] >> 3) & 7, 2 | 4);
-                        // lld keeps GOT loads of IFUNC addresses (the slot then holds the
-                        // canonical IPLT address) and relaxes only calls and jumps.
-                        let is_mov = is_mov && !ifunc;
-                        if o2 >= 2 && d[o2 - 1] & 0xc7 == 0x05 && (is_mov || is_branch) {
-                            out.fixes.push((site, SiteFix::GotPcRelax));
-                            relaxed = true;
-                            // An IFUNC reached through a relaxed GOT load is called through its
-                            // IPLT entry; loading its address makes that entry canonical.
-                            if ifunc {
-                                need(t, if is_branch { N_IPLT } else { N_CANON_IFUNC });
-                            }
-                        }
-                    }
-                    if !relaxed {
-                        need(t, N_GOT);
-                        if ifunc && !preempt && !l.is_pic {
-                            // Non-PIC: the GOT slot holds the canonical IPLT address (lld).
-                            need(t, N_CANON_IFUNC);
-                        }
-                    }
-                }
-                RelKind::GotBasePc | RelKind::RelGotBase => {}
-                RelKind::PltRelGotBase => {
-                    if preempt {
-                        need(t, N_PLT);
-                    }
-                }
-                RelKind::Size => {}
-                RelKind::TlsGd => {
-                    if !exe {
-                        // A shared library keeps general-dynamic: a GOT pair for the loader.
-                        need(t, N_GOTGD);
-                        continue;
-                    } else if preempt {
-                        out.fixes.push((site, SiteFix::TlsGdToIe));
-                        need(t, N_GOTTP);
-                        skip_next = true;
-                    } else {
-                        out.fixes.push((site, SiteFix::TlsGdToLe));
-                        skip_next = true;
-                    }
-                    if !tls_gd_pattern(sec.data, off as usize) {
-                        out.errors.push(format!("{}: R_X86_64_TLSGD must be followed by a call to __tls_get_addr", crate::elf::diag::location(o, s, off)));
-                    }
-                }
-                RelKind::TlsLd => {
-                    if !exe {
-                        need(TLS_LD_TARGET, N_GOTGD);
-                        continue;
-                    }
-                    out.fixes.push((site, SiteFix::TlsLdToLe));
-                    skip_next = true;
-                    let d = sec.data;
-                    let o2 = off as usize;
-                    if !(o2 >= 3 && d.len() >= o2 + 6 && d[o2 - 3..o2] == [0x48, 0x8d, 0x3d] && (d[o2 + 4] == 0xe8 || (d[o2 + 4] == 0xff && d[o2 + 5] == 0x15))) {
-                        out.errors.push(format!("{}: R_X86_64_TLSLD must be followed by a call to __tls_get_addr", crate::elf::diag::location(o, s, off)));
-                    }
-                }
-                RelKind::DtpOff | RelKind::TpOff => {
-                    if preempt && info.kind == RelKind::TpOff {
-                        out.errors.push(format!("{}: relocation {} against preemptible symbol", crate::elf::diag::location(o, s, off), arch::rel_name(r_type)));
-                    }
-                }
-                RelKind::GotTpOff => {
-                    let d = sec.data;
-                    let o2 = off as usize;
-                    let can = exe && !preempt && o2 >= 3 && (d[o2 - 3] & 0xf0) == 0x40 && d[o2 - 1] & 0xc7 == 0x05 && matches!(d[o2 - 2], 0x8b | 0x03);
-                    if can {
-                        out.fixes.push((site, SiteFix::TlsIeToLe));
-                    } else {
-                        need(t, N_GOTTP);
-                    }
-                }
-                RelKind::TlsDescPc if !exe => {
-                    // A library keeps the descriptor: dlopen cannot count on static TLS.
-                    need(t, N_GOTDESC);
-                }
-                RelKind::TlsDescCall if !exe => {}
-                RelKind::TlsDescPc => {
-                    if preempt {
-                        out.fixes.push((site, SiteFix::TlsDescToIe));
-                        need(t, N_GOTTP);
-                    } else {
-                        out.fixes.push((site, SiteFix::TlsDescToLe));
-                    }
-                }
-                RelKind::TlsDescCall => {
-                    out.fixes.push((site, SiteFix::TlsDescCallNop));
-                }
-                RelKind::None | RelKind::Unknown => {}
+            let site = RelSite { f, s, k, o, sec, r_type, info: arch::rel_info(r_type), off: rel.r_offset(LE), addend: rel.r_addend(LE), t: l.target_of(f, si) };
+            if needs_scan(l, &site, si, &mut out) {
+                skip_next = scan_reloc(l, &site, &mut out);
             }
         }
     }
     out
+}
+
+/// One relocation being scanned: relocation `k` of section `s` (`sec`) of object `f` (`o`),
+/// of type `r_type` at `off`, against `t`.
+struct RelSite<'a> {
+    f: FileId,
+    s: usize,
+    k: usize,
+    o: &'a ObjFile,
+    sec: &'a crate::elf::object::InputSection,
+    r_type: u32,
+    info: arch::RelInfo,
+    off: u64,
+    addend: i64,
+    t: Target,
+}
+
+/// Whether the relocation needs anything from the link: not for R_X86_64_NONE, the null
+/// symbol, or a non-allocated section (the writer resolves those statically); an unknown type
+/// or an offset out of bounds is an error, and an undefined symbol (strong, not
+/// linker-defined, not left to the loader) is recorded when the section is allocated.
+fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool {
+    let RelSite { f, s, o, sec, r_type, info, off, t, .. } = *site;
+    if info.kind == RelKind::None {
+        return false;
+    }
+    if info.kind == RelKind::Unknown {
+        out.errors.push(format!("{}: unknown relocation ({}) against symbol {}", crate::elf::diag::location(o, s, off), r_type, String::from_utf8_lossy(o.sym_name(si))));
+        return false;
+    }
+    if (off as usize).saturating_add(info.field.size()) > sec.data.len() && sec.sh_type != elf::SHT_NOBITS {
+        out.errors.push(format!("{}: relocation {} at offset 0x{:x} is out of bounds", o.input.name, arch::rel_name(r_type), off));
+        return false;
+    }
+    if si == 0 {
+        // Relocation against the null symbol: S = 0.
+        return false;
+    }
+    let alloc = flag(sec.flags, elf::SHF_ALLOC);
+    // Undefined symbols.
+    if let Target::Global(id) = t {
+        let sym = &l.r.symbols[id];
+        // In a shared library (without -z defs) default-visibility undefined symbols
+        // are resolved at load time.
+        let allowed_in_dso = l.config.shared && (!l.config.z_defs || l.config.ignore_unresolved_in_objects) && sym.visibility == elf::STV_DEFAULT;
+        if matches!(sym.def, Def::Undefined | Def::Lazy(_)) && !sym.weak && !l.is_linker_defined(id) && !allowed_in_dso {
+            // Only allocated sections count: references from debug information and other
+            // non-alloc data resolve to 0, as lld resolves them.
+            if alloc {
+                out.undefined.push((id, f, s as u32, off));
+            }
+            return false;
+        }
+    }
+    // Debug and other non-allocated sections: resolved statically by the writer.
+    alloc
+}
+
+/// What a relocation in an allocated section needs, by its kind; returns whether the next
+/// relocation belongs to a relaxed TLS sequence and is to be skipped.
+fn scan_reloc(l: &Layout, site: &RelSite, out: &mut ScanOut) -> bool {
+    let RelSite { t, .. } = *site;
+    match site.info.kind {
+        RelKind::Abs => scan_abs(l, site, out),
+        RelKind::Pc | RelKind::PltPc => scan_pc(l, site, out),
+        RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex | RelKind::GotOff => scan_got(l, site, out),
+        RelKind::GotBasePc | RelKind::RelGotBase => {}
+        RelKind::PltRelGotBase => {
+            if l.is_preemptible(t) {
+                out.needs.push((t, N_PLT));
+            }
+        }
+        RelKind::Size => {}
+        _ => return scan_tls(l, site, out),
+    }
+    false
+}
+
+/// An absolute reference: a symbolic dynamic relocation for a preemptible symbol (64-bit
+/// field in writable data or with `-z notext`), else a canonical PLT entry or a copy in an
+/// executable; RELATIVE for a PIC address; an error where a library cannot express it.
+fn scan_abs(l: &Layout, site: &RelSite, out: &mut ScanOut) {
+    let RelSite { f, s, o, sec, r_type, info, off, addend, t, .. } = *site;
+    let r = l.r;
+    let writable = flag(sec.flags, elf::SHF_WRITE);
+    if l.is_preemptible(t) {
+        let Target::Global(id) = t else { unreachable!() };
+        if info.field.size() == 8 && (writable || !l.config.z_text) {
+            out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::R64, sym: Some(id), addend: Addend::Const(addend) });
+        } else if l.config.shared {
+            out.errors.push(pic_error(o, s, off, r_type, r.symbols[id].name));
+        } else if matches!(r.symbols[id].def, Def::Undefined | Def::Lazy(_)) {
+            // Undefined weak: resolves to zero.
+        } else if l.is_func(id) {
+            out.needs.push((t, N_CANON));
+        } else {
+            out.needs.push((t, N_COPY));
+        }
+    } else if l.is_ifunc(t) {
+        out.needs.push((t, N_CANON_IFUNC));
+        if l.is_pic && info.field.size() == 8 {
+            out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(t, addend) });
+        }
+    } else if l.is_pic && !l.is_absolute(t) {
+        if info.field.size() == 8 {
+            out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(t, addend) });
+        } else {
+            let name = match t { Target::Global(id) => r.symbols[id].name, Target::Local(..) => b"" as &[u8] };
+            out.errors.push(pic_error(o, s, off, r_type, name));
+        }
+    }
+}
+
+/// A PC-relative reference or call: a PLT entry for a preemptible call, else a canonical
+/// PLT entry or a copy in an executable (an error in a library); an IPLT entry for an IFUNC.
+fn scan_pc(l: &Layout, site: &RelSite, out: &mut ScanOut) {
+    let RelSite { s, o, r_type, info, off, t, .. } = *site;
+    let r = l.r;
+    let mut need = |t: Target, n: u16| out.needs.push((t, n));
+    if l.is_preemptible(t) {
+        let Target::Global(id) = t else { unreachable!() };
+        if info.kind == RelKind::PltPc {
+            need(t, N_PLT);
+        } else if matches!(r.symbols[id].def, Def::Undefined | Def::Lazy(_)) {
+        } else if l.config.shared {
+            // Only an executable (PIE included, as lld) can take a library
+            // symbol's address with a copy or a canonical PLT entry.
+            if l.is_func(id) {
+                need(t, N_PLT);
+            }
+            out.errors.push(pic_error(o, s, off, r_type, r.symbols[id].name));
+        } else if l.is_func(id) {
+            need(t, N_CANON);
+        } else {
+            need(t, N_COPY);
+        }
+    } else if l.is_ifunc(t) {
+        need(t, if info.kind == RelKind::PltPc { N_IPLT } else { N_CANON_IFUNC });
+    }
+}
+
+/// A GOT reference: relaxed to a direct reference (GOTPCRELX on a `mov` or an indirect
+/// call/jump, to a symbol that is final and not an absolute one in PIC) when `--relax`
+/// allows, else a GOT slot (which holds the canonical IPLT address of a non-PIC IFUNC).
+fn scan_got(l: &Layout, site: &RelSite, out: &mut ScanOut) {
+    let RelSite { f, s, k, sec, info, off, t, .. } = *site;
+    let preempt = l.is_preemptible(t);
+    let ifunc = l.is_ifunc(t);
+    let mut need = |t: Target, n: u16| out.needs.push((t, n));
+    // --no-relax keeps every GOT load (lld: only GOTPCRELX rewriting is off).
+    let relaxable = matches!(info.kind, RelKind::GotPcRelax | RelKind::GotPcRelaxRex)
+        && l.config.relax
+        && !preempt
+        && !(l.is_pic && l.is_absolute(t))
+        && !is_undef(l, t);
+    let mut relaxed = false;
+    if relaxable {
+        let d = sec.data;
+        let o2 = off as usize;
+        let is_mov = o2 >= 2 && d[o2 - 2] == 0x8b;
+        let is_branch = o2 >= 2 && info.kind == RelKind::GotPcRelax && d[o2 - 2] == 0xff && matches!((d[o2 - 1] >> 3) & 7, 2 | 4);
+        // lld keeps GOT loads of IFUNC addresses (the slot then holds the
+        // canonical IPLT address) and relaxes only calls and jumps.
+        let is_mov = is_mov && !ifunc;
+        if o2 >= 2 && d[o2 - 1] & 0xc7 == 0x05 && (is_mov || is_branch) {
+            out.fixes.push(((f, s as u32, k), SiteFix::GotPcRelax));
+            relaxed = true;
+            // An IFUNC reached through a relaxed GOT load is called through its
+            // IPLT entry; loading its address makes that entry canonical.
+            if ifunc {
+                need(t, if is_branch { N_IPLT } else { N_CANON_IFUNC });
+            }
+        }
+    }
+    if !relaxed {
+        need(t, N_GOT);
+        if ifunc && !preempt && !l.is_pic {
+            // Non-PIC: the GOT slot holds the canonical IPLT address (lld).
+            need(t, N_CANON_IFUNC);
+        }
+    }
+}
+
+/// A TLS relocation: a library keeps the general/local-dynamic and descriptor models (GOT
+/// entries for the loader); an executable relaxes them to initial-exec (preemptible symbol)
+/// or local-exec, checking the code sequences lld can rewrite. Returns whether the next
+/// relocation (the `__tls_get_addr` call of a relaxed TLSGD/TLSLD) is to be skipped.
+fn scan_tls(l: &Layout, site: &RelSite, out: &mut ScanOut) -> bool {
+    let RelSite { f, s, k, o, sec, r_type, info, off, t, .. } = *site;
+    let exe = !l.config.shared;
+    let preempt = l.is_preemptible(t);
+    let fix = (f, s as u32, k);
+    let mut need = |t: Target, n: u16| out.needs.push((t, n));
+    match info.kind {
+        RelKind::TlsGd => {
+            if !exe {
+                // A shared library keeps general-dynamic: a GOT pair for the loader.
+                need(t, N_GOTGD);
+                return false;
+            } else if preempt {
+                out.fixes.push((fix, SiteFix::TlsGdToIe));
+                need(t, N_GOTTP);
+            } else {
+                out.fixes.push((fix, SiteFix::TlsGdToLe));
+            }
+            if !tls_gd_pattern(sec.data, off as usize) {
+                out.errors.push(format!("{}: R_X86_64_TLSGD must be followed by a call to __tls_get_addr", crate::elf::diag::location(o, s, off)));
+            }
+            return true;
+        }
+        RelKind::TlsLd => {
+            if !exe {
+                need(TLS_LD_TARGET, N_GOTGD);
+                return false;
+            }
+            out.fixes.push((fix, SiteFix::TlsLdToLe));
+            let d = sec.data;
+            let o2 = off as usize;
+            if !(o2 >= 3 && d.len() >= o2 + 6 && d[o2 - 3..o2] == [0x48, 0x8d, 0x3d] && (d[o2 + 4] == 0xe8 || (d[o2 + 4] == 0xff && d[o2 + 5] == 0x15))) {
+                out.errors.push(format!("{}: R_X86_64_TLSLD must be followed by a call to __tls_get_addr", crate::elf::diag::location(o, s, off)));
+            }
+            return true;
+        }
+        RelKind::TpOff if preempt => {
+            out.errors.push(format!("{}: relocation {} against preemptible symbol", crate::elf::diag::location(o, s, off), arch::rel_name(r_type)));
+        }
+        RelKind::DtpOff | RelKind::TpOff => {}
+        RelKind::GotTpOff => {
+            let d = sec.data;
+            let o2 = off as usize;
+            let can = exe && !preempt && o2 >= 3 && (d[o2 - 3] & 0xf0) == 0x40 && d[o2 - 1] & 0xc7 == 0x05 && matches!(d[o2 - 2], 0x8b | 0x03);
+            if can {
+                out.fixes.push((fix, SiteFix::TlsIeToLe));
+            } else {
+                need(t, N_GOTTP);
+            }
+        }
+        RelKind::TlsDescPc if !exe => {
+            // A library keeps the descriptor: dlopen cannot count on static TLS.
+            need(t, N_GOTDESC);
+        }
+        RelKind::TlsDescCall if !exe => {}
+        RelKind::TlsDescPc => {
+            if preempt {
+                out.fixes.push((fix, SiteFix::TlsDescToIe));
+                need(t, N_GOTTP);
+            } else {
+                out.fixes.push((fix, SiteFix::TlsDescToLe));
+            }
+        }
+        RelKind::TlsDescCall => {
+            out.fixes.push((fix, SiteFix::TlsDescCallNop));
+        }
+        _ => {}
+    }
+    false
 }
 
 pub(super) fn is_undef(l: &Layout, t: Target) -> bool {
