@@ -69,8 +69,9 @@ PACKAGES = {
     "gdb-index": ("--gdb-index", "ELF/SyntheticSections.cpp (GdbIndexSection), ELF/DWARF.cpp",
                   ".gdb_index from the inputs' DWARF (today the option is accepted and ignored)."),
     # diagnostics
-    "demangle": ("diagnostics: demangled names", "Common/Strings.cpp (demangle), ELF/Symbols.cpp (toString)",
-                 "C++ names in messages are printed demangled (`foo()`, not `_Z3foov`)."),
+    "demangle": ("diagnostics: demangling", "Common/Strings.cpp (demangle), ELF/Symbols.cpp (toString), ELF/Driver.cpp",
+                 "C++ names in messages are printed demangled (`foo()`, not `_Z3foov`), and mangled with "
+                 "--no-demangle."),
     "diag-location": ("diagnostics: source locations, --warn-common and wording of symbol messages",
                       "ELF/InputSection.cpp (getLocation, getSrcMsg), ELF/DWARF.cpp, ELF/Relocations.cpp",
                       "`>>> defined at file.c:2` from DWARF line tables, `(function f: .text+0x3)`, "
@@ -201,6 +202,7 @@ RULES = [
     ("lto-save-temps", "tool", r"\.lto\.o|\.bc'?:"),
     ("lto-save-temps", "first", r"\.\d\.\d\.[a-z]+\.bc|\.lto\.o"),
     ("gdb-index", "test", r"^ELF/gdb-index"),
+    ("demangle", "check", r"\b_Z\w+", "msg", r"\w\(|::"),
     ("demangle", "msg", r"\b_Z\w+", "check", r"\b[A-Za-z_][\w:]*\([\w ,*&:]*\)|[A-Za-z_]\w*::[A-Za-z_]"),
     ("eh-frame", "lldmsg", r"\.eh_frame"),
     ("eh-frame", "check", r"\.eh_frame|CIE|FDE"),
@@ -243,7 +245,7 @@ NOTES = {
     "ELF/common-page.s": ("output", "segments", "the first PT_LOAD has p_filesz 0 when no read-only section follows the headers, so the ELF and program headers are not mapped"),
     "ELF/common.s": ("output", "section-details", "COMMON symbols: the largest alignment is not kept (.bss align 4 and size 0x16; lld: 16 and 0x24)"),
     "ELF/compatible-section-types.s": ("output", "section-details", "same-named sections of types NOTE/INIT_ARRAY/PREINIT_ARRAY/FINI_ARRAY/PROGBITS stay separate output sections; lld makes one .foo"),
-    "ELF/defsym-reserved-syms.s": ("output", "section-details", ".symtab order differs (lld: object symbols first) and --defsym foo2=etext+2 gives etext"),
+    "ELF/defsym-reserved-syms.s": ("output", "section-details", ".symtab order differs (lld lists the object's symbols before linker-defined ones); --defsym foo2=etext makes foo2 absolute where lld keeps it relative to .text"),
     "ELF/dso_handle.s": ("output", "reserved-symbols", "__dso_handle is LOCAL DEFAULT ABS; lld defines it hidden, relative to the first section"),
     "ELF/dt_flags.s": ("output", "section-details", "-Bsymbolic does not set DF_SYMBOLIC in DT_FLAGS"),
     "ELF/dynamic-no-rosegment.s": ("output", "section-details", "-z rodynamic is accepted but .dynamic stays in a writable segment"),

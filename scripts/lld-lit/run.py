@@ -312,6 +312,10 @@ def regressions(args, test_root, tests, copy, linker, compat):
         % (args.suite, len(failed), len(tests), os.path.relpath(args.expected, REPO), time.time() - started, linker))
     for t in failed:
         kind, first, _ = analyse.explain(t, analyse.Run(args.out, "lld22"), dut, None)
+        errors = [x for x in dut.links(t) if x[0] == "ERROR"]
+        if kind == "other" and errors:
+            # no ld.lld-22 run to compare with: a dtld error is the likeliest cause
+            kind, first = "error", "dtld: " + analyse.first_message(errors[0][4])
         log("  FAIL %s\t%s\t%s" % (t, kind, analyse.terse(first)))
     for c in crashes:
         log("  CRASH %s\t%s\t%s" % (c[0], c[1], c[4]))
@@ -457,7 +461,7 @@ def main():
         log("wrote %d tests to %s" % (len(passed), args.expected))
     if args.compare:
         log("")
-        analyse.compare(os.path.abspath(args.compare), args.out)
+        sys.exit(analyse.compare(os.path.abspath(args.compare), args.out))
 
 
 if __name__ == "__main__":
