@@ -244,7 +244,7 @@ impl ObjFile {
                 flags &= !(elf::SHF_COMPRESSED as u64);
             }
             if !align.is_power_of_two() {
-                bail!("section sh_addralign is not a power of 2");
+                bail!(":({}): sh_addralign is not a power of 2", String::from_utf8_lossy(name));
             }
             let kind = if i == 0 {
                 SecKind::Ignored
@@ -299,7 +299,7 @@ impl ObjFile {
                     .collect();
                 for &m in &members {
                     if m as usize >= shnum || m == 0 {
-                        bail!("invalid section index in group");
+                        bail!("invalid section index in group: {m}");
                     }
                 }
                 if flag & elf::GRP_COMDAT != 0 {

@@ -238,7 +238,8 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
     if !c.z_text {
         flags |= elf::DF_TEXTREL as u64;
     }
-    if c.bsymbolic && c.shared {
+    // lld sets DF_SYMBOLIC for -Bsymbolic in any output with a .dynamic, executables too.
+    if c.bsymbolic {
         flags |= elf::DF_SYMBOLIC as u64;
     }
     // Initial-exec TLS in a shared library needs static TLS space at load time.

@@ -146,6 +146,22 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
     }
     // LOAD count: R, RX, RW(relro), RW.
     let groups = segment_groups(l, relro_on);
+    // A segment that would span no memory (an empty `.text`, a part holding only `.tbss`) gets
+    // no PT_LOAD, as lld's removeEmptyPTLoad; its sections keep their addresses. The first one
+    // also maps the headers. As in lld, the header table keeps room for it (PT_PHDR covers the
+    // room, e_phnum counts the headers written), so no address moves.
+    let empty_group: Vec<bool> = groups
+        .iter()
+        .enumerate()
+        .map(|(gi, g)| {
+            gi > 0
+                && g.sections.iter().all(|&i| {
+                    let o = &l.osecs[i];
+                    let padding = matches!(o.chunks.first(), Some(Chunk::Synthetic(Synth::RelroPadding)));
+                    !padding && (o.size == 0 || (o.sh_type == elf::SHT_NOBITS && flag(o.flags, elf::SHF_TLS)))
+                })
+        })
+        .collect();
     nphdr += groups.len();
     if has_tls {
         nphdr += 1;
@@ -192,7 +208,7 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
     let mut loads: Vec<Phdr> = Vec::new();
     let mut tls_range: Option<(u64, u64, u64, u64)> = None; // (start addr, offset, filesz, memsz)
     let mut tls_align = 1;
-    let mut relro_range: Option<(u64, u64, u64)> = None;
+    let mut relro_range: Option<(u64, u64, u64, u64)> = None; // (start addr, offset, filesz, memsz)
     // .tbss-like sections take no address space, but follow each other in the TLS template.
     let mut tbss_cursor: Option<u64> = None;
     // -z max-page-size aligns segments; -z common-page-size ends RELRO (lld's defaults: 4 KiB).
@@ -247,8 +263,13 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
                 e.3 = addr + size - e.0;
             }
             if os.relro && relro_on {
-                let e = relro_range.get_or_insert((addr, off, 0));
-                e.2 = addr + size - e.0;
+                let e = relro_range.get_or_insert((addr, off, 0, 0));
+                e.3 = addr + size - e.0;
+                // p_filesz ends with the last section that has file contents (lld: a trailing
+                // .relro_padding or .bss.rel.ro is memory only).
+                if !nobits {
+                    e.2 = addr + size - e.0;
+                }
             }
             if nobits && is_tls {
                 // .tbss takes no address space outside the TLS template.
@@ -263,6 +284,9 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
                 seg_end_off = off;
             }
             seg_end_addr = addr;
+        }
+        if empty_group[gi] {
+            continue;
         }
         loads.push(Phdr {
             p_type: elf::PT_LOAD,
@@ -307,8 +331,8 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
         ph.push(Phdr { p_type: elf::PT_DYNAMIC, flags: elf::PF_R | elf::PF_W, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 8 });
     }
     if has_relro {
-        if let Some((start, roff, size)) = relro_range {
-            ph.push(Phdr { p_type: elf::PT_GNU_RELRO, flags: elf::PF_R, offset: roff, vaddr: start, filesz: size, memsz: size, align: 1 });
+        if let Some((start, roff, filesz, memsz)) = relro_range {
+            ph.push(Phdr { p_type: elf::PT_GNU_RELRO, flags: elf::PF_R, offset: roff, vaddr: start, filesz, memsz, align: 1 });
         }
     }
     if let Some(&i) = l.synth_osec.get(&Synth::EhFrameHdr) {
@@ -320,14 +344,14 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
         for run in note_runs(l) {
             let first = &l.osecs[run[0]];
             let last = &l.osecs[run[run.len() - 1]];
-            ph.push(Phdr { p_type: elf::PT_NOTE, flags: elf::PF_R, offset: first.offset, vaddr: first.addr, filesz: last.offset + last.size - first.offset, memsz: last.addr + last.size - first.addr, align: first.align.max(4) });
+            ph.push(Phdr { p_type: elf::PT_NOTE, flags: elf::PF_R, offset: first.offset, vaddr: first.addr, filesz: last.offset + last.size - first.offset, memsz: last.addr + last.size - first.addr, align: first.align });
         }
     }
     if has_property {
         let o = &l.osecs[l.synth_osec[&Synth::GnuProperty]];
         ph.push(Phdr { p_type: elf::PT_GNU_PROPERTY, flags: elf::PF_R, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 8 });
     }
-    debug_assert_eq!(ph.len(), nphdr);
+    debug_assert_eq!(ph.len() + empty_group.iter().filter(|&&e| e).count(), nphdr);
     l.phdrs = ph;
     // Section header indices.
     for (idx, os) in (1..).zip(l.osecs.iter_mut()) {

@@ -131,7 +131,11 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
         if l.config.gc_sections && l.config.z_start_stop_gc && sym.name.starts_with(b"__start_") {
             msg.push_str("\n>>> the encapsulation symbol needs to be retained under --gc-sections properly; consider -z nostart-stop-gc (see https://lld.llvm.org/ELF/start-stop-gc)");
         }
-        errors.push(msg);
+        if l.config.warn_unresolved_symbols && sym.visibility == elf::STV_DEFAULT {
+            l.config.diag.warn(&msg);
+        } else {
+            errors.push(msg);
+        }
     }
     if !errors.is_empty() {
         return Err(Error::many(errors));
@@ -208,7 +212,12 @@ pub(super) fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
                     if alloc {
                         out.undefined.push((id, f, s as u32, off));
                     }
-                    continue;
+                    // --warn-unresolved-symbols: the reference resolves to 0, as a weak one
+                    // (a hidden or protected symbol, which cannot come from elsewhere, stays an
+                    // error, as in lld).
+                    if !(l.config.warn_unresolved_symbols && sym.visibility == elf::STV_DEFAULT) {
+                        continue;
+                    }
                 }
             }
             if !alloc {
