@@ -330,6 +330,8 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["error-unresolved-symbols"], Flag, "", "Report unresolved symbols as errors (default)", Implemented, |p, _| {
         p.cfg.warn_unresolved_symbols = false
     }),
+    opt(&["gnu-unique"], Flag, "", "Keep STB_GNU_UNIQUE bindings (default)", Implemented, |p, _| p.cfg.no_gnu_unique = false),
+    opt(&["no-gnu-unique"], Flag, "", "Write STB_GNU_UNIQUE symbols as STB_GLOBAL", Implemented, |p, _| p.cfg.no_gnu_unique = true),
     opt(&["allow-multiple-definition"], Flag, "", "Allow multiple definitions", Implemented, |p, _| p.cfg.allow_multiple_definition = true),
     opt(&["no-allow-multiple-definition"], Flag, "", "Do not allow multiple definitions (default)", Implemented, |p, _| {
         p.cfg.allow_multiple_definition = false
@@ -461,7 +463,7 @@ fn is_lto_option(body: &str) -> bool {
 }
 
 /// LTO options that take their value in the next argument too (`--x <v>`), as in lld.
-const LTO_SEPARATE: &[&str] = &["thinlto-distributor-arg", "thinlto-remote-compiler-prepend-arg", "thinlto-remote-compiler-arg"];
+const LTO_SEPARATE: &[&str] = &["thinlto-cache-policy", "thinlto-distributor-arg", "thinlto-remote-compiler-prepend-arg", "thinlto-remote-compiler-arg"];
 
 impl Gnu {
     fn new() -> Gnu {
@@ -1161,6 +1163,9 @@ mod tests {
         assert_eq!(c.inputs, vec![InputArg::StartLib, InputArg::File("a.o".into()), InputArg::EndLib, InputArg::File("b.o".into())]);
         assert_eq!(err(&["--start-lib", "--start-lib", "a.o"]), "nested --start-lib");
         assert_eq!(err(&["--end-lib", "a.o"]), "stray --end-lib");
+        // lld takes --thinlto-cache-policy's value joined or separate.
+        assert_eq!(cfg(&["--thinlto-cache-policy", "prune_after=1h", "a.o"]).lto_args, vec!["--thinlto-cache-policy=prune_after=1h"]);
+        assert!(cfg(&["--gnu-unique", "--no-gnu-unique", "a.o"]).no_gnu_unique);
         let c = cfg(&[
             "--no-relax",
             "--fatal-warnings",

@@ -193,6 +193,8 @@ pub struct Config {
     pub warn_unresolved_symbols: bool,
     /// `--warn-common`: warn when a common symbol meets another common or a definition.
     pub warn_common: bool,
+    /// `--no-gnu-unique`: STB_GNU_UNIQUE symbols are written as STB_GLOBAL.
+    pub no_gnu_unique: bool,
     /// `VERSION { ... }` blocks of linker scripts: (script name, version script text).
     pub inline_version_scripts: Vec<(String, String)>,
 }
@@ -295,6 +297,7 @@ impl Default for Config {
             ignore_unresolved_in_objects: false,
             warn_unresolved_symbols: false,
             warn_common: false,
+            no_gnu_unique: false,
             inline_version_scripts: Vec::new(),
         }
     }

@@ -9,7 +9,8 @@
 //! Nothing else changes: the program is the same, only where its sections are.
 //!
 //! The warnings are lld's, and `--no-warn-symbol-ordering` silences them: a name listed twice,
-//! a name no input has, and a symbol that cannot be ordered (shared, absolute, discarded).
+//! a name no input has, and a symbol that cannot be ordered (shared, absolute, discarded; lld
+//! also names undefined ones, which dtld does not yet).
 
 use std::collections::HashMap;
 
@@ -18,9 +19,9 @@ use crate::elf::layout::Layout;
 use crate::elf::resolve::Def;
 use crate::error::{Error, Result};
 
-/// The names of an ordering file in order, each once: lines are trimmed, empty lines and lines
-/// starting with `#` are skipped (lld's `args::getLines`); repeats warn.
-pub fn read_names(text: &str, mut warn: impl FnMut(String)) -> Vec<&str> {
+/// The names of ordering file `file` (its text) in order, each once: lines are trimmed, empty
+/// lines and lines starting with `#` are skipped (lld's `args::getLines`); repeats warn.
+pub fn read_names<'t>(file: &str, text: &'t str, mut warn: impl FnMut(String)) -> Vec<&'t str> {
     let mut seen = std::collections::HashSet::new();
     let mut names = Vec::new();
     for line in text.split('\n').map(str::trim) {
@@ -28,7 +29,7 @@ pub fn read_names(text: &str, mut warn: impl FnMut(String)) -> Vec<&str> {
             continue;
         }
         if !seen.insert(line) {
-            warn(format!("symbol ordering file: symbol '{line}' specified multiple times"));
+            warn(format!("{file}: duplicate ordered symbol: {line}"));
             continue;
         }
         names.push(line);
@@ -40,7 +41,7 @@ pub fn read_names(text: &str, mut warn: impl FnMut(String)) -> Vec<&str> {
 pub fn section_order(l: &Layout, path: &std::path::Path) -> Result<HashMap<Sec, u32>> {
     let warn = l.config.warn_symbol_ordering;
     let text = std::fs::read_to_string(path).map_err(|e| Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))?;
-    let names = read_names(&text, |m| {
+    let names = read_names(&path.display().to_string(), &text, |m| {
         if warn {
             l.config.diag.warn(&m)
         }
@@ -103,8 +104,8 @@ mod tests {
     #[test]
     fn names_trimmed_once_each() {
         let mut w = Vec::new();
-        let n = read_names("_foo4  \n  _foo3\n\n # c\n_foo4\n_bar\n", |m| w.push(m));
+        let n = read_names("o.txt", "_foo4  \n  _foo3\n\n # c\n_foo4\n_bar\n", |m| w.push(m));
         assert_eq!(n, ["_foo4", "_foo3", "_bar"]);
-        assert_eq!(w, ["symbol ordering file: symbol '_foo4' specified multiple times"]);
+        assert_eq!(w, ["o.txt: duplicate ordered symbol: _foo4"]);
     }
 }

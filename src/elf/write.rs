@@ -795,7 +795,8 @@ fn build_symtab(l: &Layout) -> SymtabOut {
                 if s.st_type() == elf::STT_TLS {
                     v = v.wrapping_sub(l.tls_start());
                 }
-                (s.st_info(), shndx, v, s.st_size(LE))
+                let info = if s.st_bind() == elf::STB_GNU_UNIQUE && l.config.no_gnu_unique { (elf::STB_GLOBAL << 4) | s.st_type() } else { s.st_info() };
+                (info, shndx, v, s.st_size(LE))
             }
             Def::Common(f, i) => {
                 let s = l.sym(f, i);
