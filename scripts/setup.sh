@@ -37,6 +37,7 @@ PACKAGES=(
     libclang-rt-22-dev        # sanitizer and profile runtimes (ASan, UBSan, TSan, PGO, coverage)
     cmake meson ninja-build   # build-system checks: CMake and Meson configure and build with dtld
     man-db                    # install checks: man finds and renders the installed man pages
+    llvm-22-tools python3-psutil  # lld's own lit tests (scripts/lld-lit): lit, FileCheck, not; lit's timeouts
 )
 
 missing=()

@@ -26,6 +26,9 @@ pub struct Diag {
     pub color: bool,
     /// `/ignore:` warning codes (lld-link).
     pub ignored: Vec<String>,
+    /// `--vs-diagnostics`: messages start with the source location they are about, in Visual
+    /// Studio's `file(line): error: ...` form, instead of the program name.
+    pub vs_diagnostics: bool,
     errors: AtomicUsize,
     stopped: AtomicBool,
 }
@@ -44,6 +47,7 @@ impl Clone for Diag {
             error_limit: self.error_limit,
             color: self.color,
             ignored: self.ignored.clone(),
+            vs_diagnostics: self.vs_diagnostics,
             errors: AtomicUsize::new(self.error_count()),
             stopped: AtomicBool::new(self.stopped.load(Ordering::Relaxed)),
         }
@@ -66,15 +70,16 @@ impl Diag {
             // SAFETY: isatty only reads the descriptor's state.
             unsafe { libc::isatty(2) == 1 }
         });
-        Diag { fatal_warnings, suppress_warnings: false, error_limit, color, ignored: Vec::new(), errors: AtomicUsize::new(0), stopped: AtomicBool::new(false) }
+        Diag { fatal_warnings, suppress_warnings: false, error_limit, color, ignored: Vec::new(), vs_diagnostics: false, errors: AtomicUsize::new(0), stopped: AtomicBool::new(false) }
     }
 
     fn print(&self, severity: &str, code: &str, msg: &str) {
+        let who = if self.vs_diagnostics { vs_location(msg).unwrap_or_else(|| "dtld".into()) } else { "dtld".into() };
         let mut err = std::io::stderr().lock();
         if self.color {
-            let _ = writeln!(err, "dtld: \x1b[0;1;{code}m{severity}: \x1b[0m{msg}");
+            let _ = writeln!(err, "{who}: \x1b[0;1;{code}m{severity}: \x1b[0m{msg}");
         } else {
-            let _ = writeln!(err, "dtld: {severity}: {msg}");
+            let _ = writeln!(err, "{who}: {severity}: {msg}");
         }
     }
 
@@ -128,7 +133,73 @@ impl Diag {
     }
 }
 
+/// The location `--vs-diagnostics` puts first (lld's `ErrorHandler::getLocation`): the source
+/// line of an undefined or duplicate symbol's first reference or definition (`file(line)`), or
+/// the object of an undefined symbol's reference when there is no line.
+pub fn vs_location(msg: &str) -> Option<String> {
+    let mut lines = msg.split('\n');
+    let first = lines.next()?;
+    let second = lines.next().unwrap_or("");
+    let third = lines.next().unwrap_or("");
+    // `... (file:line)` at the end of a line, or `file:line` as its first word.
+    let paren = |rest: &str| -> Option<String> {
+        let inner = rest.strip_suffix(')')?;
+        let (_, inner) = inner.rsplit_once('(')?;
+        file_line(inner)
+    };
+    let word = |rest: &str| -> Option<String> { file_line(rest.split_whitespace().next()?) };
+    let undefined = first.strip_prefix("undefined ").is_some_and(|r| {
+        let r = r.split_once(' ').map_or(r, |(a, b)| if a == "symbol:" { r } else { b });
+        r.starts_with("symbol:")
+    });
+    if undefined {
+        if let Some(rest) = second.strip_prefix(">>> referenced by ") {
+            if let Some(l) = paren(rest).or_else(|| word(rest)) {
+                return Some(l);
+            }
+            if first.starts_with("undefined symbol:") {
+                return rest.rsplit_once(':').map(|(f, _)| f.to_string());
+            }
+        }
+        return None;
+    }
+    if first.starts_with("duplicate symbol: ") {
+        let rest = second.strip_prefix(">>> defined at ")?;
+        return paren(rest).or_else(|| word(rest));
+    }
+    if second.starts_with(">>> defined in ") {
+        let rest = third.strip_prefix(">>> referenced by ")?;
+        return paren(rest).or_else(|| word(rest));
+    }
+    None
+}
+
+/// `file:line` (no spaces, digits after the last colon) as `file(line)`.
+fn file_line(s: &str) -> Option<String> {
+    let (file, line) = s.rsplit_once(':')?;
+    (!file.is_empty() && !file.contains(char::is_whitespace) && !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit())).then(|| format!("{file}({line})"))
+}
+
 /// `warn` for code that has no link context (the command line before it is parsed).
 pub fn warn_plain(msg: &str) {
     let _ = writeln!(std::io::stderr().lock(), "dtld: warning: {msg}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::vs_location;
+
+    #[test]
+    fn vs_locations_as_lld() {
+        let m = "undefined symbol: foo\n>>> referenced by undef3.s:15 (/tmp/undef3.s:15)\n>>>               a.o:(.text+0x1)";
+        assert_eq!(vs_location(m).as_deref(), Some("/tmp/undef3.s(15)"));
+        let m = "undefined hidden symbol: foo\n>>> referenced by undef.s:15\n>>>               a.o:(.text+0x1)";
+        assert_eq!(vs_location(m).as_deref(), Some("undef.s(15)"));
+        assert_eq!(vs_location("undefined symbol: foo\n>>> referenced by /t/1.o:(.text+0x1)").as_deref(), Some("/t/1.o"));
+        assert_eq!(vs_location("undefined symbol: foo\n>>> referenced by undef2.s\n>>>               1.o:(.text+0x1)"), None);
+        assert_eq!(vs_location("undefined protected symbol: foo\n>>> referenced by 1.o:(.text+0x1)"), None);
+        assert_eq!(vs_location("duplicate symbol: bar\n>>> defined at duplicate.s:15\n>>>            1.o:(.text+0x0)").as_deref(), Some("duplicate.s(15)"));
+        assert_eq!(vs_location("duplicate symbol: foo\n>>> defined at 1.o:(.text+0x0)\n>>> defined at 2.o:(.text+0x0)"), None);
+        assert_eq!(vs_location("cannot open x"), None);
+    }
 }

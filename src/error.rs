@@ -23,7 +23,9 @@ impl Error {
     /// Prefixes every message with `context: `, as lld does with file names.
     pub fn context(mut self, ctx: impl fmt::Display) -> Self {
         for m in &mut self.messages {
-            *m = format!("{ctx}: {m}");
+            // A message that names a part of the file (`:(.text): ...`) continues its name, as
+            // lld's `file:(section): message`.
+            *m = if m.starts_with(":(") { format!("{ctx}{m}") } else { format!("{ctx}: {m}") };
         }
         self
     }

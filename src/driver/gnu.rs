@@ -27,6 +27,7 @@ pub struct Gnu {
     errors: Vec<String>,
     warnings: Vec<String>,
     in_group: bool,
+    in_lib: bool,
     raw_lib_paths: Vec<String>,
     has_input: bool,
     version: bool,
@@ -34,6 +35,7 @@ pub struct Gnu {
     color: Option<bool>,
     error_limit: usize,
     no_warnings: bool,
+    vs_diagnostics: bool,
 }
 
 impl Report for Gnu {
@@ -219,6 +221,25 @@ fn start_group(p: &mut Gnu, _: &Val) {
     p.input(InputArg::StartGroup);
 }
 
+fn start_lib(p: &mut Gnu, _: &Val) {
+    if p.in_lib {
+        p.errors.push("nested --start-lib".into());
+    }
+    if p.in_group {
+        p.errors.push("may not nest --start-lib in --start-group".into());
+    }
+    p.in_lib = true;
+    p.input(InputArg::StartLib);
+}
+
+fn end_lib(p: &mut Gnu, _: &Val) {
+    if !p.in_lib {
+        p.errors.push("stray --end-lib".into());
+    }
+    p.in_lib = false;
+    p.input(InputArg::EndLib);
+}
+
 fn end_group(p: &mut Gnu, _: &Val) {
     if !p.in_group {
         p.errors.push("stray --end-group".into());
@@ -252,6 +273,8 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["no-whole-archive"], Flag, "", "Stop --whole-archive (positional)", Implemented, |p, _| p.input(InputArg::WholeArchive(false))),
     opt(&["start-group", "("], Flag, "", "Start a group of archives (positional)", Implemented, start_group),
     opt(&["end-group", ")"], Flag, "", "End a group of archives (positional)", Implemented, end_group),
+    opt(&["start-lib"], Flag, "", "Start a grouping of objects that should be treated as if they were members of an archive", Implemented, start_lib),
+    opt(&["end-lib"], Flag, "", "End a grouping of objects that should be treated as if they were members of an archive", Implemented, end_lib),
     opt(&["push-state"], Flag, "", "Save --as-needed, -Bstatic and --whole-archive state", Implemented, |p, _| p.input(InputArg::PushState)),
     opt(&["pop-state"], Flag, "", "Restore the state saved by --push-state", Implemented, |p, _| p.input(InputArg::PopState)),
     opt(&["entry", "e"], Value, "<sym>", "Name of the entry point symbol", Implemented, |p, v| p.cfg.entry = Some(v.str())),
@@ -303,6 +326,12 @@ static OPTIONS: &[Opt<Gnu>] = &[
     }),
     opt(&["no-undefined"], Flag, "", "Report unresolved symbols even if linking a shared object (-z defs)", Implemented, |p, _| p.cfg.z_defs = true),
     opt(&["unresolved-symbols"], Value, "<policy>", "ignore-all, ignore-in-object-files, ignore-in-shared-libs or report-all", Implemented, unresolved_symbols),
+    opt(&["warn-unresolved-symbols"], Flag, "", "Report unresolved symbols as warnings", Implemented, |p, _| p.cfg.warn_unresolved_symbols = true),
+    opt(&["error-unresolved-symbols"], Flag, "", "Report unresolved symbols as errors (default)", Implemented, |p, _| {
+        p.cfg.warn_unresolved_symbols = false
+    }),
+    opt(&["gnu-unique"], Flag, "", "Keep STB_GNU_UNIQUE bindings (default)", Implemented, |p, _| p.cfg.no_gnu_unique = false),
+    opt(&["no-gnu-unique"], Flag, "", "Write STB_GNU_UNIQUE symbols as STB_GLOBAL", Implemented, |p, _| p.cfg.no_gnu_unique = true),
     opt(&["allow-multiple-definition"], Flag, "", "Allow multiple definitions", Implemented, |p, _| p.cfg.allow_multiple_definition = true),
     opt(&["no-allow-multiple-definition"], Flag, "", "Do not allow multiple definitions (default)", Implemented, |p, _| {
         p.cfg.allow_multiple_definition = false
@@ -337,6 +366,14 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["mllvm"], Value, "<opt>", "Option for LLVM (LTO)", Implemented, |p, v| p.cfg.mllvm.push(v.str())),
     opt(&["Map"], Value, "<file>", "Print a link map to <file>", Implemented, |p, v| p.cfg.map_file = Some(v.path())),
     opt(&["print-map", "M"], Flag, "", "Print a link map to stdout", Implemented, |p, _| p.cfg.map_file = Some(PathBuf::from("-"))),
+    // Addresses for output sections without a SECTIONS script: not implemented, and a link
+    // that ignored them would put code and data elsewhere than asked (an error, not `-T text=0`).
+    opt(&["Ttext"], Value, "<addr>", "Same as --section-start with .text as the section name", Unsupported, nothing),
+    opt(&["Tdata"], Value, "<addr>", "Same as --section-start with .data as the section name", Unsupported, nothing),
+    opt(&["Tbss"], Value, "<addr>", "Same as --section-start with .bss as the section name", Unsupported, nothing),
+    opt(&["Ttext-segment"], Value, "<addr>", "Address of the first segment (--image-base)", Unsupported, nothing),
+    opt(&["section-start"], Value, "<section=address>", "Set address of section", Unsupported, nothing),
+    opt(&["image-base"], Value, "<addr>", "Set the base address", Unsupported, nothing),
     opt(&["script", "T"], Value, "<file>", "Read a linker script", Implemented, |p, v| p.file_input(v.str())),
     opt(&["reproduce"], Value, "<file>", "Write a tar file with the inputs and command line to reproduce the link", Implemented, |p, v| {
         p.cfg.reproduce = Some(v.path())
@@ -364,6 +401,9 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["call-graph-ordering-file"], Value, "<file>", "Layout sections to optimize the given callgraph", Implemented, |p, v| {
         p.cfg.call_graph_ordering_file = Some(v.path())
     }),
+    opt(&["symbol-ordering-file"], Value, "<file>", "Layout sections in the order specified by symbol file", Implemented, |p, v| {
+        p.cfg.symbol_ordering_file = Some(v.path())
+    }),
     opt(&["print-symbol-order"], Value, "<file>", "Print a symbol order specified by --call-graph-ordering-file into the specified file", Implemented, |p, v| {
         p.cfg.print_symbol_order = Some(v.path())
     }),
@@ -378,6 +418,7 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["no-warnings", "w"], Flag, "", "Suppress warnings", Implemented, |p, _| p.no_warnings = true),
     opt(&["color-diagnostics"], OptValue, "[=auto|always|never]", "Use colors in diagnostics", Implemented, color),
     opt(&["no-color-diagnostics"], Flag, "", "Do not use colors in diagnostics", Implemented, |p, _| p.color = Some(false)),
+    opt(&["vs-diagnostics"], Flag, "", "Print diagnostics in the Visual Studio format (file(line): error: ...)", Implemented, |p, _| p.vs_diagnostics = true),
     opt(&["error-limit"], Value, "<n>", "Maximum number of errors to print before stopping (0: no limit; default 20)", Implemented, error_limit),
     opt(&["relax"], Flag, "", "Enable target-specific relaxations (default)", Implemented, |p, _| p.cfg.relax = true),
     opt(&["no-relax"], Flag, "", "Disable target-specific relaxations", Implemented, |p, _| p.cfg.relax = false),
@@ -394,8 +435,8 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["g"], Flag, "", "Ignored (as in lld)", Noop, nothing),
     opt(&["no-warn-mismatch"], Flag, "", "Ignored (as in lld)", Noop, nothing),
     opt(&["sort-common"], OptValue, "", "Ignored (as in lld)", Noop, nothing),
-    opt(&["warn-common"], Flag, "", "Warn about duplicate common symbols", Ignored, nothing),
-    opt(&["no-warn-common"], Flag, "", "Do not warn about duplicate common symbols (default)", Noop, nothing),
+    opt(&["warn-common"], Flag, "", "Warn about duplicate common symbols", Implemented, |p, _| p.cfg.warn_common = true),
+    opt(&["no-warn-common"], Flag, "", "Do not warn about duplicate common symbols (default)", Implemented, |p, _| p.cfg.warn_common = false),
     opt(&["reduce-memory-overheads"], Flag, "", "Ignored (as in lld)", Noop, nothing),
     opt(&["no-copy-dt-needed-entries"], Flag, "", "Ignored (the default, as in lld)", Noop, nothing),
     opt(&["warn-shared-textrel"], Flag, "", "Ignored (as in lld)", Noop, nothing),
@@ -422,7 +463,7 @@ fn is_lto_option(body: &str) -> bool {
 }
 
 /// LTO options that take their value in the next argument too (`--x <v>`), as in lld.
-const LTO_SEPARATE: &[&str] = &["thinlto-distributor-arg", "thinlto-remote-compiler-prepend-arg", "thinlto-remote-compiler-arg"];
+const LTO_SEPARATE: &[&str] = &["thinlto-cache-policy", "thinlto-distributor-arg", "thinlto-remote-compiler-prepend-arg", "thinlto-remote-compiler-arg"];
 
 impl Gnu {
     fn new() -> Gnu {
@@ -431,6 +472,7 @@ impl Gnu {
             errors: Vec::new(),
             warnings: Vec::new(),
             in_group: false,
+            in_lib: false,
             raw_lib_paths: Vec::new(),
             has_input: false,
             version: false,
@@ -438,6 +480,7 @@ impl Gnu {
             color: None,
             error_limit: crate::diag::DEFAULT_ERROR_LIMIT,
             no_warnings: false,
+            vs_diagnostics: false,
         }
     }
 
@@ -525,11 +568,19 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
     if p.help {
         return Ok(Action::Help);
     }
+    if p.cfg.symbol_ordering_file.is_some() {
+        if p.cfg.call_graph_ordering_file.is_some() {
+            p.errors.push("--symbol-ordering-file and --call-graph-order-file may not be used together".into());
+        }
+        // The listed order replaces the call graph's, as in lld.
+        p.cfg.cg_profile_sort = CgProfileSort::None;
+    }
     // Apply the sysroot to `-L=dir` and `-L$SYSROOT/dir` (it may come after the -L options).
     let sysroot = p.cfg.sysroot.clone();
     p.cfg.library_paths = p.raw_lib_paths.iter().map(|d| apply_sysroot(d, sysroot.as_deref())).collect();
     let mut diag = crate::diag::Diag::new(p.cfg.fatal_warnings, p.error_limit, p.color);
     diag.suppress_warnings = p.no_warnings;
+    diag.vs_diagnostics = p.vs_diagnostics;
     if !p.errors.is_empty() {
         for w in &p.warnings {
             diag.warn(w);
@@ -1091,8 +1142,30 @@ mod tests {
         );
         assert_eq!(cfg(&["--Map=m", "a.o"]).map_file, Some(PathBuf::from("m")));
         // lld's no-ops are silent; what lld does and dtld does not warns.
-        let w = warnings(&["--sort-common", "--warn-common", "--hash-size=31", "--reduce-memory-overheads", "-g", "a.o"]);
-        assert_eq!(w, vec!["--warn-common is not supported; ignored".to_string()]);
+        let w = warnings(&["--sort-common", "--warn-common", "--hash-size=31", "--reduce-memory-overheads", "-g", "--cref", "a.o"]);
+        assert_eq!(w, vec!["--cref is not supported; ignored".to_string()]);
+        assert!(cfg(&["--warn-common", "a.o"]).warn_common && !cfg(&["--warn-common", "--no-warn-common", "a.o"]).warn_common);
+        // lld's default is both hash tables; the last --hash-style wins.
+        let c = cfg(&["a.o"]);
+        assert!(c.hash_sysv && c.hash_gnu);
+        let c = cfg(&["--warn-unresolved-symbols", "--error-unresolved-symbols", "-warn-unresolved-symbols", "a.o"]);
+        assert!(c.warn_unresolved_symbols);
+        assert_eq!(cfg(&["--symbol-ordering-file", "o.txt", "a.o"]).cg_profile_sort, CgProfileSort::None);
+        assert_eq!(
+            err(&["--symbol-ordering-file=o", "--call-graph-ordering-file=c", "a.o"]),
+            "--symbol-ordering-file and --call-graph-order-file may not be used together"
+        );
+        // -Ttext=0 is an unsupported option, not `-T text=0`.
+        assert_eq!(err(&["-Ttext=0", "a.o"]), "-Ttext=0 is not supported");
+        assert_eq!(err(&["-Ttext", "0x1000", "a.o"]), "-Ttext=0x1000 is not supported");
+        assert_eq!(err(&["--section-start=.foo=0x10", "a.o"]), "--section-start=.foo=0x10 is not supported");
+        let c = cfg(&["--start-lib", "a.o", "--end-lib", "b.o"]);
+        assert_eq!(c.inputs, vec![InputArg::StartLib, InputArg::File("a.o".into()), InputArg::EndLib, InputArg::File("b.o".into())]);
+        assert_eq!(err(&["--start-lib", "--start-lib", "a.o"]), "nested --start-lib");
+        assert_eq!(err(&["--end-lib", "a.o"]), "stray --end-lib");
+        // lld takes --thinlto-cache-policy's value joined or separate.
+        assert_eq!(cfg(&["--thinlto-cache-policy", "prune_after=1h", "a.o"]).lto_args, vec!["--thinlto-cache-policy=prune_after=1h"]);
+        assert!(cfg(&["--gnu-unique", "--no-gnu-unique", "a.o"]).no_gnu_unique);
         let c = cfg(&[
             "--no-relax",
             "--fatal-warnings",

@@ -54,7 +54,7 @@ impl Profile {
 
 /// The section a symbol of file `f` is defined in, following the resolution of globals. A
 /// local symbol of a COMDAT group another file won is no definition (lld makes it undefined).
-fn section_of(l: &Layout, f: FileId, si: usize) -> Option<Sec> {
+pub(crate) fn section_of(l: &Layout, f: FileId, si: usize) -> Option<Sec> {
     let r = l.r;
     let (df, di) = match r.global_of(f, si) {
         Some(id) => match r.symbols[id].def {
@@ -121,7 +121,7 @@ fn parse_weight(s: &str) -> Option<u64> {
 /// lld's `maybeWarnUnorderableSymbol`: why symbol `k` of file `f`, named in the ordering file,
 /// cannot be placed (a shared library's, an absolute one, or one whose section is discarded),
 /// naming the file that provides it.
-fn unorderable(l: &Layout, f: FileId, k: usize) -> Option<String> {
+pub(crate) fn unorderable(l: &Layout, f: FileId, k: usize) -> Option<String> {
     let r = l.r;
     let name = String::from_utf8_lossy(r.obj(f).sym_name(k)).into_owned();
     let (df, di) = match r.global_of(f, k) {

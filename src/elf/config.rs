@@ -27,6 +27,9 @@ pub enum InputArg {
     EndGroup,
     PushState,
     PopState,
+    /// `--start-lib` / `--end-lib`: the object files between are lazy, like archive members.
+    StartLib,
+    EndLib,
 }
 
 /// `--call-graph-profile-sort=`: the algorithm that orders code by its call graph.
@@ -138,6 +141,8 @@ pub struct Config {
     /// `--call-graph-ordering-file=`: a call graph (`from to weight` per line) replacing the
     /// objects' `.llvm.call-graph-profile` sections.
     pub call_graph_ordering_file: Option<PathBuf>,
+    /// `--symbol-ordering-file=`: sections of the listed symbols first, in the file's order.
+    pub symbol_ordering_file: Option<PathBuf>,
     /// `--print-symbol-order=`: where hfsort writes the symbol order it chose.
     pub print_symbol_order: Option<PathBuf>,
     /// `--warn-symbol-ordering` (default) / `--no-warn-symbol-ordering`: warn about names of
@@ -183,6 +188,13 @@ pub struct Config {
     /// `--unresolved-symbols=ignore-all|ignore-in-object-files`: undefined symbols of objects
     /// are not errors (they stay undefined: dynamic in a library, zero in an executable).
     pub ignore_unresolved_in_objects: bool,
+    /// `--warn-unresolved-symbols`: undefined symbols are reported as warnings, not errors
+    /// (the last of it and `--error-unresolved-symbols` wins).
+    pub warn_unresolved_symbols: bool,
+    /// `--warn-common`: warn when a common symbol meets another common or a definition.
+    pub warn_common: bool,
+    /// `--no-gnu-unique`: STB_GNU_UNIQUE symbols are written as STB_GLOBAL.
+    pub no_gnu_unique: bool,
     /// `VERSION { ... }` blocks of linker scripts: (script name, version script text).
     pub inline_version_scripts: Vec<(String, String)>,
 }
@@ -202,7 +214,8 @@ impl Default for Config {
             entry: None,
             undefined: Vec::new(),
             export_dynamic: false,
-            hash_sysv: false,
+            // ld.lld without --hash-style writes both tables (clang passes --hash-style=gnu only on some distributions).
+            hash_sysv: true,
             hash_gnu: true,
             build_id: BuildId::None,
             eh_frame_hdr: false,
@@ -252,6 +265,7 @@ impl Default for Config {
             relax: true,
             cg_profile_sort: CgProfileSort::Cdsort,
             call_graph_ordering_file: None,
+            symbol_ordering_file: None,
             print_symbol_order: None,
             warn_symbol_ordering: true,
             fatal_warnings: false,
@@ -281,6 +295,9 @@ impl Default for Config {
             export_dynamic_symbol_lists: Vec::new(),
             z_dynamic_undefined_weak: true,
             ignore_unresolved_in_objects: false,
+            warn_unresolved_symbols: false,
+            warn_common: false,
+            no_gnu_unique: false,
             inline_version_scripts: Vec::new(),
         }
     }

@@ -63,6 +63,7 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
         versions: Vec::new(),
         output: None,
         nostdlib: config.nostdlib,
+        in_lib: false,
     };
     for arg in &config.inputs {
         match arg {
@@ -72,6 +73,8 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
             InputArg::Static(b) => l.state.bstatic = *b,
             InputArg::WholeArchive(b) => l.state.whole_archive = *b,
             InputArg::StartGroup | InputArg::EndGroup => {}
+            InputArg::StartLib => l.in_lib = true,
+            InputArg::EndLib => l.in_lib = false,
             InputArg::PushState => l.stack.push(l.state),
             InputArg::PopState => match l.stack.pop() {
                 Some(s) => l.state = s,
@@ -143,6 +146,8 @@ struct Loader<'c> {
     output: Option<String>,
     nostdlib: bool,
     log: ReadLog,
+    /// Between `--start-lib` and `--end-lib`: objects join as lazy members of an implicit archive.
+    in_lib: bool,
 }
 
 /// An `io::Error` as strerror text, the way lld prints it (no " (os error N)").
@@ -301,7 +306,7 @@ impl Loader<'_> {
             path,
             data,
             kind,
-            lazy: false,
+            lazy: self.in_lib && matches!(kind, FileKind::Object | FileKind::Bitcode),
             archive: None,
             as_needed: kind == FileKind::Shared && self.state.as_needed,
             needed_name,

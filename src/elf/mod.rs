@@ -17,6 +17,7 @@
 
 pub mod cdsort;
 pub mod cgsort;
+pub mod symorder;
 pub mod config;
 pub mod diag;
 pub mod gcc_lto;

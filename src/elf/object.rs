@@ -308,7 +308,7 @@ fn read_section(input: &'static InputFile, merge: bool, i: usize, h: &'static Sh
         flags &= !(elf::SHF_COMPRESSED as u64);
     }
     if !align.is_power_of_two() {
-        bail!("section sh_addralign is not a power of 2");
+        bail!(":({}): sh_addralign is not a power of 2", String::from_utf8_lossy(name));
     }
     let kind = if i == 0 { SecKind::Ignored } else { section_kind(input, merge, h, name, sh_type, flags, size)? };
     Ok(InputSection {
@@ -389,7 +389,7 @@ fn read_group(
         .collect();
     for &m in &members {
         if m as usize >= shdrs.len() || m == 0 {
-            bail!("invalid section index in group");
+            bail!("invalid section index in group: {m}");
         }
     }
     Ok((flag, sig, members))

@@ -602,7 +602,11 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
                     sym.version_hidden = hidden;
                 }
                 None => errors.push(format!(
-                    "symbol {} has undefined version {}",
+                    "{}symbol {} has undefined version {}",
+                    match sym.def {
+                        Def::Defined(f, _) | Def::Common(f, _) => format!("{}: ", r.inputs[f].name),
+                        _ => String::new(),
+                    },
                     String::from_utf8_lossy(sym.name),
                     String::from_utf8_lossy(ver)
                 )),
@@ -1013,6 +1017,14 @@ impl<'c> Resolver<'c> {
         let new_size = self.common_size(def).unwrap_or(0);
         let sym = &self.r.symbols[id];
         let old = sym.def;
+        if self.config.warn_common {
+            let name = String::from_utf8_lossy(sym.name);
+            if self.common_size(old).is_some() {
+                self.config.diag.warn(&format!("multiple common of {name}"));
+            } else if matches!(old, Def::Defined(..) | Def::Bitcode(..)) {
+                self.config.diag.warn(&format!("common {name} is overridden"));
+            }
+        }
         let replace = match old {
             Def::Undefined | Def::Lazy(_) | Def::Shared(..) => true,
             _ if self.common_size(old).is_some() => new_size > self.common_size(old).unwrap_or(0),
@@ -1035,6 +1047,9 @@ impl<'c> Resolver<'c> {
                 sym.weak = weak;
             }
             Def::Common(..) => {
+                if self.config.warn_common {
+                    self.config.diag.warn(&format!("common {} is overridden", String::from_utf8_lossy(sym.name)));
+                }
                 if !weak {
                     let sym = &mut self.r.symbols[id];
                     sym.def = def;
@@ -1042,6 +1057,9 @@ impl<'c> Resolver<'c> {
                 }
             }
             old @ (Def::Defined(..) | Def::Bitcode(..)) if self.common_size(old).is_some() => {
+                if self.config.warn_common {
+                    self.config.diag.warn(&format!("common {} is overridden", String::from_utf8_lossy(sym.name)));
+                }
                 if !weak {
                     let sym = &mut self.r.symbols[id];
                     sym.def = def;

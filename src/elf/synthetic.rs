@@ -238,7 +238,8 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
     if !c.z_text {
         flags |= elf::DF_TEXTREL as u64;
     }
-    if c.bsymbolic && c.shared {
+    // lld sets DF_SYMBOLIC for -Bsymbolic in any output with a .dynamic, executables too.
+    if c.bsymbolic {
         flags |= elf::DF_SYMBOLIC as u64;
     }
     // Initial-exec TLS in a shared library needs static TLS space at load time.
@@ -335,7 +336,9 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
             };
             // A TLS symbol's value is its offset in the TLS segment.
             let v = if sym.st_type() == elf::STT_TLS { l.sym_value[id].wrapping_sub(l.tls_start()) } else { l.sym_value[id] };
-            (shndx, v, sym.st_size(LE), sym.st_info())
+            // --no-gnu-unique: STB_GNU_UNIQUE is exported as STB_GLOBAL (lld).
+            let info = if sym.st_bind() == elf::STB_GNU_UNIQUE && l.config.no_gnu_unique { (elf::STB_GLOBAL << 4) | sym.st_type() } else { sym.st_info() };
+            (shndx, v, sym.st_size(LE), info)
         }
         Def::Common(f, i) => {
             let sym = l.sym(f, i);

@@ -855,9 +855,28 @@ fn push_globals(l: &Layout, locals: bool, t: &mut SymtabBuilder) {
             _ => name,
         };
         let info = if local { (elf::STB_LOCAL << 4) | (info & 0xf) } else { info };
-        // lld gives `__start_`/`__stop_` protected visibility (-z start-stop-visibility).
-        let vis = if start_stop && linker_defined { elf::STV_PROTECTED } else { vis };
+        // lld gives `__start_`/`__stop_` protected visibility (-z start-stop-visibility), and
+        // defines the other reserved symbols, except the public end markers, hidden.
+        let vis = if start_stop && linker_defined {
+            // A reference's stricter visibility (`.hidden __start_x`) wins, as in lld.
+            if matches!(vis, elf::STV_HIDDEN | elf::STV_INTERNAL) { vis } else { elf::STV_PROTECTED }
+        } else if linker_defined && !public && matches!(vis, elf::STV_DEFAULT | elf::STV_PROTECTED) {
+            elf::STV_HIDDEN
+        } else {
+            vis
+        };
         t.push(name, info, vis, shndx, value, size);
+    }
+    // lld defines `_DYNAMIC` (hidden, at .dynamic) in every output with a dynamic section,
+    // referenced or not; a referenced one was written above.
+    if locals {
+        if let Some(&i) = l.synth_osec.get(&Synth::Dynamic) {
+            let referenced = l.r.lookup(b"_DYNAMIC").is_some_and(|id| l.synthetic_syms.contains_key(&id) || !matches!(l.r.symbols[id].def, Def::Undefined | Def::Lazy(_)));
+            if !referenced && !l.config.strip_all {
+                let o = &l.osecs[i];
+                t.push(b"_DYNAMIC", elf::STB_LOCAL << 4 | elf::STT_NOTYPE, elf::STV_HIDDEN, o.shndx as u16, o.addr, 0);
+            }
+        }
     }
 }
 
@@ -881,7 +900,8 @@ fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u1
             if s.st_type() == elf::STT_TLS {
                 v = v.wrapping_sub(l.tls_start());
             }
-            (s.st_info(), shndx, v, s.st_size(LE))
+            let info = if s.st_bind() == elf::STB_GNU_UNIQUE && l.config.no_gnu_unique { (elf::STB_GLOBAL << 4) | s.st_type() } else { s.st_info() };
+            (info, shndx, v, s.st_size(LE))
         }
         Def::Common(f, i) => {
             let s = l.sym(f, i);
@@ -948,6 +968,9 @@ fn linker_defined_entry(l: &Layout, name: &[u8], v: u64) -> (u8, u16, u64, u64) 
     let shndx = match sec {
         Some(n) => l.osecs.iter().find(|o| o.name.as_bytes() == n).map(|o| o.shndx as u16),
         None if name == b"__bss_start" => l.osecs.iter().find(|o| o.name == ".bss").map(|o| o.shndx as u16),
+        // lld defines these relative to the ELF header, which it reports as the first output
+        // section.
+        None if matches!(name, b"__ehdr_start" | b"__executable_start" | b"__dso_handle") => l.osecs.first().map(|o| o.shndx as u16),
         // End symbols belong to the section they end (lld: `etext` in the last
         // code section, `edata` in the last PROGBITS one).
         None => l

@@ -41,6 +41,7 @@ fn main() {
         trial("cgprofile/pgo-program-vs-lld", pgo_program),
         trial("cgprofile/ordering-file-vs-lld", ordering_file),
         trial("cgprofile/small-graphs-vs-lld", small_graphs),
+        trial("cgprofile/symbol-ordering-file-vs-lld", symbol_ordering_file),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -385,6 +386,65 @@ fn ordering_file(w: &Work) -> Result<(), String> {
     }
     if msgs[0] != msgs[1] || !msgs[0].contains("bad.txt: parse error") {
         return Err(format!("malformed ordering file: lld says {:?}, dtld says {:?}", msgs[0], msgs[1]));
+    }
+    Ok(())
+}
+
+/// `--symbol-ordering-file=`: a shuffled list of the program's functions (statics included),
+/// with a repeated name, a missing one, a shared library's and an absolute one, comments and
+/// blank lines, with and without `--gc-sections` and `--no-warn-symbol-ordering`: the same
+/// function order and the same warnings as lld.
+fn symbol_ordering_file(w: &Work) -> Result<(), String> {
+    let p = program(0x5eed_0123, 60);
+    write_program(w, &p)?;
+    w.build(&p, &[])?;
+    let mut rng = Rng(0x0dd_0de5);
+    let mut names: Vec<&str> = p.funcs.iter().map(|(n, _, _)| n.as_str()).collect();
+    for i in (1..names.len()).rev() {
+        let j = (rng.next() % (i as u64 + 1)) as usize;
+        names.swap(i, j);
+    }
+    let mut text = String::from("# hot first\n");
+    for (k, n) in names.iter().take(40).enumerate() {
+        text += &format!("{}{n}{}\n", if k % 7 == 0 { "  " } else { "" }, if k % 5 == 0 { " " } else { "" });
+        if k == 10 {
+            text += "\nnosuch\nprintf\nt0.c\nmain\n";
+        }
+    }
+    text += &format!("{}\n", names[3]);
+    w.write("order.txt", &text)?;
+    for extra in [None, Some("-Wl,--gc-sections"), Some("-Wl,--no-warn-symbol-ordering")] {
+        let what = extra.unwrap_or("default");
+        let mut order = Vec::new();
+        let mut warnings = Vec::new();
+        for linker in ["lld", "dtld"] {
+            let out = format!("{linker}-order");
+            let args: Vec<&str> = ["-Wl,--symbol-ordering-file=order.txt"].into_iter().chain(extra).collect();
+            let res = w.ok(&mut w.link(linker, &out, &args))?;
+            order.push(w.text_order(&out)?);
+            let mut lines: Vec<String> =
+                res.stderr_text().lines().filter_map(|l| l.split_once("warning: ").map(|(_, m)| m.to_string())).collect();
+            lines.sort();
+            // ld.lld-22 prints its warning for a shared library's symbol twice; the set of
+            // warnings is what is compared.
+            lines.dedup();
+            warnings.push(lines);
+        }
+        if order[0] != order[1] {
+            return Err(format!("{what}: dtld's function order differs from ld.lld-22's: {}", order_diff(&order[0], &order[1])));
+        }
+        if warnings[0] != warnings[1] {
+            return Err(format!("{what}: warnings differ\n  lld:  {:?}\n  dtld: {:?}", warnings[0], warnings[1]));
+        }
+        let expect: &[&str] = if extra == Some("-Wl,--no-warn-symbol-ordering") { &[] } else { &["no such symbol: nosuch", "order.txt: duplicate ordered symbol:", "unable to order shared symbol: printf"] };
+        for needle in expect {
+            if !warnings[0].iter().any(|l| l.contains(needle)) {
+                return Err(format!("{what}: lld gave no '{needle}' warning: the ordering file no longer tests it"));
+            }
+        }
+        if order[0].iter().take(5).map(String::as_str).ne(names.iter().copied().filter(|n| order[0].iter().any(|o| o == n)).take(5)) {
+            return Err(format!("{what}: lld's order does not start with the listed functions: the trial tests nothing"));
+        }
     }
     Ok(())
 }

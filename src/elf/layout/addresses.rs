@@ -55,8 +55,9 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
     if let Some((start, _, _, memsz)) = placed.tls_range {
         l.tls = Some((start, memsz, placed.tls_align));
     }
+    let empty_loads = placed.empty_loads;
     let ph = program_headers(l, &plan, placed);
-    debug_assert_eq!(ph.len(), plan.nphdr);
+    debug_assert_eq!(ph.len() + empty_loads, plan.nphdr);
     l.phdrs = ph;
     // Section header indices.
     for (idx, os) in (1..).zip(l.osecs.iter_mut()) {
@@ -238,8 +239,10 @@ struct Placed {
     /// The TLS template: (start address, offset, file size, memory size), and its alignment.
     tls_range: Option<(u64, u64, u64, u64)>,
     tls_align: u64,
-    /// The RELRO region: (start address, offset, size).
-    relro_range: Option<(u64, u64, u64)>,
+    /// The RELRO region: (start address, offset, file size, memory size).
+    relro_range: Option<(u64, u64, u64, u64)>,
+    /// Segments that got no PT_LOAD (their header slot stays, as lld's).
+    empty_loads: usize,
     /// The file offset after the last allocated byte.
     end_off: u64,
 }
@@ -256,7 +259,23 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
     let mut loads: Vec<Phdr> = Vec::new();
     let mut tls_range: Option<(u64, u64, u64, u64)> = None; // (start addr, offset, filesz, memsz)
     let mut tls_align = 1;
-    let mut relro_range: Option<(u64, u64, u64)> = None;
+    let mut relro_range: Option<(u64, u64, u64, u64)> = None;
+    // A segment that would span no memory (an empty `.text`, a part holding only `.tbss`) gets
+    // no PT_LOAD, as lld's removeEmptyPTLoad; its sections keep their addresses. The first one
+    // also maps the headers. As in lld, the header table keeps room for it (PT_PHDR covers the
+    // room, e_phnum counts the headers written), so no address moves.
+    let empty_group: Vec<bool> = groups
+        .iter()
+        .enumerate()
+        .map(|(gi, g)| {
+            gi > 0
+                && g.sections.iter().all(|&i| {
+                    let o = &l.osecs[i];
+                    let padding = matches!(o.chunks.first(), Some(Chunk::Synthetic(Synth::RelroPadding)));
+                    !padding && (o.size == 0 || (o.sh_type == elf::SHT_NOBITS && flag(o.flags, elf::SHF_TLS)))
+                })
+        })
+        .collect();
     // .tbss-like sections take no address space, but follow each other in the TLS template.
     let mut tbss_cursor: Option<u64> = None;
     // -z max-page-size aligns segments; -z common-page-size ends RELRO (lld's defaults: 4 KiB).
@@ -311,8 +330,13 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
                 e.3 = addr + size - e.0;
             }
             if os.relro && relro_on {
-                let e = relro_range.get_or_insert((addr, off, 0));
-                e.2 = addr + size - e.0;
+                let e = relro_range.get_or_insert((addr, off, 0, 0));
+                e.3 = addr + size - e.0;
+                // p_filesz ends with the last section that has file contents (lld: a trailing
+                // .relro_padding or .bss.rel.ro is memory only).
+                if !nobits {
+                    e.2 = addr + size - e.0;
+                }
             }
             if nobits && is_tls {
                 // .tbss takes no address space outside the TLS template.
@@ -328,6 +352,9 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
             }
             seg_end_addr = addr;
         }
+        if empty_group[gi] {
+            continue;
+        }
         loads.push(Phdr {
             p_type: elf::PT_LOAD,
             flags: g.flags,
@@ -338,7 +365,8 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
             align: max_page,
         });
     }
-    Placed { loads, tls_range, tls_align, relro_range, end_off: off }
+    let empty_loads = empty_group.iter().filter(|&&e| e).count();
+    Placed { loads, tls_range, tls_align, relro_range, empty_loads, end_off: off }
 }
 
 /// Non-allocated sections follow in the file from `off`, at address 0; returns the file's
@@ -380,8 +408,8 @@ fn program_headers(l: &Layout, plan: &PhdrPlan, placed: Placed) -> Vec<Phdr> {
         ph.push(Phdr { p_type: elf::PT_DYNAMIC, flags: elf::PF_R | elf::PF_W, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 8 });
     }
     if plan.has_relro {
-        if let Some((start, roff, size)) = relro_range {
-            ph.push(Phdr { p_type: elf::PT_GNU_RELRO, flags: elf::PF_R, offset: roff, vaddr: start, filesz: size, memsz: size, align: 1 });
+        if let Some((start, roff, filesz, memsz)) = relro_range {
+            ph.push(Phdr { p_type: elf::PT_GNU_RELRO, flags: elf::PF_R, offset: roff, vaddr: start, filesz, memsz, align: 1 });
         }
     }
     if let Some(&i) = l.synth_osec.get(&Synth::EhFrameHdr) {
@@ -393,7 +421,7 @@ fn program_headers(l: &Layout, plan: &PhdrPlan, placed: Placed) -> Vec<Phdr> {
         for run in note_runs(l) {
             let first = &l.osecs[run[0]];
             let last = &l.osecs[run[run.len() - 1]];
-            ph.push(Phdr { p_type: elf::PT_NOTE, flags: elf::PF_R, offset: first.offset, vaddr: first.addr, filesz: last.offset + last.size - first.offset, memsz: last.addr + last.size - first.addr, align: first.align.max(4) });
+            ph.push(Phdr { p_type: elf::PT_NOTE, flags: elf::PF_R, offset: first.offset, vaddr: first.addr, filesz: last.offset + last.size - first.offset, memsz: last.addr + last.size - first.addr, align: first.align });
         }
     }
     if plan.has_property {

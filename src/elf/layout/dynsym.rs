@@ -16,11 +16,11 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
             Def::Shared(..) => (s.obj_ref && l.gc_used.as_ref().is_none_or(|u| u.contains(&id))) || l.sym_flags.contains_key(&Target::Global(id)),
             Def::Undefined | Def::Lazy(_) if l.config.shared => {
                 s.obj_ref && s.visibility == elf::STV_DEFAULT && !l.is_linker_defined(id) && (l.config.z_dynamic_undefined_weak || !s.weak) && l.gc_used.as_ref().is_none_or(|u| u.contains(&id))
-                    || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && start_stop_section_exists(l, s.name))
+                    || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && start_stop_section_exists(l, s.name))
             }
             Def::Undefined | Def::Lazy(_) => {
                 (dynamic_link && s.weak && s.obj_ref && s.visibility == elf::STV_DEFAULT && !l.is_linker_defined(id) && l.gc_used.as_ref().is_none_or(|u| u.contains(&id)))
-                    || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && start_stop_section_exists(l, s.name))
+                    || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && start_stop_section_exists(l, s.name))
             }
             Def::Defined(..) | Def::Common(..) => {
                 !s.forced_local && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && (s.dso_ref || s.in_dso || s.dynamic_listed || l.config.export_dynamic || l.config.shared)

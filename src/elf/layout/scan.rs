@@ -131,7 +131,11 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
         if l.config.gc_sections && l.config.z_start_stop_gc && sym.name.starts_with(b"__start_") {
             msg.push_str("\n>>> the encapsulation symbol needs to be retained under --gc-sections properly; consider -z nostart-stop-gc (see https://lld.llvm.org/ELF/start-stop-gc)");
         }
-        errors.push(msg);
+        if l.config.warn_unresolved_symbols && sym.visibility == elf::STV_DEFAULT {
+            l.config.diag.warn(&msg);
+        } else {
+            errors.push(msg);
+        }
     }
     if !errors.is_empty() {
         return Err(Error::many(errors));
@@ -235,7 +239,11 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
             if alloc {
                 out.undefined.push((id, f, s as u32, off));
             }
-            return false;
+            // --warn-unresolved-symbols: the reference resolves to 0, as a weak one (a hidden
+            // or protected symbol, which cannot come from elsewhere, stays an error, as in lld).
+            if !(l.config.warn_unresolved_symbols && sym.visibility == elf::STV_DEFAULT) {
+                return false;
+            }
         }
     }
     // Debug and other non-allocated sections: resolved statically by the writer.

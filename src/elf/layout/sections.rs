@@ -90,6 +90,8 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&H
     let mut merged_inputs: Vec<Vec<(FileId, u32)>> = Vec::new();
     let mut eh_inputs: Vec<(FileId, u32)> = Vec::new();
     let mut eh_osec = None;
+    // Output sections that have received an input section (for sh_entsize, see below).
+    let mut has_input: std::collections::HashSet<usize> = std::collections::HashSet::new();
     for (f, o) in r.objects_in_load_order() {
         for (s, sec) in o.sections.iter().enumerate() {
             if !live[f][s] {
@@ -128,6 +130,14 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&H
             // Output flags are the union of the inputs' (lld keeps SHF_MERGE/STRINGS/GNU_RETAIN
             // too), minus the ones that only describe an input section.
             os.flags |= sec.flags & !(elf::SHF_GROUP as u64 | elf::SHF_INFO_LINK as u64);
+            // sh_entsize is the inputs' entry size when they all agree, else 0 (lld's
+            // commitSection): merged strings keep 1, merged 8-byte constants 8.
+            let ent = sec.hdr.sh_entsize.get(LE);
+            if has_input.insert(idx) {
+                os.entsize = ent;
+            } else if os.entsize != ent {
+                os.entsize = 0;
+            }
             if !is_alloc && flag(sec.flags, elf::SHF_MERGE) && flag(sec.flags, elf::SHF_STRINGS) {
                 // .comment: keep merge flags so readers see strings.
                 os.flags |= (elf::SHF_MERGE | elf::SHF_STRINGS) as u64;
@@ -196,11 +206,14 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&H
     Ok(())
 }
 
-/// Input sections the call graph profile orders go first in their output section, in that
+/// Input sections the symbol ordering file or the call graph profile orders go first in their output section, in that
 /// order; the others follow in input order (lld's `sortISDBySectionOrder`; x86-64 needs no
 /// thunk-aware insertion point).
 pub(super) fn order_sections(l: &mut Layout) -> Result<()> {
-    let order = crate::elf::cgsort::section_order(l)?;
+    let order = match &l.config.symbol_ordering_file {
+        Some(p) => crate::elf::symorder::section_order(l, p)?,
+        None => crate::elf::cgsort::section_order(l)?,
+    };
     if order.is_empty() {
         return Ok(());
     }
@@ -235,7 +248,7 @@ pub(super) fn build_eh_frame(l: &mut Layout, eh_inputs: &[(FileId, u32)], live: 
     for &(f, s) in eh_inputs {
         let o = r.obj(f);
         let sec = &o.sections[s as usize];
-        let recs = crate::elf::eh_frame::split(sec.data).map_err(|e| e.context(format!("{}:(.eh_frame)", o.input.name)))?;
+        let recs = crate::elf::eh_frame::split(sec.data).map_err(|e| Error::new(e.message(&o.input.name)))?;
         let relocs = sec.relocs;
         // Relocations are sorted by offset in practice; the first one inside a record is the
         // CIE's personality or the FDE's initial location (lld's `firstRelocation`).
@@ -276,6 +289,16 @@ pub(super) fn build_eh_frame(l: &mut Layout, eh_inputs: &[(FileId, u32)], live: 
     }
     let mut out = 0u64;
     for ((cf, cs, coff, clen), fdes) in cies {
+        // lld reads the FDE encoding of every (distinct) CIE to build .eh_frame_hdr, FDEs or
+        // not, and refuses one it cannot read.
+        if l.config.eh_frame_hdr {
+            let o = r.obj(cf);
+            let rec = &o.sections[cs as usize].data[coff as usize..(coff + clen) as usize];
+            if let Err(mut e) = crate::elf::eh_frame::fde_encoding(rec) {
+                e.offset += coff;
+                return Err(Error::new(e.message(&o.input.name)));
+            }
+        }
         if fdes.is_empty() {
             continue;
         }
