@@ -4,7 +4,9 @@
 //! It exists apart from the rest of resolution because the selection rules (any, no-duplicates,
 //! same-size, exact-match, largest) are a self-contained table of link.exe/lld behaviour.
 
-use super::*;
+use super::{Def, FileId, Resolver, SymId};
+use crate::coff::demangle::display as demangle;
+use crate::coff::object::ObjFile;
 
 impl Resolver<'_> {
     pub(super) fn add_comdat(&mut self, name: &str, f: FileId, idx: u32) -> (SymId, bool) {

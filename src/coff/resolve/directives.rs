@@ -4,7 +4,11 @@
 //! It exists apart from loading because directives are command-line options arriving late, with
 //! their own rules for what an object may ask for.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
+use super::{FileId, Resolver};
+use crate::coff::config::CoffInput;
+use crate::coff::drectve::{self, Directive};
 
 impl Resolver<'_> {
     pub(super) fn parse_directives(&mut self, f: FileId, text: &[u8]) {

@@ -4,7 +4,13 @@
 //! undefined reference, short import, bitcode) is read in one place, apart from what its symbols
 //! bind to (`mod.rs`) and how a regular object's symbol table is read (`objfile.rs`).
 
-use super::*;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use super::{basename, Archive, Def, FileId, InFile, Kind, Resolver, SymId, Task};
+use crate::coff::config::CoffInput;
+use crate::coff::implib::{self, ImportKind, ShortImport};
+use crate::coff::object;
 
 impl Resolver<'_> {
     pub(super) fn is_lazy(&self, id: SymId) -> bool {

@@ -4,7 +4,10 @@
 //!
 //! It exists so that the GNU-toolchain compatibility rules stay out of the MSVC path.
 
-use super::*;
+use std::collections::HashSet;
+
+use super::{Def, Kind, Resolver, SymId, SymRef};
+use crate::coff::config::ExportSpec;
 
 impl Resolver<'_> {
     /// MinGW: with no explicit exports, a DLL exports every eligible definition (lld's

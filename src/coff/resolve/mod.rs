@@ -14,13 +14,12 @@
 //! (`add_objects`), as lld's `compileBitcodeFiles` does.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::config::{CoffConfig, CoffInput, ExportSpec};
-use super::drectve::{self, Directive};
-use super::implib::{self, ImportKind, ShortImport};
+use super::implib::ShortImport;
 use super::demangle::display as demangle;
-use super::object::{self, ObjFile};
+use super::object::ObjFile;
 use crate::error::{Error, Result};
 
 mod comdat;
@@ -870,8 +869,4 @@ impl<'a> Resolver<'a> {
         }
         Err(Error::many(out))
     }
-
 }
-
-use ::object::pe as object_pe;
-

@@ -5,7 +5,12 @@
 //! It exists because this is the longest single step of resolution; it is split into named
 //! passes so each rule can be read on its own.
 
-use super::*;
+use std::collections::HashMap;
+
+use ::object::pe as object_pe;
+
+use super::{ChunkSrc, Def, FileId, Kind, Resolver, SymId, SymRef};
+use crate::coff::object::{self, ObjFile};
 
 impl Resolver<'_> {
     /// lld's `ObjFile::initializeChunks` + `initializeSymbols`, in passes: the symbol table with

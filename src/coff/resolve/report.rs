@@ -4,7 +4,11 @@
 //! It exists because the wording and ordering of these messages are matched against lld and are
 //! easier to check in one place.
 
-use super::*;
+use std::collections::{HashMap, HashSet};
+
+use super::{Def, FileId, Kind, Resolver, SymId, SymRef};
+use crate::coff::demangle::display as demangle;
+use crate::error::{Error, Result};
 
 impl Resolver<'_> {
     /// lld's `reportUnresolvable`, before LTO spends time on a link that cannot succeed: every
