@@ -11,7 +11,7 @@ use dtld_arch::coff_x86_64 as arch;
 use object::pe;
 use object::LittleEndian as LE;
 
-use super::config::DebugMode;
+use super::config::{CoffConfig, DebugMode};
 use super::layout::{ChunkKind, Layout, CODE, DATA, DISCARD};
 use super::resolve::{Def, Kind, SymRef};
 use crate::error::{Error, Result};
@@ -209,8 +209,23 @@ fn chunk_off(l: &Layout, c: usize) -> usize {
     (os.file_off + ch.rva - os.rva) as usize
 }
 
+/// The PE headers: DOS stub, COFF file header, optional header with its data directories, and
+/// the section table (`sec_names`: string-table offsets of long section names).
 fn write_headers(l: &Layout, b: &mut [u8], symtab: Option<(u32, u32)>, sec_names: &[Option<u32>]) {
-    let c = l.config;
+    write_dos_stub(b);
+    let o = DOS_STUB_SIZE;
+    b[o..o + 4].copy_from_slice(b"PE\0\0");
+    let file_header = o + 4;
+    write_file_header(l, b, file_header, symtab);
+    let optional = file_header + 20;
+    write_optional_header(l, b, optional);
+    let dir = optional + 112;
+    write_data_directories(l, b, dir);
+    write_section_table(l, b, dir + 16 * 8, sec_names);
+}
+
+/// The MS-DOS header and stub program, pointing at the PE signature.
+fn write_dos_stub(b: &mut [u8]) {
     b[0] = b'M';
     b[1] = b'Z';
     put16(b, 2, (DOS_STUB_SIZE % 512) as u16);
@@ -219,9 +234,12 @@ fn write_headers(l: &Layout, b: &mut [u8], symtab: Option<(u32, u32)>, sec_names
     put16(b, 0x18, 64);
     put32(b, 0x3c, DOS_STUB_SIZE as u32);
     b[64..64 + DOS_PROGRAM.len()].copy_from_slice(&DOS_PROGRAM);
-    let mut o = DOS_STUB_SIZE;
-    b[o..o + 4].copy_from_slice(b"PE\0\0");
-    o += 4;
+}
+
+/// The COFF file header at `o`: machine, section count, COFF symbol table (MinGW's debug
+/// builds) and characteristics.
+fn write_file_header(l: &Layout, b: &mut [u8], o: usize, symtab: Option<(u32, u32)>) {
+    let c = l.config;
     put16(b, o, pe::IMAGE_FILE_MACHINE_AMD64);
     put16(b, o + 2, l.osecs.len() as u16);
     if let Some((off, n)) = symtab {
@@ -244,8 +262,11 @@ fn write_headers(l: &Layout, b: &mut [u8], symtab: Option<(u32, u32)>, sec_names
         ch |= pe::IMAGE_FILE_UP_SYSTEM_ONLY;
     }
     put16(b, o + 18, ch);
-    o += 20;
-    let p = o;
+}
+
+/// The PE32+ optional header at `p`, up to (not including) its data directories.
+fn write_optional_header(l: &Layout, b: &mut [u8], p: usize) {
+    let c = l.config;
     put16(b, p, 0x20b);
     b[p + 2] = 14;
     let text = l.osecs.iter().find(|s| s.name == ".text" && s.chars & CODE != 0);
@@ -274,6 +295,16 @@ fn write_headers(l: &Layout, b: &mut [u8], symtab: Option<(u32, u32)>, sec_names
     put32(b, p + 56, l.size_of_image);
     put32(b, p + 60, l.size_of_headers);
     put16(b, p + 68, l.r.subsystem);
+    put16(b, p + 70, dll_characteristics(c));
+    put64(b, p + 72, c.stack.0);
+    put64(b, p + 80, c.stack.1);
+    put64(b, p + 88, c.heap.0);
+    put64(b, p + 96, c.heap.1);
+    put32(b, p + 108, 16);
+}
+
+/// The optional header's DllCharacteristics, from the command line.
+fn dll_characteristics(c: &CoffConfig) -> u16 {
     let mut dc = 0u16;
     if c.dynamic_base {
         dc |= pe::IMAGE_DLLCHARACTERISTICS_DYNAMIC_BASE;
@@ -305,13 +336,12 @@ fn write_headers(l: &Layout, b: &mut [u8], symtab: Option<(u32, u32)>, sec_names
     if c.guard_cf {
         dc |= pe::IMAGE_DLLCHARACTERISTICS_GUARD_CF;
     }
-    put16(b, p + 70, dc);
-    put64(b, p + 72, c.stack.0);
-    put64(b, p + 80, c.stack.1);
-    put64(b, p + 88, c.heap.0);
-    put64(b, p + 96, c.heap.1);
-    put32(b, p + 108, 16);
-    let dir = p + 112;
+    dc
+}
+
+/// The 16 data directories at `dir`: exports, imports, resources, exceptions, base
+/// relocations, debug, TLS, load config and IAT.
+fn write_data_directories(l: &Layout, b: &mut [u8], dir: usize) {
     let set_dir = |b: &mut [u8], i: usize, rva: u32, size: u32| {
         put32(b, dir + 8 * i, rva);
         put32(b, dir + 8 * i + 4, size);
@@ -354,7 +384,10 @@ fn write_headers(l: &Layout, b: &mut [u8], symtab: Option<(u32, u32)>, sec_names
     if let Some((c0, size)) = l.iat {
         set_dir(b, 12, l.chunks[c0].rva, size);
     }
-    let mut s = dir + 16 * 8;
+}
+
+/// The section table at `s`; names longer than 8 bytes as `/offset` into the string table.
+fn write_section_table(l: &Layout, b: &mut [u8], mut s: usize, sec_names: &[Option<u32>]) {
     for (i, os) in l.osecs.iter().enumerate() {
         match sec_names[i] {
             Some(off) => {
