@@ -108,9 +108,7 @@ impl<'a> Parser<'a> {
         }
         let end_cond = if self.format == Format::Bsd {
             if field[0] == b' ' {
-                return Err(malformed(format!(
-                    "name contains a leading space for archive member header at offset {start}"
-                )));
+                return Err(malformed(format!("name contains a leading space for archive member header at offset {start}")));
             }
             b' '
         } else if field[0] == b'/' || field[0] == b'#' {
@@ -118,10 +116,7 @@ impl<'a> Parser<'a> {
         } else {
             b'/'
         };
-        let n = field
-            .iter()
-            .position(|&c| c == end_cond)
-            .unwrap_or(field.len());
+        let n = field.iter().position(|&c| c == end_cond).unwrap_or(field.len());
         Ok(&field[..n])
     }
 
@@ -140,21 +135,14 @@ impl<'a> Parser<'a> {
     /// The member's full name (LLVM's `getName(Size)`), where `size` bounds a BSD `#1/` name.
     fn name(&self, start: usize, size: u64) -> std::result::Result<String, String> {
         if size < 16 || self.data.len() - start < 16 {
-            return Err(malformed(format!(
-                "archive header truncated before the name field for archive member header at offset {start}"
-            )));
+            return Err(malformed(format!("archive header truncated before the name field for archive member header at offset {start}")));
         }
         let raw = self.raw_name(start)?;
         if raw.is_empty() {
             return Ok(String::new());
         }
         if raw[0] == b'/' {
-            if raw == b"/"
-                || raw == b"//"
-                || raw == b"/SYM64/"
-                || raw == b"/<XFGHASHMAP>/"
-                || raw == b"/<ECSYMBOLS>/"
-            {
+            if raw == b"/" || raw == b"//" || raw == b"/SYM64/" || raw == b"/<XFGHASHMAP>/" || raw == b"/<ECSYMBOLS>/" {
                 return Ok(lossy(raw));
             }
             let digits = rtrim(&raw[1..], b' ');
@@ -179,11 +167,7 @@ impl<'a> Parser<'a> {
                     Some(e) if e > off && self.strtab[e - 1] == b'/' => {
                         return Ok(lossy(&self.strtab[off..e - 1]));
                     }
-                    _ => {
-                        return Err(malformed(format!(
-                            "string table at long name offset {off} not terminated"
-                        )))
-                    }
+                    _ => return Err(malformed(format!("string table at long name offset {off} not terminated"))),
                 }
             }
             let n = rest.iter().position(|&c| c == 0).unwrap_or(rest.len());
@@ -198,9 +182,7 @@ impl<'a> Parser<'a> {
                     escape(digits)
                 )));
             };
-            if (HDR as u64).saturating_add(len) > size
-                || start + HDR + len as usize > self.data.len()
-            {
+            if (HDR as u64).saturating_add(len) > size || start + HDR + len as usize > self.data.len() {
                 return Err(malformed(format!(
                     "long name length: {len} extends past the end of the member or archive for archive member \
                      header at offset {start}"
@@ -240,11 +222,7 @@ impl<'a> Parser<'a> {
         }
         let raw = self.raw_name(start)?;
         let is_thin_member = self.thin && raw != b"/" && raw != b"//" && raw != b"/SYM64/";
-        let size = if is_thin_member {
-            0
-        } else {
-            self.raw_size(start)?
-        };
+        let size = if is_thin_member { 0 } else { self.raw_size(start)? };
         let mut data_start = start + HDR;
         let mut data_len = size;
         if let Some(len_digits) = raw.strip_prefix(b"#1/") {
@@ -266,11 +244,7 @@ impl<'a> Parser<'a> {
 
     /// Where the member after the one at `start` begins, or `None` at the end of the archive
     /// (LLVM's `getNext`).
-    fn next(
-        &self,
-        start: usize,
-        phase_name: impl FnOnce() -> std::result::Result<String, String>,
-    ) -> std::result::Result<Option<usize>, String> {
+    fn next(&self, start: usize, phase_name: impl FnOnce() -> std::result::Result<String, String>) -> std::result::Result<Option<usize>, String> {
         let raw = self.raw_name(start)?;
         let is_thin_member = self.thin && raw != b"/" && raw != b"//" && raw != b"/SYM64/";
         let mut size = HDR as u64;
@@ -315,12 +289,7 @@ pub fn parse(data: &[u8]) -> Result<Vec<Member<'_>>> {
     } else {
         crate::bail!("failed to parse archive: file too small to be an archive");
     };
-    let mut p = Parser {
-        data,
-        thin,
-        format: Format::Gnu,
-        strtab: &[],
-    };
+    let mut p = Parser { data, thin, format: Format::Gnu, strtab: &[] };
     let mut members = Vec::new();
     if data.len() == MAGIC.len() {
         return Ok(members);
@@ -329,10 +298,7 @@ pub fn parse(data: &[u8]) -> Result<Vec<Member<'_>>> {
     // Archive::create: identify the format and skip the symbol table and long-name table.
     let mut pos = MAGIC.len();
     let create = Phase::Create;
-    let advance = |p: &Parser, pos: usize| -> Result<Option<usize>> {
-        p.next(pos, || p.name(pos, p.member_size_bound(pos)))
-            .map_err(|m| fail(create, m))
-    };
+    let advance = |p: &Parser, pos: usize| -> Result<Option<usize>> { p.next(pos, || p.name(pos, p.member_size_bound(pos))).map_err(|m| fail(create, m)) };
     p.header(pos).map_err(|m| fail(create, m))?;
     let first_raw = p.raw_name(pos).map_err(|m| fail(create, m))?;
     let first_regular: Option<usize>;
@@ -341,9 +307,7 @@ pub fn parse(data: &[u8]) -> Result<Vec<Member<'_>>> {
         first_regular = advance(&p, pos)?;
     } else if first_raw.starts_with(b"#1/") {
         p.format = Format::Bsd;
-        let name = p
-            .name(pos, p.member_size_bound(pos))
-            .map_err(|m| fail(create, m))?;
+        let name = p.name(pos, p.member_size_bound(pos)).map_err(|m| fail(create, m))?;
         if name.starts_with("__.SYMDEF") {
             first_regular = advance(&p, pos)?;
         } else {
@@ -370,10 +334,7 @@ pub fn parse(data: &[u8]) -> Result<Vec<Member<'_>>> {
             }
             Some(c) if raw.first() != Some(&b'/') => first_regular = Some(c),
             Some(_) if raw != b"/" => {
-                return Err(fail(
-                    create,
-                    "Invalid data was encountered while parsing the file".into(),
-                ));
+                return Err(fail(create, "Invalid data was encountered while parsing the file".into()));
             }
             Some(c) => {
                 // COFF-style second linker member, then an optional long-name table.
@@ -398,42 +359,25 @@ pub fn parse(data: &[u8]) -> Result<Vec<Member<'_>>> {
     let mut cur = first_regular;
     let mut first = true;
     while let Some(start) = cur {
-        let phase = if first {
-            Phase::Create
-        } else {
-            Phase::Children
-        };
+        let phase = if first { Phase::Create } else { Phase::Children };
         first = false;
         let (data_start, data_len, _raw) = p.header(start).map_err(|m| fail(phase, m))?;
         let size_bound = p.member_size_bound(start);
-        let name = p.name(start, size_bound).map_err(|m| {
-            Error::new(format!(
-                "could not get the buffer for a child of the archive: {m}"
-            ))
-        })?;
+        let name = p.name(start, size_bound).map_err(|m| Error::new(format!("could not get the buffer for a child of the archive: {m}")))?;
         // The member's bytes must lie inside the archive; otherwise lld fails when stepping to
         // the next member.
-        let next = p
-            .next(start, || p.name(start, size_bound))
-            .map_err(|m| fail(Phase::Children, m))?;
+        let next = p.next(start, || p.name(start, size_bound)).map_err(|m| fail(Phase::Children, m))?;
         let member_data = if thin && !is_special(&name) {
             None
         } else {
             let end = (data_start as u64).saturating_add(data_len);
             if end > data.len() as u64 {
                 // Only reachable when a BSD name pushes the data past the end (`next` checked the rest).
-                return Err(fail(
-                    Phase::Children,
-                    malformed(format!("offset to next archive member past the end of the archive after member {name}")),
-                ));
+                return Err(fail(Phase::Children, malformed(format!("offset to next archive member past the end of the archive after member {name}"))));
             }
             Some(&data[data_start..end as usize])
         };
-        members.push(Member {
-            name,
-            data: member_data,
-            offset: start,
-        });
+        members.push(Member { name, data: member_data, offset: start });
         cur = next;
     }
     Ok(members)
@@ -449,10 +393,7 @@ mod tests {
 
     /// Builds a GNU-format member header.
     fn hdr(name: &str, size: usize) -> Vec<u8> {
-        let h = format!(
-            "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
-            name, 0, 0, 0, 644, size
-        );
+        let h = format!("{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n", name, 0, 0, 0, 644, size);
         assert_eq!(h.len(), 60);
         h.into_bytes()
     }
@@ -481,14 +422,7 @@ mod tests {
         let a = gnu_archive();
         let m = parse(&a).unwrap();
         let names: Vec<_> = m.iter().map(|m| m.name.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "short.o",
-                "a_very_long_member_name.o",
-                "another_long_member_name.o"
-            ]
-        );
+        assert_eq!(names, ["short.o", "a_very_long_member_name.o", "another_long_member_name.o"]);
         assert_eq!(m[0].data, Some(&b"SHORT"[..]));
         assert_eq!(m[1].data, Some(&b"LONG1!"[..]));
         assert_eq!(m[2].data, Some(&b"LONG2"[..]));
@@ -638,17 +572,12 @@ mod tests {
         // Huge size.
         let mut b = a.clone();
         b[i + 48..i + 58].copy_from_slice(b"9999999999");
-        assert!(err(&b).starts_with(
-            "Archive::children failed: truncated or malformed archive (offset to next"
-        ));
+        assert!(err(&b).starts_with("Archive::children failed: truncated or malformed archive (offset to next"));
         // A long name as the first member without a table.
         let mut b = MAGIC.to_vec();
         member(&mut b, "/", &[0; 4]);
         member(&mut b, "/5", b"x");
-        assert_eq!(
-            err(&b),
-            "failed to parse archive: Invalid data was encountered while parsing the file"
-        );
+        assert_eq!(err(&b), "failed to parse archive: Invalid data was encountered while parsing the file");
     }
 
     fn find(h: &[u8], n: &[u8]) -> usize {

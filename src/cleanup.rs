@@ -71,7 +71,8 @@ pub fn register_child(pid: u32) -> ChildGuard {
 
 fn install() {
     INIT.call_once(|| {
-        let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP]) else {
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP])
+        else {
             return;
         };
         std::thread::spawn(move || {
@@ -82,7 +83,8 @@ fn install() {
                         libc::kill(pid as libc::pid_t, libc::SIGTERM);
                     }
                 }
-                let paths: Vec<(PathBuf, Option<(u64, u64)>)> = PATHS.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|(_, p, i)| (p.clone(), *i)).collect();
+                let paths: Vec<(PathBuf, Option<(u64, u64)>)> =
+                    PATHS.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|(_, p, i)| (p.clone(), *i)).collect();
                 // Twice: a child that was still finishing may have written one more file.
                 for round in 0..2 {
                     std::thread::sleep(std::time::Duration::from_millis(if round == 0 { 50 } else { 200 }));

@@ -70,7 +70,16 @@ impl Diag {
             // SAFETY: isatty only reads the descriptor's state.
             unsafe { libc::isatty(2) == 1 }
         });
-        Diag { fatal_warnings, suppress_warnings: false, error_limit, color, ignored: Vec::new(), vs_diagnostics: false, errors: AtomicUsize::new(0), stopped: AtomicBool::new(false) }
+        Diag {
+            fatal_warnings,
+            suppress_warnings: false,
+            error_limit,
+            color,
+            ignored: Vec::new(),
+            vs_diagnostics: false,
+            errors: AtomicUsize::new(0),
+            stopped: AtomicBool::new(false),
+        }
     }
 
     fn print(&self, severity: &str, code: &str, msg: &str) {

@@ -48,4 +48,3 @@ impl From<object::Error> for Error {
 macro_rules! bail {
     ($($t:tt)*) => { return Err($crate::error::Error::new(format!($($t)*))) };
 }
-

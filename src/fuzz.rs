@@ -34,12 +34,7 @@ fn with_static<R>(data: &[u8], f: impl FnOnce(&'static [u8]) -> R) -> R {
     f(data)
 }
 
-fn with_input<R>(
-    name: &str,
-    data: &[u8],
-    kind: FileKind,
-    f: impl FnOnce(&'static InputFile) -> R,
-) -> R {
+fn with_input<R>(name: &str, data: &[u8], kind: FileKind, f: impl FnOnce(&'static InputFile) -> R) -> R {
     with_static(data, |data| {
         let file = InputFile {
             name: name.to_string(),
@@ -54,8 +49,7 @@ fn with_input<R>(
             thin_member: false,
         };
         // SAFETY: as `with_static`: `file` lives until `f` returns and nothing keeps it.
-        let file: &'static InputFile =
-            unsafe { std::mem::transmute::<&InputFile, &'static InputFile>(&file) };
+        let file: &'static InputFile = unsafe { std::mem::transmute::<&InputFile, &'static InputFile>(&file) };
         f(file)
     })
 }
@@ -198,15 +192,8 @@ pub fn split_container(data: &[u8]) -> (u8, Vec<(String, &[u8])>) {
         rest = &rest[4..];
         let body = &rest[..len.min(rest.len())];
         rest = &rest[body.len()..];
-        let safe = !name.is_empty()
-            && !name.contains(['/', '\\'])
-            && !name.starts_with(['.', '-', '@'])
-            && name.len() < 64;
-        let name = if safe {
-            name
-        } else {
-            format!("f{}.o", files.len())
-        };
+        let safe = !name.is_empty() && !name.contains(['/', '\\']) && !name.starts_with(['.', '-', '@']) && name.len() < 64;
+        let name = if safe { name } else { format!("f{}.o", files.len()) };
         files.push((name, body));
         if files.len() >= 64 {
             break;
@@ -233,76 +220,20 @@ fn link_args(flavour: u8, coff: bool) -> Vec<&'static str> {
     if coff {
         match flavour % 4 {
             0 => vec!["-m", "i386pep", "-e", "main", "--subsystem", "console"],
-            1 => vec![
-                "-m",
-                "i386pep",
-                "-e",
-                "main",
-                "--gc-sections",
-                "-Map",
-                "out.map",
-            ],
-            2 => vec![
-                "-m",
-                "i386pep",
-                "--shared",
-                "--export-all-symbols",
-                "--out-implib",
-                "out.lib",
-            ],
-            _ => vec![
-                "-m",
-                "i386pep",
-                "-e",
-                "main",
-                "--allow-multiple-definition",
-                "--unresolved-symbols=ignore-all",
-            ],
+            1 => vec!["-m", "i386pep", "-e", "main", "--gc-sections", "-Map", "out.map"],
+            2 => vec!["-m", "i386pep", "--shared", "--export-all-symbols", "--out-implib", "out.lib"],
+            _ => vec!["-m", "i386pep", "-e", "main", "--allow-multiple-definition", "--unresolved-symbols=ignore-all"],
         }
     } else {
         match flavour % 8 {
             0 => vec!["-e", "main", "--unresolved-symbols=ignore-all"],
-            1 => vec![
-                "-pie",
-                "-e",
-                "main",
-                "--unresolved-symbols=ignore-all",
-                "--hash-style=both",
-            ],
+            1 => vec!["-pie", "-e", "main", "--unresolved-symbols=ignore-all", "--hash-style=both"],
             2 => vec!["-shared", "--export-dynamic", "--build-id", "-z", "now"],
-            3 => vec![
-                "-e",
-                "main",
-                "--gc-sections",
-                "--icf=all",
-                "--unresolved-symbols=ignore-all",
-                "-Map",
-                "out.map",
-            ],
+            3 => vec!["-e", "main", "--gc-sections", "--icf=all", "--unresolved-symbols=ignore-all", "-Map", "out.map"],
             4 => vec!["-r"],
-            5 => vec![
-                "--emit-relocs",
-                "-e",
-                "main",
-                "--unresolved-symbols=ignore-all",
-                "--allow-multiple-definition",
-            ],
-            6 => vec![
-                "-static",
-                "-e",
-                "main",
-                "--whole-archive",
-                "--unresolved-symbols=ignore-all",
-                "--compress-debug-sections=zlib",
-            ],
-            _ => vec![
-                "-shared",
-                "-z",
-                "defs",
-                "--version-script",
-                "ver",
-                "--no-undefined-version",
-            ],
+            5 => vec!["--emit-relocs", "-e", "main", "--unresolved-symbols=ignore-all", "--allow-multiple-definition"],
+            6 => vec!["-static", "-e", "main", "--whole-archive", "--unresolved-symbols=ignore-all", "--compress-debug-sections=zlib"],
+            _ => vec!["-shared", "-z", "defs", "--version-script", "ver", "--no-undefined-version"],
         }
     }
 }
@@ -404,8 +335,7 @@ mod tests {
 
     #[test]
     fn replay_links() {
-        let scratch =
-            std::env::temp_dir().join(format!("dtld-fuzz-replay-link-{}", std::process::id()));
+        let scratch = std::env::temp_dir().join(format!("dtld-fuzz-replay-link-{}", std::process::id()));
         let mut total = 0;
         total += replay("link_elf", &|d| {
             let code = link(d, &scratch, false);

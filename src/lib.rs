@@ -4,21 +4,21 @@
 //! link on the thread pool `--threads` asks for, and reports errors. Each format's link is one
 //! list of stages: `elf::link` and `coff::link` (see docs/design.md).
 
+pub(crate) mod archive;
 pub(crate) mod cleanup;
 pub(crate) mod coff;
 pub(crate) mod diag;
 pub(crate) mod driver;
 pub(crate) mod elf;
 pub(crate) mod error;
-pub(crate) mod input;
-pub(crate) mod archive;
 pub mod fuzz;
+pub(crate) mod input;
 pub(crate) mod lto;
 pub(crate) mod outfile;
+pub(crate) mod output;
 pub(crate) mod staging;
 pub(crate) mod trace;
 pub(crate) mod util;
-pub(crate) mod output;
 
 use error::Result;
 
@@ -54,7 +54,9 @@ pub fn main_with_program(program: &str, argv: &[String]) -> i32 {
     match driver::flavor(program, argv) {
         (driver::Flavor::Gnu, skip) => main_gnu(&argv[skip..]),
         (driver::Flavor::MinGw, _) => main_coff(driver::mingw::parse(argv), "", driver::mingw::help_text()),
-        (driver::Flavor::Link, skip) => main_coff(driver::link::parse(&argv[skip..]), "", "OVERVIEW: LLVM Linker\n\nUSAGE: lld-link [options] file...\n".to_string()),
+        (driver::Flavor::Link, skip) => {
+            main_coff(driver::link::parse(&argv[skip..]), "", "OVERVIEW: LLVM Linker\n\nUSAGE: lld-link [options] file...\n".to_string())
+        }
     }
 }
 

@@ -44,21 +44,9 @@ fn parent_of(out: &Path) -> PathBuf {
     }
 }
 
-fn open_raw(
-    dir: libc::c_int,
-    path: &CString,
-    flags: libc::c_int,
-    mode: libc::mode_t,
-) -> io::Result<File> {
+fn open_raw(dir: libc::c_int, path: &CString, flags: libc::c_int, mode: libc::mode_t) -> io::Result<File> {
     // SAFETY: openat with a NUL-terminated path; the result is a new descriptor we own.
-    let fd = unsafe {
-        libc::openat(
-            dir,
-            path.as_ptr(),
-            flags | libc::O_CLOEXEC,
-            mode as libc::c_uint,
-        )
-    };
+    let fd = unsafe { libc::openat(dir, path.as_ptr(), flags | libc::O_CLOEXEC, mode as libc::c_uint) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -68,10 +56,7 @@ fn open_raw(
 
 /// The name the fallback temporary and the link step use: `.<name>.dtld-tmp-<pid>[-k]`.
 fn temp_name(out: &Path, k: u32) -> String {
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "a.out".into());
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "a.out".into());
     if k == 0 {
         format!(".{name}.dtld-tmp-{}", std::process::id())
     } else {
@@ -83,34 +68,10 @@ impl TmpFile {
     /// A temporary of `size` bytes (space reserved) in `out`'s directory.
     pub fn create(out: &Path, size: u64) -> io::Result<TmpFile> {
         let parent = parent_of(out);
-        let dir = open_raw(
-            libc::AT_FDCWD,
-            &cstr(&parent)?,
-            libc::O_RDONLY | libc::O_DIRECTORY,
-            0,
-        )?;
-        let mut t = match open_raw(
-            dir.as_raw_fd(),
-            &CString::from(c"."),
-            libc::O_TMPFILE | libc::O_RDWR,
-            0o600,
-        ) {
-            Ok(file) => TmpFile {
-                file,
-                dir,
-                named: None,
-                _on_signal: None,
-                done: false,
-            },
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::EOPNOTSUPP)
-                        | Some(libc::EISDIR)
-                        | Some(libc::EINVAL)
-                        | Some(libc::ENOENT)
-                ) =>
-            {
+        let dir = open_raw(libc::AT_FDCWD, &cstr(&parent)?, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+        let mut t = match open_raw(dir.as_raw_fd(), &CString::from(c"."), libc::O_TMPFILE | libc::O_RDWR, 0o600) {
+            Ok(file) => TmpFile { file, dir, named: None, _on_signal: None, done: false },
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP) | Some(libc::EISDIR) | Some(libc::EINVAL) | Some(libc::ENOENT)) => {
                 // No O_TMPFILE on this file system: a named temporary, never through a link.
                 let mut k = 0;
                 loop {
@@ -124,13 +85,7 @@ impl TmpFile {
                         Ok(file) => {
                             let path = parent.join(&name);
                             let reg = crate::cleanup::register(path.clone());
-                            break TmpFile {
-                                file,
-                                dir,
-                                named: Some(PathBuf::from(name)),
-                                _on_signal: Some(reg),
-                                done: false,
-                            };
+                            break TmpFile { file, dir, named: Some(PathBuf::from(name)), _on_signal: Some(reg), done: false };
                         }
                         Err(e) if e.raw_os_error() == Some(libc::EEXIST) && k < 100 => k += 1,
                         Err(e) => return Err(e),
@@ -154,10 +109,7 @@ impl TmpFile {
         let r = unsafe { libc::fallocate(self.file.as_raw_fd(), 0, 0, len) };
         if r != 0 {
             let e = io::Error::last_os_error();
-            if !matches!(
-                e.raw_os_error(),
-                Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) | Some(libc::EINVAL)
-            ) {
+            if !matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) | Some(libc::EINVAL)) {
                 return Err(e);
             }
             // A file system without fallocate: a sparse file, as before.
@@ -170,31 +122,19 @@ impl TmpFile {
     pub fn persist(mut self, out: &Path, mode: u32) -> io::Result<()> {
         // SAFETY: fchmod on a descriptor we own.
         unsafe { libc::fchmod(self.file.as_raw_fd(), mode as libc::mode_t) };
-        let base = out
-            .file_name()
-            .ok_or_else(|| io::Error::from_raw_os_error(libc::EISDIR))?;
-        let base = CString::new(base.as_bytes())
-            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        let base = out.file_name().ok_or_else(|| io::Error::from_raw_os_error(libc::EISDIR))?;
+        let base = CString::new(base.as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
         let dirfd = self.dir.as_raw_fd();
         let name = match &self.named {
             Some(n) => cstr(n)?,
             None => {
                 // Give the unnamed inode a name for the rename (linkat cannot replace).
-                let proc_path = CString::new(format!("/proc/self/fd/{}", self.file.as_raw_fd()))
-                    .unwrap_or_default();
+                let proc_path = CString::new(format!("/proc/self/fd/{}", self.file.as_raw_fd())).unwrap_or_default();
                 let mut k = 0;
                 loop {
                     let n = CString::new(temp_name(out, k)).unwrap_or_default();
                     // SAFETY: linkat with NUL-terminated paths and descriptors we own.
-                    let r = unsafe {
-                        libc::linkat(
-                            libc::AT_FDCWD,
-                            proc_path.as_ptr(),
-                            dirfd,
-                            n.as_ptr(),
-                            libc::AT_SYMLINK_FOLLOW,
-                        )
-                    };
+                    let r = unsafe { libc::linkat(libc::AT_FDCWD, proc_path.as_ptr(), dirfd, n.as_ptr(), libc::AT_SYMLINK_FOLLOW) };
                     if r == 0 {
                         break n;
                     }

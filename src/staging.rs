@@ -69,21 +69,9 @@ fn lstat_at(dir: RawFd, name: &CStr) -> std::io::Result<libc::stat> {
     Ok(st)
 }
 
-fn open_at(
-    dir: RawFd,
-    name: &CStr,
-    flags: libc::c_int,
-    mode: libc::mode_t,
-) -> std::io::Result<OwnedFd> {
+fn open_at(dir: RawFd, name: &CStr, flags: libc::c_int, mode: libc::mode_t) -> std::io::Result<OwnedFd> {
     // SAFETY: openat with a NUL-terminated name; the result is a new descriptor we own.
-    let fd = unsafe {
-        libc::openat(
-            dir,
-            name.as_ptr(),
-            flags | libc::O_CLOEXEC | libc::O_NOFOLLOW,
-            mode as libc::c_uint,
-        )
-    };
+    let fd = unsafe { libc::openat(dir, name.as_ptr(), flags | libc::O_CLOEXEC | libc::O_NOFOLLOW, mode as libc::c_uint) };
     if fd < 0 {
         return Err(last_os_error());
     }
@@ -159,38 +147,20 @@ impl StagingDir {
     /// leaves it in place at the end.
     pub fn open(name: &Path, keep: bool) -> Result<StagingDir> {
         let shown = name.display().to_string();
-        let err = |what: &str, e: std::io::Error| {
-            Error::new(format!(
-                "cannot create directory {shown}: {what}{}",
-                crate::io_error(&e)
-            ))
-        };
+        let err = |what: &str, e: std::io::Error| Error::new(format!("cannot create directory {shown}: {what}{}", crate::io_error(&e)));
         let parent_path = match name.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let base = name
-            .file_name()
-            .ok_or_else(|| Error::new(format!("cannot create directory {shown}: invalid name")))?;
+        let base = name.file_name().ok_or_else(|| Error::new(format!("cannot create directory {shown}: invalid name")))?;
         let base = cstr(base.as_bytes()).map_err(|e| err("", e))?;
         let parent_c = cstr(parent_path.as_os_str().as_bytes()).map_err(|e| err("", e))?;
         // The parent is the user's output directory, reached as they named it.
-        let parent = open_at(
-            libc::AT_FDCWD,
-            &parent_c,
-            libc::O_RDONLY | libc::O_DIRECTORY,
-            0,
-        )
-        .or_else(|e| {
+        let parent = open_at(libc::AT_FDCWD, &parent_c, libc::O_RDONLY | libc::O_DIRECTORY, 0).or_else(|e| {
             if e.raw_os_error() == Some(libc::ELOOP) {
                 // A symlinked output directory is the user's own choice.
                 // SAFETY: open of a NUL-terminated path; the result is a descriptor we own.
-                let fd = unsafe {
-                    libc::open(
-                        parent_c.as_ptr(),
-                        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-                    )
-                };
+                let fd = unsafe { libc::open(parent_c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
                 if fd < 0 {
                     return Err(last_os_error());
                 }
@@ -221,22 +191,10 @@ impl StagingDir {
                     crate::bail!("cannot use {shown} as the staging directory: it is owned by another user (uid {})", st.st_uid);
                 }
             }
-            let fd = match open_at(
-                parent.as_raw_fd(),
-                &base,
-                libc::O_RDONLY | libc::O_DIRECTORY,
-                0,
-            ) {
+            let fd = match open_at(parent.as_raw_fd(), &base, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
                 Ok(fd) => fd,
                 // Replaced by a symlink or removed between mkdirat and openat: look again.
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::ELOOP) | Some(libc::ENOENT) | Some(libc::ENOTDIR)
-                    ) =>
-                {
-                    continue
-                }
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOENT) | Some(libc::ENOTDIR)) => continue,
                 Err(e) => return Err(err("", e)),
             };
             let st = fstat(fd.as_raw_fd()).map_err(|e| err("", e))?;
@@ -249,40 +207,19 @@ impl StagingDir {
                 unsafe { libc::fchmod(fd.as_raw_fd(), 0o700) };
             }
             let id = (st.st_dev, st.st_ino);
-            let lock = open_at(
-                fd.as_raw_fd(),
-                c".lock",
-                libc::O_RDWR | libc::O_CREAT,
-                0o600,
-            )
-            .map_err(|e| err("", e))?;
+            let lock = open_at(fd.as_raw_fd(), c".lock", libc::O_RDWR | libc::O_CREAT, 0o600).map_err(|e| err("", e))?;
             // Another link of the same output waits here. SAFETY: flock on our descriptor.
             unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) };
             // The holder we waited for may have removed (or someone renamed) the directory.
-            let still = lstat_at(parent.as_raw_fd(), &base)
-                .map(|s| (s.st_dev, s.st_ino) == id)
-                .unwrap_or(false);
-            let live = fstat(fd.as_raw_fd())
-                .map(|s| s.st_nlink > 0)
-                .unwrap_or(false);
+            let still = lstat_at(parent.as_raw_fd(), &base).map(|s| (s.st_dev, s.st_ino) == id).unwrap_or(false);
+            let live = fstat(fd.as_raw_fd()).map(|s| s.st_nlink > 0).unwrap_or(false);
             if !still || !live {
                 continue;
             }
             clear_at(fd.as_raw_fd(), Some(c".lock"), 0);
             let pinned = pin(&fd, id).unwrap_or_else(|| crate::lto::thinlink::abs(name));
-            let _signal =
-                (!keep).then(|| crate::cleanup::register_dir(crate::lto::thinlink::abs(name), id));
-            return Ok(StagingDir {
-                name: name.to_path_buf(),
-                parent,
-                base,
-                fd,
-                id,
-                pinned,
-                keep,
-                _lock: Some(lock),
-                _signal,
-            });
+            let _signal = (!keep).then(|| crate::cleanup::register_dir(crate::lto::thinlink::abs(name), id));
+            return Ok(StagingDir { name: name.to_path_buf(), parent, base, fd, id, pinned, keep, _lock: Some(lock), _signal });
         }
         crate::bail!("cannot create directory {shown}: it keeps being replaced")
     }
@@ -304,7 +241,10 @@ impl StagingDir {
     pub fn check(&self) -> Result<()> {
         match lstat_at(self.parent.as_raw_fd(), &self.base) {
             Ok(st) if (st.st_dev, st.st_ino) == self.id && is_dir(&st) => Ok(()),
-            _ => crate::bail!("the staging directory {} was replaced during the link (renamed, removed or made a symbolic link); its contents are not used", self.name.display()),
+            _ => crate::bail!(
+                "the staging directory {} was replaced during the link (renamed, removed or made a symbolic link); its contents are not used",
+                self.name.display()
+            ),
         }
     }
 }
@@ -331,13 +271,7 @@ impl Drop for StagingDir {
         if let Ok(st) = lstat_at(self.parent.as_raw_fd(), &self.base) {
             if (st.st_dev, st.st_ino) == self.id && is_dir(&st) {
                 // SAFETY: unlinkat relative to a descriptor we own.
-                unsafe {
-                    libc::unlinkat(
-                        self.parent.as_raw_fd(),
-                        self.base.as_ptr(),
-                        libc::AT_REMOVEDIR,
-                    )
-                };
+                unsafe { libc::unlinkat(self.parent.as_raw_fd(), self.base.as_ptr(), libc::AT_REMOVEDIR) };
             }
         }
     }

@@ -29,9 +29,7 @@ impl Trace {
     /// The trace as JSON: one complete ("X") event per stage plus the total.
     pub fn to_json(&self) -> String {
         let total = self.start.elapsed().as_micros();
-        let mut ev = vec![format!(
-            "{{\"pid\":1,\"tid\":0,\"ph\":\"X\",\"ts\":0,\"dur\":{total},\"name\":\"Total Link\",\"args\":{{}}}}"
-        )];
+        let mut ev = vec![format!("{{\"pid\":1,\"tid\":0,\"ph\":\"X\",\"ts\":0,\"dur\":{total},\"name\":\"Total Link\",\"args\":{{}}}}")];
         for (name, detail, ts, dur) in &self.events {
             ev.push(format!(
                 "{{\"pid\":1,\"tid\":0,\"ph\":\"X\",\"ts\":{ts},\"dur\":{dur},\"name\":{},\"args\":{{\"detail\":{}}}}}",
@@ -50,6 +48,7 @@ impl Trace {
     }
 
     pub fn write(&self, path: &Path) -> crate::error::Result<()> {
-        crate::outfile::write_atomic(path, self.to_json().as_bytes()).map_err(|e| crate::error::Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))
+        crate::outfile::write_atomic(path, self.to_json().as_bytes())
+            .map_err(|e| crate::error::Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))
     }
 }

@@ -412,12 +412,10 @@ pub fn relax_tls_ld_to_le(sec: &mut [u8], off: usize) -> bool {
     }
     let start = off - 3;
     if sec[off + 4] == 0xe8 {
-        sec[start..start + 12]
-            .copy_from_slice(&[0x66, 0x66, 0x66, 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0]);
+        sec[start..start + 12].copy_from_slice(&[0x66, 0x66, 0x66, 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0]);
         true
     } else if sec.len() >= off + 10 && sec[off + 4] == 0xff && sec[off + 5] == 0x15 {
-        sec[start..start + 13]
-            .copy_from_slice(&[0x66, 0x66, 0x66, 0x66, 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0]);
+        sec[start..start + 13].copy_from_slice(&[0x66, 0x66, 0x66, 0x66, 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0]);
         true
     } else {
         false

@@ -52,10 +52,7 @@ struct Cli {
 
 fn main() -> ExitCode {
     // `--generate=man|complete-bash|...` (hidden): the man page and completions, for packagers.
-    let extras = generate::ManExtras {
-        notes_heading: "EXIT STATUS",
-        see_also: &[("dtld", "1"), ("dtld-reapi", "1"), ("clang", "1"), ("ld.lld", "1")],
-    };
+    let extras = generate::ManExtras { notes_heading: "EXIT STATUS", see_also: &[("dtld", "1"), ("dtld-reapi", "1"), ("clang", "1"), ("ld.lld", "1")] };
     if let Some(code) = generate::intercept(Cli::command, &extras) {
         return code;
     }

@@ -229,12 +229,7 @@ pub fn run(file: &JobFile, compiler: &Path, opts: &Options, progress: &mut Progr
 fn start(id: usize, job: &Job, compiler: &Path, common_args: &[String], done: mpsc::Sender<usize>) -> io::Result<Running> {
     let (mut reader, writer) = io::pipe()?;
     let mut cmd = Command::new(compiler);
-    cmd.arg0(&common_args[0])
-        .args(&common_args[1..])
-        .args(&job.args)
-        .stdin(Stdio::null())
-        .stdout(writer.try_clone()?)
-        .stderr(writer);
+    cmd.arg0(&common_args[0]).args(&common_args[1..]).args(&job.args).stdin(Stdio::null()).stdout(writer.try_clone()?).stderr(writer);
     let child = cmd.spawn();
     // The command holds our copies of the pipe's write end; without dropping them the reader
     // would never see the end of the output.

@@ -36,9 +36,7 @@ fn all_jobs_succeed_and_parallelism_does_not_change_results() {
 #[test]
 fn failing_compiler_fails_the_run_and_names_the_job() {
     let dir = scratch("compiler-fails");
-    let body = format!(
-        "if [ $name = b ]; then echo partial > \"$out\"; echo 'b.c:1:1: error: boom' >&2; exit 1; fi\n{WRITE_ELF}"
-    );
+    let body = format!("if [ $name = b ]; then echo partial > \"$out\"; echo 'b.c:1:1: error: boom' >&2; exit 1; fi\n{WRITE_ELF}");
     let cc = fake_compiler(&dir, "cc", &body);
     let jobs = job_file(&dir, cc.to_str().unwrap(), &[("a", 1), ("b", 1), ("c", 1)]);
     let run = distribute(&dir, &[jobs]);
@@ -194,10 +192,7 @@ fn empty_compiler_is_reported() {
     let jobs = job_file(&dir, "", &[("a", 1)]);
     let run = distribute(&dir, &[jobs]);
     assert_eq!(run.code, Some(1));
-    assert_eq!(
-        run.stderr,
-        "dtld-distribute: error: job file names no compiler (common.args[0] is empty); pass --thinlto-remote-compiler=\n"
-    );
+    assert_eq!(run.stderr, "dtld-distribute: error: job file names no compiler (common.args[0] is empty); pass --thinlto-remote-compiler=\n");
 }
 
 #[test]
@@ -213,30 +208,15 @@ fn malformed_job_files_are_rejected() {
         (format!(r#"{{"jobs":[{job}]}}"#), "top level: missing member \"common\""),
         (format!(r#"{{"common":{common},"jobs":[{job}],"version":2}}"#), "top level: unexpected member \"version\""),
         (format!(r#"{{"common":{common},"jobs":{job}}}"#), "jobs: expected an array, found an object"),
-        (
-            format!(r#"{{"common":{{"linker_output":"p","args":[],"inputs":[]}},"jobs":[{job}]}}"#),
-            "common.args: expected at least 1 entry, found 0",
-        ),
-        (
-            format!(r#"{{"common":{{"linker_output":"p","args":["cc"]}},"jobs":[{job}]}}"#),
-            "common: missing member \"inputs\"",
-        ),
-        (
-            format!(r#"{{"common":{{"linker_output":"p","args":["cc",1],"inputs":[]}},"jobs":[{job}]}}"#),
-            "common.args[1]: expected a string, found a number",
-        ),
+        (format!(r#"{{"common":{{"linker_output":"p","args":[],"inputs":[]}},"jobs":[{job}]}}"#), "common.args: expected at least 1 entry, found 0"),
+        (format!(r#"{{"common":{{"linker_output":"p","args":["cc"]}},"jobs":[{job}]}}"#), "common: missing member \"inputs\""),
+        (format!(r#"{{"common":{{"linker_output":"p","args":["cc",1],"inputs":[]}},"jobs":[{job}]}}"#), "common.args[1]: expected a string, found a number"),
         (
             format!(r#"{{"common":{common},"jobs":[{job},{{"args":[],"inputs":["a.bc"],"outputs":["a.o"]}}]}}"#),
             "jobs[1].inputs: expected at least 2 entries, found 1",
         ),
-        (
-            format!(r#"{{"common":{common},"jobs":[{{"args":[],"inputs":["a","b"],"outputs":[]}}]}}"#),
-            "jobs[0].outputs: expected at least 1 entry, found 0",
-        ),
-        (
-            format!(r#"{{"common":{common},"jobs":[{{"args":[],"inputs":["a","b"],"outputs":["o"],"env":{{}}}}]}}"#),
-            "jobs[0]: unexpected member \"env\"",
-        ),
+        (format!(r#"{{"common":{common},"jobs":[{{"args":[],"inputs":["a","b"],"outputs":[]}}]}}"#), "jobs[0].outputs: expected at least 1 entry, found 0"),
+        (format!(r#"{{"common":{common},"jobs":[{{"args":[],"inputs":["a","b"],"outputs":["o"],"env":{{}}}}]}}"#), "jobs[0]: unexpected member \"env\""),
         (format!(r#"{{"common":{common},"jobs":[null]}}"#), "jobs[0]: expected an object, found null"),
     ];
     for (i, (text, expected)) in cases.iter().enumerate() {
@@ -283,14 +263,7 @@ fn interrupted(name: &str, signal: &str, expected_code: i32) {
     let cc = fake_compiler(&dir, "cc", &format!("{WRITE_ELF}\nexec sleep 60"));
     let jobs = job_file(&dir, cc.to_str().unwrap(), &[("a", 1), ("b", 1), ("c", 1)]);
     let begin = Instant::now();
-    let child = spawn(
-        Command::new(DISTRIBUTOR)
-            .current_dir(&dir)
-            .args(["-j2", jobs])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped()),
-    );
+    let child = spawn(Command::new(DISTRIBUTOR).current_dir(&dir).args(["-j2", jobs]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()));
     while !(exists(&dir, "a.native.o") && exists(&dir, "b.native.o")) {
         assert!(begin.elapsed() < Duration::from_secs(20), "jobs did not start");
         std::thread::sleep(Duration::from_millis(20));

@@ -127,9 +127,8 @@ pub fn build(s: &Settings, args: &[String], inputs: &[String], outputs: &[String
     let mut output_paths: Vec<String> = outputs.iter().map(|o| crate::layout::normalize(o).join("/")).collect();
     output_paths.sort();
     output_paths.dedup();
-    let platform = (!s.platform.is_empty()).then(|| re::Platform {
-        properties: s.platform.iter().map(|(n, v)| re::platform::Property { name: n.clone(), value: v.clone() }).collect(),
-    });
+    let platform = (!s.platform.is_empty())
+        .then(|| re::Platform { properties: s.platform.iter().map(|(n, v)| re::platform::Property { name: n.clone(), value: v.clone() }).collect() });
     // `Command.platform` is deprecated since v2.2 in favour of `Action.platform`; older engines
     // read only the former, so both are set.
     #[allow(deprecated)]

@@ -459,8 +459,8 @@ impl Client {
                     }
                     return match op.result {
                         Some(operation::Result::Response(any)) => {
-                            let resp = re::ExecuteResponse::decode(any.value.as_slice())
-                                .map_err(|e| Status::internal(format!("undecodable ExecuteResponse: {e}")))?;
+                            let resp =
+                                re::ExecuteResponse::decode(any.value.as_slice()).map_err(|e| Status::internal(format!("undecodable ExecuteResponse: {e}")))?;
                             match &resp.status {
                                 Some(st) if st.code != 0 && resp.result.is_none() => Err(Status::new(Code::from_i32(st.code), st.message.clone())),
                                 _ => Ok(resp),

@@ -93,7 +93,6 @@ impl Layout {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -127,10 +127,7 @@ struct Summary {
 
 fn main() -> ExitCode {
     // `--generate=man|complete-bash|...` (hidden): the man page and completions, for packagers.
-    let extras = generate::ManExtras {
-        notes_heading: "NOTES",
-        see_also: &[("dtld", "1"), ("dtld-distribute", "1"), ("clang", "1")],
-    };
+    let extras = generate::ManExtras { notes_heading: "NOTES", see_also: &[("dtld", "1"), ("dtld-distribute", "1"), ("clang", "1")] };
     if let Some(code) = generate::intercept(Cli::command, &extras) {
         return code;
     }

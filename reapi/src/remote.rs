@@ -313,7 +313,8 @@ async fn outputs(s: &Shared, i: usize, result: &re::ActionResult) -> Result<(), 
                 Err(st) => return Err(OutputError::Failed(call_failed(s, &format!("reading output '{wanted}'"), &st))),
             }
         };
-        dtld_distributor::run::check_object_bytes(&data, local).map_err(|e| OutputError::Invalid(e.replace("compiler exited 0 but wrote", "the engine returned")))?;
+        dtld_distributor::run::check_object_bytes(&data, local)
+            .map_err(|e| OutputError::Invalid(e.replace("compiler exited 0 but wrote", "the engine returned")))?;
         files.push((local, data));
     }
     for (local, data) in files {

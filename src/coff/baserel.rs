@@ -88,14 +88,7 @@ mod tests {
     #[test]
     fn lld_comment_example() {
         let d = IMAGE_REL_BASED_DIR64;
-        let got = build(&[
-            (0x20008, d),
-            (0x30, d),
-            (0x500, d),
-            (0x20004, d),
-            (0x700, d),
-            (0xA00, d),
-        ]);
+        let got = build(&[(0x20008, d), (0x30, d), (0x500, d), (0x20004, d), (0x700, d), (0xA00, d)]);
         let mut want = Vec::new();
         want.extend_from_slice(&0u32.to_le_bytes());
         want.extend_from_slice(&16u32.to_le_bytes());
@@ -122,12 +115,8 @@ mod tests {
 
     #[test]
     fn duplicates_removed_and_types_kept_distinct() {
-        let got = build(&[
-            (0x3010, IMAGE_REL_BASED_DIR64),
-            (0x3008, IMAGE_REL_BASED_HIGHLOW),
-            (0x3010, IMAGE_REL_BASED_DIR64),
-            (0x3008, IMAGE_REL_BASED_HIGHLOW),
-        ]);
+        let got =
+            build(&[(0x3010, IMAGE_REL_BASED_DIR64), (0x3008, IMAGE_REL_BASED_HIGHLOW), (0x3010, IMAGE_REL_BASED_DIR64), (0x3008, IMAGE_REL_BASED_HIGHLOW)]);
         assert_eq!(u32_at(&got, 0), 0x3000);
         assert_eq!(u32_at(&got, 4), 12);
         assert_eq!(&got[8..10], &0x3008u16.to_le_bytes());
@@ -166,12 +155,7 @@ mod tests {
         .unwrap();
         let dll = dir.join("r.dll");
         let st = std::process::Command::new("clang-22")
-            .args([
-                "--target=x86_64-w64-mingw32",
-                "-shared",
-                "-fuse-ld=lld",
-                "-o",
-            ])
+            .args(["--target=x86_64-w64-mingw32", "-shared", "-fuse-ld=lld", "-o"])
             .arg(&dll)
             .arg(&src)
             .status()

@@ -462,7 +462,10 @@ mod tests {
         assert_eq!(m.image_base, 268435456);
         assert_eq!((m.stack_reserve, m.stack_commit, m.heap_reserve, m.heap_commit), (4096, 512, 8192, 0));
         assert_eq!((m.major_image_version, m.minor_image_version), (3, 4));
-        assert_eq!(m.exports[0], ExportSpec { internal: Some("b".into()), import_name: Some("c".into()), ordinal: Some(5), noname: true, private: true, ..exp("a") });
+        assert_eq!(
+            m.exports[0],
+            ExportSpec { internal: Some("b".into()), import_name: Some("c".into()), ordinal: Some(5), noname: true, private: true, ..exp("a") }
+        );
         assert_eq!(m.exports[1], ExportSpec { constant: true, export_as: Some("z".into()), ..exp("q r") });
         assert_eq!(m.exports[2], ExportSpec { forward_to: Some("kernel32.Sleep".into()), ..exp("fwd") });
         assert_eq!(m.exports[3], exp("f"));
@@ -485,7 +488,9 @@ mod tests {
 
     #[test]
     fn odd_input_never_panics() {
-        for t in [&b""[..], b"\"", b"EXPORTS \"", b"EXPORTS a @", b"EXPORTS a @ @", b"\0EXPORTS", b"EXPORTS a ==", b"EXPORTS a @99999 b", b"\xff\xfe", b"LIBRARY"] {
+        for t in
+            [&b""[..], b"\"", b"EXPORTS \"", b"EXPORTS a @", b"EXPORTS a @ @", b"\0EXPORTS", b"EXPORTS a ==", b"EXPORTS a @99999 b", b"\xff\xfe", b"LIBRARY"]
+        {
             let _ = parse(t);
         }
         assert_eq!(parse(b"EXPORTS a @99999 b").unwrap().exports.len(), 3);

@@ -29,8 +29,8 @@
 //! Pure: no I/O, no global state, deterministic.
 
 use object::pe::{
-    IMAGE_SCN_MEM_DISCARDABLE, IMAGE_SCN_MEM_EXECUTE, IMAGE_SCN_MEM_NOT_CACHED,
-    IMAGE_SCN_MEM_NOT_PAGED, IMAGE_SCN_MEM_READ, IMAGE_SCN_MEM_SHARED, IMAGE_SCN_MEM_WRITE,
+    IMAGE_SCN_MEM_DISCARDABLE, IMAGE_SCN_MEM_EXECUTE, IMAGE_SCN_MEM_NOT_CACHED, IMAGE_SCN_MEM_NOT_PAGED, IMAGE_SCN_MEM_READ, IMAGE_SCN_MEM_SHARED,
+    IMAGE_SCN_MEM_WRITE,
 };
 
 /// One directive from a `.drectve` section.
@@ -177,10 +177,7 @@ pub fn tokenize(src: &str) -> Vec<String> {
 
 /// `s` without `prefix` if it starts with it, ASCII case-insensitively.
 fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
-    if s.len() >= prefix.len()
-        && s.is_char_boundary(prefix.len())
-        && s[..prefix.len()].eq_ignore_ascii_case(prefix)
-    {
+    if s.len() >= prefix.len() && s.is_char_boundary(prefix.len()) && s[..prefix.len()].eq_ignore_ascii_case(prefix) {
         Some(&s[prefix.len()..])
     } else {
         None
@@ -283,9 +280,7 @@ pub fn parse_export(spec: &str) -> Result<ExportSpec, String> {
             return Err(format!("invalid EXPORTAS value: {rest}"));
         } else if let Some(num) = tok.strip_prefix('@') {
             match get_as_integer(num) {
-                Some(ord) if (1..=65535).contains(&ord) && ord <= i128::from(i32::MAX) => {
-                    e.ordinal = Some(ord as u16)
-                }
+                Some(ord) if (1..=65535).contains(&ord) && ord <= i128::from(i32::MAX) => e.ordinal = Some(ord as u16),
                 _ => return Err(err()),
             }
         } else {
@@ -307,19 +302,13 @@ fn split_pair(s: &str) -> Option<(String, String)> {
 fn parse_numbers(arg: &str) -> Result<(u64, Option<u64>), String> {
     let (s1, s2) = arg.split_once(',').unwrap_or((arg, ""));
     let a = get_as_unsigned(s1).ok_or_else(|| format!("invalid number: {s1}"))?;
-    let b = if s2.is_empty() {
-        None
-    } else {
-        Some(get_as_unsigned(s2).ok_or_else(|| format!("invalid number: {s2}"))?)
-    };
+    let b = if s2.is_empty() { None } else { Some(get_as_unsigned(s2).ok_or_else(|| format!("invalid number: {s2}"))?) };
     Ok((a, b))
 }
 
 /// One option token (after the fast paths) → directive.
 pub fn parse_option(tok: &str) -> Result<Directive, String> {
-    let body = ["/?", "-?", "/", "-"]
-        .iter()
-        .find_map(|p| tok.strip_prefix(p));
+    let body = ["/?", "-?", "/", "-"].iter().find_map(|p| tok.strip_prefix(p));
     let Some(body) = body else {
         // A bare word is an input file to lld's option parser, which
         // .drectve does not accept.
@@ -331,11 +320,7 @@ pub fn parse_option(tok: &str) -> Result<Directive, String> {
     if flag("release") {
         return Ok(Directive::Release);
     }
-    if flag("editandcontinue")
-        || flag("throwingnew")
-        || flag("inferasanlibs")
-        || flag("inferasanlibs:no")
-    {
+    if flag("editandcontinue") || flag("throwingnew") || flag("inferasanlibs") || flag("inferasanlibs:no") {
         return Ok(Directive::Ignored(tok.to_string()));
     }
     if joined("guardsym:").is_some() || joined("arm64xsameaddress:").is_some() {
@@ -357,8 +342,7 @@ pub fn parse_option(tok: &str) -> Result<Directive, String> {
         return Ok(exclude_symbols(v));
     }
     if let Some(v) = joined("alternatename:") {
-        let (from, to) =
-            split_pair(v).ok_or_else(|| format!("/alternatename: invalid argument: {v}"))?;
+        let (from, to) = split_pair(v).ok_or_else(|| format!("/alternatename: invalid argument: {v}"))?;
         return Ok(Directive::AlternateName { from, to });
     }
     if let Some(v) = joined("aligncomm:") {
@@ -367,13 +351,8 @@ pub fn parse_option(tok: &str) -> Result<Directive, String> {
         if name.is_empty() || align.is_empty() {
             return Err(bad());
         }
-        let n = get_as_integer(align)
-            .filter(|n| (0..31).contains(n))
-            .ok_or_else(bad)?;
-        return Ok(Directive::AlignComm {
-            name: name.to_string(),
-            alignment: 1u32 << n,
-        });
+        let n = get_as_integer(align).filter(|n| (0..31).contains(n)).ok_or_else(bad)?;
+        return Ok(Directive::AlignComm { name: name.to_string(), alignment: 1u32 << n });
     }
     if let Some(v) = joined("entry:") {
         if v.is_empty() {
@@ -382,8 +361,7 @@ pub fn parse_option(tok: &str) -> Result<Directive, String> {
         return Ok(Directive::Entry(v.to_string()));
     }
     if let Some(v) = joined("failifmismatch:") {
-        let (key, value) =
-            split_pair(v).ok_or_else(|| format!("/failifmismatch: invalid argument: {v}"))?;
+        let (key, value) = split_pair(v).ok_or_else(|| format!("/failifmismatch: invalid argument: {v}"))?;
         return Ok(Directive::FailIfMismatch { key, value });
     }
     if let Some(v) = joined("manifestdependency:") {
@@ -418,10 +396,7 @@ pub fn parse_option(tok: &str) -> Result<Directive, String> {
                 _ => return Err(bad()),
             };
         }
-        return Ok(Directive::Section {
-            name: name.to_string(),
-            characteristics,
-        });
+        return Ok(Directive::Section { name: name.to_string(), characteristics });
     }
     if let Some(v) = joined("stack:") {
         let (reserve, commit) = parse_numbers(v)?;
@@ -434,12 +409,7 @@ pub fn parse_option(tok: &str) -> Result<Directive, String> {
 }
 
 fn exclude_symbols(v: &str) -> Directive {
-    Directive::ExcludeSymbols(
-        v.split(',')
-            .filter(|s| !s.is_empty())
-            .map(String::from)
-            .collect(),
-    )
+    Directive::ExcludeSymbols(v.split(',').filter(|s| !s.is_empty()).map(String::from).collect())
 }
 
 /// Parses the contents of a `.drectve` section.
@@ -459,10 +429,7 @@ pub fn parse(text: &[u8]) -> Result<Vec<Directive>, String> {
     let mut out = Vec::new();
     for tok in tokenize(text) {
         // lld's fast paths, for "/" and "-" prefixes only.
-        let fast = |name: &str| {
-            strip_prefix_ci(&tok, &format!("/{name}"))
-                .or_else(|| strip_prefix_ci(&tok, &format!("-{name}")))
-        };
+        let fast = |name: &str| strip_prefix_ci(&tok, &format!("/{name}")).or_else(|| strip_prefix_ci(&tok, &format!("-{name}")));
         if let Some(v) = fast("export:") {
             out.push(Directive::Export(parse_export(v)?));
         } else if let Some(v) = fast("include:") {
@@ -481,10 +448,7 @@ mod tests {
     use super::*;
 
     fn exp(name: &str) -> ExportSpec {
-        ExportSpec {
-            name: name.into(),
-            ..Default::default()
-        }
+        ExportSpec { name: name.into(), ..Default::default() }
     }
 
     /// Exactly what clang-22 --target=x86_64-w64-mingw32 wrote for
@@ -497,14 +461,8 @@ mod tests {
             [
                 Directive::Export(exp("foo")),
                 Directive::Export(exp("bar")),
-                Directive::Export(ExportSpec {
-                    data: true,
-                    ..exp("var")
-                }),
-                Directive::Export(ExportSpec {
-                    data: true,
-                    ..exp("zeta_str")
-                }),
+                Directive::Export(ExportSpec { data: true, ..exp("var") }),
+                Directive::Export(ExportSpec { data: true, ..exp("zeta_str") }),
             ]
         );
     }
@@ -519,36 +477,22 @@ mod tests {
         let text: &[u8] = b" -export:_Z2fni -export:_ZN2ns3cxxEd -export:\"we\"ird name\" -exclude-symbols:_Z3hidv \
               -export:_ZN1S1mEv -export:vv,data -export:cst,data -export:_ZN1S2svE,data";
         let toks = tokenize(std::str::from_utf8(text).unwrap());
-        assert_eq!(
-            toks[..3],
-            ["-export:_Z2fni", "-export:_ZN2ns3cxxEd", "-export:weird"]
-        );
+        assert_eq!(toks[..3], ["-export:_Z2fni", "-export:_ZN2ns3cxxEd", "-export:weird"]);
         assert_eq!(toks.len(), 4);
         assert!(toks[3].starts_with("name -exclude-symbols:_Z3hidv"));
-        assert!(parse(text)
-            .unwrap_err()
-            .ends_with(" is not allowed in .drectve"));
+        assert!(parse(text).unwrap_err().ends_with(" is not allowed in .drectve"));
 
-        let d = parse(
-            b" -export:_Z2fni -exclude-symbols:_Z3hidv -export:_ZN1S1mEv -export:_ZN1S2svE,data",
-        )
-        .unwrap();
+        let d = parse(b" -export:_Z2fni -exclude-symbols:_Z3hidv -export:_ZN1S1mEv -export:_ZN1S2svE,data").unwrap();
         assert_eq!(
             d,
             [
                 Directive::Export(exp("_Z2fni")),
                 Directive::ExcludeSymbols(vec!["_Z3hidv".into()]),
                 Directive::Export(exp("_ZN1S1mEv")),
-                Directive::Export(ExportSpec {
-                    data: true,
-                    ..exp("_ZN1S2svE")
-                }),
+                Directive::Export(ExportSpec { data: true, ..exp("_ZN1S2svE") }),
             ]
         );
-        assert_eq!(
-            parse(b"-exclude-symbols:a,,b").unwrap(),
-            [Directive::ExcludeSymbols(vec!["a".into(), "b".into()])]
-        );
+        assert_eq!(parse(b"-exclude-symbols:a,,b").unwrap(), [Directive::ExcludeSymbols(vec!["a".into(), "b".into()])]);
     }
 
     /// What clang-22 (MSVC target, or MinGW with -fms-extensions) writes
@@ -561,21 +505,12 @@ mod tests {
             [
                 Directive::DefaultLib("foo.lib".into()),
                 Directive::DefaultLib("bar baz.lib".into()),
-                Directive::AlternateName {
-                    from: "aa".into(),
-                    to: "bb".into()
-                },
+                Directive::AlternateName { from: "aa".into(), to: "bb".into() },
                 Directive::Include("incsym".into()),
             ]
         );
         let d = parse(b" /EXPORT:foo /EXPORT:bar /EXPORT:var,DATA /EXPORT:zeta_str,DATA").unwrap();
-        assert_eq!(
-            d[2],
-            Directive::Export(ExportSpec {
-                data: true,
-                ..exp("var")
-            })
-        );
+        assert_eq!(d[2], Directive::Export(ExportSpec { data: true, ..exp("var") }));
     }
 
     #[test]
@@ -592,31 +527,14 @@ mod tests {
             [
                 Directive::NoDefaultLib("libcmt".into()),
                 Directive::Entry("start".into()),
-                Directive::FailIfMismatch {
-                    key: "_MSC_VER".into(),
-                    value: "1900".into()
-                },
+                Directive::FailIfMismatch { key: "_MSC_VER".into(), value: "1900".into() },
                 Directive::ManifestDependency("type='win32'".into()),
-                Directive::Merge {
-                    from: ".a".into(),
-                    to: ".b".into()
-                },
+                Directive::Merge { from: ".a".into(), to: ".b".into() },
                 Directive::Release,
-                Directive::Section {
-                    name: ".shr".into(),
-                    characteristics: IMAGE_SCN_MEM_READ
-                        | IMAGE_SCN_MEM_WRITE
-                        | IMAGE_SCN_MEM_SHARED
-                },
-                Directive::Stack {
-                    reserve: 0x100000,
-                    commit: Some(4096)
-                },
+                Directive::Section { name: ".shr".into(), characteristics: IMAGE_SCN_MEM_READ | IMAGE_SCN_MEM_WRITE | IMAGE_SCN_MEM_SHARED },
+                Directive::Stack { reserve: 0x100000, commit: Some(4096) },
                 Directive::Subsystem("console,6.0".into()),
-                Directive::AlignComm {
-                    name: "cv".into(),
-                    alignment: 16
-                },
+                Directive::AlignComm { name: "cv".into(), alignment: 16 },
                 Directive::Ignored("/guardsym:x".into()),
                 Directive::Ignored("/editandcontinue".into()),
                 Directive::Ignored("/throwingnew".into()),
@@ -631,37 +549,16 @@ mod tests {
 
     #[test]
     fn directive_errors() {
-        assert_eq!(
-            parse(b"/alternatename:a=").unwrap_err(),
-            "/alternatename: invalid argument: a="
-        );
-        assert_eq!(
-            parse(b"/entry:").unwrap_err(),
-            "missing entry point symbol name"
-        );
-        assert_eq!(
-            parse(b"/merge:.rsrc=.text").unwrap_err(),
-            "/merge: cannot merge '.rsrc' with any section"
-        );
-        assert_eq!(
-            parse(b"/section:.x,q").unwrap_err(),
-            "/section: invalid argument: .x,q"
-        );
+        assert_eq!(parse(b"/alternatename:a=").unwrap_err(), "/alternatename: invalid argument: a=");
+        assert_eq!(parse(b"/entry:").unwrap_err(), "missing entry point symbol name");
+        assert_eq!(parse(b"/merge:.rsrc=.text").unwrap_err(), "/merge: cannot merge '.rsrc' with any section");
+        assert_eq!(parse(b"/section:.x,q").unwrap_err(), "/section: invalid argument: .x,q");
         assert_eq!(parse(b"/stack:zz").unwrap_err(), "invalid number: zz");
-        assert_eq!(
-            parse(b"/aligncomm:x").unwrap_err(),
-            "/aligncomm: invalid argument: x"
-        );
-        assert_eq!(
-            parse(b"foo.lib").unwrap_err(),
-            "foo.lib is not allowed in .drectve"
-        );
+        assert_eq!(parse(b"/aligncomm:x").unwrap_err(), "/aligncomm: invalid argument: x");
+        assert_eq!(parse(b"foo.lib").unwrap_err(), "foo.lib is not allowed in .drectve");
         assert_eq!(parse(b"-export:").unwrap_err(), "invalid /export: ");
         assert!(parse(b"\xff").is_err());
-        assert_eq!(
-            parse(b"\xEF\xBB\xBF/DEFAULTLIB:x").unwrap(),
-            [Directive::DefaultLib("x".into())]
-        );
+        assert_eq!(parse(b"\xEF\xBB\xBF/DEFAULTLIB:x").unwrap(), [Directive::DefaultLib("x".into())]);
         assert!(parse(b"  \0 ").unwrap().is_empty());
     }
 
@@ -691,61 +588,19 @@ mod tests {
                 ..Default::default()
             }
         );
-        assert_eq!(
-            parse_export("f=kernel32.Sleep").unwrap(),
-            ExportSpec {
-                name: "f".into(),
-                forward_to: Some("kernel32.Sleep".into()),
-                ..Default::default()
-            }
-        );
+        assert_eq!(parse_export("f=kernel32.Sleep").unwrap(), ExportSpec { name: "f".into(), forward_to: Some("kernel32.Sleep".into()), ..Default::default() });
         assert_eq!(parse_export("=g").unwrap(), exp("g"));
-        assert_eq!(
-            parse_export("f,constant").unwrap(),
-            ExportSpec {
-                constant: true,
-                ..exp("f")
-            }
-        );
-        assert_eq!(
-            parse_export("f,EXPORTAS,g").unwrap(),
-            ExportSpec {
-                export_as: Some("g".into()),
-                ..exp("f")
-            }
-        );
+        assert_eq!(parse_export("f,constant").unwrap(), ExportSpec { constant: true, ..exp("f") });
+        assert_eq!(parse_export("f,EXPORTAS,g").unwrap(), ExportSpec { export_as: Some("g".into()), ..exp("f") });
         assert_eq!(parse_export("f,@0x10").unwrap().ordinal, Some(16));
         assert_eq!(parse_export("f,@010").unwrap().ordinal, Some(8));
         assert_eq!(parse_export("f,@65535").unwrap().ordinal, Some(65535));
         assert_eq!(parse_export("f,").unwrap(), exp("f"));
-        for bad in [
-            "",
-            ",data",
-            "f=",
-            "f,NONAME,@1",
-            "f,@0",
-            "f,@65536",
-            "f,@-1",
-            "f,@+1",
-            "f,@08",
-            "f,@",
-            "f,bogus",
-            "f,,data",
-        ] {
-            assert_eq!(
-                parse_export(bad).unwrap_err(),
-                format!("invalid /export: {bad}"),
-                "{bad}"
-            );
+        for bad in ["", ",data", "f=", "f,NONAME,@1", "f,@0", "f,@65536", "f,@-1", "f,@+1", "f,@08", "f,@", "f,bogus", "f,,data"] {
+            assert_eq!(parse_export(bad).unwrap_err(), format!("invalid /export: {bad}"), "{bad}");
         }
-        assert_eq!(
-            parse_export("f,EXPORTAS").unwrap_err(),
-            "invalid EXPORTAS value: "
-        );
-        assert_eq!(
-            parse_export("f,EXPORTAS,a,b").unwrap_err(),
-            "invalid EXPORTAS value: a,b"
-        );
+        assert_eq!(parse_export("f,EXPORTAS").unwrap_err(), "invalid EXPORTAS value: ");
+        assert_eq!(parse_export("f,EXPORTAS,a,b").unwrap_err(), "invalid EXPORTAS value: a,b");
     }
 
     /// Compiles a MinGW C file with clang-22 and parses the `.drectve` it
@@ -773,16 +628,7 @@ mod tests {
         let sec = obj.section_by_name(".drectve").expect(".drectve");
         let d = parse(sec.data().unwrap()).unwrap();
         assert!(d.contains(&Directive::Export(exp("fn"))), "{d:?}");
-        assert!(
-            d.contains(&Directive::Export(ExportSpec {
-                data: true,
-                ..exp("vv")
-            })),
-            "{d:?}"
-        );
-        assert!(
-            d.contains(&Directive::ExcludeSymbols(vec!["hid".into()])),
-            "{d:?}"
-        );
+        assert!(d.contains(&Directive::Export(ExportSpec { data: true, ..exp("vv") })), "{d:?}");
+        assert!(d.contains(&Directive::ExcludeSymbols(vec!["hid".into()])), "{d:?}");
     }
 }

@@ -79,12 +79,7 @@ pub fn assign_ordinals(exports: &mut Vec<Export>) -> Result<(), String> {
     exports.retain(|e| seen_names.insert(e.name.clone()));
     exports.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
 
-    let mut max: u32 = exports
-        .iter()
-        .filter_map(|e| e.ordinal)
-        .map(u32::from)
-        .max()
-        .unwrap_or(0);
+    let mut max: u32 = exports.iter().filter_map(|e| e.ordinal).map(u32::from).max().unwrap_or(0);
     let mut assigned = Vec::with_capacity(exports.len());
     for e in exports.iter() {
         match e.ordinal.filter(|&o| o != 0) {
@@ -96,10 +91,7 @@ pub fn assign_ordinals(exports: &mut Vec<Export>) -> Result<(), String> {
         }
     }
     if max > u32::from(u16::MAX) {
-        return Err(format!(
-            "too many exported symbols (got {max}, max {})",
-            u16::MAX
-        ));
+        return Err(format!("too many exported symbols (got {max}, max {})", u16::MAX));
     }
     for (e, ord) in exports.iter_mut().zip(assigned) {
         e.ordinal = Some(ord as u16);
@@ -114,10 +106,7 @@ const DIR_SIZE: usize = 40;
 fn ordinal_of(e: &Export) -> u16 {
     match e.ordinal {
         Some(o) if o != 0 => o,
-        _ => panic!(
-            "export {:?} has no ordinal; call assign_ordinals first",
-            e.name
-        ),
+        _ => panic!("export {:?} has no ordinal; call assign_ordinals first", e.name),
     }
 }
 
@@ -146,21 +135,9 @@ fn layout(dll_name: &str, exports: &[Export]) -> Layout {
     order.sort_by(|&a, &b| exports[a].name.as_bytes().cmp(exports[b].name.as_bytes()));
     let base = exports.iter().map(ordinal_of).min().unwrap_or(1);
     let max = exports.iter().map(ordinal_of).max().unwrap_or(0);
-    let num_functions = if exports.is_empty() {
-        0
-    } else {
-        usize::from(max - base) + 1
-    };
-    let named: Vec<usize> = order
-        .iter()
-        .copied()
-        .filter(|&i| !exports[i].noname)
-        .collect();
-    let forwards: Vec<usize> = order
-        .iter()
-        .copied()
-        .filter(|&i| exports[i].forward.is_some())
-        .collect();
+    let num_functions = if exports.is_empty() { 0 } else { usize::from(max - base) + 1 };
+    let named: Vec<usize> = order.iter().copied().filter(|&i| !exports[i].noname).collect();
+    let forwards: Vec<usize> = order.iter().copied().filter(|&i| exports[i].forward.is_some()).collect();
 
     let name_off = DIR_SIZE;
     let eat_off = name_off + dll_name.len() + 1;
@@ -174,19 +151,7 @@ fn layout(dll_name: &str, exports: &[Export]) -> Layout {
     for &i in &forwards {
         size += exports[i].forward.as_ref().unwrap().len() + 1;
     }
-    Layout {
-        base,
-        num_functions,
-        named,
-        forwards,
-        order,
-        name_off,
-        eat_off,
-        npt_off,
-        ot_off,
-        strings_off,
-        size,
-    }
+    Layout { base, num_functions, named, forwards, order, name_off, eat_off, npt_off, ot_off, strings_off, size }
 }
 
 /// Size of the export directory chunk that [`write_edata`] produces; 0 when
@@ -218,8 +183,7 @@ pub fn write_edata(dll_name: &str, exports: &[Export], rva: u32) -> Vec<u8> {
     }
     let l = layout(dll_name, exports);
     let mut out = vec![0u8; l.size];
-    let put32 =
-        |out: &mut Vec<u8>, off: usize, v: u32| out[off..off + 4].copy_from_slice(&v.to_le_bytes());
+    let put32 = |out: &mut Vec<u8>, off: usize, v: u32| out[off..off + 4].copy_from_slice(&v.to_le_bytes());
     let at = |off: usize| rva + off as u32;
 
     // String area: names then forwarders.
@@ -255,11 +219,7 @@ pub fn write_edata(dll_name: &str, exports: &[Export], rva: u32) -> Vec<u8> {
     for &i in &l.order {
         let e = &exports[i];
         let slot = l.eat_off + usize::from(ordinal_of(e) - l.base) * 4;
-        let v = if e.forward.is_some() {
-            fwd_rva[i]
-        } else {
-            e.rva
-        };
+        let v = if e.forward.is_some() { fwd_rva[i] } else { e.rva };
         put32(&mut out, slot, v);
     }
     for (k, &i) in l.named.iter().enumerate() {
@@ -332,20 +292,8 @@ const EXCLUDE_LIBS: &[&str] = &[
 ];
 
 /// Object files (outside archives) whose symbols are never auto-exported.
-const EXCLUDE_OBJECTS: &[&str] = &[
-    "crt0.o",
-    "crt1.o",
-    "crt1u.o",
-    "crt2.o",
-    "crt2u.o",
-    "dllcrt1.o",
-    "dllcrt2.o",
-    "gcrt0.o",
-    "gcrt1.o",
-    "gcrt2.o",
-    "crtbegin.o",
-    "crtend.o",
-];
+const EXCLUDE_OBJECTS: &[&str] =
+    &["crt0.o", "crt1.o", "crt1u.o", "crt2.o", "crt2u.o", "dllcrt1.o", "dllcrt2.o", "gcrt0.o", "gcrt1.o", "gcrt2.o", "crtbegin.o", "crtend.o"];
 
 /// Symbol name prefixes never auto-exported (x86-64 list, which adds
 /// `_head_` to the common ones).
@@ -414,11 +362,7 @@ impl AutoExporter {
     ///   so pass `&[]` for lld parity.
     /// * `exclude_all_symbols`: `--exclude-all-symbols`; only consulted by
     ///   [`AutoExporter::enabled`].
-    pub fn new(
-        exclude_symbols: &[String],
-        exclude_libs: &[String],
-        exclude_all_symbols: bool,
-    ) -> AutoExporter {
+    pub fn new(exclude_symbols: &[String], exclude_libs: &[String], exclude_all_symbols: bool) -> AutoExporter {
         let mut libs: BTreeSet<String> = EXCLUDE_LIBS.iter().map(|s| s.to_string()).collect();
         let mut exclude_all_libs = false;
         for l in exclude_libs {
@@ -428,24 +372,14 @@ impl AutoExporter {
                 libs.insert(drop_extension(file_name(l)).to_string());
             }
         }
-        AutoExporter {
-            exclude_symbols: exclude_symbols.iter().cloned().collect(),
-            exclude_libs: libs,
-            exclude_all_libs,
-            exclude_all_symbols,
-        }
+        AutoExporter { exclude_symbols: exclude_symbols.iter().cloned().collect(), exclude_libs: libs, exclude_all_libs, exclude_all_symbols }
     }
 
     /// lld's `maybeExportMinGWSymbols` gate: auto-export runs if
     /// `--export-all-symbols` is given, or if the output is a DLL, nothing
     /// was explicitly exported (`dllexport` directives, `.def` exports,
     /// `/export`) and `--exclude-all-symbols` was not given.
-    pub fn enabled(
-        &self,
-        is_dll: bool,
-        export_all_symbols: bool,
-        had_explicit_exports: bool,
-    ) -> bool {
+    pub fn enabled(&self, is_dll: bool, export_all_symbols: bool, had_explicit_exports: bool) -> bool {
         export_all_symbols || (is_dll && !had_explicit_exports && !self.exclude_all_symbols)
     }
 
@@ -509,59 +443,32 @@ mod tests {
     use super::*;
 
     fn ex(name: &str, ord: Option<u16>) -> Export {
-        Export {
-            name: name.into(),
-            ordinal: ord,
-            rva: 0x1000,
-            ..Default::default()
-        }
+        Export { name: name.into(), ordinal: ord, rva: 0x1000, ..Default::default() }
     }
 
     #[test]
     fn ordinals_sorted_and_after_max_explicit() {
-        let mut v = vec![
-            ex("zeta", None),
-            ex("alpha", None),
-            ex("mid", Some(5)),
-            ex("beta", None),
-        ];
+        let mut v = vec![ex("zeta", None), ex("alpha", None), ex("mid", Some(5)), ex("beta", None)];
         assign_ordinals(&mut v).unwrap();
-        let got: Vec<_> = v
-            .iter()
-            .map(|e| (e.name.as_str(), e.ordinal.unwrap()))
-            .collect();
+        let got: Vec<_> = v.iter().map(|e| (e.name.as_str(), e.ordinal.unwrap())).collect();
         assert_eq!(got, [("alpha", 6), ("beta", 7), ("mid", 5), ("zeta", 8)]);
     }
 
     #[test]
     fn ordinals_plain() {
-        let mut v = vec![
-            ex("foo", None),
-            ex("bar", None),
-            ex("var", None),
-            ex("zeta_str", None),
-        ];
+        let mut v = vec![ex("foo", None), ex("bar", None), ex("var", None), ex("zeta_str", None)];
         assign_ordinals(&mut v).unwrap();
-        let got: Vec<_> = v
-            .iter()
-            .map(|e| (e.name.as_str(), e.ordinal.unwrap()))
-            .collect();
+        let got: Vec<_> = v.iter().map(|e| (e.name.as_str(), e.ordinal.unwrap())).collect();
         assert_eq!(got, [("bar", 1), ("foo", 2), ("var", 3), ("zeta_str", 4)]);
     }
 
     #[test]
     fn duplicate_ordinal_is_error_naming_later_export() {
         let mut v = vec![ex("a", Some(3)), ex("b", Some(3))];
-        assert_eq!(
-            assign_ordinals(&mut v).unwrap_err(),
-            "duplicate export ordinal: b"
-        );
+        assert_eq!(assign_ordinals(&mut v).unwrap_err(), "duplicate export ordinal: b");
         // Checked before deduplication, as lld does.
         let mut v = vec![ex("a", Some(3)), ex("a", Some(3))];
-        assert_eq!(
-            assign_ordinals(&mut v).unwrap_err(),
-            "duplicate export ordinal: a"
-        );
+        assert_eq!(assign_ordinals(&mut v).unwrap_err(), "duplicate export ordinal: a");
     }
 
     #[test]
@@ -581,10 +488,7 @@ mod tests {
     #[test]
     fn too_many() {
         let mut v = vec![ex("a", Some(65535)), ex("b", None)];
-        assert_eq!(
-            assign_ordinals(&mut v).unwrap_err(),
-            "too many exported symbols (got 65536, max 65535)"
-        );
+        assert_eq!(assign_ordinals(&mut v).unwrap_err(), "too many exported symbols (got 65536, max 65535)");
     }
 
     /// The export directory ld.lld-22 wrote for x.dll (`-export:foo
@@ -593,43 +497,19 @@ mod tests {
     #[test]
     fn matches_lld_x_dll() {
         let mut v = vec![
-            Export {
-                name: "foo".into(),
-                rva: 0x1370,
-                ..Default::default()
-            },
-            Export {
-                name: "bar".into(),
-                rva: 0x1380,
-                ..Default::default()
-            },
-            Export {
-                name: "var".into(),
-                rva: 0x5010,
-                data: true,
-                ..Default::default()
-            },
-            Export {
-                name: "zeta_str".into(),
-                rva: 0x5018,
-                data: true,
-                ..Default::default()
-            },
+            Export { name: "foo".into(), rva: 0x1370, ..Default::default() },
+            Export { name: "bar".into(), rva: 0x1380, ..Default::default() },
+            Export { name: "var".into(), rva: 0x5010, data: true, ..Default::default() },
+            Export { name: "zeta_str".into(), rva: 0x5018, data: true, ..Default::default() },
         ];
         assign_ordinals(&mut v).unwrap();
         let want: &[u8] = &[
-            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc8, 0x35,
-            0x00, 0x00, //
-            0x01, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0xce, 0x35,
-            0x00, 0x00, //
-            0xde, 0x35, 0x00, 0x00, 0xee, 0x35, 0x00, 0x00, b'x', b'.', b'd', b'l', b'l', 0x00,
-            0x80, 0x13, //
-            0x00, 0x00, 0x70, 0x13, 0x00, 0x00, 0x10, 0x50, 0x00, 0x00, 0x18, 0x50, 0x00, 0x00,
-            0xf6, 0x35, //
-            0x00, 0x00, 0xfa, 0x35, 0x00, 0x00, 0xfe, 0x35, 0x00, 0x00, 0x02, 0x36, 0x00, 0x00,
-            0x00, 0x00, //
-            0x01, 0x00, 0x02, 0x00, 0x03, 0x00, b'b', b'a', b'r', 0x00, b'f', b'o', b'o', 0x00,
-            b'v', b'a', //
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc8, 0x35, 0x00, 0x00, //
+            0x01, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0xce, 0x35, 0x00, 0x00, //
+            0xde, 0x35, 0x00, 0x00, 0xee, 0x35, 0x00, 0x00, b'x', b'.', b'd', b'l', b'l', 0x00, 0x80, 0x13, //
+            0x00, 0x00, 0x70, 0x13, 0x00, 0x00, 0x10, 0x50, 0x00, 0x00, 0x18, 0x50, 0x00, 0x00, 0xf6, 0x35, //
+            0x00, 0x00, 0xfa, 0x35, 0x00, 0x00, 0xfe, 0x35, 0x00, 0x00, 0x02, 0x36, 0x00, 0x00, 0x00, 0x00, //
+            0x01, 0x00, 0x02, 0x00, 0x03, 0x00, b'b', b'a', b'r', 0x00, b'f', b'o', b'o', 0x00, b'v', b'a', //
             b'r', 0x00, b'z', b'e', b't', b'a', b'_', b's', b't', b'r', 0x00,
         ];
         assert_eq!(edata_size("x.dll", &v), 0x6b);
@@ -645,24 +525,9 @@ mod tests {
     #[test]
     fn size_matches_len_with_forwards_and_noname() {
         let mut v = vec![
-            Export {
-                name: "b".into(),
-                ordinal: Some(7),
-                noname: true,
-                rva: 0x2000,
-                ..Default::default()
-            },
-            Export {
-                name: "a".into(),
-                forward: Some("kernel32.Sleep".into()),
-                ..Default::default()
-            },
-            Export {
-                name: "c".into(),
-                private: true,
-                rva: 0x3000,
-                ..Default::default()
-            },
+            Export { name: "b".into(), ordinal: Some(7), noname: true, rva: 0x2000, ..Default::default() },
+            Export { name: "a".into(), forward: Some("kernel32.Sleep".into()), ..Default::default() },
+            Export { name: "c".into(), private: true, rva: 0x3000, ..Default::default() },
         ];
         assign_ordinals(&mut v).unwrap();
         let d = write_edata("lib.dll", &v, 0x4000);
@@ -709,25 +574,8 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{} must be installed: {e}", args[0]));
             assert!(st.success(), "{args:?} failed");
         };
-        run(&[
-            "clang-22",
-            "--target=x86_64-w64-mingw32",
-            "-c",
-            "e.c",
-            "-o",
-            "e.o",
-        ]);
-        run(&[
-            "ld.lld-22",
-            "-m",
-            "i386pep",
-            "--shared",
-            "--entry=",
-            "-o",
-            "lib-e.dll",
-            "e.o",
-            "e.def",
-        ]);
+        run(&["clang-22", "--target=x86_64-w64-mingw32", "-c", "e.c", "-o", "e.o"]);
+        run(&["ld.lld-22", "-m", "i386pep", "--shared", "--entry=", "-o", "lib-e.dll", "e.o", "e.def"]);
         let img = std::fs::read(dir.join("lib-e.dll")).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
 
@@ -766,15 +614,7 @@ mod tests {
         ];
         let mut v: Vec<Export> = spec
             .iter()
-            .map(|&(n, o, noname, private, data, fwd)| Export {
-                name: n.into(),
-                ordinal: o,
-                rva: 0,
-                forward: fwd.map(String::from),
-                data,
-                private,
-                noname,
-            })
+            .map(|&(n, o, noname, private, data, fwd)| Export { name: n.into(), ordinal: o, rva: 0, forward: fwd.map(String::from), data, private, noname })
             .collect();
         assign_ordinals(&mut v).unwrap();
         for e in v.iter_mut() {
@@ -825,15 +665,7 @@ mod tests {
             assert!(!a.should_export(s, "foo.o"), "{s} should be excluded");
         }
         // Verified exported by ld.lld-22 --export-all-symbols.
-        for s in [
-            "ok",
-            "_DllMainCRTStartup",
-            "__head_x",
-            "__load_config_used",
-            "__rtc_x",
-            "_nm_x",
-            "__chpe_metadata",
-        ] {
+        for s in ["ok", "_DllMainCRTStartup", "__head_x", "__load_config_used", "__rtc_x", "_nm_x", "__chpe_metadata"] {
             assert!(a.should_export(s, "foo.o"), "{s} should be exported");
         }
     }
@@ -856,14 +688,7 @@ mod tests {
         assert!(!a.should_export("f", "libmingw32.a(crtexe.o)"));
         assert!(a.should_export("f", "libfoo.a"));
         assert!(a.should_export("f", "libFortranRuntime.a"));
-        for o in [
-            "crt2.o",
-            "/x/dllcrt2.o",
-            "crtbegin.o",
-            "crtend.o",
-            "gcrt2.o",
-            "crt1u.o",
-        ] {
+        for o in ["crt2.o", "/x/dllcrt2.o", "crtbegin.o", "crtend.o", "gcrt2.o", "crt1u.o"] {
             assert!(!a.should_export("f", o), "{o}");
         }
         assert!(a.should_export("f", "crt3.o"));

@@ -75,21 +75,24 @@ pub fn mark_live(r: &mut Resolved, roots: &[SymId], mingw: bool) {
     let mut live_imports: HashSet<FileId> = HashSet::new();
     let mut live_thunks: HashSet<FileId> = HashSet::new();
     // lld's `addSym`.
-    let add_sym = |r: &Resolved, id: SymId, marked: &mut Vec<Vec<bool>>, work: &mut Vec<(FileId, u32)>, imports: &mut HashSet<FileId>, thunks: &mut HashSet<FileId>| match r.symbols[id].def {
-        Def::Regular(df, di) => {
-            let Kind::Obj(o) = &r.files[df].kind else { return };
-            let Some(sec) = o.symbols.get(di as usize).and_then(|s| usize::try_from(s.section).ok()).and_then(|s| s.checked_sub(1)) else { return };
-            enqueue(r, marked, work, df, sec as u32);
-        }
-        Def::ImportData(f) => {
-            imports.insert(f);
-        }
-        Def::ImportThunk(f) => {
-            imports.insert(f);
-            thunks.insert(f);
-        }
-        _ => {}
-    };
+    let add_sym =
+        |r: &Resolved, id: SymId, marked: &mut Vec<Vec<bool>>, work: &mut Vec<(FileId, u32)>, imports: &mut HashSet<FileId>, thunks: &mut HashSet<FileId>| {
+            match r.symbols[id].def {
+                Def::Regular(df, di) => {
+                    let Kind::Obj(o) = &r.files[df].kind else { return };
+                    let Some(sec) = o.symbols.get(di as usize).and_then(|s| usize::try_from(s.section).ok()).and_then(|s| s.checked_sub(1)) else { return };
+                    enqueue(r, marked, work, df, sec as u32);
+                }
+                Def::ImportData(f) => {
+                    imports.insert(f);
+                }
+                Def::ImportThunk(f) => {
+                    imports.insert(f);
+                    thunks.insert(f);
+                }
+                _ => {}
+            }
+        };
     for &id in roots {
         add_sym(r, id, &mut marked, &mut work, &mut live_imports, &mut live_thunks);
     }
@@ -135,38 +138,42 @@ pub fn mark_live(r: &mut Resolved, roots: &[SymId], mingw: bool) {
 pub fn assoc_children(file: &super::resolve::InFile, obj: &super::object::ObjFile, mingw: bool) -> HashMap<u32, Vec<u32>> {
     let n = obj.sections.len().min(file.live.len());
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-        // MinGW: `.text$f` sections (live, executable, COMDAT) by suffix, for the implicit
-        // association of `.pdata$f` / `.xdata$f` / `.eh_frame$f`.
-        let mut text_by_suffix: HashMap<&str, u32> = HashMap::new();
-        if mingw {
-            for k in 0..n {
-                let s = &obj.sections[k];
-                if file.live[k] && s.is_comdat() && s.chars & object::pe::IMAGE_SCN_MEM_EXECUTE != 0 {
-                    if let Some((_, suffix)) = s.name.split_once('$') {
-                        text_by_suffix.entry(suffix).or_insert(k as u32);
-                    }
+    // MinGW: `.text$f` sections (live, executable, COMDAT) by suffix, for the implicit
+    // association of `.pdata$f` / `.xdata$f` / `.eh_frame$f`.
+    let mut text_by_suffix: HashMap<&str, u32> = HashMap::new();
+    if mingw {
+        for k in 0..n {
+            let s = &obj.sections[k];
+            if file.live[k] && s.is_comdat() && s.chars & object::pe::IMAGE_SCN_MEM_EXECUTE != 0 {
+                if let Some((_, suffix)) = s.name.split_once('$') {
+                    text_by_suffix.entry(suffix).or_insert(k as u32);
                 }
             }
         }
-        // Associative children, from each section's definition symbol.
-        let mut seen = vec![false; n];
-        for s in &obj.symbols {
-            let Some((sel, assoc)) = s.secdef else { continue };
-            let Some(k) = usize::try_from(s.section).ok().and_then(|x| x.checked_sub(1)).filter(|&k| k < n) else { continue };
-            if std::mem::replace(&mut seen[k], true) || !obj.sections[k].is_comdat() {
-                continue;
-            }
-            let parent = if sel == 5 {
-                assoc.checked_sub(1).filter(|&p| (p as usize) < n)
-            } else if mingw {
-                [".pdata$", ".xdata$", ".eh_frame$"].iter().find_map(|p| s.name.strip_prefix(p)).and_then(|func| text_by_suffix.get(func).copied()).filter(|&p| p as usize != k)
-            } else {
-                None
-            };
-            if let Some(p) = parent {
-                children.entry(p).or_default().push(k as u32);
-            }
+    }
+    // Associative children, from each section's definition symbol.
+    let mut seen = vec![false; n];
+    for s in &obj.symbols {
+        let Some((sel, assoc)) = s.secdef else { continue };
+        let Some(k) = usize::try_from(s.section).ok().and_then(|x| x.checked_sub(1)).filter(|&k| k < n) else { continue };
+        if std::mem::replace(&mut seen[k], true) || !obj.sections[k].is_comdat() {
+            continue;
         }
+        let parent = if sel == 5 {
+            assoc.checked_sub(1).filter(|&p| (p as usize) < n)
+        } else if mingw {
+            [".pdata$", ".xdata$", ".eh_frame$"]
+                .iter()
+                .find_map(|p| s.name.strip_prefix(p))
+                .and_then(|func| text_by_suffix.get(func).copied())
+                .filter(|&p| p as usize != k)
+        } else {
+            None
+        };
+        if let Some(p) = parent {
+            children.entry(p).or_default().push(k as u32);
+        }
+    }
     children
 }
 

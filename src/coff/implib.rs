@@ -25,15 +25,11 @@
 use std::collections::BTreeMap;
 
 use object::pe::{
-    IMAGE_FILE_MACHINE_AMD64, IMAGE_FILE_MACHINE_ARM64, IMAGE_FILE_MACHINE_ARM64EC,
-    IMAGE_FILE_MACHINE_ARM64X, IMAGE_FILE_MACHINE_ARMNT, IMAGE_FILE_MACHINE_I386,
-    IMAGE_REL_AMD64_ADDR32NB, IMAGE_SCN_ALIGN_2BYTES, IMAGE_SCN_ALIGN_4BYTES,
-    IMAGE_SCN_ALIGN_8BYTES, IMAGE_SCN_CNT_INITIALIZED_DATA, IMAGE_SCN_MEM_READ,
-    IMAGE_SCN_MEM_WRITE, IMAGE_SYM_CLASS_EXTERNAL, IMAGE_SYM_CLASS_SECTION, IMAGE_SYM_CLASS_STATIC,
-    IMPORT_OBJECT_CODE, IMPORT_OBJECT_CONST, IMPORT_OBJECT_DATA, IMPORT_OBJECT_HDR_SIG2,
-    IMPORT_OBJECT_NAME, IMPORT_OBJECT_NAME_EXPORTAS, IMPORT_OBJECT_NAME_MASK,
-    IMPORT_OBJECT_NAME_NO_PREFIX, IMPORT_OBJECT_NAME_SHIFT, IMPORT_OBJECT_NAME_UNDECORATE,
-    IMPORT_OBJECT_ORDINAL, IMPORT_OBJECT_TYPE_MASK,
+    IMAGE_FILE_MACHINE_AMD64, IMAGE_FILE_MACHINE_ARM64, IMAGE_FILE_MACHINE_ARM64EC, IMAGE_FILE_MACHINE_ARM64X, IMAGE_FILE_MACHINE_ARMNT,
+    IMAGE_FILE_MACHINE_I386, IMAGE_REL_AMD64_ADDR32NB, IMAGE_SCN_ALIGN_2BYTES, IMAGE_SCN_ALIGN_4BYTES, IMAGE_SCN_ALIGN_8BYTES, IMAGE_SCN_CNT_INITIALIZED_DATA,
+    IMAGE_SCN_MEM_READ, IMAGE_SCN_MEM_WRITE, IMAGE_SYM_CLASS_EXTERNAL, IMAGE_SYM_CLASS_SECTION, IMAGE_SYM_CLASS_STATIC, IMPORT_OBJECT_CODE,
+    IMPORT_OBJECT_CONST, IMPORT_OBJECT_DATA, IMPORT_OBJECT_HDR_SIG2, IMPORT_OBJECT_NAME, IMPORT_OBJECT_NAME_EXPORTAS, IMPORT_OBJECT_NAME_MASK,
+    IMPORT_OBJECT_NAME_NO_PREFIX, IMPORT_OBJECT_NAME_SHIFT, IMPORT_OBJECT_NAME_UNDECORATE, IMPORT_OBJECT_ORDINAL, IMPORT_OBJECT_TYPE_MASK,
 };
 
 /// Import type of a short import (`IMPORT_OBJECT_CODE/DATA/CONST`).
@@ -88,10 +84,7 @@ fn rd32(b: &[u8], off: usize) -> u32 {
 /// are checked by [`parse_short_import`], which reports e.g. an i386 import
 /// as an error rather than this function silently rejecting it.
 pub fn is_short_import(member: &[u8]) -> bool {
-    member.len() >= 6
-        && rd16(member, 0) == 0
-        && rd16(member, 2) == IMPORT_OBJECT_HDR_SIG2
-        && rd16(member, 4) == 0
+    member.len() >= 6 && rd16(member, 0) == 0 && rd16(member, 2) == IMPORT_OBJECT_HDR_SIG2 && rd16(member, 4) == 0
 }
 
 /// lld's spelling of a machine type in "conflicts with" errors.
@@ -110,12 +103,8 @@ fn machine_name(m: u16) -> String {
 /// Reads a NUL-terminated string at `*pos` and advances past the NUL.
 fn take_cstr(data: &[u8], pos: &mut usize, what: &str) -> Result<String, String> {
     let rest = &data[*pos..];
-    let len = rest
-        .iter()
-        .position(|&c| c == 0)
-        .ok_or_else(|| format!("broken import library: missing NUL after {what}"))?;
-    let s = std::str::from_utf8(&rest[..len])
-        .map_err(|_| format!("broken import library: {what} is not valid UTF-8"))?;
+    let len = rest.iter().position(|&c| c == 0).ok_or_else(|| format!("broken import library: missing NUL after {what}"))?;
+    let s = std::str::from_utf8(&rest[..len]).map_err(|_| format!("broken import library: {what} is not valid UTF-8"))?;
     *pos += len + 1;
     Ok(s.to_string())
 }
@@ -164,10 +153,7 @@ pub fn parse_short_import(member: &[u8]) -> Result<ShortImport, String> {
         ));
     }
     if machine != IMAGE_FILE_MACHINE_AMD64 {
-        return Err(format!(
-            "machine type {} conflicts with x64",
-            machine_name(machine)
-        ));
+        return Err(format!("machine type {} conflicts with x64", machine_name(machine)));
     }
     let kind = match type_info & IMPORT_OBJECT_TYPE_MASK {
         IMPORT_OBJECT_CODE => ImportKind::Code,
@@ -195,20 +181,9 @@ pub fn parse_short_import(member: &[u8]) -> Result<ShortImport, String> {
             (None, Some(s.split('@').next().unwrap_or(s).to_string()))
         }
         IMPORT_OBJECT_NAME_EXPORTAS => (None, Some(take_cstr(member, &mut pos, "export name")?)),
-        t => {
-            return Err(format!(
-                "broken import library: unknown import name type {t}"
-            ))
-        }
+        t => return Err(format!("broken import library: unknown import name type {t}")),
     };
-    Ok(ShortImport {
-        dll,
-        symbol,
-        kind,
-        hint,
-        ordinal,
-        import_name,
-    })
+    Ok(ShortImport { dll, symbol, kind, hint, ordinal, import_name })
 }
 
 /// One export to describe in the import library.
@@ -280,15 +255,7 @@ fn file_header(b: &mut Vec<u8>, nsections: u16, symtab_off: usize, nsyms: u32) {
 }
 
 /// Section header with no relocations unless given.
-fn section_header(
-    b: &mut Vec<u8>,
-    name: &[u8; 8],
-    size: usize,
-    data_off: usize,
-    reloc_off: usize,
-    nrelocs: u16,
-    chars: u32,
-) {
+fn section_header(b: &mut Vec<u8>, name: &[u8; 8], size: usize, data_off: usize, reloc_off: usize, nrelocs: u16, chars: u32) {
     b.extend_from_slice(name);
     push32(b, 0); // VirtualSize
     push32(b, 0); // VirtualAddress
@@ -347,24 +314,8 @@ fn import_descriptor(import_name: &str, desc_sym: &str, thunk_sym: &str) -> Vec<
     let symtab = sec6_data + name_size;
     let mut b = Vec::new();
     file_header(&mut b, 2, symtab, 7);
-    section_header(
-        &mut b,
-        b".idata$2",
-        IMPORT_DESCRIPTOR_SIZE,
-        sec2_data,
-        sec2_relocs,
-        3,
-        IMAGE_SCN_ALIGN_4BYTES | DATA_RW,
-    );
-    section_header(
-        &mut b,
-        b".idata$6",
-        name_size,
-        sec6_data,
-        0,
-        0,
-        IMAGE_SCN_ALIGN_2BYTES | DATA_RW,
-    );
+    section_header(&mut b, b".idata$2", IMPORT_DESCRIPTOR_SIZE, sec2_data, sec2_relocs, 3, IMAGE_SCN_ALIGN_4BYTES | DATA_RW);
+    section_header(&mut b, b".idata$6", name_size, sec6_data, 0, 0, IMAGE_SCN_ALIGN_2BYTES | DATA_RW);
     b.extend_from_slice(&[0u8; IMPORT_DESCRIPTOR_SIZE]);
     // (offset in the import directory entry, symbol index)
     for (off, sym) in [(12u32, 2u32), (0, 3), (16, 4)] {
@@ -376,51 +327,14 @@ fn import_descriptor(import_name: &str, desc_sym: &str, thunk_sym: &str) -> Vec<
     b.push(0);
     debug_assert_eq!(b.len(), symtab);
     symbol(&mut b, SymName::Offset(4), 1, IMAGE_SYM_CLASS_EXTERNAL);
-    symbol(
-        &mut b,
-        SymName::Short(b".idata$2"),
-        1,
-        IMAGE_SYM_CLASS_SECTION,
-    );
-    symbol(
-        &mut b,
-        SymName::Short(b".idata$6"),
-        2,
-        IMAGE_SYM_CLASS_STATIC,
-    );
-    symbol(
-        &mut b,
-        SymName::Short(b".idata$4"),
-        0,
-        IMAGE_SYM_CLASS_SECTION,
-    );
-    symbol(
-        &mut b,
-        SymName::Short(b".idata$5"),
-        0,
-        IMAGE_SYM_CLASS_SECTION,
-    );
+    symbol(&mut b, SymName::Short(b".idata$2"), 1, IMAGE_SYM_CLASS_SECTION);
+    symbol(&mut b, SymName::Short(b".idata$6"), 2, IMAGE_SYM_CLASS_STATIC);
+    symbol(&mut b, SymName::Short(b".idata$4"), 0, IMAGE_SYM_CLASS_SECTION);
+    symbol(&mut b, SymName::Short(b".idata$5"), 0, IMAGE_SYM_CLASS_SECTION);
     let off_null = 4 + desc_sym.len() as u32 + 1;
-    symbol(
-        &mut b,
-        SymName::Offset(off_null),
-        0,
-        IMAGE_SYM_CLASS_EXTERNAL,
-    );
-    symbol(
-        &mut b,
-        SymName::Offset(off_null + NULL_IMPORT_DESCRIPTOR.len() as u32 + 1),
-        0,
-        IMAGE_SYM_CLASS_EXTERNAL,
-    );
-    string_table(
-        &mut b,
-        &[
-            desc_sym.as_bytes(),
-            NULL_IMPORT_DESCRIPTOR.as_bytes(),
-            thunk_sym.as_bytes(),
-        ],
-    );
+    symbol(&mut b, SymName::Offset(off_null), 0, IMAGE_SYM_CLASS_EXTERNAL);
+    symbol(&mut b, SymName::Offset(off_null + NULL_IMPORT_DESCRIPTOR.len() as u32 + 1), 0, IMAGE_SYM_CLASS_EXTERNAL);
+    string_table(&mut b, &[desc_sym.as_bytes(), NULL_IMPORT_DESCRIPTOR.as_bytes(), thunk_sym.as_bytes()]);
     b
 }
 
@@ -430,15 +344,7 @@ fn null_import_descriptor() -> Vec<u8> {
     let data = FILE_HEADER_SIZE + SECTION_HEADER_SIZE;
     let mut b = Vec::new();
     file_header(&mut b, 1, data + IMPORT_DESCRIPTOR_SIZE, 1);
-    section_header(
-        &mut b,
-        b".idata$3",
-        IMPORT_DESCRIPTOR_SIZE,
-        data,
-        0,
-        0,
-        IMAGE_SCN_ALIGN_4BYTES | DATA_RW,
-    );
+    section_header(&mut b, b".idata$3", IMPORT_DESCRIPTOR_SIZE, data, 0, 0, IMAGE_SCN_ALIGN_4BYTES | DATA_RW);
     b.extend_from_slice(&[0u8; IMPORT_DESCRIPTOR_SIZE]);
     symbol(&mut b, SymName::Offset(4), 1, IMAGE_SYM_CLASS_EXTERNAL);
     string_table(&mut b, &[NULL_IMPORT_DESCRIPTOR.as_bytes()]);
@@ -452,24 +358,8 @@ fn null_thunk(thunk_sym: &str) -> Vec<u8> {
     let data = FILE_HEADER_SIZE + 2 * SECTION_HEADER_SIZE;
     let mut b = Vec::new();
     file_header(&mut b, 2, data + 2 * VA_SIZE, 1);
-    section_header(
-        &mut b,
-        b".idata$5",
-        VA_SIZE,
-        data,
-        0,
-        0,
-        IMAGE_SCN_ALIGN_8BYTES | DATA_RW,
-    );
-    section_header(
-        &mut b,
-        b".idata$4",
-        VA_SIZE,
-        data + VA_SIZE,
-        0,
-        0,
-        IMAGE_SCN_ALIGN_8BYTES | DATA_RW,
-    );
+    section_header(&mut b, b".idata$5", VA_SIZE, data, 0, 0, IMAGE_SCN_ALIGN_8BYTES | DATA_RW);
+    section_header(&mut b, b".idata$4", VA_SIZE, data + VA_SIZE, 0, 0, IMAGE_SCN_ALIGN_8BYTES | DATA_RW);
     b.extend_from_slice(&[0u8; 2 * VA_SIZE]);
     symbol(&mut b, SymName::Offset(4), 1, IMAGE_SYM_CLASS_EXTERNAL);
     string_table(&mut b, &[thunk_sym.as_bytes()]);
@@ -477,14 +367,7 @@ fn null_thunk(thunk_sym: &str) -> Vec<u8> {
 }
 
 /// A short import member (`createShortImport`).
-fn short_import(
-    import_name: &str,
-    sym: &str,
-    ordinal: u16,
-    kind: u16,
-    name_type: u16,
-    export_name: &str,
-) -> Vec<u8> {
+fn short_import(import_name: &str, sym: &str, ordinal: u16, kind: u16, name_type: u16, export_name: &str) -> Vec<u8> {
     let mut size = import_name.len() + sym.len() + 2;
     if !export_name.is_empty() {
         size += export_name.len() + 1;
@@ -561,20 +444,13 @@ pub fn write_import_library(dll_name: &str, exports: &[ImplibExport]) -> Vec<u8>
     let thunk_sym = format!("\x7f{lib}_NULL_THUNK_DATA");
 
     let mut members = vec![
-        Member {
-            data: import_descriptor(import_name, &desc_sym, &thunk_sym),
-            symbols: vec![desc_sym.clone()],
-        },
-        Member {
-            data: null_import_descriptor(),
-            symbols: vec![NULL_IMPORT_DESCRIPTOR.to_string()],
-        },
-        Member {
-            data: null_thunk(&thunk_sym),
-            symbols: vec![thunk_sym.clone()],
-        },
+        Member { data: import_descriptor(import_name, &desc_sym, &thunk_sym), symbols: vec![desc_sym.clone()] },
+        Member { data: null_import_descriptor(), symbols: vec![NULL_IMPORT_DESCRIPTOR.to_string()] },
+        Member { data: null_thunk(&thunk_sym), symbols: vec![thunk_sym.clone()] },
     ];
-    let renamed = |e: &&ImplibExport| !e.noname && e.export_as.as_deref().is_none_or(str::is_empty) && e.import_name.as_deref().is_some_and(|n| !n.is_empty() && n != e.name);
+    let renamed = |e: &&ImplibExport| {
+        !e.noname && e.export_as.as_deref().is_none_or(str::is_empty) && e.import_name.as_deref().is_some_and(|n| !n.is_empty() && n != e.name)
+    };
     let regular = exports.iter().filter(|e| !e.private && !renamed(e));
     // LLVM's deferred renames. (When another export of this library already
     // imports that name, LLVM writes weak-external aliases instead; dtld
@@ -601,17 +477,7 @@ pub fn write_import_library(dll_name: &str, exports: &[ImplibExport]) -> Vec<u8>
         if kind != IMPORT_OBJECT_DATA {
             symbols.push(e.name.clone());
         }
-        members.push(Member {
-            data: short_import(
-                import_name,
-                &e.name,
-                e.ordinal,
-                kind,
-                name_type,
-                export_name,
-            ),
-            symbols,
-        });
+        members.push(Member { data: short_import(import_name, &e.name, e.ordinal, kind, name_type, export_name), symbols });
     }
     write_coff_archive(import_name, &members)
 }
@@ -642,11 +508,7 @@ fn write_coff_archive(member_name: &str, members: &[Member]) -> Vec<u8> {
     // Long member names.
     let long_name = member_name.len() >= 16 || member_name.contains('/');
     let strtab_len = if long_name { member_name.len() + 1 } else { 0 };
-    let strtab_member = if long_name {
-        AR_HEADER_SIZE + strtab_len + strtab_len % 2
-    } else {
-        0
-    };
+    let strtab_member = if long_name { AR_HEADER_SIZE + strtab_len + strtab_len % 2 } else { 0 };
 
     let headers = 8 + AR_HEADER_SIZE + symtab_size + AR_HEADER_SIZE + symmap_size + strtab_member;
     let mut offsets = Vec::with_capacity(members.len());
@@ -726,88 +588,27 @@ mod tests {
 
     #[test]
     fn parse_name_types() {
-        let m = short(
-            "bar",
-            "x.dll",
-            0,
-            IMPORT_OBJECT_CODE,
-            IMPORT_OBJECT_NAME,
-            "",
-        );
+        let m = short("bar", "x.dll", 0, IMPORT_OBJECT_CODE, IMPORT_OBJECT_NAME, "");
         assert!(is_short_import(&m));
         let s = parse_short_import(&m).unwrap();
         assert_eq!(
             s,
-            ShortImport {
-                dll: "x.dll".into(),
-                symbol: "bar".into(),
-                kind: ImportKind::Code,
-                hint: 0,
-                ordinal: None,
-                import_name: Some("bar".into()),
-            }
+            ShortImport { dll: "x.dll".into(), symbol: "bar".into(), kind: ImportKind::Code, hint: 0, ordinal: None, import_name: Some("bar".into()) }
         );
-        let s = parse_short_import(&short(
-            "_f@8",
-            "k.dll",
-            3,
-            IMPORT_OBJECT_DATA,
-            IMPORT_OBJECT_NAME_NO_PREFIX,
-            "",
-        ))
-        .unwrap();
-        assert_eq!(
-            (s.kind, s.hint, s.import_name.as_deref()),
-            (ImportKind::Data, 3, Some("f@8"))
-        );
-        let s = parse_short_import(&short(
-            "?f@x@@Z",
-            "k.dll",
-            0,
-            IMPORT_OBJECT_CONST,
-            IMPORT_OBJECT_NAME_UNDECORATE,
-            "",
-        ))
-        .unwrap();
-        assert_eq!(
-            (s.kind, s.import_name.as_deref()),
-            (ImportKind::Const, Some("f"))
-        );
-        let s = parse_short_import(&short(
-            "f",
-            "k.dll",
-            0,
-            IMPORT_OBJECT_CODE,
-            IMPORT_OBJECT_NAME_EXPORTAS,
-            "g",
-        ))
-        .unwrap();
+        let s = parse_short_import(&short("_f@8", "k.dll", 3, IMPORT_OBJECT_DATA, IMPORT_OBJECT_NAME_NO_PREFIX, "")).unwrap();
+        assert_eq!((s.kind, s.hint, s.import_name.as_deref()), (ImportKind::Data, 3, Some("f@8")));
+        let s = parse_short_import(&short("?f@x@@Z", "k.dll", 0, IMPORT_OBJECT_CONST, IMPORT_OBJECT_NAME_UNDECORATE, "")).unwrap();
+        assert_eq!((s.kind, s.import_name.as_deref()), (ImportKind::Const, Some("f")));
+        let s = parse_short_import(&short("f", "k.dll", 0, IMPORT_OBJECT_CODE, IMPORT_OBJECT_NAME_EXPORTAS, "g")).unwrap();
         assert_eq!(s.import_name.as_deref(), Some("g"));
-        let s = parse_short_import(&short(
-            "f",
-            "k.dll",
-            7,
-            IMPORT_OBJECT_CODE,
-            IMPORT_OBJECT_ORDINAL,
-            "",
-        ))
-        .unwrap();
+        let s = parse_short_import(&short("f", "k.dll", 7, IMPORT_OBJECT_CODE, IMPORT_OBJECT_ORDINAL, "")).unwrap();
         assert_eq!((s.ordinal, s.import_name), (Some(7), None));
     }
 
     #[test]
     fn parse_errors() {
-        let good = short(
-            "bar",
-            "x.dll",
-            0,
-            IMPORT_OBJECT_CODE,
-            IMPORT_OBJECT_NAME,
-            "",
-        );
-        assert!(parse_short_import(&good[..10])
-            .unwrap_err()
-            .contains("truncated header"));
+        let good = short("bar", "x.dll", 0, IMPORT_OBJECT_CODE, IMPORT_OBJECT_NAME, "");
+        assert!(parse_short_import(&good[..10]).unwrap_err().contains("truncated header"));
         // SizeOfData larger than the data.
         let mut big = good.clone();
         big[12] += 1;
@@ -815,126 +616,68 @@ mod tests {
         // Extra bytes after the strings are also rejected (lld: exact size).
         let mut extra = good.clone();
         extra.push(0);
-        assert!(parse_short_import(&extra)
-            .unwrap_err()
-            .contains("SizeOfData"));
+        assert!(parse_short_import(&extra).unwrap_err().contains("SizeOfData"));
         // Missing NUL after the DLL name.
         let mut nonul = good.clone();
         *nonul.last_mut().unwrap() = b'x';
-        assert!(parse_short_import(&nonul)
-            .unwrap_err()
-            .contains("missing NUL after DLL name"));
+        assert!(parse_short_import(&nonul).unwrap_err().contains("missing NUL after DLL name"));
         // Missing NUL after the symbol name: a single string.
         let mut one = good[..20].to_vec();
         one.extend_from_slice(b"barbaz");
         one[12..16].copy_from_slice(&6u32.to_le_bytes());
-        assert!(parse_short_import(&one)
-            .unwrap_err()
-            .contains("missing NUL after symbol name"));
+        assert!(parse_short_import(&one).unwrap_err().contains("missing NUL after symbol name"));
         // EXPORTAS without its third string.
         let mut ea = good.clone();
         ea[18..20].copy_from_slice(&(IMPORT_OBJECT_NAME_EXPORTAS << 2).to_le_bytes());
-        assert!(parse_short_import(&ea)
-            .unwrap_err()
-            .contains("missing NUL after export name"));
+        assert!(parse_short_import(&ea).unwrap_err().contains("missing NUL after export name"));
         let mut bad_type = good.clone();
         bad_type[18..20].copy_from_slice(&((IMPORT_OBJECT_NAME << 2) | 3).to_le_bytes());
-        assert_eq!(
-            parse_short_import(&bad_type).unwrap_err(),
-            "broken import library: unknown import type 3"
-        );
+        assert_eq!(parse_short_import(&bad_type).unwrap_err(), "broken import library: unknown import type 3");
         let mut bad_nt = good.clone();
         bad_nt[18..20].copy_from_slice(&(5u16 << 2).to_le_bytes());
-        assert_eq!(
-            parse_short_import(&bad_nt).unwrap_err(),
-            "broken import library: unknown import name type 5"
-        );
+        assert_eq!(parse_short_import(&bad_nt).unwrap_err(), "broken import library: unknown import name type 5");
         let mut i386 = good.clone();
         i386[6..8].copy_from_slice(&IMAGE_FILE_MACHINE_I386.to_le_bytes());
-        assert_eq!(
-            parse_short_import(&i386).unwrap_err(),
-            "machine type x86 conflicts with x64"
-        );
+        assert_eq!(parse_short_import(&i386).unwrap_err(), "machine type x86 conflicts with x64");
         let mut anon = good.clone();
         anon[4] = 1; // Version 1: anonymous object, not a short import.
         assert!(!is_short_import(&anon));
-        assert_eq!(
-            parse_short_import(&anon).unwrap_err(),
-            "not a short import object"
-        );
+        assert_eq!(parse_short_import(&anon).unwrap_err(), "not a short import object");
         let mut empty = good[..20].to_vec();
         empty.extend_from_slice(b"\0x.dll\0");
         empty[12..16].copy_from_slice(&7u32.to_le_bytes());
-        assert!(parse_short_import(&empty)
-            .unwrap_err()
-            .contains("empty symbol name"));
+        assert!(parse_short_import(&empty).unwrap_err().contains("empty symbol name"));
         assert!(!is_short_import(b"\x64\x86\x02\x00"));
     }
 
     #[test]
     fn long_dll_name_uses_string_table() {
-        let lib = write_import_library(
-            "a-very-long-library-name.dll",
-            &[ImplibExport {
-                name: "f".into(),
-                ..Default::default()
-            }],
-        );
+        let lib = write_import_library("a-very-long-library-name.dll", &[ImplibExport { name: "f".into(), ..Default::default() }]);
         assert!(lib.windows(16).any(|w| w == b"//              "));
         // Every member header refers to offset 0 of the string table.
-        assert!(
-            lib.windows(16)
-                .filter(|w| *w == b"/0              ")
-                .count()
-                == 4
-        );
+        assert!(lib.windows(16).filter(|w| *w == b"/0              ").count() == 4);
     }
 
     fn run(dir: &Path, args: &[&str]) -> std::process::Output {
-        let out = Command::new(args[0])
-            .args(&args[1..])
-            .current_dir(dir)
-            .output()
-            .unwrap_or_else(|e| panic!("{} must be installed: {e}", args[0]));
-        assert!(
-            out.status.success(),
-            "{args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = Command::new(args[0]).args(&args[1..]).current_dir(dir).output().unwrap_or_else(|e| panic!("{} must be installed: {e}", args[0]));
+        assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
         out
     }
 
     /// Builds a DLL with clang-22/ld.lld-22 (`--out-implib`) and checks that
     /// `write_import_library` reproduces lld's import library byte for byte.
     /// Needs clang-22 and ld.lld-22 on PATH (always installed in CI).
-    fn compare_with_lld(
-        tag: &str,
-        dll: &str,
-        c_src: &str,
-        def: Option<&str>,
-        exports: &[ImplibExport],
-        main_src: Option<&str>,
-    ) {
+    fn compare_with_lld(tag: &str, dll: &str, c_src: &str, def: Option<&str>, exports: &[ImplibExport], main_src: Option<&str>) {
         let dir = std::env::temp_dir().join(format!("dtld-implib-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("x.c"), c_src).unwrap();
         let implib = format!("lib{dll}.a");
-        let mut args: Vec<String> = vec![
-            "clang-22".into(),
-            "--target=x86_64-w64-mingw32".into(),
-            "-shared".into(),
-            "-fuse-ld=lld".into(),
-            "x.c".into(),
-        ];
+        let mut args: Vec<String> = vec!["clang-22".into(), "--target=x86_64-w64-mingw32".into(), "-shared".into(), "-fuse-ld=lld".into(), "x.c".into()];
         if let Some(d) = def {
             std::fs::write(dir.join("x.def"), d).unwrap();
             args.push("x.def".into());
         }
-        args.extend([
-            "-o".into(),
-            dll.to_string(),
-            format!("-Wl,--out-implib,{implib}"),
-        ]);
+        args.extend(["-o".into(), dll.to_string(), format!("-Wl,--out-implib,{implib}")]);
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         run(&dir, &argv);
         let lld = std::fs::read(dir.join(&implib)).unwrap();
@@ -947,23 +690,9 @@ mod tests {
             // ld.lld-22 links a program against our library.
             std::fs::write(dir.join("ours.a"), &ours).unwrap();
             std::fs::write(dir.join("main.c"), main_src).unwrap();
-            run(
-                &dir,
-                &[
-                    "clang-22",
-                    "--target=x86_64-w64-mingw32",
-                    "-fuse-ld=lld",
-                    "main.c",
-                    "ours.a",
-                    "-o",
-                    "main.exe",
-                ],
-            );
+            run(&dir, &["clang-22", "--target=x86_64-w64-mingw32", "-fuse-ld=lld", "main.c", "ours.a", "-o", "main.exe"]);
             let exe = std::fs::read(dir.join("main.exe")).unwrap();
-            assert!(
-                exe.windows(dll.len()).any(|w| w == dll.as_bytes()),
-                "main.exe does not import {dll}"
-            );
+            assert!(exe.windows(dll.len()).any(|w| w == dll.as_bytes()), "main.exe does not import {dll}");
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -975,27 +704,17 @@ mod tests {
                    __declspec(dllexport) int var = 7;\n\
                    __declspec(dllexport) const char *zeta_str = \"hi\";\n\
                    int notexp(void) { return 0; }\n";
-        let e = |name: &str, data: bool| ImplibExport {
-            name: name.into(),
-            data,
-            ..Default::default()
-        };
+        let e = |name: &str, data: bool| ImplibExport { name: name.into(), data, ..Default::default() };
         let main = "__declspec(dllimport) int foo(int); int bar(void);\n\
                     __declspec(dllimport) int var; __declspec(dllimport) const char *zeta_str;\n\
                     int main(void) { return foo(1) + bar() + var + zeta_str[0] == 2 + 42 + 7 + 'h' ? 0 : 1; }\n";
-        let exports = [
-            e("bar", false),
-            e("foo", false),
-            e("var", true),
-            e("zeta_str", true),
-        ];
+        let exports = [e("bar", false), e("foo", false), e("var", true), e("zeta_str", true)];
         compare_with_lld("dllexport", "x.dll", src, None, &exports, Some(main));
     }
 
     #[test]
     fn matches_lld_def_features_and_long_name() {
-        let src =
-            "int alpha(void){return 1;} int beta(void){return 2;} int gamma_(void){return 3;}\n\
+        let src = "int alpha(void){return 1;} int beta(void){return 2;} int gamma_(void){return 3;}\n\
                    int delta(void){return 4;} int dv = 5; int cv = 6; int zed(void){return 7;}\n\
                    int inner(void){return 8;}\n";
         let def = "EXPORTS\n  zed\n  alpha @10\n  beta @3 NONAME\n  gamma_\n  delta PRIVATE\n  dv DATA\n  \
@@ -1003,63 +722,19 @@ mod tests {
         // What lld hands to writeImportLibrary: exports sorted by export name,
         // explicit ordinals only.
         let exports = [
-            ImplibExport {
-                name: "alpha".into(),
-                ordinal: 10,
-                ..Default::default()
-            },
-            ImplibExport {
-                name: "beta".into(),
-                ordinal: 3,
-                noname: true,
-                ..Default::default()
-            },
-            ImplibExport {
-                name: "cv".into(),
-                constant: true,
-                ..Default::default()
-            },
-            ImplibExport {
-                name: "delta".into(),
-                private: true,
-                ..Default::default()
-            },
-            ImplibExport {
-                name: "dv".into(),
-                data: true,
-                ..Default::default()
-            },
-            ImplibExport {
-                name: "fwd".into(),
-                ..Default::default()
-            },
-            ImplibExport {
-                name: "gamma_".into(),
-                ..Default::default()
-            },
-            ImplibExport {
-                name: "outer".into(),
-                ..Default::default()
-            },
-            ImplibExport {
-                name: "ren".into(),
-                export_as: Some("renamed_in_dll".into()),
-                ..Default::default()
-            },
-            ImplibExport {
-                name: "zed".into(),
-                ..Default::default()
-            },
+            ImplibExport { name: "alpha".into(), ordinal: 10, ..Default::default() },
+            ImplibExport { name: "beta".into(), ordinal: 3, noname: true, ..Default::default() },
+            ImplibExport { name: "cv".into(), constant: true, ..Default::default() },
+            ImplibExport { name: "delta".into(), private: true, ..Default::default() },
+            ImplibExport { name: "dv".into(), data: true, ..Default::default() },
+            ImplibExport { name: "fwd".into(), ..Default::default() },
+            ImplibExport { name: "gamma_".into(), ..Default::default() },
+            ImplibExport { name: "outer".into(), ..Default::default() },
+            ImplibExport { name: "ren".into(), export_as: Some("renamed_in_dll".into()), ..Default::default() },
+            ImplibExport { name: "zed".into(), ..Default::default() },
         ];
         let src = format!("{src}int ren(void){{return 9;}}\n");
-        compare_with_lld(
-            "def",
-            "a-long-library-name.dll",
-            &src,
-            Some(def),
-            &exports,
-            None,
-        );
+        compare_with_lld("def", "a-long-library-name.dll", &src, Some(def), &exports, None);
     }
 
     /// Round trip: every short import we write parses back.
@@ -1068,22 +743,9 @@ mod tests {
         let lib = write_import_library(
             "k.dll",
             &[
-                ImplibExport {
-                    name: "f".into(),
-                    ordinal: 4,
-                    ..Default::default()
-                },
-                ImplibExport {
-                    name: "d".into(),
-                    data: true,
-                    ..Default::default()
-                },
-                ImplibExport {
-                    name: "n".into(),
-                    ordinal: 9,
-                    noname: true,
-                    ..Default::default()
-                },
+                ImplibExport { name: "f".into(), ordinal: 4, ..Default::default() },
+                ImplibExport { name: "d".into(), data: true, ..Default::default() },
+                ImplibExport { name: "n".into(), ordinal: 9, noname: true, ..Default::default() },
             ],
         );
         let ar = object::read::archive::ArchiveFile::parse(&*lib).unwrap();
@@ -1100,20 +762,8 @@ mod tests {
         assert_eq!(
             got,
             [
-                (
-                    "f".to_string(),
-                    ImportKind::Code,
-                    None,
-                    Some("f".to_string()),
-                    4
-                ),
-                (
-                    "d".to_string(),
-                    ImportKind::Data,
-                    None,
-                    Some("d".to_string()),
-                    0
-                ),
+                ("f".to_string(), ImportKind::Code, None, Some("f".to_string()), 4),
+                ("d".to_string(), ImportKind::Data, None, Some("d".to_string()), 0),
                 ("n".to_string(), ImportKind::Code, Some(9), None, 9),
             ]
         );

@@ -32,8 +32,14 @@ pub const DISCARD: u32 = pe::IMAGE_SCN_MEM_DISCARDABLE;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChunkKind {
-    Section { file: FileId, sec: u32 },
-    Common { file: FileId, sym: u32 },
+    Section {
+        file: FileId,
+        sec: u32,
+    },
+    Common {
+        file: FileId,
+        sym: u32,
+    },
     ImportThunk(FileId),
     ImportDir(usize),
     NullDir,
@@ -127,7 +133,11 @@ fn strip_suffix(name: &str, comdat: bool, mingw: bool) -> bool {
 }
 
 fn align_to(v: u64, a: u64) -> u64 {
-    if a <= 1 { v } else { v.div_ceil(a) * a }
+    if a <= 1 {
+        v
+    } else {
+        v.div_ceil(a) * a
+    }
 }
 
 impl<'a> Layout<'a> {
@@ -290,10 +300,14 @@ impl<'a> Layout<'a> {
             r,
             chunks: Vec::new(),
             osecs: Vec::new(),
-            sec_chunk: r.files.iter().map(|f| match &f.kind {
-                Kind::Obj(o) => vec![None; o.sections.len()],
-                _ => Vec::new(),
-            }).collect(),
+            sec_chunk: r
+                .files
+                .iter()
+                .map(|f| match &f.kind {
+                    Kind::Obj(o) => vec![None; o.sections.len()],
+                    _ => Vec::new(),
+                })
+                .collect(),
             common_chunk: Vec::new(),
             thunk_chunk: Vec::new(),
             address_chunk: Vec::new(),
@@ -437,7 +451,8 @@ fn apply_icf(l: &mut Layout) {
 /// `.rsrc`, `.edata` and `.idata` partial sections are forced to DATA|R.
 fn force_data_sections(partial: &mut Partial) {
     for prefix in [".rsrc", ".edata", ".idata"] {
-        let keys: Vec<(String, u32)> = partial.keys().filter(|(n, c)| (n == prefix || n.starts_with(&format!("{prefix}$"))) && *c != DATA | R).cloned().collect();
+        let keys: Vec<(String, u32)> =
+            partial.keys().filter(|(n, c)| (n == prefix || n.starts_with(&format!("{prefix}$"))) && *c != DATA | R).cloned().collect();
         for k in keys {
             let v = partial.remove(&k).unwrap();
             partial.entry((k.0, DATA | R)).or_default().extend(v);
@@ -571,10 +586,13 @@ fn add_import_thunks(l: &mut Layout, text: &mut OutSec) {
 fn add_merged_strings(l: &mut Layout, rdata: &mut OutSec, merge_groups: BTreeMap<u32, Vec<usize>>) {
     let r = l.r;
     for (align, members) in merge_groups {
-        let data: Vec<&[u8]> = members.iter().map(|&c| match l.chunks[c].kind {
-            ChunkKind::Section { file, sec } => r.obj(file).sections[sec as usize].data,
-            _ => &[][..],
-        }).collect();
+        let data: Vec<&[u8]> = members
+            .iter()
+            .map(|&c| match l.chunks[c].kind {
+                ChunkKind::Section { file, sec } => r.obj(file).sections[sec as usize].data,
+                _ => &[][..],
+            })
+            .collect();
         let (bytes, offsets) = super::merge::tail_merge(&data, align);
         let c = l.add_chunk(ChunkKind::Merge(l.merged.len()), bytes.len() as u32, align, true);
         rdata.chunks.push(c);
@@ -631,7 +649,12 @@ fn add_pseudo_relocs(l: &mut Layout, rdata: &mut OutSec) -> Result<Vec<PseudoSit
                 let ty = rel.typ.get(object::LittleEndian);
                 let bits = arch::kind(ty).map(arch::pseudo_reloc_bits).unwrap_or(0);
                 if bits == 0 {
-                    return Err(Error::new(format!("unable to automatically import from {} with relocation type {} in {}", r.symbols[id].name, arch::name(ty), file.name)));
+                    return Err(Error::new(format!(
+                        "unable to automatically import from {} with relocation type {} in {}",
+                        r.symbols[id].name,
+                        arch::name(ty),
+                        file.name
+                    )));
                 }
                 if !config.pseudo_relocs {
                     return Err(Error::new(format!("automatic dllimport of {} in {} requires pseudo relocations", r.symbols[id].name, file.name)));
@@ -672,7 +695,15 @@ fn add_export_table(l: &mut Layout, edata: &mut OutSec) -> Result<()> {
     }
     let mut ex = Vec::new();
     for (e, _) in &r.exports {
-        ex.push(Export { name: e.table_name().to_string(), ordinal: e.ordinal, rva: 0, forward: e.forward_to.clone(), data: e.data, private: e.private, noname: e.noname });
+        ex.push(Export {
+            name: e.table_name().to_string(),
+            ordinal: e.ordinal,
+            rva: 0,
+            forward: e.forward_to.clone(),
+            data: e.data,
+            private: e.private,
+            noname: e.noname,
+        });
     }
     super::exports::assign_ordinals(&mut ex).map_err(Error::new)?;
     let size = super::exports::edata_size(&l.dll_name, &ex);
@@ -688,7 +719,15 @@ fn add_export_table(l: &mut Layout, edata: &mut OutSec) -> Result<()> {
 /// defaults); every conflict warns and the first rule stays.
 fn merge_rules(config: &CoffConfig, r: &Resolved) -> Result<BTreeMap<String, String>> {
     let mut merge: BTreeMap<String, String> = BTreeMap::new();
-    let mut defaults: Vec<(&str, &str)> = vec![(".idata", ".rdata"), (".didat", ".rdata"), (".edata", ".rdata"), (".xdata", ".rdata"), (".00cfg", ".rdata"), (".voltbl", ".rdata"), (".bss", ".data")];
+    let mut defaults: Vec<(&str, &str)> = vec![
+        (".idata", ".rdata"),
+        (".didat", ".rdata"),
+        (".edata", ".rdata"),
+        (".xdata", ".rdata"),
+        (".00cfg", ".rdata"),
+        (".voltbl", ".rdata"),
+        (".bss", ".data"),
+    ];
     if config.mingw {
         defaults.extend([(".ctors", ".rdata"), (".dtors", ".rdata"), (".CRT", ".rdata")]);
     }
@@ -754,7 +793,11 @@ fn order_output_sections(l: &mut Layout, mut osecs: Vec<OutSec>) {
     osecs.retain(|o| !o.chunks.is_empty() || o.name == ".reloc");
     let rank = |o: &OutSec| -> u8 {
         if o.chars & DISCARD != 0 {
-            if o.name.starts_with(".debug_") { 3 } else { 2 }
+            if o.name.starts_with(".debug_") {
+                3
+            } else {
+                2
+            }
         } else if o.name == ".rsrc" {
             1
         } else {
@@ -892,7 +935,9 @@ fn collect_baserels(l: &Layout) -> Vec<(u32, u16)> {
                         let Some(k) = arch::kind(rel.typ.get(object::LittleEndian)) else { continue };
                         let Some(t) = arch::baserel_type(k) else { continue };
                         let idx = rel.symbol_table_index.get(object::LittleEndian) as usize;
-                        if let Some((_, _, false)) = l.target(file, idx) { v.push((l.chunks[c].rva + rel.virtual_address.get(object::LittleEndian), t)) }
+                        if let Some((_, _, false)) = l.target(file, idx) {
+                            v.push((l.chunks[c].rva + rel.virtual_address.get(object::LittleEndian), t))
+                        }
                     }
                 }
                 ChunkKind::LocalImport(_) => v.push((l.chunks[c].rva, 10)),

@@ -21,8 +21,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::layout::{ChunkKind, Layout};
 use super::demangle::display as demangle;
+use super::layout::{ChunkKind, Layout};
 use super::resolve::{Def, Kind, SymRef};
 use crate::error::{Error, Result};
 

@@ -100,11 +100,23 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
                 return e;
             }
             // lld-link spells the LTO options `-name:`; the shared engine words them `--name=`.
-            let msgs = e.messages.iter().map(|m| m.replacen("--thinlto-", "-thinlto-", 1).replacen("--lto-", "-lto-", 1).replacen("= expects", ": expects", 1)).collect();
+            let msgs = e
+                .messages
+                .iter()
+                .map(|m| m.replacen("--thinlto-", "-thinlto-", 1).replacen("--lto-", "-lto-", 1).replacen("= expects", ": expects", 1))
+                .collect();
             Error::many(msgs)
         })?;
         let out = {
-            let req = crate::lto::LtoRequest { output: &config.output, format: crate::lto::irsymtab::ObjectFormat::Coff, pic: false, verbose: config.verbose, opts: &opts, modules: resolver.lto_modules(), lazy: Vec::new() };
+            let req = crate::lto::LtoRequest {
+                output: &config.output,
+                format: crate::lto::irsymtab::ObjectFormat::Coff,
+                pic: false,
+                verbose: config.verbose,
+                opts: &opts,
+                modules: resolver.lto_modules(),
+                lazy: Vec::new(),
+            };
             let mut trace = crate::trace::Trace::default();
             crate::lto::run_request(&req, &mut trace)?
         };
@@ -168,7 +180,13 @@ fn write_def_implib(c: &config::CoffConfig) -> Result<()> {
         .collect();
     let out_name = c.output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let dll = match c.import_name.as_deref() {
-        Some(n) if !n.is_empty() => if n.contains('.') { n.to_string() } else { format!("{n}.dll") },
+        Some(n) if !n.is_empty() => {
+            if n.contains('.') {
+                n.to_string()
+            } else {
+                format!("{n}.dll")
+            }
+        }
         _ => std::path::Path::new(&out_name).with_extension("dll").to_string_lossy().into_owned(),
     };
     let path = c.out_implib.clone().unwrap_or_else(|| c.output.with_extension("lib"));

@@ -131,11 +131,7 @@ fn section_name_error<H: CoffHeader>(data: &[u8], header: &H, raw: &[u8; 8], num
             let ptr = header.pointer_to_symbol_table() as u64;
             let entry = if H::is_type_bigobj() { 20 } else { 18 };
             let table = ptr + header.number_of_symbols() as u64 * entry;
-            let size = if ptr == 0 {
-                0
-            } else {
-                data.get(table as usize..table as usize + 4).map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap()) as u64)
-            };
+            let size = if ptr == 0 { 0 } else { data.get(table as usize..table as usize + 4).map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap()) as u64) };
             match offset {
                 None => "invalid section name".to_string(),
                 Some(_) if size <= 4 => "string table empty".to_string(),
@@ -172,11 +168,8 @@ fn parse_with<H: CoffHeader>(data: &'static [u8]) -> Result<ObjFile, String> {
         let name = leak_str(name);
         let chars = s.characteristics.get(LE);
         let size = s.size_of_raw_data.get(LE);
-        let sdata: &'static [u8] = if chars & pe::IMAGE_SCN_CNT_UNINITIALIZED_DATA != 0 {
-            &[]
-        } else {
-            s.coff_data(data).map_err(|_| format!("section {name}: {INVALID}"))?
-        };
+        let sdata: &'static [u8] =
+            if chars & pe::IMAGE_SCN_CNT_UNINITIALIZED_DATA != 0 { &[] } else { s.coff_data(data).map_err(|_| format!("section {name}: {INVALID}"))? };
         let relocs = s.coff_relocations(data).map_err(|_| INVALID.to_string())?;
         let align = if chars & pe::IMAGE_SCN_TYPE_NO_PAD != 0 {
             1
@@ -242,7 +235,19 @@ fn parse_with<H: CoffHeader>(data: &'static [u8]) -> Result<ObjFile, String> {
             is_aux: false,
         });
         for _ in 0..naux {
-            symbols.push(Sym { name: "", value: 0, section: 0, class: 0, typ: 0, naux: 0, secdef: None, weak_tag: None, checksum: 0, sec_length: 0, is_aux: true });
+            symbols.push(Sym {
+                name: "",
+                value: 0,
+                section: 0,
+                class: 0,
+                typ: 0,
+                naux: 0,
+                secdef: None,
+                weak_tag: None,
+                checksum: 0,
+                sec_length: 0,
+                is_aux: true,
+            });
         }
         i += 1 + naux as usize;
     }

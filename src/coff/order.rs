@@ -55,7 +55,11 @@ pub fn priority(order: &HashMap<String, i64>, r: &Resolved, file: usize, sec: u3
     match f.leaders.get(&sec) {
         Some(&i) => {
             let s = &r.obj(file).symbols[i as usize];
-            if s.is_external() { order.get(s.name).copied().unwrap_or(0) } else { 0 }
+            if s.is_external() {
+                order.get(s.name).copied().unwrap_or(0)
+            } else {
+                0
+            }
         }
         None => 0,
     }

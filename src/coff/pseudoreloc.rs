@@ -18,7 +18,11 @@ pub struct PseudoReloc {
 
 /// Size of the table for `n` sites (empty when there are none, as lld lays it out).
 pub fn table_size(n: usize) -> u32 {
-    if n == 0 { 0 } else { 12 + 12 * n as u32 }
+    if n == 0 {
+        0
+    } else {
+        12 + 12 * n as u32
+    }
 }
 
 /// The table's bytes.

@@ -297,12 +297,20 @@ impl Tree {
                 }
                 let d = off as usize;
                 let (Some(rva), Some(size)) = (u32_at(b, d), u32_at(b, d + 4)) else { return Err(err("invalid resource data entry")) };
-                let reloc = sec.relocs.iter().find(|r| r.virtual_address.get(object::LittleEndian) as usize == d).ok_or_else(|| err("no relocation found for DataRVA"))?;
+                let reloc = sec
+                    .relocs
+                    .iter()
+                    .find(|r| r.virtual_address.get(object::LittleEndian) as usize == d)
+                    .ok_or_else(|| err("no relocation found for DataRVA"))?;
                 if reloc.typ.get(object::LittleEndian) != object::pe::IMAGE_REL_AMD64_ADDR32NB {
                     return Err(err("unexpected relocation type"));
                 }
                 let sym = &obj.symbols[reloc.symbol_table_index.get(object::LittleEndian) as usize];
-                let target = usize::try_from(sym.section).ok().and_then(|s| s.checked_sub(1)).and_then(|s| obj.sections.get(s)).ok_or_else(|| err("invalid relocation symbol"))?;
+                let target = usize::try_from(sym.section)
+                    .ok()
+                    .and_then(|s| s.checked_sub(1))
+                    .and_then(|s| obj.sections.get(s))
+                    .ok_or_else(|| err("invalid relocation symbol"))?;
                 let start = rva as usize + sym.value as usize;
                 let bytes = target.data.get(start..start + size as usize).ok_or_else(|| err("data outside of section"))?;
                 let Key::Id(lang) = c[2] else { unreachable!() };
@@ -382,7 +390,9 @@ impl Tree {
         put16(&mut out, 18, object::pe::IMAGE_FILE_32BIT_MACHINE);
         // Section headers.
         let chars = object::pe::IMAGE_SCN_CNT_INITIALIZED_DATA | object::pe::IMAGE_SCN_MEM_READ;
-        for (i, (name, size, off, relocs, nrel)) in [(b".rsrc$01", one_size, one_off, one_relocs, ndata), (b".rsrc$02", two_size, two_off, 0, 0)].into_iter().enumerate() {
+        for (i, (name, size, off, relocs, nrel)) in
+            [(b".rsrc$01", one_size, one_off, one_relocs, ndata), (b".rsrc$02", two_size, two_off, 0, 0)].into_iter().enumerate()
+        {
             let h = 20 + 40 * i;
             out[h..h + 8].copy_from_slice(name);
             put32(&mut out, h + 16, size as u32);
@@ -471,7 +481,6 @@ impl Tree {
         }
         out
     }
-
 }
 
 #[cfg(test)]
@@ -538,7 +547,11 @@ mod tests {
         let mut t2 = Tree::new(false);
         t2.add_object("x.obj", &obj, &mut dups).unwrap();
         assert!(dups.is_empty());
-        let sorted = |v: &Vec<Vec<u8>>| { let mut v = v.clone(); v.sort(); v };
+        let sorted = |v: &Vec<Vec<u8>>| {
+            let mut v = v.clone();
+            v.sort();
+            v
+        };
         assert_eq!(sorted(&t2.data), sorted(&t.data));
         // The leaves come back in tree order; from then on the object is a fixed point.
         let b2: &'static [u8] = Box::leak(t2.write_coff(0).into_boxed_slice());
@@ -557,10 +570,13 @@ mod tests {
         t.add_res("a.res", &a, &mut dups).unwrap();
         t.add_res("b.res", &b, &mut dups).unwrap();
         t.add_res("c.res", &c, &mut dups).unwrap();
-        assert_eq!(dups, vec![
-            "duplicate resource: type STRINGTABLE (ID 6)/name ID 1/language 1033, in a.res and in b.res".to_string(),
-            "duplicate resource: type \"T\"/name \"N\"/language 7, in b.res and in c.res".to_string(),
-        ]);
+        assert_eq!(
+            dups,
+            vec![
+                "duplicate resource: type STRINGTABLE (ID 6)/name ID 1/language 1033, in a.res and in b.res".to_string(),
+                "duplicate resource: type \"T\"/name \"N\"/language 7, in b.res and in c.res".to_string(),
+            ]
+        );
     }
 
     #[test]

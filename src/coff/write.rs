@@ -18,9 +18,9 @@ use crate::error::{Error, Result};
 use crate::output::{put16, put32, put64, MappedOutput, Wording};
 
 const DOS_PROGRAM: [u8; 56] = [
-    0x0e, 0x1f, 0xba, 0x0e, 0x00, 0xb4, 0x09, 0xcd, 0x21, 0xb8, 0x01, 0x4c, 0xcd, 0x21, 0x54, 0x68, 0x69, 0x73, 0x20, 0x70, 0x72, 0x6f,
-    0x67, 0x72, 0x61, 0x6d, 0x20, 0x63, 0x61, 0x6e, 0x6e, 0x6f, 0x74, 0x20, 0x62, 0x65, 0x20, 0x72, 0x75, 0x6e, 0x20, 0x69, 0x6e, 0x20,
-    0x44, 0x4f, 0x53, 0x20, 0x6d, 0x6f, 0x64, 0x65, 0x2e, 0x24, 0x00, 0x00,
+    0x0e, 0x1f, 0xba, 0x0e, 0x00, 0xb4, 0x09, 0xcd, 0x21, 0xb8, 0x01, 0x4c, 0xcd, 0x21, 0x54, 0x68, 0x69, 0x73, 0x20, 0x70, 0x72, 0x6f, 0x67, 0x72, 0x61, 0x6d,
+    0x20, 0x63, 0x61, 0x6e, 0x6e, 0x6f, 0x74, 0x20, 0x62, 0x65, 0x20, 0x72, 0x75, 0x6e, 0x20, 0x69, 0x6e, 0x20, 0x44, 0x4f, 0x53, 0x20, 0x6d, 0x6f, 0x64, 0x65,
+    0x2e, 0x24, 0x00, 0x00,
 ];
 const DOS_STUB_SIZE: usize = 64 + DOS_PROGRAM.len();
 
@@ -109,7 +109,13 @@ fn build_symtab(l: &Layout) -> Symtab {
                                     written[iid] = true;
                                     if let (Some(c), Some(rva)) = (l.sym_chunk(iid), l.sym_rva(iid)) {
                                         if let Some(os) = l.osecs.get(l.chunks[c].osec) {
-                                            entries.push((l.r.symbols[iid].name, (rva as u32).wrapping_sub(os.rva), os.index as i16, 0, pe::IMAGE_SYM_CLASS_EXTERNAL));
+                                            entries.push((
+                                                l.r.symbols[iid].name,
+                                                (rva as u32).wrapping_sub(os.rva),
+                                                os.index as i16,
+                                                0,
+                                                pe::IMAGE_SYM_CLASS_EXTERNAL,
+                                            ));
                                         }
                                     }
                                 }
@@ -185,7 +191,8 @@ pub fn write(l: &Layout) -> Result<()> {
     sort_pdata(l, buf)?;
     fix_tls_alignment(l, buf);
     // Build id and time stamp (lld's writeBuildId).
-    let timestamp = config.timestamp.unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as u32).unwrap_or(0));
+    let timestamp =
+        config.timestamp.unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as u32).unwrap_or(0));
     if let Some((dd, cv)) = l.debug_dir {
         let hash = xxhash_rust::xxh3::xxh3_64(buf);
         let off = chunk_off(l, cv);
@@ -458,7 +465,11 @@ fn write_sections(l: &Layout, b: &mut [u8], errors: &mut Vec<String>) {
                         let target = match l.target(file, idx) {
                             Some(t) => Some(t),
                             // `/force:unresolved`: lld made the symbol absolute 0.
-                            None if l.config.force_unresolved && matches!(r.files[file].syms.get(idx), Some(SymRef::Global(id)) if r.symbols[*id].def == Def::Undefined) => Some((0u64.wrapping_sub(l.image_base), None, true)),
+                            None if l.config.force_unresolved
+                                && matches!(r.files[file].syms.get(idx), Some(SymRef::Global(id)) if r.symbols[*id].def == Def::Undefined) =>
+                            {
+                                Some((0u64.wrapping_sub(l.image_base), None, true))
+                            }
                             None => None,
                         };
                         let Some((srva, schunk, _abs)) = target else {

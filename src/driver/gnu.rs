@@ -131,9 +131,7 @@ fn threads(p: &mut Gnu, v: &Val) {
 
 fn defsym(p: &mut Gnu, v: &Val) {
     match v.value.unwrap_or("").split_once('=') {
-        Some((name, value)) if !name.trim().is_empty() && !value.trim().is_empty() => {
-            p.cfg.defsym.push((name.trim().to_string(), value.trim().to_string()))
-        }
+        Some((name, value)) if !name.trim().is_empty() && !value.trim().is_empty() => p.cfg.defsym.push((name.trim().to_string(), value.trim().to_string())),
         _ => p.errors.push("--defsym:1: unexpected EOF".into()),
     }
 }
@@ -266,7 +264,9 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["relocatable", "r"], Flag, "", "Create a relocatable object file", Implemented, |p, _| p.cfg.relocatable = true),
     opt(&["emit-relocs", "q"], Flag, "", "Keep relocations in the output", Unsupported, nothing),
     opt(&["Bstatic", "dn", "non_shared"], Flag, "", "Do not link against shared libraries (positional)", Implemented, |p, _| p.input(InputArg::Static(true))),
-    opt(&["Bdynamic", "dy", "call_shared"], Flag, "", "Link against shared libraries (positional, default)", Implemented, |p, _| p.input(InputArg::Static(false))),
+    opt(&["Bdynamic", "dy", "call_shared"], Flag, "", "Link against shared libraries (positional, default)", Implemented, |p, _| {
+        p.input(InputArg::Static(false))
+    }),
     opt(&["as-needed"], Flag, "", "Only set DT_NEEDED for shared libraries if used (positional)", Implemented, |p, _| p.input(InputArg::AsNeeded(true))),
     opt(&["no-as-needed"], Flag, "", "Always set DT_NEEDED for shared libraries (positional, default)", Implemented, |p, _| p.input(InputArg::AsNeeded(false))),
     opt(&["whole-archive"], Flag, "", "Include all members of following archives (positional)", Implemented, |p, _| p.input(InputArg::WholeArchive(true))),
@@ -318,18 +318,14 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["no-print-gc-sections"], Flag, "", "Do not list removed unused sections (default)", Implemented, |p, _| p.cfg.print_gc_sections = false),
     opt(&["enable-new-dtags"], Flag, "", "Use DT_RUNPATH (default)", Implemented, |p, _| p.cfg.enable_new_dtags = true),
     opt(&["disable-new-dtags"], Flag, "", "Use DT_RPATH", Implemented, |p, _| p.cfg.enable_new_dtags = false),
-    opt(&["allow-shlib-undefined"], Flag, "", "Allow unresolved references in shared libraries", Implemented, |p, _| {
-        p.cfg.allow_shlib_undefined = Some(true)
-    }),
+    opt(&["allow-shlib-undefined"], Flag, "", "Allow unresolved references in shared libraries", Implemented, |p, _| p.cfg.allow_shlib_undefined = Some(true)),
     opt(&["no-allow-shlib-undefined"], Flag, "", "Report unresolved references in shared libraries", Implemented, |p, _| {
         p.cfg.allow_shlib_undefined = Some(false)
     }),
     opt(&["no-undefined"], Flag, "", "Report unresolved symbols even if linking a shared object (-z defs)", Implemented, |p, _| p.cfg.z_defs = true),
     opt(&["unresolved-symbols"], Value, "<policy>", "ignore-all, ignore-in-object-files, ignore-in-shared-libs or report-all", Implemented, unresolved_symbols),
     opt(&["warn-unresolved-symbols"], Flag, "", "Report unresolved symbols as warnings", Implemented, |p, _| p.cfg.warn_unresolved_symbols = true),
-    opt(&["error-unresolved-symbols"], Flag, "", "Report unresolved symbols as errors (default)", Implemented, |p, _| {
-        p.cfg.warn_unresolved_symbols = false
-    }),
+    opt(&["error-unresolved-symbols"], Flag, "", "Report unresolved symbols as errors (default)", Implemented, |p, _| p.cfg.warn_unresolved_symbols = false),
     opt(&["gnu-unique"], Flag, "", "Keep STB_GNU_UNIQUE bindings (default)", Implemented, |p, _| p.cfg.no_gnu_unique = false),
     opt(&["no-gnu-unique"], Flag, "", "Write STB_GNU_UNIQUE symbols as STB_GLOBAL", Implemented, |p, _| p.cfg.no_gnu_unique = true),
     opt(&["allow-multiple-definition"], Flag, "", "Allow multiple definitions", Implemented, |p, _| p.cfg.allow_multiple_definition = true),
@@ -337,9 +333,7 @@ static OPTIONS: &[Opt<Gnu>] = &[
         p.cfg.allow_multiple_definition = false
     }),
     opt(&["Bsymbolic"], Flag, "", "Bind defined symbols locally in a shared object", Implemented, |p, _| p.cfg.bsymbolic = true),
-    opt(&["Bsymbolic-functions"], Flag, "", "Bind defined function symbols locally in a shared object", Implemented, |p, _| {
-        p.cfg.bsymbolic_functions = true
-    }),
+    opt(&["Bsymbolic-functions"], Flag, "", "Bind defined function symbols locally in a shared object", Implemented, |p, _| p.cfg.bsymbolic_functions = true),
     opt(&["Bno-symbolic"], Flag, "", "Do not bind symbols locally (default)", Implemented, |p, _| {
         p.cfg.bsymbolic = false;
         p.cfg.bsymbolic_functions = false;
@@ -378,9 +372,7 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["reproduce"], Value, "<file>", "Write a tar file with the inputs and command line to reproduce the link", Implemented, |p, v| {
         p.cfg.reproduce = Some(v.path())
     }),
-    opt(&["chroot"], Value, "<dir>", "Read absolute input paths below <dir> (for --reproduce trees)", Implemented, |p, v| {
-        p.cfg.chroot = Some(v.path())
-    }),
+    opt(&["chroot"], Value, "<dir>", "Read absolute input paths below <dir> (for --reproduce trees)", Implemented, |p, v| p.cfg.chroot = Some(v.path())),
     opt(&["verbose"], Flag, "", "Verbose mode", Implemented, |p, _| p.cfg.verbose = true),
     opt(&["time-trace"], OptValue, "[=<file>]", "Write a Chrome trace of the link's stages to <file> (default <output>.time-trace)", Implemented, |p, v| {
         p.cfg.time_trace = Some(match v.value {
@@ -394,7 +386,14 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["version"], Flag, "", "Print the version and exit", Implemented, |p, _| p.version = true),
     opt(&["help"], Flag, "", "Print option help", Implemented, |p, _| p.help = true),
     opt(&["O"], Value, "<n>", "Optimization level (merge sections at 1, tail-merge strings at 2)", Implemented, opt_level),
-    opt(&["call-graph-profile-sort"], Value, "[none,hfsort,cdsort]", "Reorder input sections with call graph profile using the specified algorithm (default: cdsort)", Implemented, cg_profile_sort),
+    opt(
+        &["call-graph-profile-sort"],
+        Value,
+        "[none,hfsort,cdsort]",
+        "Reorder input sections with call graph profile using the specified algorithm (default: cdsort)",
+        Implemented,
+        cg_profile_sort,
+    ),
     opt(&["no-call-graph-profile-sort"], Flag, "", "Do not reorder sections with call graph profile", Implemented, |p, _| {
         p.cfg.cg_profile_sort = CgProfileSort::None
     }),
@@ -404,9 +403,14 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["symbol-ordering-file"], Value, "<file>", "Layout sections in the order specified by symbol file", Implemented, |p, v| {
         p.cfg.symbol_ordering_file = Some(v.path())
     }),
-    opt(&["print-symbol-order"], Value, "<file>", "Print a symbol order specified by --call-graph-ordering-file into the specified file", Implemented, |p, v| {
-        p.cfg.print_symbol_order = Some(v.path())
-    }),
+    opt(
+        &["print-symbol-order"],
+        Value,
+        "<file>",
+        "Print a symbol order specified by --call-graph-ordering-file into the specified file",
+        Implemented,
+        |p, v| p.cfg.print_symbol_order = Some(v.path()),
+    ),
     opt(&["warn-symbol-ordering"], Flag, "", "Warn about problems with the symbol ordering file (default)", Implemented, |p, _| {
         p.cfg.warn_symbol_ordering = true
     }),
@@ -425,9 +429,14 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["icf"], Value, "<none|all|safe>", "Identical code folding (only none is done)", Implemented, icf),
     opt(&["pack-dyn-relocs"], Value, "<none|relr|...>", "Pack dynamic relocations (only none is done)", Implemented, pack_dyn_relocs),
     opt(&["compress-debug-sections"], Value, "<none|zlib|zstd>", "Compress debug sections (zlib; zstd is not supported)", Implemented, compress_debug_sections),
-    opt(&["exclude-libs"], Value, "<libs>", "Hide symbols of these archives (comma- or colon-separated names, or ALL) from the dynamic symbol table", Implemented, |p, v| {
-        p.cfg.exclude_libs.extend(v.str().split([',', ':']).filter(|s| !s.is_empty()).map(str::to_string))
-    }),
+    opt(
+        &["exclude-libs"],
+        Value,
+        "<libs>",
+        "Hide symbols of these archives (comma- or colon-separated names, or ALL) from the dynamic symbol table",
+        Implemented,
+        |p, v| p.cfg.exclude_libs.extend(v.str().split([',', ':']).filter(|s| !s.is_empty()).map(str::to_string)),
+    ),
     opt(&["orphan-handling"], Value, "<mode>", "Orphan section handling (only place is done)", Implemented, orphan_handling),
     opt(&["trace", "t"], Flag, "", "Print the name of each input file", Implemented, |p, _| p.cfg.trace = true),
     opt(&["trace-symbol", "y"], Value, "<sym>", "Trace references to a symbol", Ignored, nothing),
@@ -459,7 +468,12 @@ const SHORT_WITH_VALUE: &[char] = &['o', 'l', 'L', 'e', 'u', 'h', 'R', 'I', 'm',
 /// Arguments lld forwards to its LTO stage unparsed (`--lto-*`, `--thinlto-*`, `--save-temps`);
 /// `lto::options` reads them.
 fn is_lto_option(body: &str) -> bool {
-    body.starts_with("lto-") || body.starts_with("thinlto-") || body.starts_with("lto=") || body == "no-lto-pgo-warn-mismatch" || body == "save-temps" || body.starts_with("save-temps=")
+    body.starts_with("lto-")
+        || body.starts_with("thinlto-")
+        || body.starts_with("lto=")
+        || body == "no-lto-pgo-warn-mismatch"
+        || body == "save-temps"
+        || body.starts_with("save-temps=")
 }
 
 /// LTO options that take their value in the next argument too (`--x <v>`), as in lld.
@@ -708,10 +722,20 @@ fn z_keyword_value(p: &mut Gnu, k: &str, key: &str, value: &str) {
         // lld's default visibility for __start_/__stop_ symbols.
         "start-stop-visibility" if value == "protected" => {}
         // Reports for other architectures, or features dtld does not implement.
-        "start-stop-visibility" | "bti-report" | "execute-only-report" | "gcs" | "gcs-report" | "memtag-mode" | "zicfilp" | "zicfiss" | "zicfilp-report"
-        | "zicfiss-report" | "zicfilp-unlabeled-report" | "zicfilp-func-sig-report" | "isa-level-report" | "pauth-report" => {
-            p.warnings.push(format!("-z {k} is not supported; ignored"))
-        }
+        "start-stop-visibility"
+        | "bti-report"
+        | "execute-only-report"
+        | "gcs"
+        | "gcs-report"
+        | "memtag-mode"
+        | "zicfilp"
+        | "zicfiss"
+        | "zicfilp-report"
+        | "zicfiss-report"
+        | "zicfilp-unlabeled-report"
+        | "zicfilp-func-sig-report"
+        | "isa-level-report"
+        | "pauth-report" => p.warnings.push(format!("-z {k} is not supported; ignored")),
         _ => p.warnings.push(format!("unknown -z value: {k}")),
     }
 }
@@ -772,8 +796,8 @@ pub fn z_rows() -> Vec<(&'static str, options::Status)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::elf::config::InputArg;
     use crate::driver::{tokenize_gnu, version_string};
+    use crate::elf::config::InputArg;
     use std::path::PathBuf;
 
     /// docs/options.md's generated table matches the option table (`DTLD_BLESS=1` rewrites it).
@@ -834,42 +858,18 @@ mod tests {
         assert_eq!(cfg(&["-h", "z", "a.o"]).soname.as_deref(), Some("z"));
         assert_eq!(cfg(&["-hz", "a.o"]).soname.as_deref(), Some("z"));
         assert_eq!(cfg(&["-e", "start", "a.o"]).entry.as_deref(), Some("start"));
-        assert_eq!(
-            cfg(&["--entry=start", "a.o"]).entry.as_deref(),
-            Some("start")
-        );
+        assert_eq!(cfg(&["--entry=start", "a.o"]).entry.as_deref(), Some("start"));
         assert_eq!(cfg(&["-entry", "s", "a.o"]).entry.as_deref(), Some("s"));
         assert_eq!(cfg(&["-emain", "a.o"]).entry.as_deref(), Some("main"));
-        assert_eq!(
-            cfg(&["-u", "f", "--undefined=g", "-uh", "a.o"]).undefined,
-            vec!["f", "g", "h"]
-        );
-        assert_eq!(
-            cfg(&["-m", "elf_x86_64", "a.o"]).emulation.as_deref(),
-            Some("elf_x86_64")
-        );
-        assert_eq!(
-            cfg(&["-melf_x86_64", "a.o"]).emulation.as_deref(),
-            Some("elf_x86_64")
-        );
+        assert_eq!(cfg(&["-u", "f", "--undefined=g", "-uh", "a.o"]).undefined, vec!["f", "g", "h"]);
+        assert_eq!(cfg(&["-m", "elf_x86_64", "a.o"]).emulation.as_deref(), Some("elf_x86_64"));
+        assert_eq!(cfg(&["-melf_x86_64", "a.o"]).emulation.as_deref(), Some("elf_x86_64"));
         let c = cfg(&["-L", "/a", "-L/b", "--library-path=/c", "a.o"]);
-        assert_eq!(
-            c.library_paths,
-            vec![
-                PathBuf::from("/a"),
-                PathBuf::from("/b"),
-                PathBuf::from("/c")
-            ]
-        );
+        assert_eq!(c.library_paths, vec![PathBuf::from("/a"), PathBuf::from("/b"), PathBuf::from("/c")]);
         let c = cfg(&["-lfoo", "-l", "bar", "-l:baz.a", "--library=qux"]);
         assert_eq!(
             c.inputs,
-            vec![
-                InputArg::Library("foo".into()),
-                InputArg::Library("bar".into()),
-                InputArg::Library(":baz.a".into()),
-                InputArg::Library("qux".into())
-            ]
+            vec![InputArg::Library("foo".into()), InputArg::Library("bar".into()), InputArg::Library(":baz.a".into()), InputArg::Library("qux".into())]
         );
         let c = cfg(&["-dynamic-linker", "/lib/ld.so", "a.o"]);
         assert_eq!(c.dynamic_linker.as_deref(), Some("/lib/ld.so"));
@@ -891,9 +891,7 @@ mod tests {
         assert!(c.is_static && c.pie && c.no_dynamic_linker);
         assert_eq!(c.inputs[0], InputArg::Static(true));
         let c = cfg(&["-E", "-s", "-S", "-x", "-X", "a.o"]);
-        assert!(
-            c.export_dynamic && c.strip_all && c.strip_debug && c.discard_all && c.discard_locals
-        );
+        assert!(c.export_dynamic && c.strip_all && c.strip_debug && c.discard_all && c.discard_locals);
         assert!(cfg(&["-r", "a.o"]).relocatable);
         assert!(cfg(&["--relocatable", "a.o"]).relocatable);
     }
@@ -954,43 +952,17 @@ mod tests {
 
     #[test]
     fn z_keywords() {
-        let c = cfg(&[
-            "-z",
-            "now",
-            "-znorelro",
-            "-z",
-            "noexecstack",
-            "-z",
-            "defs",
-            "-z",
-            "max-page-size=0x200000",
-            "a.o",
-        ]);
+        let c = cfg(&["-z", "now", "-znorelro", "-z", "noexecstack", "-z", "defs", "-z", "max-page-size=0x200000", "a.o"]);
         assert!(c.z_now && !c.z_relro && !c.z_execstack && c.z_defs);
         assert_eq!(c.max_page_size, Some(0x200000));
-        let c = cfg(&[
-            "-z",
-            "execstack",
-            "-z",
-            "notext",
-            "-zseparate-code",
-            "-z",
-            "common-page-size=4096",
-            "a.o",
-        ]);
+        let c = cfg(&["-z", "execstack", "-z", "notext", "-zseparate-code", "-z", "common-page-size=4096", "a.o"]);
         assert!(c.z_execstack && !c.z_text && c.z_separate_code);
         assert_eq!(c.common_page_size, Some(4096));
         // Unknown keywords only warn.
         let w = warnings(&["-z", "bogus-keyword", "-z", "combreloc", "a.o"]);
         assert_eq!(w, vec!["unknown -z value: bogus-keyword".to_string()]);
-        assert_eq!(
-            err(&["-z", "max-page-size=abc", "a.o"]),
-            "invalid max-page-size: abc"
-        );
-        assert_eq!(
-            err(&["-z", "common-page-size=3", "a.o"]),
-            "common-page-size: value isn't a power of 2"
-        );
+        assert_eq!(err(&["-z", "max-page-size=abc", "a.o"]), "invalid max-page-size: abc");
+        assert_eq!(err(&["-z", "common-page-size=3", "a.o"]), "common-page-size: value isn't a power of 2");
         assert!(cfg(&["--no-undefined", "a.o"]).z_defs);
     }
 
@@ -1004,43 +976,19 @@ mod tests {
         assert_eq!(err(&["--omain", "a.o"]), "unknown argument '--omain'");
         assert_eq!(err(&["--lfoo"]), "unknown argument '--lfoo'");
         assert_eq!(err(&["-pie=3", "a.o"]), "unknown argument '-pie=3'");
-        assert_eq!(
-            err(&["--as-needed=3", "a.o"]),
-            "unknown argument '--as-needed=3'"
-        );
-        assert_eq!(
-            err(&["--hash-style=foo", "a.o"]),
-            "unknown --hash-style: foo"
-        );
-        assert_eq!(
-            err(&["--build-id=foo", "a.o"]),
-            "unknown --build-id style: foo"
-        );
-        assert_eq!(
-            err(&["--threads=x", "a.o"]),
-            "--threads: expected a positive integer, but got 'x'"
-        );
-        assert_eq!(
-            err(&["--threads=0", "a.o"]),
-            "--threads: expected a positive integer, but got '0'"
-        );
+        assert_eq!(err(&["--as-needed=3", "a.o"]), "unknown argument '--as-needed=3'");
+        assert_eq!(err(&["--hash-style=foo", "a.o"]), "unknown --hash-style: foo");
+        assert_eq!(err(&["--build-id=foo", "a.o"]), "unknown --build-id style: foo");
+        assert_eq!(err(&["--threads=x", "a.o"]), "--threads: expected a positive integer, but got 'x'");
+        assert_eq!(err(&["--threads=0", "a.o"]), "--threads: expected a positive integer, but got '0'");
         assert_eq!(err(&["-m", "foo", "a.o"]), "unknown emulation: foo");
         assert_eq!(err(&["-Ox", "a.o"]), "-Ox: number expected, but got 'x'");
         assert_eq!(err(&[]), "no input files");
         assert_eq!(err(&["-pie"]), "no input files");
-        assert_eq!(
-            err(&["--pop-state", "--bogus", "-x1"]),
-            "unknown argument '--bogus'\nunknown argument '-x1'"
-        );
-        assert_eq!(
-            err(&["--start-group", "--start-group", "a.o"]),
-            "nested --start-group"
-        );
+        assert_eq!(err(&["--pop-state", "--bogus", "-x1"]), "unknown argument '--bogus'\nunknown argument '-x1'");
+        assert_eq!(err(&["--start-group", "--start-group", "a.o"]), "nested --start-group");
         assert_eq!(err(&["--end-group", "a.o"]), "stray --end-group");
-        assert_eq!(
-            err(&["--color-diagnostics=bad", "a.o"]),
-            "unknown option: --color-diagnostics=bad"
-        );
+        assert_eq!(err(&["--color-diagnostics=bad", "a.o"]), "unknown option: --color-diagnostics=bad");
     }
 
     #[test]
@@ -1058,41 +1006,16 @@ mod tests {
         assert_eq!(cfg(&["--build-id=sha1", "a.o"]).build_id, BuildId::Sha1);
         assert_eq!(cfg(&["--build-id=md5", "a.o"]).build_id, BuildId::Md5);
         assert_eq!(cfg(&["--build-id=uuid", "a.o"]).build_id, BuildId::Uuid);
-        assert_eq!(
-            cfg(&["--build-id", "--build-id=none", "a.o"]).build_id,
-            BuildId::None
-        );
+        assert_eq!(cfg(&["--build-id", "--build-id=none", "a.o"]).build_id, BuildId::None);
         let c = cfg(&["--build-id=0xdeadBEEF", "a.o"]);
-        assert_eq!(
-            (c.build_id, c.build_id_hex),
-            (BuildId::None, vec![0xde, 0xad, 0xbe, 0xef])
-        );
-        assert!(cfg(&["--build-id=0x01", "--build-id=sha1", "a.o"])
-            .build_id_hex
-            .is_empty());
-        let c = cfg(&[
-            "--eh-frame-hdr",
-            "--gc-sections",
-            "--print-gc-sections",
-            "--threads=3",
-            "a.o",
-        ]);
+        assert_eq!((c.build_id, c.build_id_hex), (BuildId::None, vec![0xde, 0xad, 0xbe, 0xef]));
+        assert!(cfg(&["--build-id=0x01", "--build-id=sha1", "a.o"]).build_id_hex.is_empty());
+        let c = cfg(&["--eh-frame-hdr", "--gc-sections", "--print-gc-sections", "--threads=3", "a.o"]);
         assert!(c.eh_frame_hdr && c.gc_sections && c.print_gc_sections);
         assert_eq!(c.threads, Some(3));
         assert_eq!(cfg(&["--threads", "2", "a.o"]).threads, Some(2));
-        let c = cfg(&[
-            "--defsym=a=b+1",
-            "--defsym",
-            "c=0x10",
-            "--wrap=malloc",
-            "--wrap",
-            "free",
-            "a.o",
-        ]);
-        assert_eq!(
-            c.defsym,
-            vec![("a".into(), "b+1".into()), ("c".into(), "0x10".into())]
-        );
+        let c = cfg(&["--defsym=a=b+1", "--defsym", "c=0x10", "--wrap=malloc", "--wrap", "free", "a.o"]);
+        assert_eq!(c.defsym, vec![("a".into(), "b+1".into()), ("c".into(), "0x10".into())]);
         assert_eq!(c.wrap, vec!["malloc", "free"]);
         let c = cfg(&[
             "-plugin",
@@ -1105,41 +1028,15 @@ mod tests {
             "a.o",
         ]);
         assert_eq!(c.plugin.as_deref(), Some("/usr/lib/gcc/liblto_plugin.so"));
-        assert_eq!(
-            c.plugin_opts,
-            vec!["/usr/lib/gcc/lto-wrapper", "-fresolution=/tmp/x.res", "O2"]
-        );
+        assert_eq!(c.plugin_opts, vec!["/usr/lib/gcc/lto-wrapper", "-fresolution=/tmp/x.res", "O2"]);
         assert_eq!(c.mllvm, vec!["-foo"]);
-        let c = cfg(&[
-            "--lto-O3",
-            "--thinlto-cache-dir=/tmp/c",
-            "--lto-partitions=2",
-            "-O2",
-            "a.o",
-        ]);
-        assert_eq!(
-            c.lto_args,
-            vec![
-                "--lto-O3",
-                "--thinlto-cache-dir=/tmp/c",
-                "--lto-partitions=2"
-            ]
-        );
+        let c = cfg(&["--lto-O3", "--thinlto-cache-dir=/tmp/c", "--lto-partitions=2", "-O2", "a.o"]);
+        assert_eq!(c.lto_args, vec!["--lto-O3", "--thinlto-cache-dir=/tmp/c", "--lto-partitions=2"]);
         assert_eq!(c.opt_level, 2);
         assert_eq!(cfg(&["-O", "0", "a.o"]).opt_level, 0);
-        let c = cfg(&[
-            "-Map",
-            "out.map",
-            "--version-script=v.map",
-            "--version-script",
-            "w.map",
-            "a.o",
-        ]);
+        let c = cfg(&["-Map", "out.map", "--version-script=v.map", "--version-script", "w.map", "a.o"]);
         assert_eq!(c.map_file, Some(PathBuf::from("out.map")));
-        assert_eq!(
-            c.version_scripts,
-            vec![PathBuf::from("v.map"), PathBuf::from("w.map")]
-        );
+        assert_eq!(c.version_scripts, vec![PathBuf::from("v.map"), PathBuf::from("w.map")]);
         assert_eq!(cfg(&["--Map=m", "a.o"]).map_file, Some(PathBuf::from("m")));
         // lld's no-ops are silent; what lld does and dtld does not warns.
         let w = warnings(&["--sort-common", "--warn-common", "--hash-size=31", "--reduce-memory-overheads", "-g", "--cref", "a.o"]);
@@ -1166,29 +1063,16 @@ mod tests {
         // lld takes --thinlto-cache-policy's value joined or separate.
         assert_eq!(cfg(&["--thinlto-cache-policy", "prune_after=1h", "a.o"]).lto_args, vec!["--thinlto-cache-policy=prune_after=1h"]);
         assert!(cfg(&["--gnu-unique", "--no-gnu-unique", "a.o"]).no_gnu_unique);
-        let c = cfg(&[
-            "--no-relax",
-            "--fatal-warnings",
-            "--icf=none",
-            "--error-limit=0",
-            "-nostdlib",
-            "a.o",
-        ]);
+        let c = cfg(&["--no-relax", "--fatal-warnings", "--icf=none", "--error-limit=0", "-nostdlib", "a.o"]);
         assert!(!c.relax && c.fatal_warnings);
         let c = cfg(&["--allow-shlib-undefined", "--disable-new-dtags", "a.o"]);
         assert_eq!(c.allow_shlib_undefined, Some(true));
         assert!(!c.enable_new_dtags);
-        assert_eq!(
-            cfg(&["--no-allow-shlib-undefined", "a.o"]).allow_shlib_undefined,
-            Some(false)
-        );
+        assert_eq!(cfg(&["--no-allow-shlib-undefined", "a.o"]).allow_shlib_undefined, Some(false));
         assert!(cfg(&["--verbose", "a.o"]).verbose);
         assert!(cfg(&["-v", "a.o"]).print_version);
         assert!(matches!(parse(&args(&["-v"])), Ok(Action::Version)));
-        assert!(matches!(
-            parse(&args(&["--version", "a.o"])),
-            Ok(Action::Version)
-        ));
+        assert!(matches!(parse(&args(&["--version", "a.o"])), Ok(Action::Version)));
         assert!(matches!(parse(&args(&["-V"])), Ok(Action::Version)));
         assert!(matches!(parse(&args(&["--help"])), Ok(Action::Help)));
         assert!(version_string().contains("compatible with GNU linkers"));
@@ -1197,21 +1081,8 @@ mod tests {
 
     #[test]
     fn sysroot_applies_to_library_paths() {
-        let c = cfg(&[
-            "-L=/usr/lib",
-            "-L$SYSROOT/lib",
-            "-L/plain",
-            "--sysroot=/sr",
-            "a.o",
-        ]);
-        assert_eq!(
-            c.library_paths,
-            vec![
-                PathBuf::from("/sr/usr/lib"),
-                PathBuf::from("/sr/lib"),
-                PathBuf::from("/plain")
-            ]
-        );
+        let c = cfg(&["-L=/usr/lib", "-L$SYSROOT/lib", "-L/plain", "--sysroot=/sr", "a.o"]);
+        assert_eq!(c.library_paths, vec![PathBuf::from("/sr/usr/lib"), PathBuf::from("/sr/lib"), PathBuf::from("/plain")]);
         let c = cfg(&["-L=/usr/lib", "a.o"]);
         assert_eq!(c.library_paths, vec![PathBuf::from("/usr/lib")]);
     }
@@ -1219,14 +1090,8 @@ mod tests {
     #[test]
     fn response_file_quoting() {
         assert_eq!(tokenize_gnu("a b\t c\n d"), vec!["a", "b", "c", "d"]);
-        assert_eq!(
-            tokenize_gnu(r#""a b" 'c d' e\ f"#),
-            vec!["a b", "c d", "e f"]
-        );
-        assert_eq!(
-            tokenize_gnu(r#""a \"q\" \\ b" 'x\y'"#),
-            vec![r#"a "q" \ b"#, r"x\y"]
-        );
+        assert_eq!(tokenize_gnu(r#""a b" 'c d' e\ f"#), vec!["a b", "c d", "e f"]);
+        assert_eq!(tokenize_gnu(r#""a \"q\" \\ b" 'x\y'"#), vec![r#"a "q" \ b"#, r"x\y"]);
         assert_eq!(tokenize_gnu(r#"a"b c"d ''"#), vec!["ab cd", ""]);
         assert_eq!(tokenize_gnu("  "), Vec::<String>::new());
     }
@@ -1242,20 +1107,10 @@ mod tests {
         let c = cfg(&[&format!("@{}", r1.display()), "-lm"]);
         assert!(c.pie);
         assert_eq!(c.output, PathBuf::from("out file"));
-        assert_eq!(
-            c.inputs,
-            vec![
-                InputArg::File("b c.o".into()),
-                InputArg::File("a.o".into()),
-                InputArg::Library("m".into())
-            ]
-        );
+        assert_eq!(c.inputs, vec![InputArg::File("b c.o".into()), InputArg::File("a.o".into()), InputArg::Library("m".into())]);
         // A missing @file stays an argument.
         let c = cfg(&["@/nonexistent/dtld/rsp"]);
-        assert_eq!(
-            c.inputs,
-            vec![InputArg::File("@/nonexistent/dtld/rsp".into())]
-        );
+        assert_eq!(c.inputs, vec![InputArg::File("@/nonexistent/dtld/rsp".into())]);
         // Recursion is an error, not a hang.
         std::fs::write(&r2, format!("@{}", r1.display())).unwrap();
         let e = err(&[&format!("@{}", r1.display())]);

@@ -53,12 +53,7 @@ fn from_table(r: &RowInfo) -> OptionRow {
 /// lists them), then response files, which the driver expands before the table sees them.
 fn rows() -> Vec<OptionRow> {
     let mut rows: Vec<OptionRow> = gnu::rows().iter().filter(|r| !r.help.is_empty()).map(from_table).collect();
-    rows.push(OptionRow {
-        spellings: vec!["@<file>".into()],
-        metavar: "<file>".into(),
-        help: "Read options from <file>".into(),
-        status: Status::Implemented,
-    });
+    rows.push(OptionRow { spellings: vec!["@<file>".into()], metavar: "<file>".into(), help: "Read options from <file>".into(), status: Status::Implemented });
     rows
 }
 
@@ -179,7 +174,8 @@ pub fn render(rows: &[OptionRow], lto: &[OptionRow], z: &[(&str, Status)], versi
 
 const LTO_INTRO: &str = "ThinLTO with `-flto=thin`, and distributed ThinLTO with clang's `-fthinlto-distributor=`, which passes `--thinlto-distributor=` and `--thinlto-remote-compiler=` to the linker.";
 const NOOP_INTRO: &str = "Accepted quietly so that GNU ld command lines keep working; they have no effect, as in lld.";
-const IGNORED_INTRO: &str = "Recognised but not implemented. The output means the same without them, so dtld warns `<option> is not supported; ignored` and links.";
+const IGNORED_INTRO: &str =
+    "Recognised but not implemented. The output means the same without them, so dtld warns `<option> is not supported; ignored` and links.";
 const UNSUPPORTED_INTRO: &str = "Recognised but not implemented, and ignoring them would change what the output means: the link stops with `error: <option> is not supported` and writes nothing.";
 
 /// A section listing the rows of one status, or nothing when there are none.
@@ -299,12 +295,7 @@ mod tests {
     use super::*;
 
     fn row(spellings: &[&str], metavar: &str, help: &str, status: Status) -> OptionRow {
-        OptionRow {
-            spellings: spellings.iter().map(|s| s.to_string()).collect(),
-            metavar: metavar.into(),
-            help: help.into(),
-            status,
-        }
+        OptionRow { spellings: spellings.iter().map(|s| s.to_string()).collect(), metavar: metavar.into(), help: help.into(), status }
     }
 
     #[test]

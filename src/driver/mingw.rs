@@ -142,7 +142,9 @@ static OPTIONS: &[Opt<Mingw>] = &[
         }
     }),
     opt(&["u", "undefined"], Value, "<symbol>", "Include symbol in the link, if available", Implemented, |p, v| p.c.include_optional.push(v.str())),
-    opt(&["require-defined"], Value, "<symbol>", "Force symbol to be added to symbol table as an undefined one", Implemented, |p, v| p.c.includes.push(v.str())),
+    opt(&["require-defined"], Value, "<symbol>", "Force symbol to be added to symbol table as an undefined one", Implemented, |p, v| {
+        p.c.includes.push(v.str())
+    }),
     opt(&["subsystem"], Value, "<subsystem[:major[.minor]]>", "Specify subsystem", Implemented, |p, v| p.subsystem = Some(v.str())),
     opt(&["out-implib"], Value, "<path>", "Import library name", Implemented, |p, v| p.c.out_implib = Some(v.path())),
     // lld's MinGW driver passes `-Map` on as `-lldmap:`.
@@ -159,17 +161,23 @@ static OPTIONS: &[Opt<Mingw>] = &[
     opt(&["stack"], Value, "<reserve[,commit]>", "Size of the stack", Implemented, |p, v| p.c.stack = pair(v.value.unwrap_or(""), p.c.stack, &mut p.errors)),
     opt(&["heap"], Value, "<reserve[,commit]>", "Size of the heap", Implemented, |p, v| p.c.heap = pair(v.value.unwrap_or(""), p.c.heap, &mut p.errors)),
     opt(&["file-alignment"], Value, "<n>", "Set file alignment", Implemented, |p, v| p.c.file_align = parse_num(v.value.unwrap_or("")).unwrap_or(512) as u32),
-    opt(&["section-alignment"], Value, "<n>", "Set section alignment", Implemented, |p, v| p.c.section_align = parse_num(v.value.unwrap_or("")).unwrap_or(4096) as u32),
+    opt(&["section-alignment"], Value, "<n>", "Set section alignment", Implemented, |p, v| {
+        p.c.section_align = parse_num(v.value.unwrap_or("")).unwrap_or(4096) as u32
+    }),
     opt(&["threads"], Value, "<n>", "Number of threads", Implemented, |p, v| p.c.threads = v.value.unwrap_or("").parse().ok()),
     opt(&["error-limit"], Value, "<n>", "Maximum number of errors to emit before stopping (0 = no limit)", Implemented, error_limit),
-    opt(&["exclude-symbols"], Value, "<symbol,...>", "Exclude symbols from automatic export", Implemented, |p, v| p.c.exclude_symbols.extend(v.str().split(',').map(String::from))),
+    opt(&["exclude-symbols"], Value, "<symbol,...>", "Exclude symbols from automatic export", Implemented, |p, v| {
+        p.c.exclude_symbols.extend(v.str().split(',').map(String::from))
+    }),
     opt(&["icf"], Value, "<all|safe|none>", "Identical code folding", Implemented, icf),
     opt(&["thinlto-cache-dir"], Value, "<dir>", "Path to ThinLTO cached object file directory", Implemented, |p, v| p.c.lto.cache_dir = Some(v.str())),
     opt(&["thinlto-jobs"], Value, "<n>", "Number of ThinLTO jobs", Implemented, |p, v| p.c.lto.jobs = Some(v.str())),
     opt(&["thinlto-distributor"], Value, "<path>", "Distributor for DTLTO backend jobs", Implemented, |p, v| p.c.lto.distributor = Some(v.str())),
     opt(&["thinlto-remote-compiler"], Value, "<path>", "Compiler for DTLTO backend jobs", Implemented, |p, v| p.c.lto.remote_compiler = Some(v.str())),
     opt(&["thinlto-distributor-arg"], Value, "<arg>", "Argument for the DTLTO distributor", Implemented, |p, v| p.c.lto.distributor_args.push(v.str())),
-    opt(&["thinlto-remote-compiler-arg"], Value, "<arg>", "Argument for the DTLTO remote compiler", Implemented, |p, v| p.c.lto.remote_compiler_args.push(v.str())),
+    opt(&["thinlto-remote-compiler-arg"], Value, "<arg>", "Argument for the DTLTO remote compiler", Implemented, |p, v| {
+        p.c.lto.remote_compiler_args.push(v.str())
+    }),
     opt(&["lto-O"], Value, "<n>", "LTO optimization level", Implemented, |p, v| p.c.lto.opt_level = v.value.unwrap_or("").parse().ok()),
     opt(&["mllvm"], Value, "<arg>", "Options to pass to LLVM", Implemented, |p, v| p.c.lto.mllvm.push(v.str())),
     opt(&["plugin"], Value, "<path>", "The LLVMgold.so clang names (finds the user's LLVM)", Implemented, |p, v| p.c.lto.plugin = Some(v.str())),
@@ -216,12 +224,22 @@ static OPTIONS: &[Opt<Mingw>] = &[
         push_lto(p, v.value.map_or("--thinlto-index-only".into(), |f| format!("--thinlto-index-only={f}")))
     }),
     opt(&["thinlto-emit-imports-files"], Flag, "", "Write the ThinLTO import lists", Implemented, |p, _| push_lto(p, "--thinlto-emit-imports-files".into())),
-    opt(&["thinlto-prefix-replace"], Value, "<old;new>", "ThinLTO output path prefix replacement", Implemented, |p, v| push_lto(p, format!("--thinlto-prefix-replace={}", v.str()))),
-    opt(&["thinlto-object-suffix-replace"], Value, "<old;new>", "ThinLTO object suffix replacement", Implemented, |p, v| push_lto(p, format!("--thinlto-object-suffix-replace={}", v.str()))),
-    opt(&["thinlto-cache-policy"], Value, "<policy>", "ThinLTO cache pruning policy", Implemented, |p, v| push_lto(p, format!("--thinlto-cache-policy={}", v.str()))),
+    opt(&["thinlto-prefix-replace"], Value, "<old;new>", "ThinLTO output path prefix replacement", Implemented, |p, v| {
+        push_lto(p, format!("--thinlto-prefix-replace={}", v.str()))
+    }),
+    opt(&["thinlto-object-suffix-replace"], Value, "<old;new>", "ThinLTO object suffix replacement", Implemented, |p, v| {
+        push_lto(p, format!("--thinlto-object-suffix-replace={}", v.str()))
+    }),
+    opt(&["thinlto-cache-policy"], Value, "<policy>", "ThinLTO cache pruning policy", Implemented, |p, v| {
+        push_lto(p, format!("--thinlto-cache-policy={}", v.str()))
+    }),
     opt(&["lto-sample-profile"], Value, "<file>", "Sample profile for LTO", Implemented, |p, v| push_lto(p, format!("--lto-sample-profile={}", v.str()))),
-    opt(&["lto-cs-profile-generate"], Flag, "", "Context-sensitive PGO instrumentation in LTO", Implemented, |p, _| push_lto(p, "--lto-cs-profile-generate".into())),
-    opt(&["lto-cs-profile-file"], Value, "<file>", "Context-sensitive profile for LTO", Implemented, |p, v| push_lto(p, format!("--lto-cs-profile-file={}", v.str()))),
+    opt(&["lto-cs-profile-generate"], Flag, "", "Context-sensitive PGO instrumentation in LTO", Implemented, |p, _| {
+        push_lto(p, "--lto-cs-profile-generate".into())
+    }),
+    opt(&["lto-cs-profile-file"], Value, "<file>", "Context-sensitive profile for LTO", Implemented, |p, v| {
+        push_lto(p, format!("--lto-cs-profile-file={}", v.str()))
+    }),
     opt(&["lto-emit-asm"], Flag, "", "Emit assembly from LTO", Implemented, |p, _| push_lto(p, "--lto-emit-asm".into())),
     opt(&["fatal-warnings"], Flag, "", "Treat warnings as errors", Implemented, |p, _| p.c.diag.fatal_warnings = true),
     opt(&["no-fatal-warnings"], Flag, "", "Do not treat warnings as errors (default)", Implemented, |p, _| p.c.diag.fatal_warnings = false),
@@ -231,7 +249,9 @@ static OPTIONS: &[Opt<Mingw>] = &[
     opt(&["push-state"], Flag, "", "Save the current state of -Bstatic and --whole-archive", Implemented, |p, _| p.pos.push(Pos::Push)),
     opt(&["pop-state"], Flag, "", "Restore the state saved by --push-state", Implemented, |p, _| p.pos.push(Pos::Pop)),
     opt(&["dll-search-prefix"], Value, "<prefix>", "The prefix of DLLs to look for with -l (lib)", Implemented, |p, v| p.dll_prefix = Some(v.str())),
-    opt(&["rpath"], Value, "<dir>", "Ignored (PE has no rpath), with a warning as lld", Implemented, |p, v| p.warnings.push(format!("ignoring -rpath: {}", v.str()))),
+    opt(&["rpath"], Value, "<dir>", "Ignored (PE has no rpath), with a warning as lld", Implemented, |p, v| {
+        p.warnings.push(format!("ignoring -rpath: {}", v.str()))
+    }),
     opt(&["guard-cf"], Flag, "", "Enable Control Flow Guard", Implemented, |p, _| guard_cf(p, true)),
     opt(&["no-guard-cf"], Flag, "", "Do not enable Control Flow Guard (default)", Implemented, |p, _| guard_cf(p, false)),
     opt(&["guard-longjmp"], Flag, "", "Enable longjmp protection", Implemented, |p, _| p.c.guard_longjmp = true),
@@ -395,7 +415,10 @@ impl Mingw {
 
 /// The `--help` text of the MinGW flavour, from its table.
 pub fn help_text() -> String {
-    format!("OVERVIEW: dtld, MinGW flavour (compatible with GNU linkers)\n\nUSAGE: dtld -m i386pep [options] file...\n\nOPTIONS:\n{}", options::gnu_help(OPTIONS))
+    format!(
+        "OVERVIEW: dtld, MinGW flavour (compatible with GNU linkers)\n\nUSAGE: dtld -m i386pep [options] file...\n\nOPTIONS:\n{}",
+        options::gnu_help(OPTIONS)
+    )
 }
 
 /// Parses a MinGW command line (argv without the program name, response files expanded).
@@ -587,7 +610,24 @@ mod tests {
         // Joined one-letter values, `=` values, separate values and aliases reach one row.
         let a = s(&["-m", "i386pep", "-lfoo", "--entry=start", "-e", "main2", "--no-dynamicbase", "--stack", "0x2000,0x1000", "x.o"]);
         let p = {
-            let mut p = Mingw { c: CoffConfig::new(true), errors: Vec::new(), warnings: Vec::new(), search: Vec::new(), pos: Vec::new(), have_input: false, dll_prefix: None, verbose_v: false, version: false, help: false, os: (None, None), ss: (None, None), subsystem: None, strip_all: false, strip_debug: false, build_id: None };
+            let mut p = Mingw {
+                c: CoffConfig::new(true),
+                errors: Vec::new(),
+                warnings: Vec::new(),
+                search: Vec::new(),
+                pos: Vec::new(),
+                have_input: false,
+                dll_prefix: None,
+                verbose_v: false,
+                version: false,
+                help: false,
+                os: (None, None),
+                ss: (None, None),
+                subsystem: None,
+                strip_all: false,
+                strip_debug: false,
+                build_id: None,
+            };
             let mut i = 0;
             while i < a.len() {
                 i += p.argument(&a, i);

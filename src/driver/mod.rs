@@ -202,5 +202,3 @@ pub fn tokenize_gnu(s: &str) -> Vec<String> {
     }
     out
 }
-
-

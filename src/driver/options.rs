@@ -127,7 +127,6 @@ pub fn gnu_help<S>(table: &[Opt<S>]) -> String {
     s
 }
 
-
 fn help_with_status<S>(o: &Opt<S>) -> String {
     match o.status {
         Status::Implemented | Status::Noop => o.help.to_string(),

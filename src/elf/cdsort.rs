@@ -47,13 +47,7 @@ struct Config {
     frequency_scale: f64,
 }
 
-const CONFIG: Config = Config {
-    cache_entries: 16,
-    cache_size: 2048,
-    max_chain_size: 128,
-    distance_power: 0.25,
-    frequency_scale: 0.25,
-};
+const CONFIG: Config = Config { cache_entries: 16, cache_size: 2048, max_chain_size: 128, distance_power: 0.25, frequency_scale: 0.25 };
 
 /// A call site: caller, callee, how often, and where in the caller.
 struct Call {
@@ -73,10 +67,7 @@ struct Gain {
 
 impl Gain {
     /// "Not computed yet" (LLVM's default `MergeGainT`).
-    const NONE: Gain = Gain {
-        score: -1.0,
-        dst_first: false,
-    };
+    const NONE: Gain = Gain { score: -1.0, dst_first: false };
 }
 
 /// The calls between two chains (or, after merging, within one: a self edge, never a
@@ -113,10 +104,7 @@ impl Chain {
     }
 
     fn edge_to(&self, other: usize) -> Option<usize> {
-        self.edges
-            .iter()
-            .find(|&&(c, _)| c == other)
-            .map(|&(_, e)| e)
+        self.edges.iter().find(|&&(c, _)| c == other).map(|&(_, e)| e)
     }
 
     fn remove_edge_to(&mut self, other: usize) {
@@ -158,12 +146,7 @@ pub fn cache_directed_sort(sizes: &[u64], edges: &[(usize, usize, u64)]) -> Vec<
         if w == 0 || from == to {
             continue;
         }
-        calls.push(Call {
-            from,
-            to,
-            count: w,
-            offset: sizes[from].div_ceil(2),
-        });
+        calls.push(Call { from, to, count: w, offset: sizes[from].div_ceil(2) });
         in_weight[to] = in_weight[to].wrapping_add(w);
     }
     let mut s = Sorter::new(sizes, &in_weight, calls);
@@ -198,26 +181,8 @@ impl Sorter {
         for i in 0..n {
             counts[i] = counts[i].max(in_sum[i]).max(out_sum[i]);
         }
-        let chains: Vec<Chain> = (0..n)
-            .map(|i| Chain {
-                id: i,
-                count: counts[i] as f64,
-                size: sizes[i],
-                nodes: vec![i],
-                edges: Vec::new(),
-            })
-            .collect();
-        let mut s = Sorter {
-            sizes,
-            counts,
-            chain_of: (0..n).collect(),
-            calls,
-            chains,
-            edges: Vec::new(),
-            addr: vec![0; n],
-            total_samples,
-            total_size,
-        };
+        let chains: Vec<Chain> = (0..n).map(|i| Chain { id: i, count: counts[i] as f64, size: sizes[i], nodes: vec![i], edges: Vec::new() }).collect();
+        let mut s = Sorter { sizes, counts, chain_of: (0..n).collect(), calls, chains, edges: Vec::new(), addr: vec![0; n], total_samples, total_size };
         // One edge per pair of (single-node) chains, in callers' order, then calls' order.
         for (from, outs) in out_calls.iter().enumerate() {
             for &k in outs {
@@ -227,13 +192,7 @@ impl Sorter {
                     continue;
                 }
                 let e = s.edges.len();
-                s.edges.push(Edge {
-                    src: from,
-                    dst: to,
-                    calls: vec![k],
-                    gain: Gain::NONE,
-                    queued: None,
-                });
+                s.edges.push(Edge { src: from, dst: to, calls: vec![k], gain: Gain::NONE, queued: None });
                 s.chains[from].edges.push((to, e));
                 s.chains[to].edges.push((from, e));
             }
@@ -243,12 +202,7 @@ impl Sorter {
 
     fn key(&self, e: usize) -> Key {
         let edge = &self.edges[e];
-        (
-            Reverse(edge.gain.score.to_bits()),
-            self.chains[edge.src].id,
-            self.chains[edge.dst].id,
-            e,
-        )
+        (Reverse(edge.gain.score.to_bits()), self.chains[edge.src].id, self.chains[edge.dst].id, e)
     }
 
     fn enqueue(&mut self, queue: &mut BTreeSet<Key>, e: usize) {
@@ -299,10 +253,7 @@ impl Sorter {
             for i in 0..self.chains[into].edges.len() {
                 let e = self.chains[into].edges[i].1;
                 let (a, b) = (self.edges[e].src, self.edges[e].dst);
-                if a == b
-                    || self.chains[a].nodes.len() + self.chains[b].nodes.len()
-                        > CONFIG.max_chain_size
-                {
+                if a == b || self.chains[a].nodes.len() + self.chains[b].nodes.len() > CONFIG.max_chain_size {
                     continue;
                 }
                 self.enqueue(&mut queue, e);
@@ -317,10 +268,7 @@ impl Sorter {
         let (src_id, dst_id) = (self.chains[src].id, self.chains[dst].id);
         let mut gain = Gain::NONE;
         for dst_first in [false, true] {
-            let new = Gain {
-                score: self.merge_gain(e, src, dst, dst_first),
-                dst_first,
-            };
+            let new = Gain { score: self.merge_gain(e, src, dst, dst_first), dst_first };
             if (gain.score - new.score).abs() < EPS {
                 if (!dst_first && src_id < dst_id) || (dst_first && src_id > dst_id) {
                     gain = new;
@@ -365,8 +313,7 @@ impl Sorter {
     /// The expected cache misses saved by joining two chains (independent of their order).
     fn freq_gain(&self, pred: usize, succ: usize) -> f64 {
         let (a, b) = (&self.chains[pred], &self.chains[succ]);
-        let cur = a.count * self.miss_probability(a.density())
-            + b.count * self.miss_probability(b.density());
+        let cur = a.count * self.miss_probability(a.density()) + b.count * self.miss_probability(b.density());
         let merged_count = a.count + b.count;
         let merged_size = (a.size + b.size) as f64;
         let new = merged_count * self.miss_probability(merged_count / merged_size);
@@ -395,11 +342,7 @@ impl Sorter {
     fn merge_chains(&mut self, into: usize, from: usize, from_first: bool) {
         let from_nodes = std::mem::take(&mut self.chains[from].nodes);
         let into_nodes = std::mem::take(&mut self.chains[into].nodes);
-        let nodes = if from_first {
-            [from_nodes, into_nodes].concat()
-        } else {
-            [into_nodes, from_nodes].concat()
-        };
+        let nodes = if from_first { [from_nodes, into_nodes].concat() } else { [into_nodes, from_nodes].concat() };
         let (count, size) = (self.chains[from].count, self.chains[from].size);
         let c = &mut self.chains[into];
         c.count += count;
@@ -457,15 +400,8 @@ impl Sorter {
             }
             sorted.push((count / size, c.id, i));
         }
-        sorted.sort_by(|a, b| {
-            b.0.partial_cmp(&a.0)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(a.1.cmp(&b.1))
-        });
-        sorted
-            .iter()
-            .flat_map(|&(_, _, i)| self.chains[i].nodes.iter().copied())
-            .collect()
+        sorted.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal).then(a.1.cmp(&b.1)));
+        sorted.iter().flat_map(|&(_, _, i)| self.chains[i].nodes.iter().copied()).collect()
     }
 }
 
@@ -513,17 +449,10 @@ mod tests {
         // Calls both ways with equal weights between equal sizes: either order of the pair
         // gives the same gain, and the one keeping the input order wins, whichever call the
         // graph lists first.
-        assert_eq!(
-            cache_directed_sort(&[100, 100], &[(0, 1, 50), (1, 0, 50)]),
-            vec![0, 1]
-        );
-        assert_eq!(
-            cache_directed_sort(&[100, 100], &[(1, 0, 50), (0, 1, 50)]),
-            vec![0, 1]
-        );
+        assert_eq!(cache_directed_sort(&[100, 100], &[(0, 1, 50), (1, 0, 50)]), vec![0, 1]);
+        assert_eq!(cache_directed_sort(&[100, 100], &[(1, 0, 50), (0, 1, 50)]), vec![0, 1]);
         // The same behind a denser pair, which goes first.
-        let order =
-            cache_directed_sort(&[100, 100, 10, 10], &[(2, 3, 900), (0, 1, 50), (1, 0, 50)]);
+        let order = cache_directed_sort(&[100, 100, 10, 10], &[(2, 3, 900), (0, 1, 50), (1, 0, 50)]);
         assert_eq!(order, vec![2, 3, 0, 1]);
     }
 
@@ -533,10 +462,7 @@ mod tests {
         // ids, (1, 0), merges first into the chain [1 0]. Joining 2 to it then gains the same
         // either way round (the call spans 150 bytes both ways), and the order keeping the
         // chains' ids ascending wins: [1 0 2]. Merging (1, 2) first would give [0 1 2].
-        assert_eq!(
-            cache_directed_sort(&[100, 100, 100], &[(1, 0, 40), (1, 2, 40)]),
-            vec![1, 0, 2]
-        );
+        assert_eq!(cache_directed_sort(&[100, 100, 100], &[(1, 0, 40), (1, 2, 40)]), vec![1, 0, 2]);
     }
 
     #[test]
@@ -583,27 +509,14 @@ mod tests {
         let n = 300;
         let sizes = vec![32u64; n];
         let edges: Vec<(usize, usize, u64)> = (0..n - 1).map(|i| (i, i + 1, 1000)).collect();
-        let calls = edges
-            .iter()
-            .map(|&(from, to, count)| Call {
-                from,
-                to,
-                count,
-                offset: 16,
-            })
-            .collect();
+        let calls = edges.iter().map(|&(from, to, count)| Call { from, to, count, offset: 16 }).collect();
         let mut in_weight = vec![0u64; n];
         for &(_, to, w) in &edges {
             in_weight[to] += w;
         }
         let mut s = Sorter::new(&sizes, &in_weight, calls);
         s.merge_chain_pairs();
-        let lens: Vec<usize> = s
-            .chains
-            .iter()
-            .map(|c| c.nodes.len())
-            .filter(|&l| l > 0)
-            .collect();
+        let lens: Vec<usize> = s.chains.iter().map(|c| c.nodes.len()).filter(|&l| l > 0).collect();
         assert!(lens.iter().all(|&l| l <= CONFIG.max_chain_size), "{lens:?}");
         assert!(lens.len() >= 3 && lens.iter().any(|&l| l > 64), "{lens:?}");
         assert_eq!(s.concat_chains().len(), n);

@@ -23,9 +23,9 @@ use object::read::elf::Sym as _;
 
 use crate::elf::config::CgProfileSort;
 
-use crate::error::{Error, Result};
 use crate::elf::layout::Layout;
 use crate::elf::resolve::{Def, FileId};
+use crate::error::{Error, Result};
 
 /// `SHT_LLVM_CALL_GRAPH_PROFILE`.
 const SHT_LLVM_CALL_GRAPH_PROFILE: u32 = 0x6fff_4c09;
@@ -140,8 +140,8 @@ pub(crate) fn unorderable(l: &Layout, f: FileId, k: usize) -> Option<String> {
     if sh == elf::SHN_UNDEF || sh >= elf::SHN_LORESERVE {
         return None;
     }
-    let discarded = r.discarded[df].get(sh as usize).copied().unwrap_or(false)
-        || l.sec_osec.get(df).and_then(|v| v.get(sh as usize)).is_some_and(|&o| o == u32::MAX);
+    let discarded =
+        r.discarded[df].get(sh as usize).copied().unwrap_or(false) || l.sec_osec.get(df).and_then(|v| v.get(sh as usize)).is_some_and(|&o| o == u32::MAX);
     discarded.then(|| format!("{file}: unable to order discarded symbol: {name}"))
 }
 
@@ -218,8 +218,7 @@ const MAX_CLUSTER_SIZE: u64 = 1024 * 1024;
 /// of every section that appears in the graph.
 pub fn hfsort(sizes: &[u64], edges: &[(usize, usize, u64)]) -> Vec<usize> {
     let n = sizes.len();
-    let mut cs: Vec<Cluster> =
-        (0..n).map(|i| Cluster { next: i, prev: i, size: sizes[i], weight: 0, initial_weight: 0, best_pred: None }).collect();
+    let mut cs: Vec<Cluster> = (0..n).map(|i| Cluster { next: i, prev: i, size: sizes[i], weight: 0, initial_weight: 0, best_pred: None }).collect();
     for &(from, to, w) in edges {
         cs[to].weight += w;
         if from == to {

@@ -15,9 +15,11 @@ pub fn demangle(name: &[u8]) -> String {
 /// The source file an object was compiled from (its first STT_FILE symbol), as lld prints in
 /// `>>> defined at` / `>>> referenced by` lines when there is no debug information.
 pub fn source_file(o: &ObjFile) -> Option<String> {
-    o.symbols.iter().take(o.first_global).find(|s| s.st_type() == elf::STT_FILE).map(|s| {
-        String::from_utf8_lossy(crate::elf::object::c_str(o.strtab, s.st_name(LE)).unwrap_or(b"")).into_owned()
-    })
+    o.symbols
+        .iter()
+        .take(o.first_global)
+        .find(|s| s.st_type() == elf::STT_FILE)
+        .map(|s| String::from_utf8_lossy(crate::elf::object::c_str(o.strtab, s.st_name(LE)).unwrap_or(b"")).into_owned())
 }
 
 /// `file.o:(function)` or `file.o:(.section+0xoff)` for a location inside an object, naming the

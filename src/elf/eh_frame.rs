@@ -2,7 +2,6 @@
 //! length header. Liveness reads them (personality routines, LSDAs) and layout copies the ones
 //! whose function survives, so both split the section the same way here.
 
-
 /// One CIE or FDE of an input `.eh_frame` section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Record {

@@ -29,8 +29,8 @@ use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
 
 use crate::elf::config::Config;
 use crate::elf::object::{ObjFile, SecKind};
-use crate::elf::LE;
 use crate::elf::resolve::{Def, File, FileId, Resolved, SymbolId};
+use crate::elf::LE;
 
 /// Per file, per section: whether the section goes into the output.
 pub type Live = Vec<Vec<bool>>;
@@ -252,11 +252,7 @@ impl<'a> Marker<'a> {
         if sym.st_type() == elf::STT_SECTION {
             offset = offset.wrapping_add(addend as u64);
         }
-        if from_fde
-            && (flag(target.flags, elf::SHF_EXECINSTR)
-                || flag(target.flags, elf::SHF_LINK_ORDER)
-                || self.group_of[df].contains_key(&(sh as usize)))
-        {
+        if from_fde && (flag(target.flags, elf::SHF_EXECINSTR) || flag(target.flags, elf::SHF_LINK_ORDER) || self.group_of[df].contains_key(&(sh as usize))) {
             return;
         }
         let _ = o;

@@ -10,15 +10,14 @@
 //! library -lfoo`, `a.a(b.o): not an ELF file`, ...). Errors for one input do not stop the others:
 //! all of them are reported together, as lld does.
 
-
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::archive;
 use crate::elf::config::{apply_sysroot, Config, InputArg};
+use crate::elf::script;
 use crate::error::{Error, Result};
 pub use crate::input::{map_file, FileKind, InputFile};
-use crate::archive;
-use crate::elf::script;
 
 /// Loads every input named on the command line, in command-line order.
 ///
@@ -82,18 +81,7 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
             },
         }
     }
-    let Loader {
-        files,
-        errors,
-        search,
-        entry,
-        externs,
-        output,
-        assigns,
-        versions,
-        log,
-        ..
-    } = l;
+    let Loader { files, errors, search, entry, externs, output, assigns, versions, log, .. } = l;
     if !errors.is_empty() {
         return (Err(Error::many(errors)), log);
     }
@@ -174,7 +162,6 @@ fn elf_type(d: &[u8]) -> u16 {
     }
 }
 
-
 impl Loader<'_> {
     fn read(&mut self, path: &str) -> std::result::Result<&'static [u8], String> {
         // `--chroot dir` (lld's): absolute paths are read below `dir` (the `--reproduce` tree).
@@ -199,9 +186,7 @@ impl Loader<'_> {
         if self.config.emulation.is_some() {
             return "elf_x86_64".into();
         }
-        self.first_elf
-            .clone()
-            .unwrap_or_else(|| "elf_x86_64".into())
+        self.first_elf.clone().unwrap_or_else(|| "elf_x86_64".into())
     }
 
     /// lld's ELF checks for an ET_REL/ET_DYN file (`getELFKind` and the machine check).
@@ -216,16 +201,9 @@ impl Loader<'_> {
         if d.len() < min {
             return Err(format!("{name}: corrupted ELF file: file is too short"));
         }
-        let machine = if d[5] == 2 {
-            u16::from_be_bytes([d[18], d[19]])
-        } else {
-            u16::from_le_bytes([d[18], d[19]])
-        };
+        let machine = if d[5] == 2 { u16::from_be_bytes([d[18], d[19]]) } else { u16::from_le_bytes([d[18], d[19]]) };
         if d[4] != 2 || d[5] != 1 || machine != 62 {
-            return Err(format!(
-                "{name} is incompatible with {}",
-                self.incompatible_with()
-            ));
+            return Err(format!("{name} is incompatible with {}", self.incompatible_with()));
         }
         if self.first_elf.is_none() {
             self.first_elf = Some(name.to_string());
@@ -248,13 +226,7 @@ impl Loader<'_> {
             return;
         }
         if is_bitcode(data) {
-            self.push(
-                path,
-                PathBuf::from(path),
-                data,
-                FileKind::Bitcode,
-                String::new(),
-            );
+            self.push(path, PathBuf::from(path), data, FileKind::Bitcode, String::new());
             return;
         }
         if data.len() >= 18 && data.starts_with(ELF_MAGIC) {
@@ -272,18 +244,10 @@ impl Loader<'_> {
             }
             if kind == FileKind::Shared {
                 if self.state.bstatic {
-                    self.errors
-                        .push(format!("attempted static link of dynamic object {path}"));
+                    self.errors.push(format!("attempted static link of dynamic object {path}"));
                     return;
                 }
-                let needed = if with_l {
-                    Path::new(path)
-                        .file_name()
-                        .map(|f| f.to_string_lossy().into_owned())
-                        .unwrap_or_default()
-                } else {
-                    path.to_string()
-                };
+                let needed = if with_l { Path::new(path).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default() } else { path.to_string() };
                 self.push(path, PathBuf::from(path), data, kind, needed);
             } else {
                 self.push(path, PathBuf::from(path), data, kind, String::new());
@@ -293,14 +257,7 @@ impl Loader<'_> {
         self.add_script(path, data);
     }
 
-    fn push(
-        &mut self,
-        name: &str,
-        path: PathBuf,
-        data: &'static [u8],
-        kind: FileKind,
-        needed_name: String,
-    ) {
+    fn push(&mut self, name: &str, path: PathBuf, data: &'static [u8], kind: FileKind, needed_name: String) {
         self.files.push(InputFile {
             name: name.to_string(),
             path,
@@ -324,27 +281,17 @@ impl Loader<'_> {
             }
         };
         let whole = self.state.whole_archive;
-        let dir = Path::new(path)
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
+        let dir = Path::new(path).parent().map(Path::to_path_buf).unwrap_or_default();
         for m in members {
             let display = format!("{path}({})", m.name);
             let (mdata, mpath) = match m.data {
                 Some(d) => (d, PathBuf::from(path)),
                 None => {
-                    let p = if Path::new(&m.name).is_absolute() {
-                        PathBuf::from(&m.name)
-                    } else {
-                        dir.join(&m.name)
-                    };
+                    let p = if Path::new(&m.name).is_absolute() { PathBuf::from(&m.name) } else { dir.join(&m.name) };
                     match self.read(&p.to_string_lossy()) {
                         Ok(d) => (d, p),
                         Err(e) => {
-                            self.errors.push(format!(
-                                "{path}: could not get the buffer for a child of the archive: '{}': {e}",
-                                m.name
-                            ));
+                            self.errors.push(format!("{path}: could not get the buffer for a child of the archive: '{}': {e}", m.name));
                             return;
                         }
                     }
@@ -362,10 +309,7 @@ impl Loader<'_> {
                 self.errors.push(format!("{display}: not an ELF file"));
                 continue;
             } else {
-                self.config.diag.warn(&format!(
-                    "{path}: archive member '{}' is neither ET_REL nor LLVM bitcode",
-                    m.name
-                ));
+                self.config.diag.warn(&format!("{path}: archive member '{}' is neither ET_REL nor LLVM bitcode", m.name));
                 continue;
             };
             self.files.push(InputFile {
@@ -385,11 +329,7 @@ impl Loader<'_> {
 
     /// Finds `name` in the library directories (lld's `findFromSearchPaths`).
     fn find_in_search_paths(&self, name: &str) -> Option<String> {
-        self.search
-            .iter()
-            .map(|d| d.join(name))
-            .find(|p| p.exists())
-            .map(|p| p.to_string_lossy().into_owned())
+        self.search.iter().map(|d| d.join(name)).find(|p| p.exists()).map(|p| p.to_string_lossy().into_owned())
     }
 
     /// `-lfoo` / `-l:file`.
@@ -432,8 +372,7 @@ impl Loader<'_> {
 
     fn add_script(&mut self, path: &str, data: &[u8]) {
         if self.script_depth >= 32 {
-            self.errors
-                .push(format!("{path}: linker scripts nested too deeply"));
+            self.errors.push(format!("{path}: linker scripts nested too deeply"));
             return;
         }
         let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| PathBuf::from(path));
@@ -453,22 +392,11 @@ impl Loader<'_> {
         self.script_depth += 1;
         self.script_stack.push(canonical);
         let under_sysroot = self.is_under_sysroot(path);
-        let sysroot = self
-            .config
-            .sysroot
-            .as_ref()
-            .map(|p| p.to_string_lossy().into_owned());
-        let script_dir = Path::new(path)
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
+        let sysroot = self.config.sysroot.as_ref().map(|p| p.to_string_lossy().into_owned());
+        let script_dir = Path::new(path).parent().map(Path::to_path_buf).unwrap_or_default();
         for cmd in &s.commands {
             match cmd {
-                script::Command::Input {
-                    name,
-                    as_needed,
-                    loc,
-                } => {
+                script::Command::Input { name, as_needed, loc } => {
                     let saved = self.state.as_needed;
                     if *as_needed {
                         self.state.as_needed = true;
@@ -479,8 +407,7 @@ impl Loader<'_> {
                         if Path::new(&p).exists() {
                             self.add_file(&p, false);
                         } else {
-                            self.errors
-                                .push(s.error_at(loc, &format!("cannot find {name} inside {sr}")));
+                            self.errors.push(s.error_at(loc, &format!("cannot find {name} inside {sr}")));
                         }
                     } else if name.starts_with('/') {
                         self.add_file(name, false);
@@ -500,8 +427,7 @@ impl Loader<'_> {
                         } else if let Some(p) = self.find_in_search_paths(name) {
                             self.add_file(&p, true);
                         } else {
-                            self.errors
-                                .push(s.error_at(loc, &format!("unable to find {name}")));
+                            self.errors.push(s.error_at(loc, &format!("unable to find {name}")));
                         }
                     }
                     self.state.as_needed = saved;
@@ -584,15 +510,7 @@ mod tests {
     }
 
     fn ar_member(out: &mut Vec<u8>, name: &str, body: &[u8]) {
-        let h = format!(
-            "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
-            name,
-            0,
-            0,
-            0,
-            644,
-            body.len()
-        );
+        let h = format!("{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n", name, 0, 0, 0, 644, body.len());
         out.extend(h.as_bytes());
         out.extend_from_slice(body);
         if body.len() % 2 == 1 {
@@ -630,40 +548,17 @@ mod tests {
             s(&dir.join("empty.o")),
         ];
         let files = load(&config(&args)).unwrap();
-        let summary: Vec<_> = files
-            .iter()
-            .map(|f| (f.name.clone(), f.kind, f.lazy, f.as_needed))
-            .collect();
+        let summary: Vec<_> = files.iter().map(|f| (f.name.clone(), f.kind, f.lazy, f.as_needed)).collect();
         let p = |n: &str| s(&dir.join(n));
         assert_eq!(
             summary,
             vec![
                 (p("a.o"), FileKind::Object, false, false),
                 (p("libfoo.so"), FileKind::Shared, false, true),
-                (
-                    format!("{}(m1.o)", p("libfoo.a")),
-                    FileKind::Object,
-                    false,
-                    false
-                ),
-                (
-                    format!("{}(bc.o)", p("libfoo.a")),
-                    FileKind::Bitcode,
-                    false,
-                    false
-                ),
-                (
-                    format!("{}(m1.o)", p("libfoo.a")),
-                    FileKind::Object,
-                    true,
-                    false
-                ),
-                (
-                    format!("{}(bc.o)", p("libfoo.a")),
-                    FileKind::Bitcode,
-                    true,
-                    false
-                ),
+                (format!("{}(m1.o)", p("libfoo.a")), FileKind::Object, false, false),
+                (format!("{}(bc.o)", p("libfoo.a")), FileKind::Bitcode, false, false),
+                (format!("{}(m1.o)", p("libfoo.a")), FileKind::Object, true, false),
+                (format!("{}(bc.o)", p("libfoo.a")), FileKind::Bitcode, true, false),
                 (p("plain.so"), FileKind::Shared, false, true),
             ]
         );
@@ -743,10 +638,7 @@ mod tests {
         let args: Vec<String> = vec!["-L".into(), p("lib"), "-lreal".into()];
         let mut c = config(&args);
         let files = load_into(&mut c).unwrap();
-        let names: Vec<_> = files
-            .iter()
-            .map(|f| (f.name.clone(), f.as_needed, f.needed_name.clone()))
-            .collect();
+        let names: Vec<_> = files.iter().map(|f| (f.name.clone(), f.as_needed, f.needed_name.clone())).collect();
         assert_eq!(
             names,
             vec![
@@ -761,23 +653,10 @@ mod tests {
         // Errors carry the script's name and line.
         std::fs::write(dir.join("bad.t"), "INPUT(\n  nothere.o)\n").unwrap();
         let e = load(&config(&[p("bad.t")])).unwrap_err().to_string();
-        assert_eq!(
-            e,
-            format!(
-                "{}:2: unable to find nothere.o\n>>>   nothere.o)\n>>>   ^",
-                p("bad.t")
-            )
-        );
-        std::fs::write(
-            dir.join("garbage.o"),
-            [0u8, 1, 2, 0xff, 0x80, b'(', b'\n', 7],
-        )
-        .unwrap();
+        assert_eq!(e, format!("{}:2: unable to find nothere.o\n>>>   nothere.o)\n>>>   ^", p("bad.t")));
+        std::fs::write(dir.join("garbage.o"), [0u8, 1, 2, 0xff, 0x80, b'(', b'\n', 7]).unwrap();
         let e = load(&config(&[p("garbage.o")])).unwrap_err().to_string();
-        assert!(
-            e.starts_with(&format!("{}:1: unknown directive: ", p("garbage.o"))),
-            "{e}"
-        );
+        assert!(e.starts_with(&format!("{}:1: unknown directive: ", p("garbage.o"))), "{e}");
 
         // A script including itself is an error, not a hang.
         std::fs::write(dir.join("loop.t"), format!("INPUT({})", p("loop.t"))).unwrap();
@@ -786,16 +665,8 @@ mod tests {
         // Sysroot: absolute paths in a script under the sysroot are inside it.
         std::fs::create_dir_all(dir.join("sr/usr/lib")).unwrap();
         std::fs::write(dir.join("sr/usr/lib/libc.so.6"), elf(3)).unwrap();
-        std::fs::write(
-            dir.join("sr/usr/lib/libc.so"),
-            "GROUP(/usr/lib/libc.so.6 /usr/lib/missing.a)",
-        )
-        .unwrap();
-        let args: Vec<String> = vec![
-            format!("--sysroot={}", p("sr")),
-            "-L=/usr/lib".into(),
-            "-lc".into(),
-        ];
+        std::fs::write(dir.join("sr/usr/lib/libc.so"), "GROUP(/usr/lib/libc.so.6 /usr/lib/missing.a)").unwrap();
+        let args: Vec<String> = vec![format!("--sysroot={}", p("sr")), "-L=/usr/lib".into(), "-lc".into()];
         let e = load(&config(&args)).unwrap_err().to_string();
         assert_eq!(
             e,
@@ -817,9 +688,7 @@ mod tests {
         std::fs::write(dir.join("m.o"), elf(1)).unwrap();
         let mut a = archive::THIN_MAGIC.to_vec();
         ar_member(&mut a, "//", b"longname_object_file.o/\n../m.o/\n");
-        let h = |n: &str| {
-            format!("{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n", n, 0, 0, 0, 644, 64).into_bytes()
-        };
+        let h = |n: &str| format!("{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n", n, 0, 0, 0, 644, 64).into_bytes();
         a.extend(h("/0"));
         a.extend(h("/24"));
         std::fs::write(dir.join("sub/thin.a"), &a).unwrap();
@@ -831,13 +700,8 @@ mod tests {
         assert_eq!(files[1].name, format!("{ar}(../m.o)"));
         assert!(files[1].lazy && files[1].kind == FileKind::Object);
         std::fs::remove_file(dir.join("m.o")).unwrap();
-        let e = load(&config(std::slice::from_ref(&ar)))
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            e,
-            format!("{ar}: could not get the buffer for a child of the archive: '../m.o': No such file or directory")
-        );
+        let e = load(&config(std::slice::from_ref(&ar))).unwrap_err().to_string();
+        assert_eq!(e, format!("{ar}: could not get the buffer for a child of the archive: '../m.o': No such file or directory"));
     }
 
     /// Real archives and glibc's scripts, when the tools are there.
@@ -845,58 +709,31 @@ mod tests {
     fn real_toolchain_files() {
         let libc = Path::new("/usr/lib/x86_64-linux-gnu/libc.so");
         if libc.exists() {
-            let c = config(&[
-                "-L/usr/lib/x86_64-linux-gnu".into(),
-                "-lc".into(),
-                "-lm".into(),
-            ]);
+            let c = config(&["-L/usr/lib/x86_64-linux-gnu".into(), "-lc".into(), "-lm".into()]);
             let files = load(&c).unwrap();
-            assert!(files
-                .iter()
-                .any(|f| f.name.ends_with("libc.so.6") && f.kind == FileKind::Shared));
-            assert!(files
-                .iter()
-                .any(|f| f.name.contains("libc_nonshared.a(") && f.lazy));
-            assert!(files
-                .iter()
-                .any(|f| f.name.ends_with("ld-linux-x86-64.so.2") && f.as_needed));
+            assert!(files.iter().any(|f| f.name.ends_with("libc.so.6") && f.kind == FileKind::Shared));
+            assert!(files.iter().any(|f| f.name.contains("libc_nonshared.a(") && f.lazy));
+            assert!(files.iter().any(|f| f.name.ends_with("ld-linux-x86-64.so.2") && f.as_needed));
         }
         let d = tmpdir("real");
         let dir = &d.0;
         let src = dir.join("f.c");
         std::fs::write(&src, "int f(void){return 1;}\n").unwrap();
         let obj = dir.join("a_rather_long_object_name.o");
-        let ok = Command::new("clang-22")
-            .arg("-c")
-            .arg(&src)
-            .arg("-o")
-            .arg(&obj)
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
+        let ok = Command::new("clang-22").arg("-c").arg(&src).arg("-o").arg(&obj).status().map(|s| s.success()).unwrap_or(false);
         if !ok {
             return;
         }
         for (flags, file) in [("rc", "x.a"), ("rcT", "thin.a"), ("rcS", "noidx.a")] {
             let ar = dir.join(file);
-            let ok = Command::new("llvm-ar-22")
-                .arg(flags)
-                .arg(&ar)
-                .arg(&obj)
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false);
+            let ok = Command::new("llvm-ar-22").arg(flags).arg(&ar).arg(&obj).status().map(|s| s.success()).unwrap_or(false);
             if !ok {
                 return;
             }
             let files = load(&config(&[s(&ar)])).unwrap();
             assert_eq!(files.len(), 1, "{file}");
             // llvm-ar stores a thin member's path as given (here absolute); lld prints it so.
-            let member = if flags == "rcT" {
-                s(&obj)
-            } else {
-                "a_rather_long_object_name.o".to_string()
-            };
+            let member = if flags == "rcT" { s(&obj) } else { "a_rather_long_object_name.o".to_string() };
             assert_eq!(files[0].name, format!("{}({member})", s(&ar)));
             assert_eq!(files[0].data, std::fs::read(&obj).unwrap().as_slice());
         }

@@ -75,12 +75,8 @@ fn exported(config: &Config, sym: &Symbol) -> bool {
 /// Resolutions for every LTO symbol of every loaded bitcode file, in LTO's order.
 pub fn compute(config: &Config, r: &Resolved, files: &[FileId]) -> Vec<Vec<SymRes>> {
     // `__start_X` / `__stop_X` referenced anywhere keep bitcode symbols in section X visible.
-    let start_stop: HashSet<&[u8]> = r
-        .symbols
-        .iter()
-        .filter(|s| s.obj_ref)
-        .filter_map(|s| s.name.strip_prefix(b"__start_").or_else(|| s.name.strip_prefix(b"__stop_")))
-        .collect();
+    let start_stop: HashSet<&[u8]> =
+        r.symbols.iter().filter(|s| s.obj_ref).filter_map(|s| s.name.strip_prefix(b"__start_").or_else(|| s.name.strip_prefix(b"__stop_"))).collect();
     let executable = !config.shared && !config.relocatable;
     // Symbols the linker itself refers to: the entry point (`_start` unless `-e` says otherwise,
     // even in a shared library, as lld's `handleUndefined(entry)`), `-init` and `-fini`.
@@ -138,7 +134,15 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> cr
         .map(|(&f, res)| crate::lto::LtoModule { bitcode: r.bitcode(f).expect("bitcode"), flags: res.iter().map(|s| s.flags()).collect() })
         .collect();
     let lazy = (0..r.files.len()).filter(|&f| r.bitcode(f).is_some() && !r.loaded[f]).map(|f| r.inputs[f]).collect();
-    let req = crate::lto::LtoRequest { output: &config.output, format: crate::lto::irsymtab::ObjectFormat::Elf, pic: config.pie || config.shared, verbose: config.verbose, opts: &opts, modules, lazy };
+    let req = crate::lto::LtoRequest {
+        output: &config.output,
+        format: crate::lto::irsymtab::ObjectFormat::Elf,
+        pic: config.pie || config.shared,
+        verbose: config.verbose,
+        opts: &opts,
+        modules,
+        lazy,
+    };
     crate::lto::run_request(&req, trace)
 }
 
@@ -166,8 +170,8 @@ mod tests {
 #[cfg(test)]
 mod option_tests {
     use super::*;
-    use crate::lto::options::LtoOptions;
     use crate::error::Result;
+    use crate::lto::options::LtoOptions;
 
     fn opts(args: &[&str]) -> Result<LtoOptions> {
         let mut argv = vec!["dtld".to_string()];
@@ -180,7 +184,16 @@ mod option_tests {
 
     #[test]
     fn clang_plugin_options() {
-        let o = opts(&["-plugin", "/usr/lib/llvm-22/bin/../lib/LLVMgold.so", "-plugin-opt=mcpu=x86-64", "-plugin-opt=O3", "-plugin-opt=thinlto", "-plugin-opt=jobs=3", "x.o"]).unwrap();
+        let o = opts(&[
+            "-plugin",
+            "/usr/lib/llvm-22/bin/../lib/LLVMgold.so",
+            "-plugin-opt=mcpu=x86-64",
+            "-plugin-opt=O3",
+            "-plugin-opt=thinlto",
+            "-plugin-opt=jobs=3",
+            "x.o",
+        ])
+        .unwrap();
         assert_eq!(o.opt_level, 3);
         assert_eq!(o.mcpu.as_deref(), Some("x86-64"));
         assert_eq!(o.jobs, Some(3));
@@ -189,14 +202,30 @@ mod option_tests {
 
     #[test]
     fn gcc_plugin_options_are_ignored() {
-        let o = opts(&["-plugin", "/usr/lib/gcc/x86_64-linux-gnu/12/liblto_plugin.so", "-plugin-opt=/usr/lib/gcc/x86_64-linux-gnu/12/lto-wrapper", "-plugin-opt=-fresolution=/tmp/x.res", "x.o"]).unwrap();
+        let o = opts(&[
+            "-plugin",
+            "/usr/lib/gcc/x86_64-linux-gnu/12/liblto_plugin.so",
+            "-plugin-opt=/usr/lib/gcc/x86_64-linux-gnu/12/lto-wrapper",
+            "-plugin-opt=-fresolution=/tmp/x.res",
+            "x.o",
+        ])
+        .unwrap();
         assert!(o.plugin.is_none());
         assert!(o.mllvm.is_empty());
     }
 
     #[test]
     fn lld_options() {
-        let o = opts(&["--lto-O0", "--thinlto-jobs=all", "--thinlto-cache-dir=/tmp/c", "--thinlto-index-only=l.txt", "--thinlto-emit-imports-files", "--thinlto-prefix-replace=a/;b/", "x.o"]).unwrap();
+        let o = opts(&[
+            "--lto-O0",
+            "--thinlto-jobs=all",
+            "--thinlto-cache-dir=/tmp/c",
+            "--thinlto-index-only=l.txt",
+            "--thinlto-emit-imports-files",
+            "--thinlto-prefix-replace=a/;b/",
+            "x.o",
+        ])
+        .unwrap();
         assert_eq!(o.opt_level, 0);
         assert_eq!(o.jobs, None);
         assert!(o.index_only);

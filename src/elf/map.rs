@@ -28,11 +28,11 @@ use std::path::Path;
 use object::elf;
 use object::read::elf::Sym as _;
 
+use crate::elf::layout::{Chunk, Layout, Synth, Target};
 use crate::elf::object::SecKind;
+use crate::elf::resolve::{Def, File, FileId, SymbolId};
 use crate::elf::LE;
 use crate::error::{Error, Result};
-use crate::elf::layout::{Chunk, Layout, Synth, Target};
-use crate::elf::resolve::{Def, File, FileId, SymbolId};
 
 /// Where a symbol lives, for grouping symbols under their input-section line.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -61,8 +61,7 @@ pub fn write_map(l: &Layout, path: &Path) -> Result<()> {
             .map_err(|e| Error::new(format!("cannot write map file {shown}: {}", crate::io_error(&e))));
     }
     // Through a temporary: `-Map` naming an input never truncates it while it is mapped.
-    crate::outfile::write_atomic(path, text.as_bytes())
-        .map_err(|e| Error::new(format!("cannot open map file {shown}: {}", crate::io_error(&e))))
+    crate::outfile::write_atomic(path, text.as_bytes()).map_err(|e| Error::new(format!("cannot open map file {shown}: {}", crate::io_error(&e))))
 }
 
 /// The whole map as text.
@@ -263,14 +262,11 @@ fn section_symbols(l: &Layout) -> HashMap<Home, Vec<SymLine>> {
                         let v = if ty == elf::STT_TLS { v.wrapping_sub(tls_start) } else { v };
                         (home, v, s.st_size(LE), demangle(sym.name))
                     }
-                    Def::Common(df, di) if df == f && di == i => {
-                        (Home::Bss(id), l.sym_value.get(id).copied().unwrap_or(0), s.st_size(LE), demangle(sym.name))
-                    }
+                    Def::Common(df, di) if df == f && di == i => (Home::Bss(id), l.sym_value.get(id).copied().unwrap_or(0), s.st_size(LE), demangle(sym.name)),
                     Def::Shared(..) => {
                         // A copy relocation: listed with the copy (in the .bss space of the
                         // symbol that owns it; aliases share it), once.
-                        let copied = l.sym_flags.get(&Target::Global(id)).is_some_and(|fl| fl.copy)
-                            || l.copy_alias.contains_key(&id);
+                        let copied = l.sym_flags.get(&Target::Global(id)).is_some_and(|fl| fl.copy) || l.copy_alias.contains_key(&id);
                         if !copied || !copies_done.insert(id) {
                             continue;
                         }

@@ -21,9 +21,9 @@ use std::collections::HashMap;
 use object::elf;
 use rayon::prelude::*;
 
+use crate::elf::resolve::{FileId, Resolved};
 use crate::elf::LE;
 use crate::error::{Error, Result};
-use crate::elf::resolve::{FileId, Resolved};
 
 /// lld's shard count (`MergeNoTailSection::numShards`).
 const SHARDS: usize = 32;
@@ -215,11 +215,8 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&HashMap
             }
         }
     }
-    let pieces = inputs
-        .iter()
-        .zip(split.iter().zip(out_off))
-        .map(|(&key, (ps, offs))| (key, ps.iter().zip(offs).map(|(p, o)| (p.start as u64, o)).collect()))
-        .collect();
+    let pieces =
+        inputs.iter().zip(split.iter().zip(out_off)).map(|(&key, (ps, offs))| (key, ps.iter().zip(offs).map(|(p, o)| (p.start as u64, o)).collect())).collect();
     Ok(Merged { data, align, pieces })
 }
 

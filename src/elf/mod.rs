@@ -17,26 +17,26 @@
 
 pub mod cdsort;
 pub mod cgsort;
-pub mod symorder;
 pub mod config;
 pub mod diag;
+pub mod eh_frame;
+pub mod gc;
 pub mod gcc_lto;
 pub mod input;
 pub mod layout;
 pub mod lto;
 pub mod map;
-pub mod reproduce;
-pub mod resolve;
-pub mod script;
-pub mod write;
-pub mod eh_frame;
-pub mod gc;
 pub mod merge;
 pub mod object;
 pub mod relocatable;
+pub mod reproduce;
+pub mod resolve;
+pub mod script;
 pub mod shared;
+pub mod symorder;
 pub mod synthetic;
 pub mod version_script;
+pub mod write;
 
 pub type LE = ::object::LittleEndian;
 pub const LE: ::object::LittleEndian = ::object::LittleEndian;
@@ -121,5 +121,3 @@ fn finish_trace(config: &crate::elf::config::Config, trace: &crate::trace::Trace
     }
     Ok(())
 }
-
-

@@ -5,8 +5,8 @@
 //! nothing is decoded that the link does not need. Parsing validates every offset the later stages
 //! rely on, so corrupt inputs fail here with a message naming the file, never later with a panic.
 
-use object::read::elf::{FileHeader, Rela as _, SectionHeader, Sym as _};
 use object::elf;
+use object::read::elf::{FileHeader, Rela as _, SectionHeader, Sym as _};
 
 use super::{Ehdr, Rela, Shdr, Sym, LE};
 use crate::bail;
@@ -131,9 +131,8 @@ fn rel_to_rela(rels: &[Rel], target: &InputSection) -> Result<&'static [Rela]> {
             0
         } else {
             let loc = usize::try_from(off).ok().and_then(|o| target.data.get(o..)).unwrap_or(&[]);
-            dtld_arch::x86_64::implicit_addend(r_type, loc).ok_or_else(|| {
-                corrupt(format!("relocation offset {off:#x} is out of bounds of section {}", String::from_utf8_lossy(target.name)))
-            })?
+            dtld_arch::x86_64::implicit_addend(r_type, loc)
+                .ok_or_else(|| corrupt(format!("relocation offset {off:#x} is out of bounds of section {}", String::from_utf8_lossy(target.name))))?
         };
         out.push(Rela { r_offset: r.r_offset, r_info: r.r_info, r_addend: object::I64::new(LE, addend) });
     }
@@ -192,15 +191,7 @@ impl ObjFile {
         }
         attach_relocs(data, shdrs, symbols, &mut sections)?;
         check_symbols(symbols, strtab, shnum)?;
-        Ok(ObjFile {
-            input,
-            sections,
-            symbols,
-            strtab,
-            first_global,
-            groups,
-            plain_groups,
-        })
+        Ok(ObjFile { input, sections, symbols, strtab, first_global, groups, plain_groups })
     }
 
     pub fn sym_name(&self, i: usize) -> &'static [u8] {
@@ -233,8 +224,7 @@ fn section_headers(input: &'static InputFile) -> Result<(&'static [Shdr], &'stat
         &[]
     } else {
         let h = shdrs.get(shstrndx).ok_or_else(|| corrupt("invalid e_shstrndx"))?;
-        slice_at(data, h.sh_offset(LE), h.sh_size(LE))
-            .ok_or_else(|| corrupt("section header string table is out of bounds"))?
+        slice_at(data, h.sh_offset(LE), h.sh_size(LE)).ok_or_else(|| corrupt("section header string table is out of bounds"))?
     };
     Ok((shdrs, shstrtab))
 }
@@ -262,17 +252,14 @@ fn symbol_table(data: &'static [u8], shdrs: &'static [Shdr]) -> Result<SymbolTab
             if h.sh_entsize(LE) != std::mem::size_of::<Sym>() as u64 {
                 bail!("invalid sh_entsize");
             }
-            let raw = slice_at(data, h.sh_offset(LE), h.sh_size(LE))
-                .ok_or_else(|| corrupt("symbol table is out of bounds"))?;
-            symbols = object::pod::slice_from_all_bytes::<Sym>(raw)
-                .map_err(|_| corrupt("invalid symbol table"))?;
+            let raw = slice_at(data, h.sh_offset(LE), h.sh_size(LE)).ok_or_else(|| corrupt("symbol table is out of bounds"))?;
+            symbols = object::pod::slice_from_all_bytes::<Sym>(raw).map_err(|_| corrupt("invalid symbol table"))?;
             let link = h.sh_link(LE) as usize;
             let sh = shdrs.get(link).ok_or_else(|| corrupt("invalid sh_link"))?;
             if sh.sh_type(LE) != elf::SHT_STRTAB {
                 bail!("invalid sh_link");
             }
-            strtab = slice_at(data, sh.sh_offset(LE), sh.sh_size(LE))
-                .ok_or_else(|| corrupt("string table is out of bounds"))?;
+            strtab = slice_at(data, sh.sh_offset(LE), sh.sh_size(LE)).ok_or_else(|| corrupt("string table is out of bounds"))?;
             first_global = h.sh_info(LE) as usize;
             if first_global > symbols.len() || (first_global == 0 && !symbols.is_empty()) {
                 bail!("invalid sh_info in symbol table");
@@ -293,9 +280,7 @@ fn read_section(input: &'static InputFile, merge: bool, i: usize, h: &'static Sh
     let data_slice: &'static [u8] = if sh_type == elf::SHT_NOBITS || i == 0 {
         &[]
     } else {
-        slice_at(input.data, h.sh_offset(LE), size).ok_or_else(|| {
-            corrupt(format!("section {} is out of bounds", String::from_utf8_lossy(name)))
-        })?
+        slice_at(input.data, h.sh_offset(LE), size).ok_or_else(|| corrupt(format!("section {} is out of bounds", String::from_utf8_lossy(name))))?
     };
     let mut align = h.sh_addralign(LE).max(1);
     let (mut data_slice, mut size, mut flags) = (data_slice, size, flags);
@@ -311,18 +296,7 @@ fn read_section(input: &'static InputFile, merge: bool, i: usize, h: &'static Sh
         bail!(":({}): sh_addralign is not a power of 2", String::from_utf8_lossy(name));
     }
     let kind = if i == 0 { SecKind::Ignored } else { section_kind(input, merge, h, name, sh_type, flags, size)? };
-    Ok(InputSection {
-        name,
-        hdr: h,
-        kind,
-        data: data_slice,
-        relocs: &[],
-        flags,
-        sh_type,
-        align,
-        size,
-        group: None,
-    })
+    Ok(InputSection { name, hdr: h, kind, data: data_slice, relocs: &[], flags, sh_type, align, size, group: None })
 }
 
 /// How the link treats section `name` (after decompression: `flags`, `size`): ignored,
@@ -330,8 +304,9 @@ fn read_section(input: &'static InputFile, merge: bool, i: usize, h: &'static Sh
 /// split is an error.
 fn section_kind(input: &InputFile, merge: bool, h: &Shdr, name: &[u8], sh_type: u32, flags: u64, size: u64) -> Result<SecKind> {
     Ok(match sh_type {
-        elf::SHT_NULL | elf::SHT_SYMTAB | elf::SHT_STRTAB | elf::SHT_RELA | elf::SHT_REL
-        | elf::SHT_GROUP | elf::SHT_SYMTAB_SHNDX | 0x6fff_4c03 => SecKind::Ignored,
+        elf::SHT_NULL | elf::SHT_SYMTAB | elf::SHT_STRTAB | elf::SHT_RELA | elf::SHT_REL | elf::SHT_GROUP | elf::SHT_SYMTAB_SHNDX | 0x6fff_4c03 => {
+            SecKind::Ignored
+        }
         _ if flags & elf::SHF_EXCLUDE as u64 != 0 => SecKind::Ignored,
         _ if name == b".note.GNU-stack" => SecKind::Ignored,
         _ if name == b".note.gnu.property" => SecKind::Ignored,
@@ -383,10 +358,7 @@ fn read_group(
     } else {
         sig
     };
-    let members: Vec<u32> = words[4..]
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-        .collect();
+    let members: Vec<u32> = words[4..].chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
     for &m in &members {
         if m as usize >= shdrs.len() || m == 0 {
             bail!("invalid section index in group: {m}");
@@ -415,8 +387,7 @@ fn attach_relocs(data: &'static [u8], shdrs: &'static [Shdr], symbols: &[Sym], s
         if h.sh_entsize(LE) != entsize as u64 {
             bail!("invalid sh_entsize");
         }
-        let raw = slice_at(data, h.sh_offset(LE), h.sh_size(LE))
-            .ok_or_else(|| corrupt("relocation section is out of bounds"))?;
+        let raw = slice_at(data, h.sh_offset(LE), h.sh_size(LE)).ok_or_else(|| corrupt("relocation section is out of bounds"))?;
         let relocs: &'static [Rela] = if is_rel {
             let rels = object::pod::slice_from_all_bytes::<Rel>(raw).map_err(|_| corrupt("invalid relocation section"))?;
             rel_to_rela(rels, &sections[target])?

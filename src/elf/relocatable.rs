@@ -64,9 +64,9 @@ use rayon::prelude::*;
 
 use crate::elf::config::{BuildId, Config};
 use crate::elf::object::ObjFile;
+use crate::elf::resolve::{Def, File, FileId, Resolved};
 use crate::elf::LE;
 use crate::error::{Error, Result};
-use crate::elf::resolve::{Def, File, FileId, Resolved};
 
 const SHF_ALLOC: u64 = elf::SHF_ALLOC as u64;
 const SHF_EXECINSTR: u64 = elf::SHF_EXECINSTR as u64;
@@ -289,13 +289,7 @@ fn type_name(t: u32) -> String {
 fn progbits_like(t: u32) -> bool {
     matches!(
         t,
-        elf::SHT_NOBITS
-            | elf::SHT_PROGBITS
-            | elf::SHT_INIT_ARRAY
-            | elf::SHT_PREINIT_ARRAY
-            | elf::SHT_FINI_ARRAY
-            | elf::SHT_NOTE
-            | elf::SHT_X86_64_UNWIND
+        elf::SHT_NOBITS | elf::SHT_PROGBITS | elf::SHT_INIT_ARRAY | elf::SHT_PREINIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_NOTE | elf::SHT_X86_64_UNWIND
     )
 }
 
@@ -422,11 +416,9 @@ impl Plan<'_> {
             return id.map_or(0, |id| self.gidx[id]);
         }
         match o.symbols.get(g.sig_sym) {
-            Some(s) if s.st_type() == elf::STT_SECTION => self.place[g.file]
-                .get(s.st_shndx(LE) as usize)
-                .copied()
-                .flatten()
-                .map_or(0, |(os, _)| self.osecs[os as usize].sym),
+            Some(s) if s.st_type() == elf::STT_SECTION => {
+                self.place[g.file].get(s.st_shndx(LE) as usize).copied().flatten().map_or(0, |(os, _)| self.osecs[os as usize].sym)
+            }
             Some(_) => self.lidx[g.file].get(g.sig_sym).copied().unwrap_or(0),
             None => 0,
         }
@@ -444,12 +436,7 @@ struct Built {
 /// the symbol table (section symbols, kept locals, globals), then the image (section names,
 /// group contents, notes, file offsets, headers, contents).
 fn build(config: &Config, r: &Resolved) -> Result<Built> {
-    let objs: Vec<FileId> = r
-        .load_order
-        .iter()
-        .copied()
-        .filter(|&f| r.loaded[f] && matches!(r.files[f], File::Obj(_)))
-        .collect();
+    let objs: Vec<FileId> = r.load_order.iter().copied().filter(|&f| r.loaded[f] && matches!(r.files[f], File::Obj(_))).collect();
     let mut sel = select_comdats(r, &objs)?;
     let mut secs = output_sections(r, &objs, &mut sel)?;
     place_inputs(r, &mut secs)?;
@@ -490,11 +477,7 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
     if config.diag.error_count() > 0 {
         return Err(Error::many(Vec::new()));
     }
-    let build_id = idx
-        .slots
-        .iter()
-        .position(|s| matches!(s, Slot::Synth(Synth::BuildId)))
-        .map(|k| (hdrs[k].off as usize + 16, idx.build_id_len));
+    let build_id = idx.slots.iter().position(|s| matches!(s, Slot::Synth(Synth::BuildId))).map(|k| (hdrs[k].off as usize + 16, idx.build_id_len));
     Ok(Built { buf, build_id, build_id_kind: (config.build_id, config.build_id_hex.clone()) })
 }
 
@@ -1238,12 +1221,8 @@ fn write_section_headers(buf: &mut [u8], shoff: u64, hdrs: &[Hdr], name_off: &[u
 /// against discarded sections), in section order.
 fn write_contents(plan: &Plan, slots: &[Slot], hdrs: &[Hdr], group_data: &HashMap<usize, Vec<u8>>, synth: &SynthData, body: &mut [u8]) -> Vec<String> {
     let mut jobs: Vec<(usize, &mut [u8])> = Vec::new();
-    let mut spans: Vec<(u64, u64, usize)> = hdrs
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| h.ty != elf::SHT_NOBITS && h.size > 0)
-        .map(|(k, h)| (h.off, h.size, k))
-        .collect();
+    let mut spans: Vec<(u64, u64, usize)> =
+        hdrs.iter().enumerate().filter(|(_, h)| h.ty != elf::SHT_NOBITS && h.size > 0).map(|(k, h)| (h.off, h.size, k)).collect();
     spans.sort_unstable();
     let mut rest: &mut [u8] = body;
     let mut pos = 0u64;
@@ -1370,10 +1349,7 @@ fn add_input(
         os.sh_type = elf::SHT_PROGBITS;
     }
     let entsize = s.hdr.sh_entsize(LE);
-    os.merge_ok = os.merge_ok
-        && s.flags & SHF_MERGE != 0
-        && entsize == os.entsize
-        && (s.flags & SHF_STRINGS) == (os.flags & SHF_STRINGS);
+    os.merge_ok = os.merge_ok && s.flags & SHF_MERGE != 0 && entsize == os.entsize && (s.flags & SHF_STRINGS) == (os.flags & SHF_STRINGS);
     if entsize != os.entsize {
         os.entsize = 0;
     }
@@ -1410,8 +1386,6 @@ fn write_relas(plan: &Plan, i: usize, dst: &mut [u8], warns: &mut Vec<String>) {
         }
     }
 }
-
-
 
 /// Writes the finished image: a temporary file next to the output, mode 0644 (less the umask),
 /// renamed over the output at the end, so a failure never leaves a partial file. An existing

@@ -29,8 +29,8 @@ use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 use crate::elf::config::Config;
-use crate::error::{Error, Result};
 use crate::elf::input::ReadLog;
+use crate::error::{Error, Result};
 use crate::input::InputFile;
 
 pub use crate::driver::CmdArg;
@@ -72,11 +72,7 @@ pub fn write_reproduce(config: &Config, tar: &Path, read: &ReadLog) -> Result<()
     // given, else in the -L directories), copied when they exist.
     let scripts = config.version_scripts.iter().chain(&config.dynamic_lists).chain(&config.export_dynamic_symbol_lists);
     for p in scripts {
-        let found = if p.exists() || p.is_absolute() {
-            Some(p.clone())
-        } else {
-            config.library_paths.iter().map(|d| d.join(p)).find(|q| q.exists())
-        };
+        let found = if p.exists() || p.is_absolute() { Some(p.clone()) } else { config.library_paths.iter().map(|d| d.join(p)).find(|q| q.exists()) };
         if let Some(data) = found.as_ref().and_then(|f| std::fs::read(f).ok()) {
             w.append(&relative_to_root(found.as_deref().unwrap_or(p)), &data).map_err(fail)?;
         }
@@ -107,9 +103,7 @@ pub fn response_file(config: &Config) -> String {
                     let v = match *canon {
                         // The archive holds no directories for outputs: keep the file name.
                         "o" | "Map" => Path::new(v).file_name().map_or_else(|| v.clone(), |n| n.to_string_lossy().into_owned()),
-                        "L" | "script" | "version-script" | "dynamic-list" | "export-dynamic-symbol-list" | "sysroot" | "rpath" => {
-                            rewrite_path(v)
-                        }
+                        "L" | "script" | "version-script" | "dynamic-list" | "export-dynamic-symbol-list" | "sysroot" | "rpath" => rewrite_path(v),
                         _ => v.clone(),
                     };
                     out.push(if *joined { '=' } else { ' ' });
@@ -344,9 +338,28 @@ mod tests {
     #[test]
     fn response_file_spells_options_as_lld() {
         let argv: Vec<String> = [
-            "-T", "no/s.t", "--version-script=no/v.map", "-lc", "-znow", "--build-id", "--build-id=md5",
-            "--Map=x/y.map", "-o", "out/p", "no/a b.o", "--reproduce", "r.tar", "--hash-style=gnu",
-            "-soname=foo", "-e", "main", "--lto-O2", "-L", "no/dir", "--chroot", "/c",
+            "-T",
+            "no/s.t",
+            "--version-script=no/v.map",
+            "-lc",
+            "-znow",
+            "--build-id",
+            "--build-id=md5",
+            "--Map=x/y.map",
+            "-o",
+            "out/p",
+            "no/a b.o",
+            "--reproduce",
+            "r.tar",
+            "--hash-style=gnu",
+            "-soname=foo",
+            "-e",
+            "main",
+            "--lto-O2",
+            "-L",
+            "no/dir",
+            "--chroot",
+            "/c",
         ]
         .iter()
         .map(|s| s.to_string())

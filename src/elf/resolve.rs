@@ -241,235 +241,235 @@ fn parse_file(f: &'static InputFile, merge: bool, claim_gcc: bool) -> Result<Fil
 }
 
 impl<'c> Resolver<'c> {
-/// Parses every input and binds every symbol (pass 1). With bitcode in the link, the LTO stage
-/// reads `resolved()`, and its objects join with `add_lto_objects` before `finish`.
-pub fn start(config: &'c Config, inputs: &'static [InputFile]) -> Result<Resolver<'c>> {
-    // Parse every input in parallel: parsing is zero-copy validation, so it is cheap even for
-    // archive members that will never be extracted.
-    let merge = config.opt_level > 0 || config.relocatable;
-    let claim_gcc = crate::elf::gcc_lto::plugin(config).is_some();
-    let parsed: Vec<Result<File>> = inputs.par_iter().map(|f| parse_file(f, merge, claim_gcc)).collect();
-    let mut files = Vec::with_capacity(parsed.len());
-    let mut errors = Vec::new();
-    for (p, input) in parsed.into_iter().zip(inputs) {
-        match p {
-            Ok(f) => files.push(f),
-            Err(e) => {
-                // A corrupt archive member that is never extracted is not an error for lld
-                // either (it is only read when needed); we report it only when it is.
-                if input.lazy {
+    /// Parses every input and binds every symbol (pass 1). With bitcode in the link, the LTO stage
+    /// reads `resolved()`, and its objects join with `add_lto_objects` before `finish`.
+    pub fn start(config: &'c Config, inputs: &'static [InputFile]) -> Result<Resolver<'c>> {
+        // Parse every input in parallel: parsing is zero-copy validation, so it is cheap even for
+        // archive members that will never be extracted.
+        let merge = config.opt_level > 0 || config.relocatable;
+        let claim_gcc = crate::elf::gcc_lto::plugin(config).is_some();
+        let parsed: Vec<Result<File>> = inputs.par_iter().map(|f| parse_file(f, merge, claim_gcc)).collect();
+        let mut files = Vec::with_capacity(parsed.len());
+        let mut errors = Vec::new();
+        for (p, input) in parsed.into_iter().zip(inputs) {
+            match p {
+                Ok(f) => files.push(f),
+                Err(e) => {
+                    // A corrupt archive member that is never extracted is not an error for lld
+                    // either (it is only read when needed); we report it only when it is.
+                    if input.lazy {
+                        files.push(File::None);
+                        continue;
+                    }
+                    errors.extend(e.messages);
                     files.push(File::None);
-                    continue;
                 }
-                errors.extend(e.messages);
-                files.push(File::None);
             }
         }
-    }
-    if !errors.is_empty() {
-        return Err(Error::many(errors));
-    }
-    let n = files.len();
-    let sym_ids = files
-        .iter()
-        .map(|f| match f {
-            File::Obj(o) => Vec::with_capacity(o.symbols.len().saturating_sub(o.first_global)),
-            _ => Vec::new(),
-        })
-        .collect();
-    let discarded = files
-        .iter()
-        .map(|f| match f {
-            File::Obj(o) => vec![false; o.sections.len()],
-            _ => Vec::new(),
-        })
-        .collect();
-    let mut rs = Resolver {
-        config,
-        r: Resolved {
-            files,
-            loaded: vec![false; n],
-            symbols: Vec::new(),
-            by_name: HashMap::new(),
-            sym_ids,
-            discarded,
-            dso_needed: vec![false; n],
-            inputs: inputs.iter().collect(),
-            load_order: Vec::new(),
-            versions: Vec::new(),
-        },
-        comdats: HashMap::new(),
-        frames: Vec::new(),
-        errors: Vec::new(),
-        lto_first_file: None,
-        sonames: std::collections::HashSet::new(),
-    };
-    // -u and the entry symbol act as undefined references before any file, so they extract
-    // archive members wherever they are on the command line.
-    let mut roots: Vec<&str> = config.undefined.iter().map(String::as_str).collect();
-    roots.extend(config.entry.as_deref());
-    roots.extend(config.defsym.iter().filter_map(|(_, e)| defsym_target(e)));
-    for name in roots {
-        let id = rs.intern(leak_name(name));
-        let sym = &mut rs.r.symbols[id];
-        sym.strong_ref = true;
-        sym.strong_ref_native = true;
-        sym.used_in_regular = true;
-    }
-    for (name, _) in &config.defsym {
-        let id = rs.intern(leak_name(name));
-        rs.r.symbols[id].used_in_regular = true;
-        rs.r.symbols[id].script_defined = true;
-    }
-    // --wrap: LTO must not inline or drop what the wrapped names bind to.
-    for w in &config.wrap {
-        for n in [w.clone(), format!("__wrap_{w}"), format!("__real_{w}")] {
-            let id = rs.intern(leak_name(&n));
+        if !errors.is_empty() {
+            return Err(Error::many(errors));
+        }
+        let n = files.len();
+        let sym_ids = files
+            .iter()
+            .map(|f| match f {
+                File::Obj(o) => Vec::with_capacity(o.symbols.len().saturating_sub(o.first_global)),
+                _ => Vec::new(),
+            })
+            .collect();
+        let discarded = files
+            .iter()
+            .map(|f| match f {
+                File::Obj(o) => vec![false; o.sections.len()],
+                _ => Vec::new(),
+            })
+            .collect();
+        let mut rs = Resolver {
+            config,
+            r: Resolved {
+                files,
+                loaded: vec![false; n],
+                symbols: Vec::new(),
+                by_name: HashMap::new(),
+                sym_ids,
+                discarded,
+                dso_needed: vec![false; n],
+                inputs: inputs.iter().collect(),
+                load_order: Vec::new(),
+                versions: Vec::new(),
+            },
+            comdats: HashMap::new(),
+            frames: Vec::new(),
+            errors: Vec::new(),
+            lto_first_file: None,
+            sonames: std::collections::HashSet::new(),
+        };
+        // -u and the entry symbol act as undefined references before any file, so they extract
+        // archive members wherever they are on the command line.
+        let mut roots: Vec<&str> = config.undefined.iter().map(String::as_str).collect();
+        roots.extend(config.entry.as_deref());
+        roots.extend(config.defsym.iter().filter_map(|(_, e)| defsym_target(e)));
+        for name in roots {
+            let id = rs.intern(leak_name(name));
+            let sym = &mut rs.r.symbols[id];
+            sym.strong_ref = true;
+            sym.strong_ref_native = true;
+            sym.used_in_regular = true;
+        }
+        for (name, _) in &config.defsym {
+            let id = rs.intern(leak_name(name));
             rs.r.symbols[id].used_in_regular = true;
-            // lld: the wrapped symbol and `__real_` must not be inlined (their final targets
-            // are only known after renaming); the wrapper is an ordinary definition.
-            if !n.starts_with("__wrap_") {
-                rs.r.symbols[id].script_defined = true;
+            rs.r.symbols[id].script_defined = true;
+        }
+        // --wrap: LTO must not inline or drop what the wrapped names bind to.
+        for w in &config.wrap {
+            for n in [w.clone(), format!("__wrap_{w}"), format!("__real_{w}")] {
+                let id = rs.intern(leak_name(&n));
+                rs.r.symbols[id].used_in_regular = true;
+                // lld: the wrapped symbol and `__real_` must not be inlined (their final targets
+                // are only known after renaming); the wrapper is an ordinary definition.
+                if !n.starts_with("__wrap_") {
+                    rs.r.symbols[id].script_defined = true;
+                }
             }
         }
-    }
-    for f in 0..n {
-        if inputs[f].lazy {
-            rs.add_lazy_member(f, inputs);
-        } else {
-            rs.load(f);
+        for f in 0..n {
+            if inputs[f].lazy {
+                rs.add_lazy_member(f, inputs);
+            } else {
+                rs.load(f);
+            }
         }
+        if !rs.errors.is_empty() {
+            return Err(Error::many(rs.errors));
+        }
+        if rs.r.has_bitcode() {
+            // LTO must keep what the dynamic symbol table will export (lld applies dynamic lists
+            // before LTO too).
+            mark_dynamic_listed(config, &mut rs.r)?;
+        }
+        Ok(rs)
     }
-    if !rs.errors.is_empty() {
-        return Err(Error::many(rs.errors));
-    }
-    if rs.r.has_bitcode() {
-        // LTO must keep what the dynamic symbol table will export (lld applies dynamic lists
-        // before LTO too).
-        mark_dynamic_listed(config, &mut rs.r)?;
-    }
-    Ok(rs)
-}
 
-/// The state after pass 1, for the LTO stage.
-pub fn resolved(&self) -> &Resolved {
-    &self.r
-}
+    /// The state after pass 1, for the LTO stage.
+    pub fn resolved(&self) -> &Resolved {
+        &self.r
+    }
 
-/// Pass 2: the objects LTO generated replace the bitcode files. Bitcode definitions become
-/// undefined (the objects define what survived), references count native objects only, and
-/// the objects are loaded after all other files, as lld does.
-pub fn add_lto_objects(&mut self, objects: Vec<InputFile>) -> Result<()> {
-    for sym in self.r.symbols.iter_mut() {
-        if let Def::Bitcode(..) = sym.def {
-            sym.def = Def::Undefined;
+    /// Pass 2: the objects LTO generated replace the bitcode files. Bitcode definitions become
+    /// undefined (the objects define what survived), references count native objects only, and
+    /// the objects are loaded after all other files, as lld does.
+    pub fn add_lto_objects(&mut self, objects: Vec<InputFile>) -> Result<()> {
+        for sym in self.r.symbols.iter_mut() {
+            if let Def::Bitcode(..) = sym.def {
+                sym.def = Def::Undefined;
+                sym.weak = false;
+            }
+            sym.strong_ref = sym.strong_ref_native;
+            sym.obj_ref = sym.obj_ref_native;
+        }
+        let first = self.r.files.len();
+        self.lto_first_file = Some(first);
+        let objects: Vec<&'static InputFile> = objects.into_iter().map(|o| &*Box::leak(Box::new(o))).collect();
+        let merge = self.config.opt_level > 0 || self.config.relocatable;
+        let parsed: Vec<Result<File>> = objects
+            .par_iter()
+            .map(|f| match f.kind {
+                // What LTO generated is never claimed again (`-r` with GCC's plugin generates a
+                // GCC LTO object on purpose).
+                FileKind::Object => ObjFile::parse(f, merge).map(File::Obj),
+                _ => parse_file(f, merge, false),
+            })
+            .collect();
+        let mut errors = Vec::new();
+        for (p, input) in parsed.into_iter().zip(objects) {
+            let file = p.unwrap_or_else(|e| {
+                errors.extend(e.messages);
+                File::None
+            });
+            self.r.sym_ids.push(match &file {
+                File::Obj(o) => Vec::with_capacity(o.symbols.len().saturating_sub(o.first_global)),
+                _ => Vec::new(),
+            });
+            self.r.discarded.push(match &file {
+                File::Obj(o) => vec![false; o.sections.len()],
+                _ => Vec::new(),
+            });
+            self.r.files.push(file);
+            self.r.loaded.push(false);
+            self.r.dso_needed.push(false);
+            self.r.inputs.push(input);
+        }
+        if !errors.is_empty() {
+            return Err(Error::many(errors));
+        }
+        for f in first..self.r.files.len() {
+            // Libraries GCC's plugin asked for join like command-line ones (archive members lazy).
+            if self.r.inputs[f].lazy {
+                self.add_lazy_member(f, &[]);
+            } else {
+                self.load(f);
+            }
+        }
+        if !self.errors.is_empty() {
+            return Err(Error::many(std::mem::take(&mut self.errors)));
+        }
+        Ok(())
+    }
+
+    /// Final bindings: `--defsym` overrides, unreferenced lazy symbols become undefined.
+    pub fn finish(mut self) -> Result<Resolved> {
+        let config = self.config;
+        let mut rs = &mut self;
+        // --defsym definitions override whatever the inputs define, as in lld.
+        for (name, _) in &config.defsym {
+            let id = rs.intern(leak_name(name));
+            let sym = &mut rs.r.symbols[id];
+            sym.def = Def::Synthetic;
             sym.weak = false;
         }
-        sym.strong_ref = sym.strong_ref_native;
-        sym.obj_ref = sym.obj_ref_native;
-    }
-    let first = self.r.files.len();
-    self.lto_first_file = Some(first);
-    let objects: Vec<&'static InputFile> = objects.into_iter().map(|o| &*Box::leak(Box::new(o))).collect();
-    let merge = self.config.opt_level > 0 || self.config.relocatable;
-    let parsed: Vec<Result<File>> = objects
-        .par_iter()
-        .map(|f| match f.kind {
-            // What LTO generated is never claimed again (`-r` with GCC's plugin generates a
-            // GCC LTO object on purpose).
-            FileKind::Object => ObjFile::parse(f, merge).map(File::Obj),
-            _ => parse_file(f, merge, false),
-        })
-        .collect();
-    let mut errors = Vec::new();
-    for (p, input) in parsed.into_iter().zip(objects) {
-        let file = p.unwrap_or_else(|e| {
-            errors.extend(e.messages);
-            File::None
-        });
-        self.r.sym_ids.push(match &file {
-            File::Obj(o) => Vec::with_capacity(o.symbols.len().saturating_sub(o.first_global)),
-            _ => Vec::new(),
-        });
-        self.r.discarded.push(match &file {
-            File::Obj(o) => vec![false; o.sections.len()],
-            _ => Vec::new(),
-        });
-        self.r.files.push(file);
-        self.r.loaded.push(false);
-        self.r.dso_needed.push(false);
-        self.r.inputs.push(input);
-    }
-    if !errors.is_empty() {
-        return Err(Error::many(errors));
-    }
-    for f in first..self.r.files.len() {
-        // Libraries GCC's plugin asked for join like command-line ones (archive members lazy).
-        if self.r.inputs[f].lazy {
-            self.add_lazy_member(f, &[]);
-        } else {
-            self.load(f);
+        // Symbols of --as-needed libraries that nothing needs are not bound to them (the library is
+        // not in DT_NEEDED, so the reference stays an undefined weak one).
+        let _ = &mut rs;
+        let mut r = self.r;
+        // Version scripts and dynamic lists.
+        apply_versions(config, &mut r)?;
+        // --exclude-libs: definitions from the named archives are not exported.
+        if !config.exclude_libs.is_empty() {
+            let all = config.exclude_libs.iter().any(|l| l == "ALL");
+            for sym in r.symbols.iter_mut() {
+                let (Def::Defined(f, _) | Def::Common(f, _)) = sym.def else { continue };
+                let Some((archive, _)) = &r.inputs[f].archive else { continue };
+                let base = std::path::Path::new(archive).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                if all || config.exclude_libs.contains(&base) {
+                    sym.forced_local = true;
+                }
+            }
         }
-    }
-    if !self.errors.is_empty() {
-        return Err(Error::many(std::mem::take(&mut self.errors)));
-    }
-    Ok(())
-}
-
-/// Final bindings: `--defsym` overrides, unreferenced lazy symbols become undefined.
-pub fn finish(mut self) -> Result<Resolved> {
-    let config = self.config;
-    let mut rs = &mut self;
-    // --defsym definitions override whatever the inputs define, as in lld.
-    for (name, _) in &config.defsym {
-        let id = rs.intern(leak_name(name));
-        let sym = &mut rs.r.symbols[id];
-        sym.def = Def::Synthetic;
-        sym.weak = false;
-    }
-    // Symbols of --as-needed libraries that nothing needs are not bound to them (the library is
-    // not in DT_NEEDED, so the reference stays an undefined weak one).
-    let _ = &mut rs;
-    let mut r = self.r;
-    // Version scripts and dynamic lists.
-    apply_versions(config, &mut r)?;
-    // --exclude-libs: definitions from the named archives are not exported.
-    if !config.exclude_libs.is_empty() {
-        let all = config.exclude_libs.iter().any(|l| l == "ALL");
+        let files = &r.files;
+        let inputs = &r.inputs;
+        let dso_needed = &r.dso_needed;
         for sym in r.symbols.iter_mut() {
-            let (Def::Defined(f, _) | Def::Common(f, _)) = sym.def else { continue };
-            let Some((archive, _)) = &r.inputs[f].archive else { continue };
-            let base = std::path::Path::new(archive).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            if all || config.exclude_libs.contains(&base) {
-                sym.forced_local = true;
-            }
-        }
-    }
-    let files = &r.files;
-    let inputs = &r.inputs;
-    let dso_needed = &r.dso_needed;
-    for sym in r.symbols.iter_mut() {
-        // Whatever is still lazy or undefined is an undefined symbol, weak unless some object
-        // referenced it strongly.
-        if matches!(sym.def, Def::Lazy(_) | Def::Undefined) {
-            sym.def = Def::Undefined;
-            sym.weak = !sym.strong_ref;
-        }
-        if let Def::Shared(f, k) = sym.def {
-            if inputs[f].as_needed && !dso_needed[f] {
-                // lld keeps the library's symbol (its type shows in the symbol tables) but the
-                // library is not needed, so the reference is written as an undefined weak one.
-                let File::Shared(dso) = &files[f] else { unreachable!() };
-                let ty = dso.syms[k].sym.st_type();
+            // Whatever is still lazy or undefined is an undefined symbol, weak unless some object
+            // referenced it strongly.
+            if matches!(sym.def, Def::Lazy(_) | Def::Undefined) {
                 sym.def = Def::Undefined;
-                sym.weak = true;
-                sym.ref_type = Some(if ty == elf::STT_GNU_IFUNC { elf::STT_FUNC } else { ty });
+                sym.weak = !sym.strong_ref;
+            }
+            if let Def::Shared(f, k) = sym.def {
+                if inputs[f].as_needed && !dso_needed[f] {
+                    // lld keeps the library's symbol (its type shows in the symbol tables) but the
+                    // library is not needed, so the reference is written as an undefined weak one.
+                    let File::Shared(dso) = &files[f] else { unreachable!() };
+                    let ty = dso.syms[k].sym.st_type();
+                    sym.def = Def::Undefined;
+                    sym.weak = true;
+                    sym.ref_type = Some(if ty == elf::STT_GNU_IFUNC { elf::STT_FUNC } else { ty });
+                }
             }
         }
+        Ok(r)
     }
-    Ok(r)
-}
 }
 
 /// Reads a version script or dynamic list; a relative name not found as given is looked up in
@@ -801,14 +801,20 @@ impl<'c> Resolver<'c> {
                 if self.lto_first_file.is_some() {
                     // LTO-generated code referenced a symbol only a bitcode member defines
                     // (typically a library call); LTO has already run, so it cannot join.
-                    self.errors.push(format!("{}: bitcode member needed after LTO (referenced by LTO-generated code); link it explicitly or with --whole-archive", b.input.name));
+                    self.errors.push(format!(
+                        "{}: bitcode member needed after LTO (referenced by LTO-generated code); link it explicitly or with --whole-archive",
+                        b.input.name
+                    ));
                     return;
                 }
                 self.load_bitcode(f)
             }
             File::GccIr(g) => {
                 if self.lto_first_file.is_some() {
-                    self.errors.push(format!("{}: GCC LTO member needed after LTO (referenced by LTO-generated code); link it explicitly or with --whole-archive", g.input.name));
+                    self.errors.push(format!(
+                        "{}: GCC LTO member needed after LTO (referenced by LTO-generated code); link it explicitly or with --whole-archive",
+                        g.input.name
+                    ));
                     return;
                 }
                 self.load_gcc_ir(f)
@@ -820,8 +826,7 @@ impl<'c> Resolver<'c> {
     fn load_obj(&mut self, f: FileId) {
         let File::Obj(o) = &self.r.files[f] else { unreachable!() };
         // COMDAT: the first file to bring a group signature keeps its members.
-        let groups: Vec<(&'static [u8], Vec<u32>)> =
-            o.groups.iter().map(|(_, sig, m)| (*sig, m.clone())).collect();
+        let groups: Vec<(&'static [u8], Vec<u32>)> = o.groups.iter().map(|(_, sig, m)| (*sig, m.clone())).collect();
         let from_lto = self.lto_first_file.is_some_and(|first| f >= first);
         for (sig, members) in groups {
             if from_lto {
@@ -876,7 +881,11 @@ impl<'c> Resolver<'c> {
                 sym.used_in_regular = true;
             }
             if bind == elf::STB_LOCAL {
-                self.errors.push(format!("{}: local symbol {} found in the global part of the symbol table", self.r.files[f].name(), String::from_utf8_lossy(name)));
+                self.errors.push(format!(
+                    "{}: local symbol {} found in the global part of the symbol table",
+                    self.r.files[f].name(),
+                    String::from_utf8_lossy(name)
+                ));
                 continue;
             }
             if shndx == elf::SHN_UNDEF && self.r.symbols[id].ref_type.is_none() {
@@ -1105,12 +1114,8 @@ impl<'c> Resolver<'c> {
             // stops the -l search from finding them.
         }
         let File::Shared(s) = &self.r.files[f] else { unreachable!() };
-        let entries: Vec<(usize, &'static [u8], Option<&'static [u8]>, bool, bool, bool, u8)> = s
-            .syms
-            .iter()
-            .enumerate()
-            .map(|(k, d)| (k, d.name, d.version, d.hidden, d.defined, d.sym.st_bind() == elf::STB_WEAK, d.sym.st_type()))
-            .collect();
+        let entries: Vec<(usize, &'static [u8], Option<&'static [u8]>, bool, bool, bool, u8)> =
+            s.syms.iter().enumerate().map(|(k, d)| (k, d.name, d.version, d.hidden, d.defined, d.sym.st_bind() == elf::STB_WEAK, d.sym.st_type())).collect();
         let mut dso_steps = Vec::new();
         for (k, name, version, hidden, defined, weak, d_type) in entries {
             if !defined {

@@ -22,11 +22,7 @@ pub struct Loc {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     /// A file named in `INPUT(...)` or `GROUP(...)`: a path, `-lfoo`, or `=path` (sysroot).
-    Input {
-        name: String,
-        as_needed: bool,
-        loc: Loc,
-    },
+    Input { name: String, as_needed: bool, loc: Loc },
     /// `SEARCH_DIR(dir)`: a library directory, searched after the `-L` ones.
     SearchDir(String),
     /// `ENTRY(sym)`: the entry point unless `-e` gave one.
@@ -59,12 +55,7 @@ fn format_error(name: &str, loc: Option<&Loc>, line: usize, msg: &str) -> String
     let mut s = format!("{name}:{line}: {msg}");
     if let Some(loc) = loc {
         if loc.col <= 256 {
-            let text: String = loc
-                .line_text
-                .chars()
-                .take(loc.col + 80)
-                .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
-                .collect();
+            let text: String = loc.line_text.chars().take(loc.col + 80).map(|c| if c.is_control() && c != '\t' { '?' } else { c }).collect();
             s.push_str(&format!("\n>>> {text}\n>>> {}^", " ".repeat(loc.col)));
         }
     }
@@ -118,9 +109,7 @@ fn tokenize(name: &str, text: &str) -> (Vec<Token>, Option<Error>) {
             i += 2;
             loop {
                 if i >= n {
-                    let e = Error::new(format!(
-                        "{name}:{start_line}: unclosed comment in a linker script"
-                    ));
+                    let e = Error::new(format!("{name}:{start_line}: unclosed comment in a linker script"));
                     return (toks, Some(e));
                 }
                 if b[i].1 == '*' && i + 1 < n && b[i + 1].1 == '/' {
@@ -150,19 +139,10 @@ fn tokenize(name: &str, text: &str) -> (Vec<Token>, Option<Error>) {
                 j += 1;
             }
             if j >= n {
-                return (
-                    toks,
-                    Some(Error::new(format!("{name}:{line}: unclosed quote"))),
-                );
+                return (toks, Some(Error::new(format!("{name}:{line}: unclosed quote"))));
             }
             let s: String = b[start..j].iter().map(|x| x.1).collect();
-            toks.push(Token {
-                text: s,
-                quoted: true,
-                line,
-                col,
-                line_start,
-            });
+            toks.push(Token { text: s, quoted: true, line, col, line_start });
             // A quoted name may span lines.
             for k in start..j {
                 if b[k].1 == '\n' {
@@ -175,36 +155,20 @@ fn tokenize(name: &str, text: &str) -> (Vec<Token>, Option<Error>) {
             continue;
         }
         if is_special(c) {
-            toks.push(Token {
-                text: c.to_string(),
-                quoted: false,
-                line,
-                col,
-                line_start,
-            });
+            toks.push(Token { text: c.to_string(), quoted: false, line, col, line_start });
             i += 1;
             continue;
         }
         let start = i;
         while i < n {
             let d = b[i].1;
-            if d.is_whitespace()
-                || is_special(d)
-                || d == '"'
-                || (d == '/' && i + 1 < n && b[i + 1].1 == '*')
-            {
+            if d.is_whitespace() || is_special(d) || d == '"' || (d == '/' && i + 1 < n && b[i + 1].1 == '*') {
                 break;
             }
             i += 1;
         }
         let s: String = b[start..i].iter().map(|x| x.1).collect();
-        toks.push(Token {
-            text: s,
-            quoted: false,
-            line,
-            col,
-            line_start,
-        });
+        toks.push(Token { text: s, quoted: false, line, col, line_start });
     }
     (toks, None)
 }
@@ -236,17 +200,8 @@ const UNSUPPORTED: &[&str] = &[
 impl<'t> Parser<'t> {
     fn loc(&self, t: &Token) -> Loc {
         let rest = &self.src[t.line_start.min(self.src.len())..];
-        let line_text = rest
-            .split('\n')
-            .next()
-            .unwrap_or("")
-            .trim_end_matches('\r')
-            .to_string();
-        Loc {
-            line: t.line,
-            col: t.col,
-            line_text,
-        }
+        let line_text = rest.split('\n').next().unwrap_or("").trim_end_matches('\r').to_string();
+        Loc { line: t.line, col: t.col, line_text }
     }
 
     fn err_at(&self, t: &Token, msg: &str) -> Error {
@@ -301,16 +256,11 @@ impl<'t> Parser<'t> {
                 self.read_input(out, true)?;
                 continue;
             }
-            if !t.quoted && (t.text.len() == 1 && is_special(t.text.chars().next().unwrap_or(' ')))
-            {
+            if !t.quoted && (t.text.len() == 1 && is_special(t.text.chars().next().unwrap_or(' '))) {
                 return Err(self.err_at(&t, &format!("unexpected {}", t.text)));
             }
             let loc = self.loc(&t);
-            out.push(Command::Input {
-                name: t.text,
-                as_needed,
-                loc,
-            });
+            out.push(Command::Input { name: t.text, as_needed, loc });
         }
     }
 
@@ -330,9 +280,7 @@ impl<'t> Parser<'t> {
                     let t2 = self.next()?;
                     if !t2.is(")") {
                         if !t2.is(",") {
-                            return Err(
-                                self.err_at(&t2, &format!(", expected, but got {}", t2.text))
-                            );
+                            return Err(self.err_at(&t2, &format!(", expected, but got {}", t2.text)));
                         }
                         self.next()?;
                         self.expect(",")?;
@@ -412,10 +360,7 @@ impl<'t> Parser<'t> {
                     out.push(Command::Assign(x.to_string(), expr));
                 }
                 x if UNSUPPORTED.contains(&x) => {
-                    return Err(self.err_at(
-                        &t,
-                        &format!("{x} is not supported in linker scripts by dtld"),
-                    ));
+                    return Err(self.err_at(&t, &format!("{x} is not supported in linker scripts by dtld")));
                 }
                 x => return Err(self.err_at(&t, &format!("unknown directive: {x}"))),
             }
@@ -439,21 +384,10 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Script> {
 pub fn parse_partial(name: &str, data: &[u8]) -> (Script, Option<Error>) {
     let text = String::from_utf8_lossy(data);
     let (toks, lex_err) = tokenize(name, &text);
-    let mut p = Parser {
-        name,
-        src: &text,
-        toks,
-        pos: 0,
-    };
+    let mut p = Parser { name, src: &text, toks, pos: 0 };
     let mut commands = Vec::new();
     let err = p.run(&mut commands).err().or(lex_err);
-    (
-        Script {
-            name: name.to_string(),
-            commands,
-        },
-        err,
-    )
+    (Script { name: name.to_string(), commands }, err)
 }
 
 #[cfg(test)]
@@ -464,9 +398,7 @@ mod tests {
         s.commands
             .iter()
             .filter_map(|c| match c {
-                Command::Input {
-                    name, as_needed, ..
-                } => Some((name.clone(), *as_needed)),
+                Command::Input { name, as_needed, .. } => Some((name.clone(), *as_needed)),
                 _ => None,
             })
             .collect()
@@ -487,16 +419,11 @@ mod tests {
             inputs(&s),
             vec![
                 ("/lib/x86_64-linux-gnu/libc.so.6".to_string(), false),
-                (
-                    "/usr/lib/x86_64-linux-gnu/libc_nonshared.a".to_string(),
-                    false
-                ),
+                ("/usr/lib/x86_64-linux-gnu/libc_nonshared.a".to_string(), false),
                 ("/lib64/ld-linux-x86-64.so.2".to_string(), true),
             ]
         );
-        let Command::Input { loc, .. } = &s.commands[0] else {
-            panic!()
-        };
+        let Command::Input { loc, .. } = &s.commands[0] else { panic!() };
         assert_eq!(loc.line, 5);
         assert_eq!(loc.col, 8);
     }
@@ -515,56 +442,26 @@ mod tests {
               # comment\nOUTPUT(out)\n",
         )
         .unwrap();
-        assert_eq!(
-            inputs(&s),
-            vec![
-                ("a.o".into(), false),
-                ("b c.o".into(), false),
-                ("-lfoo".into(), false)
-            ]
-        );
+        assert_eq!(inputs(&s), vec![("a.o".into(), false), ("b c.o".into(), false), ("-lfoo".into(), false)]);
         assert!(s.commands.contains(&Command::SearchDir("=/usr/lib".into())));
         assert!(s.commands.contains(&Command::Entry("_start".into())));
-        assert!(s
-            .commands
-            .contains(&Command::Extern(vec!["x".into(), "y".into()])));
+        assert!(s.commands.contains(&Command::Extern(vec!["x".into(), "y".into()])));
         assert!(s.commands.contains(&Command::Output("out".into())));
         assert!(parse("e.t", b"").unwrap().commands.is_empty());
-        assert!(parse("e.t", b"  /* only a comment */ ")
-            .unwrap()
-            .commands
-            .is_empty());
+        assert!(parse("e.t", b"  /* only a comment */ ").unwrap().commands.is_empty());
     }
 
     #[test]
     fn errors_in_lld_wording() {
-        assert_eq!(
-            err("FOO(a)\n"),
-            "s.t:1: unknown directive: FOO\n>>> FOO(a)\n>>> ^"
-        );
-        assert_eq!(
-            err("/* x\n\n"),
-            "s.t:1: unclosed comment in a linker script"
-        );
+        assert_eq!(err("FOO(a)\n"), "s.t:1: unknown directive: FOO\n>>> FOO(a)\n>>> ^");
+        assert_eq!(err("/* x\n\n"), "s.t:1: unclosed comment in a linker script");
         assert_eq!(err("GROUP ( f.o \n"), "s.t:1: unexpected EOF");
         assert_eq!(err("GROUP(f.o AS_NEEDED(m.o)"), "s.t:1: unexpected EOF");
         assert_eq!(err("\n\nSEARCH_DIR("), "s.t:3: unexpected EOF");
-        assert_eq!(
-            err("OUTPUT_FORMAT(a,b)"),
-            "s.t:1: , expected, but got )\n>>> OUTPUT_FORMAT(a,b)\n>>>                  ^"
-        );
-        assert_eq!(
-            err("ENTRY(foo bar)"),
-            "s.t:1: ) expected, but got bar\n>>> ENTRY(foo bar)\n>>>           ^"
-        );
-        assert_eq!(
-            err("INPUT(f.o))"),
-            "s.t:1: unknown directive: )\n>>> INPUT(f.o))\n>>>           ^"
-        );
-        assert_eq!(
-            err("\x7fELF\x02"),
-            "s.t:1: unknown directive: \u{7f}ELF\u{2}\n>>> ?ELF?\n>>> ^"
-        );
+        assert_eq!(err("OUTPUT_FORMAT(a,b)"), "s.t:1: , expected, but got )\n>>> OUTPUT_FORMAT(a,b)\n>>>                  ^");
+        assert_eq!(err("ENTRY(foo bar)"), "s.t:1: ) expected, but got bar\n>>> ENTRY(foo bar)\n>>>           ^");
+        assert_eq!(err("INPUT(f.o))"), "s.t:1: unknown directive: )\n>>> INPUT(f.o))\n>>>           ^");
+        assert_eq!(err("\x7fELF\x02"), "s.t:1: unknown directive: \u{7f}ELF\u{2}\n>>> ?ELF?\n>>> ^");
         assert!(err("SECTIONS { }").starts_with("s.t:1: SECTIONS is not supported"));
         assert_eq!(err("INPUT(\"abc"), "s.t:1: unexpected EOF");
         assert_eq!(err("\"abc"), "s.t:1: unclosed quote");

@@ -87,15 +87,12 @@ impl SharedFile {
             match h.sh_type(LE) {
                 elf::SHT_DYNSYM => {
                     let raw = bounds(data, h.sh_offset(LE), h.sh_size(LE))?;
-                    dynsym = object::pod::slice_from_all_bytes::<Sym>(raw)
-                        .map_err(|_| Error::new("invalid dynamic symbol table"))?;
+                    dynsym = object::pod::slice_from_all_bytes::<Sym>(raw).map_err(|_| Error::new("invalid dynamic symbol table"))?;
                     let link = shdrs.get(h.sh_link(LE) as usize).ok_or_else(|| Error::new("invalid sh_link"))?;
                     dynstr = bounds(data, link.sh_offset(LE), link.sh_size(LE))?;
                 }
                 elf::SHT_GNU_VERSYM => versym = bounds(data, h.sh_offset(LE), h.sh_size(LE))?,
-                elf::SHT_GNU_VERDEF => {
-                    verdef = Some((bounds(data, h.sh_offset(LE), h.sh_size(LE))?, h.sh_info(LE)))
-                }
+                elf::SHT_GNU_VERDEF => verdef = Some((bounds(data, h.sh_offset(LE), h.sh_size(LE))?, h.sh_info(LE))),
                 elf::SHT_DYNAMIC => dynamic = bounds(data, h.sh_offset(LE), h.sh_size(LE))?,
                 _ => {}
             }
@@ -142,11 +139,7 @@ impl SharedFile {
                 continue;
             }
             let name = c_str(dynstr, s.st_name(LE))?;
-            let vs = if versym.len() >= (i + 1) * 2 {
-                u16::from_le_bytes([versym[i * 2], versym[i * 2 + 1]])
-            } else {
-                1
-            };
+            let vs = if versym.len() >= (i + 1) * 2 { u16::from_le_bytes([versym[i * 2], versym[i * 2 + 1]]) } else { 1 };
             let ndx = (vs & 0x7fff) as usize;
             let hidden = vs & 0x8000 != 0;
             let defined = s.st_shndx(LE) != elf::SHN_UNDEF;

@@ -70,7 +70,9 @@ pub fn section_order(l: &Layout, path: &std::path::Path) -> Result<HashMap<Sec, 
                 }
                 place(&mut order, section_of(l, f, i), p);
             }
-            Def::Shared(f, _) if warn => l.config.diag.warn(&format!("{}: unable to order shared symbol: {}", r.inputs[f].name, String::from_utf8_lossy(s.name))),
+            Def::Shared(f, _) if warn => {
+                l.config.diag.warn(&format!("{}: unable to order shared symbol: {}", r.inputs[f].name, String::from_utf8_lossy(s.name)))
+            }
             _ => {}
         }
     }

@@ -359,7 +359,15 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
                 let os = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(primary))).map(|o| o.shndx).unwrap_or(0);
                 // A copy keeps the binding its references give it; an alias nobody referenced
                 // keeps the library's.
-                let bind = if s.obj_ref { if s.strong_ref { elf::STB_GLOBAL } else { elf::STB_WEAK } } else { ds.st_bind() };
+                let bind = if s.obj_ref {
+                    if s.strong_ref {
+                        elf::STB_GLOBAL
+                    } else {
+                        elf::STB_WEAK
+                    }
+                } else {
+                    ds.st_bind()
+                };
                 (os as u16, l.sym_value[id], ds.st_size(LE), (bind << 4) | ty)
             } else if flags.is_some_and(|f| f.canonical) {
                 (0, l.plt_entry_addr(l.plt_index[&id]), 0, info)
@@ -627,7 +635,10 @@ fn write_got(l: &Layout, buf: &mut [u8]) {
                     l.addr_of(t).wrapping_sub(l.tls_start())
                 }
             }
-            crate::elf::layout::GotKind::TlsGdMod | crate::elf::layout::GotKind::TlsLdMod | crate::elf::layout::GotKind::Zero | crate::elf::layout::GotKind::TlsDesc => 0,
+            crate::elf::layout::GotKind::TlsGdMod
+            | crate::elf::layout::GotKind::TlsLdMod
+            | crate::elf::layout::GotKind::Zero
+            | crate::elf::layout::GotKind::TlsDesc => 0,
         };
         put64(buf, i * 8, v);
     }
@@ -698,13 +709,8 @@ fn write_gnu_hash(l: &Layout, buf: &mut [u8]) {
     let bloom_off = 16;
     let buckets_off = bloom_off + words * 8;
     let chain_off = buckets_off + nbuckets as usize * 4;
-    let defined: Vec<(usize, u32)> = l
-        .dynsyms
-        .iter()
-        .enumerate()
-        .skip(first_defined - 1)
-        .map(|(i, &id)| (i + 1, gnu_hash(crate::elf::layout::dyn_name(l, id))))
-        .collect();
+    let defined: Vec<(usize, u32)> =
+        l.dynsyms.iter().enumerate().skip(first_defined - 1).map(|(i, &id)| (i + 1, gnu_hash(crate::elf::layout::dyn_name(l, id)))).collect();
     for &(_, h) in &defined {
         let w = ((h / 64) as usize) & (words - 1);
         let mut v = u64::from_le_bytes(buf[bloom_off + w * 8..bloom_off + w * 8 + 8].try_into().unwrap());

@@ -85,10 +85,7 @@ pub struct VersionScript {
 
 impl Clone for VersionScript {
     fn clone(&self) -> Self {
-        VersionScript {
-            versions: self.versions.clone(),
-            index: OnceLock::new(),
-        }
+        VersionScript { versions: self.versions.clone(), index: OnceLock::new() }
     }
 }
 
@@ -158,10 +155,7 @@ fn tokenize(text: &str, file: &str) -> (Vec<Tok>, Option<String>) {
                     None => {
                         // lld reports this at the line of the last token it consumed.
                         let at = toks.last().map_or(1, |t| t.line);
-                        return (
-                            toks,
-                            Some(format!("{file}:{at}: unclosed comment in a linker script")),
-                        );
+                        return (toks, Some(format!("{file}:{at}: unclosed comment in a linker script")));
                     }
                 }
             }
@@ -201,28 +195,17 @@ fn tokenize(text: &str, file: &str) -> (Vec<Tok>, Option<String>) {
         } else if rest.len() > 1 && rest[1] == b'=' && b"+-*/!&^|".contains(&c0) {
             2
         } else {
-            let n = rest
-                .iter()
-                .position(|&c| !is_token_char(c))
-                .unwrap_or(rest.len());
+            let n = rest.iter().position(|&c| !is_token_char(c)).unwrap_or(rest.len());
             if n > 0 {
                 n
             } else {
                 // One character forms a token; keep multi-byte UTF-8 characters whole.
-                text.get(start..)
-                    .and_then(|s| s.chars().next())
-                    .map_or(1, char::len_utf8)
+                text.get(start..).and_then(|s| s.chars().next()).map_or(1, char::len_utf8)
             }
         };
         let end = (start + len).min(b.len());
-        let s = text
-            .get(start..end)
-            .map(str::to_string)
-            .unwrap_or_else(|| String::from_utf8_lossy(&b[start..end]).into_owned());
-        toks.push(Tok {
-            text: s,
-            line: tok_line,
-        });
+        let s = text.get(start..end).map(str::to_string).unwrap_or_else(|| String::from_utf8_lossy(&b[start..end]).into_owned());
+        toks.push(Tok { text: s, line: tok_line });
         i = end;
     }
 }
@@ -251,13 +234,7 @@ struct Parser<'a> {
 impl<'a> Parser<'a> {
     fn new(text: &str, file: &'a str) -> Self {
         let (toks, lex_err) = tokenize(text, file);
-        Parser {
-            toks,
-            pos: 0,
-            lex_err,
-            file,
-            prev_line: 1,
-        }
+        Parser { toks, pos: 0, lex_err, file, prev_line: 1 }
     }
 
     fn err(&self, msg: &str) -> String {
@@ -348,17 +325,8 @@ impl<'a> Parser<'a> {
                 }
                 // lld decides "wildcard" on the raw token, so a quoted "foo*" outside an
                 // extern block is still a glob (ScriptParser.cpp readSymbols).
-                let kind = if has_wildcard(&tok) {
-                    PatternKind::Glob
-                } else {
-                    PatternKind::Exact
-                };
-                let p = Pattern {
-                    text: unquote(&tok).to_string(),
-                    kind,
-                    lang: Lang::C,
-                    line,
-                };
+                let kind = if has_wildcard(&tok) { PatternKind::Glob } else { PatternKind::Exact };
+                let p = Pattern { text: unquote(&tok).to_string(), kind, lang: Lang::C, line };
                 if in_local {
                     locals.push(p)
                 } else {
@@ -384,17 +352,8 @@ impl<'a> Parser<'a> {
         while let Some(tok) = self.till("}")? {
             let line = self.prev_line;
             // Inside extern blocks a quoted pattern is always exact.
-            let kind = if !tok.starts_with('"') && has_wildcard(&tok) {
-                PatternKind::Glob
-            } else {
-                PatternKind::Exact
-            };
-            ret.push(Pattern {
-                text: unquote(&tok).to_string(),
-                kind,
-                lang,
-                line,
-            });
+            let kind = if !tok.starts_with('"') && has_wildcard(&tok) { PatternKind::Glob } else { PatternKind::Exact };
+            ret.push(Pattern { text: unquote(&tok).to_string(), kind, lang, line });
             if self.consume("}")? {
                 return Ok(ret);
             }
@@ -422,11 +381,8 @@ fn unquote(s: &str) -> &str {
 /// `pattern@VERSION`), so an invalid glob is a parse error here rather than a link-time one.
 fn validate_globs(versions: &[VersionDef], file: &str) -> Result<(), String> {
     for v in versions {
-        let lists: [(&[Pattern], &str); 2] = if v.name.is_empty() {
-            [(&v.globals, "global"), (&v.locals, "local")]
-        } else {
-            [(&v.globals, v.name.as_str()), (&v.locals, v.name.as_str())]
-        };
+        let lists: [(&[Pattern], &str); 2] =
+            if v.name.is_empty() { [(&v.globals, "global"), (&v.locals, "local")] } else { [(&v.globals, v.name.as_str()), (&v.locals, v.name.as_str())] };
         for (pats, ver) in lists {
             for p in pats.iter().filter(|p| p.kind == PatternKind::Glob) {
                 let with_ver = format!("{}@{}", p.text, ver);
@@ -450,12 +406,7 @@ pub fn parse(text: &str, file: &str) -> Result<VersionScript, String> {
     if p.consume("{")? {
         // readAnonymousDeclaration
         let (locals, globals) = p.read_symbols()?;
-        versions.push(VersionDef {
-            name: String::new(),
-            parents: Vec::new(),
-            globals,
-            locals,
-        });
+        versions.push(VersionDef { name: String::new(), parents: Vec::new(), globals, locals });
         name_lines.push(1);
         p.expect(";")?;
     } else {
@@ -483,12 +434,7 @@ pub fn parse(text: &str, file: &str) -> Result<VersionScript, String> {
                 }
                 p.expect(";")?;
             }
-            versions.push(VersionDef {
-                name,
-                parents,
-                globals,
-                locals,
-            });
+            versions.push(VersionDef { name, parents, globals, locals });
             name_lines.push(line);
         }
     }
@@ -505,10 +451,7 @@ pub fn parse(text: &str, file: &str) -> Result<VersionScript, String> {
         }
     }
     validate_globs(&versions, file)?;
-    Ok(VersionScript {
-        versions,
-        index: OnceLock::new(),
-    })
+    Ok(VersionScript { versions, index: OnceLock::new() })
 }
 
 /// Parses one `--dynamic-list` file: `{ a; b*; extern "C++" { "f(int)"; }; };`.
@@ -622,10 +565,7 @@ fn expand_class(mut s: &[u8], original: &[u8]) -> Result<[u64; 4], String> {
             continue;
         }
         if start > end {
-            return Err(format!(
-                "invalid glob pattern: {}",
-                String::from_utf8_lossy(original)
-            ));
+            return Err(format!("invalid glob pattern: {}", String::from_utf8_lossy(original)));
         }
         for c in start..=end {
             class_set(&mut set, c);
@@ -640,15 +580,9 @@ fn expand_class(mut s: &[u8], original: &[u8]) -> Result<[u64; 4], String> {
 
 impl Glob {
     fn compile(pat: &[u8]) -> Result<Glob, String> {
-        let mut g = Glob {
-            toks: Vec::new(),
-            classes: Vec::new(),
-        };
+        let mut g = Glob { toks: Vec::new(), classes: Vec::new() };
         // The literal prefix (up to the first of `?*[{\`) is compared as is.
-        let prefix = pat
-            .iter()
-            .position(|c| b"?*[{\\".contains(c))
-            .unwrap_or(pat.len());
+        let prefix = pat.iter().position(|c| b"?*[{\\".contains(c)).unwrap_or(pat.len());
         g.toks.extend(pat[..prefix].iter().map(|&c| GTok::Lit(c)));
         let s = &pat[prefix..];
         let mut i = 0;
@@ -657,14 +591,7 @@ impl Glob {
                 b'[' => {
                     // `]` right after `[` (or after `[!`/`[^`... only the first char) is literal.
                     i += 1;
-                    let j = if i < s.len() {
-                        s[i + 1..]
-                            .iter()
-                            .position(|&c| c == b']')
-                            .map(|p| p + i + 1)
-                    } else {
-                        None
-                    };
+                    let j = if i < s.len() { s[i + 1..].iter().position(|&c| c == b']').map(|p| p + i + 1) } else { None };
                     let Some(j) = j else {
                         return Err("invalid glob pattern, unmatched '['".to_string());
                     };
@@ -740,11 +667,7 @@ impl Glob {
                 None => return false,
             }
         }
-        self.toks
-            .get(p..)
-            .unwrap_or(&[])
-            .iter()
-            .all(|t| *t == GTok::Star)
+        self.toks.get(p..).unwrap_or(&[]).iter().all(|t| *t == GTok::Star)
     }
 }
 
@@ -801,42 +724,20 @@ struct Def<'a> {
 /// `VER_NDX_LOCAL` / `VER_NDX_GLOBAL` definitions): (locals, globals).
 fn anon_patterns(versions: &[VersionDef]) -> (Vec<Pattern>, Vec<Pattern>) {
     let anon = versions.iter().filter(|v| v.name.is_empty());
-    let locals = anon
-        .clone()
-        .flat_map(|v| v.locals.iter().cloned())
-        .collect();
+    let locals = anon.clone().flat_map(|v| v.locals.iter().cloned()).collect();
     let globals = anon.flat_map(|v| v.globals.iter().cloned()).collect();
     (locals, globals)
 }
 
 /// lld's `ctx.arg.versionDefinitions`: `local`, `global`, then the named versions.
-fn lld_defs<'a>(
-    versions: &'a [VersionDef],
-    anon_locals: &'a [Pattern],
-    anon_globals: &'a [Pattern],
-) -> Vec<Def<'a>> {
+fn lld_defs<'a>(versions: &'a [VersionDef], anon_locals: &'a [Pattern], anon_globals: &'a [Pattern]) -> Vec<Def<'a>> {
     let mut defs = vec![
-        Def {
-            name: "local",
-            id: VersionAssign::Local,
-            non_local: &[],
-            local: anon_locals,
-        },
-        Def {
-            name: "global",
-            id: VersionAssign::Global,
-            non_local: anon_globals,
-            local: &[],
-        },
+        Def { name: "local", id: VersionAssign::Local, non_local: &[], local: anon_locals },
+        Def { name: "global", id: VersionAssign::Global, non_local: anon_globals, local: &[] },
     ];
     for (k, v) in versions.iter().filter(|v| !v.name.is_empty()).enumerate() {
         let id = VersionAssign::Named(u16::try_from(k + 2).unwrap_or(u16::MAX));
-        defs.push(Def {
-            name: &v.name,
-            id,
-            non_local: &v.globals,
-            local: &v.locals,
-        });
+        defs.push(Def { name: &v.name, id, non_local: &v.globals, local: &v.locals });
     }
     defs
 }
@@ -855,22 +756,12 @@ impl Index {
         // 1. Exact patterns, definitions in order, non-local before local
         //    (SymbolTable.cpp scanVersionScript, first loop; assignExactVersion).
         for d in &defs {
-            for (pats, assign, local) in [
-                (d.non_local, d.id, false),
-                (d.local, VersionAssign::Local, true),
-            ] {
+            for (pats, assign, local) in [(d.non_local, d.id, false), (d.local, VersionAssign::Local, true)] {
                 for p in pats.iter().filter(|p| p.kind == PatternKind::Exact) {
                     let slot = lang_slot(p.lang);
                     ix.needs_demangle |= p.lang == Lang::Cxx;
-                    let e = ExactEntry {
-                        prio,
-                        assign,
-                        local,
-                    };
-                    ix.exact[slot]
-                        .entry(p.text.as_bytes().to_vec())
-                        .or_default()
-                        .push(e);
+                    let e = ExactEntry { prio, assign, local };
+                    ix.exact[slot].entry(p.text.as_bytes().to_vec()).or_default().push(e);
                     let at = format!("{}@{}", p.text, d.name).into_bytes();
                     ix.exact_at[slot].entry(at).or_insert(e);
                     prio += 1;
@@ -882,17 +773,13 @@ impl Index {
         for star_pass in [false, true] {
             for d in defs.iter().rev() {
                 for (pats, assign) in [(d.non_local, d.id), (d.local, VersionAssign::Local)] {
-                    for p in pats
-                        .iter()
-                        .filter(|p| p.kind == PatternKind::Glob && is_star(p) == star_pass)
-                    {
+                    for p in pats.iter().filter(|p| p.kind == PatternKind::Glob && is_star(p) == star_pass) {
                         ix.needs_demangle |= p.lang == Lang::Cxx;
                         ix.wild.push(WildRule {
                             assign,
                             lang: p.lang,
                             glob: Glob::compile(p.text.as_bytes()).ok(),
-                            glob_at: Glob::compile(format!("{}@{}", p.text, d.name).as_bytes())
-                                .ok(),
+                            glob_at: Glob::compile(format!("{}@{}", p.text, d.name).as_bytes()).ok(),
                         });
                     }
                 }
@@ -903,11 +790,7 @@ impl Index {
 
     fn assign(&self, name: &[u8]) -> Option<VersionAssign> {
         let has_at = name.contains(&b'@');
-        let dem = if self.needs_demangle {
-            Some(demangled_key(name))
-        } else {
-            None
-        };
+        let dem = if self.needs_demangle { Some(demangled_key(name)) } else { None };
         let keys: [Option<&[u8]>; 2] = [Some(table_key(name)), dem.as_deref()];
 
         // Exact matches: the lowest priority number wins.
@@ -979,10 +862,7 @@ impl VersionScript {
             versions.push(anon);
         }
         versions.extend(named);
-        VersionScript {
-            versions,
-            index: OnceLock::new(),
-        }
+        VersionScript { versions, index: OnceLock::new() }
     }
 
     /// What the script says about the defined symbol `name` (the name as it appears in the
@@ -996,18 +876,12 @@ impl VersionScript {
     /// ([`split_versioned`]). `extern "C++"` patterns are matched against the full demangled
     /// name (`ns::foo(int)`).
     pub fn assign(&self, name: &[u8]) -> Option<VersionAssign> {
-        self.index
-            .get_or_init(|| Index::build(&self.versions))
-            .assign(name)
+        self.index.get_or_init(|| Index::build(&self.versions)).assign(name)
     }
 
     /// Named versions in verdef order (the first has index 2).
     pub fn version_names(&self) -> Vec<&str> {
-        self.versions
-            .iter()
-            .filter(|v| !v.name.is_empty())
-            .map(|v| v.name.as_str())
-            .collect()
+        self.versions.iter().filter(|v| !v.name.is_empty()).map(|v| v.name.as_str()).collect()
     }
 
     /// lld's warnings about `*` patterns (SymbolTable.cpp scanVersionScript, assignAsterisk):
@@ -1023,11 +897,9 @@ impl VersionScript {
                         continue;
                     }
                     if (is_local && global_found) || (!is_local && local_found) {
-                        return vec![
-                            "wildcard pattern '*' is used for both 'local' and 'global' \
+                        return vec!["wildcard pattern '*' is used for both 'local' and 'global' \
                                      scopes in version script"
-                                .to_string(),
-                        ];
+                            .to_string()];
                     }
                     if !is_local && global_found {
                         return vec!["wildcard pattern '*' is used for multiple version \
@@ -1046,10 +918,7 @@ impl VersionScript {
     /// matches none of the `defined` symbol names (as `pattern` or `pattern@VERSION`), in lld's
     /// order, e.g. "version script assignment of 'V1' to symbol 'foo' failed: symbol not
     /// defined". `defined` should hold the names of defined, common and lazy symbols.
-    pub fn undefined_version_errors<'n>(
-        &self,
-        defined: impl IntoIterator<Item = &'n [u8]>,
-    ) -> Vec<String> {
+    pub fn undefined_version_errors<'n>(&self, defined: impl IntoIterator<Item = &'n [u8]>) -> Vec<String> {
         let (anon_locals, anon_globals) = anon_patterns(&self.versions);
         let defs = lld_defs(&self.versions, &anon_locals, &anon_globals);
         let all = || defs.iter().flat_map(|d| d.non_local.iter().chain(d.local));
@@ -1083,11 +952,7 @@ impl VersionScript {
     /// The verdef index of a named version (first definition of that name), as used for a
     /// `foo@VER` / `foo@@VER` suffix.
     pub fn version_index(&self, name: &[u8]) -> Option<u16> {
-        let k = self
-            .versions
-            .iter()
-            .filter(|v| !v.name.is_empty())
-            .position(|v| v.name.as_bytes() == name)?;
+        let k = self.versions.iter().filter(|v| !v.name.is_empty()).position(|v| v.name.as_bytes() == name)?;
         u16::try_from(k + 2).ok()
     }
 }
@@ -1104,11 +969,7 @@ pub struct DynamicListMatcher {
 
 impl DynamicListMatcher {
     pub fn new(patterns: &[Pattern]) -> DynamicListMatcher {
-        let mut m = DynamicListMatcher {
-            exact: Default::default(),
-            globs: Vec::new(),
-            needs_demangle: false,
-        };
+        let mut m = DynamicListMatcher { exact: Default::default(), globs: Vec::new(), needs_demangle: false };
         for p in patterns {
             m.needs_demangle |= p.lang == Lang::Cxx;
             match p.kind {
@@ -1126,11 +987,7 @@ impl DynamicListMatcher {
     }
 
     pub fn matches(&self, name: &[u8]) -> bool {
-        let dem = if self.needs_demangle {
-            Some(demangled_key(name))
-        } else {
-            None
-        };
+        let dem = if self.needs_demangle { Some(demangled_key(name)) } else { None };
         if self.exact[0].contains(table_key(name)) {
             return true;
         }
@@ -1173,12 +1030,7 @@ mod tests {
     }
 
     fn pat(text: &str, kind: PatternKind, lang: Lang, line: u32) -> Pattern {
-        Pattern {
-            text: text.to_string(),
-            kind,
-            lang,
-            line,
-        }
+        Pattern { text: text.to_string(), kind, lang, line }
     }
 
     // --- parsing -----------------------------------------------------------------------------
@@ -1189,13 +1041,7 @@ mod tests {
         assert_eq!(s.versions.len(), 1);
         let v = &s.versions[0];
         assert_eq!(v.name, "");
-        assert_eq!(
-            v.globals,
-            vec![
-                pat("foo", PatternKind::Exact, Lang::C, 1),
-                pat("bar*", PatternKind::Glob, Lang::C, 1)
-            ]
-        );
+        assert_eq!(v.globals, vec![pat("foo", PatternKind::Exact, Lang::C, 1), pat("bar*", PatternKind::Glob, Lang::C, 1)]);
         assert_eq!(v.locals, vec![pat("*", PatternKind::Glob, Lang::C, 1)]);
         assert!(s.version_names().is_empty());
     }
@@ -1213,14 +1059,8 @@ mod tests {
     fn named_versions_and_parents() {
         let s = vs("VER_1 {\n global:\n  a;\n local:\n  *;\n};\nVER_2 {\n  b;\n} VER_1;\n");
         assert_eq!(s.version_names(), vec!["VER_1", "VER_2"]);
-        assert_eq!(
-            s.versions[0].globals,
-            vec![pat("a", PatternKind::Exact, Lang::C, 3)]
-        );
-        assert_eq!(
-            s.versions[0].locals,
-            vec![pat("*", PatternKind::Glob, Lang::C, 5)]
-        );
+        assert_eq!(s.versions[0].globals, vec![pat("a", PatternKind::Exact, Lang::C, 3)]);
+        assert_eq!(s.versions[0].locals, vec![pat("*", PatternKind::Glob, Lang::C, 5)]);
         assert!(s.versions[0].parents.is_empty());
         assert_eq!(s.versions[1].parents, vec!["VER_1".to_string()]);
         assert_eq!(s.assign(b"a"), Some(Named(2)));
@@ -1250,20 +1090,14 @@ mod tests {
         assert_eq!(g[2], pat("q*", PatternKind::Exact, Lang::Cxx, 5));
         assert_eq!(g[3], pat("c*", PatternKind::Exact, Lang::C, 7));
         assert_eq!(g[4], pat("d*", PatternKind::Glob, Lang::C, 7));
-        assert_eq!(
-            s.versions[0].locals,
-            vec![pat("hidden*", PatternKind::Glob, Lang::Cxx, 8)]
-        );
+        assert_eq!(s.versions[0].locals, vec![pat("hidden*", PatternKind::Glob, Lang::Cxx, 8)]);
     }
 
     #[test]
     fn quoted_patterns_outside_extern_are_still_globs() {
         // lld: readSymbols computes hasWildcard on the quoted token.
         let s = vs("{ \"foo*\"; local: *; };");
-        assert_eq!(
-            s.versions[0].globals[0],
-            pat("foo*", PatternKind::Glob, Lang::C, 1)
-        );
+        assert_eq!(s.versions[0].globals[0], pat("foo*", PatternKind::Glob, Lang::C, 1));
         assert_eq!(s.assign(b"foo1"), Some(Global));
         // Inside extern "C" a quoted pattern is exact.
         let s = vs("{ extern \"C\" { \"foo*\"; }; local: *; };");
@@ -1274,28 +1108,17 @@ mod tests {
     #[test]
     fn comments() {
         let s = vs("# leading comment\nV1 { /* block\n comment */ a; # trailing\n b; };\n# end");
-        assert_eq!(
-            s.versions[0].globals,
-            vec![
-                pat("a", PatternKind::Exact, Lang::C, 3),
-                pat("b", PatternKind::Exact, Lang::C, 4)
-            ]
-        );
+        assert_eq!(s.versions[0].globals, vec![pat("a", PatternKind::Exact, Lang::C, 3), pat("b", PatternKind::Exact, Lang::C, 4)]);
         let s = vs("{ local: *; # comment\n}; # comment");
         assert_eq!(s.versions[0].locals.len(), 1);
     }
 
     #[test]
     fn dynamic_list() {
-        let l =
-            parse_dynamic_list("{ a; b*; extern \"C++\" { \"f(int)\"; }; };", "d.list").unwrap();
+        let l = parse_dynamic_list("{ a; b*; extern \"C++\" { \"f(int)\"; }; };", "d.list").unwrap();
         assert_eq!(
             l,
-            vec![
-                pat("a", PatternKind::Exact, Lang::C, 1),
-                pat("b*", PatternKind::Glob, Lang::C, 1),
-                pat("f(int)", PatternKind::Exact, Lang::Cxx, 1)
-            ]
+            vec![pat("a", PatternKind::Exact, Lang::C, 1), pat("b*", PatternKind::Glob, Lang::C, 1), pat("f(int)", PatternKind::Exact, Lang::Cxx, 1)]
         );
         let m = DynamicListMatcher::new(&l);
         assert!(m.matches(b"a"));
@@ -1306,26 +1129,11 @@ mod tests {
         assert!(m.matches(b"b@V1"));
         assert!(!m.matches(b"b@@V1"));
         assert!(m.matches(b"a@@V1"));
-        assert_eq!(
-            parse_dynamic_list("{ local: a; };", "d.list").unwrap_err(),
-            "d.list:1: \"local:\" scope not supported in --dynamic-list"
-        );
-        assert_eq!(
-            parse_dynamic_list("{ a; };\nx", "d.list").unwrap_err(),
-            "d.list:1: EOF expected, but got x"
-        );
-        assert_eq!(
-            parse_dynamic_list("{ a; }", "d.list").unwrap_err(),
-            "d.list:1: unexpected EOF"
-        );
-        assert_eq!(
-            parse_dynamic_list("", "d.list").unwrap_err(),
-            "d.list:1: unexpected EOF"
-        );
-        assert_eq!(
-            parse_dynamic_list("{ a[; };", "d.list").unwrap_err(),
-            "d.list:1: invalid glob pattern, unmatched '[': a["
-        );
+        assert_eq!(parse_dynamic_list("{ local: a; };", "d.list").unwrap_err(), "d.list:1: \"local:\" scope not supported in --dynamic-list");
+        assert_eq!(parse_dynamic_list("{ a; };\nx", "d.list").unwrap_err(), "d.list:1: EOF expected, but got x");
+        assert_eq!(parse_dynamic_list("{ a; }", "d.list").unwrap_err(), "d.list:1: unexpected EOF");
+        assert_eq!(parse_dynamic_list("", "d.list").unwrap_err(), "d.list:1: unexpected EOF");
+        assert_eq!(parse_dynamic_list("{ a[; };", "d.list").unwrap_err(), "d.list:1: invalid glob pattern, unmatched '[': a[");
     }
 
     // --- precedence --------------------------------------------------------------------------
@@ -1417,18 +1225,16 @@ mod tests {
         assert_eq!(s.assign(b"_ZNK3Foo3getEv"), Some(Global));
         assert_eq!(s.assign(b"_Z3maxIiET_S0_S0_"), Some(Global));
         // llvm's spelling: `>>` and ` (.suffix)`.
-        let s = vs(
-            "{ extern \"C++\" { \"std::vector<int, std::allocator<int>>::size() const\"; \"f() (.cold.1)\"; g*; }; };",
-        );
+        let s = vs("{ extern \"C++\" { \"std::vector<int, std::allocator<int>>::size() const\"; \"f() (.cold.1)\"; g*; }; };");
         assert_eq!(s.assign(b"_ZNKSt6vectorIiSaIiEE4sizeEv"), Some(Global));
         assert_eq!(s.assign(b"_Z1fv.cold.1"), Some(Global));
         assert_eq!(s.assign(b"_Z1gv.llvm.42"), Some(Global));
         assert_eq!(crate::util::demangle::itanium(b"_Z1gv.llvm.42"), b"g() (.llvm.42)".to_vec());
+        assert_eq!(crate::util::demangle::itanium(b"_Z1fv.constprop.0.isra.1"), b"f() (.constprop.0.isra.1)".to_vec());
         assert_eq!(
-            crate::util::demangle::itanium(b"_Z1fv.constprop.0.isra.1"),
-            b"f() (.constprop.0.isra.1)".to_vec()
+            crate::util::demangle::itanium(b"_Z1fSt6vectorIS_IiSaIiEESaIS1_EE"),
+            b"f(std::vector<std::vector<int, std::allocator<int>>, std::allocator<std::vector<int, std::allocator<int>>>>)".to_vec()
         );
-        assert_eq!(crate::util::demangle::itanium(b"_Z1fSt6vectorIS_IiSaIiEESaIS1_EE"), b"f(std::vector<std::vector<int, std::allocator<int>>, std::allocator<std::vector<int, std::allocator<int>>>>)".to_vec());
     }
 
     #[test]
@@ -1446,23 +1252,11 @@ mod tests {
         let s = vs("{ local: *; };");
         assert_eq!(s.assign(b"foo@V1"), None);
         assert_eq!(s.assign(b"foo"), Some(Local));
-        assert_eq!(
-            split_versioned(b"foo@@V1"),
-            Some((&b"foo"[..], &b"V1"[..], true))
-        );
-        assert_eq!(
-            split_versioned(b"foo@V1"),
-            Some((&b"foo"[..], &b"V1"[..], false))
-        );
-        assert_eq!(
-            split_versioned(b"foo@"),
-            Some((&b"foo"[..], &b""[..], false))
-        );
+        assert_eq!(split_versioned(b"foo@@V1"), Some((&b"foo"[..], &b"V1"[..], true)));
+        assert_eq!(split_versioned(b"foo@V1"), Some((&b"foo"[..], &b"V1"[..], false)));
+        assert_eq!(split_versioned(b"foo@"), Some((&b"foo"[..], &b""[..], false)));
         assert_eq!(split_versioned(b"foo"), None);
-        assert_eq!(
-            split_versioned(b"a@b@@c"),
-            Some((&b"a"[..], &b"b@@c"[..], false))
-        );
+        assert_eq!(split_versioned(b"a@b@@c"), Some((&b"a"[..], &b"b@@c"[..], false)));
     }
 
     #[test]
@@ -1490,28 +1284,14 @@ mod tests {
         // '/' in the literal prefix is literal; after it, it also matches '\\' (llvm quirk).
         assert!(!Glob::compile(b"x/*").unwrap().matches(b"x\\y"));
         assert!(Glob::compile(b"*x/y").unwrap().matches(b"ax\\y"));
-        assert_eq!(
-            perr("{ a[; };"),
-            "t.map:1: invalid glob pattern, unmatched '[': a["
-        );
-        assert_eq!(
-            perr("{\n a[z-a]; };"),
-            "t.map:2: invalid glob pattern: [z-a]: a[z-a]"
-        );
-        assert_eq!(
-            perr("{ \"a*\\\"; };"),
-            "t.map:1: invalid glob pattern, stray '\\': a*\\"
-        );
+        assert_eq!(perr("{ a[; };"), "t.map:1: invalid glob pattern, unmatched '[': a[");
+        assert_eq!(perr("{\n a[z-a]; };"), "t.map:2: invalid glob pattern: [z-a]: a[z-a]");
+        assert_eq!(perr("{ \"a*\\\"; };"), "t.map:1: invalid glob pattern, stray '\\': a*\\");
     }
 
     #[test]
     fn merged_scripts() {
-        let m = VersionScript::merge(vec![
-            vs("{ global: a; };"),
-            vs("V1 { b; };"),
-            vs("{ local: *; };"),
-            vs("V2 { c*; };"),
-        ]);
+        let m = VersionScript::merge(vec![vs("{ global: a; };"), vs("V1 { b; };"), vs("{ local: *; };"), vs("V2 { c*; };")]);
         assert_eq!(m.versions.len(), 3);
         assert_eq!(m.versions[0].name, "");
         assert_eq!(m.versions[0].globals.len(), 1);
@@ -1543,43 +1323,25 @@ mod tests {
 
     #[test]
     fn undefined_version_check() {
-        let s =
-            vs("V1 { global: foo; bar; b*; extern \"C++\" { \"ns::f(int)\"; }; local: gone; };");
+        let s = vs("V1 { global: foo; bar; b*; extern \"C++\" { \"ns::f(int)\"; }; local: gone; };");
         let defined: [&[u8]; 3] = [b"foo", b"bar@V1", b"_ZN2ns1fEi"];
-        assert_eq!(
-            s.undefined_version_errors(defined),
-            vec![
-                "version script assignment of 'local' to symbol 'gone' failed: symbol not defined"
-            ]
-        );
+        assert_eq!(s.undefined_version_errors(defined), vec!["version script assignment of 'local' to symbol 'gone' failed: symbol not defined"]);
         let s = vs("{ global: x; };");
-        assert_eq!(
-            s.undefined_version_errors(std::iter::empty()),
-            vec!["version script assignment of 'global' to symbol 'x' failed: symbol not defined"]
-        );
+        assert_eq!(s.undefined_version_errors(std::iter::empty()), vec!["version script assignment of 'global' to symbol 'x' failed: symbol not defined"]);
     }
 
     // --- errors ------------------------------------------------------------------------------
 
     #[test]
     fn error_missing_semicolon() {
-        assert_eq!(
-            perr("VER_1 {\n  global:\n    foo\n};\n"),
-            "t.map:4: ; expected, but got }"
-        );
+        assert_eq!(perr("VER_1 {\n  global:\n    foo\n};\n"), "t.map:4: ; expected, but got }");
         assert_eq!(perr("V1 { a; } V0 V2;"), "t.map:1: ; expected, but got V2");
-        assert_eq!(
-            perr("{ extern \"C++\" { a; b; } }"),
-            "t.map:1: ; expected, but got }"
-        );
+        assert_eq!(perr("{ extern \"C++\" { a; b; } }"), "t.map:1: ; expected, but got }");
     }
 
     #[test]
     fn error_missing_brace() {
-        assert_eq!(
-            perr("VER_1 {\n  global: foo;\n\n"),
-            "t.map:2: unexpected EOF"
-        );
+        assert_eq!(perr("VER_1 {\n  global: foo;\n\n"), "t.map:2: unexpected EOF");
         assert_eq!(perr("{ foo;"), "t.map:1: unexpected EOF");
         assert_eq!(perr("V1 { a; }"), "t.map:1: unexpected EOF");
         assert_eq!(perr("V1 { a; };\nV2\n"), "t.map:2: unexpected EOF");
@@ -1590,34 +1352,22 @@ mod tests {
     #[test]
     fn error_unknown_token() {
         assert_eq!(perr("V1 ( a; };"), "t.map:1: { expected, but got (");
-        assert_eq!(
-            perr("V1 {\n extern \"Java\" { a; };\n};"),
-            "t.map:2: Unknown language"
-        );
+        assert_eq!(perr("V1 {\n extern \"Java\" { a; };\n};"), "t.map:2: Unknown language");
         assert_eq!(perr("}"), "t.map:1: EOF expected, but got }");
         // lld has no "unknown directive" in version scripts: a stray word is a version name.
         assert_eq!(perr("x"), "t.map:1: unexpected EOF");
-        assert_eq!(
-            perr("{ a; };\nV1 { b; };"),
-            "t.map:1: EOF expected, but got V1"
-        );
+        assert_eq!(perr("{ a; };\nV1 { b; };"), "t.map:1: EOF expected, but got V1");
     }
 
     #[test]
     fn error_two_anonymous_versions() {
         assert_eq!(perr("{ a; };\n{ b; };"), "t.map:1: EOF expected, but got {");
-        assert_eq!(
-            perr("V1 { a; };\n{ b; };"),
-            "t.map:2: anonymous version definition is used in combination with other version definitions"
-        );
+        assert_eq!(perr("V1 { a; };\n{ b; };"), "t.map:2: anonymous version definition is used in combination with other version definitions");
     }
 
     #[test]
     fn error_unterminated_comment_and_quote() {
-        assert_eq!(
-            perr("V1 {\n a; /* oops\n };"),
-            "t.map:2: unclosed comment in a linker script"
-        );
+        assert_eq!(perr("V1 {\n a; /* oops\n };"), "t.map:2: unclosed comment in a linker script");
         assert_eq!(perr("/* x"), "t.map:1: unclosed comment in a linker script");
         assert_eq!(perr("V1 {\n\n  \"foo;\n};"), "t.map:3: unclosed quote");
         // An earlier syntax error wins over a later lexing error, as in lld's lazy lexer.
@@ -1626,10 +1376,7 @@ mod tests {
 
     #[test]
     fn error_duplicate_version() {
-        assert_eq!(
-            perr("V1 { a; };\nV2 { b; };\nV1 { c; };"),
-            "t.map:3: duplicate version name: V1"
-        );
+        assert_eq!(perr("V1 { a; };\nV2 { b; };\nV1 { c; };"), "t.map:3: duplicate version name: V1");
     }
 
     // --- robustness --------------------------------------------------------------------------
@@ -1649,20 +1396,7 @@ mod tests {
         }
     }
 
-    const NAMES: [&[u8]; 12] = [
-        b"foo",
-        b"foo@V1",
-        b"foo@@V1",
-        b"_ZN2ns3fooEi",
-        b"_Z",
-        b"_ZZZZ",
-        b"@",
-        b"@@",
-        b"",
-        b"a@",
-        b"__Z3barv",
-        b"\xff\xfe*",
-    ];
+    const NAMES: [&[u8]; 12] = [b"foo", b"foo@V1", b"foo@@V1", b"_ZN2ns3fooEi", b"_Z", b"_ZZZZ", b"@", b"@@", b"", b"a@", b"__Z3barv", b"\xff\xfe*"];
 
     fn exercise(text: &str) {
         if let Ok(s) = parse(text, "f.map") {
@@ -1696,9 +1430,8 @@ mod tests {
     #[test]
     fn fuzz_token_soup() {
         const VOCAB: [&str; 30] = [
-            "{", "}", ";", ":", "global", "local", "global:", "local:", "extern", "\"C++\"",
-            "\"C\"", "V1", "V2", "foo*", "a[", "[!a-z]", "\\", "\"q*\"", "#c\n", "/*x*/", "/*",
-            "\"", "\n", " ", "*", "?", "ns::f*", "<<=", "+=", "é",
+            "{", "}", ";", ":", "global", "local", "global:", "local:", "extern", "\"C++\"", "\"C\"", "V1", "V2", "foo*", "a[", "[!a-z]", "\\", "\"q*\"",
+            "#c\n", "/*x*/", "/*", "\"", "\n", " ", "*", "?", "ns::f*", "<<=", "+=", "é",
         ];
         let mut rng = Rng(0x1234_5678_9abc_def1);
         for _ in 0..FUZZ_N {
@@ -1714,9 +1447,7 @@ mod tests {
         }
         for n in 0..2_000u64 {
             let mut rng = Rng(n.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1);
-            let name: Vec<u8> = (0..rng.below(40))
-                .map(|_| b"_ZNSt3fooEvi0123456789@*?[]IEdKPRv"[rng.below(34)])
-                .collect();
+            let name: Vec<u8> = (0..rng.below(40)).map(|_| b"_ZNSt3fooEvi0123456789@*?[]IEdKPRv"[rng.below(34)]).collect();
             let s = vs("{ extern \"C++\" { *f*; \"x\"; }; a*; local: *; };");
             let _ = s.assign(&name);
         }
@@ -1730,10 +1461,7 @@ mod tests {
             "{ a; b*; extern \"C++\" { \"f(int)\"; }; };",
         ];
         for s in scripts {
-            assert!(
-                parse(s, "x").is_ok() || parse_dynamic_list(s, "x").is_ok(),
-                "{s}"
-            );
+            assert!(parse(s, "x").is_ok() || parse_dynamic_list(s, "x").is_ok(), "{s}");
             for (i, _) in s.char_indices() {
                 exercise(&s[..i]);
             }

@@ -16,12 +16,12 @@ use object::elf;
 use object::read::elf::{Rela as _, Sym as _};
 use rayon::prelude::*;
 
+use crate::elf::layout::{Chunk, Layout, SiteFix, Synth, Target};
+use crate::elf::resolve::Def;
 use crate::elf::synthetic;
 use crate::elf::LE;
 use crate::error::{Error, Result};
-use crate::elf::layout::{Chunk, Layout, SiteFix, Synth, Target};
 use crate::output::{umask, MappedOutput, Wording};
-use crate::elf::resolve::Def;
 
 struct SymtabOut {
     symtab: Vec<u8>,
@@ -143,7 +143,6 @@ pub fn write_output(l: &Layout) -> Result<()> {
     out.finish(mode & !umask())
 }
 
-
 #[allow(clippy::too_many_arguments)]
 fn write_shdr(b: &mut [u8], name: u32, ty: u32, flags: u64, addr: u64, off: u64, size: u64, link: u32, info: u32, align: u64, entsize: u64) {
     b[0..4].copy_from_slice(&name.to_le_bytes());
@@ -263,11 +262,7 @@ fn place_sections(l: &Layout) -> Result<Placement> {
     // Non-alloc sections follow the loaded image; lay them out again from where they began.
     let mut rest: Vec<usize> = (0..n).filter(|&i| !alloc(i)).collect();
     rest.sort_by_key(|&i| l.osecs[i].offset);
-    let mut end = (0..n)
-        .filter(|&i| alloc(i) && l.osecs[i].sh_type != elf::SHT_NOBITS)
-        .map(|i| l.osecs[i].offset + l.osecs[i].size)
-        .max()
-        .unwrap_or(0);
+    let mut end = (0..n).filter(|&i| alloc(i) && l.osecs[i].sh_type != elf::SHT_NOBITS).map(|i| l.osecs[i].offset + l.osecs[i].size).max().unwrap_or(0);
     if let Some(&first) = rest.first() {
         let mut cursor = l.osecs[first].offset;
         for i in rest {
@@ -859,7 +854,11 @@ fn push_globals(l: &Layout, locals: bool, t: &mut SymtabBuilder) {
         // defines the other reserved symbols, except the public end markers, hidden.
         let vis = if start_stop && linker_defined {
             // A reference's stricter visibility (`.hidden __start_x`) wins, as in lld.
-            if matches!(vis, elf::STV_HIDDEN | elf::STV_INTERNAL) { vis } else { elf::STV_PROTECTED }
+            if matches!(vis, elf::STV_HIDDEN | elf::STV_INTERNAL) {
+                vis
+            } else {
+                elf::STV_PROTECTED
+            }
         } else if linker_defined && !public && matches!(vis, elf::STV_DEFAULT | elf::STV_PROTECTED) {
             elf::STV_HIDDEN
         } else {
@@ -871,7 +870,8 @@ fn push_globals(l: &Layout, locals: bool, t: &mut SymtabBuilder) {
     // referenced or not; a referenced one was written above.
     if locals {
         if let Some(&i) = l.synth_osec.get(&Synth::Dynamic) {
-            let referenced = l.r.lookup(b"_DYNAMIC").is_some_and(|id| l.synthetic_syms.contains_key(&id) || !matches!(l.r.symbols[id].def, Def::Undefined | Def::Lazy(_)));
+            let referenced =
+                l.r.lookup(b"_DYNAMIC").is_some_and(|id| l.synthetic_syms.contains_key(&id) || !matches!(l.r.symbols[id].def, Def::Undefined | Def::Lazy(_)));
             if !referenced && !l.config.strip_all {
                 let o = &l.osecs[i];
                 t.push(b"_DYNAMIC", elf::STB_LOCAL << 4 | elf::STT_NOTYPE, elf::STV_HIDDEN, o.shndx as u16, o.addr, 0);
@@ -915,7 +915,13 @@ fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u1
             if !l.dynsym_index.contains_key(&id) {
                 return None;
             }
-            let bind = if !sym.obj_ref { ds.st_bind() } else if sym.strong_ref { elf::STB_GLOBAL } else { elf::STB_WEAK };
+            let bind = if !sym.obj_ref {
+                ds.st_bind()
+            } else if sym.strong_ref {
+                elf::STB_GLOBAL
+            } else {
+                elf::STB_WEAK
+            };
             let copy = l.sym_flags.get(&Target::Global(id)).is_some_and(|f| f.copy);
             if copy {
                 let primary = l.copy_alias.get(&id).copied().unwrap_or(id);
@@ -950,13 +956,25 @@ fn defsym_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> (u8, u16, u64,
     let shndx = if abs {
         elf::SHN_ABS
     } else {
-        l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx as u16).next_back().unwrap_or(elf::SHN_ABS)
+        l.osecs
+            .iter()
+            .filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size)
+            .map(|o| o.shndx as u16)
+            .next_back()
+            .unwrap_or(elf::SHN_ABS)
     };
     // An alias takes its target's type (a function stays a function), as in lld.
-    let ty = l.config.defsym.iter().find(|(n, _)| n.as_bytes() == name).and_then(|(_, e)| crate::elf::resolve::defsym_target(e)).and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| match l.r.symbols[tid].def {
-        Def::Defined(f, i) => l.sym(f, i).st_type(),
-        _ => elf::STT_NOTYPE,
-    });
+    let ty = l
+        .config
+        .defsym
+        .iter()
+        .find(|(n, _)| n.as_bytes() == name)
+        .and_then(|(_, e)| crate::elf::resolve::defsym_target(e))
+        .and_then(|t| l.r.lookup(t.as_bytes()))
+        .map_or(elf::STT_NOTYPE, |tid| match l.r.symbols[tid].def {
+            Def::Defined(f, i) => l.sym(f, i).st_type(),
+            _ => elf::STT_NOTYPE,
+        });
     (elf::STB_GLOBAL << 4 | ty, shndx, v, 0)
 }
 

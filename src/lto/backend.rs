@@ -37,7 +37,16 @@ impl Job {
 }
 
 /// lld 22's remote-compiler argument list (`common.args` of the DTLTO job file).
-pub fn common_args(compiler: &str, prepend: &[String], triple: &str, opt_level: u32, pic: bool, sample_profile: Option<&str>, no_pgo_warn_mismatch: bool, extra: &[String]) -> Vec<String> {
+pub fn common_args(
+    compiler: &str,
+    prepend: &[String],
+    triple: &str,
+    opt_level: u32,
+    pic: bool,
+    sample_profile: Option<&str>,
+    no_pgo_warn_mismatch: bool,
+    extra: &[String],
+) -> Vec<String> {
     let mut a = vec![compiler.to_string()];
     a.extend(prepend.iter().cloned());
     a.push("-c".into());
@@ -368,11 +377,21 @@ fn run_one(common: &[String], job: &Job, cwd: &Path, cache: Option<&Cache>) -> s
             Some(c) => format!("exit code {c}"),
             None => "a signal".to_string(),
         };
-        return Err(format!("ThinLTO backend for {} failed with {status}{}", job.display, if messages.is_empty() { String::new() } else { format!(":\n{messages}") }));
+        return Err(format!(
+            "ThinLTO backend for {} failed with {status}{}",
+            job.display,
+            if messages.is_empty() { String::new() } else { format!(":\n{messages}") }
+        ));
     }
-    let data = std::fs::read(&out_path).map_err(|e| format!("ThinLTO backend for {}: cannot open native object file {}: {}", job.display, job.output, crate::io_error(&e)))?;
+    let data = std::fs::read(&out_path)
+        .map_err(|e| format!("ThinLTO backend for {}: cannot open native object file {}: {}", job.display, job.output, crate::io_error(&e)))?;
     if let Err(e) = check_object(&data) {
-        return Err(format!("ThinLTO backend for {}: {}: {e}{}", job.display, job.output, if messages.is_empty() { String::new() } else { format!("; the compiler said:\n{messages}") }));
+        return Err(format!(
+            "ThinLTO backend for {}: {}: {e}{}",
+            job.display,
+            job.output,
+            if messages.is_empty() { String::new() } else { format!("; the compiler said:\n{messages}") }
+        ));
     }
     if !messages.is_empty() {
         eprintln!("{messages}");

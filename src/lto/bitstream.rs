@@ -210,7 +210,6 @@ impl Abbrev {
         }
         Abbrev { ops, skip }
     }
-
 }
 
 /// A record: its code, its operands, and its blob operand if the abbreviation has one.
@@ -447,11 +446,7 @@ impl<'a> BitstreamCursor<'a> {
     }
 
     fn abbrev(&self, abbrev_id: u32) -> Result<Arc<Abbrev>, String> {
-        abbrev_id
-            .checked_sub(FIRST_APPLICATION_ABBREV)
-            .and_then(|i| self.abbrevs.get(i as usize))
-            .cloned()
-            .ok_or_else(|| "Invalid abbrev number".to_string())
+        abbrev_id.checked_sub(FIRST_APPLICATION_ABBREV).and_then(|i| self.abbrevs.get(i as usize)).cloned().ok_or_else(|| "Invalid abbrev number".to_string())
     }
 
     /// Reads one scalar (fixed, VBR or char6) operand.

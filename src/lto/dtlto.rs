@@ -35,7 +35,14 @@ pub fn job_inputs(job: &Job) -> Vec<String> {
 pub fn job_file(linker_output: &str, common: &[String], common_inputs: &[String], jobs: &[&Job]) -> String {
     let jobs: Vec<String> = jobs
         .iter()
-        .map(|j| format!("{{\"args\":{},\"inputs\":{},\"outputs\":{}}}", json_array(&j.args()), json_array(&job_inputs(j)), json_array(std::slice::from_ref(&j.output))))
+        .map(|j| {
+            format!(
+                "{{\"args\":{},\"inputs\":{},\"outputs\":{}}}",
+                json_array(&j.args()),
+                json_array(&job_inputs(j)),
+                json_array(std::slice::from_ref(&j.output))
+            )
+        })
         .collect();
     format!(
         "{{\"common\":{{\"linker_output\":{},\"args\":{},\"inputs\":{}}},\"jobs\":[{}]}}",
@@ -131,14 +138,14 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], cwd: &Path, cache: 
     }
     let miss_jobs: Vec<&Job> = misses.iter().map(|&i| &jobs[i]).collect();
     let text = job_file(d.linker_output, common, d.common_inputs, &miss_jobs);
-    std::fs::write(d.local(cwd, &d.job_file), text.as_bytes())
-        .map_err(|e| Error::new(format!("DTLTO backend compilation: failed to generate distributor JSON script: {}: {}", d.job_file.display(), crate::io_error(&e))))?;
+    std::fs::write(d.local(cwd, &d.job_file), text.as_bytes()).map_err(|e| {
+        Error::new(format!("DTLTO backend compilation: failed to generate distributor JSON script: {}: {}", d.job_file.display(), crate::io_error(&e)))
+    })?;
     for j in &miss_jobs {
         let _ = std::fs::remove_file(d.local(cwd, Path::new(&j.output)));
     }
-    let program = find_program(d.program).ok_or_else(|| {
-        Error::new(format!("DTLTO backend compilation: distributor execution failed: cannot find '{}' on PATH", d.program))
-    })?;
+    let program = find_program(d.program)
+        .ok_or_else(|| Error::new(format!("DTLTO backend compilation: distributor execution failed: cannot find '{}' on PATH", d.program)))?;
     let mut child = Command::new(&program)
         .args(d.args)
         .arg(&d.job_file)
@@ -147,13 +154,21 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], cwd: &Path, cache: 
         .map_err(|e| Error::new(format!("DTLTO backend compilation: distributor execution failed: {}: {}", program.display(), crate::io_error(&e))))?;
     let status = {
         let _stop_on_signal = crate::cleanup::register_child(child.id());
-        child.wait().map_err(|e| Error::new(format!("DTLTO backend compilation: distributor execution failed: {}: {}", program.display(), crate::io_error(&e))))?
+        child
+            .wait()
+            .map_err(|e| Error::new(format!("DTLTO backend compilation: distributor execution failed: {}: {}", program.display(), crate::io_error(&e))))?
     };
     if let Some(s) = d.staging {
         s.check()?;
     }
     if !status.success() {
-        crate::bail!("DTLTO backend compilation: distributor {} failed with {} ({} jobs in {})", program.display(), describe_status(status), miss_jobs.len(), d.job_file.display());
+        crate::bail!(
+            "DTLTO backend compilation: distributor {} failed with {} ({} jobs in {})",
+            program.display(),
+            describe_status(status),
+            miss_jobs.len(),
+            d.job_file.display()
+        );
     }
     let mut errors = Vec::new();
     for &i in &misses {
@@ -169,7 +184,13 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], cwd: &Path, cache: 
                 }
                 Err(e) => errors.push(format!("DTLTO backend compilation: job {} (module {}): native object file {}: {e}", i + 1, j.display, j.output)),
             },
-            Err(e) => errors.push(format!("DTLTO backend compilation: job {} (module {}): cannot open native object file: {}: {}", i + 1, j.display, j.output, crate::io_error(&e))),
+            Err(e) => errors.push(format!(
+                "DTLTO backend compilation: job {} (module {}): cannot open native object file: {}: {}",
+                i + 1,
+                j.display,
+                j.output,
+                crate::io_error(&e)
+            )),
         }
     }
     if !errors.is_empty() {

@@ -47,12 +47,11 @@ use crate::lto::thinlink::{self, CodegenSettings, Module, ThinLinkOutput};
 pub const HELPER_FLAG: &str = "--dtld-gold-helper";
 
 use super::plugin_api::{
-    format_message, is_undef, ClaimHook, Onload, PluginInputFile, PluginSymbol, Tv, VoidHook, API_VERSION, LDPL_ERROR, LDPL_FATAL,
-    LDPL_WARNING, LDPO_DYN, LDPO_EXEC, LDPO_PIE, LDPR_PREEMPTED_IR, LDPR_PREEMPTED_REG, LDPR_PREVAILING_DEF, LDPR_PREVAILING_DEF_IRONLY,
-    LDPR_RESOLVED_EXEC, LDPR_RESOLVED_IR, LDPR_UNDEF, LDPS_BAD_HANDLE, LDPS_ERR, LDPS_OK, LDPT_ADD_INPUT_FILE, LDPT_ADD_SYMBOLS,
-    LDPT_API_VERSION, LDPT_GET_INPUT_FILE, LDPT_GET_SYMBOLS, LDPT_GET_SYMBOLS_V2, LDPT_GET_SYMBOLS_V3, LDPT_GET_VIEW, LDPT_LINKER_OUTPUT,
-    LDPT_MESSAGE, LDPT_NULL, LDPT_OPTION, LDPT_OUTPUT_NAME, LDPT_REGISTER_ALL_SYMBOLS_READ_HOOK, LDPT_REGISTER_CLAIM_FILE_HOOK,
-    LDPT_REGISTER_CLEANUP_HOOK, LDPT_RELEASE_INPUT_FILE,
+    format_message, is_undef, ClaimHook, Onload, PluginInputFile, PluginSymbol, Tv, VoidHook, API_VERSION, LDPL_ERROR, LDPL_FATAL, LDPL_WARNING, LDPO_DYN,
+    LDPO_EXEC, LDPO_PIE, LDPR_PREEMPTED_IR, LDPR_PREEMPTED_REG, LDPR_PREVAILING_DEF, LDPR_PREVAILING_DEF_IRONLY, LDPR_RESOLVED_EXEC, LDPR_RESOLVED_IR,
+    LDPR_UNDEF, LDPS_BAD_HANDLE, LDPS_ERR, LDPS_OK, LDPT_ADD_INPUT_FILE, LDPT_ADD_SYMBOLS, LDPT_API_VERSION, LDPT_GET_INPUT_FILE, LDPT_GET_SYMBOLS,
+    LDPT_GET_SYMBOLS_V2, LDPT_GET_SYMBOLS_V3, LDPT_GET_VIEW, LDPT_LINKER_OUTPUT, LDPT_MESSAGE, LDPT_NULL, LDPT_OPTION, LDPT_OUTPUT_NAME,
+    LDPT_REGISTER_ALL_SYMBOLS_READ_HOOK, LDPT_REGISTER_CLAIM_FILE_HOOK, LDPT_REGISTER_CLEANUP_HOOK, LDPT_RELEASE_INPUT_FILE,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -135,11 +134,9 @@ impl Request {
                 ["output", p] => r.output_name = unhex_str(p).ok_or_else(bad)?,
                 ["linker-output", v] => r.linker_output = v.parse().map_err(|_| bad())?,
                 ["option", o] => r.options.push(unhex_str(o).ok_or_else(bad)?),
-                ["module", p, name] => r.modules.push(ReqModule {
-                    path: unhex_str(p).ok_or_else(bad)?,
-                    name: unhex_str(name).ok_or_else(bad)?,
-                    syms: Vec::new(),
-                }),
+                ["module", p, name] => {
+                    r.modules.push(ReqModule { path: unhex_str(p).ok_or_else(bad)?, name: unhex_str(name).ok_or_else(bad)?, syms: Vec::new() })
+                }
                 ["sym", name, flags] => {
                     let m = r.modules.last_mut().ok_or_else(bad)?;
                     m.syms.push((unhex(name).ok_or_else(bad)?, unhex_str(flags).ok_or_else(bad)?));
@@ -225,11 +222,7 @@ pub(crate) fn run_with_helper(
         modules: Vec::new(),
     };
     for m in modules {
-        req.modules.push(ReqModule {
-            path: m.id.clone(),
-            name: m.id.clone(),
-            syms: m.resolutions.iter().map(|(n, f)| (n.to_vec(), f.clone())).collect(),
-        });
+        req.modules.push(ReqModule { path: m.id.clone(), name: m.id.clone(), syms: m.resolutions.iter().map(|(n, f)| (n.to_vec(), f.clone())).collect() });
     }
     let req_path = work.join("goldhost.req");
     std::fs::write(&req_path, req.encode()).map_err(|e| Error::new(format!("cannot write {}: {}", req_path.display(), crate::io_error(&e))))?;
@@ -524,7 +517,8 @@ fn helper(args: &[String]) -> std::result::Result<i32, String> {
     let onload: Onload = *unsafe { lib.get::<Onload>(b"onload\0") }.map_err(|e| format!("{}: no onload: {e}", req.plugin))?;
     std::mem::forget(lib);
 
-    let leak = |s: &str| -> std::result::Result<usize, String> { Ok(CString::new(s).map_err(|_| format!("option contains a NUL byte: {s}"))?.into_raw() as usize) };
+    let leak =
+        |s: &str| -> std::result::Result<usize, String> { Ok(CString::new(s).map_err(|_| format!("option contains a NUL byte: {s}"))?.into_raw() as usize) };
     let mut tv = vec![
         Tv { tag: LDPT_API_VERSION, val: API_VERSION },
         Tv { tag: LDPT_LINKER_OUTPUT, val: req.linker_output },
@@ -637,7 +631,8 @@ mod tests {
         let gold = llvm.join("lib/LLVMgold.so");
         let lto2 = llvm.join("bin/llvm-lto2");
         // The helper must be a dtld binary built from this tree (the test binary is not one).
-        let helper = std::env::var_os("DTLD_GOLD_HELPER_EXE").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/dtld"));
+        let helper =
+            std::env::var_os("DTLD_GOLD_HELPER_EXE").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/dtld"));
         if !gold.is_file() || !lto2.is_file() {
             eprintln!("skipped: no {} or {}", gold.display(), lto2.display());
             return;
@@ -677,7 +672,11 @@ mod tests {
                     .lto_symbols()
                     .map(|s| {
                         let f = if !s.undefined() {
-                            if s.name == b"main" { "plx" } else { "pl" }
+                            if s.name == b"main" {
+                                "plx"
+                            } else {
+                                "pl"
+                            }
                         } else if defined.contains(s.name) {
                             "l"
                         } else {
@@ -696,13 +695,7 @@ mod tests {
             std::fs::create_dir_all(d.join("work")).unwrap();
         }
         let g = run_with_helper(&helper, &gold, &opts, &cg, &dg, &dg.join("work"), &modules).unwrap();
-        let l = crate::lto::llvm::Llvm {
-            dir: llvm.to_path_buf(),
-            lto2: lto2.clone(),
-            clang: llvm.join("bin/clang"),
-            version: "22".into(),
-            gold: None,
-        };
+        let l = crate::lto::llvm::Llvm { dir: llvm.to_path_buf(), lto2: lto2.clone(), clang: llvm.join("bin/clang"), version: "22".into(), gold: None };
         let t = thinlink::run(&l, &opts, &cg, &dl, &dl.join("work"), &modules, &thinlink::Mode::DistributedIndexes).unwrap();
         assert_eq!(g.shards, t.shards);
         assert_eq!(g.imports, t.imports);

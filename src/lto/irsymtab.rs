@@ -469,11 +469,7 @@ pub fn parse(data: &[u8]) -> Result<IrFile<'_>, String> {
     let mut file = read_symtab(symtab, strtab_for_symtab)?;
     file.ident_producer = ident_producer;
     if file.modules.len() != mods.len() {
-        return Err(format!(
-            "{NO_IRSYMTAB} (it describes {} modules, the file has {})",
-            file.modules.len(),
-            mods.len()
-        ));
+        return Err(format!("{NO_IRSYMTAB} (it describes {} modules, the file has {})", file.modules.len(), mods.len()));
     }
     for (m, loc) in file.modules.iter_mut().zip(&mods) {
         let info = read_lto_info(stream, loc.module_bit)?;
@@ -540,12 +536,7 @@ fn read_lto_info(stream: &[u8], bit: u64) -> Result<LtoInfo, String> {
             Entry::SubBlock(BLOCKINFO_BLOCK_ID) => cur.read_blockinfo_block()?,
             Entry::SubBlock(id @ (GLOBALVAL_SUMMARY_BLOCK_ID | FULL_LTO_GLOBALVAL_SUMMARY_BLOCK_ID)) => {
                 let (split_lto_unit, unified_lto) = read_summary_flags(&mut cur, id)?;
-                return Ok(LtoInfo {
-                    thin: id == GLOBALVAL_SUMMARY_BLOCK_ID,
-                    has_summary: true,
-                    split_lto_unit,
-                    unified_lto,
-                });
+                return Ok(LtoInfo { thin: id == GLOBALVAL_SUMMARY_BLOCK_ID, has_summary: true, split_lto_unit, unified_lto });
             }
             Entry::SubBlock(_) => cur.skip_block()?,
         }
@@ -593,9 +584,7 @@ impl<'a> Tables<'a> {
     /// The string a `storage::Str` at `off` refers to.
     fn str(&self, off: usize) -> Result<&'a [u8], String> {
         let (o, n) = (self.word(off)? as usize, self.word(off + 4)? as usize);
-        o.checked_add(n)
-            .and_then(|e| self.strtab.get(o..e))
-            .ok_or_else(|| "Invalid irsymtab: string out of bounds".to_string())
+        o.checked_add(n).and_then(|e| self.strtab.get(o..e)).ok_or_else(|| "Invalid irsymtab: string out of bounds".to_string())
     }
 
     /// The (byte offset, count) of a `storage::Range` at `off` of `elem`-byte entries.
@@ -684,33 +673,13 @@ fn read_symtab<'a>(symtab: &'a [u8], strtab: &'a [u8]) -> Result<IrFile<'a>, Str
             next_unc += 1;
         }
         next_sym = end as usize;
-        modules.push(IrModule {
-            begin,
-            end,
-            unc_begin,
-            thin: false,
-            has_summary: false,
-            split_lto_unit: false,
-            unified_lto: false,
-            bitcode: 0..0,
-        });
+        modules.push(IrModule { begin, end, unc_begin, thin: false, has_summary: false, split_lto_unit: false, unified_lto: false, bitcode: 0..0 });
     }
     if next_sym != nsyms {
         return Err("Invalid irsymtab: symbols outside every module".into());
     }
 
-    Ok(IrFile {
-        version,
-        producer,
-        ident_producer: None,
-        target_triple,
-        source_filename,
-        coff_linker_opts,
-        dependent_libraries,
-        modules,
-        comdats,
-        symbols,
-    })
+    Ok(IrFile { version, producer, ident_producer: None, target_triple, source_filename, coff_linker_opts, dependent_libraries, modules, comdats, symbols })
 }
 
 #[cfg(test)]
@@ -808,12 +777,7 @@ mod tests {
         let file = parse(&data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let expected = run(Command::new(tool("llvm-lto2")).arg("dump-symtab").arg(path));
         let ours = file.dump_bytes();
-        assert_eq!(
-            String::from_utf8_lossy(&ours),
-            String::from_utf8_lossy(&expected),
-            "dump-symtab mismatch for {}",
-            path.display()
-        );
+        assert_eq!(String::from_utf8_lossy(&ours), String::from_utf8_lossy(&expected), "dump-symtab mismatch for {}", path.display());
         assert_eq!(ours, expected);
 
         let truth = bcanalyzer_modules(path);
@@ -867,22 +831,8 @@ mod tests {
         let d = Scratch::new("fuzz");
         let files = [
             compile(&d, "clang", "a.c", C_SRC, &["-flto=thin", "-fcommon"], &[]),
-            compile(
-                &d,
-                "clang++",
-                "b.cc",
-                CXX_SRC,
-                &["-flto=thin", "-fsplit-lto-unit", "-fwhole-program-vtables"],
-                &[],
-            ),
-            compile(
-                &d,
-                "clang",
-                "m.c",
-                "int f(void) { return 1; }\n",
-                &["--target=x86_64-apple-macosx11", "-flto=full"],
-                &[],
-            ),
+            compile(&d, "clang++", "b.cc", CXX_SRC, &["-flto=thin", "-fsplit-lto-unit", "-fwhole-program-vtables"], &[]),
+            compile(&d, "clang", "m.c", "int f(void) { return 1; }\n", &["--target=x86_64-apple-macosx11", "-flto=full"], &[]),
         ];
         let mut seed = 42u64;
         let mut next = move || {
@@ -1093,14 +1043,7 @@ __attribute__((section(".mysec"))) int in_sec = 3;
             return;
         }
         let d = Scratch::new("producer");
-        let o = compile(
-            &d,
-            "clang",
-            "p.c",
-            "int f(void) { return 0; }\n",
-            &["-flto=thin"],
-            &[("LLVM_OVERRIDE_PRODUCER", "other 1.0")],
-        );
+        let o = compile(&d, "clang", "p.c", "int f(void) { return 0; }\n", &["-flto=thin"], &[("LLVM_OVERRIDE_PRODUCER", "other 1.0")]);
         let data = check(&o);
         assert_eq!(parse(&data).unwrap().producer, b"other 1.0");
     }

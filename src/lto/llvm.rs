@@ -133,10 +133,7 @@ pub fn discover(o: &LtoOptions, producers: &[(String, String)]) -> Result<Llvm> 
         // Bitcode from a newer LLVM cannot be read; from an older one it can (LLVM reads old
         // bitcode and rebuilds the symbol table).
         if let Some((file, prod)) = producers.iter().find(|(_, p)| parse_version(p).is_some_and(|pv| (pv.0, pv.1) > (tv.0, tv.1))) {
-            problems.push(format!(
-                "{file}: bitcode was produced by LLVM {prod}, which is newer than LLVM {version} at {} (from {source})",
-                dir.display()
-            ));
+            problems.push(format!("{file}: bitcode was produced by LLVM {prod}, which is newer than LLVM {version} at {} (from {source})", dir.display()));
             continue;
         }
         return Ok(Llvm {

@@ -174,11 +174,8 @@ fn thread_count(o: &LtoOptions) -> usize {
 /// distributor) or the index-only files; returns the native objects for pass 2.
 pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<LtoOutput> {
     let opts = req.opts;
-    let producers: Vec<(String, String)> = req
-        .modules
-        .iter()
-        .map(|m| (m.bitcode.input.name.clone(), String::from_utf8_lossy(m.bitcode.ir.producer).into_owned()))
-        .collect();
+    let producers: Vec<(String, String)> =
+        req.modules.iter().map(|m| (m.bitcode.input.name.clone(), String::from_utf8_lossy(m.bitcode.ir.producer).into_owned())).collect();
     let llvm = llvm::discover(opts, &producers)?;
     let cg = codegen_settings(req);
     let names: Vec<String> = req.modules.iter().map(|m| module_name(m.bitcode.input, Some(opts))).collect();
@@ -213,7 +210,10 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
 
     let (jobs, job_module) = backend_jobs(&tl, &names, &ids);
     let common = backend_command(req, &llvm, &cg);
-    let cache = opts.cache_dir.as_ref().map(|d| backend::Cache { dir: d.clone(), salt: format!("{} {}{}", llvm.clang.display(), llvm.version, if dtlto { " dtlto" } else { "" }) });
+    let cache = opts
+        .cache_dir
+        .as_ref()
+        .map(|d| backend::Cache { dir: d.clone(), salt: format!("{} {}{}", llvm.clang.display(), llvm.version, if dtlto { " dtlto" } else { "" }) });
     let t_backend = std::time::Instant::now();
     let (objs, stats) = match &opts.distributor {
         Some(program) => {
@@ -270,13 +270,7 @@ fn make_module(req: &LtoRequest, i: usize, id: String) -> Module {
     let b = m.bitcode;
     let input = b.input;
     let source = if input.archive.is_none() || input.thin_member { Some(input.path.clone()) } else { None };
-    Module {
-        id,
-        data: input.data,
-        source,
-        resolutions: (0..b.syms.len()).map(|k| (b.sym(k).name, m.flags[k].clone())).collect(),
-        place: true,
-    }
+    Module { id, data: input.data, source, resolutions: (0..b.syms.len()).map(|k| (b.sym(k).name, m.flags[k].clone())).collect(), place: true }
 }
 
 /// The staging directory and its name as the backends see it: `<output>.dtld-lto` next to
@@ -378,7 +372,14 @@ fn backend_command(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings) ->
 /// The native objects for pass 2, in lld's order: the regular-LTO partition (also written
 /// to `--lto-obj-path`; an invalid one is an error), then each backend's object, named after
 /// the output and its module (`<out>.lto.<stem>.o`).
-fn native_objects(opts: &LtoOptions, out: &str, regular: Option<Vec<u8>>, objs: Vec<Vec<u8>>, names: &[String], job_module: &[usize]) -> Result<Vec<InputFile>> {
+fn native_objects(
+    opts: &LtoOptions,
+    out: &str,
+    regular: Option<Vec<u8>>,
+    objs: Vec<Vec<u8>>,
+    names: &[String],
+    job_module: &[usize],
+) -> Result<Vec<InputFile>> {
     let mut objects = Vec::new();
     if let Some(data) = regular {
         if let Some(p) = &opts.obj_path {
@@ -424,9 +425,7 @@ fn emit_index_files(opts: &LtoOptions, tl: &thinlink::ThinLinkOutput, names: &[S
 /// Entries of LLVM's ThinLTO cache in `dir`.
 fn llvm_cache_entries(dir: Option<&PathBuf>) -> usize {
     let Some(dir) = dir else { return 0 };
-    std::fs::read_dir(dir)
-        .map(|rd| rd.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("llvmcache-")).count())
-        .unwrap_or(0)
+    std::fs::read_dir(dir).map(|rd| rd.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("llvmcache-")).count()).unwrap_or(0)
 }
 
 /// In-process ThinLTO through `llvm-lto2 run` (thin link, backends, cache in one process).
@@ -452,7 +451,11 @@ fn in_process(
     let mode = thinlink::Mode::InProcess { cache_dir: opts.cache_dir.clone(), emit_indexes: opts.emit_index_files || opts.emit_imports_files };
     let tl = thinlink::run(llvm, opts, cg, stage, stage, modules, &mode)?;
     let compiled = llvm_cache_entries(opts.cache_dir.as_ref()).saturating_sub(before);
-    let (compiled, cached) = if opts.cache_dir.is_some() { (compiled.min(tl.thin_objects.len()), tl.thin_objects.len().saturating_sub(compiled)) } else { (tl.thin_objects.len(), 0) };
+    let (compiled, cached) = if opts.cache_dir.is_some() {
+        (compiled.min(tl.thin_objects.len()), tl.thin_objects.len().saturating_sub(compiled))
+    } else {
+        (tl.thin_objects.len(), 0)
+    };
     trace.stage("Thin link and ThinLTO backends", &format!("{} modules, {compiled} compiled, {cached} cached, LLVM {}", modules.len(), llvm.version), t);
     if let Some(d) = &opts.cache_dir {
         let cache = backend::Cache { dir: d.clone(), salt: String::new() };
@@ -586,7 +589,14 @@ fn index_only(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings, names: 
     Ok(())
 }
 
-fn thinlink_placed(llvm: &llvm::Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, work: &Path, modules: &[Module]) -> Result<thinlink::ThinLinkOutput> {
+fn thinlink_placed(
+    llvm: &llvm::Llvm,
+    opts: &LtoOptions,
+    cg: &CodegenSettings,
+    cwd: &Path,
+    work: &Path,
+    modules: &[Module],
+) -> Result<thinlink::ThinLinkOutput> {
     // Absolute modules are already in place; the others are staged under `cwd`.
     let work = thinlink::abs(work);
     thin_link(llvm, opts, cg, cwd, &work, modules)

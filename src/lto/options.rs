@@ -211,9 +211,11 @@ impl LtoOptions {
             ("thinlto", None) | ("disable-verify", None) | ("opt-remarks-with-hotness", None) => {}
             ("cache-dir", Some(d)) => self.cache_dir = Some(PathBuf::from(d)),
             ("cache-policy", Some(p)) => self.cache_policy = Some(p.to_string()),
-            ("thinlto-index-only", _) | ("thinlto-emit-imports-files", None) | ("thinlto-prefix-replace", Some(_)) | ("thinlto-object-suffix-replace", Some(_)) | ("thinlto-emit-index-files", None) => {
-                self.apply(name, value, &format!("-plugin-opt={v}"))?
-            }
+            ("thinlto-index-only", _)
+            | ("thinlto-emit-imports-files", None)
+            | ("thinlto-prefix-replace", Some(_))
+            | ("thinlto-object-suffix-replace", Some(_))
+            | ("thinlto-emit-index-files", None) => self.apply(name, value, &format!("-plugin-opt={v}"))?,
             ("save-temps", None) => self.save_temps = true,
             ("obj-path", Some(p)) => self.obj_path = Some(PathBuf::from(p)),
             ("lto-partitions", Some(p)) => self.apply("lto-partitions", Some(p), v)?,
@@ -221,7 +223,17 @@ impl LtoOptions {
             ("emit-asm", None) => self.emit_asm = true,
             ("emit-llvm", None) => self.emit_llvm = true,
             ("debug-pass-manager", None) => self.debug_pass_manager = true,
-            ("dwo_dir", Some(_)) | ("cs-profile-generate", None) | ("cs-profile-path", Some(_)) | ("opt-remarks-filename", Some(_)) | ("opt-remarks-passes", Some(_)) | ("opt-remarks-format", Some(_)) | ("opt-remarks-hotness-threshold", Some(_)) | ("stats-file", Some(_)) | ("time-trace", _) | ("time-trace-granularity", Some(_)) | ("whole-program-visibility", None) => {}
+            ("dwo_dir", Some(_))
+            | ("cs-profile-generate", None)
+            | ("cs-profile-path", Some(_))
+            | ("opt-remarks-filename", Some(_))
+            | ("opt-remarks-passes", Some(_))
+            | ("opt-remarks-format", Some(_))
+            | ("opt-remarks-hotness-threshold", Some(_))
+            | ("stats-file", Some(_))
+            | ("time-trace", _)
+            | ("time-trace-granularity", Some(_))
+            | ("whole-program-visibility", None) => {}
             _ => {
                 // GCC's lto-wrapper path is passed by collect2; lld ignores it too.
                 if !(v.ends_with("lto-wrapper") || v.ends_with("lto-wrapper.exe")) {
@@ -232,4 +244,3 @@ impl LtoOptions {
         Ok(())
     }
 }
-

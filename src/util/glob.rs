@@ -28,7 +28,6 @@ pub fn glob_match(pat: &[u8], s: &[u8]) -> bool {
     p == pat.len()
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,7 +27,6 @@ pub fn json_array(items: &[String]) -> String {
     format!("[{}]", parts.join(","))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -47,9 +47,8 @@ use std::time::Duration;
 
 use directives::{Fixture, Flow, Mode, Target};
 use dtld_tests::{
-    check_tools, command_line, find_dtld, fresh_dir, lock_target_subdir, run_tool, run_tool_ok,
-    run_with_timeout, target_dir, workspace_root, CompileCache, Linker, Outcome, CLANG, CLANGXX,
-    LLD, LLVM_AR,
+    check_tools, command_line, find_dtld, fresh_dir, lock_target_subdir, run_tool, run_tool_ok, run_with_timeout, target_dir, workspace_root, CompileCache,
+    Linker, Outcome, CLANG, CLANGXX, LLD, LLVM_AR,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -71,14 +70,8 @@ impl Context {
         check_tools(&[CLANG, CLANGXX, LLD, LLVM_AR, LLVM_PROFDATA, LLVM_COV])?;
         let dtld = find_dtld()?;
         let build_root = target_dir().join("buildmodes");
-        let cache = CompileCache::new(build_root.join(".cache"))
-            .map_err(|e| format!("cannot set up {}: {e}", build_root.display()))?;
-        Ok(Context {
-            build_root,
-            cache,
-            dtld,
-            keep: common::keep_build_dirs(),
-        })
+        let cache = CompileCache::new(build_root.join(".cache")).map_err(|e| format!("cannot set up {}: {e}", build_root.display()))?;
+        Ok(Context { build_root, cache, dtld, keep: common::keep_build_dirs() })
     }
 }
 
@@ -97,12 +90,7 @@ fn make_trials() -> Vec<Trial> {
     let ctx: Result<Arc<Context>, String> = Context::new().map(Arc::new);
     let mut trials = Vec::new();
     for (name, primary) in found {
-        let fx = match directives::parse_for(
-            Target::BuildModes,
-            &name,
-            &primary,
-            fingerprint::KEYS,
-        ) {
+        let fx = match directives::parse_for(Target::BuildModes, &name, &primary, fingerprint::KEYS) {
             Ok(fx) => Arc::new(fx),
             Err(e) => {
                 trials.push(common::bad_fixture_trial(format!("buildmodes/{name}"), e));
@@ -111,13 +99,10 @@ fn make_trials() -> Vec<Trial> {
         };
         for &mode in &fx.modes {
             let (ctx, fx) = (ctx.clone(), fx.clone());
-            trials.push(Trial::test(
-                format!("buildmodes/{name}/{}", mode.name()),
-                move || {
-                    let ctx = ctx.map_err(Failed::from)?;
-                    run_trial(&ctx, &fx, mode).map_err(Failed::from)
-                },
-            ));
+            trials.push(Trial::test(format!("buildmodes/{name}/{}", mode.name()), move || {
+                let ctx = ctx.map_err(Failed::from)?;
+                run_trial(&ctx, &fx, mode).map_err(Failed::from)
+            }));
         }
     }
     trials
@@ -126,14 +111,7 @@ fn make_trials() -> Vec<Trial> {
 fn run_trial(ctx: &Context, fx: &Fixture, mode: Mode) -> Result<(), String> {
     let dir = ctx.build_root.join(&fx.name).join(mode.name());
     fresh_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let mut run = FlowRun {
-        ctx,
-        fx,
-        mode,
-        dir: dir.clone(),
-        repro: Vec::new(),
-        problems: Vec::new(),
-    };
+    let mut run = FlowRun { ctx, fx, mode, dir: dir.clone(), repro: Vec::new(), problems: Vec::new() };
     let result = match fx.flow.expect("buildmodes fixtures have a flow") {
         Flow::Pgo => run.pgo(),
         Flow::Coverage => run.coverage(),
@@ -192,28 +170,18 @@ impl FlowRun<'_> {
         let wrote = self.run_with_profiles("gen")?;
         self.merge("gen", Linker::Lld)?;
         if wrote && self.merge("gen", Linker::Dtld)? {
-            self.compare_tool_output(
-                "gen",
-                "llvm-profdata show --all-functions --counts",
-                |dir, side| {
-                    let mut cmd = Command::new(LLVM_PROFDATA);
-                    cmd.current_dir(dir)
-                        .args(["show", "--all-functions", "--counts"])
-                        .arg(format!("{}.profdata", side.name()));
-                    cmd
-                },
-            )?;
+            self.compare_tool_output("gen", "llvm-profdata show --all-functions --counts", |dir, side| {
+                let mut cmd = Command::new(LLVM_PROFDATA);
+                cmd.current_dir(dir).args(["show", "--all-functions", "--counts"]).arg(format!("{}.profdata", side.name()));
+                cmd
+            })?;
             self.compare_binary_ids("gen")?;
             // Profiles of the two programs are one program's profiles: they must merge.
             let mut both = Command::new(LLVM_PROFDATA);
-            both.current_dir(self.dir.join("gen"))
-                .args(["merge", "-o", "both.profdata", "dtld.profraw", "lld.profraw"]);
+            both.current_dir(self.dir.join("gen")).args(["merge", "-o", "both.profdata", "dtld.profraw", "lld.profraw"]);
             let outcome = self.tool(&mut both)?;
             if !outcome.success() {
-                self.problems.push(format!(
-                    "llvm-profdata cannot merge dtld's raw profile with ld.lld's:\n{}",
-                    outcome.stderr_text()
-                ));
+                self.problems.push(format!("llvm-profdata cannot merge dtld's raw profile with ld.lld's:\n{}", outcome.stderr_text()));
             }
         }
 
@@ -244,47 +212,26 @@ impl FlowRun<'_> {
         self.merge("cov", Linker::Lld)?;
         let merged = wrote && self.merge("cov", Linker::Dtld)?;
         // llvm-cov names the files relative to their common directory.
-        let primary = self
-            .fx
-            .primary
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
+        let primary = self.fx.primary.file_name().unwrap_or_default().to_string_lossy().into_owned();
         let report = |prog_side: Linker, profile_side: Linker| {
             move |dir: &Path, _: Linker| {
                 let mut cmd = Command::new(LLVM_COV);
-                cmd.current_dir(dir)
-                    .arg("report")
-                    .arg(prog(prog_side))
-                    .arg(format!("-instr-profile={}.profdata", profile_side.name()));
+                cmd.current_dir(dir).arg("report").arg(prog(prog_side)).arg(format!("-instr-profile={}.profdata", profile_side.name()));
                 cmd
             }
         };
         // dtld's program read with ld.lld's profile: its coverage mapping on its own.
         let lld_report = self.tool_text("cov", &report(Linker::Lld, Linker::Lld), Linker::Lld)?;
         if !lld_report.contains(&primary) || !lld_report.contains("TOTAL") {
-            return Err(format!(
-                "llvm-cov report of ld.lld's program does not cover {primary} (fixture bug?):\n{lld_report}"
-            ));
+            return Err(format!("llvm-cov report of ld.lld's program does not cover {primary} (fixture bug?):\n{lld_report}"));
         }
         let mixed = self.tool_text("cov", &report(Linker::Dtld, Linker::Lld), Linker::Dtld)?;
-        self.compare_texts(
-            "llvm-cov report of dtld's program with ld.lld's profile",
-            "cov/report.mixed.txt",
-            &mixed,
-            &lld_report,
-        )?;
+        self.compare_texts("llvm-cov report of dtld's program with ld.lld's profile", "cov/report.mixed.txt", &mixed, &lld_report)?;
         if merged {
-            self.compare_tool_output("cov", "llvm-cov report", |dir, side| {
-                report(side, side)(dir, side)
-            })?;
+            self.compare_tool_output("cov", "llvm-cov report", |dir, side| report(side, side)(dir, side))?;
             self.compare_tool_output("cov", "llvm-cov show", |dir, side| {
                 let mut cmd = Command::new(LLVM_COV);
-                cmd.current_dir(dir)
-                    .arg("show")
-                    .arg(prog(side))
-                    .arg(format!("-instr-profile={}.profdata", side.name()));
+                cmd.current_dir(dir).arg("show").arg(prog(side)).arg(format!("-instr-profile={}.profdata", side.name()));
                 cmd
             })?;
         }
@@ -301,19 +248,13 @@ impl FlowRun<'_> {
         fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let (fx, mode) = (self.fx, self.mode);
         let flags = |_shared: bool, group: &[String]| {
-            let mut f: Vec<String> = ["-g0", "-O2", mode.compile_flag()]
-                .iter()
-                .chain(extra)
-                .map(|s| s.to_string())
-                .collect();
+            let mut f: Vec<String> = ["-g0", "-O2", mode.compile_flag()].iter().chain(extra).map(|s| s.to_string()).collect();
             f.extend(fx.cflags.iter().cloned());
             f.extend(group.iter().cloned());
             f
         };
         let mut repro = Vec::new();
-        let built = common::build_inputs(fx, &dir, &self.ctx.cache, flags, &mut |l| {
-            repro.push(l)
-        });
+        let built = common::build_inputs(fx, &dir, &self.ctx.cache, flags, &mut |l| repro.push(l));
         self.repro.extend(repro);
         Ok(built?.program)
     }
@@ -336,12 +277,7 @@ impl FlowRun<'_> {
             self.repro.push(command_line(&cmd));
             outcomes.push(run_tool(&mut cmd)?);
         }
-        common::check_links(
-            &format!("{step} link"),
-            &outcomes[0],
-            &outcomes[1],
-            &mut self.problems,
-        )
+        common::check_links(&format!("{step} link"), &outcomes[0], &outcomes[1], &mut self.problems)
     }
 
     /// Runs `<step>/prog.<side>` in `<step>/` (argv[0] `./prog`, the fixture's arguments,
@@ -357,8 +293,7 @@ impl FlowRun<'_> {
             cmd.env("LLVM_PROFILE_FILE", p);
         }
         self.repro.push(command_line(&cmd));
-        run_with_timeout(&mut cmd, &self.fx.stdin, RUN_TIMEOUT)
-            .map_err(|e| format!("cannot run {step}/{}: {e}", prog(side)))
+        run_with_timeout(&mut cmd, &self.fx.stdin, RUN_TIMEOUT).map_err(|e| format!("cannot run {step}/{}: {e}", prog(side)))
     }
 
     /// Runs both programs of `step` and compares them; returns ld.lld's run.
@@ -367,8 +302,7 @@ impl FlowRun<'_> {
         let theirs = self.run(step, Linker::Lld, profiles.map(|p| p[1]))?;
         let mut found = Vec::new();
         common::compare_program_runs(&ours, &theirs, &format!(" ({step})"), &mut found);
-        self.problems
-            .extend(found.into_iter().map(|f| format!("{step} programs: {f}")));
+        self.problems.extend(found.into_iter().map(|f| format!("{step} programs: {f}")));
         Ok(theirs)
     }
 
@@ -381,18 +315,11 @@ impl FlowRun<'_> {
         let (ours, theirs) = (raw(Linker::Dtld), raw(Linker::Lld));
         let reference = self.compare_runs(step, Some([&ours, &theirs]))?;
         if !reference.success() {
-            return Err(format!(
-                "ld.lld's instrumented program failed ({}): the fixture is broken:\n{}",
-                reference.status_text(),
-                reference.stderr_text()
-            ));
+            return Err(format!("ld.lld's instrumented program failed ({}): the fixture is broken:\n{}", reference.status_text(), reference.stderr_text()));
         }
         let size = |p: &Path| fs::metadata(p).map(|m| m.len()).unwrap_or(0);
         if size(&theirs) == 0 {
-            return Err(format!(
-                "ld.lld's instrumented program wrote no profile to {}",
-                theirs.display()
-            ));
+            return Err(format!("ld.lld's instrumented program wrote no profile to {}", theirs.display()));
         }
         if size(&ours) == 0 {
             self.problems.push(format!(
@@ -410,23 +337,13 @@ impl FlowRun<'_> {
     /// merged.
     fn merge(&mut self, step: &str, side: Linker) -> Result<bool, String> {
         let mut cmd = Command::new(LLVM_PROFDATA);
-        cmd.current_dir(self.dir.join(step))
-            .arg("merge")
-            .arg("-o")
-            .arg(format!("{}.profdata", side.name()))
-            .arg(format!("{}.profraw", side.name()));
+        cmd.current_dir(self.dir.join(step)).arg("merge").arg("-o").arg(format!("{}.profdata", side.name())).arg(format!("{}.profraw", side.name()));
         let outcome = self.tool(&mut cmd)?;
         match (outcome.success(), side) {
             (true, _) => Ok(true),
-            (false, Linker::Lld) => Err(format!(
-                "llvm-profdata cannot merge ld.lld's profile:\n{}",
-                outcome.stderr_text()
-            )),
+            (false, Linker::Lld) => Err(format!("llvm-profdata cannot merge ld.lld's profile:\n{}", outcome.stderr_text())),
             (false, Linker::Dtld) => {
-                self.problems.push(format!(
-                    "llvm-profdata cannot merge dtld's profile:\n{}",
-                    outcome.stderr_text()
-                ));
+                self.problems.push(format!("llvm-profdata cannot merge dtld's profile:\n{}", outcome.stderr_text()));
                 Ok(false)
             }
         }
@@ -439,9 +356,7 @@ impl FlowRun<'_> {
         let mut shapes = Vec::new();
         for side in SIDES {
             let mut cmd = Command::new(LLVM_PROFDATA);
-            cmd.current_dir(self.dir.join(step))
-                .args(["show", "--binary-ids"])
-                .arg(format!("{}.profraw", side.name()));
+            cmd.current_dir(self.dir.join(step)).args(["show", "--binary-ids"]).arg(format!("{}.profraw", side.name()));
             let text = String::from_utf8_lossy(&run_tool_ok(&mut cmd)?.stdout).into_owned();
             self.repro.push(command_line(&cmd));
             let ids: Vec<usize> = text
@@ -458,22 +373,14 @@ impl FlowRun<'_> {
             return Err("ld.lld's raw profile has no binary ID (fixture bug?)".into());
         }
         if shapes[0] != shapes[1] {
-            self.problems.push(format!(
-                "binary IDs in the raw profiles differ: dtld's {:?} bytes, ld.lld's {:?} bytes",
-                shapes[0], shapes[1]
-            ));
+            self.problems.push(format!("binary IDs in the raw profiles differ: dtld's {:?} bytes, ld.lld's {:?} bytes", shapes[0], shapes[1]));
         }
         Ok(())
     }
 
     /// Runs `tool(<step dir>, side)` for both sides and compares the outputs (written to
     /// `<step>/<what>.<side>.txt`); ld.lld's must succeed and say something.
-    fn compare_tool_output(
-        &mut self,
-        step: &str,
-        what: &str,
-        tool: impl Fn(&Path, Linker) -> Command,
-    ) -> Result<(), String> {
+    fn compare_tool_output(&mut self, step: &str, what: &str, tool: impl Fn(&Path, Linker) -> Command) -> Result<(), String> {
         let theirs = self.tool_text(step, &tool, Linker::Lld)?;
         let ours = self.tool_text(step, &tool, Linker::Dtld)?;
         let file = format!("{step}/{}", what.replace([' ', '-'], "_"));
@@ -482,12 +389,7 @@ impl FlowRun<'_> {
 
     /// The output of `tool(<step dir>, side)`; ld.lld's side must succeed with output, dtld's
     /// failing gives its stderr as its text (so the comparison shows it).
-    fn tool_text(
-        &mut self,
-        step: &str,
-        tool: &dyn Fn(&Path, Linker) -> Command,
-        side: Linker,
-    ) -> Result<String, String> {
+    fn tool_text(&mut self, step: &str, tool: &dyn Fn(&Path, Linker) -> Command, side: Linker) -> Result<String, String> {
         let mut cmd = tool(&self.dir.join(step), side);
         let outcome = self.tool(&mut cmd)?;
         if side == Linker::Lld && (!outcome.success() || outcome.stdout.is_empty()) {
@@ -499,11 +401,7 @@ impl FlowRun<'_> {
             ));
         }
         if !outcome.success() {
-            return Ok(format!(
-                "(failed: {})\n{}",
-                outcome.status_text(),
-                outcome.stderr_text()
-            ));
+            return Ok(format!("(failed: {})\n{}", outcome.status_text(), outcome.stderr_text()));
         }
         Ok(String::from_utf8_lossy(&outcome.stdout).into_owned())
     }
@@ -516,10 +414,7 @@ impl FlowRun<'_> {
             fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
         if ours != theirs {
-            self.problems.push(format!(
-                "{what} differs ({file}.{{dtld,lld}}.txt):\n{}",
-                debugger::first_line_difference(ours, theirs)
-            ));
+            self.problems.push(format!("{what} differs ({file}.{{dtld,lld}}.txt):\n{}", debugger::first_line_difference(ours, theirs)));
         }
         Ok(())
     }
@@ -538,18 +433,14 @@ impl FlowRun<'_> {
         let dir = self.dir.join(step);
         let mut fps = Vec::new();
         for side in SIDES {
-            let mut fp = fingerprint::fingerprint(&self.read_program(step, side)?)
-                .map_err(|e| format!("{}'s {step} program: {e}", side.name()))?;
+            let mut fp = fingerprint::fingerprint(&self.read_program(step, side)?).map_err(|e| format!("{}'s {step} program: {e}", side.name()))?;
             fingerprint::replace_paths(&mut fp, &[(dir.to_string_lossy().into_owned(), "$DIR")]);
             fps.push(fp);
         }
-        let diffs = common::fingerprint_diffs(&dir, &fps[0], &fps[1], |key| {
-            fingerprint::is_ignored(key, &self.fx.diff_ignore)
-        })?;
+        let diffs = common::fingerprint_diffs(&dir, &fps[0], &fps[1], |key| fingerprint::is_ignored(key, &self.fx.diff_ignore))?;
         let mut found = Vec::new();
         common::push_fingerprint_problem(diffs, &mut found);
-        self.problems
-            .extend(found.into_iter().map(|f| format!("{step} programs: {f}")));
+        self.problems.extend(found.into_iter().map(|f| format!("{step} programs: {f}")));
         Ok(())
     }
 
@@ -557,14 +448,11 @@ impl FlowRun<'_> {
         if self.fx.section_sizes.is_empty() {
             return Ok(());
         }
-        let read = |side| -> Result<sizes::Sizes, String> {
-            sizes::section_sizes(&self.read_program(step, side)?)
-        };
+        let read = |side| -> Result<sizes::Sizes, String> { sizes::section_sizes(&self.read_program(step, side)?) };
         let (ours, theirs) = (read(Linker::Dtld)?, read(Linker::Lld)?);
         let (table, found) = sizes::compare(&ours, &theirs, &self.fx.section_sizes);
         fs::write(self.dir.join(step).join("sizes.txt"), table).map_err(|e| e.to_string())?;
-        self.problems
-            .extend(found.into_iter().map(|f| format!("{step} programs: {f}")));
+        self.problems.extend(found.into_iter().map(|f| format!("{step} programs: {f}")));
         Ok(())
     }
 
@@ -577,15 +465,8 @@ impl FlowRun<'_> {
             let path = self.dir.join(step).join(o);
             let data = fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             let Ok(elf) = goblin::elf::Elf::parse(&data) else { continue };
-            let name = |i: usize| {
-                elf.section_headers
-                    .get(i)
-                    .and_then(|sh| elf.shdr_strtab.get_at(sh.sh_name))
-                    .unwrap_or("")
-            };
-            found |= elf.section_headers.iter().any(|sh| {
-                sh.sh_type == SHT_REL && name(sh.sh_info as usize) == ".llvm.call-graph-profile"
-            });
+            let name = |i: usize| elf.section_headers.get(i).and_then(|sh| elf.shdr_strtab.get_at(sh.sh_name)).unwrap_or("");
+            found |= elf.section_headers.iter().any(|sh| sh.sh_type == SHT_REL && name(sh.sh_info as usize) == ".llvm.call-graph-profile");
         }
         if found {
             Ok(())
@@ -619,8 +500,7 @@ impl FlowRun<'_> {
         let mut orders = Vec::new();
         for side in SIDES {
             let data = self.read_program(step, side)?;
-            let elf = goblin::elf::Elf::parse(&data)
-                .map_err(|e| format!("goblin cannot parse {}'s {step} program: {e}", side.name()))?;
+            let elf = goblin::elf::Elf::parse(&data).map_err(|e| format!("goblin cannot parse {}'s {step} program: {e}", side.name()))?;
             let mut placed: Vec<(u64, String)> = elf
                 .syms
                 .iter()
@@ -635,11 +515,6 @@ impl FlowRun<'_> {
             orders.push(placed.into_iter().map(|(_, n)| n).collect::<Vec<_>>().join("\n") + "\n");
         }
         let (ours, theirs) = (orders[0].clone(), orders[1].clone());
-        self.compare_texts(
-            "the order of the fixture's functions in the output (call-graph profile sort)",
-            &format!("{step}/function_order"),
-            &ours,
-            &theirs,
-        )
+        self.compare_texts("the order of the fixture's functions in the output (call-graph profile sort)", &format!("{step}/function_order"), &ours, &theirs)
     }
 }

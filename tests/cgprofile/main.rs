@@ -119,11 +119,7 @@ impl Work {
     fn text_order(&self, prog: &str) -> Result<Vec<String>, String> {
         let data = fs::read(self.path(prog)).map_err(|e| format!("read {prog}: {e}"))?;
         let elf = goblin::elf::Elf::parse(&data).map_err(|e| format!("{prog}: {e}"))?;
-        let text = elf
-            .section_headers
-            .iter()
-            .position(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".text"))
-            .ok_or_else(|| format!("{prog}: no .text"))?;
+        let text = elf.section_headers.iter().position(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".text")).ok_or_else(|| format!("{prog}: no .text"))?;
         let mut funcs: Vec<(u64, String)> = elf
             .syms
             .iter()
@@ -145,12 +141,7 @@ fn order_diff(lld: &[String], dtld: &[String]) -> String {
     let i = lld.iter().zip(dtld).position(|(a, b)| a != b).unwrap_or(lld.len().min(dtld.len()));
     let same = lld.iter().zip(dtld).filter(|(a, b)| a == b).count();
     let window = |v: &[String]| v[i.saturating_sub(2)..(i + 6).min(v.len())].join(" ");
-    format!(
-        "{same} of {} functions at lld's rank; first difference at rank {i}:\n  lld:  {}\n  dtld: {}",
-        lld.len(),
-        window(lld),
-        window(dtld)
-    )
+    format!("{same} of {} functions at lld's rank; first difference at rank {i}:\n  lld:  {}\n  dtld: {}", lld.len(), window(lld), window(dtld))
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -296,7 +287,11 @@ fn pgo_program(w: &Work) -> Result<(), String> {
                 _ => return Err(format!("hfsort: --print-symbol-order= written by lld: {}, by dtld: {}", syms[0].is_some(), syms[1].is_some())),
             },
             "cdsort" if syms.iter().any(Option::is_some) => {
-                return Err(format!("cdsort: --print-symbol-order= written by lld: {}, by dtld: {} (lld's cdsort writes none)", syms[0].is_some(), syms[1].is_some()))
+                return Err(format!(
+                    "cdsort: --print-symbol-order= written by lld: {}, by dtld: {} (lld's cdsort writes none)",
+                    syms[0].is_some(),
+                    syms[1].is_some()
+                ))
             }
             _ => {}
         }
@@ -344,11 +339,7 @@ fn ordering_file(w: &Work) -> Result<(), String> {
                 let args: Vec<&str> = [sort.as_str()].into_iter().chain(gc).collect();
                 let res = w.ok(&mut w.link(linker, &out, &args))?;
                 order.push(w.text_order(&out)?);
-                let mut lines: Vec<String> = res
-                    .stderr_text()
-                    .lines()
-                    .filter_map(|l| l.split_once("warning: ").map(|(_, m)| m.to_string()))
-                    .collect();
+                let mut lines: Vec<String> = res.stderr_text().lines().filter_map(|l| l.split_once("warning: ").map(|(_, m)| m.to_string())).collect();
                 lines.sort();
                 warnings.push(lines);
             }
@@ -422,8 +413,7 @@ fn symbol_ordering_file(w: &Work) -> Result<(), String> {
             let args: Vec<&str> = ["-Wl,--symbol-ordering-file=order.txt"].into_iter().chain(extra).collect();
             let res = w.ok(&mut w.link(linker, &out, &args))?;
             order.push(w.text_order(&out)?);
-            let mut lines: Vec<String> =
-                res.stderr_text().lines().filter_map(|l| l.split_once("warning: ").map(|(_, m)| m.to_string())).collect();
+            let mut lines: Vec<String> = res.stderr_text().lines().filter_map(|l| l.split_once("warning: ").map(|(_, m)| m.to_string())).collect();
             lines.sort();
             // ld.lld-22 prints its warning for a shared library's symbol twice; the set of
             // warnings is what is compared.
@@ -436,7 +426,11 @@ fn symbol_ordering_file(w: &Work) -> Result<(), String> {
         if warnings[0] != warnings[1] {
             return Err(format!("{what}: warnings differ\n  lld:  {:?}\n  dtld: {:?}", warnings[0], warnings[1]));
         }
-        let expect: &[&str] = if extra == Some("-Wl,--no-warn-symbol-ordering") { &[] } else { &["no such symbol: nosuch", "order.txt: duplicate ordered symbol:", "unable to order shared symbol: printf"] };
+        let expect: &[&str] = if extra == Some("-Wl,--no-warn-symbol-ordering") {
+            &[]
+        } else {
+            &["no such symbol: nosuch", "order.txt: duplicate ordered symbol:", "unable to order shared symbol: printf"]
+        };
         for needle in expect {
             if !warnings[0].iter().any(|l| l.contains(needle)) {
                 return Err(format!("{what}: lld gave no '{needle}' warning: the ordering file no longer tests it"));

@@ -40,10 +40,7 @@ pub enum Step {
 impl Step {
     /// Every link of `fx` in order: the libraries, then the program.
     pub fn all(fx: &Fixture) -> Vec<Step> {
-        (0..fx.libraries.len())
-            .map(Step::Library)
-            .chain([Step::Program])
-            .collect()
+        (0..fx.libraries.len()).map(Step::Library).chain([Step::Program]).collect()
     }
 
     /// What the messages call this link.
@@ -59,13 +56,7 @@ impl Step {
 /// the fixture's directory once its last trial is cleaned (that fails, harmlessly, while other
 /// trials of the fixture still have theirs); on failure the directory is kept and the message
 /// ends with the commands to reproduce (`repro_note` says what they need besides).
-pub fn finish_trial(
-    result: Result<(), String>,
-    dir: &Path,
-    keep: bool,
-    repro_note: &str,
-    repro: &[String],
-) -> Result<(), String> {
+pub fn finish_trial(result: Result<(), String>, dir: &Path, keep: bool, repro_note: &str, repro: &[String]) -> Result<(), String> {
     match result {
         Ok(()) => {
             if !keep {
@@ -74,11 +65,7 @@ pub fn finish_trial(
             }
             Ok(())
         }
-        Err(msg) => Err(format!(
-            "{msg}\n\nbuild directory (kept): {}\ncommands to reproduce{repro_note}:\n  {}",
-            dir.display(),
-            repro.join("\n  ")
-        )),
+        Err(msg) => Err(format!("{msg}\n\nbuild directory (kept): {}\ncommands to reproduce{repro_note}:\n  {}", dir.display(), repro.join("\n  "))),
     }
 }
 
@@ -105,11 +92,7 @@ pub fn build_inputs(
 ) -> Result<Inputs, String> {
     let mut taken = HashSet::new();
     let mut bitcode_objects = 0;
-    let mut compile = |src: &Path,
-                       flags: &[String],
-                       subdir: &str,
-                       repro: &mut dyn FnMut(String)|
-     -> Result<String, String> {
+    let mut compile = |src: &Path, flags: &[String], subdir: &str, repro: &mut dyn FnMut(String)| -> Result<String, String> {
         let rel = compile(cache, dir, src, flags, subdir, &mut taken, repro)?;
         if is_bitcode(&dir.join(&rel)) {
             bitcode_objects += 1;
@@ -156,11 +139,7 @@ pub fn build_inputs(
         }
         libraries.push(objs);
     }
-    Ok(Inputs {
-        program,
-        libraries,
-        bitcode_objects,
-    })
+    Ok(Inputs { program, libraries, bitcode_objects })
 }
 
 /// Compiles `src` (with clang++-22 when it is C++) into `subdir` of `dir` under a name not yet
@@ -174,11 +153,7 @@ fn compile(
     taken: &mut HashSet<String>,
     repro: &mut dyn FnMut(String),
 ) -> Result<String, String> {
-    let stem = src
-        .file_stem()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned();
+    let stem = src.file_stem().unwrap_or_default().to_string_lossy().into_owned();
     let mut rel = format!("{subdir}{stem}.o");
     let mut n = 1;
     while !taken.insert(rel.clone()) {
@@ -197,11 +172,7 @@ fn compile(
         run_tool_ok(&mut c)?;
         return Ok(rel);
     }
-    let compiler = if directives::is_cxx(src) {
-        CLANGXX
-    } else {
-        CLANG
-    };
+    let compiler = if directives::is_cxx(src) { CLANGXX } else { CLANG };
     repro(cache.compile_with(compiler, src, flags, &out)?);
     Ok(rel)
 }
@@ -211,23 +182,15 @@ fn compile(
 pub fn is_bitcode(path: &Path) -> bool {
     use std::io::Read;
     let mut magic = [0u8; 4];
-    fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut magic))
-        .is_ok()
-        && magic == *b"BC\xC0\xDE"
+    fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && magic == *b"BC\xC0\xDE"
 }
 
 /// Substitutes each side's `$DIR` and the build directory's `$BUILD` in a fixture's link
 /// arguments.
-pub fn expand_link_args<'a>(
-    args: &'a [String],
-    dir: &Path,
-    build: &Path,
-) -> impl Iterator<Item = String> + 'a {
+pub fn expand_link_args<'a>(args: &'a [String], dir: &Path, build: &Path) -> impl Iterator<Item = String> + 'a {
     let dir = dir.to_string_lossy().into_owned();
     let build = build.to_string_lossy().into_owned();
-    args.iter()
-        .map(move |a| a.replace("$DIR", &dir).replace("$BUILD", &build))
+    args.iter().map(move |a| a.replace("$DIR", &dir).replace("$BUILD", &build))
 }
 
 /// `-fthinlto-distributor=<distributor>`: clang turns it into `--thinlto-distributor=<d>` and
@@ -240,25 +203,12 @@ pub fn distributor_flag(distributor: &Path) -> std::ffi::OsString {
 
 /// Both links of `what` must succeed (an error ends the trial); differing diagnostics are a
 /// problem.
-pub fn check_links(
-    what: &str,
-    ours: &Outcome,
-    theirs: &Outcome,
-    problems: &mut Vec<String>,
-) -> Result<(), String> {
+pub fn check_links(what: &str, ours: &Outcome, theirs: &Outcome, problems: &mut Vec<String>) -> Result<(), String> {
     if !theirs.success() {
-        return Err(format!(
-            "the reference {what} (ld.lld) failed ({}), so the fixture is broken:\n{}",
-            theirs.status_text(),
-            theirs.stderr_text()
-        ));
+        return Err(format!("the reference {what} (ld.lld) failed ({}), so the fixture is broken:\n{}", theirs.status_text(), theirs.stderr_text()));
     }
     if !ours.success() {
-        return Err(format!(
-            "dtld's {what} failed ({}):\n{}",
-            ours.status_text(),
-            ours.stderr_text()
-        ));
+        return Err(format!("dtld's {what} failed ({}):\n{}", ours.status_text(), ours.stderr_text()));
     }
     if ours.stderr != theirs.stderr {
         problems.push(format!(
@@ -273,53 +223,33 @@ pub fn check_links(
 /// The checks of an `ExpectError` fixture's failing link `what` that both modes make: both links
 /// fail, with the same first error message, matching `re`, and clang reports dtld's exit code
 /// as 1. The caller adds its own checks of what dtld left behind.
-pub fn check_expected_error(
-    re: &regex::Regex,
-    what: &str,
-    ours: &Outcome,
-    theirs: &Outcome,
-    problems: &mut Vec<String>,
-) {
+pub fn check_expected_error(re: &regex::Regex, what: &str, ours: &Outcome, theirs: &Outcome, problems: &mut Vec<String>) {
     if theirs.success() {
-        problems.push(format!(
-            "ld.lld's {what} succeeded but the fixture says ExpectError (fixture bug?)"
-        ));
+        problems.push(format!("ld.lld's {what} succeeded but the fixture says ExpectError (fixture bug?)"));
     }
     if ours.success() {
-        problems.push(format!(
-            "dtld's {what} succeeded but the fixture says ExpectError"
-        ));
+        problems.push(format!("dtld's {what} succeeded but the fixture says ExpectError"));
     }
     let our_err = first_error(&ours.stderr_text());
     let their_err = first_error(&theirs.stderr_text());
     match (&our_err, &their_err) {
         (Some(o), Some(t)) => {
             if !re.is_match(t) {
-                problems.push(format!(
-                    "ld.lld's error does not match /{re}/ (fixture bug?):\n  {t}"
-                ));
+                problems.push(format!("ld.lld's error does not match /{re}/ (fixture bug?):\n  {t}"));
             }
             if !re.is_match(o) {
                 problems.push(format!("dtld's error does not match /{re}/:\n  {o}"));
             }
             if o != t {
-                problems.push(format!(
-                    "first error lines differ:\n  dtld:   {o}\n  ld.lld: {t}"
-                ));
+                problems.push(format!("first error lines differ:\n  dtld:   {o}\n  ld.lld: {t}"));
             }
         }
         _ => {
             if our_err.is_none() && !ours.success() {
-                problems.push(format!(
-                    "dtld printed no `error:` line:\n{}",
-                    ours.stderr_text()
-                ));
+                problems.push(format!("dtld printed no `error:` line:\n{}", ours.stderr_text()));
             }
             if their_err.is_none() && !theirs.success() {
-                problems.push(format!(
-                    "ld.lld printed no `error:` line:\n{}",
-                    theirs.stderr_text()
-                ));
+                problems.push(format!("ld.lld printed no `error:` line:\n{}", theirs.stderr_text()));
             }
         }
     }
@@ -327,10 +257,7 @@ pub fn check_expected_error(
         match linker_exit_code(&ours.stderr_text()) {
             Some(1) => {}
             Some(n) => problems.push(format!("dtld exited with {n}, expected 1")),
-            None => problems.push(format!(
-                "cannot tell dtld's exit code from:\n{}",
-                ours.stderr_text()
-            )),
+            None => problems.push(format!("cannot tell dtld's exit code from:\n{}", ours.stderr_text())),
         }
     }
 }
@@ -352,23 +279,15 @@ pub fn first_error(stderr: &str) -> Option<String> {
     let re = regex::Regex::new(r"^(\S+): error: (.*)$").expect("valid regex");
     stderr.lines().find_map(|line| {
         let caps = re.captures(line)?;
-        let program = Path::new(&caps[1])
-            .file_name()?
-            .to_string_lossy()
-            .into_owned();
-        let is_driver = ["clang", "gcc", "g++", "c++", "collect2", "cc"]
-            .iter()
-            .any(|d| program.starts_with(d));
+        let program = Path::new(&caps[1]).file_name()?.to_string_lossy().into_owned();
+        let is_driver = ["clang", "gcc", "g++", "c++", "collect2", "cc"].iter().any(|d| program.starts_with(d));
         (!is_driver).then(|| caps[2].to_string())
     })
 }
 
 /// The linker's exit code as reported by clang or collect2.
 pub fn linker_exit_code(stderr: &str) -> Option<i32> {
-    let re = regex::Regex::new(
-        r"linker command failed with exit code (\d+)|ld returned (\d+) exit status",
-    )
-    .expect("valid regex");
+    let re = regex::Regex::new(r"linker command failed with exit code (\d+)|ld returned (\d+) exit status").expect("valid regex");
     let caps = re.captures(stderr)?;
     caps.get(1).or(caps.get(2))?.as_str().parse().ok()
 }
@@ -380,12 +299,7 @@ pub fn without_program_lines(stderr: &[u8], program: &Path) -> Vec<u8> {
     };
     let mut prefix = name.as_encoded_bytes().to_vec();
     prefix.extend_from_slice(b": ");
-    stderr
-        .split_inclusive(|&c| c == b'\n')
-        .filter(|line| !line.starts_with(&prefix))
-        .flatten()
-        .copied()
-        .collect()
+    stderr.split_inclusive(|&c| c == b'\n').filter(|line| !line.starts_with(&prefix)).flatten().copied().collect()
 }
 
 /// The names of the entries directly in `dir`.
@@ -400,71 +314,32 @@ pub fn top_level_names(dir: &Path) -> Result<HashSet<String>, String> {
 }
 
 /// Compares how two program runs ended and what they printed.
-pub fn compare_outcomes(
-    ours: &Outcome,
-    theirs: &Outcome,
-    our_label: &str,
-    their_label: &str,
-    problems: &mut Vec<String>,
-) {
+pub fn compare_outcomes(ours: &Outcome, theirs: &Outcome, our_label: &str, their_label: &str, problems: &mut Vec<String>) {
     if ours.status_text() != theirs.status_text() {
-        problems.push(format!(
-            "exit status differs: {our_label}: {}, {their_label}: {}",
-            ours.status_text(),
-            theirs.status_text()
-        ));
+        problems.push(format!("exit status differs: {our_label}: {}, {their_label}: {}", ours.status_text(), theirs.status_text()));
     }
-    for (what, a, b) in [
-        ("stdout", &ours.stdout, &theirs.stdout),
-        ("stderr", &ours.stderr, &theirs.stderr),
-    ] {
+    for (what, a, b) in [("stdout", &ours.stdout, &theirs.stdout), ("stderr", &ours.stderr, &theirs.stderr)] {
         if a != b {
-            problems.push(format!(
-                "{what} differs:\n{}",
-                text_diff(a, b, our_label, their_label)
-            ));
+            problems.push(format!("{what} differs:\n{}", text_diff(a, b, our_label, their_label)));
         }
     }
 }
 
 /// Compares the dtld-linked program's run with the lld-linked one's, which must not have timed
 /// out (`where_` says where it ran, for that message).
-pub fn compare_program_runs(
-    ours: &Outcome,
-    theirs: &Outcome,
-    where_: &str,
-    problems: &mut Vec<String>,
-) {
+pub fn compare_program_runs(ours: &Outcome, theirs: &Outcome, where_: &str, problems: &mut Vec<String>) {
     if theirs.status.is_none() {
-        problems.push(format!(
-            "the lld-linked program timed out{where_} (fixture bug?)"
-        ));
+        problems.push(format!("the lld-linked program timed out{where_} (fixture bug?)"));
     }
-    compare_outcomes(
-        ours,
-        theirs,
-        "dtld-linked program",
-        "lld-linked program",
-        problems,
-    );
+    compare_outcomes(ours, theirs, "dtld-linked program", "lld-linked program", problems);
 }
 
 /// Compares a mixed run (`label`: one linker's program with the other's libraries) with the
 /// reference run (lld's program with lld's libraries); its problems say which run it was.
-pub fn compare_mixed_run(
-    ours: &Outcome,
-    reference: &Outcome,
-    label: &str,
-    reference_label: &str,
-    problems: &mut Vec<String>,
-) {
+pub fn compare_mixed_run(ours: &Outcome, reference: &Outcome, label: &str, reference_label: &str, problems: &mut Vec<String>) {
     let mut found = Vec::new();
     compare_outcomes(ours, reference, label, reference_label, &mut found);
-    problems.extend(
-        found
-            .into_iter()
-            .map(|f| format!("mixed run ({label}): {f}")),
-    );
+    problems.extend(found.into_iter().map(|f| format!("mixed run ({label}): {f}")));
 }
 
 /// Shows two outputs and where they first differ.
@@ -472,29 +347,13 @@ fn text_diff(ours: &[u8], theirs: &[u8], our_label: &str, their_label: &str) -> 
     const LIMIT: usize = 2000;
     let show = |b: &[u8]| {
         let text = String::from_utf8_lossy(&b[..b.len().min(LIMIT)]).into_owned();
-        let more = if b.len() > LIMIT {
-            format!("\n  ... ({} bytes in all)", b.len())
-        } else {
-            String::new()
-        };
-        text.lines()
-            .map(|l| format!("  | {l}\n"))
-            .collect::<String>()
-            + &more
+        let more = if b.len() > LIMIT { format!("\n  ... ({} bytes in all)", b.len()) } else { String::new() };
+        text.lines().map(|l| format!("  | {l}\n")).collect::<String>() + &more
     };
     let a: Vec<&[u8]> = ours.split(|&c| c == b'\n').collect();
     let b: Vec<&[u8]> = theirs.split(|&c| c == b'\n').collect();
-    let first = a
-        .iter()
-        .zip(&b)
-        .position(|(x, y)| x != y)
-        .unwrap_or(a.len().min(b.len()));
-    format!(
-        "  first difference at line {}\n  --- {our_label} ---\n{}  --- {their_label} ---\n{}",
-        first + 1,
-        show(ours),
-        show(theirs)
-    )
+    let first = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+    format!("  first difference at line {}\n  --- {our_label} ---\n{}  --- {their_label} ---\n{}", first + 1, show(ours), show(theirs))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -533,16 +392,8 @@ pub fn extend_prefixed(fp: &mut Fingerprint, prefix: &str, lib: Fingerprint) {
 
 /// Writes both fingerprints next to the trial (`fingerprint.dtld.json`, `fingerprint.lld.json`)
 /// and describes every key, not ignored by `ignored`, whose values differ.
-pub fn fingerprint_diffs(
-    dir: &Path,
-    ours: &Fingerprint,
-    theirs: &Fingerprint,
-    ignored: impl Fn(&str) -> bool,
-) -> Result<Vec<String>, String> {
-    for (name, fp) in [
-        ("fingerprint.dtld.json", ours),
-        ("fingerprint.lld.json", theirs),
-    ] {
+pub fn fingerprint_diffs(dir: &Path, ours: &Fingerprint, theirs: &Fingerprint, ignored: impl Fn(&str) -> bool) -> Result<Vec<String>, String> {
+    for (name, fp) in [("fingerprint.dtld.json", ours), ("fingerprint.lld.json", theirs)] {
         let text = serde_json::to_string_pretty(fp).expect("fingerprint serialises");
         fs::write(dir.join(name), text).map_err(|e| e.to_string())?;
     }
@@ -553,10 +404,7 @@ pub fn fingerprint_diffs(
         if ignored(key) {
             continue;
         }
-        let (a, b) = (
-            ours.get(key).unwrap_or(&null),
-            theirs.get(key).unwrap_or(&null),
-        );
+        let (a, b) = (ours.get(key).unwrap_or(&null), theirs.get(key).unwrap_or(&null));
         if a != b {
             diffs.push(format!("  {key}:\n{}", describe_diff(a, b)));
         }
@@ -589,12 +437,7 @@ pub fn describe_diff(ours: &Value, reference: &Value) -> String {
                     None => only_a.push(x),
                 }
             }
-            let show = |v: &[&Value]| {
-                v.iter()
-                    .map(|x| format!("      {x}"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            };
+            let show = |v: &[&Value]| v.iter().map(|x| format!("      {x}")).collect::<Vec<_>>().join("\n");
             let mut out = String::new();
             if !only_a.is_empty() {
                 out.push_str(&format!("    only in dtld:\n{}\n", show(&only_a)));

@@ -24,31 +24,17 @@ pub const GDB_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The settings every session starts with: no init files, no network (debuginfod), no paging,
 /// no line wrapping, no questions.
-const GDB_SETTINGS: &[&str] = &[
-    "set debuginfod enabled off",
-    "set pagination off",
-    "set width 0",
-    "set height 0",
-    "set confirm off",
-];
+const GDB_SETTINGS: &[&str] = &["set debuginfod enabled off", "set pagination off", "set width 0", "set height 0", "set confirm off"];
 
 /// `gdb -batch` running `fx`'s `Gdb` commands on `./<prog>` (with the fixture's run arguments
 /// and environment) in `dir`.
 pub fn gdb_command(fx: &Fixture, dir: &Path, prog: &str) -> Command {
     let mut cmd = Command::new(GDB);
-    cmd.current_dir(dir)
-        .env("DEBUGINFOD_URLS", "")
-        .args(["-nx", "-nh", "-batch"]);
-    for c in GDB_SETTINGS
-        .iter()
-        .copied()
-        .chain(fx.gdb.iter().map(String::as_str))
-    {
+    cmd.current_dir(dir).env("DEBUGINFOD_URLS", "").args(["-nx", "-nh", "-batch"]);
+    for c in GDB_SETTINGS.iter().copied().chain(fx.gdb.iter().map(String::as_str)) {
         cmd.arg("-ex").arg(c);
     }
-    cmd.arg("--args")
-        .arg(format!("./{prog}"))
-        .args(&fx.run_args);
+    cmd.arg("--args").arg(format!("./{prog}")).args(&fx.run_args);
     for (k, v) in &fx.env {
         cmd.env(k, v);
     }
@@ -82,9 +68,7 @@ pub fn normalize_gdb(text: &str, replacements: &[(String, &str)], prog: &str) ->
     let pid = Regex::new(r"\b(process|LWP) [0-9]+").expect("valid regex");
     let mut out = String::new();
     for line in text.lines() {
-        if line.starts_with("[Thread debugging using libthread_db enabled]")
-            || line.starts_with("Using host libthread_db library ")
-        {
+        if line.starts_with("[Thread debugging using libthread_db enabled]") || line.starts_with("Using host libthread_db library ") {
             continue;
         }
         let line = hex.replace_all(line, "0x…");
@@ -134,11 +118,7 @@ pub fn dwarfdump_command(dir: &Path, args: &[String], file: &str) -> Command {
 pub fn first_line_difference(ours: &str, theirs: &str) -> String {
     let a: Vec<&str> = ours.lines().collect();
     let b: Vec<&str> = theirs.lines().collect();
-    let at = a
-        .iter()
-        .zip(&b)
-        .position(|(x, y)| x != y)
-        .unwrap_or(a.len().min(b.len()));
+    let at = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
     let around = |lines: &[&str]| {
         let from = at.saturating_sub(3);
         let to = (at + 4).min(lines.len());

@@ -103,10 +103,7 @@ impl Sources {
 
 /// Whether a source is C++ by its extension (`.cc`, `.cpp`): it is compiled with `clang++-22`.
 pub fn is_cxx(path: &Path) -> bool {
-    matches!(
-        path.extension().and_then(|e| e.to_str()),
-        Some("cc" | "cpp")
-    )
+    matches!(path.extension().and_then(|e| e.to_str()), Some("cc" | "cpp"))
 }
 
 /// A shared library from `//#Shared:` or `//#Dlopen:`, built by each linker for its own side.
@@ -277,9 +274,7 @@ impl Fixture {
     /// Whether the program is C++ (any of its own sources is): it is linked with `clang++-22`
     /// (or `g++`).
     pub fn program_is_cxx(&self) -> bool {
-        is_cxx(&self.primary)
-            || self.objects.iter().any(Sources::is_cxx)
-            || self.archives.iter().any(|(_, lib)| lib.sources.is_cxx())
+        is_cxx(&self.primary) || self.objects.iter().any(Sources::is_cxx) || self.archives.iter().any(|(_, lib)| lib.sources.is_cxx())
     }
 }
 
@@ -295,20 +290,13 @@ pub fn discover(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
             continue;
         }
         if path.is_dir() {
-            let mains: Vec<PathBuf> = ["main.c", "main.cc"]
-                .iter()
-                .map(|m| path.join(m))
-                .filter(|m| m.is_file())
-                .collect();
+            let mains: Vec<PathBuf> = ["main.c", "main.cc"].iter().map(|m| path.join(m)).filter(|m| m.is_file()).collect();
             match mains.as_slice() {
                 [] => {}
                 [main] => found.push((file_name, main.clone())),
                 _ => return Err(format!("{} has both main.c and main.cc", path.display())),
             }
-        } else if let Some(stem) = file_name
-            .strip_suffix(".c")
-            .or_else(|| file_name.strip_suffix(".cc"))
-        {
+        } else if let Some(stem) = file_name.strip_suffix(".c").or_else(|| file_name.strip_suffix(".cc")) {
             found.push((stem.to_string(), path));
         }
     }
@@ -350,16 +338,7 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
 /// Directive keys that PE fixtures do not take (they have no link modes and no gcc driver, and
 /// every PE fixture runs with and without ThinLTO through `Variants`; the debug-build and
 /// output-scrubbing comparisons are ELF-only).
-const ELF_ONLY_KEYS: &[&str] = &[
-    "Modes",
-    "Drivers",
-    "Lto",
-    "SectionSizes",
-    "Gdb",
-    "GdbExpect",
-    "DwarfDump",
-    "Scrub",
-];
+const ELF_ONLY_KEYS: &[&str] = &["Modes", "Drivers", "Lto", "SectionSizes", "Gdb", "GdbExpect", "DwarfDump", "Scrub"];
 /// Directive keys only PE fixtures take.
 const PE_ONLY_KEYS: &[&str] = &["Variants", "SearchArchive", "LibArchive", "PdbDump"];
 /// Directive keys only `fixtures/buildmodes/` fixtures take.
@@ -384,18 +363,9 @@ const NOT_BUILDMODES_KEYS: &[&str] = &[
 ];
 
 /// Parses the directives of one fixture of `target`'s tree.
-pub fn parse_for(
-    target: Target,
-    name: &str,
-    primary: &Path,
-    known_keys: &[&str],
-) -> Result<Fixture, String> {
-    let text = fs::read_to_string(primary)
-        .map_err(|e| format!("cannot read {}: {e}", primary.display()))?;
-    let src_dir = primary
-        .parent()
-        .expect("fixture file has a parent")
-        .to_path_buf();
+pub fn parse_for(target: Target, name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture, String> {
+    let text = fs::read_to_string(primary).map_err(|e| format!("cannot read {}: {e}", primary.display()))?;
+    let src_dir = primary.parent().expect("fixture file has a parent").to_path_buf();
     let mut fx = Fixture {
         name: name.to_string(),
         primary: primary.to_path_buf(),
@@ -426,20 +396,13 @@ pub fn parse_for(
     };
     let mut modes_given = false;
     let src_text = src_dir.to_string_lossy().into_owned();
-    let expand_src = |words: Vec<String>| -> Vec<String> {
-        words
-            .into_iter()
-            .map(|w| w.replace("$SRC", &src_text))
-            .collect()
-    };
+    let expand_src = |words: Vec<String>| -> Vec<String> { words.into_iter().map(|w| w.replace("$SRC", &src_text)).collect() };
     for (lineno, line) in text.lines().enumerate() {
         let Some(rest) = line.trim_start().strip_prefix("//#") else {
             continue;
         };
         let at = |msg: String| format!("{}:{}: {msg}", primary.display(), lineno + 1);
-        let (key, value) = rest
-            .split_once(':')
-            .ok_or_else(|| at(format!("directive `//#{rest}` has no `Key:`")))?;
+        let (key, value) = rest.split_once(':').ok_or_else(|| at(format!("directive `//#{rest}` has no `Key:`")))?;
         let key = key.trim();
         let value = value.trim();
         let words = || split(value).map_err(&at);
@@ -451,14 +414,10 @@ pub fn parse_for(
             )));
         }
         if target != Target::Pe && PE_ONLY_KEYS.contains(&key) {
-            return Err(at(format!(
-                "`{key}` is only used by PE fixtures (fixtures/coff/)"
-            )));
+            return Err(at(format!("`{key}` is only used by PE fixtures (fixtures/coff/)")));
         }
         if target != Target::BuildModes && BUILDMODES_ONLY_KEYS.contains(&key) {
-            return Err(at(format!(
-                "`{key}` is only used by fixtures/buildmodes/ (tests/buildmodes/)"
-            )));
+            return Err(at(format!("`{key}` is only used by fixtures/buildmodes/ (tests/buildmodes/)")));
         }
         if target == Target::BuildModes && NOT_BUILDMODES_KEYS.contains(&key) {
             return Err(at(format!(
@@ -470,14 +429,8 @@ pub fn parse_for(
             "Variants" => {
                 fx.variants.clear();
                 for w in words()? {
-                    let v = Variant::ALL
-                        .into_iter()
-                        .find(|v| v.name() == w)
-                        .ok_or_else(|| {
-                            at(format!(
-                                "unknown variant `{w}` (expected native, lto, dtlto)"
-                            ))
-                        })?;
+                    let v =
+                        Variant::ALL.into_iter().find(|v| v.name() == w).ok_or_else(|| at(format!("unknown variant `{w}` (expected native, lto, dtlto)")))?;
                     if !fx.variants.contains(&v) {
                         fx.variants.push(v);
                     }
@@ -490,11 +443,7 @@ pub fn parse_for(
                 modes_given = true;
                 fx.modes.clear();
                 for w in words()? {
-                    let mode = Mode::parse(&w).ok_or_else(|| {
-                        at(format!(
-                            "unknown mode `{w}` (expected pie, nopie, static, static-pie)"
-                        ))
-                    })?;
+                    let mode = Mode::parse(&w).ok_or_else(|| at(format!("unknown mode `{w}` (expected pie, nopie, static, static-pie)")))?;
                     if !fx.modes.contains(&mode) {
                         fx.modes.push(mode);
                     }
@@ -527,22 +476,12 @@ pub fn parse_for(
                 fx.lto = Some(match words()?.as_slice() {
                     [w] if w == "thin" => Lto::Thin,
                     [w] if w == "full" => Lto::Full,
-                    _ => {
-                        return Err(at(format!(
-                            "expected `Lto: thin` or `Lto: full`, got `{value}`"
-                        )))
-                    }
+                    _ => return Err(at(format!("expected `Lto: thin` or `Lto: full`, got `{value}`"))),
                 });
             }
-            "Object" => fx
-                .objects
-                .push(sources(&src_dir, expand_src(words()?)).map_err(&at)?),
+            "Object" => fx.objects.push(sources(&src_dir, expand_src(words()?)).map_err(&at)?),
             "Shared" | "Dlopen" => {
-                let (lib, rest) = value.split_once(':').ok_or_else(|| {
-                    at(format!(
-                        "expected `{key}: libname.so: sources... [cflags...] [-- link args...]`"
-                    ))
-                })?;
+                let (lib, rest) = value.split_once(':').ok_or_else(|| at(format!("expected `{key}: libname.so: sources... [cflags...] [-- link args...]`")))?;
                 let lib = lib.trim().to_string();
                 let bad = match target {
                     Target::Elf | Target::BuildModes => !lib.contains(".so"),
@@ -568,27 +507,16 @@ pub fn parse_for(
                     }
                     None => Vec::new(),
                 };
-                fx.libraries.push(SharedLib {
-                    name: lib,
-                    sources: sources(&src_dir, words).map_err(&at)?,
-                    link_args,
-                    linked: key == "Shared",
-                });
+                fx.libraries.push(SharedLib { name: lib, sources: sources(&src_dir, words).map_err(&at)?, link_args, linked: key == "Shared" });
             }
             "Archive" | "ThinArchive" | "NoIndexArchive" | "SearchArchive" | "LibArchive" => {
-                let (lib, rest) = value
-                    .split_once(':')
-                    .ok_or_else(|| at(format!("expected `{key}: libname: sources...`")))?;
+                let (lib, rest) = value.split_once(':').ok_or_else(|| at(format!("expected `{key}: libname: sources...`")))?;
                 let lib = lib.trim().to_string();
                 if lib.is_empty() || lib.contains('/') {
                     return Err(at(format!("bad library name `{lib}`")));
                 }
-                let library = Library {
-                    name: lib,
-                    sources: sources(&src_dir, expand_src(split(rest).map_err(&at)?))
-                        .map_err(&at)?,
-                    linked: key != "SearchArchive",
-                };
+                let library =
+                    Library { name: lib, sources: sources(&src_dir, expand_src(split(rest).map_err(&at)?)).map_err(&at)?, linked: key != "SearchArchive" };
                 let kind = match key {
                     "Archive" | "SearchArchive" => LibKind::Archive,
                     "ThinArchive" => LibKind::Thin,
@@ -601,17 +529,14 @@ pub fn parse_for(
             "RunArgs" => fx.run_args.extend(words()?),
             "Stdin" => fx.stdin.extend(unescape(value).map_err(&at)?),
             "Env" => {
-                let (k, v) = value
-                    .split_once('=')
-                    .ok_or_else(|| at(format!("expected `Env: KEY=VALUE`, got `{value}`")))?;
+                let (k, v) = value.split_once('=').ok_or_else(|| at(format!("expected `Env: KEY=VALUE`, got `{value}`")))?;
                 fx.env.push((k.trim().to_string(), v.to_string()));
             }
             "ExpectError" => {
                 if fx.expect_error.is_some() {
                     return Err(at("more than one `ExpectError`".into()));
                 }
-                let re =
-                    Regex::new(value).map_err(|e| at(format!("bad ExpectError regex: {e}")))?;
+                let re = Regex::new(value).map_err(|e| at(format!("bad ExpectError regex: {e}")))?;
                 fx.expect_error = Some(re);
             }
             "DiffIgnore" => {
@@ -621,39 +546,24 @@ pub fn parse_for(
                 let plain = match key.strip_prefix("lib:") {
                     Some(rest) => match rest.split_once(':') {
                         Some((_, k)) => k,
-                        None => {
-                            return Err(at(format!(
-                                "`DiffIgnore: {key}`: expected `lib:<library>:<key>`"
-                            )))
-                        }
+                        None => return Err(at(format!("`DiffIgnore: {key}`: expected `lib:<library>:<key>`"))),
                     },
                     None => key,
                 };
                 if !is_known_key(plain, known_keys) {
-                    return Err(at(format!(
-                        "`DiffIgnore: {key}` names no fingerprint key; known keys: {}",
-                        known_keys.join(", ")
-                    )));
+                    return Err(at(format!("`DiffIgnore: {key}` names no fingerprint key; known keys: {}", known_keys.join(", "))));
                 }
                 fx.diff_ignore.push(key.to_string());
             }
             "SectionSizes" => {
-                let mut line = SectionSizes {
-                    patterns: Vec::new(),
-                    tolerance_permille: 0,
-                };
+                let mut line = SectionSizes { patterns: Vec::new(), tolerance_permille: 0 };
                 for w in words()? {
                     if let Some(t) = w.strip_prefix("within=") {
-                        line.tolerance_permille = parse_permille(t).ok_or_else(|| {
-                            at(format!(
-                                "bad tolerance `{w}` (expected `within=N%` or `within=N.N%`)"
-                            ))
-                        })?;
+                        line.tolerance_permille =
+                            parse_permille(t).ok_or_else(|| at(format!("bad tolerance `{w}` (expected `within=N%` or `within=N.N%`)")))?;
                     } else if w.starts_with('.') || w.starts_with('_') || w.ends_with('*') {
                         if w[..w.len() - usize::from(w.ends_with('*'))].contains('*') {
-                            return Err(at(format!(
-                                "bad section pattern `{w}` (`*` only at the end)"
-                            )));
+                            return Err(at(format!("bad section pattern `{w}` (`*` only at the end)")));
                         }
                         line.patterns.push(w);
                     } else {
@@ -675,8 +585,7 @@ pub fn parse_for(
                 fx.gdb.push(value.to_string());
             }
             "GdbExpect" => {
-                let re = Regex::new(&format!("(?m){value}"))
-                    .map_err(|e| at(format!("bad GdbExpect regex: {e}")))?;
+                let re = Regex::new(&format!("(?m){value}")).map_err(|e| at(format!("bad GdbExpect regex: {e}")))?;
                 fx.gdb_expect.push(re);
             }
             "PdbDump" => {
@@ -713,11 +622,7 @@ pub fn parse_for(
                 fx.flow = Some(match value {
                     "pgo" => Flow::Pgo,
                     "coverage" => Flow::Coverage,
-                    _ => {
-                        return Err(at(format!(
-                            "unknown flow `{value}` (expected pgo, coverage)"
-                        )))
-                    }
+                    _ => return Err(at(format!("unknown flow `{value}` (expected pgo, coverage)"))),
                 });
             }
             _ => {
@@ -727,66 +632,40 @@ pub fn parse_for(
                     .chain(BUILDMODES_ONLY_KEYS)
                     .copied()
                     .filter(|k| match target {
-                        Target::Elf => {
-                            !PE_ONLY_KEYS.contains(k) && !BUILDMODES_ONLY_KEYS.contains(k)
-                        }
-                        Target::Pe => {
-                            !ELF_ONLY_KEYS.contains(k) && !BUILDMODES_ONLY_KEYS.contains(k)
-                        }
+                        Target::Elf => !PE_ONLY_KEYS.contains(k) && !BUILDMODES_ONLY_KEYS.contains(k),
+                        Target::Pe => !ELF_ONLY_KEYS.contains(k) && !BUILDMODES_ONLY_KEYS.contains(k),
                         Target::BuildModes => !NOT_BUILDMODES_KEYS.contains(k),
                     })
                     .collect();
-                return Err(at(format!(
-                    "unknown directive key `{key}`; known keys: {}",
-                    known.join(", ")
-                )));
+                return Err(at(format!("unknown directive key `{key}`; known keys: {}", known.join(", "))));
             }
         }
     }
     if !fx.gdb_expect.is_empty() && fx.gdb.is_empty() {
-        return Err(format!(
-            "{}: `GdbExpect` without `Gdb` commands",
-            primary.display()
-        ));
+        return Err(format!("{}: `GdbExpect` without `Gdb` commands", primary.display()));
     }
     if !fx.gdb.is_empty() && fx.gdb_expect.is_empty() {
         // A transcript that is equal because gdb saw nothing on either side proves nothing.
-        return Err(format!(
-            "{}: `Gdb` needs at least one `GdbExpect` (what the debugger must see)",
-            primary.display()
-        ));
+        return Err(format!("{}: `Gdb` needs at least one `GdbExpect` (what the debugger must see)", primary.display()));
     }
     if target == Target::BuildModes && fx.flow.is_none() {
-        return Err(format!(
-            "{}: fixtures/buildmodes/ fixtures need `Flow: pgo` or `Flow: coverage`",
-            primary.display()
-        ));
+        return Err(format!("{}: fixtures/buildmodes/ fixtures need `Flow: pgo` or `Flow: coverage`", primary.display()));
     }
     if fx.lto.is_some() && fx.drivers.contains(&Driver::Gcc) {
         // gcc would hand LLVM bitcode to GCC's own LTO plugin (liblto_plugin.so).
-        return Err(format!(
-            "{}: `Lto` fixtures can only use the clang driver, not gcc",
-            primary.display()
-        ));
+        return Err(format!("{}: `Lto` fixtures can only use the clang driver, not gcc", primary.display()));
     }
     for key in &fx.diff_ignore {
         if let Some((lib, _)) = key.strip_prefix("lib:").and_then(|r| r.split_once(':')) {
             if !fx.libraries.iter().any(|l| l.name == lib) {
-                return Err(format!(
-                    "{}: `DiffIgnore: {key}` names no `Shared`/`Dlopen` library of the fixture",
-                    primary.display()
-                ));
+                return Err(format!("{}: `DiffIgnore: {key}` names no `Shared`/`Dlopen` library of the fixture", primary.display()));
             }
         }
     }
     if !fx.libraries.is_empty() && target != Target::Pe {
         if modes_given {
             if let Some(m) = fx.modes.iter().find(|m| m.is_static()) {
-                return Err(format!(
-                    "{}: `Shared`/`Dlopen` libraries cannot be used in mode `{}`",
-                    primary.display(),
-                    m.name()
-                ));
+                return Err(format!("{}: `Shared`/`Dlopen` libraries cannot be used in mode `{}`", primary.display(), m.name()));
             }
         } else {
             fx.modes.retain(|m| !m.is_static());
@@ -810,9 +689,7 @@ fn parse_permille(text: &str) -> Option<u64> {
 
 fn is_known_key(key: &str, known_keys: &[&str]) -> bool {
     match key.strip_suffix(".*") {
-        Some(prefix) => known_keys
-            .iter()
-            .any(|k| k.starts_with(&format!("{prefix}."))),
+        Some(prefix) => known_keys.iter().any(|k| k.starts_with(&format!("{prefix}."))),
         None => known_keys.contains(&key),
     }
 }
@@ -831,15 +708,9 @@ fn sources(dir: &Path, words: Vec<String>) -> Result<Sources, String> {
         } else {
             let path = dir.join(&w);
             if !path.is_file() {
-                return Err(format!(
-                    "source `{w}` not found (looked for {})",
-                    path.display()
-                ));
+                return Err(format!("source `{w}` not found (looked for {})", path.display()));
             }
-            if ![".c", ".s", ".S", ".cc", ".cpp", ".rc"]
-                .iter()
-                .any(|e| w.ends_with(e))
-            {
+            if ![".c", ".s", ".S", ".cc", ".cpp", ".rc"].iter().any(|e| w.ends_with(e)) {
                 return Err(format!("source `{w}` must be .c, .cc, .cpp, .s, .S or .rc (PE resource script)"));
             }
             files.push(path);
@@ -867,12 +738,7 @@ fn unescape(text: &str) -> Result<Vec<u8>, String> {
             Some('r') => out.push(b'\r'),
             Some('0') => out.push(0),
             Some('\\') => out.push(b'\\'),
-            other => {
-                return Err(format!(
-                    "unknown escape `\\{}` in Stdin",
-                    other.map(String::from).unwrap_or_default()
-                ))
-            }
+            other => return Err(format!("unknown escape `\\{}` in Stdin", other.map(String::from).unwrap_or_default())),
         }
     }
     Ok(out)

@@ -139,13 +139,8 @@ fn dt_name(tag: u64) -> String {
     }
 }
 
-const DF_NAMES: &[(u64, &str)] = &[
-    (DF_ORIGIN, "ORIGIN"),
-    (DF_SYMBOLIC, "SYMBOLIC"),
-    (DF_TEXTREL, "TEXTREL"),
-    (DF_BIND_NOW, "BIND_NOW"),
-    (DF_STATIC_TLS, "STATIC_TLS"),
-];
+const DF_NAMES: &[(u64, &str)] =
+    &[(DF_ORIGIN, "ORIGIN"), (DF_SYMBOLIC, "SYMBOLIC"), (DF_TEXTREL, "TEXTREL"), (DF_BIND_NOW, "BIND_NOW"), (DF_STATIC_TLS, "STATIC_TLS")];
 
 const DF_1_NAMES: &[(u64, &str)] = &[
     (DF_1_NOW, "NOW"),
@@ -212,12 +207,7 @@ fn read_u64(data: &[u8], off: usize) -> Option<u64> {
 }
 
 fn dyn_value(elf: &Elf, tag: u64) -> Option<u64> {
-    elf.dynamic
-        .as_ref()?
-        .dyns
-        .iter()
-        .find(|d| d.d_tag == tag)
-        .map(|d| d.d_val)
+    elf.dynamic.as_ref()?.dyns.iter().find(|d| d.d_tag == tag).map(|d| d.d_val)
 }
 
 /// Version names by version index, from .gnu.version_d and .gnu.version_r.
@@ -247,17 +237,12 @@ fn version_names(elf: &Elf) -> BTreeMap<u16, String> {
 /// The dynamic symbols, counted from the SHT_DYNSYM section header. (goblin derives the count
 /// from the hash tables, which would let a broken hash table hide symbols from the check.)
 fn dynamic_symbols(elf: &Elf, data: &[u8]) -> Result<Vec<sym::Sym>, String> {
-    let Some(sh) = elf
-        .section_headers
-        .iter()
-        .find(|sh| sh.sh_type == SHT_DYNSYM)
-    else {
+    let Some(sh) = elf.section_headers.iter().find(|sh| sh.sh_type == SHT_DYNSYM) else {
         return Ok(elf.dynsyms.iter().collect());
     };
     let ctx = Ctx::new(Container::Big, Endian::Little);
     let count = (sh.sh_size / sym::sym64::SIZEOF_SYM as u64) as usize;
-    let table = sym::Symtab::parse(data, sh.sh_offset as usize, count, ctx)
-        .map_err(|e| format!("cannot read .dynsym: {e}"))?;
+    let table = sym::Symtab::parse(data, sh.sh_offset as usize, count, ctx).map_err(|e| format!("cannot read .dynsym: {e}"))?;
     Ok(table.iter().collect())
 }
 
@@ -275,12 +260,7 @@ fn section_name(elf: &Elf, shndx: usize) -> String {
         SHN_UNDEF => "*UND*".into(),
         SHN_ABS => "*ABS*".into(),
         SHN_COMMON => "*COM*".into(),
-        _ => elf
-            .section_headers
-            .get(shndx)
-            .and_then(|sh| elf.shdr_strtab.get_at(sh.sh_name))
-            .unwrap_or("?")
-            .to_string(),
+        _ => elf.section_headers.get(shndx).and_then(|sh| elf.shdr_strtab.get_at(sh.sh_name)).unwrap_or("?").to_string(),
     }
 }
 
@@ -293,25 +273,13 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
         fp.insert(k.to_string(), v);
     };
 
-    put(
-        "header.type",
-        json!(goblin::elf::header::et_to_str(elf.header.e_type)),
-    );
-    put(
-        "header.machine",
-        json!(goblin::elf::header::machine_to_str(elf.header.e_machine)),
-    );
+    put("header.type", json!(goblin::elf::header::et_to_str(elf.header.e_type)));
+    put("header.machine", json!(goblin::elf::header::machine_to_str(elf.header.e_machine)));
     put("header.entry", json!(entry_symbol(&elf)));
 
     let phdrs = &elf.program_headers;
-    put(
-        "segments.kinds",
-        set(phdrs.iter().map(|p| pt_name(p.p_type))),
-    );
-    put(
-        "segments.load_count",
-        json!(phdrs.iter().filter(|p| p.p_type == PT_LOAD).count()),
-    );
+    put("segments.kinds", set(phdrs.iter().map(|p| pt_name(p.p_type))));
+    put("segments.load_count", json!(phdrs.iter().filter(|p| p.p_type == PT_LOAD).count()));
     put("interp", json!(elf.interpreter));
     put(
         "tls",
@@ -333,37 +301,17 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
             None => json!("absent"),
         },
     );
-    put(
-        "relro",
-        json!(phdrs.iter().any(|p| p.p_type == PT_GNU_RELRO)),
-    );
-    put(
-        "eh_frame_hdr",
-        json!(phdrs.iter().any(|p| p.p_type == PT_GNU_EH_FRAME)),
-    );
+    put("relro", json!(phdrs.iter().any(|p| p.p_type == PT_GNU_RELRO)));
+    put("eh_frame_hdr", json!(phdrs.iter().any(|p| p.p_type == PT_GNU_EH_FRAME)));
 
     // Dynamic section.
     put("dynamic.needed", json!(elf.libraries));
     put("dynamic.soname", json!(elf.soname));
     put("dynamic.rpath", json!(elf.rpaths));
     put("dynamic.runpath", json!(elf.runpaths));
-    put(
-        "dynamic.flags",
-        bit_names(dyn_value(&elf, DT_FLAGS).unwrap_or(0), DF_NAMES),
-    );
-    put(
-        "dynamic.flags_1",
-        bit_names(dyn_value(&elf, DT_FLAGS_1).unwrap_or(0), DF_1_NAMES),
-    );
-    put(
-        "dynamic.tags",
-        set(elf
-            .dynamic
-            .iter()
-            .flat_map(|d| d.dyns.iter())
-            .filter(|d| d.d_tag != DT_NULL)
-            .map(|d| dt_name(d.d_tag))),
-    );
+    put("dynamic.flags", bit_names(dyn_value(&elf, DT_FLAGS).unwrap_or(0), DF_NAMES));
+    put("dynamic.flags_1", bit_names(dyn_value(&elf, DT_FLAGS_1).unwrap_or(0), DF_1_NAMES));
+    put("dynamic.tags", set(elf.dynamic.iter().flat_map(|d| d.dyns.iter()).filter(|d| d.d_tag != DT_NULL).map(|d| dt_name(d.d_tag))));
     // DT_INIT / DT_FINI as symbol names (`_init` by default, `--init=<sym>` otherwise).
     for (key, tag) in [("dynamic.init", DT_INIT), ("dynamic.fini", DT_FINI)] {
         put(
@@ -376,11 +324,7 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
     }
     // The number of entries of each init/fini array (their order is checked by the programs).
     let mut arrays = Vec::new();
-    for (name, tag) in [
-        ("preinit", DT_PREINIT_ARRAYSZ),
-        ("init", DT_INIT_ARRAYSZ),
-        ("fini", DT_FINI_ARRAYSZ),
-    ] {
+    for (name, tag) in [("preinit", DT_PREINIT_ARRAYSZ), ("init", DT_INIT_ARRAYSZ), ("fini", DT_FINI_ARRAYSZ)] {
         if let Some(size) = dyn_value(&elf, tag) {
             arrays.push(format!("{name}={}", size / 8));
         }
@@ -400,15 +344,8 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
                 // VER_NDX_LOCAL on an exported definition.
                 item.push_str("@<local>");
             } else if idx >= 2 {
-                let vname = versions
-                    .get(&idx)
-                    .cloned()
-                    .unwrap_or_else(|| format!("#{idx}"));
-                let sep = if s.st_shndx == 0 || vs.is_hidden() {
-                    "@"
-                } else {
-                    "@@"
-                };
+                let vname = versions.get(&idx).cloned().unwrap_or_else(|| format!("#{idx}"));
+                let sep = if s.st_shndx == 0 || vs.is_hidden() { "@" } else { "@@" };
                 item.push_str(&format!("{sep}{vname}"));
             }
         }
@@ -425,10 +362,7 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
 
     // Dynamic relocations: every allocated SHT_RELA/SHT_REL section (this also covers the
     // IRELATIVE relocations of static executables, which have no dynamic section).
-    let dynsym_shndx = elf
-        .section_headers
-        .iter()
-        .position(|sh| sh.sh_type == SHT_DYNSYM);
+    let dynsym_shndx = elf.section_headers.iter().position(|sh| sh.sh_type == SHT_DYNSYM);
     let mut rels = Vec::new();
     let mut relative = 0usize;
     let mut irelative = 0usize;
@@ -447,11 +381,7 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
                     let target = if r.r_sym == 0 {
                         "-".to_string()
                     } else if Some(sh.sh_link as usize) == dynsym_shndx {
-                        dynsyms
-                            .get(r.r_sym)
-                            .and_then(|s| elf.dynstrtab.get_at(s.st_name))
-                            .unwrap_or("?")
-                            .to_string()
+                        dynsyms.get(r.r_sym).and_then(|s| elf.dynstrtab.get_at(s.st_name)).unwrap_or("?").to_string()
                     } else {
                         format!("sym#{}", r.r_sym)
                     };
@@ -468,11 +398,7 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
                 let Some(word) = read_u64(data, off + i * 8) else {
                     break;
                 };
-                relative += if word & 1 == 0 {
-                    1
-                } else {
-                    (word >> 1).count_ones() as usize
-                };
+                relative += if word & 1 == 0 { 1 } else { (word >> 1).count_ones() as usize };
             }
         }
     }
@@ -484,16 +410,8 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
     let mut verneed = BTreeMap::new();
     if let Some(vn) = &elf.verneed {
         for need in vn.iter() {
-            let file = elf
-                .dynstrtab
-                .get_at(need.vn_file)
-                .unwrap_or("?")
-                .to_string();
-            let names: BTreeSet<String> = need
-                .iter()
-                .filter_map(|a| elf.dynstrtab.get_at(a.vna_name))
-                .map(String::from)
-                .collect();
+            let file = elf.dynstrtab.get_at(need.vn_file).unwrap_or("?").to_string();
+            let names: BTreeSet<String> = need.iter().filter_map(|a| elf.dynstrtab.get_at(a.vna_name)).map(String::from).collect();
             verneed.insert(file, names.into_iter().collect::<Vec<_>>());
         }
     }
@@ -501,10 +419,7 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
     let mut verdef = Vec::new();
     if let Some(vd) = &elf.verdef {
         for def in vd.iter() {
-            let names: Vec<&str> = def
-                .iter()
-                .filter_map(|a| elf.dynstrtab.get_at(a.vda_name))
-                .collect();
+            let names: Vec<&str> = def.iter().filter_map(|a| elf.dynstrtab.get_at(a.vda_name)).collect();
             verdef.push(format!("{} flags={:#x}", names.join(" "), def.vd_flags));
         }
     }
@@ -517,14 +432,7 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
             .section_headers
             .iter()
             .filter(|sh| sh.sh_flags & SHF_ALLOC as u64 != 0)
-            .map(|sh| {
-                format!(
-                    "{} {} {}",
-                    elf.shdr_strtab.get_at(sh.sh_name).unwrap_or("?"),
-                    sht_name(sh.sh_type),
-                    section_flags(sh.sh_flags)
-                )
-            })),
+            .map(|sh| format!("{} {} {}", elf.shdr_strtab.get_at(sh.sh_name).unwrap_or("?"), sht_name(sh.sh_type), section_flags(sh.sh_flags)))),
     );
 
     // Non-local defined symbols of .symtab and the output section each lives in.
@@ -534,14 +442,7 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
             elf.syms
                 .iter()
                 .filter(|s| s.st_bind() != sym::STB_LOCAL && s.st_shndx != 0)
-                .map(|s| {
-                    format!(
-                        "{} {} {}",
-                        elf.strtab.get_at(s.st_name).unwrap_or("?"),
-                        sym_desc(&s),
-                        section_name(&elf, s.st_shndx)
-                    )
-                }),
+                .map(|s| format!("{} {} {}", elf.strtab.get_at(s.st_name).unwrap_or("?"), sym_desc(&s), section_name(&elf, s.st_shndx))),
         ),
     );
 
@@ -564,36 +465,25 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
     put(
         "comment.text",
         json!(comment
-            .map(|c| c
-                .split(|&b| b == 0)
-                .filter(|s| !s.is_empty())
-                .map(|s| String::from_utf8_lossy(s).into_owned())
-                .collect::<Vec<_>>())
+            .map(|c| c.split(|&b| b == 0).filter(|s| !s.is_empty()).map(|s| String::from_utf8_lossy(s).into_owned()).collect::<Vec<_>>())
             .unwrap_or_default()),
     );
 
     // Hash tables: validated, not compared.
-    let names: Vec<&str> = dynsyms
-        .iter()
-        .map(|s| elf.dynstrtab.get_at(s.st_name).unwrap_or(""))
-        .collect();
+    let names: Vec<&str> = dynsyms.iter().map(|s| elf.dynstrtab.get_at(s.st_name).unwrap_or("")).collect();
     put(
         "gnu_hash",
-        json!(
-            match dyn_value(&elf, DT_GNU_HASH).and_then(|a| vaddr_to_offset(&elf, a)) {
-                None => "absent".to_string(),
-                Some(off) => validation_text(check_gnu_hash(data, off, &dynsyms, &names)),
-            }
-        ),
+        json!(match dyn_value(&elf, DT_GNU_HASH).and_then(|a| vaddr_to_offset(&elf, a)) {
+            None => "absent".to_string(),
+            Some(off) => validation_text(check_gnu_hash(data, off, &dynsyms, &names)),
+        }),
     );
     put(
         "hash",
-        json!(
-            match dyn_value(&elf, DT_HASH).and_then(|a| vaddr_to_offset(&elf, a)) {
-                None => "absent".to_string(),
-                Some(off) => validation_text(check_sysv_hash(data, off, &dynsyms, &names)),
-            }
-        ),
+        json!(match dyn_value(&elf, DT_HASH).and_then(|a| vaddr_to_offset(&elf, a)) {
+            None => "absent".to_string(),
+            Some(off) => validation_text(check_sysv_hash(data, off, &dynsyms, &names)),
+        }),
     );
     Ok(fp)
 }
@@ -603,11 +493,7 @@ fn validation_text(problems: Vec<String>) -> String {
         "ok".into()
     } else {
         let shown: Vec<_> = problems.iter().take(5).cloned().collect();
-        format!(
-            "invalid ({} problems): {}",
-            problems.len(),
-            shown.join("; ")
-        )
+        format!("invalid ({} problems): {}", problems.len(), shown.join("; "))
     }
 }
 
@@ -628,12 +514,7 @@ fn symbol_at(elf: &Elf, entry: u64, preferred: Option<&str>) -> String {
         .iter()
         .filter(|s| s.st_value == entry && s.st_shndx != 0 && s.st_type() != sym::STT_SECTION)
         .filter_map(|s| elf.strtab.get_at(s.st_name))
-        .chain(
-            elf.dynsyms
-                .iter()
-                .filter(|s| s.st_value == entry && s.st_shndx != 0)
-                .filter_map(|s| elf.dynstrtab.get_at(s.st_name)),
-        )
+        .chain(elf.dynsyms.iter().filter(|s| s.st_value == entry && s.st_shndx != 0).filter_map(|s| elf.dynstrtab.get_at(s.st_name)))
         .filter(|n| !n.is_empty())
         .map(String::from)
         .collect();
@@ -645,25 +526,15 @@ fn symbol_at(elf: &Elf, entry: u64, preferred: Option<&str>) -> String {
     if let Some(first) = candidates.first() {
         return first.clone();
     }
-    let section = elf.section_headers.iter().find(|sh| {
-        sh.sh_flags & SHF_ALLOC as u64 != 0
-            && entry >= sh.sh_addr
-            && entry < sh.sh_addr + sh.sh_size
-    });
+    let section = elf.section_headers.iter().find(|sh| sh.sh_flags & SHF_ALLOC as u64 != 0 && entry >= sh.sh_addr && entry < sh.sh_addr + sh.sh_size);
     match section {
-        Some(sh) => format!(
-            "{}+{:#x}",
-            elf.shdr_strtab.get_at(sh.sh_name).unwrap_or("?"),
-            entry - sh.sh_addr
-        ),
+        Some(sh) => format!("{}+{:#x}", elf.shdr_strtab.get_at(sh.sh_name).unwrap_or("?"), entry - sh.sh_addr),
         None => "<outside any section>".into(),
     }
 }
 
 fn gnu_hash(name: &str) -> u32 {
-    name.bytes().fold(5381u32, |h, b| {
-        h.wrapping_mul(33).wrapping_add(u32::from(b))
-    })
+    name.bytes().fold(5381u32, |h, b| h.wrapping_mul(33).wrapping_add(u32::from(b)))
 }
 
 fn sysv_hash(name: &str) -> u32 {
@@ -683,21 +554,12 @@ fn sysv_hash(name: &str) -> u32 {
 /// bucket, chain) and returns the problems found.
 fn check_gnu_hash(data: &[u8], off: usize, syms: &[sym::Sym], names: &[&str]) -> Vec<String> {
     let mut problems = Vec::new();
-    let header = (|| {
-        Some((
-            read_u32(data, off)?,
-            read_u32(data, off + 4)?,
-            read_u32(data, off + 8)?,
-            read_u32(data, off + 12)?,
-        ))
-    })();
+    let header = (|| Some((read_u32(data, off)?, read_u32(data, off + 4)?, read_u32(data, off + 8)?, read_u32(data, off + 12)?)))();
     let Some((nbuckets, symoffset, bloom_size, bloom_shift)) = header else {
         return vec!["truncated header".into()];
     };
     if nbuckets == 0 || bloom_size == 0 || !bloom_size.is_power_of_two() {
-        return vec![format!(
-            "bad header nbuckets={nbuckets} bloom_size={bloom_size}"
-        )];
+        return vec![format!("bad header nbuckets={nbuckets} bloom_size={bloom_size}")];
     }
     let bloom_off = off + 16;
     let buckets_off = bloom_off + bloom_size as usize * 8;
@@ -708,9 +570,7 @@ fn check_gnu_hash(data: &[u8], off: usize, syms: &[sym::Sym], names: &[&str]) ->
         }
         let name = names[idx];
         if (idx as u32) < symoffset {
-            problems.push(format!(
-                "{name} (index {idx}) is below symoffset {symoffset}"
-            ));
+            problems.push(format!("{name} (index {idx}) is below symoffset {symoffset}"));
             continue;
         }
         let h = gnu_hash(name);
@@ -733,8 +593,7 @@ fn check_gnu_hash(data: &[u8], off: usize, syms: &[sym::Sym], names: &[&str]) ->
             // Several entries can share a name (`foo@VER_1` and `foo@@VER_2`): ld.so goes on
             // to the version check, so the walk continues past same-named entries.
             while let Some(ch) = read_u32(data, chain_off + (i - symoffset) as usize * 4) {
-                if (ch | 1) == (h | 1) && names.get(i as usize) == Some(&name) && i as usize == idx
-                {
+                if (ch | 1) == (h | 1) && names.get(i as usize) == Some(&name) && i as usize == idx {
                     found = true;
                     break;
                 }

@@ -46,14 +46,11 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{
-    check_links, compare_mixed_run, top_level_names, verdict, without_program_lines, Step,
-};
+use common::{check_links, compare_mixed_run, top_level_names, verdict, without_program_lines, Step};
 use directives::{Driver, Fixture, Mode};
 use dtld_tests::{
-    check_tools, command_line, find_distributor, find_dtld, first_difference, fresh_dir,
-    lock_target_subdir, run_tool, run_tool_ok, run_with_timeout, target_dir, workspace_root,
-    wrapper_dir, CompileCache, Linker, Outcome, CLANG, CLANGXX, GCC, GXX, LLD, LLVM_AR,
+    check_tools, command_line, find_distributor, find_dtld, first_difference, fresh_dir, lock_target_subdir, run_tool, run_tool_ok, run_with_timeout,
+    target_dir, workspace_root, wrapper_dir, CompileCache, Linker, Outcome, CLANG, CLANGXX, GCC, GXX, LLD, LLVM_AR,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -159,18 +156,8 @@ fn make_trials() -> Vec<Trial> {
 
 /// One trial: build, link twice, compare. On failure the build directory is kept and the
 /// message ends with the commands to reproduce.
-fn run_trial(
-    ctx: &Context,
-    fx: &Fixture,
-    mode: Mode,
-    driver: Driver,
-    dtlto: bool,
-) -> Result<(), String> {
-    let distributor = if dtlto {
-        Some(ctx.distributor.clone()?)
-    } else {
-        None
-    };
+fn run_trial(ctx: &Context, fx: &Fixture, mode: Mode, driver: Driver, dtlto: bool) -> Result<(), String> {
+    let distributor = if dtlto { Some(ctx.distributor.clone()?) } else { None };
     let leaf = match (driver, dtlto) {
         (Driver::Clang, false) => mode.name().to_string(),
         (Driver::Clang, true) => format!("{}-dtlto", mode.name()),
@@ -211,17 +198,8 @@ struct Side {
 
 impl Side {
     fn new(build: &Path, fx: &Fixture, linker: Linker) -> Side {
-        let (dir, up) = if fx.libraries.is_empty() {
-            (build.to_path_buf(), "")
-        } else {
-            (build.join(linker.name()), "../")
-        };
-        Side {
-            linker,
-            dir,
-            up,
-            prog: format!("prog.{}", linker.name()),
-        }
+        let (dir, up) = if fx.libraries.is_empty() { (build.to_path_buf(), "") } else { (build.join(linker.name()), "../") };
+        Side { linker, dir, up, prog: format!("prog.{}", linker.name()) }
     }
 }
 
@@ -249,8 +227,7 @@ impl TrialRun<'_> {
     fn run(&mut self) -> Result<(), String> {
         self.build_inputs()?;
         for side in &self.sides {
-            fs::create_dir_all(&side.dir)
-                .map_err(|e| format!("cannot create {}: {e}", side.dir.display()))?;
+            fs::create_dir_all(&side.dir).map_err(|e| format!("cannot create {}: {e}", side.dir.display()))?;
         }
         let mut problems = Vec::new();
 
@@ -313,18 +290,8 @@ impl TrialRun<'_> {
 
     /// Runs `step` with dtld, then with ld.lld; returns (dtld's outcome, ld.lld's).
     fn link_both(&mut self, step: Step) -> Result<(Outcome, Outcome), String> {
-        let dtld_cmd = self.link_command(
-            step,
-            &self.sides[0],
-            &self.output_name(step, &self.sides[0]),
-            &[],
-        );
-        let lld_cmd = self.link_command(
-            step,
-            &self.sides[1],
-            &self.output_name(step, &self.sides[1]),
-            &[],
-        );
+        let dtld_cmd = self.link_command(step, &self.sides[0], &self.output_name(step, &self.sides[0]), &[]);
+        let lld_cmd = self.link_command(step, &self.sides[1], &self.output_name(step, &self.sides[1]), &[]);
         self.repro.push(command_line(&dtld_cmd));
         self.repro.push(command_line(&lld_cmd));
         let mut ours = run_tool(&mut { dtld_cmd })?;
@@ -340,13 +307,7 @@ impl TrialRun<'_> {
     }
 
     /// The result of an `ExpectError` trial whose failing link is `step`.
-    fn expected_error(
-        &mut self,
-        step: Step,
-        ours: &Outcome,
-        theirs: &Outcome,
-        before: Option<&Snapshot>,
-    ) -> Result<(), String> {
+    fn expected_error(&mut self, step: Step, ours: &Outcome, theirs: &Outcome, before: Option<&Snapshot>) -> Result<(), String> {
         let re = self.fx.expect_error.clone().expect("ExpectError fixture");
         let mut result = self.check_expected_error(&re, step, ours, theirs);
         if let Some(before) = before {
@@ -376,11 +337,7 @@ impl TrialRun<'_> {
     /// shared libraries are always native), `CFlags`, then the group's own flags, so that a
     /// per-source `-fno-lto` or `-flto=full` wins.
     fn compile_flags(&self, shared_lib: bool, extra: &[String]) -> Vec<String> {
-        let pic = if shared_lib {
-            "-fPIC"
-        } else {
-            self.mode.compile_flag()
-        };
+        let pic = if shared_lib { "-fPIC" } else { self.mode.compile_flag() };
         let mut flags: Vec<String> = ["-g0", "-O1", pic].iter().map(|s| s.to_string()).collect();
         if let (false, Some(lto)) = (shared_lib, self.fx.lto) {
             flags.push(lto.flag().to_string());
@@ -395,23 +352,15 @@ impl TrialRun<'_> {
     fn build_inputs(&mut self) -> Result<(), String> {
         let fx = self.fx;
         let mut repro = std::mem::take(&mut self.repro);
-        let built = common::build_inputs(
-            fx,
-            &self.dir,
-            &self.ctx.cache,
-            |shared_lib, extra| self.compile_flags(shared_lib, extra),
-            &mut |line| repro.push(line),
-        );
+        let built =
+            common::build_inputs(fx, &self.dir, &self.ctx.cache, |shared_lib, extra| self.compile_flags(shared_lib, extra), &mut |line| repro.push(line));
         self.repro = repro;
         let built = built?;
         self.bitcode_objects = built.bitcode_objects;
         // An `Lto` fixture whose sources all ended up native (say, `-fno-lto` in `CFlags`)
         // would silently test ordinary linking.
         if let (Some(lto), 0) = (fx.lto, self.bitcode_objects) {
-            return Err(format!(
-                "the fixture says `Lto: {}` but no source was compiled to LLVM bitcode",
-                lto.name()
-            ));
+            return Err(format!("the fixture says `Lto: {}` but no source was compiled to LLVM bitcode", lto.name()));
         }
         self.inputs = built.program;
         self.lib_objects = built.libraries;
@@ -437,24 +386,11 @@ impl TrialRun<'_> {
         let link_args = match step {
             Step::Library(i) => {
                 let lib = &self.fx.libraries[i];
-                cmd.arg("-shared")
-                    .arg(format!("-Wl,-soname,{}", lib.name))
-                    .args(
-                        self.lib_objects[i]
-                            .iter()
-                            .map(|o| format!("{}{o}", side.up)),
-                    );
+                cmd.arg("-shared").arg(format!("-Wl,-soname,{}", lib.name)).args(self.lib_objects[i].iter().map(|o| format!("{}{o}", side.up)));
                 &lib.link_args
             }
             Step::Program => {
-                cmd.args(self.inputs.iter().map(|i| format!("{}{i}", side.up)))
-                    .args(
-                        self.fx
-                            .libraries
-                            .iter()
-                            .filter(|l| l.linked)
-                            .map(|l| &l.name),
-                    );
+                cmd.args(self.inputs.iter().map(|i| format!("{}{i}", side.up))).args(self.fx.libraries.iter().filter(|l| l.linked).map(|l| &l.name));
                 &self.fx.link_args
             }
         };
@@ -467,8 +403,7 @@ impl TrialRun<'_> {
                 cmd.arg(format!("-B{}/", self.ctx.gcc_dtld_dir.display()));
             }
             (Driver::Gcc, Linker::Lld) => {
-                cmd.arg("-fuse-ld=lld")
-                    .arg(format!("-B{}/", self.ctx.gcc_lld_dir.display()));
+                cmd.arg("-fuse-ld=lld").arg(format!("-B{}/", self.ctx.gcc_lld_dir.display()));
             }
         }
         if step == Step::Program {
@@ -484,8 +419,7 @@ impl TrialRun<'_> {
                 cmd.arg(common::distributor_flag(d));
             }
         }
-        cmd.args(extra)
-            .args(common::expand_link_args(link_args, &side.dir, &self.dir));
+        cmd.args(extra).args(common::expand_link_args(link_args, &side.dir, &self.dir));
         cmd
     }
 
@@ -519,12 +453,7 @@ impl TrialRun<'_> {
         for (dir, names) in before {
             for n in top_level_names(dir)? {
                 if !names.contains(&n) && !expected(&n) {
-                    left.push(
-                        dir.join(n).strip_prefix(&self.dir).map_or_else(
-                            |_| dir.display().to_string(),
-                            |p| p.display().to_string(),
-                        ),
-                    );
+                    left.push(dir.join(n).strip_prefix(&self.dir).map_or_else(|_| dir.display().to_string(), |p| p.display().to_string()));
                 }
             }
         }
@@ -539,13 +468,7 @@ impl TrialRun<'_> {
         }
     }
 
-    fn check_expected_error(
-        &mut self,
-        re: &regex::Regex,
-        step: Step,
-        ours: &Outcome,
-        theirs: &Outcome,
-    ) -> Result<(), String> {
+    fn check_expected_error(&mut self, re: &regex::Regex, step: Step, ours: &Outcome, theirs: &Outcome) -> Result<(), String> {
         let mut problems = Vec::new();
         common::check_expected_error(re, &self.step_name(step), ours, theirs, &mut problems);
         let side = &self.sides[0];
@@ -566,24 +489,16 @@ impl TrialRun<'_> {
                 Some(argv) => {
                     let mut direct = Command::new(&argv[0]);
                     direct.current_dir(&side.dir).args(&argv[1..]);
-                    self.repro
-                        .push(format!("# the linker alone:\n  {}", command_line(&direct)));
+                    self.repro.push(format!("# the linker alone:\n  {}", command_line(&direct)));
                     let outcome = run_tool(&mut direct)?;
                     if outcome.status_text() != "exit 1" {
-                        problems.push(format!(
-                            "dtld run directly: {}, expected exit 1",
-                            outcome.status_text()
-                        ));
+                        problems.push(format!("dtld run directly: {}, expected exit 1", outcome.status_text()));
                     }
                     if self.sides[0].dir.join(&direct_out).exists() {
-                        problems
-                            .push("dtld run directly failed but left its output file".to_string());
+                        problems.push("dtld run directly failed but left its output file".to_string());
                     }
                 }
-                None => problems.push(format!(
-                    "no linker command in `clang -###` output:\n{}",
-                    listed.stderr_text()
-                )),
+                None => problems.push(format!("no linker command in `clang -###` output:\n{}", listed.stderr_text())),
             }
         }
         verdict(problems)
@@ -602,8 +517,7 @@ impl TrialRun<'_> {
             cmd.env(k, v);
         }
         self.repro.push(command_line(&cmd));
-        let mut outcome = run_with_timeout(&mut cmd, &fx.stdin, RUN_TIMEOUT)
-            .map_err(|e| format!("cannot run {exe}: {e}"))?;
+        let mut outcome = run_with_timeout(&mut cmd, &fx.stdin, RUN_TIMEOUT).map_err(|e| format!("cannot run {exe}: {e}"))?;
         if !fx.scrub.is_empty() {
             let replacements = self.path_replacements(dir);
             for stream in [&mut outcome.stdout, &mut outcome.stderr] {
@@ -616,10 +530,7 @@ impl TrialRun<'_> {
     /// The absolute paths a transcript may contain, longest first, with their placeholders:
     /// the directory a program ran in (`$DIR`) and the trial's build directory (`$BUILD`).
     fn path_replacements(&self, dir: &Path) -> Vec<(String, &'static str)> {
-        vec![
-            (dir.to_string_lossy().into_owned(), "$DIR"),
-            (self.dir.to_string_lossy().into_owned(), "$BUILD"),
-        ]
+        vec![(dir.to_string_lossy().into_owned(), "$DIR"), (self.dir.to_string_lossy().into_owned(), "$BUILD")]
     }
 
     /// `SectionSizes`: the sizes of the sections the fixture names, dtld's against ld.lld's
@@ -630,10 +541,8 @@ impl TrialRun<'_> {
         }
         let read = |side: &Side| -> Result<sizes::Sizes, String> {
             let path = side.dir.join(&side.prog);
-            let data =
-                fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            sizes::section_sizes(&data)
-                .map_err(|e| format!("{}'s program: {e}", side.linker.name()))
+            let data = fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            sizes::section_sizes(&data).map_err(|e| format!("{}'s program: {e}", side.linker.name()))
         };
         let (ours, theirs) = (read(&self.sides[0])?, read(&self.sides[1])?);
         let (table, found) = sizes::compare(&ours, &theirs, &self.fx.section_sizes);
@@ -653,23 +562,15 @@ impl TrialRun<'_> {
                 let mut cmd = debugger::dwarfdump_command(&side.dir, args, &side.prog);
                 self.repro.push(command_line(&cmd));
                 let out = run_tool_ok(&mut cmd)?;
-                let text = debugger::normalize_dwarfdump(
-                    &String::from_utf8_lossy(&out.stdout),
-                    &self.path_replacements(&side.dir),
-                    &side.prog,
-                );
-                let file = self
-                    .dir
-                    .join(format!("dwarfdump{n}.{}.txt", side.linker.name()));
+                let text = debugger::normalize_dwarfdump(&String::from_utf8_lossy(&out.stdout), &self.path_replacements(&side.dir), &side.prog);
+                let file = self.dir.join(format!("dwarfdump{n}.{}.txt", side.linker.name()));
                 fs::write(&file, &text).map_err(|e| e.to_string())?;
                 dumps.push(text);
             }
             let what = format!("llvm-dwarfdump {}", args.join(" "));
             // The first line names the file; a dump with nothing else shows nothing.
             if dumps[1].lines().filter(|l| !l.trim().is_empty()).count() < 3 {
-                problems.push(format!(
-                    "{what} of ld.lld's program is empty (fixture bug? is it built with -g?)"
-                ));
+                problems.push(format!("{what} of ld.lld's program is empty (fixture bug? is it built with -g?)"));
             } else if dumps[0] != dumps[1] {
                 problems.push(format!(
                     "{what} differs (normalised dumps in dwarfdump{n}.{{dtld,lld}}.txt):\n{}",
@@ -687,18 +588,14 @@ impl TrialRun<'_> {
         if fx.gdb.is_empty() {
             return Ok(());
         }
-        check_tools(&[debugger::GDB]).map_err(|e| {
-            format!("{e} (the `Gdb` directive needs it; scripts/setup.sh installs it)")
-        })?;
+        check_tools(&[debugger::GDB]).map_err(|e| format!("{e} (the `Gdb` directive needs it; scripts/setup.sh installs it)"))?;
         let mut sessions = Vec::new();
         for side in &self.sides {
             let mut cmd = debugger::gdb_command(fx, &side.dir, &side.prog);
             self.repro.push(command_line(&cmd));
             let outcome = debugger::run_gdb(&mut cmd)?;
             let replacements = self.path_replacements(&side.dir);
-            let norm = |b: &[u8]| {
-                debugger::normalize_gdb(&String::from_utf8_lossy(b), &replacements, &side.prog)
-            };
+            let norm = |b: &[u8]| debugger::normalize_gdb(&String::from_utf8_lossy(b), &replacements, &side.prog);
             let (out, err) = (norm(&outcome.stdout), norm(&outcome.stderr));
             let file = self.dir.join(format!("gdb.{}.txt", side.linker.name()));
             fs::write(&file, format!("{out}--- stderr ---\n{err}")).map_err(|e| e.to_string())?;
@@ -707,28 +604,17 @@ impl TrialRun<'_> {
         let (ours, theirs) = (&sessions[0], &sessions[1]);
         for re in &fx.gdb_expect {
             if !re.is_match(&theirs.1) {
-                problems.push(format!(
-                    "gdb on ld.lld's program does not show /{re}/ (fixture bug? see gdb.lld.txt)"
-                ));
+                problems.push(format!("gdb on ld.lld's program does not show /{re}/ (fixture bug? see gdb.lld.txt)"));
             } else if !re.is_match(&ours.1) {
                 problems.push(format!("gdb on dtld's program does not show /{re}/"));
             }
         }
         if ours.0 != theirs.0 {
-            problems.push(format!(
-                "gdb ended differently: dtld's {}, ld.lld's {}",
-                ours.0, theirs.0
-            ));
+            problems.push(format!("gdb ended differently: dtld's {}, ld.lld's {}", ours.0, theirs.0));
         }
-        for (what, a, b) in [
-            ("output", &ours.1, &theirs.1),
-            ("stderr", &ours.2, &theirs.2),
-        ] {
+        for (what, a, b) in [("output", &ours.1, &theirs.1), ("stderr", &ours.2, &theirs.2)] {
             if a != b {
-                problems.push(format!(
-                    "gdb {what} differs (normalised transcripts in gdb.{{dtld,lld}}.txt):\n{}",
-                    debugger::first_line_difference(a, b)
-                ));
+                problems.push(format!("gdb {what} differs (normalised transcripts in gdb.{{dtld,lld}}.txt):\n{}", debugger::first_line_difference(a, b)));
             }
         }
         Ok(())
@@ -747,28 +633,14 @@ impl TrialRun<'_> {
     /// Runs each linker's program with the other linker's libraries (copied together into
     /// `<build>/mixed-<prog linker>-prog/`, soname links included) and compares them with the
     /// lld program with lld libraries.
-    fn compare_mixed_runs(
-        &mut self,
-        reference: &Outcome,
-        problems: &mut Vec<String>,
-    ) -> Result<(), String> {
+    fn compare_mixed_runs(&mut self, reference: &Outcome, problems: &mut Vec<String>) -> Result<(), String> {
         for (p, l) in [(0, 1), (1, 0)] {
             let (prog_side, lib_side) = (&self.sides[p], &self.sides[l]);
-            let label = format!(
-                "{} program with {} libraries",
-                prog_side.linker.name(),
-                lib_side.linker.name()
-            );
-            let dir = self
-                .dir
-                .join(format!("mixed-{}-prog", prog_side.linker.name()));
+            let label = format!("{} program with {} libraries", prog_side.linker.name(), lib_side.linker.name());
+            let dir = self.dir.join(format!("mixed-{}-prog", prog_side.linker.name()));
             let io = |e: std::io::Error| format!("cannot set up {}: {e}", dir.display());
             fresh_dir(&dir).map_err(io)?;
-            fs::copy(
-                prog_side.dir.join(&prog_side.prog),
-                dir.join(&prog_side.prog),
-            )
-            .map_err(io)?;
+            fs::copy(prog_side.dir.join(&prog_side.prog), dir.join(&prog_side.prog)).map_err(io)?;
             for lib in &self.fx.libraries {
                 fs::copy(lib_side.dir.join(&lib.name), dir.join(&lib.name)).map_err(io)?;
                 // The program was linked against its own side's library: its DT_NEEDED is
@@ -781,13 +653,7 @@ impl TrialRun<'_> {
             }
             let prog = prog_side.prog.clone();
             let outcome = self.run_program(&dir, &prog)?;
-            compare_mixed_run(
-                &outcome,
-                reference,
-                &label,
-                "lld program with lld libraries",
-                problems,
-            );
+            compare_mixed_run(&outcome, reference, &label, "lld program with lld libraries", problems);
         }
         Ok(())
     }
@@ -795,49 +661,31 @@ impl TrialRun<'_> {
     /// The fingerprint of one side: its program's keys (unless `with_program` is false), then
     /// every library's keys under `lib:<name>:`, with the side's directory written as `$DIR` and
     /// the build directory as `$BUILD`.
-    fn side_fingerprint(
-        &self,
-        side: &Side,
-        with_program: bool,
-    ) -> Result<fingerprint::Fingerprint, String> {
+    fn side_fingerprint(&self, side: &Side, with_program: bool) -> Result<fingerprint::Fingerprint, String> {
         let read = |name: &str| {
             let path = side.dir.join(name);
             fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))
         };
         let who = side.linker.name();
         let mut fp = if with_program {
-            fingerprint::fingerprint(&read(&side.prog)?)
-                .map_err(|e| format!("{who}'s program: {e}"))?
+            fingerprint::fingerprint(&read(&side.prog)?).map_err(|e| format!("{who}'s program: {e}"))?
         } else {
             fingerprint::Fingerprint::new()
         };
         for lib in &self.fx.libraries {
-            let lib_fp = fingerprint::fingerprint(&read(&lib.name)?)
-                .map_err(|e| format!("{who}'s {}: {e}", lib.name))?;
+            let lib_fp = fingerprint::fingerprint(&read(&lib.name)?).map_err(|e| format!("{who}'s {}: {e}", lib.name))?;
             common::extend_prefixed(&mut fp, &common::library_prefix(&lib.name), lib_fp);
         }
-        fingerprint::replace_paths(
-            &mut fp,
-            &[
-                (side.dir.to_string_lossy().into_owned(), "$DIR"),
-                (self.dir.to_string_lossy().into_owned(), "$BUILD"),
-            ],
-        );
+        fingerprint::replace_paths(&mut fp, &[(side.dir.to_string_lossy().into_owned(), "$DIR"), (self.dir.to_string_lossy().into_owned(), "$BUILD")]);
         Ok(fp)
     }
 
     /// Compares the two sides' fingerprints (only the libraries' when `with_program` is false,
     /// after a failed program link).
-    fn compare_fingerprints(
-        &mut self,
-        problems: &mut Vec<String>,
-        with_program: bool,
-    ) -> Result<(), String> {
+    fn compare_fingerprints(&mut self, problems: &mut Vec<String>, with_program: bool) -> Result<(), String> {
         let ours = self.side_fingerprint(&self.sides[0], with_program)?;
         let theirs = self.side_fingerprint(&self.sides[1], with_program)?;
-        let mut diffs = common::fingerprint_diffs(&self.dir, &ours, &theirs, |key| {
-            fingerprint::is_ignored(key, &self.fx.diff_ignore)
-        })?;
+        let mut diffs = common::fingerprint_diffs(&self.dir, &ours, &theirs, |key| fingerprint::is_ignored(key, &self.fx.diff_ignore))?;
         // A broken hash table in the reference means the fixture found an lld bug, not ours.
         for (key, v) in &theirs {
             let plain = common::library_key(key).map_or(key.as_str(), |(_, k)| k);
@@ -845,9 +693,7 @@ impl TrialRun<'_> {
                 continue;
             }
             if let Some(v) = v.as_str().filter(|v| v.starts_with("invalid")) {
-                diffs.push(format!(
-                    "  {key}: the harness rejects ld.lld's table too: {v}"
-                ));
+                diffs.push(format!("  {key}: the harness rejects ld.lld's table too: {v}"));
             }
         }
         common::push_fingerprint_problem(diffs, problems);
@@ -868,10 +714,7 @@ impl TrialRun<'_> {
                 self.repro.push(command_line(&cmd));
                 let outcome = run_tool(&mut cmd)?;
                 if !outcome.success() {
-                    problems.push(format!(
-                        "determinism link with {flag} failed (set DTLD_HARNESS_DETERMINISM=0 to skip):\n{}",
-                        outcome.stderr_text()
-                    ));
+                    problems.push(format!("determinism link with {flag} failed (set DTLD_HARNESS_DETERMINISM=0 to skip):\n{}", outcome.stderr_text()));
                     continue;
                 }
                 let bytes = fs::read(self.sides[0].dir.join(&out)).map_err(|e| e.to_string())?;
@@ -891,12 +734,7 @@ impl TrialRun<'_> {
 
 /// A run's output with the build paths and the program's name replaced (`replacements`, then
 /// `exe` → `prog`), then every match of the fixture's `Scrub` patterns replaced by `…`.
-fn scrub(
-    stream: &[u8],
-    patterns: &[regex::Regex],
-    replacements: &[(String, &str)],
-    exe: &str,
-) -> Vec<u8> {
+fn scrub(stream: &[u8], patterns: &[regex::Regex], replacements: &[(String, &str)], exe: &str) -> Vec<u8> {
     let mut text = String::from_utf8_lossy(stream).into_owned();
     for (from, to) in replacements {
         if !from.is_empty() {
@@ -917,12 +755,8 @@ type Snapshot = Vec<(PathBuf, HashSet<String>)>;
 /// The DT_SONAME of a shared library, if it has one that is not a path.
 fn soname_of(path: &Path) -> Result<Option<String>, String> {
     let data = fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let elf = goblin::elf::Elf::parse(&data)
-        .map_err(|e| format!("goblin cannot parse {}: {e}", path.display()))?;
-    Ok(elf
-        .soname
-        .filter(|s| !s.is_empty() && !s.contains('/'))
-        .map(String::from))
+    let elf = goblin::elf::Elf::parse(&data).map_err(|e| format!("goblin cannot parse {}: {e}", path.display()))?;
+    Ok(elf.soname.filter(|s| !s.is_empty() && !s.contains('/')).map(String::from))
 }
 
 /// Makes `dir/soname` a symlink to `file` (nothing when they are the same name).
@@ -932,8 +766,7 @@ fn link_soname(dir: &Path, soname: &str, file: &str) -> Result<(), String> {
     }
     let link = dir.join(soname);
     let _ = fs::remove_file(&link);
-    std::os::unix::fs::symlink(file, &link)
-        .map_err(|e| format!("cannot create {}: {e}", link.display()))
+    std::os::unix::fs::symlink(file, &link).map_err(|e| format!("cannot create {}: {e}", link.display()))
 }
 
 /// Finds the linker invocation in `clang -###` output and splits it into argv.

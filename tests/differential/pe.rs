@@ -40,14 +40,11 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use common::{
-    check_links, compare_mixed_run, top_level_names, verdict, without_program_lines, Step,
-};
+use common::{check_links, compare_mixed_run, top_level_names, verdict, without_program_lines, Step};
 use directives::{Fixture, Target, Variant};
 use dtld_tests::{
-    check_tools, command_line, find_distributor, find_dtld, first_difference, fresh_dir,
-    lock_target_subdir, run_in_group, run_tool, target_dir, workspace_root, CompileCache, Linker,
-    Outcome, CLANG, CLANGXX, LLD, LLVM_AR,
+    check_tools, command_line, find_distributor, find_dtld, first_difference, fresh_dir, lock_target_subdir, run_in_group, run_tool, target_dir,
+    workspace_root, CompileCache, Linker, Outcome, CLANG, CLANGXX, LLD, LLVM_AR,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
 use wait_timeout::ChildExt;
@@ -103,27 +100,13 @@ struct Wine {
 
 impl Wine {
     fn new(build_root: &Path) -> Result<Wine, String> {
-        let loader = std::env::var_os("DTLD_WINE")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/usr/lib/wine/wine64"));
+        let loader = std::env::var_os("DTLD_WINE").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/usr/lib/wine/wine64"));
         if !loader.is_file() {
-            return Err(format!(
-                "wine's loader {} does not exist (install wine64: scripts/setup.sh; or set DTLD_WINE)",
-                loader.display()
-            ));
+            return Err(format!("wine's loader {} does not exist (install wine64: scripts/setup.sh; or set DTLD_WINE)", loader.display()));
         }
-        let server = std::env::var_os("DTLD_WINESERVER")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| loader.with_file_name("wineserver"));
-        let prefix = std::env::var_os("DTLD_WINE_PREFIX")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| build_root.join(".wine"));
-        Ok(Wine {
-            loader,
-            server,
-            prefix,
-            ready: OnceLock::new(),
-        })
+        let server = std::env::var_os("DTLD_WINESERVER").map(PathBuf::from).unwrap_or_else(|| loader.with_file_name("wineserver"));
+        let prefix = std::env::var_os("DTLD_WINE_PREFIX").map(PathBuf::from).unwrap_or_else(|| build_root.join(".wine"));
+        Ok(Wine { loader, server, prefix, ready: OnceLock::new() })
     }
 
     /// The environment every wine process gets.
@@ -141,8 +124,7 @@ impl Wine {
     fn ensure(&self) -> Result<(), String> {
         self.ready
             .get_or_init(|| {
-                fs::create_dir_all(&self.prefix)
-                    .map_err(|e| format!("cannot create {}: {e}", self.prefix.display()))?;
+                fs::create_dir_all(&self.prefix).map_err(|e| format!("cannot create {}: {e}", self.prefix.display()))?;
                 if !self.prefix.join("system.reg").is_file() {
                     let mut boot = Command::new(&self.loader);
                     self.env(&mut boot);
@@ -154,11 +136,7 @@ impl Wine {
                     wait.arg("-w");
                     run_quiet(&mut wait, Duration::from_secs(120))?;
                     if !self.prefix.join("system.reg").is_file() {
-                        return Err(format!(
-                            "wineboot did not create the prefix {} ({})",
-                            self.prefix.display(),
-                            outcome
-                        ));
+                        return Err(format!("wineboot did not create the prefix {} ({})", self.prefix.display(), outcome));
                     }
                 }
                 let mut server = Command::new(&self.server);
@@ -191,12 +169,7 @@ impl Wine {
 /// Runs a setup command with its output discarded; returns its status text.
 fn run_quiet(cmd: &mut Command, timeout: Duration) -> Result<String, String> {
     let shown = command_line(cmd);
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot run `{shown}`: {e}"))?;
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().map_err(|e| format!("cannot run `{shown}`: {e}"))?;
     match child.wait_timeout(timeout).map_err(|e| e.to_string())? {
         Some(status) => Ok(format!("{status}")),
         None => {
@@ -227,8 +200,7 @@ fn make_trials(ctx: &Result<Arc<Context>, String>) -> Vec<Trial> {
     };
     let mut trials = Vec::new();
     for (name, primary) in found {
-        let fixture = match directives::parse_for(Target::Pe, &name, &primary, pe_fingerprint::KEYS)
-        {
+        let fixture = match directives::parse_for(Target::Pe, &name, &primary, pe_fingerprint::KEYS) {
             Ok(f) => Arc::new(f),
             Err(e) => {
                 trials.push(common::bad_fixture_trial(format!("coff/{name}"), e));
@@ -271,10 +243,7 @@ fn run_trial(ctx: &Context, fx: &Fixture, variant: Variant) -> Result<(), String
         distributor,
     };
     let result = t.run();
-    let note = format!(
-        " (wine runs with WINEPREFIX={} WINEDEBUG=-all WINEPATH={MINGW_DLL_DIR})",
-        ctx.wine.prefix.display()
-    );
+    let note = format!(" (wine runs with WINEPREFIX={} WINEDEBUG=-all WINEPATH={MINGW_DLL_DIR})", ctx.wine.prefix.display());
     let repro = t.repro.into_inner().unwrap();
     common::finish_trial(result, &dir, ctx.keep, &note, &repro)
 }
@@ -311,8 +280,7 @@ impl TrialRun<'_> {
     fn run(&mut self) -> Result<(), String> {
         self.build_inputs()?;
         for side in &self.sides {
-            fs::create_dir_all(side)
-                .map_err(|e| format!("cannot create {}: {e}", side.display()))?;
+            fs::create_dir_all(side).map_err(|e| format!("cannot create {}: {e}", side.display()))?;
         }
         let mut problems = Vec::new();
         for index in 0..self.fx.libraries.len() {
@@ -370,10 +338,7 @@ impl TrialRun<'_> {
     /// Compile flags: the target, `-g0 -O1`, `-flto=thin` in the LTO variants (DLL sources
     /// too), `CFlags`, then the group's own flags.
     fn compile_flags(&self, extra: &[String]) -> Vec<String> {
-        let mut flags: Vec<String> = [TRIPLE, "-g0", "-O1"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut flags: Vec<String> = [TRIPLE, "-g0", "-O1"].iter().map(|s| s.to_string()).collect();
         if self.lto() {
             flags.push("-flto=thin".into());
         }
@@ -383,19 +348,10 @@ impl TrialRun<'_> {
     }
 
     fn build_inputs(&mut self) -> Result<(), String> {
-        let built = common::build_inputs(
-            self.fx,
-            &self.dir,
-            &self.ctx.cache,
-            |_, extra| self.compile_flags(extra),
-            &mut |line| self.note(line),
-        )?;
+        let built = common::build_inputs(self.fx, &self.dir, &self.ctx.cache, |_, extra| self.compile_flags(extra), &mut |line| self.note(line))?;
         self.bitcode_objects = built.bitcode_objects;
         if self.lto() && self.bitcode_objects == 0 {
-            return Err(format!(
-                "the `{}` variant compiled no source to LLVM bitcode",
-                self.variant.name()
-            ));
+            return Err(format!("the `{}` variant compiled no source to LLVM bitcode", self.variant.name()));
         }
         self.inputs = built.program;
         self.lib_objects = built.libraries;
@@ -416,29 +372,17 @@ impl TrialRun<'_> {
         let link_args = match step {
             Step::Library(i) => {
                 let lib = &self.fx.libraries[i];
-                cmd.arg("-shared")
-                    .args(self.lib_objects[i].iter().map(|o| format!("../{o}")));
+                cmd.arg("-shared").args(self.lib_objects[i].iter().map(|o| format!("../{o}")));
                 cmd.arg(format!("-Wl,--out-implib,{}", implib_name(out)));
                 &lib.link_args
             }
             Step::Program => {
                 cmd.args(self.inputs.iter().map(|i| format!("../{i}")));
-                let prefix = Path::new(out).parent().map_or(String::new(), |p| {
-                    if p.as_os_str().is_empty() {
-                        String::new()
-                    } else {
-                        format!("{}/", p.display())
-                    }
-                });
+                let prefix =
+                    Path::new(out).parent().map_or(String::new(), |p| if p.as_os_str().is_empty() { String::new() } else { format!("{}/", p.display()) });
                 // The import libraries of this side's DLLs (of the same subdirectory for the
                 // determinism links).
-                cmd.args(
-                    self.fx
-                        .libraries
-                        .iter()
-                        .filter(|l| l.linked)
-                        .map(|l| format!("{prefix}{}", implib_name(&l.name))),
-                );
+                cmd.args(self.fx.libraries.iter().filter(|l| l.linked).map(|l| format!("{prefix}{}", implib_name(&l.name))));
                 &self.fx.link_args
             }
         };
@@ -449,8 +393,7 @@ impl TrialRun<'_> {
         if let (Some(d), Linker::Dtld) = (&self.distributor, linker) {
             cmd.arg(common::distributor_flag(d));
         }
-        cmd.args(extra)
-            .args(common::expand_link_args(link_args, side, &self.dir));
+        cmd.args(extra).args(common::expand_link_args(link_args, side, &self.dir));
         cmd
     }
 
@@ -479,8 +422,7 @@ impl TrialRun<'_> {
             cmd.env(k, v);
         }
         self.note(format!("(cd {} && {})", dir.display(), command_line(&cmd)));
-        run_with_input_file(&mut cmd, &self.fx.stdin, RUN_TIMEOUT, dir)
-            .map_err(|e| format!("cannot run {exe} under wine: {e}"))
+        run_with_input_file(&mut cmd, &self.fx.stdin, RUN_TIMEOUT, dir).map_err(|e| format!("cannot run {exe} under wine: {e}"))
     }
 
     fn compare_runs(&mut self, problems: &mut Vec<String>) -> Result<Outcome, String> {
@@ -492,11 +434,7 @@ impl TrialRun<'_> {
 
     /// dtld's EXE with lld's DLLs and lld's EXE with dtld's DLLs, each copied into its own
     /// directory, must behave like lld's EXE with lld's DLLs.
-    fn compare_mixed_runs(
-        &mut self,
-        reference: &Outcome,
-        problems: &mut Vec<String>,
-    ) -> Result<(), String> {
+    fn compare_mixed_runs(&mut self, reference: &Outcome, problems: &mut Vec<String>) -> Result<(), String> {
         for (p, l) in [(Linker::Dtld, Linker::Lld), (Linker::Lld, Linker::Dtld)] {
             let label = format!("{} EXE with {} DLLs", p.name(), l.name());
             let dir = self.dir.join(format!("mixed-{}-prog", p.name()));
@@ -504,8 +442,7 @@ impl TrialRun<'_> {
             fresh_dir(&dir).map_err(io)?;
             fs::copy(self.sides[p as usize].join(PROG), dir.join(PROG)).map_err(io)?;
             for lib in &self.fx.libraries {
-                fs::copy(self.sides[l as usize].join(&lib.name), dir.join(&lib.name))
-                    .map_err(io)?;
+                fs::copy(self.sides[l as usize].join(&lib.name), dir.join(&lib.name)).map_err(io)?;
             }
             let outcome = self.run_program(&dir, PROG)?;
             compare_mixed_run(&outcome, reference, &label, "lld EXE with lld DLLs", problems);
@@ -513,11 +450,7 @@ impl TrialRun<'_> {
         Ok(())
     }
 
-    fn side_fingerprint(
-        &self,
-        linker: Linker,
-        with_program: bool,
-    ) -> Result<pe_fingerprint::Fingerprint, String> {
+    fn side_fingerprint(&self, linker: Linker, with_program: bool) -> Result<pe_fingerprint::Fingerprint, String> {
         let side = &self.sides[linker as usize];
         let read = |name: &str| {
             let path = side.join(name);
@@ -525,34 +458,25 @@ impl TrialRun<'_> {
         };
         let who = linker.name();
         let mut fp = if with_program {
-            pe_fingerprint::fingerprint(&read(PROG)?)
-                .map_err(|e| format!("{who}'s program: {e}"))?
+            pe_fingerprint::fingerprint(&read(PROG)?).map_err(|e| format!("{who}'s program: {e}"))?
         } else {
             pe_fingerprint::Fingerprint::new()
         };
         for lib in &self.fx.libraries {
             let prefix = common::library_prefix(&lib.name);
-            let lib_fp = pe_fingerprint::fingerprint(&read(&lib.name)?)
-                .map_err(|e| format!("{who}'s {}: {e}", lib.name))?;
+            let lib_fp = pe_fingerprint::fingerprint(&read(&lib.name)?).map_err(|e| format!("{who}'s {}: {e}", lib.name))?;
             common::extend_prefixed(&mut fp, &prefix, lib_fp);
             let implib = implib_name(&lib.name);
-            let imp_fp = pe_fingerprint::implib_fingerprint(&read(&implib)?)
-                .map_err(|e| format!("{who}'s {implib}: {e}"))?;
+            let imp_fp = pe_fingerprint::implib_fingerprint(&read(&implib)?).map_err(|e| format!("{who}'s {implib}: {e}"))?;
             common::extend_prefixed(&mut fp, &prefix, imp_fp);
         }
         Ok(fp)
     }
 
-    fn compare_fingerprints(
-        &mut self,
-        problems: &mut Vec<String>,
-        with_program: bool,
-    ) -> Result<(), String> {
+    fn compare_fingerprints(&mut self, problems: &mut Vec<String>, with_program: bool) -> Result<(), String> {
         let ours = self.side_fingerprint(Linker::Dtld, with_program)?;
         let theirs = self.side_fingerprint(Linker::Lld, with_program)?;
-        let diffs = common::fingerprint_diffs(&self.dir, &ours, &theirs, |key| {
-            pe_fingerprint::is_ignored(key, &self.fx.diff_ignore)
-        })?;
+        let diffs = common::fingerprint_diffs(&self.dir, &ours, &theirs, |key| pe_fingerprint::is_ignored(key, &self.fx.diff_ignore))?;
         common::push_fingerprint_problem(diffs, problems);
         Ok(())
     }
@@ -574,15 +498,11 @@ impl TrialRun<'_> {
                 self.note(command_line(&cmd));
                 let outcome = run_tool(&mut cmd)?;
                 if !outcome.success() {
-                    problems.push(format!(
-                        "determinism link of {name} with {flag} failed (set DTLD_HARNESS_DETERMINISM=0 to skip):\n{}",
-                        outcome.stderr_text()
-                    ));
+                    problems
+                        .push(format!("determinism link of {name} with {flag} failed (set DTLD_HARNESS_DETERMINISM=0 to skip):\n{}", outcome.stderr_text()));
                     continue;
                 }
-                let read = |p: PathBuf| {
-                    fs::read(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))
-                };
+                let read = |p: PathBuf| fs::read(&p).map_err(|e| format!("cannot read {}: {e}", p.display()));
                 let main = pe_fingerprint::without_timestamps(&read(side.join(&name))?);
                 let again = pe_fingerprint::without_timestamps(&read(side.join(&out))?);
                 if main != again {
@@ -612,26 +532,16 @@ impl TrialRun<'_> {
                 self.note(command_line(&cmd));
                 let out = run_tool(&mut cmd)?;
                 if !out.success() {
-                    problems.push(format!(
-                        "{LLVM_PDBUTIL} dump {} of {}'s prog.pdb failed:\n{}",
-                        args.join(" "),
-                        linker.name(),
-                        out.stderr_text()
-                    ));
+                    problems.push(format!("{LLVM_PDBUTIL} dump {} of {}'s prog.pdb failed:\n{}", args.join(" "), linker.name(), out.stderr_text()));
                     return Ok(());
                 }
-                let text = offset
-                    .replace_all(&String::from_utf8_lossy(&out.stdout), "${1}N | ")
-                    .into_owned();
+                let text = offset.replace_all(&String::from_utf8_lossy(&out.stdout), "${1}N | ").into_owned();
                 let file = self.dir.join(format!("pdbdump{n}.{}.txt", linker.name()));
                 fs::write(&file, &text).map_err(|e| e.to_string())?;
                 dumps.push(text);
             }
             if dumps[1].lines().filter(|l| !l.trim().is_empty()).count() < 3 {
-                problems.push(format!(
-                    "llvm-pdbutil dump {} of lld's PDB is empty (fixture bug?)",
-                    args.join(" ")
-                ));
+                problems.push(format!("llvm-pdbutil dump {} of lld's PDB is empty (fixture bug?)", args.join(" ")));
             } else if dumps[0] != dumps[1] {
                 let (a, b) = (&dumps[0], &dumps[1]);
                 let line = a.lines().zip(b.lines()).position(|(x, y)| x != y).unwrap_or(a.lines().count().min(b.lines().count()));
@@ -648,10 +558,7 @@ impl TrialRun<'_> {
     }
 
     fn snapshot(&self) -> Result<Vec<(PathBuf, HashSet<String>)>, String> {
-        self.sides
-            .iter()
-            .map(|d| Ok((d.clone(), top_level_names(d)?)))
-            .collect()
+        self.sides.iter().map(|d| Ok((d.clone(), top_level_names(d)?))).collect()
     }
 
     /// DTLTO: nothing but the program (and the harness's own files) may have appeared in the
@@ -663,10 +570,7 @@ impl TrialRun<'_> {
                 // A `PdbDump` fixture asks for `prog.pdb` next to the program.
                 let pdb = n == "prog.pdb" && !self.fx.pdb_dump.is_empty();
                 if !names.contains(&n) && n != PROG && !pdb && !n.starts_with("threads") {
-                    left.push(format!(
-                        "{}/{n}",
-                        dir.file_name().unwrap_or_default().to_string_lossy()
-                    ));
+                    left.push(format!("{}/{n}", dir.file_name().unwrap_or_default().to_string_lossy()));
                 }
             }
         }
@@ -680,22 +584,15 @@ impl TrialRun<'_> {
 
     /// An `ExpectError` fixture: both links of `step` must fail with the same first error
     /// message, matching the regex; dtld must exit 1 and leave no output.
-    fn expected_error(
-        &mut self,
-        step: Step,
-        ours: &Outcome,
-        theirs: &Outcome,
-    ) -> Result<(), String> {
+    fn expected_error(&mut self, step: Step, ours: &Outcome, theirs: &Outcome) -> Result<(), String> {
         let re = self.fx.expect_error.clone().expect("ExpectError fixture");
         let mut problems = Vec::new();
         common::check_expected_error(&re, &self.step_name(step), ours, theirs, &mut problems);
         if !ours.success() {
             let out = self.output_name(step);
             let side = &self.sides[0];
-            let mut left: Vec<String> = top_level_names(side)?
-                .into_iter()
-                .filter(|n| *n == out || n.starts_with(&format!("{out}.")) || n.starts_with(PROG))
-                .collect();
+            let mut left: Vec<String> =
+                top_level_names(side)?.into_iter().filter(|n| *n == out || n.starts_with(&format!("{out}.")) || n.starts_with(PROG)).collect();
             left.sort();
             if !left.is_empty() {
                 problems.push(format!("dtld failed but left {left:?}"));
@@ -708,24 +605,14 @@ impl TrialRun<'_> {
 /// Runs `cmd` in its own process group with stdin from a file and stdout/stderr to files in
 /// `dir` (wine may start helper processes that would hold pipes open), killing the whole group
 /// after `timeout`. The files are removed afterwards.
-fn run_with_input_file(
-    cmd: &mut Command,
-    stdin: &[u8],
-    timeout: Duration,
-    dir: &Path,
-) -> std::io::Result<Outcome> {
+fn run_with_input_file(cmd: &mut Command, stdin: &[u8], timeout: Duration, dir: &Path) -> std::io::Result<Outcome> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
     let n = N.fetch_add(1, Ordering::Relaxed);
     let base = dir.join(format!(".run{}-{n}", std::process::id()));
-    let (in_path, out_path, err_path) = (
-        base.with_extension("stdin"),
-        base.with_extension("stdout"),
-        base.with_extension("stderr"),
-    );
-    let result = fs::write(&in_path, stdin)
-        .and_then(|()| fs::File::open(&in_path))
-        .and_then(|input| run_in_group(cmd.stdin(input), timeout, &out_path, &err_path));
+    let (in_path, out_path, err_path) = (base.with_extension("stdin"), base.with_extension("stdout"), base.with_extension("stderr"));
+    let result =
+        fs::write(&in_path, stdin).and_then(|()| fs::File::open(&in_path)).and_then(|input| run_in_group(cmd.stdin(input), timeout, &out_path, &err_path));
     for p in [&in_path, &out_path, &err_path] {
         let _ = fs::remove_file(p);
     }

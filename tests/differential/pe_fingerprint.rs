@@ -153,17 +153,12 @@ fn section_name(s: &goblin::pe::section_table::SectionTable) -> String {
     if let Some(real) = &s.real_name {
         return real.clone();
     }
-    s.name()
-        .map(str::to_string)
-        .unwrap_or_else(|_| String::from_utf8_lossy(&s.name).into_owned())
+    s.name().map(str::to_string).unwrap_or_else(|_| String::from_utf8_lossy(&s.name).into_owned())
 }
 
 /// The section containing `rva`, and the offset into it.
 fn section_of(pe: &PE, rva: u32) -> Option<(String, u32)> {
-    pe.sections
-        .iter()
-        .find(|s| rva >= s.virtual_address && rva < s.virtual_address + s.virtual_size.max(1))
-        .map(|s| (section_name(s), rva - s.virtual_address))
+    pe.sections.iter().find(|s| rva >= s.virtual_address && rva < s.virtual_address + s.virtual_size.max(1)).map(|s| (section_name(s), rva - s.virtual_address))
 }
 
 /// One symbol of the image's COFF symbol table.
@@ -182,20 +177,10 @@ fn image_symbols(pe: &PE, data: &[u8]) -> Option<Vec<ImageSymbol>> {
     for (_, inline_name, sym) in table.iter() {
         let name = match (inline_name, sym.name_offset(), &strings) {
             (Some(n), _, _) => n.to_string(),
-            (None, Some(off), Some(strtab)) => strtab
-                .get_at(off as usize)
-                .map(str::to_string)
-                .unwrap_or_else(|| format!("<bad name offset {off}>")),
-            _ => String::from_utf8_lossy(&sym.name)
-                .trim_end_matches('\0')
-                .to_string(),
+            (None, Some(off), Some(strtab)) => strtab.get_at(off as usize).map(str::to_string).unwrap_or_else(|| format!("<bad name offset {off}>")),
+            _ => String::from_utf8_lossy(&sym.name).trim_end_matches('\0').to_string(),
         };
-        out.push(ImageSymbol {
-            name,
-            section: sym.section_number,
-            value: sym.value,
-            class: sym.storage_class,
-        });
+        out.push(ImageSymbol { name, section: sym.section_number, value: sym.value, class: sym.storage_class });
     }
     Some(out)
 }
@@ -205,35 +190,14 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
     let pe = PE::parse(data).map_err(|e| format!("goblin cannot parse the PE image: {e}"))?;
     let mut fp = Fingerprint::new();
     let coff = &pe.header.coff_header;
-    fp.insert(
-        "header.kind".into(),
-        json!(if pe.is_lib { "DLL" } else { "EXE" }),
-    );
-    fp.insert(
-        "header.machine".into(),
-        json!(goblin::pe::header::machine_to_str(coff.machine)),
-    );
-    fp.insert(
-        "header.characteristics".into(),
-        bit_names(coff.characteristics.into(), FILE_CHARACTERISTICS),
-    );
-    let opt = pe
-        .header
-        .optional_header
-        .ok_or("the image has no optional header")?;
+    fp.insert("header.kind".into(), json!(if pe.is_lib { "DLL" } else { "EXE" }));
+    fp.insert("header.machine".into(), json!(goblin::pe::header::machine_to_str(coff.machine)));
+    fp.insert("header.characteristics".into(), bit_names(coff.characteristics.into(), FILE_CHARACTERISTICS));
+    let opt = pe.header.optional_header.ok_or("the image has no optional header")?;
     let w = &opt.windows_fields;
-    fp.insert(
-        "optional.subsystem".into(),
-        json!(subsystem_name(w.subsystem)),
-    );
-    fp.insert(
-        "optional.dll_characteristics".into(),
-        bit_names(w.dll_characteristics.into(), DLL_CHARACTERISTICS),
-    );
-    fp.insert(
-        "optional.image_base".into(),
-        json!(format!("{:#x}", w.image_base)),
-    );
+    fp.insert("optional.subsystem".into(), json!(subsystem_name(w.subsystem)));
+    fp.insert("optional.dll_characteristics".into(), bit_names(w.dll_characteristics.into(), DLL_CHARACTERISTICS));
+    fp.insert("optional.image_base".into(), json!(format!("{:#x}", w.image_base)));
     fp.insert(
         "optional.versions".into(),
         json!(format!(
@@ -249,32 +213,16 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
     );
     fp.insert(
         "optional.stack_heap".into(),
-        json!(format!(
-            "stack {:#x}/{:#x} heap {:#x}/{:#x}",
-            w.size_of_stack_reserve,
-            w.size_of_stack_commit,
-            w.size_of_heap_reserve,
-            w.size_of_heap_commit
-        )),
+        json!(format!("stack {:#x}/{:#x} heap {:#x}/{:#x}", w.size_of_stack_reserve, w.size_of_stack_commit, w.size_of_heap_reserve, w.size_of_heap_commit)),
     );
-    fp.insert(
-        "optional.alignment".into(),
-        json!(format!(
-            "section {:#x} file {:#x}",
-            w.section_alignment, w.file_alignment
-        )),
-    );
+    fp.insert("optional.alignment".into(), json!(format!("section {:#x} file {:#x}", w.section_alignment, w.file_alignment)));
     fp.insert(
         "data_directories".into(),
         set(opt
             .data_directories
             .dirs()
             .filter(|(_, d)| d.virtual_address != 0 || d.size != 0)
-            .map(|(t, _)| {
-                DATA_DIRECTORY_NAMES
-                    .get(t as usize)
-                    .map_or_else(|| format!("{t:?}"), |n| n.to_string())
-            })),
+            .map(|(t, _)| DATA_DIRECTORY_NAMES.get(t as usize).map_or_else(|| format!("{t:?}"), |n| n.to_string()))),
     );
 
     let symbols = image_symbols(&pe, data);
@@ -288,11 +236,7 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
             let mut names: Vec<&str> = syms
                 .iter()
                 .filter(|s| s.section > 0 && s.class == 2)
-                .filter(|s| {
-                    pe.sections
-                        .get(s.section as usize - 1)
-                        .is_some_and(|sec| sec.virtual_address + s.value == rva)
-                })
+                .filter(|s| pe.sections.get(s.section as usize - 1).is_some_and(|sec| sec.virtual_address + s.value == rva))
                 .map(|s| s.name.as_str())
                 .collect();
             names.sort();
@@ -305,10 +249,7 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
     };
     fp.insert("header.entry".into(), json!(entry));
 
-    fp.insert(
-        "imports.dlls".into(),
-        set(pe.libraries.iter().map(|l| l.to_string())),
-    );
+    fp.insert("imports.dlls".into(), set(pe.libraries.iter().map(|l| l.to_string())));
     fp.insert(
         "imports".into(),
         set(pe.imports.iter().map(|i| {
@@ -329,30 +270,13 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
             })
         })),
     );
-    fp.insert(
-        "exports.unnamed".into(),
-        json!(pe.exports.iter().filter(|e| e.name.is_none()).count()),
-    );
-    fp.insert(
-        "exports.dll_name".into(),
-        json!(pe
-            .export_data
-            .as_ref()
-            .map_or("absent", |d| d.name.unwrap_or(""))),
-    );
+    fp.insert("exports.unnamed".into(), json!(pe.exports.iter().filter(|e| e.name.is_none()).count()));
+    fp.insert("exports.dll_name".into(), json!(pe.export_data.as_ref().map_or("absent", |d| d.name.unwrap_or(""))));
     fp.insert(
         "sections".into(),
         set(pe.sections.iter().map(|s| {
-            let flags = bit_names(
-                (s.characteristics & !0x00f0_0000).into(),
-                SECTION_CHARACTERISTICS,
-            );
-            let flags: Vec<String> = flags
-                .as_array()
-                .expect("array")
-                .iter()
-                .map(|v| v.as_str().unwrap_or("").to_string())
-                .collect();
+            let flags = bit_names((s.characteristics & !0x00f0_0000).into(), SECTION_CHARACTERISTICS);
+            let flags: Vec<String> = flags.as_array().expect("array").iter().map(|v| v.as_str().unwrap_or("").to_string()).collect();
             format!("{} {}", section_name(s), flags.join(","))
         })),
     );
@@ -364,15 +288,10 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
                 let d = &t.image_tls_directory;
                 format!(
                     "template {} zero-fill {} callbacks {} index {}",
-                    d.end_address_of_raw_data
-                        .saturating_sub(d.start_address_of_raw_data),
+                    d.end_address_of_raw_data.saturating_sub(d.start_address_of_raw_data),
                     d.size_of_zero_fill,
                     t.callbacks.len(),
-                    if d.address_of_index != 0 {
-                        "set"
-                    } else {
-                        "none"
-                    }
+                    if d.address_of_index != 0 { "set" } else { "none" }
                 )
             }
         }),
@@ -410,10 +329,7 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
                     (d.codeview_pdb70_debug_info.is_some(), "codeview-pdb70"),
                     (d.codeview_pdb20_debug_info.is_some(), "codeview-pdb20"),
                     (d.vcfeature_info.is_some(), "vc-feature"),
-                    (
-                        d.ex_dll_characteristics_info.is_some(),
-                        "ex-dllcharacteristics",
-                    ),
+                    (d.ex_dll_characteristics_info.is_some(), "ex-dllcharacteristics"),
                     (d.repro_info.is_some(), "repro"),
                     (d.pogo_info.is_some(), "pogo"),
                 ] {
@@ -438,21 +354,12 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
             fp.insert("symtab".into(), json!("present"));
             fp.insert(
                 "symtab.externals".into(),
-                set(syms
-                    .iter()
-                    .filter(|s| s.class == 2 && s.section > 0)
-                    .map(|s| {
-                        let sec = pe
-                            .sections
-                            .get(s.section as usize - 1)
-                            .map_or_else(|| format!("#{}", s.section), section_name);
-                        format!("{} {sec}", s.name)
-                    })),
+                set(syms.iter().filter(|s| s.class == 2 && s.section > 0).map(|s| {
+                    let sec = pe.sections.get(s.section as usize - 1).map_or_else(|| format!("#{}", s.section), section_name);
+                    format!("{} {sec}", s.name)
+                })),
             );
-            fp.insert(
-                "pseudo_relocs".into(),
-                json!(pseudo_relocs(&pe, data, syms)),
-            );
+            fp.insert("pseudo_relocs".into(), json!(pseudo_relocs(&pe, data, syms)));
         }
     }
     Ok(fp)
@@ -463,17 +370,12 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
 /// `v2 entries=N sizes=[..]` (the bit sizes of the fixups).
 fn pseudo_relocs(pe: &PE, data: &[u8], syms: &[ImageSymbol]) -> String {
     let rva_of = |name: &str| {
-        syms.iter()
-            .find(|s| s.name == name && s.section > 0)
-            .and_then(|s| {
-                let sec = pe.sections.get(s.section as usize - 1)?;
-                Some(sec.virtual_address + s.value)
-            })
+        syms.iter().find(|s| s.name == name && s.section > 0).and_then(|s| {
+            let sec = pe.sections.get(s.section as usize - 1)?;
+            Some(sec.virtual_address + s.value)
+        })
     };
-    let (Some(start), Some(end)) = (
-        rva_of("__RUNTIME_PSEUDO_RELOC_LIST__"),
-        rva_of("__RUNTIME_PSEUDO_RELOC_LIST_END__"),
-    ) else {
+    let (Some(start), Some(end)) = (rva_of("__RUNTIME_PSEUDO_RELOC_LIST__"), rva_of("__RUNTIME_PSEUDO_RELOC_LIST_END__")) else {
         return "no list symbols".into();
     };
     if start == end {
@@ -500,17 +402,13 @@ fn pseudo_relocs(pe: &PE, data: &[u8], syms: &[ImageSymbol]) -> String {
 
 /// The fingerprint of an import library: the symbols of its archive index.
 pub fn implib_fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
-    let ar = goblin::archive::Archive::parse(data)
-        .map_err(|e| format!("goblin cannot parse the import library: {e}"))?;
+    let ar = goblin::archive::Archive::parse(data).map_err(|e| format!("goblin cannot parse the import library: {e}"))?;
     let mut fp = Fingerprint::new();
     let mut symbols = BTreeSet::new();
     for (_, _, syms) in ar.summarize() {
         symbols.extend(syms.into_iter().map(str::to_string));
     }
-    fp.insert(
-        "implib.symbols".into(),
-        json!(symbols.into_iter().collect::<Vec<_>>()),
-    );
+    fp.insert("implib.symbols".into(), json!(symbols.into_iter().collect::<Vec<_>>()));
     Ok(fp)
 }
 

@@ -56,14 +56,9 @@ pub fn compare(ours: &Sizes, theirs: &Sizes, lines: &[SectionSizes]) -> (String,
     let mut rows: Vec<Row> = Vec::new();
     for line in lines {
         for pattern in &line.patterns {
-            let one = SectionSizes {
-                patterns: vec![pattern.clone()],
-                tolerance_permille: 0,
-            };
+            let one = SectionSizes { patterns: vec![pattern.clone()], tolerance_permille: 0 };
             if !theirs.keys().any(|n| one.matches(n)) {
-                problems.push(format!(
-                    "SectionSizes: `{pattern}` matches no section of ld.lld's output (fixture bug?)"
-                ));
+                problems.push(format!("SectionSizes: `{pattern}` matches no section of ld.lld's output (fixture bug?)"));
             }
         }
         let names = ours.keys().chain(theirs.keys()).filter(|n| line.matches(n));
@@ -71,22 +66,14 @@ pub fn compare(ours: &Sizes, theirs: &Sizes, lines: &[SectionSizes]) -> (String,
             if rows.iter().any(|r| r.name == *name) {
                 continue;
             }
-            rows.push(Row {
-                name: name.clone(),
-                ours: ours.get(name).copied(),
-                theirs: theirs.get(name).copied(),
-                permille: line.tolerance_permille,
-            });
+            rows.push(Row { name: name.clone(), ours: ours.get(name).copied(), theirs: theirs.get(name).copied(), permille: line.tolerance_permille });
         }
     }
     let bad: Vec<&Row> = rows.iter().filter(|r| !r.ok()).collect();
     let table = render(&rows);
     if !bad.is_empty() {
         let names: Vec<&str> = bad.iter().map(|r| r.name.as_str()).collect();
-        problems.push(format!(
-            "section sizes differ from ld.lld's beyond the fixture's tolerance ({}):\n{table}",
-            names.join(", ")
-        ));
+        problems.push(format!("section sizes differ from ld.lld's beyond the fixture's tolerance ({}):\n{table}", names.join(", ")));
     }
     (table, problems)
 }
@@ -96,10 +83,7 @@ pub fn compare(ours: &Sizes, theirs: &Sizes, lines: &[SectionSizes]) -> (String,
 fn render(rows: &[Row]) -> String {
     let show = |v: Option<u64>| v.map_or("absent".to_string(), |v| v.to_string());
     let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(7).max(7);
-    let mut out = format!(
-        "  {:width$}  {:>10}  {:>10}  {:>8}  {:>7}\n",
-        "section", "dtld", "ld.lld", "diff", "allowed"
-    );
+    let mut out = format!("  {:width$}  {:>10}  {:>10}  {:>8}  {:>7}\n", "section", "dtld", "ld.lld", "diff", "allowed");
     for r in rows {
         let diff = match (r.ours, r.theirs) {
             (Some(a), Some(b)) if b > 0 => {
@@ -108,11 +92,7 @@ fn render(rows: &[Row]) -> String {
             (Some(a), Some(_)) => format!("{a:+}B"),
             _ => "-".to_string(),
         };
-        let allowed = if r.permille == 0 {
-            "exact".to_string()
-        } else {
-            format!("{}.{}%", r.permille / 10, r.permille % 10)
-        };
+        let allowed = if r.permille == 0 { "exact".to_string() } else { format!("{}.{}%", r.permille / 10, r.permille % 10) };
         out.push_str(&format!(
             "  {:width$}  {:>10}  {:>10}  {:>8}  {:>7}  {}\n",
             r.name,

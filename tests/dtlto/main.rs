@@ -88,8 +88,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use dtld_tests::{
-    command_line, find_distributor, find_dtld, find_in_path, fresh_dir, lock_target_subdir,
-    run_tool, run_tool_ok, split_words, target_dir, Linker, Outcome, snapshot, changes, copy_tree,
+    changes, command_line, copy_tree, find_distributor, find_dtld, find_in_path, fresh_dir, lock_target_subdir, run_tool, run_tool_ok, snapshot, split_words,
+    target_dir, Linker, Outcome,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
 use regex::Regex;
@@ -105,14 +105,7 @@ const RECORDER: &str = include_str!("recorder.py");
 const EXPECTED: &str = "mid=33 leaf=104 arch=56 thin=18 native=6\n";
 
 /// The link inputs, relative to the link's working directory.
-const INPUTS: [&str; 6] = [
-    "main.o",
-    "mid.o",
-    "leaf.o",
-    "libarch.a",
-    "lib/libthin.a",
-    "native.o",
-];
+const INPUTS: [&str; 6] = ["main.o", "mid.o", "leaf.o", "libarch.a", "lib/libthin.a", "native.o"];
 
 /// The module identities of the five ThinLTO modules, in lld's task order (load order).
 const MODULES: [&str; 5] = ["main.o", "mid.o", "leaf.o", "arch.o", "thin.o"];
@@ -181,71 +174,33 @@ fn main() {
         );
     };
     add("job-file/vs-lld", false, |t| vs_lld(t, Variant::Pie));
-    add("job-file/vs-lld/nopie", false, |t| {
-        vs_lld(t, Variant::NoPie)
-    });
-    add("job-file/vs-lld/options", false, |t| {
-        vs_lld(t, Variant::Options)
-    });
+    add("job-file/vs-lld/nopie", false, |t| vs_lld(t, Variant::NoPie));
+    add("job-file/vs-lld/options", false, |t| vs_lld(t, Variant::Options));
     add("job-file/layout/dtld-only", true, layout);
     add("job-file/vs-lld-link/msvc", false, vs_lld_link);
-    add("distributor/dtld-distribute-with-lld", false, |t| {
-        with_dtld_distribute(t, Linker::Lld)
-    });
-    add("distributor/dtld-distribute-with-dtld", false, |t| {
-        with_dtld_distribute(t, Linker::Dtld)
-    });
-    add(
-        "distributor/not-run-without-thin-modules",
-        false,
-        no_thin_modules,
-    );
-    add("faults/missing-distributor/dtld-only", true, |t| {
-        fault(t, Fault::Missing)
-    });
-    add("faults/exit-status/dtld-only", true, |t| {
-        fault(t, Fault::Exit3)
-    });
+    add("distributor/dtld-distribute-with-lld", false, |t| with_dtld_distribute(t, Linker::Lld));
+    add("distributor/dtld-distribute-with-dtld", false, |t| with_dtld_distribute(t, Linker::Dtld));
+    add("distributor/not-run-without-thin-modules", false, no_thin_modules);
+    add("faults/missing-distributor/dtld-only", true, |t| fault(t, Fault::Missing));
+    add("faults/exit-status/dtld-only", true, |t| fault(t, Fault::Exit3));
     add("faults/killed/dtld-only", true, |t| fault(t, Fault::Killed));
-    add("faults/no-outputs/dtld-only", true, |t| {
-        fault(t, Fault::NoOutputs)
-    });
-    add("faults/empty-objects/dtld-only", true, |t| {
-        fault(t, Fault::Empty)
-    });
-    add("faults/garbage-objects", false, |t| {
-        fault(t, Fault::Garbage)
-    });
-    add("faults/compiler-fails", false, |t| {
-        fault(t, Fault::CompilerFails)
-    });
-    add(
-        "faults/bare-name-on-path/dtld-only",
-        true,
-        bare_name_on_path,
-    );
+    add("faults/no-outputs/dtld-only", true, |t| fault(t, Fault::NoOutputs));
+    add("faults/empty-objects/dtld-only", true, |t| fault(t, Fault::Empty));
+    add("faults/garbage-objects", false, |t| fault(t, Fault::Garbage));
+    add("faults/compiler-fails", false, |t| fault(t, Fault::CompilerFails));
+    add("faults/bare-name-on-path/dtld-only", true, bare_name_on_path);
     add("cache/unchanged-relink", false, |t| cache(t, Change::None));
     add("cache/changed-leaf", false, |t| cache(t, Change::Leaf));
-    add("cache/changed-imported", false, |t| {
-        cache(t, Change::Imported)
-    });
+    add("cache/changed-imported", false, |t| cache(t, Change::Imported));
     add("save-temps/default", false, |t| save_temps(t, false));
     add("save-temps/kept", false, |t| save_temps(t, true));
-    add("signal/sigint-group", false, |t| {
-        signal(t, libc::SIGINT, true)
-    });
+    add("signal/sigint-group", false, |t| signal(t, libc::SIGINT, true));
     add("signal/sigint", false, |t| signal(t, libc::SIGINT, false));
     add("signal/sigterm", false, |t| signal(t, libc::SIGTERM, false));
     add("concurrent", false, concurrent);
-    add("staging/planted-symlink/dtld-only", true, |t| {
-        planted(t, Plant::Symlink, true)
-    });
-    add("staging/planted-symlink/in-process/dtld-only", true, |t| {
-        planted(t, Plant::Symlink, false)
-    });
-    add("staging/planted-file/dtld-only", true, |t| {
-        planted(t, Plant::File, true)
-    });
+    add("staging/planted-symlink/dtld-only", true, |t| planted(t, Plant::Symlink, true));
+    add("staging/planted-symlink/in-process/dtld-only", true, |t| planted(t, Plant::Symlink, false));
+    add("staging/planted-file/dtld-only", true, |t| planted(t, Plant::File, true));
     add("staging/swapped-during-link/dtld-only", true, swapped);
     add("staging/private-and-reused/dtld-only", true, private_dir);
     add("self-check/module-identity", false, identities);
@@ -256,10 +211,7 @@ impl Context {
     fn new() -> Result<Context, String> {
         for tool in ["clang", "llvm-ar"] {
             if !llvm(tool).is_file() {
-                return Err(format!(
-                    "{} is missing (install clang-22 / llvm-22)",
-                    llvm(tool).display()
-                ));
+                return Err(format!("{} is missing (install clang-22 / llvm-22)", llvm(tool).display()));
             }
         }
         if find_in_path("ld.lld-22").is_none() && !llvm("ld.lld").is_file() {
@@ -271,10 +223,7 @@ impl Context {
             .or_else(|| find_in_path("python3"))
             .ok_or("python3 is missing (the recording distributor is a Python script)")?;
         let dtld = find_dtld()?;
-        let version = Command::new(&dtld)
-            .arg("--version")
-            .output()
-            .map_err(|e| format!("cannot run {} --version: {e}", dtld.display()))?;
+        let version = Command::new(&dtld).arg("--version").output().map_err(|e| format!("cannot run {} --version: {e}", dtld.display()))?;
         let text = String::from_utf8_lossy(&version.stdout);
         let dtld_is_lld = text.contains("LLD ") && !text.starts_with("dtld");
         Ok(Context {
@@ -294,9 +243,7 @@ impl Context {
             return line.starts_with(&prefix);
         }
         if self.dtld_is_lld {
-            Regex::new(r"^\S*ld\.lld\S*: error: ")
-                .expect("valid regex")
-                .is_match(line)
+            Regex::new(r"^\S*ld\.lld\S*: error: ").expect("valid regex").is_match(line)
         } else {
             line.starts_with("dtld: error: ")
         }
@@ -305,21 +252,13 @@ impl Context {
     /// The inputs, built on first use into `<root>/.inputs/` (the commands are in
     /// `commands.txt` there).
     fn inputs(&self) -> Result<&Path, String> {
-        self.inputs
-            .get_or_init(|| build_inputs(&self.root.join(".inputs")))
-            .as_deref()
-            .map_err(|e| format!("building the inputs failed: {e}"))
+        self.inputs.get_or_init(|| build_inputs(&self.root.join(".inputs"))).as_deref().map_err(|e| format!("building the inputs failed: {e}"))
     }
 }
 
 fn compile_cmd(cwd: &Path, src: &str, out: &str, flags: &[&str]) -> Command {
     let mut cmd = Command::new(llvm("clang"));
-    cmd.current_dir(cwd)
-        .arg("-c")
-        .args(flags)
-        .arg(src)
-        .arg("-o")
-        .arg(out);
+    cmd.current_dir(cwd).arg("-c").args(flags).arg(src).arg("-o").arg(out);
     cmd
 }
 
@@ -344,28 +283,16 @@ fn build_inputs(dir: &Path) -> Result<PathBuf, String> {
         run_tool_ok(&mut cmd).map(drop)
     };
     for stem in ["main", "mid", "leaf"] {
-        step(compile_cmd(
-            dir,
-            &format!("{stem}.c"),
-            &format!("{stem}.o"),
-            &LTO_FLAGS,
-        ))?;
+        step(compile_cmd(dir, &format!("{stem}.c"), &format!("{stem}.o"), &LTO_FLAGS))?;
     }
-    step(compile_cmd(
-        dir,
-        "archobj/arch.c",
-        "archobj/arch.o",
-        &LTO_FLAGS,
-    ))?;
+    step(compile_cmd(dir, "archobj/arch.c", "archobj/arch.o", &LTO_FLAGS))?;
     step(compile_cmd(dir, "lib/thin.c", "lib/thin.o", &LTO_FLAGS))?;
     step(compile_cmd(dir, "native.c", "native.o", &["-O2"]))?;
     let mut ar = Command::new(llvm("llvm-ar"));
-    ar.current_dir(dir)
-        .args(["rcs", "libarch.a", "archobj/arch.o"]);
+    ar.current_dir(dir).args(["rcs", "libarch.a", "archobj/arch.o"]);
     step(ar)?;
     let mut ar = Command::new(llvm("llvm-ar"));
-    ar.current_dir(dir.join("lib"))
-        .args(["rcsT", "libthin.a", "thin.o"]);
+    ar.current_dir(dir.join("lib")).args(["rcsT", "libthin.a", "thin.o"]);
     step(ar)?;
     let _ = fs::write(dir.join("commands.txt"), log.join("\n") + "\n");
     Ok(dir.to_path_buf())
@@ -381,11 +308,7 @@ struct Work<'a> {
 fn run_trial(ctx: &Context, name: &str, f: TrialFn) -> Result<(), String> {
     let dir = ctx.root.join(name.replace('/', "-"));
     fresh_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let t = Work {
-        ctx,
-        dir: dir.clone(),
-        repro: Default::default(),
-    };
+    let t = Work { ctx, dir: dir.clone(), repro: Default::default() };
     match f(&t) {
         Ok(()) => {
             if !ctx.keep {
@@ -430,21 +353,11 @@ impl Recorder {
         };
         let mut calls = Vec::new();
         for line in text.lines() {
-            let v: Value = serde_json::from_str(line)
-                .map_err(|e| format!("bad line in {}: {e}: {line}", list.display()))?;
-            let argv = v["argv"]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .map(|s| s.as_str().unwrap_or_default().to_string())
-                        .collect()
-                })
-                .unwrap_or_default();
+            let v: Value = serde_json::from_str(line).map_err(|e| format!("bad line in {}: {e}: {line}", list.display()))?;
+            let argv = v["argv"].as_array().map(|a| a.iter().map(|s| s.as_str().unwrap_or_default().to_string()).collect()).unwrap_or_default();
             let copy = self.log.join(v["copy"].as_str().unwrap_or_default());
-            let job_text =
-                fs::read_to_string(&copy).map_err(|e| format!("read {}: {e}", copy.display()))?;
-            let json = serde_json::from_str(&job_text)
-                .map_err(|e| format!("the job file is not valid JSON ({e}): {job_text}"))?;
+            let job_text = fs::read_to_string(&copy).map_err(|e| format!("read {}: {e}", copy.display()))?;
+            let json = serde_json::from_str(&job_text).map_err(|e| format!("the job file is not valid JSON ({e}): {job_text}"))?;
             calls.push(Call {
                 argv,
                 cwd: PathBuf::from(v["cwd"].as_str().unwrap_or_default()),
@@ -461,9 +374,7 @@ impl Recorder {
         let mut calls = self.calls()?;
         match calls.len() {
             1 => Ok(calls.remove(0)),
-            n => Err(format!(
-                "{what}: the distributor was run {n} times, expected once"
-            )),
+            n => Err(format!("{what}: the distributor was run {n} times, expected once")),
         }
     }
 }
@@ -484,8 +395,7 @@ impl Work<'_> {
     fn write_executable(&self, rel: &str, contents: &str) -> Result<PathBuf, String> {
         self.write(rel, contents)?;
         let p = self.path(rel);
-        fs::set_permissions(&p, fs::Permissions::from_mode(0o755))
-            .map_err(|e| format!("chmod {}: {e}", p.display()))?;
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).map_err(|e| format!("chmod {}: {e}", p.display()))?;
         Ok(p)
     }
 
@@ -515,9 +425,7 @@ impl Work<'_> {
         if !RECORDER.starts_with(shebang) || RECORDER.matches(placeholder).count() != 1 {
             return Err("recorder.py lost its shebang or its `CONFIG = {}` line".into());
         }
-        let text = RECORDER
-            .replacen(shebang, &format!("#!{}\n", self.ctx.python.display()), 1)
-            .replacen(placeholder, &format!("\nCONFIG = {config}\n"), 1);
+        let text = RECORDER.replacen(shebang, &format!("#!{}\n", self.ctx.python.display()), 1).replacen(placeholder, &format!("\nCONFIG = {config}\n"), 1);
         let script = self.write_executable(&format!("tools/{name}.py"), &text)?;
         Ok(Recorder { script, log })
     }
@@ -528,25 +436,13 @@ impl Work<'_> {
 
     /// `clang -flto=thin -fuse-ld=<linker> -fthinlto-distributor=<distributor> <extra>
     /// <inputs> -o <out>` in `cwd`.
-    fn link_cmd(
-        &self,
-        cwd: &Path,
-        linker: Linker,
-        distributor: &OsString,
-        out: &str,
-        extra: &[&str],
-    ) -> Command {
+    fn link_cmd(&self, cwd: &Path, linker: Linker, distributor: &OsString, out: &str, extra: &[&str]) -> Command {
         let mut cmd = Command::new(llvm("clang"));
         cmd.current_dir(cwd);
         cmd.arg(linker.fuse_ld(&self.ctx.dtld));
         let mut arg = OsString::from("-fthinlto-distributor=");
         arg.push(distributor);
-        cmd.arg("-flto=thin")
-            .arg(arg)
-            .args(extra)
-            .args(INPUTS)
-            .arg("-o")
-            .arg(out);
+        cmd.arg("-flto=thin").arg(arg).args(extra).args(INPUTS).arg("-o").arg(out);
         cmd
     }
 
@@ -566,28 +462,13 @@ impl Work<'_> {
         let mut cmd = self.link_cmd(cwd, linker, distributor, out, extra);
         let o = self.run(&mut cmd)?;
         if !o.success() {
-            return Err(format!(
-                "the {} link of {out} failed ({}):\n{}",
-                linker.name(),
-                o.status_text(),
-                o.stderr_text()
-            ));
+            return Err(format!("the {} link of {out} failed ({}):\n{}", linker.name(), o.status_text(), o.stderr_text()));
         }
         let after = snapshot(cwd)?;
-        let left: Vec<String> = changes(&before, &after)
-            .into_iter()
-            .filter(|f| {
-                f != out
-                    && !allowed
-                        .iter()
-                        .any(|a| f == a || f.starts_with(&format!("{a}/")))
-            })
-            .collect();
+        let left: Vec<String> =
+            changes(&before, &after).into_iter().filter(|f| f != out && !allowed.iter().any(|a| f == a || f.starts_with(&format!("{a}/")))).collect();
         if !left.is_empty() {
-            return Err(format!(
-                "the {} link of {out} left files besides {out}: {left:?}",
-                linker.name()
-            ));
+            return Err(format!("the {} link of {out} left files besides {out}: {left:?}", linker.name()));
         }
         self.run_program(cwd, out, expected)
     }
@@ -598,23 +479,13 @@ impl Work<'_> {
         let r = self.run(&mut cmd)?;
         let stdout = String::from_utf8_lossy(&r.stdout);
         if !r.success() || stdout != expected {
-            return Err(format!(
-                "{exe} ({}) printed {stdout:?}, expected {expected:?}; stderr:\n{}",
-                r.status_text(),
-                r.stderr_text()
-            ));
+            return Err(format!("{exe} ({}) printed {stdout:?}, expected {expected:?}; stderr:\n{}", r.status_text(), r.stderr_text()));
         }
         Ok(())
     }
 
     /// The linker command clang would run (argv, from `clang -###`).
-    fn linker_argv(
-        &self,
-        cwd: &Path,
-        linker: Linker,
-        distributor: &OsString,
-        extra: &[&str],
-    ) -> Result<Vec<String>, String> {
+    fn linker_argv(&self, cwd: &Path, linker: Linker, distributor: &OsString, extra: &[&str]) -> Result<Vec<String>, String> {
         let mut cmd = self.link_cmd(cwd, linker, distributor, "prog", extra);
         cmd.arg("-###");
         let out = self.ok(&mut cmd)?;
@@ -627,27 +498,17 @@ impl Work<'_> {
             .lines()
             .filter_map(|l| split_words(l).ok())
             .find(|argv| argv.first().is_some_and(|a| want(a)))
-            .ok_or_else(|| {
-                format!(
-                    "no {} command in `clang -###` output:\n{listing}",
-                    linker.name()
-                )
-            })
+            .ok_or_else(|| format!("no {} command in `clang -###` output:\n{listing}", linker.name()))
     }
 
     /// The linker command for `cwd` with the environment of the fault and signal trials:
     /// `TMPDIR` inside `cwd`, so that a temporary file put there counts as left behind.
     fn direct(&self, cwd: &Path, argv: &[String]) -> Command {
         let mut cmd = Command::new(&argv[0]);
-        cmd.current_dir(cwd)
-            .args(&argv[1..])
-            .env("TMPDIR", cwd.join("tmp"));
+        cmd.current_dir(cwd).args(&argv[1..]).env("TMPDIR", cwd.join("tmp"));
         cmd
     }
 }
-
-
-
 
 // ---- the job file -------------------------------------------------------------------------
 
@@ -671,26 +532,12 @@ fn module_identity(path: &str, linker_output: &str) -> String {
     }
     let member = Regex::new(r"\(([^()]+) at \d+\)").expect("valid regex");
     if let Some(c) = member.captures(&p) {
-        return Path::new(&c[1])
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_else(|| c[1].to_string());
+        return Path::new(&c[1]).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| c[1].to_string());
     }
-    for re in [
-        r"\.thinlto\.bc$",
-        r"\.\d+\.\d+\.native\.o$",
-        r"\.native\.o$",
-        r"\.\d+\.[0-9A-F]+\.o$",
-    ] {
-        p = Regex::new(re)
-            .expect("valid regex")
-            .replace(&p, "")
-            .into_owned();
+    for re in [r"\.thinlto\.bc$", r"\.\d+\.\d+\.native\.o$", r"\.native\.o$", r"\.\d+\.[0-9A-F]+\.o$"] {
+        p = Regex::new(re).expect("valid regex").replace(&p, "").into_owned();
     }
-    Path::new(&p)
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or(p)
+    Path::new(&p).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(p)
 }
 
 /// One job of a job file, checked for lld 22's shape.
@@ -705,18 +552,12 @@ fn strings(v: &Value, what: &str) -> Result<Vec<String>, String> {
     v.as_array()
         .ok_or_else(|| format!("{what} is not an array: {v}"))?
         .iter()
-        .map(|s| {
-            s.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| format!("{what} has a non-string element: {s}"))
-        })
+        .map(|s| s.as_str().map(str::to_string).ok_or_else(|| format!("{what} has a non-string element: {s}")))
         .collect()
 }
 
 fn keys(v: &Value) -> BTreeSet<String> {
-    v.as_object()
-        .map(|o| o.keys().cloned().collect())
-        .unwrap_or_default()
+    v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
 }
 
 /// Checks the job file's schema (lld 22's, see dtlto-llvm22.md §1) and returns its jobs.
@@ -727,33 +568,18 @@ fn parse_job_file(text: &str, json: &Value) -> Result<Vec<JobView>, String> {
     }
     // llvm::json::OStream keeps insertion order; serde_json's map does not, so check the text.
     if !text.starts_with(r#"{"common":{"linker_output":"#) {
-        problems.push(format!(
-            "the job file does not start with {{\"common\":{{\"linker_output\": (lld's key order): {}",
-            &text[..text.len().min(80)]
-        ));
+        problems.push(format!("the job file does not start with {{\"common\":{{\"linker_output\": (lld's key order): {}", &text[..text.len().min(80)]));
     }
     let want = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
     if keys(json) != want(&["common", "jobs"]) {
-        problems.push(format!(
-            "top-level keys {:?}, expected common, jobs",
-            keys(json)
-        ));
+        problems.push(format!("top-level keys {:?}, expected common, jobs", keys(json)));
     }
     if keys(&json["common"]) != want(&["linker_output", "args", "inputs"]) {
-        problems.push(format!(
-            "common has keys {:?}, expected linker_output, args, inputs",
-            keys(&json["common"])
-        ));
+        problems.push(format!("common has keys {:?}, expected linker_output, args, inputs", keys(&json["common"])));
     }
     let jobs = json["jobs"].as_array().cloned().unwrap_or_default();
-    let jobs_text = text
-        .split_once(r#"},"jobs":["#)
-        .map_or("", |(_, rest)| rest);
-    for (k, pattern) in [
-        ("args", r#"{"args":["#),
-        ("inputs", r#"],"inputs":["#),
-        ("outputs", r#"],"outputs":["#),
-    ] {
+    let jobs_text = text.split_once(r#"},"jobs":["#).map_or("", |(_, rest)| rest);
+    for (k, pattern) in [("args", r#"{"args":["#), ("inputs", r#"],"inputs":["#), ("outputs", r#"],"outputs":["#)] {
         if jobs_text.matches(pattern).count() != jobs.len() {
             problems.push(format!(
                 "`{pattern}` occurs {} times for {} jobs (job key order args, inputs, outputs; key {k})",
@@ -769,11 +595,7 @@ fn parse_job_file(text: &str, json: &Value) -> Result<Vec<JobView>, String> {
             problems.push(format!("job {n} has keys {:?}", keys(job)));
             continue;
         }
-        let (args, inputs, outputs) = match (
-            strings(&job["args"], "args"),
-            strings(&job["inputs"], "inputs"),
-            strings(&job["outputs"], "outputs"),
-        ) {
+        let (args, inputs, outputs) = match (strings(&job["args"], "args"), strings(&job["inputs"], "inputs"), strings(&job["outputs"], "outputs")) {
             (Ok(a), Ok(i), Ok(o)) => (a, i, o),
             (a, i, o) => {
                 for e in [a.err(), i.err(), o.err()].into_iter().flatten() {
@@ -783,35 +605,20 @@ fn parse_job_file(text: &str, json: &Value) -> Result<Vec<JobView>, String> {
             }
         };
         if args.len() != 4 || inputs.len() < 2 || outputs.len() != 1 {
-            problems.push(format!(
-                "job {n}: expected 4 args, at least 2 inputs and 1 output: {job}"
-            ));
+            problems.push(format!("job {n}: expected 4 args, at least 2 inputs and 1 output: {job}"));
             continue;
         }
-        if args[0] != inputs[0]
-            || args[1] != format!("-fthinlto-index={}", inputs[1])
-            || args[2] != "-o"
-            || args[3] != outputs[0]
-        {
-            problems.push(format!(
-                "job {n}: args are not [inputs[0], -fthinlto-index=inputs[1], -o, outputs[0]]: {job}"
-            ));
+        if args[0] != inputs[0] || args[1] != format!("-fthinlto-index={}", inputs[1]) || args[2] != "-o" || args[3] != outputs[0] {
+            problems.push(format!("job {n}: args are not [inputs[0], -fthinlto-index=inputs[1], -o, outputs[0]]: {job}"));
         }
         let imports = inputs[2..].to_vec();
         let mut sorted = imports.clone();
         sorted.sort();
         sorted.dedup();
         if sorted != imports {
-            problems.push(format!(
-                "job {n}: import sources not sorted byte-wise without duplicates: {imports:?}"
-            ));
+            problems.push(format!("job {n}: import sources not sorted byte-wise without duplicates: {imports:?}"));
         }
-        views.push(JobView {
-            module: args[0].clone(),
-            shard: inputs[1].clone(),
-            output: outputs[0].clone(),
-            imports,
-        });
+        views.push(JobView { module: args[0].clone(), shard: inputs[1].clone(), output: outputs[0].clone(), imports });
     }
     if problems.is_empty() {
         Ok(views)
@@ -822,14 +629,7 @@ fn parse_job_file(text: &str, json: &Value) -> Result<Vec<JobView>, String> {
 
 /// Module identity → identities of its import sources, in job order.
 fn import_map(jobs: &[JobView], out: &str) -> Vec<(String, BTreeSet<String>)> {
-    jobs.iter()
-        .map(|j| {
-            (
-                module_identity(&j.module, out),
-                j.imports.iter().map(|p| module_identity(p, out)).collect(),
-            )
-        })
-        .collect()
+    jobs.iter().map(|j| (module_identity(&j.module, out), j.imports.iter().map(|p| module_identity(p, out)).collect())).collect()
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -857,35 +657,17 @@ fn vs_lld(t: &Work, variant: Variant) -> Result<(), String> {
     for linker in [Linker::Dtld, Linker::Lld] {
         let cwd = t.inputs(linker.name())?;
         let rec = t.recorder(&format!("rec-{}", linker.name()), "run")?;
-        t.link_and_run(
-            &cwd,
-            linker,
-            &rec.script.clone().into_os_string(),
-            "prog",
-            extra,
-            EXPECTED,
-            &[],
-        )?;
+        t.link_and_run(&cwd, linker, &rec.script.clone().into_os_string(), "prog", extra, EXPECTED, &[])?;
         let call = rec.one_call(linker.name())?;
         // The distributor's argv: [distributor, a, b, <job file>], in the linker's cwd.
         let mut problems = Vec::new();
         let argv = &call.argv;
-        if argv.len() != 4
-            || Path::new(&argv[0]) != rec.script
-            || argv[1..3] != ["a".to_string(), "b".to_string()]
-        {
-            problems.push(format!(
-                "distributor argv {argv:?}, expected [{}, a, b, <job file>]",
-                rec.script.display()
-            ));
+        if argv.len() != 4 || Path::new(&argv[0]) != rec.script || argv[1..3] != ["a".to_string(), "b".to_string()] {
+            problems.push(format!("distributor argv {argv:?}, expected [{}, a, b, <job file>]", rec.script.display()));
         }
         let canon = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         if canon(&call.cwd) != canon(&cwd) {
-            problems.push(format!(
-                "the distributor ran in {}, not in the linker's cwd {}",
-                call.cwd.display(),
-                cwd.display()
-            ));
+            problems.push(format!("the distributor ran in {}, not in the linker's cwd {}", call.cwd.display(), cwd.display()));
         }
         if !problems.is_empty() {
             return Err(format!("{}: {}", linker.name(), problems.join("\n")));
@@ -893,74 +675,45 @@ fn vs_lld(t: &Work, variant: Variant) -> Result<(), String> {
         calls.push(call);
     }
     let (ours, theirs) = (&calls[0], &calls[1]);
-    let our_jobs = parse_job_file(&ours.text, &ours.json)
-        .map_err(|e| format!("the job file of the linker under test:\n{e}\n{}", ours.text))?;
-    let their_jobs = parse_job_file(&theirs.text, &theirs.json)
-        .map_err(|e| format!("ld.lld's job file (trial bug?):\n{e}\n{}", theirs.text))?;
+    let our_jobs = parse_job_file(&ours.text, &ours.json).map_err(|e| format!("the job file of the linker under test:\n{e}\n{}", ours.text))?;
+    let their_jobs = parse_job_file(&theirs.text, &theirs.json).map_err(|e| format!("ld.lld's job file (trial bug?):\n{e}\n{}", theirs.text))?;
 
     let mut problems = Vec::new();
     for key in ["linker_output", "args", "inputs"] {
         if ours.json["common"][key] != theirs.json["common"][key] {
-            problems.push(format!(
-                "common.{key} differs:\n  dtld: {}\n  lld:  {}",
-                ours.json["common"][key], theirs.json["common"][key]
-            ));
+            problems.push(format!("common.{key} differs:\n  dtld: {}\n  lld:  {}", ours.json["common"][key], theirs.json["common"][key]));
         }
     }
     let out = "prog";
     let (a, b) = (import_map(&our_jobs, out), import_map(&their_jobs, out));
-    let modules = |m: &[(String, BTreeSet<String>)]| -> Vec<String> {
-        m.iter().map(|(k, _)| k.clone()).collect()
-    };
+    let modules = |m: &[(String, BTreeSet<String>)]| -> Vec<String> { m.iter().map(|(k, _)| k.clone()).collect() };
     // Guards against a broken trial: lld must have five jobs and main.o must import.
     if modules(&b) != MODULES {
-        return Err(format!(
-            "lld's jobs are for {:?}, expected {MODULES:?} (trial bug?)",
-            modules(&b)
-        ));
+        return Err(format!("lld's jobs are for {:?}, expected {MODULES:?} (trial bug?)", modules(&b)));
     }
     if b[0].1.is_empty() {
         return Err("lld's job for main.o has no import sources (trial bug?)".into());
     }
     if our_jobs.len() != their_jobs.len() {
-        problems.push(format!(
-            "{} jobs, lld has {}",
-            our_jobs.len(),
-            their_jobs.len()
-        ));
+        problems.push(format!("{} jobs, lld has {}", our_jobs.len(), their_jobs.len()));
     }
     if modules(&a) != modules(&b) {
-        problems.push(format!(
-            "jobs are for modules {:?}, lld's (task order) for {:?}",
-            modules(&a),
-            modules(&b)
-        ));
+        problems.push(format!("jobs are for modules {:?}, lld's (task order) for {:?}", modules(&a), modules(&b)));
     }
     for (module, theirs_imports) in &b {
         if let Some((_, ours_imports)) = a.iter().find(|(m, _)| m == module) {
             if ours_imports != theirs_imports {
-                problems.push(format!(
-                    "{module} imports from {ours_imports:?}, with lld from {theirs_imports:?}"
-                ));
+                problems.push(format!("{module} imports from {ours_imports:?}, with lld from {theirs_imports:?}"));
             }
         }
     }
-    if variant == Variant::NoPie
-        && theirs.json["common"]["args"]
-            .as_array()
-            .is_some_and(|a| a.iter().any(|s| s == "-fpic"))
-    {
+    if variant == Variant::NoPie && theirs.json["common"]["args"].as_array().is_some_and(|a| a.iter().any(|s| s == "-fpic")) {
         problems.push("lld put -fpic in common.args of a -no-pie link (trial bug?)".into());
     }
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(format!(
-            "{}\njob file of the linker under test: {}\nld.lld's job file: {}",
-            problems.join("\n"),
-            ours.text,
-            theirs.text
-        ))
+        Err(format!("{}\njob file of the linker under test: {}\nld.lld's job file: {}", problems.join("\n"), ours.text, theirs.text))
     }
 }
 
@@ -1007,7 +760,11 @@ fn vs_lld_link(t: &Work) -> Result<(), String> {
         let want = "A value must be specified for /thinlto-remote-compiler if /thinlto-distributor is specified.";
         let stderr = String::from_utf8_lossy(&o.stderr);
         if o.status.is_none_or(|s| s.success()) || !stderr.contains(want) {
-            return Err(format!("{}: without /thinlto-remote-compiler: exit {:?}, stderr {stderr:?}; expected lld-link's error '{want}'", linker.name(), o.status.and_then(|s| s.code())));
+            return Err(format!(
+                "{}: without /thinlto-remote-compiler: exit {:?}, stderr {stderr:?}; expected lld-link's error '{want}'",
+                linker.name(),
+                o.status.and_then(|s| s.code())
+            ));
         }
         let mut cmd = Command::new(&program);
         base(&mut cmd);
@@ -1077,13 +834,10 @@ fn layout(t: &Work) -> Result<(), String> {
     let stage = "prog.dtld-lto/";
     let originals: BTreeSet<&str> = INPUTS.iter().copied().collect();
     let mut problems = Vec::new();
-    let bad_path =
-        |p: &str| p.starts_with('/') || Path::new(p).components().any(|c| c.as_os_str() == "..");
+    let bad_path = |p: &str| p.starts_with('/') || Path::new(p).components().any(|c| c.as_os_str() == "..");
     let job_file = first.argv.last().cloned().unwrap_or_default();
     if bad_path(&job_file) || !job_file.starts_with(stage) {
-        problems.push(format!(
-            "the job file {job_file} is not a relative path inside {stage}"
-        ));
+        problems.push(format!("the job file {job_file} is not a relative path inside {stage}"));
     }
     for j in &jobs {
         for (what, p) in [("shard", &j.shard), ("native object", &j.output)] {
@@ -1093,9 +847,7 @@ fn layout(t: &Work) -> Result<(), String> {
         }
         for p in std::iter::once(&j.module).chain(&j.imports) {
             if bad_path(p) || !(p.starts_with(stage) || originals.contains(p.as_str())) {
-                problems.push(format!(
-                    "module {p} is neither an input as given nor a relative path inside {stage}"
-                ));
+                problems.push(format!("module {p} is neither an input as given nor a relative path inside {stage}"));
             }
         }
     }
@@ -1103,12 +855,10 @@ fn layout(t: &Work) -> Result<(), String> {
     t.link_and_run(&cwd, Linker::Dtld, &d, "prog", &[], EXPECTED, &[])?;
     let calls = rec.calls()?;
     match calls.get(1) {
-        Some(second) if second.text != first.text || second.argv[1..] != first.argv[1..] => {
-            problems.push(format!(
-                "a relink wrote another job file (PID or random part?):\n  first:  {:?} {}\n  second: {:?} {}",
-                first.argv, first.text, second.argv, second.text
-            ))
-        }
+        Some(second) if second.text != first.text || second.argv[1..] != first.argv[1..] => problems.push(format!(
+            "a relink wrote another job file (PID or random part?):\n  first:  {:?} {}\n  second: {:?} {}",
+            first.argv, first.text, second.argv, second.text
+        )),
         Some(_) => {}
         None => problems.push("the relink did not run the distributor".into()),
     }
@@ -1124,24 +874,13 @@ fn layout(t: &Work) -> Result<(), String> {
 fn with_dtld_distribute(t: &Work, linker: Linker) -> Result<(), String> {
     let d = t.dtld_distribute()?;
     let cwd = t.inputs("work")?;
-    t.link_and_run(
-        &cwd,
-        linker,
-        &d.into_os_string(),
-        "prog",
-        &["-Xthinlto-distributor=-j,2"],
-        EXPECTED,
-        &[],
-    )
+    t.link_and_run(&cwd, linker, &d.into_os_string(), "prog", &["-Xthinlto-distributor=-j,2"], EXPECTED, &[])
 }
 
 /// Native objects only: no ThinLTO module, so no distributor may run (as with lld 22).
 fn no_thin_modules(t: &Work) -> Result<(), String> {
     let cwd = t.path("work");
-    t.write(
-        "work/plain.c",
-        "#include <stdio.h>\nint main(void) { puts(\"plain\"); return 0; }\n",
-    )?;
+    t.write("work/plain.c", "#include <stdio.h>\nint main(void) { puts(\"plain\"); return 0; }\n")?;
     t.ok(&mut compile_cmd(&cwd, "plain.c", "plain.o", &["-O2"]))?;
     let rec = t.recorder("rec", "run")?;
     for linker in [Linker::Dtld, Linker::Lld] {
@@ -1152,26 +891,15 @@ fn no_thin_modules(t: &Work) -> Result<(), String> {
             Linker::Dtld => cmd.arg(format!("-fuse-ld={}", t.ctx.dtld.display())),
             Linker::Lld => cmd.arg("-fuse-ld=lld"),
         };
-        cmd.arg("-flto=thin")
-            .arg(format!("-fthinlto-distributor={}", rec.script.display()))
-            .args(["plain.o", "-o", &out]);
+        cmd.arg("-flto=thin").arg(format!("-fthinlto-distributor={}", rec.script.display())).args(["plain.o", "-o", &out]);
         let o = t.run(&mut cmd)?;
         if !o.success() {
-            return Err(format!(
-                "the {} link failed ({}):\n{}",
-                linker.name(),
-                o.status_text(),
-                o.stderr_text()
-            ));
+            return Err(format!("the {} link failed ({}):\n{}", linker.name(), o.status_text(), o.stderr_text()));
         }
         t.run_program(&cwd, &out, "plain\n")?;
         let calls = rec.calls()?;
         if !calls.is_empty() {
-            return Err(format!(
-                "{} ran the distributor without ThinLTO modules: {:?}",
-                linker.name(),
-                calls.iter().map(|c| &c.text).collect::<Vec<_>>()
-            ));
+            return Err(format!("{} ran the distributor without ThinLTO modules: {:?}", linker.name(), calls.iter().map(|c| &c.text).collect::<Vec<_>>()));
         }
     }
     Ok(())
@@ -1222,10 +950,7 @@ fn fault(t: &Work, kind: Fault) -> Result<(), String> {
     let stderr = out.stderr_text();
     let mut problems = Vec::new();
     if out.status_text() != "exit 1" {
-        problems.push(format!(
-            "the linker under test: {}, expected exit 1",
-            out.status_text()
-        ));
+        problems.push(format!("the linker under test: {}, expected exit 1", out.status_text()));
     }
     let errors: Vec<&str> = stderr.lines().filter(|l| t.ctx.is_error_line(l)).collect();
     if errors.is_empty() {
@@ -1233,9 +958,7 @@ fn fault(t: &Work, kind: Fault) -> Result<(), String> {
     }
     let left = changes(&before, &after);
     if !left.is_empty() {
-        problems.push(format!(
-            "files left behind or changed (the output, temporaries): {left:?}"
-        ));
+        problems.push(format!("files left behind or changed (the output, temporaries): {left:?}"));
     }
     // What the distributor was given (not for the missing one, nor dtld-distribute).
     let jobs = match kind {
@@ -1245,12 +968,7 @@ fn fault(t: &Work, kind: Fault) -> Result<(), String> {
             parse_job_file(&call.text, &call.json)?
         }
     };
-    let names_a_module = |text: &str| {
-        MODULES.iter().any(|m| text.contains(m))
-            || jobs
-                .iter()
-                .any(|j| text.contains(&j.module) || text.contains(&j.output))
-    };
+    let names_a_module = |text: &str| MODULES.iter().any(|m| text.contains(m)) || jobs.iter().any(|j| text.contains(&j.module) || text.contains(&j.output));
     match kind {
         Fault::Missing => {
             if !stderr.contains("no-such-distributor") {
@@ -1263,45 +981,26 @@ fn fault(t: &Work, kind: Fault) -> Result<(), String> {
             }
         }
         Fault::Killed => {
-            if !Regex::new(r"(?i)signal 9|SIGKILL")
-                .expect("valid regex")
-                .is_match(&stderr)
-            {
+            if !Regex::new(r"(?i)signal 9|SIGKILL").expect("valid regex").is_match(&stderr) {
                 problems.push("the message does not name the signal (9, SIGKILL)".into());
             }
         }
         Fault::NoOutputs => {
             if jobs.len() != MODULES.len() {
-                problems.push(format!(
-                    "the job file has {} jobs, expected {} (trial bug?)",
-                    jobs.len(),
-                    MODULES.len()
-                ));
+                problems.push(format!("the job file has {} jobs, expected {} (trial bug?)", jobs.len(), MODULES.len()));
             }
-            let unnamed: Vec<&str> = jobs
-                .iter()
-                .filter(|j| !stderr.contains(&j.output))
-                .map(|j| j.output.as_str())
-                .collect();
+            let unnamed: Vec<&str> = jobs.iter().filter(|j| !stderr.contains(&j.output)).map(|j| j.output.as_str()).collect();
             if !unnamed.is_empty() {
                 problems.push(format!("missing objects not listed: {unnamed:?}"));
             }
-            let lines = stderr
-                .lines()
-                .filter(|l| jobs.iter().any(|j| l.contains(&j.output)))
-                .count();
+            let lines = stderr.lines().filter(|l| jobs.iter().any(|j| l.contains(&j.output))).count();
             if lines < jobs.len() {
-                problems.push(format!(
-                    "{lines} lines name missing objects, expected one per job ({})",
-                    jobs.len()
-                ));
+                problems.push(format!("{lines} lines name missing objects, expected one per job ({})", jobs.len()));
             }
         }
         Fault::Empty | Fault::Garbage | Fault::CompilerFails => {
             if !names_a_module(&stderr) {
-                problems.push(format!(
-                    "the message names no module (none of {MODULES:?} or the job file's paths)"
-                ));
+                problems.push(format!("the message names no module (none of {MODULES:?} or the job file's paths)"));
             }
         }
     }
@@ -1318,13 +1017,8 @@ fn bare_name_on_path(t: &Work) -> Result<(), String> {
     let rec = t.recorder("rec", "run")?;
     let bin = t.path("tools/bin");
     fs::create_dir_all(&bin).map_err(|e| e.to_string())?;
-    fs::copy(&rec.script, bin.join("dtlto-recorder"))
-        .map_err(|e| format!("copy the recorder: {e}"))?;
-    fs::set_permissions(
-        bin.join("dtlto-recorder"),
-        fs::Permissions::from_mode(0o755),
-    )
-    .map_err(|e| e.to_string())?;
+    fs::copy(&rec.script, bin.join("dtlto-recorder")).map_err(|e| format!("copy the recorder: {e}"))?;
+    fs::set_permissions(bin.join("dtlto-recorder"), fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())?;
     let path = std::env::var_os("PATH").unwrap_or_default();
     let mut new_path = bin.clone().into_os_string();
     new_path.push(":");
@@ -1334,16 +1028,9 @@ fn bare_name_on_path(t: &Work) -> Result<(), String> {
     cmd.env("PATH", &new_path);
     let o = t.run(&mut cmd)?;
     if !o.success() {
-        return Err(format!(
-            "the link with -fthinlto-distributor=dtlto-recorder (on PATH) failed ({}):\n{}",
-            o.status_text(),
-            o.stderr_text()
-        ));
+        return Err(format!("the link with -fthinlto-distributor=dtlto-recorder (on PATH) failed ({}):\n{}", o.status_text(), o.stderr_text()));
     }
-    let left: Vec<String> = changes(&before, &snapshot(&cwd)?)
-        .into_iter()
-        .filter(|f| f != "prog")
-        .collect();
+    let left: Vec<String> = changes(&before, &snapshot(&cwd)?).into_iter().filter(|f| f != "prog").collect();
     if !left.is_empty() {
         return Err(format!("files left besides prog: {left:?}"));
     }
@@ -1375,15 +1062,9 @@ fn cache(t: &Work, change: Change) -> Result<(), String> {
     let map = import_map(&first_jobs, "prog");
     let ids: Vec<&str> = map.iter().map(|(m, _)| m.as_str()).collect();
     if ids != MODULES {
-        return Err(format!(
-            "the first link's job file has jobs for {ids:?}, expected {MODULES:?}"
-        ));
+        return Err(format!("the first link's job file has jobs for {ids:?}, expected {MODULES:?}"));
     }
-    if fs::read_dir(cwd.join("cache"))
-        .map_err(|e| e.to_string())?
-        .count()
-        == 0
-    {
+    if fs::read_dir(cwd.join("cache")).map_err(|e| e.to_string())?.count() == 0 {
         return Err("the first link left the cache directory empty".into());
     }
     let program = fs::read(cwd.join("prog")).map_err(|e| e.to_string())?;
@@ -1393,13 +1074,8 @@ fn cache(t: &Work, change: Change) -> Result<(), String> {
         Change::Leaf => {
             // Guard: leaf.o must import nothing and be imported by nobody.
             let leaf = "leaf.o".to_string();
-            if map
-                .iter()
-                .any(|(m, imp)| (m == &leaf && !imp.is_empty()) || imp.contains(&leaf))
-            {
-                return Err(format!(
-                    "leaf.o is not a leaf in the first job file (trial bug?): {map:?}"
-                ));
+            if map.iter().any(|(m, imp)| (m == &leaf && !imp.is_empty()) || imp.contains(&leaf)) {
+                return Err(format!("leaf.o is not a leaf in the first job file (trial bug?): {map:?}"));
             }
             t.write("work/leaf.c", leaf_c(200))?;
             t.ok(&mut compile_cmd(&cwd, "leaf.c", "leaf.o", &LTO_FLAGS))?;
@@ -1407,36 +1083,17 @@ fn cache(t: &Work, change: Change) -> Result<(), String> {
         }
         Change::Imported => {
             let mid = "mid.o".to_string();
-            let mut set: BTreeSet<String> = map
-                .iter()
-                .filter(|(_, imp)| imp.contains(&mid))
-                .map(|(m, _)| m.clone())
-                .collect();
+            let mut set: BTreeSet<String> = map.iter().filter(|(_, imp)| imp.contains(&mid)).map(|(m, _)| m.clone()).collect();
             if set.is_empty() {
-                return Err(format!(
-                    "nobody imports from mid.o in the first job file (trial bug?): {map:?}"
-                ));
+                return Err(format!("nobody imports from mid.o in the first job file (trial bug?): {map:?}"));
             }
             set.insert(mid);
             t.write("work/mid.c", mid_c(12))?;
             t.ok(&mut compile_cmd(&cwd, "mid.c", "mid.o", &LTO_FLAGS))?;
-            (
-                EXPECTED
-                    .replace("mid=33", "mid=36")
-                    .replace("arch=56", "arch=61"),
-                set,
-            )
+            (EXPECTED.replace("mid=33", "mid=36").replace("arch=56", "arch=61"), set)
         }
     };
-    t.link_and_run(
-        &cwd,
-        Linker::Dtld,
-        &d,
-        "prog",
-        &flags,
-        &expected_out,
-        &allowed,
-    )?;
+    t.link_and_run(&cwd, Linker::Dtld, &d, "prog", &flags, &expected_out, &allowed)?;
     let calls = rec.calls()?;
     match change {
         Change::None => {
@@ -1453,16 +1110,10 @@ fn cache(t: &Work, change: Change) -> Result<(), String> {
         }
         Change::Leaf | Change::Imported => {
             if calls.len() != 2 {
-                return Err(format!(
-                    "the relink ran the distributor {} times, expected once",
-                    calls.len() - 1
-                ));
+                return Err(format!("the relink ran the distributor {} times, expected once", calls.len() - 1));
             }
             let jobs = parse_job_file(&calls[1].text, &calls[1].json)?;
-            let got: BTreeSet<String> = jobs
-                .iter()
-                .map(|j| module_identity(&j.module, "prog"))
-                .collect();
+            let got: BTreeSet<String> = jobs.iter().map(|j| module_identity(&j.module, "prog")).collect();
             if got != expected_jobs || jobs.len() != expected_jobs.len() {
                 return Err(format!(
                     "the relink's job file has jobs for {got:?} ({} jobs), expected exactly {expected_jobs:?}\n\
@@ -1496,11 +1147,7 @@ fn save_temps(t: &Work, keep: bool) -> Result<(), String> {
     let mut cmd = t.link_cmd(&cwd, Linker::Dtld, &d, "prog", &["-Wl,--save-temps"]);
     let o = t.run(&mut cmd)?;
     if !o.success() {
-        return Err(format!(
-            "the link with --save-temps failed ({}):\n{}",
-            o.status_text(),
-            o.stderr_text()
-        ));
+        return Err(format!("the link with --save-temps failed ({}):\n{}", o.status_text(), o.stderr_text()));
     }
     t.run_program(&cwd, "prog", EXPECTED)?;
     let call = rec.one_call("the link")?;
@@ -1509,9 +1156,7 @@ fn save_temps(t: &Work, keep: bool) -> Result<(), String> {
     let mut problems = Vec::new();
     match fs::read_to_string(cwd.join(&job_file)) {
         Ok(text) if text == call.text => {}
-        Ok(_) => problems.push(format!(
-            "the kept job file {job_file} differs from what the distributor read"
-        )),
+        Ok(_) => problems.push(format!("the kept job file {job_file} differs from what the distributor read")),
         Err(e) => problems.push(format!("the job file {job_file} was not kept: {e}")),
     }
     for j in &jobs {
@@ -1530,18 +1175,12 @@ fn save_temps(t: &Work, keep: bool) -> Result<(), String> {
         if !cwd.join(stage).is_dir() {
             problems.push(format!("{stage} was not kept"));
         }
-        for p in std::iter::once(&job_file)
-            .chain(jobs.iter().map(|j| &j.shard))
-            .chain(jobs.iter().map(|j| &j.output))
-        {
+        for p in std::iter::once(&job_file).chain(jobs.iter().map(|j| &j.shard)).chain(jobs.iter().map(|j| &j.output)) {
             if !p.starts_with(stage) {
                 problems.push(format!("{p} is not inside {stage}"));
             }
         }
-        let outside: Vec<String> = changes(&before, &snapshot(&cwd)?)
-            .into_iter()
-            .filter(|f| f != "prog" && !f.starts_with("prog.dtld-lto"))
-            .collect();
+        let outside: Vec<String> = changes(&before, &snapshot(&cwd)?).into_iter().filter(|f| f != "prog" && !f.starts_with("prog.dtld-lto")).collect();
         if !outside.is_empty() {
             problems.push(format!("files created outside prog.dtld-lto/: {outside:?}"));
         }
@@ -1560,25 +1199,15 @@ fn save_temps(t: &Work, keep: bool) -> Result<(), String> {
 fn signal(t: &Work, sig: i32, group: bool) -> Result<(), String> {
     let cwd = t.inputs("work")?;
     let rec = t.recorder("rec", "sleep")?;
-    let argv = t.linker_argv(
-        &cwd,
-        Linker::Dtld,
-        &rec.script.clone().into_os_string(),
-        &[],
-    )?;
+    let argv = t.linker_argv(&cwd, Linker::Dtld, &rec.script.clone().into_os_string(), &[])?;
     fs::create_dir_all(cwd.join("tmp")).map_err(|e| e.to_string())?;
     let before = snapshot(&cwd)?;
     let mut cmd = t.direct(&cwd, &argv);
     // Its own process group, so that a group signal reaches the linker and the distributor
     // but not this test.
-    cmd.process_group(0)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+    cmd.process_group(0).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
     t.repro.borrow_mut().push(command_line(&cmd));
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", argv[0]))?;
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run {}: {e}", argv[0]))?;
     let mut err_pipe = child.stderr.take().expect("stderr piped");
     let reader = std::thread::spawn(move || {
         let mut buf = Vec::new();
@@ -1593,9 +1222,7 @@ fn signal(t: &Work, sig: i32, group: bool) -> Result<(), String> {
         if let Some(c) = rec.calls()?.into_iter().next() {
             break Some(c);
         }
-        if child.try_wait().map_err(|e| e.to_string())?.is_some()
-            || start.elapsed() > Duration::from_secs(60)
-        {
+        if child.try_wait().map_err(|e| e.to_string())?.is_some() || start.elapsed() > Duration::from_secs(60) {
             break None;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -1604,9 +1231,7 @@ fn signal(t: &Work, sig: i32, group: bool) -> Result<(), String> {
         let _ = child.kill();
         let status = child.wait().map_err(|e| e.to_string())?;
         let stderr = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
-        return Err(format!(
-            "the distributor never started (linker: {status:?}):\n{stderr}"
-        ));
+        return Err(format!("the distributor never started (linker: {status:?}):\n{stderr}"));
     };
     let target = if group { -pid } else { pid };
     // SAFETY: kill(2) with a pid (or process group) this test started.
@@ -1637,10 +1262,9 @@ fn signal(t: &Work, sig: i32, group: bool) -> Result<(), String> {
     match status {
         None => problems.push("the linker did not exit within 10 s of the signal".to_string()),
         Some(s) if s.success() => problems.push("the linker exited 0 after the signal".into()),
-        Some(_) if took > Duration::from_millis(2500) => problems.push(format!(
-            "the linker took {:.1} s to exit after the signal, expected at most ~2 s",
-            took.as_secs_f64()
-        )),
+        Some(_) if took > Duration::from_millis(2500) => {
+            problems.push(format!("the linker took {:.1} s to exit after the signal, expected at most ~2 s", took.as_secs_f64()))
+        }
         Some(_) => {}
     }
     let left = changes(&before, &after);
@@ -1650,10 +1274,7 @@ fn signal(t: &Work, sig: i32, group: bool) -> Result<(), String> {
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(format!(
-            "{} (linker status {status:?})\nstderr:\n{stderr}",
-            problems.join("\n")
-        ))
+        Err(format!("{} (linker status {status:?})\nstderr:\n{stderr}", problems.join("\n")))
     }
 }
 
@@ -1687,63 +1308,31 @@ fn concurrent(t: &Work) -> Result<(), String> {
     let rec = t.recorder("rec", "run")?;
     let before = snapshot(&cwd)?;
     let outs = ["prog1", "prog2", "prog3", "prog4"];
-    let cmds: Vec<Command> = outs
-        .iter()
-        .map(|o| {
-            t.link_cmd(
-                &cwd,
-                Linker::Dtld,
-                &rec.script.clone().into_os_string(),
-                o,
-                &[],
-            )
-        })
-        .collect();
+    let cmds: Vec<Command> = outs.iter().map(|o| t.link_cmd(&cwd, Linker::Dtld, &rec.script.clone().into_os_string(), o, &[])).collect();
     for c in &cmds {
         t.repro.borrow_mut().push(format!("{} &", command_line(c)));
     }
     let results: Vec<Result<Outcome, String>> = std::thread::scope(|s| {
-        let handles: Vec<_> = cmds
-            .into_iter()
-            .map(|mut c| s.spawn(move || run_tool(&mut c)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err("thread panicked".into())))
-            .collect()
+        let handles: Vec<_> = cmds.into_iter().map(|mut c| s.spawn(move || run_tool(&mut c))).collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("thread panicked".into()))).collect()
     });
     let mut problems = Vec::new();
     for (out, r) in outs.iter().zip(results) {
         let r = r?;
         if !r.success() {
-            problems.push(format!(
-                "the link of {out} failed ({}):\n{}",
-                r.status_text(),
-                r.stderr_text()
-            ));
+            problems.push(format!("the link of {out} failed ({}):\n{}", r.status_text(), r.stderr_text()));
         } else if let Err(e) = t.run_program(&cwd, out, EXPECTED) {
             problems.push(e);
         }
     }
-    let left: Vec<String> = changes(&before, &snapshot(&cwd)?)
-        .into_iter()
-        .filter(|f| !outs.contains(&f.as_str()))
-        .collect();
+    let left: Vec<String> = changes(&before, &snapshot(&cwd)?).into_iter().filter(|f| !outs.contains(&f.as_str())).collect();
     if !left.is_empty() {
         problems.push(format!("files left besides the programs: {left:?}"));
     }
     let calls = rec.calls()?;
-    let files: BTreeSet<&str> = calls
-        .iter()
-        .filter_map(|c| c.argv.last().map(String::as_str))
-        .collect();
+    let files: BTreeSet<&str> = calls.iter().filter_map(|c| c.argv.last().map(String::as_str)).collect();
     if calls.len() != outs.len() || files.len() != outs.len() {
-        problems.push(format!(
-            "{} distributor runs with {} distinct job files, expected {} of each",
-            calls.len(),
-            files.len(),
-            outs.len()
-        ));
+        problems.push(format!("{} distributor runs with {} distinct job files, expected {} of each", calls.len(), files.len(), outs.len()));
     }
     if problems.is_empty() {
         Ok(())
@@ -1758,14 +1347,8 @@ fn identities(_: &Work) -> Result<(), String> {
         ("main.o", "main.o"),
         ("lib/thin.o", "thin.o"),
         ("libarch.a(arch.o at 84).4.1D16.o", "arch.o"),
-        (
-            "prog.dtld-lto/6e9c37d19279c63a/libarch.a(arch.o at 84).o",
-            "arch.o",
-        ),
-        (
-            "prog.dtld-lto/18944eb01577e022/lib/libthin.a(thin.o at 152).o",
-            "thin.o",
-        ),
+        ("prog.dtld-lto/6e9c37d19279c63a/libarch.a(arch.o at 84).o", "arch.o"),
+        ("prog.dtld-lto/18944eb01577e022/lib/libthin.a(thin.o at 152).o", "thin.o"),
         ("prog.dtld-lto/48f39467fb40c176/main.o", "main.o"),
         ("prog.dtld-lto/main.o", "main.o"),
         ("mid.2.7446.native.o", "mid"),
@@ -1782,7 +1365,6 @@ fn identities(_: &Work) -> Result<(), String> {
         Err(wrong.join("\n"))
     }
 }
-
 
 // ---- the staging directory cannot be redirected (issue 18) ---------------------------------
 
@@ -1887,10 +1469,7 @@ fn swapped(t: &Work) -> Result<(), String> {
     fs::write(victim.join("keep.txt"), "precious\n").map_err(|e| e.to_string())?;
     fs::write(victim.join("sub/.lock"), "not dtld's\n").map_err(|e| e.to_string())?;
     let victim_before = tree_state(&victim)?;
-    let script = format!(
-        "#!/bin/sh\nset -e\nmv prog.dtld-lto prog.dtld-lto.moved\nln -s '{}' prog.dtld-lto\nexit 0\n",
-        victim.display()
-    );
+    let script = format!("#!/bin/sh\nset -e\nmv prog.dtld-lto prog.dtld-lto.moved\nln -s '{}' prog.dtld-lto\nexit 0\n", victim.display());
     let distributor = t.write_executable("tools/swapper.sh", &script)?.into_os_string();
     let argv = t.linker_argv(&cwd, Linker::Dtld, &distributor, &[])?;
     fs::create_dir_all(cwd.join("tmp")).map_err(|e| e.to_string())?;
@@ -1936,11 +1515,7 @@ fn private_dir(t: &Work) -> Result<(), String> {
     fs::write(staging.join("old/stale.o"), "stale").map_err(|e| e.to_string())?;
     fs::set_permissions(&staging, fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())?;
     let real = t.dtld_distribute()?;
-    let script = format!(
-        "#!/bin/sh\nstat -c %a prog.dtld-lto > '{}'\nexec '{}' \"$@\"\n",
-        t.path("mode.txt").display(),
-        real.display()
-    );
+    let script = format!("#!/bin/sh\nstat -c %a prog.dtld-lto > '{}'\nexec '{}' \"$@\"\n", t.path("mode.txt").display(), real.display());
     let distributor = t.write_executable("tools/mode.sh", &script)?.into_os_string();
     let argv = t.linker_argv(&cwd, Linker::Dtld, &distributor, &[])?;
     let out = t.run(&mut t.direct(&cwd, &argv))?;

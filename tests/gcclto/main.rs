@@ -44,8 +44,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dtld_tests::{
-    command_line, find_dtld, fresh_dir, run_tool, run_tool_ok, run_with_timeout, split_words,
-    target_dir, workspace_root, wrapper_dir, Outcome, CLANG, GCC, GXX,
+    command_line, find_dtld, fresh_dir, run_tool, run_tool_ok, run_with_timeout, split_words, target_dir, workspace_root, wrapper_dir, Outcome, CLANG, GCC, GXX,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -69,8 +68,7 @@ impl Context {
         dtld_tests::check_tools(&[GCC, GXX, GCC_AR, BFD])?;
         let dtld = find_dtld()?;
         let root = target_dir().join("gcc-lto-tests");
-        let dtld_dir = wrapper_dir(&root.join(".tools"), "ld", &dtld)
-            .map_err(|e| format!("cannot set up {}: {e}", root.display()))?;
+        let dtld_dir = wrapper_dir(&root.join(".tools"), "ld", &dtld).map_err(|e| format!("cannot set up {}: {e}", root.display()))?;
         Ok(Context {
             dtld,
             dtld_dir,
@@ -187,23 +185,13 @@ fn is_cxx(p: &Path) -> bool {
 
 impl Fixture {
     fn is_cxx(&self) -> bool {
-        is_cxx(&self.primary)
-            || self
-                .objects
-                .iter()
-                .chain(self.archives.iter().map(|(_, _, g)| g))
-                .any(|g| g.files.iter().any(|f| is_cxx(f)))
+        is_cxx(&self.primary) || self.objects.iter().chain(self.archives.iter().map(|(_, _, g)| g)).any(|g| g.files.iter().any(|f| is_cxx(f)))
     }
 
     /// Parses `//#Key: value` lines of the primary file.
     fn parse(name: &str, dir: &Path) -> Result<Fixture, String> {
-        let primary = ["main.c", "main.cc"]
-            .iter()
-            .map(|f| dir.join(f))
-            .find(|p| p.is_file())
-            .ok_or_else(|| format!("{name}: no main.c or main.cc"))?;
-        let text =
-            fs::read_to_string(&primary).map_err(|e| format!("{}: {e}", primary.display()))?;
+        let primary = ["main.c", "main.cc"].iter().map(|f| dir.join(f)).find(|p| p.is_file()).ok_or_else(|| format!("{name}: no main.c or main.cc"))?;
+        let text = fs::read_to_string(&primary).map_err(|e| format!("{}: {e}", primary.display()))?;
         let mut fx = Fixture {
             name: name.to_string(),
             dir: dir.to_path_buf(),
@@ -236,25 +224,16 @@ impl Fixture {
                 continue;
             };
             let at = |e: String| format!("{}:{}: {e}", primary.display(), n + 1);
-            let (key, value) = rest
-                .split_once(':')
-                .ok_or_else(|| at("expected `//#Key: value`".into()))?;
+            let (key, value) = rest.split_once(':').ok_or_else(|| at("expected `//#Key: value`".into()))?;
             let words = split_words(value).map_err(at)?;
             match key.trim() {
-                "Modes" => {
-                    fx.modes = words
-                        .iter()
-                        .map(|w| Mode::parse(w).ok_or_else(|| at(format!("unknown mode {w}"))))
-                        .collect::<Result<_, _>>()?
-                }
+                "Modes" => fx.modes = words.iter().map(|w| Mode::parse(w).ok_or_else(|| at(format!("unknown mode {w}")))).collect::<Result<_, _>>()?,
                 "CFlags" => fx.cflags.extend(words),
                 "Object" => fx.objects.push(group(&words).map_err(at)?),
                 "LinkArgs" => fx.link_args.extend(words),
                 "Mold" => fx.mold_skip = Some(value.trim().to_string()),
                 k @ ("Archive" | "ThinArchive" | "Shared") => {
-                    let (lib, srcs) = value
-                        .split_once(':')
-                        .ok_or_else(|| at(format!("expected `{k}: libname: sources`")))?;
+                    let (lib, srcs) = value.split_once(':').ok_or_else(|| at(format!("expected `{k}: libname: sources`")))?;
                     let lib = lib.trim().to_string();
                     let words = split_words(srcs).map_err(at)?;
                     if k == "Shared" {
@@ -262,14 +241,9 @@ impl Fixture {
                             Some(p) => (&words[..p], words[p + 1..].to_vec()),
                             None => (&words[..], Vec::new()),
                         };
-                        fx.libraries.push(Library {
-                            name: lib,
-                            sources: group(srcs).map_err(at)?,
-                            link_args: link,
-                        });
+                        fx.libraries.push(Library { name: lib, sources: group(srcs).map_err(at)?, link_args: link });
                     } else {
-                        fx.archives
-                            .push((k == "ThinArchive", lib, group(&words).map_err(at)?));
+                        fx.archives.push((k == "ThinArchive", lib, group(&words).map_err(at)?));
                     }
                 }
                 k => return Err(at(format!("unknown directive `{k}`"))),
@@ -288,10 +262,7 @@ fn discover() -> Result<Vec<Fixture>, String> {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    names
-        .iter()
-        .map(|n| Fixture::parse(n, &root.join(n)))
-        .collect()
+    names.iter().map(|n| Fixture::parse(n, &root.join(n))).collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -308,15 +279,11 @@ fn main() {
                 let fx = Arc::new(fx);
                 for &mode in &fx.modes {
                     let (ctx, fx) = (ctx.clone(), fx.clone());
-                    trials.push(Trial::test(
-                        format!("gcc-lto/{}/{}", fx.name, mode.name()),
-                        move || {
-                            let ctx = ctx.map_err(Failed::from)?;
-                            let dir = ctx.root.join(&fx.name).join(mode.name());
-                            finish(&ctx, &dir, |w| fixture_trial(w, &fx, mode))
-                                .map_err(Failed::from)
-                        },
-                    ));
+                    trials.push(Trial::test(format!("gcc-lto/{}/{}", fx.name, mode.name()), move || {
+                        let ctx = ctx.map_err(Failed::from)?;
+                        let dir = ctx.root.join(&fx.name).join(mode.name());
+                        finish(&ctx, &dir, |w| fixture_trial(w, &fx, mode)).map_err(Failed::from)
+                    }));
                 }
             }
         }
@@ -369,18 +336,9 @@ impl Work<'_> {
     }
 }
 
-fn finish(
-    ctx: &Context,
-    dir: &Path,
-    f: impl FnOnce(&mut Work) -> Result<(), String>,
-) -> Result<(), String> {
+fn finish(ctx: &Context, dir: &Path, f: impl FnOnce(&mut Work) -> Result<(), String>) -> Result<(), String> {
     fresh_dir(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let mut w = Work {
-        ctx,
-        dir: dir.to_path_buf(),
-        repro: Vec::new(),
-        problems: Vec::new(),
-    };
+    let mut w = Work { ctx, dir: dir.to_path_buf(), repro: Vec::new(), problems: Vec::new() };
     let r = f(&mut w);
     let problems = match r {
         Err(e) => {
@@ -400,22 +358,13 @@ fn finish(
         }
         return Ok(());
     }
-    Err(format!(
-        "{}\n\nbuild directory (kept): {}\ncommands to reproduce:\n  {}",
-        problems.join("\n"),
-        dir.display(),
-        w.repro.join("\n  ")
-    ))
+    Err(format!("{}\n\nbuild directory (kept): {}\ncommands to reproduce:\n  {}", problems.join("\n"), dir.display(), w.repro.join("\n  ")))
 }
 
 /// Compiles `src` into `dir/<subdir><stem>.o` with gcc (g++ for C++) and `flags`; returns the
 /// object's path relative to `dir`.
 fn compile(w: &mut Work, src: &Path, flags: &[String], subdir: &str) -> Result<String, String> {
-    let stem = src
-        .file_stem()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned();
+    let stem = src.file_stem().unwrap_or_default().to_string_lossy().into_owned();
     let rel = format!("{subdir}{stem}.o");
     if let Some(parent) = w.dir.join(&rel).parent() {
         fs::create_dir_all(parent).map_err(|e| e.to_string())?;
@@ -430,13 +379,8 @@ fn is_gcc_ir(path: &Path) -> bool {
     let Ok(data) = fs::read(path) else {
         return false;
     };
-    goblin::elf::Elf::parse(&data).is_ok_and(|e| {
-        e.section_headers.iter().any(|s| {
-            e.shdr_strtab
-                .get_at(s.sh_name)
-                .is_some_and(|n| n.starts_with(".gnu.lto_.symtab"))
-        })
-    })
+    goblin::elf::Elf::parse(&data)
+        .is_ok_and(|e| e.section_headers.iter().any(|s| e.shdr_strtab.get_at(s.sh_name).is_some_and(|n| n.starts_with(".gnu.lto_.symtab"))))
 }
 
 /// What one linker produced for one fixture.
@@ -467,9 +411,7 @@ fn fixture_trial(w: &mut Work, fx: &Fixture, mode: Mode) -> Result<(), String> {
             objs.push(compile(w, s, &prog_flags(g), &format!("{name}.objs/"))?);
         }
         let mut ar = w.cmd(GCC_AR, &w.dir.clone());
-        ar.arg(if *thin { "rcsT" } else { "rcs" })
-            .arg(name)
-            .args(&objs);
+        ar.arg(if *thin { "rcsT" } else { "rcs" }).arg(name).args(&objs);
         w.run_ok(&mut ar)?;
         inputs.push(name.clone());
     }
@@ -477,12 +419,7 @@ fn fixture_trial(w: &mut Work, fx: &Fixture, mode: Mode) -> Result<(), String> {
     for lib in &fx.libraries {
         let mut objs = Vec::new();
         for s in &lib.sources.files {
-            objs.push(compile(
-                w,
-                s,
-                &[base("-fPIC"), lib.sources.flags.clone()].concat(),
-                &format!("{}.objs/", lib.name),
-            )?);
+            objs.push(compile(w, s, &[base("-fPIC"), lib.sources.flags.clone()].concat(), &format!("{}.objs/", lib.name))?);
         }
         lib_objs.push(objs);
     }
@@ -499,22 +436,12 @@ fn fixture_trial(w: &mut Work, fx: &Fixture, mode: Mode) -> Result<(), String> {
     for &linker in &linkers {
         let side = w.dir.join(linker.name());
         fs::create_dir_all(&side).map_err(|e| e.to_string())?;
-        let subst = |a: &String| {
-            a.replace("$SRC", &fx.dir.to_string_lossy())
-                .replace("$DIR", &side.to_string_lossy())
-        };
+        let subst = |a: &String| a.replace("$SRC", &fx.dir.to_string_lossy()).replace("$DIR", &side.to_string_lossy());
         let mut failed = None;
         for (i, lib) in fx.libraries.iter().enumerate() {
             let mut c = w.cmd(driver, &side);
-            c.arg("-flto")
-                .arg("-save-temps")
-                .arg(linker.flag(w.ctx))
-                .arg("-shared")
-                .arg(format!("-Wl,-soname,{}", lib.name));
-            c.args(lib_objs[i].iter().map(|o| format!("../{o}")))
-                .arg("-o")
-                .arg(&lib.name)
-                .args(lib.link_args.iter().map(subst));
+            c.arg("-flto").arg("-save-temps").arg(linker.flag(w.ctx)).arg("-shared").arg(format!("-Wl,-soname,{}", lib.name));
+            c.args(lib_objs[i].iter().map(|o| format!("../{o}"))).arg("-o").arg(&lib.name).args(lib.link_args.iter().map(subst));
             let out = w.run(&mut c)?;
             if !out.success() {
                 failed = Some((lib.name.clone(), out));
@@ -523,14 +450,8 @@ fn fixture_trial(w: &mut Work, fx: &Fixture, mode: Mode) -> Result<(), String> {
         }
         if failed.is_none() {
             let mut c = w.cmd(driver, &side);
-            c.arg("-flto")
-                .arg("-save-temps")
-                .arg(linker.flag(w.ctx))
-                .arg(mode.link_flag());
-            c.args(inputs.iter().map(|i| format!("../{i}")))
-                .args(fx.libraries.iter().map(|l| &l.name))
-                .arg("-o")
-                .arg("prog");
+            c.arg("-flto").arg("-save-temps").arg(linker.flag(w.ctx)).arg(mode.link_flag());
+            c.args(inputs.iter().map(|i| format!("../{i}"))).args(fx.libraries.iter().map(|l| &l.name)).arg("-o").arg("prog");
             c.args(fx.link_args.iter().map(subst));
             let out = w.run(&mut c)?;
             if !out.success() {
@@ -541,26 +462,16 @@ fn fixture_trial(w: &mut Work, fx: &Fixture, mode: Mode) -> Result<(), String> {
             let mut c = Command::new(side.join("prog"));
             c.current_dir(&side).env("LD_LIBRARY_PATH", &side);
             w.repro.push(command_line(&c));
-            Some(
-                run_with_timeout(&mut c, b"", RUN_TIMEOUT)
-                    .map_err(|e| format!("cannot run {}: {e}", side.join("prog").display()))?,
-            )
+            Some(run_with_timeout(&mut c, b"", RUN_TIMEOUT).map_err(|e| format!("cannot run {}: {e}", side.join("prog").display()))?)
         } else {
             None
         };
-        results.push(SideResult {
-            linker,
-            failed,
-            run,
-        });
+        results.push(SideResult { linker, failed, run });
     }
 
     let reference = &results[0];
     if let Some((out, o)) = &reference.failed {
-        return Err(format!(
-            "GNU ld's link of {out} failed (a broken fixture?):\n{}",
-            o.stderr_text()
-        ));
+        return Err(format!("GNU ld's link of {out} failed (a broken fixture?):\n{}", o.stderr_text()));
     }
     let ref_run = reference.run.as_ref().expect("reference ran");
     if !ref_run.success() {
@@ -575,25 +486,14 @@ fn fixture_trial(w: &mut Work, fx: &Fixture, mode: Mode) -> Result<(), String> {
         let who = r.linker.name();
         if let Some((out, o)) = &r.failed {
             if r.linker == Linker::Mold {
-                eprintln!(
-                    "note: gcc-lto/{}/{}: mold could not link {out} (not dtld's problem):\n{}",
-                    fx.name,
-                    mode.name(),
-                    o.stderr_text()
-                );
+                eprintln!("note: gcc-lto/{}/{}: mold could not link {out} (not dtld's problem):\n{}", fx.name, mode.name(), o.stderr_text());
                 continue;
             }
-            w.problem(format!(
-                "{who}'s link of {out} failed:\n{}",
-                o.stderr_text()
-            ));
+            w.problem(format!("{who}'s link of {out} failed:\n{}", o.stderr_text()));
             continue;
         }
         let run = r.run.as_ref().expect("ran");
-        if run.status_text() != ref_run.status_text()
-            || run.stdout != ref_run.stdout
-            || run.stderr != ref_run.stderr
-        {
+        if run.status_text() != ref_run.status_text() || run.stdout != ref_run.stdout || run.stderr != ref_run.stderr {
             w.problem(format!(
                 "{who}'s program behaves differently from GNU ld's: {} vs {}\n--- {who} stdout:\n{}--- bfd stdout:\n{}--- {who} stderr:\n{}--- bfd stderr:\n{}",
                 run.status_text(),
@@ -609,12 +509,7 @@ fn fixture_trial(w: &mut Work, fx: &Fixture, mode: Mode) -> Result<(), String> {
         return Ok(());
     }
     // What GCC was told, and what it compiled, for each link.
-    let outputs: Vec<String> = fx
-        .libraries
-        .iter()
-        .map(|l| l.name.clone())
-        .chain(["prog".to_string()])
-        .collect();
+    let outputs: Vec<String> = fx.libraries.iter().map(|l| l.name.clone()).chain(["prog".to_string()]).collect();
     let (bfd, dtld) = (w.dir.join("bfd"), w.dir.join("dtld"));
     for out in &outputs {
         compare_resolutions(w, &bfd, &dtld, out)?;
@@ -628,8 +523,7 @@ fn fixture_trial(w: &mut Work, fx: &Fixture, mode: Mode) -> Result<(), String> {
 /// the few symbols GNU ld defines on its own in shared objects.
 fn dynamic_view(path: &Path) -> Result<(Vec<String>, BTreeSet<String>), String> {
     let data = fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let elf = goblin::elf::Elf::parse(&data)
-        .map_err(|e| format!("goblin cannot parse {}: {e}", path.display()))?;
+    let elf = goblin::elf::Elf::parse(&data).map_err(|e| format!("goblin cannot parse {}: {e}", path.display()))?;
     let needed = elf.libraries.iter().map(|s| s.to_string()).collect();
     let linker_own = ["_edata", "_end", "__bss_start", "_init", "_fini"];
     let exported = elf
@@ -647,9 +541,7 @@ fn compare_dynamic(w: &mut Work, bfd: &Path, dtld: &Path, out: &str) -> Result<(
     let (tn, te) = dynamic_view(&bfd.join(out))?;
     let (on, oe) = dynamic_view(&dtld.join(out))?;
     if tn != on {
-        w.problem(format!(
-            "{out}: DT_NEEDED {on:?} with dtld, {tn:?} with GNU ld"
-        ));
+        w.problem(format!("{out}: DT_NEEDED {on:?} with dtld, {tn:?} with GNU ld"));
     }
     if te != oe {
         w.problem(format!(
@@ -666,33 +558,18 @@ fn compare_dynamic(w: &mut Work, bfd: &Path, dtld: &Path, out: &str) -> Result<(
 type Resolutions = (Vec<String>, BTreeMap<String, BTreeSet<String>>);
 
 fn read_res(path: &Path) -> Result<Resolutions, String> {
-    let text =
-        fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut lines = text.lines();
-    let count: usize = lines
-        .next()
-        .and_then(|l| l.trim().parse().ok())
-        .ok_or_else(|| format!("{}: no file count", path.display()))?;
+    let count: usize = lines.next().and_then(|l| l.trim().parse().ok()).ok_or_else(|| format!("{}: no file count", path.display()))?;
     let mut files = BTreeMap::new();
     let mut order = Vec::new();
     for _ in 0..count {
-        let head = lines
-            .next()
-            .ok_or_else(|| format!("{}: truncated", path.display()))?;
-        let (name, n) = head
-            .rsplit_once(' ')
-            .ok_or_else(|| format!("{}: bad line {head}", path.display()))?;
-        let n: usize = n
-            .parse()
-            .map_err(|_| format!("{}: bad line {head}", path.display()))?;
+        let head = lines.next().ok_or_else(|| format!("{}: truncated", path.display()))?;
+        let (name, n) = head.rsplit_once(' ').ok_or_else(|| format!("{}: bad line {head}", path.display()))?;
+        let n: usize = n.parse().map_err(|_| format!("{}: bad line {head}", path.display()))?;
         let mut set = BTreeSet::new();
         for _ in 0..n {
-            set.insert(
-                lines
-                    .next()
-                    .ok_or_else(|| format!("{}: truncated", path.display()))?
-                    .to_string(),
-            );
+            set.insert(lines.next().ok_or_else(|| format!("{}: truncated", path.display()))?.to_string());
         }
         files.insert(name.to_string(), set);
         order.push(name.to_string());
@@ -706,22 +583,13 @@ fn compare_resolutions(w: &mut Work, bfd: &Path, dtld: &Path, out: &str) -> Resu
     let mut diffs = Vec::new();
     // The plugin lists files in the order it claimed them, which is the order GCC reads them.
     if their_order != our_order && theirs.keys().eq(ours.keys()) {
-        diffs.push(format!(
-            "  the plugin claimed the files in another order:\n    dtld:   {our_order:?}\n    GNU ld: {their_order:?}"
-        ));
+        diffs.push(format!("  the plugin claimed the files in another order:\n    dtld:   {our_order:?}\n    GNU ld: {their_order:?}"));
     }
     let names: BTreeSet<&String> = theirs.keys().chain(ours.keys()).collect();
     for name in names {
         let (t, o) = (theirs.get(name), ours.get(name));
         let (Some(t), Some(o)) = (t, o) else {
-            diffs.push(format!(
-                "  {name}: {}",
-                if t.is_none() {
-                    "claimed only with dtld"
-                } else {
-                    "claimed only with GNU ld"
-                }
-            ));
+            diffs.push(format!("  {name}: {}", if t.is_none() { "claimed only with dtld" } else { "claimed only with GNU ld" }));
             continue;
         };
         let folded: BTreeSet<String> = o
@@ -744,24 +612,15 @@ fn compare_resolutions(w: &mut Work, bfd: &Path, dtld: &Path, out: &str) -> Resu
     }
     if !diffs.is_empty() {
         diffs.truncate(30);
-        w.problem(format!(
-            "{out}: the resolutions dtld gave GCC's plugin differ from GNU ld's ({out}.res):\n{}",
-            diffs.join("\n")
-        ));
+        w.problem(format!("{out}: the resolutions dtld gave GCC's plugin differ from GNU ld's ({out}.res):\n{}", diffs.join("\n")));
     }
     Ok(())
 }
 
 /// The names of a link's LTRANS objects (`<out>.ltrans<N>.ltrans.o`, kept by `-save-temps`).
 fn ltrans_objects(dir: &Path, out: &str) -> Result<BTreeSet<String>, String> {
-    let re = regex::Regex::new(&format!(r"^{}\.ltrans\d+\.ltrans\.o$", regex::escape(out)))
-        .expect("regex");
-    Ok(fs::read_dir(dir)
-        .map_err(|e| e.to_string())?
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| re.is_match(n))
-        .collect())
+    let re = regex::Regex::new(&format!(r"^{}\.ltrans\d+\.ltrans\.o$", regex::escape(out))).expect("regex");
+    Ok(fs::read_dir(dir).map_err(|e| e.to_string())?.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| re.is_match(n)).collect())
 }
 
 /// Section name → size of an object (for a readable message when objects differ).
@@ -769,11 +628,7 @@ fn section_sizes(data: &[u8]) -> BTreeMap<String, u64> {
     let Ok(elf) = goblin::elf::Elf::parse(data) else {
         return BTreeMap::new();
     };
-    elf.section_headers
-        .iter()
-        .filter(|s| s.sh_size > 0)
-        .filter_map(|s| Some((elf.shdr_strtab.get_at(s.sh_name)?.to_string(), s.sh_size)))
-        .collect()
+    elf.section_headers.iter().filter(|s| s.sh_size > 0).filter_map(|s| Some((elf.shdr_strtab.get_at(s.sh_name)?.to_string(), s.sh_size))).collect()
 }
 
 /// The object without its debug sections (`objcopy --strip-debug`), as bytes.
@@ -789,39 +644,25 @@ fn compare_ltrans(w: &mut Work, bfd: &Path, dtld: &Path, out: &str) -> Result<()
     let theirs = ltrans_objects(bfd, out)?;
     let ours = ltrans_objects(dtld, out)?;
     if theirs.is_empty() {
-        return Err(format!(
-            "GNU ld's link of {out} left no LTRANS object (-save-temps)"
-        ));
+        return Err(format!("GNU ld's link of {out} left no LTRANS object (-save-temps)"));
     }
     if theirs != ours {
-        w.problem(format!(
-            "{out}: GCC compiled other LTRANS partitions for dtld: {ours:?} vs GNU ld's {theirs:?}"
-        ));
+        w.problem(format!("{out}: GCC compiled other LTRANS partitions for dtld: {ours:?} vs GNU ld's {theirs:?}"));
         return Ok(());
     }
     for name in &theirs {
         // Debug information names the directory of the link and the driver's options
         // (`-fuse-ld=bfd`), which differ by design: compare without it.
-        let (o, t) = (
-            &strip_debug(w, &dtld.join(name))?,
-            &strip_debug(w, &bfd.join(name))?,
-        );
+        let (o, t) = (&strip_debug(w, &dtld.join(name))?, &strip_debug(w, &bfd.join(name))?);
         if o != t {
             let (so, st) = (section_sizes(o), section_sizes(t));
-            let diff: Vec<String> = st
-                .iter()
-                .filter(|(k, v)| so.get(*k) != Some(v))
-                .map(|(k, v)| format!("{k}: {v} with GNU ld, {:?} with dtld", so.get(k)))
-                .collect();
+            let diff: Vec<String> =
+                st.iter().filter(|(k, v)| so.get(*k) != Some(v)).map(|(k, v)| format!("{k}: {v} with GNU ld, {:?} with dtld", so.get(k))).collect();
             w.problem(format!(
                 "{out}: {name} differs from GNU ld's ({} vs {} bytes; sections: {})",
                 o.len(),
                 t.len(),
-                if diff.is_empty() {
-                    "same sizes".into()
-                } else {
-                    diff.join(", ")
-                }
+                if diff.is_empty() { "same sizes".into() } else { diff.join(", ") }
             ));
         }
     }
@@ -841,11 +682,7 @@ fn write(w: &Work, name: &str, text: &str) -> Result<(), String> {
 fn gcc_c(w: &mut Work, src: &str, flags: &[&str]) -> Result<String, String> {
     let obj = src.replace(".c", ".o");
     let mut c = w.cmd(GCC, &w.dir.clone());
-    c.args(["-O2", "-c"])
-        .args(flags)
-        .arg(src)
-        .arg("-o")
-        .arg(&obj);
+    c.args(["-O2", "-c"]).args(flags).arg(src).arg("-o").arg(&obj);
     w.run_ok(&mut c)?;
     Ok(obj)
 }
@@ -870,10 +707,7 @@ fn expect_failure(w: &mut Work, who: &str, o: &Outcome, out: &Path, needle: &str
 fn no_plugin(w: &mut Work) -> Result<(), String> {
     write(w, "main.c", MAIN_C)?;
     write(w, "helper.c", HELPER_C)?;
-    let (m, h) = (
-        gcc_c(w, "main.c", &["-flto"])?,
-        gcc_c(w, "helper.c", &["-flto"])?,
-    );
+    let (m, h) = (gcc_c(w, "main.c", &["-flto"])?, gcc_c(w, "helper.c", &["-flto"])?);
     let dtld = w.ctx.dtld.clone();
     let mut c = w.cmd(&dtld, &w.dir.clone());
     c.args([&m, &h, "-o", "out.dtld"]);
@@ -883,42 +717,20 @@ fn no_plugin(w: &mut Work) -> Result<(), String> {
     }
     let out = w.dir.join("out.dtld");
     expect_failure(w, "dtld", &o, &out, "main.o: this object holds only GCC LTO IR (it was compiled with gcc -flto) and needs GCC's LTO plugin");
-    if !o
-        .stderr_text()
-        .contains("helper.o: this object holds only GCC LTO IR")
-    {
-        w.problem(format!(
-            "dtld names every slim object:\n{}",
-            o.stderr_text()
-        ));
+    if !o.stderr_text().contains("helper.o: this object holds only GCC LTO IR") {
+        w.problem(format!("dtld names every slim object:\n{}", o.stderr_text()));
     }
     if o.stderr_text().contains("undefined symbol") {
-        w.problem(format!(
-            "dtld reports undefined symbols besides the real problem:\n{}",
-            o.stderr_text()
-        ));
+        w.problem(format!("dtld reports undefined symbols besides the real problem:\n{}", o.stderr_text()));
     }
     // (GNU ld is no reference here: it loads every plugin in /usr/lib/bfd-plugins by itself,
     // GCC's included, so it links these. dtld loads only what -plugin names.)
     // LLVMgold.so is not GCC's plugin either.
     let mut c = w.cmd(&dtld, &w.dir.clone());
-    c.args([
-        "-plugin",
-        "/usr/lib/llvm-22/lib/LLVMgold.so",
-        &m,
-        &h,
-        "-o",
-        "out2.dtld",
-    ]);
+    c.args(["-plugin", "/usr/lib/llvm-22/lib/LLVMgold.so", &m, &h, "-o", "out2.dtld"]);
     let o = w.run(&mut c)?;
     let out = w.dir.join("out2.dtld");
-    expect_failure(
-        w,
-        "dtld with LLVMgold.so",
-        &o,
-        &out,
-        "but the plugin given, /usr/lib/llvm-22/lib/LLVMgold.so, is not GCC's",
-    );
+    expect_failure(w, "dtld with LLVMgold.so", &o, &out, "but the plugin given, /usr/lib/llvm-22/lib/LLVMgold.so, is not GCC's");
     Ok(())
 }
 
@@ -933,15 +745,9 @@ fn llvm_bitcode(w: &mut Work) -> Result<(), String> {
     for linker in [Linker::Dtld, Linker::Bfd] {
         let out = format!("prog.{}", linker.name());
         let mut c = w.cmd(GCC, &w.dir.clone());
-        c.arg("-flto")
-            .arg(linker.flag(w.ctx))
-            .args([&m, "helper.o", "-o", &out]);
+        c.arg("-flto").arg(linker.flag(w.ctx)).args([&m, "helper.o", "-o", &out]);
         let o = w.run(&mut c)?;
-        let needle = if linker == Linker::Dtld {
-            "main.o: GCC LTO object and LLVM bitcode (helper.o) in one link"
-        } else {
-            ""
-        };
+        let needle = if linker == Linker::Dtld { "main.o: GCC LTO object and LLVM bitcode (helper.o) in one link" } else { "" };
         let path = w.dir.join(&out);
         expect_failure(w, linker.name(), &o, &path, needle);
     }
@@ -952,33 +758,17 @@ fn llvm_bitcode(w: &mut Work) -> Result<(), String> {
 fn lto_wrapper_fails(w: &mut Work) -> Result<(), String> {
     write(w, "main.c", MAIN_C)?;
     write(w, "helper.c", HELPER_C)?;
-    let (m, h) = (
-        gcc_c(w, "main.c", &["-flto"])?,
-        gcc_c(w, "helper.c", &["-flto"])?,
-    );
+    let (m, h) = (gcc_c(w, "main.c", &["-flto"])?, gcc_c(w, "helper.c", &["-flto"])?);
     for linker in [Linker::Dtld, Linker::Bfd] {
         let out = format!("prog.{}", linker.name());
         let mut c = w.cmd(GCC, &w.dir.clone());
-        c.arg("-flto").arg(linker.flag(w.ctx)).args([
-            "-Wl,-plugin-opt=-fno-such-option-for-lto",
-            &m,
-            &h,
-            "-o",
-            &out,
-        ]);
+        c.arg("-flto").arg(linker.flag(w.ctx)).args(["-Wl,-plugin-opt=-fno-such-option-for-lto", &m, &h, "-o", &out]);
         let o = w.run(&mut c)?;
-        let needle = if linker == Linker::Dtld {
-            "dtld: error: GCC LTO: lto-wrapper failed"
-        } else {
-            "lto-wrapper failed"
-        };
+        let needle = if linker == Linker::Dtld { "dtld: error: GCC LTO: lto-wrapper failed" } else { "lto-wrapper failed" };
         let path = w.dir.join(&out);
         expect_failure(w, linker.name(), &o, &path, needle);
         if linker == Linker::Dtld && !o.stderr_text().contains("-fno-such-option-for-lto") {
-            w.problem(format!(
-                "GCC's own diagnostic did not reach the user:\n{}",
-                o.stderr_text()
-            ));
+            w.problem(format!("GCC's own diagnostic did not reach the user:\n{}", o.stderr_text()));
         }
     }
     let left: Vec<String> = fs::read_dir(&w.dir)
@@ -1005,36 +795,22 @@ fn run_prog(w: &mut Work, prog: &str) -> Result<Outcome, String> {
 fn fat_without_plugin(w: &mut Work) -> Result<(), String> {
     write(w, "main.c", MAIN_C)?;
     write(w, "helper.c", HELPER_C)?;
-    let (m, h) = (
-        gcc_c(w, "main.c", &["-flto", "-ffat-lto-objects"])?,
-        gcc_c(w, "helper.c", &["-flto", "-ffat-lto-objects"])?,
-    );
-    for (how, flags) in [
-        ("native", &["-fno-use-linker-plugin"][..]),
-        ("ir", &["-flto", "-save-temps"][..]),
-    ] {
+    let (m, h) = (gcc_c(w, "main.c", &["-flto", "-ffat-lto-objects"])?, gcc_c(w, "helper.c", &["-flto", "-ffat-lto-objects"])?);
+    for (how, flags) in [("native", &["-fno-use-linker-plugin"][..]), ("ir", &["-flto", "-save-temps"][..])] {
         let mut runs = Vec::new();
         for linker in [Linker::Bfd, Linker::Dtld] {
             let out = format!("prog-{how}.{}", linker.name());
             let mut c = w.cmd(GCC, &w.dir.clone());
-            c.args(flags)
-                .arg(linker.flag(w.ctx))
-                .args([&m, &h, "-o", &out]);
+            c.args(flags).arg(linker.flag(w.ctx)).args([&m, &h, "-o", &out]);
             let o = w.run(&mut c)?;
             if !o.success() {
-                w.problem(format!(
-                    "{} ({how}): link failed:\n{}",
-                    linker.name(),
-                    o.stderr_text()
-                ));
+                w.problem(format!("{} ({how}): link failed:\n{}", linker.name(), o.stderr_text()));
                 continue;
             }
             runs.push(run_prog(w, &out)?.status_text());
         }
         if runs != ["exit 0", "exit 0"] {
-            w.problem(format!(
-                "{how}: the programs ended {runs:?}, expected exit 0 from both"
-            ));
+            w.problem(format!("{how}: the programs ended {runs:?}, expected exit 0 from both"));
         }
     }
     // With the plugin, GCC compiled the IR for dtld (an LTRANS object exists); without, nothing
@@ -1050,11 +826,7 @@ fn fat_without_plugin(w: &mut Work) -> Result<(), String> {
 /// (`nolto-rel`, with GCC's warning).
 fn relocatable(w: &mut Work) -> Result<(), String> {
     write(w, "main.c", MAIN_C)?;
-    write(
-        w,
-        "helper.c",
-        "int twice(int);\nint helper(int x) { return twice(x) * 21 / 2; }\n",
-    )?;
+    write(w, "helper.c", "int twice(int);\nint helper(int x) { return twice(x) * 21 / 2; }\n")?;
     write(w, "twice.c", "int twice(int x) { return x + x; }\n")?;
     let m = gcc_c(w, "main.c", &["-flto"])?;
     let h = gcc_c(w, "helper.c", &["-flto"])?;
@@ -1067,41 +839,24 @@ fn relocatable(w: &mut Work) -> Result<(), String> {
         for linker in [Linker::Bfd, Linker::Dtld] {
             let r = format!("r-{case}.{}.o", linker.name());
             let mut c = w.cmd(GCC, &w.dir.clone());
-            c.arg("-flto")
-                .arg(linker.flag(w.ctx))
-                .args(["-r", &h, second, "-o", &r]);
+            c.arg("-flto").arg(linker.flag(w.ctx)).args(["-r", &h, second, "-o", &r]);
             let o = w.run(&mut c)?;
             if !o.success() {
-                w.problem(format!(
-                    "{} -r ({case}) failed:\n{}",
-                    linker.name(),
-                    o.stderr_text()
-                ));
+                w.problem(format!("{} -r ({case}) failed:\n{}", linker.name(), o.stderr_text()));
                 continue;
             }
             // GNU ld prints the plugin's warnings on stdout, dtld on stderr.
             let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), o.stderr_text());
             if said.contains("incremental linking of LTO and non-LTO objects") == ir {
-                w.problem(format!(
-                    "{} -r ({case}): GCC's nolto-rel warning {}expected:\n{}",
-                    linker.name(),
-                    if ir { "not " } else { "" },
-                    o.stderr_text()
-                ));
+                w.problem(format!("{} -r ({case}): GCC's nolto-rel warning {}expected:\n{}", linker.name(), if ir { "not " } else { "" }, o.stderr_text()));
             }
             if is_gcc_ir(&w.dir.join(&r)) != ir {
-                w.problem(format!(
-                    "{} -r ({case}): the output {} GCC IR",
-                    linker.name(),
-                    if ir { "lacks" } else { "still holds" }
-                ));
+                w.problem(format!("{} -r ({case}): the output {} GCC IR", linker.name(), if ir { "lacks" } else { "still holds" }));
             }
             // The final link, by GNU ld for both, so only the -r output differs.
             let prog = format!("prog-{case}.{}", linker.name());
             let mut c = w.cmd(GCC, &w.dir.clone());
-            c.arg("-flto")
-                .arg("-fuse-ld=bfd")
-                .args([&m, &r, "-o", &prog]);
+            c.arg("-flto").arg("-fuse-ld=bfd").args([&m, &r, "-o", &prog]);
             let o = w.run(&mut c)?;
             if !o.success() {
                 w.problem(format!("final link of {r} failed:\n{}", o.stderr_text()));
@@ -1110,9 +865,7 @@ fn relocatable(w: &mut Work) -> Result<(), String> {
             runs.push(run_prog(w, &prog)?.status_text());
         }
         if runs != ["exit 0", "exit 0"] {
-            w.problem(format!(
-                "-r ({case}): the programs ended {runs:?}, expected exit 0 from both"
-            ));
+            w.problem(format!("-r ({case}): the programs ended {runs:?}, expected exit 0 from both"));
         }
     }
     Ok(())
@@ -1123,10 +876,7 @@ fn relocatable(w: &mut Work) -> Result<(), String> {
 fn jobserver(w: &mut Work) -> Result<(), String> {
     write(w, "main.c", MAIN_C)?;
     write(w, "helper.c", HELPER_C)?;
-    let (m, h) = (
-        gcc_c(w, "main.c", &["-flto"])?,
-        gcc_c(w, "helper.c", &["-flto"])?,
-    );
+    let (m, h) = (gcc_c(w, "main.c", &["-flto"])?, gcc_c(w, "helper.c", &["-flto"])?);
     let mut mk = String::new();
     for linker in [Linker::Bfd, Linker::Dtld] {
         let flag = linker.flag(w.ctx).to_string_lossy().into_owned();
@@ -1137,23 +887,15 @@ fn jobserver(w: &mut Work) -> Result<(), String> {
     c.args(["-j2", "prog.bfd", "prog.dtld"]);
     let o = w.run(&mut c)?;
     if !o.success() {
-        return Err(format!(
-            "make failed:\n{}{}",
-            o.stderr_text(),
-            fs::read_to_string(w.dir.join("link.dtld.log")).unwrap_or_default()
-        ));
+        return Err(format!("make failed:\n{}{}", o.stderr_text(), fs::read_to_string(w.dir.join("link.dtld.log")).unwrap_or_default()));
     }
     for linker in [Linker::Bfd, Linker::Dtld] {
-        let log = fs::read_to_string(w.dir.join(format!("link.{}.log", linker.name())))
-            .map_err(|e| e.to_string())?;
+        let log = fs::read_to_string(w.dir.join(format!("link.{}.log", linker.name()))).map_err(|e| e.to_string())?;
         if !log.contains("Using make jobserver") {
             w.problem(format!(
                 "{}: lto-wrapper did not use make's jobserver:\n{}",
                 linker.name(),
-                log.lines()
-                    .filter(|l| l.contains("lto") || l.contains("job"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
+                log.lines().filter(|l| l.contains("lto") || l.contains("job")).collect::<Vec<_>>().join("\n")
             ));
         }
         let prog = format!("prog.{}", linker.name());

@@ -35,8 +35,8 @@ use std::process::Command;
 use std::sync::Arc;
 
 use dtld_tests::{
-    command_line, find_dtld, fresh_dir, lock_target_subdir, run_tool, run_tool_ok, shell_quote,
-    split_words, target_dir, Linker, Outcome, snapshot, changes, copy_tree,
+    changes, command_line, copy_tree, find_dtld, fresh_dir, lock_target_subdir, run_tool, run_tool_ok, shell_quote, snapshot, split_words, target_dir, Linker,
+    Outcome,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
 use regex::Regex;
@@ -74,23 +74,13 @@ fn main() {
     };
     let lld = ctx.as_ref().is_ok_and(|c| c.dtld_is_lld);
     add("index-only", false, |t| index_only(t, IndexVariant::Plain));
-    add("index-only/no-file", false, |t| {
-        index_only(t, IndexVariant::NoFile)
-    });
-    add("index-only/prefix-replace", false, |t| {
-        index_only(t, IndexVariant::PrefixReplace)
-    });
-    add("index-only/object-suffix-replace", false, |t| {
-        index_only(t, IndexVariant::SuffixReplace)
-    });
+    add("index-only/no-file", false, |t| index_only(t, IndexVariant::NoFile));
+    add("index-only/prefix-replace", false, |t| index_only(t, IndexVariant::PrefixReplace));
+    add("index-only/object-suffix-replace", false, |t| index_only(t, IndexVariant::SuffixReplace));
     // lld prints no `dtld: thinlto:` line; ignored (not failed) in the lld self-test.
     add("cache/dtld-only", lld, cache);
-    add("errors/truncated-bitcode", false, |t| {
-        bad_bitcode(t, BadBitcode::Truncated)
-    });
-    add("errors/garbage-after-magic", false, |t| {
-        bad_bitcode(t, BadBitcode::Garbage)
-    });
+    add("errors/truncated-bitcode", false, |t| bad_bitcode(t, BadBitcode::Truncated));
+    add("errors/garbage-after-magic", false, |t| bad_bitcode(t, BadBitcode::Garbage));
     // lld rebuilds the symbol table of bitcode from another producer from the IR and links it.
     add("errors/newer-producer/dtld-only", lld, newer_producer);
     // lld has LLVM built in and links bitcode without any plugin.
@@ -102,17 +92,11 @@ impl Context {
     fn new() -> Result<Context, String> {
         for tool in ["clang", "llvm-ar", "llvm-dis"] {
             if !llvm(tool).is_file() {
-                return Err(format!(
-                    "{} is missing (install clang-22 / llvm-22)",
-                    llvm(tool).display()
-                ));
+                return Err(format!("{} is missing (install clang-22 / llvm-22)", llvm(tool).display()));
             }
         }
         let dtld = find_dtld()?;
-        let version = Command::new(&dtld)
-            .arg("--version")
-            .output()
-            .map_err(|e| format!("cannot run {} --version: {e}", dtld.display()))?;
+        let version = Command::new(&dtld).arg("--version").output().map_err(|e| format!("cannot run {} --version: {e}", dtld.display()))?;
         let text = String::from_utf8_lossy(&version.stdout);
         let dtld_is_lld = text.contains("LLD ") && !text.starts_with("dtld");
         Ok(Context {
@@ -129,9 +113,7 @@ impl Context {
             return line.starts_with(&prefix);
         }
         if self.dtld_is_lld {
-            Regex::new(r"^\S*ld\.lld\S*: error: ")
-                .expect("valid regex")
-                .is_match(line)
+            Regex::new(r"^\S*ld\.lld\S*: error: ").expect("valid regex").is_match(line)
         } else {
             line.starts_with("dtld: error: ")
         }
@@ -148,11 +130,7 @@ struct Work<'a> {
 fn run_trial(ctx: &Context, name: &str, f: fn(&Work) -> Result<(), String>) -> Result<(), String> {
     let dir = ctx.root.join(name.replace('/', "-"));
     fresh_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let t = Work {
-        ctx,
-        dir: dir.clone(),
-        repro: Default::default(),
-    };
+    let t = Work { ctx, dir: dir.clone(), repro: Default::default() };
     match f(&t) {
         Ok(()) => {
             if !ctx.keep {
@@ -197,21 +175,13 @@ impl Work<'_> {
     /// `clang -c` in `cwd` (relative to the trial directory).
     fn compile(&self, cwd: &str, src: &str, out: &str, flags: &[&str]) -> Result<(), String> {
         let mut cmd = Command::new(llvm("clang"));
-        cmd.current_dir(self.path(cwd))
-            .arg("-c")
-            .args(flags)
-            .arg(src)
-            .arg("-o")
-            .arg(out);
+        cmd.current_dir(self.path(cwd)).arg("-c").args(flags).arg(src).arg("-o").arg(out);
         self.ok(&mut cmd).map(drop)
     }
 
     fn ar(&self, cwd: &str, flags: &str, archive: &str, members: &[&str]) -> Result<(), String> {
         let mut cmd = Command::new(llvm("llvm-ar"));
-        cmd.current_dir(self.path(cwd))
-            .arg(flags)
-            .arg(archive)
-            .args(members);
+        cmd.current_dir(self.path(cwd)).arg(flags).arg(archive).args(members);
         self.ok(&mut cmd).map(drop)
     }
 
@@ -237,8 +207,7 @@ int main(void) { return a_fn(1) + b_fn(2) + n_fn(3) == 0 && shared_name()[0] == 
 const IO_A: &str = "int a_fn(int x) { return x + 1; }\n";
 const IO_B: &str = "int c_fn(int);\nint b_fn(int x) { return c_fn(x) * 2; }\n";
 const IO_C: &str = "int c_fn(int x) { return x * 3; }\n";
-const IO_D: &str =
-    "const char *shared_name(void) { return \"d\"; }\nint d_fn(int x) { return x - 1; }\n";
+const IO_D: &str = "const char *shared_name(void) { return \"d\"; }\nint d_fn(int x) { return x - 1; }\n";
 const IO_N: &str = "int a_fn(int);\nint n_fn(int x) { return a_fn(x) + 4; }\n";
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -255,29 +224,14 @@ enum IndexVariant {
 
 fn index_only(t: &Work, variant: IndexVariant) -> Result<(), String> {
     // Build the inputs once, in src/ (src/in/ for the prefix variant).
-    let sub = if variant == IndexVariant::PrefixReplace {
-        "src/in"
-    } else {
-        "src"
-    };
-    for (name, text) in [
-        ("main.c", IO_MAIN),
-        ("a.c", IO_A),
-        ("b.c", IO_B),
-        ("c.c", IO_C),
-        ("d.c", IO_D),
-        ("n.c", IO_N),
-    ] {
+    let sub = if variant == IndexVariant::PrefixReplace { "src/in" } else { "src" };
+    for (name, text) in [("main.c", IO_MAIN), ("a.c", IO_A), ("b.c", IO_B), ("c.c", IO_C), ("d.c", IO_D), ("n.c", IO_N)] {
         t.write(&format!("{sub}/{name}"), text)?;
     }
     let bitcode = ["main", "a", "b", "c", "d"];
     let suffix = variant == IndexVariant::SuffixReplace;
     for stem in bitcode {
-        let (src, obj, min) = (
-            format!("{stem}.c"),
-            format!("{stem}.o"),
-            format!("-fthin-link-bitcode={stem}.min.o"),
-        );
+        let (src, obj, min) = (format!("{stem}.c"), format!("{stem}.o"), format!("-fthin-link-bitcode={stem}.min.o"));
         let mut flags = vec!["-flto=thin", "-O2"];
         if suffix {
             flags.push(&min);
@@ -293,11 +247,7 @@ fn index_only(t: &Work, variant: IndexVariant) -> Result<(), String> {
         }
     };
     // llvm-ar cannot read the symbols of minimized bitcode, so those archives get no index.
-    let (ar_flags, thin_flags) = if suffix {
-        ("rcS", "rcST")
-    } else {
-        ("rcs", "rcsT")
-    };
+    let (ar_flags, thin_flags) = if suffix { ("rcS", "rcST") } else { ("rcs", "rcsT") };
     t.ar(sub, ar_flags, "libb.a", &[&obj("b"), &obj("d")])?;
     t.ar(sub, thin_flags, "libthin.a", &[&obj("c")])?;
     for stem in ["main", "a", "b", "c", "d", "n"] {
@@ -307,21 +257,8 @@ fn index_only(t: &Work, variant: IndexVariant) -> Result<(), String> {
         }
     }
 
-    let prefix = if variant == IndexVariant::PrefixReplace {
-        "in/"
-    } else {
-        ""
-    };
-    let inputs: Vec<String> = [
-        obj("main"),
-        obj("a"),
-        "libb.a".into(),
-        "libthin.a".into(),
-        "n.o".into(),
-    ]
-    .iter()
-    .map(|f| format!("{prefix}{f}"))
-    .collect();
+    let prefix = if variant == IndexVariant::PrefixReplace { "in/" } else { "" };
+    let inputs: Vec<String> = [obj("main"), obj("a"), "libb.a".into(), "libthin.a".into(), "n.o".into()].iter().map(|f| format!("{prefix}{f}")).collect();
     let mut wl: Vec<&str> = Vec::new();
     match variant {
         IndexVariant::NoFile => wl.push("-Wl,--thinlto-index-only"),
@@ -340,27 +277,15 @@ fn index_only(t: &Work, variant: IndexVariant) -> Result<(), String> {
         copy_tree(&t.path("src"), &dir)?;
         let before = snapshot(&dir)?;
         let mut cmd = t.clang_link(&dir, linker);
-        cmd.arg("-flto=thin")
-            .args(&wl)
-            .args(&inputs)
-            .arg("-o")
-            .arg("prog");
+        cmd.arg("-flto=thin").args(&wl).args(&inputs).arg("-o").arg("prog");
         let out = t.run(&mut cmd)?;
         if !out.success() {
-            return Err(format!(
-                "the {} link failed ({}):\n{}",
-                linker.name(),
-                out.status_text(),
-                out.stderr_text()
-            ));
+            return Err(format!("the {} link failed ({}):\n{}", linker.name(), out.status_text(), out.stderr_text()));
         }
         let after = snapshot(&dir)?;
         let new = changes(&before, &after);
         if new.iter().any(|f| f == "prog") {
-            return Err(format!(
-                "{} wrote a program with --thinlto-index-only",
-                linker.name()
-            ));
+            return Err(format!("{} wrote a program with --thinlto-index-only", linker.name()));
         }
         created.push(new);
     }
@@ -371,42 +296,26 @@ fn index_only(t: &Work, variant: IndexVariant) -> Result<(), String> {
         _ => "main.o.thinlto.bc",
     };
     if !theirs.iter().any(|f| f == main_index) {
-        return Err(format!(
-            "lld did not write {main_index} (trial bug?); it wrote: {theirs:?}"
-        ));
+        return Err(format!("lld did not write {main_index} (trial bug?); it wrote: {theirs:?}"));
     }
     let mut problems = Vec::new();
     if ours != theirs {
         problems.push(format!(
             "different files created or changed:\n  dtld only: {:?}\n  lld only:  {:?}",
-            ours.iter()
-                .filter(|f| !theirs.contains(f))
-                .collect::<Vec<_>>(),
-            theirs
-                .iter()
-                .filter(|f| !ours.contains(f))
-                .collect::<Vec<_>>()
+            ours.iter().filter(|f| !theirs.contains(f)).collect::<Vec<_>>(),
+            theirs.iter().filter(|f| !ours.contains(f)).collect::<Vec<_>>()
         ));
     }
-    for rel in ours
-        .iter()
-        .filter(|f| theirs.contains(f) && !f.ends_with('/'))
-    {
+    for rel in ours.iter().filter(|f| theirs.contains(f) && !f.ends_with('/')) {
         let (a, b) = (t.path("dtld").join(rel), t.path("lld").join(rel));
         let (a_text, b_text) = if rel.ends_with(".thinlto.bc") {
             (disassemble(t, "dtld", rel)?, disassemble(t, "lld", rel)?)
         } else {
             let read = |p: &Path| fs::read(p).map_err(|e| format!("read {}: {e}", p.display()));
-            (
-                String::from_utf8_lossy(&read(&a)?).into_owned(),
-                String::from_utf8_lossy(&read(&b)?).into_owned(),
-            )
+            (String::from_utf8_lossy(&read(&a)?).into_owned(), String::from_utf8_lossy(&read(&b)?).into_owned())
         };
         if a_text != b_text {
-            problems.push(format!(
-                "{rel} differs:\n{}",
-                first_difference(&a_text, &b_text)
-            ));
+            problems.push(format!("{rel} differs:\n{}", first_difference(&a_text, &b_text)));
         }
     }
     if problems.is_empty() {
@@ -425,30 +334,15 @@ fn disassemble(t: &Work, copy: &str, rel: &str) -> Result<String, String> {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     Ok(text
         .lines()
-        .map(|l| {
-            if l.starts_with("; ModuleID = ") || l.starts_with("source_filename = ") {
-                l.replace(rel, "<file>")
-            } else {
-                l.to_string()
-            }
-        })
+        .map(|l| if l.starts_with("; ModuleID = ") || l.starts_with("source_filename = ") { l.replace(rel, "<file>") } else { l.to_string() })
         .collect::<Vec<_>>()
         .join("\n"))
 }
 
 fn first_difference(a: &str, b: &str) -> String {
     let (al, bl): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
-    let i = al
-        .iter()
-        .zip(&bl)
-        .position(|(x, y)| x != y)
-        .unwrap_or(al.len().min(bl.len()));
-    format!(
-        "  first difference at line {}:\n  dtld: {}\n  lld:  {}",
-        i + 1,
-        al.get(i).unwrap_or(&"<end of file>"),
-        bl.get(i).unwrap_or(&"<end of file>")
-    )
+    let i = al.iter().zip(&bl).position(|(x, y)| x != y).unwrap_or(al.len().min(bl.len()));
+    format!("  first difference at line {}:\n  dtld: {}\n  lld:  {}", i + 1, al.get(i).unwrap_or(&"<end of file>"), bl.get(i).unwrap_or(&"<end of file>"))
 }
 
 // ---- cache --------------------------------------------------------------------------------
@@ -474,24 +368,12 @@ fn cache_leaf(value: i32) -> String {
 
 /// The numbers of `dtld: thinlto: N modules, C compiled, K cached` (exactly one such line).
 fn thinlto_stats(stderr: &str) -> Result<(u32, u32, u32), String> {
-    let re = Regex::new(r"^dtld: thinlto: (\d+) modules?, (\d+) compiled, (\d+) cached$")
-        .expect("valid regex");
-    let found: Vec<(u32, u32, u32)> = stderr
-        .lines()
-        .filter_map(|l| re.captures(l))
-        .map(|c| {
-            (
-                c[1].parse().unwrap(),
-                c[2].parse().unwrap(),
-                c[3].parse().unwrap(),
-            )
-        })
-        .collect();
+    let re = Regex::new(r"^dtld: thinlto: (\d+) modules?, (\d+) compiled, (\d+) cached$").expect("valid regex");
+    let found: Vec<(u32, u32, u32)> =
+        stderr.lines().filter_map(|l| re.captures(l)).map(|c| (c[1].parse().unwrap(), c[2].parse().unwrap(), c[3].parse().unwrap())).collect();
     match found.as_slice() {
         [one] => Ok(*one),
-        [] => Err(format!(
-            "no `dtld: thinlto: N modules, C compiled, K cached` line in the --verbose output:\n{stderr}"
-        )),
+        [] => Err(format!("no `dtld: thinlto: N modules, C compiled, K cached` line in the --verbose output:\n{stderr}")),
         _ => Err(format!("more than one `dtld: thinlto:` line:\n{stderr}")),
     }
 }
@@ -501,40 +383,22 @@ fn cache(t: &Work) -> Result<(), String> {
     t.write("mid.c", CACHE_MID)?;
     t.write("leaf.c", cache_leaf(100))?;
     for stem in ["main", "mid", "leaf"] {
-        t.compile(
-            ".",
-            &format!("{stem}.c"),
-            &format!("{stem}.o"),
-            &["-flto=thin", "-O2"],
-        )?;
+        t.compile(".", &format!("{stem}.c"), &format!("{stem}.o"), &["-flto=thin", "-O2"])?;
     }
     fs::create_dir_all(t.path("cache")).map_err(|e| e.to_string())?;
     let link = |out: &str| -> Result<((u32, u32, u32), String), String> {
         let mut cmd = t.clang_link(&t.dir, Linker::Dtld);
-        cmd.args([
-            "-flto=thin",
-            "-Wl,--thinlto-cache-dir=cache",
-            "-Wl,--verbose",
-        ])
-        .args(["main.o", "mid.o", "leaf.o", "-o", out]);
+        cmd.args(["-flto=thin", "-Wl,--thinlto-cache-dir=cache", "-Wl,--verbose"]).args(["main.o", "mid.o", "leaf.o", "-o", out]);
         let o = t.run(&mut cmd)?;
         if !o.success() {
-            return Err(format!(
-                "link of {out} failed ({}):\n{}",
-                o.status_text(),
-                o.stderr_text()
-            ));
+            return Err(format!("link of {out} failed ({}):\n{}", o.status_text(), o.stderr_text()));
         }
         let stats = thinlto_stats(&o.stderr_text()).map_err(|e| format!("{out}: {e}"))?;
         let mut run = Command::new(t.path(out));
         run.current_dir(&t.dir);
         let r = t.run(&mut run)?;
         if !r.success() {
-            return Err(format!(
-                "{out} failed ({}):\n{}",
-                r.status_text(),
-                r.stderr_text()
-            ));
+            return Err(format!("{out} failed ({}):\n{}", r.status_text(), r.stderr_text()));
         }
         Ok((stats, String::from_utf8_lossy(&r.stdout).into_owned()))
     };
@@ -543,29 +407,21 @@ fn cache(t: &Work) -> Result<(), String> {
     if first != (3, 3, 0) {
         return Err(format!("first link with an empty cache: expected 3 modules, 3 compiled, 0 cached; got {first:?}"));
     }
-    let entries = fs::read_dir(t.path("cache"))
-        .map_err(|e| e.to_string())?
-        .count();
+    let entries = fs::read_dir(t.path("cache")).map_err(|e| e.to_string())?.count();
     if entries == 0 {
         return Err("the first link left the cache directory empty".into());
     }
     if out1 != "mid=33 leaf=104\n" {
-        return Err(format!(
-            "the program printed {out1:?}, expected \"mid=33 leaf=104\\n\""
-        ));
+        return Err(format!("the program printed {out1:?}, expected \"mid=33 leaf=104\\n\""));
     }
 
     // The usual relink: same inputs, same output name.
     let (second, out2) = link("prog")?;
     if second != (3, 0, 3) {
-        return Err(format!(
-            "relink of unchanged inputs: expected 3 modules, 0 compiled, 3 cached; got {second:?}"
-        ));
+        return Err(format!("relink of unchanged inputs: expected 3 modules, 0 compiled, 3 cached; got {second:?}"));
     }
     if out2 != out1 {
-        return Err(format!(
-            "the relinked program printed {out2:?}, the first one {out1:?}"
-        ));
+        return Err(format!("the relinked program printed {out2:?}, the first one {out1:?}"));
     }
     // lld's cache keys do not depend on the output file's name, nor may dtld's.
     let (third, out3) = link("prog-renamed")?;
@@ -575,9 +431,7 @@ fn cache(t: &Work) -> Result<(), String> {
         ));
     }
     if out3 != out1 {
-        return Err(format!(
-            "prog-renamed printed {out3:?}, the first program {out1:?}"
-        ));
+        return Err(format!("prog-renamed printed {out3:?}, the first program {out1:?}"));
     }
 
     t.write("leaf.c", cache_leaf(200))?;
@@ -585,9 +439,7 @@ fn cache(t: &Work) -> Result<(), String> {
     let (fourth, out4) = link("prog")?;
     let (modules, compiled, cached) = fourth;
     if modules != 3 || compiled == 0 || compiled >= 3 || compiled + cached != 3 {
-        return Err(format!(
-            "relink after changing leaf.c only: expected 3 modules, 1 or 2 compiled, the rest cached; got {fourth:?}"
-        ));
+        return Err(format!("relink after changing leaf.c only: expected 3 modules, 1 or 2 compiled, the rest cached; got {fourth:?}"));
     }
     if out4 != "mid=33 leaf=204\n" {
         return Err(format!("after the change the program printed {out4:?}, expected \"mid=33 leaf=204\\n\" (a stale cache entry?)"));
@@ -640,29 +492,18 @@ fn linker_argv(t: &Work, linker: Linker, args: &[&str]) -> Result<Vec<String>, S
         .lines()
         .filter_map(|l| split_words(l).ok())
         .find(|argv| argv.first().is_some_and(|a| want(a)))
-        .ok_or_else(|| {
-            format!(
-                "no {} command in `clang -###` output:\n{listing}",
-                linker.name()
-            )
-        })
+        .ok_or_else(|| format!("no {} command in `clang -###` output:\n{listing}", linker.name()))
 }
 
 /// Runs the linker under test directly and checks the failure contract: exit 1, an error line,
 /// no output file, and nothing created or changed anywhere in the trial directory (`TMPDIR`
 /// points into it).
-fn expect_clean_failure(
-    t: &Work,
-    argv: &[String],
-    env: &[(&str, Option<&str>)],
-) -> Result<String, String> {
+fn expect_clean_failure(t: &Work, argv: &[String], env: &[(&str, Option<&str>)]) -> Result<String, String> {
     fs::create_dir_all(t.path("tmp")).map_err(|e| e.to_string())?;
     fs::create_dir_all(t.path("out")).map_err(|e| e.to_string())?;
     let before = snapshot(&t.dir)?;
     let mut cmd = Command::new(&argv[0]);
-    cmd.current_dir(&t.dir)
-        .args(&argv[1..])
-        .env("TMPDIR", t.path("tmp"));
+    cmd.current_dir(&t.dir).args(&argv[1..]).env("TMPDIR", t.path("tmp"));
     for (k, v) in env {
         match v {
             Some(v) => cmd.env(k, v),
@@ -674,10 +515,7 @@ fn expect_clean_failure(
     let stderr = out.stderr_text();
     let mut problems = Vec::new();
     if out.status_text() != "exit 1" {
-        problems.push(format!(
-            "the linker under test: {}, expected exit 1",
-            out.status_text()
-        ));
+        problems.push(format!("the linker under test: {}, expected exit 1", out.status_text()));
     }
     if !stderr.lines().any(|l| t.ctx.is_error_line(l)) {
         problems.push("no error line with the expected prefix (`dtld: error: `)".to_string());
@@ -698,11 +536,7 @@ fn build_err_inputs(t: &Work, env: &[(&str, &str)], a_flags: &[&str]) -> Result<
     t.write("a.c", ERR_A)?;
     t.compile(".", "main.c", "main.o", &["-flto=thin", "-O2"])?;
     let mut cmd = Command::new(llvm("clang"));
-    cmd.current_dir(&t.dir)
-        .arg("-c")
-        .args(["-flto=thin", "-O2"])
-        .args(a_flags)
-        .args(["a.c", "-o", "a.o"]);
+    cmd.current_dir(&t.dir).arg("-c").args(["-flto=thin", "-O2"]).args(a_flags).args(["a.c", "-o", "a.o"]);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -745,44 +579,16 @@ fn newer_producer(t: &Work) -> Result<(), String> {
 fn no_usable_llvm(t: &Work) -> Result<(), String> {
     build_err_inputs(t, &[], &[])?;
     let dtld = t.ctx.dtld.to_string_lossy().into_owned();
-    let argv: Vec<String> = [
-        dtld.as_str(),
-        "-e",
-        "main",
-        "main.o",
-        "a.o",
-        "-o",
-        "out/prog",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    expect_clean_failure(
-        t,
-        &argv,
-        &[("PATH", Some("/usr/bin")), ("DTLD_LLVM_DIR", None)],
-    )?;
+    let argv: Vec<String> = [dtld.as_str(), "-e", "main", "main.o", "a.o", "-o", "out/prog"].iter().map(|s| s.to_string()).collect();
+    expect_clean_failure(t, &argv, &[("PATH", Some("/usr/bin")), ("DTLD_LLVM_DIR", None)])?;
 
     // The spies and their marker live outside the trial directory, which must stay unchanged.
     let spy_dir = t.ctx.root.join(".spy-bin");
     let marker = t.ctx.root.join(".spy-called");
     let _ = fs::remove_file(&marker);
     fs::create_dir_all(&spy_dir).map_err(|e| e.to_string())?;
-    for tool in [
-        "llvm-lto2",
-        "llvm-lto",
-        "clang",
-        "clang-22",
-        "llvm-lto2-22",
-        "llvm-lto2-14",
-        "ld.lld",
-        "opt",
-        "llc",
-    ] {
-        let script = format!(
-            "#!/bin/sh\necho \"$0 $*\" >> {}\nexit 1\n",
-            shell_quote(marker.as_os_str())
-        );
+    for tool in ["llvm-lto2", "llvm-lto", "clang", "clang-22", "llvm-lto2-22", "llvm-lto2-14", "ld.lld", "opt", "llc"] {
+        let script = format!("#!/bin/sh\necho \"$0 $*\" >> {}\nexit 1\n", shell_quote(marker.as_os_str()));
         let p = spy_dir.join(tool);
         fs::write(&p, script).map_err(|e| e.to_string())?;
         use std::os::unix::fs::PermissionsExt;

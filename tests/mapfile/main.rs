@@ -177,20 +177,12 @@ fn parse_map(text: &str) -> Result<Vec<OutSec>, String> {
         }
         match depth {
             0 => out.push(OutSec { name: text, vma, size, align, inputs: Vec::new() }),
-            8 => out
-                .last_mut()
-                .ok_or("input section before any output section")?
-                .inputs
-                .push(Input { label: text, vma, size, syms: Vec::new() }),
+            8 => out.last_mut().ok_or("input section before any output section")?.inputs.push(Input { label: text, vma, size, syms: Vec::new() }),
             16 => {
                 if align != 1 {
                     return Err(format!("symbol line with alignment {align}: `{line}`"));
                 }
-                out.last_mut()
-                    .and_then(|o| o.inputs.last_mut())
-                    .ok_or("symbol before any input section")?
-                    .syms
-                    .push(Sym { name: text, vma, size })
+                out.last_mut().and_then(|o| o.inputs.last_mut()).ok_or("symbol before any input section")?.syms.push(Sym { name: text, vma, size })
             }
             _ => return Err(format!("unexpected indentation {depth} in `{line}`")),
         }
@@ -301,13 +293,11 @@ fn check_against_binary(map: &[OutSec], exe: &Path) -> Result<(), String> {
         .collect();
     let from_map: Vec<(String, u64, u64, u64)> = map.iter().map(|o| (o.name.clone(), o.vma, o.size, o.align.max(1))).collect();
     if shdrs != from_map {
-        return Err(format!("output sections (name, address, size, alignment) differ from the section headers:\n  map:     {from_map:x?}\n  headers: {shdrs:x?}"));
+        return Err(format!(
+            "output sections (name, address, size, alignment) differ from the section headers:\n  map:     {from_map:x?}\n  headers: {shdrs:x?}"
+        ));
     }
-    let text_idx = elf
-        .section_headers
-        .iter()
-        .position(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".text"))
-        .ok_or("the program has no .text")?;
+    let text_idx = elf.section_headers.iter().position(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".text")).ok_or("the program has no .text")?;
     let text = map.iter().find(|o| o.name == ".text").ok_or("the map has no .text")?;
     for o in map {
         for i in &o.inputs {
@@ -439,9 +429,7 @@ fn data_vs_lld(w: &Work) -> Result<(), String> {
     w.ok(w.link("lld", &common).args(["-Wl,-Map=lld.map", "-o", "prog.lld"]))?;
     let dmap = parse_map(&w.read("dtld.map")?)?;
     let lmap = parse_map(&w.read("lld.map")?)?;
-    let bss = |m: &[OutSec]| -> Vec<String> {
-        m.iter().filter(|o| o.name == ".bss").flat_map(|o| o.inputs.iter().map(|i| i.label.clone())).collect()
-    };
+    let bss = |m: &[OutSec]| -> Vec<String> { m.iter().filter(|o| o.name == ".bss").flat_map(|o| o.inputs.iter().map(|i| i.label.clone())).collect() };
     // dtld places commons after the .bss input sections (lld: first), so only this output
     // section's order is left to the layout: compare its lines as a set.
     let (mut db, mut lb) = (bss(&dmap), bss(&lmap));
@@ -564,12 +552,7 @@ fn same_map(w: &Work, ours: &str, theirs: &str, must: &[&str]) -> Result<(), Str
     let (d, l) = (w.read(ours)?, w.read(theirs)?);
     if d != l {
         let line = d.lines().zip(l.lines()).position(|(a, b)| a != b).unwrap_or(d.lines().count().min(l.lines().count()));
-        return Err(format!(
-            "COFF map differs from lld's at line {}:\n  dtld: {:?}\n  lld:  {:?}",
-            line + 1,
-            d.lines().nth(line),
-            l.lines().nth(line)
-        ));
+        return Err(format!("COFF map differs from lld's at line {}:\n  dtld: {:?}\n  lld:  {:?}", line + 1, d.lines().nth(line), l.lines().nth(line)));
     }
     if !d.starts_with("Address  Size     Align Out     In      Symbol\n") {
         return Err("the COFF map does not start with lld's header".into());

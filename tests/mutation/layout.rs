@@ -67,13 +67,7 @@ fn rd_be(data: &[u8], off: usize, size: usize) -> u64 {
 
 impl Layout {
     fn field(&mut self, group: &'static str, name: String, offset: usize, size: usize, enc: Enc) {
-        self.fields.push(Field {
-            name,
-            group,
-            offset,
-            size,
-            enc,
-        });
+        self.fields.push(Field { name, group, offset, size, enc });
     }
 
     fn region(&mut self, name: String, start: usize, end: usize) {
@@ -165,14 +159,9 @@ impl Layout {
         let mut j = 0;
         while j < nsyms {
             let sym = symptr + j * 18;
-            for (name, o, sz) in [
-                ("name", 0, 8),
-                ("value", 8, 4),
-                ("section_number", 12, 2),
-                ("type", 14, 2),
-                ("storage_class", 16, 1),
-                ("number_of_aux_symbols", 17, 1),
-            ] {
+            for (name, o, sz) in
+                [("name", 0, 8), ("value", 8, 4), ("section_number", 12, 2), ("type", 14, 2), ("storage_class", 16, 1), ("number_of_aux_symbols", 17, 1)]
+            {
                 let enc = if name == "name" { Enc::Raw } else { Enc::Le };
                 self.field("coffsym", e(&format!("sym[{j}].{name}")), base + sym + o, sz, enc);
             }
@@ -245,12 +234,7 @@ impl Layout {
         let shstrndx = rd(obj, 62, 2) as usize;
         for i in 0..shnum {
             let sh = shoff + i * 64;
-            let (sh_type, off, size, entsize) = (
-                rd(obj, sh + 4, 4),
-                rd(obj, sh + 24, 8) as usize,
-                rd(obj, sh + 32, 8) as usize,
-                rd(obj, sh + 56, 8) as usize,
-            );
+            let (sh_type, off, size, entsize) = (rd(obj, sh + 4, 4), rd(obj, sh + 24, 8) as usize, rd(obj, sh + 32, 8) as usize, rd(obj, sh + 56, 8) as usize);
             for (name, o, s) in [
                 ("sh_name", 0, 4),
                 ("sh_type", 4, 4),
@@ -263,13 +247,7 @@ impl Layout {
                 ("sh_addralign", 48, 8),
                 ("sh_entsize", 56, 8),
             ] {
-                self.field(
-                    "shdr",
-                    e(&format!("shdr[{i}].{name}")),
-                    base + sh + o,
-                    s,
-                    Enc::Le,
-                );
+                self.field("shdr", e(&format!("shdr[{i}].{name}")), base + sh + o, s, Enc::Le);
             }
             // SHT_NOBITS has no bytes in the file.
             if sh_type == 8 || off + size > obj.len() {
@@ -288,53 +266,24 @@ impl Layout {
                 2 if entsize == 24 => {
                     for j in 0..size / 24 {
                         let s = off + j * 24;
-                        for (name, o, sz) in [
-                            ("st_name", 0, 4),
-                            ("st_info", 4, 1),
-                            ("st_other", 5, 1),
-                            ("st_shndx", 6, 2),
-                            ("st_value", 8, 8),
-                            ("st_size", 16, 8),
-                        ] {
-                            self.field(
-                                "sym",
-                                e(&format!("sym[{j}].{name}")),
-                                base + s + o,
-                                sz,
-                                Enc::Le,
-                            );
+                        for (name, o, sz) in
+                            [("st_name", 0, 4), ("st_info", 4, 1), ("st_other", 5, 1), ("st_shndx", 6, 2), ("st_value", 8, 8), ("st_size", 16, 8)]
+                        {
+                            self.field("sym", e(&format!("sym[{j}].{name}")), base + s + o, sz, Enc::Le);
                         }
                     }
                 }
                 4 if entsize == 24 => {
                     for j in 0..size / 24 {
                         let r = off + j * 24;
-                        for (name, o, sz) in [
-                            ("r_offset", 0, 8),
-                            ("r_info", 8, 8),
-                            ("r_info.type", 8, 4),
-                            ("r_info.sym", 12, 4),
-                            ("r_addend", 16, 8),
-                        ] {
-                            self.field(
-                                "rela",
-                                e(&format!("rela[{i}][{j}].{name}")),
-                                base + r + o,
-                                sz,
-                                Enc::Le,
-                            );
+                        for (name, o, sz) in [("r_offset", 0, 8), ("r_info", 8, 8), ("r_info.type", 8, 4), ("r_info.sym", 12, 4), ("r_addend", 16, 8)] {
+                            self.field("rela", e(&format!("rela[{i}][{j}].{name}")), base + r + o, sz, Enc::Le);
                         }
                     }
                 }
                 17 => {
                     for j in 0..size / 4 {
-                        self.field(
-                            "group",
-                            e(&format!("group[{i}][{j}]")),
-                            base + off + j * 4,
-                            4,
-                            Enc::Le,
-                        );
+                        self.field("group", e(&format!("group[{i}][{j}]")), base + off + j * 4, 4, Enc::Le);
                     }
                 }
                 _ => {}
@@ -350,24 +299,16 @@ impl Layout {
         let mut off = 8;
         let mut index = 0;
         while off + 60 <= data.len() {
-            let name = String::from_utf8_lossy(&data[off..off + 16])
-                .trim_end()
-                .to_string();
-            let size_text = String::from_utf8_lossy(&data[off + 48..off + 58])
-                .trim()
-                .to_string();
+            let name = String::from_utf8_lossy(&data[off..off + 16]).trim_end().to_string();
+            let size_text = String::from_utf8_lossy(&data[off + 48..off + 58]).trim().to_string();
             let Ok(size) = size_text.parse::<usize>() else {
                 break;
             };
             let m = format!("ar[{index}]({name})");
             self.region(format!("{m}.header"), off, off + 60);
-            for (f, o, s, enc) in [
-                ("name", 0, 16, Enc::Raw),
-                ("date", 16, 12, Enc::Ascii),
-                ("mode", 40, 8, Enc::Ascii),
-                ("size", 48, 10, Enc::Ascii),
-                ("fmag", 58, 2, Enc::Raw),
-            ] {
+            for (f, o, s, enc) in
+                [("name", 0, 16, Enc::Raw), ("date", 16, 12, Enc::Ascii), ("mode", 40, 8, Enc::Ascii), ("size", 48, 10, Enc::Ascii), ("fmag", 58, 2, Enc::Raw)]
+            {
                 self.field("arhdr", format!("{m}.{f}"), off + o, s, enc);
             }
             let body = off + 60;
@@ -382,13 +323,7 @@ impl Layout {
                 let count = rd_be(data, body, 4) as usize;
                 self.field("armap", format!("{m}.count"), body, 4, Enc::Be);
                 for k in 0..count.min((stored - 4) / 4) {
-                    self.field(
-                        "armap",
-                        format!("{m}.offset[{k}]"),
-                        body + 4 + 4 * k,
-                        4,
-                        Enc::Be,
-                    );
+                    self.field("armap", format!("{m}.offset[{k}]"), body + 4 + 4 * k, 4, Enc::Be);
                 }
             } else if !special && stored > 0 && data[body..].starts_with(b"\x7fELF") {
                 self.elf(data, body, &format!("{m}:"));

@@ -300,9 +300,7 @@ impl Scenario {
         match self {
             Scenario::Archive | Scenario::Libc | Scenario::Driver if rng.chance(70) => "libab.a",
             Scenario::Thin if rng.chance(60) => "libthin.a",
-            Scenario::CoffArchive | Scenario::CoffLibc | Scenario::CoffDriver if rng.chance(65) => {
-                "libcab.a"
-            }
+            Scenario::CoffArchive | Scenario::CoffLibc | Scenario::CoffDriver if rng.chance(65) => "libcab.a",
             Scenario::Real if rng.chance(85) => "libreal.a",
             Scenario::CoffReal if rng.chance(85) => "libcreal.a",
             Scenario::CoffImplib if rng.chance(80) => {
@@ -392,16 +390,7 @@ fn setup(work: &Path, dtld: &Path) -> Result<Inputs, String> {
     let compile = |name: &str, src: &str, extra: &[&str]| -> Result<(), String> {
         let c = base.join(format!("{name}.c"));
         fs::write(&c, src).map_err(|e| e.to_string())?;
-        run_tool_ok(
-            Command::new(CLANG)
-                .current_dir(&base)
-                .args(["-O1", "-c"])
-                .args(extra)
-                .arg(&c)
-                .arg("-o")
-                .arg(format!("{name}.o")),
-        )
-        .map(|_| ())
+        run_tool_ok(Command::new(CLANG).current_dir(&base).args(["-O1", "-c"]).args(extra).arg(&c).arg("-o").arg(format!("{name}.o"))).map(|_| ())
     };
     compile("main", MAIN_C, &[])?;
     compile("a", A_C, &["-ffunction-sections", "-fdata-sections"])?;
@@ -409,33 +398,15 @@ fn setup(work: &Path, dtld: &Path) -> Result<Inputs, String> {
     compile("main_libc", MAIN_LIBC_C, &[])?;
     compile("main_real", MAIN_REAL_C, &[])?;
     real_archives(&base)?;
-    run_tool_ok(
-        Command::new(LLVM_AR)
-            .current_dir(&base)
-            .args(["rcs", "libab.a", "a.o", "b.o"]),
-    )?;
+    run_tool_ok(Command::new(LLVM_AR).current_dir(&base).args(["rcs", "libab.a", "a.o", "b.o"]))?;
     // A thin archive stores member paths relative to itself.
-    run_tool_ok(Command::new(LLVM_AR).current_dir(&base).args([
-        "rcsT",
-        "libthin.a",
-        "a.o",
-        "b.o",
-    ]))?;
+    run_tool_ok(Command::new(LLVM_AR).current_dir(&base).args(["rcsT", "libthin.a", "a.o", "b.o"]))?;
 
     // The COFF corpus.
     let compile_coff = |name: &str, src: &str, extra: &[&str]| -> Result<(), String> {
         let c = base.join(format!("{name}.c"));
         fs::write(&c, src).map_err(|e| e.to_string())?;
-        run_tool_ok(
-            Command::new(CLANG)
-                .current_dir(&base)
-                .args([MINGW, "-O1", "-c"])
-                .args(extra)
-                .arg(&c)
-                .arg("-o")
-                .arg(format!("{name}.o")),
-        )
-        .map(|_| ())
+        run_tool_ok(Command::new(CLANG).current_dir(&base).args([MINGW, "-O1", "-c"]).args(extra).arg(&c).arg("-o").arg(format!("{name}.o"))).map(|_| ())
     };
     // A MinGW `main` calls the CRT's `__main`: the libc-free entry is named `start` instead.
     compile_coff("cmain", MAIN_C, &["-Dmain=start"])?;
@@ -444,27 +415,11 @@ fn setup(work: &Path, dtld: &Path) -> Result<Inputs, String> {
     compile_coff("cmain_mingw", MAIN_MINGW_C, &[])?;
     compile_coff("cmain_imp", MAIN_IMP_C, &["-Dmain=start"])?;
     compile_coff("cmain_real", MAIN_COFF_REAL_C, &[])?;
-    run_tool_ok(
-        Command::new(LLVM_AR)
-            .current_dir(&base)
-            .args(["rcs", "libcab.a", "ca.o", "cb.o"]),
-    )?;
+    run_tool_ok(Command::new(LLVM_AR).current_dir(&base).args(["rcs", "libcab.a", "ca.o", "cb.o"]))?;
     fs::write(base.join("foo.def"), FOO_DEF).map_err(|e| e.to_string())?;
     fs::write(base.join("bar.def"), BAR_DEF).map_err(|e| e.to_string())?;
-    run_tool_ok(Command::new("llvm-dlltool-22").current_dir(&base).args([
-        "-m",
-        "i386:x86-64",
-        "-d",
-        "foo.def",
-        "-l",
-        "libfoo_short.a",
-    ]))?;
-    run_tool_ok(Command::new("x86_64-w64-mingw32-dlltool").current_dir(&base).args([
-        "-d",
-        "bar.def",
-        "-l",
-        "libbar_gnu.a",
-    ]))?;
+    run_tool_ok(Command::new("llvm-dlltool-22").current_dir(&base).args(["-m", "i386:x86-64", "-d", "foo.def", "-l", "libfoo_short.a"]))?;
+    run_tool_ok(Command::new("x86_64-w64-mingw32-dlltool").current_dir(&base).args(["-d", "bar.def", "-l", "libbar_gnu.a"]))?;
 
     let mut files = HashMap::new();
     for name in [
@@ -499,27 +454,32 @@ fn setup(work: &Path, dtld: &Path) -> Result<Inputs, String> {
     let coff_libc_argv = capture_link_line(&base, dtld, &[MINGW], "cmain_mingw.o", "libcab.a")?;
     let real_argv = capture_link_line(&base, dtld, &["-lcrypto", "-lstdc++"], "main_real.o", "libreal.a")?;
     let coff_real_argv = capture_link_line(&base, dtld, &[MINGW], "cmain_real.o", "libcreal.a")?;
-    Ok(Inputs {
-        base,
-        files,
-        libc_argv,
-        coff_libc_argv,
-        real_argv,
-        coff_real_argv,
-    })
+    Ok(Inputs { base, files, libc_argv, coff_libc_argv, real_argv, coff_real_argv })
 }
 
 /// libreal.a and libcreal.a: members of the system's static libraries (see
 /// [`Scenario::Real`]), extracted and archived again with GNU ar.
 fn real_archives(base: &Path) -> Result<(), String> {
     let sets: [(&str, &str, &[&str]); 4] = [
-        ("libreal.a", "/usr/lib/x86_64-linux-gnu/libbz2.a", &["blocksort.o", "bzlib.o", "compress.o", "crctable.o", "decompress.o", "huffman.o", "randtable.o"]),
+        (
+            "libreal.a",
+            "/usr/lib/x86_64-linux-gnu/libbz2.a",
+            &["blocksort.o", "bzlib.o", "compress.o", "crctable.o", "decompress.o", "huffman.o", "randtable.o"],
+        ),
         ("libreal.a", "/usr/lib/x86_64-linux-gnu/libcrypto.a", &["libcrypto-lib-sha256.o", "libcrypto-lib-sha256-x86_64.o"]),
         ("libreal.a", "/usr/lib/gcc/x86_64-linux-gnu/12/libstdc++.a", &["functexcept.o"]),
-        ("libcreal.a", "/usr/x86_64-w64-mingw32/lib/libmingwex.a", &[
-            "lib64_libmingwex_a-mingw_vsnprintf.o", "lib64_libmingwex_a-mingw_pformat.o", "lib64_libmingwex_a-getopt.o",
-            "lib64_libmingwex_a-strtof.o", "lib64_libmingwex_a-basename.o", "lib64_libmingwex_a-dirent.o",
-        ]),
+        (
+            "libcreal.a",
+            "/usr/x86_64-w64-mingw32/lib/libmingwex.a",
+            &[
+                "lib64_libmingwex_a-mingw_vsnprintf.o",
+                "lib64_libmingwex_a-mingw_pformat.o",
+                "lib64_libmingwex_a-getopt.o",
+                "lib64_libmingwex_a-strtof.o",
+                "lib64_libmingwex_a-basename.o",
+                "lib64_libmingwex_a-dirent.o",
+            ],
+        ),
     ];
     for (out, lib, members) in sets {
         if !Path::new(lib).is_file() {
@@ -536,27 +496,15 @@ fn real_archives(base: &Path) -> Result<(), String> {
 
 /// The link command clang-22 runs for `<object> <archive>` (with `extra` driver flags),
 /// captured with `-###`; the output is `OUTPUT.placeholder`.
-fn capture_link_line(
-    base: &Path,
-    dtld: &Path,
-    extra: &[&str],
-    object: &str,
-    archive: &str,
-) -> Result<Vec<String>, String> {
-    let out = run_tool_ok(
-        Command::new(CLANG)
-            .current_dir(base)
-            .arg("-###")
-            .args(extra)
-            .arg(format!("-fuse-ld={}", dtld.display()))
-            .args(["-o", "OUTPUT.placeholder", object, archive]),
-    )?;
-    let text =
-        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
-    let line = text
-        .lines()
-        .rfind(|l| l.starts_with(" \""))
-        .ok_or_else(|| format!("clang -### printed no command:\n{text}"))?;
+fn capture_link_line(base: &Path, dtld: &Path, extra: &[&str], object: &str, archive: &str) -> Result<Vec<String>, String> {
+    let out = run_tool_ok(Command::new(CLANG).current_dir(base).arg("-###").args(extra).arg(format!("-fuse-ld={}", dtld.display())).args([
+        "-o",
+        "OUTPUT.placeholder",
+        object,
+        archive,
+    ]))?;
+    let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().rfind(|l| l.starts_with(" \"")).ok_or_else(|| format!("clang -### printed no command:\n{text}"))?;
     let argv = parse_quoted(line);
     if !argv.iter().any(|a| a == "OUTPUT.placeholder") || !argv.iter().any(|a| a == object) {
         return Err(format!("unexpected clang -### link line: {line}"));
@@ -608,13 +556,7 @@ struct Run {
 }
 
 /// Builds and runs variant `index` (None: the unmutated baseline of `forced`).
-fn run_variant(
-    s: &Settings,
-    inp: &Inputs,
-    work: &Path,
-    index: Option<usize>,
-    forced: Option<Scenario>,
-) -> Run {
+fn run_variant(s: &Settings, inp: &Inputs, work: &Path, index: Option<usize>, forced: Option<Scenario>) -> Run {
     let mut rng = Rng::for_variant(s.seed, index.map_or(u64::MAX, |i| i as u64));
     let scenario = forced.unwrap_or_else(|| pick_scenario(&mut rng, index.unwrap_or(0)));
     let dir = match index {
@@ -623,15 +565,7 @@ fn run_variant(
     };
     let _ = fs::remove_dir_all(&dir);
     let out_dir = dir.join("out");
-    let mut run = Run {
-        index,
-        scenario,
-        description: String::new(),
-        command: String::new(),
-        verdict: Ok(Verdict::Linked),
-        outcome: None,
-        dir: dir.clone(),
-    };
+    let mut run = Run { index, scenario, description: String::new(), command: String::new(), verdict: Ok(Verdict::Linked), outcome: None, dir: dir.clone() };
     if let Err(e) = fs::create_dir_all(&out_dir) {
         run.verdict = Err(format!("harness: mkdir {}: {e}", out_dir.display()));
         return run;
@@ -639,11 +573,7 @@ fn run_variant(
 
     // Materialize the inputs: the mutated one in the variant directory, the others from base
     // (the thin scenario copies all, since members are found relative to the archive).
-    let target = if index.is_some() {
-        Some(scenario.pick_target(&mut rng))
-    } else {
-        None
-    };
+    let target = if index.is_some() { Some(scenario.pick_target(&mut rng)) } else { None };
     let mut paths: HashMap<&str, PathBuf> = HashMap::new();
     for &name in scenario.inputs() {
         let (bytes, layout) = &inp.files[name];
@@ -674,10 +604,7 @@ fn run_variant(
     match scenario {
         Scenario::Objects | Scenario::Archive | Scenario::Thin => {
             cmd = Command::new(&s.dtld);
-            cmd.current_dir(&dir)
-                .arg("-o")
-                .arg(&output)
-                .args(["-e", "main"]);
+            cmd.current_dir(&dir).arg("-o").arg(&output).args(["-e", "main"]);
             for &name in scenario.inputs() {
                 // The thin archive's members are not given on the command line.
                 if scenario == Scenario::Thin && (name == "a.o" || name == "b.o") {
@@ -700,19 +627,11 @@ fn run_variant(
         }
         Scenario::Driver => {
             cmd = Command::new(CLANG);
-            cmd.current_dir(&dir)
-                .arg(format!("-fuse-ld={}", s.dtld.display()))
-                .arg("-o")
-                .arg(&output)
-                .arg(&paths["main_libc.o"])
-                .arg(&paths["libab.a"]);
+            cmd.current_dir(&dir).arg(format!("-fuse-ld={}", s.dtld.display())).arg("-o").arg(&output).arg(&paths["main_libc.o"]).arg(&paths["libab.a"]);
         }
         Scenario::CoffObjects | Scenario::CoffArchive | Scenario::CoffImplib => {
             cmd = Command::new(&s.dtld);
-            cmd.current_dir(&dir)
-                .args(["-m", "i386pep", "-o"])
-                .arg(&output)
-                .args(["-e", "start", "--subsystem", "console"]);
+            cmd.current_dir(&dir).args(["-m", "i386pep", "-o"]).arg(&output).args(["-e", "start", "--subsystem", "console"]);
             for &name in scenario.inputs() {
                 cmd.arg(&paths[name]);
             }
@@ -774,9 +693,7 @@ fn run_variant(
 fn judge(s: &Settings, scenario: Scenario, o: &Outcome, out_dir: &Path) -> Result<Verdict, String> {
     use std::os::unix::process::ExitStatusExt;
     let stderr = o.stderr_text();
-    let status = o
-        .status
-        .ok_or_else(|| format!("hang: still running after {:?} (killed)", s.timeout))?;
+    let status = o.status.ok_or_else(|| format!("hang: still running after {:?} (killed)", s.timeout))?;
     if let Some(sig) = status.signal() {
         return Err(format!("crash: killed by signal {sig}"));
     }
@@ -797,18 +714,13 @@ fn judge(s: &Settings, scenario: Scenario, o: &Outcome, out_dir: &Path) -> Resul
         return Err("panic: stderr contains a Rust panic message".into());
     }
     let left: Vec<String> = match fs::read_dir(out_dir) {
-        Ok(rd) => rd
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect(),
+        Ok(rd) => rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect(),
         Err(e) => return Err(format!("harness: read_dir: {e}")),
     };
     match code {
         0 => {
             if left != ["a.out"] {
-                return Err(format!(
-                    "exit 0 but the output directory holds {left:?} (want exactly [\"a.out\"])"
-                ));
+                return Err(format!("exit 0 but the output directory holds {left:?} (want exactly [\"a.out\"])"));
             }
             Ok(Verdict::Linked)
         }
@@ -817,9 +729,7 @@ fn judge(s: &Settings, scenario: Scenario, o: &Outcome, out_dir: &Path) -> Resul
                 return Err(format!("exit 1 without `{}` on stderr", s.error_prefix));
             }
             if !left.is_empty() {
-                return Err(format!(
-                    "exit 1 but files were left in the output directory: {left:?}"
-                ));
+                return Err(format!("exit 1 but files were left in the output directory: {left:?}"));
             }
             Ok(Verdict::CleanError)
         }
@@ -829,9 +739,7 @@ fn judge(s: &Settings, scenario: Scenario, o: &Outcome, out_dir: &Path) -> Resul
 
 fn report(s: &Settings, r: &Run, why: &str) -> String {
     let mut msg = String::new();
-    let id = r
-        .index
-        .map_or("baseline".to_string(), |i| format!("variant {i}"));
+    let id = r.index.map_or("baseline".to_string(), |i| format!("variant {i}"));
     msg += &format!("\nFAIL {id} [{}]: {why}\n", r.scenario.name());
     msg += &format!("  mutation: {}\n", r.description);
     msg += &format!("  command:  {}\n", r.command);
@@ -859,11 +767,7 @@ fn env_num(name: &str, default: u64) -> Result<u64, String> {
     match std::env::var(name) {
         Ok(v) => {
             let v = v.trim();
-            let parsed = if let Some(hex) = v.strip_prefix("0x") {
-                u64::from_str_radix(hex, 16)
-            } else {
-                v.parse()
-            };
+            let parsed = if let Some(hex) = v.strip_prefix("0x") { u64::from_str_radix(hex, 16) } else { v.parse() };
             parsed.map_err(|e| format!("${name}={v}: {e}"))
         }
         Err(_) => Ok(default),
@@ -893,12 +797,7 @@ fn real_main() -> Result<bool, String> {
         seed: env_num("MUTATION_SEED", DEFAULT_SEED)?,
         timeout: Duration::from_secs(env_num("MUTATION_TIMEOUT_SECS", 5)?),
         keep: std::env::var("MUTATION_KEEP").is_ok_and(|v| v == "1"),
-        skip: std::env::var("MUTATION_SKIP")
-            .unwrap_or_default()
-            .split(',')
-            .map(|x| x.trim().to_string())
-            .filter(|x| !x.is_empty())
-            .collect(),
+        skip: std::env::var("MUTATION_SKIP").unwrap_or_default().split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect(),
     };
     let count = env_num("MUTATION_COUNT", DEFAULT_COUNT as u64)? as usize;
     let coff_count = env_num("MUTATION_COFF_COUNT", DEFAULT_COFF_COUNT as u64)? as usize;
@@ -907,25 +806,14 @@ fn real_main() -> Result<bool, String> {
     let threads = env_num("MUTATION_THREADS", 2)?.max(1) as usize;
     let verbose = std::env::var("MUTATION_VERBOSE").is_ok_and(|v| v == "1");
     let only: Option<Vec<usize>> = match std::env::var("MUTATION_ONLY") {
-        Ok(v) => Some(
-            v.split(',')
-                .map(|x| x.trim().parse().map_err(|e| format!("$MUTATION_ONLY: {e}")))
-                .collect::<Result<_, _>>()?,
-        ),
+        Ok(v) => Some(v.split(',').map(|x| x.trim().parse().map_err(|e| format!("$MUTATION_ONLY: {e}"))).collect::<Result<_, _>>()?),
         Err(_) => None,
     };
 
     let work = target_dir().join("mutation");
     let _ = fs::remove_dir_all(&work);
     let inputs = setup(&work, &s.dtld)?;
-    println!(
-        "mutation: linker {} (error prefix `{}`), seed {:#x}, {} threads, timeout {:?}",
-        s.dtld.display(),
-        s.error_prefix,
-        s.seed,
-        threads,
-        s.timeout
-    );
+    println!("mutation: linker {} (error prefix `{}`), seed {:#x}, {} threads, timeout {:?}", s.dtld.display(), s.error_prefix, s.seed, threads, s.timeout);
 
     let mut failures: Vec<String> = Vec::new();
     // Baselines: every scenario must link when nothing is corrupted, or the variants prove
@@ -942,22 +830,19 @@ fn real_main() -> Result<bool, String> {
                     let _ = fs::remove_dir_all(&r.dir);
                 }
             }
-            Ok(Verdict::CleanError) => {
-                failures.push(report(&s, &r, "the unmutated inputs do not link"))
-            }
+            Ok(Verdict::CleanError) => failures.push(report(&s, &r, "the unmutated inputs do not link")),
             Err(why) => failures.push(report(&s, &r, why)),
         }
     }
 
     let baseline_failures = failures.len();
-    let indexes: Vec<usize> =
-        only.unwrap_or_else(|| {
-            (0..count)
-                .chain(COFF_BASE..COFF_BASE + coff_count)
-                .chain(REAL_BASE..REAL_BASE + real_count)
-                .chain(COFF_REAL_BASE..COFF_REAL_BASE + coff_real_count)
-                .collect()
-        });
+    let indexes: Vec<usize> = only.unwrap_or_else(|| {
+        (0..count)
+            .chain(COFF_BASE..COFF_BASE + coff_count)
+            .chain(REAL_BASE..REAL_BASE + real_count)
+            .chain(COFF_REAL_BASE..COFF_REAL_BASE + coff_real_count)
+            .collect()
+    });
     let next = AtomicUsize::new(0);
     let linked = AtomicUsize::new(0);
     let clean = AtomicUsize::new(0);
@@ -984,11 +869,7 @@ fn real_main() -> Result<bool, String> {
                     };
                     println!("variant {i} [{}] {v}: {}", r.scenario.name(), r.description);
                 }
-                *per_scenario
-                    .lock()
-                    .unwrap()
-                    .entry(r.scenario.name())
-                    .or_default() += 1;
+                *per_scenario.lock().unwrap().entry(r.scenario.name()).or_default() += 1;
                 match &r.verdict {
                     Ok(v) => {
                         if *v == Verdict::Linked {
@@ -1000,10 +881,7 @@ fn real_main() -> Result<bool, String> {
                             let _ = fs::remove_dir_all(&r.dir);
                         }
                     }
-                    Err(why) => variant_failures
-                        .lock()
-                        .unwrap()
-                        .push((i, report(&s, &r, why))),
+                    Err(why) => variant_failures.lock().unwrap().push((i, report(&s, &r, why))),
                 }
             });
         }
@@ -1019,33 +897,16 @@ fn real_main() -> Result<bool, String> {
         print!("{f}");
     }
     if n_variant_failures > SHOWN {
-        println!(
-            "\n... and {} more failing variants",
-            n_variant_failures - SHOWN
-        );
+        println!("\n... and {} more failing variants", n_variant_failures - SHOWN);
     }
 
     let ran = indexes.len() - skipped.load(Ordering::Relaxed);
     let mut mix: Vec<_> = per_scenario.into_inner().unwrap().into_iter().collect();
     mix.sort();
     let mix: Vec<String> = mix.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    println!(
-        "\nmutation: scenarios: {}; {} skipped; {:.1}s",
-        mix.join(", "),
-        skipped.load(Ordering::Relaxed),
-        started.elapsed().as_secs_f64()
-    );
-    println!(
-        "mutation: {} variants, {} linked, {} clean errors",
-        ran,
-        linked.load(Ordering::Relaxed),
-        clean.load(Ordering::Relaxed)
-    );
-    println!(
-        "mutation: {} passed, {} failed",
-        ran - n_variant_failures,
-        n_variant_failures + baseline_failures
-    );
+    println!("\nmutation: scenarios: {}; {} skipped; {:.1}s", mix.join(", "), skipped.load(Ordering::Relaxed), started.elapsed().as_secs_f64());
+    println!("mutation: {} variants, {} linked, {} clean errors", ran, linked.load(Ordering::Relaxed), clean.load(Ordering::Relaxed));
+    println!("mutation: {} passed, {} failed", ran - n_variant_failures, n_variant_failures + baseline_failures);
     if failures.is_empty() && !s.keep {
         let _ = fs::remove_dir_all(&work);
     }

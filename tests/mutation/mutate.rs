@@ -45,21 +45,8 @@ impl Rng {
 const BOUNDARY_BYTES: [u8; 4] = [0x00, 0xff, 0x7f, 0x80];
 
 /// Field-name suffixes that locate or size other data: offsets, counts, sizes, links, indexes.
-const KEY_FIELDS: [&str; 13] = [
-    "e_shoff",
-    "e_shnum",
-    "e_shstrndx",
-    "e_shentsize",
-    "sh_offset",
-    "sh_size",
-    "sh_link",
-    "sh_info",
-    "st_name",
-    "st_shndx",
-    "r_info",
-    ".size",
-    ".count",
-];
+const KEY_FIELDS: [&str; 13] =
+    ["e_shoff", "e_shnum", "e_shstrndx", "e_shentsize", "sh_offset", "sh_size", "sh_link", "sh_info", "st_name", "st_shndx", "r_info", ".size", ".count"];
 
 /// Applies one random mutation to `data` and returns a description of what was done.
 pub fn mutate(rng: &mut Rng, data: &mut Vec<u8>, layout: &Layout) -> String {
@@ -111,20 +98,14 @@ pub fn mutate(rng: &mut Rng, data: &mut Vec<u8>, layout: &Layout) -> String {
                 };
             }
             let what = ["zeros", "0xff", "random bytes"][fill];
-            format!(
-                "fill {len} bytes at {start:#x}{} with {what}",
-                where_is(layout, start)
-            )
+            format!("fill {len} bytes at {start:#x}{} with {what}", where_is(layout, start))
         }
         _ => {
             let pos = interesting_pos(rng, data, layout);
             let len = 1 + rng.below(64);
             let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
             data.splice(pos..pos, bytes);
-            format!(
-                "insert {len} random bytes at {pos:#x}{}",
-                where_is(layout, pos)
-            )
+            format!("insert {len} random bytes at {pos:#x}{}", where_is(layout, pos))
         }
     }
 }
@@ -144,13 +125,7 @@ fn interesting_pos(rng: &mut Rng, data: &[u8], layout: &Layout) -> usize {
 
 /// " (in <region>)" for the innermost region containing `pos`, for descriptions.
 fn where_is(layout: &Layout, pos: usize) -> String {
-    layout
-        .regions
-        .iter()
-        .filter(|r| r.start <= pos && pos < r.end)
-        .min_by_key(|r| r.end - r.start)
-        .map(|r| format!(" (in {})", r.name))
-        .unwrap_or_default()
+    layout.regions.iter().filter(|r| r.start <= pos && pos < r.end).min_by_key(|r| r.end - r.start).map(|r| format!(" (in {})", r.name)).unwrap_or_default()
 }
 
 fn truncate(rng: &mut Rng, data: &mut Vec<u8>, layout: &Layout) -> String {
@@ -191,11 +166,7 @@ fn overwrite_field(rng: &mut Rng, data: &mut [u8], layout: &Layout) -> String {
     let mut candidates: Vec<&Field> = layout.fields.iter().filter(|f| f.group == group).collect();
     // Half the time, aim at the fields a reader uses to find everything else.
     if rng.chance(50) {
-        let key: Vec<&Field> = candidates
-            .iter()
-            .copied()
-            .filter(|f| KEY_FIELDS.iter().any(|k| f.name.ends_with(k)))
-            .collect();
+        let key: Vec<&Field> = candidates.iter().copied().filter(|f| KEY_FIELDS.iter().any(|k| f.name.ends_with(k))).collect();
         if !key.is_empty() {
             candidates = key;
         }
@@ -244,20 +215,12 @@ fn overwrite_field(rng: &mut Rng, data: &mut [u8], layout: &Layout) -> String {
             // Index of the most significant byte in memory order.
             let msb = if f.enc == Enc::Le { n - 1 } else { 0 };
             let old_val = old.iter().enumerate().fold(0u64, |acc, (i, &b)| {
-                let shift = if f.enc == Enc::Le {
-                    8 * i
-                } else {
-                    8 * (n - 1 - i)
-                };
+                let shift = if f.enc == Enc::Le { 8 * i } else { 8 * (n - 1 - i) };
                 acc | (u64::from(b) << shift)
             });
             let write = |v: u64, slot: &mut [u8]| {
                 for (i, byte) in slot.iter_mut().enumerate() {
-                    let shift = if f.enc == Enc::Le {
-                        8 * i
-                    } else {
-                        8 * (n - 1 - i)
-                    };
+                    let shift = if f.enc == Enc::Le { 8 * i } else { 8 * (n - 1 - i) };
                     *byte = (v >> shift) as u8;
                 }
             };
@@ -307,8 +270,5 @@ fn overwrite_field(rng: &mut Rng, data: &mut [u8], layout: &Layout) -> String {
             }
         }
     };
-    format!(
-        "set {} @{:#x} ({} bytes, was {:02x?}) to {what}",
-        f.name, f.offset, f.size, old
-    )
+    format!("set {} @{:#x} ({} bytes, was {:02x?}) to {what}", f.name, f.offset, f.size, old)
 }

@@ -43,7 +43,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use dtld_tests::{changes, command_line, copy_tree, find_distributor, find_dtld, find_in_path, fresh_dir, run_tool, run_tool_ok, snapshot, target_dir, Linker, Outcome};
+use dtld_tests::{
+    changes, command_line, copy_tree, find_distributor, find_dtld, find_in_path, fresh_dir, run_tool, run_tool_ok, snapshot, target_dir, Linker, Outcome,
+};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 const CLANG: &str = "/usr/lib/llvm-22/bin/clang";
@@ -443,7 +445,9 @@ fn fault(ctx: &Context, dir: &Path, f: Fault) -> Result<(), String> {
     }
     let want: &[&str] = match f {
         Fault::Unreachable => &["the REAPI engine is not usable", "UNAVAILABLE"],
-        Fault::ActionFails => &["dtld-reapi: output of prog.dtld-lto/", "main.o", "unknown argument: '-fno-such-option-dtld'", "compiler exited with code 1 on the engine"],
+        Fault::ActionFails => {
+            &["dtld-reapi: output of prog.dtld-lto/", "main.o", "unknown argument: '-fno-such-option-dtld'", "compiler exited with code 1 on the engine"]
+        }
         Fault::OutputMissing => &["the engine's result has no output 'prog.dtld-lto/"],
         Fault::EngineKilled => &["dtld-reapi: error: ", "UNAVAILABLE"],
         Fault::UnreachableFallback => &[],

@@ -24,10 +24,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dtld_tests::{
-    find_dtld, fresh_dir, lock_target_subdir, run_tool, run_tool_ok, run_with_timeout, target_dir,
-    CLANG,
-};
+use dtld_tests::{find_dtld, fresh_dir, lock_target_subdir, run_tool, run_tool_ok, run_with_timeout, target_dir, CLANG};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 const GIB: u64 = 1 << 30;
@@ -44,11 +41,7 @@ fn main() {
     let args = Arguments::from_args();
     let _lock = lock_target_subdir("reliability-tests", "reliability test");
     let ctx = find_dtld().map(|dtld| {
-        Arc::new(Ctx {
-            dtld,
-            root: target_dir().join("reliability-tests"),
-            keep: std::env::var("DTLD_HARNESS_KEEP").is_ok_and(|v| !v.is_empty() && v != "0"),
-        })
+        Arc::new(Ctx { dtld, root: target_dir().join("reliability-tests"), keep: std::env::var("DTLD_HARNESS_KEEP").is_ok_and(|v| !v.is_empty() && v != "0") })
     });
     // SAFETY: geteuid has no preconditions.
     let root_user = unsafe { libc::geteuid() } == 0;
@@ -76,11 +69,7 @@ fn main() {
     add("output/input-is-output", false, input_is_output);
     add("limits/zlib-claimed-size", false, zlib_claim);
     add("limits/zlib-bomb", false, zlib_bomb);
-    add(
-        "limits/section-and-symbol-counts-claimed",
-        false,
-        counts_claimed,
-    );
+    add("limits/section-and-symbol-counts-claimed", false, counts_claimed);
     add("limits/section-and-symbol-counts-real", false, counts_real);
     add("limits/linker-script-recursion", false, script_recursion);
     add("limits/response-files", false, response_files);
@@ -101,14 +90,7 @@ fn compile(dir: &Path, name: &str, src: &str, flags: &[&str]) -> Result<PathBuf,
     let c = dir.join(format!("{name}.c"));
     write(&c, src)?;
     let o = dir.join(format!("{name}.o"));
-    run_tool_ok(
-        Command::new(CLANG)
-            .arg("-c")
-            .args(flags)
-            .arg(&c)
-            .arg("-o")
-            .arg(&o),
-    )?;
+    run_tool_ok(Command::new(CLANG).arg("-c").args(flags).arg(&c).arg("-o").arg(&o))?;
     Ok(o)
 }
 
@@ -137,85 +119,45 @@ struct Measured {
 fn measured(ctx: &Ctx, dir: &Path, args: &[&str]) -> Result<Measured, String> {
     let mut c = Command::new("/usr/bin/time");
     c.current_dir(dir).arg("-v").arg(&ctx.dtld).args(args);
-    let o = run_with_timeout(&mut c, &[], Duration::from_secs(300))
-        .map_err(|e| format!("cannot run /usr/bin/time (package `time`): {e}"))?;
+    let o = run_with_timeout(&mut c, &[], Duration::from_secs(300)).map_err(|e| format!("cannot run /usr/bin/time (package `time`): {e}"))?;
     let text = o.stderr_text();
     let rss_kib = text
         .lines()
-        .find_map(|l| {
-            l.trim()
-                .strip_prefix("Maximum resident set size (kbytes): ")
-        })
+        .find_map(|l| l.trim().strip_prefix("Maximum resident set size (kbytes): "))
         .and_then(|v| v.trim().parse().ok())
         .ok_or_else(|| format!("no RSS in /usr/bin/time output:\n{text}"))?;
     // time -v reports the child's exit through its own status.
-    let status = match text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("Exit status: "))
-    {
+    let status = match text.lines().find_map(|l| l.trim().strip_prefix("Exit status: ")) {
         Some(code) => format!("exit {}", code.trim()),
         None => o.status_text(),
     };
-    let status = if text.contains("Command terminated by signal") {
-        format!("signal ({})", o.status_text())
-    } else {
-        status
-    };
-    let stderr = text
-        .lines()
-        .take_while(|l| !l.starts_with("\tCommand being timed"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    Ok(Measured {
-        status,
-        stderr,
-        rss_kib,
-    })
+    let status = if text.contains("Command terminated by signal") { format!("signal ({})", o.status_text()) } else { status };
+    let stderr = text.lines().take_while(|l| !l.starts_with("\tCommand being timed")).collect::<Vec<_>>().join("\n");
+    Ok(Measured { status, stderr, rss_kib })
 }
 
 /// A resource-limit case: exit 1, a `dtld: error:` line containing `want`, no panic, peak
 /// RSS under 1 GiB. Prints the measurement (the docs quote these lines).
-fn expect_clean_error(
-    ctx: &Ctx,
-    dir: &Path,
-    what: &str,
-    args: &[&str],
-    want: &str,
-) -> Result<(), String> {
+fn expect_clean_error(ctx: &Ctx, dir: &Path, what: &str, args: &[&str], want: &str) -> Result<(), String> {
     let m = measured(ctx, dir, args)?;
-    println!(
-        "limits: {what}: {}, peak RSS {} MiB",
-        m.status,
-        m.rss_kib / 1024
-    );
+    println!("limits: {what}: {}, peak RSS {} MiB", m.status, m.rss_kib / 1024);
     let mut problems = Vec::new();
     if m.status != "exit 1" {
         problems.push(format!("{}, expected exit 1", m.status));
     }
-    if !m
-        .stderr
-        .lines()
-        .any(|l| l.starts_with("dtld: error: ") && l.contains(want))
-    {
+    if !m.stderr.lines().any(|l| l.starts_with("dtld: error: ") && l.contains(want)) {
         problems.push(format!("no `dtld: error:` line containing `{want}`"));
     }
     if m.stderr.contains("panicked") || m.stderr.contains("internal linker error") {
         problems.push("a panic".into());
     }
     if m.rss_kib * 1024 >= GIB {
-        problems.push(format!(
-            "peak RSS {} MiB, the limit is 1024 MiB",
-            m.rss_kib / 1024
-        ));
+        problems.push(format!("peak RSS {} MiB, the limit is 1024 MiB", m.rss_kib / 1024));
     }
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(format!(
-            "{what}: {}\nstderr:\n{}",
-            problems.join("; "),
-            m.stderr
-        ))
+        Err(format!("{what}: {}\nstderr:\n{}", problems.join("; "), m.stderr))
     }
 }
 
@@ -236,14 +178,7 @@ const MAIN_C: &str = "extern char big[]; int main(void) { return big[1] - 2; }\n
 /// An object with an initialized `big` of `size` bytes (an assembler `.zero`, so it is quick
 /// to build whatever the size).
 fn big_object(dir: &Path, name: &str, size: usize, fill: u8) -> Result<PathBuf, String> {
-    assemble(
-        dir,
-        name,
-        &format!(
-            ".data\n.globl big\nbig:\n.byte 1, {fill}\n.fill {}, 1, {fill}\n",
-            size - 2
-        ),
-    )
+    assemble(dir, name, &format!(".data\n.globl big\nbig:\n.byte 1, {fill}\n.fill {}, 1, {fill}\n", size - 2))
 }
 
 // ---- output integrity ----------------------------------------------------------------------
@@ -262,47 +197,22 @@ fn enospc(ctx: &Ctx, dir: &Path) -> Result<(), String> {
     let main = compile(dir, "main", MAIN_C, &["-O1"])?;
     let fs_dir = dir.join("tmpfs");
     fs::create_dir_all(&fs_dir).map_err(|e| e.to_string())?;
-    run_tool_ok(
-        Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=300k", "tmpfs"])
-            .arg(&fs_dir),
-    )?;
+    run_tool_ok(Command::new("mount").args(["-t", "tmpfs", "-o", "size=300k", "tmpfs"]).arg(&fs_dir))?;
     let _m = Mount(fs_dir.clone());
     let out = fs_dir.join("prog");
     let out_s = out.to_string_lossy().into_owned();
-    let (main_s, small_s, large_s) = (
-        main.to_string_lossy().into_owned(),
-        small.to_string_lossy().into_owned(),
-        large.to_string_lossy().into_owned(),
-    );
-    run_tool_ok(&mut dtld(
-        ctx,
-        dir,
-        &["-e", "main", &main_s, &small_s, "-o", &out_s],
-    ))?;
+    let (main_s, small_s, large_s) = (main.to_string_lossy().into_owned(), small.to_string_lossy().into_owned(), large.to_string_lossy().into_owned());
+    run_tool_ok(&mut dtld(ctx, dir, &["-e", "main", &main_s, &small_s, "-o", &out_s]))?;
     let before = read(&out)?;
     let mut problems = Vec::new();
-    let o = run_tool(&mut dtld(
-        ctx,
-        dir,
-        &["-e", "main", &main_s, &large_s, "-o", &out_s],
-    ))?;
+    let o = run_tool(&mut dtld(ctx, dir, &["-e", "main", &main_s, &large_s, "-o", &out_s]))?;
     let stderr = o.stderr_text();
-    println!(
-        "output: ENOSPC: {}: {}",
-        o.status_text(),
-        stderr.lines().next().unwrap_or("")
-    );
+    println!("output: ENOSPC: {}: {}", o.status_text(), stderr.lines().next().unwrap_or(""));
     if o.status_text() != "exit 1" {
         problems.push(format!("{}, expected exit 1", o.status_text()));
     }
-    if !stderr
-        .lines()
-        .any(|l| l.starts_with("dtld: error: ") && l.contains("No space left on device"))
-    {
-        problems.push(format!(
-            "no `dtld: error: ... No space left on device` line:\n{stderr}"
-        ));
+    if !stderr.lines().any(|l| l.starts_with("dtld: error: ") && l.contains("No space left on device")) {
+        problems.push(format!("no `dtld: error: ... No space left on device` line:\n{stderr}"));
     }
     if read(&out)? != before {
         problems.push("the previous output changed".into());
@@ -328,14 +238,7 @@ fn sigkill(ctx: &Ctx, dir: &Path) -> Result<(), String> {
     let work = dir.join("out");
     fs::create_dir_all(&work).map_err(|e| e.to_string())?;
     let args = |obj: &Path| -> Vec<String> {
-        vec![
-            "-e".into(),
-            "main".into(),
-            main.to_string_lossy().into(),
-            obj.to_string_lossy().into(),
-            "-o".into(),
-            "prog".into(),
-        ]
+        vec!["-e".into(), "main".into(), main.to_string_lossy().into(), obj.to_string_lossy().into(), "-o".into(), "prog".into()]
     };
     let link = |obj: &Path| {
         let mut c = Command::new(&ctx.dtld);
@@ -353,19 +256,14 @@ fn sigkill(ctx: &Ctx, dir: &Path) -> Result<(), String> {
     let rounds = 24;
     for i in 0..rounds {
         let delay = took.mul_f64(i as f64 / (rounds as f64 * 0.8));
-        let mut child = link(&new_obj)
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .map_err(|e| e.to_string())?;
+        let mut child = link(&new_obj).stderr(std::process::Stdio::null()).spawn().map_err(|e| e.to_string())?;
         std::thread::sleep(delay);
         let _ = child.kill();
         let status = child.wait().map_err(|e| e.to_string())?;
         let now = read(&work.join("prog"))?;
         if now == old_bytes {
             if status.success() {
-                return Err(format!(
-                    "round {i}: the link succeeded but the output is the old one"
-                ));
+                return Err(format!("round {i}: the link succeeded but the output is the old one"));
             }
             killed_mid += 1;
         } else if now != new_bytes {
@@ -376,9 +274,7 @@ fn sigkill(ctx: &Ctx, dir: &Path) -> Result<(), String> {
         }
         let extra = extra_entries(&work, &["prog"])?;
         if !extra.is_empty() {
-            return Err(format!(
-                "round {i} (kill after {delay:?}): left behind: {extra:?}"
-            ));
+            return Err(format!("round {i} (kill after {delay:?}): left behind: {extra:?}"));
         }
     }
     println!("output: SIGKILL: {killed_mid} of {rounds} kills landed during a {took:?} link; old output intact each time");
@@ -398,21 +294,14 @@ fn concurrent(ctx: &Ctx, dir: &Path) -> Result<(), String> {
     fs::create_dir_all(&work).map_err(|e| e.to_string())?;
     let link = |obj: &Path, out: &str| {
         let mut c = Command::new(&ctx.dtld);
-        c.current_dir(&work)
-            .args(["-e", "main"])
-            .arg(&main)
-            .arg(obj)
-            .args(["-o", out]);
+        c.current_dir(&work).args(["-e", "main"]).arg(&main).arg(obj).args(["-o", out]);
         c
     };
     run_tool_ok(&mut link(&a, "ref-a"))?;
     run_tool_ok(&mut link(&b, "ref-b"))?;
     let (ra, rb) = (read(&work.join("ref-a"))?, read(&work.join("ref-b"))?);
     for round in 0..5 {
-        let children: Vec<_> = (0..8)
-            .map(|i| link(if i % 2 == 0 { &a } else { &b }, "prog").spawn())
-            .collect::<Result<_, _>>()
-            .map_err(|e| e.to_string())?;
+        let children: Vec<_> = (0..8).map(|i| link(if i % 2 == 0 { &a } else { &b }, "prog").spawn()).collect::<Result<_, _>>().map_err(|e| e.to_string())?;
         for mut c in children {
             let s = c.wait().map_err(|e| e.to_string())?;
             if !s.success() {
@@ -421,10 +310,7 @@ fn concurrent(ctx: &Ctx, dir: &Path) -> Result<(), String> {
         }
         let now = read(&work.join("prog"))?;
         if now != ra && now != rb {
-            return Err(format!(
-                "round {round}: the output is neither program ({} bytes)",
-                now.len()
-            ));
+            return Err(format!("round {round}: the output is neither program ({} bytes)", now.len()));
         }
         let extra = extra_entries(&work, &["prog", "ref-a", "ref-b"])?;
         if !extra.is_empty() {
@@ -437,22 +323,9 @@ fn concurrent(ctx: &Ctx, dir: &Path) -> Result<(), String> {
 /// An input named as the output (or as the map file) is read whole before it is replaced:
 /// the result equals the same link writing elsewhere.
 fn input_is_output(ctx: &Ctx, dir: &Path) -> Result<(), String> {
-    let a = compile(
-        dir,
-        "a",
-        "int helper(int x) { return x * 3; }\n",
-        &["-O1", "-g"],
-    )?;
-    let b = compile(
-        dir,
-        "b",
-        "int helper(int); int main(void) { return helper(2) - 6; }\n",
-        &["-O1", "-g"],
-    )?;
-    let (a_s, b_s) = (
-        a.to_string_lossy().into_owned(),
-        b.to_string_lossy().into_owned(),
-    );
+    let a = compile(dir, "a", "int helper(int x) { return x * 3; }\n", &["-O1", "-g"])?;
+    let b = compile(dir, "b", "int helper(int); int main(void) { return helper(2) - 6; }\n", &["-O1", "-g"])?;
+    let (a_s, b_s) = (a.to_string_lossy().into_owned(), b.to_string_lossy().into_owned());
     let mut problems = Vec::new();
     // -r over its first input.
     run_tool_ok(&mut dtld(ctx, dir, &["-r", &a_s, &b_s, "-o", "ref.o"]))?;
@@ -463,22 +336,10 @@ fn input_is_output(ctx: &Ctx, dir: &Path) -> Result<(), String> {
     }
     write(&a, &a_copy)?;
     // An executable over an input, with -Map naming the other input.
-    run_tool_ok(&mut dtld(
-        ctx,
-        dir,
-        &["-e", "main", &a_s, &b_s, "-o", "ref"],
-    ))?;
-    run_tool_ok(&mut dtld(
-        ctx,
-        dir,
-        &["-e", "main", &a_s, &b_s, "-o", "ref2", "-Map", "ref2.map"],
-    ))?;
+    run_tool_ok(&mut dtld(ctx, dir, &["-e", "main", &a_s, &b_s, "-o", "ref"]))?;
+    run_tool_ok(&mut dtld(ctx, dir, &["-e", "main", &a_s, &b_s, "-o", "ref2", "-Map", "ref2.map"]))?;
     let b_copy = read(&b)?;
-    run_tool_ok(&mut dtld(
-        ctx,
-        dir,
-        &["-e", "main", &a_s, &b_s, "-o", &a_s, "-Map", &b_s],
-    ))?;
+    run_tool_ok(&mut dtld(ctx, dir, &["-e", "main", &a_s, &b_s, "-o", &a_s, "-Map", &b_s]))?;
     if read(&a)? != read(&dir.join("ref"))? {
         problems.push("-o a.o a.o b.o differs from -o ref".to_string());
     }
@@ -502,20 +363,10 @@ fn compressed_object(dir: &Path, size: usize) -> Result<PathBuf, String> {
     let raw = dir.join("junk.bin");
     write(&raw, vec![0u8; size])?;
     let plain = dir.join("plain.o");
-    run_tool_ok(
-        Command::new("llvm-objcopy-22")
-            .arg(format!("--add-section=.debug_junk={}", raw.display()))
-            .arg(&base)
-            .arg(&plain),
-    )?;
+    run_tool_ok(Command::new("llvm-objcopy-22").arg(format!("--add-section=.debug_junk={}", raw.display())).arg(&base).arg(&plain))?;
     let _ = fs::remove_file(&raw);
     let out = dir.join("bomb.o");
-    run_tool_ok(
-        Command::new("llvm-objcopy-22")
-            .arg("--compress-debug-sections=zlib")
-            .arg(&plain)
-            .arg(&out),
-    )?;
+    run_tool_ok(Command::new("llvm-objcopy-22").arg("--compress-debug-sections=zlib").arg(&plain).arg(&out))?;
     let _ = fs::remove_file(&plain);
     Ok(out)
 }
@@ -560,41 +411,19 @@ fn zlib_bomb(ctx: &Ctx, dir: &Path) -> Result<(), String> {
     let obj = compressed_object(dir, 256 << 20)?;
     let size = fs::metadata(&obj).map_err(|e| e.to_string())?.len();
     println!("limits: the zlib bomb object is {} KiB", size / 1024);
-    expect_clean_error(
-        ctx,
-        dir,
-        "a 256 MiB zlib bomb",
-        &["-e", "main", &obj.to_string_lossy(), "-o", "prog"],
-        "decompression bomb",
-    )?;
+    expect_clean_error(ctx, dir, "a 256 MiB zlib bomb", &["-e", "main", &obj.to_string_lossy(), "-o", "prog"], "decompression bomb")?;
     // An honest 16 MiB compressed section still links.
     let ok = compressed_object(dir, 16 << 20)?;
-    let m = measured(
-        ctx,
-        dir,
-        &["-e", "main", &ok.to_string_lossy(), "-o", "prog"],
-    )?;
-    println!(
-        "limits: a 16 MiB compressed section links: {}, peak RSS {} MiB",
-        m.status,
-        m.rss_kib / 1024
-    );
+    let m = measured(ctx, dir, &["-e", "main", &ok.to_string_lossy(), "-o", "prog"])?;
+    println!("limits: a 16 MiB compressed section links: {}, peak RSS {} MiB", m.status, m.rss_kib / 1024);
     if m.status != "exit 0" {
-        return Err(format!(
-            "a 16 MiB compressed debug section did not link: {}\n{}",
-            m.status, m.stderr
-        ));
+        return Err(format!("a 16 MiB compressed debug section did not link: {}\n{}", m.status, m.stderr));
     }
     Ok(())
 }
 
 fn counts_claimed(ctx: &Ctx, dir: &Path) -> Result<(), String> {
-    let obj = compile(
-        dir,
-        "base",
-        "int g; int main(void) { return g; }\n",
-        &["-O1"],
-    )?;
+    let obj = compile(dir, "base", "int g; int main(void) { return g; }\n", &["-O1"])?;
     let data = read(&obj)?;
     let mut results = Vec::new();
     // e_shnum = 65535 with the table where the file ends.
@@ -602,55 +431,25 @@ fn counts_claimed(ctx: &Ctx, dir: &Path) -> Result<(), String> {
     d[0x3c..0x3e].copy_from_slice(&0xffffu16.to_le_bytes());
     let p = dir.join("shnum.o");
     write(&p, &d)?;
-    results.push(expect_clean_error(
-        ctx,
-        dir,
-        "e_shnum 65535 in a 1 KiB object",
-        &["-e", "main", &p.to_string_lossy(), "-o", "prog"],
-        "shnum.o",
-    ));
+    results.push(expect_clean_error(ctx, dir, "e_shnum 65535 in a 1 KiB object", &["-e", "main", &p.to_string_lossy(), "-o", "prog"], "shnum.o"));
     // A symbol table claiming 2^40 bytes.
     let mut d = data.clone();
     let (_, h) = section(&d, ".symtab").ok_or("no .symtab")?;
     d[h + 0x20..h + 0x28].copy_from_slice(&(1u64 << 40).to_le_bytes());
     let p = dir.join("symtab.o");
     write(&p, &d)?;
-    results.push(expect_clean_error(
-        ctx,
-        dir,
-        "a symbol table of 2^40 bytes",
-        &["-e", "main", &p.to_string_lossy(), "-o", "prog"],
-        "symtab.o",
-    ));
+    results.push(expect_clean_error(ctx, dir, "a symbol table of 2^40 bytes", &["-e", "main", &p.to_string_lossy(), "-o", "prog"], "symtab.o"));
     // An archive member claiming 2^40 bytes.
     let ar = dir.join("libhuge.a");
     let mut a = b"!<arch>\n".to_vec();
-    a.extend_from_slice(
-        format!(
-            "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
-            "m.o/",
-            0,
-            0,
-            0,
-            644,
-            1u64 << 40
-        )
-        .as_bytes(),
-    );
+    a.extend_from_slice(format!("{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n", "m.o/", 0, 0, 0, 644, 1u64 << 40).as_bytes());
     a.extend_from_slice(&data);
     write(&ar, &a)?;
     results.push(expect_clean_error(
         ctx,
         dir,
         "an archive member of 2^40 bytes",
-        &[
-            "-e",
-            "main",
-            &obj.to_string_lossy(),
-            &ar.to_string_lossy(),
-            "-o",
-            "prog",
-        ],
+        &["-e", "main", &obj.to_string_lossy(), &ar.to_string_lossy(), "-o", "prog"],
         "libhuge.a",
     ));
     results.into_iter().collect()
@@ -660,9 +459,7 @@ fn counts_claimed(ctx: &Ctx, dir: &Path) -> Result<(), String> {
 fn counts_real(ctx: &Ctx, dir: &Path) -> Result<(), String> {
     let mut s = String::from(".text\n.globl main\nmain:\n xor %eax, %eax\n ret\n");
     for i in 0..60_000 {
-        s.push_str(&format!(
-            ".section .text.f{i},\"ax\",@progbits\n.globl f{i}\nf{i}:\n ret\n"
-        ));
+        s.push_str(&format!(".section .text.f{i},\"ax\",@progbits\n.globl f{i}\nf{i}:\n ret\n"));
     }
     let sections = assemble(dir, "sections", &s)?;
     let mut s = String::from(".text\n.globl main\nmain:\n xor %eax, %eax\n ret\n.data\n");
@@ -670,27 +467,11 @@ fn counts_real(ctx: &Ctx, dir: &Path) -> Result<(), String> {
         s.push_str(&format!(".globl s{i}\ns{i}: .byte 1\n"));
     }
     let symbols = assemble(dir, "symbols", &s)?;
-    for (what, obj) in [
-        ("60,000 sections", &sections),
-        ("300,000 symbols", &symbols),
-    ] {
-        let m = measured(
-            ctx,
-            dir,
-            &["-e", "main", &obj.to_string_lossy(), "-o", "prog"],
-        )?;
-        println!(
-            "limits: an object with {what} links: {}, peak RSS {} MiB",
-            m.status,
-            m.rss_kib / 1024
-        );
+    for (what, obj) in [("60,000 sections", &sections), ("300,000 symbols", &symbols)] {
+        let m = measured(ctx, dir, &["-e", "main", &obj.to_string_lossy(), "-o", "prog"])?;
+        println!("limits: an object with {what} links: {}, peak RSS {} MiB", m.status, m.rss_kib / 1024);
         if m.status != "exit 0" || m.rss_kib * 1024 >= GIB {
-            return Err(format!(
-                "{what}: {}, peak RSS {} MiB\n{}",
-                m.status,
-                m.rss_kib / 1024,
-                m.stderr
-            ));
+            return Err(format!("{what}: {}, peak RSS {} MiB\n{}", m.status, m.rss_kib / 1024, m.stderr));
         }
     }
     Ok(())
@@ -701,32 +482,13 @@ fn script_recursion(ctx: &Ctx, dir: &Path) -> Result<(), String> {
     let main_s = main.to_string_lossy().into_owned();
     let mut results = Vec::new();
     write(&dir.join("self.lds"), "INPUT(self.lds)\n")?;
-    results.push(expect_clean_error(
-        ctx,
-        dir,
-        "a linker script naming itself",
-        &["-e", "main", &main_s, "self.lds", "-o", "prog"],
-        "names itself",
-    ));
+    results.push(expect_clean_error(ctx, dir, "a linker script naming itself", &["-e", "main", &main_s, "self.lds", "-o", "prog"], "names itself"));
     write(&dir.join("ping.lds"), "GROUP(pong.lds)\n")?;
     write(&dir.join("pong.lds"), "INPUT(ping.lds)\n")?;
-    results.push(expect_clean_error(
-        ctx,
-        dir,
-        "two linker scripts naming each other",
-        &["-e", "main", &main_s, "ping.lds", "-o", "prog"],
-        "names itself",
-    ));
+    results.push(expect_clean_error(ctx, dir, "two linker scripts naming each other", &["-e", "main", &main_s, "ping.lds", "-o", "prog"], "names itself"));
     // 30 levels, each naming the next twice: 2^30 reads without the budget.
     for i in 0..30 {
-        write(
-            &dir.join(format!("fan{i}.lds")),
-            if i == 29 {
-                "ENTRY(main)\n".to_string()
-            } else {
-                format!("INPUT(fan{n}.lds fan{n}.lds)\n", n = i + 1)
-            },
-        )?;
+        write(&dir.join(format!("fan{i}.lds")), if i == 29 { "ENTRY(main)\n".to_string() } else { format!("INPUT(fan{n}.lds fan{n}.lds)\n", n = i + 1) })?;
     }
     results.push(expect_clean_error(
         ctx,
@@ -736,63 +498,26 @@ fn script_recursion(ctx: &Ctx, dir: &Path) -> Result<(), String> {
         "linker scripts read",
     ));
     write(&dir.join("inc.lds"), "INCLUDE inc.lds\n")?;
-    results.push(expect_clean_error(
-        ctx,
-        dir,
-        "a linker script INCLUDEing itself",
-        &["-e", "main", &main_s, "-T", "inc.lds", "-o", "prog"],
-        "inc.lds",
-    ));
+    results.push(expect_clean_error(ctx, dir, "a linker script INCLUDEing itself", &["-e", "main", &main_s, "-T", "inc.lds", "-o", "prog"], "inc.lds"));
     results.into_iter().collect()
 }
 
 fn response_files(ctx: &Ctx, dir: &Path) -> Result<(), String> {
     let mut results = Vec::new();
-    results.push(expect_clean_error(
-        ctx,
-        dir,
-        "an endless response file (@/dev/zero)",
-        &["@/dev/zero"],
-        "larger than",
-    ));
+    results.push(expect_clean_error(ctx, dir, "an endless response file (@/dev/zero)", &["@/dev/zero"], "larger than"));
     // 1000 x 1000 x 40 words: 40 million arguments from 40 KiB of text.
     write(&dir.join("leaf.rsp"), "-L. ".repeat(40))?;
     write(&dir.join("mid.rsp"), "@leaf.rsp\n".repeat(1000))?;
     write(&dir.join("top.rsp"), "@mid.rsp\n".repeat(1000))?;
-    results.push(expect_clean_error(
-        ctx,
-        dir,
-        "response files fanning out to 40M words",
-        &["@top.rsp"],
-        "response file",
-    ));
+    results.push(expect_clean_error(ctx, dir, "response files fanning out to 40M words", &["@top.rsp"], "response file"));
     write(&dir.join("loop.rsp"), "-L. @loop.rsp\n")?;
-    results.push(expect_clean_error(
-        ctx,
-        dir,
-        "a response file naming itself",
-        &["@loop.rsp"],
-        "recursive expansion",
-    ));
+    results.push(expect_clean_error(ctx, dir, "a response file naming itself", &["@loop.rsp"], "recursive expansion"));
     // A big honest one (200,000 words) is fine: it fails only for the missing inputs.
-    write(
-        &dir.join("big.rsp"),
-        (0..200_000)
-            .map(|i| format!("missing{i}.o\n"))
-            .collect::<String>(),
-    )?;
+    write(&dir.join("big.rsp"), (0..200_000).map(|i| format!("missing{i}.o\n")).collect::<String>())?;
     let m = measured(ctx, dir, &["@big.rsp", "-o", "prog"])?;
-    println!(
-        "limits: a 200,000-word response file: {}, peak RSS {} MiB",
-        m.status,
-        m.rss_kib / 1024
-    );
+    println!("limits: a 200,000-word response file: {}, peak RSS {} MiB", m.status, m.rss_kib / 1024);
     if !m.stderr.contains("cannot open missing0.o") || m.rss_kib * 1024 >= GIB {
-        results.push(Err(format!(
-            "the 200,000-word response file: {}\n{}",
-            m.status,
-            m.stderr.lines().take(3).collect::<Vec<_>>().join("\n")
-        )));
+        results.push(Err(format!("the 200,000-word response file: {}\n{}", m.status, m.stderr.lines().take(3).collect::<Vec<_>>().join("\n"))));
     }
     results.into_iter().collect()
 }

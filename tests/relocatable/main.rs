@@ -99,11 +99,8 @@ fn main() {
             run_trial(&ctx, &format!("combine-{}", case.name), |w| combine(w, case)).map_err(Failed::from)
         }));
     }
-    let errs: [(&str, fn(&Work) -> Result<(), String>); 3] = [
-        ("errors/corrupt-objects", corrupt_objects),
-        ("errors/shared-library", shared_library),
-        ("errors/bitcode", bitcode),
-    ];
+    let errs: [(&str, fn(&Work) -> Result<(), String>); 3] =
+        [("errors/corrupt-objects", corrupt_objects), ("errors/shared-library", shared_library), ("errors/bitcode", bitcode)];
     for (name, f) in errs {
         let ctx = ctx.clone();
         let dir = name.replace('/', "-");
@@ -177,9 +174,8 @@ impl Work<'_> {
     }
     /// Files of the trial directory (to catch stray temporaries).
     fn listing(&self) -> Vec<String> {
-        let mut v: Vec<String> = fs::read_dir(&self.dir)
-            .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
-            .unwrap_or_default();
+        let mut v: Vec<String> =
+            fs::read_dir(&self.dir).map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
         v.sort();
         v
     }
@@ -347,9 +343,7 @@ impl Structure {
             }
             bump(&mut sections, format!("{name} type={:#x} flags={:#x}", s.sh_type, s.sh_flags));
             if s.sh_type == SHT_GROUP {
-                let data = bytes
-                    .get(s.sh_offset as usize..(s.sh_offset + s.sh_size) as usize)
-                    .ok_or("group section out of bounds")?;
+                let data = bytes.get(s.sh_offset as usize..(s.sh_offset + s.sh_size) as usize).ok_or("group section out of bounds")?;
                 let words: Vec<u32> = data.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
                 let sig = elf.syms.get(s.sh_info as usize).map(|y| {
                     if y.st_type() == STT_SECTION {
@@ -410,12 +404,8 @@ fn corrupt_objects(w: &Work) -> Result<(), String> {
         let sh1 = shoff + 64;
         bad_section[sh1 + 24..sh1 + 32].copy_from_slice(&(1u64 << 40).to_le_bytes());
     }
-    let cases: [(&str, Vec<u8>); 4] = [
-        ("truncated.o", good[..good.len() / 2].to_vec()),
-        ("garbage.o", garbage),
-        ("bad-shoff.o", bad_shoff),
-        ("bad-section.o", bad_section),
-    ];
+    let cases: [(&str, Vec<u8>); 4] =
+        [("truncated.o", good[..good.len() / 2].to_vec()), ("garbage.o", garbage), ("bad-shoff.o", bad_shoff), ("bad-section.o", bad_section)];
     for (name, bytes) in cases {
         w.write(name, &bytes)?;
         // The previous output is kept, byte for byte, as ld.lld keeps it (docs/reliability.md):
@@ -666,12 +656,7 @@ static CASES: &[Case] = &[
     Case { name: "c-discard-locals", flags: &["-O0", "-g"], r_flags: &["--discard-locals"], ..BASE },
     Case { name: "c-build-id", r_flags: &["--build-id=sha1"], ..BASE },
     Case { name: "c-cet-property", flags: &["-O1", "-fcf-protection=full"], ..BASE },
-    Case {
-        name: "c-nested-own-output",
-        pre: &[("dtld", "a1.o", &["a.o"]), ("dtld", "b1.o", &["b.o"])],
-        combine: &["a1.o", "b1.o"],
-        ..BASE
-    },
+    Case { name: "c-nested-own-output", pre: &[("dtld", "a1.o", &["a.o"]), ("dtld", "b1.o", &["b.o"])], combine: &["a1.o", "b1.o"], ..BASE },
     Case { name: "cxx-comdat-eh", sources: CXX_SOURCES, flags: &["-O0"], combine: &["c1.o", "c2.o"], cxx: true, ..BASE },
     Case {
         name: "cxx-comdat-eh-O2-function-sections-debug",
@@ -699,13 +684,7 @@ static CASES: &[Case] = &[
         ..BASE
     },
     Case { name: "tls", sources: &[("t1.c", TLS_1), ("t2.c", TLS_2), ("main.c", TLS_MAIN)], combine: &["t1.o", "t2.o"], ..BASE },
-    Case {
-        name: "tls-pic",
-        sources: &[("t1.c", TLS_1), ("t2.c", TLS_2), ("main.c", TLS_MAIN)],
-        flags: &["-O1", "-fPIC"],
-        combine: &["t1.o", "t2.o"],
-        ..BASE
-    },
+    Case { name: "tls-pic", sources: &[("t1.c", TLS_1), ("t2.c", TLS_2), ("main.c", TLS_MAIN)], flags: &["-O1", "-fPIC"], combine: &["t1.o", "t2.o"], ..BASE },
     Case {
         name: "common",
         sources: &[("m1.c", COMMON_1), ("m2.c", COMMON_2), ("main.c", COMMON_MAIN)],

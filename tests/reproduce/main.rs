@@ -25,10 +25,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 fn main() {
     let args = Arguments::from_args();
-    let trials = vec![
-        trial("reproduce/replay-from-tar", replay),
-        trial("reproduce/env-and-errors", env_and_errors),
-    ];
+    let trials = vec![trial("reproduce/replay-from-tar", replay), trial("reproduce/env-and-errors", env_and_errors)];
     libtest_mimic::run(&args, trials).exit();
 }
 

@@ -41,14 +41,9 @@ pub const DTLD_ENV: &str = "DTLD";
 /// `CARGO_MANIFEST_DIR` when it runs a test binary; the compile-time value is the fallback
 /// for a binary run by hand.
 pub fn workspace_root() -> PathBuf {
-    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
     // This crate lives in `<root>/tests`.
-    manifest
-        .parent()
-        .expect("tests crate has a parent directory")
-        .to_path_buf()
+    manifest.parent().expect("tests crate has a parent directory").to_path_buf()
 }
 
 /// The cargo target directory the running test binary was built into
@@ -57,10 +52,7 @@ pub fn workspace_root() -> PathBuf {
 pub fn target_dir() -> PathBuf {
     if let Ok(exe) = std::env::current_exe() {
         let deps = exe.parent();
-        if deps
-            .and_then(|d| d.file_name())
-            .is_some_and(|n| n == "deps")
-        {
+        if deps.and_then(|d| d.file_name()).is_some_and(|n| n == "deps") {
             if let Some(target) = deps.and_then(Path::parent).and_then(Path::parent) {
                 return target.to_path_buf();
             }
@@ -78,10 +70,7 @@ pub fn find_dtld() -> Result<PathBuf, String> {
     if let Some(path) = std::env::var_os(DTLD_ENV) {
         let path = PathBuf::from(path);
         if !path.is_absolute() {
-            return Err(format!(
-                "${DTLD_ENV}={} must be an absolute path (clang's -fuse-ld needs one)",
-                path.display()
-            ));
+            return Err(format!("${DTLD_ENV}={} must be an absolute path (clang's -fuse-ld needs one)", path.display()));
         }
         if !path.is_file() {
             return Err(format!("${DTLD_ENV}={} does not exist", path.display()));
@@ -112,16 +101,10 @@ pub fn find_distributor() -> Result<PathBuf, String> {
     if let Some(path) = std::env::var_os(DISTRIBUTOR_ENV) {
         let path = PathBuf::from(path);
         if !path.is_absolute() {
-            return Err(format!(
-                "${DISTRIBUTOR_ENV}={} must be an absolute path",
-                path.display()
-            ));
+            return Err(format!("${DISTRIBUTOR_ENV}={} must be an absolute path", path.display()));
         }
         if !path.is_file() {
-            return Err(format!(
-                "${DISTRIBUTOR_ENV}={} does not exist",
-                path.display()
-            ));
+            return Err(format!("${DISTRIBUTOR_ENV}={} does not exist", path.display()));
         }
         return Ok(path);
     }
@@ -141,25 +124,16 @@ pub fn find_distributor() -> Result<PathBuf, String> {
 /// Looks a program up in `PATH`.
 pub fn find_in_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| p.is_file())
 }
 
 /// Checks that every host tool the harness needs is installed.
 pub fn check_tools(tools: &[&str]) -> Result<(), String> {
-    let missing: Vec<&str> = tools
-        .iter()
-        .copied()
-        .filter(|t| find_in_path(t).is_none())
-        .collect();
+    let missing: Vec<&str> = tools.iter().copied().filter(|t| find_in_path(t).is_none()).collect();
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(format!(
-            "missing host tools in PATH: {}",
-            missing.join(", ")
-        ))
+        Err(format!("missing host tools in PATH: {}", missing.join(", ")))
     }
 }
 
@@ -169,10 +143,7 @@ pub fn check_tools(tools: &[&str]) -> Result<(), String> {
 /// concurrent callers never see a half-written file.
 pub fn wrapper_dir(dir: &Path, name: &str, target: &Path) -> io::Result<PathBuf> {
     fs::create_dir_all(dir)?;
-    let script = format!(
-        "#!/bin/sh\nexec {} \"$@\"\n",
-        shell_quote(target.as_os_str())
-    );
+    let script = format!("#!/bin/sh\nexec {} \"$@\"\n", shell_quote(target.as_os_str()));
     let path = dir.join(name);
     if fs::read_to_string(&path).ok().as_deref() == Some(script.as_str()) {
         return Ok(dir.to_path_buf());
@@ -188,19 +159,13 @@ pub fn wrapper_dir(dir: &Path, name: &str, target: &Path) -> io::Result<PathBuf>
 fn unique_suffix() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    format!(
-        "{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
+    format!("{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
 /// Quotes one word for a POSIX shell (for printing reproducible commands).
 pub fn shell_quote(word: &OsStr) -> String {
     let s = word.to_string_lossy();
-    let safe = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c));
+    let safe = !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c));
     if safe {
         s.into_owned()
     } else {
@@ -216,11 +181,7 @@ pub fn command_line(cmd: &Command) -> String {
     }
     for (key, value) in cmd.get_envs() {
         if let Some(value) = value {
-            out.push_str(&format!(
-                "{}={} ",
-                key.to_string_lossy(),
-                shell_quote(value)
-            ));
+            out.push_str(&format!("{}={} ", key.to_string_lossy(), shell_quote(value)));
         }
     }
     out.push_str(&shell_quote(cmd.get_program()));
@@ -269,9 +230,7 @@ const ETXTBSY: i32 = 26;
 /// retried when it fails with ETXTBSY: a program that was just written by a linker in another
 /// thread can still be open for writing in a forked-but-not-yet-exec'd child.
 pub fn run_with_timeout(cmd: &mut Command, stdin: &[u8], timeout: Duration) -> io::Result<Outcome> {
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut attempts = 0;
     let mut child = loop {
         match cmd.spawn() {
@@ -313,17 +272,12 @@ pub fn run_with_timeout(cmd: &mut Command, stdin: &[u8], timeout: Duration) -> i
     let _ = writer.join();
     let stdout = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
-    Ok(Outcome {
-        status,
-        stdout,
-        stderr,
-    })
+    Ok(Outcome { status, stdout, stderr })
 }
 
 /// Runs a build step (compiler, archiver, linker) with a generous timeout.
 pub fn run_tool(cmd: &mut Command) -> Result<Outcome, String> {
-    run_with_timeout(cmd, &[], Duration::from_secs(120))
-        .map_err(|e| format!("cannot run `{}`: {e}", command_line(cmd)))
+    run_with_timeout(cmd, &[], Duration::from_secs(120)).map_err(|e| format!("cannot run `{}`: {e}", command_line(cmd)))
 }
 
 /// Like [`run_tool`], but a failure (or timeout) is an error that includes the command and its
@@ -333,12 +287,7 @@ pub fn run_tool_ok(cmd: &mut Command) -> Result<Outcome, String> {
     if outcome.success() {
         Ok(outcome)
     } else {
-        Err(format!(
-            "command failed ({}):\n  {}\n{}",
-            outcome.status_text(),
-            command_line(cmd),
-            outcome.stderr_text()
-        ))
+        Err(format!("command failed ({}):\n  {}\n{}", outcome.status_text(), command_line(cmd), outcome.stderr_text()))
     }
 }
 
@@ -404,13 +353,7 @@ impl CompileCache {
 
     /// Like [`CompileCache::compile`] with another compiler of the same LLVM installation
     /// (`clang++-22` for C++ sources; the compiler's name is part of the cache key).
-    pub fn compile_with(
-        &self,
-        compiler: &str,
-        source: &Path,
-        flags: &[String],
-        out: &Path,
-    ) -> Result<String, String> {
+    pub fn compile_with(&self, compiler: &str, source: &Path, flags: &[String], out: &Path) -> Result<String, String> {
         let mut key = Fnv::default();
         key.field(compiler.as_bytes());
         key.field(&self.compiler_version);
@@ -418,11 +361,7 @@ impl CompileCache {
         for f in flags {
             key.field(f.as_bytes());
         }
-        key.field(
-            &file_hash(source)
-                .ok_or_else(|| format!("cannot read {}", source.display()))?
-                .to_le_bytes(),
-        );
+        key.field(&file_hash(source).ok_or_else(|| format!("cannot read {}", source.display()))?.to_le_bytes());
         let stem = format!("{:016x}", key.finish());
         let cached_obj = self.dir.join(format!("{stem}.o"));
         let cached_deps = self.dir.join(format!("{stem}.deps"));
@@ -440,24 +379,18 @@ impl CompileCache {
         }
 
         if cached_obj.is_file() && deps_unchanged(&cached_deps) {
-            fs::copy(&cached_obj, out)
-                .map_err(|e| format!("copy {}: {e}", cached_obj.display()))?;
+            fs::copy(&cached_obj, out).map_err(|e| format!("copy {}: {e}", cached_obj.display()))?;
             return Ok(shown);
         }
 
         // Recreated each time in case someone cleaned the cache during the run.
-        fs::create_dir_all(&self.dir)
-            .map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
+        fs::create_dir_all(&self.dir).map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
         // Unique per compile: parallel trials may compile the same key at the same time.
         let tmp = format!("{stem}.{}", unique_suffix());
         let tmp_obj = self.dir.join(format!("{tmp}.o.tmp"));
         let tmp_dep = self.dir.join(format!("{tmp}.d.tmp"));
         let mut real = Command::new(compiler);
-        real.arg("-c")
-            .args(flags)
-            .arg(source)
-            .arg("-o")
-            .arg(&tmp_obj);
+        real.arg("-c").args(flags).arg(source).arg("-o").arg(&tmp_obj);
         real.arg("-MD").arg("-MF").arg(&tmp_dep);
         let result = run_tool_ok(&mut real);
         if let Err(e) = result {
@@ -482,12 +415,7 @@ impl CompileCache {
             fs::rename(&tmp_deps, &cached_deps)?;
             fs::rename(&tmp_obj, &cached_obj)
         };
-        publish().map_err(|e| {
-            format!(
-                "cannot store {} in the compile cache: {e}",
-                cached_obj.display()
-            )
-        })?;
+        publish().map_err(|e| format!("cannot store {} in the compile cache: {e}", cached_obj.display()))?;
         fs::copy(&cached_obj, out).map_err(|e| format!("copy {}: {e}", cached_obj.display()))?;
         Ok(shown)
     }
@@ -608,10 +536,7 @@ mod tests {
 
     #[test]
     fn words() {
-        assert_eq!(
-            split_words(r#"a 'b c' "d\"e" f\ g"#).unwrap(),
-            ["a", "b c", "d\"e", "f g"]
-        );
+        assert_eq!(split_words(r#"a 'b c' "d\"e" f\ g"#).unwrap(), ["a", "b c", "d\"e", "f g"]);
         assert_eq!(split_words("  ").unwrap(), Vec::<String>::new());
         assert_eq!(split_words("''").unwrap(), [""]);
     }
@@ -730,40 +655,24 @@ pub fn lock_target_subdir(subdir: &str, what: &str) -> Option<fs::File> {
 /// going to the files `out` and `err` (so that no pipe can be held open by a stray grandchild,
 /// e.g. a helper process wine starts), and kills the whole group after `timeout`. The files are
 /// left for the caller.
-pub fn run_in_group(
-    cmd: &mut Command,
-    timeout: Duration,
-    out: &Path,
-    err: &Path,
-) -> io::Result<Outcome> {
+pub fn run_in_group(cmd: &mut Command, timeout: Duration, out: &Path, err: &Path) -> io::Result<Outcome> {
     use std::os::unix::process::CommandExt;
-    cmd.process_group(0)
-        .stdout(fs::File::create(out)?)
-        .stderr(fs::File::create(err)?);
+    cmd.process_group(0).stdout(fs::File::create(out)?).stderr(fs::File::create(err)?);
     let mut child = cmd.spawn()?;
     let status = match child.wait_timeout(timeout)? {
         Some(status) => Some(status),
         None => {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", child.id())])
-                .status();
+            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
             let _ = child.kill();
             let _ = child.wait();
             None
         }
     };
-    Ok(Outcome {
-        status,
-        stdout: fs::read(out).unwrap_or_default(),
-        stderr: fs::read(err).unwrap_or_default(),
-    })
+    Ok(Outcome { status, stdout: fs::read(out).unwrap_or_default(), stderr: fs::read(err).unwrap_or_default() })
 }
 
 /// The offset of the first byte at which `a` and `b` differ (the shorter length when one is a
 /// prefix of the other).
 pub fn first_difference(a: &[u8], b: &[u8]) -> usize {
-    a.iter()
-        .zip(b)
-        .position(|(x, y)| x != y)
-        .unwrap_or(a.len().min(b.len()))
+    a.iter().zip(b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()))
 }

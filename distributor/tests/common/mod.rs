@@ -46,11 +46,7 @@ pub fn output(cmd: &mut Command) -> Output {
 /// Runs the distributor in `dir` with `args`.
 pub fn distribute(dir: &Path, args: &[&str]) -> Run {
     let out = output(Command::new(DISTRIBUTOR).current_dir(dir).args(args));
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run { code: out.status.code(), stdout: String::from_utf8_lossy(&out.stdout).into_owned(), stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
 }
 
 #[derive(Debug)]

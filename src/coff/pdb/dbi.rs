@@ -40,13 +40,7 @@ pub fn build(refs: &StreamRefs, sections: &[Section], machine: u16) -> Vec<u8> {
     w16(&mut out, 0); // mspdb dll version
     w16(&mut out, refs.sym_records);
     w16(&mut out, 0); // mspdb dll build
-    for size in [
-        modi.len(),
-        sec_contr.len(),
-        sec_map.len(),
-        file_info.len(),
-        0,
-    ] {
+    for size in [modi.len(), sec_contr.len(), sec_map.len(), file_info.len(), 0] {
         w32(&mut out, size as u32);
     }
     w32(&mut out, 0); // MFC type server index
@@ -85,10 +79,7 @@ fn section_map(sections: &[Section]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&n.to_le_bytes());
     out.extend_from_slice(&n.to_le_bytes());
-    let entries = sections
-        .iter()
-        .map(|s| (sec_map_flags(s.chars), s.vsize))
-        .chain([(0x208, u32::MAX)]);
+    let entries = sections.iter().map(|s| (sec_map_flags(s.chars), s.vsize)).chain([(0x208, u32::MAX)]);
     for (i, (flags, len)) in entries.enumerate() {
         for v in [flags, 0, 0, i as u16 + 1, 0xffff, 0xffff] {
             out.extend_from_slice(&v.to_le_bytes());

@@ -60,11 +60,7 @@ pub fn build(mut publics: Vec<Public>) -> Streams {
     for i in by_addr {
         pubs.extend_from_slice(&offsets[i].to_le_bytes());
     }
-    Streams {
-        sym_records: records,
-        publics: pubs,
-        globals: hash_table(&[], &[]),
-    }
+    Streams { sym_records: records, publics: pubs, globals: hash_table(&[], &[]) }
 }
 
 /// LLVM's `gsiRecordCmp`: shorter names first, then ASCII case-insensitively (bytewise when
@@ -76,9 +72,7 @@ fn gsi_cmp(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     if !a.is_ascii() || !b.is_ascii() {
         return a.cmp(b);
     }
-    a.iter()
-        .map(u8::to_ascii_lowercase)
-        .cmp(b.iter().map(u8::to_ascii_lowercase))
+    a.iter().map(u8::to_ascii_lowercase).cmp(b.iter().map(u8::to_ascii_lowercase))
 }
 
 /// A GSI hash table over records named `names` at `offsets` in the record stream: header,
@@ -106,12 +100,7 @@ fn hash_table(names: &[&[u8]], offsets: &[u32]) -> Vec<u8> {
     }
     let mut out = Vec::new();
     let tail = 4 * (bitmap.len() + starts.len());
-    for v in [
-        0xffff_ffffu32,
-        0xeffe_0000 + 19990810,
-        records.len() as u32,
-        tail as u32,
-    ] {
+    for v in [0xffff_ffffu32, 0xeffe_0000 + 19990810, records.len() as u32, tail as u32] {
         out.extend_from_slice(&v.to_le_bytes());
     }
     out.extend_from_slice(&records);
@@ -127,12 +116,7 @@ mod tests {
 
     #[test]
     fn publics_sorted_and_padded() {
-        let p = |n: &str, off| Public {
-            name: n.as_bytes().to_vec(),
-            function: true,
-            segment: 1,
-            offset: off,
-        };
+        let p = |n: &str, off| Public { name: n.as_bytes().to_vec(), function: true, segment: 1, offset: off };
         let s = build(vec![p("main", 0x10), p("f", 0)]);
         // "f" first (name order), 14 + 2 bytes padded to 16.
         assert_eq!(&s.sym_records[0..4], &[14, 0, 0x0e, 0x11]);

@@ -45,13 +45,7 @@ pub fn cv_path(config: &super::config::CoffConfig) -> Option<String> {
         return Some(alt.clone());
     }
     let p = config.pdb.as_ref()?;
-    let abs = if p.is_absolute() {
-        p.clone()
-    } else {
-        std::env::current_dir()
-            .map(|d| d.join(p))
-            .unwrap_or_else(|_| p.clone())
-    };
+    let abs = if p.is_absolute() { p.clone() } else { std::env::current_dir().map(|d| d.join(p)).unwrap_or_else(|_| p.clone()) };
     let mut out = PathBuf::new();
     for c in abs.components() {
         match c {
@@ -74,13 +68,7 @@ pub fn write(l: &Layout) -> Result<()> {
     if !l.config.debug_pdb {
         return Ok(());
     }
-    let image = std::fs::read(&l.config.output).map_err(|e| {
-        Error::new(format!(
-            "cannot read {}: {}",
-            l.config.output.display(),
-            crate::io_error(&e)
-        ))
-    })?;
+    let image = std::fs::read(&l.config.output).map_err(|e| Error::new(format!("cannot read {}: {}", l.config.output.display(), crate::io_error(&e))))?;
     let ch = &l.chunks[cv];
     let os = &l.osecs[ch.osec];
     let rec = (os.file_off + ch.rva - os.rva) as usize;
@@ -98,19 +86,8 @@ pub fn write(l: &Layout) -> Result<()> {
     streams[S_GLOBALS] = g.globals;
     streams[S_PUBLICS] = g.publics;
     streams[S_SYMS] = g.sym_records;
-    let dbi_sections: Vec<dbi::Section> = sections
-        .chunks(40)
-        .map(|h| dbi::Section {
-            chars: u32_at(h, 36),
-            vsize: u32_at(h, 8),
-        })
-        .collect();
-    let refs = dbi::StreamRefs {
-        globals: S_GLOBALS as u16,
-        publics: S_PUBLICS as u16,
-        sym_records: S_SYMS as u16,
-        section_headers: S_SECHDR as u16,
-    };
+    let dbi_sections: Vec<dbi::Section> = sections.chunks(40).map(|h| dbi::Section { chars: u32_at(h, 36), vsize: u32_at(h, 8) }).collect();
+    let refs = dbi::StreamRefs { globals: S_GLOBALS as u16, publics: S_PUBLICS as u16, sym_records: S_SYMS as u16, section_headers: S_SECHDR as u16 };
     streams[S_DBI] = dbi::build(&refs, &dbi_sections, 0x8664);
     streams[S_SECHDR] = sections;
     let file = msf::build(&streams);
@@ -118,13 +95,7 @@ pub fn write(l: &Layout) -> Result<()> {
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    crate::outfile::write_atomic(path, bytes).map_err(|e| {
-        Error::new(format!(
-            "cannot open {}: {}",
-            path.display(),
-            crate::io_error(&e)
-        ))
-    })
+    crate::outfile::write_atomic(path, bytes).map_err(|e| Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))
 }
 
 fn u32_at(b: &[u8], o: usize) -> u32 {
@@ -188,30 +159,22 @@ fn publics(l: &Layout) -> Vec<gsi::Public> {
             _ => continue,
         };
         let name = s.name;
-        if ["__profd_", "__profc_", "__covrec_"]
-            .iter()
-            .any(|p| name.starts_with(p))
-        {
+        if ["__profd_", "__profc_", "__covrec_"].iter().any(|p| name.starts_with(p)) {
             continue;
         }
         let Some(rva) = l.sym_rva(id) else { continue };
         let os = match (l.sym_chunk(id), s.def) {
             (Some(c), _) => &l.osecs[l.chunks[c].osec],
             // Bounds such as `__data_end__`: the section holding (or ending at) the address.
-            (None, Def::Synthetic(_)) if rva != 0 => match l.osecs.iter().find(|o| {
-                o.vsize > 0 && (o.rva as u64..=o.rva as u64 + o.vsize as u64).contains(&rva)
-            }) {
-                Some(o) => o,
-                None => continue,
-            },
+            (None, Def::Synthetic(_)) if rva != 0 => {
+                match l.osecs.iter().find(|o| o.vsize > 0 && (o.rva as u64..=o.rva as u64 + o.vsize as u64).contains(&rva)) {
+                    Some(o) => o,
+                    None => continue,
+                }
+            }
             _ => continue,
         };
-        out.push(gsi::Public {
-            name: name.as_bytes().to_vec(),
-            function,
-            segment: os.index,
-            offset: (rva - os.rva as u64) as u32,
-        });
+        out.push(gsi::Public { name: name.as_bytes().to_vec(), function, segment: os.index, offset: (rva - os.rva as u64) as u32 });
     }
     out
 }

@@ -28,9 +28,7 @@ impl Blocks {
         b
     }
     fn take_n(&mut self, bytes: usize) -> Vec<usize> {
-        (0..bytes.div_ceil(BLOCK_SIZE))
-            .map(|_| self.take())
-            .collect()
+        (0..bytes.div_ceil(BLOCK_SIZE)).map(|_| self.take()).collect()
     }
 }
 
@@ -63,22 +61,12 @@ pub fn build(streams: &[Vec<u8>]) -> Vec<u8> {
         put(&mut out, bs, s);
     }
     put(&mut out, &dir_blocks, &dir);
-    let list: Vec<u8> = dir_blocks
-        .iter()
-        .flat_map(|&b| (b as u32).to_le_bytes())
-        .collect();
+    let list: Vec<u8> = dir_blocks.iter().flat_map(|&b| (b as u32).to_le_bytes()).collect();
     put(&mut out, &[map_block], &list);
     write_fpm(&mut out, num_blocks);
     let sb = &mut out[..BLOCK_SIZE];
     sb[..32].copy_from_slice(MAGIC);
-    let fields = [
-        BLOCK_SIZE as u32,
-        1,
-        num_blocks as u32,
-        dir.len() as u32,
-        0,
-        map_block as u32,
-    ];
+    let fields = [BLOCK_SIZE as u32, 1, num_blocks as u32, dir.len() as u32, 0, map_block as u32];
     for (i, v) in fields.iter().enumerate() {
         sb[32 + 4 * i..36 + 4 * i].copy_from_slice(&v.to_le_bytes());
     }

@@ -36,10 +36,7 @@ pub struct StringTable {
 
 impl StringTable {
     pub fn new() -> StringTable {
-        StringTable {
-            bytes: vec![0],
-            ..Default::default()
-        }
+        StringTable { bytes: vec![0], ..Default::default() }
     }
 
     /// The offset of `s`, added if new.

@@ -32,9 +32,7 @@ fn load_problem(path: &str, obj_dir: &Path) -> Option<String> {
     let data = std::fs::read(path).or_else(|_| std::fs::read(obj_dir.join(file_name)));
     match data {
         Err(_) => Some("No such file or directory".to_string()),
-        Ok(d) if !d.starts_with(MSF_MAGIC) => {
-            Some("The PDB file is corrupt. MSF superblock is missing".to_string())
-        }
+        Ok(d) if !d.starts_with(MSF_MAGIC) => Some("The PDB file is corrupt. MSF superblock is missing".to_string()),
         Ok(_) => None,
     }
 }
@@ -74,21 +72,17 @@ pub fn check(l: &Layout) {
     for &f in &l.r.obj_order {
         let file = &l.r.files[f];
         let Kind::Obj(obj) = &file.kind else { continue };
-        let server = obj
-            .sections
-            .iter()
-            .find(|s| s.name == ".debug$T")
-            .and_then(|s| type_server_path(s.data));
+        let server = obj.sections.iter().find(|s| s.name == ".debug$T").and_then(|s| type_server_path(s.data));
         let Some(path) = server else {
-            not_carried += obj.sections.iter().any(|s| {
-                s.name == ".debug$T" || (s.name == ".debug$S" && substantive_symbols(s.data))
-            }) as usize;
+            not_carried += obj.sections.iter().any(|s| s.name == ".debug$T" || (s.name == ".debug$S" && substantive_symbols(s.data))) as usize;
             continue;
         };
         let dir = Path::new(&file.name).parent().unwrap_or(Path::new("."));
         let msg = match load_problem(&path, dir) {
             Some(why) => format!("Cannot use debug info for '{}' [LNK4099]\n>>> failed to load reference '{path}': {why}", file.name),
-            None => format!("Cannot use debug info for '{}' [LNK4099]\n>>> type server '{path}': dtld does not merge types from type server PDBs yet", file.name),
+            None => {
+                format!("Cannot use debug info for '{}' [LNK4099]\n>>> type server '{path}': dtld does not merge types from type server PDBs yet", file.name)
+            }
         };
         if l.config.diag.ignored.iter().any(|c| c == "4099") {
             continue;
@@ -149,15 +143,9 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("dtld-ts-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("bad.pdb"), b"not an msf").unwrap();
-        assert_eq!(
-            load_problem("C:\\nowhere\\gone.pdb", &dir).as_deref(),
-            Some("No such file or directory")
-        );
+        assert_eq!(load_problem("C:\\nowhere\\gone.pdb", &dir).as_deref(), Some("No such file or directory"));
         // Found by its file name next to the object.
-        assert_eq!(
-            load_problem("C:\\elsewhere\\bad.pdb", &dir).as_deref(),
-            Some("The PDB file is corrupt. MSF superblock is missing")
-        );
+        assert_eq!(load_problem("C:\\elsewhere\\bad.pdb", &dir).as_deref(), Some("The PDB file is corrupt. MSF superblock is missing"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

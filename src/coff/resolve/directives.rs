@@ -23,11 +23,10 @@ impl Resolver<'_> {
         for d in ds {
             match d {
                 Directive::DefaultLib(l) => self.add_default_lib(&l),
-                Directive::Export(e)
-                    if self.export_names.insert(e.name.clone()) => {
-                        self.add_undefined(e.internal.as_deref().unwrap_or(&e.name).to_string().as_str(), false);
-                        self.export_specs.push(e);
-                    }
+                Directive::Export(e) if self.export_names.insert(e.name.clone()) => {
+                    self.add_undefined(e.internal.as_deref().unwrap_or(&e.name).to_string().as_str(), false);
+                    self.export_specs.push(e);
+                }
                 Directive::Include(n) => {
                     self.add_undefined(&n, false);
                     self.include.push(n);

@@ -76,7 +76,9 @@ impl Resolver<'_> {
                 Err(e) => {
                     // lld/COFF reads a lazy archive with `CHECK(Archive::create(mb), this)`:
                     // `<archive>: <reason>` without ELF's "failed to parse archive:".
-                    let strip = |m: String| m.strip_prefix("failed to parse archive: ").or_else(|| m.strip_prefix("Archive::children failed: ")).map(str::to_string).unwrap_or(m);
+                    let strip = |m: String| {
+                        m.strip_prefix("failed to parse archive: ").or_else(|| m.strip_prefix("Archive::children failed: ")).map(str::to_string).unwrap_or(m)
+                    };
                     self.errors.extend(e.messages.into_iter().map(|m| format!("{path}: {}", strip(m))));
                     return;
                 }
@@ -130,7 +132,13 @@ impl Resolver<'_> {
         if input.lazy && !input.whole_archive {
             // `/start-lib`: the object's definitions are lazy, like an archive member's.
             let a = self.archives.len();
-            self.archives.push(Archive { path: path.clone(), thin: false, lazy_object: true, members: HashMap::from([(0, (path.clone(), data))]), seen: HashSet::new() });
+            self.archives.push(Archive {
+                path: path.clone(),
+                thin: false,
+                lazy_object: true,
+                members: HashMap::from([(0, (path.clone(), data))]),
+                seen: HashSet::new(),
+            });
             for name in member_symbols(data) {
                 self.add_lazy(&name, a, 0);
             }
@@ -206,7 +214,17 @@ impl Resolver<'_> {
 
     pub(super) fn new_file(&mut self, kind: Kind, display: String, name: &str, parent: &str) -> FileId {
         let f = self.r.files.len();
-        self.r.files.push(InFile { name: display, parent: parent.to_string(), obj_name: name.to_string(), kind, syms: Vec::new(), live: Vec::new(), commons: Vec::new(), chunks: Vec::new(), leaders: HashMap::new() });
+        self.r.files.push(InFile {
+            name: display,
+            parent: parent.to_string(),
+            obj_name: name.to_string(),
+            kind,
+            syms: Vec::new(),
+            live: Vec::new(),
+            commons: Vec::new(),
+            chunks: Vec::new(),
+            leaders: HashMap::new(),
+        });
         f
     }
 
@@ -240,7 +258,9 @@ impl Resolver<'_> {
     pub(super) fn add_bitcode(&mut self, b: crate::lto::BitcodeFile, display: String, name: &str, parent: &str) {
         let syms: Vec<(String, bool, bool, bool, u32)> = (0..b.syms.len())
             .map(|k| b.sym(k))
-            .map(|s| (String::from_utf8_lossy(s.name).into_owned(), s.undefined(), s.weak(), s.comdat.is_some(), if s.common() { s.common_size.max(1) } else { 0 }))
+            .map(|s| {
+                (String::from_utf8_lossy(s.name).into_owned(), s.undefined(), s.weak(), s.comdat.is_some(), if s.common() { s.common_size.max(1) } else { 0 })
+            })
             .collect();
         let opts = b.ir.coff_linker_opts;
         let f = self.new_file(Kind::Bitcode(b), display, name, parent);

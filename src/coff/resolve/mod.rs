@@ -17,8 +17,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 
 use super::config::{CoffConfig, CoffInput, ExportSpec};
-use super::implib::ShortImport;
 use super::demangle::display as demangle;
+use super::implib::ShortImport;
 use super::object::ObjFile;
 use crate::error::{Error, Result};
 
@@ -42,7 +42,10 @@ pub enum SymRef {
     None,
     Global(SymId),
     /// A static symbol: section number (1-based) and offset.
-    Local { sec: u32, value: u32 },
+    Local {
+        sec: u32,
+        value: u32,
+    },
     Absolute(u32),
 }
 
@@ -295,7 +298,18 @@ impl<'a> Resolver<'a> {
         }
         let name: &'static str = Box::leak(name.to_string().into_boxed_str());
         let id = self.r.symbols.len();
-        self.r.symbols.push(Symbol { name, def: Def::Undefined, weak_alias: None, pending_load: false, pseudo_reloc: false, comdat: false, used_in_regular: false, weak_def: false, bitcode_common: 0, deferred: false });
+        self.r.symbols.push(Symbol {
+            name,
+            def: Def::Undefined,
+            weak_alias: None,
+            pending_load: false,
+            pseudo_reloc: false,
+            comdat: false,
+            used_in_regular: false,
+            weak_def: false,
+            bitcode_common: 0,
+            deferred: false,
+        });
         self.r.by_name.insert(name, id);
         (id, true)
     }
@@ -401,7 +415,9 @@ impl<'a> Resolver<'a> {
     fn add_synthetic(&mut self, name: &str, s: Synth) -> SymId {
         let (id, _) = self.insert(name);
         let sym = &mut self.r.symbols[id];
-        if matches!(sym.def, Def::Undefined | Def::Lazy(..) | Def::Absolute(_)) || matches!(s, Synth::CtorList | Synth::DtorList | Synth::PseudoRelocList | Synth::PseudoRelocListEnd) {
+        if matches!(sym.def, Def::Undefined | Def::Lazy(..) | Def::Absolute(_))
+            || matches!(s, Synth::CtorList | Synth::DtorList | Synth::PseudoRelocList | Synth::PseudoRelocListEnd)
+        {
             sym.def = Def::Synthetic(s);
             sym.weak_alias = None;
             sym.comdat = false;
@@ -581,7 +597,11 @@ impl<'a> Resolver<'a> {
             self.r.entry = Some(self.add_undefined(e, false));
         } else if !config.no_entry {
             let name = if config.dll {
-                if config.mingw { "DllMainCRTStartup" } else { "_DllMainCRTStartup" }
+                if config.mingw {
+                    "DllMainCRTStartup"
+                } else {
+                    "_DllMainCRTStartup"
+                }
             } else {
                 let s = self.find_default_entry();
                 self.log(&format!("Entry name inferred: {s}"));
@@ -602,7 +622,18 @@ impl<'a> Resolver<'a> {
             }
         }
         self.add_synthetic("__ImageBase", Synth::ImageBase);
-        for g in ["__guard_fids_count", "__guard_fids_table", "__guard_flags", "__guard_iat_count", "__guard_iat_table", "__guard_longjmp_count", "__guard_longjmp_table", "__enclave_config", "__guard_eh_cont_count", "__guard_eh_cont_table"] {
+        for g in [
+            "__guard_fids_count",
+            "__guard_fids_table",
+            "__guard_flags",
+            "__guard_iat_count",
+            "__guard_iat_table",
+            "__guard_longjmp_count",
+            "__guard_longjmp_table",
+            "__enclave_config",
+            "__guard_eh_cont_count",
+            "__guard_eh_cont_table",
+        ] {
             self.add_absolute(g, 0, None);
         }
         for n in config.includes.clone() {
@@ -699,7 +730,9 @@ impl<'a> Resolver<'a> {
         if config.mingw {
             self.add_synthetic("__CTOR_LIST__", Synth::CtorList);
             self.add_synthetic("__DTOR_LIST__", Synth::DtorList);
-            for (name, s) in [("__data_start__", Synth::DataStart), ("__data_end__", Synth::DataEnd), ("__bss_start__", Synth::BssStart), ("__bss_end__", Synth::BssEnd)] {
+            for (name, s) in
+                [("__data_start__", Synth::DataStart), ("__data_end__", Synth::DataEnd), ("__bss_start__", Synth::BssStart), ("__bss_end__", Synth::BssEnd)]
+            {
                 self.add_synthetic(name, s);
             }
         }
@@ -788,7 +821,11 @@ impl<'a> Resolver<'a> {
             self.add_buffer(o.data, &o.name, "", None);
         }
         self.run();
-        if self.errors.is_empty() { Ok(()) } else { Err(Error::many(std::mem::take(&mut self.errors))) }
+        if self.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::many(std::mem::take(&mut self.errors)))
+        }
     }
 
     /// lld's `resolveRemainingUndefines` and `reportUnresolvable`.
@@ -865,7 +902,10 @@ impl<'a> Resolver<'a> {
         let mut out: Vec<String> = msgs.into_iter().enumerate().map(|(i, m)| if i + 1 < n && m.contains('\n') { format!("{m}\n") } else { m }).collect();
         if out.len() > self.config.error_limit && self.config.error_limit > 0 {
             out.truncate(self.config.error_limit);
-            out.push(format!("too many errors emitted, stopping now (use {} to see all errors)", if self.config.mingw { "--error-limit=0" } else { "/errorlimit:0" }));
+            out.push(format!(
+                "too many errors emitted, stopping now (use {} to see all errors)",
+                if self.config.mingw { "--error-limit=0" } else { "/errorlimit:0" }
+            ));
         }
         Err(Error::many(out))
     }

@@ -139,7 +139,11 @@ impl Resolver<'_> {
                         // The parent is a COMDAT not decided yet: an associative section later
                         // in the file, or one without a leader (lld's readAssociativeDefinition).
                         let file = &self.r.files[f].name;
-                        self.errors.push(format!("{file}: associative comdat {} (sec {sec}) has invalid reference to section {} (sec {assoc})", s.name, obj.sections[assoc as usize - 1].name));
+                        self.errors.push(format!(
+                            "{file}: associative comdat {} (sec {sec}) has invalid reference to section {} (sec {assoc})",
+                            s.name,
+                            obj.sections[assoc as usize - 1].name
+                        ));
                         continue;
                     }
                     let parent = parent_state.flatten();
@@ -194,7 +198,9 @@ impl Resolver<'_> {
         let nsec = obj.sections.len();
         let live: Vec<bool> = st.state.into_iter().map(|s| s == Some(true)).collect();
         let mut order = st.order;
-        let rsrc: Vec<u32> = (0..nsec as u32).filter(|&k| live[k as usize] && (obj.sections[k as usize].name == ".rsrc" || obj.sections[k as usize].name.starts_with(".rsrc$"))).collect();
+        let rsrc: Vec<u32> = (0..nsec as u32)
+            .filter(|&k| live[k as usize] && (obj.sections[k as usize].name == ".rsrc" || obj.sections[k as usize].name.starts_with(".rsrc$")))
+            .collect();
         if !rsrc.is_empty() {
             order.retain(|c| !matches!(c, ChunkSrc::Sec(k) if rsrc.contains(k)));
             self.rsrc_objs.push((f, rsrc));

@@ -74,7 +74,11 @@ impl Resolver<'_> {
                     Def::Regular(df, _) | Def::Common(df, _, _) | Def::Bitcode(df, _) => self.r.files[df].name.clone(),
                     _ => "<internal>".into(),
                 };
-                let msg = format!("{}: locally defined symbol imported: {} (defined in {def_file}) [LNK4217]", self.r.files[f].name, demangle(self.r.symbols[t].name, self.config.demangle));
+                let msg = format!(
+                    "{}: locally defined symbol imported: {} (defined in {def_file}) [LNK4217]",
+                    self.r.files[f].name,
+                    demangle(self.r.symbols[t].name, self.config.demangle)
+                );
                 self.config.diag.warn_code("4217", &msg);
             }
         }
@@ -150,7 +154,11 @@ impl Resolver<'_> {
             let name = self.r.symbols[id].name;
             // lld's hint for a dllimport reference that only an archive's plain definition matches.
             if let Some(Def::Lazy(a, _)) = name.strip_prefix("__imp_").and_then(|n| self.r.find(n)).map(|t| self.r.symbols[t].def) {
-                m.push_str(&format!("\nNOTE: a relevant symbol '{}' is available in {} but cannot be used because it is not an import library.", &name[6..], self.archives[a].path));
+                m.push_str(&format!(
+                    "\nNOTE: a relevant symbol '{}' is available in {} but cannot be used because it is not an import library.",
+                    &name[6..],
+                    self.archives[a].path
+                ));
             }
             msgs.push(m);
         }

@@ -46,11 +46,11 @@ use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 use crate::lto::plugin_api::{
-    format_message, is_undef, ClaimHook, Onload, PluginInputFile, PluginSymbol, Tv, VoidHook, API_VERSION, LDPK_WEAKDEF, LDPL_ERROR, LDPL_FATAL, LDPL_WARNING, LDPR_PREVAILING_DEF, LDPR_PREVAILING_DEF_IRONLY_EXP, LDPR_UNKNOWN, LDPS_BAD_HANDLE,
-    LDPS_ERR, LDPS_OK, LDPT_ADD_INPUT_FILE, LDPT_ADD_INPUT_LIBRARY, LDPT_ADD_SYMBOLS, LDPT_API_VERSION, LDPT_GET_INPUT_FILE, LDPT_GET_SYMBOLS,
-    LDPT_GET_SYMBOLS_V2, LDPT_GET_SYMBOLS_V3, LDPT_GET_VIEW, LDPT_LINKER_OUTPUT, LDPT_MESSAGE, LDPT_NULL, LDPT_OPTION, LDPT_OUTPUT_NAME,
-    LDPT_REGISTER_ALL_SYMBOLS_READ_HOOK, LDPT_REGISTER_CLAIM_FILE_HOOK, LDPT_REGISTER_CLEANUP_HOOK, LDPT_RELEASE_INPUT_FILE,
-    LDPT_SET_EXTRA_LIBRARY_PATH,
+    format_message, is_undef, ClaimHook, Onload, PluginInputFile, PluginSymbol, Tv, VoidHook, API_VERSION, LDPK_WEAKDEF, LDPL_ERROR, LDPL_FATAL, LDPL_WARNING,
+    LDPR_PREVAILING_DEF, LDPR_PREVAILING_DEF_IRONLY_EXP, LDPR_UNKNOWN, LDPS_BAD_HANDLE, LDPS_ERR, LDPS_OK, LDPT_ADD_INPUT_FILE, LDPT_ADD_INPUT_LIBRARY,
+    LDPT_ADD_SYMBOLS, LDPT_API_VERSION, LDPT_GET_INPUT_FILE, LDPT_GET_SYMBOLS, LDPT_GET_SYMBOLS_V2, LDPT_GET_SYMBOLS_V3, LDPT_GET_VIEW, LDPT_LINKER_OUTPUT,
+    LDPT_MESSAGE, LDPT_NULL, LDPT_OPTION, LDPT_OUTPUT_NAME, LDPT_REGISTER_ALL_SYMBOLS_READ_HOOK, LDPT_REGISTER_CLAIM_FILE_HOOK, LDPT_REGISTER_CLEANUP_HOOK,
+    LDPT_RELEASE_INPUT_FILE, LDPT_SET_EXTRA_LIBRARY_PATH,
 };
 
 /// The hidden subcommand that runs the plugin host.
@@ -611,9 +611,7 @@ fn symbol_mismatch(f: &HostFile) -> Option<String> {
     for (n, &(k, _)) in &f.expected {
         match got.get(n.as_slice()) {
             None => problems.push(format!("{} (not listed by the plugin)", String::from_utf8_lossy(n))),
-            Some(&pk) if pk != k => {
-                problems.push(format!("{} (kind {pk} from the plugin, {k} read by dtld)", String::from_utf8_lossy(n)))
-            }
+            Some(&pk) if pk != k => problems.push(format!("{} (kind {pk} from the plugin, {k} read by dtld)", String::from_utf8_lossy(n))),
             _ => {}
         }
     }
@@ -657,7 +655,9 @@ fn helper() -> std::result::Result<i32, String> {
     let onload: Onload = *unsafe { lib.get::<Onload>(b"onload\0") }.map_err(|e| format!("GCC LTO: {}: no onload: {e}", req.plugin))?;
     std::mem::forget(lib);
 
-    let leak = |s: &str| -> std::result::Result<usize, String> { Ok(CString::new(s).map_err(|_| format!("GCC LTO: option contains a NUL byte: {s}"))?.into_raw() as usize) };
+    let leak = |s: &str| -> std::result::Result<usize, String> {
+        Ok(CString::new(s).map_err(|_| format!("GCC LTO: option contains a NUL byte: {s}"))?.into_raw() as usize)
+    };
     let mut tv = vec![
         Tv { tag: LDPT_MESSAGE, val: cb_message as *const () as usize },
         Tv { tag: LDPT_API_VERSION, val: API_VERSION },
@@ -704,7 +704,10 @@ fn helper() -> std::result::Result<i32, String> {
             return Err(format!("{}: GCC's LTO plugin reported an error claiming the file (status {st})", f.display));
         }
         if f.claim && claimed == 0 {
-            return Err(format!("{}: GCC's LTO plugin did not claim this GCC LTO object (is it from another GCC version than the plugin, {}?)", f.display, req.plugin));
+            return Err(format!(
+                "{}: GCC's LTO plugin did not claim this GCC LTO object (is it from another GCC version than the plugin, {}?)",
+                f.display, req.plugin
+            ));
         }
         if !f.claim && claimed != 0 {
             return Err(format!("{}: GCC's LTO plugin claimed a file dtld reads as native code", f.display));
@@ -730,7 +733,8 @@ fn helper() -> std::result::Result<i32, String> {
     if with_host(|h| h.errors).unwrap_or(0) > 0 {
         return Ok(1);
     }
-    let (objects, libraries, library_paths) = with_host(|h| (h.objects.clone(), h.libraries.clone(), h.library_paths.clone())).ok_or("GCC LTO: no host state")?;
+    let (objects, libraries, library_paths) =
+        with_host(|h| (h.objects.clone(), h.libraries.clone(), h.library_paths.clone())).ok_or("GCC LTO: no host state")?;
     let io = |e: std::io::Error| format!("GCC LTO: writing to dtld: {}", crate::io_error(&e));
     with_response(|out| -> std::result::Result<(), String> {
         for p in &objects {
@@ -763,7 +767,14 @@ mod tests {
             linker_output: 3,
             options: vec!["/usr/lib/gcc/x86_64-linux-gnu/12/lto-wrapper".into(), "-fresolution=/tmp/a b.res".into()],
             files: vec![
-                ReqFile { path: "lib.a".into(), offset: 68, size: 1000, display: "lib.a(m.o)".into(), claim: true, syms: vec![(b"f\nx".to_vec(), LDPK_DEF, LDPR_RESOLVED_IR)] },
+                ReqFile {
+                    path: "lib.a".into(),
+                    offset: 68,
+                    size: 1000,
+                    display: "lib.a(m.o)".into(),
+                    claim: true,
+                    syms: vec![(b"f\nx".to_vec(), LDPK_DEF, LDPR_RESOLVED_IR)],
+                },
                 ReqFile { path: "n.o".into(), offset: 0, size: 5, display: "n.o".into(), claim: false, syms: Vec::new() },
             ],
         };

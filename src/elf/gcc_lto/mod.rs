@@ -37,10 +37,10 @@ pub mod symtab;
 use std::path::{Path, PathBuf};
 
 use crate::elf::config::{Config, InputArg};
+use crate::elf::resolve::{File, FileId, Resolved};
 use crate::error::{Error, Result};
 use crate::input::InputFile;
 use crate::lto::plugin_api::{LDPO_DYN, LDPO_EXEC, LDPO_PIE, LDPO_REL};
-use crate::elf::resolve::{File, FileId, Resolved};
 pub use symtab::GccIrFile;
 
 /// Whether a `-plugin` path is GCC's LTO plugin (`liblto_plugin.so`, also when versioned or

@@ -20,8 +20,8 @@ use std::collections::HashSet;
 use object::elf;
 use object::read::elf::Sym as _;
 
-use crate::elf::LE;
 use crate::elf::resolve::{File, FileId, Resolved};
+use crate::elf::LE;
 
 /// The names a file defines and the names it references without `weak`.
 fn symbols(r: &Resolved, f: FileId) -> (Vec<&'static [u8]>, Vec<&'static [u8]>) {

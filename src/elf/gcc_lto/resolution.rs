@@ -30,13 +30,13 @@ use std::ffi::c_int;
 use object::elf;
 
 use crate::elf::config::Config;
+use crate::elf::resolve::{defsym_target, Def, File, FileId, Resolved, Symbol};
 use crate::elf::version_script::{self as vs, DynamicListMatcher, VersionAssign, VersionScript};
 use crate::error::{Error, Result};
 use crate::lto::plugin_api::{
     is_undef, LDPK_COMMON, LDPR_PREEMPTED_IR, LDPR_PREEMPTED_REG, LDPR_PREVAILING_DEF, LDPR_PREVAILING_DEF_IRONLY, LDPR_PREVAILING_DEF_IRONLY_EXP,
     LDPR_RESOLVED_DYN, LDPR_RESOLVED_EXEC, LDPR_RESOLVED_IR, LDPR_UNDEF,
 };
-use crate::elf::resolve::{defsym_target, Def, File, FileId, Resolved, Symbol};
 
 /// What the command line says about exports, read before resolution finishes (where dtld
 /// applies it to symbols): version scripts (`local:` hides a definition) and dynamic lists.
@@ -50,7 +50,9 @@ pub struct Exports {
 impl Exports {
     pub fn read(config: &Config) -> Result<Exports> {
         let read = |p: &std::path::Path| -> Result<String> {
-            std::fs::read(p).map(|d| String::from_utf8_lossy(&d).into_owned()).map_err(|e| Error::new(format!("cannot open {}: {}", p.display(), crate::io_error(&e))))
+            std::fs::read(p)
+                .map(|d| String::from_utf8_lossy(&d).into_owned())
+                .map_err(|e| Error::new(format!("cannot open {}: {}", p.display(), crate::io_error(&e))))
         };
         let mut scripts = Vec::new();
         for p in &config.version_scripts {
@@ -134,7 +136,10 @@ pub fn compute(config: &Config, exports: &Exports, r: &Resolved, files: &[FileId
                     };
                     if res != LDPR_PREVAILING_DEF_IRONLY {
                         res
-                    } else if sym.obj_ref_native || sym.strong_ref_native || (!reference && (wrappers.contains(sym.name) || (wrapped.contains(sym.name) && sym.obj_ref))) {
+                    } else if sym.obj_ref_native
+                        || sym.strong_ref_native
+                        || (!reference && (wrappers.contains(sym.name) || (wrapped.contains(sym.name) && sym.obj_ref)))
+                    {
                         // Referenced from native code or the command line; or a wrapper, or a
                         // wrapped definition that `__real_` references reach (references from
                         // LTO's output reach both through the linker's renaming).

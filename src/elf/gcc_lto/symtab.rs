@@ -136,7 +136,8 @@ impl GccIrFile {
     pub fn from_object(obj: &ObjFile) -> Result<GccIrFile> {
         let mut syms = Vec::new();
         for s in obj.sections.iter().filter(|s| is_table(s.name)) {
-            parse_table(s.data, &mut syms).map_err(|e| Error::new(format!("{}: corrupt GCC LTO symbol table {}: {e}", obj.input.name, String::from_utf8_lossy(s.name))))?;
+            parse_table(s.data, &mut syms)
+                .map_err(|e| Error::new(format!("{}: corrupt GCC LTO symbol table {}: {e}", obj.input.name, String::from_utf8_lossy(s.name))))?;
         }
         Ok(GccIrFile { input: obj.input, syms: merge_duplicates(syms) })
     }

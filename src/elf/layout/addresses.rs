@@ -416,12 +416,28 @@ fn program_headers(l: &Layout, plan: &PhdrPlan, placed: Placed) -> Vec<Phdr> {
         let o = &l.osecs[i];
         ph.push(Phdr { p_type: elf::PT_GNU_EH_FRAME, flags: elf::PF_R, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 4 });
     }
-    ph.push(Phdr { p_type: elf::PT_GNU_STACK, flags: if l.config.z_execstack { elf::PF_R | elf::PF_W | elf::PF_X } else { elf::PF_R | elf::PF_W }, offset: 0, vaddr: 0, filesz: 0, memsz: l.config.z_stack_size.unwrap_or(0), align: 0 });
+    ph.push(Phdr {
+        p_type: elf::PT_GNU_STACK,
+        flags: if l.config.z_execstack { elf::PF_R | elf::PF_W | elf::PF_X } else { elf::PF_R | elf::PF_W },
+        offset: 0,
+        vaddr: 0,
+        filesz: 0,
+        memsz: l.config.z_stack_size.unwrap_or(0),
+        align: 0,
+    });
     if plan.has_note {
         for run in note_runs(l) {
             let first = &l.osecs[run[0]];
             let last = &l.osecs[run[run.len() - 1]];
-            ph.push(Phdr { p_type: elf::PT_NOTE, flags: elf::PF_R, offset: first.offset, vaddr: first.addr, filesz: last.offset + last.size - first.offset, memsz: last.addr + last.size - first.addr, align: first.align });
+            ph.push(Phdr {
+                p_type: elf::PT_NOTE,
+                flags: elf::PF_R,
+                offset: first.offset,
+                vaddr: first.addr,
+                filesz: last.offset + last.size - first.offset,
+                memsz: last.addr + last.size - first.addr,
+                align: first.align,
+            });
         }
     }
     if plan.has_property {

@@ -102,7 +102,12 @@ fn collect_dynamic_relocs(l: &mut Layout) {
     // IFUNC: IRELATIVE for each IPLT slot.
     for i in 0..l.iplt.len() {
         let t = l.iplt[i];
-        l.irelatives.push(DynRel { place: Place::GotPltSlot(l.plt.len() as u32 + i as u32), r_type: arch::r::IRELATIVE, sym: None, addend: Addend::AddrOf(t, 0) });
+        l.irelatives.push(DynRel {
+            place: Place::GotPltSlot(l.plt.len() as u32 + i as u32),
+            r_type: arch::r::IRELATIVE,
+            sym: None,
+            addend: Addend::AddrOf(t, 0),
+        });
     }
     let got = l.got.clone();
     for (slot, &(t, kind)) in got.iter().enumerate() {
@@ -147,7 +152,15 @@ fn got_slot_reloc(l: &mut Layout, slot: usize, t: Target, kind: GotKind) {
             }
         }
         GotKind::TlsGdMod => {
-            let sym = if preempt { if let Target::Global(id) = t { Some(id) } else { None } } else { None };
+            let sym = if preempt {
+                if let Target::Global(id) = t {
+                    Some(id)
+                } else {
+                    None
+                }
+            } else {
+                None
+            };
             l.dynrels.push(DynRel { place, r_type: arch::r::DTPMOD64, sym, addend: Addend::Const(0) });
         }
         GotKind::TlsGdOff => {

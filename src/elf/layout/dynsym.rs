@@ -15,15 +15,32 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
         let include = match s.def {
             Def::Shared(..) => (s.obj_ref && l.gc_used.as_ref().is_none_or(|u| u.contains(&id))) || l.sym_flags.contains_key(&Target::Global(id)),
             Def::Undefined | Def::Lazy(_) if l.config.shared => {
-                s.obj_ref && s.visibility == elf::STV_DEFAULT && !l.is_linker_defined(id) && (l.config.z_dynamic_undefined_weak || !s.weak) && l.gc_used.as_ref().is_none_or(|u| u.contains(&id))
-                    || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && start_stop_section_exists(l, s.name))
+                s.obj_ref
+                    && s.visibility == elf::STV_DEFAULT
+                    && !l.is_linker_defined(id)
+                    && (l.config.z_dynamic_undefined_weak || !s.weak)
+                    && l.gc_used.as_ref().is_none_or(|u| u.contains(&id))
+                    || ((l.config.export_dynamic || l.config.shared)
+                        && s.obj_ref
+                        && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
+                        && start_stop_section_exists(l, s.name))
             }
             Def::Undefined | Def::Lazy(_) => {
-                (dynamic_link && s.weak && s.obj_ref && s.visibility == elf::STV_DEFAULT && !l.is_linker_defined(id) && l.gc_used.as_ref().is_none_or(|u| u.contains(&id)))
-                    || ((l.config.export_dynamic || l.config.shared) && s.obj_ref && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && start_stop_section_exists(l, s.name))
+                (dynamic_link
+                    && s.weak
+                    && s.obj_ref
+                    && s.visibility == elf::STV_DEFAULT
+                    && !l.is_linker_defined(id)
+                    && l.gc_used.as_ref().is_none_or(|u| u.contains(&id)))
+                    || ((l.config.export_dynamic || l.config.shared)
+                        && s.obj_ref
+                        && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
+                        && start_stop_section_exists(l, s.name))
             }
             Def::Defined(..) | Def::Common(..) => {
-                !s.forced_local && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && (s.dso_ref || s.in_dso || s.dynamic_listed || l.config.export_dynamic || l.config.shared)
+                !s.forced_local
+                    && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
+                    && (s.dso_ref || s.in_dso || s.dynamic_listed || l.config.export_dynamic || l.config.shared)
             }
             // `--defsym` definitions are exported like any definition.
             Def::Synthetic => {
@@ -71,7 +88,12 @@ pub fn defsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u8) {
     let shndx = if target.is_none() {
         elf::SHN_ABS
     } else {
-        l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size).map(|o| o.shndx as u16).next_back().unwrap_or(elf::SHN_ABS)
+        l.osecs
+            .iter()
+            .filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size)
+            .map(|o| o.shndx as u16)
+            .next_back()
+            .unwrap_or(elf::SHN_ABS)
     };
     let ty = target.and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| match l.r.symbols[tid].def {
         Def::Defined(f, i) => l.sym(f, i).st_type(),

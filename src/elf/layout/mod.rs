@@ -21,9 +21,9 @@ use object::read::elf::{Rela as _, Sym as _};
 
 use crate::elf::config::Config;
 use crate::elf::object::{ObjFile, SecKind};
+use crate::elf::resolve::{Def, File, FileId, Resolved, SymbolId};
 use crate::elf::{Sym, LE};
 use crate::error::{Error, Result};
-use crate::elf::resolve::{Def, File, FileId, Resolved, SymbolId};
 
 mod addresses;
 mod create;
@@ -278,9 +278,24 @@ fn flag(flags: u64, f: u32) -> bool {
 /// lld's rule for the output section name of an input section.
 pub fn output_name(name: &[u8]) -> &[u8] {
     const PREFIXES: &[&[u8]] = &[
-        b".text", b".rodata", b".data.rel.ro", b".data", b".bss.rel.ro", b".bss", b".ldata", b".lrodata",
-        b".lbss", b".gcc_except_table", b".init_array", b".fini_array", b".tbss", b".tdata", b".ARM.exidx",
-        b".ARM.extab", b".ctors", b".dtors",
+        b".text",
+        b".rodata",
+        b".data.rel.ro",
+        b".data",
+        b".bss.rel.ro",
+        b".bss",
+        b".ldata",
+        b".lrodata",
+        b".lbss",
+        b".gcc_except_table",
+        b".init_array",
+        b".fini_array",
+        b".tbss",
+        b".tdata",
+        b".ARM.exidx",
+        b".ARM.extab",
+        b".ctors",
+        b".dtors",
     ];
     for p in PREFIXES {
         if name == *p {
@@ -292,7 +307,6 @@ pub fn output_name(name: &[u8]) -> &[u8] {
     }
     name
 }
-
 
 impl<'r> Layout<'r> {
     pub fn obj(&self, f: FileId) -> &'r ObjFile {

@@ -126,7 +126,9 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
             msg.push_str(&format!("\n>>> referenced {} more times", refs.len() - 3));
         }
         if sym.name.starts_with(b"_ZTV") {
-            msg.push_str("\n>>> the vtable symbol may be undefined because the class is missing its key function (see https://lld.llvm.org/missingkeyfunction)");
+            msg.push_str(
+                "\n>>> the vtable symbol may be undefined because the class is missing its key function (see https://lld.llvm.org/missingkeyfunction)",
+            );
         }
         if l.config.gc_sections && l.config.z_start_stop_gc && sym.name.starts_with(b"__start_") {
             msg.push_str("\n>>> the encapsulation symbol needs to be retained under --gc-sections properly; consider -z nostart-stop-gc (see https://lld.llvm.org/ELF/start-stop-gc)");
@@ -181,7 +183,8 @@ pub(super) fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
             }
             let r_type = rel.r_type(LE, false);
             let si = rel.r_sym(LE, false) as usize;
-            let site = RelSite { f, s, k, o, sec, r_type, info: arch::rel_info(r_type), off: rel.r_offset(LE), addend: rel.r_addend(LE), t: l.target_of(f, si) };
+            let site =
+                RelSite { f, s, k, o, sec, r_type, info: arch::rel_info(r_type), off: rel.r_offset(LE), addend: rel.r_addend(LE), t: l.target_of(f, si) };
             if needs_scan(l, &site, si, &mut out) {
                 skip_next = scan_reloc(l, &site, &mut out);
             }
@@ -215,7 +218,12 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
         return false;
     }
     if info.kind == RelKind::Unknown {
-        out.errors.push(format!("{}: unknown relocation ({}) against symbol {}", crate::elf::diag::location(o, s, off), r_type, String::from_utf8_lossy(o.sym_name(si))));
+        out.errors.push(format!(
+            "{}: unknown relocation ({}) against symbol {}",
+            crate::elf::diag::location(o, s, off),
+            r_type,
+            String::from_utf8_lossy(o.sym_name(si))
+        ));
         return false;
     }
     if (off as usize).saturating_add(info.field.size()) > sec.data.len() && sec.sh_type != elf::SHT_NOBITS {
@@ -299,7 +307,10 @@ fn scan_abs(l: &Layout, site: &RelSite, out: &mut ScanOut) {
         if info.field.size() == 8 {
             out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(t, addend) });
         } else {
-            let name = match t { Target::Global(id) => r.symbols[id].name, Target::Local(..) => b"" as &[u8] };
+            let name = match t {
+                Target::Global(id) => r.symbols[id].name,
+                Target::Local(..) => b"" as &[u8],
+            };
             out.errors.push(pic_error(o, s, off, r_type, name));
         }
     }
@@ -342,11 +353,8 @@ fn scan_got(l: &Layout, site: &RelSite, out: &mut ScanOut) {
     let ifunc = l.is_ifunc(t);
     let mut need = |t: Target, n: u16| out.needs.push((t, n));
     // --no-relax keeps every GOT load (lld: only GOTPCRELX rewriting is off).
-    let relaxable = matches!(info.kind, RelKind::GotPcRelax | RelKind::GotPcRelaxRex)
-        && l.config.relax
-        && !preempt
-        && !(l.is_pic && l.is_absolute(t))
-        && !is_undef(l, t);
+    let relaxable =
+        matches!(info.kind, RelKind::GotPcRelax | RelKind::GotPcRelaxRex) && l.config.relax && !preempt && !(l.is_pic && l.is_absolute(t)) && !is_undef(l, t);
     let mut relaxed = false;
     if relaxable {
         let d = sec.data;
@@ -458,7 +466,10 @@ pub(super) fn is_undef(l: &Layout, t: Target) -> bool {
 }
 
 pub(super) fn tls_gd_pattern(d: &[u8], off: usize) -> bool {
-    off >= 4 && d.len() >= off + 12 && d[off - 4..off] == [0x66, 0x48, 0x8d, 0x3d] && (d[off + 4..off + 8] == [0x66, 0x66, 0x48, 0xe8] || d[off + 4..off + 8] == [0x66, 0x48, 0xff, 0x15])
+    off >= 4
+        && d.len() >= off + 12
+        && d[off - 4..off] == [0x66, 0x48, 0x8d, 0x3d]
+        && (d[off + 4..off + 8] == [0x66, 0x66, 0x48, 0xe8] || d[off + 4..off + 8] == [0x66, 0x48, 0xff, 0x15])
 }
 
 /// Which undefined references the linker defines, now that the output sections are known
@@ -494,9 +505,27 @@ pub(super) fn decide_linker_symbols(l: &mut Layout) {
 pub fn is_linker_defined(name: &[u8]) -> bool {
     matches!(
         name,
-        b"_GLOBAL_OFFSET_TABLE_" | b"__ehdr_start" | b"__executable_start" | b"_DYNAMIC" | b"__bss_start" | b"_end" | b"end" | b"_etext"
-            | b"etext" | b"_edata" | b"edata" | b"__init_array_start" | b"__init_array_end" | b"__fini_array_start" | b"__fini_array_end"
-            | b"__preinit_array_start" | b"__preinit_array_end" | b"__rela_iplt_start" | b"__rela_iplt_end" | b"_TLS_MODULE_BASE_" | b"__dso_handle"
+        b"_GLOBAL_OFFSET_TABLE_"
+            | b"__ehdr_start"
+            | b"__executable_start"
+            | b"_DYNAMIC"
+            | b"__bss_start"
+            | b"_end"
+            | b"end"
+            | b"_etext"
+            | b"etext"
+            | b"_edata"
+            | b"edata"
+            | b"__init_array_start"
+            | b"__init_array_end"
+            | b"__fini_array_start"
+            | b"__fini_array_end"
+            | b"__preinit_array_start"
+            | b"__preinit_array_end"
+            | b"__rela_iplt_start"
+            | b"__rela_iplt_end"
+            | b"_TLS_MODULE_BASE_"
+            | b"__dso_handle"
             | b"__GNU_EH_FRAME_HDR"
     ) || name.starts_with(b"__start_")
         || name.starts_with(b"__stop_")

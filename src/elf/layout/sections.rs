@@ -39,7 +39,13 @@ pub(super) fn rank(os: &OutSec, relro_enabled: bool) -> u32 {
     if os.relro && relro_enabled {
         let tls = flag(os.flags, elf::SHF_TLS);
         // NOBITS RELRO sections (.bss.rel.ro, .relro_padding) end the RELRO region.
-        return if tls { 30 } else if nobits { 33 } else { 32 };
+        return if tls {
+            30
+        } else if nobits {
+            33
+        } else {
+            32
+        };
     }
     if os.relro && flag(os.flags, elf::SHF_TLS) {
         return 30;
@@ -59,7 +65,20 @@ pub(super) fn is_relro_name(name: &str, flags: u64, sh_type: u32) -> bool {
         return true;
     }
     matches!(sh_type, elf::SHT_INIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_PREINIT_ARRAY)
-        || matches!(name, ".data.rel.ro" | ".bss.rel.ro" | ".ctors" | ".dtors" | ".jcr" | ".dynamic" | ".got" | ".init_array" | ".fini_array" | ".preinit_array" | ".relro_padding")
+        || matches!(
+            name,
+            ".data.rel.ro"
+                | ".bss.rel.ro"
+                | ".ctors"
+                | ".dtors"
+                | ".jcr"
+                | ".dynamic"
+                | ".got"
+                | ".init_array"
+                | ".fini_array"
+                | ".preinit_array"
+                | ".relro_padding"
+        )
         || name.starts_with(".data.rel.ro.")
 }
 
@@ -102,7 +121,10 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&H
                 continue;
             }
             // --strip-debug / -S (and --strip-all / -s) drop debug information, as lld does.
-            if (l.config.strip_debug || l.config.strip_all) && sec.flags & elf::SHF_ALLOC as u64 == 0 && (sec.name.starts_with(b".debug") || sec.name.starts_with(b".zdebug")) {
+            if (l.config.strip_debug || l.config.strip_all)
+                && sec.flags & elf::SHF_ALLOC as u64 == 0
+                && (sec.name.starts_with(b".debug") || sec.name.starts_with(b".zdebug"))
+            {
                 continue;
             }
             let oname = if l.config.relocatable { sec.name } else { output_name(sec.name) };
@@ -110,7 +132,15 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&H
             // output sections, as in lld (which errors or splits on conflicts).
             let mut ty = sec.sh_type;
             if matches!(ty, elf::SHT_INIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_PREINIT_ARRAY) || oname == b".init_array" || oname == b".fini_array" {
-                ty = if oname.starts_with(b".fini_array") { elf::SHT_FINI_ARRAY } else if oname.starts_with(b".preinit_array") { elf::SHT_PREINIT_ARRAY } else if oname.starts_with(b".init_array") { elf::SHT_INIT_ARRAY } else { ty };
+                ty = if oname.starts_with(b".fini_array") {
+                    elf::SHT_FINI_ARRAY
+                } else if oname.starts_with(b".preinit_array") {
+                    elf::SHT_PREINIT_ARRAY
+                } else if oname.starts_with(b".init_array") {
+                    elf::SHT_INIT_ARRAY
+                } else {
+                    ty
+                };
             }
             let is_alloc = flag(sec.flags, elf::SHF_ALLOC);
             let key_flags = sec.flags & (elf::SHF_ALLOC | elf::SHF_WRITE | elf::SHF_EXECINSTR | elf::SHF_TLS) as u64;
