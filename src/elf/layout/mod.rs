@@ -276,7 +276,16 @@ fn flag(flags: u64, f: u32) -> bool {
 }
 
 /// lld's rule for the output section name of an input section.
-pub fn output_name(name: &[u8]) -> &[u8] {
+pub fn output_name(name: &[u8], keep_text_prefix: bool) -> &[u8] {
+    // `-z keep-text-section-prefix`: lld's hot/cold/startup/exit/split text keeps its own
+    // output section (`.text.hot.f` and `.text.hot` go to `.text.hot`).
+    if keep_text_prefix {
+        for v in [&b".text.hot"[..], b".text.unlikely", b".text.startup", b".text.exit", b".text.split"] {
+            if name.starts_with(v) && (name.len() == v.len() || name[v.len()] == b'.') {
+                return v;
+            }
+        }
+    }
     const PREFIXES: &[&[u8]] = &[
         b".text",
         b".rodata",

@@ -127,7 +127,7 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&H
             {
                 continue;
             }
-            let oname = if l.config.relocatable { sec.name } else { output_name(sec.name) };
+            let oname = if l.config.relocatable { sec.name } else { output_name(sec.name, l.config.z_keep_text_section_prefix) };
             // Sections of different types or with different write/exec/TLS flags get separate
             // output sections, as in lld (which errors or splits on conflicts).
             let mut ty = sec.sh_type;
