@@ -290,6 +290,28 @@ static OPTIONS: &[Opt<Mingw>] = &[
 ];
 
 impl Mingw {
+    /// A parse that starts from `c` (the MinGW driver's defaults).
+    fn new(c: CoffConfig) -> Mingw {
+        Mingw {
+            c,
+            errors: Vec::new(),
+            warnings: Vec::new(),
+            search: Vec::new(),
+            pos: Vec::new(),
+            have_input: false,
+            dll_prefix: None,
+            verbose_v: false,
+            version: false,
+            help: false,
+            os: (None, None),
+            ss: (None, None),
+            subsystem: None,
+            strip_all: false,
+            strip_debug: false,
+            build_id: None,
+        }
+    }
+
     fn apply(&mut self, o: &Opt<Mingw>, spelling: &str, v: Option<&str>) {
         options::apply(self, o, spelling, v);
     }
@@ -431,24 +453,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
     c.icf = Some(false);
     c.build_id = true;
     c.alternate_names.push(("__image_base__".into(), "__ImageBase".into()));
-    let mut p = Mingw {
-        c,
-        errors: Vec::new(),
-        warnings: Vec::new(),
-        search: Vec::new(),
-        pos: Vec::new(),
-        have_input: false,
-        dll_prefix: None,
-        verbose_v: false,
-        version: false,
-        help: false,
-        os: (None, None),
-        ss: (None, None),
-        subsystem: None,
-        strip_all: false,
-        strip_debug: false,
-        build_id: None,
-    };
+    let mut p = Mingw::new(c);
     let mut i = 0;
     while i < args.len() {
         i += p.argument(&args, i);
@@ -610,24 +615,7 @@ mod tests {
         // Joined one-letter values, `=` values, separate values and aliases reach one row.
         let a = s(&["-m", "i386pep", "-lfoo", "--entry=start", "-e", "main2", "--no-dynamicbase", "--stack", "0x2000,0x1000", "x.o"]);
         let p = {
-            let mut p = Mingw {
-                c: CoffConfig::new(true),
-                errors: Vec::new(),
-                warnings: Vec::new(),
-                search: Vec::new(),
-                pos: Vec::new(),
-                have_input: false,
-                dll_prefix: None,
-                verbose_v: false,
-                version: false,
-                help: false,
-                os: (None, None),
-                ss: (None, None),
-                subsystem: None,
-                strip_all: false,
-                strip_debug: false,
-                build_id: None,
-            };
+            let mut p = Mingw::new(CoffConfig::new(true));
             let mut i = 0;
             while i < a.len() {
                 i += p.argument(&a, i);

@@ -926,25 +926,7 @@ impl<'c> Resolver<'c> {
                 (s.name, s.undefined() || lost, s.weak(), s.common(), ir_visibility(s.visibility()))
             })
             .collect();
-        let mut ids = Vec::with_capacity(syms.len());
-        let mut undefined_steps = Vec::new();
-        for (k, (name, undefined, weak, common, vis)) in syms.into_iter().enumerate() {
-            let id = self.intern(self.wrapped_name(name, undefined));
-            ids.push(id);
-            let sym = &mut self.r.symbols[id];
-            if vis_rank(vis) < vis_rank(sym.visibility) {
-                sym.visibility = vis;
-            }
-            if undefined {
-                undefined_steps.push(Step::Undefined { id, weak, native: false });
-            } else if common {
-                self.add_common(id, Def::Bitcode(f, k));
-            } else {
-                self.add_defined(id, Def::Bitcode(f, k), weak);
-            }
-        }
-        self.r.sym_ids[f] = ids;
-        self.frames.push(Frame { steps: undefined_steps, next: 0 });
+        self.bind_ir_symbols(f, syms);
     }
 
     /// A GCC LTO object joins: its IR symbols bind like a bitcode file's. A COMDAT key another
@@ -954,15 +936,27 @@ impl<'c> Resolver<'c> {
         let File::GccIr(g) = &self.r.files[f] else { unreachable!() };
         // The symbols are `&'static`-backed; a copy lets the loop mutate the resolver.
         let syms = g.syms.clone();
+        let syms: Vec<_> = syms
+            .iter()
+            .map(|s| {
+                let lost = match s.comdat {
+                    Some(key) if !s.undefined() => *self.comdats.entry(key).or_insert(f) != f,
+                    _ => false,
+                };
+                (s.name, s.undefined() || lost, s.weak(), s.common(), gcc_visibility(s.visibility))
+            })
+            .collect();
+        self.bind_ir_symbols(f, syms);
+    }
+
+    /// Binds the symbols of an IR file (LLVM bitcode or GCC LTO), given as (name, undefined,
+    /// weak, common, visibility) in symbol-table order: the strictest visibility wins, undefined
+    /// ones are queued as references (pulled depth-first after this file), definitions bind as
+    /// `Def::Bitcode(f, k)`.
+    fn bind_ir_symbols(&mut self, f: FileId, syms: Vec<(&'static [u8], bool, bool, bool, u8)>) {
         let mut ids = Vec::with_capacity(syms.len());
         let mut undefined_steps = Vec::new();
-        for (k, s) in syms.iter().enumerate() {
-            let (name, comdat, undefined, weak, common, vis) = (s.name, s.comdat, s.undefined(), s.weak(), s.common(), gcc_visibility(s.visibility));
-            let lost = match comdat {
-                Some(key) if !undefined => *self.comdats.entry(key).or_insert(f) != f,
-                _ => false,
-            };
-            let undefined = undefined || lost;
+        for (k, (name, undefined, weak, common, vis)) in syms.into_iter().enumerate() {
             let id = self.intern(self.wrapped_name(name, undefined));
             ids.push(id);
             let sym = &mut self.r.symbols[id];
