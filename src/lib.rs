@@ -54,9 +54,7 @@ pub fn main_with_program(program: &str, argv: &[String]) -> i32 {
     match driver::flavor(program, argv) {
         (driver::Flavor::Gnu, skip) => main_gnu(&argv[skip..]),
         (driver::Flavor::MinGw, _) => main_coff(driver::mingw::parse(argv), "", driver::mingw::help_text()),
-        (driver::Flavor::Link, skip) => {
-            main_coff(driver::link::parse(&argv[skip..]), "", "OVERVIEW: LLVM Linker\n\nUSAGE: lld-link [options] file...\n".to_string())
-        }
+        (driver::Flavor::Link, skip) => main_coff(driver::link::parse(&argv[skip..]), "", driver::link::help_text()),
     }
 }
 

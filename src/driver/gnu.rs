@@ -518,7 +518,7 @@ impl Gnu {
         };
         // 1. The whole name: a flag, or an option whose value is the next argument.
         let one_letter = body.chars().count() == 1;
-        if let Some(o) = lookup(OPTIONS, body, false).filter(|_| !(one_letter && dashes == "--")) {
+        if let Some(o) = lookup(OPTIONS, body).filter(|_| !(one_letter && dashes == "--")) {
             if o.arity != Value {
                 self.apply(o, a, None);
                 return 1;
@@ -531,7 +531,7 @@ impl Gnu {
         }
         // 2. `name=value`.
         if let Some((n, v)) = body.split_once('=') {
-            if let Some(o) = lookup(OPTIONS, n, false) {
+            if let Some(o) = lookup(OPTIONS, n) {
                 if o.arity != Flag && n.len() > 1 {
                     self.apply(o, &format!("{dashes}{n}"), Some(v));
                     return 1;
@@ -557,7 +557,7 @@ impl Gnu {
         // 4. A one-letter option with a joined value (`-omain`, `-lfoo`, `-znow`, `-O2`).
         if dashes == "-" {
             if let Some(c) = body.chars().next().filter(|c| SHORT_WITH_VALUE.contains(c)) {
-                if let Some(o) = lookup(OPTIONS, &c.to_string(), false) {
+                if let Some(o) = lookup(OPTIONS, &c.to_string()) {
                     self.apply(o, &format!("-{c}"), Some(&body[c.len_utf8()..]));
                     return 1;
                 }
@@ -774,16 +774,22 @@ pub fn options_markdown() -> String {
         Ignored => "**ignored, warns**",
         Unsupported => "**error**",
     };
-    let mut s = String::from("| Option | Status | Meaning |\n| --- | --- | --- |\n");
-    for r in rows() {
-        let meta = if r.meta.is_empty() { String::new() } else { format!(" {}", r.meta) };
-        let spell: Vec<String> = r.spellings.iter().map(|n| format!("`{n}{meta}`")).collect();
-        s.push_str(&format!("| {} | {} | {} |\n", spell.join(", "), status(r.status), r.help.replace('|', "\\|")));
-    }
+    let table = |rows: Vec<options::RowInfo>| {
+        let mut s = String::from("| Option | Status | Meaning |\n| --- | --- | --- |\n");
+        for r in rows {
+            let meta = if r.meta.is_empty() { String::new() } else { format!(" {}", r.meta) };
+            let spell: Vec<String> = r.spellings.iter().map(|n| format!("`{n}{meta}`").replace('|', "\\|")).collect();
+            s.push_str(&format!("| {} | {} | {} |\n", spell.join(", "), status(r.status), r.help.replace('|', "\\|")));
+        }
+        s
+    };
+    let mut s = table(rows());
     s.push_str("\n| `-z` keyword | Status |\n| --- | --- |\n");
     for (k, st, _) in Z {
         s.push_str(&format!("| `{k}` | {} |\n", status(*st)));
     }
+    s.push_str("\n### lld-link (`dtld` run as `lld-link`, or `-flavor link`)\n\n");
+    s.push_str(&table(super::link::rows()));
     s
 }
 

@@ -2,9 +2,11 @@
 //! `-flavor link`.
 //!
 //! Options start with `/` or `-`, are case-insensitive, and take their value after a colon
-//! (`/out:x.exe`, `-entry:main`). The table below is lld-link's whole option set (lld's
+//! (`/out:x.exe`, `-entry:main`). The table below, rows of the option engine shared with the GNU
+//! and MinGW command lines (`driver/options.rs`), is lld-link's whole option set (lld's
 //! `COFF/Options.td`), so that every option is either applied, accepted as lld accepts it (the
-//! link.exe compatibility no-ops), or refused or warned about by name — never read as an input.
+//! link.exe compatibility no-ops), or refused or warned about by name — never read as an input;
+//! `--help` and docs/options.md are generated from it.
 //! As in LLVM's option parser, an argument that matches no option is an input file when it
 //! starts with `/` (an absolute path on Unix) and an ignored unknown argument (with lld-link's
 //! warning) when it starts with `-`. The result is the same `CoffConfig` the MinGW driver fills.
@@ -13,289 +15,629 @@ use std::path::PathBuf;
 
 use crate::coff::config::{CoffConfig, CoffInput, DebugMode};
 use crate::driver::mingw::subsystem_id;
+use crate::driver::options::{self, nothing, opt, Arity::*, Opt, Report, Status::*, Val};
 use crate::driver::parse_num;
 use crate::driver::CoffAction;
 use crate::error::{Error, Result};
 
-/// How an option takes its value (LLVM's option kinds as lld-link's table uses them).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum K {
-    /// `/name` only.
-    Flag,
-    /// `/name:value`.
-    Joined,
-    /// `/name` and `/name:no` (lld's `B<>`): the value is "" or "no".
-    Bool,
+/// The lld-link parse state: the configuration being filled, and what is settled only after the
+/// last argument (inputs and their archive modes, map and import-library names, `/incremental`).
+pub struct Link {
+    c: CoffConfig,
+    errors: Vec<String>,
+    help: bool,
+    have_input: bool,
+    whole_all: bool,
+    whole_paths: Vec<String>,
+    /// Inputs in order, with whether they are between `/start-lib` and `/end-lib`.
+    inputs: Vec<(String, bool)>,
+    in_lib: bool,
+    def_file: Option<String>,
+    /// `/lldmap` and `/map` (`Some("")`: named after the output).
+    lldmap: Option<String>,
+    map: Option<String>,
+    implib_given: bool,
+    profile: bool,
 }
 
-/// lld-link's options (lowercase names; `Joined` ones without their colon).
-const OPTS: &[(&str, K)] = &[
-    ("align", K::Joined),
-    ("aligncomm", K::Joined),
-    ("alternatename", K::Joined),
-    ("base", K::Joined),
-    ("defaultlib", K::Joined),
-    ("delayload", K::Joined),
-    ("diasdkdir", K::Joined),
-    ("dwodir", K::Joined),
-    ("entry", K::Joined),
-    ("errorlimit", K::Joined),
-    ("exclude-symbols", K::Joined),
-    ("export", K::Joined),
-    ("failifmismatch", K::Joined),
-    ("filealign", K::Joined),
-    ("functionpadmin", K::Flag),
-    ("functionpadmin", K::Joined),
-    ("dependentloadflag", K::Flag),
-    ("dependentloadflag", K::Joined),
-    ("guard", K::Joined),
-    ("heap", K::Joined),
-    ("ignore", K::Joined),
-    ("implib", K::Joined),
-    ("noimplib", K::Flag),
-    ("lib", K::Flag),
-    ("libpath", K::Joined),
-    ("linkrepro", K::Joined),
-    ("lldignoreenv", K::Flag),
-    ("lldltocache", K::Joined),
-    ("lldltocachepolicy", K::Joined),
-    ("lldsavetemps", K::Flag),
-    ("lldsavetemps", K::Joined),
-    ("lto-sample-profile", K::Joined),
-    ("machine", K::Joined),
-    ("merge", K::Joined),
-    ("mllvm", K::Joined),
-    ("nodefaultlib", K::Joined),
-    ("opt", K::Joined),
-    ("order", K::Joined),
-    ("out", K::Joined),
-    ("natvis", K::Joined),
-    ("pdb", K::Joined),
-    ("pdbaltpath", K::Joined),
-    ("pdbpagesize", K::Joined),
-    ("pdbstripped", K::Joined),
-    ("pdbstream", K::Joined),
-    ("section", K::Joined),
-    ("stack", K::Joined),
-    ("stub", K::Joined),
-    ("subsystem", K::Joined),
-    ("timestamp", K::Joined),
-    ("vctoolsdir", K::Joined),
-    ("vctoolsversion", K::Joined),
-    ("version", K::Joined),
-    ("wholearchive", K::Joined),
-    ("winsdkdir", K::Joined),
-    ("winsdkversion", K::Joined),
-    ("winsysroot", K::Joined),
-    ("disallowlib", K::Joined),
-    ("manifest", K::Flag),
-    ("manifest", K::Joined),
-    ("manifestuac", K::Joined),
-    ("manifestfile", K::Joined),
-    ("manifestdependency", K::Joined),
-    ("manifestinput", K::Joined),
-    ("include", K::Joined),
-    ("def", K::Joined),
-    ("defarm64native", K::Joined),
-    ("debug", K::Flag),
-    ("debug", K::Joined),
-    ("debugtype", K::Joined),
-    ("dll", K::Flag),
-    ("driver", K::Flag),
-    ("driver:wdm", K::Flag),
-    ("driver:uponly", K::Flag),
-    ("driver:wdm,uponly", K::Flag),
-    ("driver:uponly,wdm", K::Flag),
-    ("nodefaultlib", K::Flag),
-    ("noentry", K::Flag),
-    ("profile", K::Flag),
-    ("brepro", K::Flag),
-    ("reproduce", K::Joined),
-    ("swaprun", K::Joined),
-    ("swaprun:cd", K::Flag),
-    ("swaprun:net", K::Flag),
-    ("verbose", K::Flag),
-    ("wholearchive", K::Flag),
-    ("release", K::Flag),
-    ("force", K::Flag),
-    ("force:unresolved", K::Flag),
-    ("force:multiple", K::Flag),
-    ("force:multipleres", K::Flag),
-    ("wx", K::Bool),
-    ("allowbind", K::Bool),
-    ("allowisolation", K::Bool),
-    ("appcontainer", K::Bool),
-    ("cetcompat", K::Bool),
-    ("dynamicbase", K::Bool),
-    ("fixed", K::Bool),
-    ("highentropyva", K::Bool),
-    ("incremental", K::Bool),
-    ("inferasanlibs", K::Bool),
-    ("integritycheck", K::Bool),
-    ("largeaddressaware", K::Bool),
-    ("nxcompat", K::Bool),
-    ("safeseh", K::Bool),
-    ("tsaware", K::Bool),
-    ("help", K::Flag),
-    ("?", K::Flag),
-    ("??", K::Flag),
-    ("auto-import", K::Bool),
-    ("runtime-pseudo-reloc", K::Bool),
-    ("end-lib", K::Flag),
-    ("exclude-all-symbols", K::Flag),
-    ("export-all-symbols", K::Flag),
-    ("demangle", K::Bool),
-    ("includeoptional", K::Joined),
-    ("kill-at", K::Flag),
-    ("lld-allow-duplicate-weak", K::Bool),
-    ("lldemit", K::Joined),
-    ("lldmingw", K::Flag),
-    ("noseh", K::Flag),
-    ("osversion", K::Joined),
-    ("output-def", K::Joined),
-    ("pdbsourcepath", K::Joined),
-    ("start-lib", K::Flag),
-    ("stdcall-fixup", K::Bool),
-    ("thinlto-emit-imports-files", K::Flag),
-    ("thinlto-index-only", K::Flag),
-    ("thinlto-index-only", K::Joined),
-    ("thinlto-object-suffix-replace", K::Joined),
-    ("thinlto-prefix-replace", K::Joined),
-    ("thinlto-distributor", K::Joined),
-    ("thinlto-distributor-arg", K::Joined),
-    ("thinlto-remote-compiler", K::Joined),
-    ("thinlto-remote-compiler-arg", K::Joined),
-    ("lto-obj-path", K::Joined),
-    ("lto-cs-profile-generate", K::Flag),
-    ("lto-cs-profile-file", K::Joined),
-    ("lto-pgo-warn-mismatch", K::Bool),
-    ("threads", K::Joined),
-    ("call-graph-ordering-file", K::Joined),
-    ("call-graph-profile-sort", K::Bool),
-    ("print-symbol-order", K::Joined),
-    ("wrap", K::Joined),
-    ("vfsoverlay", K::Joined),
-    ("time", K::Flag),
-    ("build-id", K::Bool),
-    ("includeglob", K::Joined),
-    ("lldmap", K::Flag),
-    ("lldmap", K::Joined),
-    ("map", K::Flag),
-    ("map", K::Joined),
-    ("mapinfo", K::Joined),
-    ("print-search-paths", K::Flag),
-    ("summary", K::Flag),
-    // link.exe compatibility: accepted, no effect (as in lld).
-    ("ignoreidl", K::Flag),
-    ("ltcg", K::Flag),
-    ("assemblydebug", K::Flag),
-    ("nologo", K::Flag),
-    ("throwingnew", K::Flag),
-    ("editandcontinue", K::Flag),
-    ("fastfail", K::Flag),
-    ("kernel", K::Flag),
-    ("pdbcompress", K::Flag),
-    ("emitpogophaseinfo", K::Flag),
-    ("noexp", K::Flag),
-    ("delay", K::Joined),
-    ("errorreport", K::Joined),
-    ("idlout", K::Joined),
-    ("ilk", K::Joined),
-    ("ltcg", K::Joined),
-    ("assemblydebug", K::Joined),
-    ("ltcgout", K::Joined),
-    ("maxilksize", K::Joined),
-    ("tlbid", K::Joined),
-    ("tlbout", K::Joined),
-    ("verbose", K::Joined),
-    ("guardsym", K::Joined),
-    ("arm64xsameaddress", K::Joined),
-];
-
-/// The options lld itself accepts and ignores (link.exe compatibility).
-const NO_EFFECT: &[&str] = &[
-    "ignoreidl",
-    "ltcg",
-    "assemblydebug",
-    "nologo",
-    "throwingnew",
-    "editandcontinue",
-    "fastfail",
-    "kernel",
-    "pdbcompress",
-    "emitpogophaseinfo",
-    "noexp",
-    "delay",
-    "errorreport",
-    "idlout",
-    "ilk",
-    "ltcgout",
-    "maxilksize",
-    "tlbid",
-    "tlbout",
-    "guardsym",
-    "arm64xsameaddress",
-    "diasdkdir",
-    "vctoolsdir",
-    "vctoolsversion",
-    "winsdkdir",
-    "winsdkversion",
-    "winsysroot",
-    "lldignoreenv",
-    "natvis",
-    "pdbpagesize",
-    "pdbsourcepath",
-    "pdbstream",
-    "pdbstripped",
-    "print-search-paths",
-    "vfsoverlay",
-    "time",
-    "summary",
-    "safeseh",
-    "noseh",
-    "lld-allow-duplicate-weak",
-    "stdcall-fixup",
-    "kill-at",
-    "inferasanlibs",
-    "call-graph-profile-sort",
-    "lto-pgo-warn-mismatch",
-    "dependentloadflag",
-    "manifestuac",
-    "manifestfile",
-    "manifestdependency",
-    "manifestinput",
-    "dwodir",
-];
-
-/// One command-line argument matched against the table: (canonical name, value).
-/// `None`: not an option.
-fn lookup(arg: &str) -> Option<(&'static str, String)> {
-    let body = ["/??", "-??", "/?", "-?", "/", "-"].iter().find_map(|p| arg.strip_prefix(p).map(|b| (p.len(), b)));
-    let (plen, body) = body?;
-    // `/?` and `/??` are help.
-    if body.is_empty() {
-        return (plen > 1).then_some(("help", String::new()));
+impl Report for Link {
+    fn warning(&mut self, msg: String) {
+        self.c.diag.warn(&msg);
     }
-    let lower = body.to_ascii_lowercase();
-    // Exact flags (and the `:no` forms of boolean options) first, then the longest joined name.
-    for &(name, k) in OPTS {
-        match k {
-            K::Flag if lower == name => return Some((name, String::new())),
-            K::Bool if lower == name => return Some((name, String::new())),
-            K::Bool if lower.strip_prefix(name) == Some(":no") => return Some((name, "no".into())),
-            _ => {}
+    fn error(&mut self, msg: String) {
+        self.errors.push(msg);
+    }
+    fn separator(&self) -> char {
+        ':'
+    }
+}
+
+impl Link {
+    fn err(&mut self, msg: String) {
+        self.errors.push(msg);
+    }
+
+    fn version(&mut self, v: &str) -> (u16, u16) {
+        version(v, &mut self.errors)
+    }
+
+    fn lto(&mut self, s: String) {
+        self.c.lto.extra.push(s);
+    }
+
+    fn input(&mut self, name: String) {
+        let lazy = self.in_lib;
+        self.inputs.push((name, lazy));
+        self.have_input = true;
+    }
+}
+
+fn subsystem(p: &mut Link, v: &Val) {
+    let v = v.str();
+    let (n, ver) = match v.split_once(',') {
+        Some((n, ver)) => (n, Some(ver)),
+        None => (v.as_str(), None),
+    };
+    match subsystem_id(n) {
+        Some(id) => p.c.subsystem = Some(id),
+        None => p.err(format!("unknown subsystem: {n}")),
+    }
+    if let Some(ver) = ver {
+        p.c.subsystem_version = Some(p.version(ver));
+    }
+}
+
+/// `/stack:reserve[,commit]` and `/heap:reserve[,commit]`.
+fn reserve_commit(v: &Val) -> (u64, u64) {
+    let mut it = v.value.unwrap_or("").split(',').map(parse_num);
+    (it.next().flatten().unwrap_or(1 << 20), it.next().flatten().unwrap_or(4096))
+}
+
+fn alternatename(p: &mut Link, v: &Val) {
+    let s = v.str();
+    match s.split_once('=') {
+        Some((a, b)) if !a.is_empty() && !b.is_empty() => {
+            if p.c.alternate_names.iter().any(|(f, old)| f == a && old != b) {
+                p.err(format!("/alternatename: conflicts: {s}"));
+            }
+            p.c.alternate_names.push((a.to_string(), b.to_string()))
+        }
+        _ => p.err(format!("/alternatename: invalid argument: {s}")),
+    }
+}
+
+/// `/opt:` takes a comma-separated list.
+fn opt_list(p: &mut Link, v: &Val) {
+    for o in v.str().split(',') {
+        let c = &mut p.c;
+        match o.to_ascii_lowercase().as_str() {
+            "ref" => c.gc = Some(true),
+            "noref" => c.gc = Some(false),
+            "icf" => c.icf = Some(true),
+            "safeicf" => {
+                c.icf = Some(true);
+                c.icf_safe = true;
+            }
+            "noicf" => c.icf = Some(false),
+            o if o.starts_with("icf=") => c.icf = Some(true),
+            "lldtailmerge" => c.tail_merge = Some(true),
+            "nolldtailmerge" => c.tail_merge = Some(false),
+            "lbr" | "nolbr" | "ltodebugpassmanager" => {}
+            o if o.starts_with("lldlto=") => c.lto.opt_level = o[7..].parse().ok(),
+            o if o.starts_with("lldltojobs=") => c.lto.jobs = Some(o[11..].to_string()),
+            o if o.starts_with("lldltopartitions=") || o.starts_with("lldltocgo=") => {}
+            o => p.errors.push(format!("/opt: unknown option: {o}")),
         }
     }
-    let mut best: Option<(&'static str, String)> = None;
-    for &(name, k) in OPTS {
-        if k != K::Joined || lower.len() <= name.len() || !lower.starts_with(name) || lower.as_bytes()[name.len()] != b':' {
+}
+
+fn debug(p: &mut Link, v: &Val) {
+    let c = &mut p.c;
+    match v.str().to_ascii_lowercase().as_str() {
+        "" | "full" | "ghash" | "noghash" => {
+            c.debug = DebugMode::Dwarf;
+            c.debug_pdb = true;
+        }
+        "fastlink" => {
+            c.diag.warn("/debug:fastlink unsupported; using /debug:full");
+            c.debug = DebugMode::Dwarf;
+            c.debug_pdb = true;
+        }
+        "none" => {
+            c.debug = DebugMode::None;
+            c.debug_pdb = false;
+        }
+        "dwarf" => c.debug = DebugMode::Dwarf,
+        "symtab" => c.debug = DebugMode::Symtab,
+        o => p.errors.push(format!("/debug: unknown option: {o}")),
+    }
+}
+
+fn debugtype(p: &mut Link, v: &Val) {
+    for t in v.str().split(',') {
+        if !matches!(t.to_ascii_lowercase().as_str(), "cv" | "pdata" | "fixup" | "dwarf") {
+            // lld warns and goes on (parseDebugTypes).
+            p.c.diag.warn(&format!("/debugtype: unknown option '{t}'"));
+        }
+    }
+}
+
+fn swaprun(p: &mut Link, list: &str) {
+    if list.is_empty() {
+        p.err("/swaprun: missing argument".into());
+    }
+    for w in list.split(',') {
+        match w.to_ascii_lowercase().as_str() {
+            "cd" => p.c.swaprun |= object::pe::IMAGE_FILE_REMOVABLE_RUN_FROM_SWAP,
+            "net" => p.c.swaprun |= object::pe::IMAGE_FILE_NET_RUN_FROM_SWAP,
+            "" => p.err("/swaprun: missing argument".into()),
+            w => p.err(format!("/swaprun: invalid argument: {w}")),
+        }
+    }
+}
+
+fn guard(p: &mut Link, v: &Val) {
+    let c = &mut p.c;
+    for g in v.str().split(',') {
+        match g.to_ascii_lowercase().as_str() {
+            "no" => {
+                c.guard_cf = false;
+                c.guard_longjmp = false;
+                c.guard_ehcont = false;
+            }
+            "nolongjmp" => c.guard_longjmp = false,
+            "noehcont" => c.guard_ehcont = false,
+            "cf" | "full" | "longjmp" => {
+                c.guard_cf = true;
+                c.guard_longjmp = true;
+            }
+            "ehcont" => {
+                c.guard_cf = true;
+                c.guard_ehcont = true;
+            }
+            g => p.errors.push(format!("invalid argument to /guard: {g}")),
+        }
+    }
+}
+
+/// `key=value` arguments (`/failifmismatch:`, `/merge:`).
+fn pair(p: &mut Link, v: &Val, what: &str) -> Option<(String, String)> {
+    let s = v.str();
+    match s.split_once('=') {
+        Some((k, val)) if !k.is_empty() && !val.is_empty() => Some((k.to_string(), val.to_string())),
+        _ => {
+            p.err(format!("/{what}: invalid argument: {s}"));
+            None
+        }
+    }
+}
+
+fn section(p: &mut Link, v: &Val) {
+    match crate::coff::drectve::parse_option(&format!("/section:{}", v.str())) {
+        Ok(crate::coff::drectve::Directive::Section { name, characteristics }) => p.c.section_attrs.push((name, characteristics)),
+        Ok(_) => {}
+        Err(e) => p.err(e),
+    }
+}
+
+/// Options that change the output and are not implemented: refused, except in their
+/// "off" form (`/manifest:no`, `/cetcompat:no`), which is what dtld does anyway.
+fn unless_no(p: &mut Link, v: &Val) {
+    if !v.value.is_some_and(|x| x.eq_ignore_ascii_case("no")) {
+        p.err(format!("{} is not supported", v.spelling));
+    }
+}
+
+/// lld-link's whole option set (lld's `COFF/Options.td`): lowercase names, matched ignoring
+/// case. `Value` rows take `/name:value`; `OptValue` rows `/name` or `/name:value`; `Bool` rows
+/// `/name` or `/name:no`. Names with a colon (`/force:unresolved`) are flags spelled as one word.
+static OPTIONS: &[Opt<Link>] = &[
+    opt(&["out"], Value, "<file>", "Path to file to write output", Implemented, |p, v| p.c.output = v.path()),
+    opt(&["entry"], Value, "<symbol>", "Name of entry point symbol", Implemented, |p, v| p.c.entry = Some(v.str())),
+    opt(&["noentry"], Flag, "", "Don't add reference to DllMainCRTStartup; only valid with /dll", Implemented, |p, _| p.c.no_entry = true),
+    opt(&["subsystem"], Value, "<name[,ver]>", "Specify subsystem", Implemented, subsystem),
+    opt(&["osversion"], Value, "<ver>", "Set the OS version in the PE header", Implemented, |p, v| p.c.os_version = Some(p.version(&v.str()))),
+    opt(&["version"], Value, "<ver>", "Specify a version number in the PE header", Implemented, |p, v| p.c.image_version = p.version(&v.str())),
+    opt(&["help", "?", "??"], Flag, "", "Display available options", Implemented, |p, _| p.help = true),
+    opt(&["dll"], Flag, "", "Create a DLL", Implemented, |p, _| p.c.dll = true),
+    opt(&["libpath"], Value, "<dir>", "Additional library search path", Implemented, |p, v| p.c.lib_paths.push(v.path())),
+    opt(&["defaultlib"], Value, "<lib>", "Add the library to the list of input files", Implemented, |p, v| p.c.default_libs.push(v.str())),
+    opt(&["nodefaultlib"], OptValue, "<lib>", "Remove a default library (all of them without a name)", Implemented, |p, v| match v.value {
+        None => p.c.no_default_all = true,
+        Some(l) => p.c.no_default_libs.push(l.to_ascii_lowercase()),
+    }),
+    opt(&["disallowlib"], Value, "<lib>", "Same as /nodefaultlib:<lib>", Implemented, |p, v| p.c.no_default_libs.push(v.str().to_ascii_lowercase())),
+    opt(&["base"], Value, "<address>", "Base address of the program", Implemented, |p, v| p.c.image_base = parse_num(v.str().split(',').next().unwrap_or(""))),
+    opt(&["stack"], Value, "<reserve[,commit]>", "Size of the stack", Implemented, |p, v| p.c.stack = reserve_commit(v)),
+    opt(&["heap"], Value, "<reserve[,commit]>", "Size of the heap", Implemented, |p, v| p.c.heap = reserve_commit(v)),
+    opt(&["include"], Value, "<symbol>", "Force symbol to be added to symbol table as undefined one", Implemented, |p, v| p.c.includes.push(v.str())),
+    opt(&["includeoptional"], Value, "<symbol>", "Add symbol as undefined, but allow it to remain undefined", Implemented, |p, v| {
+        p.c.include_optional.push(v.str())
+    }),
+    opt(&["alternatename"], Value, "<from=to>", "Define weak alias", Implemented, alternatename),
+    opt(&["export"], Value, "<symbol[,...]>", "Export a function", Implemented, |p, v| match crate::coff::drectve::parse_export(&v.str()) {
+        Ok(e) => p.c.exports.push(e),
+        Err(e) => p.err(e),
+    }),
+    opt(&["implib"], Value, "<file>", "Import library name", Implemented, |p, v| {
+        p.c.out_implib = Some(v.path());
+        p.implib_given = true;
+    }),
+    opt(&["noimplib"], Flag, "", "Don't output an import lib", Implemented, |p, _| p.c.no_implib = true),
+    opt(&["lldmap"], OptValue, "<file>", "Write an lld map file", Implemented, |p, v| p.lldmap = Some(v.str())),
+    opt(&["map"], OptValue, "<file>", "Write a link.exe-style map file", Unsupported, |p, v| p.map = Some(v.str())),
+    opt(&["mapinfo"], Value, "<exports>", "Include the specified information in a map file", Ignored, nothing),
+    opt(&["opt"], Value, "<options>", "Control optimizations (ref, noref, icf, noicf, lldtailmerge, lldlto=N, ...)", Implemented, opt_list),
+    opt(&["def"], Value, "<file>", "Use module-definition file", Implemented, |p, v| p.def_file = Some(v.str())),
+    opt(&["machine"], Value, "<machine>", "Specify target platform (x64)", Implemented, |p, v| {
+        let m = v.str();
+        if !m.eq_ignore_ascii_case("x64") && !m.eq_ignore_ascii_case("amd64") {
+            p.err(format!("unknown /machine argument: {m}"));
+        }
+    }),
+    opt(&["debug"], OptValue, "<full|none|dwarf|symtab|ghash|noghash>", "Embed a symbol table in the image, or write a PDB", Implemented, debug),
+    opt(&["debugtype"], Value, "<types>", "Debug info types (cv, pdata, fixup, dwarf)", Implemented, debugtype),
+    opt(&["pdb"], Value, "<file>", "PDB file path", Implemented, |p, v| p.c.pdb = Some(v.path())),
+    opt(&["pdbaltpath"], Value, "<path>", "PDB file path to embed in the image", Implemented, |p, v| p.c.pdb_altpath = Some(v.str())),
+    opt(&["filealign"], Value, "<n>", "Section alignment in the output file", Implemented, |p, v| p.c.file_align = parse_num(&v.str()).unwrap_or(512) as u32),
+    opt(&["align"], Value, "<n>", "Section alignment", Implemented, |p, v| p.c.section_align = parse_num(&v.str()).unwrap_or(4096) as u32),
+    opt(&["aligncomm"], Value, "<symbol,n>", "Set common symbol alignment (log2)", Implemented, |p, v| {
+        let s = v.str();
+        match s.split_once(',').and_then(|(n, a)| Some((n, a.parse::<u32>().ok()?))) {
+            Some((n, a)) if a < 32 => p.c.align_comm.push((n.to_string(), 1 << a)),
+            _ => p.err(format!("/aligncomm: invalid argument: {s}")),
+        }
+    }),
+    opt(&["timestamp"], Value, "<n>", "Specify the PE header timestamp", Implemented, |p, v| match v.str().parse() {
+        Ok(t) => p.c.timestamp = Some(t),
+        Err(_) => p.err(format!("invalid timestamp: {}.  Expected 32-bit integer", v.str())),
+    }),
+    opt(&["brepro"], Flag, "", "Use a hash of the executable as the PE header timestamp", Implemented, |p, _| p.c.timestamp = Some(0)),
+    opt(&["dynamicbase"], Bool, "", "Enable ASLR (default)", Implemented, |p, v| p.c.dynamic_base = v.yes()),
+    opt(&["nxcompat"], Bool, "", "Enable data execution prevention (default)", Implemented, |p, v| p.c.nx_compat = v.yes()),
+    opt(&["highentropyva"], Bool, "", "Enable 64-bit ASLR (default on 64-bit)", Implemented, |p, v| p.c.high_entropy_va = v.yes()),
+    opt(&["largeaddressaware"], Bool, "", "Enable large addresses (default on 64-bit)", Implemented, |p, v| p.c.large_address_aware = v.yes()),
+    opt(&["tsaware"], Bool, "", "Create Terminal Server aware executable (default)", Implemented, |p, v| p.c.tsaware = v.yes()),
+    opt(&["fixed"], Bool, "", "Disable base relocations", Implemented, |p, v| p.c.fixed = v.yes()),
+    opt(&["allowbind"], Bool, "", "Enable DLL binding (default)", Implemented, |p, v| p.c.allow_bind = v.yes()),
+    opt(&["allowisolation"], Bool, "", "Enable DLL isolation (default)", Implemented, |p, v| p.c.allow_isolation = v.yes()),
+    opt(&["appcontainer"], Bool, "", "Image can only be run in an app container", Implemented, |p, v| p.c.appcontainer = v.yes()),
+    opt(&["integritycheck"], Bool, "", "Set FORCE_INTEGRITY bit in PE header", Implemented, |p, v| p.c.integrity_check = v.yes()),
+    // Read before the other arguments (see `parse`): it turns the parser's warnings into errors.
+    opt(&["wx"], Bool, "", "Treat warnings as errors", Implemented, nothing),
+    opt(&["swaprun"], Value, "<cd,net>", "Set IMAGE_FILE_{REMOVABLE,NET}_RUN_FROM_SWAP", Implemented, |p, v| swaprun(p, &v.str())),
+    opt(&["swaprun:cd"], Flag, "", "", Implemented, |p, _| swaprun(p, "cd")),
+    opt(&["swaprun:net"], Flag, "", "", Implemented, |p, _| swaprun(p, "net")),
+    opt(&["driver"], Flag, "", "Generate a Windows NT Kernel Mode Driver", Implemented, |p, _| p.c.driver = Some((false, false))),
+    opt(&["driver:wdm"], Flag, "", "Set IMAGE_FILE_UP_SYSTEM_ONLY", Implemented, |p, _| p.c.driver = Some((true, false))),
+    opt(&["driver:uponly"], Flag, "", "Set IMAGE_DLL_CHARACTERISTICS_WDM_DRIVER", Implemented, |p, _| p.c.driver = Some((false, true))),
+    opt(&["driver:wdm,uponly", "driver:uponly,wdm"], Flag, "", "", Implemented, |p, _| p.c.driver = Some((true, true))),
+    opt(&["force"], Flag, "", "Allow undefined and multiply defined symbols", Implemented, |p, _| {
+        p.c.allow_multiple = true;
+        p.c.force_unresolved = true;
+    }),
+    opt(&["force:multiple", "force:multipleres"], Flag, "", "Allow multiply defined symbols", Implemented, |p, _| p.c.allow_multiple = true),
+    opt(&["force:unresolved"], Flag, "", "Allow undefined symbols", Implemented, |p, _| p.c.force_unresolved = true),
+    opt(&["wholearchive"], OptValue, "<lib>", "Include every object file of an archive (all archives without a name)", Implemented, |p, v| match v.value {
+        None => p.whole_all = true,
+        Some(f) => {
+            p.whole_paths.push(f.to_string());
+            p.inputs.push((f.to_string(), false));
+            p.have_input = true;
+        }
+    }),
+    opt(&["start-lib"], Flag, "", "Start group of objects treated as if they were in a library", Implemented, |p, v| {
+        if p.in_lib {
+            p.err(format!("nested {}", v.spelling));
+        }
+        p.in_lib = true;
+    }),
+    opt(&["end-lib"], Flag, "", "End group of objects treated as if they were in a library", Implemented, |p, v| {
+        if !p.in_lib {
+            p.err(format!("stray {}", v.spelling));
+        }
+        p.in_lib = false;
+    }),
+    opt(&["errorlimit"], Value, "<n>", "Maximum number of errors to emit before stopping (0 = no limit)", Implemented, |p, v| match v.str().parse() {
+        Ok(n) => p.c.error_limit = n,
+        Err(_) => p.err(format!("/errorlimit: number expected, but got {}", v.str())),
+    }),
+    opt(&["threads"], Value, "<n>", "Number of threads", Implemented, |p, v| p.c.threads = v.str().parse().ok()),
+    opt(&["verbose"], OptValue, "<level>", "Print what the link does", Implemented, |p, _| p.c.verbose = true),
+    opt(&["demangle"], Bool, "", "Demangle symbols in output (default)", Implemented, |p, v| p.c.demangle = v.yes()),
+    opt(&["ignore"], Value, "<ids>", "Specify warning codes to ignore", Implemented, |p, v| {
+        p.c.diag.ignored.extend(v.str().split(',').map(|s| s.to_ascii_lowercase()))
+    }),
+    opt(&["failifmismatch"], Value, "<key=value>", "Fail if the same key has two values", Implemented, |p, v| {
+        if let Some(kv) = pair(p, v, "failifmismatch") {
+            p.c.fail_if_mismatch.push(kv);
+        }
+    }),
+    opt(&["merge"], Value, "<from=to>", "Combine sections", Implemented, |p, v| {
+        if let Some(kv) = pair(p, v, "merge") {
+            p.c.merges.push(kv);
+        }
+    }),
+    opt(&["section"], Value, "<name,attrs>", "Specify section attributes", Implemented, section),
+    opt(&["order"], Value, "<@file>", "Put functions in order", Implemented, |p, v| match v.str().strip_prefix('@') {
+        Some(f) => p.c.order_file = Some(PathBuf::from(f)),
+        None => p.err("malformed /order option: '@' missing".to_string()),
+    }),
+    opt(&["functionpadmin"], OptValue, "<n>", "Prepare the image for hotpatching", Unsupported, |p, v| {
+        p.c.function_pad_min = Some(v.value.map_or(6, |n| parse_num(n).unwrap_or(6) as u32))
+    }),
+    opt(&["delayload"], Value, "<dll>", "Delay loaded DLL name", Unsupported, |p, v| p.c.delay_load.push(v.str())),
+    opt(&["wrap"], Value, "<symbol>", "Use wrapper functions for symbol", Implemented, |p, v| p.c.wrap.push(v.str())),
+    opt(&["guard"], Value, "<cf|longjmp|ehcont|no|...>", "Control flow guard (only /guard:no is implemented)", Implemented, guard),
+    opt(&["release"], Flag, "", "Set the checksum in the PE header", Unsupported, |p, _| p.c.release = true),
+    opt(&["stub"], Value, "<file>", "Specify DOS stub file", Unsupported, |p, v| p.c.stub = Some(v.path())),
+    opt(&["output-def"], Value, "<file>", "Write a module-definition file for the exports", Implemented, |p, v| p.c.output_def = Some(v.path())),
+    opt(&["lldsavetemps"], OptValue, "<stages>", "Save intermediate LTO compilation results", Implemented, |p, _| p.c.lto.save_temps = true),
+    opt(&["lldmingw"], Flag, "", "MinGW semantics (auto-import, pseudo relocations)", Implemented, |p, _| {
+        p.c.mingw = true;
+        p.c.auto_import = true;
+        p.c.pseudo_relocs = true;
+    }),
+    opt(&["auto-import"], Bool, "", "Automatically import data symbols from DLLs (MinGW)", Implemented, |p, v| p.c.auto_import = v.yes()),
+    opt(&["runtime-pseudo-reloc"], Bool, "", "Add runtime pseudo relocations (MinGW)", Implemented, |p, v| p.c.pseudo_relocs = v.yes()),
+    opt(&["export-all-symbols"], Flag, "", "Export all symbols (MinGW)", Implemented, |p, _| p.c.export_all = true),
+    opt(&["exclude-all-symbols"], Flag, "", "Don't automatically export any symbols (MinGW)", Implemented, |p, _| p.c.exclude_all = true),
+    opt(&["exclude-symbols"], Value, "<symbols>", "Exclude symbols from automatic export (MinGW)", Implemented, |p, v| {
+        p.c.exclude_symbols.extend(v.str().split(',').map(String::from))
+    }),
+    opt(&["build-id"], Bool, "", "Write a build ID (a CodeView debug directory)", Implemented, |p, v| p.c.build_id = v.yes()),
+    opt(&["thinlto-distributor"], Value, "<path>", "Distributor to run the ThinLTO backend compilations (DTLTO)", Implemented, |p, v| {
+        p.c.lto.distributor = Some(v.str())
+    }),
+    opt(&["thinlto-distributor-arg"], Value, "<arg>", "Argument for the ThinLTO distributor", Implemented, |p, v| p.c.lto.distributor_args.push(v.str())),
+    opt(&["thinlto-remote-compiler"], Value, "<path>", "Compiler the distributor runs for backend compilations", Implemented, |p, v| {
+        p.c.lto.remote_compiler = Some(v.str())
+    }),
+    opt(&["thinlto-remote-compiler-arg"], Value, "<arg>", "Argument for the remote compiler", Implemented, |p, v| p.c.lto.remote_compiler_args.push(v.str())),
+    opt(&["lldltocache"], Value, "<dir>", "Path to ThinLTO cached object file directory", Implemented, |p, v| p.c.lto.cache_dir = Some(v.str())),
+    opt(&["lldltocachepolicy"], Value, "<policy>", "Pruning policy for the ThinLTO cache", Implemented, |p, v| {
+        p.lto(format!("--thinlto-cache-policy={}", v.str()))
+    }),
+    opt(&["mllvm"], Value, "<option>", "Options to pass to LLVM", Implemented, |p, v| p.c.lto.mllvm.push(v.str())),
+    opt(&["thinlto-index-only"], OptValue, "<file>", "Write the ThinLTO index files and stop", Implemented, |p, v| match v.value {
+        None => p.lto("--thinlto-index-only".into()),
+        Some(f) => p.lto(format!("--thinlto-index-only={f}")),
+    }),
+    opt(&["thinlto-emit-imports-files"], Flag, "", "Write the imports files of ThinLTO", Implemented, |p, _| p.lto("--thinlto-emit-imports-files".into())),
+    opt(&["thinlto-prefix-replace"], Value, "<old;new>", "Replace a path prefix in ThinLTO output file names", Implemented, |p, v| {
+        p.lto(format!("--thinlto-prefix-replace={}", v.str()))
+    }),
+    opt(&["thinlto-object-suffix-replace"], Value, "<old;new>", "Replace a suffix of ThinLTO object file names", Implemented, |p, v| {
+        p.lto(format!("--thinlto-object-suffix-replace={}", v.str()))
+    }),
+    opt(&["lto-obj-path"], Value, "<path>", "Output path for the LTO object file", Implemented, |p, v| p.lto(format!("--lto-obj-path={}", v.str()))),
+    opt(&["lto-sample-profile"], Value, "<file>", "Sample profile file path", Implemented, |p, v| p.lto(format!("--lto-sample-profile={}", v.str()))),
+    opt(&["lto-cs-profile-generate"], Flag, "", "Context sensitive PGO instrumentation", Implemented, |p, _| p.lto("--lto-cs-profile-generate".into())),
+    opt(&["lto-cs-profile-file"], Value, "<file>", "Context sensitive profile file path", Implemented, |p, v| {
+        p.lto(format!("--lto-cs-profile-file={}", v.str()))
+    }),
+    opt(&["profile"], Flag, "", "Implies /opt:ref,noicf and /fixed:no", Implemented, |p, _| {
+        p.c.gc.get_or_insert(true);
+        p.c.icf.get_or_insert(false);
+        p.profile = true;
+    }),
+    opt(&["incremental"], Bool, "", "Keep an unchanged import library (lld's /incremental)", Implemented, |p, v| p.c.incremental = Some(v.yes())),
+    opt(&["manifest"], OptValue, "<embed|no>", "Create a manifest (only /manifest:no)", Implemented, unless_no),
+    opt(&["cetcompat"], Bool, "", "Mark the image CET shadow-stack compatible (only /cetcompat:no)", Implemented, unless_no),
+    opt(&["linkrepro"], Value, "<dir>", "Write repro.tar to the directory", Unsupported, nothing),
+    opt(&["reproduce"], Value, "<file>", "Write a tar file with the inputs and command line", Unsupported, nothing),
+    opt(&["lldemit"], Value, "<obj|llvm|asm>", "What the LTO code generator emits", Unsupported, nothing),
+    opt(&["includeglob"], Value, "<glob>", "Force symbols matching the glob to be undefined", Unsupported, nothing),
+    opt(&["call-graph-ordering-file"], Value, "<file>", "Layout sections to optimize the given callgraph", Unsupported, nothing),
+    opt(&["print-symbol-order"], Value, "<file>", "Print the symbol order of the call-graph sort", Unsupported, nothing),
+    opt(&["defarm64native"], Value, "<file>", "ARM64EC: native exports module-definition file", Unsupported, nothing),
+    opt(&["lib"], Flag, "", "Act as llvm-lib (only as the first argument)", Unsupported, nothing),
+    // Accepted and ignored, as lld does (link.exe compatibility, host SDK discovery, PDB and
+    // LTO tuning that does not change the image).
+    opt(
+        &["ignoreidl", "nologo", "throwingnew", "editandcontinue", "fastfail", "kernel", "pdbcompress", "emitpogophaseinfo", "noexp"],
+        Flag,
+        "",
+        "",
+        Noop,
+        nothing,
+    ),
+    opt(&["ltcg", "assemblydebug"], OptValue, "", "", Noop, nothing),
+    opt(&["delay", "errorreport", "idlout", "ilk", "ltcgout", "maxilksize", "tlbid", "tlbout", "guardsym", "arm64xsameaddress"], Value, "", "", Noop, nothing),
+    opt(&["diasdkdir", "vctoolsdir", "vctoolsversion", "winsdkdir", "winsdkversion", "winsysroot"], Value, "<dir>", "", Noop, nothing),
+    opt(&["lldignoreenv"], Flag, "", "Ignore the LINK and _LINK_ environment variables", Implemented, nothing),
+    opt(&["natvis", "pdbpagesize", "pdbsourcepath", "pdbstream", "pdbstripped", "vfsoverlay", "dwodir"], Value, "", "", Noop, nothing),
+    opt(&["print-search-paths", "time", "summary", "noseh", "kill-at"], Flag, "", "", Noop, nothing),
+    opt(
+        &["safeseh", "lld-allow-duplicate-weak", "stdcall-fixup", "inferasanlibs", "call-graph-profile-sort", "lto-pgo-warn-mismatch"],
+        Bool,
+        "",
+        "",
+        Noop,
+        nothing,
+    ),
+    opt(&["dependentloadflag"], OptValue, "", "", Noop, nothing),
+    opt(&["manifestuac", "manifestfile", "manifestdependency", "manifestinput"], Value, "", "", Noop, nothing),
+];
+
+/// Matches one command-line argument against the table: the row, the option as spelled (for
+/// messages) and its value. `None`: not an option.
+fn lookup(arg: &str) -> Option<(&'static Opt<Link>, &str, Option<&str>)> {
+    let body = arg.strip_prefix(['/', '-'])?;
+    let lower = body.to_ascii_lowercase();
+    // Exact names (flags, bare booleans and optional values, and the `:no` forms) first.
+    for o in OPTIONS {
+        for n in o.names {
+            match o.arity {
+                Flag | Bool | OptValue if lower == *n => return Some((o, arg, None)),
+                Bool if lower.strip_prefix(n) == Some(":no") => return Some((o, &arg[..1 + n.len()], Some("no"))),
+                _ => {}
+            }
+        }
+    }
+    // Then the longest name that takes a value after its colon.
+    let mut best: Option<(&'static Opt<Link>, usize)> = None;
+    for o in OPTIONS.iter().filter(|o| matches!(o.arity, Value | OptValue)) {
+        for n in o.names {
+            let joined = lower.len() > n.len() && lower.starts_with(n) && lower.as_bytes()[n.len()] == b':';
+            if joined && best.is_none_or(|(_, l)| l < n.len()) {
+                best = Some((o, n.len()));
+            }
+        }
+    }
+    best.map(|(o, l)| (o, &arg[..1 + l], Some(&body[l + 1..])))
+}
+
+/// The `--help` text of the lld-link flavour, from its table. The first line keeps lld-link's
+/// words, which scripts probing for an lld-link-compatible linker look for.
+pub fn help_text() -> String {
+    format!("OVERVIEW: LLVM Linker (dtld, the lld-link command line)\n\nUSAGE: lld-link [options] file...\n\nOPTIONS:\n{}", options::link_help(OPTIONS))
+}
+
+/// The table's rows, for docs/options.md.
+#[cfg(test)]
+pub fn rows() -> Vec<options::RowInfo> {
+    options::link_rows(OPTIONS)
+}
+
+pub fn parse(argv: &[String]) -> Result<CoffAction> {
+    // `/lib` as the first argument: lld-link acts as llvm-lib.
+    if argv.first().is_some_and(|a| lookup(a).is_some_and(|(o, _, _)| o.names[0] == "lib")) {
+        crate::bail!("/lib (llvm-lib) is not supported by dtld");
+    }
+    // lld-link's `LINK` (before the command line) and `_LINK_` (after it) environment variables.
+    let mut all = Vec::new();
+    if !argv.iter().any(|a| lookup(a).is_some_and(|(o, _, _)| o.names[0] == "lldignoreenv")) {
+        if let Ok(e) = std::env::var("LINK") {
+            all.extend(crate::coff::drectve::tokenize(&e));
+        }
+        all.extend(argv.iter().cloned());
+        if let Ok(e) = std::env::var("_LINK_") {
+            all.extend(crate::coff::drectve::tokenize(&e));
+        }
+    } else {
+        all.extend(argv.iter().cloned());
+    }
+    let args = expand_response_files(&all)?;
+    let mut p = Link {
+        c: CoffConfig::new(false),
+        errors: Vec::new(),
+        help: false,
+        have_input: false,
+        whole_all: false,
+        whole_paths: Vec::new(),
+        inputs: Vec::new(),
+        in_lib: false,
+        def_file: None,
+        lldmap: None,
+        map: None,
+        implib_given: false,
+        profile: false,
+    };
+    // `/WX` first: it turns the parser's own warnings into errors (lld's `ArgParser::parse`).
+    for a in &args {
+        if let Some((o, _, v)) = lookup(a).filter(|(o, _, _)| o.names[0] == "wx") {
+            p.c.diag.fatal_warnings = v.is_none() && o.arity == Bool;
+        }
+    }
+    for a in &args {
+        if let Some(rest) = a.strip_prefix("--") {
+            match rest {
+                "version" => return Ok(CoffAction::Version),
+                "color-diagnostics" | "no-color-diagnostics" => {}
+                _ if rest.starts_with("color-diagnostics=") || rest.starts_with("rsp-quoting=") || rest.starts_with("time-trace") => {}
+                _ => p.c.diag.warn(&format!("ignoring unknown argument '{a}'")),
+            }
             continue;
         }
-        if best.as_ref().is_none_or(|b| b.0.len() < name.len()) {
-            best = Some((name, body[name.len() + 1..].to_string()));
+        match lookup(a) {
+            Some((o, spelling, v)) => options::apply(&mut p, o, spelling, v),
+            None if a.starts_with('-') => p.c.diag.warn(&format!("ignoring unknown argument '{a}'")),
+            None => p.input(a.clone()),
         }
     }
-    best
+    if p.help {
+        return Ok(CoffAction::Help);
+    }
+    p.finish()
+}
+
+impl Link {
+    /// What depends on the whole command line: `/incremental`, the inputs, default names.
+    fn finish(mut self) -> Result<CoffAction> {
+        let c = &mut self.c;
+        if c.lto.distributor.is_some() && c.lto.remote_compiler.as_deref().unwrap_or("").is_empty() {
+            self.errors.push("A value must be specified for /thinlto-remote-compiler if /thinlto-distributor is specified.".into());
+        }
+        // lld's `/incremental` (only what it changes here: an unchanged import library is kept);
+        // on by default unless something it cannot coexist with is.
+        let mut incremental = c.incremental.unwrap_or(!c.do_gc() && !c.do_icf() && c.order_file.is_none() && !self.profile);
+        for (clash, why) in [
+            (self.profile, "due to '/profile' specification"),
+            (c.order_file.is_some(), "due to '/order' specification"),
+            (c.do_gc(), "because REF is enabled; use '/opt:noref' to disable"),
+            (c.do_icf(), "because ICF is enabled; use '/opt:noicf' to disable"),
+        ] {
+            if incremental && clash {
+                c.diag.warn(&format!("ignoring '/incremental' {why}"));
+                incremental = false;
+            }
+        }
+        c.incremental = Some(incremental);
+        if c.diag.error_count() > 0 && self.errors.is_empty() {
+            // `/WX` made a warning an error; lld stops here too.
+            return Err(Error::many(Vec::new()));
+        }
+        if !self.errors.is_empty() {
+            return Err(Error::many(self.errors));
+        }
+        if !self.have_input && self.def_file.is_none() {
+            crate::bail!("no input files");
+        }
+        let mut c = self.c;
+        if let Some(d) = &self.def_file {
+            // lld-link's `parseModuleDefs` (after `/export:`, before the inputs are read).
+            crate::coff::deffile::apply(&mut c, std::path::Path::new(d)).map_err(Error::new)?;
+            if !self.have_input {
+                c.implib_only = true;
+            }
+        }
+        for (i, lazy) in self.inputs {
+            let whole = self.whole_all || self.whole_paths.contains(&i);
+            c.inputs.push(CoffInput { path: find_file(&i, &c.lib_paths), whole_archive: whole, lazy });
+        }
+        if c.output.as_os_str().is_empty() && !c.inputs.is_empty() {
+            // lld-link names the output after the first input.
+            let first = c.inputs[0].path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            c.output = PathBuf::from(format!("{first}.{}", if c.dll { "dll" } else { "exe" }));
+        }
+        // lld-link writes an import library for every DLL or image with exports: `/implib:`, or
+        // the output's name with `.lib` (in MinGW mode only when asked for).
+        if !self.implib_given && !c.no_implib && !c.mingw && (c.dll || !c.exports.is_empty()) {
+            c.out_implib = Some(c.output.with_extension("lib"));
+        }
+        if c.no_implib {
+            c.out_implib = None;
+        }
+        let named_after_output = |m: String, ext: &str| -> PathBuf {
+            // lld's getMapFile: without a name, the output's path up to its last `.`, plus `.map`.
+            PathBuf::from(if m.is_empty() {
+                let out = c.output.to_string_lossy();
+                format!("{}.{ext}", &out[..out.rfind('.').unwrap_or(out.len())])
+            } else {
+                m
+            })
+        };
+        let lldmap = self.lldmap.map(|m| named_after_output(m, "map"));
+        let map = self.map.map(|m| named_after_output(m, "map"));
+        let pdb = (c.debug_pdb && c.pdb.is_none()).then(|| named_after_output(String::new(), "pdb"));
+        c.lldmap = lldmap.or(c.lldmap.take());
+        c.map = map.or(c.map.take());
+        if pdb.is_some() {
+            c.pdb = pdb;
+        }
+        Ok(CoffAction::Link(c))
+    }
 }
 
 /// lld-link's response files: Windows quoting unless `--rsp-quoting=posix`.
@@ -371,438 +713,6 @@ fn version(v: &str, errors: &mut Vec<String>) -> (u16, u16) {
     }
 }
 
-pub fn parse(argv: &[String]) -> Result<CoffAction> {
-    // `/lib` as the first argument: lld-link acts as llvm-lib.
-    if argv.first().is_some_and(|a| lookup(a).is_some_and(|(n, _)| n == "lib")) {
-        crate::bail!("/lib (llvm-lib) is not supported by dtld");
-    }
-    // lld-link's `LINK` (before the command line) and `_LINK_` (after it) environment variables.
-    let mut all = Vec::new();
-    if !argv.iter().any(|a| lookup(a).is_some_and(|(n, _)| n == "lldignoreenv")) {
-        if let Ok(e) = std::env::var("LINK") {
-            all.extend(crate::coff::drectve::tokenize(&e));
-        }
-        all.extend(argv.iter().cloned());
-        if let Ok(e) = std::env::var("_LINK_") {
-            all.extend(crate::coff::drectve::tokenize(&e));
-        }
-    } else {
-        all.extend(argv.iter().cloned());
-    }
-    let args = expand_response_files(&all)?;
-    let mut c = CoffConfig::new(false);
-    // `/WX` first: it turns the parser's own warnings into errors (lld's `ArgParser::parse`).
-    for a in &args {
-        if let Some(("wx", v)) = lookup(a) {
-            c.diag.fatal_warnings = v.is_empty();
-        }
-    }
-    let mut errors = Vec::new();
-    let mut have_input = false;
-    let mut whole_all = false;
-    let mut whole_paths = Vec::new();
-    // Inputs in order, with whether they are between `/start-lib` and `/end-lib`.
-    let mut inputs: Vec<(String, bool)> = Vec::new();
-    let mut in_lib = false;
-    let mut def_file = None;
-    // `/lldmap` and `/map` (`Some("")`: named after the output).
-    let mut lldmap: Option<String> = None;
-    let mut map: Option<String> = None;
-    let mut implib_given = false;
-    let mut profile = false;
-    for a in &args {
-        if let Some(rest) = a.strip_prefix("--") {
-            match rest {
-                "version" => return Ok(CoffAction::Version),
-                "color-diagnostics" | "no-color-diagnostics" => {}
-                _ if rest.starts_with("color-diagnostics=") || rest.starts_with("rsp-quoting=") || rest.starts_with("time-trace") => {}
-                _ => c.diag.warn(&format!("ignoring unknown argument '{a}'")),
-            }
-            continue;
-        }
-        let Some((name, v)) = lookup(a) else {
-            if a.starts_with('-') {
-                c.diag.warn(&format!("ignoring unknown argument '{a}'"));
-            } else {
-                inputs.push((a.clone(), in_lib));
-                have_input = true;
-            }
-            continue;
-        };
-        let yes = v.is_empty();
-        let ignored = |c: &CoffConfig, what: &str| c.diag.warn(&format!("{what} is not supported; ignored"));
-        match name {
-            _ if NO_EFFECT.contains(&name) => {}
-            "out" => c.output = PathBuf::from(v),
-            "entry" => c.entry = Some(v),
-            "noentry" => c.no_entry = true,
-            "subsystem" => {
-                let (n, ver) = match v.split_once(',') {
-                    Some((n, ver)) => (n, Some(ver)),
-                    None => (v.as_str(), None),
-                };
-                match subsystem_id(n) {
-                    Some(id) => c.subsystem = Some(id),
-                    None => errors.push(format!("unknown subsystem: {n}")),
-                }
-                if let Some(ver) = ver {
-                    c.subsystem_version = Some(version(ver, &mut errors));
-                }
-            }
-            "osversion" => c.os_version = Some(version(&v, &mut errors)),
-            "version" => c.image_version = version(&v, &mut errors),
-            "help" => return Ok(CoffAction::Help),
-            "dll" => c.dll = true,
-            "libpath" => c.lib_paths.push(PathBuf::from(v)),
-            "defaultlib" => c.default_libs.push(v),
-            "nodefaultlib" if v.is_empty() => c.no_default_all = true,
-            "nodefaultlib" | "disallowlib" => c.no_default_libs.push(v.to_ascii_lowercase()),
-            "base" => c.image_base = parse_num(v.split(',').next().unwrap_or("")),
-            "stack" | "heap" => {
-                let mut it = v.split(',').map(parse_num);
-                let r = it.next().flatten().unwrap_or(1 << 20);
-                let cm = it.next().flatten().unwrap_or(4096);
-                if name == "stack" {
-                    c.stack = (r, cm)
-                } else {
-                    c.heap = (r, cm)
-                }
-            }
-            "include" => c.includes.push(v),
-            "includeoptional" => c.include_optional.push(v),
-            "alternatename" => match v.split_once('=') {
-                Some((a, b)) if !a.is_empty() && !b.is_empty() => {
-                    if let Some((_, old)) = c.alternate_names.iter().find(|(f, _)| f == a) {
-                        if old != b {
-                            errors.push(format!("/alternatename: conflicts: {v}"));
-                        }
-                    }
-                    c.alternate_names.push((a.to_string(), b.to_string()))
-                }
-                _ => errors.push(format!("/alternatename: invalid argument: {v}")),
-            },
-            "export" => match crate::coff::drectve::parse_export(&v) {
-                Ok(e) => c.exports.push(e),
-                Err(e) => errors.push(e),
-            },
-            "implib" => {
-                c.out_implib = Some(PathBuf::from(v));
-                implib_given = true;
-            }
-            "noimplib" => c.no_implib = true,
-            "lldmap" => lldmap = Some(v),
-            "map" => map = Some(v),
-            "opt" => {
-                for o in v.split(',') {
-                    match o.to_ascii_lowercase().as_str() {
-                        "ref" => c.gc = Some(true),
-                        "noref" => c.gc = Some(false),
-                        "icf" => c.icf = Some(true),
-                        "safeicf" => {
-                            c.icf = Some(true);
-                            c.icf_safe = true;
-                        }
-                        "noicf" => c.icf = Some(false),
-                        o if o.starts_with("icf=") => c.icf = Some(true),
-                        "lldtailmerge" => c.tail_merge = Some(true),
-                        "nolldtailmerge" => c.tail_merge = Some(false),
-                        "lbr" | "nolbr" | "ltodebugpassmanager" => {}
-                        o if o.starts_with("lldlto=") => c.lto.opt_level = o[7..].parse().ok(),
-                        o if o.starts_with("lldltojobs=") => c.lto.jobs = Some(o[11..].to_string()),
-                        o if o.starts_with("lldltopartitions=") || o.starts_with("lldltocgo=") => {}
-                        _ => errors.push(format!("/opt: unknown option: {o}")),
-                    }
-                }
-            }
-            "def" => def_file = Some(v),
-            "machine" => {
-                if !v.eq_ignore_ascii_case("x64") && !v.eq_ignore_ascii_case("amd64") {
-                    errors.push(format!("unknown /machine argument: {v}"));
-                }
-            }
-            "debug" => match v.to_ascii_lowercase().as_str() {
-                "" | "full" | "ghash" | "noghash" => {
-                    c.debug = DebugMode::Dwarf;
-                    c.debug_pdb = true;
-                }
-                "fastlink" => {
-                    c.diag.warn("/debug:fastlink unsupported; using /debug:full");
-                    c.debug = DebugMode::Dwarf;
-                    c.debug_pdb = true;
-                }
-                "none" => {
-                    c.debug = DebugMode::None;
-                    c.debug_pdb = false;
-                }
-                "dwarf" => c.debug = DebugMode::Dwarf,
-                "symtab" => c.debug = DebugMode::Symtab,
-                o => errors.push(format!("/debug: unknown option: {o}")),
-            },
-            "debugtype" => {
-                for t in v.split(',') {
-                    if !matches!(t.to_ascii_lowercase().as_str(), "cv" | "pdata" | "fixup" | "dwarf") {
-                        // lld warns and goes on (parseDebugTypes).
-                        c.diag.warn(&format!("/debugtype: unknown option '{t}'"));
-                    }
-                }
-            }
-            "pdb" => c.pdb = Some(PathBuf::from(v)),
-            "pdbaltpath" => c.pdb_altpath = Some(v),
-            "filealign" => c.file_align = parse_num(&v).unwrap_or(512) as u32,
-            "align" => c.section_align = parse_num(&v).unwrap_or(4096) as u32,
-            "aligncomm" => match v.split_once(',').and_then(|(n, a)| Some((n, a.parse::<u32>().ok()?))) {
-                Some((n, a)) if a < 32 => c.align_comm.push((n.to_string(), 1 << a)),
-                _ => errors.push(format!("/aligncomm: invalid argument: {v}")),
-            },
-            "timestamp" => match v.parse() {
-                Ok(t) => c.timestamp = Some(t),
-                Err(_) => errors.push(format!("invalid timestamp: {v}.  Expected 32-bit integer")),
-            },
-            "brepro" => c.timestamp = Some(0),
-            "dynamicbase" => c.dynamic_base = yes,
-            "nxcompat" => c.nx_compat = yes,
-            "highentropyva" => c.high_entropy_va = yes,
-            "largeaddressaware" => c.large_address_aware = yes,
-            "tsaware" => c.tsaware = yes,
-            "fixed" => c.fixed = yes,
-            "allowbind" => c.allow_bind = yes,
-            "allowisolation" => c.allow_isolation = yes,
-            "appcontainer" => c.appcontainer = yes,
-            "integritycheck" => c.integrity_check = yes,
-            "wx" => {}
-            "swaprun" | "swaprun:cd" | "swaprun:net" => {
-                let v = if name == "swaprun" { v } else { name[8..].to_string() };
-                for w in v.split(',') {
-                    match w.to_ascii_lowercase().as_str() {
-                        "cd" => c.swaprun |= object::pe::IMAGE_FILE_REMOVABLE_RUN_FROM_SWAP,
-                        "net" => c.swaprun |= object::pe::IMAGE_FILE_NET_RUN_FROM_SWAP,
-                        "" => errors.push("/swaprun: missing argument".into()),
-                        w if w.starts_with("cd") || w.starts_with("net") => errors.push(format!("/swaprun: invalid argument: {w}")),
-                        _ => errors.push(format!("/swaprun: invalid argument: {w}")),
-                    }
-                }
-                if v.is_empty() {
-                    errors.push("/swaprun: missing argument".into());
-                }
-            }
-            "driver" => c.driver = Some((false, false)),
-            "driver:wdm" => c.driver = Some((true, false)),
-            "driver:uponly" => c.driver = Some((false, true)),
-            "driver:wdm,uponly" | "driver:uponly,wdm" => c.driver = Some((true, true)),
-            "force" => {
-                c.allow_multiple = true;
-                c.force_unresolved = true;
-            }
-            "force:multiple" | "force:multipleres" => c.allow_multiple = true,
-            "force:unresolved" => c.force_unresolved = true,
-            "wholearchive" if v.is_empty() => whole_all = true,
-            "wholearchive" => {
-                whole_paths.push(v.clone());
-                inputs.push((v, false));
-                have_input = true;
-            }
-            "start-lib" => {
-                if in_lib {
-                    errors.push(format!("nested {a}"));
-                }
-                in_lib = true;
-            }
-            "end-lib" => {
-                if !in_lib {
-                    errors.push(format!("stray {a}"));
-                }
-                in_lib = false;
-            }
-            "errorlimit" => match v.parse() {
-                Ok(n) => c.error_limit = n,
-                Err(_) => errors.push(format!("/errorlimit: number expected, but got {v}")),
-            },
-            "threads" => c.threads = v.parse().ok(),
-            "verbose" => c.verbose = true,
-            "demangle" => c.demangle = yes,
-            "ignore" => c.diag.ignored.extend(v.split(',').map(|s| s.to_ascii_lowercase())),
-            "failifmismatch" => match v.split_once('=') {
-                Some((k, val)) if !k.is_empty() && !val.is_empty() => c.fail_if_mismatch.push((k.to_string(), val.to_string())),
-                _ => errors.push(format!("/failifmismatch: invalid argument: {v}")),
-            },
-            "merge" => match v.split_once('=') {
-                Some((f, t)) if !f.is_empty() && !t.is_empty() => c.merges.push((f.to_string(), t.to_string())),
-                _ => errors.push(format!("/merge: invalid argument: {v}")),
-            },
-            "section" => match crate::coff::drectve::parse_option(&format!("/section:{v}")) {
-                Ok(crate::coff::drectve::Directive::Section { name, characteristics }) => c.section_attrs.push((name, characteristics)),
-                Ok(_) => {}
-                Err(e) => errors.push(e),
-            },
-            "order" => match v.strip_prefix('@') {
-                Some(f) => c.order_file = Some(PathBuf::from(f)),
-                None => errors.push("malformed /order option: '@' missing".to_string()),
-            },
-            "functionpadmin" => c.function_pad_min = Some(if v.is_empty() { 6 } else { parse_num(&v).unwrap_or(6) as u32 }),
-            "delayload" => c.delay_load.push(v),
-            "wrap" => c.wrap.push(v),
-            "guard" => {
-                for g in v.split(',') {
-                    match g.to_ascii_lowercase().as_str() {
-                        "no" => {
-                            c.guard_cf = false;
-                            c.guard_longjmp = false;
-                            c.guard_ehcont = false;
-                        }
-                        "nolongjmp" => c.guard_longjmp = false,
-                        "noehcont" => c.guard_ehcont = false,
-                        "cf" | "full" => {
-                            c.guard_cf = true;
-                            c.guard_longjmp = true;
-                        }
-                        "longjmp" => {
-                            c.guard_cf = true;
-                            c.guard_longjmp = true;
-                        }
-                        "ehcont" => {
-                            c.guard_cf = true;
-                            c.guard_ehcont = true;
-                        }
-                        g => errors.push(format!("invalid argument to /guard: {g}")),
-                    }
-                }
-            }
-            "release" => c.release = true,
-            "stub" => c.stub = Some(PathBuf::from(v)),
-            "output-def" => c.output_def = Some(PathBuf::from(v)),
-            "lldsavetemps" => c.lto.save_temps = true,
-            "lldmingw" => {
-                c.mingw = true;
-                c.auto_import = true;
-                c.pseudo_relocs = true;
-            }
-            "auto-import" => c.auto_import = yes,
-            "runtime-pseudo-reloc" => c.pseudo_relocs = yes,
-            "export-all-symbols" => c.export_all = true,
-            "exclude-all-symbols" => c.exclude_all = true,
-            "exclude-symbols" => c.exclude_symbols.extend(v.split(',').map(String::from)),
-            "build-id" => c.build_id = yes,
-            "thinlto-distributor" => c.lto.distributor = Some(v),
-            "thinlto-remote-compiler" => c.lto.remote_compiler = Some(v),
-            "thinlto-distributor-arg" => c.lto.distributor_args.push(v),
-            "thinlto-remote-compiler-arg" => c.lto.remote_compiler_args.push(v),
-            "lldltocache" => c.lto.cache_dir = Some(v),
-            "mllvm" => c.lto.mllvm.push(v),
-            "manifest" if v.eq_ignore_ascii_case("no") => {}
-            "cetcompat" if !yes => {}
-            "profile" => {
-                // lld: `/profile` implies `/opt:ref,noicf` and `/fixed:no`.
-                c.gc.get_or_insert(true);
-                c.icf.get_or_insert(false);
-                profile = true;
-            }
-            "incremental" => c.incremental = Some(yes),
-            // Known to lld, changing the output, and not implemented here: refused.
-            // LTO side files and tuning, through the shared LTO option engine.
-            "thinlto-index-only" if v.is_empty() => c.lto.extra.push("--thinlto-index-only".into()),
-            "thinlto-index-only" => c.lto.extra.push(format!("--thinlto-index-only={v}")),
-            "thinlto-emit-imports-files" => c.lto.extra.push("--thinlto-emit-imports-files".into()),
-            "thinlto-prefix-replace" => c.lto.extra.push(format!("--thinlto-prefix-replace={v}")),
-            "thinlto-object-suffix-replace" => c.lto.extra.push(format!("--thinlto-object-suffix-replace={v}")),
-            "lto-obj-path" => c.lto.extra.push(format!("--lto-obj-path={v}")),
-            "lldltocachepolicy" => c.lto.extra.push(format!("--thinlto-cache-policy={v}")),
-            "lto-sample-profile" => c.lto.extra.push(format!("--lto-sample-profile={v}")),
-            "lto-cs-profile-generate" => c.lto.extra.push("--lto-cs-profile-generate".into()),
-            "lto-cs-profile-file" => c.lto.extra.push(format!("--lto-cs-profile-file={v}")),
-            "manifest"
-            | "cetcompat"
-            | "linkrepro"
-            | "reproduce"
-            | "lldemit"
-            | "includeglob"
-            | "call-graph-ordering-file"
-            | "print-symbol-order"
-            | "defarm64native"
-            | "mapinfo"
-            | "lib" => {
-                let spelled = a.split(':').next().unwrap_or(a);
-                if name == "mapinfo" {
-                    ignored(&c, spelled);
-                } else {
-                    errors.push(format!("{spelled} is not supported by dtld"));
-                }
-            }
-            _ => errors.push(format!("{a}: option not handled")),
-        }
-    }
-    if c.lto.distributor.is_some() && c.lto.remote_compiler.as_deref().unwrap_or("").is_empty() {
-        errors.push("A value must be specified for /thinlto-remote-compiler if /thinlto-distributor is specified.".into());
-    }
-    // lld's `/incremental` (only what it changes here: an unchanged import library is kept);
-    // on by default unless something it cannot coexist with is.
-    let mut incremental = c.incremental.unwrap_or(!c.do_gc() && !c.do_icf() && c.order_file.is_none() && !profile);
-    for (clash, why) in [
-        (profile, "due to '/profile' specification"),
-        (c.order_file.is_some(), "due to '/order' specification"),
-        (c.do_gc(), "because REF is enabled; use '/opt:noref' to disable"),
-        (c.do_icf(), "because ICF is enabled; use '/opt:noicf' to disable"),
-    ] {
-        if incremental && clash {
-            c.diag.warn(&format!("ignoring '/incremental' {why}"));
-            incremental = false;
-        }
-    }
-    c.incremental = Some(incremental);
-    if c.diag.error_count() > 0 && errors.is_empty() {
-        // `/WX` made a warning an error; lld stops here too.
-        return Err(Error::many(Vec::new()));
-    }
-    if !errors.is_empty() {
-        return Err(Error::many(errors));
-    }
-    if !have_input && def_file.is_none() {
-        crate::bail!("no input files");
-    }
-    if let Some(d) = &def_file {
-        // lld-link's `parseModuleDefs` (after `/export:`, before the inputs are read).
-        crate::coff::deffile::apply(&mut c, std::path::Path::new(d)).map_err(Error::new)?;
-        if !have_input {
-            c.implib_only = true;
-        }
-    }
-    for (i, lazy) in inputs {
-        let whole = whole_all || whole_paths.contains(&i);
-        c.inputs.push(CoffInput { path: find_file(&i, &c.lib_paths), whole_archive: whole, lazy });
-    }
-    if c.output.as_os_str().is_empty() && !c.inputs.is_empty() {
-        // lld-link names the output after the first input.
-        let first = c.inputs[0].path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        c.output = PathBuf::from(format!("{first}.{}", if c.dll { "dll" } else { "exe" }));
-    }
-    // lld-link writes an import library for every DLL or image with exports: `/implib:`, or the
-    // output's name with `.lib` (in MinGW mode only when asked for).
-    if !implib_given && !c.no_implib && !c.mingw && (c.dll || !c.exports.is_empty()) {
-        c.out_implib = Some(c.output.with_extension("lib"));
-    }
-    if c.no_implib {
-        c.out_implib = None;
-    }
-    let named_after_output = |m: String, ext: &str| -> PathBuf {
-        // lld's getMapFile: without a name, the output's path up to its last `.`, plus `.map`.
-        PathBuf::from(if m.is_empty() {
-            let out = c.output.to_string_lossy();
-            format!("{}.{ext}", &out[..out.rfind('.').unwrap_or(out.len())])
-        } else {
-            m
-        })
-    };
-    if let Some(m) = lldmap {
-        c.lldmap = Some(named_after_output(m, "map"));
-    }
-    if let Some(m) = map {
-        c.map = Some(named_after_output(m, "map"));
-    }
-    if c.debug_pdb && c.pdb.is_none() {
-        c.pdb = Some(named_after_output(String::new(), "pdb"));
-    }
-    Ok(CoffAction::Link(c))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -830,18 +740,39 @@ mod tests {
 
     #[test]
     fn known_options_are_never_inputs() {
-        assert_eq!(lookup("/failifmismatch:k=v"), Some(("failifmismatch", "k=v".into())));
-        assert_eq!(lookup("/debugtype:pdata"), Some(("debugtype", "pdata".into())));
-        assert_eq!(lookup("/DEBUG:FULL"), Some(("debug", "FULL".into())));
-        assert_eq!(lookup("/debug"), Some(("debug", "".into())));
-        assert_eq!(lookup("/WX:no"), Some(("wx", "no".into())));
-        assert_eq!(lookup("/force:unresolved"), Some(("force:unresolved", "".into())));
-        assert_eq!(lookup("/lldltocachepolicy:x"), Some(("lldltocachepolicy", "x".into())));
-        assert_eq!(lookup("/work/x.obj"), None);
+        let l = |a: &'static str| lookup(a).map(|(o, s, v)| (o.names[0], s, v));
+        assert_eq!(l("/failifmismatch:k=v"), Some(("failifmismatch", "/failifmismatch", Some("k=v"))));
+        assert_eq!(l("/debugtype:pdata"), Some(("debugtype", "/debugtype", Some("pdata"))));
+        assert_eq!(l("/DEBUG:FULL"), Some(("debug", "/DEBUG", Some("FULL"))));
+        assert_eq!(l("/debug"), Some(("debug", "/debug", None)));
+        assert_eq!(l("/WX:no"), Some(("wx", "/WX", Some("no"))));
+        assert_eq!(l("/force:unresolved"), Some(("force:unresolved", "/force:unresolved", None)));
+        assert_eq!(l("-lldltocachepolicy:x"), Some(("lldltocachepolicy", "-lldltocachepolicy", Some("x"))));
+        assert_eq!(l("/??"), Some(("help", "/??", None)));
+        assert_eq!(l("/work/x.obj"), None);
         let CoffAction::Link(c) = parse(&s(&["/allowbind:no", "/swaprun:cd,net", "/failifmismatch:a=b", "/dll", "x.obj"])).ok().unwrap() else { panic!() };
         assert!(!c.allow_bind);
         assert_eq!(c.swaprun, object::pe::IMAGE_FILE_REMOVABLE_RUN_FROM_SWAP | object::pe::IMAGE_FILE_NET_RUN_FROM_SWAP);
         assert_eq!(c.fail_if_mismatch, vec![("a".to_string(), "b".to_string())]);
         assert_eq!(c.out_implib, Some(PathBuf::from("x.lib")));
+    }
+
+    #[test]
+    fn statuses_warn_or_refuse_by_name() {
+        let e = parse(&s(&["/delayload:a.dll", "/linkrepro:d", "/manifest:no", "/cetcompat:no", "x.obj"])).err().unwrap();
+        assert_eq!(e.messages, ["/delayload:a.dll is not supported", "/linkrepro:d is not supported"]);
+        assert!(parse(&s(&["/manifest", "x.obj"])).is_err());
+        assert!(parse(&s(&["/mapinfo:exports", "/nologo", "/ltcg:pgo", "/winsdkdir:x", "x.obj"])).is_ok());
+        // Every option of the table is found by each of its names, with its arity.
+        for o in OPTIONS {
+            for n in o.names {
+                let a = match o.arity {
+                    Value => format!("/{n}:x"),
+                    _ => format!("/{n}"),
+                };
+                assert!(lookup(&a).is_some_and(|(f, _, _)| std::ptr::eq(f, o)), "{a}");
+            }
+        }
+        assert!(help_text().contains("/out:<file>") && help_text().contains("/dynamicbase[:no]"));
     }
 }

@@ -38,14 +38,14 @@ fn from_table(r: &RowInfo) -> OptionRow {
         .map(|s| {
             let short = !s.starts_with("--");
             match (r.arity, short) {
-                (Arity::Flag, _) => s.clone(),
+                (Arity::Flag | Arity::Bool, _) => s.clone(),
                 (Arity::OptValue, _) => format!("{s}{}", r.meta),
                 (Arity::Value, true) => format!("{s} {}", r.meta),
                 (Arity::Value, false) => format!("{s}={}", r.meta),
             }
         })
         .collect();
-    let metavar = if r.arity == Arity::Flag { String::new() } else { r.meta.to_string() };
+    let metavar = if matches!(r.arity, Arity::Flag | Arity::Bool) { String::new() } else { r.meta.to_string() };
     OptionRow { spellings, metavar, help: r.help.to_string(), status: r.status }
 }
 

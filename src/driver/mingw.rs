@@ -326,7 +326,7 @@ impl Mingw {
         }
         let body = a.trim_start_matches('-');
         // The whole name: a flag, or an option whose value is the next argument.
-        if let Some(o) = lookup(OPTIONS, body, false) {
+        if let Some(o) = lookup(OPTIONS, body) {
             if o.arity != Value {
                 self.apply(o, a, None);
                 return 1;
@@ -344,14 +344,14 @@ impl Mingw {
         }
         // `name=value`.
         if let Some((n, v)) = body.split_once('=') {
-            if let Some(o) = lookup(OPTIONS, n, false).filter(|o| o.arity != Flag) {
+            if let Some(o) = lookup(OPTIONS, n).filter(|o| o.arity != Flag) {
                 self.apply(o, &a[..a.len() - v.len() - 1], Some(v));
                 return 1;
             }
         }
         // A one-letter option with a joined value (`-lfoo`, `-L/dir`, `-omain`, `-mi386pep`).
         if !a.starts_with("--") && body.len() > 1 && matches!(body.as_bytes()[0], b'o' | b'L' | b'l' | b'e' | b'm' | b'u' | b'O') {
-            if let Some(o) = lookup(OPTIONS, &body[..1], false) {
+            if let Some(o) = lookup(OPTIONS, &body[..1]) {
                 self.apply(o, &a[..2], Some(&body[1..]));
                 return 1;
             }

@@ -21,6 +21,8 @@ pub enum Arity {
     Value,
     /// An optional value, only joined: `--name` or `--name=v` (never the next argument).
     OptValue,
+    /// lld-link's boolean options: `/name`, or `/name:no` to turn it off (the value is `no`).
+    Bool,
 }
 
 /// What dtld does with an option it recognises.
@@ -52,9 +54,15 @@ pub struct Val<'a> {
     /// How the user spelled the option (dashes and name, no value), for messages.
     pub spelling: &'a str,
     pub value: Option<&'a str>,
+    /// What joins the option and its value in messages: `=` (GNU), `:` (lld-link).
+    pub sep: char,
 }
 
 impl Val<'_> {
+    /// Whether a flag or lld-link boolean is on (`/name`, not `/name:no`).
+    pub fn yes(&self) -> bool {
+        self.value.is_none()
+    }
     /// The value (empty for a flag).
     pub fn str(&self) -> String {
         self.value.unwrap_or("").to_string()
@@ -62,10 +70,10 @@ impl Val<'_> {
     pub fn path(&self) -> std::path::PathBuf {
         std::path::PathBuf::from(self.value.unwrap_or(""))
     }
-    /// How lld names the option in "is not supported" messages: `--icf=all`.
+    /// How lld names the option in "is not supported" messages: `--icf=all`, `/mapinfo:exports`.
     pub fn shown(&self) -> String {
         match self.value {
-            Some(v) => format!("{}={v}", self.spelling),
+            Some(v) => format!("{}{}{v}", self.spelling, self.sep),
             None => self.spelling.to_string(),
         }
     }
@@ -75,6 +83,10 @@ impl Val<'_> {
 pub trait Report {
     fn warning(&mut self, msg: String);
     fn error(&mut self, msg: String);
+    /// What joins an option and its value in this flavour's messages.
+    fn separator(&self) -> char {
+        '='
+    }
 }
 
 /// A row's constructor, so tables read as one line per option.
@@ -82,15 +94,15 @@ pub const fn opt<S>(names: &'static [&'static str], arity: Arity, meta: &'static
     Opt { names, arity, meta, help, status, apply }
 }
 
-/// Looks up a spelling in a table (exactly, or ignoring ASCII case for lld-link).
-pub fn lookup<'t, S>(table: &'t [Opt<S>], name: &str, ignore_case: bool) -> Option<&'t Opt<S>> {
-    table.iter().find(|o| o.names.iter().any(|n| if ignore_case { n.eq_ignore_ascii_case(name) } else { *n == name }))
+/// Looks up a spelling in a table.
+pub fn lookup<'t, S>(table: &'t [Opt<S>], name: &str) -> Option<&'t Opt<S>> {
+    table.iter().find(|o| o.names.contains(&name))
 }
 
 /// Applies one occurrence: the handler for implemented options (and for the others, which may
 /// check their value), then the status warning or error.
 pub fn apply<S: Report>(state: &mut S, o: &Opt<S>, spelling: &str, value: Option<&str>) {
-    let v = Val { spelling, value };
+    let v = Val { spelling, value, sep: state.separator() };
     (o.apply)(state, &v);
     match o.status {
         Status::Implemented | Status::Noop => {}
@@ -114,7 +126,7 @@ pub fn gnu_help<S>(table: &[Opt<S>]) -> String {
                 let short = n.chars().count() == 1;
                 let d = if short { "-" } else { "--" };
                 let meta = match (o.arity, short) {
-                    (Arity::Flag, _) => String::new(),
+                    (Arity::Flag | Arity::Bool, _) => String::new(),
                     (Arity::OptValue, _) => o.meta.to_string(),
                     (Arity::Value, true) => format!(" {}", o.meta),
                     (Arity::Value, false) => format!("={}", o.meta),
@@ -143,6 +155,25 @@ fn push_help_line(s: &mut String, left: &str, help: &str) {
     }
 }
 
+/// `--help` text for lld-link's table: `/name:<meta>`, `/name[:<meta>]`, `/name[:no]`.
+pub fn link_help<S>(table: &[Opt<S>]) -> String {
+    let mut s = String::new();
+    for o in table.iter().filter(|o| !o.help.is_empty()) {
+        let spell: Vec<String> = o.names.iter().map(|n| link_spelling(n, o.arity, o.meta)).collect();
+        push_help_line(&mut s, &spell.join(", "), &help_with_status(o));
+    }
+    s
+}
+
+fn link_spelling(n: &str, arity: Arity, meta: &str) -> String {
+    match arity {
+        Arity::Flag => format!("/{n}"),
+        Arity::Value => format!("/{n}:{meta}"),
+        Arity::OptValue => format!("/{n}[:{meta}]"),
+        Arity::Bool => format!("/{n}[:no]"),
+    }
+}
+
 /// One row as the man-page generator and `docs/options.md` see it.
 pub struct RowInfo {
     pub spellings: Vec<String>,
@@ -154,15 +185,22 @@ pub struct RowInfo {
 
 /// Every row of a table, spelled GNU-style.
 pub fn rows<S>(table: &[Opt<S>]) -> Vec<RowInfo> {
+    rows_spelled(table, |n, _| if n.chars().count() == 1 { format!("-{n}") } else { format!("--{n}") })
+}
+
+/// Every row of lld-link's table, spelled as its `--help` does (`/out:<file>`, `/debug[:<...>]`,
+/// `/wx[:no]`), with the meta-variable inside the spellings.
+#[cfg(test)]
+pub fn link_rows<S>(table: &[Opt<S>]) -> Vec<RowInfo> {
+    let mut rows = rows_spelled(table, |n, o| link_spelling(n, o.arity, o.meta));
+    rows.iter_mut().for_each(|r| r.meta = "");
+    rows
+}
+
+fn rows_spelled<S>(table: &[Opt<S>], spell: impl Fn(&str, &Opt<S>) -> String) -> Vec<RowInfo> {
     table
         .iter()
-        .map(|o| RowInfo {
-            spellings: o.names.iter().map(|n| if n.chars().count() == 1 { format!("-{n}") } else { format!("--{n}") }).collect(),
-            arity: o.arity,
-            meta: o.meta,
-            help: o.help,
-            status: o.status,
-        })
+        .map(|o| RowInfo { spellings: o.names.iter().map(|n| spell(n, o)).collect(), arity: o.arity, meta: o.meta, help: o.help, status: o.status })
         .collect()
 }
 
@@ -194,14 +232,14 @@ mod tests {
     #[test]
     fn statuses() {
         let mut s = S::default();
-        apply(&mut s, lookup(TABLE, "output", false).unwrap(), "--output", Some("a"));
-        apply(&mut s, lookup(TABLE, "gdb-index", false).unwrap(), "--gdb-index", None);
-        apply(&mut s, lookup(TABLE, "q", false).unwrap(), "-q", None);
-        apply(&mut s, lookup(TABLE, "g", false).unwrap(), "-g", None);
+        apply(&mut s, lookup(TABLE, "output").unwrap(), "--output", Some("a"));
+        apply(&mut s, lookup(TABLE, "gdb-index").unwrap(), "--gdb-index", None);
+        apply(&mut s, lookup(TABLE, "q").unwrap(), "-q", None);
+        apply(&mut s, lookup(TABLE, "g").unwrap(), "-g", None);
         assert_eq!(s.out, "a");
         assert_eq!(s.warnings, ["--gdb-index is not supported; ignored"]);
         assert_eq!(s.errors, ["-q is not supported"]);
-        assert!(lookup(TABLE, "OUTPUT", true).is_some() && lookup(TABLE, "OUTPUT", false).is_none());
+        assert!(lookup(TABLE, "OUTPUT").is_none());
     }
 
     #[test]

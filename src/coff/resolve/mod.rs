@@ -581,61 +581,8 @@ impl<'a> Resolver<'a> {
         if !self.duplicates.is_empty() {
             return Err(Error::many(std::mem::take(&mut self.duplicates)));
         }
-        // Subsystem and entry point (they depend on the symbols read so far): lld-link's
-        // `inferSubsystem` and `findDefaultEntry`.
-        self.r.subsystem = match config.subsystem.filter(|&s| s != 0) {
-            Some(s) => s,
-            None => match self.infer_subsystem() {
-                Some(s) => s,
-                None => crate::bail!("subsystem must be defined"),
-            },
-        };
-        if let Some(e) = &config.entry {
-            if e.is_empty() {
-                crate::bail!("missing entry point symbol name");
-            }
-            self.r.entry = Some(self.add_undefined(e, false));
-        } else if !config.no_entry {
-            let name = if config.dll {
-                if config.mingw {
-                    "DllMainCRTStartup"
-                } else {
-                    "_DllMainCRTStartup"
-                }
-            } else {
-                let s = self.find_default_entry();
-                self.log(&format!("Entry name inferred: {s}"));
-                s
-            };
-            self.r.entry = Some(self.add_undefined(name, false));
-        }
-        // Symbols the linker defines (lld's Driver: before the resolution loop).
-        if config.mingw || config.pseudo_relocs {
-            self.add_absolute("__RUNTIME_PSEUDO_RELOC_LIST__", 0, None);
-            self.add_absolute("__RUNTIME_PSEUDO_RELOC_LIST_END__", 0, None);
-        }
-        if config.mingw {
-            self.add_absolute("__CTOR_LIST__", 0, None);
-            self.add_absolute("__DTOR_LIST__", 0, None);
-            for n in ["__data_start__", "__data_end__", "__bss_start__", "__bss_end__"] {
-                self.add_absolute(n, 0, None);
-            }
-        }
-        self.add_synthetic("__ImageBase", Synth::ImageBase);
-        for g in [
-            "__guard_fids_count",
-            "__guard_fids_table",
-            "__guard_flags",
-            "__guard_iat_count",
-            "__guard_iat_table",
-            "__guard_longjmp_count",
-            "__guard_longjmp_table",
-            "__enclave_config",
-            "__guard_eh_cont_count",
-            "__guard_eh_cont_table",
-        ] {
-            self.add_absolute(g, 0, None);
-        }
+        self.choose_entry()?;
+        self.define_linker_symbols();
         for n in config.includes.clone() {
             self.add_undefined(&n, false);
         }
@@ -669,7 +616,89 @@ impl<'a> Resolver<'a> {
                 break;
             }
         }
-        // lld's `addWrappedSymbols`: `__real_x` and `__wrap_x` for every wrapped `x` that exists.
+        self.add_wrapped_symbols();
+        self.run();
+        if config.mingw && config.auto_import {
+            self.load_mingw_imports();
+            self.run();
+        }
+        if !self.errors.is_empty() {
+            return Err(Error::many(std::mem::take(&mut self.errors)));
+        }
+        // Before LTO, as lld 22 does: exported bitcode definitions must stay visible.
+        if config.mingw || config.export_all {
+            self.auto_export();
+        }
+        Ok(())
+    }
+
+    /// Subsystem and entry point (they depend on the symbols read so far): lld-link's
+    /// `inferSubsystem` and `findDefaultEntry`.
+    fn choose_entry(&mut self) -> Result<()> {
+        let config = self.config;
+        self.r.subsystem = match config.subsystem.filter(|&s| s != 0) {
+            Some(s) => s,
+            None => match self.infer_subsystem() {
+                Some(s) => s,
+                None => crate::bail!("subsystem must be defined"),
+            },
+        };
+        if let Some(e) = &config.entry {
+            if e.is_empty() {
+                crate::bail!("missing entry point symbol name");
+            }
+            self.r.entry = Some(self.add_undefined(e, false));
+        } else if !config.no_entry {
+            let name = if config.dll {
+                if config.mingw {
+                    "DllMainCRTStartup"
+                } else {
+                    "_DllMainCRTStartup"
+                }
+            } else {
+                let s = self.find_default_entry();
+                self.log(&format!("Entry name inferred: {s}"));
+                s
+            };
+            self.r.entry = Some(self.add_undefined(name, false));
+        }
+        Ok(())
+    }
+
+    /// Symbols the linker defines (lld's Driver: before the resolution loop).
+    fn define_linker_symbols(&mut self) {
+        let config = self.config;
+        if config.mingw || config.pseudo_relocs {
+            self.add_absolute("__RUNTIME_PSEUDO_RELOC_LIST__", 0, None);
+            self.add_absolute("__RUNTIME_PSEUDO_RELOC_LIST_END__", 0, None);
+        }
+        if config.mingw {
+            self.add_absolute("__CTOR_LIST__", 0, None);
+            self.add_absolute("__DTOR_LIST__", 0, None);
+            for n in ["__data_start__", "__data_end__", "__bss_start__", "__bss_end__"] {
+                self.add_absolute(n, 0, None);
+            }
+        }
+        self.add_synthetic("__ImageBase", Synth::ImageBase);
+        for g in [
+            "__guard_fids_count",
+            "__guard_fids_table",
+            "__guard_flags",
+            "__guard_iat_count",
+            "__guard_iat_table",
+            "__guard_longjmp_count",
+            "__guard_longjmp_table",
+            "__enclave_config",
+            "__guard_eh_cont_count",
+            "__guard_eh_cont_table",
+        ] {
+            self.add_absolute(g, 0, None);
+        }
+    }
+
+    /// lld's `addWrappedSymbols`: `__real_x` and `__wrap_x` for every wrapped `x` that exists.
+    fn add_wrapped_symbols(&mut self) {
+        let config = self.config;
         let mut seen = HashSet::new();
         for name in &config.wrap {
             if !seen.insert(name.as_str()) {
@@ -683,31 +712,22 @@ impl<'a> Resolver<'a> {
             self.r.symbols[real].deferred = true;
             self.wrapped.push((sym, real, wrap));
         }
-        self.run();
-        if config.mingw && config.auto_import {
-            // lld's loadMinGWSymbols: load `__imp_foo` for an undefined `foo`.
-            for id in 0..self.r.symbols.len() {
-                let s = &self.r.symbols[id];
-                if s.def != Def::Undefined || s.weak_alias.is_some() || s.name.starts_with("__imp_") {
-                    continue;
-                }
-                let imp = format!("__imp_{}", s.name);
-                if let Some(l) = self.r.find(&imp) {
-                    if !self.r.symbols[l].pending_load && self.is_lazy(l) {
-                        self.force_lazy(l);
-                    }
+    }
+
+    /// lld's loadMinGWSymbols: load `__imp_foo` for an undefined `foo`.
+    fn load_mingw_imports(&mut self) {
+        for id in 0..self.r.symbols.len() {
+            let s = &self.r.symbols[id];
+            if s.def != Def::Undefined || s.weak_alias.is_some() || s.name.starts_with("__imp_") {
+                continue;
+            }
+            let imp = format!("__imp_{}", s.name);
+            if let Some(l) = self.r.find(&imp) {
+                if !self.r.symbols[l].pending_load && self.is_lazy(l) {
+                    self.force_lazy(l);
                 }
             }
-            self.run();
         }
-        if !self.errors.is_empty() {
-            return Err(Error::many(std::mem::take(&mut self.errors)));
-        }
-        // Before LTO, as lld 22 does: exported bitcode definitions must stay visible.
-        if config.mingw || config.export_all {
-            self.auto_export();
-        }
-        Ok(())
     }
 
     /// The resolution as pass 1 left it (LTO reads the bitcode bindings from here).
