@@ -660,7 +660,7 @@ fn add_pseudo_relocs(l: &mut Layout, rdata: &mut OutSec) -> Result<Vec<PseudoSit
                     return Err(Error::new(format!("automatic dllimport of {} in {} requires pseudo relocations", r.symbols[id].name, file.name)));
                 }
                 if bits < 64 {
-                    eprintln!("dtld: warning: runtime pseudo relocation in {} against symbol {} is too narrow (only {bits} bits wide); this can fail at runtime depending on memory layout", file.name, r.symbols[id].name);
+                    config.diag.warn(&format!("runtime pseudo relocation in {} against symbol {} is too narrow (only {bits} bits wide); this can fail at runtime depending on memory layout", file.name, r.symbols[id].name));
                 }
                 pseudo_sites.push((c, rel.virtual_address.get(object::LittleEndian), id, bits));
             }

@@ -459,7 +459,8 @@ unsafe extern "C" fn cb_message(level: c_int, fmt: *const c_char, a1: usize, a2:
                 eprintln!("dtld: error: thin link (LLVMgold): {text}");
                 with_host(|h| h.errors += 1);
             }
-            LDPL_WARNING => eprintln!("dtld: warning: thin link (LLVMgold): {text}"),
+            // The plugin runs in a helper process without the link's diagnostics context.
+            LDPL_WARNING => crate::diag::warn_plain(&format!("thin link (LLVMgold): {text}")),
             _ => eprintln!("dtld: thin link (LLVMgold): {text}"),
         }
     });

@@ -43,7 +43,7 @@ impl Resolver<'_> {
                     let src = self.r.files[f].name.clone();
                     self.fail_if_mismatch(&key, &value, src);
                 }
-                Directive::Unknown(t) => eprintln!("dtld: warning: {}: ignoring unknown argument: {t}", self.r.files[f].name),
+                Directive::Unknown(t) => self.config.diag.warn(&format!("{}: ignoring unknown argument: {t}", self.r.files[f].name)),
                 _ => {}
             }
         }
