@@ -195,6 +195,9 @@ pub struct Config {
     pub warn_common: bool,
     /// `--no-gnu-unique`: STB_GNU_UNIQUE symbols are written as STB_GLOBAL.
     pub no_gnu_unique: bool,
+    /// The layout commands of the link's linker scripts (`SECTIONS`, `MEMORY`, `PHDRS`,
+    /// assignments), gathered in command-line order.
+    pub script: crate::elf::script::ast::LayoutScript,
     /// `VERSION { ... }` blocks of linker scripts: (script name, version script text).
     pub inline_version_scripts: Vec<(String, String)>,
 }
@@ -299,6 +302,7 @@ impl Default for Config {
             warn_common: false,
             no_gnu_unique: false,
             inline_version_scripts: Vec::new(),
+            script: Default::default(),
         }
     }
 }

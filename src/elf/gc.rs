@@ -274,7 +274,7 @@ impl<'a> Marker<'a> {
         let entry = config.entry.clone().unwrap_or_else(|| "_start".to_string());
         let init = config.init.clone().unwrap_or_else(|| "_init".into());
         let fini = config.fini.clone().unwrap_or_else(|| "_fini".into());
-        let names: Vec<String> = [entry, init, fini].into_iter().chain(config.undefined.iter().cloned()).collect();
+        let names: Vec<String> = [entry, init, fini].into_iter().chain(config.undefined.iter().cloned()).chain(config.script.referenced_symbols()).collect();
         for name in &names {
             if let Some(id) = r.lookup(name.as_bytes()) {
                 self.mark_symbol(id);
@@ -294,7 +294,7 @@ impl<'a> Marker<'a> {
                     self.scan_eh_frame(f, s);
                     continue;
                 }
-                if flag(sec.flags, elf::SHF_GNU_RETAIN) {
+                if flag(sec.flags, elf::SHF_GNU_RETAIN) || crate::elf::script::place::is_kept(config, r, f, s) {
                     self.enqueue(f, s, 0);
                     continue;
                 }

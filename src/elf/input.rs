@@ -58,7 +58,7 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
         scripts_read: 0,
         entry: None,
         externs: Vec::new(),
-        assigns: Vec::new(),
+        layout: Vec::new(),
         versions: Vec::new(),
         output: None,
         nostdlib: config.nostdlib,
@@ -81,7 +81,24 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
             },
         }
     }
-    let Loader { files, errors, search, entry, externs, output, assigns, versions, log, .. } = l;
+    let Loader { files, mut errors, search, entry, externs, output, layout, versions, log, .. } = l;
+    let mut script = crate::elf::script::ast::LayoutScript::default();
+    for c in layout {
+        script.add(c);
+    }
+    let mut assigns = Vec::new();
+    if !script.active() {
+        // Without SECTIONS, assignments are `--defsym`s (the layout is the default one).
+        for c in std::mem::take(&mut script.cmds) {
+            let crate::elf::script::ast::SecCmd::Assign(a) = c else { continue };
+            if a.provide || a.name == "." {
+                let what = if a.name == "." { "an assignment to . or ASSERT" } else { "PROVIDE" };
+                errors.push(format!("{}: {what} outside SECTIONS is not supported by dtld", a.pos));
+                continue;
+            }
+            assigns.push((a.name, a.text.chars().filter(|c| !c.is_whitespace()).collect::<String>()));
+        }
+    }
     if !errors.is_empty() {
         return (Err(Error::many(errors)), log);
     }
@@ -90,6 +107,7 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
     }
     config.undefined.extend(externs);
     config.defsym.extend(assigns);
+    config.script = script;
     config.inline_version_scripts.extend(versions);
     config.library_paths = search;
     if let Some(o) = output {
@@ -129,7 +147,7 @@ struct Loader<'c> {
     entry: Option<String>,
     externs: Vec<String>,
     /// `sym = expr;` and `VERSION { }` from scripts.
-    assigns: Vec<(String, String)>,
+    layout: Vec<crate::elf::script::ast::LayoutCmd>,
     versions: Vec<(String, String)>,
     output: Option<String>,
     nostdlib: bool,
@@ -387,7 +405,7 @@ impl Loader<'_> {
             }
             return;
         }
-        let (s, syntax_error) = script::parse_partial(path, data);
+        let (s, syntax_error) = script::parse_partial_in(path, data, &self.search);
         let errors_before = self.errors.len();
         self.script_depth += 1;
         self.script_stack.push(canonical);
@@ -445,7 +463,7 @@ impl Loader<'_> {
                 }
                 script::Command::Extern(syms) => self.externs.extend(syms.iter().cloned()),
                 script::Command::Output(o) => self.output = Some(o.clone()),
-                script::Command::Assign(n, e) => self.assigns.push((n.clone(), e.clone())),
+                script::Command::Layout(c) => self.layout.push(c.clone()),
                 script::Command::Version(text) => self.versions.push((s.name.clone(), text.clone())),
             }
             if self.errors.len() > errors_before {

@@ -321,6 +321,20 @@ impl<'c> Resolver<'c> {
             rs.r.symbols[id].used_in_regular = true;
             rs.r.symbols[id].script_defined = true;
         }
+        // A SECTIONS script's assignments define symbols (PROVIDE only if referenced, decided
+        // in `finish`); the symbols its expressions read are used like `-u` names.
+        for a in config.script.assigns() {
+            if a.name == "." || a.provide {
+                continue;
+            }
+            let id = rs.intern(leak_name(&a.name));
+            rs.r.symbols[id].used_in_regular = true;
+            rs.r.symbols[id].script_defined = true;
+        }
+        for name in config.script.referenced_symbols() {
+            let id = rs.intern(leak_name(&name));
+            rs.r.symbols[id].used_in_regular = true;
+        }
         // --wrap: LTO must not inline or drop what the wrapped names bind to.
         for w in &config.wrap {
             for n in [w.clone(), format!("__wrap_{w}"), format!("__real_{w}")] {
@@ -427,6 +441,27 @@ impl<'c> Resolver<'c> {
             let sym = &mut rs.r.symbols[id];
             sym.def = Def::Synthetic;
             sym.weak = false;
+        }
+        // Linker-script assignments, as lld's declareSymbols: a PROVIDE only for a name that is
+        // referenced and not defined.
+        for a in config.script.assigns() {
+            if a.name == "." {
+                continue;
+            }
+            let existing = rs.r.lookup(a.name.as_bytes());
+            if a.provide {
+                let Some(id) = existing else { continue };
+                if !matches!(rs.r.symbols[id].def, Def::Undefined | Def::Lazy(_)) {
+                    continue;
+                }
+            }
+            let id = rs.intern(leak_name(&a.name));
+            let sym = &mut rs.r.symbols[id];
+            sym.def = Def::Synthetic;
+            sym.weak = false;
+            if a.hidden {
+                sym.visibility = object::elf::STV_HIDDEN;
+            }
         }
         // Symbols of --as-needed libraries that nothing needs are not bound to them (the library is
         // not in DT_NEEDED, so the reference stays an undefined weak one).

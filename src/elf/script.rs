@@ -10,6 +10,11 @@
 
 use crate::error::{Error, Result};
 
+pub mod ast;
+pub mod eval;
+pub mod parse;
+pub mod place;
+
 /// Where a token is, for `file:line:` messages and the `>>>` excerpt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Loc {
@@ -31,10 +36,11 @@ pub enum Command {
     Extern(Vec<String>),
     /// `OUTPUT(file)`: the output file unless `-o` gave one.
     Output(String),
-    /// `sym = expr;`: a symbol assignment (handled like `--defsym=sym=expr`).
-    Assign(String, String),
     /// `VERSION { ... }`: a version script inside a linker script (the text between braces).
     Version(String),
+    /// A layout command (`SECTIONS`, `MEMORY`, `PHDRS`, an assignment, ...), parsed by
+    /// `script::parse`.
+    Layout(ast::LayoutCmd),
 }
 
 #[derive(Debug, Clone)]
@@ -51,7 +57,7 @@ impl Script {
     }
 }
 
-fn format_error(name: &str, loc: Option<&Loc>, line: usize, msg: &str) -> String {
+pub(crate) fn format_error(name: &str, loc: Option<&Loc>, line: usize, msg: &str) -> String {
     let mut s = format!("{name}:{line}: {msg}");
     if let Some(loc) = loc {
         if loc.col <= 256 {
@@ -69,6 +75,8 @@ struct Token {
     line: usize,
     col: usize,
     line_start: usize,
+    /// Byte offset of the token in the text.
+    pos: usize,
 }
 
 impl Token {
@@ -142,7 +150,7 @@ fn tokenize(name: &str, text: &str) -> (Vec<Token>, Option<Error>) {
                 return (toks, Some(Error::new(format!("{name}:{line}: unclosed quote"))));
             }
             let s: String = b[start..j].iter().map(|x| x.1).collect();
-            toks.push(Token { text: s, quoted: true, line, col, line_start });
+            toks.push(Token { text: s, quoted: true, line, col, line_start, pos: b[i].0 });
             // A quoted name may span lines.
             for k in start..j {
                 if b[k].1 == '\n' {
@@ -155,7 +163,7 @@ fn tokenize(name: &str, text: &str) -> (Vec<Token>, Option<Error>) {
             continue;
         }
         if is_special(c) {
-            toks.push(Token { text: c.to_string(), quoted: false, line, col, line_start });
+            toks.push(Token { text: c.to_string(), quoted: false, line, col, line_start, pos: b[i].0 });
             i += 1;
             continue;
         }
@@ -168,7 +176,7 @@ fn tokenize(name: &str, text: &str) -> (Vec<Token>, Option<Error>) {
             i += 1;
         }
         let s: String = b[start..i].iter().map(|x| x.1).collect();
-        toks.push(Token { text: s, quoted: false, line, col, line_start });
+        toks.push(Token { text: s, quoted: false, line, col, line_start, pos: b[start].0 });
     }
     (toks, None)
 }
@@ -178,10 +186,13 @@ struct Parser<'t> {
     src: &'t str,
     toks: Vec<Token>,
     pos: usize,
+    /// Where `INCLUDE` looks besides the current directory (the `-L` directories).
+    include_dirs: &'t [std::path::PathBuf],
+    depth: usize,
 }
 
-/// Layout commands of full linker scripts, which input scripts don't use and dtld doesn't do.
-const UNSUPPORTED: &[&str] = &[
+/// Layout commands, parsed by `script::parse`.
+const LAYOUT: &[&str] = &[
     "SECTIONS",
     "MEMORY",
     "PHDRS",
@@ -194,7 +205,6 @@ const UNSUPPORTED: &[&str] = &[
     "NOCROSSREFS",
     "NOCROSSREFS_TO",
     "OVERWRITE_SECTIONS",
-    "INCLUDE",
 ];
 
 impl<'t> Parser<'t> {
@@ -346,21 +356,42 @@ impl<'t> Parser<'t> {
                     }
                     out.push(Command::Version(text));
                 }
-                x if self.pos < self.toks.len() && self.toks[self.pos].is("=") && !UNSUPPORTED.contains(&x) => {
-                    // `sym = expr;`
-                    self.next()?;
-                    let mut expr = String::new();
-                    loop {
-                        let t = self.next()?;
-                        if t.is(";") {
-                            break;
-                        }
-                        expr.push_str(&t.text);
+                "INCLUDE" => {
+                    let f = self.next()?;
+                    let dirs = self.include_dirs.to_vec();
+                    let found = std::iter::once(std::path::PathBuf::from(&f.text))
+                        .chain(dirs.iter().map(|d| d.join(&f.text)))
+                        .find_map(|p| std::fs::read(&p).ok().map(|d| (p, d)));
+                    let Some((path, data)) = found else {
+                        return Err(self.err_at(&f, &format!("cannot find linker script {}", f.text)));
+                    };
+                    if self.depth > 16 {
+                        return Err(self.err_at(&f, "there is a cycle in linker script INCLUDEs"));
                     }
-                    out.push(Command::Assign(x.to_string(), expr));
+                    let name = path.to_string_lossy().into_owned();
+                    let text = String::from_utf8_lossy(&data).into_owned();
+                    let (toks, lex_err) = tokenize(&name, &text);
+                    let mut sub = Parser { name: &name, src: &text, toks, pos: 0, include_dirs: self.include_dirs, depth: self.depth + 1 };
+                    sub.run(out)?;
+                    if let Some(e) = lex_err {
+                        return Err(e);
+                    }
                 }
-                x if UNSUPPORTED.contains(&x) => {
-                    return Err(self.err_at(&t, &format!("{x} is not supported in linker scripts by dtld")));
+                x if (self.pos < self.toks.len()
+                    && (self.toks[self.pos].is("=")
+                        || ["+=", "-=", "*=", "/=", "&=", "|=", "<<=", ">>="].iter().any(|o| self.toks[self.pos].text.starts_with(o))))
+                    || x.contains('=')
+                    || LAYOUT.contains(&x) =>
+                {
+                    // A layout command or an assignment: the layout parser reads it from the
+                    // text and says where it ends.
+                    let (cmds, end) = parse::parse_command(self.name, self.src.as_bytes(), t.pos, self.include_dirs)?;
+                    for c in cmds {
+                        out.push(Command::Layout(c));
+                    }
+                    while self.pos < self.toks.len() && self.toks[self.pos].pos < end {
+                        self.pos += 1;
+                    }
                 }
                 x => return Err(self.err_at(&t, &format!("unknown directive: {x}"))),
             }
@@ -382,9 +413,14 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Script> {
 /// command as it reads it, so a file that cannot be found before the error is reported first;
 /// the loader runs these commands, then reports the error.
 pub fn parse_partial(name: &str, data: &[u8]) -> (Script, Option<Error>) {
+    parse_partial_in(name, data, &[])
+}
+
+/// `parse_partial` with the directories `INCLUDE` searches.
+pub fn parse_partial_in(name: &str, data: &[u8], include_dirs: &[std::path::PathBuf]) -> (Script, Option<Error>) {
     let text = String::from_utf8_lossy(data);
     let (toks, lex_err) = tokenize(name, &text);
-    let mut p = Parser { name, src: &text, toks, pos: 0 };
+    let mut p = Parser { name, src: &text, toks, pos: 0, include_dirs, depth: 0 };
     let mut commands = Vec::new();
     let err = p.run(&mut commands).err().or(lex_err);
     (Script { name: name.to_string(), commands }, err)
@@ -462,7 +498,7 @@ mod tests {
         assert_eq!(err("ENTRY(foo bar)"), "s.t:1: ) expected, but got bar\n>>> ENTRY(foo bar)\n>>>           ^");
         assert_eq!(err("INPUT(f.o))"), "s.t:1: unknown directive: )\n>>> INPUT(f.o))\n>>>           ^");
         assert_eq!(err("\x7fELF\x02"), "s.t:1: unknown directive: \u{7f}ELF\u{2}\n>>> ?ELF?\n>>> ^");
-        assert!(err("SECTIONS { }").starts_with("s.t:1: SECTIONS is not supported"));
+        assert!(err("SECTIONS { OVERLAY : { } }").starts_with("s.t:1: OVERLAY is not supported"));
         assert_eq!(err("INPUT(\"abc"), "s.t:1: unexpected EOF");
         assert_eq!(err("\"abc"), "s.t:1: unclosed quote");
         let (s, e) = parse_partial("s.t", b"INPUT(a.o) GROUP(b.o");

@@ -191,7 +191,7 @@ fn write_headers(l: &Layout, buf: &mut [u8], shoff: u64, shnum: u16, shstrndx: u
         b[4..8].copy_from_slice(&p.flags.to_le_bytes());
         b[8..16].copy_from_slice(&p.offset.to_le_bytes());
         b[16..24].copy_from_slice(&p.vaddr.to_le_bytes());
-        b[24..32].copy_from_slice(&p.vaddr.to_le_bytes());
+        b[24..32].copy_from_slice(&p.paddr.unwrap_or(p.vaddr).to_le_bytes());
         b[32..40].copy_from_slice(&p.filesz.to_le_bytes());
         b[40..48].copy_from_slice(&p.memsz.to_le_bytes());
         b[48..56].copy_from_slice(&p.align.to_le_bytes());
@@ -313,8 +313,22 @@ fn write_sections(l: &Layout, place: &Placement, buf: &mut [u8]) -> Result<Vec<S
 fn fill_section(l: &Layout, i: usize, slice: &mut [u8]) -> Vec<String> {
     let os = &l.osecs[i];
     let mut errs = Vec::new();
-    if flag_exec(os.flags) {
+    if let Some(&f) = l.script_extra.fill.get(&i) {
+        // A linker script's `=fill` / FILL: the 4-byte pattern, big-endian, repeated.
+        let pat = f.to_be_bytes();
+        for (k, b) in slice.iter_mut().enumerate() {
+            *b = pat[k % 4];
+        }
+    } else if flag_exec(os.flags) {
         slice.fill(arch::TRAP);
+    }
+    if let Some(data) = l.script_extra.data.get(&i) {
+        for &(off, size, v) in data {
+            let (o, n) = (off as usize, size as usize);
+            if o + n <= slice.len() {
+                slice[o..o + n].copy_from_slice(&v.to_le_bytes()[..n]);
+            }
+        }
     }
     for (c, &coff) in os.chunks.iter().zip(&os.chunk_off) {
         let (size, _) = chunk_size(l, *c);
@@ -952,6 +966,13 @@ fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u1
 fn defsym_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> (u8, u16, u64, u64) {
     let name = l.r.symbols[id].name;
     let v = l.sym_value[id];
+    if let Some(&(sv, sec)) = l.script_syms.get(&id) {
+        let shndx = match sec {
+            Some(s) => l.osecs[s].shndx as u16,
+            None => elf::SHN_ABS,
+        };
+        return (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, shndx, sv, 0);
+    }
     let abs = l.config.defsym.iter().any(|(n, e)| n.as_bytes() == name && crate::elf::resolve::defsym_target(e).is_none());
     let shndx = if abs {
         elf::SHN_ABS

@@ -45,6 +45,11 @@ pub(super) fn chunk_size_align(l: &Layout, c: Chunk) -> (u64, u64) {
 /// Output section order, sizes, segments, addresses, file offsets, program headers and
 /// section indices, each pass deciding from what the previous ones fixed.
 pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
+    if let Some(plan) = l.script_plan.take() {
+        let r = crate::elf::script::place::assign_addresses(l, &plan);
+        l.script_plan = Some(plan);
+        return r;
+    }
     let relro_on = l.config.z_relro;
     sort_sections(l, relro_on);
     size_sections(l);
@@ -69,7 +74,7 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
 
 /// A synthetic section's place among the sections of its rank, in lld's order (500 for the
 /// other sections).
-fn synth_order(o: &OutSec) -> u32 {
+pub(super) fn synth_order(o: &OutSec) -> u32 {
     match o.chunks.first() {
         Some(Chunk::Synthetic(s)) => match s {
             Synth::Interp => 0,
@@ -363,6 +368,7 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
             filesz: seg_end_off.max(seg_start_off) - seg_start_off,
             memsz: seg_end_addr - seg_start_addr,
             align: max_page,
+            paddr: None,
         });
     }
     let empty_loads = empty_group.iter().filter(|&&e| e).count();
@@ -391,30 +397,48 @@ fn program_headers(l: &Layout, plan: &PhdrPlan, placed: Placed) -> Vec<Phdr> {
     let Placed { loads, tls_range, tls_align, relro_range, .. } = placed;
     let mut ph = Vec::new();
     if plan.has_phdr {
-        ph.push(Phdr { p_type: elf::PT_PHDR, flags: elf::PF_R, offset: 64, vaddr: base + 64, filesz: nphdr as u64 * 56, memsz: nphdr as u64 * 56, align: 8 });
+        ph.push(Phdr {
+            p_type: elf::PT_PHDR,
+            flags: elf::PF_R,
+            offset: 64,
+            vaddr: base + 64,
+            filesz: nphdr as u64 * 56,
+            memsz: nphdr as u64 * 56,
+            align: 8,
+            paddr: None,
+        });
     }
     if plan.has_interp {
         let i = l.synth_osec[&Synth::Interp];
         let o = &l.osecs[i];
-        ph.push(Phdr { p_type: elf::PT_INTERP, flags: elf::PF_R, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 1 });
+        ph.push(Phdr { p_type: elf::PT_INTERP, flags: elf::PF_R, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 1, paddr: None });
     }
     ph.extend(loads);
     if let Some((start, toff, filesz, memsz)) = tls_range {
-        ph.push(Phdr { p_type: elf::PT_TLS, flags: elf::PF_R, offset: toff, vaddr: start, filesz, memsz, align: tls_align });
+        ph.push(Phdr { p_type: elf::PT_TLS, flags: elf::PF_R, offset: toff, vaddr: start, filesz, memsz, align: tls_align, paddr: None });
     }
     if l.has_dynamic {
         let i = l.synth_osec[&Synth::Dynamic];
         let o = &l.osecs[i];
-        ph.push(Phdr { p_type: elf::PT_DYNAMIC, flags: elf::PF_R | elf::PF_W, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 8 });
+        ph.push(Phdr {
+            p_type: elf::PT_DYNAMIC,
+            flags: elf::PF_R | elf::PF_W,
+            offset: o.offset,
+            vaddr: o.addr,
+            filesz: o.size,
+            memsz: o.size,
+            align: 8,
+            paddr: None,
+        });
     }
     if plan.has_relro {
         if let Some((start, roff, filesz, memsz)) = relro_range {
-            ph.push(Phdr { p_type: elf::PT_GNU_RELRO, flags: elf::PF_R, offset: roff, vaddr: start, filesz, memsz, align: 1 });
+            ph.push(Phdr { p_type: elf::PT_GNU_RELRO, flags: elf::PF_R, offset: roff, vaddr: start, filesz, memsz, align: 1, paddr: None });
         }
     }
     if let Some(&i) = l.synth_osec.get(&Synth::EhFrameHdr) {
         let o = &l.osecs[i];
-        ph.push(Phdr { p_type: elf::PT_GNU_EH_FRAME, flags: elf::PF_R, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 4 });
+        ph.push(Phdr { p_type: elf::PT_GNU_EH_FRAME, flags: elf::PF_R, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 4, paddr: None });
     }
     ph.push(Phdr {
         p_type: elf::PT_GNU_STACK,
@@ -424,6 +448,7 @@ fn program_headers(l: &Layout, plan: &PhdrPlan, placed: Placed) -> Vec<Phdr> {
         filesz: 0,
         memsz: l.config.z_stack_size.unwrap_or(0),
         align: 0,
+        paddr: None,
     });
     if plan.has_note {
         for run in note_runs(l) {
@@ -437,12 +462,13 @@ fn program_headers(l: &Layout, plan: &PhdrPlan, placed: Placed) -> Vec<Phdr> {
                 filesz: last.offset + last.size - first.offset,
                 memsz: last.addr + last.size - first.addr,
                 align: first.align,
+                paddr: None,
             });
         }
     }
     if plan.has_property {
         let o = &l.osecs[l.synth_osec[&Synth::GnuProperty]];
-        ph.push(Phdr { p_type: elf::PT_GNU_PROPERTY, flags: elf::PF_R, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 8 });
+        ph.push(Phdr { p_type: elf::PT_GNU_PROPERTY, flags: elf::PF_R, offset: o.offset, vaddr: o.addr, filesz: o.size, memsz: o.size, align: 8, paddr: None });
     }
     ph
 }

@@ -24,7 +24,8 @@ pub(super) fn create_synthetic(l: &mut Layout) {
     add_comment(l);
     place_bss_symbols(l);
     let c = l.config;
-    if c.z_relro && l.osecs.iter().any(|o| o.relro && flag(o.flags, elf::SHF_ALLOC)) && !c.relocatable {
+    // lld makes no .relro_padding when a SECTIONS script places the sections.
+    if c.z_relro && !c.script.has_sections && l.osecs.iter().any(|o| o.relro && flag(o.flags, elf::SHF_ALLOC)) && !c.relocatable {
         add_synth(l, Synth::RelroPadding, ".relro_padding", elf::SHT_NOBITS, elf::SHF_ALLOC | elf::SHF_WRITE, 1);
         let i = l.synth_osec[&Synth::RelroPadding];
         l.osecs[i].relro = true;

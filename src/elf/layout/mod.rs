@@ -100,6 +100,10 @@ pub struct OutSec {
     pub relro: bool,
     /// Index in the output section header table (0 = not written).
     pub shndx: u32,
+    /// With a SECTIONS script: the output section description this section is (orphans: None).
+    pub script_desc: Option<usize>,
+    /// `(NOLOAD)`: no PT_LOAD covers it.
+    pub noload: bool,
 }
 
 pub use crate::elf::merge::Merged;
@@ -258,6 +262,12 @@ pub struct Layout<'r> {
     pub dynstr_off: HashMap<Vec<u8>, u32>,
     /// x86 feature bits written in `.note.gnu.property` (0: no note).
     pub x86_features: u32,
+    /// With a SECTIONS script: the matching of input sections to its descriptions.
+    pub script_plan: Option<crate::elf::script::place::Plan>,
+    /// Symbols a linker script assigns: value and output section (None: absolute).
+    pub script_syms: HashMap<SymbolId, (u64, Option<usize>)>,
+    /// Data commands, fills and load addresses of the script's output sections.
+    pub script_extra: crate::elf::script::place::Extra,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -269,6 +279,8 @@ pub struct Phdr {
     pub filesz: u64,
     pub memsz: u64,
     pub align: u64,
+    /// p_paddr when it differs from p_vaddr (a linker script's `AT`).
+    pub paddr: Option<u64>,
 }
 
 fn flag(flags: u64, f: u32) -> bool {
@@ -478,7 +490,15 @@ impl<'r> Layout<'r> {
     }
 
     pub fn synth_addr(&self, s: Synth) -> u64 {
-        self.synth_osec.get(&s).map(|&i| self.osecs[i].addr).unwrap_or(0)
+        let Some(&i) = self.synth_osec.get(&s) else { return 0 };
+        let os = &self.osecs[i];
+        // A linker script may put a synthetic section among others in one output section.
+        if os.chunks.len() > 1 {
+            if let Some(k) = os.chunks.iter().position(|c| *c == Chunk::Synthetic(s)) {
+                return os.addr + os.chunk_off.get(k).copied().unwrap_or(0);
+            }
+        }
+        os.addr
     }
 
     pub fn got_slot_addr(&self, slot: u32) -> u64 {
@@ -568,6 +588,26 @@ impl<'r> Layout<'r> {
     }
 }
 
+/// For the script layout stage: an empty output section.
+pub fn new_osec_pub(name: &str, sh_type: u32, flags: u64, align: u64) -> OutSec {
+    new_osec(name, sh_type, flags, align)
+}
+
+/// For the script layout stage: SHF_LINK_ORDER contents sorted as the default layout does.
+pub fn sort_link_order_pub(l: &mut Layout) {
+    sort_link_order(l)
+}
+
+/// For the script layout stage: a synthetic section's place among its rank.
+pub fn synth_order_pub(o: &OutSec) -> u32 {
+    synth_order(o)
+}
+
+/// For the script layout stage: a chunk's size and alignment.
+pub fn chunk_size_align_pub(l: &Layout, c: Chunk) -> (u64, u64) {
+    chunk_size_align(l, c)
+}
+
 pub fn align_up(v: u64, a: u64) -> u64 {
     if a <= 1 {
         v
@@ -622,6 +662,9 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         dynstr: vec![0],
         dynstr_off: HashMap::new(),
         x86_features: 0,
+        script_plan: None,
+        script_syms: HashMap::new(),
+        script_extra: Default::default(),
     };
     let liveness = crate::elf::gc::mark_live(config, r);
     // Shared libraries that stay: all loaded ones not under --as-needed, and as-needed ones that
@@ -637,6 +680,9 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     l.has_dynamic = !config.relocatable && (is_pic || !l.needed.is_empty() || r.files.iter().zip(&r.loaded).any(|(f, ld)| *ld && matches!(f, File::Shared(_))));
     l.gc_used = liveness.used;
     let live = liveness.live;
+    if config.script.has_sections && !config.relocatable {
+        l.script_plan = Some(crate::elf::script::place::plan(config, r, &live));
+    }
     assign_sections(&mut l, &live, liveness.merge_refs.as_ref())?;
     order_sections(&mut l)?;
     decide_linker_symbols(&mut l);

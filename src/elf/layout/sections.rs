@@ -96,6 +96,8 @@ pub(super) fn new_osec(name: &str, sh_type: u32, flags: u64, align: u64) -> OutS
         offset: 0,
         relro: false,
         shndx: 0,
+        script_desc: None,
+        noload: false,
     }
 }
 
@@ -127,7 +129,22 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&H
             {
                 continue;
             }
-            let oname = if l.config.relocatable { sec.name } else { output_name(sec.name, l.config.z_keep_text_section_prefix) };
+            let mut oname = if l.config.relocatable { sec.name } else { output_name(sec.name, l.config.z_keep_text_section_prefix) };
+            // With a SECTIONS script, the script decides (orphans keep lld's default name and
+            // join a description of that name).
+            let mut script_desc = None;
+            if let Some(plan) = &l.script_plan {
+                if plan.discard.contains(&(f, s as u32)) {
+                    continue;
+                }
+                script_desc = match plan.matches.get(&(f, s as u32)) {
+                    Some(m) => Some(m.desc),
+                    None => plan.desc_by_name(&String::from_utf8_lossy(oname)),
+                };
+                if let Some(d) = script_desc {
+                    oname = plan.descs[d].name.as_bytes();
+                }
+            }
             // Sections of different types or with different write/exec/TLS flags get separate
             // output sections, as in lld (which errors or splits on conflicts).
             let mut ty = sec.sh_type;
@@ -145,11 +162,15 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&H
             let is_alloc = flag(sec.flags, elf::SHF_ALLOC);
             let key_flags = sec.flags & (elf::SHF_ALLOC | elf::SHF_WRITE | elf::SHF_EXECINSTR | elf::SHF_TLS) as u64;
             let key_ty = if ty == elf::SHT_NOBITS { elf::SHT_PROGBITS } else { ty };
-            let key = (oname.to_vec(), key_ty, if is_alloc { key_flags } else { 0 });
+            let key = match script_desc {
+                Some(d) => (oname.to_vec(), u32::MAX - d as u32, u64::MAX),
+                None => (oname.to_vec(), key_ty, if is_alloc { key_flags } else { 0 }),
+            };
             let idx = *by_key.entry(key).or_insert_with(|| {
                 let name = String::from_utf8_lossy(oname).into_owned();
                 let mut os = new_osec(&name, ty, 0, 1);
                 os.relro = is_relro_name(&name, sec.flags, ty);
+                os.script_desc = script_desc;
                 osecs.push(os);
                 osecs.len() - 1
             });
@@ -221,8 +242,9 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&H
             }
         }
     }
-    // Sort init/fini array inputs by priority (stable: same priority keeps input order).
-    for os in osecs.iter_mut() {
+    // Sort init/fini array inputs by priority (stable: same priority keeps input order); a
+    // SECTIONS script orders them itself (SORT_BY_INIT_PRIORITY), as in lld.
+    for os in osecs.iter_mut().filter(|_| l.script_plan.is_none()) {
         if matches!(os.sh_type, elf::SHT_INIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_PREINIT_ARRAY) {
             let mut chunks = std::mem::take(&mut os.chunks);
             chunks.sort_by_key(|c| match c {

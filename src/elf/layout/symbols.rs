@@ -108,6 +108,11 @@ pub(super) fn compute_symbol_values(l: &mut Layout) -> Result<()> {
         values[id] = base.wrapping_add(off as u64);
         l.synthetic_syms.insert(id, values[id]);
     }
+    // Linker-script assignments (evaluated by the script layout stage).
+    for (&id, &(v, _)) in &l.script_syms {
+        values[id] = v;
+        l.synthetic_syms.insert(id, v);
+    }
     l.sym_value = values;
     // Entry point.
     let entry_name = l.config.entry.clone().unwrap_or_else(|| "_start".to_string());

@@ -1,0 +1,1386 @@
+//! The script layout stage: with a `SECTIONS` command, the linker script instead of lld's
+//! default rules decides which output section each input section joins (`plan`, before the
+//! output sections are built), the order of output sections with orphans placed as lld places
+//! them, the addresses (the location counter `.`, symbol assignments evaluated in order,
+//! `ASSERT`s), and the program headers (`assign_addresses`, called by the ELF layout in place of
+//! its default address assignment).
+
+use std::collections::{HashMap, HashSet};
+
+use object::elf;
+
+use super::ast::*;
+use super::eval::{self, Env, SecInfo, Val};
+use crate::elf::config::Config;
+use crate::elf::layout::{align_up, Chunk, Layout, OutSec, Phdr, Synth};
+use crate::elf::resolve::{Def, FileId, Resolved};
+use crate::error::{Error, Result};
+
+/// Where an input section goes: output description `desc`, at sequence `order` (the script's
+/// order of input section descriptions and SORT keys).
+#[derive(Debug, Clone, Copy)]
+pub struct Match {
+    pub desc: usize,
+    pub order: u64,
+}
+
+/// The decisions made before the output sections exist.
+pub struct Plan {
+    /// Every output section description, in script order.
+    pub descs: Vec<OutDesc>,
+    pub matches: HashMap<(FileId, u32), Match>,
+    pub discard: HashSet<(FileId, u32)>,
+    /// Descriptions dropped because ONLY_IF_RO/RW did not hold.
+    pub disabled: Vec<bool>,
+}
+
+impl Plan {
+    pub fn desc_by_name(&self, name: &str) -> Option<usize> {
+        (0..self.descs.len()).find(|&d| !self.disabled[d] && self.descs[d].name == name)
+    }
+}
+
+/// The name a file pattern matches: the path as given, `archive:member` for archive members.
+fn name_for_script(r: &Resolved, f: FileId) -> String {
+    match &r.inputs[f].archive {
+        Some((a, m)) => format!("{a}:{m}"),
+        None => r.inputs[f].name.clone(),
+    }
+}
+
+fn file_matches(pat: &str, name: &str) -> bool {
+    pat == "*" || glob_match(pat, name)
+}
+
+fn descs_of(script: &LayoutScript) -> Vec<OutDesc> {
+    script
+        .cmds
+        .iter()
+        .filter_map(|c| match c {
+            SecCmd::Out(o) => Some(o.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn sort_key_cmp(r: &Resolved, kind: SortKind, a: (FileId, u32), b: (FileId, u32)) -> std::cmp::Ordering {
+    let sa = &r.obj(a.0).sections[a.1 as usize];
+    let sb = &r.obj(b.0).sections[b.1 as usize];
+    match kind {
+        SortKind::Name => sa.name.cmp(sb.name),
+        SortKind::Alignment => sb.align.cmp(&sa.align),
+        SortKind::Priority => init_priority(sa.name).cmp(&init_priority(sb.name)),
+        SortKind::Default | SortKind::None => std::cmp::Ordering::Equal,
+    }
+}
+
+fn init_priority(name: &[u8]) -> u64 {
+    let s = String::from_utf8_lossy(name);
+    for p in [".init_array.", ".fini_array.", ".ctors.", ".dtors."] {
+        if let Some(rest) = s.strip_prefix(p) {
+            if let Ok(v) = rest.parse::<u64>() {
+                return if p == ".ctors." || p == ".dtors." { 65535 - v.min(65535) } else { v };
+            }
+        }
+    }
+    65536
+}
+
+/// Whether input section (f, s) is named by a `KEEP` pattern (a `--gc-sections` root).
+pub fn is_kept(config: &Config, r: &Resolved, f: FileId, s: usize) -> bool {
+    if !config.script.has_sections {
+        return false;
+    }
+    let sec = &r.obj(f).sections[s];
+    let name = String::from_utf8_lossy(sec.name);
+    let fname = name_for_script(r, f);
+    for c in &config.script.cmds {
+        let SecCmd::Out(o) = c else { continue };
+        for ic in &o.cmds {
+            let InCmd::Input(d) = ic else { continue };
+            if d.keep && input_matches(d, &fname, &name).is_some() {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The index of the first pattern of `d` that takes a section `name` of file `fname`.
+fn input_matches(d: &InputDesc, fname: &str, name: &str) -> Option<usize> {
+    if !file_matches(&d.file, fname) || d.exclude_files.matches(fname) {
+        return None;
+    }
+    d.patterns.iter().position(|p| p.names.matches(name) && !p.exclude_files.matches(fname))
+}
+
+/// Matches every live input section against the script (lld's `processSectionCommands`).
+pub fn plan(config: &Config, r: &Resolved, live: &crate::elf::gc::Live) -> Plan {
+    let descs = descs_of(&config.script);
+    let mut disabled = vec![false; descs.len()];
+    let mut matches: HashMap<(FileId, u32), Match> = HashMap::new();
+    let mut discard = HashSet::new();
+    // Candidate sections in input order (with their names and file names).
+    let mut cands: Vec<((FileId, u32), String, String, u64)> = Vec::new();
+    for (f, o) in r.objects_in_load_order() {
+        let fname = name_for_script(r, f);
+        for (s, sec) in o.sections.iter().enumerate() {
+            if !live[f][s] {
+                continue;
+            }
+            cands.push(((f, s as u32), String::from_utf8_lossy(sec.name).into_owned(), fname.clone(), sec.flags));
+        }
+    }
+    let mut taken = vec![false; cands.len()];
+    let mut seq: u64 = 0;
+    for (di, d) in descs.iter().enumerate() {
+        let mut got: Vec<(usize, u64)> = Vec::new();
+        let mut local_taken: HashSet<usize> = HashSet::new();
+        for (ci, ic) in d.cmds.iter().enumerate() {
+            let InCmd::Input(id) = ic else { continue };
+            // lld: per pattern, collect in input order; SORT patterns are sorted as a block.
+            let mut ret: Vec<usize> = Vec::new();
+            let mut after_prev_sort = 0;
+            for pat in &id.patterns {
+                let before = ret.len();
+                for (ci, (_, name, fname, _)) in cands.iter().enumerate() {
+                    if taken[ci] || local_taken.contains(&ci) {
+                        continue;
+                    }
+                    if !file_matches(&id.file, fname) || id.exclude_files.matches(fname) || pat.exclude_files.matches(fname) || !pat.names.matches(name) {
+                        continue;
+                    }
+                    ret.push(ci);
+                    local_taken.insert(ci);
+                }
+                if pat.sort_outer == SortKind::Default {
+                    continue;
+                }
+                ret[after_prev_sort..before].sort();
+                let block = &mut ret[before..];
+                let keys: Vec<(FileId, u32)> = block.iter().map(|&c| cands[c].0).collect();
+                let mut idx: Vec<usize> = (0..block.len()).collect();
+                idx.sort_by(|&a, &b| {
+                    let mut o = std::cmp::Ordering::Equal;
+                    if pat.sort_outer != SortKind::None {
+                        o = sort_key_cmp(r, pat.sort_outer, keys[a], keys[b]);
+                    }
+                    if o == std::cmp::Ordering::Equal && pat.sort_inner != SortKind::Default && pat.sort_inner != SortKind::None {
+                        o = sort_key_cmp(r, pat.sort_inner, keys[a], keys[b]);
+                    }
+                    o
+                });
+                let sorted: Vec<usize> = idx.iter().map(|&i| block[i]).collect();
+                block.copy_from_slice(&sorted);
+                after_prev_sort = ret.len();
+            }
+            ret[after_prev_sort..].sort();
+            for c in ret {
+                got.push((c, ((ci as u64) << 40) | seq));
+                seq += 1;
+            }
+        }
+        if let Some(c) = d.constraint {
+            let any_write = got.iter().any(|&(ci, _)| cands[ci].3 & elf::SHF_WRITE as u64 != 0);
+            let ok = match c {
+                Constraint::ReadOnly => !any_write,
+                Constraint::ReadWrite => any_write,
+            };
+            if !ok {
+                disabled[di] = true;
+                continue;
+            }
+        }
+        for (ci, order) in got {
+            taken[ci] = true;
+            if d.name == "/DISCARD/" {
+                discard.insert(cands[ci].0);
+            } else {
+                matches.insert(cands[ci].0, Match { desc: di, order });
+            }
+        }
+    }
+    Plan { descs, matches, discard, disabled }
+}
+
+fn glob_match(p: &str, s: &str) -> bool {
+    super::ast::glob_match(p, s)
+}
+
+// ------------------------------------------------------------------------------------------------
+// Address assignment
+// ------------------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone)]
+enum Body {
+    /// Chunk indices of the output section, in order.
+    Chunks(Vec<usize>),
+    Assign(Assign),
+    Data(u8, Expr),
+}
+
+#[derive(Debug, Clone)]
+enum Item {
+    Assign(Assign),
+    Sec { osec: usize, desc: Option<usize>, body: Vec<Body>, has_inputs: bool },
+}
+
+/// lld's section rank bits (for orphan placement by proximity).
+fn bit_rank(os: &OutSec) -> u32 {
+    let mut rank: u32 = 1 << 27;
+    if os.flags & elf::SHF_ALLOC as u64 == 0 {
+        return rank | 1 << 26;
+    }
+    rank |= 1 << 17 | 1 << 16;
+    if os.name == ".interp" {
+        return rank;
+    }
+    rank |= 1 << 15;
+    if os.sh_type == elf::SHT_NOTE {
+        return rank;
+    }
+    rank |= 1 << 14;
+    let x = os.flags & elf::SHF_EXECINSTR as u64 != 0;
+    let w = os.flags & elf::SHF_WRITE as u64 != 0;
+    if x {
+        rank |= if w { 1 << 12 } else { 1 << 11 };
+    } else if w {
+        rank |= 1 << 13;
+    } else if os.sh_type == elf::SHT_PROGBITS {
+        rank |= 1 << 10;
+    }
+    if !os.relro {
+        rank |= 1 << 9;
+    }
+    if os.flags & elf::SHF_TLS as u64 == 0 {
+        rank |= 1 << 8;
+    }
+    if os.sh_type == elf::SHT_NOBITS {
+        rank |= 1 << 7;
+    }
+    rank
+}
+
+fn proximity(a: u32, b: u32) -> u32 {
+    (a ^ b).leading_zeros()
+}
+
+/// State of one evaluation pass (lld's `AddressState`).
+struct Pass<'a, 'r> {
+    l: &'a mut Layout<'r>,
+    plan: &'a Plan,
+    dot: u64,
+    cur: Option<usize>,
+    /// Symbol values assigned so far.
+    syms: HashMap<String, Val>,
+    header_size: u64,
+    errors: std::cell::RefCell<Vec<String>>,
+    lma: HashMap<usize, u64>,
+    regions: HashMap<String, (u64, u64)>,
+    region_pos: HashMap<String, u64>,
+    assert_msgs: std::cell::RefCell<Vec<String>>,
+}
+
+impl Env for Pass<'_, '_> {
+    fn sec_addr(&self, sec: usize) -> u64 {
+        self.l.osecs.get(sec).map_or(0, |o| o.addr)
+    }
+    fn dot(&self) -> std::result::Result<Val, String> {
+        match self.cur {
+            Some(s) => Ok(Val { off: self.dot.wrapping_sub(self.l.osecs[s].addr), sec: Some(s), align: 1 }),
+            _ => Ok(Val::abs(self.dot)),
+        }
+    }
+    fn symbol(&self, name: &str) -> std::result::Result<Val, String> {
+        if let Some(v) = self.syms.get(name) {
+            return Ok(*v);
+        }
+        let r = self.l.r;
+        let Some(id) = r.lookup(name.as_bytes()) else { return Err(format!("symbol not found: {name}")) };
+        match r.symbols[id].def {
+            Def::Defined(f, i) => {
+                let s = self.l.sym(f, i);
+                use object::read::elf::Sym as _;
+                let sh = s.st_shndx(crate::elf::LE);
+                if sh == elf::SHN_ABS {
+                    return Ok(Val::abs(s.st_value(crate::elf::LE)));
+                }
+                let os = self.l.sec_osec.get(f).and_then(|v| v.get(sh as usize)).copied().unwrap_or(u32::MAX);
+                let addr = self.l.section_addr(f, sh as u32, s.st_value(crate::elf::LE)).unwrap_or(0);
+                if os == u32::MAX {
+                    return Ok(Val::abs(addr));
+                }
+                Ok(Val { off: addr.wrapping_sub(self.l.osecs[os as usize].addr), sec: Some(os as usize), align: 1 })
+            }
+            Def::Synthetic => Ok(Val::abs(self.l.sym_value.get(id).copied().unwrap_or(0))),
+            Def::Common(..) => Ok(Val::abs(0)),
+            _ => Err(format!("symbol not found: {name}")),
+        }
+    }
+    fn defined(&self, name: &str) -> bool {
+        if self.syms.contains_key(name) {
+            return true;
+        }
+        let r = self.l.r;
+        r.lookup(name.as_bytes()).is_some_and(|id| matches!(r.symbols[id].def, Def::Defined(..) | Def::Common(..) | Def::Shared(..)))
+    }
+    fn section(&self, name: &str) -> std::result::Result<SecInfo, String> {
+        match self.l.osecs.iter().position(|o| o.name == name) {
+            Some(i) => {
+                let o = &self.l.osecs[i];
+                Ok(SecInfo { index: Some(i), addr: o.addr, lma: self.lma.get(&i).copied().unwrap_or(o.addr), size: o.size, align: o.align })
+            }
+            None => {
+                if self.plan.desc_by_name(name).is_some() {
+                    Ok(SecInfo { index: None, addr: 0, lma: 0, size: 0, align: 1 })
+                } else {
+                    Err(format!("undefined section {name}"))
+                }
+            }
+        }
+    }
+    fn header_size(&self) -> u64 {
+        self.header_size
+    }
+    fn max_page_size(&self) -> u64 {
+        max_page(self.l.config)
+    }
+    fn common_page_size(&self) -> u64 {
+        self.l.config.common_page_size.unwrap_or(crate::elf::layout::PAGE).min(max_page(self.l.config))
+    }
+    fn region(&self, name: &str) -> std::result::Result<(u64, u64), String> {
+        self.regions.get(name).copied().ok_or_else(|| format!("memory region not defined: {name}"))
+    }
+    fn assert_failed(&self, msg: &str) {
+        self.assert_msgs.borrow_mut().push(msg.to_string());
+    }
+}
+
+fn max_page(c: &Config) -> u64 {
+    c.max_page_size.unwrap_or(crate::elf::layout::PAGE)
+}
+
+/// Builds the item list: script commands with their output sections, empty descriptions
+/// kept or dropped as lld does, orphans inserted at lld's positions.
+fn build_items(l: &mut Layout, plan: &Plan) -> Vec<Item> {
+    // Synthetic output sections a pattern names join that description.
+    let mut desc_osec: HashMap<usize, usize> = HashMap::new();
+    let mut chunk_cmd: HashMap<(usize, usize), u64> = HashMap::new();
+    for (i, os) in l.osecs.iter().enumerate() {
+        if let Some(d) = os.script_desc {
+            desc_osec.insert(d, i);
+        }
+    }
+    let n = l.osecs.len();
+    for i in 0..n {
+        if l.osecs[i].script_desc.is_some() || l.osecs[i].name.is_empty() {
+            continue;
+        }
+        let Some(Chunk::Synthetic(sy)) = l.osecs[i].chunks.first().copied() else { continue };
+        let name = l.osecs[i].name.clone();
+        // Which description's pattern takes it (file pattern `*`).
+        let mut found = None;
+        'd: for (di, d) in plan.descs.iter().enumerate() {
+            if plan.disabled[di] {
+                continue;
+            }
+            for (ci, ic) in d.cmds.iter().enumerate() {
+                let InCmd::Input(id) = ic else { continue };
+                if id.file == "*" && id.patterns.iter().any(|p| p.names.matches(&name)) {
+                    found = Some((di, ci));
+                    break 'd;
+                }
+            }
+        }
+        if found.is_none() {
+            if let Some(di) = plan.desc_by_name(&name) {
+                found = Some((di, usize::MAX));
+            }
+        }
+        let Some((di, ci)) = found else { continue };
+        if plan.descs[di].name == "/DISCARD/" {
+            if sy == Synth::Comment {
+                l.osecs[i].name = String::new();
+                l.osecs[i].chunks.clear();
+                l.synth_osec.remove(&sy);
+            }
+            continue;
+        }
+        match desc_osec.get(&di) {
+            Some(&t) => {
+                let chunks = std::mem::take(&mut l.osecs[i].chunks);
+                for c in chunks {
+                    if let Chunk::Synthetic(s) = c {
+                        l.synth_osec.insert(s, t);
+                    }
+                    let k = l.osecs[t].chunks.len();
+                    l.osecs[t].chunks.push(c);
+                    chunk_cmd.insert((t, k), ((ci as u64) << 32) | 0xffff_fff0);
+                }
+                let (fl, al, relro) = (l.osecs[i].flags, l.osecs[i].align, l.osecs[i].relro);
+                l.osecs[t].flags |= fl;
+                l.osecs[t].align = l.osecs[t].align.max(al);
+                l.osecs[t].relro |= relro;
+                l.osecs[i].name = String::new();
+            }
+            None => {
+                l.osecs[i].name = plan.descs[di].name.clone();
+                l.osecs[i].script_desc = Some(di);
+                desc_osec.insert(di, i);
+                for k in 0..l.osecs[i].chunks.len() {
+                    chunk_cmd.insert((i, k), ((ci as u64) << 32) | k as u64);
+                }
+            }
+        }
+    }
+    // The order of chunks inside each description's section: by the script's sequence.
+    for (&_d, &os) in desc_osec.iter() {
+        let chunks = l.osecs[os].chunks.clone();
+        let mut keyed: Vec<(u64, usize, Chunk)> = chunks
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let key = match c {
+                    Chunk::Input(f, s) => plan.matches.get(&(*f, *s)).map_or(u64::MAX, |m| m.order),
+                    Chunk::Merged(m) => l.merged[*m].pieces.keys().filter_map(|k| plan.matches.get(k)).map(|m| m.order).min().unwrap_or(u64::MAX),
+                    _ => chunk_cmd.get(&(os, k)).map_or(u64::MAX - 1, |&v| seq_of_cmd((v >> 32) as usize)),
+                };
+                (key, k, *c)
+            })
+            .collect();
+        keyed.sort_by_key(|&(key, k, _)| (key, k));
+        l.osecs[os].chunks = keyed.into_iter().map(|(_, _, c)| c).collect();
+    }
+    // Items in script order.
+    let mut items: Vec<Item> = Vec::new();
+    let mut di = 0usize;
+    let mut prev_flags: u64 = elf::SHF_ALLOC as u64;
+    for c in &l.config.script.cmds {
+        match c {
+            SecCmd::Assign(a) => items.push(Item::Assign(a.clone())),
+            SecCmd::Out(_) => {
+                let d = di;
+                di += 1;
+                if plan.disabled[d] || plan.descs[d].name == "/DISCARD/" {
+                    continue;
+                }
+                let desc = &plan.descs[d];
+                let osec = match desc_osec.get(&d) {
+                    Some(&o) => o,
+                    None => {
+                        if discardable(desc, l) {
+                            continue;
+                        }
+                        let mut os = crate::elf::layout::new_osec_pub(&desc.name, elf::SHT_PROGBITS, 0, 1);
+                        os.flags = prev_flags & ((if desc.nonalloc { 0 } else { elf::SHF_ALLOC as u64 }) | elf::SHF_WRITE as u64 | elf::SHF_EXECINSTR as u64);
+                        os.script_desc = Some(d);
+                        l.osecs.push(os);
+                        l.osecs.len() - 1
+                    }
+                };
+                if !l.osecs[osec].chunks.is_empty() {
+                    prev_flags = l.osecs[osec].flags;
+                }
+                if desc.noload {
+                    l.osecs[osec].sh_type = elf::SHT_NOBITS;
+                }
+                if desc.nonalloc {
+                    l.osecs[osec].flags &= !(elf::SHF_ALLOC as u64);
+                }
+                let body = desc_body(l, plan, d, osec);
+                let has_inputs = !l.osecs[osec].chunks.is_empty();
+                items.push(Item::Sec { osec, desc: Some(d), body, has_inputs });
+            }
+        }
+    }
+    // Orphans, sorted by rank, each placed by proximity (lld's findOrphanPos).
+    let mut orphans: Vec<usize> = (0..l.osecs.len()).filter(|&i| l.osecs[i].script_desc.is_none() && !l.osecs[i].name.is_empty()).collect();
+    let ranks: Vec<u32> = l.osecs.iter().map(bit_rank).collect();
+    orphans.sort_by_key(|&i| (ranks[i], crate::elf::layout::synth_order_pub(&l.osecs[i]), i));
+    // lld skips a leading `. = ...` before the first section.
+    let first = items.iter().position(|it| !matches!(it, Item::Assign(a) if a.name != ".")).map_or(items.len(), |p| {
+        if matches!(items[p], Item::Assign(_)) {
+            p + 1
+        } else {
+            p
+        }
+    });
+    for o in orphans {
+        let n = l.osecs[o].chunks.len();
+        let it = Item::Sec { osec: o, desc: None, body: vec![Body::Chunks((0..n).collect())], has_inputs: true };
+        let pos = orphan_pos(&items, first, ranks[o], &ranks, l);
+        items.insert(pos, it);
+    }
+    items
+}
+
+/// The sequence key of a synthetic chunk named by input command `ci`: after that command's
+/// input sections.
+fn seq_of_cmd(ci: usize) -> u64 {
+    if ci == usize::MAX {
+        return u64::MAX - 1;
+    }
+    ((ci as u64) << 40) | ((1u64 << 40) - 1)
+}
+
+fn orphan_pos(items: &[Item], first: usize, rank: u32, ranks: &[u32], _l: &Layout) -> usize {
+    let e = items.len();
+    let prox = |it: &Item| -> i64 {
+        match it {
+            Item::Sec { osec, has_inputs: true, .. } => proximity(rank, ranks[*osec]) as i64,
+            _ => -1,
+        }
+    };
+    if first >= e {
+        return e;
+    }
+    // The first item with the best proximity.
+    let mut best = first;
+    let mut bp = prox(&items[first]);
+    for (i, it) in items.iter().enumerate().take(e).skip(first) {
+        let p = prox(it);
+        if p > bp {
+            bp = p;
+            best = i;
+        }
+    }
+    if bp < 0 {
+        return e;
+    }
+    let mut i = best;
+    while i < e {
+        if let Item::Sec { osec, has_inputs: true, .. } = &items[i] {
+            if proximity(rank, ranks[*osec]) as i64 != bp || rank < ranks[*osec] {
+                break;
+            }
+        }
+        i += 1;
+    }
+    // Back to just after the last section with inputs.
+    let mut j = i;
+    while j > first {
+        if matches!(items[j - 1], Item::Sec { has_inputs: true, .. }) {
+            break;
+        }
+        j -= 1;
+    }
+    let i = j;
+    if !items[i..].iter().any(|it| matches!(it, Item::Sec { has_inputs: true, .. })) {
+        return e;
+    }
+    let mut i = i;
+    while i < e && matches!(&items[i], Item::Assign(a) if a.name != ".") {
+        i += 1;
+    }
+    i
+}
+
+/// lld's `isDiscardable` for a description that received no input section.
+fn discardable(d: &OutDesc, l: &Layout) -> bool {
+    if d.name == "/DISCARD/" {
+        return true;
+    }
+    if d.addr.is_some() {
+        let mut v = Vec::new();
+        if let Some(e) = &d.addr {
+            e.symbols(&mut v);
+        }
+        if !v.is_empty() {
+            return false;
+        }
+    }
+    let used_in_expr = l.config.script.assigns().iter().any(|a| uses_section(&a.expr, &d.name));
+    if used_in_expr {
+        return false;
+    }
+    for c in &d.cmds {
+        match c {
+            InCmd::Assign(a) => {
+                if a.name != "." && a.provide {
+                    let referenced = l.r.lookup(a.name.as_bytes()).is_some_and(|id| matches!(l.r.symbols[id].def, Def::Synthetic));
+                    if !referenced {
+                        continue;
+                    }
+                }
+                return false;
+            }
+            InCmd::Data(..) => return false,
+            InCmd::Input(_) => {}
+        }
+    }
+    true
+}
+
+fn uses_section(e: &Expr, name: &str) -> bool {
+    match e {
+        Expr::Addr(n) | Expr::LoadAddr(n) => n == name,
+        Expr::Neg(a)
+        | Expr::Not(a)
+        | Expr::BitNot(a)
+        | Expr::Absolute(a)
+        | Expr::AlignDot(a)
+        | Expr::DataSegmentAlign(a)
+        | Expr::Log2Ceil(a)
+        | Expr::SegmentStart(a)
+        | Expr::Assert(a, _) => uses_section(a, name),
+        Expr::Bin(_, a, b) | Expr::Align(a, b) | Expr::Max(a, b) | Expr::Min(a, b) => uses_section(a, name) || uses_section(b, name),
+        Expr::Cond(a, b, c) => uses_section(a, name) || uses_section(b, name) || uses_section(c, name),
+        _ => false,
+    }
+}
+
+/// The body of description `d` (output section `os`): its commands with the chunks each input
+/// description took.
+fn desc_body(l: &Layout, plan: &Plan, d: usize, os: usize) -> Vec<Body> {
+    let desc = &plan.descs[d];
+    let o = &l.osecs[os];
+    // Which command each chunk belongs to: by its match order range.
+    let cmd_of = |c: &Chunk, k: usize| -> usize {
+        let order = match c {
+            Chunk::Input(f, s) => plan.matches.get(&(*f, *s)).map(|m| m.order),
+            Chunk::Merged(m) => l.merged[*m].pieces.keys().filter_map(|k| plan.matches.get(k)).map(|m| m.order).min(),
+            _ => None,
+        };
+        let _ = k;
+        match order {
+            Some(ord) => cmd_index_of_order(ord),
+            None => match c {
+                Chunk::Bss(_) => common_cmd(desc).unwrap_or(usize::MAX),
+                Chunk::Synthetic(_) => synth_cmd(desc, &o.name).unwrap_or(usize::MAX),
+                _ => usize::MAX,
+            },
+        }
+    };
+    let mut by_cmd: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (k, c) in o.chunks.iter().enumerate() {
+        by_cmd.entry(cmd_of(c, k)).or_default().push(k);
+    }
+    let mut body = Vec::new();
+    for (ci, c) in desc.cmds.iter().enumerate() {
+        match c {
+            InCmd::Assign(a) => body.push(Body::Assign(a.clone())),
+            InCmd::Data(sz, e) => body.push(Body::Data(*sz, e.clone())),
+            InCmd::Input(_) => {
+                if let Some(v) = by_cmd.remove(&ci) {
+                    body.push(Body::Chunks(v));
+                }
+            }
+        }
+    }
+    let mut rest: Vec<usize> = by_cmd.into_values().flatten().collect();
+    rest.sort();
+    if !rest.is_empty() {
+        body.push(Body::Chunks(rest));
+    }
+    body
+}
+
+fn common_cmd(d: &OutDesc) -> Option<usize> {
+    d.cmds.iter().position(|c| matches!(c, InCmd::Input(id) if id.patterns.iter().any(|p| p.names.matches("COMMON"))))
+}
+
+fn synth_cmd(d: &OutDesc, name: &str) -> Option<usize> {
+    d.cmds.iter().position(|c| matches!(c, InCmd::Input(id) if id.file == "*" && id.patterns.iter().any(|p| p.names.matches(name))))
+}
+
+/// The command index (within its description) of a match's sequence key.
+fn cmd_index_of_order(ord: u64) -> usize {
+    (ord >> 40) as usize
+}
+
+/// Data commands and fills recorded for the writer.
+#[derive(Debug, Clone, Default)]
+pub struct Extra {
+    /// Per output section: (offset, size, value) of BYTE/SHORT/LONG/QUAD.
+    pub data: HashMap<usize, Vec<(u64, u8, u64)>>,
+    /// Per output section: its fill pattern (big-endian 4 bytes).
+    pub fill: HashMap<usize, u32>,
+    /// Per output section: its load address when it differs from its address.
+    pub lma: HashMap<usize, u64>,
+}
+
+/// Runs the script: order, sizes, addresses, symbol values, program headers, file offsets.
+pub fn assign_addresses(l: &mut Layout, plan: &Plan) -> Result<()> {
+    let items = build_items(l, plan);
+    // Reorder the output sections to the item order; non-alloc ones keep their place too.
+    let mut order: Vec<usize> = Vec::new();
+    for it in &items {
+        if let Item::Sec { osec, .. } = it {
+            order.push(*osec);
+        }
+    }
+    let remap = reorder(l, &order);
+    let items: Vec<Item> = items
+        .into_iter()
+        .map(|it| match it {
+            Item::Sec { osec, desc, body, has_inputs } => Item::Sec { osec: remap[osec], desc, body, has_inputs },
+            a => a,
+        })
+        .collect();
+    crate::elf::layout::sort_link_order_pub(l);
+    // Program header plan (needs only the order and flags).
+    let relro_on = l.config.z_relro;
+    let nphdr = count_phdrs(l, plan, relro_on);
+    let header_size = 64 + 56 * nphdr as u64;
+    let mut regions = HashMap::new();
+    for m in &l.config.script.memory {
+        let o = eval::const_value(&m.origin).unwrap_or(0);
+        let n = eval::const_value(&m.length).unwrap_or(0);
+        regions.insert(m.name.clone(), (o, n));
+    }
+    for (a, r, _) in &l.config.script.aliases {
+        if let Some(v) = regions.get(r).copied() {
+            regions.insert(a.clone(), v);
+        }
+    }
+    let mut extra = Extra::default();
+    let mut syms = HashMap::new();
+    for pass in 0..3 {
+        let mut p = Pass {
+            l: &mut *l,
+            plan,
+            dot: 0,
+            cur: None,
+            syms: std::mem::take(&mut syms),
+            header_size,
+            errors: Default::default(),
+            lma: extra.lma.clone(),
+            regions: regions.clone(),
+            region_pos: HashMap::new(),
+            assert_msgs: Default::default(),
+        };
+        extra = run_pass(&mut p, &items)?;
+        let errs = p.errors.take();
+        let asserts = p.assert_msgs.take();
+        syms = std::mem::take(&mut p.syms);
+        if pass == 2 {
+            if !errs.is_empty() {
+                return Err(Error::many(errs));
+            }
+            if !asserts.is_empty() {
+                return Err(Error::many(asserts));
+            }
+        }
+    }
+    // Symbol values.
+    for (name, v) in &syms {
+        if name == "." {
+            continue;
+        }
+        let Some(id) = l.r.lookup(name.as_bytes()) else { continue };
+        if !matches!(l.r.symbols[id].def, Def::Synthetic) {
+            continue;
+        }
+        let value = match v.sec {
+            Some(s) => l.osecs[s].addr.wrapping_add(v.off),
+            None => v.off,
+        };
+        let value = if v.align > 1 { align_up(value, v.align) } else { value };
+        l.script_syms.insert(id, (value, v.sec));
+    }
+    place_segments(l, plan, &extra, relro_on)?;
+    l.script_extra = extra;
+    Ok(())
+}
+
+/// Puts the output sections in `order` (sections not named drop out: emptied placeholders);
+/// returns old index → new index.
+fn reorder(l: &mut Layout, order: &[usize]) -> Vec<usize> {
+    let mut remap = vec![usize::MAX; l.osecs.len()];
+    let mut new = Vec::with_capacity(order.len());
+    for (ni, &oi) in order.iter().enumerate() {
+        remap[oi] = ni;
+        new.push(l.osecs[oi].clone());
+    }
+    for v in l.synth_osec.values_mut() {
+        *v = remap[*v];
+    }
+    l.synth_osec.retain(|_, v| *v != usize::MAX);
+    for v in l.sec_osec.iter_mut() {
+        for x in v.iter_mut() {
+            if *x != u32::MAX {
+                let n = remap[*x as usize];
+                *x = if n == usize::MAX { u32::MAX } else { n as u32 };
+            }
+        }
+    }
+    l.osecs = new;
+    remap
+}
+
+fn chunk_size_align(l: &Layout, c: Chunk) -> (u64, u64) {
+    crate::elf::layout::chunk_size_align_pub(l, c)
+}
+
+fn err_at(pos: &Pos, msg: &str) -> String {
+    format!("{pos}: {msg}")
+}
+
+fn run_pass(p: &mut Pass, items: &[Item]) -> Result<Extra> {
+    let mut extra = Extra::default();
+    let mut tbss_addr: Option<u64> = None;
+    let mut lma_offset: u64 = 0;
+    let mut prev_region: Option<String> = None;
+    for (name, (o, _)) in p.regions.clone() {
+        p.region_pos.insert(name, o);
+    }
+    for it in items {
+        match it {
+            Item::Assign(a) => assign(p, a, false)?,
+            Item::Sec { osec, desc, body, .. } => {
+                let os = *osec;
+                let d = desc.map(|d| &p.plan.descs[d]);
+                let alloc = p.l.osecs[os].flags & elf::SHF_ALLOC as u64 != 0;
+                let is_tbss = p.l.osecs[os].flags & elf::SHF_TLS as u64 != 0 && p.l.osecs[os].sh_type == elf::SHT_NOBITS;
+                let saved = p.dot;
+                let region = d.and_then(|d| d.region.clone());
+                let region = region.map(|r| resolve_alias(p, &r));
+                if let Some(r) = &region {
+                    if !p.regions.contains_key(r) {
+                        return Err(Error::new(format!("{}: memory region '{}' not declared", d.map_or(String::new(), |d| d.pos.to_string()), r)));
+                    }
+                }
+                let same_region = region == prev_region;
+                // Sub-alignment and section alignment.
+                if let Some(d) = d {
+                    if let Some(e) = &d.align {
+                        let v = eval_at(p, e, &d.pos)?.value(p);
+                        if !v.max(1).is_power_of_two() {
+                            return Err(Error::new(err_at(&d.pos, "alignment must be power of 2")));
+                        }
+                        p.l.osecs[os].align = p.l.osecs[os].align.max(v.max(1));
+                    }
+                }
+                let subalign = match d.and_then(|d| d.subalign.as_ref()) {
+                    Some(e) => Some(eval_at(p, e, &d.map(|d| d.pos.clone()).unwrap_or_default())?.value(p).max(1)),
+                    None => None,
+                };
+                if let Some(sa) = subalign {
+                    p.l.osecs[os].align = sa.max(1);
+                }
+                let has_addr = d.is_some_and(|d| d.addr.is_some());
+                if !alloc {
+                    p.dot = 0;
+                } else if is_tbss {
+                    match tbss_addr {
+                        None => tbss_addr = Some(p.dot),
+                        Some(t) => p.dot = t,
+                    }
+                } else {
+                    if let Some(r) = &region {
+                        p.dot = p.region_pos[r];
+                    }
+                    if let Some(e) = d.and_then(|d| d.addr.as_ref()) {
+                        p.cur = None;
+                        let v = eval_at(p, e, &d.map(|d| d.pos.clone()).unwrap_or_default())?.value(p);
+                        p.dot = v;
+                    }
+                }
+                if !has_addr || !alloc {
+                    p.dot = align_up(p.dot, p.l.osecs[os].align);
+                } else if !p.dot.is_multiple_of(p.l.osecs[os].align.max(1)) {
+                    // lld keeps an explicit address that is not aligned, with a warning.
+                    p.l.config
+                        .diag
+                        .warn(&format!("address (0x{:x}) of section {} is not a multiple of alignment ({})", p.dot, p.l.osecs[os].name, p.l.osecs[os].align));
+                }
+                p.l.osecs[os].addr = p.dot;
+                p.cur = Some(os);
+                // LMA.
+                if let Some(e) = d.and_then(|d| d.lma.as_ref()) {
+                    let v = eval_at(p, e, &d.map(|d| d.pos.clone()).unwrap_or_default())?.value(p);
+                    lma_offset = v.wrapping_sub(p.dot);
+                } else if let Some(r) = d.and_then(|d| d.lma_region.clone()) {
+                    let r = resolve_alias(p, &r);
+                    let cur = *p.region_pos.get(&r).ok_or_else(|| Error::new(format!("memory region '{r}' not declared")))?;
+                    let start = align_up(cur, p.l.osecs[os].align);
+                    p.region_pos.insert(r.clone(), start);
+                    lma_offset = start.wrapping_sub(p.dot);
+                } else if !same_region || !alloc {
+                    lma_offset = 0;
+                }
+                prev_region = region.clone();
+                if lma_offset != 0 {
+                    extra.lma.insert(os, p.dot.wrapping_add(lma_offset));
+                }
+                let start = p.dot;
+                p.l.osecs[os].size = 0;
+                let nchunks = p.l.osecs[os].chunks.len();
+                let mut offs = vec![0u64; nchunks];
+                for b in body {
+                    match b {
+                        Body::Assign(a) => {
+                            assign(p, a, true)?;
+                            p.l.osecs[os].size = p.dot.wrapping_sub(start).max(p.l.osecs[os].size);
+                        }
+                        Body::Data(sz, e) => {
+                            let v = eval_at(p, e, &d.map(|d| d.pos.clone()).unwrap_or_default())?.value(p);
+                            extra.data.entry(os).or_default().push((p.dot - start, *sz, v));
+                            p.dot += *sz as u64;
+                            p.l.osecs[os].size = p.dot - start;
+                        }
+                        Body::Chunks(v) => {
+                            for &k in v {
+                                let c = p.l.osecs[os].chunks[k];
+                                let (size, mut al) = chunk_size_align(p.l, c);
+                                if let Some(sa) = subalign {
+                                    al = sa;
+                                }
+                                p.l.osecs[os].align = p.l.osecs[os].align.max(al);
+                                p.dot = align_up(p.dot, al);
+                                offs[k] = p.dot - start;
+                                if let Chunk::Input(f, s) = c {
+                                    if p.l.obj(f).sections[s as usize].kind != crate::elf::object::SecKind::EhFrame {
+                                        p.l.sec_off[f][s as usize] = p.dot - start;
+                                    }
+                                }
+                                p.dot += size;
+                                p.l.osecs[os].size = p.dot - start;
+                            }
+                        }
+                    }
+                }
+                // .relro_padding ends RELRO on a common-page boundary.
+                if matches!(p.l.osecs[os].chunks.first(), Some(Chunk::Synthetic(Synth::RelroPadding))) {
+                    let cp = p.common_page_size();
+                    let end = align_up(p.dot, cp);
+                    p.l.osecs[os].size += end - p.dot;
+                    p.dot = end;
+                }
+                p.l.osecs[os].chunk_off = offs;
+                if let Some(f) = d.and_then(|d| d.fill) {
+                    extra.fill.insert(os, f);
+                }
+                if let Some(r) = &region {
+                    let (o, len) = p.regions[r];
+                    let used = p.dot;
+                    p.region_pos.insert(r.clone(), used);
+                    if used > o + len {
+                        let over = used - (o + len);
+                        return Err(Error::new(format!("section '{}' will not fit in region '{}': overflowed by {} bytes", p.l.osecs[os].name, r, over)));
+                    }
+                }
+                if lma_offset != 0 {
+                    if let Some(r) = d.and_then(|d| d.lma_region.clone()) {
+                        let r = resolve_alias(p, &r);
+                        let end = p.dot.wrapping_add(lma_offset);
+                        if p.l.osecs[os].sh_type != elf::SHT_NOBITS {
+                            p.region_pos.insert(r, end);
+                        }
+                    }
+                }
+                if !alloc {
+                    p.dot = saved;
+                } else if is_tbss {
+                    tbss_addr = Some(p.dot);
+                    p.dot = saved;
+                }
+            }
+        }
+    }
+    Ok(extra)
+}
+
+fn resolve_alias(p: &Pass, r: &str) -> String {
+    for (a, t, _) in &p.l.config.script.aliases {
+        if a == r {
+            return t.clone();
+        }
+    }
+    r.to_string()
+}
+
+fn eval_at(p: &Pass, e: &Expr, pos: &Pos) -> Result<Val> {
+    eval::eval(e, p).map_err(|m| Error::new(err_at(pos, &m)))
+}
+
+fn assign(p: &mut Pass, a: &Assign, in_sec: bool) -> Result<()> {
+    if a.name == "." {
+        let v = eval_at(p, &a.expr, &a.pos)?;
+        let val = v.value(p);
+        if let Expr::Assert(..) = a.expr {
+            return Ok(());
+        }
+        if in_sec && val < p.dot {
+            let name = p.cur.map(|c| p.l.osecs[c].name.clone()).unwrap_or_default();
+            return Err(Error::new(format!("{}: unable to move location counter (0x{:x}) backward to 0x{:x} for section '{}'", a.pos, p.dot, val, name)));
+        }
+        p.dot = val;
+        return Ok(());
+    }
+    if a.provide {
+        // Only when referenced and not defined elsewhere.
+        let r = p.l.r;
+        let Some(id) = r.lookup(a.name.as_bytes()) else { return Ok(()) };
+        if !matches!(r.symbols[id].def, Def::Synthetic) {
+            return Ok(());
+        }
+    }
+    let v = eval_at(p, &a.expr, &a.pos)?;
+    p.syms.insert(a.name.clone(), v);
+    Ok(())
+}
+
+/// The number of program headers the script layout will create (for SIZEOF_HEADERS).
+fn count_phdrs(l: &Layout, plan: &Plan, relro_on: bool) -> usize {
+    if !l.config.script.phdrs.is_empty() {
+        return l.config.script.phdrs.len();
+    }
+    let segs = segments(l, plan, relro_on);
+    segs.len()
+}
+
+/// A program header and the output sections it covers.
+#[derive(Debug, Clone)]
+struct Seg {
+    p_type: u32,
+    flags: u32,
+    secs: Vec<usize>,
+    /// The first PT_LOAD (holds the headers when they fit).
+    headers: bool,
+}
+
+fn phdr_flags(os: &OutSec) -> u32 {
+    let mut f = elf::PF_R;
+    if os.flags & elf::SHF_WRITE as u64 != 0 {
+        f |= elf::PF_W;
+    }
+    if os.flags & elf::SHF_EXECINSTR as u64 != 0 {
+        f |= elf::PF_X;
+    }
+    f
+}
+
+fn needs_load(os: &OutSec) -> bool {
+    os.flags & elf::SHF_ALLOC as u64 != 0 && !(os.flags & elf::SHF_TLS as u64 != 0 && os.sh_type == elf::SHT_NOBITS) && !os.noload
+}
+
+/// lld's `createPhdrs` over the script's section order.
+fn segments(l: &Layout, plan: &Plan, relro_on: bool) -> Vec<Seg> {
+    let mut v: Vec<Seg> = Vec::new();
+    v.push(Seg { p_type: elf::PT_PHDR, flags: elf::PF_R, secs: vec![], headers: false });
+    if let Some(&i) = l.synth_osec.get(&Synth::Interp) {
+        v.push(Seg { p_type: elf::PT_INTERP, flags: elf::PF_R, secs: vec![i], headers: false });
+    }
+    v.push(Seg { p_type: elf::PT_LOAD, flags: elf::PF_R, secs: vec![], headers: true });
+    let mut cur = v.len() - 1;
+    let mut flags = elf::PF_R;
+    let is_relro = |o: &OutSec| relro_on && o.relro;
+    let mut relro_secs = Vec::new();
+    let mut in_relro = false;
+    let mut relro_end = None;
+    for (i, o) in l.osecs.iter().enumerate() {
+        if !needs_load(o) {
+            continue;
+        }
+        if is_relro(o) {
+            in_relro = true;
+            if relro_end.is_none() {
+                relro_secs.push(i);
+            }
+        } else if in_relro {
+            in_relro = false;
+            relro_end = Some(i);
+        }
+    }
+    let region_of = |i: usize| l.osecs[i].script_desc.and_then(|d| plan.descs[d].region.clone());
+    let lma_of = |i: usize| l.osecs[i].script_desc.is_some_and(|d| plan.descs[d].lma.is_some() || plan.descs[d].lma_region.is_some());
+    let mut first_of_load: Option<usize> = None;
+    for (i, o) in l.osecs.iter().enumerate() {
+        if o.flags & elf::SHF_ALLOC as u64 == 0 {
+            continue;
+        }
+        if !needs_load(o) {
+            continue;
+        }
+        let nf = phdr_flags(o);
+        let new = match first_of_load {
+            None => nf != flags,
+            Some(f0) => lma_of(i) || region_of(i) != region_of(f0) || flags != nf || relro_end == Some(i),
+        };
+        if new {
+            v.push(Seg { p_type: elf::PT_LOAD, flags: nf, secs: vec![], headers: false });
+            cur = v.len() - 1;
+            flags = nf;
+            first_of_load = Some(i);
+        } else if first_of_load.is_none() {
+            first_of_load = Some(i);
+        }
+        v[cur].secs.push(i);
+    }
+    let tls: Vec<usize> =
+        (0..l.osecs.len()).filter(|&i| l.osecs[i].flags & elf::SHF_TLS as u64 != 0 && l.osecs[i].flags & elf::SHF_ALLOC as u64 != 0).collect();
+    if !tls.is_empty() {
+        v.push(Seg { p_type: elf::PT_TLS, flags: elf::PF_R, secs: tls, headers: false });
+    }
+    if let Some(&i) = l.synth_osec.get(&Synth::Dynamic) {
+        v.push(Seg { p_type: elf::PT_DYNAMIC, flags: phdr_flags(&l.osecs[i]), secs: vec![i], headers: false });
+    }
+    if !relro_secs.is_empty() {
+        v.push(Seg { p_type: elf::PT_GNU_RELRO, flags: elf::PF_R, secs: relro_secs, headers: false });
+    }
+    if let Some(&i) = l.synth_osec.get(&Synth::EhFrameHdr) {
+        if l.synth_osec.contains_key(&Synth::EhFrame) {
+            v.push(Seg { p_type: elf::PT_GNU_EH_FRAME, flags: phdr_flags(&l.osecs[i]), secs: vec![i], headers: false });
+        }
+    }
+    v.push(Seg {
+        p_type: elf::PT_GNU_STACK,
+        flags: if l.config.z_execstack { elf::PF_R | elf::PF_W | elf::PF_X } else { elf::PF_R | elf::PF_W },
+        secs: vec![],
+        headers: false,
+    });
+    let mut note: Option<usize> = None;
+    for (i, o) in l.osecs.iter().enumerate() {
+        if o.sh_type == elf::SHT_NOTE && o.flags & elf::SHF_ALLOC as u64 != 0 {
+            let start_new = match note {
+                None => true,
+                Some(n) => {
+                    let last = *v[n].secs.last().unwrap_or(&i);
+                    l.osecs[last].align != o.align || lma_of(i)
+                }
+            };
+            if start_new {
+                v.push(Seg { p_type: elf::PT_NOTE, flags: elf::PF_R, secs: vec![], headers: false });
+                note = Some(v.len() - 1);
+            }
+            let n = note.unwrap_or(0);
+            v[n].secs.push(i);
+        } else {
+            note = None;
+        }
+    }
+    if let Some(&i) = l.synth_osec.get(&Synth::GnuProperty) {
+        v.push(Seg { p_type: elf::PT_GNU_PROPERTY, flags: elf::PF_R, secs: vec![i], headers: false });
+    }
+    v
+}
+
+/// Explicit `PHDRS`: each declared header takes the sections that name it (a section without
+/// `:phdr` goes where the previous one went).
+fn explicit_segments(l: &Layout, plan: &Plan) -> Result<Vec<Seg>> {
+    let decls = &l.config.script.phdrs;
+    let mut v: Vec<Seg> = decls.iter().map(|d| Seg { p_type: d.p_type, flags: d.flags.unwrap_or(0), secs: vec![], headers: d.filehdr || d.phdrs }).collect();
+    let mut last: Vec<usize> = Vec::new();
+    for (i, o) in l.osecs.iter().enumerate() {
+        if o.flags & elf::SHF_ALLOC as u64 == 0 {
+            continue;
+        }
+        let names: Vec<String> = o.script_desc.map(|d| plan.descs[d].phdrs.clone()).unwrap_or_default();
+        let idx: Vec<usize> = if names.is_empty() {
+            last.clone()
+        } else {
+            let mut r = Vec::new();
+            for n in &names {
+                if n == "NONE" {
+                    continue;
+                }
+                match decls.iter().position(|d| &d.name == n) {
+                    Some(k) => r.push(k),
+                    None => {
+                        let pos = o.script_desc.map(|d| plan.descs[d].pos.to_string()).unwrap_or_default();
+                        return Err(Error::new(format!("{pos}: program header '{n}' is not listed in PHDRS")));
+                    }
+                }
+            }
+            r
+        };
+        for &k in &idx {
+            v[k].secs.push(i);
+            if decls[k].flags.is_none() {
+                v[k].flags |= phdr_flags(o);
+            }
+        }
+        last = idx;
+    }
+    for (k, d) in decls.iter().enumerate() {
+        if d.flags.is_none() && v[k].flags == 0 {
+            v[k].flags = elf::PF_R;
+        }
+    }
+    Ok(v)
+}
+
+/// Headers, file offsets and program headers (lld's allocateHeaders, assignFileOffsets,
+/// setPhdrs).
+fn place_segments(l: &mut Layout, plan: &Plan, extra: &Extra, relro_on: bool) -> Result<()> {
+    let explicit = !l.config.script.phdrs.is_empty();
+    let mut segs = if explicit { explicit_segments(l, plan)? } else { segments(l, plan, relro_on) };
+    let nphdr = segs.len();
+    let mp = max_page(l.config);
+    // Do the headers fit below the lowest allocated section?
+    let min = l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0).map(|o| o.addr).min().unwrap_or(u64::MAX);
+    let header_size = 64 + 56 * nphdr as u64;
+    let explicit_headers = explicit && l.config.script.phdrs.iter().any(|d| d.filehdr || d.phdrs);
+    let base = if explicit_headers { 0 } else { min - min % mp };
+    let headers_loaded = min != u64::MAX && header_size <= min.wrapping_sub(base) && min >= header_size;
+    let mut header_addr = 0;
+    if headers_loaded {
+        header_addr = (min - header_size) / mp * mp;
+    } else {
+        if explicit_headers {
+            return Err(Error::new("could not allocate headers"));
+        }
+        segs.retain(|s| s.p_type != elf::PT_PHDR);
+        for s in segs.iter_mut() {
+            s.headers = false;
+        }
+    }
+    // Empty PT_LOADs go (lld's removeEmptyPTLoad).
+    if !explicit {
+        segs.retain(|s| {
+            if s.p_type != elf::PT_LOAD {
+                return true;
+            }
+            if s.headers && headers_loaded {
+                return true;
+            }
+            let (Some(&f), Some(&la)) = (s.secs.first(), s.secs.last()) else { return false };
+            l.osecs[la].addr + l.osecs[la].size != l.osecs[f].addr
+        });
+    }
+    // Which PT_LOAD holds each section.
+    let mut load_of: Vec<Option<usize>> = vec![None; l.osecs.len()];
+    for (si, s) in segs.iter().enumerate() {
+        if s.p_type == elf::PT_LOAD {
+            for &i in &s.secs {
+                if load_of[i].is_none() {
+                    load_of[i] = Some(si);
+                }
+            }
+        }
+    }
+    let first_of = |si: usize, segs: &Vec<Seg>| segs[si].secs.first().copied();
+    // File offsets (lld's computeFileOffset).
+    let hdr_end = 64 + 56 * segs.len() as u64;
+    let mut off = hdr_end;
+    let header_load = segs.iter().position(|s| s.p_type == elf::PT_LOAD && s.headers && headers_loaded);
+    for i in 0..l.osecs.len() {
+        let os = &l.osecs[i];
+        let o = if os.flags & elf::SHF_ALLOC as u64 == 0 {
+            align_up(off, os.align)
+        } else {
+            match load_of[i] {
+                Some(si) if Some(si) == header_load => {
+                    // Offset tracks the address from the headers at offset 0.
+                    os.addr.wrapping_sub(header_addr)
+                }
+                Some(si) if first_of(si, &segs) == Some(i) => {
+                    // Same offset as address modulo the page size.
+                    let want = os.addr % mp;
+                    let cur = off % mp;
+                    if cur <= want {
+                        off - cur + want
+                    } else {
+                        off - cur + mp + want
+                    }
+                }
+                _ if os.sh_type == elf::SHT_NOBITS => off,
+                None => align_up(off, os.align),
+                Some(si) => {
+                    let f = first_of(si, &segs).unwrap_or(i);
+                    l.osecs[f].offset.wrapping_add(os.addr.wrapping_sub(l.osecs[f].addr))
+                }
+            }
+        };
+        l.osecs[i].offset = o;
+        if l.osecs[i].sh_type != elf::SHT_NOBITS {
+            off = o.wrapping_add(l.osecs[i].size);
+        } else {
+            off = o;
+        }
+    }
+    let end_off = off;
+    // A script that moves `.` backwards or wraps addresses can put a section past any sane
+    // file size (lld checks the same before writing).
+    const MAX_FILE: u64 = 1 << 44;
+    let mut errs = Vec::new();
+    for os in &l.osecs {
+        if os.sh_type == elf::SHT_NOBITS {
+            continue;
+        }
+        if os.offset > MAX_FILE || os.offset.checked_add(os.size).is_none_or(|e| e > MAX_FILE) {
+            errs.push(format!(
+                "unable to place section {} at file offset [0x{:X}, 0x{:X}]; check your linker script for overflows",
+                os.name,
+                os.offset,
+                os.offset.wrapping_add(os.size).wrapping_sub(1)
+            ));
+        }
+    }
+    if !errs.is_empty() {
+        return Err(Error::many(errs));
+    }
+    // Program headers.
+    let mut ph = Vec::new();
+    let mut tls = None;
+    for s in &segs {
+        let mut p = Phdr { p_type: s.p_type, flags: s.flags, ..Default::default() };
+        let first = s.secs.first().copied();
+        let last = s.secs.last().copied();
+        match s.p_type {
+            elf::PT_PHDR => {
+                p.offset = 64;
+                p.vaddr = header_addr + 64;
+                p.filesz = 56 * segs.len() as u64;
+                p.memsz = p.filesz;
+                p.align = 8;
+                ph.push(p);
+                continue;
+            }
+            elf::PT_GNU_STACK => {
+                p.memsz = l.config.z_stack_size.unwrap_or(0);
+                ph.push(p);
+                continue;
+            }
+            _ => {}
+        }
+        let (start_addr, start_off) = if s.headers && headers_loaded {
+            (header_addr, 0)
+        } else {
+            match first {
+                Some(f) => (l.osecs[f].addr, l.osecs[f].offset),
+                None => (0, 0),
+            }
+        };
+        p.vaddr = start_addr;
+        p.offset = start_off;
+        if let Some(la) = last {
+            let lo = &l.osecs[la];
+            p.filesz = lo.offset - start_off + if lo.sh_type != elf::SHT_NOBITS { lo.size } else { 0 };
+            p.memsz = lo.addr + lo.size - start_addr;
+        } else if s.headers && headers_loaded {
+            p.filesz = hdr_end;
+            p.memsz = hdr_end;
+        }
+        p.align = match s.p_type {
+            elf::PT_LOAD => mp,
+            elf::PT_TLS | elf::PT_NOTE => s.secs.iter().map(|&i| l.osecs[i].align).max().unwrap_or(1),
+            elf::PT_DYNAMIC => 8,
+            elf::PT_GNU_EH_FRAME => 4,
+            elf::PT_INTERP | elf::PT_GNU_RELRO => 1,
+            elf::PT_GNU_PROPERTY => 8,
+            _ => s.secs.iter().map(|&i| l.osecs[i].align).max().unwrap_or(1),
+        };
+        if s.p_type == elf::PT_LOAD {
+            if let Some(f) = first {
+                if let Some(&lma) = extra.lma.get(&f) {
+                    p.paddr = Some(lma.wrapping_sub(l.osecs[f].addr - start_addr));
+                }
+            }
+        }
+        if s.p_type == elf::PT_TLS {
+            tls = Some((p.vaddr, p.memsz, p.align));
+        }
+        ph.push(p);
+    }
+    l.tls = tls;
+    l.phdrs = ph;
+    l.image_base = header_addr;
+    let file_end = end_off;
+    for (idx, os) in (1..).zip(l.osecs.iter_mut()) {
+        os.shndx = idx;
+    }
+    l.file_size = file_end;
+    Ok(())
+}
