@@ -19,6 +19,7 @@ use object::read::elf::Sym as _;
 
 use crate::elf::config::Config;
 use crate::elf::resolve::{Def, FileId, Resolved, Symbol};
+use crate::elf::version_script::{VersionAssign, VersionScript};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SymRes {
@@ -52,9 +53,13 @@ fn is_c_identifier(s: &[u8]) -> bool {
     !s.is_empty() && !s[0].is_ascii_digit() && s.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
-/// Whether the output can export `sym` dynamically (lld's `isExported` for a definition).
-fn exported(config: &Config, sym: &Symbol) -> bool {
+/// Whether the output can export `sym` dynamically (lld's `isExported` for a definition; a
+/// version script's `local:` hides it, as lld applies version scripts before LTO).
+fn exported(config: &Config, script: Option<&VersionScript>, sym: &Symbol) -> bool {
     if !matches!(sym.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) {
+        return false;
+    }
+    if !sym.name.contains(&b'@') && script.is_some_and(|s| s.assign(sym.name) == Some(VersionAssign::Local)) {
         return false;
     }
     if config.shared {
@@ -73,7 +78,7 @@ fn exported(config: &Config, sym: &Symbol) -> bool {
 }
 
 /// Resolutions for every LTO symbol of every loaded bitcode file, in LTO's order.
-pub fn compute(config: &Config, r: &Resolved, files: &[FileId]) -> Vec<Vec<SymRes>> {
+pub fn compute(config: &Config, script: Option<&VersionScript>, r: &Resolved, files: &[FileId]) -> Vec<Vec<SymRes>> {
     // `__start_X` / `__stop_X` referenced anywhere keep bitcode symbols in section X visible.
     let start_stop: HashSet<&[u8]> =
         r.symbols.iter().filter(|s| s.obj_ref).filter_map(|s| s.name.strip_prefix(b"__start_").or_else(|| s.name.strip_prefix(b"__stop_"))).collect();
@@ -109,7 +114,7 @@ pub fn compute(config: &Config, r: &Resolved, files: &[FileId]) -> Vec<Vec<SymRe
                     let visible = config.relocatable
                         || sym.used_in_regular
                         || (!ir.undefined() && linker_refs.contains(sym.name))
-                        || (prevailing && exported(config, sym))
+                        || (prevailing && exported(config, script, sym))
                         || (!ir.section_name.is_empty() && is_c_identifier(ir.section_name) && start_stop.contains(ir.section_name));
                     SymRes {
                         prevailing,
@@ -127,7 +132,8 @@ pub fn compute(config: &Config, r: &Resolved, files: &[FileId]) -> Vec<Vec<SymRe
 pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> crate::error::Result<crate::lto::LtoOutput> {
     let opts = options(config)?;
     let files: Vec<usize> = r.load_order.iter().copied().filter(|&f| r.bitcode(f).is_some()).collect();
-    let res = compute(config, r, &files);
+    let script = crate::elf::resolve::version_script(config)?;
+    let res = compute(config, script.as_ref(), r, &files);
     let modules = files
         .iter()
         .zip(res)

@@ -554,8 +554,10 @@ fn mark_dynamic_listed(config: &Config, r: &mut Resolved) -> Result<()> {
 
 /// `--version-script` and `--dynamic-list`: every definition's version (0 local, 1 global,
 /// 2.. named), hidden non-default versions, and the dynamically listed symbols, by lld's rules.
-fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
-    use crate::elf::version_script::{self as vs, VersionAssign};
+/// The version scripts of the command line (`--version-script`, and `VERSION` commands of
+/// linker scripts), merged into one; `None` without any.
+pub fn version_script(config: &Config) -> Result<Option<crate::elf::version_script::VersionScript>> {
+    use crate::elf::version_script as vs;
     let mut errors = Vec::new();
     let mut scripts = Vec::new();
     for p in &config.version_scripts {
@@ -574,8 +576,14 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
     if !errors.is_empty() {
         return Err(Error::many(errors));
     }
+    Ok(if scripts.is_empty() { None } else { Some(vs::VersionScript::merge(scripts)) })
+}
+
+fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
+    use crate::elf::version_script::{self as vs, VersionAssign};
+    let mut errors = Vec::new();
+    let script = version_script(config)?;
     mark_dynamic_listed(config, r)?;
-    let script = if scripts.is_empty() { None } else { Some(vs::VersionScript::merge(scripts)) };
     if let Some(s) = &script {
         r.versions = s.version_names().iter().map(|v| v.to_string()).collect();
         for w in s.warnings() {

@@ -448,7 +448,11 @@ fn in_process(
         create_dir(d)?;
     }
     let t = std::time::Instant::now();
-    let mode = thinlink::Mode::InProcess { cache_dir: opts.cache_dir.clone(), emit_indexes: opts.emit_index_files || opts.emit_imports_files };
+    let mode = thinlink::Mode::InProcess {
+        cache_dir: opts.cache_dir.clone(),
+        emit_indexes: opts.emit_index_files || opts.emit_imports_files,
+        save_temps: opts.save_temps,
+    };
     let tl = thinlink::run(llvm, opts, cg, stage, stage, modules, &mode)?;
     let compiled = llvm_cache_entries(opts.cache_dir.as_ref()).saturating_sub(before);
     let (compiled, cached) = if opts.cache_dir.is_some() {
@@ -490,7 +494,54 @@ fn in_process(
         }
         objects.push(lto_input(name, data));
     }
+    if opts.save_temps {
+        save_temps(req, stage, &out, names, &thin_modules, &objects)?;
+    }
     Ok(objects)
+}
+
+/// `-save-temps` for in-process LTO, with lld's file names: the resolutions
+/// (`<out>.resolution.txt`), LLVM's intermediate bitcode of the regular-LTO task
+/// (`<out>.0.<stage>.bc`) and of each ThinLTO module (`<module>.<stage>.bc`, next to the input),
+/// the combined index (`<out>.index.bc`) and the native objects (`<out>.lto.o`, `<out>.lto.<m>.o`).
+fn save_temps(req: &LtoRequest, stage: &Path, out: &str, names: &[String], thin_modules: &[usize], objects: &[InputFile]) -> Result<()> {
+    let mut res = String::new();
+    for (m, name) in req.modules.iter().zip(names) {
+        res.push_str(&format!("{name}\n"));
+        for (k, flags) in m.flags.iter().enumerate() {
+            res.push_str(&format!("-r={name},{},{flags}\n", String::from_utf8_lossy(m.bitcode.sym(k).name)));
+        }
+    }
+    write_file(Path::new(&format!("{out}.resolution.txt")), res.as_bytes())?;
+    let entries = std::fs::read_dir(stage).map_err(|e| Error::new(format!("cannot read {}: {}", stage.display(), crate::io_error(&e))))?;
+    for e in entries.flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = file.strip_prefix("lto.") else { continue };
+        let to = match rest.split_once('.') {
+            // llvm-lto2's own resolutions name the staged modules; ours name lld's.
+            Some(("resolution", _)) => {
+                let _ = std::fs::remove_file(e.path());
+                continue;
+            }
+            // `lto.N` alone is a task's object, read already.
+            None if rest.parse::<u32>().is_ok() => continue,
+            Some((task, stage_name)) if task.parse::<u32>().is_ok_and(|t| t > 0) => {
+                let t: usize = task.parse().unwrap_or(0);
+                match thin_modules.get(t - 1) {
+                    Some(&i) => format!("{}.{stage_name}", names[i]),
+                    None => format!("{out}.{rest}"),
+                }
+            }
+            _ => format!("{out}.{rest}"),
+        };
+        if std::fs::rename(e.path(), &to).is_err() {
+            copy_file(&e.path(), Path::new(&to))?;
+        }
+    }
+    for o in objects {
+        write_file(&o.path, o.data)?;
+    }
+    Ok(())
 }
 
 pub(crate) fn lto_input(name: String, data: Vec<u8>) -> InputFile {

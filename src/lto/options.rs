@@ -76,10 +76,13 @@ fn parse_jobs(opt: &str, v: &str) -> Result<Option<usize>> {
     }
 }
 
-fn parse_level(_opt: &str, v: &str, max: u32) -> Result<u32> {
-    match v.parse::<u32>() {
-        Ok(n) if n <= max => Ok(n),
-        _ => crate::bail!("invalid optimization level for LTO: {v}"),
+/// An optimization level as lld reads it: a number (a negative one wraps around as lld's
+/// unsigned parse does) no larger than `max`; `arg` is the whole argument, for the message.
+fn parse_level(arg: &str, v: &str, max: u32) -> Result<u32> {
+    match v.parse::<i64>() {
+        Ok(n) if (0..=max as i64).contains(&n) => Ok(n as u32),
+        Ok(n) => crate::bail!("invalid optimization level for LTO: {}", n as u32),
+        Err(_) => crate::bail!("{arg}: number expected, but got '{v}'"),
     }
 }
 
@@ -90,12 +93,15 @@ impl LtoOptions {
     /// `/thinlto-...:` spellings to these) both build their options here.
     pub fn from_args(plugin: Option<&str>, lto_args: &[String], plugin_opts: &[String], mllvm: &[String]) -> Result<LtoOptions> {
         let mut o = LtoOptions { opt_level: 2, partitions: 1, ..Default::default() };
-        let is_llvm_plugin = plugin.is_some_and(|p| {
+        // `-plugin-opt=` options are lld's own LTO options unless GCC's plugin is named (then
+        // they are GCC's, for elf/gcc_lto): without `-plugin`, lld reads them as its own.
+        let is_llvm_plugin = plugin.is_none_or(|p| {
             let name = p.rsplit('/').next().unwrap_or(p);
             !name.contains("liblto_plugin")
         });
         if let Some(p) = plugin {
             if is_llvm_plugin {
+                // LLVMgold.so named by the compiler driver: the fallback thin-link host.
                 o.plugin = Some(PathBuf::from(p));
             }
         }
@@ -132,8 +138,8 @@ impl LtoOptions {
     fn apply(&mut self, name: &str, value: Option<&str>, spelled: &str) -> Result<()> {
         let v = || value.unwrap_or("").to_string();
         match (name, value) {
-            (n, None) if n.starts_with("lto-O") => self.opt_level = parse_level(n, &n[5..], 3)?,
-            (n, None) if n.starts_with("lto-CGO") => self.cg_opt_level = Some(parse_level(n, &n[7..], 3)?),
+            (n, None) if n.starts_with("lto-O") => self.opt_level = parse_level(spelled, &n[5..], 3)?,
+            (n, None) if n.starts_with("lto-CGO") => self.cg_opt_level = Some(parse_level(spelled, &n[7..], 3)?),
             ("thinlto-jobs", Some(j)) => self.jobs = parse_jobs(spelled, j)?,
             ("thinlto-cache-dir", Some(_)) => self.cache_dir = Some(PathBuf::from(v())),
             ("thinlto-cache-policy", Some(_)) => self.cache_policy = Some(v()),
@@ -193,7 +199,7 @@ impl LtoOptions {
     /// lld's `-plugin-opt=` aliases (`lld/ELF/Options.td`).
     fn apply_plugin_opt(&mut self, v: &str) -> Result<()> {
         if let Some(level) = v.strip_prefix('O') {
-            self.opt_level = parse_level("", level, 3)?;
+            self.opt_level = parse_level(&format!("--plugin-opt={v}"), level, 3)?;
             return Ok(());
         }
         if let Some(rest) = v.strip_prefix('-') {

@@ -134,8 +134,9 @@ pub enum Mode {
     /// Write one index shard and one imports file per module; dtld runs the backends.
     DistributedIndexes,
     /// Run the backends in llvm-lto2's thread pool (in-process ThinLTO, as lld), with LLVM's
-    /// ThinLTO cache when a directory is given; optionally also write the shards and imports.
-    InProcess { cache_dir: Option<PathBuf>, emit_indexes: bool },
+    /// ThinLTO cache when a directory is given; optionally also write the shards and imports,
+    /// and with `save_temps` LLVM's intermediate bitcode (`lto.<task>.<stage>.bc`, `lto.index.bc`).
+    InProcess { cache_dir: Option<PathBuf>, emit_indexes: bool, save_temps: bool },
 }
 
 /// Stages `modules` under `cwd` and runs `llvm-lto2 run` in `cwd` in distributed-index mode.
@@ -145,8 +146,11 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
     let out_base = work.join("lto");
     let mut args: Vec<String> = match mode {
         Mode::DistributedIndexes => vec!["-thinlto-distributed-indexes".into(), "-thinlto-emit-imports".into()],
-        Mode::InProcess { cache_dir, emit_indexes } => {
+        Mode::InProcess { cache_dir, emit_indexes, save_temps } => {
             let mut a = Vec::new();
+            if *save_temps {
+                a.push("-save-temps".into());
+            }
             if *emit_indexes {
                 a.push("-thinlto-emit-indexes".into());
                 a.push("-thinlto-emit-imports".into());
