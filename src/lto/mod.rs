@@ -12,6 +12,7 @@ pub mod bitstream;
 pub mod dtlto;
 pub mod goldhost;
 pub mod irsymtab;
+pub mod linkcache;
 pub mod llvm;
 pub mod options;
 pub mod plugin_api;
@@ -103,12 +104,11 @@ fn module_name(input: &InputFile, o: Option<&LtoOptions>) -> String {
     }
 }
 
-/// A short content hash, so that staged module paths are the same for the same bitcode in
-/// every link (backend cache keys then do not depend on the output name or directory).
-fn content_tag(data: &[u8]) -> String {
-    use sha1::Digest;
-    let d = sha1::Sha1::digest(data);
-    d[..8].iter().map(|b| format!("{b:02x}")).collect()
+/// A short content hash (of the module's SHA-1), so that staged module paths are the same for
+/// the same bitcode in every link (backend cache keys then do not depend on the output name or
+/// directory).
+fn content_tag(digest: &[u8; 20]) -> String {
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Applies `--thinlto-object-suffix-replace=old;new` to a module name.
@@ -180,25 +180,60 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     let cg = codegen_settings(req);
     let names: Vec<String> = req.modules.iter().map(|m| module_name(m.bitcode.input, Some(opts))).collect();
     if opts.index_only {
-        index_only(req, &llvm, &cg, &names, |i, id| make_module(req, i, id))?;
+        index_only(req, &llvm, &cg, &names, |i, id| make_module(req, i, id), trace)?;
         return Ok(LtoOutput { objects: Vec::new(), stop: true });
     }
 
     // In-process ThinLTO or DTLTO: stage under `<output>.dtld-lto/`, thin link, backends
-    // (here or through the distributor), objects.
+    // (here or through the distributor), objects; or, with unchanged inputs and a cache
+    // directory, the previous link's objects (`linkcache.rs`).
     let dtlto = opts.distributor.is_some();
+    let in_process_lto2 = !dtlto && llvm.lto2.is_file();
     let out = req.output.to_string_lossy().into_owned();
+    let t_digest = std::time::Instant::now();
+    let inputs: Vec<&InputFile> = req.modules.iter().map(|m| m.bitcode.input).collect();
+    let digests = linkcache::digests(&inputs);
+    let common = backend_command(req, &llvm, &cg);
+    let mode = match &opts.distributor {
+        Some(d) => format!("dtlto {d} {:?}", opts.distributor_args),
+        None if in_process_lto2 => "in-process llvm-lto2".to_string(),
+        None => "local backends".to_string(),
+    };
+    let parts = linkcache::KeyParts {
+        mode,
+        backend_command: &common,
+        tools: &llvm.identity,
+        format: if req.format == irsymtab::ObjectFormat::Coff { "coff" } else { "elf" },
+        pic: req.pic,
+        opts,
+        cg: &cg,
+    };
+    let link_cache = linkcache::LinkCache::new(req, &names, &digests, &parts);
+    if let Some(hit) = link_cache.as_ref().and_then(|c| c.lookup(&out)) {
+        trace.stage("Link cache", &format!("hit: {} modules, thin link skipped", hit.modules), t_digest);
+        if let Some(d) = &opts.cache_dir {
+            backend::Cache { dir: d.clone(), salt: String::new() }.prune(opts.cache_policy.as_deref())?;
+        }
+        if req.verbose {
+            eprintln!("dtld: thinlto: {} modules, 0 compiled, {} cached", hit.modules, hit.modules);
+            eprintln!("dtld: thinlto: inputs and options unchanged since a previous link: its result is reused, the thin link skipped");
+        }
+        return Ok(LtoOutput { objects: hit.objects, stop: false });
+    }
     let (staging, stage_rel) = open_staging(req, &out)?;
     let stage_abs = staging.path().to_path_buf();
     let base = if dtlto { thinlink::abs(Path::new(".")) } else { stage_abs.clone() };
     let prefix = if dtlto { format!("{stage_rel}/") } else { String::new() };
-    let ids = module_ids(req, &names, &prefix);
+    let ids = module_ids(req, &names, &digests, &prefix);
     let modules: Vec<Module> = ids.iter().enumerate().map(|(i, id)| make_module(req, i, id.clone())).collect();
-    if !dtlto && llvm.lto2.is_file() {
+    if in_process_lto2 {
         // In-process ThinLTO, as lld: llvm-lto2 runs the thin link and the backends in its
         // thread pool, with LLVM's own ThinLTO cache.
-        let objects = in_process(req, &llvm, &cg, &names, &ids, &modules, &stage_abs, trace)?;
+        let (objects, n) = in_process(req, &llvm, &cg, &names, &ids, &modules, &stage_abs, trace)?;
         drop(staging);
+        if let Some(c) = &link_cache {
+            c.store(&out, &objects, n);
+        }
         return Ok(LtoOutput { objects, stop: false });
     }
     let t_thin = std::time::Instant::now();
@@ -209,7 +244,6 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     trace.stage("Thin link", &format!("{} modules, LLVM {}", modules.len(), llvm.version), t_thin);
 
     let (jobs, job_module) = backend_jobs(&tl, &names, &ids);
-    let common = backend_command(req, &llvm, &cg);
     let cache = opts
         .cache_dir
         .as_ref()
@@ -244,6 +278,9 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     emit_index_files(opts, &tl, &names, &ids, &base)?;
     let objects = native_objects(opts, &out, tl.regular_object, objs, &names, &job_module)?;
     drop(staging);
+    if let Some(c) = &link_cache {
+        c.store(&out, &objects, jobs.len());
+    }
     Ok(LtoOutput { objects, stop: false })
 }
 
@@ -292,13 +329,14 @@ fn open_staging(req: &LtoRequest, out: &str) -> Result<(crate::staging::StagingD
 /// Each module's ID in the staging tree: `<prefix><content hash>/<file name>`, so the same
 /// bitcode gets the same ID in every link; the same bytes under the same name twice (a file
 /// named twice, or copies in two directories) get `-2`, `-3`... after the hash.
-fn module_ids(req: &LtoRequest, names: &[String], prefix: &str) -> Vec<String> {
+fn module_ids(req: &LtoRequest, names: &[String], digests: &[[u8; 20]], prefix: &str) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     req.modules
         .iter()
         .zip(names)
-        .map(|(m, n)| {
-            let tag = content_tag(m.bitcode.input.data);
+        .zip(digests)
+        .map(|((_, n), digest)| {
+            let tag = content_tag(digest);
             let file = stage_name(n);
             let mut id = format!("{prefix}{tag}/{file}");
             let mut k = 1;
@@ -439,7 +477,7 @@ fn in_process(
     modules: &[Module],
     stage: &Path,
     trace: &mut crate::trace::Trace,
-) -> Result<Vec<InputFile>> {
+) -> Result<(Vec<InputFile>, usize)> {
     let opts = req.opts;
     let out = req.output.to_string_lossy().into_owned();
     let thin_modules: Vec<usize> = (0..req.modules.len()).filter(|&i| req.modules[i].bitcode.ir.modules.iter().any(|m| m.thin)).collect();
@@ -450,6 +488,7 @@ fn in_process(
     let t = std::time::Instant::now();
     let mode = thinlink::Mode::InProcess { cache_dir: opts.cache_dir.clone(), emit_indexes: opts.emit_index_files || opts.emit_imports_files };
     let tl = thinlink::run(llvm, opts, cg, stage, stage, modules, &mode)?;
+    tl.record(trace, "Thin link and backends (llvm-lto2)");
     let compiled = llvm_cache_entries(opts.cache_dir.as_ref()).saturating_sub(before);
     let (compiled, cached) = if opts.cache_dir.is_some() {
         (compiled.min(tl.thin_objects.len()), tl.thin_objects.len().saturating_sub(compiled))
@@ -472,7 +511,8 @@ fn in_process(
         }
         objects.push(lto_input(format!("{out}.lto.o"), data));
     }
-    let named = tl.thin_objects.len() == thin_modules.len();
+    let tasks = tl.thin_objects.len();
+    let named = tasks == thin_modules.len();
     for (k, data) in tl.thin_objects.into_iter().enumerate() {
         let label = if named {
             Path::new(&names[thin_modules[k]]).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
@@ -490,7 +530,7 @@ fn in_process(
         }
         objects.push(lto_input(name, data));
     }
-    Ok(objects)
+    Ok((objects, tasks))
 }
 
 pub(crate) fn lto_input(name: String, data: Vec<u8>) -> InputFile {
@@ -523,7 +563,14 @@ fn copy_file(from: &Path, to: &Path) -> Result<()> {
 /// `--thinlto-index-only[=file]`: the thin link only, with lld's module names, so the index
 /// and imports files (and the module paths inside them) are the ones ld.lld writes.
 #[allow(clippy::too_many_arguments)]
-fn index_only(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings, names: &[String], make_module: impl Fn(usize, String) -> Module) -> Result<()> {
+fn index_only(
+    req: &LtoRequest,
+    llvm: &llvm::Llvm,
+    cg: &CodegenSettings,
+    names: &[String],
+    make_module: impl Fn(usize, String) -> Module,
+    trace: &mut crate::trace::Trace,
+) -> Result<()> {
     let opts = req.opts;
     // Stage in a private tree deep enough that every relative name (even `../x.o`) stays
     // inside it; llvm-lto2 runs there and sees exactly lld's module names.
@@ -558,6 +605,8 @@ fn index_only(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings, names: 
         let _ = std::fs::remove_file(p);
     }
     let tl = result?;
+    tl.record(trace, "Thin link");
+    let t_write = std::time::Instant::now();
     let (old, new, native) = opts.prefix_replace.clone().unwrap_or_default();
     let obj_prefix = if native.is_empty() { new.clone() } else { native.clone() };
     let mut linked = String::new();
@@ -585,7 +634,10 @@ fn index_only(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings, names: 
     if let Some(f) = &opts.index_only_file {
         write_file(f, linked.as_bytes())?;
     }
+    trace.stage("Write index files", &format!("{} modules, {} lazy", names.len(), req.lazy.len()), t_write);
+    let t_clean = std::time::Instant::now();
     drop(staging);
+    trace.stage("Remove the staging directory", "", t_clean);
     Ok(())
 }
 

@@ -126,6 +126,8 @@ pub struct ThinLinkOutput {
     pub regular_object: Option<Vec<u8>>,
     /// `Mode::InProcess`: the ThinLTO backends' objects, in task order.
     pub thin_objects: Vec<Vec<u8>>,
+    /// When staging, `llvm-lto2` and reading its outputs started, for `--time-trace`.
+    pub times: [std::time::Instant; 4],
 }
 
 /// What `llvm-lto2 run` does after the thin link.
@@ -141,6 +143,7 @@ pub enum Mode {
 /// Stages `modules` under `cwd` and runs `llvm-lto2 run` in `cwd` in distributed-index mode.
 /// `work` is a directory for the response file and the regular-LTO output.
 pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, work: &Path, modules: &[Module], mode: &Mode) -> Result<ThinLinkOutput> {
+    let t_stage = std::time::Instant::now();
     stage(cwd, modules)?;
     let out_base = work.join("lto");
     let mut args: Vec<String> = match mode {
@@ -198,6 +201,7 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
         let text: String = args.iter().map(|a| rsp_quote(a) + "\n").collect();
         f.write_all(text.as_bytes()).map_err(|e| Error::new(format!("cannot write {}: {}", rsp.display(), crate::io_error(&e))))?;
     }
+    let t_run = std::time::Instant::now();
     let out = Command::new(&llvm.lto2)
         .arg("run")
         .arg(format!("@{}", abs(&rsp).display()))
@@ -222,6 +226,7 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
         }
         return Err(Error::many(msgs));
     }
+    let t_read = std::time::Instant::now();
     let mut shards = Vec::new();
     let mut imports = Vec::new();
     for m in modules {
@@ -254,7 +259,17 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
             thin_objects.push(data);
         }
     }
-    Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects })
+    Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects, times: [t_stage, t_run, t_read, std::time::Instant::now()] })
+}
+
+impl ThinLinkOutput {
+    /// Records the thin link's steps (staging, `llvm-lto2`, reading its outputs) in `trace`.
+    pub fn record(&self, trace: &mut crate::trace::Trace, what: &str) {
+        let [a, b, c, d] = self.times;
+        trace.span("Stage LTO modules", "", a, b - a);
+        trace.span(what, "llvm-lto2", b, c - b);
+        trace.span("Read thin link outputs", "", c, d - c);
+    }
 }
 
 /// `p` made absolute against the current directory (without resolving symlinks).
