@@ -212,7 +212,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     if let Some(hit) = link_cache.as_ref().and_then(|c| c.lookup(&out)) {
         trace.stage("Link cache", &format!("hit: {} modules, thin link skipped", hit.modules), t_digest);
         if let Some(d) = &opts.cache_dir {
-            backend::Cache { dir: d.clone(), salt: String::new() }.prune(opts.cache_policy.as_deref())?;
+            backend::Cache::new(d.clone(), String::new()).prune(opts.cache_policy.as_deref())?;
         }
         if req.verbose {
             eprintln!("dtld: thinlto: {} modules, 0 compiled, {} cached", hit.modules, hit.modules);
@@ -247,7 +247,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     let cache = opts
         .cache_dir
         .as_ref()
-        .map(|d| backend::Cache { dir: d.clone(), salt: format!("{} {}{}", llvm.clang.display(), llvm.version, if dtlto { " dtlto" } else { "" }) });
+        .map(|d| backend::Cache::new(d.clone(), format!("{} {} {}{}", llvm.clang.display(), llvm.version, llvm.identity, if dtlto { " dtlto" } else { "" })));
     let t_backend = std::time::Instant::now();
     let (objs, stats) = match &opts.distributor {
         Some(program) => {
@@ -497,7 +497,7 @@ fn in_process(
     };
     trace.stage("Thin link and ThinLTO backends", &format!("{} modules, {compiled} compiled, {cached} cached, LLVM {}", modules.len(), llvm.version), t);
     if let Some(d) = &opts.cache_dir {
-        let cache = backend::Cache { dir: d.clone(), salt: String::new() };
+        let cache = backend::Cache::new(d.clone(), String::new());
         cache.prune(opts.cache_policy.as_deref())?;
     }
     if req.verbose {
@@ -560,6 +560,34 @@ fn copy_file(from: &Path, to: &Path) -> Result<()> {
     write_file(to, &data)
 }
 
+/// `write_file` for the index and imports files of `--thinlto-index-only`, which a relink
+/// mostly writes again with the same bytes: a regular file that already holds exactly `data`
+/// only gets a new modification time (as if written: build systems compare it), so a relink
+/// does not replace a thousand files (each a new inode and a freed one) for nothing.
+fn write_file_if_changed(p: &Path, data: &[u8]) -> Result<()> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    let same = (|| {
+        let f = std::fs::File::options().read(true).write(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(p).ok()?;
+        let m = f.metadata().ok()?;
+        if !m.is_file() || m.len() != data.len() as u64 {
+            return None;
+        }
+        let mut old = Vec::with_capacity(data.len());
+        (&f).take(data.len() as u64 + 1).read_to_end(&mut old).ok()?;
+        (old == data).then(|| f.set_modified(std::time::SystemTime::now()).ok()).flatten()
+    })();
+    match same {
+        Some(()) => Ok(()),
+        None => write_file(p, data),
+    }
+}
+
+fn copy_file_if_changed(from: &Path, to: &Path) -> Result<()> {
+    let data = std::fs::read(from).map_err(|e| Error::new(format!("cannot open {}: {}", from.display(), crate::io_error(&e))))?;
+    write_file_if_changed(to, &data)
+}
+
 /// `--thinlto-index-only[=file]`: the thin link only, with lld's module names, so the index
 /// and imports files (and the module paths inside them) are the ones ld.lld writes.
 #[allow(clippy::too_many_arguments)]
@@ -614,9 +642,9 @@ fn index_only(
         let Some(shard) = &tl.shards[i] else { continue };
         let dest = prefix_replaced(n, &old, &new);
         let shard_src = cwd.join(shard);
-        copy_file(&shard_src, Path::new(&format!("{dest}.thinlto.bc")))?;
+        copy_file_if_changed(&shard_src, Path::new(&format!("{dest}.thinlto.bc")))?;
         if opts.emit_imports_files {
-            copy_file(&cwd.join(format!("{n}.imports")), Path::new(&format!("{dest}.imports")))?;
+            copy_file_if_changed(&cwd.join(format!("{n}.imports")), Path::new(&format!("{dest}.imports")))?;
         }
         linked.push_str(&prefix_replaced(n, &old, &obj_prefix));
         linked.push('\n');
@@ -626,9 +654,9 @@ fn index_only(
     for input in &req.lazy {
         let name = module_name(input, Some(opts));
         let dest = prefix_replaced(&name, &old, &new);
-        write_file(Path::new(&format!("{dest}.thinlto.bc")), &skipindex::skip_module_index())?;
+        write_file_if_changed(Path::new(&format!("{dest}.thinlto.bc")), &skipindex::skip_module_index())?;
         if opts.emit_imports_files {
-            write_file(Path::new(&format!("{dest}.imports")), b"")?;
+            write_file_if_changed(Path::new(&format!("{dest}.imports")), b"")?;
         }
     }
     if let Some(f) = &opts.index_only_file {
