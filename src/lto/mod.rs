@@ -613,9 +613,19 @@ fn index_only(
     create_dir(&cwd)?;
     let mut modules = Vec::new();
     let mut materialized_abs = Vec::new();
+    // llvm-lto2 writes `<id>.thinlto.bc` and `<id>.imports` next to an absolute module: those it
+    // creates are removed at the end unless they are the files lld writes there (lld writes
+    // them under `--thinlto-prefix-replace`'s new prefix, and imports files only when asked).
+    let mut side_files = Vec::new();
     for (i, n) in names.iter().enumerate() {
         let m = make_module(i, n.clone());
         if Path::new(n).is_absolute() {
+            for ext in ["thinlto.bc", "imports"] {
+                let p = PathBuf::from(format!("{n}.{ext}"));
+                if std::fs::symlink_metadata(&p).is_err() {
+                    side_files.push(p);
+                }
+            }
             // An absolute module name cannot be redirected: plain files are used in place,
             // archive members are written next to their archive for the thin link only.
             let is_file_itself = m.source.as_ref().is_some_and(|s| s == Path::new(n));
@@ -632,7 +642,19 @@ fn index_only(
     for p in &materialized_abs {
         let _ = std::fs::remove_file(p);
     }
-    let tl = result?;
+    let mut written = std::collections::HashSet::new();
+    let remove_side_files = |written: &std::collections::HashSet<PathBuf>| {
+        for p in side_files.iter().filter(|p| !written.contains(*p)) {
+            let _ = std::fs::remove_file(p);
+        }
+    };
+    let tl = match result {
+        Ok(tl) => tl,
+        Err(e) => {
+            remove_side_files(&written);
+            return Err(e);
+        }
+    };
     tl.record(trace, "Thin link");
     let t_write = std::time::Instant::now();
     let (old, new, native) = opts.prefix_replace.clone().unwrap_or_default();
@@ -642,8 +664,10 @@ fn index_only(
         let Some(shard) = &tl.shards[i] else { continue };
         let dest = prefix_replaced(n, &old, &new);
         let shard_src = cwd.join(shard);
+        written.insert(PathBuf::from(format!("{dest}.thinlto.bc")));
         copy_file_if_changed(&shard_src, Path::new(&format!("{dest}.thinlto.bc")))?;
         if opts.emit_imports_files {
+            written.insert(PathBuf::from(format!("{dest}.imports")));
             copy_file_if_changed(&cwd.join(format!("{n}.imports")), Path::new(&format!("{dest}.imports")))?;
         }
         linked.push_str(&prefix_replaced(n, &old, &obj_prefix));
@@ -662,6 +686,7 @@ fn index_only(
     if let Some(f) = &opts.index_only_file {
         write_file(f, linked.as_bytes())?;
     }
+    remove_side_files(&written);
     trace.stage("Write index files", &format!("{} modules, {} lazy", names.len(), req.lazy.len()), t_write);
     let t_clean = std::time::Instant::now();
     drop(staging);
