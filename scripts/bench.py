@@ -38,6 +38,10 @@ directory, warmed by the warm-up link:
   X-dtlto-unchanged    DTLTO relink with dtld-distribute, nothing changed, --thinlto-cache-dir
                        (dtld and ld.lld-22)
   X-dtlto-changed      DTLTO relink after one module changed, as X-relink-changed
+mold takes part in the in-process Lua relinks (through LLVMgold.so, cache-dir= plugin option);
+for OpenSSL it is left out of the ThinLTO workloads, as its first link (every backend compiled,
+once per linker) would add minutes to the run. A linker's cache is shared by the unchanged and
+changed relinks of the same mode.
 
 PE/COFF workloads (--pe, instead of the ELF ones; the same generated program compiled for
 x86_64-w64-mingw32, linked through clang-22's MinGW driver, against ld.lld-22's MinGW driver;
@@ -325,6 +329,9 @@ def main():
     if a.pe:
         return pe_main(a, dtld, dist)
     linkers = [("dtld", dtld), ("ld.lld-22", "lld")]
+    if os.environ.get("DTLD_BEFORE"):
+        # Another dtld (e.g. main's, before a change) in the same run, for before/after numbers.
+        linkers.insert(1, ("dtld-before", os.environ["DTLD_BEFORE"]))
     if shutil.which("mold"):
         linkers.append(("mold", "mold"))
     src = os.path.join(OUT, f"src-{a.modules}x{a.funcs}")
@@ -414,21 +421,27 @@ def relink_workloads(a, linkers, dist, only):
             links = {}
             for lname, l in linkers:
                 lto_dtlto = kind.startswith("dtlto")
-                if lname == "mold" and (kind == "thin-link" or lto_dtlto):
-                    continue  # mold has no index-only mode and no DTLTO
+                if lname == "mold" and (kind == "thin-link" or lto_dtlto or prog == "openssl"):
+                    continue  # mold has no index-only mode and no DTLTO; OpenSSL: see below
                 d = os.path.join(work, name, lname)
                 shutil.rmtree(d, ignore_errors=True)
                 os.makedirs(d)
+                # The unchanged and changed relinks of a mode share a linker's cache: the first
+                # link of the program (all backends compiled) is paid once per linker and mode.
+                # dtld-before shares dtld's in-process cache (the same LLVM cache entries).
+                cache_owner = "dtld" if lname == "dtld-before" and not lto_dtlto else lname
+                cache = os.path.join(work, f"{prog}-{'dtlto' if lto_dtlto else 'in-process'}-cache", cache_owner)
+                os.makedirs(cache, exist_ok=True)
                 out = os.path.join(d, prog)
                 flags = ["-flto=thin", "-pie"]
                 if kind == "thin-link":
                     flags += [f"-Wl,--thinlto-index-only={d}/linked.txt", f"-Wl,--thinlto-prefix-replace={cwd}/;{d}/idx/"]
                     ins = [i if i.startswith("-") or os.path.isabs(i) else os.path.join(cwd, i) for i in inputs]
                 elif lname == "mold":
-                    flags.append(f"-Wl,-plugin-opt=cache-dir={d}/cache")
+                    flags.append(f"-Wl,-plugin-opt=cache-dir={cache}")
                     ins = inputs
                 else:
-                    flags.append(f"-Wl,--thinlto-cache-dir={d}/cache")
+                    flags.append(f"-Wl,--thinlto-cache-dir={cache}")
                     ins = inputs
                 if lto_dtlto:
                     flags.append(f"-fthinlto-distributor={dist}")

@@ -670,6 +670,7 @@ mod tests {
                 id: format!("m/{id}"),
                 data,
                 source: None,
+                store: None,
                 resolutions: ir
                     .lto_symbols()
                     .map(|s| {
@@ -698,7 +699,7 @@ mod tests {
         }
         let g = run_with_helper(&helper, &gold, &opts, &cg, &dg, &dg.join("work"), &modules).unwrap();
         let l = crate::lto::llvm::Llvm { dir: llvm.to_path_buf(), lto2: lto2.clone(), clang: llvm.join("bin/clang"), version: "22".into(), gold: None };
-        let t = thinlink::run(&l, &opts, &cg, &dl, &dl.join("work"), &modules, &thinlink::Mode::DistributedIndexes).unwrap();
+        let t = thinlink::run(&l, &opts, &cg, &dl, &dl.join("work"), &modules, &thinlink::Mode::DistributedIndexes { imports: true }).unwrap();
         assert_eq!(g.shards, t.shards);
         assert_eq!(g.imports, t.imports);
         assert!(g.imports.iter().any(|i| !i.is_empty()), "expected some imports: {:?}", g.imports);

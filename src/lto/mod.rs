@@ -111,6 +111,10 @@ fn content_tag(digest: &[u8; 20]) -> String {
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
+fn hex(d: &[u8]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Applies `--thinlto-object-suffix-replace=old;new` to a module name.
 fn suffix_replaced(name: &str, o: &LtoOptions) -> String {
     match &o.object_suffix_replace {
@@ -225,7 +229,21 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     let base = if dtlto { thinlink::abs(Path::new(".")) } else { stage_abs.clone() };
     let prefix = if dtlto { format!("{stage_rel}/") } else { String::new() };
     let ids = module_ids(req, &names, &digests, &prefix);
-    let modules: Vec<Module> = ids.iter().enumerate().map(|(i, id)| make_module(req, i, id.clone())).collect();
+    // Archive members are staged from a content-addressed store in the cache directory
+    // (`dtld-member-<SHA-1>`, hard links: written once, not on every link).
+    let store = |i: usize| opts.cache_dir.as_ref().map(|d| thinlink::abs(d).join(format!("dtld-member-{}", hex(&digests[i]))));
+    let modules: Vec<Module> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let m = make_module(req, i, id.clone());
+            let store = if m.source.is_none() { store(i) } else { None };
+            Module { store, ..m }
+        })
+        .collect();
+    if let Some(d) = opts.cache_dir.as_ref().filter(|_| modules.iter().any(|m| m.store.is_some())) {
+        create_dir(d)?;
+    }
     if in_process_lto2 {
         // In-process ThinLTO, as lld: llvm-lto2 runs the thin link and the backends in its
         // thread pool, with LLVM's own ThinLTO cache.
@@ -237,7 +255,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         return Ok(LtoOutput { objects, stop: false });
     }
     let t_thin = std::time::Instant::now();
-    let tl = thin_link(&llvm, opts, &cg, &base, &stage_abs, &modules)?;
+    let tl = thin_link(&llvm, opts, &cg, &base, &stage_abs, &modules, true)?;
     // The thin link reached the modules and shards by name (relative to the linker's
     // directory, as the distributor will).
     staging.check()?;
@@ -307,7 +325,7 @@ fn make_module(req: &LtoRequest, i: usize, id: String) -> Module {
     let b = m.bitcode;
     let input = b.input;
     let source = if input.archive.is_none() || input.thin_member { Some(input.path.clone()) } else { None };
-    Module { id, data: input.data, source, resolutions: (0..b.syms.len()).map(|k| (b.sym(k).name, m.flags[k].clone())).collect(), place: true }
+    Module { id, data: input.data, source, resolutions: (0..b.syms.len()).map(|k| (b.sym(k).name, m.flags[k].clone())).collect(), place: true, store: None }
 }
 
 /// The staging directory and its name as the backends see it: `<output>.dtld-lto` next to
@@ -704,15 +722,23 @@ fn thinlink_placed(
 ) -> Result<thinlink::ThinLinkOutput> {
     // Absolute modules are already in place; the others are staged under `cwd`.
     let work = thinlink::abs(work);
-    thin_link(llvm, opts, cg, cwd, &work, modules)
+    thin_link(llvm, opts, cg, cwd, &work, modules, opts.emit_imports_files)
 }
 
 /// The thin link by `llvm-lto2`, or by the installation's `LLVMgold.so` when it has no
 /// `llvm-lto2` (`goldhost.rs`).
-fn thin_link(llvm: &llvm::Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, work: &Path, modules: &[Module]) -> Result<thinlink::ThinLinkOutput> {
+fn thin_link(
+    llvm: &llvm::Llvm,
+    opts: &LtoOptions,
+    cg: &CodegenSettings,
+    cwd: &Path,
+    work: &Path,
+    modules: &[Module],
+    imports: bool,
+) -> Result<thinlink::ThinLinkOutput> {
     match &llvm.gold {
         Some(gold) if !llvm.lto2.is_file() => goldhost::run(gold, opts, cg, cwd, work, modules),
-        _ => thinlink::run(llvm, opts, cg, cwd, work, modules, &thinlink::Mode::DistributedIndexes),
+        _ => thinlink::run(llvm, opts, cg, cwd, work, modules, &thinlink::Mode::DistributedIndexes { imports }),
     }
 }
 

@@ -30,6 +30,10 @@ pub struct Module {
     /// Whether to create the file at `id` (false: it already exists there, e.g. an absolute
     /// path to the user's own file).
     pub place: bool,
+    /// A content-addressed copy of `data` in the ThinLTO cache directory to hard-link from,
+    /// for modules that are no file of their own (archive members): written once, linked into
+    /// every link's staging tree (no new inode per member and link, nothing written again).
+    pub store: Option<PathBuf>,
 }
 
 /// Settings of the code generator for both the regular-LTO partition (compiled by llvm-lto2)
@@ -81,10 +85,58 @@ fn place(path: &Path, m: &Module) -> Result<()> {
         }
         None => false,
     };
+    let linked = linked || m.store.as_ref().is_some_and(|store| link_from_store(store, m.data, path));
     if !linked {
         std::fs::write(path, m.data).map_err(|e| Error::new(format!("Failed to create file {}: {}", path.display(), crate::io_error(&e))))?;
     }
     Ok(())
+}
+
+/// Hard-links `path` to the member store entry `store` holding exactly `data`. A missing entry
+/// is written first (a new file renamed into place). The staged file (sharing the entry's
+/// inode) is then checked: a regular file of ours that nobody else may write, holding exactly
+/// `data`; otherwise (a damaged or planted entry) both go and the result is false, as when the
+/// store cannot be used at all (another file system): the caller writes the file instead.
+fn link_from_store(store: &Path, data: &[u8], path: &Path) -> bool {
+    use std::io::{Read as _, Write as _};
+    use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt};
+    if std::fs::symlink_metadata(store).is_err() {
+        let tmp = PathBuf::from(format!("{}.tmp-{}", store.display(), std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        let written = std::fs::File::options()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .mode(0o644)
+            .open(&tmp)
+            .and_then(|mut f| f.write_all(data))
+            .and_then(|()| std::fs::rename(&tmp, store));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+            return false;
+        }
+    }
+    if std::fs::hard_link(store, path).is_err() {
+        return false;
+    }
+    let good = (|| {
+        let f = std::fs::File::options().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).ok()?;
+        let m = f.metadata().ok()?;
+        // SAFETY: geteuid has no preconditions.
+        let ours = m.uid() == unsafe { libc::geteuid() } && m.mode() & 0o022 == 0;
+        if !m.is_file() || !ours || m.len() != data.len() as u64 {
+            return None;
+        }
+        let mut staged = Vec::with_capacity(data.len());
+        (&f).take(data.len() as u64 + 1).read_to_end(&mut staged).ok()?;
+        (staged == data).then_some(())
+    })()
+    .is_some();
+    if !good {
+        let _ = std::fs::remove_file(path);
+        let _ = std::fs::remove_file(store);
+    }
+    good
 }
 
 /// Checks that module IDs are unique and puts every module to be placed at `cwd/<id>` (shared
@@ -133,8 +185,11 @@ pub struct ThinLinkOutput {
 /// What `llvm-lto2 run` does after the thin link.
 #[derive(Debug, Clone)]
 pub enum Mode {
-    /// Write one index shard and one imports file per module; dtld runs the backends.
-    DistributedIndexes,
+    /// Write one index shard per module, and one imports file when `imports` (the backend jobs
+    /// need the import lists; `--thinlto-index-only` only for `--thinlto-emit-imports-files`,
+    /// and a thousand files not written are a thousand inodes not allocated and freed);
+    /// dtld runs the backends.
+    DistributedIndexes { imports: bool },
     /// Run the backends in llvm-lto2's thread pool (in-process ThinLTO, as lld), with LLVM's
     /// ThinLTO cache when a directory is given; optionally also write the shards and imports.
     InProcess { cache_dir: Option<PathBuf>, emit_indexes: bool },
@@ -147,7 +202,13 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
     stage(cwd, modules)?;
     let out_base = work.join("lto");
     let mut args: Vec<String> = match mode {
-        Mode::DistributedIndexes => vec!["-thinlto-distributed-indexes".into(), "-thinlto-emit-imports".into()],
+        Mode::DistributedIndexes { imports } => {
+            let mut a = vec!["-thinlto-distributed-indexes".to_string()];
+            if *imports {
+                a.push("-thinlto-emit-imports".into());
+            }
+            a
+        }
         Mode::InProcess { cache_dir, emit_indexes } => {
             let mut a = Vec::new();
             if *emit_indexes {
