@@ -19,7 +19,8 @@
 //!   (`--verbose` says so); its program is byte for byte the one a link with an empty cache
 //!   writes. Changing one module, or an LTO option, takes the normal path again; a damaged
 //!   link-cache entry is not used (the link takes the normal path, writes the same program,
-//!   and stores a good entry that the next relink uses).
+//!   and stores a good entry that the next relink uses), nor is a damaged entry of the store of
+//!   archive members (`dtld-member-*`) the staging links from.
 //! * `errors/...`: bad bitcode (both linkers must fail; the linker under test with exit 1, an
 //!   error line, and no output or temporary file left anywhere), and two dtld-only contracts:
 //!   bitcode from a newer LLVM than the one found, and no usable LLVM at all (dtld run
@@ -466,6 +467,8 @@ fn link_cache(t: &Work, dtlto: bool) -> Result<(), String> {
     for stem in ["main", "mid", "leaf"] {
         t.compile(".", &format!("{stem}.c"), &format!("{stem}.o"), &["-flto=thin", "-O2", "-g"])?;
     }
+    // mid.o as an archive member: staged from the member store of the cache directory.
+    t.ar(".", "rcs", "libmid.a", &["mid.o"])?;
     let distributor = t.ctx.dtld.with_file_name("dtld-distribute");
     if dtlto && !distributor.is_file() {
         return Err(format!("{} is missing (cargo build --release --workspace --bins)", distributor.display()));
@@ -477,7 +480,7 @@ fn link_cache(t: &Work, dtlto: bool) -> Result<(), String> {
         if dtlto {
             cmd.arg(format!("-fthinlto-distributor={}", distributor.display()));
         }
-        cmd.args(["main.o", "mid.o", "leaf.o", "-o", out]);
+        cmd.args(["main.o", "libmid.a", "leaf.o", "-o", out]);
         let o = t.run(&mut cmd)?;
         if !o.success() {
             return Err(format!("link of {out} failed ({}):\n{}", o.status_text(), o.stderr_text()));
@@ -493,11 +496,12 @@ fn link_cache(t: &Work, dtlto: bool) -> Result<(), String> {
         }
         Ok((stderr.contains(SKIPPED), bytes, String::from_utf8_lossy(&r.stdout).into_owned()))
     };
-    let entries = || -> Vec<PathBuf> {
+    let named = |prefix: &str| -> Vec<PathBuf> {
         fs::read_dir(t.path("cache"))
-            .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("dtld-link-"))).collect())
+            .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(prefix))).collect())
             .unwrap_or_default()
     };
+    let entries = || named("dtld-link-");
 
     let (skipped, first, out1) = link("p1", "cache", &[])?;
     if skipped || out1 != "mid=33 leaf=104\n" {
@@ -528,8 +532,12 @@ fn link_cache(t: &Work, dtlto: bool) -> Result<(), String> {
         return Err(format!("with --lto-O1: skipped the thin link: {skipped}, printed {out:?}"));
     }
 
-    // A damaged entry is not used: the normal path, the same program, then a good entry.
-    for e in entries() {
+    if named("dtld-member-").is_empty() {
+        return Err("no dtld-member-* entry (the staged archive member) in the cache directory".into());
+    }
+    // A damaged entry is not used: the normal path, the same program, then a good entry. The
+    // damaged member store entry is not staged either.
+    for e in entries().into_iter().chain(named("dtld-member-")) {
         let mut d = fs::read(&e).map_err(|x| x.to_string())?;
         let mid = d.len() / 2;
         d[mid] ^= 0x5a;
