@@ -698,7 +698,14 @@ mod tests {
             std::fs::create_dir_all(d.join("work")).unwrap();
         }
         let g = run_with_helper(&helper, &gold, &opts, &cg, &dg, &dg.join("work"), &modules).unwrap();
-        let l = crate::lto::llvm::Llvm { dir: llvm.to_path_buf(), lto2: lto2.clone(), clang: llvm.join("bin/clang"), version: "22".into(), gold: None };
+        let l = crate::lto::llvm::Llvm {
+            dir: llvm.to_path_buf(),
+            lto2: lto2.clone(),
+            clang: llvm.join("bin/clang"),
+            version: "22".into(),
+            gold: None,
+            identity: String::new(),
+        };
         let t = thinlink::run(&l, &opts, &cg, &dl, &dl.join("work"), &modules, &thinlink::Mode::DistributedIndexes { imports: true }).unwrap();
         assert_eq!(g.shards, t.shards);
         assert_eq!(g.imports, t.imports);
