@@ -248,7 +248,9 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         // In-process ThinLTO, as lld: llvm-lto2 runs the thin link and the backends in its
         // thread pool, with LLVM's own ThinLTO cache.
         let (objects, n) = in_process(req, &llvm, &cg, &names, &ids, &modules, &stage_abs, trace)?;
+        let t_clean = std::time::Instant::now();
         drop(staging);
+        trace.stage("Remove the staging directory", "", t_clean);
         if let Some(c) = &link_cache {
             c.store(&out, &objects, n);
         }
@@ -295,7 +297,9 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     }
     emit_index_files(opts, &tl, &names, &ids, &base)?;
     let objects = native_objects(opts, &out, tl.regular_object, objs, &names, &job_module)?;
+    let t_clean = std::time::Instant::now();
     drop(staging);
+    trace.stage("Remove the staging directory", "", t_clean);
     if let Some(c) = &link_cache {
         c.store(&out, &objects, jobs.len());
     }
