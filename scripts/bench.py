@@ -22,6 +22,27 @@ Workloads (generated into target/bench/, so the script needs nothing but clang-2
   lua-gcc-lto    the same for Lua 5.4, when scripts/real-programs/lua-gcc-lto.sh has built its
                  objects (target/real-programs/lua-gcc-lto/obj-pic)
 
+The edit-compile-relink loop of ThinLTO, for Lua (target/real-programs/lua/obj-pic-lto-thin) and
+for OpenSSL's `openssl` program when its ThinLTO build is present (--openssl DIR: a built
+OpenSSL tree, configured with CC=clang-22 CFLAGS="-O2 -flto=thin -fPIE" and `make build_libs
+build_programs`; default target/openssl/src; see docs/bench.md). Every linker has its own cache
+directory, warmed by the warm-up link:
+  X-thin-link          the thin link only: --thinlto-index-only=FILE (the serial part of a
+                       distributed build); --thinlto-prefix-replace sends each linker's index
+                       files to a directory of its own
+  X-relink-unchanged   in-process ThinLTO relink, nothing changed, --thinlto-cache-dir (ld.lld
+                       reruns its thin link; dtld reuses its previous result)
+  X-relink-changed     the same after one module changed: every run links a new version of a
+                       small extra module (bench_variant_N.o), so the thin link reruns and that
+                       module's backend compiles; everything else comes from the cache
+  X-dtlto-unchanged    DTLTO relink with dtld-distribute, nothing changed, --thinlto-cache-dir
+                       (dtld and ld.lld-22)
+  X-dtlto-changed      DTLTO relink after one module changed, as X-relink-changed
+mold takes part in the in-process Lua relinks (through LLVMgold.so, cache-dir= plugin option);
+for OpenSSL it is left out of the ThinLTO workloads, as its first link (every backend compiled,
+once per linker) would add minutes to the run. A linker's cache is shared by the unchanged and
+changed relinks of the same mode.
+
 PE/COFF workloads (--pe, instead of the ELF ones; the same generated program compiled for
 x86_64-w64-mingw32, linked through clang-22's MinGW driver, against ld.lld-22's MinGW driver;
 mold has no PE/COFF support, so it is not measured). Each program is a DLL and an EXE using it:
@@ -132,15 +153,18 @@ def run_isolated(cmd, cwd, env=None):
 
 def measure(links, runs):
     """{linker: (median wall time, largest peak RSS)} of `runs` links by each linker, after one
-    warm-up link each (page cache, LTO staging). `links` is {linker: (cmd, cwd, env)}; the
-    linkers take turns run by run, so a load that comes and goes on a shared machine falls on
-    all of them alike."""
+    warm-up link each (page cache, LTO staging). `links` is {linker: (cmd, cwd, env)}, where cmd
+    may be a function of the run number (0 is the warm-up) for workloads whose inputs change
+    from run to run; the linkers take turns run by run, so a load that comes and goes on a
+    shared machine falls on all of them alike."""
+    def argv(cmd, k):
+        return cmd(k) if callable(cmd) else cmd
     for cmd, cwd, env in links.values():
-        run_isolated(cmd, cwd, env)
+        run_isolated(argv(cmd, 0), cwd, env)
     walls, rsss = {l: [] for l in links}, {l: [] for l in links}
-    for _ in range(runs):
+    for k in range(runs):
         for l, (cmd, cwd, env) in links.items():
-            w, r = run_isolated(cmd, cwd, env)
+            w, r = run_isolated(argv(cmd, k + 1), cwd, env)
             walls[l].append(w)
             rsss[l].append(r)
     return {l: (statistics.median(walls[l]), max(rsss[l])) for l in links}
@@ -294,6 +318,8 @@ def main():
     ap.add_argument("--funcs", type=int, default=40)
     ap.add_argument("--only", default="")
     ap.add_argument("--pe", action="store_true", help="the PE/COFF (MinGW) workloads instead of the ELF ones")
+    ap.add_argument("--openssl", default=os.path.join(ROOT, "target", "openssl", "src"),
+                    help="a ThinLTO build of OpenSSL for the openssl-* workloads (see --help)")
     a = ap.parse_args()
     dtld = os.environ.get("DTLD", os.path.join(ROOT, "target", "release", "dtld"))
     dist = os.environ.get("DTLD_DISTRIBUTOR", os.path.join(ROOT, "target", "release", "dtld-distribute"))
@@ -303,6 +329,9 @@ def main():
     if a.pe:
         return pe_main(a, dtld, dist)
     linkers = [("dtld", dtld), ("ld.lld-22", "lld")]
+    if os.environ.get("DTLD_BEFORE"):
+        # Another dtld (e.g. main's, before a change) in the same run, for before/after numbers.
+        linkers.insert(1, ("dtld-before", os.environ["DTLD_BEFORE"]))
     if shutil.which("mold"):
         linkers.append(("mold", "mold"))
     src = os.path.join(OUT, f"src-{a.modules}x{a.funcs}")
@@ -339,12 +368,93 @@ def main():
         results = measure(links, a.runs)
         report(rows, name, results, results.get("ld.lld-22"))
 
+    rows.extend(relink_workloads(a, linkers, dist, only))
+
     notes = ""
     if shutil.which("gcc") and (not only or only & {"gcc-lto", "lua-gcc-lto"}):
         rows.extend(gcc_lto(a, dtld, src, only))
         notes = ("gcc-lto workloads: the whole `gcc -flto=auto` link is timed (GCC's LTO runs inside it: plugin, "
                  "lto-wrapper, lto1), peak RSS is the largest process (lto1), ratios are to GNU ld.\n\n")
     write_results(os.path.join(OUT, "results.md"), a, rows, notes)
+
+
+def thin_programs(a):
+    """(name, cwd, inputs) of the ThinLTO programs present: Lua and OpenSSL's `openssl`."""
+    progs = []
+    lua = os.path.join(ROOT, "target", "real-programs", "lua", "obj-pic-lto-thin")
+    if os.path.isdir(lua):
+        objs = [os.path.join(lua, f) for f in sorted(os.listdir(lua)) if f.endswith(".o") and f != "luac.o"]
+        progs.append(("lua", lua, objs + ["-lm"]))
+    ossl = os.path.abspath(a.openssl)
+    if os.path.isfile(os.path.join(ossl, "libcrypto.a")) and os.path.isdir(os.path.join(ossl, "apps")):
+        apps = os.path.join(ossl, "apps")
+        objs = sorted(os.path.join("apps", f) for f in os.listdir(apps) if f.startswith("openssl-bin-") and f.endswith(".o"))
+        objs.append("apps/lib/openssl-bin-cmp_mock_srv.o")
+        progs.append(("openssl", ossl, objs + ["-L.", "apps/libapps.a", "-lssl", "-lcrypto", "-ldl", "-pthread"]))
+    return progs
+
+
+def variant_object(work, k):
+    """bench_variant_<k>.o: a small ThinLTO module that differs in every run (one changed
+    source file, as in an edit-compile-relink loop)."""
+    d = os.path.join(work, "variants")
+    os.makedirs(d, exist_ok=True)
+    o = os.path.join(d, f"bench_variant_{k}.o")
+    if not os.path.exists(o):
+        c = os.path.join(d, f"bench_variant_{k}.c")
+        with open(c, "w") as fh:
+            fh.write(f"int bench_variant_{k}(int x) {{ return x * {k + 3} + {k}; }}\n"
+                     f"int bench_variant_table_{k}[{k % 7 + 1}] = {{ {k} }};\n")
+        sh([CLANG, "-O2", "-fPIE", "-flto=thin", "-c", c, "-o", o])
+    return o
+
+
+def relink_workloads(a, linkers, dist, only):
+    """The ThinLTO relink and thin-link workloads (see the module docstring)."""
+    rows = []
+    work = os.path.join(OUT, "work-relink")
+    for prog, cwd, inputs in thin_programs(a):
+        for kind in ("thin-link", "relink-unchanged", "relink-changed", "dtlto-unchanged", "dtlto-changed"):
+            name = f"{prog}-{kind}"
+            if only and name not in only:
+                continue
+            links = {}
+            for lname, l in linkers:
+                lto_dtlto = kind.startswith("dtlto")
+                if lname == "mold" and (kind == "thin-link" or lto_dtlto or prog == "openssl"):
+                    continue  # mold has no index-only mode and no DTLTO; OpenSSL: see below
+                d = os.path.join(work, name, lname)
+                shutil.rmtree(d, ignore_errors=True)
+                os.makedirs(d)
+                # The unchanged and changed relinks of a mode share a linker's cache: the first
+                # link of the program (all backends compiled) is paid once per linker and mode.
+                # dtld-before shares dtld's in-process cache (the same LLVM cache entries).
+                cache_owner = "dtld" if lname == "dtld-before" and not lto_dtlto else lname
+                cache = os.path.join(work, f"{prog}-{'dtlto' if lto_dtlto else 'in-process'}-cache", cache_owner)
+                os.makedirs(cache, exist_ok=True)
+                out = os.path.join(d, prog)
+                flags = ["-flto=thin", "-pie"]
+                if kind == "thin-link":
+                    flags += [f"-Wl,--thinlto-index-only={d}/linked.txt", f"-Wl,--thinlto-prefix-replace={cwd}/;{d}/idx/"]
+                    ins = [i if i.startswith("-") or os.path.isabs(i) else os.path.join(cwd, i) for i in inputs]
+                elif lname == "mold":
+                    flags.append(f"-Wl,-plugin-opt=cache-dir={cache}")
+                    ins = inputs
+                else:
+                    flags.append(f"-Wl,--thinlto-cache-dir={cache}")
+                    ins = inputs
+                if lto_dtlto:
+                    flags.append(f"-fthinlto-distributor={dist}")
+                base = link_command([CLANG, f"-fuse-ld={l}", *flags, *ins, "-o", out], cwd)
+                if kind.endswith("-changed"):
+                    # The extra module goes right before the program's first object.
+                    cut = base.index(ins[0])
+                    links[lname] = ((lambda k, base=base, cut=cut: base[:cut] + [variant_object(work, k)] + base[cut:]), cwd, None)
+                else:
+                    links[lname] = (base, cwd, None)
+            results = measure(links, a.runs)
+            report(rows, name, results, results.get("ld.lld-22"))
+    return rows
 
 
 def gcc_lto(a, dtld, src, only):

@@ -26,6 +26,12 @@ impl Trace {
         self.events.push((name.to_string(), detail.to_string(), ts, dur));
     }
 
+    /// Records a stage that started at `start` and took `dur` (a part of a larger step).
+    pub fn span(&mut self, name: &str, detail: &str, start: Instant, dur: std::time::Duration) {
+        let ts = start.saturating_duration_since(self.start).as_micros();
+        self.events.push((name.to_string(), detail.to_string(), ts, dur.as_micros()));
+    }
+
     /// The trace as JSON: one complete ("X") event per stage plus the total.
     pub fn to_json(&self) -> String {
         let total = self.start.elapsed().as_micros();

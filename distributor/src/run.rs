@@ -26,6 +26,8 @@ use std::time::{Duration, Instant};
 
 /// How often running children are polled when nothing else wakes the loop.
 const POLL: Duration = Duration::from_millis(10);
+/// How soon a child whose output pipe closed is looked at again when it was not yet reapable.
+const EXITING_POLL: Duration = Duration::from_millis(1);
 /// How long to wait for a job's output pipe to close after the job exited. It stays open only if
 /// the compiler left a background process holding it; its output is then cut short.
 const OUTPUT_GRACE: Duration = Duration::from_secs(1);
@@ -174,8 +176,11 @@ pub fn run(file: &JobFile, compiler: &Path, opts: &Options, progress: &mut Progr
             break;
         }
 
-        // Sleep until a job's pipe closes (usually: it exited) or the poll interval passes.
-        let mut closed: Vec<usize> = done_rx.recv_timeout(POLL).into_iter().collect();
+        // Sleep until a job's pipe closes (usually: it exited) or the poll interval passes. A job
+        // whose pipe closed but that was not reapable yet (it is exiting) is looked at again
+        // after a millisecond, not a whole interval: every job's end is on the link's path.
+        let exiting = running.iter().any(|r| r.reader_done && r.exit.is_none());
+        let mut closed: Vec<usize> = done_rx.recv_timeout(if exiting { EXITING_POLL } else { POLL }).into_iter().collect();
         closed.extend(done_rx.try_iter());
         // Ctrl-C reaches the jobs too (same process group): their deaths are not job failures.
         if let Some(signal) = signals.received() {

@@ -105,12 +105,29 @@ pub struct Cache {
     pub dir: PathBuf,
     /// Identity of the compiler (path and version) that enters every key.
     pub salt: String,
+    /// The digest of every file a key has read in this link (a module is the import source
+    /// of many jobs: it is read and hashed once, not once per importer).
+    digests: Mutex<std::collections::HashMap<PathBuf, Option<(u64, [u8; 20])>>>,
 }
 
 impl Cache {
+    pub fn new(dir: PathBuf, salt: String) -> Cache {
+        Cache { dir, salt, digests: Mutex::new(Default::default()) }
+    }
+
+    /// (length, SHA-1) of a file, read once per link.
+    fn digest(&self, path: PathBuf) -> Option<(u64, [u8; 20])> {
+        if let Some(d) = self.digests.lock().unwrap_or_else(|e| e.into_inner()).get(&path) {
+            return *d;
+        }
+        let d = std::fs::read(&path).ok().map(|data| (data.len() as u64, Sha1::digest(&data).into()));
+        self.digests.lock().unwrap_or_else(|e| e.into_inner()).insert(path, d);
+        d
+    }
+
     pub fn key(&self, common: &[String], job: &Job, cwd: &Path) -> Option<String> {
         let mut h = Sha1::new();
-        h.update(b"dtld-thinlto-cache-v1\0");
+        h.update(b"dtld-thinlto-cache-v2\0");
         h.update(self.salt.as_bytes());
         h.update([0]);
         for a in common.iter().chain(job.args().iter()) {
@@ -122,11 +139,11 @@ impl Cache {
         imports.sort_unstable();
         files.extend(imports);
         for f in files {
-            let data = std::fs::read(cwd.join(f)).ok()?;
+            let (len, digest) = self.digest(cwd.join(f))?;
             h.update(f.as_bytes());
             h.update([0]);
-            h.update((data.len() as u64).to_le_bytes());
-            h.update(&data);
+            h.update(len.to_le_bytes());
+            h.update(digest);
         }
         Some(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
     }

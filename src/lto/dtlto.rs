@@ -122,14 +122,21 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], cwd: &Path, cache: 
     let mut keys: Vec<Option<String>> = vec![None; jobs.len()];
     let mut stats = Stats::default();
     if let Some(c) = cache {
-        for (i, j) in jobs.iter().enumerate() {
-            keys[i] = c.key(common, j, cwd);
-            if let Some(k) = &keys[i] {
-                if let Some(data) = c.lookup(k) {
-                    objects[i] = Some(data);
-                    stats.cached += 1;
-                }
+        use rayon::prelude::*;
+        let found: Vec<(Option<String>, Option<Vec<u8>>)> = jobs
+            .par_iter()
+            .map(|j| {
+                let k = c.key(common, j, cwd);
+                let data = k.as_ref().and_then(|k| c.lookup(k));
+                (k, data)
+            })
+            .collect();
+        for (i, (k, data)) in found.into_iter().enumerate() {
+            keys[i] = k;
+            if data.is_some() {
+                stats.cached += 1;
             }
+            objects[i] = data;
         }
     }
     let misses: Vec<usize> = (0..jobs.len()).filter(|&i| objects[i].is_none()).collect();

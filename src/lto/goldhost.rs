@@ -256,7 +256,8 @@ pub(crate) fn run_with_helper(
         shards.push(has_shard.then_some(shard));
     }
     let regular_object = std::fs::read(&obj_path).ok().filter(|d| has_real_symbols(d));
-    Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects: Vec::new() })
+    let now = std::time::Instant::now();
+    Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects: Vec::new(), times: [now; 4] })
 }
 
 /// Whether an object defines or references anything (LLVMgold's empty partition does not).
@@ -669,6 +670,7 @@ mod tests {
                 id: format!("m/{id}"),
                 data,
                 source: None,
+                store: None,
                 resolutions: ir
                     .lto_symbols()
                     .map(|s| {
@@ -696,8 +698,15 @@ mod tests {
             std::fs::create_dir_all(d.join("work")).unwrap();
         }
         let g = run_with_helper(&helper, &gold, &opts, &cg, &dg, &dg.join("work"), &modules).unwrap();
-        let l = crate::lto::llvm::Llvm { dir: llvm.to_path_buf(), lto2: lto2.clone(), clang: llvm.join("bin/clang"), version: "22".into(), gold: None };
-        let t = thinlink::run(&l, &opts, &cg, &dl, &dl.join("work"), &modules, &thinlink::Mode::DistributedIndexes).unwrap();
+        let l = crate::lto::llvm::Llvm {
+            dir: llvm.to_path_buf(),
+            lto2: lto2.clone(),
+            clang: llvm.join("bin/clang"),
+            version: "22".into(),
+            gold: None,
+            identity: String::new(),
+        };
+        let t = thinlink::run(&l, &opts, &cg, &dl, &dl.join("work"), &modules, &thinlink::Mode::DistributedIndexes { imports: true }).unwrap();
         assert_eq!(g.shards, t.shards);
         assert_eq!(g.imports, t.imports);
         assert!(g.imports.iter().any(|i| !i.is_empty()), "expected some imports: {:?}", g.imports);

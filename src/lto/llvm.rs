@@ -23,11 +23,15 @@ pub struct Llvm {
     pub lto2: PathBuf,
     /// `<dir>/bin/clang`, the backend compiler for in-process ThinLTO.
     pub clang: PathBuf,
-    /// `major.minor.patch` as printed by `llvm-lto2 --version` (or `clang --version` when the
-    /// installation has only `LLVMgold.so`).
+    /// `major.minor` of the libLLVM `llvm-lto2` is linked against (read from the file), or
+    /// `major.minor.patch` as printed by `llvm-lto2 --version` for a statically linked one, or
+    /// by `clang --version` when the installation has only `LLVMgold.so`.
     pub version: String,
     /// `<dir>/lib/LLVMgold.so`, the thin-link fallback when `llvm-lto2` is missing.
     pub gold: Option<PathBuf>,
+    /// What identifies these exact tools in cache keys: path, size, modification time and
+    /// inode of `llvm-lto2` (or `LLVMgold.so`), the libLLVM it loads, and `clang`.
+    pub identity: String,
 }
 
 /// `22.1.8` → (22, 1, 8); missing parts are 0.
@@ -77,6 +81,72 @@ fn parent_clang() -> Option<PathBuf> {
     name.starts_with("clang").then_some(exe)
 }
 
+/// The `major.minor` version of a tool linked against a shared libLLVM, read from its
+/// `DT_NEEDED` entry (`libLLVM.so.22.1`, or `libLLVM-22.so` on older releases) without running
+/// it: starting an LLVM tool only to print its version costs as much as a small thin link
+/// (loading libLLVM). With the library found too (`<dir>/lib`, the tool's `RUNPATH`-style
+/// neighbours, the system directories), returns its path for the tools' identity.
+fn linked_llvm(tool: &Path, dir: &Path) -> Option<(String, Option<PathBuf>)> {
+    let file = std::fs::File::open(tool).ok()?;
+    // SAFETY: a read-only private map of a file we only read; a concurrent truncation by
+    // someone else could fault, as for every input the linker maps.
+    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    let needed = needed_libs(&map)?;
+    for lib in needed {
+        let v = if let Some(rest) = lib.strip_prefix("libLLVM.so.") {
+            rest.to_string()
+        } else if let Some(rest) = lib.strip_prefix("libLLVM-").and_then(|r| r.split_once(".so")) {
+            rest.0.to_string()
+        } else {
+            continue;
+        };
+        let (major, minor, _) = parse_version(&v)?;
+        let found = [
+            dir.join("lib"),
+            PathBuf::from("/lib/x86_64-linux-gnu"),
+            PathBuf::from("/usr/lib/x86_64-linux-gnu"),
+            PathBuf::from("/usr/lib64"),
+            PathBuf::from("/usr/lib"),
+        ]
+        .into_iter()
+        .map(|d| d.join(&lib))
+        .find(|p| p.is_file());
+        return Some((format!("{major}.{minor}"), found));
+    }
+    None
+}
+
+/// The `DT_NEEDED` names of an ELF executable.
+fn needed_libs(data: &[u8]) -> Option<Vec<String>> {
+    use object::read::elf::{Dyn as _, FileHeader as _, SectionHeader as _};
+    let h = object::elf::FileHeader64::<object::Endianness>::parse(data).ok()?;
+    let e = h.endian().ok()?;
+    let sections = h.sections(e, data).ok()?;
+    let mut out = Vec::new();
+    for s in sections.iter() {
+        let Ok(Some((dyns, link))) = s.dynamic(e, data) else { continue };
+        let strings = sections.strings(e, data, link).ok()?;
+        for d in dyns {
+            if d.tag32(e) == Some(object::elf::DT_NEEDED) {
+                if let Ok(name) = d.string(e, strings) {
+                    out.push(String::from_utf8_lossy(name).into_owned());
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// `path|size|mtime|inode` of a file (canonical path), or `path|missing`.
+pub fn file_identity(p: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let canon = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    match std::fs::metadata(&canon) {
+        Ok(m) => format!("{}|{}|{}.{}|{}", canon.display(), m.len(), m.mtime(), m.mtime_nsec(), m.ino()),
+        Err(_) => format!("{}|missing", canon.display()),
+    }
+}
+
 fn tool_version(lto2: &Path) -> Option<String> {
     // `llvm-lto2 run --version` works on every release (LLVM 14 rejects a bare `--version`).
     let out = Command::new(lto2).args(["run", "--version"]).output().ok()?;
@@ -121,7 +191,12 @@ pub fn discover(o: &LtoOptions, producers: &[(String, String)]) -> Result<Llvm> 
             problems.push(format!("{}: llvm-lto2 not found (from {source}; on Debian it is in the llvm-NN package)", lto2.display()));
             continue;
         };
-        let version = if lto2.is_file() { tool_version(&lto2) } else { clang_version(&clang) };
+        let linked = if lto2.is_file() { linked_llvm(&lto2, &dir) } else { None };
+        let version = match &linked {
+            Some((v, _)) => Some(v.clone()),
+            None if lto2.is_file() => tool_version(&lto2),
+            None => clang_version(&clang),
+        };
         let Some(version) = version else {
             problems.push(format!("{}: cannot run it or read its version", tool.display()));
             continue;
@@ -136,6 +211,13 @@ pub fn discover(o: &LtoOptions, producers: &[(String, String)]) -> Result<Llvm> 
             problems.push(format!("{file}: bitcode was produced by LLVM {prod}, which is newer than LLVM {version} at {} (from {source})", dir.display()));
             continue;
         }
+        let mut identity = vec![file_identity(&tool), file_identity(&clang)];
+        if let Some((_, Some(lib))) = &linked {
+            identity.push(file_identity(lib));
+        }
+        if let Some(g) = gold.as_ref().filter(|_| !lto2.is_file()) {
+            identity.push(file_identity(g));
+        }
         return Ok(Llvm {
             #[cfg(test)]
             dir,
@@ -143,6 +225,7 @@ pub fn discover(o: &LtoOptions, producers: &[(String, String)]) -> Result<Llvm> 
             clang,
             version,
             gold,
+            identity: identity.join(";"),
         });
     }
     Err(crate::error::Error::many(problems))
@@ -198,6 +281,9 @@ mod tests {
         let o = LtoOptions { llvm_dir: Some(dir.clone()), ..Default::default() };
         let ok = discover(&o, &[("a.o".into(), "22.1.8".into())]).unwrap();
         assert_eq!(ok.dir, dir);
+        // Read from llvm-lto2's DT_NEEDED libLLVM, without running it.
+        assert_eq!(parse_version(&ok.version).map(|v| (v.0, v.1)), linked_llvm(&ok.lto2, &dir).and_then(|(v, _)| parse_version(&v)).map(|v| (v.0, v.1)));
+        assert_eq!(parse_version(&ok.version).map(|v| v.0), Some(22), "{}", ok.version);
         let e = discover(&o, &[("a.o".into(), "99.0.0".into())]).unwrap_err();
         assert!(e.messages[0].contains("newer than LLVM"), "{:?}", e.messages);
     }

@@ -12,6 +12,7 @@ pub mod bitstream;
 pub mod dtlto;
 pub mod goldhost;
 pub mod irsymtab;
+pub mod linkcache;
 pub mod llvm;
 pub mod options;
 pub mod plugin_api;
@@ -103,12 +104,15 @@ fn module_name(input: &InputFile, o: Option<&LtoOptions>) -> String {
     }
 }
 
-/// A short content hash, so that staged module paths are the same for the same bitcode in
-/// every link (backend cache keys then do not depend on the output name or directory).
-fn content_tag(data: &[u8]) -> String {
-    use sha1::Digest;
-    let d = sha1::Sha1::digest(data);
-    d[..8].iter().map(|b| format!("{b:02x}")).collect()
+/// A short content hash (of the module's SHA-1), so that staged module paths are the same for
+/// the same bitcode in every link (backend cache keys then do not depend on the output name or
+/// directory).
+fn content_tag(digest: &[u8; 20]) -> String {
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn hex(d: &[u8]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Applies `--thinlto-object-suffix-replace=old;new` to a module name.
@@ -180,40 +184,90 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     let cg = codegen_settings(req);
     let names: Vec<String> = req.modules.iter().map(|m| module_name(m.bitcode.input, Some(opts))).collect();
     if opts.index_only {
-        index_only(req, &llvm, &cg, &names, |i, id| make_module(req, i, id))?;
+        index_only(req, &llvm, &cg, &names, |i, id| make_module(req, i, id), trace)?;
         return Ok(LtoOutput { objects: Vec::new(), stop: true });
     }
 
     // In-process ThinLTO or DTLTO: stage under `<output>.dtld-lto/`, thin link, backends
-    // (here or through the distributor), objects.
+    // (here or through the distributor), objects; or, with unchanged inputs and a cache
+    // directory, the previous link's objects (`linkcache.rs`).
     let dtlto = opts.distributor.is_some();
+    let in_process_lto2 = !dtlto && llvm.lto2.is_file();
     let out = req.output.to_string_lossy().into_owned();
+    let t_digest = std::time::Instant::now();
+    let inputs: Vec<&InputFile> = req.modules.iter().map(|m| m.bitcode.input).collect();
+    let digests = linkcache::digests(&inputs);
+    let common = backend_command(req, &llvm, &cg);
+    let mode = match &opts.distributor {
+        Some(d) => format!("dtlto {d} {:?}", opts.distributor_args),
+        None if in_process_lto2 => "in-process llvm-lto2".to_string(),
+        None => "local backends".to_string(),
+    };
+    let parts = linkcache::KeyParts {
+        mode,
+        backend_command: &common,
+        tools: &llvm.identity,
+        format: if req.format == irsymtab::ObjectFormat::Coff { "coff" } else { "elf" },
+        pic: req.pic,
+        opts,
+        cg: &cg,
+    };
+    let link_cache = linkcache::LinkCache::new(req, &names, &digests, &parts);
+    if let Some(hit) = link_cache.as_ref().and_then(|c| c.lookup(&out)) {
+        trace.stage("Link cache", &format!("hit: {} modules, thin link skipped", hit.modules), t_digest);
+        if let Some(d) = &opts.cache_dir {
+            backend::Cache::new(d.clone(), String::new()).prune(opts.cache_policy.as_deref())?;
+        }
+        if req.verbose {
+            eprintln!("dtld: thinlto: {} modules, 0 compiled, {} cached", hit.modules, hit.modules);
+            eprintln!("dtld: thinlto: inputs and options unchanged since a previous link: its result is reused, the thin link skipped");
+        }
+        return Ok(LtoOutput { objects: hit.objects, stop: false });
+    }
     let (staging, stage_rel) = open_staging(req, &out)?;
     let stage_abs = staging.path().to_path_buf();
     let base = if dtlto { thinlink::abs(Path::new(".")) } else { stage_abs.clone() };
     let prefix = if dtlto { format!("{stage_rel}/") } else { String::new() };
-    let ids = module_ids(req, &names, &prefix);
-    let modules: Vec<Module> = ids.iter().enumerate().map(|(i, id)| make_module(req, i, id.clone())).collect();
-    if !dtlto && llvm.lto2.is_file() {
+    let ids = module_ids(req, &names, &digests, &prefix);
+    // Archive members are staged from a content-addressed store in the cache directory
+    // (`dtld-member-<SHA-1>`, hard links: written once, not on every link).
+    let store = |i: usize| opts.cache_dir.as_ref().map(|d| thinlink::abs(d).join(format!("dtld-member-{}", hex(&digests[i]))));
+    let modules: Vec<Module> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let m = make_module(req, i, id.clone());
+            let store = if m.source.is_none() { store(i) } else { None };
+            Module { store, ..m }
+        })
+        .collect();
+    if let Some(d) = opts.cache_dir.as_ref().filter(|_| modules.iter().any(|m| m.store.is_some())) {
+        create_dir(d)?;
+    }
+    if in_process_lto2 {
         // In-process ThinLTO, as lld: llvm-lto2 runs the thin link and the backends in its
         // thread pool, with LLVM's own ThinLTO cache.
-        let objects = in_process(req, &llvm, &cg, &names, &ids, &modules, &stage_abs, trace)?;
+        let (objects, n) = in_process(req, &llvm, &cg, &names, &ids, &modules, &stage_abs, trace)?;
+        let t_clean = std::time::Instant::now();
         drop(staging);
+        trace.stage("Remove the staging directory", "", t_clean);
+        if let Some(c) = &link_cache {
+            c.store(&out, &objects, n);
+        }
         return Ok(LtoOutput { objects, stop: false });
     }
     let t_thin = std::time::Instant::now();
-    let tl = thin_link(&llvm, opts, &cg, &base, &stage_abs, &modules)?;
+    let tl = thin_link(&llvm, opts, &cg, &base, &stage_abs, &modules, true)?;
     // The thin link reached the modules and shards by name (relative to the linker's
     // directory, as the distributor will).
     staging.check()?;
     trace.stage("Thin link", &format!("{} modules, LLVM {}", modules.len(), llvm.version), t_thin);
 
     let (jobs, job_module) = backend_jobs(&tl, &names, &ids);
-    let common = backend_command(req, &llvm, &cg);
     let cache = opts
         .cache_dir
         .as_ref()
-        .map(|d| backend::Cache { dir: d.clone(), salt: format!("{} {}{}", llvm.clang.display(), llvm.version, if dtlto { " dtlto" } else { "" }) });
+        .map(|d| backend::Cache::new(d.clone(), format!("{} {} {}{}", llvm.clang.display(), llvm.version, llvm.identity, if dtlto { " dtlto" } else { "" })));
     let t_backend = std::time::Instant::now();
     let (objs, stats) = match &opts.distributor {
         Some(program) => {
@@ -243,7 +297,12 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     }
     emit_index_files(opts, &tl, &names, &ids, &base)?;
     let objects = native_objects(opts, &out, tl.regular_object, objs, &names, &job_module)?;
+    let t_clean = std::time::Instant::now();
     drop(staging);
+    trace.stage("Remove the staging directory", "", t_clean);
+    if let Some(c) = &link_cache {
+        c.store(&out, &objects, jobs.len());
+    }
     Ok(LtoOutput { objects, stop: false })
 }
 
@@ -270,7 +329,7 @@ fn make_module(req: &LtoRequest, i: usize, id: String) -> Module {
     let b = m.bitcode;
     let input = b.input;
     let source = if input.archive.is_none() || input.thin_member { Some(input.path.clone()) } else { None };
-    Module { id, data: input.data, source, resolutions: (0..b.syms.len()).map(|k| (b.sym(k).name, m.flags[k].clone())).collect(), place: true }
+    Module { id, data: input.data, source, resolutions: (0..b.syms.len()).map(|k| (b.sym(k).name, m.flags[k].clone())).collect(), place: true, store: None }
 }
 
 /// The staging directory and its name as the backends see it: `<output>.dtld-lto` next to
@@ -292,13 +351,14 @@ fn open_staging(req: &LtoRequest, out: &str) -> Result<(crate::staging::StagingD
 /// Each module's ID in the staging tree: `<prefix><content hash>/<file name>`, so the same
 /// bitcode gets the same ID in every link; the same bytes under the same name twice (a file
 /// named twice, or copies in two directories) get `-2`, `-3`... after the hash.
-fn module_ids(req: &LtoRequest, names: &[String], prefix: &str) -> Vec<String> {
+fn module_ids(req: &LtoRequest, names: &[String], digests: &[[u8; 20]], prefix: &str) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     req.modules
         .iter()
         .zip(names)
-        .map(|(m, n)| {
-            let tag = content_tag(m.bitcode.input.data);
+        .zip(digests)
+        .map(|((_, n), digest)| {
+            let tag = content_tag(digest);
             let file = stage_name(n);
             let mut id = format!("{prefix}{tag}/{file}");
             let mut k = 1;
@@ -439,7 +499,7 @@ fn in_process(
     modules: &[Module],
     stage: &Path,
     trace: &mut crate::trace::Trace,
-) -> Result<Vec<InputFile>> {
+) -> Result<(Vec<InputFile>, usize)> {
     let opts = req.opts;
     let out = req.output.to_string_lossy().into_owned();
     let thin_modules: Vec<usize> = (0..req.modules.len()).filter(|&i| req.modules[i].bitcode.ir.modules.iter().any(|m| m.thin)).collect();
@@ -454,6 +514,7 @@ fn in_process(
         save_temps: opts.save_temps,
     };
     let tl = thinlink::run(llvm, opts, cg, stage, stage, modules, &mode)?;
+    tl.record(trace, "Thin link and backends (llvm-lto2)");
     let compiled = llvm_cache_entries(opts.cache_dir.as_ref()).saturating_sub(before);
     let (compiled, cached) = if opts.cache_dir.is_some() {
         (compiled.min(tl.thin_objects.len()), tl.thin_objects.len().saturating_sub(compiled))
@@ -462,7 +523,7 @@ fn in_process(
     };
     trace.stage("Thin link and ThinLTO backends", &format!("{} modules, {compiled} compiled, {cached} cached, LLVM {}", modules.len(), llvm.version), t);
     if let Some(d) = &opts.cache_dir {
-        let cache = backend::Cache { dir: d.clone(), salt: String::new() };
+        let cache = backend::Cache::new(d.clone(), String::new());
         cache.prune(opts.cache_policy.as_deref())?;
     }
     if req.verbose {
@@ -476,7 +537,8 @@ fn in_process(
         }
         objects.push(lto_input(format!("{out}.lto.o"), data));
     }
-    let named = tl.thin_objects.len() == thin_modules.len();
+    let tasks = tl.thin_objects.len();
+    let named = tasks == thin_modules.len();
     for (k, data) in tl.thin_objects.into_iter().enumerate() {
         let label = if named {
             Path::new(&names[thin_modules[k]]).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
@@ -497,7 +559,7 @@ fn in_process(
     if opts.save_temps {
         save_temps(req, stage, &out, names, &thin_modules, &objects)?;
     }
-    Ok(objects)
+    Ok((objects, tasks))
 }
 
 /// `-save-temps` for in-process LTO, with lld's file names: the resolutions
@@ -571,10 +633,45 @@ fn copy_file(from: &Path, to: &Path) -> Result<()> {
     write_file(to, &data)
 }
 
+/// `write_file` for the index and imports files of `--thinlto-index-only`, which a relink
+/// mostly writes again with the same bytes: a regular file that already holds exactly `data`
+/// only gets a new modification time (as if written: build systems compare it), so a relink
+/// does not replace a thousand files (each a new inode and a freed one) for nothing.
+fn write_file_if_changed(p: &Path, data: &[u8]) -> Result<()> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    let same = (|| {
+        let f = std::fs::File::options().read(true).write(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(p).ok()?;
+        let m = f.metadata().ok()?;
+        if !m.is_file() || m.len() != data.len() as u64 {
+            return None;
+        }
+        let mut old = Vec::with_capacity(data.len());
+        (&f).take(data.len() as u64 + 1).read_to_end(&mut old).ok()?;
+        (old == data).then(|| f.set_modified(std::time::SystemTime::now()).ok()).flatten()
+    })();
+    match same {
+        Some(()) => Ok(()),
+        None => write_file(p, data),
+    }
+}
+
+fn copy_file_if_changed(from: &Path, to: &Path) -> Result<()> {
+    let data = std::fs::read(from).map_err(|e| Error::new(format!("cannot open {}: {}", from.display(), crate::io_error(&e))))?;
+    write_file_if_changed(to, &data)
+}
+
 /// `--thinlto-index-only[=file]`: the thin link only, with lld's module names, so the index
 /// and imports files (and the module paths inside them) are the ones ld.lld writes.
 #[allow(clippy::too_many_arguments)]
-fn index_only(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings, names: &[String], make_module: impl Fn(usize, String) -> Module) -> Result<()> {
+fn index_only(
+    req: &LtoRequest,
+    llvm: &llvm::Llvm,
+    cg: &CodegenSettings,
+    names: &[String],
+    make_module: impl Fn(usize, String) -> Module,
+    trace: &mut crate::trace::Trace,
+) -> Result<()> {
     let opts = req.opts;
     // Stage in a private tree deep enough that every relative name (even `../x.o`) stays
     // inside it; llvm-lto2 runs there and sees exactly lld's module names.
@@ -589,9 +686,19 @@ fn index_only(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings, names: 
     create_dir(&cwd)?;
     let mut modules = Vec::new();
     let mut materialized_abs = Vec::new();
+    // llvm-lto2 writes `<id>.thinlto.bc` and `<id>.imports` next to an absolute module: those it
+    // creates are removed at the end unless they are the files lld writes there (lld writes
+    // them under `--thinlto-prefix-replace`'s new prefix, and imports files only when asked).
+    let mut side_files = Vec::new();
     for (i, n) in names.iter().enumerate() {
         let m = make_module(i, n.clone());
         if Path::new(n).is_absolute() {
+            for ext in ["thinlto.bc", "imports"] {
+                let p = PathBuf::from(format!("{n}.{ext}"));
+                if std::fs::symlink_metadata(&p).is_err() {
+                    side_files.push(p);
+                }
+            }
             // An absolute module name cannot be redirected: plain files are used in place,
             // archive members are written next to their archive for the thin link only.
             let is_file_itself = m.source.as_ref().is_some_and(|s| s == Path::new(n));
@@ -608,7 +715,21 @@ fn index_only(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings, names: 
     for p in &materialized_abs {
         let _ = std::fs::remove_file(p);
     }
-    let tl = result?;
+    let mut written = std::collections::HashSet::new();
+    let remove_side_files = |written: &std::collections::HashSet<PathBuf>| {
+        for p in side_files.iter().filter(|p| !written.contains(*p)) {
+            let _ = std::fs::remove_file(p);
+        }
+    };
+    let tl = match result {
+        Ok(tl) => tl,
+        Err(e) => {
+            remove_side_files(&written);
+            return Err(e);
+        }
+    };
+    tl.record(trace, "Thin link");
+    let t_write = std::time::Instant::now();
     let (old, new, native) = opts.prefix_replace.clone().unwrap_or_default();
     let obj_prefix = if native.is_empty() { new.clone() } else { native.clone() };
     let mut linked = String::new();
@@ -616,9 +737,11 @@ fn index_only(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings, names: 
         let Some(shard) = &tl.shards[i] else { continue };
         let dest = prefix_replaced(n, &old, &new);
         let shard_src = cwd.join(shard);
-        copy_file(&shard_src, Path::new(&format!("{dest}.thinlto.bc")))?;
+        written.insert(PathBuf::from(format!("{dest}.thinlto.bc")));
+        copy_file_if_changed(&shard_src, Path::new(&format!("{dest}.thinlto.bc")))?;
         if opts.emit_imports_files {
-            copy_file(&cwd.join(format!("{n}.imports")), Path::new(&format!("{dest}.imports")))?;
+            written.insert(PathBuf::from(format!("{dest}.imports")));
+            copy_file_if_changed(&cwd.join(format!("{n}.imports")), Path::new(&format!("{dest}.imports")))?;
         }
         linked.push_str(&prefix_replaced(n, &old, &obj_prefix));
         linked.push('\n');
@@ -628,15 +751,19 @@ fn index_only(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings, names: 
     for input in &req.lazy {
         let name = module_name(input, Some(opts));
         let dest = prefix_replaced(&name, &old, &new);
-        write_file(Path::new(&format!("{dest}.thinlto.bc")), &skipindex::skip_module_index())?;
+        write_file_if_changed(Path::new(&format!("{dest}.thinlto.bc")), &skipindex::skip_module_index())?;
         if opts.emit_imports_files {
-            write_file(Path::new(&format!("{dest}.imports")), b"")?;
+            write_file_if_changed(Path::new(&format!("{dest}.imports")), b"")?;
         }
     }
     if let Some(f) = &opts.index_only_file {
         write_file(f, linked.as_bytes())?;
     }
+    remove_side_files(&written);
+    trace.stage("Write index files", &format!("{} modules, {} lazy", names.len(), req.lazy.len()), t_write);
+    let t_clean = std::time::Instant::now();
     drop(staging);
+    trace.stage("Remove the staging directory", "", t_clean);
     Ok(())
 }
 
@@ -650,15 +777,23 @@ fn thinlink_placed(
 ) -> Result<thinlink::ThinLinkOutput> {
     // Absolute modules are already in place; the others are staged under `cwd`.
     let work = thinlink::abs(work);
-    thin_link(llvm, opts, cg, cwd, &work, modules)
+    thin_link(llvm, opts, cg, cwd, &work, modules, opts.emit_imports_files)
 }
 
 /// The thin link by `llvm-lto2`, or by the installation's `LLVMgold.so` when it has no
 /// `llvm-lto2` (`goldhost.rs`).
-fn thin_link(llvm: &llvm::Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, work: &Path, modules: &[Module]) -> Result<thinlink::ThinLinkOutput> {
+fn thin_link(
+    llvm: &llvm::Llvm,
+    opts: &LtoOptions,
+    cg: &CodegenSettings,
+    cwd: &Path,
+    work: &Path,
+    modules: &[Module],
+    imports: bool,
+) -> Result<thinlink::ThinLinkOutput> {
     match &llvm.gold {
         Some(gold) if !llvm.lto2.is_file() => goldhost::run(gold, opts, cg, cwd, work, modules),
-        _ => thinlink::run(llvm, opts, cg, cwd, work, modules, &thinlink::Mode::DistributedIndexes),
+        _ => thinlink::run(llvm, opts, cg, cwd, work, modules, &thinlink::Mode::DistributedIndexes { imports }),
     }
 }
 

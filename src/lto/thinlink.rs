@@ -30,6 +30,10 @@ pub struct Module {
     /// Whether to create the file at `id` (false: it already exists there, e.g. an absolute
     /// path to the user's own file).
     pub place: bool,
+    /// A content-addressed copy of `data` in the ThinLTO cache directory to hard-link from,
+    /// for modules that are no file of their own (archive members): written once, linked into
+    /// every link's staging tree (no new inode per member and link, nothing written again).
+    pub store: Option<PathBuf>,
 }
 
 /// Settings of the code generator for both the regular-LTO partition (compiled by llvm-lto2)
@@ -81,10 +85,58 @@ fn place(path: &Path, m: &Module) -> Result<()> {
         }
         None => false,
     };
+    let linked = linked || m.store.as_ref().is_some_and(|store| link_from_store(store, m.data, path));
     if !linked {
         std::fs::write(path, m.data).map_err(|e| Error::new(format!("Failed to create file {}: {}", path.display(), crate::io_error(&e))))?;
     }
     Ok(())
+}
+
+/// Hard-links `path` to the member store entry `store` holding exactly `data`. A missing entry
+/// is written first (a new file renamed into place). The staged file (sharing the entry's
+/// inode) is then checked: a regular file of ours that nobody else may write, holding exactly
+/// `data`; otherwise (a damaged or planted entry) both go and the result is false, as when the
+/// store cannot be used at all (another file system): the caller writes the file instead.
+fn link_from_store(store: &Path, data: &[u8], path: &Path) -> bool {
+    use std::io::{Read as _, Write as _};
+    use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt};
+    if std::fs::symlink_metadata(store).is_err() {
+        let tmp = PathBuf::from(format!("{}.tmp-{}", store.display(), std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        let written = std::fs::File::options()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .mode(0o644)
+            .open(&tmp)
+            .and_then(|mut f| f.write_all(data))
+            .and_then(|()| std::fs::rename(&tmp, store));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+            return false;
+        }
+    }
+    if std::fs::hard_link(store, path).is_err() {
+        return false;
+    }
+    let good = (|| {
+        let f = std::fs::File::options().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).ok()?;
+        let m = f.metadata().ok()?;
+        // SAFETY: geteuid has no preconditions.
+        let ours = m.uid() == unsafe { libc::geteuid() } && m.mode() & 0o022 == 0;
+        if !m.is_file() || !ours || m.len() != data.len() as u64 {
+            return None;
+        }
+        let mut staged = Vec::with_capacity(data.len());
+        (&f).take(data.len() as u64 + 1).read_to_end(&mut staged).ok()?;
+        (staged == data).then_some(())
+    })()
+    .is_some();
+    if !good {
+        let _ = std::fs::remove_file(path);
+        let _ = std::fs::remove_file(store);
+    }
+    good
 }
 
 /// Checks that module IDs are unique and puts every module to be placed at `cwd/<id>` (shared
@@ -126,13 +178,18 @@ pub struct ThinLinkOutput {
     pub regular_object: Option<Vec<u8>>,
     /// `Mode::InProcess`: the ThinLTO backends' objects, in task order.
     pub thin_objects: Vec<Vec<u8>>,
+    /// When staging, `llvm-lto2` and reading its outputs started, for `--time-trace`.
+    pub times: [std::time::Instant; 4],
 }
 
 /// What `llvm-lto2 run` does after the thin link.
 #[derive(Debug, Clone)]
 pub enum Mode {
-    /// Write one index shard and one imports file per module; dtld runs the backends.
-    DistributedIndexes,
+    /// Write one index shard per module, and one imports file when `imports` (the backend jobs
+    /// need the import lists; `--thinlto-index-only` only for `--thinlto-emit-imports-files`,
+    /// and a thousand files not written are a thousand inodes not allocated and freed);
+    /// dtld runs the backends.
+    DistributedIndexes { imports: bool },
     /// Run the backends in llvm-lto2's thread pool (in-process ThinLTO, as lld), with LLVM's
     /// ThinLTO cache when a directory is given; optionally also write the shards and imports,
     /// and with `save_temps` LLVM's intermediate bitcode (`lto.<task>.<stage>.bc`, `lto.index.bc`).
@@ -142,10 +199,17 @@ pub enum Mode {
 /// Stages `modules` under `cwd` and runs `llvm-lto2 run` in `cwd` in distributed-index mode.
 /// `work` is a directory for the response file and the regular-LTO output.
 pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, work: &Path, modules: &[Module], mode: &Mode) -> Result<ThinLinkOutput> {
+    let t_stage = std::time::Instant::now();
     stage(cwd, modules)?;
     let out_base = work.join("lto");
     let mut args: Vec<String> = match mode {
-        Mode::DistributedIndexes => vec!["-thinlto-distributed-indexes".into(), "-thinlto-emit-imports".into()],
+        Mode::DistributedIndexes { imports } => {
+            let mut a = vec!["-thinlto-distributed-indexes".to_string()];
+            if *imports {
+                a.push("-thinlto-emit-imports".into());
+            }
+            a
+        }
         Mode::InProcess { cache_dir, emit_indexes, save_temps } => {
             let mut a = Vec::new();
             if *save_temps {
@@ -202,6 +266,7 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
         let text: String = args.iter().map(|a| rsp_quote(a) + "\n").collect();
         f.write_all(text.as_bytes()).map_err(|e| Error::new(format!("cannot write {}: {}", rsp.display(), crate::io_error(&e))))?;
     }
+    let t_run = std::time::Instant::now();
     let out = Command::new(&llvm.lto2)
         .arg("run")
         .arg(format!("@{}", abs(&rsp).display()))
@@ -226,6 +291,7 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
         }
         return Err(Error::many(msgs));
     }
+    let t_read = std::time::Instant::now();
     let mut shards = Vec::new();
     let mut imports = Vec::new();
     for m in modules {
@@ -258,7 +324,17 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
             thin_objects.push(data);
         }
     }
-    Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects })
+    Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects, times: [t_stage, t_run, t_read, std::time::Instant::now()] })
+}
+
+impl ThinLinkOutput {
+    /// Records the thin link's steps (staging, `llvm-lto2`, reading its outputs) in `trace`.
+    pub fn record(&self, trace: &mut crate::trace::Trace, what: &str) {
+        let [a, b, c, d] = self.times;
+        trace.span("Stage LTO modules", "", a, b - a);
+        trace.span(what, "llvm-lto2", b, c - b);
+        trace.span("Read thin link outputs", "", c, d - c);
+    }
 }
 
 /// `p` made absolute against the current directory (without resolving symlinks).

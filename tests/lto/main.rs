@@ -14,6 +14,13 @@
 //!   lld's cache keys ignore it), and 3/1-or-2/rest after changing one module that imports
 //!   nothing and is imported by nobody. lld has no such line, so this trial is ignored when the
 //!   linker under test is lld.
+//! * `link-cache/{in-process,dtlto}/dtld-only`: with a cache directory, a relink whose inputs
+//!   and options did not change reuses the previous link's LTO result and skips the thin link
+//!   (`--verbose` says so); its program is byte for byte the one a link with an empty cache
+//!   writes. Changing one module, or an LTO option, takes the normal path again; a damaged
+//!   link-cache entry is not used (the link takes the normal path, writes the same program,
+//!   and stores a good entry that the next relink uses), nor is a damaged entry of the store of
+//!   archive members (`dtld-member-*`) the staging links from.
 //! * `errors/...`: bad bitcode (both linkers must fail; the linker under test with exit 1, an
 //!   error line, and no output or temporary file left anywhere), and two dtld-only contracts:
 //!   bitcode from a newer LLVM than the one found, and no usable LLVM at all (dtld run
@@ -79,6 +86,8 @@ fn main() {
     add("index-only/object-suffix-replace", false, |t| index_only(t, IndexVariant::SuffixReplace));
     // lld prints no `dtld: thinlto:` line; ignored (not failed) in the lld self-test.
     add("cache/dtld-only", lld, cache);
+    add("link-cache/in-process/dtld-only", lld, |t| link_cache(t, false));
+    add("link-cache/dtlto/dtld-only", lld, |t| link_cache(t, true));
     add("errors/truncated-bitcode", false, |t| bad_bitcode(t, BadBitcode::Truncated));
     add("errors/garbage-after-magic", false, |t| bad_bitcode(t, BadBitcode::Garbage));
     // lld rebuilds the symbol table of bitcode from another producer from the IR and links it.
@@ -443,6 +452,115 @@ fn cache(t: &Work) -> Result<(), String> {
     }
     if out4 != "mid=33 leaf=204\n" {
         return Err(format!("after the change the program printed {out4:?}, expected \"mid=33 leaf=204\\n\" (a stale cache entry?)"));
+    }
+    Ok(())
+}
+
+// ---- link cache ---------------------------------------------------------------------------
+
+const SKIPPED: &str = "the thin link skipped";
+
+fn link_cache(t: &Work, dtlto: bool) -> Result<(), String> {
+    t.write("main.c", CACHE_MAIN)?;
+    t.write("mid.c", CACHE_MID)?;
+    t.write("leaf.c", cache_leaf(100))?;
+    for stem in ["main", "mid", "leaf"] {
+        t.compile(".", &format!("{stem}.c"), &format!("{stem}.o"), &["-flto=thin", "-O2", "-g"])?;
+    }
+    // mid.o as an archive member: staged from the member store of the cache directory.
+    t.ar(".", "rcs", "libmid.a", &["mid.o"])?;
+    let distributor = t.ctx.dtld.with_file_name("dtld-distribute");
+    if dtlto && !distributor.is_file() {
+        return Err(format!("{} is missing (cargo build --release --workspace --bins)", distributor.display()));
+    }
+    // (skipped the thin link, program bytes, program output)
+    let link = |out: &str, cache: &str, extra: &[&str]| -> Result<(bool, Vec<u8>, String), String> {
+        let mut cmd = t.clang_link(&t.dir, Linker::Dtld);
+        cmd.args(["-flto=thin", "-Wl,--verbose"]).arg(format!("-Wl,--thinlto-cache-dir={cache}")).args(extra);
+        if dtlto {
+            cmd.arg(format!("-fthinlto-distributor={}", distributor.display()));
+        }
+        cmd.args(["main.o", "libmid.a", "leaf.o", "-o", out]);
+        let o = t.run(&mut cmd)?;
+        if !o.success() {
+            return Err(format!("link of {out} failed ({}):\n{}", o.status_text(), o.stderr_text()));
+        }
+        let stderr = o.stderr_text();
+        thinlto_stats(&stderr).map_err(|e| format!("{out}: {e}"))?;
+        let bytes = fs::read(t.path(out)).map_err(|e| format!("read {out}: {e}"))?;
+        let mut run = Command::new(t.path(out));
+        run.current_dir(&t.dir);
+        let r = t.run(&mut run)?;
+        if !r.success() {
+            return Err(format!("{out} failed ({}):\n{}", r.status_text(), r.stderr_text()));
+        }
+        Ok((stderr.contains(SKIPPED), bytes, String::from_utf8_lossy(&r.stdout).into_owned()))
+    };
+    let named = |prefix: &str| -> Vec<PathBuf> {
+        fs::read_dir(t.path("cache"))
+            .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(prefix))).collect())
+            .unwrap_or_default()
+    };
+    let entries = || named("dtld-link-");
+
+    let (skipped, first, out1) = link("p1", "cache", &[])?;
+    if skipped || out1 != "mid=33 leaf=104\n" {
+        return Err(format!("first link: skipped the thin link: {skipped}, printed {out1:?}"));
+    }
+    if entries().len() != 1 {
+        return Err(format!("after the first link, expected one dtld-link-* entry in the cache, found {:?}", entries()));
+    }
+    let (skipped, second, _) = link("p2", "cache", &[])?;
+    if !skipped {
+        return Err(format!("relink of unchanged inputs: no '{SKIPPED}' in --verbose"));
+    }
+    // The reference: the same link with an empty cache, to the same output name.
+    let (skipped, fresh, _) = link("p2", "cache-fresh", &[])?;
+    if skipped {
+        return Err("a link with an empty cache directory skipped the thin link".into());
+    }
+    if second != fresh {
+        return Err("the program of the link-cache hit differs from the same link with an empty cache".into());
+    }
+    if first.len() != second.len() {
+        return Err(format!("p1 has {} bytes, the link-cache hit p2 {}", first.len(), second.len()));
+    }
+
+    // An LTO option that changes code generation misses.
+    let (skipped, _, out) = link("p3", "cache", &["-Wl,--lto-O1"])?;
+    if skipped || out != out1 {
+        return Err(format!("with --lto-O1: skipped the thin link: {skipped}, printed {out:?}"));
+    }
+
+    if named("dtld-member-").is_empty() {
+        return Err("no dtld-member-* entry (the staged archive member) in the cache directory".into());
+    }
+    // A damaged entry is not used: the normal path, the same program, then a good entry. The
+    // damaged member store entry is not staged either.
+    for e in entries().into_iter().chain(named("dtld-member-")) {
+        let mut d = fs::read(&e).map_err(|x| x.to_string())?;
+        let mid = d.len() / 2;
+        d[mid] ^= 0x5a;
+        fs::write(&e, d).map_err(|x| x.to_string())?;
+    }
+    let (skipped, damaged, _) = link("p2", "cache", &[])?;
+    if skipped {
+        return Err("a damaged link-cache entry was used".into());
+    }
+    if damaged != fresh {
+        return Err("after a damaged link-cache entry, the program differs from a link with an empty cache".into());
+    }
+    let (skipped, again, _) = link("p2", "cache", &[])?;
+    if !skipped || again != fresh {
+        return Err(format!("after recovering from a damaged entry: skipped the thin link: {skipped}, same program: {}", again == fresh));
+    }
+
+    // One module changed: the normal path, and the new code.
+    t.write("leaf.c", cache_leaf(200))?;
+    t.compile(".", "leaf.c", "leaf.o", &["-flto=thin", "-O2", "-g"])?;
+    let (skipped, _, out4) = link("p4", "cache", &[])?;
+    if skipped || out4 != "mid=33 leaf=204\n" {
+        return Err(format!("after changing leaf.c: skipped the thin link: {skipped}, printed {out4:?} (expected \"mid=33 leaf=204\\n\")"));
     }
     Ok(())
 }

@@ -1,0 +1,264 @@
+//! The link cache: a relink whose LTO inputs did not change at all skips the thin link.
+//!
+//! Why: every ThinLTO relink reruns the thin link (lld does too): start `llvm-lto2`, load
+//! libLLVM, read every module, write every shard, and only then find that every backend is
+//! cached. When nothing that enters the LTO step changed, its result cannot change either, so
+//! dtld keeps the previous link's result — the native objects LTO handed to the link — in the
+//! ThinLTO cache directory (`--thinlto-cache-dir=`, in-process ThinLTO and DTLTO alike) under a
+//! key over everything that determines them:
+//!
+//! * every module's lld name, its content digest and its symbols' resolutions, in link order;
+//! * every LTO option (`LtoOptions`, whole), the code generation settings, the mode (in-process
+//!   or DTLTO with which distributor), the backend command line, the output format;
+//! * the identity of the tools (path, size, modification time, inode of `llvm-lto2`, the
+//!   libLLVM it loads and clang; of dtld itself), and the contents of the sample profile.
+//!
+//! A hit is verified before use (magic, a checksum over the whole entry, every object a valid
+//! object) and is byte for byte what the thin link and backends returned the first time; a
+//! damaged entry is removed and the link takes the normal path, then stores a fresh one. Links
+//! that write side files (`--save-temps`, index or imports files, `--lto-obj-path=`) or print
+//! LLVM's diagnostics (`--debug-pass-manager`) always take the normal path. Entries are named
+//! `dtld-link-<key>` and pruned with the backend entries by `--thinlto-cache-policy`.
+
+use std::io::{Read as _, Write as _};
+use std::path::PathBuf;
+
+use sha1::{Digest, Sha1};
+
+use crate::input::InputFile;
+
+const MAGIC: &[u8] = b"dtld-link-cache 1\n";
+
+/// The link cache entry of one link, when the link may use one.
+pub struct LinkCache {
+    dir: PathBuf,
+    key: String,
+}
+
+/// What the key covers besides the modules (see the module comment).
+pub struct KeyParts<'a> {
+    pub mode: String,
+    pub backend_command: &'a [String],
+    pub tools: &'a str,
+    pub format: &'a str,
+    pub pic: bool,
+    pub opts: &'a super::options::LtoOptions,
+    pub cg: &'a super::thinlink::CodegenSettings,
+}
+
+/// A hit: the objects for pass 2 and the number of modules the previous link reported.
+pub struct Hit {
+    pub objects: Vec<InputFile>,
+    pub modules: usize,
+}
+
+impl LinkCache {
+    /// The cache entry for this link, or `None` when it has no cache directory or writes side
+    /// files an entry would not reproduce.
+    pub fn new(req: &super::LtoRequest, names: &[String], digests: &[[u8; 20]], parts: &KeyParts) -> Option<LinkCache> {
+        let o = req.opts;
+        let dir = o.cache_dir.clone()?;
+        if o.index_only
+            || o.save_temps
+            || o.emit_index_files
+            || o.emit_imports_files
+            || o.obj_path.is_some()
+            || o.debug_pass_manager
+            || o.emit_asm
+            || o.emit_llvm
+        {
+            return None;
+        }
+        let mut h = Sha1::new();
+        let mut put = |b: &[u8]| {
+            h.update((b.len() as u64).to_le_bytes());
+            h.update(b);
+        };
+        put(b"dtld-link-cache-v1");
+        put(env!("CARGO_PKG_VERSION").as_bytes());
+        // A rebuilt dtld may stage or resolve differently.
+        if let Ok(exe) = std::env::current_exe() {
+            put(super::llvm::file_identity(&exe).as_bytes());
+        }
+        put(parts.mode.as_bytes());
+        put(parts.tools.as_bytes());
+        put(parts.format.as_bytes());
+        put(&[parts.pic as u8]);
+        put(format!("{:?}", parts.opts).as_bytes());
+        put(format!("{:?}", parts.cg).as_bytes());
+        for a in parts.backend_command {
+            put(a.as_bytes());
+        }
+        if let Some(p) = &o.sample_profile {
+            match std::fs::read(p) {
+                Ok(d) => put(&Sha1::digest(&d)),
+                Err(_) => return None,
+            }
+        }
+        put(&(req.modules.len() as u64).to_le_bytes());
+        for ((m, name), digest) in req.modules.iter().zip(names).zip(digests) {
+            put(name.as_bytes());
+            put(digest);
+            let b = m.bitcode;
+            put(&(b.syms.len() as u64).to_le_bytes());
+            for (k, flags) in m.flags.iter().enumerate() {
+                put(b.sym(k).name);
+                put(flags.as_bytes());
+            }
+        }
+        let key: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        Some(LinkCache { dir, key })
+    }
+
+    fn entry(&self) -> PathBuf {
+        self.dir.join(format!("dtld-link-{}", self.key))
+    }
+
+    /// The previous result, verified, with object names made for `out`; a damaged entry is
+    /// removed.
+    pub fn lookup(&self, out: &str) -> Option<Hit> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let p = self.entry();
+        let mut f = match std::fs::File::options().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(&p) {
+            Ok(f) => f,
+            Err(e) => {
+                if e.raw_os_error() == Some(libc::ELOOP) {
+                    let _ = std::fs::remove_file(&p);
+                }
+                return None;
+            }
+        };
+        if !f.metadata().ok()?.is_file() {
+            return None;
+        }
+        let mut data = Vec::new();
+        f.read_to_end(&mut data).ok()?;
+        match decode(&data, out) {
+            Some(hit) => {
+                // A hit counts as a use for pruning.
+                let _ = f.set_modified(std::time::SystemTime::now());
+                Some(hit)
+            }
+            None => {
+                let _ = std::fs::remove_file(&p);
+                None
+            }
+        }
+    }
+
+    /// Records this link's result: `objects` (named `<out><suffix>`) and the module count.
+    pub fn store(&self, out: &str, objects: &[InputFile], modules: usize) {
+        use std::os::unix::fs::OpenOptionsExt;
+        let Some(data) = encode(out, objects, modules) else { return };
+        let _ = std::fs::create_dir_all(&self.dir);
+        let tmp = self.dir.join(format!(".tmp-dtld-link-{}-{}", self.key, std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        let Ok(mut f) = std::fs::File::options().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).mode(0o644).open(&tmp) else { return };
+        if f.write_all(&data).is_ok() && std::fs::rename(&tmp, self.entry()).is_ok() {
+            return;
+        }
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+fn checksum(data: &[u8]) -> [u8; 16] {
+    xxhash_rust::xxh3::xxh3_128(data).to_le_bytes()
+}
+
+fn encode(out: &str, objects: &[InputFile], modules: usize) -> Option<Vec<u8>> {
+    let mut d = MAGIC.to_vec();
+    d.extend_from_slice(&(modules as u64).to_le_bytes());
+    d.extend_from_slice(&(objects.len() as u64).to_le_bytes());
+    for o in objects {
+        let suffix = o.name.strip_prefix(out)?;
+        d.extend_from_slice(&(suffix.len() as u64).to_le_bytes());
+        d.extend_from_slice(suffix.as_bytes());
+        d.extend_from_slice(&(o.data.len() as u64).to_le_bytes());
+        d.extend_from_slice(o.data);
+    }
+    let sum = checksum(&d);
+    d.extend_from_slice(&sum);
+    Some(d)
+}
+
+struct Reader<'a> {
+    body: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let s = self.body.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
+        Some(s)
+    }
+    fn num(&mut self) -> Option<usize> {
+        usize::try_from(u64::from_le_bytes(self.take(8)?.try_into().ok()?)).ok()
+    }
+}
+
+fn decode(data: &[u8], out: &str) -> Option<Hit> {
+    let body_len = data.len().checked_sub(16)?;
+    let (body, sum) = data.split_at(body_len);
+    if !body.starts_with(MAGIC) || checksum(body) != sum {
+        return None;
+    }
+    let mut r = Reader { body, pos: MAGIC.len() };
+    let modules = r.num()?;
+    let count = r.num()?;
+    let mut objects = Vec::with_capacity(count.min(1 << 20));
+    for _ in 0..count {
+        let n = r.num()?;
+        let suffix = std::str::from_utf8(r.take(n)?).ok()?.to_string();
+        let n = r.num()?;
+        let obj = r.take(n)?.to_vec();
+        super::backend::check_object(&obj).ok()?;
+        objects.push(super::lto_input(format!("{out}{suffix}"), obj));
+    }
+    if r.pos != body.len() {
+        return None;
+    }
+    Some(Hit { objects, modules })
+}
+
+/// The SHA-1 of every module's bytes, in parallel (they name the staged modules and enter the
+/// link cache key).
+pub fn digests(inputs: &[&InputFile]) -> Vec<[u8; 20]> {
+    use rayon::prelude::*;
+    inputs.par_iter().map(|i| Sha1::digest(i.data).into()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj() -> Vec<u8> {
+        let mut d = vec![0u8; 64];
+        d[..4].copy_from_slice(b"\x7fELF");
+        d[4] = 2;
+        d[5] = 1;
+        d[16] = 1;
+        d[18] = 62;
+        d
+    }
+
+    #[test]
+    fn round_trip_and_damage() {
+        let objects = vec![super::super::lto_input("out/p.lto.o".into(), obj()), super::super::lto_input("out/p.lto.a.o".into(), obj())];
+        let e = encode("out/p", &objects, 7).unwrap();
+        let hit = decode(&e, "q").unwrap();
+        assert_eq!(hit.modules, 7);
+        let names: Vec<&str> = hit.objects.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names, ["q.lto.o", "q.lto.a.o"]);
+        assert_eq!(hit.objects[1].data, &obj()[..]);
+        // Any flipped byte, truncation or extension is refused.
+        for i in [0, MAGIC.len() + 3, e.len() / 2, e.len() - 1] {
+            let mut bad = e.clone();
+            bad[i] ^= 0x40;
+            assert!(decode(&bad, "q").is_none(), "byte {i}");
+        }
+        assert!(decode(&e[..e.len() - 1], "q").is_none());
+        assert!(decode(&[e.clone(), vec![0]].concat(), "q").is_none());
+        assert!(decode(b"", "q").is_none());
+    }
+}
