@@ -536,6 +536,7 @@ impl TrialRun<'_> {
                     return Ok(());
                 }
                 let text = offset.replace_all(&String::from_utf8_lossy(&out.stdout), "${1}N | ").into_owned();
+                let text = without_linker_env(&text);
                 let file = self.dir.join(format!("pdbdump{n}.{}.txt", linker.name()));
                 fs::write(&file, &text).map_err(|e| e.to_string())?;
                 dumps.push(text);
@@ -605,6 +606,33 @@ impl TrialRun<'_> {
 /// Runs `cmd` in its own process group with stdin from a file and stdout/stderr to files in
 /// `dir` (wine may start helper processes that would hold pipes open), killing the whole group
 /// after `timeout`. The files are removed afterwards.
+/// A PDB dump without what names the linker and its side's directory: the `* Linker *`
+/// module's `S_ENVBLOCK` (the linker's path, the PDB's path, the command line) and the PDB
+/// path the module list shows.
+fn without_linker_env(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_env = false;
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("N | S_ENVBLOCK") {
+            in_env = true;
+            continue;
+        }
+        if in_env && t.starts_with("- ") {
+            continue;
+        }
+        in_env = false;
+        if let Some(at) = line.find("pdb file ni: ") {
+            out.push_str(&line[..at]);
+            out.push_str("pdb file ni: <the PDB>\n");
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 fn run_with_input_file(cmd: &mut Command, stdin: &[u8], timeout: Duration, dir: &Path) -> std::io::Result<Outcome> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);

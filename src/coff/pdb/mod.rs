@@ -147,7 +147,7 @@ pub fn write(l: &Layout) -> Result<()> {
     if ipi_hash != 0xffff {
         streams[ipi_hash as usize] = ipi_h;
     }
-    streams[S_INFO] = info_stream(guid, age, timestamp, names_stream as u32);
+    streams[S_INFO] = info_stream(guid, age, timestamp, names_stream as u32, !merger.ipi.is_empty());
     let dbi_sections: Vec<dbi::Section> = sections.chunks(40).map(|h| dbi::Section { chars: u32_at(h, 36), vsize: u32_at(h, 8) }).collect();
     let refs = dbi::StreamRefs { globals: S_GLOBALS as u16, publics: S_PUBLICS as u16, sym_records: S_SYMS as u16, section_headers: sechdr };
     let contents =
@@ -175,8 +175,9 @@ fn section_headers(image: &[u8]) -> Vec<u8> {
 }
 
 /// The PDB info stream: version VC70, signature, age, GUID, the named stream map
-/// (`/LinkInfo` and `/names`) and the VC140 feature (the PDB has an IPI stream).
-fn info_stream(guid: [u8; 16], age: u32, signature: u32, names_stream: u32) -> Vec<u8> {
+/// (`/LinkInfo` and `/names`) and, when there are id records, the VC140 feature (LLVM's
+/// readers see an IPI stream only then).
+fn info_stream(guid: [u8; 16], age: u32, signature: u32, names_stream: u32, vc140: bool) -> Vec<u8> {
     let mut out = Vec::new();
     for v in [20000404u32, signature, age] {
         out.extend_from_slice(&v.to_le_bytes());
@@ -206,7 +207,9 @@ fn info_stream(guid: [u8; 16], age: u32, signature: u32, names_stream: u32) -> V
         out.extend_from_slice(&v.to_le_bytes());
     }
     out.extend_from_slice(&0u32.to_le_bytes());
-    out.extend_from_slice(&20140508u32.to_le_bytes()); // VC140
+    if vc140 {
+        out.extend_from_slice(&20140508u32.to_le_bytes());
+    }
     out
 }
 

@@ -392,7 +392,8 @@ impl DebugS<'_> {
                 self.m.symbols[at..at + 4].copy_from_slice(&ni.to_le_bytes());
             }
         }
-        let Some(ck) = self.checksums.take() else { return };
+        // With a string table, lld always writes a checksum table (maybe empty).
+        let ck = self.checksums.take().unwrap_or_default();
         let mut out = ck.clone();
         let mut q = 0;
         while q + 6 <= ck.len() {
