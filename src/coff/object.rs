@@ -22,6 +22,10 @@ pub struct Section {
     /// SizeOfRawData (the virtual size for `.bss`-like sections).
     pub size: u32,
     pub relocs: &'static [pe::ImageRelocation],
+    /// Whether the header points at raw data in the file (LLVM's `getSectionContents` gives
+    /// no buffer at all otherwise; the PDB's section contribution checksums tell the two
+    /// empty cases apart).
+    pub has_raw: bool,
 }
 
 impl Section {
@@ -182,7 +186,8 @@ fn parse_with<H: CoffHeader>(data: &'static [u8]) -> Result<ObjFile, String> {
         if name == ".drectve" {
             directives = Some(sdata);
         }
-        sections.push(Section { name, chars, align, data: sdata, size, relocs });
+        let has_raw = chars & pe::IMAGE_SCN_CNT_UNINITIALIZED_DATA == 0 && s.pointer_to_raw_data.get(LE) != 0;
+        sections.push(Section { name, chars, align, data: sdata, size, relocs, has_raw });
     }
     let nsyms = symtab.len();
     let mut symbols = Vec::with_capacity(nsyms);

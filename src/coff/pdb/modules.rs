@@ -185,7 +185,9 @@ pub fn chunk_contrib(l: &Layout, c: usize, linker: u16, module_of: &dyn Fn(FileI
         let s = &l.r.obj(file).sections[sec as usize];
         sc.chars = s.chars;
         sc.imod = module_of(file);
-        sc.data_crc = if s.is_bss() { 0 } else { jam_crc(s.data) };
+        // LLVM's JamCRC goes through zlib's crc32, which answers 0 for no buffer: the CRC of
+        // a section without raw data is then the inverted initial value.
+        sc.data_crc = if s.has_raw { jam_crc(s.data) } else { u32::MAX };
     }
     sc
 }
