@@ -472,7 +472,7 @@ fn write_sections(l: &Layout, b: &mut [u8], errors: &mut Vec<String>) {
                             }
                             None => None,
                         };
-                        let Some((srva, schunk, _abs)) = target else {
+                        let Some((srva, schunk, abs)) = target else {
                             if let Some(m) = super::locations::discarded_reference(r, file, s.name, idx, l.config.mingw, l.config.demangle) {
                                 errors.push(m);
                             }
@@ -497,7 +497,16 @@ fn write_sections(l: &Layout, b: &mut [u8], errors: &mut Vec<String>) {
                             continue;
                         }
                         if !arch::apply(kind, &mut out[va..], srva, place) {
-                            errors.push(format!("{}: relocation {} out of range", r.files[file].name, arch::name(ty)));
+                            // lld does not range-check REL32 against absolute symbols (the
+                            // CFG tables' `__guard_fids_table` and similar): it truncates.
+                            if let (true, arch::CoffRelKind::Rel32 { extra }) = (abs, kind) {
+                                let v = srva.wrapping_sub(place.p).wrapping_sub(4 + extra as u64) as u32;
+                                let f = &mut out[va..va + 4];
+                                let old = u32::from_le_bytes([f[0], f[1], f[2], f[3]]);
+                                f.copy_from_slice(&old.wrapping_add(v).to_le_bytes());
+                            } else {
+                                errors.push(format!("{}: relocation {} out of range", r.files[file].name, arch::name(ty)));
+                            }
                         }
                     }
                 }

@@ -559,6 +559,14 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
     if p.help {
         return Ok(CoffAction::Help);
     }
+    // lld-link's `addLibSearchPaths`: the `LIB` environment variable's directories are
+    // searched after the `/libpath:` ones, unless `/lldignoreenv`.
+    if !argv.iter().any(|a| lookup(a).is_some_and(|(o, _, _)| o.names[0] == "lldignoreenv")) {
+        if let Some(lib) = std::env::var_os("LIB") {
+            let lib = lib.to_string_lossy().into_owned();
+            p.c.lib_paths.extend(lib.split(';').filter(|d| !d.is_empty()).map(PathBuf::from));
+        }
+    }
     p.finish()
 }
 
