@@ -88,9 +88,15 @@ pub struct ObjFile {
     pub directives: Option<&'static [u8]>,
 }
 
-/// Whether the bytes start like an x86-64 COFF object (regular or bigobj).
+/// Whether the bytes start like an x86-64 or machine-neutral COFF object (regular or bigobj).
 pub fn is_coff_object(data: &[u8]) -> bool {
     if data.len() >= 20 && u16::from_le_bytes([data[0], data[1]]) == pe::IMAGE_FILE_MACHINE_AMD64 {
+        return true;
+    }
+    // IMAGE_FILE_MACHINE_UNKNOWN (LLVM's `identify_magic`: two zero bytes not followed by
+    // the 0xFFFF of an import or anonymous object): machine-neutral objects, such as one
+    // holding only weak aliases.
+    if data.len() >= 20 && data[0..2] == [0, 0] && data[2..4] != [0xff, 0xff] {
         return true;
     }
     is_bigobj(data)
@@ -159,7 +165,7 @@ pub fn parse(data: &'static [u8]) -> Result<ObjFile, String> {
 fn parse_with<H: CoffHeader>(data: &'static [u8]) -> Result<ObjFile, String> {
     let mut off = 0u64;
     let header = H::parse(data, &mut off).map_err(|_| NOT_PARSED.to_string())?;
-    if header.machine() != pe::IMAGE_FILE_MACHINE_AMD64 {
+    if header.machine() != pe::IMAGE_FILE_MACHINE_AMD64 && header.machine() != pe::IMAGE_FILE_MACHINE_UNKNOWN {
         return Err(format!("machine type {:#x} is not x64", header.machine()));
     }
     let table = header.sections(data, off).map_err(|_| NOT_PARSED.to_string())?;
