@@ -355,6 +355,19 @@ fn write_data_directories(l: &Layout, b: &mut [u8], dir: usize) {
     };
     if let Some(e) = l.edata_chunk {
         set_dir(b, 0, l.chunks[e].rva, l.chunks[e].size);
+    } else {
+        // Literal `.edata` sections of the objects (lld's `edataStart`..`edataEnd`).
+        let literal = l.chunks.iter().filter(|c| match c.kind {
+            ChunkKind::Section { file, sec } => {
+                let n = l.r.obj(file).sections[sec as usize].name;
+                c.osec != usize::MAX && (n == ".edata" || n.starts_with(".edata$"))
+            }
+            _ => false,
+        });
+        let range = literal.fold(None, |acc: Option<(u32, u32)>, c| Some(acc.map_or((c.rva, c.rva + c.size), |(a, z)| (a.min(c.rva), z.max(c.rva + c.size)))));
+        if let Some((a, z)) = range {
+            set_dir(b, 0, a, z - a);
+        }
     }
     if let Some((c0, size)) = l.import_dir {
         set_dir(b, 1, l.chunks[c0].rva, size);
