@@ -540,6 +540,18 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
             p.c.diag.fatal_warnings = v.is_none() && o.arity == Bool;
         }
     }
+    // Colors first too: lld reports unknown options after parsing the whole command line.
+    // `--color-diagnostics` alone means `always` in lld-link.
+    for a in &args {
+        let name = a.trim_start_matches('-');
+        if a.starts_with('-') {
+            match name {
+                "color-diagnostics" | "color-diagnostics=always" => p.c.diag.color = true,
+                "color-diagnostics=never" | "no-color-diagnostics" => p.c.diag.color = false,
+                _ => {}
+            }
+        }
+    }
     for a in &args {
         if let Some(rest) = a.strip_prefix("--") {
             match rest {
@@ -548,6 +560,9 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
                 _ if rest.starts_with("color-diagnostics=") || rest.starts_with("rsp-quoting=") || rest.starts_with("time-trace") => {}
                 _ => p.c.diag.warn(&format!("ignoring unknown argument '{a}'")),
             }
+            continue;
+        }
+        if matches!(a.trim_start_matches('-'), "color-diagnostics" | "no-color-diagnostics") || a.trim_start_matches('-').starts_with("color-diagnostics=") {
             continue;
         }
         match lookup(a) {
