@@ -53,18 +53,11 @@ pub const S_INLINEES: u16 = 0x1168;
 pub const LF_FUNC_ID: u16 = 0x1601;
 pub const LF_MFUNC_ID: u16 = 0x1602;
 
-/// Which index space a type-index field refers to.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum RefKind {
-    Type,
-    Id,
-}
-
 /// A run of `count` type indices at `offset` bytes into the record's content (after the
-/// 4-byte length and kind).
+/// 4-byte length and kind). Whether a field names a type or an id does not matter here: an
+/// object's types and ids share one index space, mapped by one `IndexMap`.
 #[derive(Clone, Copy, Debug)]
 pub struct TiRef {
-    pub kind: RefKind,
     pub offset: usize,
     pub count: usize,
 }
@@ -122,7 +115,7 @@ fn intro_virtual(attrs: u16) -> bool {
 }
 
 fn field_list(c: &[u8], refs: &mut Vec<TiRef>) {
-    let t = |offset| TiRef { kind: RefKind::Type, offset, count: 1 };
+    let t = |offset| TiRef { offset, count: 1 };
     let mut o = 0;
     while o + 2 <= c.len() {
         let d = &c[o..];
@@ -143,7 +136,7 @@ fn field_list(c: &[u8], refs: &mut Vec<TiRef>) {
                 let n = 8 + numeric_len(d.get(8..).unwrap_or(&[]));
                 n + cstr_len(d.get(n..).unwrap_or(&[]))
             }
-            0x150f | 0x1510 | 0x150e => {
+            0x150e..=0x1510 => {
                 // LF_METHOD, LF_NESTTYPE, LF_STMEMBER
                 refs.push(t(o + 4));
                 8 + cstr_len(d.get(8..).unwrap_or(&[]))
@@ -156,7 +149,7 @@ fn field_list(c: &[u8], refs: &mut Vec<TiRef>) {
             }
             0x1401 | 0x1402 => {
                 // LF_VBCLASS, LF_IVBCLASS
-                refs.push(TiRef { kind: RefKind::Type, offset: o + 4, count: 2 });
+                refs.push(TiRef { offset: o + 4, count: 2 });
                 let n = 12 + numeric_len(d.get(12..).unwrap_or(&[]));
                 n + numeric_len(d.get(n..).unwrap_or(&[]))
             }
@@ -179,8 +172,8 @@ fn field_list(c: &[u8], refs: &mut Vec<TiRef>) {
 
 /// Type-index references in a type record's content (`kind` is the leaf kind).
 pub fn type_refs(kind: u16, c: &[u8]) -> Vec<TiRef> {
-    let t = |offset, count| TiRef { kind: RefKind::Type, offset, count };
-    let i = |offset, count| TiRef { kind: RefKind::Id, offset, count };
+    let t = |offset, count| TiRef { offset, count };
+    let i = |offset, count| TiRef { offset, count };
     let mut refs = Vec::new();
     match kind {
         LF_FUNC_ID => refs.extend([i(0, 1), t(4, 1)]),
@@ -242,8 +235,8 @@ pub fn type_refs(kind: u16, c: &[u8]) -> Vec<TiRef> {
 /// Type-index references in a symbol record's content, `None` for a kind lld does not know
 /// (such records become `S_SKIP`).
 pub fn symbol_refs(kind: u16, c: &[u8]) -> Option<Vec<TiRef>> {
-    let t = |offset| TiRef { kind: RefKind::Type, offset, count: 1 };
-    let i = |offset| TiRef { kind: RefKind::Id, offset, count: 1 };
+    let t = |offset| TiRef { offset, count: 1 };
+    let i = |offset| TiRef { offset, count: 1 };
     let refs = match kind {
         S_GPROC32_ID | S_LPROC32_ID | S_LPROC32_DPC | S_LPROC32_DPC_ID => vec![i(24)],
         S_GPROC32 | S_LPROC32 => vec![t(24)],
@@ -251,7 +244,7 @@ pub fn symbol_refs(kind: u16, c: &[u8]) -> Option<Vec<TiRef>> {
         S_BUILDINFO => vec![i(0)],
         S_BPREL32 | S_REGREL32 | 0x1171 => vec![t(4)],
         S_CALLSITEINFO | S_HEAPALLOCSITE => vec![t(8)],
-        S_CALLERS | S_CALLEES | S_INLINEES => vec![TiRef { kind: RefKind::Id, offset: 4, count: u32_at(c, 0) as usize }],
+        S_CALLERS | S_CALLEES | S_INLINEES => vec![TiRef { offset: 4, count: u32_at(c, 0) as usize }],
         S_INLINESITE => vec![i(8)],
         0x1141 | 0x1145 | 0x1176 | 0x1142 | 0x1144 | 0x1143 | 0x1140 => vec![],
         S_LABEL32 | S_OBJNAME | 0x0001 | S_COMPILE2 | S_COMPILE3 | S_ENVBLOCK | S_BLOCK32 | S_FRAMEPROC | S_THUNK32 | S_FRAMECOOKIE | S_UNAMESPACE

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::cv::{self, RefKind};
+use super::cv;
 use super::strtab::hash_v1;
 
 /// One merged stream (TPI or IPI).
@@ -214,11 +214,6 @@ impl Table {
     pub fn is_empty(&self) -> bool {
         self.records.is_empty()
     }
-}
-
-#[allow(dead_code)]
-pub fn kind_of(refs: &[cv::TiRef]) -> Vec<RefKind> {
-    refs.iter().map(|r| r.kind).collect()
 }
 
 #[cfg(test)]
