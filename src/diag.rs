@@ -86,7 +86,7 @@ impl Diag {
         let who = if self.vs_diagnostics { vs_location(msg).unwrap_or_else(|| "dtld".into()) } else { "dtld".into() };
         let mut err = std::io::stderr().lock();
         if self.color {
-            let _ = writeln!(err, "{who}: \x1b[0;1;{code}m{severity}: \x1b[0m{msg}");
+            let _ = writeln!(err, "{who}: \x1b[0;{code}m{severity}: \x1b[0m{msg}");
         } else {
             let _ = writeln!(err, "{who}: {severity}: {msg}");
         }

@@ -81,7 +81,7 @@ fn main_coff(parsed: Result<driver::CoffAction>, version_suffix: &str, help: Str
     }
     // coff::link applies `/errorlimit:` itself, with the flavour's wording of lld's closing line
     // (`/errorlimit:0` or `--error-limit=0`), so the reporter here prints every message it gets.
-    let diag = diag::Diag::new(false, 0, None);
+    let diag = diag::Diag::new(false, 0, Some(config.diag.color));
     run_link(config.threads, &diag, || coff::link(&config))
 }
 

@@ -690,7 +690,14 @@ fn add_ctor_sentinels(l: &mut Layout, osecs: &mut [OutSec], ctors: usize, dtors:
 /// The export table, with ordinals assigned, unless an object brought its own `.edata`.
 fn add_export_table(l: &mut Layout, edata: &mut OutSec) -> Result<()> {
     let r = l.r;
-    if r.exports.is_empty() || !edata.chunks.is_empty() {
+    if !edata.chunks.is_empty() {
+        // An object's own `.edata` is the export directory (write.rs points at it).
+        if !l.config.exports.is_empty() {
+            l.config.diag.warn("literal .edata sections override exports");
+        }
+        return Ok(());
+    }
+    if r.exports.is_empty() {
         return Ok(());
     }
     let mut ex = Vec::new();

@@ -31,8 +31,9 @@ pub fn containing_symbol(obj: &ObjFile, sec: u32, addr: u32) -> Option<&'static 
 pub type FileLine = (String, u32);
 
 /// lld's `getFileLine`: CodeView line information, and DWARF's in MinGW mode.
-pub fn file_line(_r: &Resolved, _f: FileId, _sec: u32, _addr: u32, _mingw: bool) -> Option<FileLine> {
-    None
+pub fn file_line(r: &Resolved, f: FileId, sec: u32, addr: u32, _mingw: bool) -> Option<FileLine> {
+    let Kind::Obj(obj) = &r.files[f].kind else { return None };
+    super::cvlines::file_line(obj, sec, addr)
 }
 
 /// Every site in object `f` that relocates against symbol-table index `sym_index`: the

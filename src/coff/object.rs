@@ -22,6 +22,10 @@ pub struct Section {
     /// SizeOfRawData (the virtual size for `.bss`-like sections).
     pub size: u32,
     pub relocs: &'static [pe::ImageRelocation],
+    /// Whether the header points at raw data in the file (LLVM's `getSectionContents` gives
+    /// no buffer at all otherwise; the PDB's section contribution checksums tell the two
+    /// empty cases apart).
+    pub has_raw: bool,
 }
 
 impl Section {
@@ -84,9 +88,15 @@ pub struct ObjFile {
     pub directives: Option<&'static [u8]>,
 }
 
-/// Whether the bytes start like an x86-64 COFF object (regular or bigobj).
+/// Whether the bytes start like an x86-64 or machine-neutral COFF object (regular or bigobj).
 pub fn is_coff_object(data: &[u8]) -> bool {
     if data.len() >= 20 && u16::from_le_bytes([data[0], data[1]]) == pe::IMAGE_FILE_MACHINE_AMD64 {
+        return true;
+    }
+    // IMAGE_FILE_MACHINE_UNKNOWN (LLVM's `identify_magic`: two zero bytes not followed by
+    // the 0xFFFF of an import or anonymous object): machine-neutral objects, such as one
+    // holding only weak aliases.
+    if data.len() >= 20 && data[0..2] == [0, 0] && data[2..4] != [0xff, 0xff] {
         return true;
     }
     is_bigobj(data)
@@ -155,7 +165,7 @@ pub fn parse(data: &'static [u8]) -> Result<ObjFile, String> {
 fn parse_with<H: CoffHeader>(data: &'static [u8]) -> Result<ObjFile, String> {
     let mut off = 0u64;
     let header = H::parse(data, &mut off).map_err(|_| NOT_PARSED.to_string())?;
-    if header.machine() != pe::IMAGE_FILE_MACHINE_AMD64 {
+    if header.machine() != pe::IMAGE_FILE_MACHINE_AMD64 && header.machine() != pe::IMAGE_FILE_MACHINE_UNKNOWN {
         return Err(format!("machine type {:#x} is not x64", header.machine()));
     }
     let table = header.sections(data, off).map_err(|_| NOT_PARSED.to_string())?;
@@ -182,7 +192,8 @@ fn parse_with<H: CoffHeader>(data: &'static [u8]) -> Result<ObjFile, String> {
         if name == ".drectve" {
             directives = Some(sdata);
         }
-        sections.push(Section { name, chars, align, data: sdata, size, relocs });
+        let has_raw = chars & pe::IMAGE_SCN_CNT_UNINITIALIZED_DATA == 0 && s.pointer_to_raw_data.get(LE) != 0;
+        sections.push(Section { name, chars, align, data: sdata, size, relocs, has_raw });
     }
     let nsyms = symtab.len();
     let mut symbols = Vec::with_capacity(nsyms);

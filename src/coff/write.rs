@@ -355,6 +355,19 @@ fn write_data_directories(l: &Layout, b: &mut [u8], dir: usize) {
     };
     if let Some(e) = l.edata_chunk {
         set_dir(b, 0, l.chunks[e].rva, l.chunks[e].size);
+    } else {
+        // Literal `.edata` sections of the objects (lld's `edataStart`..`edataEnd`).
+        let literal = l.chunks.iter().filter(|c| match c.kind {
+            ChunkKind::Section { file, sec } => {
+                let n = l.r.obj(file).sections[sec as usize].name;
+                c.osec != usize::MAX && (n == ".edata" || n.starts_with(".edata$"))
+            }
+            _ => false,
+        });
+        let range = literal.fold(None, |acc: Option<(u32, u32)>, c| Some(acc.map_or((c.rva, c.rva + c.size), |(a, z)| (a.min(c.rva), z.max(c.rva + c.size)))));
+        if let Some((a, z)) = range {
+            set_dir(b, 0, a, z - a);
+        }
     }
     if let Some((c0, size)) = l.import_dir {
         set_dir(b, 1, l.chunks[c0].rva, size);
@@ -472,7 +485,7 @@ fn write_sections(l: &Layout, b: &mut [u8], errors: &mut Vec<String>) {
                             }
                             None => None,
                         };
-                        let Some((srva, schunk, _abs)) = target else {
+                        let Some((srva, schunk, abs)) = target else {
                             if let Some(m) = super::locations::discarded_reference(r, file, s.name, idx, l.config.mingw, l.config.demangle) {
                                 errors.push(m);
                             }
@@ -497,7 +510,16 @@ fn write_sections(l: &Layout, b: &mut [u8], errors: &mut Vec<String>) {
                             continue;
                         }
                         if !arch::apply(kind, &mut out[va..], srva, place) {
-                            errors.push(format!("{}: relocation {} out of range", r.files[file].name, arch::name(ty)));
+                            // lld does not range-check REL32 against absolute symbols (the
+                            // CFG tables' `__guard_fids_table` and similar): it truncates.
+                            if let (true, arch::CoffRelKind::Rel32 { extra }) = (abs, kind) {
+                                let v = srva.wrapping_sub(place.p).wrapping_sub(4 + extra as u64) as u32;
+                                let f = &mut out[va..va + 4];
+                                let old = u32::from_le_bytes([f[0], f[1], f[2], f[3]]);
+                                f.copy_from_slice(&old.wrapping_add(v).to_le_bytes());
+                            } else {
+                                errors.push(format!("{}: relocation {} out of range", r.files[file].name, arch::name(ty)));
+                            }
                         }
                     }
                 }

@@ -540,6 +540,18 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
             p.c.diag.fatal_warnings = v.is_none() && o.arity == Bool;
         }
     }
+    // Colors first too: lld reports unknown options after parsing the whole command line.
+    // `--color-diagnostics` alone means `always` in lld-link.
+    for a in &args {
+        let name = a.trim_start_matches('-');
+        if a.starts_with('-') {
+            match name {
+                "color-diagnostics" | "color-diagnostics=always" => p.c.diag.color = true,
+                "color-diagnostics=never" | "no-color-diagnostics" => p.c.diag.color = false,
+                _ => {}
+            }
+        }
+    }
     for a in &args {
         if let Some(rest) = a.strip_prefix("--") {
             match rest {
@@ -550,6 +562,9 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
             }
             continue;
         }
+        if matches!(a.trim_start_matches('-'), "color-diagnostics" | "no-color-diagnostics") || a.trim_start_matches('-').starts_with("color-diagnostics=") {
+            continue;
+        }
         match lookup(a) {
             Some((o, spelling, v)) => options::apply(&mut p, o, spelling, v),
             None if a.starts_with('-') => p.c.diag.warn(&format!("ignoring unknown argument '{a}'")),
@@ -558,6 +573,14 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
     }
     if p.help {
         return Ok(CoffAction::Help);
+    }
+    // lld-link's `addLibSearchPaths`: the `LIB` environment variable's directories are
+    // searched after the `/libpath:` ones, unless `/lldignoreenv`.
+    if !argv.iter().any(|a| lookup(a).is_some_and(|(o, _, _)| o.names[0] == "lldignoreenv")) {
+        if let Some(lib) = std::env::var_os("LIB") {
+            let lib = lib.to_string_lossy().into_owned();
+            p.c.lib_paths.extend(lib.split(';').filter(|d| !d.is_empty()).map(PathBuf::from));
+        }
     }
     p.finish()
 }

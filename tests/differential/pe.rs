@@ -536,6 +536,7 @@ impl TrialRun<'_> {
                     return Ok(());
                 }
                 let text = offset.replace_all(&String::from_utf8_lossy(&out.stdout), "${1}N | ").into_owned();
+                let text = without_linker_env(&text);
                 let file = self.dir.join(format!("pdbdump{n}.{}.txt", linker.name()));
                 fs::write(&file, &text).map_err(|e| e.to_string())?;
                 dumps.push(text);
@@ -605,6 +606,31 @@ impl TrialRun<'_> {
 /// Runs `cmd` in its own process group with stdin from a file and stdout/stderr to files in
 /// `dir` (wine may start helper processes that would hold pipes open), killing the whole group
 /// after `timeout`. The files are removed afterwards.
+/// A PDB dump without what depends on the side's directory and the linker's own command
+/// line: the `* Linker *` module (its `S_ENVBLOCK` names the linker, the PDB path and the
+/// command line; its section records the size of the image's CodeView record, which holds
+/// the PDB's absolute path, one byte longer under `dtld/` than under `lld/`), up to the next
+/// empty line.
+fn without_linker_env(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut skipping = false;
+    for line in text.lines() {
+        if line.contains("| `* Linker *`:") {
+            skipping = true;
+            out.push_str(line);
+            out.push_str("\n  <the linker module>\n");
+            continue;
+        }
+        if skipping && !line.trim().is_empty() {
+            continue;
+        }
+        skipping = false;
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 fn run_with_input_file(cmd: &mut Command, stdin: &[u8], timeout: Duration, dir: &Path) -> std::io::Result<Outcome> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);

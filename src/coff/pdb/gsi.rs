@@ -1,6 +1,6 @@
 //! The PDB's public symbols: the `S_PUB32` records in the symbol record stream, the publics
 //! stream (a name hash table over them plus an address map) and the globals stream (the same
-//! hash table, here without records). lld emits a public for every live external definition;
+//! hash table over the global records: data, constants, typedefs, procedure references). lld emits a public for every live external definition;
 //! debuggers find functions and data by name through the hash table and by address through
 //! the address map.
 
@@ -26,9 +26,10 @@ pub struct Streams {
     pub globals: Vec<u8>,
 }
 
-/// Builds the record stream (publics sorted by name, as LLVM writes them), the publics stream
-/// and an empty globals stream.
-pub fn build(mut publics: Vec<Public>) -> Streams {
+/// Builds the record stream (publics sorted by name, as LLVM writes them, then the global
+/// records in the order given, repeated `S_UDT`/`S_CONSTANT` records once), the publics
+/// stream and the globals stream.
+pub fn build(mut publics: Vec<Public>, globals: &[Vec<u8>]) -> Streams {
     publics.sort_by(|a, b| a.name.cmp(&b.name));
     let mut records = Vec::new();
     let mut offsets = Vec::with_capacity(publics.len());
@@ -60,7 +61,19 @@ pub fn build(mut publics: Vec<Public>) -> Streams {
     for i in by_addr {
         pubs.extend_from_slice(&offsets[i].to_le_bytes());
     }
-    Streams { sym_records: records, publics: pubs, globals: hash_table(&[], &[]) }
+    let mut seen: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+    let mut gnames: Vec<&[u8]> = Vec::new();
+    let mut goffsets: Vec<u32> = Vec::new();
+    for g in globals {
+        let kind = u16::from_le_bytes([g[2], g[3]]);
+        if (kind == super::cv::S_UDT || kind == super::cv::S_CONSTANT) && !seen.insert(g.as_slice()) {
+            continue;
+        }
+        goffsets.push(records.len() as u32);
+        gnames.push(super::cv::symbol_name(g));
+        records.extend_from_slice(g);
+    }
+    Streams { sym_records: records, publics: pubs, globals: hash_table(&gnames, &goffsets) }
 }
 
 /// LLVM's `gsiRecordCmp`: shorter names first, then ASCII case-insensitively (bytewise when
@@ -117,7 +130,7 @@ mod tests {
     #[test]
     fn publics_sorted_and_padded() {
         let p = |n: &str, off| Public { name: n.as_bytes().to_vec(), function: true, segment: 1, offset: off };
-        let s = build(vec![p("main", 0x10), p("f", 0)]);
+        let s = build(vec![p("main", 0x10), p("f", 0)], &[]);
         // "f" first (name order), 14 + 2 bytes padded to 16.
         assert_eq!(&s.sym_records[0..4], &[14, 0, 0x0e, 0x11]);
         assert_eq!(s.sym_records.len(), 16 + 20);

@@ -1,39 +1,36 @@
 //! PDB output for lld-link's `/debug`: after the image is written, its section headers, its
-//! CodeView debug record (GUID and age) and the link's public symbols become a PDB file that
-//! debuggers and `llvm-pdbutil` read. Each stream has its own module (info and type streams
-//! here, `dbi`, `gsi`, `strtab`); `msf` packs them into the container.
-//!
-//! What is written so far: the PDB info stream (GUID, age, `/names`, VC140), empty TPI and
-//! IPI streams with their hash streams, the DBI stream without modules, publics, globals and
-//! the section headers. Types, module symbols and line tables are not carried over yet.
+//! CodeView debug record (GUID and age), the objects' CodeView (types, symbols, line tables)
+//! and the link's public symbols become a PDB file that debuggers and `llvm-pdbutil` read.
+//! Each stream has its own module (`types` merges TPI/IPI, `modules` builds the module
+//! streams and globals, `dbi`, `gsi`, `strtab`); `msf` packs them into the container. Streams
+//! are numbered as lld-link numbers them.
 
+mod cv;
 mod dbi;
 mod gsi;
+mod modules;
 mod msf;
 pub mod strtab;
+mod types;
 mod typeserver;
 
 pub use typeserver::check as check_type_servers;
 
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
 use super::layout::Layout;
-use super::resolve::Def;
+use super::resolve::{Def, Kind};
 use crate::error::{Error, Result};
 
-/// Stream numbers of this writer's layout.
 const S_INFO: usize = 1;
 const S_TPI: usize = 2;
 const S_DBI: usize = 3;
 const S_IPI: usize = 4;
-const S_NAMES: usize = 5;
-const S_TPI_HASH: usize = 6;
-const S_IPI_HASH: usize = 7;
-const S_GLOBALS: usize = 8;
-const S_PUBLICS: usize = 9;
-const S_SYMS: usize = 10;
-const S_SECHDR: usize = 11;
-const NUM_STREAMS: usize = 12;
+const S_LINKINFO: usize = 5;
+const S_GLOBALS: usize = 6;
+const S_PUBLICS: usize = 7;
+const S_SYMS: usize = 8;
 
 /// The PDB path as the image's debug record names it: `/pdbaltpath:` as given, otherwise
 /// the PDB's absolute path with `.` and `..` components removed (lld's `remove_dots`).
@@ -76,20 +73,86 @@ pub fn write(l: &Layout) -> Result<()> {
     let age = u32_at(&image, rec + 20);
     let timestamp = u32_at(&image, u32_at(&image, 0x3c) as usize + 8);
     let sections = section_headers(&image);
-    let mut streams = vec![Vec::new(); NUM_STREAMS];
-    let names = strtab::StringTable::new();
-    streams[S_INFO] = info_stream(guid, age, timestamp);
-    streams[S_TPI] = type_stream_header(S_TPI_HASH as u16);
-    streams[S_IPI] = type_stream_header(S_IPI_HASH as u16);
-    streams[S_NAMES] = names.serialize();
-    let g = gsi::build(publics(l));
+    let pdb_abs = modules::make_absolute(&path.to_string_lossy());
+
+    // Modules: objects, imported DLLs, the linker.
+    let mut merger = types::Merger::default();
+    let mut names = strtab::StringTable::new();
+    names.add(b"");
+    let mut globals: Vec<Vec<u8>> = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
+    let mut mods: Vec<modules::Module> = Vec::new();
+    let mut module_of: HashMap<usize, u16> = HashMap::new();
+    {
+        let mut sh = modules::Shared { merger: &mut merger, names: &mut names, globals: &mut globals, warnings: &mut warnings };
+        for &f in &l.r.obj_order {
+            if !matches!(l.r.files[f].kind, Kind::Obj(_)) {
+                continue;
+            }
+            let imod = mods.len() as u16;
+            module_of.insert(f, imod);
+            mods.push(modules::object_module(l, f, imod, &mut sh));
+        }
+    }
+    mods.extend(modules::import_modules(l, mods.len() as u16));
+    let mut ec_names = strtab::StringTable::new();
+    let pdb_ni = ec_names.add(pdb_abs.as_bytes());
+    let linker = mods.len() as u16;
+    mods.push(modules::linker_module(l, &pdb_abs, pdb_ni));
+    let mut contribs = Vec::new();
+    for os in &l.osecs {
+        for &c in &os.chunks {
+            if l.chunks[c].osec != usize::MAX {
+                contribs.push(modules::chunk_contrib(l, c, linker, &|f| module_of.get(&f).copied().unwrap_or(linker)));
+            }
+        }
+    }
+    for w in &warnings {
+        l.config.diag.warn(w);
+    }
+
+    // Stream numbers, in lld's order.
+    let mut streams: Vec<Vec<u8>> = vec![Vec::new(); S_SYMS + 1];
+    let g = gsi::build(publics(l), &globals);
     streams[S_GLOBALS] = g.globals;
     streams[S_PUBLICS] = g.publics;
     streams[S_SYMS] = g.sym_records;
+    let add = |streams: &mut Vec<Vec<u8>>, data: Vec<u8>| {
+        streams.push(data);
+        (streams.len() - 1) as u16
+    };
+    let tpi_hash = if merger.tpi.is_empty() { 0xffff } else { add(&mut streams, Vec::new()) };
+    let sechdr = add(&mut streams, sections.clone());
+    let mut module_streams = Vec::new();
+    for m in &mods {
+        if m.has_stream() {
+            let mut s = 4u32.to_le_bytes().to_vec();
+            s.extend_from_slice(&m.symbols);
+            s.extend_from_slice(&m.c13);
+            s.extend_from_slice(&0u32.to_le_bytes());
+            module_streams.push(add(&mut streams, s));
+        } else {
+            module_streams.push(0xffff);
+        }
+    }
+    let names_stream = add(&mut streams, names.serialize());
+    let ipi_hash = if merger.ipi.is_empty() { 0xffff } else { add(&mut streams, Vec::new()) };
+    let (tpi, tpi_h) = types::serialize(&merger.tpi, tpi_hash);
+    let (ipi, ipi_h) = types::serialize(&merger.ipi, ipi_hash);
+    streams[S_TPI] = tpi;
+    streams[S_IPI] = ipi;
+    if tpi_hash != 0xffff {
+        streams[tpi_hash as usize] = tpi_h;
+    }
+    if ipi_hash != 0xffff {
+        streams[ipi_hash as usize] = ipi_h;
+    }
+    streams[S_INFO] = info_stream(guid, age, timestamp, names_stream as u32, !merger.ipi.is_empty());
     let dbi_sections: Vec<dbi::Section> = sections.chunks(40).map(|h| dbi::Section { chars: u32_at(h, 36), vsize: u32_at(h, 8) }).collect();
-    let refs = dbi::StreamRefs { globals: S_GLOBALS as u16, publics: S_PUBLICS as u16, sym_records: S_SYMS as u16, section_headers: S_SECHDR as u16 };
-    streams[S_DBI] = dbi::build(&refs, &dbi_sections, 0x8664);
-    streams[S_SECHDR] = sections;
+    let refs = dbi::StreamRefs { globals: S_GLOBALS as u16, publics: S_PUBLICS as u16, sym_records: S_SYMS as u16, section_headers: sechdr };
+    let contents =
+        dbi::Contents { modules: &mods, module_streams: &module_streams, contribs: &contribs, sections: &dbi_sections, ec_names: &ec_names, machine: 0x8664 };
+    streams[S_DBI] = dbi::build(&refs, &contents);
     let file = msf::build(&streams);
     write_file(path, &file)
 }
@@ -111,37 +174,41 @@ fn section_headers(image: &[u8]) -> Vec<u8> {
     image[start..start + 40 * count].to_vec()
 }
 
-/// The PDB info stream: version VC70, signature, age, GUID, the named stream map (only
-/// `/names`) and the VC140 feature (the PDB has an IPI stream).
-fn info_stream(guid: [u8; 16], age: u32, signature: u32) -> Vec<u8> {
+/// The PDB info stream: version VC70, signature, age, GUID, the named stream map
+/// (`/LinkInfo` and `/names`) and, when there are id records, the VC140 feature (LLVM's
+/// readers see an IPI stream only then).
+fn info_stream(guid: [u8; 16], age: u32, signature: u32, names_stream: u32, vc140: bool) -> Vec<u8> {
     let mut out = Vec::new();
     for v in [20000404u32, signature, age] {
         out.extend_from_slice(&v.to_le_bytes());
     }
     out.extend_from_slice(&guid);
-    // Named stream map: the names, then a one-bucket hash table from name offset to stream.
-    let names = b"/names\0";
-    out.extend_from_slice(&(names.len() as u32).to_le_bytes());
-    out.extend_from_slice(names);
-    // size 1, capacity 1, present bit vector {0}, empty deleted bit vector, (key, value).
-    for v in [1u32, 1, 1, 1, 0, 0, S_NAMES as u32] {
+    // Named stream map: the names, then a hash table from name offset to stream (LLVM's
+    // `HashTable`: capacity 4 for two entries, linear probing on the 16-bit name hash).
+    let entries: [(&[u8], u32, u32); 2] = [(b"/LinkInfo", 0, S_LINKINFO as u32), (b"/names", 10, names_stream)];
+    let buf = b"/LinkInfo\0/names\0";
+    out.extend_from_slice(&(buf.len() as u32).to_le_bytes());
+    out.extend_from_slice(buf);
+    let cap = 4usize;
+    let mut slots: [Option<(u32, u32)>; 4] = [None; 4];
+    for (name, off, stream) in entries {
+        let mut i = (strtab::hash_v1(name) & 0xffff) as usize % cap;
+        while slots[i].is_some() {
+            i = (i + 1) % cap;
+        }
+        slots[i] = Some((off, stream));
+    }
+    let present: u32 = slots.iter().enumerate().filter(|(_, s)| s.is_some()).map(|(i, _)| 1u32 << i).sum();
+    for v in [2u32, cap as u32, 1, present, 0] {
         out.extend_from_slice(&v.to_le_bytes());
     }
-    out.extend_from_slice(&20140508u32.to_le_bytes()); // VC140
-    out
-}
-
-/// A TPI or IPI stream header with no records (type indices start at 0x1000), naming its
-/// (empty) hash stream.
-fn type_stream_header(hash_stream: u16) -> Vec<u8> {
-    let mut out = Vec::new();
-    for v in [20040203u32, 56, 0x1000, 0x1000, 0] {
+    for (k, v) in slots.iter().flatten() {
+        out.extend_from_slice(&k.to_le_bytes());
         out.extend_from_slice(&v.to_le_bytes());
     }
-    out.extend_from_slice(&hash_stream.to_le_bytes());
-    out.extend_from_slice(&0xffffu16.to_le_bytes());
-    for v in [4u32, 0x3ffff, 0, 0, 0, 0, 0, 0] {
-        out.extend_from_slice(&v.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    if vc140 {
+        out.extend_from_slice(&20140508u32.to_le_bytes());
     }
     out
 }

@@ -66,29 +66,32 @@ pub fn build(streams: &[Vec<u8>]) -> Vec<u8> {
     write_fpm(&mut out, num_blocks);
     let sb = &mut out[..BLOCK_SIZE];
     sb[..32].copy_from_slice(MAGIC);
-    let fields = [BLOCK_SIZE as u32, 1, num_blocks as u32, dir.len() as u32, 0, map_block as u32];
+    let fields = [BLOCK_SIZE as u32, 2, num_blocks as u32, dir.len() as u32, 0, map_block as u32];
     for (i, v) in fields.iter().enumerate() {
         sb[32 + 4 * i..36 + 4 * i].copy_from_slice(&v.to_le_bytes());
     }
     out
 }
 
-/// The first free page map (block 1 of each interval; a set bit is a free block): every block
-/// of the file is in use, the bits past its end say free, as LLVM writes them.
+/// The free page maps (blocks 1 and 2 of each interval; a set bit is a free block): every
+/// block of the file is in use, the bits past its end say free. The superblock names the
+/// second one active, as LLVM's `MSFBuilder` leaves it after its commit.
 fn write_fpm(out: &mut [u8], num_blocks: usize) {
     let intervals = num_blocks.div_ceil(BLOCK_SIZE);
     for k in 0..intervals {
-        let o = (k * BLOCK_SIZE + 1) * BLOCK_SIZE;
-        if o + BLOCK_SIZE > out.len() {
-            break;
-        }
-        let page = &mut out[o..o + BLOCK_SIZE];
-        page.fill(0xff);
-        for (i, byte) in page.iter_mut().enumerate() {
-            let first = (k * BLOCK_SIZE + i) * 8;
-            for bit in 0..8 {
-                if first + bit < num_blocks {
-                    *byte &= !(1 << bit);
+        for which in [1, 2] {
+            let o = (k * BLOCK_SIZE + which) * BLOCK_SIZE;
+            if o + BLOCK_SIZE > out.len() {
+                break;
+            }
+            let page = &mut out[o..o + BLOCK_SIZE];
+            page.fill(0xff);
+            for (i, byte) in page.iter_mut().enumerate() {
+                let first = (k * BLOCK_SIZE + i) * 8;
+                for bit in 0..8 {
+                    if first + bit < num_blocks {
+                        *byte &= !(1 << bit);
+                    }
                 }
             }
         }

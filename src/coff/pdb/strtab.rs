@@ -29,7 +29,6 @@ pub fn hash_v1(s: &[u8]) -> u32 {
 #[derive(Default)]
 pub struct StringTable {
     bytes: Vec<u8>,
-    #[cfg_attr(not(test), allow(dead_code))]
     offsets: std::collections::HashMap<Vec<u8>, u32>,
     order: Vec<u32>,
 }
@@ -39,14 +38,10 @@ impl StringTable {
         StringTable { bytes: vec![0], ..Default::default() }
     }
 
-    /// The offset of `s`, added if new.
-    // Unused until module streams carry file checksums (the PDB's next step: line tables);
-    // the empty table the PDB has now is what lld writes for objects without CodeView lines.
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// The offset of `s`, added if new. Offset 0 is an implicit empty string; an explicitly
+    /// added empty string gets its own offset, as in LLVM's `DebugStringTableSubsection`
+    /// (lld adds one first to its `/names`, as link.exe does).
     pub fn add(&mut self, s: &[u8]) -> u32 {
-        if s.is_empty() {
-            return 0;
-        }
         if let Some(&o) = self.offsets.get(s) {
             return o;
         }
@@ -91,9 +86,23 @@ impl StringTable {
     }
 }
 
-/// Buckets for `n` strings: at least one free slot, about 4/3 of the count.
+/// Buckets for `n` strings: the reference implementation's growth (`NMT::grow`: from one
+/// bucket, ×3/2+1 whenever 3/4 of them are used), as LLVM's precomputed table.
 fn bucket_count(n: usize) -> usize {
-    (n * 4 / 3 + 1).max(1)
+    // LLVM looks up the first (count, buckets) growth point with count >= n.
+    let (mut b, mut c) = (1usize, 0usize);
+    if n == 0 {
+        return 1;
+    }
+    loop {
+        c += 1;
+        if b * 3 / 4 < c {
+            b = b * 3 / 2 + 1;
+            if c >= n {
+                return b;
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -113,9 +122,11 @@ mod tests {
         assert_eq!(t.add(b"a.c"), 1);
         assert_eq!(t.add(b"b.c"), 5);
         assert_eq!(t.add(b"a.c"), 1);
+        assert_eq!(t.add(b""), 9);
         let s = t.serialize();
         assert_eq!(&s[0..4], &0xEFFE_EFFEu32.to_le_bytes());
-        assert_eq!(u32::from_le_bytes(s[8..12].try_into().unwrap()), 9);
-        assert_eq!(u32::from_le_bytes(s[s.len() - 4..].try_into().unwrap()), 2);
+        assert_eq!(u32::from_le_bytes(s[8..12].try_into().unwrap()), 10);
+        assert_eq!(u32::from_le_bytes(s[s.len() - 4..].try_into().unwrap()), 3);
+        assert_eq!([0, 1, 2, 3, 4, 5, 6, 9, 13].map(bucket_count), [1, 2, 4, 7, 7, 11, 11, 17, 26]);
     }
 }

@@ -2,8 +2,7 @@
 //! `/Zi` keep their types in a separate PDB (a "type server") and name it in an
 //! `LF_TYPESERVER2` record in `.debug$T`: lld's LNK4099 warning when the type server cannot be
 //! loaded (missing, or not an MSF file), a warning of dtld's own when it could have been (types
-//! are not merged yet). Other objects with CodeView get one warning for all: the PDB does not
-//! carry their types, symbols and lines yet.
+//! from type servers are not merged yet; the object's symbols are left out).
 
 use std::path::Path;
 
@@ -37,44 +36,14 @@ fn load_problem(path: &str, obj_dir: &Path) -> Option<String> {
     }
 }
 
-/// Whether a `.debug$S` section says more than which compiler made the object: any
-/// subsection but symbols (lines, files, strings...), or a symbol other than `S_OBJNAME`,
-/// `S_COMPILE2/3` and `S_ENVBLOCK` (MinGW's DWARF builds carry just those).
-fn substantive_symbols(data: &[u8]) -> bool {
-    let mut p = 4;
-    while p + 8 <= data.len() {
-        let kind = u32::from_le_bytes(data[p..p + 4].try_into().unwrap());
-        let len = u32::from_le_bytes(data[p + 4..p + 8].try_into().unwrap()) as usize;
-        let body = &data[(p + 8).min(data.len())..(p + 8 + len).min(data.len())];
-        if kind != 0xf1 {
-            return true;
-        }
-        let mut q = 0;
-        while q + 4 <= body.len() {
-            let rlen = u16::from_le_bytes([body[q], body[q + 1]]) as usize;
-            let rkind = u16::from_le_bytes([body[q + 2], body[q + 3]]);
-            if !matches!(rkind, 0x1101 | 0x1116 | 0x113c | 0x113d) {
-                return true;
-            }
-            q += 2 + rlen.max(2);
-        }
-        p += 8 + len.next_multiple_of(4);
-    }
-    false
-}
-
-/// Warns for every live object whose CodeView types live in a type server (LNK4099), then
-/// once for the other objects with CodeView, whose types, symbols and lines the PDB does not
-/// carry yet (never silently).
+/// Warns for every live object whose CodeView types live in a type server (LNK4099).
 pub fn check(l: &Layout) {
     let mut printed = 0;
-    let mut not_carried = 0;
     for &f in &l.r.obj_order {
         let file = &l.r.files[f];
         let Kind::Obj(obj) = &file.kind else { continue };
         let server = obj.sections.iter().find(|s| s.name == ".debug$T").and_then(|s| type_server_path(s.data));
         let Some(path) = server else {
-            not_carried += obj.sections.iter().any(|s| s.name == ".debug$T" || (s.name == ".debug$S" && substantive_symbols(s.data))) as usize;
             continue;
         };
         let dir = Path::new(&file.name).parent().unwrap_or(Path::new("."));
@@ -94,12 +63,6 @@ pub fn check(l: &Layout) {
         l.config.diag.warn(&msg);
         printed += 1;
     }
-    if not_carried > 0 {
-        if printed > 0 {
-            eprintln!();
-        }
-        l.config.diag.warn(&format!("/debug: the PDB has publics but no type records, module symbols or line tables yet; the CodeView debug info of {not_carried} object file(s) is not carried over"));
-    }
 }
 
 #[cfg(test)]
@@ -114,28 +77,6 @@ mod tests {
         assert_eq!(type_server_path(&d).as_deref(), Some("C:\\b\\x.pdb"));
         d[6] = 0x03; // LF_ARGLIST: ordinary types
         assert_eq!(type_server_path(&d), None);
-    }
-
-    #[test]
-    fn compiler_records_alone_are_not_debug_info() {
-        let sub = |kind: u32, body: &[u8]| {
-            let mut v = kind.to_le_bytes().to_vec();
-            v.extend_from_slice(&(body.len() as u32).to_le_bytes());
-            v.extend_from_slice(body);
-            v.resize(v.len().next_multiple_of(4), 0);
-            v
-        };
-        // S_OBJNAME (len 6: kind, signature) only: MinGW's DWARF build.
-        let mut d = vec![4, 0, 0, 0];
-        d.extend(sub(0xf1, &[6, 0, 0x01, 0x11, 0, 0, 0, 0]));
-        assert!(!substantive_symbols(&d));
-        // A line table subsection: real CodeView.
-        d.extend(sub(0xf2, &[0; 12]));
-        assert!(substantive_symbols(&d));
-        // An S_GPROC32 record.
-        let mut e = vec![4, 0, 0, 0];
-        e.extend(sub(0xf1, &[2, 0, 0x10, 0x11]));
-        assert!(substantive_symbols(&e));
     }
 
     #[test]

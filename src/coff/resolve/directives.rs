@@ -51,7 +51,17 @@ impl Resolver<'_> {
 
     /// lld-link's `findLib` (with MinGW's `lib<name>.a` first) for `/defaultlib:`.
     pub(super) fn add_default_lib(&mut self, name: &str) {
-        if self.config.no_default_all || self.config.no_default_libs.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+        // lld compares the libraries as `findLib` resolves them: `.lib` added to a name
+        // without an extension on both sides (`/nodefaultlib:std64.lib` cancels `std64`).
+        let key = |n: &str| {
+            let l = n.to_ascii_lowercase();
+            if Path::new(&l).extension().is_none() {
+                format!("{l}.lib")
+            } else {
+                l
+            }
+        };
+        if self.config.no_default_all || self.config.no_default_libs.iter().any(|n| key(n) == key(name)) {
             return;
         }
         if self.default_libs.iter().any(|n| n.eq_ignore_ascii_case(name)) {
