@@ -22,6 +22,7 @@ pub mod diag;
 pub mod eh_frame;
 pub mod gc;
 pub mod gcc_lto;
+pub mod icf;
 pub mod input;
 pub mod layout;
 pub mod lto;

@@ -433,7 +433,10 @@ struct Site {
 /// symbol were 0.
 fn apply_nonalloc_reloc(l: &Layout, site: &Site, tombstone: Option<u64>, dst: &mut [u8]) {
     let Site { r_type, info, off, p, a, t, sa, .. } = *site;
-    let dead = is_dead_target(l, t);
+    // lld also tombstones references to code ICF folded away (their debug info describes
+    // code that is not there), except in .debug_line, where breakpoints would be lost.
+    let folded = || tombstone.is_some() && crate::elf::icf::is_folded(l, t) && l.obj(site.f).sections[site.s as usize].name != b".debug_line";
+    let dead = is_dead_target(l, t) || folded();
     if dead && matches!(info.kind, RelKind::Abs | RelKind::DtpOff) {
         if let Some(tomb) = tombstone {
             let v = if r_type == arch::r::R32 { tomb & 0xffff_ffff } else { tomb };
