@@ -264,7 +264,7 @@ static OPTIONS: &[Opt<Gnu>] = &[
         p.input(InputArg::Static(true));
     }),
     opt(&["relocatable", "r"], Flag, "", "Create a relocatable object file", Implemented, |p, _| p.cfg.relocatable = true),
-    opt(&["emit-relocs", "q"], Flag, "", "Keep relocations in the output", Unsupported, nothing),
+    opt(&["emit-relocs", "q"], Flag, "", "Keep relocations in the output", Implemented, |p, _| p.cfg.emit_relocs = true),
     opt(&["Bstatic", "dn", "non_shared"], Flag, "", "Do not link against shared libraries (positional)", Implemented, |p, _| p.input(InputArg::Static(true))),
     opt(&["Bdynamic", "dy", "call_shared"], Flag, "", "Link against shared libraries (positional, default)", Implemented, |p, _| {
         p.input(InputArg::Static(false))
@@ -596,6 +596,9 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
         }
         // The listed order replaces the call graph's, as in lld.
         p.cfg.cg_profile_sort = CgProfileSort::None;
+    }
+    if p.cfg.strip_all && p.cfg.emit_relocs {
+        p.errors.push("--strip-all and --emit-relocs may not be used together".into());
     }
     if p.cfg.relocatable && p.cfg.icf != crate::elf::config::Icf::None {
         p.errors.push("-r and --icf may not be used together".into());

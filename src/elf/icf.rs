@@ -79,7 +79,8 @@ pub fn fold(l: &Layout, live: &mut Live) -> Result<Folded> {
     let config = l.config;
     let r = l.r;
     let mut keep = keep_unique(l)?;
-    keep.extend(with_lsda(l, live));
+    let lsda = with_lsda(l, live);
+    keep.extend(lsda.iter().copied());
     let out_name = |f: FileId, s: usize| output_name(r.obj(f).sections[s].name, config.z_keep_text_section_prefix);
 
     // Eligible sections, in input order.
@@ -148,7 +149,13 @@ pub fn fold(l: &Layout, live: &mut Live) -> Result<Folded> {
     }
     let mut folded = Folded::new();
     let mut lines = String::new();
-    for m in members.iter().filter(|m| m.len() > 1) {
+    let mut classes: Vec<&Vec<usize>> = members.iter().filter(|m| m.len() > 1).collect();
+    if config.print_icf_sections {
+        // lld lists the classes in the order of its hashes.
+        let h = lld_hashes(l, live, &secs, &index, &lsda);
+        classes.sort_by_key(|m| (h[m[0]], m[0]));
+    }
+    for m in classes {
         let kept = secs[m[0]];
         if config.print_icf_sections {
             lines.push_str(&format!("selected section {}\n", describe(l, kept)));
@@ -176,6 +183,57 @@ pub fn fold(l: &Layout, live: &mut Live) -> Result<Folded> {
         }
     }
     Ok(folded)
+}
+
+/// lld's hash of each eligible section, which orders its classes (and so the lines of
+/// `--print-icf-sections`): the low 32 bits of the contents' xxh3 with the top bit set, to
+/// which two rounds add the hashes of the sections relocations point into. Sections ICF does
+/// not fold count as a number of their own: first those with an LSDA, then the others in input
+/// order.
+fn lld_hashes(l: &Layout, live: &Live, secs: &[Sec], index: &HashMap<Sec, usize>, lsda: &[Sec]) -> Vec<u32> {
+    let r = l.r;
+    let mut unique: HashMap<Sec, u32> = HashMap::new();
+    for &s in lsda {
+        let n = unique.len() as u32 + 1;
+        unique.entry(s).or_insert(n);
+    }
+    for (f, o) in r.objects_in_load_order() {
+        for (s, sec) in o.sections.iter().enumerate() {
+            // lld's InputSections: not merged, not .eh_frame, not dropped at parsing
+            // (relocation sections are InputSections only with --emit-relocs).
+            let is_input = match sec.kind {
+                SecKind::Regular => true,
+                SecKind::Ignored => l.config.emit_relocs && sec.sh_type == elf::SHT_RELA,
+                _ => false,
+            };
+            let key = (f, s as u32);
+            if is_input && !r.discarded[f][s] && !index.contains_key(&key) && !unique.contains_key(&key) {
+                unique.insert(key, unique.len() as u32 + 1);
+            }
+        }
+    }
+    let targets: Vec<Vec<Sec>> = secs
+        .iter()
+        .map(|&(f, s)| {
+            let o = l.obj(f);
+            o.sections[s as usize]
+                .relocs
+                .iter()
+                .filter_map(|rel| definition(l, f, rel.r_sym(LE, false) as usize).and_then(|d| section_of(l, d)))
+                .filter(|&(tf, ts)| {
+                    let t = &l.obj(tf).sections[ts as usize];
+                    t.kind == SecKind::Regular && !r.discarded[tf][ts as usize]
+                })
+                .collect()
+        })
+        .collect();
+    let _ = live;
+    let mut h: Vec<u32> = secs.iter().map(|&(f, s)| (xxhash_rust::xxh3::xxh3_64(l.obj(f).sections[s as usize].data) as u32) | 1 << 31).collect();
+    for _ in 0..2 {
+        let class_of = |t: &Sec| index.get(t).map_or_else(|| unique.get(t).copied().unwrap_or(0), |&j| h[j]);
+        h = (0..secs.len()).map(|i| targets[i].iter().fold(h[i], |acc, t| acc.wrapping_add(class_of(t))) | 1 << 31).collect();
+    }
+    h
 }
 
 /// `file:(section)`, as lld names an input section.

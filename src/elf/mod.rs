@@ -20,6 +20,7 @@ pub mod cgsort;
 pub mod config;
 pub mod diag;
 pub mod eh_frame;
+pub mod emit_relocs;
 pub mod gc;
 pub mod gcc_lto;
 pub mod icf;

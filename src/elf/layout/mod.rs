@@ -690,6 +690,9 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         l.script_plan = Some(crate::elf::script::place::plan(config, r, &live));
     }
     assign_sections(&mut l, &live, liveness.merge_refs.as_ref())?;
+    if config.emit_relocs {
+        crate::elf::emit_relocs::create(&mut l);
+    }
     crate::elf::icf::alias(&mut l, false);
     order_sections(&mut l)?;
     decide_linker_symbols(&mut l);
