@@ -453,7 +453,7 @@ fn merge_key<'a>(l: &Layout, t: &'a crate::elf::object::InputSection, is_section
         let start = at - at % es;
         (start, (start + es).min(d.len()))
     };
-    let within = (at - start) as u64 + if is_section { 0 } else { addend as u64 };
+    let within = ((at - start) as u64).wrapping_add(if is_section { 0 } else { addend as u64 });
     let name = output_name(t.name, l.config.z_keep_text_section_prefix);
     Some(RelKey::Merge(name, t.flags, t.hdr.sh_entsize(LE), t.align, &d[start..end], within))
 }
