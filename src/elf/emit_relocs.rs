@@ -61,11 +61,32 @@ pub fn create(l: &mut Layout) {
                     offset: 0,
                     relro: false,
                     shndx: 0,
+                    script_desc: None,
+                    noload: false,
                 });
                 l.osecs.len() - 1
             });
             l.osecs[idx].chunks.push(Chunk::Input(f, s as u32));
             l.sec_osec[f][s] = idx as u32;
+        }
+    }
+}
+
+/// Names each `.rela*` output section after the final name of the section it relocates (a
+/// SECTIONS script may place `.eh_frame` in `.foo`: its relocations go to `.rela.foo`). After
+/// addresses are assigned.
+pub fn finish(l: &mut Layout) {
+    if !l.config.emit_relocs {
+        return;
+    }
+    for i in 0..l.osecs.len() {
+        if !is_rela_osec(l, &l.osecs[i]) {
+            continue;
+        }
+        let Some(&Chunk::Input(f, s)) = l.osecs[i].chunks.first() else { continue };
+        let t = l.obj(f).sections[s as usize].hdr.sh_info(LE) as usize;
+        if let Some(&o) = l.sec_osec[f].get(t).filter(|&&o| o != u32::MAX) {
+            l.osecs[i].name = format!(".rela{}", l.osecs[o as usize].name);
         }
     }
 }

@@ -702,6 +702,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     create_synthetic(&mut l);
     assign_addresses(&mut l)?;
     crate::elf::icf::alias(&mut l, true);
+    crate::elf::emit_relocs::finish(&mut l);
     compute_symbol_values(&mut l)?;
     Ok(l)
 }
