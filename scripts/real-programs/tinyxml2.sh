@@ -9,6 +9,7 @@
 # Usage: scripts/real-programs/tinyxml2.sh <path-to-dtld>
 # Env:   TINYXML2_MODES="shared pie static"     link modes to run (default: these three; also
 #                                               available: nopie static-pie)
+#        TINYXML2_ICF=0                         skip the --icf=all check (default: run it)
 #        TINYXML2_SRC_METHOD=auto|apt|pool      how to fetch the source (default: auto =
 #                                               apt-get source, then the Debian pool)
 # Everything (source cache, objects, programs, results) lives under target/real-programs/tinyxml2/;
@@ -294,6 +295,40 @@ for mode in $MODES; do
         mixed_check "$mode/lld-xmltest+dtld-lib" "$L/xmltest" "$D" "$R/mixed-lld-prog" "$R/suite.lld"
     fi
 done
+
+# ---------------------------------------------------------------------------------------------
+# 5. Identical code folding (issue 14): both objects with -ffunction-sections, linked as a PIE
+#    with --icf=all --gc-sections by each linker. dtld's .text must be no larger than lld's (it is
+#    equal today), --print-icf-sections must list the same folds in the same order, and the
+#    folded program must pass xmltest's suite exactly as lld's does. TINYXML2_ICF=0 skips it.
+if [ "${TINYXML2_ICF:-1}" != 0 ]; then
+    start=$SECONDS
+    compile obj-icf "-fPIE -ffunction-sections -fdata-sections ${LIBFLAGS[*]}" "-fPIE -ffunction-sections -fdata-sections"
+    R=$BUILD/results/icf; rm -rf "$R" "$BUILD/bin/icf"; mkdir -p "$R" "$BUILD/bin/icf"
+    ok=1
+    for side in lld dtld; do
+        ld=lld; [ $side = dtld ] && ld=$DTLD
+        if ! clang++-22 -fuse-ld="$ld" -pie -Wl,-z,relro -Wl,--icf=all -Wl,--gc-sections -Wl,--print-icf-sections \
+                "$BUILD/obj-icf/xmltest.o" "$BUILD/obj-icf/tinyxml2.o" -o "$BUILD/bin/icf/xmltest.$side" \
+                >"$R/icf.$side.txt" 2>"$R/link.$side.log"; then
+            record fail "icf/link-$side" "$(head -3 "$R/link.$side.log")"; ok=0
+        fi
+    done
+    if [ $ok = 1 ]; then
+        text() { local v; v=$(llvm-readelf-22 -SW "$1" | sed -n 's/.*\] \.text  *PROGBITS  *[0-9a-f]*  *[0-9a-f]*  *\([0-9a-f]*\) .*/\1/p'); [ -n "$v" ] && echo $((16#$v)); }
+        td=$(text "$BUILD/bin/icf/xmltest.dtld"); tl=$(text "$BUILD/bin/icf/xmltest.lld")
+        log "icf: .text dtld $td bytes, ld.lld-22 $tl bytes; $(grep -c '^  removing' "$R/icf.lld.txt") sections folded by lld"
+        if [ -n "$td" ] && [ -n "$tl" ] && [ "$td" -le "$tl" ]; then record ok "icf/.text size"; else
+            record fail "icf/.text size" "dtld .text $td > lld's $tl"; fi
+        if [ -s "$R/icf.lld.txt" ] && cmp -s "$R/icf.lld.txt" "$R/icf.dtld.txt"; then record ok "icf/--print-icf-sections"; else
+            record fail "icf/--print-icf-sections" "folds differ (< lld, > dtld)"
+            diff "$R/icf.lld.txt" "$R/icf.dtld.txt" | head -8 | sed 's/^/    | /' || true; fi
+        run_one "$BUILD/bin/icf/xmltest.dtld" "" "$R/suite.dtld"
+        run_one "$BUILD/bin/icf/xmltest.lld" "" "$R/suite.lld"
+        suite_check "icf/xmltest" "$R/suite.dtld" "$R/suite.lld"
+    fi
+    log "icf check took $((SECONDS - start))s"
+fi
 
 echo "tinyxml2: modes: $MODES; results under ${BUILD#$ROOT/}/results; took $((SECONDS - t0))s"
 for f in "${failures[@]}"; do echo "  failed: $f"; done

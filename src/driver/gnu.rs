@@ -169,12 +169,14 @@ fn error_limit(p: &mut Gnu, v: &Val) {
     }
 }
 
-/// `--icf=`: `none` is the default; the folding modes are not implemented (a warning: the
-/// program is the same without folding).
+/// `--icf=`: `none` (the default), `all` or `safe` (`elf::icf`); `safe_thunks` is AArch64's
+/// (a warning: the program is the same without folding).
 fn icf(p: &mut Gnu, v: &Val) {
     match v.value.unwrap_or("") {
-        "none" => {}
-        "all" | "safe" | "safe_thunks" => p.warnings.push(format!("{} is not supported; ignored", v.shown())),
+        "none" => p.cfg.icf = crate::elf::config::Icf::None,
+        "all" => p.cfg.icf = crate::elf::config::Icf::All,
+        "safe" => p.cfg.icf = crate::elf::config::Icf::Safe,
+        "safe_thunks" => p.warnings.push(format!("{} is not supported; ignored", v.shown())),
         other => p.errors.push(format!("unknown argument '{}={other}'", v.spelling)),
     }
 }
@@ -262,7 +264,7 @@ static OPTIONS: &[Opt<Gnu>] = &[
         p.input(InputArg::Static(true));
     }),
     opt(&["relocatable", "r"], Flag, "", "Create a relocatable object file", Implemented, |p, _| p.cfg.relocatable = true),
-    opt(&["emit-relocs", "q"], Flag, "", "Keep relocations in the output", Unsupported, nothing),
+    opt(&["emit-relocs", "q"], Flag, "", "Keep relocations in the output", Implemented, |p, _| p.cfg.emit_relocs = true),
     opt(&["Bstatic", "dn", "non_shared"], Flag, "", "Do not link against shared libraries (positional)", Implemented, |p, _| p.input(InputArg::Static(true))),
     opt(&["Bdynamic", "dy", "call_shared"], Flag, "", "Link against shared libraries (positional, default)", Implemented, |p, _| {
         p.input(InputArg::Static(false))
@@ -426,7 +428,13 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["error-limit"], Value, "<n>", "Maximum number of errors to print before stopping (0: no limit; default 20)", Implemented, error_limit),
     opt(&["relax"], Flag, "", "Enable target-specific relaxations (default)", Implemented, |p, _| p.cfg.relax = true),
     opt(&["no-relax"], Flag, "", "Disable target-specific relaxations", Implemented, |p, _| p.cfg.relax = false),
-    opt(&["icf"], Value, "<none|all|safe>", "Identical code folding (only none is done)", Implemented, icf),
+    opt(&["icf"], Value, "<none|all|safe>", "Identical code folding", Implemented, icf),
+    opt(&["print-icf-sections"], Flag, "", "List identical folded sections", Implemented, |p, _| p.cfg.print_icf_sections = true),
+    opt(&["no-print-icf-sections"], Flag, "", "Do not list identical folded sections (default)", Implemented, |p, _| p.cfg.print_icf_sections = false),
+    opt(&["keep-unique"], Value, "<symbol>", "Do not fold the section defining <symbol> with --icf", Implemented, |p, v| p.cfg.keep_unique.push(v.str())),
+    opt(&["ignore-data-address-equality"], Flag, "", "With --icf=all, fold read-only data whose address is significant", Implemented, |p, _| {
+        p.cfg.ignore_data_address_equality = true
+    }),
     opt(&["pack-dyn-relocs"], Value, "<none|relr|...>", "Pack dynamic relocations (only none is done)", Implemented, pack_dyn_relocs),
     opt(&["compress-debug-sections"], Value, "<none|zlib|zstd>", "Compress debug sections (zlib; zstd is not supported)", Implemented, compress_debug_sections),
     opt(
@@ -588,6 +596,12 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
         }
         // The listed order replaces the call graph's, as in lld.
         p.cfg.cg_profile_sort = CgProfileSort::None;
+    }
+    if p.cfg.strip_all && p.cfg.emit_relocs {
+        p.errors.push("--strip-all and --emit-relocs may not be used together".into());
+    }
+    if p.cfg.relocatable && p.cfg.icf != crate::elf::config::Icf::None {
+        p.errors.push("-r and --icf may not be used together".into());
     }
     // Apply the sysroot to `-L=dir` and `-L$SYSROOT/dir` (it may come after the -L options).
     let sysroot = p.cfg.sysroot.clone();

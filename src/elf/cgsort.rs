@@ -65,7 +65,8 @@ pub(crate) fn section_of(l: &Layout, f: FileId, si: usize) -> Option<Sec> {
     };
     let sh = r.obj(df).symbols.get(di)?.st_shndx(crate::elf::LE) as usize;
     let defined = sh != elf::SHN_UNDEF as usize && sh < elf::SHN_LORESERVE as usize && sh < r.obj(df).sections.len();
-    (defined && !r.discarded[df].get(sh).copied().unwrap_or(false)).then_some((df, sh as u32))
+    // A section ICF folded is ordered where the section kept in its place goes.
+    (defined && !r.discarded[df].get(sh).copied().unwrap_or(false)).then(|| l.icf_folded.get(&(df, sh as u32)).copied().unwrap_or((df, sh as u32)))
 }
 
 /// lld's `readCallGraphsFromObjectFiles`.

@@ -42,6 +42,17 @@ pub enum CgProfileSort {
     Cdsort,
 }
 
+/// `--icf=`: identical code folding (`elf::icf`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Icf {
+    #[default]
+    None,
+    /// Fold every eligible section; only read-only data keeps its address when significant.
+    All,
+    /// Fold only sections whose address is not significant (`.llvm_addrsig`).
+    Safe,
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
     pub output: PathBuf,
@@ -64,6 +75,15 @@ pub struct Config {
     pub eh_frame_hdr: bool,
     pub gc_sections: bool,
     pub print_gc_sections: bool,
+    pub icf: Icf,
+    /// `--print-icf-sections`: list folded sections on stdout.
+    pub print_icf_sections: bool,
+    /// `--keep-unique=SYM`: the section defining SYM is never folded.
+    pub keep_unique: Vec<String>,
+    /// `--ignore-data-address-equality`: with `--icf=all`, read-only data folds too.
+    pub ignore_data_address_equality: bool,
+    /// `--emit-relocs` / `-q`: relocation sections are kept in the output.
+    pub emit_relocs: bool,
     pub z_relro: bool,
     pub z_now: bool,
     pub z_execstack: bool,
@@ -224,6 +244,11 @@ impl Default for Config {
             eh_frame_hdr: false,
             gc_sections: false,
             print_gc_sections: false,
+            icf: Icf::None,
+            print_icf_sections: false,
+            keep_unique: Vec::new(),
+            ignore_data_address_equality: false,
+            emit_relocs: false,
             z_relro: true,
             z_now: false,
             z_execstack: false,

@@ -374,7 +374,14 @@ impl<'a> Marker<'a> {
         let mut out = std::io::stdout().lock();
         for (f, o) in self.r.objects_in_load_order() {
             for (s, sec) in o.sections.iter().enumerate() {
-                if self.candidate[f][s] && !self.live[f][s] && sec.kind != SecKind::EhFrame {
+                // With --emit-relocs a removed section's relocation section is named too (lld).
+                let removed = |t: usize| self.candidate[f][t] && !self.live[f][t] && o.sections[t].kind != SecKind::EhFrame;
+                // (`.eh_frame`'s is never marked live.)
+                let rela_of_removed = self.config.emit_relocs && sec.sh_type == elf::SHT_RELA && {
+                    let t = sec.hdr.sh_info(LE) as usize;
+                    t < o.sections.len() && (removed(t) || (self.candidate[f][t] && o.sections[t].kind == SecKind::EhFrame))
+                };
+                if removed(s) || rela_of_removed {
                     let _ = writeln!(out, "removing unused section {}:({})", o.input.name, String::from_utf8_lossy(sec.name));
                 }
             }

@@ -27,6 +27,8 @@ struct SymtabOut {
     symtab: Vec<u8>,
     strtab: Vec<u8>,
     first_global: u32,
+    /// Where symbols landed (for `--emit-relocs`).
+    index: crate::elf::emit_relocs::SymIndex,
 }
 
 pub fn write_output(l: &Layout) -> Result<()> {
@@ -82,6 +84,9 @@ pub fn write_output(l: &Layout) -> Result<()> {
     if !errors.is_empty() {
         return Err(Error::many(errors));
     }
+    if let (true, Some(s)) = (l.config.emit_relocs, &symtab) {
+        crate::elf::emit_relocs::write(l, &s.index, &place.offset, buf);
+    }
     if let Some(s) = &symtab {
         buf[symtab_off as usize..symtab_off as usize + s.symtab.len()].copy_from_slice(&s.symtab);
         buf[strtab_off as usize..strtab_off as usize + s.strtab.len()].copy_from_slice(&s.strtab);
@@ -107,6 +112,8 @@ pub fn write_output(l: &Layout) -> Result<()> {
             },
             // An SHF_LINK_ORDER section links to the output section its first input's linked
             // section went to, as lld.
+            // `--emit-relocs`: the symbol table, and the section relocated.
+            Some(Chunk::Input(..)) if crate::elf::emit_relocs::is_rela_osec(l, os) => (l.osecs.len() as u32 + 1, crate::elf::emit_relocs::info_of(l, os), 24),
             Some(&Chunk::Input(f, s)) if os.flags & elf::SHF_LINK_ORDER as u64 != 0 => {
                 let link = crate::elf::layout::link_order_dep(l, f, s)
                     .and_then(|d| l.sec_osec[f].get(d as usize).copied())
@@ -433,7 +440,10 @@ struct Site {
 /// symbol were 0.
 fn apply_nonalloc_reloc(l: &Layout, site: &Site, tombstone: Option<u64>, dst: &mut [u8]) {
     let Site { r_type, info, off, p, a, t, sa, .. } = *site;
-    let dead = is_dead_target(l, t);
+    // lld also tombstones references to code ICF folded away (their debug info describes
+    // code that is not there), except in .debug_line, where breakpoints would be lost.
+    let folded = || tombstone.is_some() && crate::elf::icf::is_folded(l, t) && l.obj(site.f).sections[site.s as usize].name != b".debug_line";
+    let dead = is_dead_target(l, t) || folded();
     if dead && matches!(info.kind, RelKind::Abs | RelKind::DtpOff) {
         if let Some(tomb) = tombstone {
             let v = if r_type == arch::r::R32 { tomb & 0xffff_ffff } else { tomb };
@@ -746,25 +756,34 @@ pub fn symtab_sizes(l: &Layout) -> Option<(u64, u64)> {
 /// The output's `.symtab` and `.strtab`: the objects' locals, then the globals that are local
 /// to the output (hidden, internal, forced local, linker-defined), then the other globals.
 fn build_symtab(l: &Layout) -> SymtabOut {
-    let mut t = SymtabBuilder { symtab: vec![0u8; 24], strtab: vec![0u8] };
+    let mut t = SymtabBuilder { symtab: vec![0u8; 24], strtab: vec![0u8], index: Default::default() };
     push_locals(l, &mut t);
+    // --emit-relocs: a section symbol per output section with input data, after the objects'
+    // locals (lld's addSectionSymbols).
+    for (i, os) in l.osecs.iter().enumerate() {
+        if crate::elf::emit_relocs::wants_section_symbol(l, os) {
+            let n = t.push(b"", elf::STB_LOCAL << 4 | elf::STT_SECTION, 0, os.shndx as u16, os.addr, 0);
+            t.index.sections.insert(i, n);
+        }
+    }
     // Globals with hidden or internal visibility, and linker-defined symbols, are local to the
     // output: lld writes them among the locals, so do we (two passes: locals, then globals).
     push_globals(l, true, &mut t);
     let first_global = (t.symtab.len() / 24) as u32;
     push_globals(l, false, &mut t);
-    SymtabOut { symtab: t.symtab, strtab: t.strtab, first_global }
+    SymtabOut { symtab: t.symtab, strtab: t.strtab, first_global, index: t.index }
 }
 
 /// `.symtab` and `.strtab` being filled (names are not deduplicated).
 struct SymtabBuilder {
     symtab: Vec<u8>,
     strtab: Vec<u8>,
+    index: crate::elf::emit_relocs::SymIndex,
 }
 
 impl SymtabBuilder {
-    /// Appends one symbol, its name (if any) to the string table.
-    fn push(&mut self, name: &[u8], info: u8, other: u8, shndx: u16, value: u64, size: u64) {
+    /// Appends one symbol, its name (if any) to the string table; returns its index.
+    fn push(&mut self, name: &[u8], info: u8, other: u8, shndx: u16, value: u64, size: u64) -> u32 {
         let name_off = if name.is_empty() {
             0
         } else {
@@ -781,6 +800,7 @@ impl SymtabBuilder {
         e[8..16].copy_from_slice(&value.to_le_bytes());
         e[16..24].copy_from_slice(&size.to_le_bytes());
         self.symtab.extend_from_slice(&e);
+        (self.symtab.len() / 24 - 1) as u32
     }
 }
 
@@ -806,6 +826,8 @@ fn osec_index(l: &Layout, f: usize, sh: u16) -> Option<u16> {
 /// symbols go only when they point into mergeable sections; section symbols and locals of
 /// sections not in the output are not written, TLS values are relative to the TLS segment.
 fn push_locals(l: &Layout, t: &mut SymtabBuilder) {
+    // --emit-relocs keeps the locals its relocations name, whatever the discard policy.
+    let used = crate::elf::emit_relocs::referenced_locals(l);
     for (f, o) in l.r.objects_in_load_order() {
         for i in 1..o.first_global {
             let s = &o.symbols[i];
@@ -814,10 +836,11 @@ fn push_locals(l: &Layout, t: &mut SymtabBuilder) {
                 continue;
             }
             let name = o.sym_name(i);
-            if name.is_empty() || l.config.discard_all {
+            let keep = used.contains(&(f, i));
+            if name.is_empty() || (l.config.discard_all && !keep) {
                 continue;
             }
-            if name.starts_with(b".L") {
+            if name.starts_with(b".L") && !keep {
                 let sh = s.st_shndx(LE) as usize;
                 let in_merge = o.sections.get(sh).is_some_and(|x| x.flags & elf::SHF_MERGE as u64 != 0);
                 if l.config.discard_locals || in_merge {
@@ -834,7 +857,8 @@ fn push_locals(l: &Layout, t: &mut SymtabBuilder) {
                 }
             };
             let value = if ty == elf::STT_TLS && shndx != elf::SHN_ABS { value.wrapping_sub(l.tls_start()) } else { value };
-            t.push(name, s.st_info(), s.st_other, shndx, value, s.st_size(LE));
+            let n = t.push(name, s.st_info(), s.st_other, shndx, value, s.st_size(LE));
+            t.index.locals.insert((f, i), n);
         }
     }
 }
@@ -878,7 +902,8 @@ fn push_globals(l: &Layout, locals: bool, t: &mut SymtabBuilder) {
         } else {
             vis
         };
-        t.push(name, info, vis, shndx, value, size);
+        let n = t.push(name, info, vis, shndx, value, size);
+        t.index.globals.insert(id, n);
     }
     // lld defines `_DYNAMIC` (hidden, at .dynamic) in every output with a dynamic section,
     // referenced or not; a referenced one was written above.
@@ -953,6 +978,10 @@ fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u1
                 // Only names a loaded object refers to: lazy symbols of members that were
                 // never extracted are not part of the output (lld's isUsedInRegularObj).
                 (elf::STB_WEAK << 4 | sym.ref_type.unwrap_or(elf::STT_NOTYPE), 0, 0, 0)
+            } else if sym.obj_ref && l.gc_used.as_ref().is_none_or(|u| u.contains(&id)) {
+                // Left to the loader (a shared library's, or `--unresolved-symbols=ignore-all`):
+                // lld's includeInSymtab keeps it, under --gc-sections if a live section uses it.
+                (elf::STB_GLOBAL << 4 | sym.ref_type.unwrap_or(elf::STT_NOTYPE), 0, 0, 0)
             } else {
                 return None;
             }

@@ -76,6 +76,9 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
 /// other sections).
 pub(super) fn synth_order(o: &OutSec) -> u32 {
     match o.chunks.first() {
+        // `--emit-relocs` sections: lld creates them with the first input relocation section,
+        // before the synthetic `.comment`.
+        Some(Chunk::Input(..)) if o.sh_type == elf::SHT_RELA && !flag(o.flags, elf::SHF_ALLOC) => 0,
         Some(Chunk::Synthetic(s)) => match s {
             Synth::Interp => 0,
             // lld creates these after the input sections' output sections, so they follow

@@ -268,6 +268,8 @@ pub struct Layout<'r> {
     pub script_syms: HashMap<SymbolId, (u64, Option<usize>)>,
     /// Data commands, fills and load addresses of the script's output sections.
     pub script_extra: crate::elf::script::place::Extra,
+    /// `--icf`: each folded input section → the one kept in its place (`elf::icf`).
+    pub icf_folded: crate::elf::icf::Folded,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -665,6 +667,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         script_plan: None,
         script_syms: HashMap::new(),
         script_extra: Default::default(),
+        icf_folded: HashMap::new(),
     };
     let liveness = crate::elf::gc::mark_live(config, r);
     // Shared libraries that stay: all loaded ones not under --as-needed, and as-needed ones that
@@ -679,11 +682,18 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     }
     l.has_dynamic = !config.relocatable && (is_pic || !l.needed.is_empty() || r.files.iter().zip(&r.loaded).any(|(f, ld)| *ld && matches!(f, File::Shared(_))));
     l.gc_used = liveness.used;
-    let live = liveness.live;
+    let mut live = liveness.live;
+    if config.icf != crate::elf::config::Icf::None {
+        l.icf_folded = crate::elf::icf::fold(&l, &mut live)?;
+    }
     if config.script.has_sections && !config.relocatable {
         l.script_plan = Some(crate::elf::script::place::plan(config, r, &live));
     }
     assign_sections(&mut l, &live, liveness.merge_refs.as_ref())?;
+    if config.emit_relocs {
+        crate::elf::emit_relocs::create(&mut l);
+    }
+    crate::elf::icf::alias(&mut l, false);
     order_sections(&mut l)?;
     decide_linker_symbols(&mut l);
     scan_relocations(&mut l, &live)?;
@@ -691,6 +701,8 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     crate::elf::synthetic::prepare_dynamic_strings(&mut l);
     create_synthetic(&mut l);
     assign_addresses(&mut l)?;
+    crate::elf::icf::alias(&mut l, true);
+    crate::elf::emit_relocs::finish(&mut l);
     compute_symbol_values(&mut l)?;
     Ok(l)
 }
