@@ -88,8 +88,9 @@ pub struct LtoOutput {
 }
 
 /// lld's module name, with `--thinlto-object-suffix-replace=` applied (lld applies it in
-/// index-only mode, to the file or member name before the archive decoration).
-fn module_name(input: &InputFile, o: Option<&LtoOptions>) -> String {
+/// index-only mode, to the file or member name before the archive decoration). An archive
+/// member is `lib.a(m.o at 8)` for ELF and `lib.libm.obj8` for COFF (lld-link's `BitcodeFile`).
+fn module_name(input: &InputFile, o: Option<&LtoOptions>, format: irsymtab::ObjectFormat) -> String {
     let replace = |s: &str| match o {
         Some(o) if o.index_only => suffix_replaced(s, o),
         _ => s.to_string(),
@@ -98,7 +99,11 @@ fn module_name(input: &InputFile, o: Option<&LtoOptions>) -> String {
         Some((archive, member)) => {
             let member = replace(member);
             let file = Path::new(&member).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(member.clone());
-            format!("{archive}({file} at {})", input.archive_offset)
+            if format == irsymtab::ObjectFormat::Coff {
+                format!("{archive}{file}{}", input.archive_offset)
+            } else {
+                format!("{archive}({file} at {})", input.archive_offset)
+            }
         }
         None => replace(&input.name),
     }
@@ -182,7 +187,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         req.modules.iter().map(|m| (m.bitcode.input.name.clone(), String::from_utf8_lossy(m.bitcode.ir.producer).into_owned())).collect();
     let llvm = llvm::discover(opts, &producers)?;
     let cg = codegen_settings(req);
-    let names: Vec<String> = req.modules.iter().map(|m| module_name(m.bitcode.input, Some(opts))).collect();
+    let names: Vec<String> = req.modules.iter().map(|m| module_name(m.bitcode.input, Some(opts), req.format)).collect();
     if opts.index_only {
         index_only(req, &llvm, &cg, &names, |i, id| make_module(req, i, id), trace)?;
         return Ok(LtoOutput { objects: Vec::new(), stop: true });
@@ -502,6 +507,8 @@ fn in_process(
 ) -> Result<(Vec<InputFile>, usize)> {
     let opts = req.opts;
     let out = req.output.to_string_lossy().into_owned();
+    // lld names the LTO objects `<out>.lto.o`, `<out>.lto.<module>.o`; lld-link `.obj`.
+    let ext = if req.format == irsymtab::ObjectFormat::Coff { "obj" } else { "o" };
     let thin_modules: Vec<usize> = (0..req.modules.len()).filter(|&i| req.modules[i].bitcode.ir.modules.iter().any(|m| m.thin)).collect();
     let before = llvm_cache_entries(opts.cache_dir.as_ref());
     if let Some(d) = &opts.cache_dir {
@@ -535,7 +542,7 @@ fn in_process(
         if let Some(p) = &opts.obj_path {
             write_file(p, &data)?;
         }
-        objects.push(lto_input(format!("{out}.lto.o"), data));
+        objects.push(lto_input(format!("{out}.lto.{ext}"), data));
     }
     let tasks = tl.thin_objects.len();
     let named = tasks == thin_modules.len();
@@ -545,7 +552,7 @@ fn in_process(
         } else {
             (k + 1).to_string()
         };
-        let name = format!("{out}.lto.{label}.o");
+        let name = format!("{out}.lto.{label}.{ext}");
         // An empty object is what a task with nothing to compile produces; anything else
         // must be a valid object.
         if data.is_empty() {
@@ -749,7 +756,7 @@ fn index_only(
     // Bitcode files the link did not need still get an index that tells a distributed backend
     // to skip them (and an empty imports file), as lld writes.
     for input in &req.lazy {
-        let name = module_name(input, Some(opts));
+        let name = module_name(input, Some(opts), req.format);
         let dest = prefix_replaced(&name, &old, &new);
         write_file_if_changed(Path::new(&format!("{dest}.thinlto.bc")), &skipindex::skip_module_index())?;
         if opts.emit_imports_files {
