@@ -26,8 +26,10 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
                         && start_stop_section_exists(l, s.name))
             }
             Def::Undefined | Def::Lazy(_) => {
+                // Non-weak ones reach here only through --unresolved-symbols=ignore-* or
+                // --warn-unresolved-symbols; the loader binds them, as `is_preemptible` says.
                 (dynamic_link
-                    && s.weak
+                    && (s.weak || l.config.ignore_unresolved_in_objects || l.config.warn_unresolved_symbols)
                     && s.obj_ref
                     && s.visibility == elf::STV_DEFAULT
                     && !l.is_linker_defined(id)

@@ -362,8 +362,13 @@ impl<'r> Layout<'r> {
                         s.visibility == elf::STV_DEFAULT && (self.config.z_dynamic_undefined_weak || !s.weak)
                     }
                     // An undefined weak reference may be bound by a library at load time,
-                    // unless hidden or protected (those resolve to 0 here, as in lld).
-                    Def::Undefined | Def::Lazy(_) => s.weak && s.visibility == elf::STV_DEFAULT && self.has_dso(),
+                    // unless hidden or protected (those resolve to 0 here, as in lld); so may a
+                    // non-weak one that --unresolved-symbols=ignore-* or --warn-unresolved-symbols
+                    // let through (lld: an undefined symbol of a dynamic output is preemptible).
+                    Def::Undefined | Def::Lazy(_) => {
+                        let let_through = self.config.ignore_unresolved_in_objects || self.config.warn_unresolved_symbols;
+                        (s.weak || let_through) && s.visibility == elf::STV_DEFAULT && self.has_dso()
+                    }
                     // In a shared library an exported default-visibility definition can be
                     // interposed by the executable or an earlier library (unless -Bsymbolic).
                     Def::Defined(f, i) if self.config.shared && s.visibility == elf::STV_DEFAULT && !s.forced_local => {

@@ -241,7 +241,10 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
         // In a shared library (without -z defs) default-visibility undefined symbols
         // are resolved at load time.
         let allowed_in_dso = l.config.shared && (!l.config.z_defs || l.config.ignore_unresolved_in_objects) && sym.visibility == elf::STV_DEFAULT;
-        if matches!(sym.def, Def::Undefined | Def::Lazy(_)) && !sym.weak && !l.is_linker_defined(id) && !allowed_in_dso {
+        // --unresolved-symbols=ignore-all|ignore-in-object-files: no diagnostic, and the
+        // reference resolves as an undefined weak one would (lld's UnresolvedPolicy::Ignore).
+        let ignored = l.config.ignore_unresolved_in_objects && sym.visibility == elf::STV_DEFAULT;
+        if matches!(sym.def, Def::Undefined | Def::Lazy(_)) && !sym.weak && !l.is_linker_defined(id) && !allowed_in_dso && !ignored {
             // Only allocated sections count: references from debug information and other
             // non-alloc data resolve to 0, as lld resolves them.
             if alloc {
