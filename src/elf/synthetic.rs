@@ -288,6 +288,11 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
         if let Some(os) = l.osecs.iter().find(|o| o.name == name) {
             d.push((tag, os.addr));
             d.push((sz, os.size));
+        } else if c.script.has_sections && c.script.cmds.iter().any(|sc| matches!(sc, crate::elf::script::ast::SecCmd::Out(d) if d.name == name)) {
+            // lld creates a script's output sections when it reads the script, and finds this
+            // one by name even after dropping it as empty: the tags stay, with address and size 0.
+            d.push((tag, 0));
+            d.push((sz, 0));
         }
     }
     // `-init`/`-fini` name the functions (default `_init`/`_fini`); the tag is written only

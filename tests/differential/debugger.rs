@@ -114,6 +114,38 @@ pub fn dwarfdump_command(dir: &Path, args: &[String], file: &str) -> Command {
     cmd
 }
 
+pub const LLVM_READELF: &str = "llvm-readelf-22";
+
+/// `llvm-readelf --wide -l/-S` output made comparable between linkers: the program's name is
+/// `prog`, and for sections at address 0 (the non-allocated ones: `.comment`, which names the
+/// linker, the symbol and string tables) only the name and type stay, as does the section
+/// header table's offset. Everything about allocated sections and segments stays exact.
+pub fn normalize_readelf(text: &str, prog: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let line = line.replace(prog, "prog");
+        if line.contains("section headers, starting at offset") {
+            out.push_str(line.split(", starting").next().unwrap_or(""));
+            out.push('\n');
+            continue;
+        }
+        // `  [ 5] .comment  PROGBITS  0000000000000000 0012ab 00006a 01  MS  0   0  1`
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix('[') {
+            if let Some((_, fields)) = rest.split_once(']') {
+                let w: Vec<&str> = fields.split_whitespace().collect();
+                if w.len() >= 3 && w[2].len() == 16 && w[2].bytes().all(|b| b == b'0') && w[0] != "Name" {
+                    out.push_str(&format!("  [{}] {} {} (not allocated)\n", rest.split(']').next().unwrap_or("").trim(), w[0], w[1]));
+                    continue;
+                }
+            }
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
 /// The first line at which two texts differ, with some context from both.
 pub fn first_line_difference(ours: &str, theirs: &str) -> String {
     let a: Vec<&str> = ours.lines().collect();

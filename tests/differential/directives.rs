@@ -223,6 +223,9 @@ pub struct Fixture {
     /// `//#DwarfDump:` lines: `llvm-dwarfdump-22` arguments whose (normalised) dumps of the two
     /// outputs are compared.
     pub dwarf_dump: Vec<Vec<String>>,
+    /// `//#Readelf:` lines: `llvm-readelf-22 --wide` options (`-l`, `-S`) whose outputs for the
+    /// two programs must be equal: addresses, file offsets, load addresses, sizes and flags.
+    pub readelf: Vec<Vec<String>>,
     /// `//#PdbDump:` lines (PE only): `llvm-pdbutil-22 dump` options whose dumps of the two
     /// programs' `prog.pdb` are compared.
     pub pdb_dump: Vec<Vec<String>>,
@@ -326,6 +329,7 @@ const KEYS: &[&str] = &[
     "Gdb",
     "GdbExpect",
     "DwarfDump",
+    "Readelf",
     "Scrub",
 ];
 
@@ -338,7 +342,7 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
 /// Directive keys that PE fixtures do not take (they have no link modes and no gcc driver, and
 /// every PE fixture runs with and without ThinLTO through `Variants`; the debug-build and
 /// output-scrubbing comparisons are ELF-only).
-const ELF_ONLY_KEYS: &[&str] = &["Modes", "Drivers", "Lto", "SectionSizes", "Gdb", "GdbExpect", "DwarfDump", "Scrub"];
+const ELF_ONLY_KEYS: &[&str] = &["Modes", "Drivers", "Lto", "SectionSizes", "Gdb", "GdbExpect", "DwarfDump", "Readelf", "Scrub"];
 /// Directive keys only PE fixtures take.
 const PE_ONLY_KEYS: &[&str] = &["Variants", "SearchArchive", "LibArchive", "PdbDump"];
 /// Directive keys only `fixtures/buildmodes/` fixtures take.
@@ -390,6 +394,7 @@ pub fn parse_for(target: Target, name: &str, primary: &Path, known_keys: &[&str]
         gdb: Vec::new(),
         gdb_expect: Vec::new(),
         dwarf_dump: Vec::new(),
+        readelf: Vec::new(),
         pdb_dump: Vec::new(),
         scrub: Vec::new(),
         flow: None,
@@ -607,6 +612,13 @@ pub fn parse_for(target: Target, name: &str, primary: &Path, known_keys: &[&str]
                     )));
                 }
                 fx.dwarf_dump.push(args);
+            }
+            "Readelf" => {
+                let args = words()?;
+                if args.is_empty() || args.iter().any(|a| !matches!(a.as_str(), "-l" | "-S" | "-lS" | "-Sl" | "-s" | "-d" | "-r" | "-n")) {
+                    return Err(at(format!("expected `Readelf: -l [-S ...]` (llvm-readelf options -l, -S, -s, -d, -r, -n), got `{value}`")));
+                }
+                fx.readelf.push(args);
             }
             "Scrub" => {
                 let re = Regex::new(value).map_err(|e| at(format!("bad Scrub regex: {e}")))?;

@@ -265,6 +265,7 @@ impl TrialRun<'_> {
         self.compare_fingerprints(&mut problems, true)?;
         self.compare_section_sizes(&mut problems)?;
         self.compare_dwarf_dumps(&mut problems)?;
+        self.compare_readelf(&mut problems)?;
         self.compare_gdb_sessions(&mut problems)?;
         if self.driver == Driver::Clang && self.ctx.determinism {
             self.check_determinism(&mut problems)?;
@@ -574,6 +575,35 @@ impl TrialRun<'_> {
             } else if dumps[0] != dumps[1] {
                 problems.push(format!(
                     "{what} differs (normalised dumps in dwarfdump{n}.{{dtld,lld}}.txt):\n{}",
+                    debugger::first_line_difference(&dumps[0], &dumps[1])
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `Readelf`: `llvm-readelf-22 --wide <args>` of both programs must be equal, except what
+    /// only describes non-allocated sections (`.comment` names each linker, so their offsets
+    /// and the symbol tables' sizes differ): see `debugger::normalize_readelf`. The outputs are
+    /// written to `readelf<N>.{dtld,lld}.txt`.
+    fn compare_readelf(&mut self, problems: &mut Vec<String>) -> Result<(), String> {
+        let fx = self.fx;
+        for (n, args) in fx.readelf.iter().enumerate() {
+            let mut dumps = Vec::new();
+            for side in &self.sides {
+                let mut cmd = Command::new(debugger::LLVM_READELF);
+                cmd.current_dir(&side.dir).arg("--wide").args(args).arg(&side.prog);
+                self.repro.push(command_line(&cmd));
+                let out = run_tool_ok(&mut cmd)?;
+                let text = debugger::normalize_readelf(&String::from_utf8_lossy(&out.stdout), &side.prog);
+                let file = self.dir.join(format!("readelf{n}.{}.txt", side.linker.name()));
+                fs::write(&file, &text).map_err(|e| e.to_string())?;
+                dumps.push(text);
+            }
+            if dumps[0] != dumps[1] {
+                problems.push(format!(
+                    "llvm-readelf {} differs (outputs in readelf{n}.{{dtld,lld}}.txt):\n{}",
+                    args.join(" "),
                     debugger::first_line_difference(&dumps[0], &dumps[1])
                 ));
             }

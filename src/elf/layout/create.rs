@@ -24,8 +24,10 @@ pub(super) fn create_synthetic(l: &mut Layout) {
     add_comment(l);
     place_bss_symbols(l);
     let c = l.config;
-    // lld makes no .relro_padding when a SECTIONS script places the sections.
-    if c.z_relro && !c.script.has_sections && l.osecs.iter().any(|o| o.relro && flag(o.flags, elf::SHF_ALLOC)) && !c.relocatable {
+    // With a SECTIONS script, lld makes .relro_padding only when the script says where RELRO
+    // ends (DATA_SEGMENT_RELRO_END); it goes just before that assignment.
+    if c.z_relro && (!c.script.has_sections || c.script.seen_relro_end()) && l.osecs.iter().any(|o| o.relro && flag(o.flags, elf::SHF_ALLOC)) && !c.relocatable
+    {
         add_synth(l, Synth::RelroPadding, ".relro_padding", elf::SHT_NOBITS, elf::SHF_ALLOC | elf::SHF_WRITE, 1);
         let i = l.synth_osec[&Synth::RelroPadding];
         l.osecs[i].relro = true;
@@ -240,6 +242,9 @@ fn add_comment(l: &mut Layout) {
         let chunks = l.osecs[pos].chunks.clone();
         let ci = l.synth_osec[&Synth::Comment];
         l.osecs[ci].chunks = chunks.into_iter().chain(std::iter::once(Chunk::Synthetic(Synth::Comment))).collect();
+        // A script's `.comment` description now names ours (else the emptied section would
+        // still be that description's output section, written without a name).
+        l.osecs[ci].script_desc = l.osecs[pos].script_desc.take();
         l.osecs[pos].chunks.clear();
         l.osecs[pos].name = String::new();
     }

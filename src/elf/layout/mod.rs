@@ -434,7 +434,28 @@ impl<'r> Layout<'r> {
     /// `--defsym=foo=0x1000` is absolute; `--defsym=foo=bar` moves with `bar`.
     fn synthetic_is_abs(&self, id: SymbolId) -> bool {
         let name = self.r.symbols[id].name;
+        if self.config.script.active() {
+            if let Some(abs) = self.script_sym_is_abs(&String::from_utf8_lossy(name), 0) {
+                return abs;
+            }
+        }
         self.config.defsym.iter().any(|(n, e)| n.as_bytes() == name && crate::elf::resolve::defsym_target(e).is_none())
+    }
+
+    /// A symbol a linker script assigns: whether its (last) assignment is absolute; `None` if
+    /// no script assigns it.
+    fn script_sym_is_abs(&self, name: &str, depth: u32) -> Option<bool> {
+        let a = self.config.script.assigns().into_iter().rev().find(|a| a.name == name)?;
+        if depth > 16 {
+            return Some(false);
+        }
+        Some(crate::elf::script::eval::is_absolute(&a.expr, &|s| match self.script_sym_is_abs(s, depth + 1) {
+            Some(v) => v,
+            None => self.r.lookup(s.as_bytes()).is_some_and(|id| match self.r.symbols[id].def {
+                Def::Defined(f, i) => self.sym(f, i).st_shndx(LE) == elf::SHN_ABS,
+                _ => false,
+            }),
+        }))
     }
 
     pub fn is_tls(&self, t: Target) -> bool {
@@ -598,6 +619,11 @@ impl<'r> Layout<'r> {
 /// For the script layout stage: an empty output section.
 pub fn new_osec_pub(name: &str, sh_type: u32, flags: u64, align: u64) -> OutSec {
     new_osec(name, sh_type, flags, align)
+}
+
+/// For the script layout stage: lld's isRelroSection by name, flags and type.
+pub fn is_relro_name_pub(name: &str, flags: u64, sh_type: u32) -> bool {
+    sections::is_relro_name(name, flags, sh_type)
 }
 
 /// For the script layout stage: SHF_LINK_ORDER contents sorted as the default layout does.

@@ -235,6 +235,12 @@ impl LayoutScript {
         self.has_sections || !self.inserts.is_empty()
     }
 
+    /// Whether an assignment uses `DATA_SEGMENT_RELRO_END` (lld's seenRelroEnd: then, and
+    /// without SECTIONS, `.relro_padding` exists and goes just before that assignment).
+    pub fn seen_relro_end(&self) -> bool {
+        self.assigns().iter().any(|a| is_relro_end(&a.expr))
+    }
+
     /// Every assignment, wherever written.
     pub fn assigns(&self) -> Vec<&Assign> {
         let mut v = Vec::new();
@@ -278,6 +284,27 @@ impl LayoutScript {
 }
 
 impl Expr {
+    /// Whether `f` holds for this expression or any expression inside it.
+    pub fn any(&self, f: &dyn Fn(&Expr) -> bool) -> bool {
+        if f(self) {
+            return true;
+        }
+        match self {
+            Expr::Neg(a)
+            | Expr::Not(a)
+            | Expr::BitNot(a)
+            | Expr::Absolute(a)
+            | Expr::AlignDot(a)
+            | Expr::DataSegmentAlign(a)
+            | Expr::Log2Ceil(a)
+            | Expr::SegmentStart(a)
+            | Expr::Assert(a, _) => a.any(f),
+            Expr::Bin(_, a, b) | Expr::Align(a, b) | Expr::Max(a, b) | Expr::Min(a, b) => a.any(f) || b.any(f),
+            Expr::Cond(a, b, c) => a.any(f) || b.any(f) || c.any(f),
+            _ => false,
+        }
+    }
+
     pub fn symbols(&self, out: &mut Vec<String>) {
         match self {
             Expr::Sym(s) => out.push(s.clone()),
@@ -302,6 +329,11 @@ impl Expr {
             _ => {}
         }
     }
+}
+
+/// Whether `e` contains `DATA_SEGMENT_RELRO_END`.
+pub fn is_relro_end(e: &Expr) -> bool {
+    e.any(&|x| matches!(x, Expr::DataSegmentRelroEnd))
 }
 
 /// Glob matching as linker scripts use it: `*`, `?`, `[a-z]`, `[!a]`, `\` escapes.

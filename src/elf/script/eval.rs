@@ -80,6 +80,22 @@ fn check_align(v: u64) -> Result<u64, String> {
     Ok(a)
 }
 
+/// Whether `e` gives an absolute value, decided from its form alone (as lld knows it when it
+/// scans relocations, before any address exists): the rules of `eval` with every location
+/// counter and `ADDR` section-relative. `sym` says whether a named symbol is absolute.
+pub fn is_absolute(e: &Expr, sym: &dyn Fn(&str) -> bool) -> bool {
+    match e {
+        Expr::Dot | Expr::AlignDot(_) | Expr::Addr(_) | Expr::Assert(..) => false,
+        Expr::Sym(s) => sym(s),
+        Expr::Bin(BinOp::Add, a, b) => is_absolute(a, sym) && is_absolute(b, sym),
+        Expr::Bin(BinOp::Sub, a, b) => is_absolute(a, sym) || !is_absolute(b, sym),
+        Expr::Bin(BinOp::And | BinOp::Or, a, _) => is_absolute(a, sym),
+        Expr::Cond(_, a, b) => is_absolute(a, sym) && is_absolute(b, sym),
+        Expr::Align(a, _) | Expr::SegmentStart(a) => is_absolute(a, sym),
+        _ => true,
+    }
+}
+
 /// Evaluates `e`; errors are lld's messages without the `file:line:` prefix.
 pub fn eval(e: &Expr, env: &dyn Env) -> Result<Val, String> {
     let abs = |v: u64| Ok(Val::abs(v));

@@ -474,6 +474,9 @@ fn build_items(l: &mut Layout, plan: &Plan) -> Vec<Item> {
                         let mut os = crate::elf::layout::new_osec_pub(&desc.name, elf::SHT_PROGBITS, 0, 1);
                         os.flags = prev_flags & ((if desc.nonalloc { 0 } else { elf::SHF_ALLOC as u64 }) | elf::SHF_WRITE as u64 | elf::SHF_EXECINSTR as u64);
                         os.script_desc = Some(d);
+                        // An empty `.init_array`, `.data.rel.ro`, ... kept for its symbols is
+                        // RELRO by name, as in lld (else PT_GNU_RELRO would stop before it).
+                        os.relro = crate::elf::layout::is_relro_name_pub(&desc.name, os.flags, os.sh_type);
                         l.osecs.push(os);
                         l.osecs.len() - 1
                     }
@@ -508,7 +511,11 @@ fn build_items(l: &mut Layout, plan: &Plan) -> Vec<Item> {
     for o in orphans {
         let n = l.osecs[o].chunks.len();
         let it = Item::Sec { osec: o, desc: None, body: vec![Body::Chunks((0..n).collect())], has_inputs: true };
-        let pos = orphan_pos(&items, first, ranks[o], &ranks, l);
+        let relro_end = items.iter().position(|it| matches!(it, Item::Assign(a) if is_relro_end(&a.expr)));
+        let pos = match (l.osecs[o].chunks.first(), relro_end) {
+            (Some(Chunk::Synthetic(Synth::RelroPadding)), Some(p)) => p,
+            _ => orphan_pos(&items, first, ranks[o], &ranks, l),
+        };
         items.insert(pos, it);
     }
     items
@@ -835,6 +842,18 @@ fn run_pass(p: &mut Pass, items: &[Item]) -> Result<Extra> {
                 let saved = p.dot;
                 let region = d.and_then(|d| d.region.clone());
                 let region = region.map(|r| resolve_alias(p, &r));
+                // lld's findMemoryRegion: with MEMORY, every allocated section has a region. An
+                // orphan continues the previous section's; a description without `>region`
+                // takes the first region whose attributes its flags satisfy.
+                let region = match region {
+                    Some(r) => Some(r),
+                    None if !alloc || p.l.config.script.memory.is_empty() => None,
+                    None if d.is_none() => prev_region.clone(),
+                    None => {
+                        let fl = p.l.osecs[os].flags;
+                        p.l.config.script.memory.iter().find(|m| fl & m.neg_flags == 0 && fl & m.flags != 0).map(|m| m.name.clone())
+                    }
+                };
                 if let Some(r) = &region {
                     if !p.regions.contains_key(r) {
                         return Err(Error::new(format!("{}: memory region '{}' not declared", d.map_or(String::new(), |d| d.pos.to_string()), r)));
@@ -1362,11 +1381,11 @@ fn place_segments(l: &mut Layout, plan: &Plan, extra: &Extra, relro_on: bool) ->
             elf::PT_GNU_PROPERTY => 8,
             _ => s.secs.iter().map(|&i| l.osecs[i].align).max().unwrap_or(1),
         };
-        if s.p_type == elf::PT_LOAD {
-            if let Some(f) = first {
-                if let Some(&lma) = extra.lma.get(&f) {
-                    p.paddr = Some(lma.wrapping_sub(l.osecs[f].addr - start_addr));
-                }
+        // Every header's p_paddr is its first section's load address (lld's setPhdrs), PT_TLS
+        // and PT_GNU_RELRO too.
+        if let Some(f) = first {
+            if let Some(&lma) = extra.lma.get(&f) {
+                p.paddr = Some(lma.wrapping_sub(l.osecs[f].addr - start_addr));
             }
         }
         if s.p_type == elf::PT_TLS {
