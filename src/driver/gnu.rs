@@ -201,8 +201,9 @@ fn compress_debug_sections(p: &mut Gnu, v: &Val) {
 
 fn orphan_handling(p: &mut Gnu, v: &Val) {
     match v.value.unwrap_or("") {
-        "place" => {}
-        "warn" | "error" => p.warnings.push(format!("{} is not supported; ignored", v.shown())),
+        "place" => p.cfg.orphan_handling = crate::elf::config::OrphanHandling::Place,
+        "warn" => p.cfg.orphan_handling = crate::elf::config::OrphanHandling::Warn,
+        "error" => p.cfg.orphan_handling = crate::elf::config::OrphanHandling::Error,
         other => p.errors.push(format!("unknown --orphan-handling mode: {other}")),
     }
 }
@@ -445,7 +446,7 @@ static OPTIONS: &[Opt<Gnu>] = &[
         Implemented,
         |p, v| p.cfg.exclude_libs.extend(v.str().split([',', ':']).filter(|s| !s.is_empty()).map(str::to_string)),
     ),
-    opt(&["orphan-handling"], Value, "<mode>", "Orphan section handling (only place is done)", Implemented, orphan_handling),
+    opt(&["orphan-handling"], Value, "<mode>", "Orphan section handling", Implemented, orphan_handling),
     opt(&["trace", "t"], Flag, "", "Print the name of each input file", Implemented, |p, _| p.cfg.trace = true),
     opt(&["trace-symbol", "y"], Value, "<sym>", "Trace references to a symbol", Ignored, nothing),
     opt(&["hash-size"], Value, "<n>", "GNU ld hash table size (no effect, as in lld)", Noop, hash_size),

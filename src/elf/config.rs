@@ -183,6 +183,8 @@ pub struct Config {
     pub z_shstk: bool,
     pub z_nognustack: bool,
     pub z_keep_text_section_prefix: bool,
+    /// `--orphan-handling`: what to say about input sections a SECTIONS script does not name.
+    pub orphan_handling: OrphanHandling,
     /// `-z cet-report=none|warning|error`.
     pub z_cet_report: Option<String>,
     /// `--init=` / `--fini=` (DT_INIT / DT_FINI symbols).
@@ -311,6 +313,7 @@ impl Default for Config {
             z_shstk: false,
             z_nognustack: false,
             z_keep_text_section_prefix: false,
+            orphan_handling: OrphanHandling::Place,
             z_cet_report: None,
             init: None,
             fini: None,
@@ -352,4 +355,12 @@ pub fn apply_sysroot(dir: &str, sysroot: Option<&Path>) -> PathBuf {
         }
         None => PathBuf::from(rest),
     }
+}
+
+/// `--orphan-handling=place|warn|error` (lld's OrphanHandlingPolicy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrphanHandling {
+    Place,
+    Warn,
+    Error,
 }

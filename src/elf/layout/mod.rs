@@ -717,6 +717,11 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     if config.icf != crate::elf::config::Icf::None {
         l.icf_folded = crate::elf::icf::fold(&l, &mut live)?;
     }
+    // INSERT AFTER/BEFORE would change the default layout; until it is implemented, a link
+    // using it fails rather than ignoring where the script puts its sections.
+    if let Some(i) = config.script.inserts.first() {
+        return Err(crate::error::Error::new(format!("INSERT {} {} is not supported by dtld", if i.after { "AFTER" } else { "BEFORE" }, i.anchor)));
+    }
     if config.script.has_sections && !config.relocatable {
         l.script_plan = Some(crate::elf::script::place::plan(config, r, &live));
     }

@@ -508,6 +508,7 @@ fn build_items(l: &mut Layout, plan: &Plan) -> Vec<Item> {
             p
         }
     });
+    report_orphans(l, &orphans);
     for o in orphans {
         let n = l.osecs[o].chunks.len();
         let it = Item::Sec { osec: o, desc: None, body: vec![Body::Chunks((0..n).collect())], has_inputs: true };
@@ -519,6 +520,61 @@ fn build_items(l: &mut Layout, plan: &Plan) -> Vec<Item> {
         items.insert(pos, it);
     }
     items
+}
+
+/// `--orphan-handling=warn|error`: one message per input section no description took, as
+/// lld's diagnoseOrphanHandling (`file.o:(.name) is being placed in '.name'`; synthetic
+/// sections are `<internal>`, `.relro_padding` is left out as lld places it itself).
+fn report_orphans(l: &Layout, orphans: &[usize]) {
+    use crate::elf::config::OrphanHandling;
+    let mode = l.config.orphan_handling;
+    if mode == OrphanHandling::Place {
+        return;
+    }
+    let say = |msg: String| {
+        if mode == OrphanHandling::Error {
+            l.config.diag.error(&msg);
+        } else {
+            l.config.diag.warn(&msg);
+        }
+    };
+    for &o in orphans {
+        let os = &l.osecs[o];
+        let mut inputs: Vec<String> = Vec::new();
+        for c in &os.chunks {
+            match *c {
+                Chunk::Input(f, s) => inputs.push(format!(
+                    "{}:({})",
+                    l.r.files.get(f).map_or("<internal>", crate::elf::resolve::File::name),
+                    String::from_utf8_lossy(l.obj(f).sections[s as usize].name)
+                )),
+                Chunk::Merged(m) => {
+                    let mut keys: Vec<_> = l.merged[m].pieces.keys().copied().collect();
+                    keys.sort();
+                    keys.dedup();
+                    for (f, s) in keys {
+                        inputs.push(format!(
+                            "{}:({})",
+                            l.r.files.get(f).map_or("<internal>", crate::elf::resolve::File::name),
+                            String::from_utf8_lossy(l.obj(f).sections[s as usize].name)
+                        ));
+                    }
+                }
+                Chunk::Synthetic(Synth::RelroPadding) => {}
+                _ => inputs.push(format!("<internal>:({})", os.name)),
+            }
+        }
+        inputs.dedup();
+        for i in inputs {
+            say(format!("{i} is being placed in '{}'", os.name));
+        }
+    }
+    // The symbol and string tables are lld's synthetic sections too, and orphans.
+    for name in [".symtab", ".shstrtab", ".strtab"] {
+        if name == ".shstrtab" || !l.config.strip_all {
+            say(format!("<internal>:({name}) is being placed in '{name}'"));
+        }
+    }
 }
 
 /// The sequence key of a synthetic chunk named by input command `ci`: after that command's
