@@ -494,6 +494,8 @@ pub(super) fn decide_linker_symbols(l: &mut Layout) {
                 // position-independent output has none of them (lld: non-PIC only).
                 b"__rela_iplt_start" | b"__rela_iplt_end" => !l.is_pic,
                 b"__GNU_EH_FRAME_HDR" => eh_frame_hdr,
+                // lld's addReservedSymbols: a SECTIONS script defines these itself, if at all.
+                b"__bss_start" | b"_end" | b"end" | b"_etext" | b"etext" | b"_edata" | b"edata" => !l.config.script.has_sections,
                 n => match n.strip_prefix(b"__start_").or_else(|| n.strip_prefix(b"__stop_")) {
                     Some(sec) => osec_exists(sec),
                     None => true,
