@@ -615,9 +615,11 @@ impl<'a> Lexer<'a> {
         self.input_rules(t.text, Globs::default(), keep)
     }
 
-    fn fill_value(&mut self) -> Result<u32> {
+    /// A fill value: `FILL(expr)` takes an expression, `} =fill` only a primary (lld's
+    /// readFill), so `=0x90 /DISCARD/ : ...` is not read as a division.
+    fn fill_value(&mut self, primary_only: bool) -> Result<u32> {
         let at = self.pos;
-        let e = self.expr()?;
+        let e = if primary_only { self.primary()? } else { self.expr()? };
         let v = match e {
             Expr::Num(v) => v,
             _ => super::eval::const_value(&e).unwrap_or(0),
@@ -725,7 +727,7 @@ impl<'a> Lexer<'a> {
                 "CONSTRUCTORS" => {}
                 "FILL" => {
                     self.expect(Mode::Expr, "(")?;
-                    d.fill = Some(self.fill_value()?);
+                    d.fill = Some(self.fill_value(false)?);
                     self.expect(Mode::Expr, ")")?;
                 }
                 "SORT" if self.peek_is(Mode::Pattern, "(")? && self.peek2_is("CONSTRUCTORS")? => {
@@ -771,7 +773,7 @@ impl<'a> Lexer<'a> {
         }
         if self.peek(Mode::Stmt)?.is_some_and(|t| t.is("=")) {
             self.next(Mode::Stmt)?;
-            d.fill = Some(self.fill_value()?);
+            d.fill = Some(self.fill_value(true)?);
         }
         self.consume(Mode::Stmt, ",")?;
         Ok(d)
@@ -1070,6 +1072,16 @@ mod tests {
         assert!(matches!(parse_expr("t", "a ? 1 : 2").unwrap(), Expr::Cond(..)));
         assert_eq!(parse_int("4K"), Some(4096));
         assert_eq!(parse_int("10h"), Some(16));
+    }
+
+    #[test]
+    fn fill_before_discard_is_not_a_division() {
+        let c = cmds("SECTIONS { .text : { *(.text) } =0x90 /DISCARD/ : { *(.foo) } }");
+        let LayoutCmd::Sections(v) = &c[0] else { panic!() };
+        let names: Vec<&str> = v.iter().filter_map(|c| if let SecCmd::Out(d) = c { Some(d.name.as_str()) } else { None }).collect();
+        assert_eq!(names, [".text", "/DISCARD/"]);
+        let SecCmd::Out(d) = &v[0] else { panic!() };
+        assert_eq!(d.fill, Some(0x90));
     }
 
     #[test]
