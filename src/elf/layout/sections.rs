@@ -101,6 +101,38 @@ pub(super) fn new_osec(name: &str, sh_type: u32, flags: u64, align: u64) -> OutS
     }
 }
 
+/// The output section type of an input section: init/fini arrays by type or by name (a
+/// `.init_array.N` PROGBITS section is an init array), as lld.
+fn output_type(ty: u32, oname: &[u8]) -> u32 {
+    if !matches!(ty, elf::SHT_INIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_PREINIT_ARRAY) && oname != b".init_array" && oname != b".fini_array" {
+        return ty;
+    }
+    if oname.starts_with(b".fini_array") {
+        elf::SHT_FINI_ARRAY
+    } else if oname.starts_with(b".preinit_array") {
+        elf::SHT_PREINIT_ARRAY
+    } else if oname.starts_with(b".init_array") {
+        elf::SHT_INIT_ARRAY
+    } else {
+        ty
+    }
+}
+
+/// The one `.eh_frame` output section: records split, FDEs of dead functions dropped, CIEs
+/// deduplicated (`build_eh_frame`); every input `.eh_frame` maps to it.
+fn add_eh_frame(l: &mut Layout, osecs: &mut Vec<OutSec>, eh_inputs: &[(FileId, u32)], live: &Live) -> Result<()> {
+    build_eh_frame(l, eh_inputs, live)?;
+    let mut os = new_osec(".eh_frame", elf::SHT_PROGBITS, elf::SHF_ALLOC as u64, 8);
+    os.chunks.push(Chunk::Synthetic(Synth::EhFrame));
+    osecs.push(os);
+    let idx = osecs.len() - 1;
+    l.synth_osec.insert(Synth::EhFrame, idx);
+    for &(f, s) in eh_inputs {
+        l.sec_osec[f][s as usize] = idx as u32;
+    }
+    Ok(())
+}
+
 pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&HashMap<(FileId, u32), Vec<u64>>>) -> Result<()> {
     let r = l.r;
     let mut by_key: HashMap<(Vec<u8>, u32, u64), usize> = HashMap::new();
@@ -110,7 +142,6 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&H
     let mut merge_key: HashMap<(usize, u64, u64, u64), usize> = HashMap::new();
     let mut merged_inputs: Vec<Vec<(FileId, u32)>> = Vec::new();
     let mut eh_inputs: Vec<(FileId, u32)> = Vec::new();
-    let mut eh_osec = None;
     // Output sections that have received an input section (for sh_entsize, see below).
     let mut has_input: std::collections::HashSet<usize> = std::collections::HashSet::new();
     for (f, o) in r.objects_in_load_order() {
@@ -147,18 +178,7 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&H
             }
             // Sections of different types or with different write/exec/TLS flags get separate
             // output sections, as in lld (which errors or splits on conflicts).
-            let mut ty = sec.sh_type;
-            if matches!(ty, elf::SHT_INIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_PREINIT_ARRAY) || oname == b".init_array" || oname == b".fini_array" {
-                ty = if oname.starts_with(b".fini_array") {
-                    elf::SHT_FINI_ARRAY
-                } else if oname.starts_with(b".preinit_array") {
-                    elf::SHT_PREINIT_ARRAY
-                } else if oname.starts_with(b".init_array") {
-                    elf::SHT_INIT_ARRAY
-                } else {
-                    ty
-                };
-            }
+            let ty = output_type(sec.sh_type, oname);
             let is_alloc = flag(sec.flags, elf::SHF_ALLOC);
             let key_flags = sec.flags & (elf::SHF_ALLOC | elf::SHF_WRITE | elf::SHF_EXECINSTR | elf::SHF_TLS) as u64;
             let key_ty = if ty == elf::SHT_NOBITS { elf::SHT_PROGBITS } else { ty };
@@ -222,25 +242,7 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&H
     }
     // .eh_frame: split records, drop FDEs of dead functions, deduplicate CIEs.
     if !eh_inputs.is_empty() && !l.config.relocatable {
-        build_eh_frame(l, &eh_inputs, live)?;
-        for &(f, s) in &eh_inputs {
-            l.sec_osec[f][s as usize] = u32::MAX - 1; // patched below
-        }
-        let mut os = new_osec(".eh_frame", elf::SHT_PROGBITS, elf::SHF_ALLOC as u64, 8);
-        os.chunks.push(Chunk::Synthetic(Synth::EhFrame));
-        osecs.push(os);
-        let idx = osecs.len() - 1;
-        eh_osec = Some(idx);
-        l.synth_osec.insert(Synth::EhFrame, idx);
-    }
-    if let Some(idx) = eh_osec {
-        for v in l.sec_osec.iter_mut() {
-            for x in v.iter_mut() {
-                if *x == u32::MAX - 1 {
-                    *x = idx as u32;
-                }
-            }
-        }
+        add_eh_frame(l, &mut osecs, &eh_inputs, live)?;
     }
     // Sort init/fini array inputs by priority (stable: same priority keeps input order); a
     // SECTIONS script orders them itself (SORT_BY_INIT_PRIORITY), as in lld.

@@ -363,94 +363,8 @@ fn max_page(c: &Config) -> u64 {
 /// Builds the item list: script commands with their output sections, empty descriptions
 /// kept or dropped as lld does, orphans inserted at lld's positions.
 fn build_items(l: &mut Layout, plan: &Plan) -> Vec<Item> {
-    // Synthetic output sections a pattern names join that description.
-    let mut desc_osec: HashMap<usize, usize> = HashMap::new();
-    let mut chunk_cmd: HashMap<(usize, usize), u64> = HashMap::new();
-    for (i, os) in l.osecs.iter().enumerate() {
-        if let Some(d) = os.script_desc {
-            desc_osec.insert(d, i);
-        }
-    }
-    let n = l.osecs.len();
-    for i in 0..n {
-        if l.osecs[i].script_desc.is_some() || l.osecs[i].name.is_empty() {
-            continue;
-        }
-        let Some(Chunk::Synthetic(sy)) = l.osecs[i].chunks.first().copied() else { continue };
-        let name = l.osecs[i].name.clone();
-        // Which description's pattern takes it (file pattern `*`).
-        let mut found = None;
-        'd: for (di, d) in plan.descs.iter().enumerate() {
-            if plan.disabled[di] {
-                continue;
-            }
-            for (ci, ic) in d.cmds.iter().enumerate() {
-                let InCmd::Input(id) = ic else { continue };
-                if id.file == "*" && id.patterns.iter().any(|p| p.names.matches(&name)) {
-                    found = Some((di, ci));
-                    break 'd;
-                }
-            }
-        }
-        if found.is_none() {
-            if let Some(di) = plan.desc_by_name(&name) {
-                found = Some((di, usize::MAX));
-            }
-        }
-        let Some((di, ci)) = found else { continue };
-        if plan.descs[di].name == "/DISCARD/" {
-            if sy == Synth::Comment {
-                l.osecs[i].name = String::new();
-                l.osecs[i].chunks.clear();
-                l.synth_osec.remove(&sy);
-            }
-            continue;
-        }
-        match desc_osec.get(&di) {
-            Some(&t) => {
-                let chunks = std::mem::take(&mut l.osecs[i].chunks);
-                for c in chunks {
-                    if let Chunk::Synthetic(s) = c {
-                        l.synth_osec.insert(s, t);
-                    }
-                    let k = l.osecs[t].chunks.len();
-                    l.osecs[t].chunks.push(c);
-                    chunk_cmd.insert((t, k), ((ci as u64) << 32) | 0xffff_fff0);
-                }
-                let (fl, al, relro) = (l.osecs[i].flags, l.osecs[i].align, l.osecs[i].relro);
-                l.osecs[t].flags |= fl;
-                l.osecs[t].align = l.osecs[t].align.max(al);
-                l.osecs[t].relro |= relro;
-                l.osecs[i].name = String::new();
-            }
-            None => {
-                l.osecs[i].name = plan.descs[di].name.clone();
-                l.osecs[i].script_desc = Some(di);
-                desc_osec.insert(di, i);
-                for k in 0..l.osecs[i].chunks.len() {
-                    chunk_cmd.insert((i, k), ((ci as u64) << 32) | k as u64);
-                }
-            }
-        }
-    }
-    // The order of chunks inside each description's section: by the script's sequence.
-    for (&_d, &os) in desc_osec.iter() {
-        let chunks = l.osecs[os].chunks.clone();
-        let mut keyed: Vec<(u64, usize, Chunk)> = chunks
-            .iter()
-            .enumerate()
-            .map(|(k, c)| {
-                let key = match c {
-                    Chunk::Input(f, s) => plan.matches.get(&(*f, *s)).map_or(u64::MAX, |m| m.order),
-                    Chunk::Merged(m) => l.merged[*m].pieces.keys().filter_map(|k| plan.matches.get(k)).map(|m| m.order).min().unwrap_or(u64::MAX),
-                    _ => chunk_cmd.get(&(os, k)).map_or(u64::MAX - 1, |&v| seq_of_cmd((v >> 32) as usize)),
-                };
-                (key, k, *c)
-            })
-            .collect();
-        keyed.sort_by_key(|&(key, k, _)| (key, k));
-        l.osecs[os].chunks = keyed.into_iter().map(|(_, _, c)| c).collect();
-    }
+    let (desc_osec, chunk_cmd) = adopt_synthetic(l, plan);
+    order_chunks(l, plan, &desc_osec, &chunk_cmd);
     // Items in script order.
     let mut items: Vec<Item> = Vec::new();
     let mut di = 0usize;
@@ -520,6 +434,102 @@ fn build_items(l: &mut Layout, plan: &Plan) -> Vec<Item> {
         items.insert(pos, it);
     }
     items
+}
+
+/// Synthetic output sections a description's pattern (or name) takes join that description;
+/// returns each description's output section and, for the chunks moved, their command key.
+fn adopt_synthetic(l: &mut Layout, plan: &Plan) -> (HashMap<usize, usize>, HashMap<(usize, usize), u64>) {
+    let mut desc_osec: HashMap<usize, usize> = HashMap::new();
+    let mut chunk_cmd: HashMap<(usize, usize), u64> = HashMap::new();
+    for (i, os) in l.osecs.iter().enumerate() {
+        if let Some(d) = os.script_desc {
+            desc_osec.insert(d, i);
+        }
+    }
+    let n = l.osecs.len();
+    for i in 0..n {
+        if l.osecs[i].script_desc.is_some() || l.osecs[i].name.is_empty() {
+            continue;
+        }
+        let Some(Chunk::Synthetic(sy)) = l.osecs[i].chunks.first().copied() else { continue };
+        let name = l.osecs[i].name.clone();
+        // Which description's pattern takes it (file pattern `*`).
+        let mut found = None;
+        'd: for (di, d) in plan.descs.iter().enumerate() {
+            if plan.disabled[di] {
+                continue;
+            }
+            for (ci, ic) in d.cmds.iter().enumerate() {
+                let InCmd::Input(id) = ic else { continue };
+                if id.file == "*" && id.patterns.iter().any(|p| p.names.matches(&name)) {
+                    found = Some((di, ci));
+                    break 'd;
+                }
+            }
+        }
+        if found.is_none() {
+            if let Some(di) = plan.desc_by_name(&name) {
+                found = Some((di, usize::MAX));
+            }
+        }
+        let Some((di, ci)) = found else { continue };
+        if plan.descs[di].name == "/DISCARD/" {
+            if sy == Synth::Comment {
+                l.osecs[i].name = String::new();
+                l.osecs[i].chunks.clear();
+                l.synth_osec.remove(&sy);
+            }
+            continue;
+        }
+        match desc_osec.get(&di) {
+            Some(&t) => {
+                let chunks = std::mem::take(&mut l.osecs[i].chunks);
+                for c in chunks {
+                    if let Chunk::Synthetic(s) = c {
+                        l.synth_osec.insert(s, t);
+                    }
+                    let k = l.osecs[t].chunks.len();
+                    l.osecs[t].chunks.push(c);
+                    chunk_cmd.insert((t, k), ((ci as u64) << 32) | 0xffff_fff0);
+                }
+                let (fl, al, relro) = (l.osecs[i].flags, l.osecs[i].align, l.osecs[i].relro);
+                l.osecs[t].flags |= fl;
+                l.osecs[t].align = l.osecs[t].align.max(al);
+                l.osecs[t].relro |= relro;
+                l.osecs[i].name = String::new();
+            }
+            None => {
+                l.osecs[i].name = plan.descs[di].name.clone();
+                l.osecs[i].script_desc = Some(di);
+                desc_osec.insert(di, i);
+                for k in 0..l.osecs[i].chunks.len() {
+                    chunk_cmd.insert((i, k), ((ci as u64) << 32) | k as u64);
+                }
+            }
+        }
+    }
+    (desc_osec, chunk_cmd)
+}
+
+/// The order of chunks inside each description's section: by the script's sequence.
+fn order_chunks(l: &mut Layout, plan: &Plan, desc_osec: &HashMap<usize, usize>, chunk_cmd: &HashMap<(usize, usize), u64>) {
+    for (&_d, &os) in desc_osec.iter() {
+        let chunks = l.osecs[os].chunks.clone();
+        let mut keyed: Vec<(u64, usize, Chunk)> = chunks
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let key = match c {
+                    Chunk::Input(f, s) => plan.matches.get(&(*f, *s)).map_or(u64::MAX, |m| m.order),
+                    Chunk::Merged(m) => l.merged[*m].pieces.keys().filter_map(|k| plan.matches.get(k)).map(|m| m.order).min().unwrap_or(u64::MAX),
+                    _ => chunk_cmd.get(&(os, k)).map_or(u64::MAX - 1, |&v| seq_of_cmd((v >> 32) as usize)),
+                };
+                (key, k, *c)
+            })
+            .collect();
+        keyed.sort_by_key(|&(key, k, _)| (key, k));
+        l.osecs[os].chunks = keyed.into_iter().map(|(_, _, c)| c).collect();
+    }
 }
 
 /// `--orphan-handling=warn|error`: one message per input section no description took, as
@@ -896,25 +906,7 @@ fn run_pass(p: &mut Pass, items: &[Item]) -> Result<Extra> {
                 let alloc = p.l.osecs[os].flags & elf::SHF_ALLOC as u64 != 0;
                 let is_tbss = p.l.osecs[os].flags & elf::SHF_TLS as u64 != 0 && p.l.osecs[os].sh_type == elf::SHT_NOBITS;
                 let saved = p.dot;
-                let region = d.and_then(|d| d.region.clone());
-                let region = region.map(|r| resolve_alias(p, &r));
-                // lld's findMemoryRegion: with MEMORY, every allocated section has a region. An
-                // orphan continues the previous section's; a description without `>region`
-                // takes the first region whose attributes its flags satisfy.
-                let region = match region {
-                    Some(r) => Some(r),
-                    None if !alloc || p.l.config.script.memory.is_empty() => None,
-                    None if d.is_none() => prev_region.clone(),
-                    None => {
-                        let fl = p.l.osecs[os].flags;
-                        p.l.config.script.memory.iter().find(|m| fl & m.neg_flags == 0 && fl & m.flags != 0).map(|m| m.name.clone())
-                    }
-                };
-                if let Some(r) = &region {
-                    if !p.regions.contains_key(r) {
-                        return Err(Error::new(format!("{}: memory region '{}' not declared", d.map_or(String::new(), |d| d.pos.to_string()), r)));
-                    }
-                }
+                let region = choose_region(p, os, d, alloc, &prev_region)?;
                 let same_region = region == prev_region;
                 // Sub-alignment and section alignment.
                 if let Some(d) = d {
@@ -982,39 +974,7 @@ fn run_pass(p: &mut Pass, items: &[Item]) -> Result<Extra> {
                 p.l.osecs[os].size = 0;
                 let nchunks = p.l.osecs[os].chunks.len();
                 let mut offs = vec![0u64; nchunks];
-                for b in body {
-                    match b {
-                        Body::Assign(a) => {
-                            assign(p, a, true)?;
-                            p.l.osecs[os].size = p.dot.wrapping_sub(start).max(p.l.osecs[os].size);
-                        }
-                        Body::Data(sz, e) => {
-                            let v = eval_at(p, e, &d.map(|d| d.pos.clone()).unwrap_or_default())?.value(p);
-                            extra.data.entry(os).or_default().push((p.dot - start, *sz, v));
-                            p.dot += *sz as u64;
-                            p.l.osecs[os].size = p.dot - start;
-                        }
-                        Body::Chunks(v) => {
-                            for &k in v {
-                                let c = p.l.osecs[os].chunks[k];
-                                let (size, mut al) = chunk_size_align(p.l, c);
-                                if let Some(sa) = subalign {
-                                    al = sa;
-                                }
-                                p.l.osecs[os].align = p.l.osecs[os].align.max(al);
-                                p.dot = align_up(p.dot, al);
-                                offs[k] = p.dot - start;
-                                if let Chunk::Input(f, s) = c {
-                                    if p.l.obj(f).sections[s as usize].kind != crate::elf::object::SecKind::EhFrame {
-                                        p.l.sec_off[f][s as usize] = p.dot - start;
-                                    }
-                                }
-                                p.dot += size;
-                                p.l.osecs[os].size = p.dot - start;
-                            }
-                        }
-                    }
-                }
+                place_body(p, os, d, body, subalign, start, &mut offs, &mut extra)?;
                 // .relro_padding ends RELRO on a common-page boundary.
                 if matches!(p.l.osecs[os].chunks.first(), Some(Chunk::Synthetic(Synth::RelroPadding))) {
                     let cp = p.common_page_size();
@@ -1054,6 +1014,81 @@ fn run_pass(p: &mut Pass, items: &[Item]) -> Result<Extra> {
         }
     }
     Ok(extra)
+}
+
+/// The memory region an output section goes to (lld's findMemoryRegion): its `>region`; with
+/// MEMORY, an allocated orphan continues the previous section's region and a description
+/// without `>region` takes the first region whose attributes its flags satisfy.
+fn choose_region(p: &Pass, os: usize, d: Option<&OutDesc>, alloc: bool, prev_region: &Option<String>) -> Result<Option<String>> {
+    let region = d.and_then(|d| d.region.clone()).map(|r| resolve_alias(p, &r));
+    // lld's findMemoryRegion: with MEMORY, every allocated section has a region. An
+    // orphan continues the previous section's; a description without `>region`
+    // takes the first region whose attributes its flags satisfy.
+    let region = match region {
+        Some(r) => Some(r),
+        None if !alloc || p.l.config.script.memory.is_empty() => None,
+        None if d.is_none() => prev_region.clone(),
+        None => {
+            let fl = p.l.osecs[os].flags;
+            p.l.config.script.memory.iter().find(|m| fl & m.neg_flags == 0 && fl & m.flags != 0).map(|m| m.name.clone())
+        }
+    };
+    if let Some(r) = &region {
+        if !p.regions.contains_key(r) {
+            return Err(Error::new(format!("{}: memory region '{}' not declared", d.map_or(String::new(), |d| d.pos.to_string()), r)));
+        }
+    }
+    Ok(region)
+}
+
+/// Places the body of an output section description from `start`: assignments, data
+/// commands and input sections (each at its alignment, or the description's SUBALIGN), setting
+/// the section's size and each chunk's offset in `offs`.
+#[allow(clippy::too_many_arguments)]
+fn place_body(
+    p: &mut Pass,
+    os: usize,
+    d: Option<&OutDesc>,
+    body: &[Body],
+    subalign: Option<u64>,
+    start: u64,
+    offs: &mut [u64],
+    extra: &mut Extra,
+) -> Result<()> {
+    for b in body {
+        match b {
+            Body::Assign(a) => {
+                assign(p, a, true)?;
+                p.l.osecs[os].size = p.dot.wrapping_sub(start).max(p.l.osecs[os].size);
+            }
+            Body::Data(sz, e) => {
+                let v = eval_at(p, e, &d.map(|d| d.pos.clone()).unwrap_or_default())?.value(p);
+                extra.data.entry(os).or_default().push((p.dot - start, *sz, v));
+                p.dot += *sz as u64;
+                p.l.osecs[os].size = p.dot - start;
+            }
+            Body::Chunks(v) => {
+                for &k in v {
+                    let c = p.l.osecs[os].chunks[k];
+                    let (size, mut al) = chunk_size_align(p.l, c);
+                    if let Some(sa) = subalign {
+                        al = sa;
+                    }
+                    p.l.osecs[os].align = p.l.osecs[os].align.max(al);
+                    p.dot = align_up(p.dot, al);
+                    offs[k] = p.dot - start;
+                    if let Chunk::Input(f, s) = c {
+                        if p.l.obj(f).sections[s as usize].kind != crate::elf::object::SecKind::EhFrame {
+                            p.l.sec_off[f][s as usize] = p.dot - start;
+                        }
+                    }
+                    p.dot += size;
+                    p.l.osecs[os].size = p.dot - start;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn resolve_alias(p: &Pass, r: &str) -> String {
@@ -1325,11 +1360,27 @@ fn place_segments(l: &mut Layout, plan: &Plan, extra: &Extra, relro_on: bool) ->
             }
         }
     }
-    let first_of = |si: usize, segs: &Vec<Seg>| segs[si].secs.first().copied();
-    // File offsets (lld's computeFileOffset).
-    let hdr_end = 64 + 56 * segs.len() as u64;
-    let mut off = hdr_end;
     let header_load = segs.iter().position(|s| s.p_type == elf::PT_LOAD && s.headers && headers_loaded);
+    let end_off = file_offsets(l, &segs, &load_of, header_load, header_addr, mp);
+    check_file_offsets(l)?;
+    let (ph, tls) = program_headers(l, &segs, extra, headers_loaded, header_addr, mp);
+    l.tls = tls;
+    l.phdrs = ph;
+    l.image_base = header_addr;
+    let file_end = end_off;
+    for (idx, os) in (1..).zip(l.osecs.iter_mut()) {
+        os.shndx = idx;
+    }
+    l.file_size = file_end;
+    Ok(())
+}
+
+/// File offsets of the output sections (lld's computeFileOffset): the first section of a
+/// PT_LOAD at its address modulo the page size, the others at their distance from it; the
+/// segment holding the headers tracks addresses from offset 0. Returns the end of the file.
+fn file_offsets(l: &mut Layout, segs: &[Seg], load_of: &[Option<usize>], header_load: Option<usize>, header_addr: u64, mp: u64) -> u64 {
+    let first_of = |si: usize, segs: &[Seg]| segs[si].secs.first().copied();
+    let mut off = 64 + 56 * segs.len() as u64;
     for i in 0..l.osecs.len() {
         let os = &l.osecs[i];
         let o = if os.flags & elf::SHF_ALLOC as u64 == 0 {
@@ -1340,7 +1391,7 @@ fn place_segments(l: &mut Layout, plan: &Plan, extra: &Extra, relro_on: bool) ->
                     // Offset tracks the address from the headers at offset 0.
                     os.addr.wrapping_sub(header_addr)
                 }
-                Some(si) if first_of(si, &segs) == Some(i) => {
+                Some(si) if first_of(si, segs) == Some(i) => {
                     // Same offset as address modulo the page size.
                     let want = os.addr % mp;
                     let cur = off % mp;
@@ -1353,7 +1404,7 @@ fn place_segments(l: &mut Layout, plan: &Plan, extra: &Extra, relro_on: bool) ->
                 _ if os.sh_type == elf::SHT_NOBITS => off,
                 None => align_up(off, os.align),
                 Some(si) => {
-                    let f = first_of(si, &segs).unwrap_or(i);
+                    let f = first_of(si, segs).unwrap_or(i);
                     l.osecs[f].offset.wrapping_add(os.addr.wrapping_sub(l.osecs[f].addr))
                 }
             }
@@ -1365,7 +1416,11 @@ fn place_segments(l: &mut Layout, plan: &Plan, extra: &Extra, relro_on: bool) ->
             off = o;
         }
     }
-    let end_off = off;
+    off
+}
+
+/// lld's check before writing: no section past any sane file size.
+fn check_file_offsets(l: &Layout) -> Result<()> {
     // A script that moves `.` backwards or wraps addresses can put a section past any sane
     // file size (lld checks the same before writing).
     const MAX_FILE: u64 = 1 << 44;
@@ -1386,10 +1441,16 @@ fn place_segments(l: &mut Layout, plan: &Plan, extra: &Extra, relro_on: bool) ->
     if !errs.is_empty() {
         return Err(Error::many(errs));
     }
-    // Program headers.
+    Ok(())
+}
+
+/// The program headers, from the segments and the sections' final addresses and offsets;
+/// also the TLS segment's (address, size, alignment).
+fn program_headers(l: &Layout, segs: &[Seg], extra: &Extra, headers_loaded: bool, header_addr: u64, mp: u64) -> (Vec<Phdr>, Option<(u64, u64, u64)>) {
+    let hdr_end = 64 + 56 * segs.len() as u64;
     let mut ph = Vec::new();
     let mut tls = None;
-    for s in &segs {
+    for s in segs {
         let mut p = Phdr { p_type: s.p_type, flags: s.flags, ..Default::default() };
         let first = s.secs.first().copied();
         let last = s.secs.last().copied();
@@ -1449,13 +1510,5 @@ fn place_segments(l: &mut Layout, plan: &Plan, extra: &Extra, relro_on: bool) ->
         }
         ph.push(p);
     }
-    l.tls = tls;
-    l.phdrs = ph;
-    l.image_base = header_addr;
-    let file_end = end_off;
-    for (idx, os) in (1..).zip(l.osecs.iter_mut()) {
-        os.shndx = idx;
-    }
-    l.file_size = file_end;
-    Ok(())
+    (ph, tls)
 }
