@@ -110,6 +110,29 @@ pub struct Cache {
     digests: Mutex<std::collections::HashMap<PathBuf, Option<(u64, [u8; 20])>>>,
 }
 
+/// Reads a cache entry (a backend object or a link-cache record): opened without following a
+/// symlink (one planted in a shared cache is removed, never read through), and only a regular
+/// file. Returns the open file (to mark the use) and its bytes.
+pub(crate) fn read_entry(p: &std::path::Path) -> Option<(std::fs::File, Vec<u8>)> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = match std::fs::File::options().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(p) {
+        Ok(f) => f,
+        Err(e) => {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                let _ = std::fs::remove_file(p);
+            }
+            return None;
+        }
+    };
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut data = Vec::new();
+    f.read_to_end(&mut data).ok()?;
+    Some((f, data))
+}
+
 impl Cache {
     pub fn new(dir: PathBuf, salt: String) -> Cache {
         Cache { dir, salt, digests: Mutex::new(Default::default()) }
@@ -155,23 +178,8 @@ impl Cache {
     /// A cached object. Entries are opened without following a symlink (one planted in a
     /// shared cache is removed, never read through) and must be regular files.
     pub fn lookup(&self, key: &str) -> Option<Vec<u8>> {
-        use std::io::Read;
-        use std::os::unix::fs::OpenOptionsExt;
         let p = self.entry(key);
-        let mut f = match std::fs::File::options().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(&p) {
-            Ok(f) => f,
-            Err(e) => {
-                if e.raw_os_error() == Some(libc::ELOOP) {
-                    let _ = std::fs::remove_file(&p);
-                }
-                return None;
-            }
-        };
-        if !f.metadata().ok()?.is_file() {
-            return None;
-        }
-        let mut data = Vec::new();
-        f.read_to_end(&mut data).ok()?;
+        let (f, data) = read_entry(&p)?;
         if check_object(&data).is_err() {
             let _ = std::fs::remove_file(&p);
             return None;

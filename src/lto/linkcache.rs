@@ -20,7 +20,7 @@
 //! LLVM's diagnostics (`--debug-pass-manager`) always take the normal path. Entries are named
 //! `dtld-link-<key>` and pruned with the backend entries by `--thinlto-cache-policy`.
 
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use sha1::{Digest, Sha1};
@@ -117,22 +117,8 @@ impl LinkCache {
     /// The previous result, verified, with object names made for `out`; a damaged entry is
     /// removed.
     pub fn lookup(&self, out: &str) -> Option<Hit> {
-        use std::os::unix::fs::OpenOptionsExt;
         let p = self.entry();
-        let mut f = match std::fs::File::options().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(&p) {
-            Ok(f) => f,
-            Err(e) => {
-                if e.raw_os_error() == Some(libc::ELOOP) {
-                    let _ = std::fs::remove_file(&p);
-                }
-                return None;
-            }
-        };
-        if !f.metadata().ok()?.is_file() {
-            return None;
-        }
-        let mut data = Vec::new();
-        f.read_to_end(&mut data).ok()?;
+        let (f, data) = crate::lto::backend::read_entry(&p)?;
         match decode(&data, out) {
             Some(hit) => {
                 // A hit counts as a use for pruning.
