@@ -1003,16 +1003,7 @@ fn defsym_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> (u8, u16, u64,
         return (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, shndx, sv, 0);
     }
     let abs = l.config.defsym.iter().any(|(n, e)| n.as_bytes() == name && crate::elf::resolve::defsym_target(e).is_none());
-    let shndx = if abs {
-        elf::SHN_ABS
-    } else {
-        l.osecs
-            .iter()
-            .filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size)
-            .map(|o| o.shndx as u16)
-            .next_back()
-            .unwrap_or(elf::SHN_ABS)
-    };
+    let shndx = if abs { elf::SHN_ABS } else { l.shndx_at(v) };
     // An alias takes its target's type (a function stays a function), as in lld.
     let ty = l
         .config

@@ -87,16 +87,7 @@ pub fn defsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u8) {
     let v = l.sym_value[id];
     let expr = l.config.defsym.iter().find(|(n, _)| n.as_bytes() == name).map(|(_, e)| e.as_str());
     let target = expr.and_then(crate::elf::resolve::defsym_target);
-    let shndx = if target.is_none() {
-        elf::SHN_ABS
-    } else {
-        l.osecs
-            .iter()
-            .filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size)
-            .map(|o| o.shndx as u16)
-            .next_back()
-            .unwrap_or(elf::SHN_ABS)
-    };
+    let shndx = if target.is_none() { elf::SHN_ABS } else { l.shndx_at(v) };
     let ty = target.and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| match l.r.symbols[tid].def {
         Def::Defined(f, i) => l.sym(f, i).st_type(),
         _ => elf::STT_NOTYPE,
