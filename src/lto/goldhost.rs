@@ -47,12 +47,12 @@ use crate::lto::thinlink::{self, CodegenSettings, Module, ThinLinkOutput};
 pub const HELPER_FLAG: &str = "--dtld-gold-helper";
 
 use super::plugin_api::{
-    format_message, is_undef, ClaimHook, Onload, PluginInputFile, PluginSymbol, Tv, VoidHook, API_VERSION, LDPL_ERROR, LDPL_FATAL, LDPL_WARNING, LDPO_DYN,
-    LDPO_EXEC, LDPO_PIE, LDPR_PREEMPTED_IR, LDPR_PREEMPTED_REG, LDPR_PREVAILING_DEF, LDPR_PREVAILING_DEF_IRONLY, LDPR_RESOLVED_EXEC, LDPR_RESOLVED_IR,
-    LDPR_UNDEF, LDPS_BAD_HANDLE, LDPS_ERR, LDPS_OK, LDPT_ADD_INPUT_FILE, LDPT_ADD_SYMBOLS, LDPT_API_VERSION, LDPT_GET_INPUT_FILE, LDPT_GET_SYMBOLS,
-    LDPT_GET_SYMBOLS_V2, LDPT_GET_SYMBOLS_V3, LDPT_GET_VIEW, LDPT_LINKER_OUTPUT, LDPT_MESSAGE, LDPT_NULL, LDPT_OPTION, LDPT_OUTPUT_NAME,
-    LDPT_REGISTER_ALL_SYMBOLS_READ_HOOK, LDPT_REGISTER_CLAIM_FILE_HOOK, LDPT_REGISTER_CLEANUP_HOOK, LDPT_RELEASE_INPUT_FILE,
+    format_message, is_undef, PluginInputFile, PluginSymbol, LDPL_ERROR, LDPL_FATAL, LDPL_WARNING, LDPO_DYN, LDPO_EXEC, LDPO_PIE, LDPR_PREEMPTED_IR,
+    LDPR_PREEMPTED_REG, LDPR_PREVAILING_DEF, LDPR_PREVAILING_DEF_IRONLY, LDPR_RESOLVED_EXEC, LDPR_RESOLVED_IR, LDPR_UNDEF, LDPS_BAD_HANDLE, LDPS_ERR, LDPS_OK,
+    LDPT_ADD_INPUT_FILE, LDPT_ADD_SYMBOLS, LDPT_GET_INPUT_FILE, LDPT_GET_SYMBOLS, LDPT_GET_SYMBOLS_V2, LDPT_GET_SYMBOLS_V3, LDPT_GET_VIEW, LDPT_MESSAGE,
+    LDPT_RELEASE_INPUT_FILE,
 };
+use super::plugin_host::{self, c_str_lossy, decode_request, guarded, handle_index, handle_of, hex, unhex, unhex_str, RequestHead};
 
 // ---------------------------------------------------------------------------------------------
 // The request file: one item per line, `key value...`; strings are hex-encoded so any byte
@@ -61,10 +61,7 @@ use super::plugin_api::{
 /// What the helper is asked to do.
 #[derive(Debug, Default, PartialEq)]
 struct Request {
-    plugin: String,
-    output_name: String,
-    linker_output: usize,
-    options: Vec<String>,
+    head: RequestHead,
     modules: Vec<ReqModule>,
 }
 
@@ -78,36 +75,11 @@ struct ReqModule {
     syms: Vec<(Vec<u8>, String)>,
 }
 
-fn hex(b: &[u8]) -> String {
-    let mut s = String::with_capacity(b.len() * 2 + 1);
-    s.push('x'); // never empty, so `split_whitespace` keeps the field
-    for x in b {
-        let _ = write!(s, "{x:02x}");
-    }
-    s
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    let s = s.strip_prefix('x')?;
-    if s.len() % 2 != 0 {
-        return None;
-    }
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
-}
-
-fn unhex_str(s: &str) -> Option<String> {
-    String::from_utf8(unhex(s)?).ok()
-}
+const REQUEST_MAGIC: &str = "dtld-gold-request 1";
 
 impl Request {
     fn encode(&self) -> String {
-        let mut s = String::from("dtld-gold-request 1\n");
-        let _ = writeln!(s, "plugin {}", hex(self.plugin.as_bytes()));
-        let _ = writeln!(s, "output {}", hex(self.output_name.as_bytes()));
-        let _ = writeln!(s, "linker-output {}", self.linker_output);
-        for o in &self.options {
-            let _ = writeln!(s, "option {}", hex(o.as_bytes()));
-        }
+        let mut s = self.head.encode(REQUEST_MAGIC);
         for m in &self.modules {
             let _ = writeln!(s, "module {} {}", hex(m.path.as_bytes()), hex(m.name.as_bytes()));
             for (name, flags) in &m.syms {
@@ -119,39 +91,24 @@ impl Request {
     }
 
     fn decode(text: &str) -> std::result::Result<Request, String> {
-        let mut lines = text.lines().enumerate();
-        match lines.next() {
-            Some((_, "dtld-gold-request 1")) => {}
-            _ => return Err("not a dtld gold-helper request (version 1)".into()),
-        }
-        let mut r = Request::default();
-        let mut ended = false;
-        for (n, line) in lines {
-            let bad = || format!("request line {}: malformed: {line}", n + 1);
-            let f: Vec<&str> = line.split_whitespace().collect();
-            match f.as_slice() {
-                ["plugin", p] => r.plugin = unhex_str(p).ok_or_else(bad)?,
-                ["output", p] => r.output_name = unhex_str(p).ok_or_else(bad)?,
-                ["linker-output", v] => r.linker_output = v.parse().map_err(|_| bad())?,
-                ["option", o] => r.options.push(unhex_str(o).ok_or_else(bad)?),
-                ["module", p, name] => {
-                    r.modules.push(ReqModule { path: unhex_str(p).ok_or_else(bad)?, name: unhex_str(name).ok_or_else(bad)?, syms: Vec::new() })
+        let line = |r: &mut Request, f: &[&str]| match f {
+            ["module", p, name] => match (unhex_str(p), unhex_str(name)) {
+                (Some(path), Some(name)) => {
+                    r.modules.push(ReqModule { path, name, syms: Vec::new() });
+                    true
                 }
-                ["sym", name, flags] => {
-                    let m = r.modules.last_mut().ok_or_else(bad)?;
-                    m.syms.push((unhex(name).ok_or_else(bad)?, unhex_str(flags).ok_or_else(bad)?));
+                _ => false,
+            },
+            ["sym", name, flags] => match (r.modules.last_mut(), unhex(name), unhex_str(flags)) {
+                (Some(m), Some(name), Some(flags)) => {
+                    m.syms.push((name, flags));
+                    true
                 }
-                ["end"] => {
-                    ended = true;
-                    break;
-                }
-                _ => return Err(bad()),
-            }
-        }
-        if !ended {
-            return Err("request is truncated".into());
-        }
-        Ok(r)
+                _ => false,
+            },
+            _ => false,
+        };
+        decode_request(text, REQUEST_MAGIC, "not a dtld gold-helper request (version 1)", line, |r| &mut r.head)
     }
 }
 
@@ -215,10 +172,12 @@ pub(crate) fn run_with_helper(
     let obj_path = work.join("lto.0");
     let _ = std::fs::remove_file(&obj_path);
     let mut req = Request {
-        plugin: plugin.to_string_lossy().into_owned(),
-        output_name: work.join("lto").to_string_lossy().into_owned(),
-        linker_output: linker_output(cg, modules),
-        options: plugin_options(opts, cg, &obj_path),
+        head: RequestHead {
+            plugin: plugin.to_string_lossy().into_owned(),
+            output_name: work.join("lto").to_string_lossy().into_owned(),
+            linker_output: linker_output(cg, modules),
+            options: plugin_options(opts, cg, &obj_path),
+        },
         modules: Vec::new(),
     };
     for m in modules {
@@ -287,9 +246,6 @@ struct HostFile {
 
 #[derive(Default)]
 struct Host {
-    claim: Option<ClaimHook>,
-    all_read: Option<VoidHook>,
-    cleanup: Option<VoidHook>,
     files: Vec<HostFile>,
     /// Per file, the LDPR_* answer for each symbol (computed once all files are claimed).
     resolutions: Option<Vec<Vec<c_int>>>,
@@ -301,27 +257,6 @@ static STATE: Mutex<Option<Host>> = Mutex::new(None);
 fn with_host<R>(f: impl FnOnce(&mut Host) -> R) -> Option<R> {
     let mut g = STATE.lock().unwrap_or_else(|p| p.into_inner());
     g.as_mut().map(f)
-}
-
-/// Runs a callback body, turning a panic into `LDPS_ERR`.
-fn guarded(f: impl FnOnce() -> c_int) -> c_int {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(LDPS_ERR)
-}
-
-fn handle_index(h: *const c_void) -> Option<usize> {
-    (h as usize).checked_sub(1)
-}
-
-unsafe extern "C" fn cb_register_claim(hook: ClaimHook) -> c_int {
-    guarded(|| with_host(|h| h.claim = Some(hook)).map_or(LDPS_ERR, |_| LDPS_OK))
-}
-
-unsafe extern "C" fn cb_register_all_read(hook: VoidHook) -> c_int {
-    guarded(|| with_host(|h| h.all_read = Some(hook)).map_or(LDPS_ERR, |_| LDPS_OK))
-}
-
-unsafe extern "C" fn cb_register_cleanup(hook: VoidHook) -> c_int {
-    guarded(|| with_host(|h| h.cleanup = Some(hook)).map_or(LDPS_ERR, |_| LDPS_OK))
 }
 
 unsafe extern "C" fn cb_add_symbols(handle: *mut c_void, n: c_int, syms: *const PluginSymbol) -> c_int {
@@ -440,8 +375,7 @@ unsafe extern "C" fn cb_get_view(handle: *const c_void, view: *mut *const c_void
 unsafe extern "C" fn cb_add_input_file(path: *const c_char) -> c_int {
     // Only reached outside index-only mode, which dtld never asks for.
     guarded(|| {
-        // SAFETY: a non-null path from the plugin is a NUL-terminated string it owns during the call.
-        let p = if path.is_null() { String::new() } else { unsafe { CStr::from_ptr(path) }.to_string_lossy().into_owned() };
+        let p = c_str_lossy(path);
         eprintln!("dtld: error: thin link (LLVMgold): unexpected native object from the plugin: {p}");
         with_host(|h| h.errors += 1);
         LDPS_ERR
@@ -512,48 +446,25 @@ fn helper(args: &[String]) -> std::result::Result<i32, String> {
     }
     *STATE.lock().unwrap_or_else(|p| p.into_inner()) = Some(Host { files, ..Default::default() });
 
-    // SAFETY: loading the user's LLVMgold runs its initializers; it is never unloaded (its
-    // hooks run until exit and it calls llvm_shutdown itself).
-    let lib = unsafe { libloading::Library::new(&req.plugin) }.map_err(|e| format!("cannot load {}: {e}", req.plugin))?;
-    // SAFETY: `onload` is the plugin API's entry point with the signature `Onload` declares.
-    let onload: Onload = *unsafe { lib.get::<Onload>(b"onload\0") }.map_err(|e| format!("{}: no onload: {e}", req.plugin))?;
-    std::mem::forget(lib);
-
-    let leak =
-        |s: &str| -> std::result::Result<usize, String> { Ok(CString::new(s).map_err(|_| format!("option contains a NUL byte: {s}"))?.into_raw() as usize) };
-    let mut tv = vec![
-        Tv { tag: LDPT_API_VERSION, val: API_VERSION },
-        Tv { tag: LDPT_LINKER_OUTPUT, val: req.linker_output },
-        Tv { tag: LDPT_OUTPUT_NAME, val: leak(&req.output_name)? },
-        Tv { tag: LDPT_REGISTER_CLAIM_FILE_HOOK, val: cb_register_claim as *const () as usize },
-        Tv { tag: LDPT_REGISTER_ALL_SYMBOLS_READ_HOOK, val: cb_register_all_read as *const () as usize },
-        Tv { tag: LDPT_REGISTER_CLEANUP_HOOK, val: cb_register_cleanup as *const () as usize },
-        Tv { tag: LDPT_ADD_SYMBOLS, val: cb_add_symbols as *const () as usize },
-        Tv { tag: LDPT_GET_SYMBOLS, val: cb_get_symbols as *const () as usize },
-        Tv { tag: LDPT_GET_SYMBOLS_V2, val: cb_get_symbols as *const () as usize },
-        Tv { tag: LDPT_GET_SYMBOLS_V3, val: cb_get_symbols as *const () as usize },
-        Tv { tag: LDPT_GET_INPUT_FILE, val: cb_get_input_file as *const () as usize },
-        Tv { tag: LDPT_RELEASE_INPUT_FILE, val: cb_release_input_file as *const () as usize },
-        Tv { tag: LDPT_GET_VIEW, val: cb_get_view as *const () as usize },
-        Tv { tag: LDPT_ADD_INPUT_FILE, val: cb_add_input_file as *const () as usize },
-        Tv { tag: LDPT_MESSAGE, val: cb_message as *const () as usize },
-    ];
-    for o in &req.options {
-        tv.push(Tv { tag: LDPT_OPTION, val: leak(o)? });
-    }
-    tv.push(Tv { tag: LDPT_NULL, val: 0 });
-    // SAFETY: a valid, NULL-terminated transfer vector that outlives the plugin's use of it.
-    let tv: &'static mut [Tv] = Box::leak(tv.into_boxed_slice());
-    // SAFETY: `onload` gets the leaked transfer vector above, valid for the rest of the process.
-    let status = unsafe { onload(tv.as_mut_ptr()) };
-    if status != LDPS_OK {
-        return Err(format!("{}: onload failed with status {status}", req.plugin));
-    }
-
-    let claim = with_host(|h| h.claim).flatten().ok_or("the plugin registered no claim-file hook")?;
+    plugin_host::load(
+        &req.head,
+        "",
+        &[
+            (LDPT_MESSAGE, cb_message as *const () as usize),
+            (LDPT_ADD_SYMBOLS, cb_add_symbols as *const () as usize),
+            (LDPT_GET_SYMBOLS, cb_get_symbols as *const () as usize),
+            (LDPT_GET_SYMBOLS_V2, cb_get_symbols as *const () as usize),
+            (LDPT_GET_SYMBOLS_V3, cb_get_symbols as *const () as usize),
+            (LDPT_GET_INPUT_FILE, cb_get_input_file as *const () as usize),
+            (LDPT_RELEASE_INPUT_FILE, cb_release_input_file as *const () as usize),
+            (LDPT_GET_VIEW, cb_get_view as *const () as usize),
+            (LDPT_ADD_INPUT_FILE, cb_add_input_file as *const () as usize),
+        ],
+    )?;
+    let claim = plugin_host::claim_hook().ok_or("the plugin registered no claim-file hook")?;
     for (i, m) in req.modules.iter().enumerate() {
         let (name, fd, len) = with_host(|h| (h.files[i].name.as_ptr(), h.files[i].file.as_raw_fd(), h.files[i].data.len())).ok_or("no host state")?;
-        let input = PluginInputFile { name, fd, offset: 0, filesize: len as i64, handle: (i + 1) as *mut c_void };
+        let input = PluginInputFile { name, fd, offset: 0, filesize: len as i64, handle: handle_of(i) };
         let mut claimed: c_int = 0;
         // SAFETY: the hook gets a valid input file; the lock is not held.
         let st = unsafe { claim(&input, &mut claimed) };
@@ -580,14 +491,12 @@ fn helper(args: &[String]) -> std::result::Result<i32, String> {
     if with_host(|h| h.errors).unwrap_or(0) > 0 {
         return Ok(1);
     }
-    let hook = with_host(|h| h.all_read).flatten().ok_or("the plugin registered no all-symbols-read hook")?;
+    let hook = plugin_host::all_symbols_read_hook().ok_or("the plugin registered no all-symbols-read hook")?;
     // In index-only mode the plugin exits the process from here after writing the files.
     // SAFETY: the plugin registered this hook through the transfer vector; it takes no arguments.
     let st = unsafe { hook() };
-    if let Some(c) = with_host(|h| h.cleanup).flatten() {
-        // SAFETY: the plugin's cleanup hook, called once after all-symbols-read, as gold and lld do.
-        unsafe { c() };
-    }
+    // The cleanup hook runs once after all-symbols-read, as gold and lld call it.
+    plugin_host::run_cleanup();
     if st != LDPS_OK || with_host(|h| h.errors).unwrap_or(0) > 0 {
         return Ok(1);
     }
@@ -602,10 +511,12 @@ mod tests {
     #[test]
     fn request_roundtrip() {
         let r = Request {
-            plugin: "/x/LLVMgold.so".into(),
-            output_name: "out dir/lto".into(),
-            linker_output: LDPO_PIE,
-            options: vec!["O2".into(), "obj-path=/a b/lto.0".into()],
+            head: RequestHead {
+                plugin: "/x/LLVMgold.so".into(),
+                output_name: "out dir/lto".into(),
+                linker_output: LDPO_PIE,
+                options: vec!["O2".into(), "obj-path=/a b/lto.0".into()],
+            },
             modules: vec![ReqModule { path: "m a.o".into(), name: "m a.o".into(), syms: vec![(b"f\nx".to_vec(), "".into()), (b"g".to_vec(), "plx".into())] }],
         };
         assert_eq!(Request::decode(&r.encode()).unwrap(), r);

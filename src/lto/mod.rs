@@ -16,6 +16,7 @@ pub mod linkcache;
 pub mod llvm;
 pub mod options;
 pub mod plugin_api;
+pub mod plugin_host;
 pub mod skipindex;
 pub mod thinlink;
 

@@ -46,12 +46,12 @@ use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 use crate::lto::plugin_api::{
-    format_message, is_undef, ClaimHook, Onload, PluginInputFile, PluginSymbol, Tv, VoidHook, API_VERSION, LDPK_WEAKDEF, LDPL_ERROR, LDPL_FATAL, LDPL_WARNING,
-    LDPR_PREVAILING_DEF, LDPR_PREVAILING_DEF_IRONLY_EXP, LDPR_UNKNOWN, LDPS_BAD_HANDLE, LDPS_ERR, LDPS_OK, LDPT_ADD_INPUT_FILE, LDPT_ADD_INPUT_LIBRARY,
-    LDPT_ADD_SYMBOLS, LDPT_API_VERSION, LDPT_GET_INPUT_FILE, LDPT_GET_SYMBOLS, LDPT_GET_SYMBOLS_V2, LDPT_GET_SYMBOLS_V3, LDPT_GET_VIEW, LDPT_LINKER_OUTPUT,
-    LDPT_MESSAGE, LDPT_NULL, LDPT_OPTION, LDPT_OUTPUT_NAME, LDPT_REGISTER_ALL_SYMBOLS_READ_HOOK, LDPT_REGISTER_CLAIM_FILE_HOOK, LDPT_REGISTER_CLEANUP_HOOK,
-    LDPT_RELEASE_INPUT_FILE, LDPT_SET_EXTRA_LIBRARY_PATH,
+    format_message, is_undef, PluginInputFile, PluginSymbol, LDPK_WEAKDEF, LDPL_ERROR, LDPL_FATAL, LDPL_WARNING, LDPR_PREVAILING_DEF,
+    LDPR_PREVAILING_DEF_IRONLY_EXP, LDPR_UNKNOWN, LDPS_BAD_HANDLE, LDPS_ERR, LDPS_OK, LDPT_ADD_INPUT_FILE, LDPT_ADD_INPUT_LIBRARY, LDPT_ADD_SYMBOLS,
+    LDPT_GET_INPUT_FILE, LDPT_GET_SYMBOLS, LDPT_GET_SYMBOLS_V2, LDPT_GET_SYMBOLS_V3, LDPT_GET_VIEW, LDPT_MESSAGE, LDPT_RELEASE_INPUT_FILE,
+    LDPT_SET_EXTRA_LIBRARY_PATH,
 };
+use crate::lto::plugin_host::{self, c_str_lossy, decode_request, guarded, handle_index, handle_of, hex, run_cleanup, unhex, unhex_str, RequestHead};
 
 /// The hidden subcommand that runs the plugin host.
 pub const HELPER_FLAG: &str = "--dtld-gcc-lto-helper";
@@ -65,12 +65,7 @@ const RESPONSE_MAGIC: &str = "dtld-gcc-lto-response 1";
 /// What the helper is asked to do.
 #[derive(Debug, Default, PartialEq)]
 pub struct Request {
-    pub plugin: String,
-    pub output_name: String,
-    /// `LDPO_*`.
-    pub linker_output: usize,
-    /// `-plugin-opt=` values, in order.
-    pub options: Vec<String>,
+    pub head: RequestHead,
     /// Every file offered to the plugin, in link order.
     pub files: Vec<ReqFile>,
 }
@@ -91,36 +86,9 @@ pub struct ReqFile {
     pub syms: Vec<(Vec<u8>, u8, c_int)>,
 }
 
-fn hex(b: &[u8]) -> String {
-    let mut s = String::with_capacity(b.len() * 2 + 1);
-    s.push('x'); // never empty, so `split_whitespace` keeps the field
-    for x in b {
-        let _ = write!(s, "{x:02x}");
-    }
-    s
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    let s = s.strip_prefix('x')?;
-    if s.len() % 2 != 0 {
-        return None;
-    }
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
-}
-
-fn unhex_str(s: &str) -> Option<String> {
-    String::from_utf8(unhex(s)?).ok()
-}
-
 impl Request {
     pub fn encode(&self) -> String {
-        let mut s = format!("{REQUEST_MAGIC}\n");
-        let _ = writeln!(s, "plugin {}", hex(self.plugin.as_bytes()));
-        let _ = writeln!(s, "output {}", hex(self.output_name.as_bytes()));
-        let _ = writeln!(s, "linker-output {}", self.linker_output);
-        for o in &self.options {
-            let _ = writeln!(s, "option {}", hex(o.as_bytes()));
-        }
+        let mut s = self.head.encode(REQUEST_MAGIC);
         for f in &self.files {
             let what = if f.claim { "claim" } else { "offer" };
             let _ = writeln!(s, "{what} {} {} {} {}", hex(f.path.as_bytes()), f.offset, f.size, hex(f.display.as_bytes()));
@@ -133,44 +101,27 @@ impl Request {
     }
 
     pub fn decode(text: &str) -> std::result::Result<Request, String> {
-        let mut lines = text.lines().enumerate();
-        match lines.next() {
-            Some((_, l)) if l == REQUEST_MAGIC => {}
-            _ => return Err("not a dtld GCC LTO helper request (version 1)".into()),
+        decode_request(text, REQUEST_MAGIC, "not a dtld GCC LTO helper request (version 1)", decode_file_line, |r| &mut r.head)
+    }
+}
+
+/// A request line after the head: a file to offer or claim, or a symbol of the last claimed
+/// file. False if malformed.
+fn decode_file_line(r: &mut Request, f: &[&str]) -> bool {
+    match f {
+        [what @ ("claim" | "offer"), p, off, size, name] => {
+            let (Some(path), Ok(offset), Ok(size), Some(display)) = (unhex_str(p), off.parse(), size.parse(), unhex_str(name)) else { return false };
+            r.files.push(ReqFile { path, offset, size, display, claim: *what == "claim", syms: Vec::new() });
+            true
         }
-        let mut r = Request::default();
-        let mut ended = false;
-        for (n, line) in lines {
-            let bad = || format!("request line {}: malformed: {line}", n + 1);
-            let f: Vec<&str> = line.split_whitespace().collect();
-            match f.as_slice() {
-                ["plugin", p] => r.plugin = unhex_str(p).ok_or_else(bad)?,
-                ["output", p] => r.output_name = unhex_str(p).ok_or_else(bad)?,
-                ["linker-output", v] => r.linker_output = v.parse().map_err(|_| bad())?,
-                ["option", o] => r.options.push(unhex_str(o).ok_or_else(bad)?),
-                [what @ ("claim" | "offer"), p, off, size, name] => r.files.push(ReqFile {
-                    path: unhex_str(p).ok_or_else(bad)?,
-                    offset: off.parse().map_err(|_| bad())?,
-                    size: size.parse().map_err(|_| bad())?,
-                    display: unhex_str(name).ok_or_else(bad)?,
-                    claim: *what == "claim",
-                    syms: Vec::new(),
-                }),
-                ["sym", name, kind, res] => {
-                    let file = r.files.last_mut().filter(|f| f.claim).ok_or_else(bad)?;
-                    file.syms.push((unhex(name).ok_or_else(bad)?, kind.parse().map_err(|_| bad())?, res.parse().map_err(|_| bad())?));
-                }
-                ["end"] => {
-                    ended = true;
-                    break;
-                }
-                _ => return Err(bad()),
-            }
+        ["sym", name, kind, res] => {
+            let (Some(file), Some(name), Ok(kind), Ok(res)) = (r.files.last_mut().filter(|f| f.claim), unhex(name), kind.parse(), res.parse()) else {
+                return false;
+            };
+            file.syms.push((name, kind, res));
+            true
         }
-        if !ended {
-            return Err("request is truncated".into());
-        }
-        Ok(r)
+        _ => false,
     }
 }
 
@@ -279,7 +230,7 @@ pub(crate) fn run_with_helper(helper: &Path, req: &Request) -> Result<Response> 
             (Some(c), _) => format!("exited with status {c}"),
             _ => status.to_string(),
         };
-        return Err(Error::new(format!("GCC LTO: the plugin host ({}) {how}", req.plugin)));
+        return Err(Error::new(format!("GCC LTO: the plugin host ({}) {how}", req.head.plugin)));
     }
     Ok(resp)
 }
@@ -305,10 +256,6 @@ struct HostFile {
 
 #[derive(Default)]
 struct Host {
-    claim: Option<ClaimHook>,
-    all_read: Option<VoidHook>,
-    cleanup: Option<VoidHook>,
-    cleaned: bool,
     files: Vec<HostFile>,
     objects: Vec<String>,
     libraries: Vec<String>,
@@ -361,54 +308,6 @@ fn emit(kind: &str, text: &str) {
 fn report_error(msg: String) {
     emit("error", &msg);
     with_host(|h| h.errors += 1);
-}
-
-/// Runs a callback body, turning a panic into `LDPS_ERR`.
-fn guarded(f: impl FnOnce() -> c_int) -> c_int {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(LDPS_ERR)
-}
-
-fn handle_index(h: *const c_void) -> Option<usize> {
-    (h as usize).checked_sub(1)
-}
-
-fn c_str_lossy(p: *const c_char) -> String {
-    if p.is_null() {
-        String::new()
-    } else {
-        // SAFETY: the plugin passes valid C strings.
-        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-    }
-}
-
-/// Runs the plugin's cleanup hook once (it removes the resolution, argument and LTRANS files
-/// unless `-save-temps`).
-fn run_cleanup() {
-    let hook = with_host(|h| {
-        if h.cleaned {
-            None
-        } else {
-            h.cleaned = true;
-            h.cleanup
-        }
-    })
-    .flatten();
-    if let Some(c) = hook {
-        // SAFETY: the hook the plugin registered; the lock is not held.
-        unsafe { c() };
-    }
-}
-
-unsafe extern "C" fn cb_register_claim(hook: ClaimHook) -> c_int {
-    guarded(|| with_host(|h| h.claim = Some(hook)).map_or(LDPS_ERR, |_| LDPS_OK))
-}
-
-unsafe extern "C" fn cb_register_all_read(hook: VoidHook) -> c_int {
-    guarded(|| with_host(|h| h.all_read = Some(hook)).map_or(LDPS_ERR, |_| LDPS_OK))
-}
-
-unsafe extern "C" fn cb_register_cleanup(hook: VoidHook) -> c_int {
-    guarded(|| with_host(|h| h.cleanup = Some(hook)).map_or(LDPS_ERR, |_| LDPS_OK))
 }
 
 unsafe extern "C" fn cb_add_symbols(handle: *mut c_void, n: c_int, syms: *const PluginSymbol) -> c_int {
@@ -649,53 +548,29 @@ fn helper() -> std::result::Result<i32, String> {
     }
     *STATE.lock().unwrap_or_else(|p| p.into_inner()) = Some(Host { files, ..Default::default() });
 
-    // SAFETY: loading GCC's plugin runs its initializers; it is never unloaded (its hooks run
-    // until the process exits).
-    let lib = unsafe { libloading::Library::new(&req.plugin) }.map_err(|e| format!("GCC LTO: cannot load plugin {}: {e}", req.plugin))?;
-    // SAFETY: `onload` is the plugin API's entry point with the signature `Onload` declares.
-    let onload: Onload = *unsafe { lib.get::<Onload>(b"onload\0") }.map_err(|e| format!("GCC LTO: {}: no onload: {e}", req.plugin))?;
-    std::mem::forget(lib);
-
-    let leak = |s: &str| -> std::result::Result<usize, String> {
-        Ok(CString::new(s).map_err(|_| format!("GCC LTO: option contains a NUL byte: {s}"))?.into_raw() as usize)
-    };
-    let mut tv = vec![
-        Tv { tag: LDPT_MESSAGE, val: cb_message as *const () as usize },
-        Tv { tag: LDPT_API_VERSION, val: API_VERSION },
-        Tv { tag: LDPT_LINKER_OUTPUT, val: req.linker_output },
-        Tv { tag: LDPT_OUTPUT_NAME, val: leak(&req.output_name)? },
-        Tv { tag: LDPT_REGISTER_CLAIM_FILE_HOOK, val: cb_register_claim as *const () as usize },
-        Tv { tag: LDPT_REGISTER_ALL_SYMBOLS_READ_HOOK, val: cb_register_all_read as *const () as usize },
-        Tv { tag: LDPT_REGISTER_CLEANUP_HOOK, val: cb_register_cleanup as *const () as usize },
-        Tv { tag: LDPT_ADD_SYMBOLS, val: cb_add_symbols as *const () as usize },
-        Tv { tag: LDPT_GET_INPUT_FILE, val: cb_get_input_file as *const () as usize },
-        Tv { tag: LDPT_GET_VIEW, val: cb_get_view as *const () as usize },
-        Tv { tag: LDPT_RELEASE_INPUT_FILE, val: cb_release_input_file as *const () as usize },
-        Tv { tag: LDPT_GET_SYMBOLS, val: cb_get_symbols_v1 as *const () as usize },
-        Tv { tag: LDPT_GET_SYMBOLS_V2, val: cb_get_symbols_v2 as *const () as usize },
-        Tv { tag: LDPT_GET_SYMBOLS_V3, val: cb_get_symbols_v2 as *const () as usize },
-        Tv { tag: LDPT_ADD_INPUT_FILE, val: cb_add_input_file as *const () as usize },
-        Tv { tag: LDPT_ADD_INPUT_LIBRARY, val: cb_add_input_library as *const () as usize },
-        Tv { tag: LDPT_SET_EXTRA_LIBRARY_PATH, val: cb_set_extra_library_path as *const () as usize },
-    ];
-    for o in &req.options {
-        tv.push(Tv { tag: LDPT_OPTION, val: leak(o)? });
-    }
-    tv.push(Tv { tag: LDPT_NULL, val: 0 });
-    // SAFETY: a valid, NULL-terminated transfer vector that outlives the plugin's use of it.
-    let tv: &'static mut [Tv] = Box::leak(tv.into_boxed_slice());
-    // SAFETY: `onload` gets the leaked transfer vector above, valid for the rest of the process.
-    let status = unsafe { onload(tv.as_mut_ptr()) };
-    if status != LDPS_OK {
-        // GCC's plugin refuses to load under `-fno-use-linker-plugin` (COLLECT_GCC_OPTIONS).
-        return Err(format!("GCC LTO: {}: onload failed with status {status}", req.plugin));
-    }
-
-    let claim = with_host(|h| h.claim).flatten().ok_or("GCC LTO: the plugin registered no claim-file hook")?;
+    // GCC's plugin refuses to load under `-fno-use-linker-plugin` (COLLECT_GCC_OPTIONS).
+    plugin_host::load(
+        &req.head,
+        "GCC LTO: ",
+        &[
+            (LDPT_MESSAGE, cb_message as *const () as usize),
+            (LDPT_ADD_SYMBOLS, cb_add_symbols as *const () as usize),
+            (LDPT_GET_INPUT_FILE, cb_get_input_file as *const () as usize),
+            (LDPT_GET_VIEW, cb_get_view as *const () as usize),
+            (LDPT_RELEASE_INPUT_FILE, cb_release_input_file as *const () as usize),
+            (LDPT_GET_SYMBOLS, cb_get_symbols_v1 as *const () as usize),
+            (LDPT_GET_SYMBOLS_V2, cb_get_symbols_v2 as *const () as usize),
+            (LDPT_GET_SYMBOLS_V3, cb_get_symbols_v2 as *const () as usize),
+            (LDPT_ADD_INPUT_FILE, cb_add_input_file as *const () as usize),
+            (LDPT_ADD_INPUT_LIBRARY, cb_add_input_library as *const () as usize),
+            (LDPT_SET_EXTRA_LIBRARY_PATH, cb_set_extra_library_path as *const () as usize),
+        ],
+    )?;
+    let claim = plugin_host::claim_hook().ok_or("GCC LTO: the plugin registered no claim-file hook")?;
     for (i, f) in req.files.iter().enumerate() {
         let file = std::fs::File::open(&f.path).map_err(|e| format!("cannot open {}: {}", f.path, crate::io_error(&e)))?;
         let name = with_host(|h| h.files[i].path.as_ptr()).ok_or("GCC LTO: no host state")?;
-        let input = PluginInputFile { name, fd: file.as_raw_fd(), offset: f.offset as i64, filesize: f.size as i64, handle: (i + 1) as *mut c_void };
+        let input = PluginInputFile { name, fd: file.as_raw_fd(), offset: f.offset as i64, filesize: f.size as i64, handle: handle_of(i) };
         let mut claimed: c_int = 0;
         // SAFETY: the hook gets a valid input file whose descriptor stays open during the
         // call; the lock is not held.
@@ -707,7 +582,7 @@ fn helper() -> std::result::Result<i32, String> {
         if f.claim && claimed == 0 {
             return Err(format!(
                 "{}: GCC's LTO plugin did not claim this GCC LTO object (is it from another GCC version than the plugin, {}?)",
-                f.display, req.plugin
+                f.display, req.head.plugin
             ));
         }
         if !f.claim && claimed != 0 {
@@ -722,7 +597,7 @@ fn helper() -> std::result::Result<i32, String> {
     if with_host(|h| h.errors).unwrap_or(0) > 0 {
         return Ok(1);
     }
-    let Some(hook) = with_host(|h| h.all_read).flatten() else {
+    let Some(hook) = plugin_host::all_symbols_read_hook() else {
         return Err("GCC LTO: the plugin registered no all-symbols-read hook".into());
     };
     // SAFETY: the hook the plugin registered; the lock is not held. It calls get_symbols, runs
@@ -763,10 +638,12 @@ mod tests {
     #[test]
     fn request_roundtrip() {
         let r = Request {
-            plugin: "/usr/lib/gcc/x86_64-linux-gnu/12/liblto_plugin.so".into(),
-            output_name: "out dir/prog".into(),
-            linker_output: 3,
-            options: vec!["/usr/lib/gcc/x86_64-linux-gnu/12/lto-wrapper".into(), "-fresolution=/tmp/a b.res".into()],
+            head: RequestHead {
+                plugin: "/usr/lib/gcc/x86_64-linux-gnu/12/liblto_plugin.so".into(),
+                output_name: "out dir/prog".into(),
+                linker_output: 3,
+                options: vec!["/usr/lib/gcc/x86_64-linux-gnu/12/lto-wrapper".into(), "-fresolution=/tmp/a b.res".into()],
+            },
             files: vec![
                 ReqFile {
                     path: "lib.a".into(),

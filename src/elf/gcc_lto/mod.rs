@@ -41,6 +41,7 @@ use crate::elf::resolve::{File, FileId, Resolved};
 use crate::error::{Error, Result};
 use crate::input::InputFile;
 use crate::lto::plugin_api::{LDPO_DYN, LDPO_EXEC, LDPO_PIE, LDPO_REL};
+use crate::lto::plugin_host::RequestHead;
 pub use symtab::GccIrFile;
 
 /// Whether a `-plugin` path is GCC's LTO plugin (`liblto_plugin.so`, also when versioned or
@@ -177,10 +178,12 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
     let exports = resolution::Exports::read(config)?;
     let res = resolution::compute(config, &exports, r, &gcc);
     let mut req = host::Request {
-        plugin: plugin.to_string(),
-        output_name: config.output.to_string_lossy().into_owned(),
-        linker_output: linker_output(config),
-        options: config.plugin_opts.clone(),
+        head: RequestHead {
+            plugin: plugin.to_string(),
+            output_name: config.output.to_string_lossy().into_owned(),
+            linker_output: linker_output(config),
+            options: config.plugin_opts.clone(),
+        },
         files: Vec::new(),
     };
     let mut next = gcc.iter().zip(res).peekable();
