@@ -30,7 +30,8 @@ use std::fs;
 use std::path::PathBuf;
 use std::process::Command;
 
-use dtld_tests::{check_tools, command_line, find_dtld, fresh_dir, run_tool, run_tool_ok, target_dir, CLANG, LLD, LLVM_AR};
+use dtld_tests::trial::{keep_requested, run_in, TrialDir};
+use dtld_tests::{check_tools, find_dtld, target_dir, CLANG, LLD, LLVM_AR};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 const PROFDATA: &str = "llvm-profdata-22";
@@ -50,48 +51,26 @@ fn trial(name: &'static str, f: fn(&Work) -> Result<(), String>) -> Trial {
     Trial::test(name, move || run_trial(name, f).map_err(Failed::from))
 }
 
-struct Work {
+struct Work<'a> {
     dtld: PathBuf,
-    dir: PathBuf,
-    log: std::cell::RefCell<Vec<String>>,
+    t: &'a TrialDir,
+}
+
+impl std::ops::Deref for Work<'_> {
+    type Target = TrialDir;
+    fn deref(&self) -> &TrialDir {
+        self.t
+    }
 }
 
 fn run_trial(name: &str, f: fn(&Work) -> Result<(), String>) -> Result<(), String> {
     check_tools(&[CLANG, LLD, LLVM_AR, PROFDATA])?;
+    let dtld = find_dtld()?;
     let dir = target_dir().join("cgprofile-tests").join(name.replace('/', "-"));
-    fresh_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let w = Work { dtld: find_dtld()?, dir: dir.clone(), log: Default::default() };
-    match f(&w) {
-        Ok(()) => {
-            if !std::env::var("DTLD_HARNESS_KEEP").is_ok_and(|v| !v.is_empty() && v != "0") {
-                let _ = fs::remove_dir_all(&dir);
-            }
-            Ok(())
-        }
-        Err(e) => Err(format!("{e}\n\ntrial directory (kept): {}\ncommands run:\n  {}", dir.display(), w.log.borrow().join("\n  "))),
-    }
+    run_in(&dir, keep_requested(), &[], |t| f(&Work { dtld, t }))
 }
 
-impl Work {
-    fn path(&self, rel: &str) -> PathBuf {
-        self.dir.join(rel)
-    }
-
-    fn write(&self, rel: &str, text: &str) -> Result<(), String> {
-        fs::write(self.path(rel), text).map_err(|e| format!("write {rel}: {e}"))
-    }
-
-    fn cmd(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
-        let mut c = Command::new(program);
-        c.current_dir(&self.dir);
-        c
-    }
-
-    fn ok(&self, cmd: &mut Command) -> Result<dtld_tests::Outcome, String> {
-        self.log.borrow_mut().push(command_line(cmd));
-        run_tool_ok(cmd)
-    }
-
+impl Work<'_> {
     /// Compiles the program's sources with `flags` into objects, and the archive.
     fn build(&self, p: &Program, flags: &[&str]) -> Result<(), String> {
         for (file, _) in &p.files {
@@ -368,8 +347,7 @@ fn ordering_file(w: &Work) -> Result<(), String> {
     let mut msgs = Vec::new();
     for linker in ["lld", "dtld"] {
         let mut c = w.link(linker, &format!("{linker}-bad"), &["-Wl,--call-graph-ordering-file=bad.txt"]);
-        w.log.borrow_mut().push(command_line(&c));
-        let res = run_tool(&mut c)?;
+        let res = w.run(&mut c)?;
         if res.success() {
             return Err(format!("{linker} accepted a malformed --call-graph-ordering-file"));
         }

@@ -41,10 +41,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use dtld_tests::{
-    changes, command_line, copy_tree, find_dtld, fresh_dir, lock_target_subdir, run_tool, run_tool_ok, shell_quote, snapshot, split_words, target_dir, Linker,
-    Outcome,
-};
+use dtld_tests::trial::{keep_requested, run_in, TrialDir};
+use dtld_tests::{changes, copy_tree, find_dtld, lock_target_subdir, shell_quote, snapshot, split_words, target_dir, Linker};
 use libtest_mimic::{Arguments, Failed, Trial};
 use regex::Regex;
 
@@ -108,12 +106,7 @@ impl Context {
         let version = Command::new(&dtld).arg("--version").output().map_err(|e| format!("cannot run {} --version: {e}", dtld.display()))?;
         let text = String::from_utf8_lossy(&version.stdout);
         let dtld_is_lld = text.contains("LLD ") && !text.starts_with("dtld");
-        Ok(Context {
-            dtld,
-            dtld_is_lld,
-            root: target_dir().join("lto-tests"),
-            keep: std::env::var("DTLD_HARNESS_KEEP").is_ok_and(|v| !v.is_empty() && v != "0"),
-        })
+        Ok(Context { dtld, dtld_is_lld, root: target_dir().join("lto-tests"), keep: keep_requested() })
     }
 
     /// Whether `line` is an error line of the linker under test.
@@ -132,55 +125,22 @@ impl Context {
 /// One trial's state: its directory and the commands run so far (printed on failure).
 struct Work<'a> {
     ctx: &'a Context,
-    dir: PathBuf,
-    repro: std::cell::RefCell<Vec<String>>,
+    t: &'a TrialDir,
+}
+
+impl std::ops::Deref for Work<'_> {
+    type Target = TrialDir;
+    fn deref(&self) -> &TrialDir {
+        self.t
+    }
 }
 
 fn run_trial(ctx: &Context, name: &str, f: fn(&Work) -> Result<(), String>) -> Result<(), String> {
-    let dir = ctx.root.join(name.replace('/', "-"));
-    fresh_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let t = Work { ctx, dir: dir.clone(), repro: Default::default() };
-    match f(&t) {
-        Ok(()) => {
-            if !ctx.keep {
-                let _ = fs::remove_dir_all(&dir);
-            }
-            Ok(())
-        }
-        Err(msg) => Err(format!(
-            "{msg}\n\nlinker under test: {}\ntrial directory (kept): {}\ncommands run:\n  {}",
-            ctx.dtld.display(),
-            dir.display(),
-            t.repro.borrow().join("\n  ")
-        )),
-    }
+    let context = [format!("linker under test: {}", ctx.dtld.display())];
+    run_in(&ctx.root.join(name.replace('/', "-")), ctx.keep, &context, |t| f(&Work { ctx, t }))
 }
 
 impl Work<'_> {
-    fn path(&self, rel: &str) -> PathBuf {
-        self.dir.join(rel)
-    }
-
-    fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> Result<(), String> {
-        let p = self.path(rel);
-        if let Some(parent) = p.parent() {
-            fs::create_dir_all(parent).map_err(|e| format!("mkdir {}: {e}", parent.display()))?;
-        }
-        fs::write(&p, contents).map_err(|e| format!("write {}: {e}", p.display()))
-    }
-
-    /// Runs a build step that must succeed.
-    fn ok(&self, cmd: &mut Command) -> Result<Outcome, String> {
-        self.repro.borrow_mut().push(command_line(cmd));
-        run_tool_ok(cmd)
-    }
-
-    /// Runs a command whose outcome the caller judges.
-    fn run(&self, cmd: &mut Command) -> Result<Outcome, String> {
-        self.repro.borrow_mut().push(command_line(cmd));
-        run_tool(cmd)
-    }
-
     /// `clang -c` in `cwd` (relative to the trial directory).
     fn compile(&self, cwd: &str, src: &str, out: &str, flags: &[&str]) -> Result<(), String> {
         let mut cmd = Command::new(llvm("clang"));

@@ -30,7 +30,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use dtld_tests::{check_tools, command_line, find_dtld, fresh_dir, run_tool, run_tool_ok, target_dir, CLANG, LLD, LLVM_AR};
+use dtld_tests::trial::{keep_requested, run_in, TrialDir};
+use dtld_tests::{check_tools, find_dtld, target_dir, CLANG, LLD, LLVM_AR};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 const HEADER: &str = "             VMA              LMA     Size Align Out     In      Symbol";
@@ -52,57 +53,26 @@ fn trial(name: &'static str, f: fn(&Work) -> Result<(), String>) -> Trial {
     Trial::test(name, move || run_trial(name, f).map_err(Failed::from))
 }
 
-struct Work {
+struct Work<'a> {
     dtld: PathBuf,
-    dir: PathBuf,
-    log: std::cell::RefCell<Vec<String>>,
+    t: &'a TrialDir,
+}
+
+impl std::ops::Deref for Work<'_> {
+    type Target = TrialDir;
+    fn deref(&self) -> &TrialDir {
+        self.t
+    }
 }
 
 fn run_trial(name: &str, f: fn(&Work) -> Result<(), String>) -> Result<(), String> {
     check_tools(&[CLANG, LLD, LLVM_AR])?;
+    let dtld = find_dtld()?;
     let dir = target_dir().join("mapfile-tests").join(name.replace('/', "-"));
-    fresh_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let w = Work { dtld: find_dtld()?, dir: dir.clone(), log: Default::default() };
-    match f(&w) {
-        Ok(()) => {
-            if !std::env::var("DTLD_HARNESS_KEEP").is_ok_and(|v| !v.is_empty() && v != "0") {
-                let _ = fs::remove_dir_all(&dir);
-            }
-            Ok(())
-        }
-        Err(e) => Err(format!("{e}\n\ntrial directory (kept): {}\ncommands run:\n  {}", dir.display(), w.log.borrow().join("\n  "))),
-    }
+    run_in(&dir, keep_requested(), &[], |t| f(&Work { dtld, t }))
 }
 
-impl Work {
-    fn path(&self, rel: &str) -> PathBuf {
-        self.dir.join(rel)
-    }
-
-    fn write(&self, rel: &str, text: &str) -> Result<(), String> {
-        fs::write(self.path(rel), text).map_err(|e| format!("write {rel}: {e}"))
-    }
-
-    fn read(&self, rel: &str) -> Result<String, String> {
-        fs::read_to_string(self.path(rel)).map_err(|e| format!("read {rel}: {e}"))
-    }
-
-    fn cmd(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
-        let mut c = Command::new(program);
-        c.current_dir(&self.dir);
-        c
-    }
-
-    fn ok(&self, cmd: &mut Command) -> Result<dtld_tests::Outcome, String> {
-        self.log.borrow_mut().push(command_line(cmd));
-        run_tool_ok(cmd)
-    }
-
-    fn run(&self, cmd: &mut Command) -> Result<dtld_tests::Outcome, String> {
-        self.log.borrow_mut().push(command_line(cmd));
-        run_tool(cmd)
-    }
-
+impl Work<'_> {
     fn compile(&self, src: &str, flags: &[&str]) -> Result<(), String> {
         let obj = src.replace(".c", ".o");
         self.ok(self.cmd(CLANG).args(["-c", "-O1"]).args(flags).arg(src).arg("-o").arg(obj)).map(drop)
@@ -389,8 +359,8 @@ fn program_vs_lld(w: &Work) -> Result<(), String> {
     if String::from_utf8_lossy(&out.stdout) != "hello 17\n" {
         return Err(format!("prog.dtld printed {:?}", String::from_utf8_lossy(&out.stdout)));
     }
-    let dmap = parse_map(&w.read("dtld.map")?)?;
-    let lmap = parse_map(&w.read("lld.map")?)?;
+    let dmap = parse_map(&w.read_string("dtld.map")?)?;
+    let lmap = parse_map(&w.read_string("lld.map")?)?;
     compare_with_lld(w, &dmap, &lmap)?;
     check_against_binary(&dmap, &w.path("prog.dtld"))?;
     expect_home(&dmap, "main", ".text", "main.o:(.text)")?;
@@ -427,8 +397,8 @@ fn data_vs_lld(w: &Work) -> Result<(), String> {
     let common = ["-no-pie", "-Wl,--build-id=none", "data.o"];
     w.ok(w.link("dtld", &common).args(["-Wl,-Map=dtld.map", "-o", "prog.dtld"]))?;
     w.ok(w.link("lld", &common).args(["-Wl,-Map=lld.map", "-o", "prog.lld"]))?;
-    let dmap = parse_map(&w.read("dtld.map")?)?;
-    let lmap = parse_map(&w.read("lld.map")?)?;
+    let dmap = parse_map(&w.read_string("dtld.map")?)?;
+    let lmap = parse_map(&w.read_string("lld.map")?)?;
     let bss = |m: &[OutSec]| -> Vec<String> { m.iter().filter(|o| o.name == ".bss").flat_map(|o| o.inputs.iter().map(|i| i.label.clone())).collect() };
     // dtld places commons after the .bss input sections (lld: first), so only this output
     // section's order is left to the layout: compare its lines as a set.
@@ -462,7 +432,7 @@ fn print_map_stdout(w: &Work) -> Result<(), String> {
     w.ok(w.link("dtld", &common).arg("-Wl,-Map=file.map"))?;
     let printed = w.ok(w.link("dtld", &common).arg("-Wl,-M"))?;
     let printed = String::from_utf8_lossy(&printed.stdout).into_owned();
-    let file = w.read("file.map")?;
+    let file = w.read_string("file.map")?;
     if printed != file {
         return Err(format!("-M printed something else than -Map= wrote:\n--- -M\n{printed}\n--- -Map\n{file}"));
     }
@@ -549,7 +519,7 @@ fn coff_lld_link_vs_lld(w: &Work) -> Result<(), String> {
 
 /// Both maps byte-identical, and naming what they must.
 fn same_map(w: &Work, ours: &str, theirs: &str, must: &[&str]) -> Result<(), String> {
-    let (d, l) = (w.read(ours)?, w.read(theirs)?);
+    let (d, l) = (w.read_string(ours)?, w.read_string(theirs)?);
     if d != l {
         let line = d.lines().zip(l.lines()).position(|(a, b)| a != b).unwrap_or(d.lines().count().min(l.lines().count()));
         return Err(format!("COFF map differs from lld's at line {}:\n  dtld: {:?}\n  lld:  {:?}", line + 1, d.lines().nth(line), l.lines().nth(line)));

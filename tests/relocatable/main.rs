@@ -32,10 +32,10 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Arc;
 
-use dtld_tests::{command_line, find_dtld, fresh_dir, run_tool, run_tool_ok, target_dir, Outcome, CLANG, CLANGXX, GCC, GXX, LLD, LLVM_AR};
+use dtld_tests::trial::{keep_requested, run_in, TrialDir};
+use dtld_tests::{find_dtld, target_dir, CLANG, CLANGXX, GCC, GXX, LLD, LLVM_AR};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 const READELF: &str = "llvm-readelf-22";
@@ -115,71 +115,28 @@ fn main() {
 impl Context {
     fn new() -> Result<Context, String> {
         dtld_tests::check_tools(&[CLANG, CLANGXX, GCC, GXX, LLD, LLVM_AR, READELF, DWARFDUMP])?;
-        Ok(Context {
-            dtld: find_dtld()?,
-            root: target_dir().join("relocatable-tests"),
-            keep: std::env::var("DTLD_HARNESS_KEEP").is_ok_and(|v| !v.is_empty() && v != "0"),
-        })
+        Ok(Context { dtld: find_dtld()?, root: target_dir().join("relocatable-tests"), keep: keep_requested() })
     }
 }
 
 struct Work<'a> {
     ctx: &'a Context,
-    dir: PathBuf,
-    repro: std::cell::RefCell<Vec<String>>,
+    t: &'a TrialDir,
+}
+
+impl std::ops::Deref for Work<'_> {
+    type Target = TrialDir;
+    fn deref(&self) -> &TrialDir {
+        self.t
+    }
 }
 
 fn run_trial(ctx: &Context, name: &str, f: impl FnOnce(&Work) -> Result<(), String>) -> Result<(), String> {
-    let dir = ctx.root.join(name);
-    fresh_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let w = Work { ctx, dir: dir.clone(), repro: Default::default() };
-    match f(&w) {
-        Ok(()) => {
-            if !ctx.keep {
-                let _ = fs::remove_dir_all(&dir);
-            }
-            Ok(())
-        }
-        Err(msg) => Err(format!(
-            "{msg}\n\nlinker under test: {}\ntrial directory (kept): {}\ncommands run:\n  {}",
-            ctx.dtld.display(),
-            dir.display(),
-            w.repro.borrow().join("\n  ")
-        )),
-    }
+    let context = [format!("linker under test: {}", ctx.dtld.display())];
+    run_in(&ctx.root.join(name), ctx.keep, &context, |t| f(&Work { ctx, t }))
 }
 
-impl Work<'_> {
-    fn path(&self, rel: &str) -> PathBuf {
-        self.dir.join(rel)
-    }
-    fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> Result<(), String> {
-        fs::write(self.path(rel), contents).map_err(|e| format!("write {rel}: {e}"))
-    }
-    fn cmd(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
-        let mut c = Command::new(program);
-        c.current_dir(&self.dir);
-        c
-    }
-    fn ok(&self, cmd: &mut Command) -> Result<Outcome, String> {
-        self.repro.borrow_mut().push(command_line(cmd));
-        run_tool_ok(cmd)
-    }
-    fn run(&self, cmd: &mut Command) -> Result<Outcome, String> {
-        self.repro.borrow_mut().push(command_line(cmd));
-        run_tool(cmd)
-    }
-    fn read(&self, rel: &str) -> Result<Vec<u8>, String> {
-        fs::read(self.path(rel)).map_err(|e| format!("read {rel}: {e}"))
-    }
-    /// Files of the trial directory (to catch stray temporaries).
-    fn listing(&self) -> Vec<String> {
-        let mut v: Vec<String> =
-            fs::read_dir(&self.dir).map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
-        v.sort();
-        v
-    }
-}
+impl Work<'_> {}
 
 fn combine(w: &Work, case: &Case) -> Result<(), String> {
     let compiler = if case.cxx { CLANGXX } else { CLANG };

@@ -20,7 +20,8 @@ use std::fs;
 use std::path::PathBuf;
 use std::process::Command;
 
-use dtld_tests::{check_tools, command_line, find_dtld, fresh_dir, run_tool, run_tool_ok, target_dir, Outcome, CLANG, LLD, LLVM_AR};
+use dtld_tests::trial::{keep_requested, run_in, TrialDir};
+use dtld_tests::{check_tools, find_dtld, target_dir, CLANG, LLD, LLVM_AR};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 fn main() {
@@ -33,57 +34,26 @@ fn trial(name: &'static str, f: fn(&Work) -> Result<(), String>) -> Trial {
     Trial::test(name, move || run_trial(name, f).map_err(Failed::from))
 }
 
-struct Work {
+struct Work<'a> {
     dtld: PathBuf,
-    dir: PathBuf,
-    log: std::cell::RefCell<Vec<String>>,
+    t: &'a TrialDir,
+}
+
+impl std::ops::Deref for Work<'_> {
+    type Target = TrialDir;
+    fn deref(&self) -> &TrialDir {
+        self.t
+    }
 }
 
 fn run_trial(name: &str, f: fn(&Work) -> Result<(), String>) -> Result<(), String> {
     check_tools(&[CLANG, LLD, LLVM_AR, "tar"])?;
+    let dtld = find_dtld()?;
     let dir = target_dir().join("reproduce-tests").join(name.replace('/', "-"));
-    fresh_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let w = Work { dtld: find_dtld()?, dir: dir.clone(), log: Default::default() };
-    match f(&w) {
-        Ok(()) => {
-            if !std::env::var("DTLD_HARNESS_KEEP").is_ok_and(|v| !v.is_empty() && v != "0") {
-                let _ = fs::remove_dir_all(&dir);
-            }
-            Ok(())
-        }
-        Err(e) => Err(format!("{e}\n\ntrial directory (kept): {}\ncommands run:\n  {}", dir.display(), w.log.borrow().join("\n  "))),
-    }
+    run_in(&dir, keep_requested(), &[], |t| f(&Work { dtld, t }))
 }
 
-impl Work {
-    fn path(&self, rel: &str) -> PathBuf {
-        self.dir.join(rel)
-    }
-
-    fn write(&self, rel: &str, text: &str) -> Result<(), String> {
-        let p = self.path(rel);
-        if let Some(d) = p.parent() {
-            fs::create_dir_all(d).map_err(|e| format!("mkdir {}: {e}", d.display()))?;
-        }
-        fs::write(&p, text).map_err(|e| format!("write {rel}: {e}"))
-    }
-
-    fn cmd(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
-        let mut c = Command::new(program);
-        c.current_dir(&self.dir);
-        c
-    }
-
-    fn ok(&self, cmd: &mut Command) -> Result<Outcome, String> {
-        self.log.borrow_mut().push(command_line(cmd));
-        run_tool_ok(cmd)
-    }
-
-    fn run(&self, cmd: &mut Command) -> Result<Outcome, String> {
-        self.log.borrow_mut().push(command_line(cmd));
-        run_tool(cmd)
-    }
-
+impl Work<'_> {
     fn compile(&self, src: &str) -> Result<(), String> {
         let obj = src.replace(".c", ".o");
         self.ok(self.cmd(CLANG).args(["-c", "-O1"]).arg(src).arg("-o").arg(obj)).map(drop)
@@ -136,7 +106,7 @@ fn build_inputs(w: &Work) -> Result<(), String> {
     }
     w.ok(w.cmd(LLVM_AR).args(["rc", "libfoo.a", "foo.o"]))?;
     w.ok(w.cmd(LLVM_AR).args(["rcT", "libthin.a", "sub/thin.o"]))?;
-    w.write("extra.t", &format!("/* names an object by absolute path */\nINPUT({})\n", w.path("sub/script.o").display()))?;
+    w.write("extra.t", format!("/* names an object by absolute path */\nINPUT({})\n", w.path("sub/script.o").display()))?;
     w.write("ver.map", "{ global: main; local: *; };\n")
 }
 

@@ -16,6 +16,8 @@ use std::time::Duration;
 
 use wait_timeout::ChildExt;
 
+pub mod trial;
+
 /// The C compiler used for every compile step (and the clang driver link).
 pub const CLANG: &str = "clang-22";
 /// The C++ compiler (compiles `.cc` sources and drives the link of C++ programs and libraries,
