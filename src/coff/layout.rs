@@ -236,6 +236,19 @@ impl<'a> Layout<'a> {
             SymRef::Absolute(v) => Some(((v as u64).wrapping_sub(self.image_base), None, true)),
         }
     }
+
+    /// Where a relocation target's chunk sits, for `SECTION`/`SECREL` relocations: the output
+    /// section's RVA (`None` for an absolute target) and its 1-based index (one past the last
+    /// section for an absolute target, as lld-link writes it).
+    pub fn target_section(&self, chunk: Option<usize>) -> (Option<u64>, u16) {
+        match chunk {
+            Some(tc) if self.chunks[tc].osec != usize::MAX => {
+                let tos = &self.osecs[self.chunks[tc].osec];
+                (Some(tos.rva as u64), tos.index)
+            }
+            _ => (None, self.osecs.len() as u16 + 1),
+        }
+    }
 }
 
 /// The PE layout stage, as lld's `Writer::run` orders its phases: input chunks binned into

@@ -491,13 +491,7 @@ fn write_sections(l: &Layout, b: &mut [u8], errors: &mut Vec<String>) {
                             }
                             continue;
                         };
-                        let (section_rva, section_index) = match schunk {
-                            Some(tc) if l.chunks[tc].osec != usize::MAX => {
-                                let tos = &l.osecs[l.chunks[tc].osec];
-                                (Some(tos.rva as u64), tos.index)
-                            }
-                            _ => (None, l.osecs.len() as u16 + 1),
-                        };
+                        let (section_rva, section_index) = l.target_section(schunk);
                         if kind == arch::CoffRelKind::SecRel && section_rva.is_none() {
                             if s.name.starts_with(".debug") {
                                 continue;

@@ -142,13 +142,7 @@ fn relocate(l: &Layout, f: FileId, k: usize) -> Vec<u8> {
         let idx = rel.symbol_table_index.get(LE) as usize;
         let Some(kind) = arch::kind(ty) else { continue };
         let Some((srva, schunk, _)) = l.target(f, idx) else { continue };
-        let (section_rva, section_index) = match schunk {
-            Some(tc) if l.chunks[tc].osec != usize::MAX => {
-                let tos = &l.osecs[l.chunks[tc].osec];
-                (Some(tos.rva as u64), tos.index)
-            }
-            _ => (None, l.osecs.len() as u16 + 1),
-        };
+        let (section_rva, section_index) = l.target_section(schunk);
         if kind == arch::CoffRelKind::SecRel && section_rva.is_none() {
             continue;
         }
