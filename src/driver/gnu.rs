@@ -436,6 +436,14 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["ignore-data-address-equality"], Flag, "", "With --icf=all, fold read-only data whose address is significant", Implemented, |p, _| {
         p.cfg.ignore_data_address_equality = true
     }),
+    opt(
+        &["ignore-function-address-equality"],
+        Flag,
+        "",
+        "lld can break the address equality of functions (a protected function of a library may get a canonical PLT entry)",
+        Implemented,
+        |p, _| p.cfg.ignore_function_address_equality = true,
+    ),
     opt(&["pack-dyn-relocs"], Value, "<none|relr|...>", "Pack dynamic relocations (only none is done)", Implemented, pack_dyn_relocs),
     opt(&["compress-debug-sections"], Value, "<none|zlib|zstd>", "Compress debug sections (zlib; zstd is not supported)", Implemented, compress_debug_sections),
     opt(
@@ -662,10 +670,11 @@ static Z: &[ZRow] = &[
     ("nodynamic-undefined-weak", Implemented, |c| c.z_dynamic_undefined_weak = false),
     ("keep-text-section-prefix", Implemented, |c| c.z_keep_text_section_prefix = true),
     ("nokeep-text-section-prefix", Implemented, |c| c.z_keep_text_section_prefix = false),
+    ("copyreloc", Implemented, |c| c.z_nocopyreloc = false),
+    ("nocopyreloc", Implemented, |c| c.z_nocopyreloc = true),
     // No effect in lld on x86-64 either.
     ("combreloc", Noop, |_| {}),
     ("nocombreloc", Noop, |_| {}),
-    ("copyreloc", Noop, |_| {}),
     ("nopack-relative-relocs", Noop, |_| {}),
     ("rela", Noop, |_| {}),
     ("hazardplt", Noop, |_| {}),
@@ -688,7 +697,6 @@ static Z: &[ZRow] = &[
     ("x86-64-v4", Ignored, |_| {}),
     ("report-relative", Ignored, |_| {}),
     // Not implemented, and the output would not have the property asked for.
-    ("nocopyreloc", Unsupported, |_| {}),
     ("retpolineplt", Unsupported, |_| {}),
     ("force-ibt", Unsupported, |_| {}),
 ];

@@ -82,6 +82,11 @@ pub struct Config {
     pub keep_unique: Vec<String>,
     /// `--ignore-data-address-equality`: with `--icf=all`, read-only data folds too.
     pub ignore_data_address_equality: bool,
+    /// `--ignore-function-address-equality`: a library's protected function may get a
+    /// canonical PLT entry (its address then differs between the executable and the library).
+    pub ignore_function_address_equality: bool,
+    /// `-z nocopyreloc`: a copy relocation is an error.
+    pub z_nocopyreloc: bool,
     /// `--emit-relocs` / `-q`: relocation sections are kept in the output.
     pub emit_relocs: bool,
     pub z_relro: bool,
@@ -250,6 +255,8 @@ impl Default for Config {
             print_icf_sections: false,
             keep_unique: Vec::new(),
             ignore_data_address_equality: false,
+            ignore_function_address_equality: false,
+            z_nocopyreloc: false,
             emit_relocs: false,
             z_relro: true,
             z_now: false,

@@ -19,6 +19,7 @@ pub mod cdsort;
 pub mod cgsort;
 pub mod config;
 pub mod diag;
+pub mod dwarf;
 pub mod eh_frame;
 pub mod emit_relocs;
 pub mod gc;

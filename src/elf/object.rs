@@ -54,6 +54,8 @@ pub struct ObjFile {
     pub groups: Vec<(u32, &'static [u8], Vec<u32>)>,
     /// Groups without GRP_COMDAT: member section indices (for liveness only).
     pub plain_groups: Vec<Vec<u32>>,
+    /// The DWARF line tables and variables, read the first time a diagnostic asks (`dwarf()`).
+    pub dwarf: std::sync::OnceLock<crate::elf::dwarf::Dwarf>,
 }
 
 fn corrupt(msg: impl std::fmt::Display) -> Error {
@@ -152,6 +154,11 @@ impl ObjFile {
         &self.input.name
     }
 
+    /// Source locations from this object's debug information (read on first use).
+    pub fn dwarf(&self) -> &crate::elf::dwarf::Dwarf {
+        self.dwarf.get_or_init(|| crate::elf::dwarf::Dwarf::read(self))
+    }
+
     /// `merge`: SHF_MERGE sections are split into pieces and deduplicated (lld does so at `-O1`
     /// and above; `-O0` copies them whole).
     pub fn parse(input: &'static InputFile, merge: bool) -> Result<ObjFile> {
@@ -191,7 +198,7 @@ impl ObjFile {
         }
         attach_relocs(data, shdrs, symbols, &mut sections)?;
         check_symbols(symbols, strtab, shnum)?;
-        Ok(ObjFile { input, sections, symbols, strtab, first_global, groups, plain_groups })
+        Ok(ObjFile { input, sections, symbols, strtab, first_global, groups, plain_groups, dwarf: Default::default() })
     }
 
     pub fn sym_name(&self, i: usize) -> &'static [u8] {

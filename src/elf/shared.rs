@@ -31,11 +31,21 @@ pub struct SharedFile {
     /// Address ranges of the library's read-only allocated sections: a copy relocation of data
     /// that lives there goes to `.bss.rel.ro`, which becomes read-only after relocation.
     pub ro_ranges: Vec<(u64, u64)>,
+    /// `sh_addralign` of every section (a copy relocation takes its symbol's alignment from it).
+    pub section_aligns: Vec<u64>,
 }
 
 impl SharedFile {
     pub fn is_read_only(&self, addr: u64) -> bool {
         self.ro_ranges.iter().any(|&(a, sz)| a <= addr && addr < a + sz)
+    }
+
+    /// The alignment of section `shndx` (None for a reserved or missing index).
+    pub fn section_align(&self, shndx: usize) -> Option<u64> {
+        if shndx == 0 {
+            return None;
+        }
+        self.section_aligns.get(shndx).copied()
     }
 }
 
@@ -127,6 +137,9 @@ impl SharedFile {
             let tag = u64::from_le_bytes(d[..8].try_into().unwrap());
             let val = u64::from_le_bytes(d[8..].try_into().unwrap());
             if tag == elf::DT_SONAME as u64 {
+                if val >= dynstr.len() as u64 {
+                    bail!("invalid DT_SONAME entry");
+                }
                 soname = Some(String::from_utf8_lossy(c_str(dynstr, val as u32)?).into_owned());
             }
             if tag == elf::DT_NULL as u64 {
@@ -152,6 +165,7 @@ impl SharedFile {
             syms.push(DsoSym { name, version, hidden, defined, sym: s });
         }
         let soname = soname.unwrap_or_else(|| input.needed_name.clone());
-        Ok(SharedFile { input, soname, syms, ro_ranges })
+        let section_aligns = shdrs.iter().map(|h| h.sh_addralign(LE)).collect();
+        Ok(SharedFile { input, soname, syms, ro_ranges, section_aligns })
     }
 }

@@ -409,7 +409,7 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
             let fix = l.site_fix.get(&(f, s, k)).copied().unwrap_or(SiteFix::Normal);
             apply_alloc_reloc(l, &site, fix, got_base, dst, errs);
         } else {
-            apply_nonalloc_reloc(l, &site, tombstone, dst);
+            apply_nonalloc_reloc(l, &site, tombstone, dst, errs);
         }
     }
 }
@@ -438,7 +438,7 @@ struct Site {
 /// relocateNonAlloc). A reference to discarded code gets the section's `tombstone` in
 /// `.debug_*` (and wherever `-z dead-reloc-in-nonalloc=` says), else resolves as if the
 /// symbol were 0.
-fn apply_nonalloc_reloc(l: &Layout, site: &Site, tombstone: Option<u64>, dst: &mut [u8]) {
+fn apply_nonalloc_reloc(l: &Layout, site: &Site, tombstone: Option<u64>, dst: &mut [u8], errs: &mut Vec<String>) {
     let Site { r_type, info, off, p, a, t, sa, .. } = *site;
     // lld also tombstones references to code ICF folded away (their debug info describes
     // code that is not there), except in .debug_line, where breakpoints would be lost.
@@ -458,7 +458,9 @@ fn apply_nonalloc_reloc(l: &Layout, site: &Site, tombstone: Option<u64>, dst: &m
         RelKind::Size => symbol_size(l, t).wrapping_add(a as u64),
         _ => sa,
     };
-    arch::write_field(&mut dst[off..], info.field, v);
+    if !arch::write_field(&mut dst[off..], info.field, v) {
+        errs.push(out_of_range(l, RangeAt::Input(site.f, site.s, off as u64), r_type, v, None));
+    }
 }
 
 /// A relocation in allocated data, as the scan decided (`fix`): skipped, relaxed (GOTPCRELX
@@ -468,7 +470,7 @@ fn apply_alloc_reloc(l: &Layout, site: &Site, fix: SiteFix, got_base: u64, dst: 
     let Site { f, s, r_type, info, off, p, base, a, t, sa, s_val } = *site;
     let write = |dst: &mut [u8], at: usize, field: Field, v: u64, errs: &mut Vec<String>| {
         if !arch::write_field(&mut dst[at..], field, v) {
-            errs.push(out_of_range(l, f, s, at as u64, r_type, v, t));
+            errs.push(out_of_range(l, RangeAt::Input(f, s, at as u64), r_type, v, Some(t)));
         }
     };
     match fix {
@@ -627,10 +629,66 @@ fn symbol_size(l: &Layout, t: Target) -> u64 {
     }
 }
 
-fn out_of_range(l: &Layout, f: usize, s: u32, off: u64, r_type: u32, v: u64, t: Target) -> String {
-    let o = l.obj(f);
+/// lld's `reportRangeError`: where (`file.o:(function f: .text+0x3)`), the value and the range,
+/// what the relocation references, the source line and the defining file.
+fn out_of_range(l: &Layout, at: RangeAt, r_type: u32, v: u64, t: Option<Target>) -> String {
     let info = arch::rel_info(r_type);
-    let (min, max): (i128, i128) = match info.field {
+    let (min, max) = field_range(info.field);
+    let section_sym = |g: usize, i: usize| l.sym(g, i).st_type() == elf::STT_SECTION;
+    let (name, is_section) = match t {
+        Some(Target::Global(id)) => (l.r.symbols[id].name, false),
+        Some(Target::Local(g, i)) => (l.obj(g).sym_name(i as usize), section_sym(g, i as usize)),
+        // Relocations in non-allocated sections name no symbol (lld's relocateNoSym).
+        None => (&b""[..], true),
+    };
+    let place = match at {
+        RangeAt::Input(f, s, off) => crate::elf::diag::reloc_location(l.obj(f), s as usize, off),
+        RangeAt::EhFrame(off) => format!("<internal>:(.eh_frame+0x{off:x})"),
+    };
+    let mut msg = format!("{place}: relocation {} out of range: {} is not in [{}, {}]", arch::rel_name(r_type), v as i64, min, max);
+    if let (true, Some(Target::Local(g, i))) = (is_section, t) {
+        let sh = l.sym(g, i as usize).st_shndx(LE) as usize;
+        let sec = l.obj(g).sections.get(sh).map(|x| String::from_utf8_lossy(x.name).into_owned()).unwrap_or_default();
+        msg.push_str(&format!("; references section '{sec}'"));
+    } else if !is_section {
+        msg.push_str(&format!("; references '{}'", crate::elf::diag::demangle(name)));
+    }
+    let src = match at {
+        RangeAt::Input(f, s, off) => crate::elf::diag::src_msg(l.obj(f), s as usize, off, b""),
+        RangeAt::EhFrame(_) => String::new(),
+    };
+    if !src.is_empty() {
+        msg.push_str(&format!("\n>>> referenced by {src}"));
+    }
+    if let (false, Some(t)) = (is_section, t) {
+        let file = match t {
+            Target::Local(g, _) => l.r.inputs[g].name.clone(),
+            Target::Global(id) => match l.r.symbols[id].def {
+                Def::Defined(g, _) | Def::Common(g, _) | Def::Shared(g, _) => l.r.inputs[g].name.clone(),
+                Def::Synthetic if l.config.defsym.iter().any(|(n, _)| n.as_bytes() == name) => "--defsym".to_string(),
+                Def::Synthetic => "<internal>".to_string(),
+                _ => "<internal>".to_string(),
+            },
+        };
+        msg.push_str(&format!("\n>>> defined in {file}"));
+    }
+    if matches!(at, RangeAt::Input(f, s, _) if l.obj(f).sections[s as usize].name.starts_with(b".debug")) {
+        msg.push_str("; consider recompiling with -fdebug-types-section to reduce size of debug sections");
+    }
+    msg
+}
+
+/// Where a relocation that overflows its field is: in an input section (file, section,
+/// offset), or at an offset in the synthetic `.eh_frame`.
+#[derive(Clone, Copy)]
+enum RangeAt {
+    Input(usize, u32, u64),
+    EhFrame(u64),
+}
+
+/// The values a relocation field can hold, as lld prints them.
+fn field_range(field: Field) -> (i128, i128) {
+    match field {
         Field::I32 => (i32::MIN as i128, i32::MAX as i128),
         Field::U32 => (0, u32::MAX as i128),
         Field::I16 => (i16::MIN as i128, i16::MAX as i128),
@@ -638,26 +696,12 @@ fn out_of_range(l: &Layout, f: usize, s: u32, off: u64, r_type: u32, v: u64, t: 
         Field::I8 => (i8::MIN as i128, i8::MAX as i128),
         Field::U8 => (i8::MIN as i128, u8::MAX as i128),
         _ => (i64::MIN as i128, u64::MAX as i128),
-    };
-    let name = match t {
-        Target::Global(id) => String::from_utf8_lossy(l.r.symbols[id].name).into_owned(),
-        Target::Local(f2, i) => String::from_utf8_lossy(l.obj(f2).sym_name(i as usize)).into_owned(),
-    };
-    format!(
-        "{}: relocation {} out of range: {} is not in [{}, {}]; references '{}'",
-        crate::elf::diag::location(o, s as usize, off),
-        arch::rel_name(r_type),
-        v as i64,
-        min,
-        max,
-        name
-    )
+    }
 }
 
 /// Rebuilds `.eh_frame` from the kept records: copies each record, rewrites FDE→CIE pointers
 /// (records moved when FDEs of dead functions were dropped), and applies relocations.
 fn write_eh_frame(l: &Layout, dst: &mut [u8], errs: &mut Vec<String>) {
-    let _ = errs;
     let base = l.synth_addr(Synth::EhFrame);
     // The terminator after the last record.
     let end = l.eh_size as usize;
@@ -699,7 +743,9 @@ fn write_eh_frame(l: &Layout, dst: &mut [u8], errs: &mut Vec<String>) {
                 }
                 _ => continue,
             };
-            arch::write_field(&mut dst[out_off as usize..], info.field, v);
+            if !arch::write_field(&mut dst[out_off as usize..], info.field, v) {
+                errs.push(out_of_range(l, RangeAt::EhFrame(out_off), r_type, v, Some(t)));
+            }
         }
     }
 }

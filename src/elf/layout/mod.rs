@@ -28,9 +28,11 @@ use crate::error::{Error, Result};
 mod addresses;
 mod create;
 mod dynsym;
+mod reloc_check;
 mod scan;
 mod sections;
 mod symbols;
+mod undef;
 
 pub use addresses::bss_size;
 pub use dynsym::{defsym_fields, dyn_name, is_defined_for_dynsym};

@@ -35,6 +35,7 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
         files.par_iter().map(|&f| scan_file(lr, f, live)).collect()
     };
     let mut errors = Vec::new();
+    let mut copy_errors = Vec::new();
     let mut undefined: BTreeMap<SymbolId, Vec<(FileId, u32, u64)>> = BTreeMap::new();
     let mut undef_order: Vec<SymbolId> = Vec::new();
     for out in outs {
@@ -88,6 +89,7 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
                 if n & N_COPY != 0 && !fl.copy {
                     fl.copy = true;
                     l.copies.push(id);
+                    copy_errors.push(id);
                 }
             }
         }
@@ -103,28 +105,13 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
             e.push((f, s, off));
         }
     }
-    // Undefined symbols, grouped per symbol with up to 3 references, like lld.
-    for id in undef_order {
+    errors.extend(copy_errors.into_iter().filter_map(|id| reloc_check::copy_error(l, id)));
+    // Undefined symbols, grouped per symbol with up to 3 references, like lld (which tries to
+    // correct the spelling of the first two).
+    for (k, id) in undef_order.into_iter().enumerate() {
         let refs = &undefined[&id];
         let sym = &r.symbols[id];
-        let vis = match sym.visibility {
-            elf::STV_HIDDEN => "hidden ",
-            elf::STV_PROTECTED => "protected ",
-            elf::STV_INTERNAL => "internal ",
-            _ => "",
-        };
-        let mut msg = format!("undefined {vis}symbol: {}", crate::elf::diag::demangle(sym.name));
-        for &(f, s, off) in refs.iter().take(3) {
-            let o = r.obj(f);
-            if let Some(src) = crate::elf::diag::source_file(o) {
-                msg.push_str(&format!("\n>>> referenced by {src}\n>>>               {}", crate::elf::diag::location(o, s as usize, off)));
-            } else {
-                msg.push_str(&format!("\n>>> referenced by {}", crate::elf::diag::location(o, s as usize, off)));
-            }
-        }
-        if refs.len() > 3 {
-            msg.push_str(&format!("\n>>> referenced {} more times", refs.len() - 3));
-        }
+        let mut msg = super::undef::message(l, id, refs, k < 2);
         if sym.name.starts_with(b"_ZTV") {
             msg.push_str(
                 "\n>>> the vtable symbol may be undefined because the class is missing its key function (see https://lld.llvm.org/missingkeyfunction)",
@@ -235,6 +222,12 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
         return false;
     }
     let alloc = flag(sec.flags, elf::SHF_ALLOC);
+    if let Target::Local(..) = t {
+        if let Some(e) = reloc_check::undefined_local(o, si, s, off).filter(|_| alloc) {
+            out.errors.push(e);
+            return false;
+        }
+    }
     // Undefined symbols.
     if let Target::Global(id) = t {
         let sym = &l.r.symbols[id];
@@ -244,7 +237,10 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
         // --unresolved-symbols=ignore-all|ignore-in-object-files: no diagnostic, and the
         // reference resolves as an undefined weak one would (lld's UnresolvedPolicy::Ignore).
         let ignored = l.config.ignore_unresolved_in_objects && sym.visibility == elf::STV_DEFAULT;
-        if matches!(sym.def, Def::Undefined | Def::Lazy(_)) && !sym.weak && !l.is_linker_defined(id) && !allowed_in_dso && !ignored {
+        // A hidden or protected reference cannot be resolved by a library (lld demotes the
+        // library's definition to undefined).
+        let undef = matches!(sym.def, Def::Undefined | Def::Lazy(_)) || (matches!(sym.def, Def::Shared(..)) && sym.visibility != elf::STV_DEFAULT);
+        if undef && !sym.weak && !l.is_linker_defined(id) && !allowed_in_dso && !ignored {
             // Only allocated sections count: references from debug information and other
             // non-alloc data resolve to 0, as lld resolves them.
             if alloc {
@@ -285,7 +281,7 @@ fn scan_reloc(l: &Layout, site: &RelSite, out: &mut ScanOut) -> bool {
 /// field in writable data or with `-z notext`), else a canonical PLT entry or a copy in an
 /// executable; RELATIVE for a PIC address; an error where a library cannot express it.
 fn scan_abs(l: &Layout, site: &RelSite, out: &mut ScanOut) {
-    let RelSite { f, s, o, sec, r_type, info, off, addend, t, .. } = *site;
+    let RelSite { f, s, sec, r_type, info, off, addend, t, .. } = *site;
     let r = l.r;
     let writable = flag(sec.flags, elf::SHF_WRITE);
     if l.is_preemptible(t) {
@@ -293,13 +289,11 @@ fn scan_abs(l: &Layout, site: &RelSite, out: &mut ScanOut) {
         if info.field.size() == 8 && (writable || !l.config.z_text) {
             out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::R64, sym: Some(id), addend: Addend::Const(addend) });
         } else if l.config.shared {
-            out.errors.push(pic_error(o, s, off, r_type, r.symbols[id].name));
+            out.errors.push(reloc_check::pic_error(l, f, s, off, r_type, t));
         } else if matches!(r.symbols[id].def, Def::Undefined | Def::Lazy(_)) {
             // Undefined weak: resolves to zero.
-        } else if l.is_func(id) {
-            out.needs.push((t, N_CANON));
-        } else {
-            out.needs.push((t, N_COPY));
+        } else if let Some(n) = reloc_check::define_in_exe(l, f, s, off, r_type, id, &mut out.errors) {
+            out.needs.push((t, n));
         }
     } else if l.is_ifunc(t) {
         out.needs.push((t, N_CANON_IFUNC));
@@ -310,11 +304,7 @@ fn scan_abs(l: &Layout, site: &RelSite, out: &mut ScanOut) {
         if info.field.size() == 8 {
             out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(t, addend) });
         } else {
-            let name = match t {
-                Target::Global(id) => r.symbols[id].name,
-                Target::Local(..) => b"" as &[u8],
-            };
-            out.errors.push(pic_error(o, s, off, r_type, name));
+            out.errors.push(reloc_check::pic_error(l, f, s, off, r_type, t));
         }
     }
 }
@@ -322,28 +312,29 @@ fn scan_abs(l: &Layout, site: &RelSite, out: &mut ScanOut) {
 /// A PC-relative reference or call: a PLT entry for a preemptible call, else a canonical
 /// PLT entry or a copy in an executable (an error in a library); an IPLT entry for an IFUNC.
 fn scan_pc(l: &Layout, site: &RelSite, out: &mut ScanOut) {
-    let RelSite { s, o, r_type, info, off, t, .. } = *site;
+    let RelSite { f, s, r_type, info, off, t, .. } = *site;
     let r = l.r;
-    let mut need = |t: Target, n: u16| out.needs.push((t, n));
     if l.is_preemptible(t) {
         let Target::Global(id) = t else { unreachable!() };
         if info.kind == RelKind::PltPc {
-            need(t, N_PLT);
+            out.needs.push((t, N_PLT));
         } else if matches!(r.symbols[id].def, Def::Undefined | Def::Lazy(_)) {
         } else if l.config.shared {
             // Only an executable (PIE included, as lld) can take a library
             // symbol's address with a copy or a canonical PLT entry.
             if l.is_func(id) {
-                need(t, N_PLT);
+                out.needs.push((t, N_PLT));
             }
-            out.errors.push(pic_error(o, s, off, r_type, r.symbols[id].name));
-        } else if l.is_func(id) {
-            need(t, N_CANON);
-        } else {
-            need(t, N_COPY);
+            out.errors.push(reloc_check::pic_error(l, f, s, off, r_type, t));
+        } else if let Some(n) = reloc_check::define_in_exe(l, f, s, off, r_type, id, &mut out.errors) {
+            out.needs.push((t, n));
         }
     } else if l.is_ifunc(t) {
-        need(t, if info.kind == RelKind::PltPc { N_IPLT } else { N_CANON_IFUNC });
+        out.needs.push((t, if info.kind == RelKind::PltPc { N_IPLT } else { N_CANON_IFUNC }));
+    } else if l.is_pic {
+        if let Some(e) = reloc_check::absolute_pc_error(l, f, s, off, r_type, t) {
+            out.errors.push(e);
+        }
     }
 }
 
@@ -534,15 +525,6 @@ pub fn is_linker_defined(name: &[u8]) -> bool {
             | b"__GNU_EH_FRAME_HDR"
     ) || name.starts_with(b"__start_")
         || name.starts_with(b"__stop_")
-}
-
-pub(super) fn pic_error(o: &ObjFile, s: usize, off: u64, r_type: u32, name: &[u8]) -> String {
-    let what = if name.is_empty() { "local symbol".to_string() } else { format!("symbol '{}'", crate::elf::diag::demangle(name)) };
-    format!(
-        "relocation {} cannot be used against {what}; recompile with -fPIC\n>>> referenced by {}",
-        arch::rel_name(r_type),
-        crate::elf::diag::location(o, s, off)
-    )
 }
 
 // ------------------------------------------------------------------------------------------------

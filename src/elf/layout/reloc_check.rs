@@ -1,0 +1,140 @@
+//! The relocation scan's checks and their messages in lld's words: an executable that would
+//! define a library's protected symbol (`cannot preempt symbol`), a copy relocation under
+//! `-z nocopyreloc`, a reference a position-independent output cannot express, a PC-relative
+//! reference to an absolute symbol, and a reference to an undefined local symbol. Each message
+//! ends with lld's `>>> defined in` / `>>> referenced by` lines.
+
+use object::elf;
+use object::read::elf::Sym as _;
+
+use super::{Layout, Target, N_CANON, N_COPY};
+use crate::elf::diag;
+use crate::elf::object::ObjFile;
+use crate::elf::resolve::{Def, FileId, SymbolId};
+use crate::elf::LE;
+
+/// The file that defines `t` as lld names it after `>>> defined in` (`f`, the referencing
+/// object, for an undefined or local symbol; `<internal>` for one the linker defines).
+pub(super) fn defined_in(l: &Layout, t: Target, f: FileId) -> String {
+    let r = l.r;
+    match t {
+        Target::Local(g, _) => r.inputs[g].name.clone(),
+        Target::Global(id) => match r.symbols[id].def {
+            Def::Defined(g, _) | Def::Common(g, _) | Def::Shared(g, _) | Def::Bitcode(g, _) => r.inputs[g].name.clone(),
+            Def::Synthetic => "<internal>".to_string(),
+            Def::Undefined | Def::Lazy(_) => r.inputs[f].name.clone(),
+        },
+    }
+}
+
+/// The name of `t` (empty for a section symbol).
+fn target_name(l: &Layout, t: Target) -> &'static [u8] {
+    match t {
+        Target::Global(id) => l.r.symbols[id].name,
+        Target::Local(f, i) => {
+            let o = l.r.obj(f);
+            if o.symbols[i as usize].st_type() == elf::STT_SECTION {
+                b""
+            } else {
+                o.sym_name(i as usize)
+            }
+        }
+    }
+}
+
+/// `relocation R cannot be used against symbol 'x'; recompile with -fPIC` (or `local symbol`).
+pub(super) fn pic_error(l: &Layout, f: FileId, s: usize, off: u64, r_type: u32, t: Target) -> String {
+    let o = l.r.obj(f);
+    let name = target_name(l, t);
+    let what = if name.is_empty() { "local symbol".to_string() } else { format!("symbol '{}'", diag::demangle(name)) };
+    format!(
+        "relocation {} cannot be used against {what}; recompile with -fPIC{}",
+        dtld_arch::x86_64::rel_name(r_type),
+        diag::print_location(&defined_in(l, t, f), o, s, off, name)
+    )
+}
+
+/// An executable defines library symbol `id` for a direct reference: a copy (STT_OBJECT) or a
+/// canonical PLT entry (STT_FUNC). Returns what the symbol needs, or pushes lld's error: a
+/// protected symbol cannot be preempted (unless address equality may break), `-z
+/// nocopyreloc` forbids copies, and any other type cannot be referenced this way.
+pub(super) fn define_in_exe(l: &Layout, f: FileId, s: usize, off: u64, r_type: u32, id: SymbolId, errors: &mut Vec<String>) -> Option<u16> {
+    let r = l.r;
+    let Def::Shared(d, k) = r.symbols[id].def else { return None };
+    let ds = r.dso(d).syms[k].sym;
+    let func = l.is_func(id);
+    let object = ds.st_type() == elf::STT_OBJECT;
+    let o: &ObjFile = r.obj(f);
+    let name = r.symbols[id].name;
+    let loc = || diag::print_location(&r.inputs[d].name, o, s, off, name);
+    if ds.st_other & 3 == elf::STV_PROTECTED && !((func && l.config.ignore_function_address_equality) || (object && l.config.ignore_data_address_equality)) {
+        errors.push(format!("cannot preempt symbol: {}{}", diag::demangle(name), loc()));
+        return None;
+    }
+    if object {
+        if l.config.z_nocopyreloc {
+            errors.push(format!(
+                "unresolvable relocation {} against symbol '{}'; recompile with -fPIC or remove '-z nocopyreloc'{}",
+                dtld_arch::x86_64::rel_name(r_type),
+                diag::demangle(name),
+                loc()
+            ));
+        }
+        return Some(N_COPY);
+    }
+    if func {
+        return Some(N_CANON);
+    }
+    errors.push(pic_error(l, f, s, off, r_type, Target::Global(id)));
+    None
+}
+
+/// lld's `cannot create a copy relocation for symbol x`: the library symbol has no size, or
+/// no alignment can be derived from its value and section.
+pub(super) fn copy_error(l: &Layout, id: SymbolId) -> Option<String> {
+    let r = l.r;
+    let Def::Shared(d, k) = r.symbols[id].def else { return None };
+    let dso = r.dso(d);
+    let sym = dso.syms[k].sym;
+    let align = dso.section_align(sym.st_shndx(LE) as usize);
+    let v = sym.st_value(LE);
+    let mut a = if v != 0 { 1u64 << v.trailing_zeros() } else { u64::MAX };
+    if let Some(sa) = align {
+        a = a.min(sa);
+    }
+    (sym.st_size(LE) == 0 || a == 0 || a > u64::from(u32::MAX))
+        .then(|| format!("cannot create a copy relocation for symbol {}", diag::demangle(r.symbols[id].name)))
+}
+
+/// `relocation R cannot refer to absolute symbol: x`: a PC-relative reference to an absolute
+/// symbol in position-independent output (the distance changes with the load address).
+pub(super) fn absolute_pc_error(l: &Layout, f: FileId, s: usize, off: u64, r_type: u32, t: Target) -> Option<String> {
+    let (g, i) = match t {
+        Target::Global(id) => match l.r.symbols[id].def {
+            Def::Defined(g, i) => (g, i),
+            _ => return None,
+        },
+        Target::Local(g, i) => (g, i as usize),
+    };
+    let sym = &l.r.obj(g).symbols[i];
+    if sym.st_shndx(LE) != elf::SHN_ABS || sym.st_type() == elf::STT_TLS {
+        return None;
+    }
+    let name = target_name(l, t);
+    Some(format!(
+        "relocation {} cannot refer to absolute symbol: {}{}",
+        dtld_arch::x86_64::rel_name(r_type),
+        diag::demangle(name),
+        diag::print_location(&defined_in(l, t, f), l.r.obj(f), s, off, name)
+    ))
+}
+
+/// `undefined symbol: foo` for a reference to a local symbol that nothing defines.
+pub(super) fn undefined_local(o: &ObjFile, si: usize, s: usize, off: u64) -> Option<String> {
+    let sym = o.symbols.get(si)?;
+    if si == 0 || si >= o.first_global || sym.st_shndx(LE) != elf::SHN_UNDEF || sym.st_type() == elf::STT_SECTION {
+        return None;
+    }
+    let name = o.sym_name(si);
+    Some(format!("undefined symbol: {}{}", diag::demangle(name), diag::referenced_by(o, s, off, name)))
+}
