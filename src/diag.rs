@@ -109,7 +109,16 @@ impl Diag {
     }
 
     /// Prints an error, unless `--error-limit` was reached (then lld's closing line, once).
+    /// Under `--vs-diagnostics` a duplicate symbol whose two definitions both have a source line
+    /// is two errors, one at each line (as lld prints it).
     pub fn error(&self, msg: &str) {
+        if self.vs_diagnostics {
+            if let Some((a, b)) = split_duplicate(msg) {
+                self.error(&a);
+                self.error(&b);
+                return;
+            }
+        }
         let n = self.errors.fetch_add(1, Ordering::Relaxed) + 1;
         if self.error_limit != 0 && n > self.error_limit {
             if !self.stopped.swap(true, Ordering::Relaxed) {
@@ -181,6 +190,20 @@ pub fn vs_location(msg: &str) -> Option<String> {
         return paren(rest).or_else(|| word(rest));
     }
     None
+}
+
+/// `duplicate symbol: x` with two `>>> defined at file:line ...` pairs of lines, as two
+/// messages of one definition each.
+fn split_duplicate(msg: &str) -> Option<(String, String)> {
+    let lines: Vec<&str> = msg.split('\n').collect();
+    if lines.len() != 5 || !lines[0].starts_with("duplicate symbol: ") || !lines[2].starts_with(">>>") || !lines[4].starts_with(">>>") {
+        return None;
+    }
+    let has_line = |l: &str| l.strip_prefix(">>> defined at ").and_then(|r| r.split_whitespace().next()).and_then(file_line).is_some();
+    if !has_line(lines[1]) || !has_line(lines[3]) {
+        return None;
+    }
+    Some((format!("{}\n{}\n{}", lines[0], lines[1], lines[2]), format!("{}\n{}\n{}", lines[0], lines[3], lines[4])))
 }
 
 /// `file:line` (no spaces, digits after the last colon) as `file(line)`.

@@ -162,7 +162,35 @@ impl ObjFile {
     /// `merge`: SHF_MERGE sections are split into pieces and deduplicated (lld does so at `-O1`
     /// and above; `-O0` copies them whole).
     pub fn parse(input: &'static InputFile, merge: bool) -> Result<ObjFile> {
-        Self::parse_inner(input, merge).map_err(|e| e.context(&input.name))
+        let o = Self::parse_inner(input, merge).map_err(|e| e.context(&input.name))?;
+        let errors = o.link_order_errors();
+        if !errors.is_empty() {
+            return Err(Error::many(errors));
+        }
+        Ok(o)
+    }
+
+    /// lld's checks of SHF_LINK_ORDER sections: `sh_link` names a section of the file, and
+    /// one that is not split into pieces (mergeable or `.eh_frame`).
+    fn link_order_errors(&self) -> Vec<String> {
+        let mut errors = Vec::new();
+        for sec in &self.sections {
+            if sec.flags & u64::from(elf::SHF_LINK_ORDER) == 0 || sec.kind == SecKind::Ignored {
+                continue;
+            }
+            let link = object::read::elf::SectionHeader::sh_link(sec.hdr, LE);
+            match self.sections.get(link as usize) {
+                None => errors.push(format!("{}: invalid sh_link index: {link}", self.input.name)),
+                Some(to) if matches!(to.kind, SecKind::Merge | SecKind::EhFrame) => errors.push(format!(
+                    "a section {} with SHF_LINK_ORDER should not refer a non-regular section: {}:({})",
+                    String::from_utf8_lossy(sec.name),
+                    self.input.name,
+                    String::from_utf8_lossy(to.name)
+                )),
+                Some(_) => {}
+            }
+        }
+        errors
     }
 
     /// The passes over one object: its section headers, its symbol table, each section (with

@@ -1125,9 +1125,13 @@ impl<'c> Resolver<'c> {
         }
     }
 
+    /// lld's `duplicate symbol` message: each definition's source line (DWARF, else the STT_FILE
+    /// name) and place. The new definition's object is still being read, so only its local
+    /// symbols can name the place (as in lld).
     fn duplicate_message(&self, id: SymbolId, a: Def, b: Def) -> String {
-        let name = crate::elf::diag::demangle(self.r.symbols[id].name);
-        let loc = |d: Def| {
+        let sym_name = self.r.symbols[id].name;
+        let name = crate::elf::diag::demangle(sym_name);
+        let loc = |d: Def, new: bool| {
             let (f, i) = match d {
                 Def::Defined(f, i) => (f, i),
                 // lld: ">>> defined in a.o" for bitcode (no section is known before LTO).
@@ -1136,13 +1140,16 @@ impl<'c> Resolver<'c> {
             };
             let o = self.r.obj(f);
             let s = &o.symbols[i];
-            let shndx = s.st_shndx(LE) as usize;
-            let sec = o.sections.get(shndx).map(|s| String::from_utf8_lossy(s.name).into_owned()).unwrap_or_default();
-            let src = crate::elf::diag::source_file(o);
-            let src = src.map(|s| format!(">>> defined at {s}\n>>>            ")).unwrap_or_else(|| ">>> defined at ".to_string());
-            format!("{src}{}:({}+0x{:x})", o.input.name, sec, s.st_value(LE))
+            let (shndx, off) = (s.st_shndx(LE) as usize, s.st_value(LE));
+            let src = crate::elf::diag::src_msg(o, shndx, off, sym_name);
+            let obj = crate::elf::diag::obj_msg(o, shndx, off, new);
+            if src.is_empty() {
+                format!(">>> defined at {obj}")
+            } else {
+                format!(">>> defined at {src}\n>>>            {obj}")
+            }
         };
-        format!("duplicate symbol: {name}\n{}\n{}", loc(a), loc(b))
+        format!("duplicate symbol: {name}\n{}\n{}", loc(a, false), loc(b, true))
     }
 
     fn load_shared(&mut self, f: FileId) {

@@ -138,3 +138,26 @@ pub(super) fn undefined_local(o: &ObjFile, si: usize, s: usize, off: u64) -> Opt
     let name = o.sym_name(si);
     Some(format!("undefined symbol: {}{}", diag::demangle(name), diag::referenced_by(o, s, off, name)))
 }
+
+/// A global symbol defined in a section the link drops whole (SHF_EXCLUDE): lld turns it into
+/// an undefined symbol that remembers the section.
+pub(super) fn in_excluded_section(l: &Layout, id: SymbolId) -> bool {
+    let Def::Defined(g, i) = l.r.symbols[id].def else { return false };
+    let o = l.r.obj(g);
+    let sh = o.symbols[i].st_shndx(LE);
+    o.sections.get(sh as usize).is_some_and(|sec| sec.flags & u64::from(elf::SHF_EXCLUDE) != 0 && sh != elf::SHN_UNDEF && sh < elf::SHN_LORESERVE)
+}
+
+/// lld's `offset is outside the section`: a reference into a mergeable section (its section
+/// symbol plus addend, or another symbol's value) past its end.
+pub(super) fn merge_offset_error(l: &Layout, t: Target, addend: i64) -> Option<String> {
+    let Target::Local(g, i) = t else { return None };
+    let o = l.r.obj(g);
+    let sym = &o.symbols[i as usize];
+    let sec = o.sections.get(sym.st_shndx(LE) as usize)?;
+    if sec.kind != crate::elf::object::SecKind::Merge {
+        return None;
+    }
+    let off = if sym.st_type() == elf::STT_SECTION { sym.st_value(LE).wrapping_add(addend as u64) } else { sym.st_value(LE) };
+    (off >= sec.data.len() as u64).then(|| format!("{}:({}): offset is outside the section", o.input.name, String::from_utf8_lossy(sec.name)))
+}

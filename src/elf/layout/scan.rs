@@ -227,6 +227,10 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
             out.errors.push(e);
             return false;
         }
+        if let Some(e) = reloc_check::merge_offset_error(l, t, site.addend) {
+            out.errors.push(e);
+            return false;
+        }
     }
     // Undefined symbols.
     if let Target::Global(id) = t {
@@ -239,7 +243,9 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
         let ignored = l.config.ignore_unresolved_in_objects && sym.visibility == elf::STV_DEFAULT;
         // A hidden or protected reference cannot be resolved by a library (lld demotes the
         // library's definition to undefined).
-        let undef = matches!(sym.def, Def::Undefined | Def::Lazy(_)) || (matches!(sym.def, Def::Shared(..)) && sym.visibility != elf::STV_DEFAULT);
+        let undef = matches!(sym.def, Def::Undefined | Def::Lazy(_))
+            || (matches!(sym.def, Def::Shared(..)) && sym.visibility != elf::STV_DEFAULT)
+            || (matches!(sym.def, Def::Defined(..)) && reloc_check::in_excluded_section(l, id));
         if undef && !sym.weak && !l.is_linker_defined(id) && !allowed_in_dso && !ignored {
             // Only allocated sections count: references from debug information and other
             // non-alloc data resolve to 0, as lld resolves them.
@@ -427,6 +433,12 @@ fn scan_tls(l: &Layout, site: &RelSite, out: &mut ScanOut) -> bool {
             let can = exe && !preempt && o2 >= 3 && (d[o2 - 3] & 0xf0) == 0x40 && d[o2 - 1] & 0xc7 == 0x05 && matches!(d[o2 - 2], 0x8b | 0x03);
             if can {
                 out.fixes.push((fix, SiteFix::TlsIeToLe));
+            } else if exe && !preempt && r_type == elf::R_X86_64_GOTTPOFF {
+                // lld relaxes every such reference in an executable and refuses other code.
+                out.errors.push(format!(
+                    "{}: R_X86_64_GOTTPOFF must be used in MOVQ or ADDQ instructions only",
+                    crate::elf::diag::reloc_location(o, s, off.saturating_sub(3))
+                ));
             } else {
                 need(t, N_GOTTP);
             }

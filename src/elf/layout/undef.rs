@@ -23,7 +23,13 @@ pub(super) fn message(l: &Layout, id: SymbolId, refs: &[(FileId, u32, u64)], spe
         elf::STV_INTERNAL => "internal ",
         _ => "",
     };
-    let mut msg = format!("undefined {vis}symbol: {}", diag::demangle(sym.name));
+    let discarded = super::reloc_check::in_excluded_section(l, id);
+    let mut msg = match sym.def {
+        Def::Defined(g, _) if discarded => {
+            format!("relocation refers to a symbol in a discarded section: {}\n>>> defined in {}", diag::demangle(sym.name), r.inputs[g].name)
+        }
+        _ => format!("undefined {vis}symbol: {}", diag::demangle(sym.name)),
+    };
     for &(f, s, off) in refs.iter().take(3) {
         let o = r.obj(f);
         // Without a line for the place, the variable that holds the reference may have one.
@@ -36,7 +42,7 @@ pub(super) fn message(l: &Layout, id: SymbolId, refs: &[(FileId, u32, u64)], spe
     if refs.len() > 3 {
         msg.push_str(&format!("\n>>> referenced {} more times", refs.len() - 3));
     }
-    if spell {
+    if spell && !discarded {
         if let Some((pre, name, post, file)) = refs.first().and_then(|&(f, ..)| suggest(l, f, sym.name)) {
             msg.push_str(&format!("\n>>> did you mean{pre}{}{post}\n>>> defined in: {file}", diag::demangle(name)));
         }
