@@ -31,6 +31,8 @@ pub struct Diag {
     pub vs_diagnostics: bool,
     errors: AtomicUsize,
     stopped: AtomicBool,
+    /// The last message printed had several lines: lld separates the next one by a blank line.
+    sep: AtomicBool,
 }
 
 impl Default for Diag {
@@ -50,6 +52,7 @@ impl Clone for Diag {
             vs_diagnostics: self.vs_diagnostics,
             errors: AtomicUsize::new(self.error_count()),
             stopped: AtomicBool::new(self.stopped.load(Ordering::Relaxed)),
+            sep: AtomicBool::new(self.sep.load(Ordering::Relaxed)),
         }
     }
 }
@@ -79,12 +82,16 @@ impl Diag {
             vs_diagnostics: false,
             errors: AtomicUsize::new(0),
             stopped: AtomicBool::new(false),
+            sep: AtomicBool::new(false),
         }
     }
 
     fn print(&self, severity: &str, code: &str, msg: &str) {
         let who = if self.vs_diagnostics { vs_location(msg).unwrap_or_else(|| "dtld".into()) } else { "dtld".into() };
         let mut err = std::io::stderr().lock();
+        if self.sep.swap(msg.contains('\n'), Ordering::Relaxed) {
+            let _ = writeln!(err);
+        }
         if self.color {
             let _ = writeln!(err, "{who}: \x1b[0;{code}m{severity}: \x1b[0m{msg}");
         } else {
