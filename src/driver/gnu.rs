@@ -184,7 +184,13 @@ fn icf(p: &mut Gnu, v: &Val) {
 fn pack_dyn_relocs(p: &mut Gnu, v: &Val) {
     match v.value.unwrap_or("") {
         "none" => {}
-        "relr" | "android" | "android+relr" => p.warnings.push(format!("{} is not supported; ignored", v.shown())),
+        "relr" => p.cfg.pack_relr = true,
+        // Android's packed RELA is an encoding only; the relocations still reach the loader.
+        "android" => p.warnings.push(format!("{} is not supported; ignored", v.shown())),
+        "android+relr" => {
+            p.cfg.pack_relr = true;
+            p.warnings.push(format!("{}: the android packing is not supported; only relr is done", v.shown()));
+        }
         other => p.errors.push(format!("unknown --pack-dyn-relocs format: {other}")),
     }
 }
@@ -436,7 +442,7 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["ignore-data-address-equality"], Flag, "", "With --icf=all, fold read-only data whose address is significant", Implemented, |p, _| {
         p.cfg.ignore_data_address_equality = true
     }),
-    opt(&["pack-dyn-relocs"], Value, "<none|relr|...>", "Pack dynamic relocations (only none is done)", Implemented, pack_dyn_relocs),
+    opt(&["pack-dyn-relocs"], Value, "<none|relr|...>", "Pack dynamic relocations (none, relr)", Implemented, pack_dyn_relocs),
     opt(&["compress-debug-sections"], Value, "<none|zlib|zstd>", "Compress debug sections (zlib; zstd is not supported)", Implemented, compress_debug_sections),
     opt(
         &["exclude-libs"],
@@ -661,12 +667,13 @@ static Z: &[ZRow] = &[
     ("dynamic-undefined-weak", Implemented, |c| c.z_dynamic_undefined_weak = true),
     ("nodynamic-undefined-weak", Implemented, |c| c.z_dynamic_undefined_weak = false),
     ("keep-text-section-prefix", Implemented, |c| c.z_keep_text_section_prefix = true),
+    ("pack-relative-relocs", Implemented, |c| c.z_pack_relative_relocs = true),
+    ("nopack-relative-relocs", Implemented, |c| c.z_pack_relative_relocs = false),
     ("nokeep-text-section-prefix", Implemented, |c| c.z_keep_text_section_prefix = false),
     // No effect in lld on x86-64 either.
     ("combreloc", Noop, |_| {}),
     ("nocombreloc", Noop, |_| {}),
     ("copyreloc", Noop, |_| {}),
-    ("nopack-relative-relocs", Noop, |_| {}),
     ("rela", Noop, |_| {}),
     ("hazardplt", Noop, |_| {}),
     ("force-bti", Noop, |_| {}),
@@ -675,7 +682,6 @@ static Z: &[ZRow] = &[
     ("nounique", Noop, |_| {}),
     ("wxneeded", Noop, |_| {}),
     // Not implemented; the program means the same without them.
-    ("pack-relative-relocs", Ignored, |_| {}),
     ("rel", Ignored, |_| {}),
     ("rodynamic", Ignored, |_| {}),
     ("separate-loadable-segments", Ignored, |_| {}),

@@ -183,6 +183,11 @@ pub struct Config {
     pub z_shstk: bool,
     pub z_nognustack: bool,
     pub z_keep_text_section_prefix: bool,
+    /// `--pack-dyn-relocs=relr`: relative relocations go to `.relr.dyn` (DT_RELR).
+    pub pack_relr: bool,
+    /// `-z pack-relative-relocs` (the last of it and `-z nopack-relative-relocs`): RELR, plus the
+    /// `GLIBC_ABI_DT_RELR` version need on glibc's libc.so.
+    pub z_pack_relative_relocs: bool,
     /// `--orphan-handling`: what to say about input sections a SECTIONS script does not name.
     pub orphan_handling: OrphanHandling,
     /// `-z cet-report=none|warning|error`.
@@ -313,6 +318,8 @@ impl Default for Config {
             z_shstk: false,
             z_nognustack: false,
             z_keep_text_section_prefix: false,
+            pack_relr: false,
+            z_pack_relative_relocs: false,
             orphan_handling: OrphanHandling::Place,
             z_cet_report: None,
             init: None,
@@ -363,4 +370,11 @@ pub enum OrphanHandling {
     Place,
     Warn,
     Error,
+}
+
+impl Config {
+    /// RELR packing of relative relocations (either option), as lld's `relrPackDynRelocs`.
+    pub fn relr(&self) -> bool {
+        self.pack_relr || self.z_pack_relative_relocs
+    }
 }

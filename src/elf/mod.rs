@@ -31,6 +31,7 @@ pub mod map;
 pub mod merge;
 pub mod object;
 pub mod relocatable;
+pub mod relr;
 pub mod reproduce;
 pub mod resolve;
 pub mod script;

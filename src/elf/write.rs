@@ -105,6 +105,7 @@ pub fn write_output(l: &Layout) -> Result<()> {
                 Synth::GnuHash => (idx_of(Synth::DynSym), 0, 0),
                 Synth::SysvHash => (idx_of(Synth::DynSym), 0, 4),
                 Synth::RelaDyn => (idx_of(Synth::DynSym), 0, 24),
+                Synth::RelrDyn => (0, 0, 8),
                 Synth::RelaPlt => (idx_of(Synth::DynSym), idx_of(Synth::GotPlt), 24),
                 Synth::Dynamic => (idx_of(Synth::DynStr), 0, 16),
                 Synth::Comment => (0, 0, 1),
