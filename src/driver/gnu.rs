@@ -197,10 +197,9 @@ fn pack_dyn_relocs(p: &mut Gnu, v: &Val) {
 
 fn compress_debug_sections(p: &mut Gnu, v: &Val) {
     match v.value.unwrap_or("") {
-        "none" => p.cfg.compress_debug_zlib = false,
-        "zlib" => p.cfg.compress_debug_zlib = true,
-        // Compression never changes what the program does, so an unsupported format warns.
-        "zstd" => p.warnings.push(format!("{} is not supported; ignored", v.shown())),
+        "none" => p.cfg.compress_debug = None,
+        "zlib" => p.cfg.compress_debug = Some(crate::elf::config::DebugCompression::Zlib),
+        "zstd" => p.cfg.compress_debug = Some(crate::elf::config::DebugCompression::Zstd),
         other => p.errors.push(format!("unknown --compress-debug-sections value: {other}")),
     }
 }
@@ -443,7 +442,7 @@ static OPTIONS: &[Opt<Gnu>] = &[
         p.cfg.ignore_data_address_equality = true
     }),
     opt(&["pack-dyn-relocs"], Value, "<none|relr|...>", "Pack dynamic relocations (none, relr)", Implemented, pack_dyn_relocs),
-    opt(&["compress-debug-sections"], Value, "<none|zlib|zstd>", "Compress debug sections (zlib; zstd is not supported)", Implemented, compress_debug_sections),
+    opt(&["compress-debug-sections"], Value, "<none|zlib|zstd>", "Compress debug sections", Implemented, compress_debug_sections),
     opt(
         &["exclude-libs"],
         Value,

@@ -127,8 +127,9 @@ pub struct Config {
     pub print_version: bool,
     /// `-O<n>` (default 1, as in lld).
     pub opt_level: u32,
-    /// `--compress-debug-sections=zlib`: non-alloc `.debug*` sections are written compressed.
-    pub compress_debug_zlib: bool,
+    /// `--compress-debug-sections=zlib|zstd`: non-alloc `.debug_*` sections are written
+    /// compressed (`elf::compress`).
+    pub compress_debug: Option<DebugCompression>,
     /// Raw `--lto-*` / `--thinlto-*` arguments, as written (implemented by the LTO stage).
     pub lto_args: Vec<String>,
     /// `-Map` / `--Map=` / `-M` (`-M` prints to stdout: recorded as `-`).
@@ -304,7 +305,7 @@ impl Default for Config {
             print_symbol_order: None,
             warn_symbol_ordering: true,
             fatal_warnings: false,
-            compress_debug_zlib: false,
+            compress_debug: None,
             max_page_size: None,
             common_page_size: None,
             z_origin: false,
@@ -377,4 +378,11 @@ impl Config {
     pub fn relr(&self) -> bool {
         self.pack_relr || self.z_pack_relative_relocs
     }
+}
+
+/// The format `--compress-debug-sections` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DebugCompression {
+    Zlib,
+    Zstd,
 }

@@ -17,6 +17,7 @@
 
 pub mod cdsort;
 pub mod cgsort;
+pub mod compress;
 pub mod config;
 pub mod diag;
 pub mod eh_frame;
