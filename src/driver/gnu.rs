@@ -184,17 +184,22 @@ fn icf(p: &mut Gnu, v: &Val) {
 fn pack_dyn_relocs(p: &mut Gnu, v: &Val) {
     match v.value.unwrap_or("") {
         "none" => {}
-        "relr" | "android" | "android+relr" => p.warnings.push(format!("{} is not supported; ignored", v.shown())),
+        "relr" => p.cfg.pack_relr = true,
+        // Android's packed RELA is an encoding only; the relocations still reach the loader.
+        "android" => p.warnings.push(format!("{} is not supported; ignored", v.shown())),
+        "android+relr" => {
+            p.cfg.pack_relr = true;
+            p.warnings.push(format!("{}: the android packing is not supported; only relr is done", v.shown()));
+        }
         other => p.errors.push(format!("unknown --pack-dyn-relocs format: {other}")),
     }
 }
 
 fn compress_debug_sections(p: &mut Gnu, v: &Val) {
     match v.value.unwrap_or("") {
-        "none" => p.cfg.compress_debug_zlib = false,
-        "zlib" => p.cfg.compress_debug_zlib = true,
-        // Compression never changes what the program does, so an unsupported format warns.
-        "zstd" => p.warnings.push(format!("{} is not supported; ignored", v.shown())),
+        "none" => p.cfg.compress_debug = None,
+        "zlib" => p.cfg.compress_debug = Some(crate::elf::config::DebugCompression::Zlib),
+        "zstd" => p.cfg.compress_debug = Some(crate::elf::config::DebugCompression::Zstd),
         other => p.errors.push(format!("unknown --compress-debug-sections value: {other}")),
     }
 }
@@ -444,8 +449,8 @@ static OPTIONS: &[Opt<Gnu>] = &[
         Implemented,
         |p, _| p.cfg.ignore_function_address_equality = true,
     ),
-    opt(&["pack-dyn-relocs"], Value, "<none|relr|...>", "Pack dynamic relocations (only none is done)", Implemented, pack_dyn_relocs),
-    opt(&["compress-debug-sections"], Value, "<none|zlib|zstd>", "Compress debug sections (zlib; zstd is not supported)", Implemented, compress_debug_sections),
+    opt(&["pack-dyn-relocs"], Value, "<none|relr|...>", "Pack dynamic relocations (none, relr)", Implemented, pack_dyn_relocs),
+    opt(&["compress-debug-sections"], Value, "<none|zlib|zstd>", "Compress debug sections", Implemented, compress_debug_sections),
     opt(
         &["exclude-libs"],
         Value,
@@ -669,13 +674,14 @@ static Z: &[ZRow] = &[
     ("dynamic-undefined-weak", Implemented, |c| c.z_dynamic_undefined_weak = true),
     ("nodynamic-undefined-weak", Implemented, |c| c.z_dynamic_undefined_weak = false),
     ("keep-text-section-prefix", Implemented, |c| c.z_keep_text_section_prefix = true),
+    ("pack-relative-relocs", Implemented, |c| c.z_pack_relative_relocs = true),
+    ("nopack-relative-relocs", Implemented, |c| c.z_pack_relative_relocs = false),
     ("nokeep-text-section-prefix", Implemented, |c| c.z_keep_text_section_prefix = false),
     ("copyreloc", Implemented, |c| c.z_nocopyreloc = false),
     ("nocopyreloc", Implemented, |c| c.z_nocopyreloc = true),
     // No effect in lld on x86-64 either.
     ("combreloc", Noop, |_| {}),
     ("nocombreloc", Noop, |_| {}),
-    ("nopack-relative-relocs", Noop, |_| {}),
     ("rela", Noop, |_| {}),
     ("hazardplt", Noop, |_| {}),
     ("force-bti", Noop, |_| {}),
@@ -684,7 +690,6 @@ static Z: &[ZRow] = &[
     ("nounique", Noop, |_| {}),
     ("wxneeded", Noop, |_| {}),
     // Not implemented; the program means the same without them.
-    ("pack-relative-relocs", Ignored, |_| {}),
     ("rel", Ignored, |_| {}),
     ("rodynamic", Ignored, |_| {}),
     ("separate-loadable-segments", Ignored, |_| {}),

@@ -132,8 +132,9 @@ pub struct Config {
     pub print_version: bool,
     /// `-O<n>` (default 1, as in lld).
     pub opt_level: u32,
-    /// `--compress-debug-sections=zlib`: non-alloc `.debug*` sections are written compressed.
-    pub compress_debug_zlib: bool,
+    /// `--compress-debug-sections=zlib|zstd`: non-alloc `.debug_*` sections are written
+    /// compressed (`elf::compress`).
+    pub compress_debug: Option<DebugCompression>,
     /// Raw `--lto-*` / `--thinlto-*` arguments, as written (implemented by the LTO stage).
     pub lto_args: Vec<String>,
     /// `-Map` / `--Map=` / `-M` (`-M` prints to stdout: recorded as `-`).
@@ -188,6 +189,11 @@ pub struct Config {
     pub z_shstk: bool,
     pub z_nognustack: bool,
     pub z_keep_text_section_prefix: bool,
+    /// `--pack-dyn-relocs=relr`: relative relocations go to `.relr.dyn` (DT_RELR).
+    pub pack_relr: bool,
+    /// `-z pack-relative-relocs` (the last of it and `-z nopack-relative-relocs`): RELR, plus the
+    /// `GLIBC_ABI_DT_RELR` version need on glibc's libc.so.
+    pub z_pack_relative_relocs: bool,
     /// `--orphan-handling`: what to say about input sections a SECTIONS script does not name.
     pub orphan_handling: OrphanHandling,
     /// `-z cet-report=none|warning|error`.
@@ -306,7 +312,7 @@ impl Default for Config {
             print_symbol_order: None,
             warn_symbol_ordering: true,
             fatal_warnings: false,
-            compress_debug_zlib: false,
+            compress_debug: None,
             max_page_size: None,
             common_page_size: None,
             z_origin: false,
@@ -320,6 +326,8 @@ impl Default for Config {
             z_shstk: false,
             z_nognustack: false,
             z_keep_text_section_prefix: false,
+            pack_relr: false,
+            z_pack_relative_relocs: false,
             orphan_handling: OrphanHandling::Place,
             z_cet_report: None,
             init: None,
@@ -370,4 +378,18 @@ pub enum OrphanHandling {
     Place,
     Warn,
     Error,
+}
+
+impl Config {
+    /// RELR packing of relative relocations (either option), as lld's `relrPackDynRelocs`.
+    pub fn relr(&self) -> bool {
+        self.pack_relr || self.z_pack_relative_relocs
+    }
+}
+
+/// The format `--compress-debug-sections` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DebugCompression {
+    Zlib,
+    Zstd,
 }

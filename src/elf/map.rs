@@ -175,6 +175,7 @@ fn synth_name(s: Synth, osec: &str) -> &str {
         Synth::GnuHash => ".gnu.hash",
         Synth::SysvHash => ".hash",
         Synth::RelaDyn => ".rela.dyn",
+        Synth::RelrDyn => ".relr.dyn",
         Synth::RelaPlt => ".rela.plt",
         Synth::EhFrameHdr => ".eh_frame_hdr",
         Synth::EhFrame => ".eh_frame",

@@ -17,6 +17,7 @@
 
 pub mod cdsort;
 pub mod cgsort;
+pub mod compress;
 pub mod config;
 pub mod diag;
 pub mod dwarf;
@@ -32,6 +33,7 @@ pub mod map;
 pub mod merge;
 pub mod object;
 pub mod relocatable;
+pub mod relr;
 pub mod reproduce;
 pub mod resolve;
 pub mod script;

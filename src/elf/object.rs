@@ -85,40 +85,6 @@ pub(crate) fn inflate_budget(file_size: usize) -> u64 {
     (file_size as u64).saturating_mul(64).max(64 << 20)
 }
 
-/// Inflates an SHF_COMPRESSED section (ELF compression header, then a zlib stream), charging
-/// the size it claims to `budget` first.
-fn decompress(name: &[u8], d: &'static [u8], budget: &mut u64) -> Result<(&'static [u8], u64)> {
-    let sec = String::from_utf8_lossy(name);
-    if d.len() < 24 {
-        bail!("{sec}: corrupted compressed section header");
-    }
-    let ch_type = u32::from_le_bytes(d[0..4].try_into().unwrap());
-    let ch_size = u64::from_le_bytes(d[8..16].try_into().unwrap());
-    let ch_align = u64::from_le_bytes(d[16..24].try_into().unwrap());
-    if ch_type != elf::ELFCOMPRESS_ZLIB {
-        bail!("{sec}: unsupported compression type ({ch_type})");
-    }
-    if ch_size > 1 << 32 {
-        bail!("{sec}: uncompressed section is too large");
-    }
-    // zlib's best ratio is about 1032:1; a larger claim is a lie, whatever the budget.
-    if ch_size > (d.len() as u64 - 24).saturating_mul(1032) + 64 {
-        bail!("{sec}: corrupted compressed section: {ch_size} bytes cannot come from {} compressed bytes", d.len() - 24);
-    }
-    if ch_size > *budget {
-        bail!("{sec}: compressed sections would inflate to more than 64 times the file's size (decompression bomb?); refusing to inflate {ch_size} bytes");
-    }
-    *budget -= ch_size;
-    let out = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&d[24..], ch_size as usize)
-        .map_err(|_| Error::new(format!("{sec}: uncompress failed: zlib error")))?;
-    if out.len() as u64 != ch_size {
-        bail!("{sec}: uncompress failed: size mismatch");
-    }
-    if !ch_align.is_power_of_two() && ch_align != 0 {
-        bail!("{sec}: invalid alignment in compressed section header");
-    }
-    Ok((Box::leak(out.into_boxed_slice()), ch_align))
-}
 
 type Rel = object::elf::Rel64<crate::elf::LE>;
 
@@ -321,7 +287,7 @@ fn read_section(input: &'static InputFile, merge: bool, i: usize, h: &'static Sh
     let (mut data_slice, mut size, mut flags) = (data_slice, size, flags);
     if flags & elf::SHF_COMPRESSED as u64 != 0 && sh_type != elf::SHT_NOBITS {
         // Compressed debug sections (`-gz`): relocations address the uncompressed bytes.
-        let (d, al) = decompress(name, data_slice, inflate)?;
+        let (d, al) = crate::elf::compress::decompress(name, data_slice, inflate)?;
         size = d.len() as u64;
         data_slice = d;
         align = al.max(1);

@@ -333,8 +333,8 @@ pub(crate) fn x86_features(o: &ObjFile) -> u32 {
 
 /// Writes `config.output` as the relocatable combination of every object in the link.
 pub fn write_relocatable(config: &Config, r: &Resolved) -> Result<()> {
-    if config.compress_debug_zlib {
-        config.diag.warn("--compress-debug-sections=zlib is not supported with -r; ignored");
+    if config.compress_debug.is_some() {
+        config.diag.warn("--compress-debug-sections is not supported with -r; ignored");
     }
     if config.shared {
         return Err(Error::new("-r and -shared may not be used together"));

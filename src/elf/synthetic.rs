@@ -107,6 +107,9 @@ pub fn prepare_dynamic_strings(l: &mut Layout) {
             add(v.as_bytes(), &mut strs);
         }
     }
+    if crate::elf::relr::glibc_verneed(l.config, l.r, &verneed).is_some() {
+        add(crate::elf::relr::GLIBC_ABI_DT_RELR, &mut strs);
+    }
     l.verneed = verneed;
     l.dynstr = strs;
     l.dynstr_off = index;
@@ -147,7 +150,10 @@ pub fn size(l: &Layout, s: Synth) -> u64 {
         Synth::DynSym => (1 + l.dynsyms.len() as u64) * 24,
         Synth::DynStr => l.dynstr.len() as u64,
         Synth::Versym => (1 + l.dynsyms.len() as u64) * 2,
-        Synth::Verneed => l.verneed.iter().map(|(_, v)| 16 + 16 * v.len() as u64).sum(),
+        Synth::Verneed => {
+            let relr = crate::elf::relr::glibc_verneed(c, l.r, &l.verneed).map_or(0, |_| 16);
+            l.verneed.iter().map(|(_, v)| 16 + 16 * v.len() as u64).sum::<u64>() + relr
+        }
         Synth::Verdef => verdef_count(l) as u64 * 28,
         Synth::GnuHash => {
             let nd = ndefined_dynsyms(l);
@@ -158,6 +164,7 @@ pub fn size(l: &Layout, s: Synth) -> u64 {
             (2 + n + n) * 4
         }
         Synth::RelaDyn => (l.dynrels.len() + l.irelatives.len()) as u64 * 24,
+        Synth::RelrDyn => l.relr_words.len() as u64 * 8,
         Synth::RelaPlt => l.plt.len() as u64 * 24,
         Synth::EhFrameHdr => 12 + 8 * l.eh_records.iter().filter(|r| !r.is_cie).count() as u64,
         Synth::EhFrame => l.eh_size,
@@ -263,6 +270,12 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
         if l.relative_count > 0 {
             d.push((elf::DT_RELACOUNT, l.relative_count as u64));
         }
+    }
+    if !l.relr.is_empty() {
+        // DT_RELRSZ, DT_RELR, DT_RELRENT (the gABI's numbers; `object` does not name them).
+        d.push((36, addr(Synth::RelrDyn)));
+        d.push((35, l.relr_words.len() as u64 * 8));
+        d.push((37, 8));
     }
     if !l.plt.is_empty() {
         d.push((elf::DT_JMPREL, addr(Synth::RelaPlt)));
@@ -446,6 +459,7 @@ pub fn write(l: &Layout, s: Synth, buf: &mut [u8]) {
         Synth::GnuHash => write_gnu_hash(l, buf),
         Synth::SysvHash => write_sysv_hash(l, buf),
         Synth::RelaDyn => write_rela_dyn(l, buf),
+        Synth::RelrDyn => crate::elf::relr::write(l, buf),
         Synth::RelaPlt => write_rela_plt(l, buf),
         Synth::Plt => write_plt(l, buf),
         Synth::Iplt => write_iplt(l, buf),
@@ -533,21 +547,32 @@ fn write_verdef(l: &Layout, buf: &mut [u8]) {
 fn write_verneed(l: &Layout, buf: &mut [u8]) {
     let mut off = 0usize;
     let mut idx = (verdef_count(l).max(1) + 1) as u16;
+    // `-z pack-relative-relocs`: glibc's libc.so also lists GLIBC_ABI_DT_RELR, numbered after
+    // every other needed version (lld).
+    let relr = crate::elf::relr::glibc_verneed(l.config, l.r, &l.verneed);
+    let relr_idx = idx + l.verneed.iter().map(|(_, v)| v.len() as u16).sum::<u16>();
     for (n, (f, vers)) in l.verneed.iter().enumerate() {
         let last = n + 1 == l.verneed.len();
+        let mut names: Vec<(&[u8], u16)> = vers.iter().map(|v| (*v, 0)).collect();
+        for (k, e) in names.iter_mut().enumerate() {
+            e.1 = idx + k as u16;
+        }
+        idx += vers.len() as u16;
+        if relr == Some(n) {
+            names.push((crate::elf::relr::GLIBC_ABI_DT_RELR, relr_idx));
+        }
         put16(buf, off, 1);
-        put16(buf, off + 2, vers.len() as u16);
+        put16(buf, off + 2, names.len() as u16);
         put32(buf, off + 4, dynstr(l, l.r.dso(*f).soname.as_bytes()));
         put32(buf, off + 8, 16);
-        put32(buf, off + 12, if last { 0 } else { 16 + 16 * vers.len() as u32 });
+        put32(buf, off + 12, if last { 0 } else { 16 + 16 * names.len() as u32 });
         let mut a = off + 16;
-        for (j, v) in vers.iter().enumerate() {
+        for (j, (v, vidx)) in names.iter().enumerate() {
             put32(buf, a, sysv_hash(v));
             put16(buf, a + 4, 0);
-            put16(buf, a + 6, idx);
-            idx += 1;
+            put16(buf, a + 6, *vidx);
             put32(buf, a + 8, dynstr(l, v));
-            put32(buf, a + 12, if j + 1 == vers.len() { 0 } else { 16 });
+            put32(buf, a + 12, if j + 1 == names.len() { 0 } else { 16 });
             a += 16;
         }
         off = a;
@@ -665,7 +690,7 @@ fn write_gotplt(l: &Layout, buf: &mut [u8]) {
     }
 }
 
-fn place_addr(l: &Layout, p: Place) -> u64 {
+pub(crate) fn place_addr(l: &Layout, p: Place) -> u64 {
     match p {
         Place::Input(f, s, off) => l.section_addr(f, s, off).unwrap_or(0),
         Place::GotSlot(i) => l.got_slot_addr(i),

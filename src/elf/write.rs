@@ -105,6 +105,7 @@ pub fn write_output(l: &Layout) -> Result<()> {
                 Synth::GnuHash => (idx_of(Synth::DynSym), 0, 0),
                 Synth::SysvHash => (idx_of(Synth::DynSym), 0, 4),
                 Synth::RelaDyn => (idx_of(Synth::DynSym), 0, 24),
+                Synth::RelrDyn => (0, 0, 8),
                 Synth::RelaPlt => (idx_of(Synth::DynSym), idx_of(Synth::GotPlt), 24),
                 Synth::Dynamic => (idx_of(Synth::DynStr), 0, 16),
                 Synth::Comment => (0, 0, 1),
@@ -124,7 +125,7 @@ pub fn write_output(l: &Layout) -> Result<()> {
             _ => (0, 0, if matches!(os.sh_type, elf::SHT_INIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_PREINIT_ARRAY) { 8 } else { os.entsize }),
         };
         let (flags, align) = match place.compressed[i] {
-            Some(_) => (os.flags | elf::SHF_COMPRESSED as u64, os.align),
+            Some(_) => (os.flags | elf::SHF_COMPRESSED as u64, 1),
             None => (os.flags, os.align),
         };
         write_shdr(&mut buf[sh..sh + 64], name_off[i], os.sh_type, flags, os.addr, place.offset[i], place.size[i], link, info, align, entsize);
@@ -212,7 +213,7 @@ fn write_headers(l: &Layout, buf: &mut [u8], shoff: u64, shnum: u16, shstrndx: u
 struct Placement {
     offset: Vec<u64>,
     size: Vec<u64>,
-    /// The compressed contents (an `Elf64_Chdr`, then the zlib stream) of a compressed section.
+    /// The compressed contents (an `Elf64_Chdr`, then the zlib or zstd data) of a compressed section.
     compressed: Vec<Option<Vec<u8>>>,
     /// The end of the last section's contents.
     end: u64,
@@ -230,36 +231,26 @@ fn place_sections(l: &Layout) -> Result<Placement> {
     let compress: Vec<usize> = (0..n)
         .filter(|&i| {
             let os = &l.osecs[i];
-            l.config.compress_debug_zlib && !alloc(i) && os.name.starts_with(".debug") && os.sh_type != elf::SHT_NOBITS && os.size > 0
+            crate::elf::compress::wants(l.config.compress_debug, &os.name, alloc(i), os.sh_type == elf::SHT_NOBITS, os.size)
         })
         .collect();
-    if compress.is_empty() {
+    let Some(kind) = l.config.compress_debug.filter(|_| !compress.is_empty()) else {
         return Ok(p);
-    }
-    // lld's levels: fast by default, a better ratio at -O2.
-    let level = if l.config.opt_level >= 2 { 6 } else { 1 };
-    let done: Vec<(usize, Vec<u8>, Vec<String>)> = compress
+    };
+    // Sections in parallel, and each one's 1 MiB shards in parallel too (`elf::compress`).
+    let done: Vec<(usize, Option<Vec<u8>>, Vec<String>)> = compress
         .into_par_iter()
         .map(|i| {
-            let os = &l.osecs[i];
-            let mut raw = vec![0u8; os.size as usize];
+            let mut raw = vec![0u8; l.osecs[i].size as usize];
             let errs = fill_section(l, i, &mut raw);
-            let mut out = Vec::with_capacity(24 + raw.len() / 4);
-            out.extend_from_slice(&elf::ELFCOMPRESS_ZLIB.to_le_bytes());
-            out.extend_from_slice(&0u32.to_le_bytes());
-            out.extend_from_slice(&os.size.to_le_bytes());
-            out.extend_from_slice(&os.align.max(1).to_le_bytes());
-            out.extend_from_slice(&miniz_oxide::deflate::compress_to_vec_zlib(&raw, level));
-            (i, out, errs)
+            (i, crate::elf::compress::compress_section(kind, &raw), errs)
         })
         .collect();
     let mut errors = Vec::new();
     for (i, data, errs) in done {
         errors.extend(errs);
         // As lld: a section that would not shrink stays uncompressed.
-        if data.len() as u64 >= l.osecs[i].size {
-            continue;
-        }
+        let Some(data) = data else { continue };
         p.size[i] = data.len() as u64;
         p.compressed[i] = Some(data);
     }
@@ -273,8 +264,9 @@ fn place_sections(l: &Layout) -> Result<Placement> {
     if let Some(&first) = rest.first() {
         let mut cursor = l.osecs[first].offset;
         for i in rest {
-            // A compressed section keeps its alignment (lld's, usually 1 for debug sections).
-            cursor = crate::elf::layout::align_up(cursor, l.osecs[i].align.max(1));
+            // A compressed section is aligned to 1 (lld), the others keep their alignment.
+            let align = if p.compressed[i].is_some() { 1 } else { l.osecs[i].align.max(1) };
+            cursor = crate::elf::layout::align_up(cursor, align);
             p.offset[i] = cursor;
             cursor += p.size[i];
         }

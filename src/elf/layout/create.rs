@@ -123,6 +123,7 @@ fn collect_dynamic_relocs(l: &mut Layout) {
     rels.sort_by_key(|d| if d.r_type == arch::r::RELATIVE { 0 } else { 1 });
     l.relative_count = rels.iter().filter(|d| d.r_type == arch::r::RELATIVE).count();
     l.dynrels = rels;
+    crate::elf::relr::split(l);
 }
 
 /// The dynamic relocation GOT slot `slot` (for `t`, of `kind`) needs, if any: symbolic when
@@ -198,6 +199,9 @@ fn add_reloc_plt_got_sections(l: &mut Layout) {
     let need_reladyn = !l.dynrels.is_empty() || !l.irelatives.is_empty();
     if need_reladyn {
         add_synth(l, Synth::RelaDyn, ".rela.dyn", elf::SHT_RELA, a, 8);
+    }
+    if !l.relr.is_empty() {
+        add_synth(l, Synth::RelrDyn, ".relr.dyn", elf::SHT_RELR, a, 8);
     }
     if !l.plt.is_empty() {
         add_synth(l, Synth::RelaPlt, ".rela.plt", elf::SHT_RELA, a | elf::SHF_INFO_LINK, 8);

@@ -74,6 +74,8 @@ pub enum Synth {
     GnuHash,
     SysvHash,
     RelaDyn,
+    /// `.relr.dyn`: packed relative relocations (`elf::relr`).
+    RelrDyn,
     RelaPlt,
     EhFrameHdr,
     EhFrame,
@@ -233,6 +235,10 @@ pub struct Layout<'r> {
     pub dynrels: Vec<DynRel>,
     pub irelatives: Vec<DynRel>,
     pub relative_count: usize,
+    /// Relative relocations packed into `.relr.dyn` (RELR), and their encoding once addresses
+    /// are known.
+    pub relr: Vec<Place>,
+    pub relr_words: Vec<u64>,
     pub site_fix: HashMap<(FileId, u32, usize), SiteFix>,
     pub dynsyms: Vec<SymbolId>,
     pub dynsym_index: HashMap<SymbolId, u32>,
@@ -686,6 +692,8 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         dynrels: Vec::new(),
         irelatives: Vec::new(),
         relative_count: 0,
+        relr: Vec::new(),
+        relr_words: Vec::new(),
         site_fix: HashMap::new(),
         dynsyms: Vec::new(),
         dynsym_index: HashMap::new(),
@@ -750,6 +758,11 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     crate::elf::synthetic::prepare_dynamic_strings(&mut l);
     create_synthetic(&mut l);
     assign_addresses(&mut l)?;
+    // `.relr.dyn`'s size depends on the addresses it encodes; it precedes the code, so addresses
+    // are assigned again until it settles (it never shrinks, so this ends).
+    while crate::elf::relr::update(&mut l) {
+        assign_addresses(&mut l)?;
+    }
     crate::elf::icf::alias(&mut l, true);
     crate::elf::emit_relocs::finish(&mut l);
     compute_symbol_values(&mut l)?;
