@@ -83,7 +83,7 @@ pub fn encode(sorted: &[u64]) -> Vec<u64> {
             let mut bitmap = 0u64;
             while i < sorted.len() {
                 let d = sorted[i].wrapping_sub(base);
-                if d >= BITS * 8 || d % 8 != 0 {
+                if d >= BITS * 8 || !d.is_multiple_of(8) {
                     break;
                 }
                 bitmap |= 1 << (d / 8);
