@@ -177,9 +177,8 @@ pub fn write(l: &Layout) -> Result<()> {
     let mut errors = Vec::new();
     write_sections(l, buf, &mut errors);
     if !errors.is_empty() {
-        // lld separates a multi-line diagnostic from the next by a blank line.
-        let n = errors.len();
-        return Err(Error::many(errors.into_iter().enumerate().map(|(i, m)| if i + 1 < n && m.contains('\n') { format!("{m}\n") } else { m }).collect()));
+        // (Diag separates a multi-line message from the next by a blank line, as lld.)
+        return Err(Error::many(errors));
     }
     if has_symtab {
         let o = symtab_off as usize;

@@ -38,7 +38,6 @@ fn load_problem(path: &str, obj_dir: &Path) -> Option<String> {
 
 /// Warns for every live object whose CodeView types live in a type server (LNK4099).
 pub fn check(l: &Layout) {
-    let mut printed = 0;
     for &f in &l.r.obj_order {
         let file = &l.r.files[f];
         let Kind::Obj(obj) = &file.kind else { continue };
@@ -56,12 +55,8 @@ pub fn check(l: &Layout) {
         if l.config.diag.ignored.iter().any(|c| c == "4099") {
             continue;
         }
-        // lld separates multi-line diagnostics by a blank line.
-        if printed > 0 {
-            eprintln!();
-        }
+        // (Diag separates multi-line messages by a blank line, as lld.)
         l.config.diag.warn(&msg);
-        printed += 1;
     }
 }
 

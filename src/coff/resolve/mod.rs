@@ -917,9 +917,8 @@ impl<'a> Resolver<'a> {
             }
             return Ok(());
         }
-        // lld separates a multi-line diagnostic from the next by a blank line.
-        let n = msgs.len();
-        let mut out: Vec<String> = msgs.into_iter().enumerate().map(|(i, m)| if i + 1 < n && m.contains('\n') { format!("{m}\n") } else { m }).collect();
+        // (Diag separates a multi-line message from the next by a blank line, as lld.)
+        let mut out: Vec<String> = msgs;
         if out.len() > self.config.error_limit && self.config.error_limit > 0 {
             out.truncate(self.config.error_limit);
             out.push(format!(

@@ -50,9 +50,8 @@ impl Resolver<'_> {
         if undefs.is_empty() {
             return Ok(());
         }
-        let msgs = self.problem_messages(&undefs, true);
-        let n = msgs.len();
-        Err(Error::many(msgs.into_iter().enumerate().map(|(i, m)| if i + 1 < n && m.contains('\n') { format!("{m}\n") } else { m }).collect()))
+        // (Diag separates a multi-line message from the next by a blank line, as lld.)
+        Err(Error::many(self.problem_messages(&undefs, true)))
     }
 
     /// lld's LNK4217 warning: an object imports (`__imp_x`) what another object defines; once
