@@ -674,9 +674,9 @@ static Z: &[ZRow] = &[
     ("dynamic-undefined-weak", Implemented, |c| c.z_dynamic_undefined_weak = true),
     ("nodynamic-undefined-weak", Implemented, |c| c.z_dynamic_undefined_weak = false),
     ("keep-text-section-prefix", Implemented, |c| c.z_keep_text_section_prefix = true),
+    ("nokeep-text-section-prefix", Implemented, |c| c.z_keep_text_section_prefix = false),
     ("pack-relative-relocs", Implemented, |c| c.z_pack_relative_relocs = true),
     ("nopack-relative-relocs", Implemented, |c| c.z_pack_relative_relocs = false),
-    ("nokeep-text-section-prefix", Implemented, |c| c.z_keep_text_section_prefix = false),
     ("copyreloc", Implemented, |c| c.z_nocopyreloc = false),
     ("nocopyreloc", Implemented, |c| c.z_nocopyreloc = true),
     // No effect in lld on x86-64 either.

@@ -30,7 +30,7 @@ pub fn split(l: &mut Layout) {
 /// sections in `.rela.dyn` (their output offset might be odd).
 fn qualifies(l: &Layout, p: Place) -> bool {
     match p {
-        Place::Input(f, s, off) => l.obj(f).sections[s as usize].align >= 2 && off % 2 == 0,
+        Place::Input(f, s, off) => l.obj(f).sections[s as usize].align >= 2 && off.is_multiple_of(2),
         Place::GotSlot(_) => true,
         Place::GotPltSlot(_) | Place::Copy(_) => false,
     }
