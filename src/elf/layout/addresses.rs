@@ -232,6 +232,9 @@ fn plan_phdrs(l: &Layout, relro_on: bool, nloads: usize) -> PhdrPlan {
         nphdr += 1;
     }
     nphdr += 1; // GNU_STACK
+    if l.config.z_wxneeded {
+        nphdr += 1;
+    }
     let n_note_runs = note_runs(l).len();
     nphdr += n_note_runs;
     let has_note = n_note_runs > 0;
@@ -454,6 +457,10 @@ fn program_headers(l: &Layout, plan: &PhdrPlan, placed: Placed) -> Vec<Phdr> {
         align: 0,
         paddr: None,
     });
+    if l.config.z_wxneeded {
+        // OpenBSD's marker for programs that map memory writable and executable.
+        ph.push(Phdr { p_type: PT_OPENBSD_WXNEEDED, flags: elf::PF_X, offset: 0, vaddr: 0, filesz: 0, memsz: 0, align: 0, paddr: None });
+    }
     if plan.has_note {
         for run in note_runs(l) {
             let first = &l.osecs[run[0]];
@@ -476,6 +483,8 @@ fn program_headers(l: &Layout, plan: &PhdrPlan, placed: Placed) -> Vec<Phdr> {
     }
     ph
 }
+
+const PT_OPENBSD_WXNEEDED: u32 = 0x65a3_dbe7;
 
 pub struct SegGroup {
     pub flags: u32,
