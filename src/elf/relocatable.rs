@@ -266,7 +266,7 @@ fn lossy(s: &[u8]) -> String {
     String::from_utf8_lossy(s).into_owned()
 }
 
-fn type_name(t: u32) -> String {
+pub(crate) fn type_name(t: u32) -> String {
     match t {
         elf::SHT_NULL => "SHT_NULL".into(),
         elf::SHT_PROGBITS => "SHT_PROGBITS".into(),
@@ -286,7 +286,7 @@ fn type_name(t: u32) -> String {
 
 /// lld's `canMergeToProgbits`: types that may share an output section (which becomes
 /// SHT_PROGBITS).
-fn progbits_like(t: u32) -> bool {
+pub(crate) fn progbits_like(t: u32) -> bool {
     matches!(
         t,
         elf::SHT_NOBITS | elf::SHT_PROGBITS | elf::SHT_INIT_ARRAY | elf::SHT_PREINIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_NOTE | elf::SHT_X86_64_UNWIND

@@ -133,6 +133,9 @@ pub struct Resolved {
     pub load_order: Vec<FileId>,
     /// The version script's named versions, in verdef order (verdef index = position + 2).
     pub versions: Vec<String>,
+    /// Common symbols that several objects declare: the largest alignment of them all (lld
+    /// keeps it whichever declaration wins on size).
+    pub common_align: HashMap<SymbolId, u64>,
 }
 
 /// A GCC IR visibility (`LDPV_*`: default, protected, internal, hidden) as an ELF `STV_*`.
@@ -297,6 +300,7 @@ impl<'c> Resolver<'c> {
                 inputs: inputs.iter().collect(),
                 load_order: Vec::new(),
                 versions: Vec::new(),
+                common_align: HashMap::new(),
             },
             comdats: HashMap::new(),
             frames: Vec::new(),
@@ -1095,6 +1099,14 @@ impl<'c> Resolver<'c> {
             Def::Defined(..) | Def::Bitcode(..) => sym.weak,
             _ => false,
         };
+        let align = |d: Def| match d {
+            Def::Common(f, i) => self.r.obj(f).symbols[i].st_value(LE),
+            _ => 0,
+        };
+        if self.common_size(old).is_some() {
+            let a = align(old).max(align(def)).max(self.r.common_align.get(&id).copied().unwrap_or(0));
+            self.r.common_align.insert(id, a);
+        }
         if replace {
             let sym = &mut self.r.symbols[id];
             sym.def = def;
