@@ -162,7 +162,7 @@ fn read_table(dwarf: &gimli::Dwarf<R>, unit: &gimli::Unit<R>, program: gimli::In
         let s = dwarf.attr_string(unit, v).ok()?;
         Some(String::from_utf8_lossy(&s.to_slice().ok()?).into_owned())
     };
-    let dirs: Vec<Option<String>> = header.include_directories().iter().map(|d| string(d.clone())).collect();
+    let dirs: Vec<Option<String>> = header.include_directories().iter().map(|d| string(*d)).collect();
     let files = header
         .file_names()
         .iter()

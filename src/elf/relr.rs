@@ -28,7 +28,7 @@ pub fn split(l: &mut Layout) {
 
 /// RELR cannot express an odd address; lld also keeps relocations of byte-aligned input
 /// sections in `.rela.dyn` (their output offset might be odd).
-fn qualifies(l: &Layout, p: Place) -> bool {
+pub(crate) fn qualifies(l: &Layout, p: Place) -> bool {
     match p {
         Place::Input(f, s, off) => l.obj(f).sections[s as usize].align >= 2 && off % 2 == 0,
         Place::GotSlot(_) => true,
@@ -83,7 +83,7 @@ pub fn encode(sorted: &[u64]) -> Vec<u64> {
             let mut bitmap = 0u64;
             while i < sorted.len() {
                 let d = sorted[i].wrapping_sub(base);
-                if d >= BITS * 8 || d % 8 != 0 {
+                if d >= BITS * 8 || !d.is_multiple_of(8) {
                     break;
                 }
                 bitmap |= 1 << (d / 8);

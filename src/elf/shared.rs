@@ -58,14 +58,6 @@ fn bounds(data: &'static [u8], off: u64, size: u64) -> Result<&'static [u8]> {
 }
 
 impl SharedFile {
-    /// The `sh_addralign` of the library's section `shndx` (1 if there is none).
-    pub fn section_align(&self, shndx: u16) -> u64 {
-        let data = self.input.data;
-        let Ok(ehdr) = Ehdr::parse(data) else { return 1 };
-        let Ok(shdrs) = ehdr.section_headers(LE, data) else { return 1 };
-        shdrs.get(shndx as usize).map(|h| h.sh_addralign(LE)).unwrap_or(1).max(1)
-    }
-
     pub fn parse(input: &'static InputFile) -> Result<SharedFile> {
         Self::parse_inner(input).map_err(|e| e.context(&input.name))
     }

@@ -171,7 +171,7 @@ fn write_headers(l: &Layout, buf: &mut [u8], shoff: u64, shnum: u16, shstrndx: u
     h[4] = 2; // ELFCLASS64
     h[5] = 1; // little endian
     h[6] = 1; // EV_CURRENT
-    // EI_OSABI: the first input file's, as lld (FreeBSD objects give a FreeBSD executable).
+              // EI_OSABI: the first input file's, as lld (FreeBSD objects give a FreeBSD executable).
     h[7] = l.r.inputs.iter().find(|f| f.archive.is_none() && f.data.len() > 7 && f.data.starts_with(b"\x7fELF")).map(|f| f.data[7]).unwrap_or(0);
     let ty = if l.config.relocatable {
         elf::ET_REL

@@ -14,7 +14,7 @@ pub(super) fn bss_align(l: &Layout, id: SymbolId) -> u64 {
             let dso = l.r.dso(f);
             let sym = dso.syms[k].sym;
             let v = sym.st_value(LE);
-            let sec_align = dso.section_align(sym.st_shndx(LE));
+            let sec_align = dso.section_align(sym.st_shndx(LE) as usize).unwrap_or(1 << 63).max(1);
             let tz = if v == 0 { 63 } else { v.trailing_zeros() };
             1u64 << tz.min(sec_align.trailing_zeros()).min(63)
         }

@@ -291,10 +291,12 @@ fn scan_abs(l: &Layout, site: &RelSite, out: &mut ScanOut) {
     let r = l.r;
     let writable = flag(sec.flags, elf::SHF_WRITE);
     // The field of a dynamic relocation keeps the input's bytes (lld with RELA), unless
-    // --apply-dynamic-relocs writes the value (RELATIVE) or the addend (symbolic).
+    // --apply-dynamic-relocs writes the value (RELATIVE) or the addend (symbolic). A RELR
+    // relocation has no addend: its field always holds the value.
     let apply = l.config.apply_dynamic_relocs;
     let relative_fix = |out: &mut ScanOut| {
-        if !apply {
+        let relr = l.config.relr() && crate::elf::relr::qualifies(l, Place::Input(f, s as u32, off));
+        if !apply && !relr {
             out.fixes.push(((f, s as u32, k), SiteFix::Skip));
         }
     };

@@ -151,7 +151,15 @@ fn output_conflict(o: &ObjFile, sec: &crate::elf::object::InputSection, os: &Out
     }
     let (rt, pl) = (crate::elf::relocatable::type_name, crate::elf::relocatable::progbits_like);
     if os.sh_type != ty && !(pl(os.sh_type) && pl(ty)) {
-        return Some(format!("section type mismatch for {}\n>>> {}:({}): {}\n>>> output section {}: {}", lossy(sec.name), o.name(), lossy(sec.name), rt(ty), os.name, rt(os.sh_type)));
+        return Some(format!(
+            "section type mismatch for {}\n>>> {}:({}): {}\n>>> output section {}: {}",
+            lossy(sec.name),
+            o.name(),
+            lossy(sec.name),
+            rt(ty),
+            os.name,
+            rt(os.sh_type)
+        ));
     }
     None
 }
