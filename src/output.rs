@@ -16,6 +16,11 @@ pub(crate) fn is_special_output(out: &Path) -> bool {
     fs::metadata(out).map(|m| !m.file_type().is_file() && !m.file_type().is_dir()).unwrap_or(false)
 }
 
+/// `-o -`: the image goes to standard output (as lld writes it).
+pub(crate) fn is_stdout(out: &Path) -> bool {
+    out.as_os_str() == "-"
+}
+
 /// Which lld port's wording an output's open and rename errors follow.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Wording {
@@ -62,7 +67,7 @@ impl<'p> MappedOutput<'p> {
     /// The map of `size` bytes for the output `out`.
     pub(crate) fn create(out: &'p Path, size: u64, wording: Wording) -> Result<MappedOutput<'p>> {
         let write_err = |e: std::io::Error| write_error(out, &e);
-        if is_special_output(out) {
+        if is_special_output(out) || is_stdout(out) {
             let map = memmap2::MmapMut::map_anon(size as usize).map_err(write_err)?;
             return Ok(MappedOutput { map, tmp: None, out, wording });
         }
@@ -85,6 +90,10 @@ impl<'p> MappedOutput<'p> {
         let write_err = |e: std::io::Error| write_error(out, &e);
         let Some(tmp) = tmp else {
             use std::io::Write as _;
+            if is_stdout(out) {
+                let mut so = std::io::stdout().lock();
+                return so.write_all(&map).and_then(|_| so.flush()).map_err(write_err);
+            }
             let mut f = fs::OpenOptions::new().write(true).open(out).map_err(|e| wording.replace_error(out, &e))?;
             return f.write_all(&map).map_err(write_err);
         };

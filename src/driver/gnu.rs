@@ -478,14 +478,25 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["no-gdb-index"], Flag, "", "Do not generate .gdb_index (default)", Noop, nothing),
     opt(&["warn-backrefs"], Flag, "", "Warn about backward symbol references to extract archive members", Ignored, nothing),
     opt(&["no-warn-backrefs"], Flag, "", "Do not warn about backward references (default)", Noop, nothing),
-    opt(&["noinhibit-exec"], Flag, "", "Retain the output file even if errors occur", Ignored, nothing),
+    opt(&["noinhibit-exec"], Flag, "", "Retain the output file even if errors occur (undefined symbols are warnings)", Implemented, |p, _| {
+        p.cfg.noinhibit_exec = true
+    }),
+    opt(&["filter", "F"], Value, "<name>", "Set DT_FILTER field to the specified name", Implemented, |p, v| p.cfg.filter.push(v.str())),
+    opt(&["auxiliary", "f"], Value, "<name>", "Set DT_AUXILIARY field to the specified name", Implemented, |p, v| p.cfg.auxiliary.push(v.str())),
+    opt(&["apply-dynamic-relocs"], Flag, "", "Apply link-time values for dynamic relocations", Implemented, |p, _| p.cfg.apply_dynamic_relocs = true),
+    opt(&["no-apply-dynamic-relocs"], Flag, "", "Do not apply link-time values for dynamic relocations (default)", Implemented, |p, _| {
+        p.cfg.apply_dynamic_relocs = false
+    }),
+    opt(&["retain-symbols-file"], Value, "<file>", "Retain only the symbols listed in the file", Implemented, |p, v| {
+        p.cfg.retain_symbols_file = Some(v.path())
+    }),
     opt(&["rosegment"], Flag, "", "Put read-only non-executable sections in their own segment (default)", Noop, nothing),
     opt(&["no-rosegment"], Flag, "", "Do not put read-only non-executable sections in their own segment", Ignored, nothing),
     opt(&["enable-non-contiguous-regions"], Flag, "", "Spill input sections to later matching output sections", Ignored, nothing),
 ];
 
 /// One-letter options that take a value joined or separate (single dash only).
-const SHORT_WITH_VALUE: &[char] = &['o', 'l', 'L', 'e', 'u', 'h', 'R', 'I', 'm', 'z', 'y', 'O', 'T'];
+const SHORT_WITH_VALUE: &[char] = &['o', 'l', 'L', 'e', 'u', 'h', 'R', 'I', 'm', 'z', 'y', 'O', 'T', 'F', 'f'];
 
 /// Arguments lld forwards to its LTO stage unparsed (`--lto-*`, `--thinlto-*`, `--save-temps`);
 /// `lto::options` reads them.
@@ -614,6 +625,16 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
     if p.cfg.strip_all && p.cfg.emit_relocs {
         p.errors.push("--strip-all and --emit-relocs may not be used together".into());
     }
+    // lld's --noinhibit-exec reports undefined symbols as warnings and writes the output.
+    if p.cfg.noinhibit_exec {
+        p.cfg.warn_unresolved_symbols = true;
+    }
+    if !p.cfg.shared && !p.cfg.filter.is_empty() {
+        p.errors.push("-F may not be used without -shared".into());
+    }
+    if !p.cfg.shared && !p.cfg.auxiliary.is_empty() {
+        p.errors.push("-f may not be used without -shared".into());
+    }
     if p.cfg.relocatable && p.cfg.icf != crate::elf::config::Icf::None {
         p.errors.push("-r and --icf may not be used together".into());
     }
@@ -688,7 +709,7 @@ static Z: &[ZRow] = &[
     ("pac-plt", Noop, |_| {}),
     ("nomark-plt", Noop, |_| {}),
     ("nounique", Noop, |_| {}),
-    ("wxneeded", Noop, |_| {}),
+    ("wxneeded", Implemented, |c| c.z_wxneeded = true),
     // Not implemented; the program means the same without them.
     ("rel", Ignored, |_| {}),
     ("rodynamic", Ignored, |_| {}),

@@ -129,6 +129,11 @@ pub(crate) fn unorderable(l: &Layout, f: FileId, k: usize) -> Option<String> {
         Some(id) => match r.symbols[id].def {
             Def::Shared(df, _) => return Some(format!("{}: unable to order shared symbol: {name}", r.inputs[df].name)),
             Def::Defined(df, di) => (df, di),
+            // lld says nothing when unresolved symbols are ignored (no undefined-symbol
+            // diagnostic either).
+            Def::Undefined if !l.config.ignore_unresolved_in_objects => {
+                return Some(format!("{}: unable to order undefined symbol: {name}", r.inputs[f].name));
+            }
             _ => return None,
         },
         None => (f, k),

@@ -233,6 +233,18 @@ pub struct Config {
     pub script: crate::elf::script::ast::LayoutScript,
     /// `VERSION { ... }` blocks of linker scripts: (script name, version script text).
     pub inline_version_scripts: Vec<(String, String)>,
+    /// `-F`/`--filter=` and `-f`/`--auxiliary=`: DT_FILTER / DT_AUXILIARY names.
+    pub filter: Vec<String>,
+    pub auxiliary: Vec<String>,
+    /// `--apply-dynamic-relocs`: also write a dynamic relocation's value (or addend) in place.
+    pub apply_dynamic_relocs: bool,
+    /// `--noinhibit-exec`: undefined symbols are warnings and the output is written.
+    pub noinhibit_exec: bool,
+    /// `--retain-symbols-file=`: only the listed symbols stay global (lld: a version script
+    /// `{ global: <names>; local: *; }`).
+    pub retain_symbols_file: Option<PathBuf>,
+    /// `-z wxneeded`: a PT_OPENBSD_WXNEEDED header.
+    pub z_wxneeded: bool,
 }
 
 impl Default for Config {
@@ -346,6 +358,12 @@ impl Default for Config {
             no_gnu_unique: false,
             inline_version_scripts: Vec::new(),
             script: Default::default(),
+            filter: Vec::new(),
+            auxiliary: Vec::new(),
+            apply_dynamic_relocs: false,
+            noinhibit_exec: false,
+            retain_symbols_file: None,
+            z_wxneeded: false,
         }
     }
 }

@@ -63,6 +63,13 @@ fn candidate(r: &Resolved, f: FileId, s: usize) -> bool {
     sec.kind != SecKind::Ignored && !r.discarded[f][s]
 }
 
+/// An input's `.note.gnu.build-id` (from `-r --build-id`) when the output gets its own: lld
+/// drops it so that the output has one build ID.
+fn replaced_build_id(config: &Config, o: &ObjFile, s: usize) -> bool {
+    let has_own = config.build_id != crate::elf::config::BuildId::None || !config.build_id_hex.is_empty();
+    has_own && o.sections[s].name == b".note.gnu.build-id"
+}
+
 /// lld's `isReserved`: sections the loader or the C runtime use without any reference.
 fn is_reserved(o: &ObjFile, s: usize, in_gc_group: bool) -> bool {
     let sec = &o.sections[s];
@@ -83,7 +90,7 @@ pub fn mark_live(config: &Config, r: &Resolved) -> Liveness {
         .iter()
         .enumerate()
         .map(|(f, file)| match file {
-            File::Obj(o) if r.loaded[f] => (0..o.sections.len()).map(|s| candidate(r, f, s)).collect(),
+            File::Obj(o) if r.loaded[f] => (0..o.sections.len()).map(|s| candidate(r, f, s) && !replaced_build_id(config, o, s)).collect(),
             File::Obj(o) => vec![false; o.sections.len()],
             _ => Vec::new(),
         })

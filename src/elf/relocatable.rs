@@ -266,7 +266,7 @@ fn lossy(s: &[u8]) -> String {
     String::from_utf8_lossy(s).into_owned()
 }
 
-fn type_name(t: u32) -> String {
+pub(crate) fn type_name(t: u32) -> String {
     match t {
         elf::SHT_NULL => "SHT_NULL".into(),
         elf::SHT_PROGBITS => "SHT_PROGBITS".into(),
@@ -286,7 +286,7 @@ fn type_name(t: u32) -> String {
 
 /// lld's `canMergeToProgbits`: types that may share an output section (which becomes
 /// SHT_PROGBITS).
-fn progbits_like(t: u32) -> bool {
+pub(crate) fn progbits_like(t: u32) -> bool {
     matches!(
         t,
         elf::SHT_NOBITS | elf::SHT_PROGBITS | elf::SHT_INIT_ARRAY | elf::SHT_PREINIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_NOTE | elf::SHT_X86_64_UNWIND
@@ -320,7 +320,8 @@ pub(crate) fn x86_features(o: &ObjFile) -> u32 {
                 while q + 8 <= end {
                     let (Some(pt), Some(sz)) = (rd(q), rd(q + 4)) else { break };
                     if pt == GNU_PROPERTY_X86_FEATURE_1_AND && sz >= 4 {
-                        found = Some(found.unwrap_or(u32::MAX) & rd(q + 8).unwrap_or(0));
+                        // Several FEATURE_1_AND properties of one object add up (lld).
+                        found = Some(found.unwrap_or(0) | rd(q + 8).unwrap_or(0));
                     }
                     q = (q + 8 + sz as usize + 7) & !7;
                 }
@@ -1394,6 +1395,10 @@ fn write_file(out_path: &Path, image: &[u8]) -> Result<()> {
     use std::io::Write as _;
     let open_err = |e: std::io::Error| Error::new(format!("cannot open output file {}: {}", out_path.display(), crate::io_error(&e)));
     let write_err = |e: std::io::Error| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::io_error(&e)));
+    if crate::output::is_stdout(out_path) {
+        let mut so = std::io::stdout().lock();
+        return so.write_all(image).and_then(|_| so.flush()).map_err(write_err);
+    }
     let special = crate::output::is_special_output(out_path);
     if special {
         let mut f = fs::OpenOptions::new().write(true).open(out_path).map_err(open_err)?;

@@ -28,7 +28,7 @@ pub fn split(l: &mut Layout) {
 
 /// RELR cannot express an odd address; lld also keeps relocations of byte-aligned input
 /// sections in `.rela.dyn` (their output offset might be odd).
-fn qualifies(l: &Layout, p: Place) -> bool {
+pub(crate) fn qualifies(l: &Layout, p: Place) -> bool {
     match p {
         Place::Input(f, s, off) => l.obj(f).sections[s as usize].align >= 2 && off.is_multiple_of(2),
         Place::GotSlot(_) => true,

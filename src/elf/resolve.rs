@@ -133,6 +133,9 @@ pub struct Resolved {
     pub load_order: Vec<FileId>,
     /// The version script's named versions, in verdef order (verdef index = position + 2).
     pub versions: Vec<String>,
+    /// Common symbols that several objects declare: the largest alignment of them all (lld
+    /// keeps it whichever declaration wins on size).
+    pub common_align: HashMap<SymbolId, u64>,
 }
 
 /// A GCC IR visibility (`LDPV_*`: default, protected, internal, hidden) as an ELF `STV_*`.
@@ -297,6 +300,7 @@ impl<'c> Resolver<'c> {
                 inputs: inputs.iter().collect(),
                 load_order: Vec::new(),
                 versions: Vec::new(),
+                common_align: HashMap::new(),
             },
             comdats: HashMap::new(),
             frames: Vec::new(),
@@ -567,6 +571,21 @@ pub fn version_script(config: &Config) -> Result<Option<crate::elf::version_scri
             Err(e) => errors.push(e),
         }
     }
+    // --retain-symbols-file: lld makes it the anonymous version `{ global: <lines>; local: *; }`
+    // (lines trimmed, empty ones and `#` comments skipped; names are exact, not globs).
+    if let Some(p) = &config.retain_symbols_file {
+        let text = read_script_file(config, p)?;
+        let mut script = String::from("{ global: ");
+        // A name cannot hold a quote in the script's syntax; no symbol name has one.
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#') && !l.contains('"')) {
+            script.push_str(&format!("\"{line}\"; "));
+        }
+        script.push_str("local: *; };");
+        match vs::parse(&script, &p.to_string_lossy()) {
+            Ok(s) => scripts.push(s),
+            Err(e) => errors.push(e),
+        }
+    }
     for (name, text) in &config.inline_version_scripts {
         match vs::parse(text, name) {
             Ok(s) => scripts.push(s),
@@ -644,6 +663,9 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
                     sym.version = i;
                     sym.version_hidden = hidden;
                 }
+                // lld: only a shared object must define the versions its symbols name (an
+                // executable may override a library's versioned symbol; `-r` keeps the name).
+                None if !config.shared => sym.version = 1,
                 None => errors.push(format!(
                     "{}symbol {} has undefined version {}",
                     match sym.def {
@@ -1077,6 +1099,14 @@ impl<'c> Resolver<'c> {
             Def::Defined(..) | Def::Bitcode(..) => sym.weak,
             _ => false,
         };
+        let align = |d: Def| match d {
+            Def::Common(f, i) => self.r.obj(f).symbols[i].st_value(LE),
+            _ => 0,
+        };
+        if self.common_size(old).is_some() {
+            let a = align(old).max(align(def)).max(self.r.common_align.get(&id).copied().unwrap_or(0));
+            self.r.common_align.insert(id, a);
+        }
         if replace {
             let sym = &mut self.r.symbols[id];
             sym.def = def;
@@ -1117,12 +1147,25 @@ impl<'c> Resolver<'c> {
                     let sym = &mut self.r.symbols[id];
                     sym.def = def;
                     sym.weak = false;
-                } else if !sym.weak && !weak && !self.config.allow_multiple_definition {
+                } else if !sym.weak && !weak && !self.config.allow_multiple_definition && !self.same_absolute(old, def) {
                     let msg = self.duplicate_message(id, old, def);
                     self.errors.push(msg);
                 }
             }
         }
+    }
+
+    /// Two absolute definitions of the same value are no conflict (lld, for GNU ld
+    /// compatibility).
+    fn same_absolute(&self, a: Def, b: Def) -> bool {
+        let abs = |d: Def| match d {
+            Def::Defined(f, i) => {
+                let s = &self.r.obj(f).symbols[i];
+                (s.st_shndx(LE) == elf::SHN_ABS).then(|| s.st_value(LE))
+            }
+            _ => None,
+        };
+        matches!((abs(a), abs(b)), (Some(x), Some(y)) if x == y && x != 0)
     }
 
     /// lld's `duplicate symbol` message: each definition's source line (DWARF, else the STT_FILE
@@ -1131,6 +1174,15 @@ impl<'c> Resolver<'c> {
     fn duplicate_message(&self, id: SymbolId, a: Def, b: Def) -> String {
         let sym_name = self.r.symbols[id].name;
         let name = crate::elf::diag::demangle(sym_name);
+        // An absolute definition has no section: lld names only the files.
+        let is_abs = |d: Def| matches!(d, Def::Defined(f, i) if self.r.obj(f).symbols[i].st_shndx(LE) == elf::SHN_ABS);
+        if is_abs(a) || is_abs(b) {
+            let file = |d: Def| match d {
+                Def::Defined(f, _) | Def::Bitcode(f, _) => self.r.inputs[f].name.clone(),
+                _ => String::new(),
+            };
+            return format!("duplicate symbol: {name}\n>>> defined in {}\n>>> defined in {}", file(a), file(b));
+        }
         let loc = |d: Def, new: bool| {
             let (f, i) = match d {
                 Def::Defined(f, i) => (f, i),

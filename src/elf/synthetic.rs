@@ -63,18 +63,23 @@ pub fn prepare_dynamic_strings(l: &mut Layout) {
         index.insert(s.to_vec(), o);
         o
     };
-    for &f in &l.needed.clone() {
-        let so = l.r.dso(f).soname.clone();
-        add(so.as_bytes(), &mut strs);
+    // lld's order: the dynamic symbols' names, then the .dynamic entries' strings in the
+    // order of their tags (DT_FILTER, DT_AUXILIARY, DT_RUNPATH, DT_NEEDED, DT_SONAME).
+    for &id in &l.dynsyms.clone() {
+        add(crate::elf::layout::dyn_name(l, id), &mut strs);
+    }
+    for name in l.config.filter.iter().chain(&l.config.auxiliary) {
+        add(name.as_bytes(), &mut strs);
     }
     if !l.config.rpath.is_empty() {
         add(l.config.rpath.join(":").as_bytes(), &mut strs);
     }
+    for &f in &l.needed.clone() {
+        let so = l.r.dso(f).soname.clone();
+        add(so.as_bytes(), &mut strs);
+    }
     if let Some(s) = &l.config.soname {
         add(s.as_bytes(), &mut strs);
-    }
-    for &id in &l.dynsyms.clone() {
-        add(crate::elf::layout::dyn_name(l, id), &mut strs);
     }
     // Version needs: per library, the versions our dynamic symbols bind to.
     let mut verneed: Vec<(usize, Vec<&'static [u8]>)> = Vec::new();
@@ -200,12 +205,19 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
     let c = l.config;
     let mut d: Vec<(u32, u64)> = Vec::new();
     let addr = |s: Synth| l.synth_addr(s);
-    for &f in &l.needed {
-        d.push((elf::DT_NEEDED, dynstr(l, l.r.dso(f).soname.as_bytes()) as u64));
+    // lld's order (DynamicSection::computeContents).
+    for name in &c.filter {
+        d.push((elf::DT_FILTER, dynstr(l, name.as_bytes()) as u64));
+    }
+    for name in &c.auxiliary {
+        d.push((elf::DT_AUXILIARY, dynstr(l, name.as_bytes()) as u64));
     }
     if !c.rpath.is_empty() {
         let tag = if c.enable_new_dtags { elf::DT_RUNPATH } else { elf::DT_RPATH };
         d.push((tag, dynstr(l, c.rpath.join(":").as_bytes()) as u64));
+    }
+    for &f in &l.needed {
+        d.push((elf::DT_NEEDED, dynstr(l, l.r.dso(f).soname.as_bytes()) as u64));
     }
     if let Some(s) = &c.soname {
         d.push((elf::DT_SONAME, dynstr(l, s.as_bytes()) as u64));
@@ -253,11 +265,11 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
     if c.shared && l.got.iter().any(|(_, k)| *k == crate::elf::layout::GotKind::TpOff) {
         flags |= elf::DF_STATIC_TLS as u64;
     }
-    if flags1 != 0 {
-        d.push((elf::DT_FLAGS_1, flags1));
-    }
     if flags != 0 {
         d.push((elf::DT_FLAGS, flags));
+    }
+    if flags1 != 0 {
+        d.push((elf::DT_FLAGS_1, flags1));
     }
     if !c.shared {
         d.push((elf::DT_DEBUG, 0));

@@ -171,7 +171,8 @@ fn write_headers(l: &Layout, buf: &mut [u8], shoff: u64, shnum: u16, shstrndx: u
     h[4] = 2; // ELFCLASS64
     h[5] = 1; // little endian
     h[6] = 1; // EV_CURRENT
-    h[7] = 0; // ELFOSABI_NONE
+              // EI_OSABI: the first input file's, as lld (FreeBSD objects give a FreeBSD executable).
+    h[7] = l.r.inputs.iter().find(|f| f.archive.is_none() && f.data.len() > 7 && f.data.starts_with(b"\x7fELF")).map(|f| f.data[7]).unwrap_or(0);
     let ty = if l.config.relocatable {
         elf::ET_REL
     } else if l.is_pic {
@@ -467,6 +468,7 @@ fn apply_alloc_reloc(l: &Layout, site: &Site, fix: SiteFix, got_base: u64, dst: 
     };
     match fix {
         SiteFix::Skip => {}
+        SiteFix::WriteAddend => write(dst, off, info.field, a as u64, errs),
         SiteFix::GotPcRelax => match arch::relax_gotpcrelx(dst, off, info.kind == RelKind::GotPcRelaxRex) {
             Some(arch::Relaxed::Jmp) => {
                 let sa = match l.iplt_index.get(&t) {

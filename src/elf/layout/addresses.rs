@@ -6,13 +6,17 @@ use super::*;
 
 pub(super) fn bss_align(l: &Layout, id: SymbolId) -> u64 {
     match l.r.symbols[id].def {
-        Def::Common(f, i) => l.sym(f, i).st_value(LE).max(1),
+        // The largest alignment any object gave the common symbol (lld).
+        Def::Common(f, i) => l.r.common_align.get(&id).copied().unwrap_or(0).max(l.sym(f, i).st_value(LE)).max(1),
         Def::Shared(f, k) => {
-            // Alignment of the copy: the largest power of two dividing the DSO address (max 32),
-            // like lld's estimate.
-            let v = l.r.dso(f).syms[k].sym.st_value(LE);
-            let tz = if v == 0 { 5 } else { v.trailing_zeros().min(5) };
-            1u64 << tz
+            // Alignment of the copy (lld's getAlignment): the largest power of two dividing
+            // both the DSO address and its section's alignment.
+            let dso = l.r.dso(f);
+            let sym = dso.syms[k].sym;
+            let v = sym.st_value(LE);
+            let sec_align = dso.section_align(sym.st_shndx(LE) as usize).unwrap_or(1 << 63).max(1);
+            let tz = if v == 0 { 63 } else { v.trailing_zeros() };
+            1u64 << tz.min(sec_align.trailing_zeros()).min(63)
         }
         _ => 1,
     }
@@ -103,7 +107,8 @@ pub(super) fn synth_order(o: &OutSec) -> u32 {
             Synth::Got => 1006,
             Synth::RelroPadding => 1007,
             Synth::GotPlt => 1003,
-            Synth::Comment => 0,
+            // In creation order, after the input sections (see `add_comment`).
+            Synth::Comment => 500,
         },
         _ => 500,
     }
@@ -232,6 +237,9 @@ fn plan_phdrs(l: &Layout, relro_on: bool, nloads: usize) -> PhdrPlan {
         nphdr += 1;
     }
     nphdr += 1; // GNU_STACK
+    if l.config.z_wxneeded {
+        nphdr += 1;
+    }
     let n_note_runs = note_runs(l).len();
     nphdr += n_note_runs;
     let has_note = n_note_runs > 0;
@@ -290,6 +298,7 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
     // -z max-page-size aligns segments; -z common-page-size ends RELRO (lld's defaults: 4 KiB).
     let max_page = l.config.max_page_size.unwrap_or(PAGE);
     let common_page = l.config.common_page_size.unwrap_or(PAGE).min(max_page);
+    let mut run_off = off;
     for (gi, g) in groups.iter().enumerate() {
         if gi > 0 {
             // New segment: next page, same offset modulo the page size (no file padding).
@@ -299,7 +308,10 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
         let seg_start_off = if gi == 0 { 0 } else { off };
         let mut seg_end_addr = seg_start_addr;
         let mut seg_end_off = seg_start_off;
-        for &i in &g.sections {
+        // lld's running file offset: a NOBITS section that does not start a PT_LOAD or the
+        // TLS template gets the offset where the file data before it ends (no alignment).
+        run_off = off;
+        for (k, &i) in g.sections.iter().enumerate() {
             let os = &l.osecs[i];
             let nobits = os.sh_type == elf::SHT_NOBITS;
             let is_tls = flag(os.flags, elf::SHF_TLS);
@@ -329,7 +341,8 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
             off = seg_start_off + (addr - seg_start_addr);
             let os = &mut l.osecs[i];
             os.addr = addr;
-            os.offset = off;
+            os.offset = if nobits && k > 0 && !(is_tls && tls_range.is_none()) { run_off } else { off };
+            run_off = if nobits { os.offset } else { off + size };
             if is_tls {
                 tls_align = tls_align.max(os.align);
                 let e = tls_range.get_or_insert((addr, off, 0, 0));
@@ -376,7 +389,7 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
         });
     }
     let empty_loads = empty_group.iter().filter(|&&e| e).count();
-    Placed { loads, tls_range, tls_align, relro_range, empty_loads, end_off: off }
+    Placed { loads, tls_range, tls_align, relro_range, empty_loads, end_off: run_off }
 }
 
 /// Non-allocated sections follow in the file from `off`, at address 0; returns the file's
@@ -454,6 +467,10 @@ fn program_headers(l: &Layout, plan: &PhdrPlan, placed: Placed) -> Vec<Phdr> {
         align: 0,
         paddr: None,
     });
+    if l.config.z_wxneeded {
+        // OpenBSD's marker for programs that map memory writable and executable.
+        ph.push(Phdr { p_type: PT_OPENBSD_WXNEEDED, flags: elf::PF_X, offset: 0, vaddr: 0, filesz: 0, memsz: 0, align: 0, paddr: None });
+    }
     if plan.has_note {
         for run in note_runs(l) {
             let first = &l.osecs[run[0]];
@@ -476,6 +493,8 @@ fn program_headers(l: &Layout, plan: &PhdrPlan, placed: Placed) -> Vec<Phdr> {
     }
     ph
 }
+
+const PT_OPENBSD_WXNEEDED: u32 = 0x65a3_dbe7;
 
 pub struct SegGroup {
     pub flags: u32,

@@ -242,15 +242,19 @@ fn add_comment(l: &mut Layout) {
         l.osecs[i].entsize = 1;
     }
     // Merge input .comment sections into ours.
+    // The merged section stays where the inputs' `.comment` is (lld adds its own string
+    // as the last input of that output section); without one, ours follows every input
+    // section, as lld creates it after them.
     if let Some(pos) = l.osecs.iter().position(|o| o.name == ".comment" && !o.chunks.iter().any(|c| matches!(c, Chunk::Synthetic(_)))) {
-        let chunks = l.osecs[pos].chunks.clone();
         let ci = l.synth_osec[&Synth::Comment];
-        l.osecs[ci].chunks = chunks.into_iter().chain(std::iter::once(Chunk::Synthetic(Synth::Comment))).collect();
-        // A script's `.comment` description now names ours (else the emptied section would
-        // still be that description's output section, written without a name).
-        l.osecs[ci].script_desc = l.osecs[pos].script_desc.take();
-        l.osecs[pos].chunks.clear();
-        l.osecs[pos].name = String::new();
+        let ours = std::mem::take(&mut l.osecs[ci].chunks);
+        l.osecs[ci].name = String::new();
+        let os = &mut l.osecs[pos];
+        os.chunks.extend(ours);
+        os.flags = (elf::SHF_MERGE | elf::SHF_STRINGS) as u64;
+        os.entsize = 1;
+        os.sh_type = elf::SHT_PROGBITS;
+        l.synth_osec.insert(Synth::Comment, pos);
     }
 }
 

@@ -183,8 +183,11 @@ pub enum Addend {
 pub enum SiteFix {
     /// Apply as the relocation says.
     Normal,
-    /// Relocation was consumed by the previous (TLS) relaxation.
+    /// Relocation was consumed by the previous (TLS) relaxation, or a dynamic relocation
+    /// applies it at load time (the field keeps the input's bytes, as lld leaves it).
     Skip,
+    /// `--apply-dynamic-relocs` with a symbolic dynamic relocation: the addend is written.
+    WriteAddend,
     GotPcRelax,
     TlsGdToLe,
     TlsGdToIe,

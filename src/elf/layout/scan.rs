@@ -287,13 +287,24 @@ fn scan_reloc(l: &Layout, site: &RelSite, out: &mut ScanOut) -> bool {
 /// field in writable data or with `-z notext`), else a canonical PLT entry or a copy in an
 /// executable; RELATIVE for a PIC address; an error where a library cannot express it.
 fn scan_abs(l: &Layout, site: &RelSite, out: &mut ScanOut) {
-    let RelSite { f, s, sec, r_type, info, off, addend, t, .. } = *site;
+    let RelSite { f, s, k, sec, r_type, info, off, addend, t, .. } = *site;
     let r = l.r;
     let writable = flag(sec.flags, elf::SHF_WRITE);
+    // The field of a dynamic relocation keeps the input's bytes (lld with RELA), unless
+    // --apply-dynamic-relocs writes the value (RELATIVE) or the addend (symbolic). A RELR
+    // relocation has no addend: its field always holds the value.
+    let apply = l.config.apply_dynamic_relocs;
+    let relative_fix = |out: &mut ScanOut| {
+        let relr = l.config.relr() && crate::elf::relr::qualifies(l, Place::Input(f, s as u32, off));
+        if !apply && !relr {
+            out.fixes.push(((f, s as u32, k), SiteFix::Skip));
+        }
+    };
     if l.is_preemptible(t) {
         let Target::Global(id) = t else { unreachable!() };
         if info.field.size() == 8 && (writable || !l.config.z_text) {
             out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::R64, sym: Some(id), addend: Addend::Const(addend) });
+            out.fixes.push(((f, s as u32, k), if apply { SiteFix::WriteAddend } else { SiteFix::Skip }));
         } else if l.config.shared {
             out.errors.push(reloc_check::pic_error(l, f, s, off, r_type, t));
         } else if matches!(r.symbols[id].def, Def::Undefined | Def::Lazy(_)) {
@@ -305,10 +316,12 @@ fn scan_abs(l: &Layout, site: &RelSite, out: &mut ScanOut) {
         out.needs.push((t, N_CANON_IFUNC));
         if l.is_pic && info.field.size() == 8 {
             out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(t, addend) });
+            relative_fix(out);
         }
     } else if l.is_pic && !l.is_absolute(t) {
         if info.field.size() == 8 {
             out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(t, addend) });
+            relative_fix(out);
         } else {
             out.errors.push(reloc_check::pic_error(l, f, s, off, r_type, t));
         }

@@ -133,6 +133,37 @@ fn add_eh_frame(l: &mut Layout, osecs: &mut Vec<OutSec>, eh_inputs: &[(FileId, u
     Ok(())
 }
 
+/// lld's `commitSection` checks for an input joining an output section that already has
+/// inputs: the TLS flag must agree, and different types must both be PROGBITS-like.
+fn output_conflict(o: &ObjFile, sec: &crate::elf::object::InputSection, os: &OutSec, ty: u32) -> Option<String> {
+    let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let tls = elf::SHF_TLS as u64;
+    if (os.flags & tls) != (sec.flags & tls) {
+        return Some(format!(
+            "incompatible section flags for {}\n>>> {}:({}): 0x{:x}\n>>> output section {}: 0x{:x}",
+            os.name,
+            o.name(),
+            lossy(sec.name),
+            sec.flags,
+            os.name,
+            os.flags
+        ));
+    }
+    let (rt, pl) = (crate::elf::relocatable::type_name, crate::elf::relocatable::progbits_like);
+    if os.sh_type != ty && !(pl(os.sh_type) && pl(ty)) {
+        return Some(format!(
+            "section type mismatch for {}\n>>> {}:({}): {}\n>>> output section {}: {}",
+            lossy(sec.name),
+            o.name(),
+            lossy(sec.name),
+            rt(ty),
+            os.name,
+            rt(os.sh_type)
+        ));
+    }
+    None
+}
+
 pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&HashMap<(FileId, u32), Vec<u64>>>) -> Result<()> {
     let r = l.r;
     let mut by_key: HashMap<(Vec<u8>, u32, u64), usize> = HashMap::new();
@@ -144,6 +175,7 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&H
     let mut eh_inputs: Vec<(FileId, u32)> = Vec::new();
     // Output sections that have received an input section (for sh_entsize, see below).
     let mut has_input: std::collections::HashSet<usize> = std::collections::HashSet::new();
+    let mut errors: Vec<String> = Vec::new();
     for (f, o) in r.objects_in_load_order() {
         for (s, sec) in o.sections.iter().enumerate() {
             if !live[f][s] {
@@ -176,15 +208,14 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&H
                     oname = plan.descs[d].name.as_bytes();
                 }
             }
-            // Sections of different types or with different write/exec/TLS flags get separate
-            // output sections, as in lld (which errors or splits on conflicts).
+            // One output section per name, as lld: same-named inputs with other flags or
+            // another PROGBITS-like type join it (union of flags, type PROGBITS); a TLS
+            // mismatch or another type is lld's error (`output_conflict`).
             let ty = output_type(sec.sh_type, oname);
             let is_alloc = flag(sec.flags, elf::SHF_ALLOC);
-            let key_flags = sec.flags & (elf::SHF_ALLOC | elf::SHF_WRITE | elf::SHF_EXECINSTR | elf::SHF_TLS) as u64;
-            let key_ty = if ty == elf::SHT_NOBITS { elf::SHT_PROGBITS } else { ty };
             let key = match script_desc {
                 Some(d) => (oname.to_vec(), u32::MAX - d as u32, u64::MAX),
-                None => (oname.to_vec(), key_ty, if is_alloc { key_flags } else { 0 }),
+                None => (oname.to_vec(), 0, 0),
             };
             let idx = *by_key.entry(key).or_insert_with(|| {
                 let name = String::from_utf8_lossy(oname).into_owned();
@@ -195,8 +226,13 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&H
                 osecs.len() - 1
             });
             let os = &mut osecs[idx];
-            if os.sh_type == elf::SHT_NOBITS && ty != elf::SHT_NOBITS {
-                os.sh_type = ty;
+            if has_input.contains(&idx) {
+                if let Some(e) = output_conflict(o, sec, os, ty) {
+                    errors.push(e);
+                }
+            }
+            if has_input.contains(&idx) && os.sh_type != ty {
+                os.sh_type = elf::SHT_PROGBITS;
             }
             // Output flags are the union of the inputs' (lld keeps SHF_MERGE/STRINGS/GNU_RETAIN
             // too), minus the ones that only describe an input section.
@@ -234,6 +270,13 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&H
                 osecs[idx].chunks.push(Chunk::Input(f, s as u32));
             }
         }
+    }
+    if !errors.is_empty() {
+        return Err(Error::many(errors));
+    }
+    // RELRO by the output section's flags, which may have grown with later inputs.
+    for os in osecs.iter_mut() {
+        os.relro = is_relro_name(&os.name, os.flags, os.sh_type);
     }
     // Deduplicate merge pieces, deterministically in input order.
     let tail = l.config.opt_level >= 2;
