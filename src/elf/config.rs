@@ -233,6 +233,16 @@ pub struct Config {
     pub script: crate::elf::script::ast::LayoutScript,
     /// `VERSION { ... }` blocks of linker scripts: (script name, version script text).
     pub inline_version_scripts: Vec<(String, String)>,
+    /// `--section-start=name=addr`, `-Ttext=`, `-Tdata=`, `-Tbss=`: output sections placed at
+    /// fixed addresses (the `-T<name>` options override `--section-start`, as in lld).
+    pub section_start: std::collections::HashMap<String, u64>,
+    /// `--image-base=`: where the first segment goes (and `.`'s start value in a script).
+    pub image_base: Option<u64>,
+    /// `-N` / `--omagic`: no page alignment, one writable and executable segment, no headers
+    /// loaded.
+    pub omagic: bool,
+    /// `-n` / `--nmagic`: no page alignment, no headers loaded.
+    pub nmagic: bool,
 }
 
 impl Default for Config {
@@ -315,6 +325,10 @@ impl Default for Config {
             compress_debug: None,
             max_page_size: None,
             common_page_size: None,
+            section_start: Default::default(),
+            image_base: None,
+            omagic: false,
+            nmagic: false,
             z_origin: false,
             z_nodelete: false,
             z_nodlopen: false,

@@ -14,6 +14,7 @@ pub mod ast;
 pub mod eval;
 pub mod parse;
 pub mod place;
+mod segments;
 
 /// Where a token is, for `file:line:` messages and the `>>>` excerpt.
 #[derive(Debug, Clone, PartialEq, Eq)]
