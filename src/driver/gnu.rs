@@ -36,6 +36,10 @@ pub struct Gnu {
     error_limit: usize,
     no_warnings: bool,
     vs_diagnostics: bool,
+    /// `-Ttext=`/`-Tdata=`/`-Tbss=` (the last of each), merged into `section_start` at the end.
+    t_sections: Vec<(&'static str, u64)>,
+    /// `--image-base`'s value as written (for lld's warning).
+    image_base_text: Option<String>,
 }
 
 impl Report for Gnu {
@@ -133,6 +137,47 @@ fn defsym(p: &mut Gnu, v: &Val) {
     match v.value.unwrap_or("").split_once('=') {
         Some((name, value)) if !name.trim().is_empty() && !value.trim().is_empty() => p.cfg.defsym.push((name.trim().to_string(), value.trim().to_string())),
         _ => p.errors.push("--defsym:1: unexpected EOF".into()),
+    }
+}
+
+/// lld's section addresses: hexadecimal, with or without `0x`.
+fn section_address(p: &mut Gnu, v: &Val, addr: &str) -> Option<u64> {
+    let digits = addr.strip_prefix("0x").unwrap_or(addr);
+    match u64::from_str_radix(digits, 16) {
+        Ok(n) if !digits.starts_with('+') => Some(n),
+        _ => {
+            p.errors.push(format!("invalid argument: {}", v.shown()));
+            None
+        }
+    }
+}
+
+/// `-Ttext=`, `-Tdata=`, `-Tbss=`: applied after every `--section-start` (lld's order).
+fn t_section(p: &mut Gnu, v: &Val, name: &'static str) {
+    if let Some(a) = section_address(p, v, &v.str()) {
+        p.t_sections.retain(|(n, _)| *n != name);
+        p.t_sections.push((name, a));
+    }
+}
+
+fn section_start(p: &mut Gnu, v: &Val) {
+    let s = v.str();
+    let (name, addr) = s.split_once('=').unwrap_or((s.as_str(), ""));
+    if let Some(a) = section_address(p, v, addr) {
+        p.cfg.section_start.insert(name.to_string(), a);
+    }
+}
+
+/// `--image-base=`: a number in C syntax (lld's `to_integer`).
+fn image_base(p: &mut Gnu, v: &Val) {
+    let s = v.str();
+    p.image_base_text = Some(s.clone());
+    match parse_num(&s) {
+        Some(n) => p.cfg.image_base = Some(n),
+        None => {
+            p.errors.push(format!("--image-base: number expected, but got {s}"));
+            p.cfg.image_base = Some(0);
+        }
     }
 }
 
@@ -368,14 +413,32 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["mllvm"], Value, "<opt>", "Option for LLVM (LTO)", Implemented, |p, v| p.cfg.mllvm.push(v.str())),
     opt(&["Map"], Value, "<file>", "Print a link map to <file>", Implemented, |p, v| p.cfg.map_file = Some(v.path())),
     opt(&["print-map", "M"], Flag, "", "Print a link map to stdout", Implemented, |p, _| p.cfg.map_file = Some(PathBuf::from("-"))),
-    // Addresses for output sections without a SECTIONS script: not implemented, and a link
-    // that ignored them would put code and data elsewhere than asked (an error, not `-T text=0`).
-    opt(&["Ttext"], Value, "<addr>", "Same as --section-start with .text as the section name", Unsupported, nothing),
-    opt(&["Tdata"], Value, "<addr>", "Same as --section-start with .data as the section name", Unsupported, nothing),
-    opt(&["Tbss"], Value, "<addr>", "Same as --section-start with .bss as the section name", Unsupported, nothing),
-    opt(&["Ttext-segment"], Value, "<addr>", "Address of the first segment (--image-base)", Unsupported, nothing),
-    opt(&["section-start"], Value, "<section=address>", "Set address of section", Unsupported, nothing),
-    opt(&["image-base"], Value, "<addr>", "Set the base address", Unsupported, nothing),
+    opt(&["Ttext"], Value, "<addr>", "Same as --section-start with .text as the section name", Implemented, |p, v| t_section(p, v, ".text")),
+    opt(&["Tdata"], Value, "<addr>", "Same as --section-start with .data as the section name", Implemented, |p, v| t_section(p, v, ".data")),
+    opt(&["Tbss"], Value, "<addr>", "Same as --section-start with .bss as the section name", Implemented, |p, v| t_section(p, v, ".bss")),
+    // ld.lld refuses it too, pointing to --image-base.
+    opt(&["Ttext-segment"], Value, "<addr>", "Refused as by ld.lld (use --image-base)", Implemented, |p, _| {
+        p.errors.push("-Ttext-segment is not supported. Use --image-base if you intend to set the base address".into())
+    }),
+    opt(&["section-start"], Value, "<section=address>", "Set address of section", Implemented, section_start),
+    opt(&["image-base"], Value, "<addr>", "Set the base address", Implemented, image_base),
+    opt(
+        &["omagic", "N"],
+        Flag,
+        "",
+        "Set the text and data sections to be readable and writable, do not page align sections, link against static libraries",
+        Implemented,
+        |p, _| {
+            p.cfg.omagic = true;
+            p.input(InputArg::Static(true));
+        },
+    ),
+    opt(&["no-omagic"], Flag, "", "Do not set the text data sections to be writable, page align sections (default)", Implemented, |p, _| p.cfg.omagic = false),
+    opt(&["nmagic", "n"], Flag, "", "Do not page align sections, link against static libraries", Implemented, |p, _| {
+        p.cfg.nmagic = true;
+        p.input(InputArg::Static(true));
+    }),
+    opt(&["no-nmagic"], Flag, "", "Page align sections (default)", Implemented, |p, _| p.cfg.nmagic = false),
     opt(&["script", "T"], Value, "<file>", "Read a linker script", Implemented, |p, v| p.file_input(v.str())),
     opt(&["reproduce"], Value, "<file>", "Write a tar file with the inputs and command line to reproduce the link", Implemented, |p, v| {
         p.cfg.reproduce = Some(v.path())
@@ -528,6 +591,8 @@ impl Gnu {
             error_limit: crate::diag::DEFAULT_ERROR_LIMIT,
             no_warnings: false,
             vs_diagnostics: false,
+            t_sections: Vec::new(),
+            image_base_text: None,
         }
     }
 
@@ -638,6 +703,7 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
     if p.cfg.relocatable && p.cfg.icf != crate::elf::config::Icf::None {
         p.errors.push("-r and --icf may not be used together".into());
     }
+    finish_addresses(&mut p);
     // Apply the sysroot to `-L=dir` and `-L$SYSROOT/dir` (it may come after the -L options).
     let sysroot = p.cfg.sysroot.clone();
     p.cfg.library_paths = p.raw_lib_paths.iter().map(|d| apply_sysroot(d, sysroot.as_deref())).collect();
@@ -661,6 +727,34 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
     }
     p.cfg.diag = std::sync::Arc::new(diag);
     Ok(Action::Link(p.cfg))
+}
+
+/// Section addresses and paging after every option is read: `-T<section>` over
+/// `--section-start`; `-N`/`-n` turn paging off (page sizes 1, no RELRO), warning about page
+/// sizes set anyway; `--image-base` should be page-aligned (lld's checks, in its order).
+fn finish_addresses(p: &mut Gnu) {
+    for (name, a) in std::mem::take(&mut p.t_sections) {
+        p.cfg.section_start.insert(name.to_string(), a);
+    }
+    let c = &mut p.cfg;
+    if c.omagic || c.nmagic {
+        c.z_relro = false;
+        if c.max_page_size.is_some_and(|v| v != crate::elf::layout::PAGE) {
+            p.warnings.push("-z max-page-size set, but paging disabled by omagic or nmagic".into());
+        }
+        if c.common_page_size.is_some_and(|v| v != crate::elf::layout::PAGE) {
+            p.warnings.push("-z common-page-size set, but paging disabled by omagic or nmagic".into());
+        }
+        c.max_page_size = Some(1);
+        c.common_page_size = Some(1);
+    }
+    if let Some(b) = c.image_base {
+        let page = c.max_page_size.unwrap_or(crate::elf::layout::PAGE);
+        if b % page != 0 {
+            let shown = p.image_base_text.clone().unwrap_or(format!("0x{b:x}"));
+            p.warnings.push(format!("--image-base: address isn't multiple of page size: {shown}"));
+        }
+    }
 }
 
 /// `-z` keywords: (keyword, status, effect). Keywords with a value (`max-page-size=`) are read
@@ -883,6 +977,7 @@ mod tests {
         while i < a.len() {
             i += p.argument(&a, i);
         }
+        finish_addresses(&mut p);
         p.warnings
     }
 
@@ -1107,10 +1202,26 @@ mod tests {
             err(&["--symbol-ordering-file=o", "--call-graph-ordering-file=c", "a.o"]),
             "--symbol-ordering-file and --call-graph-order-file may not be used together"
         );
-        // -Ttext=0 is an unsupported option, not `-T text=0`.
-        assert_eq!(err(&["-Ttext=0", "a.o"]), "-Ttext=0 is not supported");
-        assert_eq!(err(&["-Ttext", "0x1000", "a.o"]), "-Ttext=0x1000 is not supported");
-        assert_eq!(err(&["--section-start=.foo=0x10", "a.o"]), "--section-start=.foo=0x10 is not supported");
+        // -Ttext=0 is the text address, not `-T text=0`; addresses are hexadecimal, and
+        // -T<section> wins over --section-start whatever the order (lld).
+        let c = cfg(&["-Ttext", "1000", "--section-start=.text=0x20", "--section-start", ".foo=0x10", "-Tbss=0x30", "a.o"]);
+        let want: std::collections::HashMap<String, u64> =
+            [(".text", 0x1000), (".foo", 0x10), (".bss", 0x30)].into_iter().map(|(n, a)| (n.to_string(), a)).collect();
+        assert_eq!(c.section_start, want);
+        assert_eq!(cfg(&["-Ttext=0", "a.o"]).section_start[".text"], 0);
+        assert_eq!(err(&["-Ttext=0xg", "a.o"]), "invalid argument: -Ttext=0xg");
+        assert_eq!(err(&["-Ttext-segment=0x1000", "a.o"]), "-Ttext-segment is not supported. Use --image-base if you intend to set the base address");
+        assert_eq!(cfg(&["--image-base=0x400000", "a.o"]).image_base, Some(0x400000));
+        assert_eq!(err(&["--image-base=x", "a.o"]), "--image-base: number expected, but got x");
+        let c = cfg(&["-N", "-z", "max-page-size=0x10", "a.o"]);
+        assert!(c.omagic && !c.z_relro && c.max_page_size == Some(1) && c.common_page_size == Some(1));
+        assert_eq!(c.inputs, vec![InputArg::Static(true), InputArg::File("a.o".into())]);
+        let w = warnings(&["-n", "-z", "max-page-size=0x10", "-z", "common-page-size=0x10", "a.o"]);
+        assert_eq!(
+            w,
+            vec!["-z max-page-size set, but paging disabled by omagic or nmagic", "-z common-page-size set, but paging disabled by omagic or nmagic"]
+        );
+        assert_eq!(warnings(&["--image-base=0x100800", "a.o"]), vec!["--image-base: address isn't multiple of page size: 0x100800"]);
         let c = cfg(&["--start-lib", "a.o", "--end-lib", "b.o"]);
         assert_eq!(c.inputs, vec![InputArg::StartLib, InputArg::File("a.o".into()), InputArg::EndLib, InputArg::File("b.o".into())]);
         assert_eq!(err(&["--start-lib", "--start-lib", "a.o"]), "nested --start-lib");

@@ -245,6 +245,16 @@ pub struct Config {
     pub retain_symbols_file: Option<PathBuf>,
     /// `-z wxneeded`: a PT_OPENBSD_WXNEEDED header.
     pub z_wxneeded: bool,
+    /// `--section-start=name=addr`, `-Ttext=`, `-Tdata=`, `-Tbss=`: output sections placed at
+    /// fixed addresses (the `-T<name>` options override `--section-start`, as in lld).
+    pub section_start: std::collections::HashMap<String, u64>,
+    /// `--image-base=`: where the first segment goes (and `.`'s start value in a script).
+    pub image_base: Option<u64>,
+    /// `-N` / `--omagic`: no page alignment, one writable and executable segment, no headers
+    /// loaded.
+    pub omagic: bool,
+    /// `-n` / `--nmagic`: no page alignment, no headers loaded.
+    pub nmagic: bool,
 }
 
 impl Default for Config {
@@ -327,6 +337,10 @@ impl Default for Config {
             compress_debug: None,
             max_page_size: None,
             common_page_size: None,
+            section_start: Default::default(),
+            image_base: None,
+            omagic: false,
+            nmagic: false,
             z_origin: false,
             z_nodelete: false,
             z_nodlopen: false,

@@ -14,6 +14,7 @@ pub mod ast;
 pub mod eval;
 pub mod parse;
 pub mod place;
+mod segments;
 
 /// Where a token is, for `file:line:` messages and the `>>>` excerpt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -498,7 +499,7 @@ mod tests {
         assert_eq!(err("ENTRY(foo bar)"), "s.t:1: ) expected, but got bar\n>>> ENTRY(foo bar)\n>>>           ^");
         assert_eq!(err("INPUT(f.o))"), "s.t:1: unknown directive: )\n>>> INPUT(f.o))\n>>>           ^");
         assert_eq!(err("\x7fELF\x02"), "s.t:1: unknown directive: \u{7f}ELF\u{2}\n>>> ?ELF?\n>>> ^");
-        assert!(err("SECTIONS { OVERLAY : { } }").starts_with("s.t:1: OVERLAY is not supported"));
+        assert!(err("SECTIONS { OVERLAY 0x1000 : { .a 0x10 : { } } }").starts_with("s.t:1: { expected, but got 0x10"));
         assert_eq!(err("INPUT(\"abc"), "s.t:1: unexpected EOF");
         assert_eq!(err("\"abc"), "s.t:1: unclosed quote");
         let (s, e) = parse_partial("s.t", b"INPUT(a.o) GROUP(b.o");

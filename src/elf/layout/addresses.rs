@@ -73,6 +73,9 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
         os.shndx = idx;
     }
     l.file_size = off;
+    if !l.config.relocatable {
+        check_image_base(l)?;
+    }
     Ok(())
 }
 
@@ -106,7 +109,8 @@ pub(super) fn synth_order(o: &OutSec) -> u32 {
             Synth::Dynamic => 1005,
             Synth::Got => 1006,
             Synth::RelroPadding => 1007,
-            Synth::GotPlt => 1003,
+            // After .dynamic and .got (lld creates it later); only -z norelro puts them in one rank.
+            Synth::GotPlt => 1008,
             // In creation order, after the input sections (see `add_comment`).
             Synth::Comment => 500,
         },
@@ -127,8 +131,10 @@ fn sort_sections(l: &mut Layout, relro_on: bool) {
             rk = 31;
         }
         let so = synth_order(o);
-        // Non-synthetic .bss-like sections go before .got.plt? No: keep data, then .got.plt, then bss.
-        (rk, so, i)
+        // Sections given an address (`--section-start`, `-Ttext`) come first, by address, as
+        // lld ranks them.
+        let start = l.config.section_start.get(&o.name).copied();
+        (start.is_none(), start.unwrap_or(0), rk, so, i)
     });
     let osecs: Vec<OutSec> = order.iter().map(|&i| l.osecs[i].clone()).collect();
     // Remap synth_osec and sec_osec indices.
@@ -211,8 +217,10 @@ struct PhdrPlan {
 /// one PT_LOAD per segment group (`nloads`), PT_TLS, PT_DYNAMIC, PT_GNU_RELRO,
 /// PT_GNU_EH_FRAME, PT_GNU_STACK, one PT_NOTE per note run, PT_GNU_PROPERTY.
 fn plan_phdrs(l: &Layout, relro_on: bool, nloads: usize) -> PhdrPlan {
-    let has_interp = l.synth_osec.contains_key(&Synth::Interp);
-    let has_phdr = !l.config.relocatable;
+    // -N/-n output has no PT_PHDR or PT_INTERP (lld).
+    let paged = paged(l.config);
+    let has_interp = paged && l.synth_osec.contains_key(&Synth::Interp);
+    let has_phdr = paged && !l.config.relocatable;
     let has_tls = l.osecs.iter().any(|o| flag(o.flags, elf::SHF_TLS) && flag(o.flags, elf::SHF_ALLOC));
     let has_relro = relro_on && l.osecs.iter().any(|o| o.relro && flag(o.flags, elf::SHF_ALLOC));
     let mut nphdr = 0;
@@ -298,20 +306,36 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
     // -z max-page-size aligns segments; -z common-page-size ends RELRO (lld's defaults: 4 KiB).
     let max_page = l.config.max_page_size.unwrap_or(PAGE);
     let common_page = l.config.common_page_size.unwrap_or(PAGE).min(max_page);
-    let mut run_off = off;
+    let paged = paged(l.config);
+    let mut padding_start: Option<u64> = None;
     for (gi, g) in groups.iter().enumerate() {
-        if gi > 0 {
-            // New segment: next page, same offset modulo the page size (no file padding).
-            addr = align_up(addr, max_page) + (off % max_page);
+        let fixed = g.sections.first().and_then(|&i| l.config.section_start.get(&l.osecs[i].name).copied());
+        if gi > 0 || !paged {
+            match fixed {
+                // A section given an address starts its segment there, at an offset congruent
+                // to it modulo the page size (lld's computeFileOffset).
+                Some(a) => {
+                    off = align_to_skew(off, max_page, a);
+                    addr = a;
+                }
+                // New segment: next page, same offset modulo the page size (no file padding).
+                None if gi > 0 => {
+                    // After `.relro_padding` lld continues from where the padding starts.
+                    let skew = padding_start.unwrap_or(addr) % max_page;
+                    addr = align_up(addr, max_page) + skew;
+                    off = align_to_skew(off, max_page, addr);
+                }
+                None => {}
+            }
         }
-        let seg_start_addr = if gi == 0 { base } else { addr };
-        let seg_start_off = if gi == 0 { 0 } else { off };
+        // The first segment maps the headers from the image base (-N/-n: not loaded).
+        let (seg_start_addr, seg_start_off) = if gi == 0 && paged { (base, 0) } else { (addr, off) };
         let mut seg_end_addr = seg_start_addr;
         let mut seg_end_off = seg_start_off;
-        // lld's running file offset: a NOBITS section that does not start a PT_LOAD or the
-        // TLS template gets the offset where the file data before it ends (no alignment).
-        run_off = off;
-        for (k, &i) in g.sections.iter().enumerate() {
+        // The first section's place: where the PT_LOAD starts (lld's p_vaddr = firstSec->addr).
+        let mut first: Option<(u64, u64)> = None;
+        let mut seg_align = max_page;
+        for &i in &g.sections {
             let os = &l.osecs[i];
             let nobits = os.sh_type == elf::SHT_NOBITS;
             let is_tls = flag(os.flags, elf::SHF_TLS);
@@ -328,6 +352,9 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
             }
             let os = &l.osecs[i];
             let size = os.size;
+            if let Some(&a) = l.config.section_start.get(&os.name) {
+                addr = a;
+            }
             let saved_addr = addr;
             if nobits && is_tls {
                 if let Some(c) = tbss_cursor {
@@ -338,11 +365,18 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
             addr = a;
             // Inside a segment the file offset tracks the address, so a PROGBITS section after a
             // NOBITS one (e.g. .got after .bss.rel.ro) still has offset ≡ address (mod page).
-            off = seg_start_off + (addr - seg_start_addr);
+            // A NOBITS section after the segment's first keeps the running offset (lld: its
+            // offset is not significant), except the first section of PT_TLS.
+            let tls_first = is_tls && tls_range.is_none();
+            if !(nobits && first.is_some() && !tls_first) {
+                off = seg_start_off.wrapping_add(addr.wrapping_sub(seg_start_addr));
+            }
             let os = &mut l.osecs[i];
             os.addr = addr;
-            os.offset = if nobits && k > 0 && !(is_tls && tls_range.is_none()) { run_off } else { off };
-            run_off = if nobits { os.offset } else { off + size };
+            os.offset = off;
+            first.get_or_insert((addr, off));
+            seg_align = seg_align.max(os.align);
+            padding_start = matches!(os.chunks.first(), Some(Chunk::Synthetic(Synth::RelroPadding))).then_some(addr);
             if is_tls {
                 tls_align = tls_align.max(os.align);
                 let e = tls_range.get_or_insert((addr, off, 0, 0));
@@ -364,7 +398,7 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
                 // .tbss takes no address space outside the TLS template.
                 tbss_cursor = Some(addr + size);
                 addr = saved_addr;
-                off = seg_start_off + (addr - seg_start_addr);
+                off = seg_start_off.wrapping_add(addr.wrapping_sub(seg_start_addr));
                 continue;
             }
             addr += size;
@@ -377,19 +411,59 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
         if empty_group[gi] {
             continue;
         }
+        let (vaddr, offset) = if gi == 0 && paged {
+            // The headers' segment covers them even without sections.
+            seg_end_addr = seg_end_addr.max(base + headers_size);
+            seg_end_off = seg_end_off.max(headers_size);
+            (base, 0)
+        } else {
+            first.unwrap_or((seg_start_addr, seg_start_off))
+        };
         loads.push(Phdr {
             p_type: elf::PT_LOAD,
             flags: g.flags,
-            offset: seg_start_off,
-            vaddr: seg_start_addr,
-            filesz: seg_end_off.max(seg_start_off) - seg_start_off,
-            memsz: seg_end_addr - seg_start_addr,
-            align: max_page,
+            offset,
+            vaddr,
+            filesz: seg_end_off.max(offset) - offset,
+            memsz: seg_end_addr.wrapping_sub(vaddr),
+            align: seg_align,
             paddr: None,
         });
     }
     let empty_loads = empty_group.iter().filter(|&&e| e).count();
-    Placed { loads, tls_range, tls_align, relro_range, empty_loads, end_off: run_off }
+    Placed { loads, tls_range, tls_align, relro_range, empty_loads, end_off: off }
+}
+
+/// Whether segments are page-aligned and map the headers (not with -N/-n).
+pub(super) fn paged(c: &Config) -> bool {
+    !c.omagic && !c.nmagic
+}
+
+/// The smallest value at least `v` that is congruent to `skew` modulo `align` (lld's alignTo
+/// with a skew): where a segment starting at address `skew` goes in the file.
+fn align_to_skew(v: u64, align: u64, skew: u64) -> u64 {
+    let skew = skew % align;
+    let base = v - v % align + skew;
+    if base >= v {
+        base
+    } else {
+        base + align
+    }
+}
+
+/// lld's check without SECTIONS: no allocated section below the image base (a `-Ttext` lower
+/// than the default base needs `--image-base`).
+pub(super) fn check_image_base(l: &Layout) -> Result<()> {
+    let errs: Vec<String> = l
+        .osecs
+        .iter()
+        .filter(|o| flag(o.flags, elf::SHF_ALLOC) && o.addr < l.image_base)
+        .map(|o| format!("section '{}' address (0x{:x}) is smaller than image base (0x{:x}); specify --image-base", o.name, o.addr, l.image_base))
+        .collect();
+    if errs.is_empty() {
+        return Ok(());
+    }
+    Err(crate::error::Error::many(errs))
 }
 
 /// Non-allocated sections follow in the file from `off`, at address 0; returns the file's
@@ -515,6 +589,10 @@ pub(super) fn segment_groups(l: &Layout, relro_on: bool) -> Vec<SegGroup> {
         if flag(os.flags, elf::SHF_EXECINSTR) {
             pf |= elf::PF_X;
         }
+        if l.config.omagic {
+            // -N: one writable, executable segment.
+            pf = elf::PF_R | elf::PF_W | elf::PF_X;
+        }
         let relro = os.relro && relro_on;
         let key = (pf, relro);
         if last_key != Some(key) {
@@ -523,8 +601,9 @@ pub(super) fn segment_groups(l: &Layout, relro_on: bool) -> Vec<SegGroup> {
         }
         groups.last_mut().unwrap().sections.push(i);
     }
-    if groups.is_empty() || groups[0].flags != elf::PF_R {
-        // The first segment maps the ELF and program headers: make it read-only on its own.
+    if paged(l.config) && (groups.is_empty() || groups[0].flags != elf::PF_R) {
+        // The first segment maps the ELF and program headers: make it read-only on its own
+        // (-N/-n do not load the headers).
         groups.insert(0, SegGroup { flags: elf::PF_R, sections: Vec::new() });
     }
     groups

@@ -709,7 +709,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         has_dynamic: false,
         is_pic,
         tls: None,
-        image_base: if is_pic { 0 } else { 0x200000 },
+        image_base: config.image_base.unwrap_or(if is_pic { 0 } else { 0x200000 }),
         entry: 0,
         phdrs: Vec::new(),
         file_size: 0,

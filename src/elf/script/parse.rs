@@ -199,6 +199,26 @@ fn utf8_len(c: u8) -> usize {
     }
 }
 
+/// An output section description with nothing but its name and place.
+fn blank_desc(name: String, pos: Pos) -> OutDesc {
+    OutDesc {
+        name,
+        addr: None,
+        noload: false,
+        nonalloc: false,
+        lma: None,
+        align: None,
+        subalign: None,
+        constraint: None,
+        cmds: Vec::new(),
+        region: None,
+        lma_region: None,
+        phdrs: Vec::new(),
+        fill: None,
+        pos,
+    }
+}
+
 /// lld's numbers: `0x` hex, `h` suffix hex, decimal with `K`/`M` suffixes.
 pub fn parse_int(tok: &str) -> Option<u64> {
     let lower = tok.to_ascii_lowercase();
@@ -651,22 +671,7 @@ impl<'a> Lexer<'a> {
 
     fn output_section(&mut self, name: String) -> Result<OutDesc> {
         let pos = self.here();
-        let mut d = OutDesc {
-            name,
-            addr: None,
-            noload: false,
-            nonalloc: false,
-            lma: None,
-            align: None,
-            subalign: None,
-            constraint: None,
-            cmds: Vec::new(),
-            region: None,
-            lma_region: None,
-            phdrs: Vec::new(),
-            fill: None,
-            pos,
-        };
+        let mut d = blank_desc(name, pos);
         if !self.peek_is(Mode::Stmt, ":")? && !self.section_directive(&mut d)? {
             d.addr = Some(self.expr()?);
             if self.peek_is(Mode::Stmt, "(")? && !self.section_directive(&mut d)? {
@@ -790,22 +795,7 @@ impl<'a> Lexer<'a> {
 
     /// Commands of an output section until the end of the text (an `INCLUDE`d file).
     fn section_body(&mut self, out: &mut Vec<InCmd>) -> Result<()> {
-        let mut d = OutDesc {
-            name: String::new(),
-            addr: None,
-            noload: false,
-            nonalloc: false,
-            lma: None,
-            align: None,
-            subalign: None,
-            constraint: None,
-            cmds: Vec::new(),
-            region: None,
-            lma_region: None,
-            phdrs: Vec::new(),
-            fill: None,
-            pos: self.here(),
-        };
+        let mut d = blank_desc(String::new(), self.here());
         // Parse as if inside braces: wrap by reading until EOF.
         while let Some(t) = self.read(Mode::Pattern)? {
             if t.is(";") {
@@ -869,7 +859,8 @@ impl<'a> Lexer<'a> {
                 continue;
             }
             if t.is("OVERLAY") {
-                return Err(self.err_at(t.start, "OVERLAY is not supported in linker scripts by dtld"));
+                self.overlay(out)?;
+                continue;
             }
             // An output section description: the name was read as a statement word.
             let name = t.text.clone();
@@ -878,6 +869,64 @@ impl<'a> Lexer<'a> {
             }
             out.push(SecCmd::Out(self.output_section(name)?));
         }
+    }
+
+    /// `OVERLAY [addr] : [AT(lma)] { name { rules } [:phdr]... }` (the keyword read), as lld
+    /// reads it: every section at the overlay's address (the first one's), load addresses one
+    /// after the other from `lma`, then `.` at the address plus the largest size.
+    fn overlay(&mut self, out: &mut Vec<SecCmd>) -> Result<()> {
+        let addr = if self.consume(Mode::Stmt, ":")? {
+            None
+        } else {
+            let e = self.expr()?;
+            self.expect(Mode::Stmt, ":")?;
+            Some(e)
+        };
+        // Without AT the first section has no load address of its own (it may share the
+        // previous section's PT_LOAD, as in ld.lld 22).
+        let lma = if self.consume(Mode::Stmt, "AT")? { Some(self.paren_expr()?) } else { None };
+        self.expect(Mode::Stmt, "{")?;
+        let mut names: Vec<String> = Vec::new();
+        loop {
+            let t = self.next(Mode::Pattern)?;
+            if t.is("}") {
+                break;
+            }
+            let mut d = blank_desc(t.text.clone(), self.here());
+            self.expect(Mode::Stmt, "{")?;
+            loop {
+                let r = self.next(Mode::Pattern)?;
+                if r.is("}") {
+                    break;
+                }
+                d.cmds.push(InCmd::Input(self.input_desc(r)?));
+            }
+            while self.peek(Mode::Stmt)?.is_some_and(|t| t.is(":")) {
+                self.next(Mode::Stmt)?;
+                d.phdrs.push(self.next(Mode::Pattern)?.text);
+            }
+            match (names.first(), names.last()) {
+                (Some(first), Some(prev)) => {
+                    d.addr = Some(Expr::Addr(first.clone()));
+                    d.lma = Some(Expr::Bin(BinOp::Add, Box::new(Expr::LoadAddr(prev.clone())), Box::new(Expr::SizeOf(prev.clone()))));
+                }
+                _ => {
+                    d.addr = addr.clone();
+                    d.lma = lma.clone();
+                }
+            }
+            names.push(d.name.clone());
+            out.push(SecCmd::Out(d));
+        }
+        let pos = self.here();
+        let base = match names.first() {
+            Some(first) => Expr::Addr(first.clone()),
+            None => addr.unwrap_or(Expr::Dot),
+        };
+        let largest = names.iter().map(|n| Expr::SizeOf(n.clone())).reduce(|a, b| Expr::Max(Box::new(a), Box::new(b))).unwrap_or(Expr::Num(0));
+        let expr = Expr::Bin(BinOp::Add, Box::new(base), Box::new(largest));
+        out.push(SecCmd::Assign(Assign { name: ".".into(), expr, provide: false, hidden: false, pos, text: String::new() }));
+        Ok(())
     }
 
     fn memory(&mut self) -> Result<Vec<MemRegion>> {
@@ -1082,6 +1131,24 @@ mod tests {
         assert_eq!(names, [".text", "/DISCARD/"]);
         let SecCmd::Out(d) = &v[0] else { panic!() };
         assert_eq!(d.fill, Some(0x90));
+    }
+
+    #[test]
+    fn overlay() {
+        let c = cmds("SECTIONS { OVERLAY 0x1000 : AT (0x4000) { .a { *(.a) } .b { *(.b) } :ph } }");
+        let LayoutCmd::Sections(v) = &c[0] else { panic!() };
+        assert_eq!(v.len(), 3);
+        let SecCmd::Out(a) = &v[0] else { panic!() };
+        assert_eq!((a.addr.clone(), a.lma.clone()), (Some(Expr::Num(0x1000)), Some(Expr::Num(0x4000))));
+        let SecCmd::Out(b) = &v[1] else { panic!() };
+        assert_eq!(b.addr, Some(Expr::Addr(".a".into())));
+        assert_eq!(b.phdrs, vec!["ph".to_string()]);
+        assert!(matches!(&v[2], SecCmd::Assign(d) if d.name == "."));
+        // lld's messages for what an overlay section may not have.
+        let e = parse_command("t", b"SECTIONS { OVERLAY 0x1000 : AT ( 0x2000 ) { .out.aaa 0x3000 : { *(.aaa) } } }", 0, &[]).unwrap_err();
+        assert!(e.to_string().contains("t:1: { expected, but got 0x3000"), "{e}");
+        let e = parse_command("t", b"SECTIONS { OVERLAY 0x1000 : AT ( 0x2000 ) { .out.aaa { *(.aaa) } > AX AT>FLASH } }", 0, &[]).unwrap_err();
+        assert!(e.to_string().contains("t:1: { expected, but got AX"), "{e}");
     }
 
     #[test]
