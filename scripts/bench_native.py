@@ -63,7 +63,10 @@ def prepare_openssl(name, log):
            "no-comp", "no-zlib", "CC=clang-22", "AR=llvm-ar-22", "RANLIB=llvm-ranlib-22", f"CFLAGS={OPENSSL_VARIANTS[name]}"]
     subprocess.run(cfg, cwd=tree, check=True, stdout=subprocess.DEVNULL)
     jobs = str(os.cpu_count() or 2)
-    subprocess.run(["nice", "make", f"-j{jobs}", "build_libs", "build_programs", "LDFLAGS=-fuse-ld=lld"], cwd=tree, check=True, stdout=subprocess.DEVNULL)
+    # One target per make: `make -jN build_libs build_programs` runs both targets' `depend`
+    # steps at once, and they race on the .d files.
+    for goal in ("build_libs", "build_programs"):
+        subprocess.run(["nice", "make", f"-j{jobs}", goal, "LDFLAGS=-fuse-ld=lld"], cwd=tree, check=True, stdout=subprocess.DEVNULL)
 
 
 def openssl_link(tree):
