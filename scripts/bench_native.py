@@ -26,6 +26,7 @@ import glob
 import os
 import shutil
 import subprocess
+import sys
 import urllib.request
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -155,7 +156,9 @@ def dtlto_e2e_workloads(linkers, dist, only, link_command, clang):
     work = os.path.join(OUT, "work-dtlto-e2e")
     links = {}
     sides = [(lname, l, [f"-fthinlto-distributor={dist}"]) for lname, l in linkers if lname in ("dtld", "dtld-before")]
-    sides.append(("ld.lld-22", "lld", ["-fthinlto-distributor=python3", f"-Xthinlto-distributor={local_py()}"]))
+    # lld starts the distributor with posix_spawn, without a PATH search: an absolute python3.
+    python = shutil.which("python3") or sys.executable
+    sides.append(("ld.lld-22", "lld", [f"-fthinlto-distributor={python}", f"-Xthinlto-distributor={local_py()}"]))
     sides.append(("ld.lld-22+dtld-distribute", "lld", [f"-fthinlto-distributor={dist}"]))
     for lname, l, dflags in sides:
         d = os.path.join(work, lname)
