@@ -54,7 +54,8 @@ pub fn compress_section(kind: DebugCompression, raw: &[u8]) -> Option<Vec<u8>> {
             out.extend_from_slice(&sum.to_be_bytes());
         }
         DebugCompression::Zstd => {
-            let parts: Vec<Vec<u8>> = shards.par_iter().map(|s| zstd::bulk::compress(s, ZSTD_LEVEL).expect("zstd compression of an in-memory buffer")).collect();
+            let parts: Vec<Vec<u8>> =
+                shards.par_iter().map(|s| zstd::bulk::compress(s, ZSTD_LEVEL).expect("zstd compression of an in-memory buffer")).collect();
             for p in &parts {
                 out.extend_from_slice(p);
             }
@@ -138,7 +139,8 @@ pub fn decompress(name: &[u8], d: &'static [u8], budget: &mut u64) -> Result<(&'
     }
     *budget -= ch_size;
     let out = if ch_type == elf::ELFCOMPRESS_ZLIB {
-        miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&d[CHDR..], ch_size as usize).map_err(|_| Error::new(format!("{sec}: uncompress failed: zlib error")))?
+        miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&d[CHDR..], ch_size as usize)
+            .map_err(|_| Error::new(format!("{sec}: uncompress failed: zlib error")))?
     } else {
         zstd::bulk::decompress(&d[CHDR..], ch_size as usize).map_err(|e| Error::new(format!("{sec}: uncompress failed: zstd error: {e}")))?
     };

@@ -87,7 +87,6 @@ pub(crate) fn inflate_budget(file_size: usize) -> u64 {
     (file_size as u64).saturating_mul(64).max(64 << 20)
 }
 
-
 type Rel = object::elf::Rel64<crate::elf::LE>;
 
 /// REL entries of `target` as RELA: each addend is the value the relocated field holds.
