@@ -43,6 +43,14 @@ for OpenSSL it is left out of the ThinLTO workloads, as its first link (every ba
 once per linker) would add minutes to the run. A linker's cache is shared by the unchanged and
 changed relinks of the same mode.
 
+Native real programs and DTLTO against LLVM's own distributor (scripts/bench_native.py, built
+once by --prepare into target/bench/, measured when present):
+  openssl-native       OpenSSL's `openssl` program, clang-22 -O2 -fPIE, no LTO, archive-heavy
+  openssl-native-g     the same with -O2 -g
+  large-debug          dtld-reapi's debug build, its link replayed from an ld.lld-22 --reproduce tar
+  lua-dtlto-e2e        Lua through DTLTO, no cache: dtld + dtld-distribute against ld.lld-22 +
+                       LLVM's llvm/utils/dtlto/local.py (and ld.lld-22 + dtld-distribute)
+
 PE/COFF workloads (--pe, instead of the ELF ones; the same generated program compiled for
 x86_64-w64-mingw32, linked through clang-22's MinGW driver, against ld.lld-22's MinGW driver;
 mold has no PE/COFF support, so it is not measured). Each program is a DLL and an EXE using it:
@@ -57,7 +65,7 @@ Before and after timing, every EXE runs under wine (WINEPREFIX, default /tmp/win
 created on first use; DTLD_WINE, default /usr/lib/wine/wine64) next to its own DLL, and all must
 print the same output: a benchmark of a broken link is worthless.
 
-Usage: scripts/bench.py [--runs N] [--modules M] [--funcs F] [--only name,...] [--pe]
+Usage: scripts/bench.py [--runs N] [--modules M] [--funcs F] [--only name,...] [--pe] [--prepare]
 Results: printed, and written to target/bench/results.md (--pe: target/bench/results-pe.md), with
 a chart of the ratios next to it (results.svg, results-pe.svg; scripts/bench_chart.py).
 """
@@ -71,6 +79,7 @@ import sys
 import time
 
 import bench_chart
+import bench_native
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 OUT = os.path.join(ROOT, "target", "bench")
@@ -318,6 +327,8 @@ def main():
     ap.add_argument("--funcs", type=int, default=40)
     ap.add_argument("--only", default="")
     ap.add_argument("--pe", action="store_true", help="the PE/COFF (MinGW) workloads instead of the ELF ones")
+    ap.add_argument("--prepare", action="store_true",
+                    help="build what the native real-program and DTLTO end-to-end workloads need (scripts/bench_native.py), then run")
     ap.add_argument("--openssl", default=os.path.join(ROOT, "target", "openssl", "src"),
                     help="a ThinLTO build of OpenSSL for the openssl-* workloads (see --help)")
     a = ap.parse_args()
@@ -369,6 +380,7 @@ def main():
         report(rows, name, results, results.get("ld.lld-22"))
 
     rows.extend(relink_workloads(a, linkers, dist, only))
+    rows.extend(real_native_workloads(a, linkers, dist, only))
 
     notes = ""
     if shutil.which("gcc") and (not only or only & {"gcc-lto", "lua-gcc-lto"}):
@@ -376,6 +388,20 @@ def main():
         notes = ("gcc-lto workloads: the whole `gcc -flto=auto` link is timed (GCC's LTO runs inside it: plugin, "
                  "lto-wrapper, lto1), peak RSS is the largest process (lto1), ratios are to GNU ld.\n\n")
     write_results(os.path.join(OUT, "results.md"), a, rows, notes)
+
+
+def real_native_workloads(a, linkers, dist, only):
+    """openssl-native, openssl-native-g, large-debug and lua-dtlto-e2e (scripts/bench_native.py):
+    built by --prepare, measured when present."""
+    if a.prepare:
+        bench_native.prepare(only, os.environ.get("DTLD", os.path.join(ROOT, "target", "release", "dtld")), lambda m: print(m, flush=True))
+    rows = []
+    work = bench_native.native_workloads(linkers, only, link_command, CLANG)
+    work += bench_native.dtlto_e2e_workloads(linkers, dist, only, link_command, CLANG)
+    for name, links in work:
+        results = measure(links, a.runs)
+        report(rows, name, results, results.get("ld.lld-22"))
+    return rows
 
 
 def thin_programs(a):

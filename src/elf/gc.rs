@@ -22,7 +22,7 @@
 //! * In an alloc SHF_MERGE section, each piece is live on its own: the mark records which
 //!   offsets are referenced, and the merge keeps only those pieces.
 
-use std::collections::{HashMap, HashSet};
+use crate::util::fasthash::{FastMap as HashMap, FastSet as HashSet};
 
 use object::elf;
 use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
@@ -139,8 +139,8 @@ struct Marker<'a> {
 
 impl<'a> Marker<'a> {
     fn new(config: &'a Config, r: &'a Resolved, candidate: Live) -> Self {
-        let mut dependents = vec![HashMap::new(); r.files.len()];
-        let mut group_of = vec![HashMap::new(); r.files.len()];
+        let mut dependents = vec![HashMap::default(); r.files.len()];
+        let mut group_of = vec![HashMap::default(); r.files.len()];
         let mut groups: Vec<Vec<Vec<u32>>> = vec![Vec::new(); r.files.len()];
         for (f, file) in r.files.iter().enumerate() {
             let File::Obj(o) = file else { continue };
@@ -180,13 +180,13 @@ impl<'a> Marker<'a> {
             candidate,
             live,
             queue: Vec::new(),
-            used: HashSet::new(),
-            merge_refs: HashMap::new(),
+            used: HashSet::default(),
+            merge_refs: HashMap::default(),
             dso_needed: vec![false; r.files.len()],
             dependents,
             group_of,
             groups,
-            c_named: HashMap::new(),
+            c_named: HashMap::default(),
         }
     }
 

@@ -16,14 +16,13 @@
 //! * under `--gc-sections`, a piece of an allocated section that no live code refers to is left
 //!   out (the liveness stage records the referenced offsets).
 
-use std::collections::HashMap;
-
 use object::elf;
 use rayon::prelude::*;
 
 use crate::elf::resolve::{FileId, Resolved};
 use crate::elf::LE;
 use crate::error::{Error, Result};
+use crate::util::fasthash::{FastMap, Prehashed, PrehashedMap};
 
 /// lld's shard count (`MergeNoTailSection::numShards`).
 const SHARDS: usize = 32;
@@ -34,7 +33,7 @@ pub struct Merged {
     pub align: u64,
     /// For each contributing input section: its pieces as (input offset, output offset), sorted
     /// by input offset (a dead piece has output offset 0, as in lld).
-    pub pieces: HashMap<(FileId, u32), Vec<(u64, u64)>>,
+    pub pieces: FastMap<(FileId, u32), Vec<(u64, u64)>>,
 }
 
 /// One piece of an input section.
@@ -56,7 +55,14 @@ fn split(r: &Resolved, f: FileId, s: u32, live_refs: Option<&[u64]>) -> Result<V
     let mut out = Vec::new();
     let mut off = 0usize;
     while off < d.len() {
-        let end = if strings {
+        let end = if strings && ent == 1 {
+            // Byte strings (.debug_str, .rodata.str1.1: nearly every merge section) end at the
+            // next NUL; memchr finds it a word at a time.
+            match memchr::memchr(0, &d[off..]) {
+                Some(n) => off + n + 1,
+                None => return Err(Error::new(format!("{}:({}): string is not null terminated", o.input.name, String::from_utf8_lossy(sec.name)))),
+            }
+        } else if strings {
             let mut e = off;
             loop {
                 if e + ent > d.len() {
@@ -102,7 +108,7 @@ fn align_up(v: u64, a: u64) -> u64 {
 /// Builds one merged chunk from `inputs` (in input order). `merge_refs`: under
 /// `--gc-sections`, the referenced offsets of allocated merge sections. `tail`: tail-merge
 /// strings (`-O2`).
-pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&HashMap<(FileId, u32), Vec<u64>>>, tail: bool) -> Result<Merged> {
+pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&FastMap<(FileId, u32), Vec<u64>>>, tail: bool) -> Result<Merged> {
     let first = &r.obj(inputs[0].0).sections[inputs[0].1 as usize];
     let strings = first.flags & elf::SHF_STRINGS as u64 != 0;
     let align = inputs.iter().map(|&(f, s)| r.obj(f).sections[s as usize].align).max().unwrap_or(1).max(1);
@@ -127,7 +133,7 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&HashMap
     let mut data: Vec<u8>;
     if tail && strings {
         // One table; strings sorted so that each is followed by the ones it ends.
-        let mut index: HashMap<&'static [u8], usize> = HashMap::new();
+        let mut index: FastMap<&'static [u8], usize> = FastMap::default();
         let mut uniq: Vec<&'static [u8]> = Vec::new();
         for (k, pieces) in split.iter().enumerate() {
             for p in pieces.iter().filter(|p| p.live) {
@@ -182,12 +188,14 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&HashMap
             .par_iter()
             .map(|list| {
                 let mut buf: Vec<u8> = Vec::new();
-                let mut seen: HashMap<&'static [u8], u64> = HashMap::with_capacity(list.len());
+                // Keyed by the piece's xxh3 (computed by `split`), not hashed again.
+                let mut seen: PrehashedMap<u64> = PrehashedMap::with_capacity_and_hasher(list.len(), Default::default());
                 let offs = list
                     .iter()
                     .map(|&(k, j)| {
-                        let b = bytes(k as usize, &split[k as usize][j as usize]);
-                        *seen.entry(b).or_insert_with(|| {
+                        let p = &split[k as usize][j as usize];
+                        let b = bytes(k as usize, p);
+                        *seen.entry(Prehashed { hash: p.hash, bytes: b }).or_insert_with(|| {
                             let o = align_up(buf.len() as u64, align);
                             buf.resize(o as usize, 0);
                             buf.extend_from_slice(b);

@@ -71,7 +71,9 @@ pub fn c_str(tab: &'static [u8], off: u32) -> Result<&'static [u8]> {
         return Ok(b"");
     }
     let rest = &tab[off..];
-    match rest.iter().position(|&b| b == 0) {
+    // Called for every symbol name the link reads (resolution, .symtab): memchr scans a word
+    // at a time.
+    match memchr::memchr(0, rest) {
         Some(n) => Ok(&rest[..n]),
         None => bail!("string table is not null-terminated"),
     }

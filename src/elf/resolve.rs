@@ -10,8 +10,6 @@
 //! The result is one `Symbol` per global name, each pointing at its final definition, plus for
 //! every object the mapping from its symbol-table indices to those global symbols.
 
-use std::collections::HashMap;
-
 use object::elf;
 use object::read::elf::Sym as _;
 use rayon::prelude::*;
@@ -22,6 +20,7 @@ use crate::elf::shared::SharedFile;
 use crate::elf::LE;
 use crate::error::{Error, Result};
 use crate::input::{FileKind, InputFile};
+use crate::util::fasthash::FastMap;
 
 pub type FileId = usize;
 pub type SymbolId = usize;
@@ -119,7 +118,7 @@ pub struct Resolved {
     /// Whether each file joined the link.
     pub loaded: Vec<bool>,
     pub symbols: Vec<Symbol>,
-    pub by_name: HashMap<&'static [u8], SymbolId>,
+    pub by_name: FastMap<&'static [u8], SymbolId>,
     /// For each object file: global symbol index (from `first_global`) → SymbolId.
     pub sym_ids: Vec<Vec<SymbolId>>,
     /// For each object file: sections discarded because another file's COMDAT group won.
@@ -135,7 +134,7 @@ pub struct Resolved {
     pub versions: Vec<String>,
     /// Common symbols that several objects declare: the largest alignment of them all (lld
     /// keeps it whichever declaration wins on size).
-    pub common_align: HashMap<SymbolId, u64>,
+    pub common_align: crate::util::fasthash::FastMap<SymbolId, u64>,
 }
 
 /// A GCC IR visibility (`LDPV_*`: default, protected, internal, hidden) as an ELF `STV_*`.
@@ -211,7 +210,7 @@ impl Resolved {
 pub struct Resolver<'c> {
     config: &'c Config,
     r: Resolved,
-    comdats: HashMap<&'static [u8], FileId>,
+    comdats: FastMap<&'static [u8], FileId>,
     /// Files whose undefined references are being resolved, innermost last (see `load`).
     frames: Vec<Frame>,
     errors: Vec<String>,
@@ -293,16 +292,16 @@ impl<'c> Resolver<'c> {
                 files,
                 loaded: vec![false; n],
                 symbols: Vec::new(),
-                by_name: HashMap::new(),
+                by_name: FastMap::default(),
                 sym_ids,
                 discarded,
                 dso_needed: vec![false; n],
                 inputs: inputs.iter().collect(),
                 load_order: Vec::new(),
                 versions: Vec::new(),
-                common_align: HashMap::new(),
+                common_align: Default::default(),
             },
-            comdats: HashMap::new(),
+            comdats: FastMap::default(),
             frames: Vec::new(),
             errors: Vec::new(),
             lto_first_file: None,

@@ -52,7 +52,7 @@ fn bloom_words(ndefined: usize) -> usize {
 /// Prepares `.dynstr` and version needs. Called once dynamic symbols are chosen.
 pub fn prepare_dynamic_strings(l: &mut Layout) {
     let mut strs: Vec<u8> = vec![0];
-    let mut index: std::collections::HashMap<Vec<u8>, u32> = Default::default();
+    let mut index: crate::util::fasthash::FastMap<Vec<u8>, u32> = Default::default();
     let mut add = |s: &[u8], strs: &mut Vec<u8>| -> u32 {
         if let Some(&o) = index.get(s) {
             return o;

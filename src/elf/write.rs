@@ -296,17 +296,74 @@ fn write_sections(l: &Layout, place: &Placement, buf: &mut [u8]) -> Result<Vec<S
         pos = offset + size;
         slices.push((i, mine));
     }
-    let errors: Vec<String> = slices
+    let mut work: Vec<(usize, Option<std::ops::Range<usize>>, &mut [u8])> = Vec::with_capacity(slices.len());
+    for (i, slice) in slices {
+        split_work(l, i, place.compressed[i].is_some(), slice, &mut work);
+    }
+    let errors: Vec<String> = work
         .into_par_iter()
-        .flat_map(|(i, slice)| match &place.compressed[i] {
-            Some(data) => {
+        .flat_map(|(i, part, slice)| match (&place.compressed[i], part) {
+            (Some(data), _) => {
                 slice.copy_from_slice(data);
                 Vec::new()
             }
-            None => fill_section(l, i, slice),
+            (None, None) => fill_section(l, i, slice),
+            (None, Some(range)) => {
+                if flag_exec(l.osecs[i].flags) {
+                    slice.fill(arch::TRAP);
+                }
+                let start = l.osecs[i].chunk_off[range.start];
+                let mut errs = Vec::new();
+                fill_chunks(l, i, range, start, slice, &mut errs);
+                errs
+            }
         })
         .collect();
     Ok(errors)
+}
+
+/// Output sections larger than this are written in parts of about this size, in parallel: a
+/// large link's `.debug_info` or `.text` alone would otherwise keep one thread busy while the
+/// others wait.
+const PART: u64 = 2 << 20;
+
+/// Adds output section `i`'s work to `work`: the whole section (`None`), or runs of its chunks,
+/// each with the part of `slice` from its first chunk to the next run's. A section with a
+/// linker script's fill or data, or compressed, is one piece of work.
+fn split_work<'a>(l: &Layout, i: usize, compressed: bool, slice: &'a mut [u8], work: &mut Vec<(usize, Option<std::ops::Range<usize>>, &'a mut [u8])>) {
+    let os = &l.osecs[i];
+    let whole = compressed
+        || (slice.len() as u64) < 2 * PART
+        || l.script_extra.fill.contains_key(&i)
+        || l.script_extra.data.contains_key(&i)
+        || os.chunk_off.len() != os.chunks.len()
+        || os.chunk_off.first() != Some(&0)
+        || !os.chunk_off.is_sorted();
+    if whole {
+        work.push((i, None, slice));
+        return;
+    }
+    let mut rest = slice;
+    let mut first = 0usize;
+    let mut pos = 0u64;
+    for k in 1..=os.chunks.len() {
+        let end = os.chunk_off.get(k).copied();
+        // Cut before chunk k once the run is large enough (and at the section's end).
+        let cut = match end {
+            Some(e) => e - pos >= PART,
+            None => true,
+        };
+        if !cut {
+            continue;
+        }
+        let len = end.map_or(rest.len() as u64, |e| e - pos);
+        let tmp = std::mem::take(&mut rest);
+        let (mine, tail) = tmp.split_at_mut(len as usize);
+        rest = tail;
+        work.push((i, Some(first..k), mine));
+        first = k;
+        pos += len;
+    }
 }
 
 /// Writes output section `i`'s contents (relocated) into `slice`; returns relocation errors.
@@ -330,25 +387,33 @@ fn fill_section(l: &Layout, i: usize, slice: &mut [u8]) -> Vec<String> {
             }
         }
     }
-    for (c, &coff) in os.chunks.iter().zip(&os.chunk_off) {
+    fill_chunks(l, i, 0..os.chunks.len(), 0, slice, &mut errs);
+    errs
+}
+
+/// Writes chunks `range` of output section `i` into `slice`, which starts at offset `start`
+/// of the section.
+fn fill_chunks(l: &Layout, i: usize, range: std::ops::Range<usize>, start: u64, slice: &mut [u8], errs: &mut Vec<String>) {
+    let os = &l.osecs[i];
+    for (c, &off) in os.chunks[range.clone()].iter().zip(&os.chunk_off[range]) {
         let (size, _) = chunk_size(l, *c);
+        let coff = off - start;
         let dst = &mut slice[coff as usize..(coff + size) as usize];
         match *c {
             Chunk::Input(f, s) => {
                 let sec = &l.obj(f).sections[s as usize];
                 if sec.sh_type != elf::SHT_NOBITS {
                     dst.copy_from_slice(sec.data);
-                    apply_relocs(l, f, s, os.addr + coff, dst, &mut errs);
+                    apply_relocs(l, f, s, os.addr + off, dst, errs);
                 }
             }
             Chunk::Merged(m) => dst.copy_from_slice(&l.merged[m].data),
             Chunk::Bss(_) => {}
-            Chunk::Synthetic(Synth::EhFrame) => write_eh_frame(l, dst, &mut errs),
+            Chunk::Synthetic(Synth::EhFrame) => write_eh_frame(l, dst, errs),
             Chunk::Synthetic(Synth::EhFrameHdr) => write_eh_frame_hdr(l, dst),
             Chunk::Synthetic(s) => synthetic::write(l, s, dst),
         }
     }
-    errs
 }
 
 fn flag_exec(f: u64) -> bool {

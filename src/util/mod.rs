@@ -1,5 +1,6 @@
 //! Small format-neutral utilities the drivers and both link formats share.
 
 pub mod demangle;
+pub mod fasthash;
 pub mod glob;
 pub mod json;

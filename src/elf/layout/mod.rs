@@ -15,6 +15,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::util::fasthash::{FastMap, FastSet};
+
 use dtld_arch::x86_64::{self as arch, RelKind};
 use object::elf;
 use object::read::elf::{Rela as _, Sym as _};
@@ -218,23 +220,26 @@ pub struct Layout<'r> {
     /// Per file, per section: offset within the output section.
     pub sec_off: Vec<Vec<u64>>,
     pub merged: Vec<Merged>,
+    /// Each merged chunk's address, filled when the layout is final (empty before: the
+    /// address is then looked up in its output section's chunk list).
+    pub merged_addr: Vec<u64>,
     pub eh_records: Vec<EhRecord>,
     /// Per (file, sec) of .eh_frame inputs: its kept records (indices into `eh_records`), by
     /// input offset.
-    pub eh_index: HashMap<(FileId, u32), Vec<u32>>,
+    pub eh_index: FastMap<(FileId, u32), Vec<u32>>,
     pub eh_size: u64,
-    pub sym_flags: HashMap<Target, SymFlags>,
+    pub sym_flags: FastMap<Target, SymFlags>,
     pub got: Vec<(Target, GotKind)>,
-    pub got_index: HashMap<(Target, GotKind), u32>,
+    pub got_index: FastMap<(Target, GotKind), u32>,
     /// PLT entries (preemptible functions), in order.
     pub plt: Vec<SymbolId>,
-    pub plt_index: HashMap<SymbolId, u32>,
+    pub plt_index: FastMap<SymbolId, u32>,
     /// IFUNC entries: target and its .got.plt slot.
     pub iplt: Vec<Target>,
-    pub iplt_index: HashMap<Target, u32>,
+    pub iplt_index: FastMap<Target, u32>,
     /// IFUNCs whose address is taken other than through the GOT: every reference uses the
     /// IPLT entry's address (lld's canonical PLT for IFUNCs).
-    pub ifunc_canonical: std::collections::HashSet<Target>,
+    pub ifunc_canonical: FastSet<Target>,
     pub dynrels: Vec<DynRel>,
     pub irelatives: Vec<DynRel>,
     pub relative_count: usize,
@@ -242,18 +247,18 @@ pub struct Layout<'r> {
     /// are known.
     pub relr: Vec<Place>,
     pub relr_words: Vec<u64>,
-    pub site_fix: HashMap<(FileId, u32, usize), SiteFix>,
+    pub site_fix: FastMap<(FileId, u32, usize), SiteFix>,
     pub dynsyms: Vec<SymbolId>,
-    pub dynsym_index: HashMap<SymbolId, u32>,
+    pub dynsym_index: FastMap<SymbolId, u32>,
     pub copies: Vec<SymbolId>,
     /// Other names of a copy-relocated object in its library (`environ`, `__environ`, ...):
     /// alias → the copied symbol. They share the copy's address and are exported with it.
-    pub copy_alias: HashMap<SymbolId, SymbolId>,
+    pub copy_alias: FastMap<SymbolId, SymbolId>,
     /// Under --gc-sections: global symbols referenced from live sections.
-    pub gc_used: Option<std::collections::HashSet<SymbolId>>,
+    pub gc_used: Option<FastSet<SymbolId>>,
     pub needed: Vec<FileId>,
     pub sym_value: Vec<u64>,
-    pub synth_osec: HashMap<Synth, usize>,
+    pub synth_osec: FastMap<Synth, usize>,
     pub has_dynamic: bool,
     pub is_pic: bool,
     pub tls: Option<(u64, u64, u64)>,
@@ -262,7 +267,7 @@ pub struct Layout<'r> {
     pub phdrs: Vec<Phdr>,
     pub file_size: u64,
     /// Synthetic symbols defined by the linker: name → (output section, offset, or absolute).
-    pub synthetic_syms: HashMap<SymbolId, u64>,
+    pub synthetic_syms: FastMap<SymbolId, u64>,
     /// Per symbol: an undefined reference the linker will define (`_DYNAMIC`, `__ehdr_start`,
     /// `__start_foo` with an output section `foo`, ...). Decided before the relocation scan, as
     /// lld's `addReservedSymbols`, so that GOT, PLT and relaxation see them as defined and
@@ -270,13 +275,13 @@ pub struct Layout<'r> {
     pub linker_defined: Vec<bool>,
     pub verneed: Vec<(FileId, Vec<&'static [u8]>)>,
     pub dynstr: Vec<u8>,
-    pub dynstr_off: HashMap<Vec<u8>, u32>,
+    pub dynstr_off: FastMap<Vec<u8>, u32>,
     /// x86 feature bits written in `.note.gnu.property` (0: no note).
     pub x86_features: u32,
     /// With a SECTIONS script: the matching of input sections to its descriptions.
     pub script_plan: Option<crate::elf::script::place::Plan>,
     /// Symbols a linker script assigns: value and output section (None: absolute).
-    pub script_syms: HashMap<SymbolId, (u64, Option<usize>)>,
+    pub script_syms: FastMap<SymbolId, (u64, Option<usize>)>,
     /// Data commands, fills and load addresses of the script's output sections.
     pub script_extra: crate::elf::script::place::Extra,
     /// `--icf`: each folded input section → the one kept in its place (`elf::icf`).
@@ -530,6 +535,9 @@ impl<'r> Layout<'r> {
     }
 
     fn merged_chunk_addr(&self, os: usize, m: usize) -> u64 {
+        if let Some(&a) = self.merged_addr.get(m) {
+            return a;
+        }
         let osec = &self.osecs[os];
         for (c, off) in osec.chunks.iter().zip(&osec.chunk_off) {
             if *c == Chunk::Merged(m) {
@@ -681,31 +689,32 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         sec_osec: Vec::new(),
         sec_off: Vec::new(),
         merged: Vec::new(),
+        merged_addr: Vec::new(),
         eh_records: Vec::new(),
-        eh_index: HashMap::new(),
+        eh_index: Default::default(),
         eh_size: 0,
-        sym_flags: HashMap::new(),
+        sym_flags: Default::default(),
         got: Vec::new(),
-        got_index: HashMap::new(),
+        got_index: Default::default(),
         plt: Vec::new(),
-        plt_index: HashMap::new(),
+        plt_index: Default::default(),
         iplt: Vec::new(),
-        iplt_index: HashMap::new(),
+        iplt_index: Default::default(),
         ifunc_canonical: Default::default(),
         dynrels: Vec::new(),
         irelatives: Vec::new(),
         relative_count: 0,
         relr: Vec::new(),
         relr_words: Vec::new(),
-        site_fix: HashMap::new(),
+        site_fix: Default::default(),
         dynsyms: Vec::new(),
-        dynsym_index: HashMap::new(),
+        dynsym_index: Default::default(),
         copies: Vec::new(),
-        copy_alias: HashMap::new(),
+        copy_alias: Default::default(),
         gc_used: None,
         needed: Vec::new(),
         sym_value: vec![0; r.symbols.len()],
-        synth_osec: HashMap::new(),
+        synth_osec: Default::default(),
         has_dynamic: false,
         is_pic,
         tls: None,
@@ -713,16 +722,16 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         entry: 0,
         phdrs: Vec::new(),
         file_size: 0,
-        synthetic_syms: HashMap::new(),
+        synthetic_syms: Default::default(),
         linker_defined: Vec::new(),
         verneed: Vec::new(),
         dynstr: vec![0],
-        dynstr_off: HashMap::new(),
+        dynstr_off: Default::default(),
         x86_features: 0,
         script_plan: None,
-        script_syms: HashMap::new(),
+        script_syms: Default::default(),
         script_extra: Default::default(),
-        icf_folded: HashMap::new(),
+        icf_folded: Default::default(),
     };
     let liveness = crate::elf::gc::mark_live(config, r);
     // Shared libraries that stay: all loaded ones not under --as-needed, and as-needed ones that
@@ -769,7 +778,22 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     crate::elf::icf::alias(&mut l, true);
     crate::elf::emit_relocs::finish(&mut l);
     compute_symbol_values(&mut l)?;
+    l.merged_addr = merged_chunk_addrs(&l);
     Ok(l)
+}
+
+/// The address of every merged chunk, once the layout is final: the writer resolves every
+/// relocation into a merge section (each `.debug_str` reference of `.debug_info`) through it.
+fn merged_chunk_addrs(l: &Layout) -> Vec<u64> {
+    let mut addr = vec![0; l.merged.len()];
+    for osec in &l.osecs {
+        for (c, off) in osec.chunks.iter().zip(&osec.chunk_off) {
+            if let Chunk::Merged(m) = *c {
+                addr[m] = osec.addr + off;
+            }
+        }
+    }
+    addr
 }
 
 // ------------------------------------------------------------------------------------------------

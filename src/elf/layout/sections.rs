@@ -164,7 +164,7 @@ fn output_conflict(o: &ObjFile, sec: &crate::elf::object::InputSection, os: &Out
     None
 }
 
-pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&HashMap<(FileId, u32), Vec<u64>>>) -> Result<()> {
+pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&crate::util::fasthash::FastMap<(FileId, u32), Vec<u64>>>) -> Result<()> {
     let r = l.r;
     let mut by_key: HashMap<(Vec<u8>, u32, u64), usize> = HashMap::new();
     let mut osecs: Vec<OutSec> = Vec::new();
@@ -409,7 +409,7 @@ pub(super) fn build_eh_frame(l: &mut Layout, eh_inputs: &[(FileId, u32)], live: 
     }
     // Per input section, its records by input offset (a CIE copy that was deduplicated away
     // has none: addresses into it resolve to the section's first kept record).
-    let mut index: HashMap<(FileId, u32), Vec<u32>> = HashMap::new();
+    let mut index: crate::util::fasthash::FastMap<(FileId, u32), Vec<u32>> = Default::default();
     for (i, rec) in l.eh_records.iter().enumerate() {
         index.entry((rec.file, rec.sec)).or_default().push(i as u32);
     }
