@@ -33,8 +33,9 @@ directory, warmed by the warm-up link:
   X-relink-unchanged   in-process ThinLTO relink, nothing changed, --thinlto-cache-dir (ld.lld
                        reruns its thin link; dtld reuses its previous result)
   X-relink-changed     the same after one module changed: every run links a new version of a
-                       small extra module (bench_variant_N.o), so the thin link reruns and that
-                       module's backend compiles; everything else comes from the cache
+                       small extra module (bench_variant_N.o, numbered after those on disk, so
+                       never linked before), so the thin link reruns and that module's backend
+                       compiles; everything else comes from the cache
   X-dtlto-unchanged    DTLTO relink with dtld-distribute, nothing changed, --thinlto-cache-dir
                        (dtld and ld.lld-22)
   X-dtlto-changed      DTLTO relink after one module changed, as X-relink-changed
@@ -444,6 +445,9 @@ def relink_workloads(a, linkers, dist, only):
             name = f"{prog}-{kind}"
             if only and name not in only:
                 continue
+            vdir = os.path.join(work, "variants")
+            first_variant = 1 + max([int(f[len("bench_variant_"):-2]) for f in os.listdir(vdir)
+                                     if f.startswith("bench_variant_") and f.endswith(".o")] if os.path.isdir(vdir) else [0], default=0)
             links = {}
             for lname, l in linkers:
                 lto_dtlto = kind.startswith("dtlto")
@@ -473,9 +477,11 @@ def relink_workloads(a, linkers, dist, only):
                     flags.append(f"-fthinlto-distributor={dist}")
                 base = link_command([CLANG, f"-fuse-ld={l}", *flags, *ins, "-o", out], cwd)
                 if kind.endswith("-changed"):
-                    # The extra module goes right before the program's first object.
+                    # The extra module goes right before the program's first object. Variants
+                    # never linked before (numbered after those on disk): a variant an earlier
+                    # bench run linked would let dtld reuse that link's result (its link cache).
                     cut = base.index(ins[0])
-                    links[lname] = ((lambda k, base=base, cut=cut: base[:cut] + [variant_object(work, k)] + base[cut:]), cwd, None)
+                    links[lname] = ((lambda k, base=base, cut=cut: base[:cut] + [variant_object(work, first_variant + k)] + base[cut:]), cwd, None)
                 else:
                     links[lname] = (base, cwd, None)
             results = measure(links, a.runs)

@@ -20,6 +20,11 @@
 //!   dtld's and is left alone.
 //!
 //! A lock file inside serializes links that share the directory (two links of one output).
+//!
+//! A *persistent* staging directory (`open_persistent`, in-process ThinLTO with a cache
+//! directory) is not emptied when opened nor removed at the end: the next link of the same
+//! output keeps the entries that are still right and has `llvm-lto2` rewrite its outputs in
+//! place, so a relink allocates and frees no inodes for the modules that did not change.
 
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -117,12 +122,12 @@ fn list(fd: RawFd) -> std::io::Result<Vec<CString>> {
     Ok(names)
 }
 
-/// Removes everything inside directory `fd` except `keep`, never following a symlink: a link
-/// is removed as a link, a directory is entered through `openat(O_NOFOLLOW)`.
-fn clear_at(fd: RawFd, keep: Option<&CStr>, depth: usize) {
+/// Removes everything inside directory `fd` except the names `keep` accepts, never following a
+/// symlink: a link is removed as a link, a directory is entered through `openat(O_NOFOLLOW)`.
+fn clear_at(fd: RawFd, keep: &dyn Fn(&CStr) -> bool, depth: usize) {
     let Ok(names) = list(fd) else { return };
     for name in names {
-        if Some(name.as_c_str()) == keep {
+        if keep(&name) {
             continue;
         }
         let Ok(st) = lstat_at(fd, &name) else {
@@ -130,7 +135,7 @@ fn clear_at(fd: RawFd, keep: Option<&CStr>, depth: usize) {
         };
         if is_dir(&st) && depth < 64 {
             if let Ok(sub) = open_at(fd, &name, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
-                clear_at(sub.as_raw_fd(), None, depth + 1);
+                clear_at(sub.as_raw_fd(), &|_| false, depth + 1);
             }
             // SAFETY: unlinkat relative to a descriptor we own.
             unsafe { libc::unlinkat(fd, name.as_ptr(), libc::AT_REMOVEDIR) };
@@ -146,6 +151,21 @@ impl StagingDir {
     /// lock (waiting for another link that holds it) and empties it. `keep` (`--save-temps`)
     /// leaves it in place at the end.
     pub fn open(name: &Path, keep: bool) -> Result<StagingDir> {
+        Self::open_impl(name, keep, false)
+    }
+
+    /// Opens (or creates) the persistent staging directory `name` as `open` does, but leaves
+    /// its contents for the caller to reconcile (`retain`) and the directory in place at the end.
+    pub fn open_persistent(name: &Path) -> Result<StagingDir> {
+        Self::open_impl(name, true, true)
+    }
+
+    /// Removes every entry of the directory whose name `keep` rejects (the lock always stays).
+    pub fn retain(&self, keep: &dyn Fn(&CStr) -> bool) {
+        clear_at(self.fd.as_raw_fd(), &|n: &CStr| n == c".lock" || keep(n), 0);
+    }
+
+    fn open_impl(name: &Path, keep: bool, persistent: bool) -> Result<StagingDir> {
         let shown = name.display().to_string();
         let err = |what: &str, e: std::io::Error| Error::new(format!("cannot create directory {shown}: {what}{}", crate::io_error(&e)));
         let parent_path = match name.parent() {
@@ -216,7 +236,9 @@ impl StagingDir {
             if !still || !live {
                 continue;
             }
-            clear_at(fd.as_raw_fd(), Some(c".lock"), 0);
+            if !persistent {
+                clear_at(fd.as_raw_fd(), &|n: &CStr| n == c".lock", 0);
+            }
             let pinned = pin(&fd, id).unwrap_or_else(|| crate::lto::thinlink::abs(name));
             let _signal = (!keep).then(|| crate::cleanup::register_dir(crate::lto::thinlink::abs(name), id));
             return Ok(StagingDir { name: name.to_path_buf(), parent, base, fd, id, pinned, keep, _lock: Some(lock), _signal });
@@ -249,6 +271,31 @@ impl StagingDir {
     }
 }
 
+/// A staging directory being removed by a thread of its own (`StagingDir::remove_in_background`):
+/// the link goes on meanwhile (thousands of `unlinkat` wait on the file system, not the CPU),
+/// and dropping this waits until the directory is gone, so nothing is left behind at exit.
+#[must_use]
+pub struct Removal(Option<std::thread::JoinHandle<()>>);
+
+impl Drop for Removal {
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl StagingDir {
+    /// Removes the directory (as dropping it does) in another thread; see `Removal`.
+    pub fn remove_in_background(self) -> Removal {
+        if self.keep {
+            return Removal(None);
+        }
+        // If no thread can be started, the closure (and with it the directory) is dropped here.
+        Removal(std::thread::Builder::new().name("dtld-rm-staging".into()).spawn(move || drop(self)).ok())
+    }
+}
+
 /// `/proc/self/fd/N` for the directory, inherited by children (so a child's working directory
 /// or path through it is the same directory), if /proc shows it.
 fn pin(fd: &OwnedFd, id: (u64, u64)) -> Option<PathBuf> {
@@ -266,7 +313,7 @@ impl Drop for StagingDir {
         if self.keep {
             return;
         }
-        clear_at(self.fd.as_raw_fd(), None, 0);
+        clear_at(self.fd.as_raw_fd(), &|_| false, 0);
         // Only our directory, under the name it still has.
         if let Ok(st) = lstat_at(self.parent.as_raw_fd(), &self.base) {
             if (st.st_dev, st.st_ino) == self.id && is_dir(&st) {

@@ -81,12 +81,15 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     if config.relocatable {
         return relocatable::write_relocatable(config, &resolver.finish()?).and_then(|()| finish_trace(config, &trace));
     }
+    // The LTO staging directory's removal runs until the output is written (dropped last).
+    let mut _lto_cleanup = None;
     if resolver.resolved().has_bitcode() {
         // LTO replaces the bitcode files by native objects, which join the link in pass 2.
         let out = lto::run(config, resolver.resolved(), &mut trace)?;
         if out.stop {
             return finish_trace(config, &trace);
         }
+        _lto_cleanup = out.cleanup;
         let t = std::time::Instant::now();
         resolver.add_lto_objects(out.objects)?;
         trace.stage("Resolve LTO objects", "", t);

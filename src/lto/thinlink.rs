@@ -72,28 +72,35 @@ pub fn leading_parents(p: &Path) -> usize {
     p.components().take_while(|c| matches!(c, Component::ParentDir)).count()
 }
 
-/// Makes `link` a symlink to `target` (absolute), replacing what was there.
+/// Puts module `m` at `path`: a symlink to its source file, a hard link to its member store
+/// entry, or else a file holding its bytes. An entry already there that is exactly what would
+/// be made (a persistent staging tree, or the same module staged twice) is kept as it is.
 fn place(path: &Path, m: &Module) -> Result<()> {
-    if let Some(parent) = path.parent() {
+    if let Some(parent) = path.parent().filter(|p| !p.is_dir()) {
         std::fs::create_dir_all(parent).map_err(|e| Error::new(format!("cannot create directory {}: {}", parent.display(), crate::io_error(&e))))?;
     }
-    let _ = std::fs::remove_file(path);
     let linked = match &m.source {
         Some(src) => {
             let abs = std::fs::canonicalize(src).unwrap_or_else(|_| src.clone());
+            if std::fs::read_link(path).is_ok_and(|l| l == abs) {
+                return Ok(());
+            }
+            let _ = std::fs::remove_file(path);
             std::os::unix::fs::symlink(&abs, path).is_ok()
         }
         None => false,
     };
     let linked = linked || m.store.as_ref().is_some_and(|store| link_from_store(store, m.data, path));
     if !linked {
+        let _ = std::fs::remove_file(path);
         std::fs::write(path, m.data).map_err(|e| Error::new(format!("Failed to create file {}: {}", path.display(), crate::io_error(&e))))?;
     }
     Ok(())
 }
 
-/// Hard-links `path` to the member store entry `store` holding exactly `data`. A missing entry
-/// is written first (a new file renamed into place). The staged file (sharing the entry's
+/// Hard-links `path` to the member store entry `store` holding exactly `data` (keeping a link
+/// to the same entry that is already there). A missing entry is written first (a new file
+/// renamed into place). The staged file (sharing the entry's
 /// inode) is then checked: a regular file of ours that nobody else may write, holding exactly
 /// `data`; otherwise (a damaged or planted entry) both go and the result is false, as when the
 /// store cannot be used at all (another file system): the caller writes the file instead.
@@ -116,8 +123,15 @@ fn link_from_store(store: &Path, data: &[u8], path: &Path) -> bool {
             return false;
         }
     }
-    if std::fs::hard_link(store, path).is_err() {
-        return false;
+    let same_inode = match (std::fs::symlink_metadata(store), std::fs::symlink_metadata(path)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    };
+    if !same_inode {
+        let _ = std::fs::remove_file(path);
+        if std::fs::hard_link(store, path).is_err() {
+            return false;
+        }
     }
     let good = (|| {
         let f = std::fs::File::options().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).ok()?;
@@ -266,6 +280,7 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
         let text: String = args.iter().map(|a| rsp_quote(a) + "\n").collect();
         f.write_all(text.as_bytes()).map_err(|e| Error::new(format!("cannot write {}: {}", rsp.display(), crate::io_error(&e))))?;
     }
+    mark_outputs_stale(work);
     let t_run = std::time::Instant::now();
     let out = Command::new(&llvm.lto2)
         .arg("run")
@@ -303,7 +318,7 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
         shards.push(has_shard.then_some(shard));
     }
     let regular = out_base.with_file_name("lto.0");
-    let regular_object = std::fs::read(&regular).ok();
+    let regular_object = if is_stale(&regular) { None } else { std::fs::read(&regular).ok() };
     // In-process: `lto.1`, `lto.2`, ... one per ThinLTO task, in task order.
     let mut thin_objects = Vec::new();
     if let Mode::InProcess { .. } = mode {
@@ -313,7 +328,7 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
                     .filter_map(|e| {
                         let name = e.file_name().to_string_lossy().into_owned();
                         let n: u32 = name.strip_prefix("lto.")?.parse().ok()?;
-                        (n > 0).then(|| (n, e.path()))
+                        (n > 0 && !is_stale(&e.path())).then(|| (n, e.path()))
                     })
                     .collect()
             })
@@ -325,6 +340,34 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
         }
     }
     Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects, times: [t_stage, t_run, t_read, std::time::Instant::now()] })
+}
+
+/// `llvm-lto2`'s objects (`lto.<task>`) left in `work` by a previous link (a persistent
+/// staging tree, `staging.rs`): llvm-lto2 truncates and rewrites each it produces again, in
+/// place (no new inode), which sets its modification time; one it does not produce must not be
+/// taken for this link's. So each gets the modification time 0 before the run (`is_stale`).
+fn mark_outputs_stale(work: &Path) {
+    let Ok(rd) = std::fs::read_dir(work) else { return };
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let is_output = name.to_str().and_then(|n| n.strip_prefix("lto.")).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if !is_output {
+            continue;
+        }
+        let Ok(c) = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(e.path().as_os_str())) else { continue };
+        let times = [libc::timespec { tv_sec: 0, tv_nsec: 0 }; 2];
+        // SAFETY: utimensat on a NUL-terminated path with two valid timespecs, not following a link.
+        if unsafe { libc::utimensat(libc::AT_FDCWD, c.as_ptr(), times.as_ptr(), libc::AT_SYMLINK_NOFOLLOW) } != 0 {
+            // A file whose time cannot be set cannot be told apart: it goes.
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Whether `p` is an output of an earlier link that this run of `llvm-lto2` did not rewrite
+/// (`mark_outputs_stale`).
+fn is_stale(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).and_then(|m| m.modified()).is_ok_and(|t| t == std::time::UNIX_EPOCH)
 }
 
 impl ThinLinkOutput {

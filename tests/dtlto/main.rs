@@ -516,7 +516,8 @@ impl Work<'_> {
 /// the file name of the object the module came from. For an archive member, whatever the
 /// linker's naming (`libarch.a(arch.o at 84)` plus lld's `.<seq>.<HEXPID>.o` or dtld's `.o`),
 /// that is the member's file name (`arch.o`); otherwise the path's file name, after removing
-/// dtld's staging prefix (`<output>.dtld-lto/[<content tag>/]`) and lld's temporary-name
+/// dtld's staging prefix (`<output>.dtld-lto/[<content tag>-[<n>-]]`, or an older dtld's
+/// `<content tag>/`) and lld's temporary-name
 /// decorations (`.<task>.<pid>.native.o`, `.<seq>.<HEXPID>.o`, `.thinlto.bc`). The test
 /// inputs have unique file names, so this tells every module apart (thin-archive members are
 /// `lib/thin.o` for lld 22 but may be named after the archive by dtld).
@@ -524,11 +525,8 @@ fn module_identity(path: &str, linker_output: &str) -> String {
     let mut p = path.to_string();
     if let Some(rest) = p.strip_prefix(&format!("{linker_output}.dtld-lto/")) {
         p = rest.to_string();
-        if let Some((first, rest)) = p.split_once('/') {
-            if first.len() >= 8 && first.chars().all(|c| c.is_ascii_hexdigit()) {
-                p = rest.to_string();
-            }
-        }
+        let tagged = Regex::new(r"^[0-9a-f]{16}(-\d+)?[-/]").expect("valid regex");
+        p = tagged.replace(&p, "").into_owned();
     }
     let member = Regex::new(r"\(([^()]+) at \d+\)").expect("valid regex");
     if let Some(c) = member.captures(&p) {
@@ -1350,6 +1348,10 @@ fn identities(_: &Work) -> Result<(), String> {
         ("prog.dtld-lto/6e9c37d19279c63a/libarch.a(arch.o at 84).o", "arch.o"),
         ("prog.dtld-lto/18944eb01577e022/lib/libthin.a(thin.o at 152).o", "thin.o"),
         ("prog.dtld-lto/48f39467fb40c176/main.o", "main.o"),
+        ("prog.dtld-lto/6e9c37d19279c63a-libarch.a(arch.o at 84).o", "arch.o"),
+        ("prog.dtld-lto/48f39467fb40c176-main.o", "main.o"),
+        ("prog.dtld-lto/48f39467fb40c176-2-main.o", "main.o"),
+        ("prog.dtld-lto/48f39467fb40c176-main.o.native.o", "main.o"),
         ("prog.dtld-lto/main.o", "main.o"),
         ("mid.2.7446.native.o", "mid"),
         ("prog.dtld-lto/x/mid.o.native.o", "mid.o"),

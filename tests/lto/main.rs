@@ -21,6 +21,13 @@
 //!   link-cache entry is not used (the link takes the normal path, writes the same program,
 //!   and stores a good entry that the next relink uses), nor is a damaged entry of the store of
 //!   archive members (`dtld-member-*`) the staging links from.
+//! * `staging/persistent`: in-process ThinLTO with a cache directory keeps its staging tree
+//!   in the cache (`dtld.stage-*`) from one link of an output to the next. Relinks that change
+//!   a module and drop another (so a `lto.<task>` object of the previous link is left over) must
+//!   print what ld.lld-22's program of the same inputs prints, be byte for byte the program of a
+//!   link with an empty cache, reuse the unchanged module's staged entry and rewrite `lto.1` in
+//!   place (same inodes), keep nothing of a module no longer linked, and leave no
+//!   `<output>.dtld-lto` next to the output.
 //! * `errors/...`: bad bitcode (both linkers must fail; the linker under test with exit 1, an
 //!   error line, and no output or temporary file left anywhere), and two dtld-only contracts:
 //!   bitcode from a newer LLVM than the one found, and no usable LLVM at all (dtld run
@@ -86,6 +93,8 @@ fn main() {
     add("cache/dtld-only", lld, cache);
     add("link-cache/in-process/dtld-only", lld, |t| link_cache(t, false));
     add("link-cache/dtlto/dtld-only", lld, |t| link_cache(t, true));
+    // lld has no staging tree; the programs are compared with lld's all the same.
+    add("staging/persistent/dtld-only", lld, persistent_staging);
     add("errors/truncated-bitcode", false, |t| bad_bitcode(t, BadBitcode::Truncated));
     add("errors/garbage-after-magic", false, |t| bad_bitcode(t, BadBitcode::Garbage));
     // lld rebuilds the symbol table of bitcode from another producer from the IR and links it.
@@ -521,6 +530,85 @@ fn link_cache(t: &Work, dtlto: bool) -> Result<(), String> {
     let (skipped, _, out4) = link("p4", "cache", &[])?;
     if skipped || out4 != "mid=33 leaf=204\n" {
         return Err(format!("after changing leaf.c: skipped the thin link: {skipped}, printed {out4:?} (expected \"mid=33 leaf=204\\n\")"));
+    }
+    Ok(())
+}
+
+// ---- persistent staging -------------------------------------------------------------------
+
+fn persistent_staging(t: &Work) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    t.write("main.c", CACHE_MAIN)?;
+    t.write("mid.c", CACHE_MID)?;
+    t.write("extra.c", "int extra_value(int x) { return x - 7; }\nint extra_table[3] = { 1, 2, 3 };\n")?;
+    for (stem, value) in [("leaf1", 100), ("leaf2", 200)] {
+        t.write(&format!("{stem}.c"), cache_leaf(value))?;
+    }
+    for stem in ["main", "mid", "extra", "leaf1", "leaf2"] {
+        t.compile(".", &format!("{stem}.c"), &format!("{stem}.o"), &["-flto=thin", "-O2"])?;
+    }
+    t.ar(".", "rcs", "libmid.a", &["mid.o"])?;
+    // (program bytes, program output) of a link of `inputs` to `out`.
+    let link = |linker: Linker, out: &str, cache: &str, inputs: &[&str]| -> Result<(Vec<u8>, String), String> {
+        let mut cmd = t.clang_link(&t.dir, linker);
+        cmd.arg("-flto=thin").arg(format!("-Wl,--thinlto-cache-dir={cache}")).args(inputs).args(["-o", out]);
+        let o = t.run(&mut cmd)?;
+        if !o.success() {
+            return Err(format!("{linker:?} link of {out} failed ({}):\n{}", o.status_text(), o.stderr_text()));
+        }
+        let bytes = fs::read(t.path(out)).map_err(|e| format!("read {out}: {e}"))?;
+        let mut run = Command::new(t.path(out));
+        run.current_dir(&t.dir);
+        let r = t.run(&mut run)?;
+        if !r.success() {
+            return Err(format!("{out} failed ({}):\n{}", r.status_text(), r.stderr_text()));
+        }
+        Ok((bytes, String::from_utf8_lossy(&r.stdout).into_owned()))
+    };
+    let stage = || -> Result<PathBuf, String> {
+        let dirs: Vec<PathBuf> = fs::read_dir(t.path("cache"))
+            .map_err(|e| format!("read cache: {e}"))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("dtld.stage-")))
+            .collect();
+        match dirs.as_slice() {
+            [d] => Ok(d.clone()),
+            _ => Err(format!("expected one dtld.stage-* directory in the cache, found {dirs:?}")),
+        }
+    };
+    let inode = |dir: &Path, pred: &dyn Fn(&str) -> bool| -> Option<u64> {
+        fs::read_dir(dir).ok()?.flatten().find(|e| pred(&e.file_name().to_string_lossy())).and_then(|e| e.metadata().ok()).map(|m| m.ino())
+    };
+    let is_main = |n: &str| n.ends_with("-main.o");
+    let steps: [&[&str]; 3] = [&["main.o", "libmid.a", "leaf1.o", "extra.o"], &["main.o", "libmid.a", "leaf2.o"], &["main.o", "libmid.a", "leaf1.o"]];
+    let mut before: Option<(u64, u64)> = None;
+    for (k, inputs) in steps.iter().enumerate() {
+        let (ours, out) = link(Linker::Dtld, "prog", "cache", inputs)?;
+        let (_, theirs) = link(Linker::Lld, "prog-lld", "cache-lld", inputs)?;
+        if out != theirs {
+            return Err(format!("link {}: dtld's program printed {out:?}, ld.lld-22's {theirs:?}", k + 1));
+        }
+        let (fresh, _) = link(Linker::Dtld, "prog", &format!("cache-fresh-{k}"), inputs)?;
+        if ours != fresh {
+            return Err(format!("link {}: the relink with the persistent staging tree differs from a link with an empty cache", k + 1));
+        }
+        if t.path("prog.dtld-lto").exists() {
+            return Err("prog.dtld-lto was left next to the output".into());
+        }
+        let dir = stage()?;
+        let names: Vec<String> = fs::read_dir(&dir).map_err(|e| e.to_string())?.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        let modules = names.iter().filter(|n| n.ends_with(".o")).count();
+        if modules != inputs.len() || names.iter().any(|n| n.contains("extra") && k > 0) {
+            return Err(format!("link {}: the staging tree holds {names:?}, expected the {} modules of this link", k + 1, inputs.len()));
+        }
+        let now = (inode(&dir, &is_main).ok_or("no staged main.o")?, inode(&dir, &|n| n == "lto.1").ok_or("no lto.1")?);
+        if let Some(b) = before {
+            if b != now {
+                return Err(format!("link {}: main.o's staged entry or lto.1 is a new file (inodes {b:?} -> {now:?}), not reused", k + 1));
+            }
+        }
+        before = Some(now);
     }
     Ok(())
 }
