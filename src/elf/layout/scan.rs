@@ -246,7 +246,10 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
         let undef = matches!(sym.def, Def::Undefined | Def::Lazy(_))
             || (matches!(sym.def, Def::Shared(..)) && sym.visibility != elf::STV_DEFAULT)
             || (matches!(sym.def, Def::Defined(..)) && reloc_check::in_excluded_section(l, id));
-        if undef && !sym.weak && !l.is_linker_defined(id) && !allowed_in_dso && !ignored {
+        // A library's definition demoted by a hidden reference leaves the references' binding:
+        // all weak resolves to 0 without a diagnostic (lld).
+        let weak = if matches!(sym.def, Def::Shared(..)) { !sym.strong_ref } else { sym.weak };
+        if undef && !weak && !l.is_linker_defined(id) && !allowed_in_dso && !ignored {
             // Only allocated sections count: references from debug information and other
             // non-alloc data resolve to 0, as lld resolves them.
             if alloc {
