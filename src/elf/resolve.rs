@@ -1240,15 +1240,20 @@ impl<'c> Resolver<'c> {
                 let id = self.intern(key);
                 let sym = &mut self.r.symbols[id];
                 sym.in_dso = true;
+                // A hidden or protected reference from an object cannot bind to a library's
+                // definition (lld: a shared symbol replaces only a default-visibility undefined
+                // or lazy one), so an archive member later on the command line can still define
+                // it, and otherwise it stays undefined.
+                let default_vis = sym.visibility == elf::STV_DEFAULT;
                 match sym.def {
-                    Def::Undefined => {
+                    Def::Undefined if default_vis => {
                         sym.def = Def::Shared(f, k);
                         if sym.strong_ref {
                             self.r.dso_needed[f] = true;
                         }
                         sym.weak = weak;
                     }
-                    Def::Lazy(_) => {
+                    Def::Lazy(_) if default_vis => {
                         sym.def = Def::Shared(f, k);
                         sym.weak = weak;
                     }
