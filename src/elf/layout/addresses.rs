@@ -272,6 +272,25 @@ struct Placed {
     end_off: u64,
 }
 
+/// A segment that would span no memory (an empty `.text`, a part holding only `.tbss`) gets
+/// no PT_LOAD, as lld's removeEmptyPTLoad; its sections keep their addresses. The first one
+/// also maps the headers. As in lld, the header table keeps room for it (PT_PHDR covers the
+/// room, e_phnum counts the headers written), so no address moves.
+fn empty_groups(l: &Layout, groups: &[SegGroup]) -> Vec<bool> {
+    groups
+        .iter()
+        .enumerate()
+        .map(|(gi, g)| {
+            gi > 0
+                && g.sections.iter().all(|&i| {
+                    let o = &l.osecs[i];
+                    let padding = matches!(o.chunks.first(), Some(Chunk::Synthetic(Synth::RelroPadding)));
+                    !padding && (o.size == 0 || (o.sh_type == elf::SHT_NOBITS && flag(o.flags, elf::SHF_TLS)))
+                })
+        })
+        .collect()
+}
+
 /// Addresses and file offsets of the allocated sections, segment by segment after the
 /// headers (`headers_size`): each segment on a new page at the same offset modulo the page
 /// size (`-z max-page-size`), the TLS block aligned for its most aligned section, `.tbss`
@@ -285,22 +304,7 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
     let mut tls_range: Option<(u64, u64, u64, u64)> = None; // (start addr, offset, filesz, memsz)
     let mut tls_align = 1;
     let mut relro_range: Option<(u64, u64, u64, u64)> = None;
-    // A segment that would span no memory (an empty `.text`, a part holding only `.tbss`) gets
-    // no PT_LOAD, as lld's removeEmptyPTLoad; its sections keep their addresses. The first one
-    // also maps the headers. As in lld, the header table keeps room for it (PT_PHDR covers the
-    // room, e_phnum counts the headers written), so no address moves.
-    let empty_group: Vec<bool> = groups
-        .iter()
-        .enumerate()
-        .map(|(gi, g)| {
-            gi > 0
-                && g.sections.iter().all(|&i| {
-                    let o = &l.osecs[i];
-                    let padding = matches!(o.chunks.first(), Some(Chunk::Synthetic(Synth::RelroPadding)));
-                    !padding && (o.size == 0 || (o.sh_type == elf::SHT_NOBITS && flag(o.flags, elf::SHF_TLS)))
-                })
-        })
-        .collect();
+    let empty_group = empty_groups(l, groups);
     // .tbss-like sections take no address space, but follow each other in the TLS template.
     let mut tbss_cursor: Option<u64> = None;
     // -z max-page-size aligns segments; -z common-page-size ends RELRO (lld's defaults: 4 KiB).
