@@ -284,11 +284,9 @@ impl LayoutScript {
 }
 
 impl Expr {
-    /// Whether `f` holds for this expression or any expression inside it.
-    pub fn any(&self, f: &dyn Fn(&Expr) -> bool) -> bool {
-        if f(self) {
-            return true;
-        }
+    /// The expressions directly inside this one, left to right (every walk over the tree goes
+    /// through this one list of the variants that hold operands).
+    pub fn children(&self) -> Vec<&Expr> {
         match self {
             Expr::Neg(a)
             | Expr::Not(a)
@@ -298,35 +296,25 @@ impl Expr {
             | Expr::DataSegmentAlign(a)
             | Expr::Log2Ceil(a)
             | Expr::SegmentStart(a)
-            | Expr::Assert(a, _) => a.any(f),
-            Expr::Bin(_, a, b) | Expr::Align(a, b) | Expr::Max(a, b) | Expr::Min(a, b) => a.any(f) || b.any(f),
-            Expr::Cond(a, b, c) => a.any(f) || b.any(f) || c.any(f),
-            _ => false,
+            | Expr::Assert(a, _) => vec![a],
+            Expr::Bin(_, a, b) | Expr::Align(a, b) | Expr::Max(a, b) | Expr::Min(a, b) => vec![a, b],
+            Expr::Cond(a, b, c) => vec![a, b, c],
+            _ => Vec::new(),
         }
     }
 
+    /// Whether `f` holds for this expression or any expression inside it.
+    pub fn any(&self, f: &dyn Fn(&Expr) -> bool) -> bool {
+        f(self) || self.children().into_iter().any(|c| c.any(f))
+    }
+
+    /// The symbols the expression reads, in order of appearance.
     pub fn symbols(&self, out: &mut Vec<String>) {
-        match self {
-            Expr::Sym(s) => out.push(s.clone()),
-            Expr::Neg(a)
-            | Expr::Not(a)
-            | Expr::BitNot(a)
-            | Expr::Absolute(a)
-            | Expr::AlignDot(a)
-            | Expr::DataSegmentAlign(a)
-            | Expr::Log2Ceil(a)
-            | Expr::SegmentStart(a)
-            | Expr::Assert(a, _) => a.symbols(out),
-            Expr::Bin(_, a, b) | Expr::Align(a, b) | Expr::Max(a, b) | Expr::Min(a, b) => {
-                a.symbols(out);
-                b.symbols(out);
-            }
-            Expr::Cond(a, b, c) => {
-                a.symbols(out);
-                b.symbols(out);
-                c.symbols(out);
-            }
-            _ => {}
+        if let Expr::Sym(s) = self {
+            out.push(s.clone());
+        }
+        for c in self.children() {
+            c.symbols(out);
         }
     }
 }

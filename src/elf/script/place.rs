@@ -685,21 +685,7 @@ fn discardable(d: &OutDesc, l: &Layout) -> bool {
 }
 
 fn uses_section(e: &Expr, name: &str) -> bool {
-    match e {
-        Expr::Addr(n) | Expr::LoadAddr(n) => n == name,
-        Expr::Neg(a)
-        | Expr::Not(a)
-        | Expr::BitNot(a)
-        | Expr::Absolute(a)
-        | Expr::AlignDot(a)
-        | Expr::DataSegmentAlign(a)
-        | Expr::Log2Ceil(a)
-        | Expr::SegmentStart(a)
-        | Expr::Assert(a, _) => uses_section(a, name),
-        Expr::Bin(_, a, b) | Expr::Align(a, b) | Expr::Max(a, b) | Expr::Min(a, b) => uses_section(a, name) || uses_section(b, name),
-        Expr::Cond(a, b, c) => uses_section(a, name) || uses_section(b, name) || uses_section(c, name),
-        _ => false,
-    }
+    e.any(&|x| matches!(x, Expr::Addr(n) | Expr::LoadAddr(n) if n == name))
 }
 
 /// The body of description `d` (output section `os`): its commands with the chunks each input
