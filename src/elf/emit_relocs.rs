@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 use object::elf;
 use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
 
-use crate::elf::layout::{Chunk, Layout, OutSec};
+use crate::elf::layout::{new_osec, Chunk, Layout, OutSec};
 use crate::elf::object::SecKind;
 use crate::elf::resolve::{FileId, SymbolId};
 use crate::elf::LE;
@@ -48,22 +48,7 @@ pub fn create(l: &mut Layout) {
             let idx = *by_target.entry(os).or_insert_with(|| {
                 let name = format!(".rela{}", l.osecs[os as usize].name);
                 let flags = sec.flags & !((elf::SHF_ALLOC | elf::SHF_GROUP) as u64);
-                l.osecs.push(OutSec {
-                    name,
-                    sh_type: elf::SHT_RELA,
-                    flags,
-                    align: 8,
-                    entsize: 24,
-                    chunks: Vec::new(),
-                    chunk_off: Vec::new(),
-                    size: 0,
-                    addr: 0,
-                    offset: 0,
-                    relro: false,
-                    shndx: 0,
-                    script_desc: None,
-                    noload: false,
-                });
+                l.osecs.push(OutSec { entsize: 24, ..new_osec(&name, elf::SHT_RELA, flags, 8) });
                 l.osecs.len() - 1
             });
             l.osecs[idx].chunks.push(Chunk::Input(f, s as u32));

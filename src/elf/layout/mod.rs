@@ -39,6 +39,7 @@ mod undef;
 pub use addresses::bss_size;
 pub use dynsym::{defsym_fields, dyn_name, is_defined_for_dynsym};
 pub use sections::link_order_dep;
+pub(crate) use sections::new_osec;
 #[allow(unused_imports)]
 use {addresses::*, create::*, dynsym::*, scan::*, sections::*, symbols::*};
 

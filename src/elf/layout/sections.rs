@@ -82,7 +82,7 @@ pub(super) fn is_relro_name(name: &str, flags: u64, sh_type: u32) -> bool {
         || name.starts_with(".data.rel.ro.")
 }
 
-pub(super) fn new_osec(name: &str, sh_type: u32, flags: u64, align: u64) -> OutSec {
+pub(crate) fn new_osec(name: &str, sh_type: u32, flags: u64, align: u64) -> OutSec {
     OutSec {
         name: name.to_string(),
         sh_type,
