@@ -150,6 +150,18 @@ fn run_trial(ctx: &Context, name: &str, f: fn(&Work) -> Result<(), String>) -> R
 }
 
 impl Work<'_> {
+    /// Runs a linked program of the trial (in the trial directory); its stdout, or an error
+    /// with its status and stderr when it fails.
+    fn run_program(&self, out: &str) -> Result<String, String> {
+        let mut run = Command::new(self.path(out));
+        run.current_dir(&self.dir);
+        let r = self.run(&mut run)?;
+        if !r.success() {
+            return Err(format!("{out} failed ({}):\n{}", r.status_text(), r.stderr_text()));
+        }
+        Ok(String::from_utf8_lossy(&r.stdout).into_owned())
+    }
+
     /// `clang -c` in `cwd` (relative to the trial directory).
     fn compile(&self, cwd: &str, src: &str, out: &str, flags: &[&str]) -> Result<(), String> {
         let mut cmd = Command::new(llvm("clang"));
@@ -372,13 +384,8 @@ fn cache(t: &Work) -> Result<(), String> {
             return Err(format!("link of {out} failed ({}):\n{}", o.status_text(), o.stderr_text()));
         }
         let stats = thinlto_stats(&o.stderr_text()).map_err(|e| format!("{out}: {e}"))?;
-        let mut run = Command::new(t.path(out));
-        run.current_dir(&t.dir);
-        let r = t.run(&mut run)?;
-        if !r.success() {
-            return Err(format!("{out} failed ({}):\n{}", r.status_text(), r.stderr_text()));
-        }
-        Ok((stats, String::from_utf8_lossy(&r.stdout).into_owned()))
+        let stdout = t.run_program(out)?;
+        Ok((stats, stdout))
     };
 
     let (first, out1) = link("prog")?;
@@ -457,13 +464,8 @@ fn link_cache(t: &Work, dtlto: bool) -> Result<(), String> {
         let stderr = o.stderr_text();
         thinlto_stats(&stderr).map_err(|e| format!("{out}: {e}"))?;
         let bytes = fs::read(t.path(out)).map_err(|e| format!("read {out}: {e}"))?;
-        let mut run = Command::new(t.path(out));
-        run.current_dir(&t.dir);
-        let r = t.run(&mut run)?;
-        if !r.success() {
-            return Err(format!("{out} failed ({}):\n{}", r.status_text(), r.stderr_text()));
-        }
-        Ok((stderr.contains(SKIPPED), bytes, String::from_utf8_lossy(&r.stdout).into_owned()))
+        let stdout = t.run_program(out)?;
+        Ok((stderr.contains(SKIPPED), bytes, stdout))
     };
     let named = |prefix: &str| -> Vec<PathBuf> {
         fs::read_dir(t.path("cache"))
@@ -557,13 +559,8 @@ fn persistent_staging(t: &Work) -> Result<(), String> {
             return Err(format!("{linker:?} link of {out} failed ({}):\n{}", o.status_text(), o.stderr_text()));
         }
         let bytes = fs::read(t.path(out)).map_err(|e| format!("read {out}: {e}"))?;
-        let mut run = Command::new(t.path(out));
-        run.current_dir(&t.dir);
-        let r = t.run(&mut run)?;
-        if !r.success() {
-            return Err(format!("{out} failed ({}):\n{}", r.status_text(), r.stderr_text()));
-        }
-        Ok((bytes, String::from_utf8_lossy(&r.stdout).into_owned()))
+        let stdout = t.run_program(out)?;
+        Ok((bytes, stdout))
     };
     let stage = || -> Result<PathBuf, String> {
         let dirs: Vec<PathBuf> = fs::read_dir(t.path("cache"))
