@@ -76,6 +76,8 @@
 //! on both sides: `DTLD=/tmp/fake-dtld/dtld cargo test -p dtld-tests --test dtlto` (see
 //! fixtures/README.md for the wrapper).
 
+mod jobfile;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::fs;
@@ -87,10 +89,12 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use dtld_tests::trial::{run_in, TrialDir};
 use dtld_tests::{
     changes, command_line, copy_tree, find_distributor, find_dtld, find_in_path, fresh_dir, lock_target_subdir, run_tool, run_tool_ok, snapshot, split_words,
     target_dir, Linker, Outcome,
 };
+use jobfile::{import_map, module_identity, parse_job_file};
 use libtest_mimic::{Arguments, Failed, Trial};
 use regex::Regex;
 use serde_json::Value;
@@ -298,33 +302,23 @@ fn build_inputs(dir: &Path) -> Result<PathBuf, String> {
     Ok(dir.to_path_buf())
 }
 
-/// One trial's state: its directory and the commands run so far (printed on failure).
+/// One trial's state: the shared trial directory and command log (`dtld_tests::trial`) with
+/// this target's context.
 struct Work<'a> {
     ctx: &'a Context,
-    dir: PathBuf,
-    repro: std::cell::RefCell<Vec<String>>,
+    t: &'a TrialDir,
+}
+
+impl std::ops::Deref for Work<'_> {
+    type Target = TrialDir;
+    fn deref(&self) -> &TrialDir {
+        self.t
+    }
 }
 
 fn run_trial(ctx: &Context, name: &str, f: TrialFn) -> Result<(), String> {
-    let dir = ctx.root.join(name.replace('/', "-"));
-    fresh_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let t = Work { ctx, dir: dir.clone(), repro: Default::default() };
-    match f(&t) {
-        Ok(()) => {
-            if !ctx.keep {
-                let _ = fs::remove_dir_all(&dir);
-            }
-            Ok(())
-        }
-        Err(msg) => Err(format!(
-            "{msg}\n\nlinker under test: {}\ntrial directory (kept): {}\ninputs built by: {}\n\
-             commands run:\n  {}",
-            ctx.dtld.display(),
-            dir.display(),
-            ctx.root.join(".inputs/commands.txt").display(),
-            t.repro.borrow().join("\n  ")
-        )),
-    }
+    let context = [format!("linker under test: {}", ctx.dtld.display()), format!("inputs built by: {}", ctx.root.join(".inputs/commands.txt").display())];
+    run_in(&ctx.root.join(name.replace('/', "-")), ctx.keep, &context, |t| f(&Work { ctx, t }))
 }
 
 /// A copy of the recording distributor with its own log directory.
@@ -380,33 +374,11 @@ impl Recorder {
 }
 
 impl Work<'_> {
-    fn path(&self, rel: &str) -> PathBuf {
-        self.dir.join(rel)
-    }
-
-    fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> Result<(), String> {
-        let p = self.path(rel);
-        if let Some(parent) = p.parent() {
-            fs::create_dir_all(parent).map_err(|e| format!("mkdir {}: {e}", parent.display()))?;
-        }
-        fs::write(&p, contents).map_err(|e| format!("write {}: {e}", p.display()))
-    }
-
     fn write_executable(&self, rel: &str, contents: &str) -> Result<PathBuf, String> {
         self.write(rel, contents)?;
         let p = self.path(rel);
         fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).map_err(|e| format!("chmod {}: {e}", p.display()))?;
         Ok(p)
-    }
-
-    fn ok(&self, cmd: &mut Command) -> Result<Outcome, String> {
-        self.repro.borrow_mut().push(command_line(cmd));
-        run_tool_ok(cmd)
-    }
-
-    fn run(&self, cmd: &mut Command) -> Result<Outcome, String> {
-        self.repro.borrow_mut().push(command_line(cmd));
-        run_tool(cmd)
     }
 
     /// Copies the inputs (sources included) into `rel` and returns its path.
@@ -508,126 +480,6 @@ impl Work<'_> {
         cmd.current_dir(cwd).args(&argv[1..]).env("TMPDIR", cwd.join("tmp"));
         cmd
     }
-}
-
-// ---- the job file -------------------------------------------------------------------------
-
-/// The identity of the module a job-file path stands for, the same for dtld's and lld's names:
-/// the file name of the object the module came from. For an archive member, whatever the
-/// linker's naming (`libarch.a(arch.o at 84)` plus lld's `.<seq>.<HEXPID>.o` or dtld's `.o`),
-/// that is the member's file name (`arch.o`); otherwise the path's file name, after removing
-/// dtld's staging prefix (`<output>.dtld-lto/[<content tag>-[<n>-]]`, or an older dtld's
-/// `<content tag>/`) and lld's temporary-name
-/// decorations (`.<task>.<pid>.native.o`, `.<seq>.<HEXPID>.o`, `.thinlto.bc`). The test
-/// inputs have unique file names, so this tells every module apart (thin-archive members are
-/// `lib/thin.o` for lld 22 but may be named after the archive by dtld).
-fn module_identity(path: &str, linker_output: &str) -> String {
-    let mut p = path.to_string();
-    if let Some(rest) = p.strip_prefix(&format!("{linker_output}.dtld-lto/")) {
-        p = rest.to_string();
-        let tagged = Regex::new(r"^[0-9a-f]{16}(-\d+)?[-/]").expect("valid regex");
-        p = tagged.replace(&p, "").into_owned();
-    }
-    let member = Regex::new(r"\(([^()]+) at \d+\)").expect("valid regex");
-    if let Some(c) = member.captures(&p) {
-        return Path::new(&c[1]).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| c[1].to_string());
-    }
-    for re in [r"\.thinlto\.bc$", r"\.\d+\.\d+\.native\.o$", r"\.native\.o$", r"\.\d+\.[0-9A-F]+\.o$"] {
-        p = Regex::new(re).expect("valid regex").replace(&p, "").into_owned();
-    }
-    Path::new(&p).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(p)
-}
-
-/// One job of a job file, checked for lld 22's shape.
-struct JobView {
-    module: String,
-    shard: String,
-    output: String,
-    imports: Vec<String>,
-}
-
-fn strings(v: &Value, what: &str) -> Result<Vec<String>, String> {
-    v.as_array()
-        .ok_or_else(|| format!("{what} is not an array: {v}"))?
-        .iter()
-        .map(|s| s.as_str().map(str::to_string).ok_or_else(|| format!("{what} has a non-string element: {s}")))
-        .collect()
-}
-
-fn keys(v: &Value) -> BTreeSet<String> {
-    v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
-}
-
-/// Checks the job file's schema (lld 22's, see dtlto-llvm22.md §1) and returns its jobs.
-fn parse_job_file(text: &str, json: &Value) -> Result<Vec<JobView>, String> {
-    let mut problems = Vec::new();
-    if text.contains('\n') {
-        problems.push("the job file is not one line".to_string());
-    }
-    // llvm::json::OStream keeps insertion order; serde_json's map does not, so check the text.
-    if !text.starts_with(r#"{"common":{"linker_output":"#) {
-        problems.push(format!("the job file does not start with {{\"common\":{{\"linker_output\": (lld's key order): {}", &text[..text.len().min(80)]));
-    }
-    let want = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
-    if keys(json) != want(&["common", "jobs"]) {
-        problems.push(format!("top-level keys {:?}, expected common, jobs", keys(json)));
-    }
-    if keys(&json["common"]) != want(&["linker_output", "args", "inputs"]) {
-        problems.push(format!("common has keys {:?}, expected linker_output, args, inputs", keys(&json["common"])));
-    }
-    let jobs = json["jobs"].as_array().cloned().unwrap_or_default();
-    let jobs_text = text.split_once(r#"},"jobs":["#).map_or("", |(_, rest)| rest);
-    for (k, pattern) in [("args", r#"{"args":["#), ("inputs", r#"],"inputs":["#), ("outputs", r#"],"outputs":["#)] {
-        if jobs_text.matches(pattern).count() != jobs.len() {
-            problems.push(format!(
-                "`{pattern}` occurs {} times for {} jobs (job key order args, inputs, outputs; key {k})",
-                jobs_text.matches(pattern).count(),
-                jobs.len()
-            ));
-        }
-    }
-    let mut views = Vec::new();
-    for (i, job) in jobs.iter().enumerate() {
-        let n = i + 1;
-        if keys(job) != want(&["args", "inputs", "outputs"]) {
-            problems.push(format!("job {n} has keys {:?}", keys(job)));
-            continue;
-        }
-        let (args, inputs, outputs) = match (strings(&job["args"], "args"), strings(&job["inputs"], "inputs"), strings(&job["outputs"], "outputs")) {
-            (Ok(a), Ok(i), Ok(o)) => (a, i, o),
-            (a, i, o) => {
-                for e in [a.err(), i.err(), o.err()].into_iter().flatten() {
-                    problems.push(format!("job {n}: {e}"));
-                }
-                continue;
-            }
-        };
-        if args.len() != 4 || inputs.len() < 2 || outputs.len() != 1 {
-            problems.push(format!("job {n}: expected 4 args, at least 2 inputs and 1 output: {job}"));
-            continue;
-        }
-        if args[0] != inputs[0] || args[1] != format!("-fthinlto-index={}", inputs[1]) || args[2] != "-o" || args[3] != outputs[0] {
-            problems.push(format!("job {n}: args are not [inputs[0], -fthinlto-index=inputs[1], -o, outputs[0]]: {job}"));
-        }
-        let imports = inputs[2..].to_vec();
-        let mut sorted = imports.clone();
-        sorted.sort();
-        sorted.dedup();
-        if sorted != imports {
-            problems.push(format!("job {n}: import sources not sorted byte-wise without duplicates: {imports:?}"));
-        }
-        views.push(JobView { module: args[0].clone(), shard: inputs[1].clone(), output: outputs[0].clone(), imports });
-    }
-    if problems.is_empty() {
-        Ok(views)
-    } else {
-        Err(problems.join("\n"))
-    }
-}
-
-/// Module identity → identities of its import sources, in job order.
-fn import_map(jobs: &[JobView], out: &str) -> Vec<(String, BTreeSet<String>)> {
-    jobs.iter().map(|j| (module_identity(&j.module, out), j.imports.iter().map(|p| module_identity(p, out)).collect())).collect()
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -1204,7 +1056,7 @@ fn signal(t: &Work, sig: i32, group: bool) -> Result<(), String> {
     // Its own process group, so that a group signal reaches the linker and the distributor
     // but not this test.
     cmd.process_group(0).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
-    t.repro.borrow_mut().push(command_line(&cmd));
+    t.note(&cmd);
     let mut child = cmd.spawn().map_err(|e| format!("cannot run {}: {e}", argv[0]))?;
     let mut err_pipe = child.stderr.take().expect("stderr piped");
     let reader = std::thread::spawn(move || {
@@ -1308,7 +1160,7 @@ fn concurrent(t: &Work) -> Result<(), String> {
     let outs = ["prog1", "prog2", "prog3", "prog4"];
     let cmds: Vec<Command> = outs.iter().map(|o| t.link_cmd(&cwd, Linker::Dtld, &rec.script.clone().into_os_string(), o, &[])).collect();
     for c in &cmds {
-        t.repro.borrow_mut().push(format!("{} &", command_line(c)));
+        t.note_background(c);
     }
     let results: Vec<Result<Outcome, String>> = std::thread::scope(|s| {
         let handles: Vec<_> = cmds.into_iter().map(|mut c| s.spawn(move || run_tool(&mut c))).collect();

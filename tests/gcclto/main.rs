@@ -43,9 +43,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dtld_tests::{
-    command_line, find_dtld, fresh_dir, run_tool, run_tool_ok, run_with_timeout, split_words, target_dir, workspace_root, wrapper_dir, Outcome, CLANG, GCC, GXX,
-};
+use dtld_tests::trial::{run_in, TrialDir};
+use dtld_tests::{find_dtld, run_with_timeout, split_words, target_dir, workspace_root, wrapper_dir, Outcome, CLANG, GCC, GXX};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 const GCC_AR: &str = "gcc-ar";
@@ -309,24 +308,24 @@ fn main() {
     libtest_mimic::run(&args, trials).exit();
 }
 
-/// A trial's working state: its directory and the commands run so far (to reproduce).
+/// A trial's working state: the shared trial directory and command log (`dtld_tests::trial`),
+/// this target's context, and the problems found so far (a trial reports all of them).
 struct Work<'a> {
     ctx: &'a Context,
-    dir: PathBuf,
-    repro: Vec<String>,
+    t: &'a TrialDir,
     problems: Vec<String>,
 }
 
+impl std::ops::Deref for Work<'_> {
+    type Target = TrialDir;
+    fn deref(&self) -> &TrialDir {
+        self.t
+    }
+}
+
 impl Work<'_> {
-    fn run(&mut self, cmd: &mut Command) -> Result<Outcome, String> {
-        self.repro.push(command_line(cmd));
-        run_tool(cmd)
-    }
-    fn run_ok(&mut self, cmd: &mut Command) -> Result<Outcome, String> {
-        self.repro.push(command_line(cmd));
-        run_tool_ok(cmd)
-    }
-    fn cmd(&self, program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
+    /// A command run in `dir` (a subdirectory of the trial, or the fixture's sources).
+    fn cmd_in(&self, program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
         let mut c = Command::new(program);
         c.current_dir(dir);
         c
@@ -337,28 +336,26 @@ impl Work<'_> {
 }
 
 fn finish(ctx: &Context, dir: &Path, f: impl FnOnce(&mut Work) -> Result<(), String>) -> Result<(), String> {
-    fresh_dir(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let mut w = Work { ctx, dir: dir.to_path_buf(), repro: Vec::new(), problems: Vec::new() };
-    let r = f(&mut w);
-    let problems = match r {
-        Err(e) => {
-            let mut p = vec![e];
-            p.append(&mut w.problems);
-            p
+    run_in(dir, ctx.keep, &[], |t| {
+        let mut w = Work { ctx, t, problems: Vec::new() };
+        let mut problems = match f(&mut w) {
+            Err(e) => vec![e],
+            Ok(()) => Vec::new(),
+        };
+        problems.append(&mut w.problems);
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n"))
         }
-        Ok(()) => std::mem::take(&mut w.problems),
-    };
-    if problems.is_empty() {
-        if !ctx.keep {
-            let _ = fs::remove_dir_all(dir);
-            // The fixture's directory, once its last mode is done (fails while others remain).
-            if let Some(parent) = dir.parent().filter(|p| *p != ctx.root) {
-                let _ = fs::remove_dir(parent);
-            }
+    })?;
+    // The fixture's directory, once its last mode is done (fails while others remain).
+    if !ctx.keep {
+        if let Some(parent) = dir.parent().filter(|p| *p != ctx.root) {
+            let _ = fs::remove_dir(parent);
         }
-        return Ok(());
     }
-    Err(format!("{}\n\nbuild directory (kept): {}\ncommands to reproduce:\n  {}", problems.join("\n"), dir.display(), w.repro.join("\n  ")))
+    Ok(())
 }
 
 /// Compiles `src` into `dir/<subdir><stem>.o` with gcc (g++ for C++) and `flags`; returns the
@@ -369,9 +366,9 @@ fn compile(w: &mut Work, src: &Path, flags: &[String], subdir: &str) -> Result<S
     if let Some(parent) = w.dir.join(&rel).parent() {
         fs::create_dir_all(parent).map_err(|e| e.to_string())?;
     }
-    let mut c = w.cmd(if is_cxx(src) { GXX } else { GCC }, &w.dir.clone());
+    let mut c = w.cmd_in(if is_cxx(src) { GXX } else { GCC }, &w.dir.clone());
     c.arg("-c").args(flags).arg(src).arg("-o").arg(&rel);
-    w.run_ok(&mut c)?;
+    w.ok(&mut c)?;
     Ok(rel)
 }
 
@@ -410,9 +407,9 @@ fn fixture_trial(w: &mut Work, fx: &Fixture, mode: Mode) -> Result<(), String> {
         for s in &g.files {
             objs.push(compile(w, s, &prog_flags(g), &format!("{name}.objs/"))?);
         }
-        let mut ar = w.cmd(GCC_AR, &w.dir.clone());
+        let mut ar = w.cmd_in(GCC_AR, &w.dir.clone());
         ar.arg(if *thin { "rcsT" } else { "rcs" }).arg(name).args(&objs);
-        w.run_ok(&mut ar)?;
+        w.ok(&mut ar)?;
         inputs.push(name.clone());
     }
     let mut lib_objs = Vec::new();
@@ -439,7 +436,7 @@ fn fixture_trial(w: &mut Work, fx: &Fixture, mode: Mode) -> Result<(), String> {
         let subst = |a: &String| a.replace("$SRC", &fx.dir.to_string_lossy()).replace("$DIR", &side.to_string_lossy());
         let mut failed = None;
         for (i, lib) in fx.libraries.iter().enumerate() {
-            let mut c = w.cmd(driver, &side);
+            let mut c = w.cmd_in(driver, &side);
             c.arg("-flto").arg("-save-temps").arg(linker.flag(w.ctx)).arg("-shared").arg(format!("-Wl,-soname,{}", lib.name));
             c.args(lib_objs[i].iter().map(|o| format!("../{o}"))).arg("-o").arg(&lib.name).args(lib.link_args.iter().map(subst));
             let out = w.run(&mut c)?;
@@ -449,7 +446,7 @@ fn fixture_trial(w: &mut Work, fx: &Fixture, mode: Mode) -> Result<(), String> {
             }
         }
         if failed.is_none() {
-            let mut c = w.cmd(driver, &side);
+            let mut c = w.cmd_in(driver, &side);
             c.arg("-flto").arg("-save-temps").arg(linker.flag(w.ctx)).arg(mode.link_flag());
             c.args(inputs.iter().map(|i| format!("../{i}"))).args(fx.libraries.iter().map(|l| &l.name)).arg("-o").arg("prog");
             c.args(fx.link_args.iter().map(subst));
@@ -461,7 +458,7 @@ fn fixture_trial(w: &mut Work, fx: &Fixture, mode: Mode) -> Result<(), String> {
         let run = if failed.is_none() {
             let mut c = Command::new(side.join("prog"));
             c.current_dir(&side).env("LD_LIBRARY_PATH", &side);
-            w.repro.push(command_line(&c));
+            w.note(&c);
             Some(run_with_timeout(&mut c, b"", RUN_TIMEOUT).map_err(|e| format!("cannot run {}: {e}", side.join("prog").display()))?)
         } else {
             None
@@ -634,9 +631,9 @@ fn section_sizes(data: &[u8]) -> BTreeMap<String, u64> {
 /// The object without its debug sections (`objcopy --strip-debug`), as bytes.
 fn strip_debug(w: &mut Work, obj: &Path) -> Result<Vec<u8>, String> {
     let out = obj.with_extension("nodebug.o");
-    let mut c = w.cmd("objcopy", &w.dir.clone());
+    let mut c = w.cmd_in("objcopy", &w.dir.clone());
     c.arg("--strip-debug").arg(obj).arg(&out);
-    w.run_ok(&mut c)?;
+    w.ok(&mut c)?;
     fs::read(&out).map_err(|e| format!("cannot read {}: {e}", out.display()))
 }
 
@@ -681,9 +678,9 @@ fn write(w: &Work, name: &str, text: &str) -> Result<(), String> {
 
 fn gcc_c(w: &mut Work, src: &str, flags: &[&str]) -> Result<String, String> {
     let obj = src.replace(".c", ".o");
-    let mut c = w.cmd(GCC, &w.dir.clone());
+    let mut c = w.cmd_in(GCC, &w.dir.clone());
     c.args(["-O2", "-c"]).args(flags).arg(src).arg("-o").arg(&obj);
-    w.run_ok(&mut c)?;
+    w.ok(&mut c)?;
     Ok(obj)
 }
 
@@ -709,7 +706,7 @@ fn no_plugin(w: &mut Work) -> Result<(), String> {
     write(w, "helper.c", HELPER_C)?;
     let (m, h) = (gcc_c(w, "main.c", &["-flto"])?, gcc_c(w, "helper.c", &["-flto"])?);
     let dtld = w.ctx.dtld.clone();
-    let mut c = w.cmd(&dtld, &w.dir.clone());
+    let mut c = w.cmd_in(&dtld, &w.dir.clone());
     c.args([&m, &h, "-o", "out.dtld"]);
     let o = w.run(&mut c)?;
     if o.status_text() != "exit 1" {
@@ -726,7 +723,7 @@ fn no_plugin(w: &mut Work) -> Result<(), String> {
     // (GNU ld is no reference here: it loads every plugin in /usr/lib/bfd-plugins by itself,
     // GCC's included, so it links these. dtld loads only what -plugin names.)
     // LLVMgold.so is not GCC's plugin either.
-    let mut c = w.cmd(&dtld, &w.dir.clone());
+    let mut c = w.cmd_in(&dtld, &w.dir.clone());
     c.args(["-plugin", "/usr/lib/llvm-22/lib/LLVMgold.so", &m, &h, "-o", "out2.dtld"]);
     let o = w.run(&mut c)?;
     let out = w.dir.join("out2.dtld");
@@ -739,12 +736,12 @@ fn llvm_bitcode(w: &mut Work) -> Result<(), String> {
     write(w, "main.c", MAIN_C)?;
     write(w, "helper.c", HELPER_C)?;
     let m = gcc_c(w, "main.c", &["-flto"])?;
-    let mut c = w.cmd(CLANG, &w.dir.clone());
+    let mut c = w.cmd_in(CLANG, &w.dir.clone());
     c.args(["-O2", "-flto=thin", "-c", "helper.c", "-o", "helper.o"]);
-    w.run_ok(&mut c)?;
+    w.ok(&mut c)?;
     for linker in [Linker::Dtld, Linker::Bfd] {
         let out = format!("prog.{}", linker.name());
-        let mut c = w.cmd(GCC, &w.dir.clone());
+        let mut c = w.cmd_in(GCC, &w.dir.clone());
         c.arg("-flto").arg(linker.flag(w.ctx)).args([&m, "helper.o", "-o", &out]);
         let o = w.run(&mut c)?;
         let needle = if linker == Linker::Dtld { "main.o: GCC LTO object and LLVM bitcode (helper.o) in one link" } else { "" };
@@ -761,7 +758,7 @@ fn lto_wrapper_fails(w: &mut Work) -> Result<(), String> {
     let (m, h) = (gcc_c(w, "main.c", &["-flto"])?, gcc_c(w, "helper.c", &["-flto"])?);
     for linker in [Linker::Dtld, Linker::Bfd] {
         let out = format!("prog.{}", linker.name());
-        let mut c = w.cmd(GCC, &w.dir.clone());
+        let mut c = w.cmd_in(GCC, &w.dir.clone());
         c.arg("-flto").arg(linker.flag(w.ctx)).args(["-Wl,-plugin-opt=-fno-such-option-for-lto", &m, &h, "-o", &out]);
         let o = w.run(&mut c)?;
         let needle = if linker == Linker::Dtld { "dtld: error: GCC LTO: lto-wrapper failed" } else { "lto-wrapper failed" };
@@ -786,7 +783,7 @@ fn lto_wrapper_fails(w: &mut Work) -> Result<(), String> {
 fn run_prog(w: &mut Work, prog: &str) -> Result<Outcome, String> {
     let mut c = Command::new(w.dir.join(prog));
     c.current_dir(&w.dir);
-    w.repro.push(command_line(&c));
+    w.note(&c);
     run_with_timeout(&mut c, b"", RUN_TIMEOUT).map_err(|e| format!("cannot run {prog}: {e}"))
 }
 
@@ -800,7 +797,7 @@ fn fat_without_plugin(w: &mut Work) -> Result<(), String> {
         let mut runs = Vec::new();
         for linker in [Linker::Bfd, Linker::Dtld] {
             let out = format!("prog-{how}.{}", linker.name());
-            let mut c = w.cmd(GCC, &w.dir.clone());
+            let mut c = w.cmd_in(GCC, &w.dir.clone());
             c.args(flags).arg(linker.flag(w.ctx)).args([&m, &h, "-o", &out]);
             let o = w.run(&mut c)?;
             if !o.success() {
@@ -831,14 +828,14 @@ fn relocatable(w: &mut Work) -> Result<(), String> {
     let m = gcc_c(w, "main.c", &["-flto"])?;
     let h = gcc_c(w, "helper.c", &["-flto"])?;
     let t = gcc_c(w, "twice.c", &["-flto"])?;
-    let mut c = w.cmd(GCC, &w.dir.clone());
+    let mut c = w.cmd_in(GCC, &w.dir.clone());
     c.args(["-O2", "-c", "twice.c", "-o", "twice-native.o"]);
-    w.run_ok(&mut c)?;
+    w.ok(&mut c)?;
     for (case, second, ir) in [("ir", t.as_str(), true), ("mixed", "twice-native.o", false)] {
         let mut runs = Vec::new();
         for linker in [Linker::Bfd, Linker::Dtld] {
             let r = format!("r-{case}.{}.o", linker.name());
-            let mut c = w.cmd(GCC, &w.dir.clone());
+            let mut c = w.cmd_in(GCC, &w.dir.clone());
             c.arg("-flto").arg(linker.flag(w.ctx)).args(["-r", &h, second, "-o", &r]);
             let o = w.run(&mut c)?;
             if !o.success() {
@@ -855,7 +852,7 @@ fn relocatable(w: &mut Work) -> Result<(), String> {
             }
             // The final link, by GNU ld for both, so only the -r output differs.
             let prog = format!("prog-{case}.{}", linker.name());
-            let mut c = w.cmd(GCC, &w.dir.clone());
+            let mut c = w.cmd_in(GCC, &w.dir.clone());
             c.arg("-flto").arg("-fuse-ld=bfd").args([&m, &r, "-o", &prog]);
             let o = w.run(&mut c)?;
             if !o.success() {
@@ -883,7 +880,7 @@ fn jobserver(w: &mut Work) -> Result<(), String> {
         mk.push_str(&format!("prog.{0}: {m} {h}\n\t+{GCC} -v -flto=jobserver {flag} {m} {h} -o prog.{0} > link.{0}.log 2>&1\n", linker.name()));
     }
     write(w, "Makefile", &mk)?;
-    let mut c = w.cmd("make", &w.dir.clone());
+    let mut c = w.cmd_in("make", &w.dir.clone());
     c.args(["-j2", "prog.bfd", "prog.dtld"]);
     let o = w.run(&mut c)?;
     if !o.success() {

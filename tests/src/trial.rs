@@ -68,6 +68,11 @@ impl TrialDir {
         self.log.borrow_mut().push(command_line(cmd));
     }
 
+    /// Logs a command the caller starts in the background (shown with a trailing `&`).
+    pub fn note_background(&self, cmd: &Command) {
+        self.log.borrow_mut().push(format!("{} &", command_line(cmd)));
+    }
+
     /// The names in the trial directory, sorted (to catch stray temporaries).
     pub fn listing(&self) -> Vec<String> {
         let mut v: Vec<String> =
