@@ -400,290 +400,318 @@ pub fn parse_for(target: Target, name: &str, primary: &Path, known_keys: &[&str]
         flow: None,
     };
     let mut modes_given = false;
-    let src_text = src_dir.to_string_lossy().into_owned();
-    let expand_src = |words: Vec<String>| -> Vec<String> { words.into_iter().map(|w| w.replace("$SRC", &src_text)).collect() };
     for (lineno, line) in text.lines().enumerate() {
         let Some(rest) = line.trim_start().strip_prefix("//#") else {
             continue;
         };
         let at = |msg: String| format!("{}:{}: {msg}", primary.display(), lineno + 1);
         let (key, value) = rest.split_once(':').ok_or_else(|| at(format!("directive `//#{rest}` has no `Key:`")))?;
-        let key = key.trim();
-        let value = value.trim();
-        let words = || split(value).map_err(&at);
-        if target == Target::Pe && ELF_ONLY_KEYS.contains(&key) {
-            return Err(at(format!(
-                "`{key}` is not used by PE fixtures (fixtures/coff/ has no link modes, gcc \
-                 driver or debug-build comparisons; ThinLTO runs as the `lto` and `dtlto` \
-                 variants, see `Variants`)"
-            )));
-        }
-        if target != Target::Pe && PE_ONLY_KEYS.contains(&key) {
-            return Err(at(format!("`{key}` is only used by PE fixtures (fixtures/coff/)")));
-        }
-        if target != Target::BuildModes && BUILDMODES_ONLY_KEYS.contains(&key) {
-            return Err(at(format!("`{key}` is only used by fixtures/buildmodes/ (tests/buildmodes/)")));
-        }
-        if target == Target::BuildModes && NOT_BUILDMODES_KEYS.contains(&key) {
-            return Err(at(format!(
-                "`{key}` is not used by fixtures/buildmodes/ (their flows link one program per \
-                 linker with the clang driver and native objects)"
-            )));
-        }
-        match key {
-            "Variants" => {
-                fx.variants.clear();
-                for w in words()? {
-                    let v =
-                        Variant::ALL.into_iter().find(|v| v.name() == w).ok_or_else(|| at(format!("unknown variant `{w}` (expected native, lto, dtlto)")))?;
-                    if !fx.variants.contains(&v) {
-                        fx.variants.push(v);
-                    }
-                }
-                if fx.variants.is_empty() {
-                    return Err(at("`Variants:` lists no variant".into()));
-                }
-            }
-            "Modes" => {
-                modes_given = true;
-                fx.modes.clear();
-                for w in words()? {
-                    let mode = Mode::parse(&w).ok_or_else(|| at(format!("unknown mode `{w}` (expected pie, nopie, static, static-pie)")))?;
-                    if !fx.modes.contains(&mode) {
-                        fx.modes.push(mode);
-                    }
-                }
-                if fx.modes.is_empty() {
-                    return Err(at("`Modes:` lists no mode".into()));
-                }
-            }
-            "Drivers" => {
-                fx.drivers.clear();
-                for w in words()? {
-                    let driver = match w.as_str() {
-                        "clang" => Driver::Clang,
-                        "gcc" => Driver::Gcc,
-                        _ => return Err(at(format!("unknown driver `{w}` (expected clang, gcc)"))),
-                    };
-                    if !fx.drivers.contains(&driver) {
-                        fx.drivers.push(driver);
-                    }
-                }
-                if fx.drivers.is_empty() {
-                    return Err(at("`Drivers:` lists no driver".into()));
-                }
-            }
-            "CFlags" => fx.cflags.extend(expand_src(words()?)),
-            "Lto" => {
-                if fx.lto.is_some() {
-                    return Err(at("more than one `Lto`".into()));
-                }
-                fx.lto = Some(match words()?.as_slice() {
-                    [w] if w == "thin" => Lto::Thin,
-                    [w] if w == "full" => Lto::Full,
-                    _ => return Err(at(format!("expected `Lto: thin` or `Lto: full`, got `{value}`"))),
-                });
-            }
-            "Object" => fx.objects.push(sources(&src_dir, expand_src(words()?)).map_err(&at)?),
-            "Shared" | "Dlopen" => {
-                let (lib, rest) = value.split_once(':').ok_or_else(|| at(format!("expected `{key}: libname.so: sources... [cflags...] [-- link args...]`")))?;
-                let lib = lib.trim().to_string();
-                let bad = match target {
-                    Target::Elf | Target::BuildModes => !lib.contains(".so"),
-                    Target::Pe => !lib.ends_with(".dll") || lib.len() <= 4,
-                };
-                if lib.is_empty() || lib.contains('/') || bad {
-                    return Err(at(format!(
-                        "bad shared library name `{lib}` (expected a file name like {})",
-                        match target {
-                            Target::Elf | Target::BuildModes => "libfoo.so",
-                            Target::Pe => "foo.dll",
-                        }
-                    )));
-                }
-                if fx.libraries.iter().any(|l| l.name == lib) {
-                    return Err(at(format!("library `{lib}` is defined twice")));
-                }
-                let mut words = expand_src(split(rest).map_err(&at)?);
-                let link_args = match words.iter().position(|w| w == "--") {
-                    Some(p) => {
-                        let tail = words.split_off(p);
-                        tail[1..].to_vec()
-                    }
-                    None => Vec::new(),
-                };
-                fx.libraries.push(SharedLib { name: lib, sources: sources(&src_dir, words).map_err(&at)?, link_args, linked: key == "Shared" });
-            }
-            "Archive" | "ThinArchive" | "NoIndexArchive" | "SearchArchive" | "LibArchive" => {
-                let (lib, rest) = value.split_once(':').ok_or_else(|| at(format!("expected `{key}: libname: sources...`")))?;
-                let lib = lib.trim().to_string();
-                if lib.is_empty() || lib.contains('/') {
-                    return Err(at(format!("bad library name `{lib}`")));
-                }
-                let library =
-                    Library { name: lib, sources: sources(&src_dir, expand_src(split(rest).map_err(&at)?)).map_err(&at)?, linked: key != "SearchArchive" };
-                let kind = match key {
-                    "Archive" | "SearchArchive" => LibKind::Archive,
-                    "ThinArchive" => LibKind::Thin,
-                    "LibArchive" => LibKind::Lib,
-                    _ => LibKind::NoIndex,
-                };
-                fx.archives.push((kind, library));
-            }
-            "LinkArgs" => fx.link_args.extend(expand_src(words()?)),
-            "RunArgs" => fx.run_args.extend(words()?),
-            "Stdin" => fx.stdin.extend(unescape(value).map_err(&at)?),
-            "Env" => {
-                let (k, v) = value.split_once('=').ok_or_else(|| at(format!("expected `Env: KEY=VALUE`, got `{value}`")))?;
-                fx.env.push((k.trim().to_string(), v.to_string()));
-            }
-            "ExpectError" => {
-                if fx.expect_error.is_some() {
-                    return Err(at("more than one `ExpectError`".into()));
-                }
-                let re = Regex::new(value).map_err(|e| at(format!("bad ExpectError regex: {e}")))?;
-                fx.expect_error = Some(re);
-            }
-            "DiffIgnore" => {
-                // The first word is the key; the rest is the (recommended) reason. A library's
-                // keys (`lib:<name>:<key>`) are checked once every library is known.
-                let key = value.split_whitespace().next().unwrap_or("");
-                let plain = match key.strip_prefix("lib:") {
-                    Some(rest) => match rest.split_once(':') {
-                        Some((_, k)) => k,
-                        None => return Err(at(format!("`DiffIgnore: {key}`: expected `lib:<library>:<key>`"))),
-                    },
-                    None => key,
-                };
-                if !is_known_key(plain, known_keys) {
-                    return Err(at(format!("`DiffIgnore: {key}` names no fingerprint key; known keys: {}", known_keys.join(", "))));
-                }
-                fx.diff_ignore.push(key.to_string());
-            }
-            "SectionSizes" => {
-                let mut line = SectionSizes { patterns: Vec::new(), tolerance_permille: 0 };
-                for w in words()? {
-                    if let Some(t) = w.strip_prefix("within=") {
-                        line.tolerance_permille =
-                            parse_permille(t).ok_or_else(|| at(format!("bad tolerance `{w}` (expected `within=N%` or `within=N.N%`)")))?;
-                    } else if w.starts_with('.') || w.starts_with('_') || w.ends_with('*') {
-                        if w[..w.len() - usize::from(w.ends_with('*'))].contains('*') {
-                            return Err(at(format!("bad section pattern `{w}` (`*` only at the end)")));
-                        }
-                        line.patterns.push(w);
-                    } else {
-                        return Err(at(format!(
-                            "`{w}` is neither a section name (`.text`, `.debug_*`) nor \
-                             `within=N%`"
-                        )));
-                    }
-                }
-                if line.patterns.is_empty() {
-                    return Err(at("`SectionSizes:` names no section".into()));
-                }
-                fx.section_sizes.push(line);
-            }
-            "Gdb" => {
-                if value.is_empty() {
-                    return Err(at("empty `Gdb:` command".into()));
-                }
-                fx.gdb.push(value.to_string());
-            }
-            "GdbExpect" => {
-                let re = Regex::new(&format!("(?m){value}")).map_err(|e| at(format!("bad GdbExpect regex: {e}")))?;
-                fx.gdb_expect.push(re);
-            }
-            "PdbDump" => {
-                let args = words()?;
-                if args.is_empty() || args.iter().any(|a| !a.starts_with('-')) {
-                    return Err(at(format!(
-                        "expected `PdbDump: -publics [-section-map ...]` (llvm-pdbutil dump \
-                         options), got `{value}`"
-                    )));
-                }
-                fx.pdb_dump.push(args);
-            }
-            "DwarfDump" => {
-                let args = words()?;
-                if args.is_empty() || args.iter().any(|a| !a.starts_with("--")) {
-                    return Err(at(format!(
-                        "expected `DwarfDump: --debug-info [--debug-line ...]` (llvm-dwarfdump \
-                         options), got `{value}`"
-                    )));
-                }
-                fx.dwarf_dump.push(args);
-            }
-            "Readelf" => {
-                let args = words()?;
-                if args.is_empty() || args.iter().any(|a| !matches!(a.as_str(), "-l" | "-S" | "-lS" | "-Sl" | "-s" | "-d" | "-r" | "-n")) {
-                    return Err(at(format!("expected `Readelf: -l [-S ...]` (llvm-readelf options -l, -S, -s, -d, -r, -n), got `{value}`")));
-                }
-                fx.readelf.push(args);
-            }
-            "Scrub" => {
-                let re = Regex::new(value).map_err(|e| at(format!("bad Scrub regex: {e}")))?;
-                if re.is_match("") {
-                    return Err(at(format!("`Scrub: {value}` matches the empty string")));
-                }
-                fx.scrub.push(re);
-            }
-            "Flow" => {
-                if fx.flow.is_some() {
-                    return Err(at("more than one `Flow`".into()));
-                }
-                fx.flow = Some(match value {
-                    "pgo" => Flow::Pgo,
-                    "coverage" => Flow::Coverage,
-                    _ => return Err(at(format!("unknown flow `{value}` (expected pgo, coverage)"))),
-                });
-            }
-            _ => {
-                let known: Vec<&str> = KEYS
-                    .iter()
-                    .chain(PE_ONLY_KEYS)
-                    .chain(BUILDMODES_ONLY_KEYS)
-                    .copied()
-                    .filter(|k| match target {
-                        Target::Elf => !PE_ONLY_KEYS.contains(k) && !BUILDMODES_ONLY_KEYS.contains(k),
-                        Target::Pe => !ELF_ONLY_KEYS.contains(k) && !BUILDMODES_ONLY_KEYS.contains(k),
-                        Target::BuildModes => !NOT_BUILDMODES_KEYS.contains(k),
-                    })
-                    .collect();
-                return Err(at(format!("unknown directive key `{key}`; known keys: {}", known.join(", "))));
-            }
+        let (key, value) = (key.trim(), value.trim());
+        key_allowed(target, key).map_err(&at)?;
+        modes_given |= key == "Modes";
+        if !build_directive(&mut fx, target, &src_dir, key, value).map_err(&at)? && !check_directive(&mut fx, key, value, known_keys).map_err(&at)? {
+            return Err(at(unknown_key(target, key)));
         }
     }
+    validate(&mut fx, target, modes_given).map_err(|e| format!("{}: {e}", primary.display()))?;
+    Ok(fx)
+}
+
+/// Refuses a directive the fixture's target does not use.
+fn key_allowed(target: Target, key: &str) -> Result<(), String> {
+    if target == Target::Pe && ELF_ONLY_KEYS.contains(&key) {
+        return Err(format!(
+            "`{key}` is not used by PE fixtures (fixtures/coff/ has no link modes, gcc \
+             driver or debug-build comparisons; ThinLTO runs as the `lto` and `dtlto` \
+             variants, see `Variants`)"
+        ));
+    }
+    if target != Target::Pe && PE_ONLY_KEYS.contains(&key) {
+        return Err(format!("`{key}` is only used by PE fixtures (fixtures/coff/)"));
+    }
+    if target != Target::BuildModes && BUILDMODES_ONLY_KEYS.contains(&key) {
+        return Err(format!("`{key}` is only used by fixtures/buildmodes/ (tests/buildmodes/)"));
+    }
+    if target == Target::BuildModes && NOT_BUILDMODES_KEYS.contains(&key) {
+        return Err(format!(
+            "`{key}` is not used by fixtures/buildmodes/ (their flows link one program per \
+             linker with the clang driver and native objects)"
+        ));
+    }
+    Ok(())
+}
+
+/// The error for a directive key nobody knows, listing the keys the target knows.
+fn unknown_key(target: Target, key: &str) -> String {
+    let known: Vec<&str> = KEYS
+        .iter()
+        .chain(PE_ONLY_KEYS)
+        .chain(BUILDMODES_ONLY_KEYS)
+        .copied()
+        .filter(|k| match target {
+            Target::Elf => !PE_ONLY_KEYS.contains(k) && !BUILDMODES_ONLY_KEYS.contains(k),
+            Target::Pe => !ELF_ONLY_KEYS.contains(k) && !BUILDMODES_ONLY_KEYS.contains(k),
+            Target::BuildModes => !NOT_BUILDMODES_KEYS.contains(k),
+        })
+        .collect();
+    format!("unknown directive key `{key}`; known keys: {}", known.join(", "))
+}
+
+/// Applies a directive that says how the fixture is built, linked and run; false if `key` is
+/// not one of them.
+fn build_directive(fx: &mut Fixture, target: Target, src_dir: &Path, key: &str, value: &str) -> Result<bool, String> {
+    let src_text = src_dir.to_string_lossy().into_owned();
+    let expand = |words: Vec<String>| -> Vec<String> { words.into_iter().map(|w| w.replace("$SRC", &src_text)).collect() };
+    match key {
+        "Variants" => {
+            fx.variants.clear();
+            for w in split(value)? {
+                let v = Variant::ALL.into_iter().find(|v| v.name() == w).ok_or_else(|| format!("unknown variant `{w}` (expected native, lto, dtlto)"))?;
+                if !fx.variants.contains(&v) {
+                    fx.variants.push(v);
+                }
+            }
+            if fx.variants.is_empty() {
+                return Err("`Variants:` lists no variant".into());
+            }
+        }
+        "Modes" => {
+            fx.modes.clear();
+            for w in split(value)? {
+                let mode = Mode::parse(&w).ok_or_else(|| format!("unknown mode `{w}` (expected pie, nopie, static, static-pie)"))?;
+                if !fx.modes.contains(&mode) {
+                    fx.modes.push(mode);
+                }
+            }
+            if fx.modes.is_empty() {
+                return Err("`Modes:` lists no mode".into());
+            }
+        }
+        "Drivers" => {
+            fx.drivers.clear();
+            for w in split(value)? {
+                let driver = match w.as_str() {
+                    "clang" => Driver::Clang,
+                    "gcc" => Driver::Gcc,
+                    _ => return Err(format!("unknown driver `{w}` (expected clang, gcc)")),
+                };
+                if !fx.drivers.contains(&driver) {
+                    fx.drivers.push(driver);
+                }
+            }
+            if fx.drivers.is_empty() {
+                return Err("`Drivers:` lists no driver".into());
+            }
+        }
+        "CFlags" => fx.cflags.extend(expand(split(value)?)),
+        "Lto" => {
+            if fx.lto.is_some() {
+                return Err("more than one `Lto`".into());
+            }
+            fx.lto = Some(match split(value)?.as_slice() {
+                [w] if w == "thin" => Lto::Thin,
+                [w] if w == "full" => Lto::Full,
+                _ => return Err(format!("expected `Lto: thin` or `Lto: full`, got `{value}`")),
+            });
+        }
+        "Object" => fx.objects.push(sources(src_dir, expand(split(value)?))?),
+        "Shared" | "Dlopen" => {
+            let (lib, rest) = value.split_once(':').ok_or_else(|| format!("expected `{key}: libname.so: sources... [cflags...] [-- link args...]`"))?;
+            let lib = lib.trim().to_string();
+            let bad = match target {
+                Target::Elf | Target::BuildModes => !lib.contains(".so"),
+                Target::Pe => !lib.ends_with(".dll") || lib.len() <= 4,
+            };
+            if lib.is_empty() || lib.contains('/') || bad {
+                return Err(format!(
+                    "bad shared library name `{lib}` (expected a file name like {})",
+                    match target {
+                        Target::Elf | Target::BuildModes => "libfoo.so",
+                        Target::Pe => "foo.dll",
+                    }
+                ));
+            }
+            if fx.libraries.iter().any(|l| l.name == lib) {
+                return Err(format!("library `{lib}` is defined twice"));
+            }
+            let mut words = expand(split(rest)?);
+            let link_args = match words.iter().position(|w| w == "--") {
+                Some(p) => {
+                    let tail = words.split_off(p);
+                    tail[1..].to_vec()
+                }
+                None => Vec::new(),
+            };
+            fx.libraries.push(SharedLib { name: lib, sources: sources(src_dir, words)?, link_args, linked: key == "Shared" });
+        }
+        "Archive" | "ThinArchive" | "NoIndexArchive" | "SearchArchive" | "LibArchive" => {
+            let (lib, rest) = value.split_once(':').ok_or_else(|| format!("expected `{key}: libname: sources...`"))?;
+            let lib = lib.trim().to_string();
+            if lib.is_empty() || lib.contains('/') {
+                return Err(format!("bad library name `{lib}`"));
+            }
+            let library = Library { name: lib, sources: sources(src_dir, expand(split(rest)?))?, linked: key != "SearchArchive" };
+            let kind = match key {
+                "Archive" | "SearchArchive" => LibKind::Archive,
+                "ThinArchive" => LibKind::Thin,
+                "LibArchive" => LibKind::Lib,
+                _ => LibKind::NoIndex,
+            };
+            fx.archives.push((kind, library));
+        }
+        "LinkArgs" => fx.link_args.extend(expand(split(value)?)),
+        "RunArgs" => fx.run_args.extend(split(value)?),
+        "Stdin" => fx.stdin.extend(unescape(value)?),
+        "Env" => {
+            let (k, v) = value.split_once('=').ok_or_else(|| format!("expected `Env: KEY=VALUE`, got `{value}`"))?;
+            fx.env.push((k.trim().to_string(), v.to_string()));
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Applies a directive that says what is expected or compared; false if `key` is not one of
+/// them.
+fn check_directive(fx: &mut Fixture, key: &str, value: &str, known_keys: &[&str]) -> Result<bool, String> {
+    match key {
+        "ExpectError" => {
+            if fx.expect_error.is_some() {
+                return Err("more than one `ExpectError`".into());
+            }
+            let re = Regex::new(value).map_err(|e| format!("bad ExpectError regex: {e}"))?;
+            fx.expect_error = Some(re);
+        }
+        "DiffIgnore" => {
+            // The first word is the key; the rest is the (recommended) reason. A library's
+            // keys (`lib:<name>:<key>`) are checked once every library is known.
+            let key = value.split_whitespace().next().unwrap_or("");
+            let plain = match key.strip_prefix("lib:") {
+                Some(rest) => match rest.split_once(':') {
+                    Some((_, k)) => k,
+                    None => return Err(format!("`DiffIgnore: {key}`: expected `lib:<library>:<key>`")),
+                },
+                None => key,
+            };
+            if !is_known_key(plain, known_keys) {
+                return Err(format!("`DiffIgnore: {key}` names no fingerprint key; known keys: {}", known_keys.join(", ")));
+            }
+            fx.diff_ignore.push(key.to_string());
+        }
+        "SectionSizes" => {
+            let mut line = SectionSizes { patterns: Vec::new(), tolerance_permille: 0 };
+            for w in split(value)? {
+                if let Some(t) = w.strip_prefix("within=") {
+                    line.tolerance_permille = parse_permille(t).ok_or_else(|| format!("bad tolerance `{w}` (expected `within=N%` or `within=N.N%`)"))?;
+                } else if w.starts_with('.') || w.starts_with('_') || w.ends_with('*') {
+                    if w[..w.len() - usize::from(w.ends_with('*'))].contains('*') {
+                        return Err(format!("bad section pattern `{w}` (`*` only at the end)"));
+                    }
+                    line.patterns.push(w);
+                } else {
+                    return Err(format!(
+                        "`{w}` is neither a section name (`.text`, `.debug_*`) nor \
+                         `within=N%`"
+                    ));
+                }
+            }
+            if line.patterns.is_empty() {
+                return Err("`SectionSizes:` names no section".into());
+            }
+            fx.section_sizes.push(line);
+        }
+        "Gdb" => {
+            if value.is_empty() {
+                return Err("empty `Gdb:` command".into());
+            }
+            fx.gdb.push(value.to_string());
+        }
+        "GdbExpect" => {
+            let re = Regex::new(&format!("(?m){value}")).map_err(|e| format!("bad GdbExpect regex: {e}"))?;
+            fx.gdb_expect.push(re);
+        }
+        "PdbDump" => {
+            let args = split(value)?;
+            if args.is_empty() || args.iter().any(|a| !a.starts_with('-')) {
+                return Err(format!(
+                    "expected `PdbDump: -publics [-section-map ...]` (llvm-pdbutil dump \
+                     options), got `{value}`"
+                ));
+            }
+            fx.pdb_dump.push(args);
+        }
+        "DwarfDump" => {
+            let args = split(value)?;
+            if args.is_empty() || args.iter().any(|a| !a.starts_with("--")) {
+                return Err(format!(
+                    "expected `DwarfDump: --debug-info [--debug-line ...]` (llvm-dwarfdump \
+                     options), got `{value}`"
+                ));
+            }
+            fx.dwarf_dump.push(args);
+        }
+        "Readelf" => {
+            let args = split(value)?;
+            if args.is_empty() || args.iter().any(|a| !matches!(a.as_str(), "-l" | "-S" | "-lS" | "-Sl" | "-s" | "-d" | "-r" | "-n")) {
+                return Err(format!("expected `Readelf: -l [-S ...]` (llvm-readelf options -l, -S, -s, -d, -r, -n), got `{value}`"));
+            }
+            fx.readelf.push(args);
+        }
+        "Scrub" => {
+            let re = Regex::new(value).map_err(|e| format!("bad Scrub regex: {e}"))?;
+            if re.is_match("") {
+                return Err(format!("`Scrub: {value}` matches the empty string"));
+            }
+            fx.scrub.push(re);
+        }
+        "Flow" => {
+            if fx.flow.is_some() {
+                return Err("more than one `Flow`".into());
+            }
+            fx.flow = Some(match value {
+                "pgo" => Flow::Pgo,
+                "coverage" => Flow::Coverage,
+                _ => return Err(format!("unknown flow `{value}` (expected pgo, coverage)")),
+            });
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The checks that need the whole fixture (directives that only make sense together).
+fn validate(fx: &mut Fixture, target: Target, modes_given: bool) -> Result<(), String> {
     if !fx.gdb_expect.is_empty() && fx.gdb.is_empty() {
-        return Err(format!("{}: `GdbExpect` without `Gdb` commands", primary.display()));
+        return Err("`GdbExpect` without `Gdb` commands".to_string());
     }
     if !fx.gdb.is_empty() && fx.gdb_expect.is_empty() {
         // A transcript that is equal because gdb saw nothing on either side proves nothing.
-        return Err(format!("{}: `Gdb` needs at least one `GdbExpect` (what the debugger must see)", primary.display()));
+        return Err("`Gdb` needs at least one `GdbExpect` (what the debugger must see)".to_string());
     }
     if target == Target::BuildModes && fx.flow.is_none() {
-        return Err(format!("{}: fixtures/buildmodes/ fixtures need `Flow: pgo` or `Flow: coverage`", primary.display()));
+        return Err("fixtures/buildmodes/ fixtures need `Flow: pgo` or `Flow: coverage`".to_string());
     }
     if fx.lto.is_some() && fx.drivers.contains(&Driver::Gcc) {
         // gcc would hand LLVM bitcode to GCC's own LTO plugin (liblto_plugin.so).
-        return Err(format!("{}: `Lto` fixtures can only use the clang driver, not gcc", primary.display()));
+        return Err("`Lto` fixtures can only use the clang driver, not gcc".to_string());
     }
     for key in &fx.diff_ignore {
         if let Some((lib, _)) = key.strip_prefix("lib:").and_then(|r| r.split_once(':')) {
             if !fx.libraries.iter().any(|l| l.name == lib) {
-                return Err(format!("{}: `DiffIgnore: {key}` names no `Shared`/`Dlopen` library of the fixture", primary.display()));
+                return Err(format!("`DiffIgnore: {key}` names no `Shared`/`Dlopen` library of the fixture"));
             }
         }
     }
     if !fx.libraries.is_empty() && target != Target::Pe {
         if modes_given {
             if let Some(m) = fx.modes.iter().find(|m| m.is_static()) {
-                return Err(format!("{}: `Shared`/`Dlopen` libraries cannot be used in mode `{}`", primary.display(), m.name()));
+                return Err(format!("`Shared`/`Dlopen` libraries cannot be used in mode `{}`", m.name()));
             }
         } else {
             fx.modes.retain(|m| !m.is_static());
         }
     }
-    Ok(fx)
+    Ok(())
 }
 
 /// `1%` → 10, `0.5%` → 5, `0` → 0 (per mille of the reference size).
