@@ -267,21 +267,37 @@ fn section_name(elf: &Elf, shndx: usize) -> String {
 /// Computes the fingerprint of an ELF file.
 pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
     let elf = Elf::parse(data).map_err(|e| format!("goblin cannot parse the output: {e}"))?;
+    let dynsyms = dynamic_symbols(&elf, data)?;
     let mut fp = Fingerprint::new();
-    let mut put = |k: &str, v: Value| {
-        debug_assert!(KEYS.contains(&k), "undeclared fingerprint key {k}");
-        fp.insert(k.to_string(), v);
-    };
+    segments(&elf, &mut fp);
+    dynamic_section(&elf, &mut fp);
+    dynsym_entries(&elf, &dynsyms, &mut fp);
+    dynamic_relocations(&elf, data, &dynsyms, &mut fp);
+    version_tables(&elf, &mut fp);
+    sections_and_symbols(&elf, &mut fp);
+    notes(&elf, data, &mut fp);
+    hash_tables(&elf, data, &dynsyms, &mut fp);
+    Ok(fp)
+}
 
-    put("header.type", json!(goblin::elf::header::et_to_str(elf.header.e_type)));
-    put("header.machine", json!(goblin::elf::header::machine_to_str(elf.header.e_machine)));
-    put("header.entry", json!(entry_symbol(&elf)));
+/// Records one fingerprint key (every key is declared in `KEYS`).
+fn put(fp: &mut Fingerprint, k: &str, v: Value) {
+    debug_assert!(KEYS.contains(&k), "undeclared fingerprint key {k}");
+    fp.insert(k.to_string(), v);
+}
+
+/// The ELF header and the program headers.
+fn segments(elf: &Elf, fp: &mut Fingerprint) {
+    put(fp, "header.type", json!(goblin::elf::header::et_to_str(elf.header.e_type)));
+    put(fp, "header.machine", json!(goblin::elf::header::machine_to_str(elf.header.e_machine)));
+    put(fp, "header.entry", json!(entry_symbol(elf)));
 
     let phdrs = &elf.program_headers;
-    put("segments.kinds", set(phdrs.iter().map(|p| pt_name(p.p_type))));
-    put("segments.load_count", json!(phdrs.iter().filter(|p| p.p_type == PT_LOAD).count()));
-    put("interp", json!(elf.interpreter));
+    put(fp, "segments.kinds", set(phdrs.iter().map(|p| pt_name(p.p_type))));
+    put(fp, "segments.load_count", json!(phdrs.iter().filter(|p| p.p_type == PT_LOAD).count()));
+    put(fp, "interp", json!(elf.interpreter));
     put(
+        fp,
         "tls",
         match phdrs.iter().find(|p| p.p_type == PT_TLS) {
             Some(p) => json!(format!("memsz={} align={}", p.p_memsz, p.p_align)),
@@ -289,6 +305,7 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
         },
     );
     put(
+        fp,
         "gnu_stack",
         match phdrs.iter().find(|p| p.p_type == PT_GNU_STACK) {
             Some(p) => {
@@ -301,39 +318,43 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
             None => json!("absent"),
         },
     );
-    put("relro", json!(phdrs.iter().any(|p| p.p_type == PT_GNU_RELRO)));
-    put("eh_frame_hdr", json!(phdrs.iter().any(|p| p.p_type == PT_GNU_EH_FRAME)));
+    put(fp, "relro", json!(phdrs.iter().any(|p| p.p_type == PT_GNU_RELRO)));
+    put(fp, "eh_frame_hdr", json!(phdrs.iter().any(|p| p.p_type == PT_GNU_EH_FRAME)));
+}
 
-    // Dynamic section.
-    put("dynamic.needed", json!(elf.libraries));
-    put("dynamic.soname", json!(elf.soname));
-    put("dynamic.rpath", json!(elf.rpaths));
-    put("dynamic.runpath", json!(elf.runpaths));
-    put("dynamic.flags", bit_names(dyn_value(&elf, DT_FLAGS).unwrap_or(0), DF_NAMES));
-    put("dynamic.flags_1", bit_names(dyn_value(&elf, DT_FLAGS_1).unwrap_or(0), DF_1_NAMES));
-    put("dynamic.tags", set(elf.dynamic.iter().flat_map(|d| d.dyns.iter()).filter(|d| d.d_tag != DT_NULL).map(|d| dt_name(d.d_tag))));
+/// The dynamic section: libraries, paths, flags, tags, init/fini.
+fn dynamic_section(elf: &Elf, fp: &mut Fingerprint) {
+    put(fp, "dynamic.needed", json!(elf.libraries));
+    put(fp, "dynamic.soname", json!(elf.soname));
+    put(fp, "dynamic.rpath", json!(elf.rpaths));
+    put(fp, "dynamic.runpath", json!(elf.runpaths));
+    put(fp, "dynamic.flags", bit_names(dyn_value(elf, DT_FLAGS).unwrap_or(0), DF_NAMES));
+    put(fp, "dynamic.flags_1", bit_names(dyn_value(elf, DT_FLAGS_1).unwrap_or(0), DF_1_NAMES));
+    put(fp, "dynamic.tags", set(elf.dynamic.iter().flat_map(|d| d.dyns.iter()).filter(|d| d.d_tag != DT_NULL).map(|d| dt_name(d.d_tag))));
     // DT_INIT / DT_FINI as symbol names (`_init` by default, `--init=<sym>` otherwise).
     for (key, tag) in [("dynamic.init", DT_INIT), ("dynamic.fini", DT_FINI)] {
         put(
+            fp,
             key,
-            json!(match dyn_value(&elf, tag) {
+            json!(match dyn_value(elf, tag) {
                 None => "absent".to_string(),
-                Some(addr) => symbol_at(&elf, addr, None),
+                Some(addr) => symbol_at(elf, addr, None),
             }),
         );
     }
     // The number of entries of each init/fini array (their order is checked by the programs).
     let mut arrays = Vec::new();
     for (name, tag) in [("preinit", DT_PREINIT_ARRAYSZ), ("init", DT_INIT_ARRAYSZ), ("fini", DT_FINI_ARRAYSZ)] {
-        if let Some(size) = dyn_value(&elf, tag) {
+        if let Some(size) = dyn_value(elf, tag) {
             arrays.push(format!("{name}={}", size / 8));
         }
     }
-    put("dynamic.init_arrays", json!(arrays.join(" ")));
+    put(fp, "dynamic.init_arrays", json!(arrays.join(" ")));
+}
 
-    // Dynamic symbols with versions.
-    let versions = version_names(&elf);
-    let dynsyms = dynamic_symbols(&elf, data)?;
+/// Dynamic symbols with their versions.
+fn dynsym_entries(elf: &Elf, dynsyms: &[sym::Sym], fp: &mut Fingerprint) {
+    let versions = version_names(elf);
     let mut dynsym_items = Vec::new();
     for (i, s) in dynsyms.iter().enumerate().skip(1) {
         let name = elf.dynstrtab.get_at(s.st_name).unwrap_or("?");
@@ -358,8 +379,11 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
         }
         dynsym_items.push(item);
     }
-    put("dynsym", multiset(dynsym_items));
+    put(fp, "dynsym", multiset(dynsym_items));
+}
 
+/// Dynamic relocations, RELR counted as RELATIVE.
+fn dynamic_relocations(elf: &Elf, data: &[u8], dynsyms: &[sym::Sym], fp: &mut Fingerprint) {
     // Dynamic relocations: every allocated SHT_RELA/SHT_REL section (this also covers the
     // IRELATIVE relocations of static executables, which have no dynamic section).
     let dynsym_shndx = elf.section_headers.iter().position(|sh| sh.sh_type == SHT_DYNSYM);
@@ -392,8 +416,8 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
         }
     }
     // SHT_RELR (packed relative relocations) count as RELATIVE.
-    if let (Some(addr), Some(size)) = (dyn_value(&elf, DT_RELR), dyn_value(&elf, DT_RELRSZ)) {
-        if let Some(off) = vaddr_to_offset(&elf, addr) {
+    if let (Some(addr), Some(size)) = (dyn_value(elf, DT_RELR), dyn_value(elf, DT_RELRSZ)) {
+        if let Some(off) = vaddr_to_offset(elf, addr) {
             for i in 0..(size as usize / 8) {
                 let Some(word) = read_u64(data, off + i * 8) else {
                     break;
@@ -402,11 +426,13 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
             }
         }
     }
-    put("dynrel", multiset(rels));
-    put("dynrel.relative_count", json!(relative));
-    put("dynrel.irelative_count", json!(irelative));
+    put(fp, "dynrel", multiset(rels));
+    put(fp, "dynrel.relative_count", json!(relative));
+    put(fp, "dynrel.irelative_count", json!(irelative));
+}
 
-    // Version requirements and definitions.
+/// Version requirements and definitions.
+fn version_tables(elf: &Elf, fp: &mut Fingerprint) {
     let mut verneed = BTreeMap::new();
     if let Some(vn) = &elf.verneed {
         for need in vn.iter() {
@@ -415,7 +441,7 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
             verneed.insert(file, names.into_iter().collect::<Vec<_>>());
         }
     }
-    put("verneed", json!(verneed));
+    put(fp, "verneed", json!(verneed));
     let mut verdef = Vec::new();
     if let Some(vd) = &elf.verdef {
         for def in vd.iter() {
@@ -423,10 +449,13 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
             verdef.push(format!("{} flags={:#x}", names.join(" "), def.vd_flags));
         }
     }
-    put("verdef", set(verdef));
+    put(fp, "verdef", set(verdef));
+}
 
-    // Allocated sections.
+/// Allocated sections and the non-local defined symbols of `.symtab`.
+fn sections_and_symbols(elf: &Elf, fp: &mut Fingerprint) {
     put(
+        fp,
         "sections",
         set(elf
             .section_headers
@@ -437,16 +466,19 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
 
     // Non-local defined symbols of .symtab and the output section each lives in.
     put(
+        fp,
         "symtab.globals",
         multiset(
             elf.syms
                 .iter()
                 .filter(|s| s.st_bind() != sym::STB_LOCAL && s.st_shndx != 0)
-                .map(|s| format!("{} {} {}", elf.strtab.get_at(s.st_name).unwrap_or("?"), sym_desc(&s), section_name(&elf, s.st_shndx))),
+                .map(|s| format!("{} {} {}", elf.strtab.get_at(s.st_name).unwrap_or("?"), sym_desc(&s), section_name(elf, s.st_shndx))),
         ),
     );
+}
 
-    // Notes and .comment.
+/// The build ID note and `.comment`.
+fn notes(elf: &Elf, data: &[u8], fp: &mut Fingerprint) {
     let mut build_id = "absent".to_string();
     if let Some(notes) = elf.iter_note_headers(data) {
         for note in notes.flatten() {
@@ -455,37 +487,41 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
             }
         }
     }
-    put("build_id", json!(build_id));
+    put(fp, "build_id", json!(build_id));
     let comment = elf
         .section_headers
         .iter()
         .find(|sh| elf.shdr_strtab.get_at(sh.sh_name) == Some(".comment"))
         .and_then(|sh| data.get(sh.sh_offset as usize..(sh.sh_offset + sh.sh_size) as usize));
-    put("comment", json!(comment.is_some()));
+    put(fp, "comment", json!(comment.is_some()));
     put(
+        fp,
         "comment.text",
         json!(comment
             .map(|c| c.split(|&b| b == 0).filter(|s| !s.is_empty()).map(|s| String::from_utf8_lossy(s).into_owned()).collect::<Vec<_>>())
             .unwrap_or_default()),
     );
+}
 
-    // Hash tables: validated, not compared.
+/// Hash tables: validated, not compared.
+fn hash_tables(elf: &Elf, data: &[u8], dynsyms: &[sym::Sym], fp: &mut Fingerprint) {
     let names: Vec<&str> = dynsyms.iter().map(|s| elf.dynstrtab.get_at(s.st_name).unwrap_or("")).collect();
     put(
+        fp,
         "gnu_hash",
-        json!(match dyn_value(&elf, DT_GNU_HASH).and_then(|a| vaddr_to_offset(&elf, a)) {
+        json!(match dyn_value(elf, DT_GNU_HASH).and_then(|a| vaddr_to_offset(elf, a)) {
             None => "absent".to_string(),
-            Some(off) => validation_text(check_gnu_hash(data, off, &dynsyms, &names)),
+            Some(off) => validation_text(check_gnu_hash(data, off, dynsyms, &names)),
         }),
     );
     put(
+        fp,
         "hash",
-        json!(match dyn_value(&elf, DT_HASH).and_then(|a| vaddr_to_offset(&elf, a)) {
+        json!(match dyn_value(elf, DT_HASH).and_then(|a| vaddr_to_offset(elf, a)) {
             None => "absent".to_string(),
-            Some(off) => validation_text(check_sysv_hash(data, off, &dynsyms, &names)),
+            Some(off) => validation_text(check_sysv_hash(data, off, dynsyms, &names)),
         }),
     );
-    Ok(fp)
 }
 
 fn validation_text(problems: Vec<String>) -> String {
