@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub use crate::common::Fingerprint;
 use crate::common::{bit_names, read_u32, set};
 
+use goblin::pe::optional_header::OptionalHeader;
 use goblin::pe::PE;
 use serde_json::json;
 
@@ -226,27 +227,7 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
     );
 
     let symbols = image_symbols(&pe, data);
-    // The entry point as a symbol name (the COFF symbol table of an image is optional: lld
-    // writes one for MinGW unless -s), else `section+offset`.
-    let entry = if opt.standard_fields.address_of_entry_point == 0 {
-        "none".to_string()
-    } else {
-        let rva = opt.standard_fields.address_of_entry_point;
-        let by_symbol = symbols.as_ref().and_then(|syms| {
-            let mut names: Vec<&str> = syms
-                .iter()
-                .filter(|s| s.section > 0 && s.class == 2)
-                .filter(|s| pe.sections.get(s.section as usize - 1).is_some_and(|sec| sec.virtual_address + s.value == rva))
-                .map(|s| s.name.as_str())
-                .collect();
-            names.sort();
-            names.first().map(|n| n.to_string())
-        });
-        by_symbol.unwrap_or_else(|| match section_of(&pe, rva) {
-            Some((name, off)) => format!("{name}+{off:#x}"),
-            None => format!("rva {rva:#x} outside every section"),
-        })
-    };
+    let entry = entry_name(&pe, &opt, symbols.as_deref());
     fp.insert("header.entry".into(), json!(entry));
 
     fp.insert("imports.dlls".into(), set(pe.libraries.iter().map(|l| l.to_string())));
@@ -280,70 +261,9 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
             format!("{} {}", section_name(s), flags.join(","))
         })),
     );
-    fp.insert(
-        "tls".into(),
-        json!(match &pe.tls_data {
-            None => "absent".to_string(),
-            Some(t) => {
-                let d = &t.image_tls_directory;
-                format!(
-                    "template {} zero-fill {} callbacks {} index {}",
-                    d.end_address_of_raw_data.saturating_sub(d.start_address_of_raw_data),
-                    d.size_of_zero_fill,
-                    t.callbacks.len(),
-                    if d.address_of_index != 0 { "set" } else { "none" }
-                )
-            }
-        }),
-    );
-    let mut relocs: BTreeMap<u8, usize> = BTreeMap::new();
-    if let Some(rd) = &pe.relocation_data {
-        for block in rd.blocks() {
-            let block = block.map_err(|e| format!("base relocations: {e}"))?;
-            for word in block.words() {
-                let word = word.map_err(|e| format!("base relocations: {e}"))?;
-                if word.reloc_type() != 0 {
-                    *relocs.entry(word.reloc_type()).or_default() += 1;
-                }
-            }
-        }
-    }
-    fp.insert(
-        "base_relocs".into(),
-        json!(relocs
-            .iter()
-            .map(|(t, n)| match t {
-                3 => format!("HIGHLOW={n}"),
-                10 => format!("DIR64={n}"),
-                t => format!("type{t}={n}"),
-            })
-            .collect::<Vec<_>>()),
-    );
-    fp.insert(
-        "debug".into(),
-        json!(match &pe.debug_data {
-            None => Vec::new(),
-            Some(d) => {
-                let mut kinds: Vec<String> = Vec::new();
-                for (present, name) in [
-                    (d.codeview_pdb70_debug_info.is_some(), "codeview-pdb70"),
-                    (d.codeview_pdb20_debug_info.is_some(), "codeview-pdb20"),
-                    (d.vcfeature_info.is_some(), "vc-feature"),
-                    (d.ex_dll_characteristics_info.is_some(), "ex-dllcharacteristics"),
-                    (d.repro_info.is_some(), "repro"),
-                    (d.pogo_info.is_some(), "pogo"),
-                ] {
-                    if present {
-                        kinds.push(name.to_string());
-                    }
-                }
-                if kinds.is_empty() {
-                    kinds.push("other".into());
-                }
-                kinds
-            }
-        }),
-    );
+    fp.insert("tls".into(), json!(tls_text(&pe)));
+    fp.insert("base_relocs".into(), base_reloc_counts(&pe)?);
+    fp.insert("debug".into(), json!(debug_kinds(&pe)));
 
     match &symbols {
         None => {
@@ -363,6 +283,97 @@ pub fn fingerprint(data: &[u8]) -> Result<Fingerprint, String> {
         }
     }
     Ok(fp)
+}
+
+/// The entry point as a symbol name (the COFF symbol table of an image is optional: lld writes
+/// one for MinGW unless -s), else `section+offset`.
+fn entry_name(pe: &PE, opt: &OptionalHeader, symbols: Option<&[ImageSymbol]>) -> String {
+    if opt.standard_fields.address_of_entry_point == 0 {
+        "none".to_string()
+    } else {
+        let rva = opt.standard_fields.address_of_entry_point;
+        let by_symbol = symbols.and_then(|syms| {
+            let mut names: Vec<&str> = syms
+                .iter()
+                .filter(|s| s.section > 0 && s.class == 2)
+                .filter(|s| pe.sections.get(s.section as usize - 1).is_some_and(|sec| sec.virtual_address + s.value == rva))
+                .map(|s| s.name.as_str())
+                .collect();
+            names.sort();
+            names.first().map(|n| n.to_string())
+        });
+        by_symbol.unwrap_or_else(|| match section_of(pe, rva) {
+            Some((name, off)) => format!("{name}+{off:#x}"),
+            None => format!("rva {rva:#x} outside every section"),
+        })
+    }
+}
+
+/// The TLS directory: template and zero-fill sizes, callbacks, index slot.
+fn tls_text(pe: &PE) -> String {
+    match &pe.tls_data {
+        None => "absent".to_string(),
+        Some(t) => {
+            let d = &t.image_tls_directory;
+            format!(
+                "template {} zero-fill {} callbacks {} index {}",
+                d.end_address_of_raw_data.saturating_sub(d.start_address_of_raw_data),
+                d.size_of_zero_fill,
+                t.callbacks.len(),
+                if d.address_of_index != 0 { "set" } else { "none" }
+            )
+        }
+    }
+}
+
+/// The base relocations counted by type.
+fn base_reloc_counts(pe: &PE) -> Result<serde_json::Value, String> {
+    let mut relocs: BTreeMap<u8, usize> = BTreeMap::new();
+    if let Some(rd) = &pe.relocation_data {
+        for block in rd.blocks() {
+            let block = block.map_err(|e| format!("base relocations: {e}"))?;
+            for word in block.words() {
+                let word = word.map_err(|e| format!("base relocations: {e}"))?;
+                if word.reloc_type() != 0 {
+                    *relocs.entry(word.reloc_type()).or_default() += 1;
+                }
+            }
+        }
+    }
+    Ok(json!(relocs
+        .iter()
+        .map(|(t, n)| match t {
+            3 => format!("HIGHLOW={n}"),
+            10 => format!("DIR64={n}"),
+            t => format!("type{t}={n}"),
+        })
+        .collect::<Vec<_>>()))
+}
+
+/// The kinds of debug directory entries.
+fn debug_kinds(pe: &PE) -> Vec<String> {
+    match &pe.debug_data {
+        None => Vec::new(),
+        Some(d) => {
+            let mut kinds: Vec<String> = Vec::new();
+            for (present, name) in [
+                (d.codeview_pdb70_debug_info.is_some(), "codeview-pdb70"),
+                (d.codeview_pdb20_debug_info.is_some(), "codeview-pdb20"),
+                (d.vcfeature_info.is_some(), "vc-feature"),
+                (d.ex_dll_characteristics_info.is_some(), "ex-dllcharacteristics"),
+                (d.repro_info.is_some(), "repro"),
+                (d.pogo_info.is_some(), "pogo"),
+            ] {
+                if present {
+                    kinds.push(name.to_string());
+                }
+            }
+            if kinds.is_empty() {
+                kinds.push("other".into());
+            }
+            kinds
+        }
+    }
 }
 
 /// The runtime pseudo-relocation list of a MinGW image (auto-imported data): the entries
