@@ -323,6 +323,19 @@ impl Env for Pass<'_, '_> {
             }
             Def::Synthetic => Ok(Val::abs(self.l.sym_value.get(id).copied().unwrap_or(0))),
             Def::Common(..) => Ok(Val::abs(0)),
+            // A copy-relocated symbol is defined where its copy is (lld replaces it with a
+            // Defined); other shared symbols have no address here.
+            Def::Shared(..) if self.l.sym_flags.get(&crate::elf::layout::Target::Global(id)).is_some_and(|f| f.copy) => {
+                let primary = self.l.copy_alias.get(&id).copied().unwrap_or(id);
+                let at = self.l.osecs.iter().enumerate().find_map(|(oi, o)| {
+                    let k = o.chunks.iter().position(|c| *c == Chunk::Bss(primary))?;
+                    Some((oi, o.chunk_off.get(k).copied().unwrap_or(0)))
+                });
+                match at {
+                    Some((oi, off)) => Ok(Val { off, sec: Some(oi), align: 1 }),
+                    None => Err(format!("symbol not found: {name}")),
+                }
+            }
             _ => Err(format!("symbol not found: {name}")),
         }
     }
@@ -662,14 +675,14 @@ fn discardable(d: &OutDesc, l: &Layout) -> bool {
     if d.name == "/DISCARD/" {
         return true;
     }
-    if d.addr.is_some() {
-        let mut v = Vec::new();
-        if let Some(e) = &d.addr {
-            e.symbols(&mut v);
-        }
-        if !v.is_empty() {
-            return false;
-        }
+    // lld's expressionsUseSymbols: an address, AT, ALIGN or SUBALIGN naming a symbol keeps
+    // the section (and is evaluated: a missing symbol is an error).
+    let mut v = Vec::new();
+    for e in [&d.addr, &d.lma, &d.align, &d.subalign].into_iter().flatten() {
+        e.symbols(&mut v);
+    }
+    if !v.is_empty() {
+        return false;
     }
     let used_in_expr = l.config.script.assigns().iter().any(|a| uses_section(&a.expr, &d.name));
     if used_in_expr {
@@ -918,8 +931,18 @@ fn run_pass(p: &mut Pass, items: &[Item]) -> Result<Extra> {
                         p.l.osecs[os].align = p.l.osecs[os].align.max(v.max(1));
                     }
                 }
-                let subalign = match d.and_then(|d| d.subalign.as_ref()) {
-                    Some(e) => Some(eval_at(p, e, &d.map(|d| d.pos.clone()).unwrap_or_default())?.value(p).max(1)),
+                let subalign = match d.and_then(|d| d.subalign.as_ref().map(|e| (d, e))) {
+                    Some((d, e)) => {
+                        // lld evaluates SUBALIGN before addresses exist: `.` has no value.
+                        if e.any(&|x| matches!(x, Expr::Dot | Expr::AlignDot(_))) {
+                            return Err(Error::new(err_at(&d.pos, "unable to get location counter value")));
+                        }
+                        let v = eval_at(p, e, &d.pos)?.value(p).max(1);
+                        if !v.is_power_of_two() {
+                            return Err(Error::new(err_at(&d.pos, "alignment must be power of 2")));
+                        }
+                        Some(v)
+                    }
                     None => None,
                 };
                 if let Some(sa) = subalign {
