@@ -249,6 +249,15 @@ fn compress_debug_sections(p: &mut Gnu, v: &Val) {
     }
 }
 
+fn sort_section(p: &mut Gnu, v: &Val) {
+    use crate::elf::script::ast::SortKind;
+    match v.value.unwrap_or("") {
+        "name" => p.cfg.sort_section = SortKind::Name,
+        "alignment" => p.cfg.sort_section = SortKind::Alignment,
+        other => p.errors.push(format!("unknown --sort-section rule: {other}")),
+    }
+}
+
 fn orphan_handling(p: &mut Gnu, v: &Val) {
     match v.value.unwrap_or("") {
         "place" => p.cfg.orphan_handling = crate::elf::config::OrphanHandling::Place,
@@ -523,6 +532,7 @@ static OPTIONS: &[Opt<Gnu>] = &[
         |p, v| p.cfg.exclude_libs.extend(v.str().split([',', ':']).filter(|s| !s.is_empty()).map(str::to_string)),
     ),
     opt(&["orphan-handling"], Value, "<mode>", "Orphan section handling", Implemented, orphan_handling),
+    opt(&["sort-section"], Value, "<rule>", "Sort sections by name or alignment (SECTIONS scripts)", Implemented, sort_section),
     opt(&["trace", "t"], Flag, "", "Print the name of each input file", Implemented, |p, _| p.cfg.trace = true),
     opt(&["trace-symbol", "y"], Value, "<sym>", "Trace references to a symbol", Ignored, nothing),
     opt(&["hash-size"], Value, "<n>", "GNU ld hash table size (no effect, as in lld)", Noop, hash_size),

@@ -196,6 +196,9 @@ pub struct Config {
     pub z_pack_relative_relocs: bool,
     /// `--orphan-handling`: what to say about input sections a SECTIONS script does not name.
     pub orphan_handling: OrphanHandling,
+    /// `--sort-section=name|alignment`: how a SECTIONS script's input section descriptions
+    /// sort what they match (lld: outermost for patterns without SORT, inner for one SORT).
+    pub sort_section: crate::elf::script::ast::SortKind,
     /// `-z cet-report=none|warning|error`.
     pub z_cet_report: Option<String>,
     /// `--init=` / `--fini=` (DT_INIT / DT_FINI symbols).
@@ -355,6 +358,7 @@ impl Default for Config {
             pack_relr: false,
             z_pack_relative_relocs: false,
             orphan_handling: OrphanHandling::Place,
+            sort_section: Default::default(),
             z_cet_report: None,
             init: None,
             fini: None,

@@ -465,6 +465,10 @@ impl Loader<'_> {
                 script::Command::Output(o) => self.output = Some(o.clone()),
                 script::Command::Layout(c) => self.layout.push(c.clone()),
                 script::Command::Version(text) => self.versions.push((s.name.clone(), text.clone())),
+                // Read again through the loader so that `--reproduce` packs it.
+                script::Command::Include(path) => {
+                    let _ = self.read(path);
+                }
             }
             if self.errors.len() > errors_before {
                 // lld stops reading a script at its first error.

@@ -324,20 +324,6 @@ impl<'c> Resolver<'c> {
             rs.r.symbols[id].used_in_regular = true;
             rs.r.symbols[id].script_defined = true;
         }
-        // A SECTIONS script's assignments define symbols (PROVIDE only if referenced, decided
-        // in `finish`); the symbols its expressions read are used like `-u` names.
-        for a in config.script.assigns() {
-            if a.name == "." || a.provide {
-                continue;
-            }
-            let id = rs.intern(leak_name(&a.name));
-            rs.r.symbols[id].used_in_regular = true;
-            rs.r.symbols[id].script_defined = true;
-        }
-        for name in config.script.referenced_symbols() {
-            let id = rs.intern(leak_name(&name));
-            rs.r.symbols[id].used_in_regular = true;
-        }
         // --wrap: LTO must not inline or drop what the wrapped names bind to.
         for w in &config.wrap {
             for n in [w.clone(), format!("__wrap_{w}"), format!("__real_{w}")] {
@@ -356,6 +342,21 @@ impl<'c> Resolver<'c> {
             } else {
                 rs.load(f);
             }
+        }
+        // After the files, as lld (names new to the link follow theirs in the symbol table):
+        // the symbols a script's expressions read are used like `-u` names, and its
+        // assignments define symbols (PROVIDE only if referenced, decided in `finish`).
+        for name in config.script.referenced_symbols() {
+            let id = rs.intern(leak_name(&name));
+            rs.r.symbols[id].used_in_regular = true;
+        }
+        for a in config.script.assigns() {
+            if a.name == "." || a.provide {
+                continue;
+            }
+            let id = rs.intern(leak_name(&a.name));
+            rs.r.symbols[id].used_in_regular = true;
+            rs.r.symbols[id].script_defined = true;
         }
         if !rs.errors.is_empty() {
             return Err(Error::many(rs.errors));

@@ -39,6 +39,8 @@ pub enum Command {
     Output(String),
     /// `VERSION { ... }`: a version script inside a linker script (the text between braces).
     Version(String),
+    /// `INCLUDE file`: the file that was read (its commands follow), for `--reproduce`.
+    Include(String),
     /// A layout command (`SECTIONS`, `MEMORY`, `PHDRS`, an assignment, ...), parsed by
     /// `script::parse`.
     Layout(ast::LayoutCmd),
@@ -370,6 +372,7 @@ impl<'t> Parser<'t> {
                         return Err(self.err_at(&f, "there is a cycle in linker script INCLUDEs"));
                     }
                     let name = path.to_string_lossy().into_owned();
+                    out.push(Command::Include(name.clone()));
                     let text = String::from_utf8_lossy(&data).into_owned();
                     let (toks, lex_err) = tokenize(&name, &text);
                     let mut sub = Parser { name: &name, src: &text, toks, pos: 0, include_dirs: self.include_dirs, depth: self.depth + 1 };

@@ -371,10 +371,19 @@ fn fill_section(l: &Layout, i: usize, slice: &mut [u8]) -> Vec<String> {
     let os = &l.osecs[i];
     let mut errs = Vec::new();
     if let Some(&f) = l.script_extra.fill.get(&i) {
-        // A linker script's `=fill` / FILL: the 4-byte pattern, big-endian, repeated.
+        // A linker script's `=fill` / FILL: the 4-byte pattern, big-endian, repeated from the
+        // start of each gap between input sections (as lld's OutputSection::writeTo).
         let pat = f.to_be_bytes();
-        for (k, b) in slice.iter_mut().enumerate() {
-            *b = pat[k % 4];
+        let mut ranges: Vec<(usize, usize)> =
+            os.chunks.iter().zip(&os.chunk_off).map(|(c, &o)| (o as usize, o as usize + chunk_size(l, *c).0 as usize)).collect();
+        ranges.sort_unstable();
+        let mut pos = 0usize;
+        for (a, b) in ranges.into_iter().chain([(slice.len(), slice.len())]) {
+            let gap_end = a.min(slice.len());
+            for (k, byte) in slice[pos.min(gap_end)..gap_end].iter_mut().enumerate() {
+                *byte = pat[k % 4];
+            }
+            pos = pos.max(b);
         }
     } else if flag_exec(os.flags) {
         slice.fill(arch::TRAP);
@@ -1053,6 +1062,9 @@ fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u1
             let ty = if s.st_type() == elf::STT_TLS { elf::STT_TLS } else { elf::STT_OBJECT };
             (elf::STB_GLOBAL << 4 | ty, shndx, l.sym_value[id], s.st_size(LE))
         }
+        // A script assignment never evaluated (in an ONLY_IF_RO/RW description that was
+        // dropped) defines nothing, as in lld.
+        Def::Synthetic if !l.synthetic_syms.contains_key(&id) => return None,
         Def::Synthetic => defsym_entry(l, id),
         Def::Shared(fi, k) => {
             let ds = l.r.dso(fi).syms[k].sym;

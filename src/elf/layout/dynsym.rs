@@ -44,9 +44,9 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
                     && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
                     && (s.dso_ref || s.in_dso || s.dynamic_listed || l.config.export_dynamic || l.config.shared)
             }
-            // `--defsym` definitions are exported like any definition.
+            // `--defsym` and linker-script definitions are exported like any definition.
             Def::Synthetic => {
-                l.config.defsym.iter().any(|(n, _)| n.as_bytes() == s.name)
+                (l.config.defsym.iter().any(|(n, _)| n.as_bytes() == s.name) || l.config.script.assigns().iter().any(|a| a.name.as_bytes() == s.name))
                     && !s.forced_local
                     && s.visibility == elf::STV_DEFAULT
                     && (l.config.shared || l.config.export_dynamic || s.dso_ref || s.dynamic_listed)
@@ -84,6 +84,10 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
 /// in the output section its value falls in, typed like its target (lld).
 pub fn defsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u8) {
     let name = l.r.symbols[id].name;
+    // A linker-script assignment: absolute, or in the section `.` was in.
+    if let Some(&(v, sec)) = l.script_syms.get(&id) {
+        return (sec.map_or(elf::SHN_ABS, |s| l.osecs[s].shndx as u16), v, elf::STT_NOTYPE);
+    }
     let v = l.sym_value[id];
     let expr = l.config.defsym.iter().find(|(n, _)| n.as_bytes() == name).map(|(_, e)| e.as_str());
     let target = expr.and_then(crate::elf::resolve::defsym_target);

@@ -111,6 +111,8 @@ pub fn eval(e: &Expr, env: &dyn Env) -> Result<Val, String> {
             let y = eval(b, env)?;
             match op {
                 BinOp::Add => match (x.sec, y.sec) {
+                    // lld's moveAbsRight: two section-relative values cannot be added.
+                    (Some(_), Some(_)) => Err("at least one side of the expression must be absolute".into()),
                     (Some(_), _) => Ok(Val { off: x.off.wrapping_add(y.value(env)), sec: x.sec, align: 1 }),
                     (None, Some(_)) => Ok(Val { off: y.off.wrapping_add(x.off), sec: y.sec, align: 1 }),
                     (None, None) => abs(x.off.wrapping_add(y.off)),

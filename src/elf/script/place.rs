@@ -86,6 +86,24 @@ fn init_priority(name: &[u8]) -> u64 {
     65536
 }
 
+/// Candidate input sections: (file, section), name, file name, flags.
+type Cand = ((FileId, u32), String, String, u64);
+
+/// Sorts matched candidates (indices into `cands`) as lld's `sortInputSections`: nothing for
+/// SORT_NONE, else stably by the inner key (`--sort-section`'s when there is none), then by
+/// the outer key.
+fn sort_block(r: &Resolved, cands: &[Cand], block: &mut [usize], outer: SortKind, inner: SortKind, cmdline: SortKind) {
+    if outer == SortKind::None {
+        return;
+    }
+    let inner = if inner == SortKind::Default { cmdline } else { inner };
+    for kind in [inner, outer] {
+        if !matches!(kind, SortKind::Default | SortKind::None) {
+            block.sort_by(|&a, &b| sort_key_cmp(r, kind, cands[a].0, cands[b].0));
+        }
+    }
+}
+
 /// Whether input section (f, s) is named by a `KEEP` pattern (a `--gc-sections` root).
 pub fn is_kept(config: &Config, r: &Resolved, f: FileId, s: usize) -> bool {
     if !config.script.has_sections {
@@ -121,7 +139,7 @@ pub fn plan(config: &Config, r: &Resolved, live: &crate::elf::gc::Live) -> Plan 
     let mut matches: HashMap<(FileId, u32), Match> = HashMap::new();
     let mut discard = HashSet::new();
     // Candidate sections in input order (with their names and file names).
-    let mut cands: Vec<((FileId, u32), String, String, u64)> = Vec::new();
+    let mut cands: Vec<Cand> = Vec::new();
     for (f, o) in r.objects_in_load_order() {
         let fname = name_for_script(r, f);
         for (s, sec) in o.sections.iter().enumerate() {
@@ -156,25 +174,16 @@ pub fn plan(config: &Config, r: &Resolved, live: &crate::elf::gc::Live) -> Plan 
                 if pat.sort_outer == SortKind::Default {
                     continue;
                 }
+                // lld: what earlier patterns matched is sorted by (--sort-section, input
+                // order); this SORT pattern's block by (outer, inner or --sort-section).
+                let cmdline = config.sort_section;
                 ret[after_prev_sort..before].sort();
-                let block = &mut ret[before..];
-                let keys: Vec<(FileId, u32)> = block.iter().map(|&c| cands[c].0).collect();
-                let mut idx: Vec<usize> = (0..block.len()).collect();
-                idx.sort_by(|&a, &b| {
-                    let mut o = std::cmp::Ordering::Equal;
-                    if pat.sort_outer != SortKind::None {
-                        o = sort_key_cmp(r, pat.sort_outer, keys[a], keys[b]);
-                    }
-                    if o == std::cmp::Ordering::Equal && pat.sort_inner != SortKind::Default && pat.sort_inner != SortKind::None {
-                        o = sort_key_cmp(r, pat.sort_inner, keys[a], keys[b]);
-                    }
-                    o
-                });
-                let sorted: Vec<usize> = idx.iter().map(|&i| block[i]).collect();
-                block.copy_from_slice(&sorted);
+                sort_block(r, &cands, &mut ret[after_prev_sort..before], cmdline, SortKind::None, cmdline);
+                sort_block(r, &cands, &mut ret[before..], pat.sort_outer, pat.sort_inner, cmdline);
                 after_prev_sort = ret.len();
             }
             ret[after_prev_sort..].sort();
+            sort_block(r, &cands, &mut ret[after_prev_sort..], config.sort_section, SortKind::None, config.sort_section);
             for c in ret {
                 got.push((c, ((ci as u64) << 40) | seq));
                 seq += 1;
@@ -314,6 +323,19 @@ impl Env for Pass<'_, '_> {
             }
             Def::Synthetic => Ok(Val::abs(self.l.sym_value.get(id).copied().unwrap_or(0))),
             Def::Common(..) => Ok(Val::abs(0)),
+            // A copy-relocated symbol is defined where its copy is (lld replaces it with a
+            // Defined); other shared symbols have no address here.
+            Def::Shared(..) if self.l.sym_flags.get(&crate::elf::layout::Target::Global(id)).is_some_and(|f| f.copy) => {
+                let primary = self.l.copy_alias.get(&id).copied().unwrap_or(id);
+                let at = self.l.osecs.iter().enumerate().find_map(|(oi, o)| {
+                    let k = o.chunks.iter().position(|c| *c == Chunk::Bss(primary))?;
+                    Some((oi, o.chunk_off.get(k).copied().unwrap_or(0)))
+                });
+                match at {
+                    Some((oi, off)) => Ok(Val { off, sec: Some(oi), align: 1 }),
+                    None => Err(format!("symbol not found: {name}")),
+                }
+            }
             _ => Err(format!("symbol not found: {name}")),
         }
     }
@@ -653,14 +675,14 @@ fn discardable(d: &OutDesc, l: &Layout) -> bool {
     if d.name == "/DISCARD/" {
         return true;
     }
-    if d.addr.is_some() {
-        let mut v = Vec::new();
-        if let Some(e) = &d.addr {
-            e.symbols(&mut v);
-        }
-        if !v.is_empty() {
-            return false;
-        }
+    // lld's expressionsUseSymbols: an address, AT, ALIGN or SUBALIGN naming a symbol keeps
+    // the section (and is evaluated: a missing symbol is an error).
+    let mut v = Vec::new();
+    for e in [&d.addr, &d.lma, &d.align, &d.subalign].into_iter().flatten() {
+        e.symbols(&mut v);
+    }
+    if !v.is_empty() {
+        return false;
     }
     let used_in_expr = l.config.script.assigns().iter().any(|a| uses_section(&a.expr, &d.name));
     if used_in_expr {
@@ -818,7 +840,10 @@ pub fn assign_addresses(l: &mut Layout, plan: &Plan) -> Result<()> {
             if !errs.is_empty() {
                 return Err(Error::many(errs));
             }
-            if !asserts.is_empty() {
+            // lld's errorOrWarn: a failed ASSERT only warns under --noinhibit-exec.
+            if !asserts.is_empty() && p.l.config.noinhibit_exec {
+                asserts.iter().for_each(|m| p.l.config.diag.warn(m));
+            } else if !asserts.is_empty() {
                 return Err(Error::many(asserts));
             }
         }
@@ -906,8 +931,18 @@ fn run_pass(p: &mut Pass, items: &[Item]) -> Result<Extra> {
                         p.l.osecs[os].align = p.l.osecs[os].align.max(v.max(1));
                     }
                 }
-                let subalign = match d.and_then(|d| d.subalign.as_ref()) {
-                    Some(e) => Some(eval_at(p, e, &d.map(|d| d.pos.clone()).unwrap_or_default())?.value(p).max(1)),
+                let subalign = match d.and_then(|d| d.subalign.as_ref().map(|e| (d, e))) {
+                    Some((d, e)) => {
+                        // lld evaluates SUBALIGN before addresses exist: `.` has no value.
+                        if e.any(&|x| matches!(x, Expr::Dot | Expr::AlignDot(_))) {
+                            return Err(Error::new(err_at(&d.pos, "unable to get location counter value")));
+                        }
+                        let v = eval_at(p, e, &d.pos)?.value(p).max(1);
+                        if !v.is_power_of_two() {
+                            return Err(Error::new(err_at(&d.pos, "alignment must be power of 2")));
+                        }
+                        Some(v)
+                    }
                     None => None,
                 };
                 if let Some(sa) = subalign {
