@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use super::options::{self, lookup, nothing, opt, Arity::*, Opt, Report, Status::*, Val};
 use super::{parse_num, Action, CmdArg};
-use crate::elf::config::{apply_sysroot, BuildId, CgProfileSort, Config, InputArg};
+use crate::elf::config::{apply_sysroot, BuildId, CgProfileSort, Config, InputArg, Separate};
 use crate::error::{Error, Result};
 
 /// The parse state the table's handlers update.
@@ -563,8 +563,8 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["retain-symbols-file"], Value, "<file>", "Retain only the symbols listed in the file", Implemented, |p, v| {
         p.cfg.retain_symbols_file = Some(v.path())
     }),
-    opt(&["rosegment"], Flag, "", "Put read-only non-executable sections in their own segment (default)", Noop, nothing),
-    opt(&["no-rosegment"], Flag, "", "Do not put read-only non-executable sections in their own segment", Ignored, nothing),
+    opt(&["rosegment"], Flag, "", "Put read-only non-executable sections in their own segment (default)", Implemented, |p, _| p.cfg.no_rosegment = false),
+    opt(&["no-rosegment"], Flag, "", "Do not put read-only non-executable sections in their own segment", Implemented, |p, _| p.cfg.no_rosegment = true),
     opt(&["enable-non-contiguous-regions"], Flag, "", "Spill input sections to later matching output sections", Ignored, nothing),
 ];
 
@@ -783,8 +783,10 @@ static Z: &[ZRow] = &[
     ("notext", Implemented, |c| c.z_text = false),
     ("start-stop-gc", Implemented, |c| c.z_start_stop_gc = true),
     ("nostart-stop-gc", Implemented, |c| c.z_start_stop_gc = false),
-    ("separate-code", Implemented, |c| c.z_separate_code = true),
-    ("noseparate-code", Implemented, |c| c.z_separate_code = false),
+    ("separate-code", Implemented, |c| c.z_separate = Separate::Code),
+    ("noseparate-code", Implemented, |c| c.z_separate = Separate::None),
+    ("separate-loadable-segments", Implemented, |c| c.z_separate = Separate::Loadable),
+    ("rodynamic", Implemented, |c| c.z_rodynamic = true),
     ("origin", Implemented, |c| c.z_origin = true),
     ("nodelete", Implemented, |c| c.z_nodelete = true),
     ("nodlopen", Implemented, |c| c.z_nodlopen = true),
@@ -816,8 +818,6 @@ static Z: &[ZRow] = &[
     ("wxneeded", Implemented, |c| c.z_wxneeded = true),
     // Not implemented; the program means the same without them.
     ("rel", Ignored, |_| {}),
-    ("rodynamic", Ignored, |_| {}),
-    ("separate-loadable-segments", Ignored, |_| {}),
     ("unique", Ignored, |_| {}),
     ("mark-plt", Ignored, |_| {}),
     ("ibtplt", Ignored, |_| {}),
@@ -1116,7 +1116,7 @@ mod tests {
         assert!(c.z_now && !c.z_relro && !c.z_execstack && c.z_defs);
         assert_eq!(c.max_page_size, Some(0x200000));
         let c = cfg(&["-z", "execstack", "-z", "notext", "-zseparate-code", "-z", "common-page-size=4096", "a.o"]);
-        assert!(c.z_execstack && !c.z_text && c.z_separate_code);
+        assert!(c.z_execstack && !c.z_text && c.z_separate == Separate::Code);
         assert_eq!(c.common_page_size, Some(4096));
         // Unknown keywords only warn.
         let w = warnings(&["-z", "bogus-keyword", "-z", "combreloc", "a.o"]);

@@ -43,6 +43,18 @@ pub enum CgProfileSort {
 }
 
 /// `--icf=`: identical code folding (`elf::icf`).
+/// Which segments `-z separate-code` / `-z separate-loadable-segments` keep on pages of their
+/// own (lld's SeparateSegmentKind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Separate {
+    #[default]
+    None,
+    /// Executable segments start and end on a page boundary.
+    Code,
+    /// Every loadable segment does.
+    Loadable,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Icf {
     #[default]
@@ -94,7 +106,13 @@ pub struct Config {
     pub z_execstack: bool,
     pub z_defs: bool,
     pub z_text: bool,
-    pub z_separate_code: bool,
+    /// `-z separate-code` / `-z separate-loadable-segments`: no page holds both code and
+    /// other data (lld's SeparateSegmentKind).
+    pub z_separate: Separate,
+    /// `-z rodynamic`: `.dynamic` is read-only and has no DT_DEBUG.
+    pub z_rodynamic: bool,
+    /// `--no-rosegment`: read-only data shares the executable segment.
+    pub no_rosegment: bool,
     pub soname: Option<String>,
     pub rpath: Vec<String>,
     pub enable_new_dtags: bool,
@@ -294,7 +312,9 @@ impl Default for Config {
             z_execstack: false,
             z_defs: false,
             z_text: true,
-            z_separate_code: false,
+            z_separate: Separate::None,
+            z_rodynamic: false,
+            no_rosegment: false,
             soname: None,
             rpath: Vec::new(),
             enable_new_dtags: true,

@@ -271,7 +271,7 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
     if flags1 != 0 {
         d.push((elf::DT_FLAGS_1, flags1));
     }
-    if !c.shared {
+    if !c.shared && !c.z_rodynamic {
         d.push((elf::DT_DEBUG, 0));
     }
     let nrela = (l.dynrels.len() + l.irelatives.len()) as u64;

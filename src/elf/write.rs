@@ -79,6 +79,7 @@ pub fn write_output(l: &Layout) -> Result<()> {
     let buf: &mut [u8] = &mut out.map;
 
     write_headers(l, buf, shoff, nsections as u16, (nsections - if symtab.is_some() { 2 } else { 1 }) as u16);
+    write_traps(l, buf);
     // Section contents, in parallel over disjoint slices.
     let errors = write_sections(l, &place, buf)?;
     if !errors.is_empty() {
@@ -149,6 +150,38 @@ pub fn write_output(l: &Layout) -> Result<()> {
     }
     let mode = if l.config.relocatable { 0o644 } else { 0o755 };
     out.finish(mode & !umask())
+}
+
+/// -z separate-code / separate-loadable-segments: the gaps between the sections of an
+/// executable segment and the rest of its last page hold trap instructions (int3), as lld's
+/// writeTrapInstr; written before the sections, which may share that page.
+fn write_traps(l: &Layout, buf: &mut [u8]) {
+    if l.config.z_separate == crate::elf::config::Separate::None {
+        return;
+    }
+    let page = l.config.max_page_size.unwrap_or(crate::elf::layout::PAGE);
+    let mut fill = |from: u64, to: u64| {
+        let (mut i, end) = ((from & !3) as usize, (to as usize).min(buf.len()));
+        while i + 4 <= end {
+            buf[i..i + 4].fill(0xcc);
+            i += 4;
+        }
+    };
+    for ph in l.phdrs.iter().filter(|p| p.p_type == elf::PT_LOAD && p.flags & elf::PF_X != 0) {
+        let mut secs: Vec<&crate::elf::layout::OutSec> = l
+            .osecs
+            .iter()
+            .filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && !(o.flags & elf::SHF_TLS as u64 != 0 && o.sh_type == elf::SHT_NOBITS))
+            .filter(|o| o.addr >= ph.vaddr && o.addr + o.size <= ph.vaddr + ph.memsz && o.offset >= ph.offset)
+            .collect();
+        secs.sort_by_key(|o| o.offset);
+        let end_of = |o: &crate::elf::layout::OutSec| o.offset + if o.sh_type == elf::SHT_NOBITS { 0 } else { o.size };
+        for w in secs.windows(2) {
+            fill(end_of(w[0]), w[1].offset);
+        }
+        let end = secs.iter().map(|o| end_of(o)).max().unwrap_or(ph.offset + ph.filesz);
+        fill(end, crate::elf::layout::align_up(end, page));
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

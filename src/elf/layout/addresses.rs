@@ -3,6 +3,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use crate::elf::config::Separate;
 
 pub(super) fn bss_align(l: &Layout, id: SymbolId) -> u64 {
     match l.r.symbols[id].def {
@@ -106,6 +107,8 @@ pub(super) fn synth_order(o: &OutSec) -> u32 {
             Synth::EhFrame => 1002,
             Synth::Plt => 1003,
             Synth::Iplt => 1004,
+            // A read-only `.dynamic` (-z rodynamic) goes where lld creates it, before `.dynstr`.
+            Synth::Dynamic if o.flags & elf::SHF_WRITE as u64 == 0 => 6,
             Synth::Dynamic => 1005,
             Synth::Got => 1006,
             Synth::RelroPadding => 1007,
@@ -125,11 +128,7 @@ fn sort_sections(l: &mut Layout, relro_on: bool) {
     let mut order: Vec<usize> = (0..l.osecs.len()).filter(|&i| !l.osecs[i].name.is_empty()).collect();
     order.sort_by_key(|&i| {
         let o = &l.osecs[i];
-        let mut rk = rank(o, relro_on);
-        // NOBITS after PROGBITS within the TLS group.
-        if rk == 30 && o.sh_type == elf::SHT_NOBITS {
-            rk = 31;
-        }
+        let rk = rank(o, relro_on);
         let so = synth_order(o);
         // Sections given an address (`--section-start`, `-Ttext`) come first, by address, as
         // lld ranks them.
@@ -222,7 +221,7 @@ fn plan_phdrs(l: &Layout, relro_on: bool, nloads: usize) -> PhdrPlan {
     let has_interp = paged && l.synth_osec.contains_key(&Synth::Interp);
     let has_phdr = paged && !l.config.relocatable;
     let has_tls = l.osecs.iter().any(|o| flag(o.flags, elf::SHF_TLS) && flag(o.flags, elf::SHF_ALLOC));
-    let has_relro = relro_on && l.osecs.iter().any(|o| o.relro && flag(o.flags, elf::SHF_ALLOC));
+    let has_relro = relro_on && l.osecs.iter().any(|o| o.relro && needs_load(o));
     let mut nphdr = 0;
     if has_phdr {
         nphdr += 1;
@@ -312,6 +311,7 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
     let common_page = l.config.common_page_size.unwrap_or(PAGE).min(max_page);
     let paged = paged(l.config);
     let mut padding_start: Option<u64> = None;
+    let last_exec = (l.config.z_separate != Separate::None).then(|| groups.iter().rposition(|g| g.flags & elf::PF_X != 0)).flatten();
     for (gi, g) in groups.iter().enumerate() {
         let fixed = g.sections.first().and_then(|&i| l.config.section_start.get(&l.osecs[i].name).copied());
         if gi > 0 || !paged {
@@ -324,9 +324,13 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
                 }
                 // New segment: next page, same offset modulo the page size (no file padding).
                 None if gi > 0 => {
-                    // After `.relro_padding` lld continues from where the padding starts.
-                    let skew = padding_start.unwrap_or(addr) % max_page;
-                    addr = align_up(addr, max_page) + skew;
+                    if own_page(l.config.z_separate, groups[gi - 1].flags, g.flags) {
+                        addr = align_up(addr, max_page);
+                    } else {
+                        // After `.relro_padding` lld continues from where the padding starts.
+                        let skew = padding_start.unwrap_or(addr) % max_page;
+                        addr = align_up(addr, max_page) + skew;
+                    }
                     off = align_to_skew(off, max_page, addr);
                 }
                 None => {}
@@ -389,7 +393,7 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
                 }
                 e.3 = addr + size - e.0;
             }
-            if os.relro && relro_on {
+            if os.relro && relro_on && needs_load(os) {
                 let e = relro_range.get_or_insert((addr, off, 0, 0));
                 e.3 = addr + size - e.0;
                 // p_filesz ends with the last section that has file contents (lld: a trailing
@@ -411,6 +415,10 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
                 seg_end_off = off;
             }
             seg_end_addr = addr;
+        }
+        // -z separate-code: the file after the last executable segment starts on a new page.
+        if Some(gi) == last_exec {
+            off = align_up(off, max_page);
         }
         if empty_group[gi] {
             continue;
@@ -434,8 +442,24 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
             paddr: None,
         });
     }
+    // -z separate-code: a last executable segment is padded to its page's end in the file (the
+    // writer fills the padding with traps).
+    if let Some(last) = loads.last_mut().filter(|p| p.flags & elf::PF_X != 0 && l.config.z_separate != Separate::None) {
+        last.filesz = align_up(last.filesz, max_page);
+        last.memsz = last.memsz.max(last.filesz);
+    }
     let empty_loads = empty_group.iter().filter(|&&e| e).count();
     Placed { loads, tls_range, tls_align, relro_range, empty_loads, end_off: off }
+}
+
+/// Whether a segment with `flags` after one with `prev` starts on a page of its own, not at
+/// the same offset within the next page (lld's fixSectionAlignments under -z separate-code).
+fn own_page(sep: Separate, prev: u32, flags: u32) -> bool {
+    match sep {
+        Separate::None => false,
+        Separate::Loadable => true,
+        Separate::Code => (prev ^ flags) & elf::PF_X != 0,
+    }
 }
 
 /// Whether segments are page-aligned and map the headers (not with -N/-n).
@@ -517,7 +541,7 @@ fn program_headers(l: &Layout, plan: &PhdrPlan, placed: Placed) -> Vec<Phdr> {
         let o = &l.osecs[i];
         ph.push(Phdr {
             p_type: elf::PT_DYNAMIC,
-            flags: elf::PF_R | elf::PF_W,
+            flags: if flag(o.flags, elf::SHF_WRITE) { elf::PF_R | elf::PF_W } else { elf::PF_R },
             offset: o.offset,
             vaddr: o.addr,
             filesz: o.size,
@@ -579,11 +603,32 @@ pub struct SegGroup {
     pub sections: Vec<usize>,
 }
 
+/// Whether a section gets a PT_LOAD (lld's needsPtLoad): `.tbss` takes memory only in PT_TLS.
+pub(super) fn needs_load(os: &OutSec) -> bool {
+    flag(os.flags, elf::SHF_ALLOC) && !(flag(os.flags, elf::SHF_TLS) && os.sh_type == elf::SHT_NOBITS)
+}
+
+/// lld's createPhdrs for the default layout: a new PT_LOAD where the flags change (with
+/// `--no-rosegment` read-only data joins the code), where RELRO ends, and for file contents
+/// after a NOBITS section (NOBITS may only end a segment). `.tbss` joins the segment it falls
+/// in without starting or ending one.
 pub(super) fn segment_groups(l: &Layout, relro_on: bool) -> Vec<SegGroup> {
     let mut groups: Vec<SegGroup> = Vec::new();
-    let mut last_key = None;
+    // The flags the current segment was opened with, whether it is RELRO, and whether its last
+    // loaded section is NOBITS.
+    let mut cur: Option<(u32, bool, bool)> = None;
     for (i, os) in l.osecs.iter().enumerate() {
         if !flag(os.flags, elf::SHF_ALLOC) {
+            continue;
+        }
+        if !needs_load(os) {
+            match groups.last_mut() {
+                Some(g) => g.sections.push(i),
+                None => {
+                    groups.push(SegGroup { flags: elf::PF_R, sections: vec![i] });
+                    cur = Some((elf::PF_R, false, false));
+                }
+            }
             continue;
         }
         let mut pf = elf::PF_R;
@@ -598,14 +643,29 @@ pub(super) fn segment_groups(l: &Layout, relro_on: bool) -> Vec<SegGroup> {
             pf = elf::PF_R | elf::PF_W | elf::PF_X;
         }
         let relro = os.relro && relro_on;
-        let key = (pf, relro);
-        if last_key != Some(key) {
-            groups.push(SegGroup { flags: pf, sections: Vec::new() });
-            last_key = Some(key);
+        let nobits = os.sh_type == elf::SHT_NOBITS;
+        let joins = cur.is_some_and(|(flags, seg_relro, last_nobits)| {
+            let mut incompatible = flags ^ pf;
+            if l.config.no_rosegment && pf & elf::PF_W == 0 {
+                incompatible &= !elf::PF_X;
+            }
+            incompatible == 0 && seg_relro == relro && (nobits || !last_nobits)
+        });
+        match (joins, groups.last_mut()) {
+            (true, Some(g)) => {
+                g.flags |= pf;
+                g.sections.push(i);
+                if let Some(c) = cur.as_mut() {
+                    c.2 = nobits;
+                }
+            }
+            _ => {
+                groups.push(SegGroup { flags: pf, sections: vec![i] });
+                cur = Some((pf, relro, nobits));
+            }
         }
-        groups.last_mut().unwrap().sections.push(i);
     }
-    if paged(l.config) && (groups.is_empty() || groups[0].flags != elf::PF_R) {
+    if paged(l.config) && (groups.is_empty() || groups[0].flags & elf::PF_W != 0 || (groups[0].flags & elf::PF_X != 0 && !l.config.no_rosegment)) {
         // The first segment maps the ELF and program headers: make it read-only on its own
         // (-N/-n do not load the headers).
         groups.insert(0, SegGroup { flags: elf::PF_R, sections: Vec::new() });

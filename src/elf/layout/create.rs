@@ -26,7 +26,10 @@ pub(super) fn create_synthetic(l: &mut Layout) {
     let c = l.config;
     // With a SECTIONS script, lld makes .relro_padding only when the script says where RELRO
     // ends (DATA_SEGMENT_RELRO_END); it goes just before that assignment.
-    if c.z_relro && (!c.script.has_sections || c.script.seen_relro_end()) && l.osecs.iter().any(|o| o.relro && flag(o.flags, elf::SHF_ALLOC)) && !c.relocatable
+    if c.z_relro
+        && ((!c.script.has_sections && c.script.phdrs.is_empty()) || c.script.seen_relro_end())
+        && l.osecs.iter().any(|o| o.relro && needs_load(o))
+        && !c.relocatable
     {
         add_synth(l, Synth::RelroPadding, ".relro_padding", elf::SHT_NOBITS, elf::SHF_ALLOC | elf::SHF_WRITE, 1);
         let i = l.synth_osec[&Synth::RelroPadding];
@@ -216,7 +219,8 @@ fn add_reloc_plt_got_sections(l: &mut Layout) {
         add_synth(l, Synth::Iplt, ".iplt", elf::SHT_PROGBITS, a | x, 16);
     }
     if l.has_dynamic {
-        add_synth(l, Synth::Dynamic, ".dynamic", elf::SHT_DYNAMIC, a | w, 8);
+        // -z rodynamic: read-only, for loaders that do not write DT_DEBUG (lld).
+        add_synth(l, Synth::Dynamic, ".dynamic", elf::SHT_DYNAMIC, if l.config.z_rodynamic { a } else { a | w }, 8);
     }
     if !l.got.is_empty() {
         add_synth(l, Synth::Got, ".got", elf::SHT_PROGBITS, a | w, 8);

@@ -16,45 +16,74 @@ pub(super) fn init_priority(name: &[u8]) -> u32 {
     65536
 }
 
-/// Where an output section goes: lld's ranking, coarse groups in address order.
+/// lld's rank bits (getSectionRank): one bit per placement decision, so a smaller value goes
+/// earlier. Read-only before executable, executable before writable-and-executable, then the
+/// writable sections (TLS, other RELRO, the rest); within each, PROGBITS-like before NOBITS;
+/// large (SHF_X86_64_LARGE) sections kept apart from the small ones.
+mod rank_bits {
+    /// x86-64 sections placed apart for the medium/large code models (`object` lacks it).
+    pub const SHF_X86_64_LARGE: u64 = 0x1000_0000;
+    pub const NOT_ALLOC: u32 = 1 << 26;
+    pub const LARGE_EXEC_WRITE: u32 = 1 << 16;
+    pub const WRITE: u32 = 1 << 14;
+    pub const EXEC_WRITE: u32 = 1 << 13;
+    pub const EXEC: u32 = 1 << 12;
+    pub const RODATA: u32 = 1 << 11;
+    pub const LARGE_EXEC: u32 = 1 << 10;
+    pub const LARGE: u32 = 1 << 9;
+    pub const NOT_RELRO: u32 = 1 << 8;
+    pub const NOT_TLS: u32 = 1 << 7;
+    pub const BSS: u32 = 1 << 6;
+}
+
+/// Where an output section goes without SECTIONS: lld's rank (sections given an address by
+/// `--section-start` are ordered before all of these by the caller).
 pub(super) fn rank(os: &OutSec, relro_enabled: bool) -> u32 {
+    use rank_bits::*;
     if !flag(os.flags, elf::SHF_ALLOC) {
-        return 100;
-    }
-    if os.name == ".interp" {
-        return 1;
-    }
-    if os.sh_type == elf::SHT_NOTE {
-        return 2;
+        return NOT_ALLOC;
     }
     let w = flag(os.flags, elf::SHF_WRITE);
     let x = flag(os.flags, elf::SHF_EXECINSTR);
+    let large = os.flags & SHF_X86_64_LARGE != 0;
+    let mut rank = 0;
     if !w && !x {
-        return 10;
-    }
-    if !w && x {
-        return 20;
-    }
-    let nobits = os.sh_type == elf::SHT_NOBITS;
-    if os.relro && relro_enabled {
-        let tls = flag(os.flags, elf::SHF_TLS);
-        // NOBITS RELRO sections (.bss.rel.ro, .relro_padding) end the RELRO region.
-        return if tls {
-            30
-        } else if nobits {
-            33
+        if !large {
+            rank |= LARGE;
+        }
+        rank |= if os.name == ".interp" {
+            1
+        } else if os.sh_type == elf::SHT_NOTE {
+            2
+        } else if os.sh_type != elf::SHT_PROGBITS {
+            // .dynsym, .dynstr, .rela.dyn and the like, away from .text.
+            3
         } else {
-            32
+            RODATA
         };
-    }
-    if os.relro && flag(os.flags, elf::SHF_TLS) {
-        return 30;
-    }
-    if nobits {
-        50
+    } else if x {
+        rank |= match (large, w) {
+            (true, true) => LARGE_EXEC_WRITE,
+            (true, false) => LARGE_EXEC,
+            (false, true) => EXEC_WRITE,
+            (false, false) => EXEC,
+        };
     } else {
-        40
+        rank |= WRITE;
+        if !flag(os.flags, elf::SHF_TLS) {
+            rank |= NOT_TLS;
+        }
+        if !(os.relro && relro_enabled) {
+            rank |= NOT_RELRO;
+        }
+        if large {
+            rank |= LARGE;
+        }
     }
+    if os.sh_type == elf::SHT_NOBITS {
+        rank |= BSS;
+    }
+    rank
 }
 
 pub(super) fn is_relro_name(name: &str, flags: u64, sh_type: u32) -> bool {
