@@ -547,8 +547,8 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["cref"], Flag, "", "Output a cross reference table", Ignored, nothing),
     opt(&["demangle"], Flag, "", "Demangle symbol names in diagnostics (default)", Noop, nothing),
     opt(&["no-demangle"], Flag, "", "Do not demangle symbol names in diagnostics", Ignored, nothing),
-    opt(&["gdb-index"], Flag, "", "Generate .gdb_index", Ignored, nothing),
-    opt(&["no-gdb-index"], Flag, "", "Do not generate .gdb_index (default)", Noop, nothing),
+    opt(&["gdb-index"], Flag, "", "Generate .gdb_index", Implemented, |p, _| p.cfg.gdb_index = true),
+    opt(&["no-gdb-index"], Flag, "", "Do not generate .gdb_index (default)", Implemented, |p, _| p.cfg.gdb_index = false),
     opt(&["warn-backrefs"], Flag, "", "Warn about backward symbol references to extract archive members", Ignored, nothing),
     opt(&["no-warn-backrefs"], Flag, "", "Do not warn about backward references (default)", Noop, nothing),
     opt(&["noinhibit-exec"], Flag, "", "Retain the output file even if errors occur (undefined symbols are warnings)", Implemented, |p, _| {
@@ -709,6 +709,9 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
     }
     if !p.cfg.shared && !p.cfg.auxiliary.is_empty() {
         p.errors.push("-f may not be used without -shared".into());
+    }
+    if p.cfg.relocatable && p.cfg.gdb_index {
+        p.errors.push("-r and --gdb-index may not be used together".into());
     }
     if p.cfg.relocatable && p.cfg.icf != crate::elf::config::Icf::None {
         p.errors.push("-r and --icf may not be used together".into());

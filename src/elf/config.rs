@@ -153,6 +153,8 @@ pub struct Config {
     /// `--compress-debug-sections=zlib|zstd`: non-alloc `.debug_*` sections are written
     /// compressed (`elf::compress`).
     pub compress_debug: Option<DebugCompression>,
+    /// `--gdb-index`: write `.gdb_index` (`elf::gdb_index`).
+    pub gdb_index: bool,
     /// Raw `--lto-*` / `--thinlto-*` arguments, as written (implemented by the LTO stage).
     pub lto_args: Vec<String>,
     /// `-Map` / `--Map=` / `-M` (`-M` prints to stdout: recorded as `-`).
@@ -358,6 +360,7 @@ impl Default for Config {
             warn_symbol_ordering: true,
             fatal_warnings: false,
             compress_debug: None,
+            gdb_index: false,
             max_page_size: None,
             common_page_size: None,
             section_start: Default::default(),

@@ -186,6 +186,7 @@ fn synth_name(s: Synth, osec: &str) -> &str {
         Synth::GotPlt => ".got.plt",
         Synth::RelroPadding => ".relro_padding",
         Synth::Comment => ".comment",
+        Synth::GdbIndex => ".gdb_index",
         #[allow(unreachable_patterns)]
         _ => osec,
     }

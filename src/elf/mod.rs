@@ -25,6 +25,7 @@ pub mod eh_frame;
 pub mod emit_relocs;
 pub mod gc;
 pub mod gcc_lto;
+pub mod gdb_index;
 pub mod icf;
 pub mod input;
 pub mod layout;

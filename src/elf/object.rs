@@ -196,6 +196,12 @@ impl ObjFile {
         Ok(ObjFile { input, sections, symbols, strtab, first_global, groups, plain_groups, dwarf: Default::default() })
     }
 
+    /// The section symbol `i` is defined in; None when it is undefined, absolute or common.
+    pub fn sym_section(&self, i: usize) -> Option<u32> {
+        let shndx = self.symbols.get(i)?.st_shndx(LE);
+        (shndx != elf::SHN_UNDEF && shndx < elf::SHN_LORESERVE).then_some(shndx as u32)
+    }
+
     pub fn sym_name(&self, i: usize) -> &'static [u8] {
         c_str(self.strtab, self.symbols[i].st_name(LE)).unwrap_or(b"")
     }

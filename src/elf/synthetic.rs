@@ -180,6 +180,7 @@ pub fn size(l: &Layout, s: Synth) -> u64 {
         Synth::GotPlt => (3 + l.plt.len() + l.iplt.len()) as u64 * 8,
         Synth::RelroPadding => 0,
         Synth::Comment => COMMENT.len() as u64,
+        Synth::GdbIndex => l.gdb_index.as_ref().map_or(0, |g| g.size),
     }
 }
 
@@ -480,6 +481,7 @@ pub fn write(l: &Layout, s: Synth, buf: &mut [u8]) {
         Synth::GotPlt => write_gotplt(l, buf),
         Synth::RelroPadding => {}
         Synth::Comment => buf.copy_from_slice(COMMENT),
+        Synth::GdbIndex => crate::elf::gdb_index::write(l, buf),
         Synth::EhFrame | Synth::EhFrameHdr => unreachable!("written by the writer"),
     }
 }

@@ -93,7 +93,7 @@ pub fn build_inputs(
     let mut taken = HashSet::new();
     let mut bitcode_objects = 0;
     let mut compile = |src: &Path, flags: &[String], subdir: &str, repro: &mut dyn FnMut(String)| -> Result<String, String> {
-        let rel = compile(cache, dir, src, flags, subdir, &mut taken, repro)?;
+        let rel = compile(cache, dir, src, flags, subdir, fx.gcc_compile, &mut taken, repro)?;
         if is_bitcode(&dir.join(&rel)) {
             bitcode_objects += 1;
         }
@@ -142,14 +142,16 @@ pub fn build_inputs(
     Ok(Inputs { program, libraries, bitcode_objects })
 }
 
-/// Compiles `src` (with clang++-22 when it is C++) into `subdir` of `dir` under a name not yet
-/// in `taken`; returns the object's path relative to `dir`.
+/// Compiles `src` (with clang++-22 when it is C++; gcc/g++ with `gcc`) into `subdir` of `dir`
+/// under a name not yet in `taken`; returns the object's path relative to `dir`.
+#[allow(clippy::too_many_arguments)]
 fn compile(
     cache: &CompileCache,
     dir: &Path,
     src: &Path,
     flags: &[String],
     subdir: &str,
+    gcc: bool,
     taken: &mut HashSet<String>,
     repro: &mut dyn FnMut(String),
 ) -> Result<String, String> {
@@ -172,7 +174,12 @@ fn compile(
         run_tool_ok(&mut c)?;
         return Ok(rel);
     }
-    let compiler = if directives::is_cxx(src) { CLANGXX } else { CLANG };
+    let compiler = match (gcc, directives::is_cxx(src)) {
+        (false, false) => CLANG,
+        (false, true) => CLANGXX,
+        (true, false) => dtld_tests::GCC,
+        (true, true) => dtld_tests::GXX,
+    };
     repro(cache.compile_with(compiler, src, flags, &out)?);
     Ok(rel)
 }

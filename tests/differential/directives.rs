@@ -216,6 +216,10 @@ pub struct Fixture {
     pub variants: Vec<Variant>,
     /// `//#SectionSizes:` lines: sections whose sizes are compared between the two outputs.
     pub section_sizes: Vec<SectionSizes>,
+    /// `//#Compiler: gcc`: the sources are compiled with gcc/g++ instead of clang-22.
+    pub gcc_compile: bool,
+    /// `//#SectionBytes:` sections whose contents must be byte for byte ld.lld's.
+    pub section_bytes: Vec<String>,
     /// `//#Gdb:` commands, in order: both programs are run under gdb in batch mode with them.
     pub gdb: Vec<String>,
     /// `//#GdbExpect:` patterns both (normalised) gdb transcripts must match.
@@ -326,6 +330,8 @@ const KEYS: &[&str] = &[
     "ExpectError",
     "DiffIgnore",
     "SectionSizes",
+    "SectionBytes",
+    "Compiler",
     "Gdb",
     "GdbExpect",
     "DwarfDump",
@@ -342,7 +348,7 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
 /// Directive keys that PE fixtures do not take (they have no link modes and no gcc driver, and
 /// every PE fixture runs with and without ThinLTO through `Variants`; the debug-build and
 /// output-scrubbing comparisons are ELF-only).
-const ELF_ONLY_KEYS: &[&str] = &["Modes", "Drivers", "Lto", "SectionSizes", "Gdb", "GdbExpect", "DwarfDump", "Readelf", "Scrub"];
+const ELF_ONLY_KEYS: &[&str] = &["Modes", "Drivers", "Lto", "SectionSizes", "SectionBytes", "Compiler", "Gdb", "GdbExpect", "DwarfDump", "Readelf", "Scrub"];
 /// Directive keys only PE fixtures take.
 const PE_ONLY_KEYS: &[&str] = &["Variants", "SearchArchive", "LibArchive", "PdbDump"];
 /// Directive keys only `fixtures/buildmodes/` fixtures take.
@@ -351,6 +357,8 @@ const BUILDMODES_ONLY_KEYS: &[&str] = &["Flow"];
 /// with the clang driver and native objects, and compare what the profile tools report.
 const NOT_BUILDMODES_KEYS: &[&str] = &[
     "Drivers",
+    "Compiler",
+    "SectionBytes",
     "Lto",
     "Shared",
     "Dlopen",
@@ -391,6 +399,8 @@ pub fn parse_for(target: Target, name: &str, primary: &Path, known_keys: &[&str]
             Target::Pe => Variant::ALL.to_vec(),
         },
         section_sizes: Vec::new(),
+        section_bytes: Vec::new(),
+        gcc_compile: false,
         gdb: Vec::new(),
         gdb_expect: Vec::new(),
         dwarf_dump: Vec::new(),
@@ -487,6 +497,11 @@ fn build_directive(fx: &mut Fixture, target: Target, src_dir: &Path, key: &str, 
                 return Err("`Modes:` lists no mode".into());
             }
         }
+        "Compiler" => match value {
+            "gcc" => fx.gcc_compile = true,
+            "clang" => fx.gcc_compile = false,
+            _ => return Err(format!("expected `Compiler: gcc` or `Compiler: clang`, got `{value}`")),
+        },
         "Drivers" => {
             fx.drivers.clear();
             for w in split(value)? {
@@ -597,6 +612,13 @@ fn check_directive(fx: &mut Fixture, key: &str, value: &str, known_keys: &[&str]
                 return Err(format!("`DiffIgnore: {key}` names no fingerprint key; known keys: {}", known_keys.join(", ")));
             }
             fx.diff_ignore.push(key.to_string());
+        }
+        "SectionBytes" => {
+            let names = split(value)?;
+            if names.is_empty() || names.iter().any(|w| !w.starts_with('.') || w.contains('*')) {
+                return Err(format!("expected `SectionBytes: .name ...` (section names), got `{value}`"));
+            }
+            fx.section_bytes.extend(names);
         }
         "SectionSizes" => {
             let mut line = SectionSizes { patterns: Vec::new(), tolerance_permille: 0 };

@@ -264,6 +264,7 @@ impl TrialRun<'_> {
         }
         self.compare_fingerprints(&mut problems, true)?;
         self.compare_section_sizes(&mut problems)?;
+        self.compare_section_bytes(&mut problems)?;
         self.compare_dwarf_dumps(&mut problems)?;
         self.compare_readelf(&mut problems)?;
         self.compare_gdb_sessions(&mut problems)?;
@@ -549,6 +550,30 @@ impl TrialRun<'_> {
         let (table, found) = sizes::compare(&ours, &theirs, &self.fx.section_sizes);
         fs::write(self.dir.join("sizes.txt"), table).map_err(|e| e.to_string())?;
         problems.extend(found);
+        Ok(())
+    }
+
+    /// `SectionBytes`: the contents of each named section must be ld.lld's, byte for byte (for
+    /// sections whose bytes the linker makes, such as `.gdb_index`). The first differing
+    /// offset is reported.
+    fn compare_section_bytes(&mut self, problems: &mut Vec<String>) -> Result<(), String> {
+        for name in &self.fx.section_bytes {
+            let mut got = Vec::new();
+            for side in &self.sides {
+                let path = side.dir.join(&side.prog);
+                let data = fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                got.push(sizes::section_contents(&data, name).map_err(|e| format!("{}'s program: {e}", side.linker.name()))?);
+            }
+            match (&got[0], &got[1]) {
+                (_, None) => problems.push(format!("ld.lld's program has no {name} (fixture bug?)")),
+                (None, Some(_)) => problems.push(format!("dtld's program has no {name}")),
+                (Some(a), Some(b)) if a != b => {
+                    let at = a.iter().zip(b.iter()).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+                    problems.push(format!("{name} differs: {} bytes (dtld) vs {} (ld.lld), first difference at offset {at:#x}", a.len(), b.len()));
+                }
+                _ => {}
+            }
+        }
         Ok(())
     }
 

@@ -30,6 +30,23 @@ pub fn section_sizes(data: &[u8]) -> Result<Sizes, String> {
     Ok(sizes)
 }
 
+/// The contents of the section called `name` (None: no such section; NOBITS: empty).
+pub fn section_contents(data: &[u8], name: &str) -> Result<Option<Vec<u8>>, String> {
+    let elf = Elf::parse(data).map_err(|e| format!("goblin cannot parse the output: {e}"))?;
+    for sh in &elf.section_headers {
+        if elf.shdr_strtab.get_at(sh.sh_name) != Some(name) {
+            continue;
+        }
+        if sh.sh_type == goblin::elf::section_header::SHT_NOBITS {
+            return Ok(Some(Vec::new()));
+        }
+        let (off, size) = (sh.sh_offset as usize, sh.sh_size as usize);
+        let bytes = off.checked_add(size).and_then(|end| data.get(off..end)).ok_or_else(|| format!("{name} lies outside the file"))?;
+        return Ok(Some(bytes.to_vec()));
+    }
+    Ok(None)
+}
+
 /// One compared section.
 struct Row {
     name: String,

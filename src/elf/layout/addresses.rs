@@ -116,6 +116,8 @@ pub(super) fn synth_order(o: &OutSec) -> u32 {
             Synth::GotPlt => 1008,
             // In creation order, after the input sections (see `add_comment`).
             Synth::Comment => 500,
+            // lld creates it after every other section.
+            Synth::GdbIndex => 501,
         },
         _ => 500,
     }

@@ -89,6 +89,8 @@ pub enum Synth {
     GotPlt,
     RelroPadding,
     Comment,
+    /// `.gdb_index` (`elf::gdb_index`).
+    GdbIndex,
 }
 
 #[derive(Debug, Clone)]
@@ -287,6 +289,8 @@ pub struct Layout<'r> {
     pub script_extra: crate::elf::script::place::Extra,
     /// `--icf`: each folded input section → the one kept in its place (`elf::icf`).
     pub icf_folded: crate::elf::icf::Folded,
+    /// `--gdb-index`: the index, sized with the synthetic sections.
+    pub gdb_index: Option<crate::elf::gdb_index::GdbIndex>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -647,6 +651,11 @@ impl<'r> Layout<'r> {
     }
 }
 
+/// For `elf::gdb_index`: a synthetic output section.
+pub fn add_synth_pub(l: &mut Layout, s: Synth, name: &str, sh_type: u32, flags: u32, align: u64) {
+    add_synth(l, s, name, sh_type, flags, align)
+}
+
 /// For the script layout stage: an empty output section.
 pub fn new_osec_pub(name: &str, sh_type: u32, flags: u64, align: u64) -> OutSec {
     new_osec(name, sh_type, flags, align)
@@ -733,6 +742,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         script_syms: Default::default(),
         script_extra: Default::default(),
         icf_folded: Default::default(),
+        gdb_index: None,
     };
     let liveness = crate::elf::gc::mark_live(config, r);
     // Shared libraries that stay: all loaded ones not under --as-needed, and as-needed ones that
@@ -756,6 +766,9 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     if let Some(i) = config.script.inserts.first() {
         return Err(crate::error::Error::new(format!("INSERT {} {} is not supported by dtld", if i.after { "AFTER" } else { "BEFORE" }, i.anchor)));
     }
+    if config.gdb_index {
+        crate::elf::gdb_index::drop_pub_sections(r, &mut live);
+    }
     if config.script.has_sections && !config.relocatable {
         l.script_plan = Some(crate::elf::script::place::plan(config, r, &live));
     }
@@ -770,6 +783,9 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     build_dynsyms(&mut l);
     crate::elf::synthetic::prepare_dynamic_strings(&mut l);
     create_synthetic(&mut l);
+    if config.gdb_index {
+        crate::elf::gdb_index::create(&mut l)?;
+    }
     assign_addresses(&mut l)?;
     // `.relr.dyn`'s size depends on the addresses it encodes; it precedes the code, so addresses
     // are assigned again until it settles (it never shrinks, so this ends).
