@@ -33,6 +33,9 @@ pub struct Diag {
     stopped: AtomicBool,
     /// The last message printed had several lines: lld separates the next one by a blank line.
     sep: AtomicBool,
+    /// `--demangle` (the default) / `--no-demangle`: how the symbol names marked in a message
+    /// (`mark_name`) are printed.
+    pub demangle: bool,
 }
 
 impl Default for Diag {
@@ -53,6 +56,7 @@ impl Clone for Diag {
             errors: AtomicUsize::new(self.error_count()),
             stopped: AtomicBool::new(self.stopped.load(Ordering::Relaxed)),
             sep: AtomicBool::new(self.sep.load(Ordering::Relaxed)),
+            demangle: self.demangle,
         }
     }
 }
@@ -83,10 +87,12 @@ impl Diag {
             errors: AtomicUsize::new(0),
             stopped: AtomicBool::new(false),
             sep: AtomicBool::new(false),
+            demangle: true,
         }
     }
 
     fn print(&self, severity: &str, code: &str, msg: &str) {
+        let msg = &*render_names(msg, self.demangle);
         let who = if self.vs_diagnostics { vs_location(msg).unwrap_or_else(|| "dtld".into()) } else { "dtld".into() };
         let mut err = std::io::stderr().lock();
         if self.sep.swap(msg.contains('\n'), Ordering::Relaxed) {
@@ -173,6 +179,12 @@ pub fn vs_location(msg: &str) -> Option<String> {
         file_line(inner)
     };
     let word = |rest: &str| -> Option<String> { file_line(rest.split_whitespace().next()?) };
+    // A script's `file:line: unclosed quote`.
+    if let Some(pos) = first.find(": unclosed quote") {
+        if let Some(l) = first[..pos].rsplit(char::is_whitespace).next().and_then(file_line) {
+            return Some(l);
+        }
+    }
     let undefined = first.strip_prefix("undefined ").is_some_and(|r| {
         let r = r.split_once(' ').map_or(r, |(a, b)| if a == "symbol:" { r } else { b });
         r.starts_with("symbol:")
@@ -219,6 +231,42 @@ fn file_line(s: &str) -> Option<String> {
     (!file.is_empty() && !file.contains(char::is_whitespace) && !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit())).then(|| format!("{file}({line})"))
 }
 
+/// Brackets a symbol name inside a message. Messages are built deep in the link, where the
+/// command line is not at hand; the diagnostics context renders every marked name when it prints
+/// the message, demangled unless `--no-demangle` (lld's `maybeDemangleSymbol`), so that switch
+/// lives in one place. The marks are Unicode private-use characters, which no symbol name has.
+pub fn mark_name(name: &str) -> String {
+    format!("{NAME_START}{name}{NAME_END}")
+}
+
+const NAME_START: char = '\u{E000}';
+const NAME_END: char = '\u{E001}';
+
+/// `msg` with its marked names demangled (`demangle`) or as they are, the marks removed.
+pub fn render_names(msg: &str, demangle: bool) -> std::borrow::Cow<'_, str> {
+    if !msg.contains(NAME_START) {
+        return msg.into();
+    }
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(start) = rest.find(NAME_START) {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + NAME_START.len_utf8()..];
+        let (name, tail) = match after.find(NAME_END) {
+            Some(end) => (&after[..end], &after[end + NAME_END.len_utf8()..]),
+            None => (after, ""),
+        };
+        if demangle {
+            out.push_str(&crate::util::demangle::demangle(name));
+        } else {
+            out.push_str(name);
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out.into()
+}
+
 /// `warn` for code that has no link context (the command line before it is parsed).
 pub fn warn_plain(msg: &str) {
     let _ = writeln!(std::io::stderr().lock(), "dtld: warning: {msg}");
@@ -229,6 +277,14 @@ mod tests {
     use super::vs_location;
 
     #[test]
+    fn marked_names_render_once() {
+        let m = format!("duplicate symbol: {} and {}", super::mark_name("_Z3muldd"), super::mark_name("foo"));
+        assert_eq!(super::render_names(&m, true), "duplicate symbol: mul(double, double) and foo");
+        assert_eq!(super::render_names(&m, false), "duplicate symbol: _Z3muldd and foo");
+        assert_eq!(super::render_names("plain", false), "plain");
+    }
+
+    #[test]
     fn vs_locations_as_lld() {
         let m = "undefined symbol: foo\n>>> referenced by undef3.s:15 (/tmp/undef3.s:15)\n>>>               a.o:(.text+0x1)";
         assert_eq!(vs_location(m).as_deref(), Some("/tmp/undef3.s(15)"));
@@ -237,6 +293,7 @@ mod tests {
         assert_eq!(vs_location("undefined symbol: foo\n>>> referenced by /t/1.o:(.text+0x1)").as_deref(), Some("/t/1.o"));
         assert_eq!(vs_location("undefined symbol: foo\n>>> referenced by undef2.s\n>>>               1.o:(.text+0x1)"), None);
         assert_eq!(vs_location("undefined protected symbol: foo\n>>> referenced by 1.o:(.text+0x1)"), None);
+        assert_eq!(vs_location("/t/v.script:1: unclosed quote").as_deref(), Some("/t/v.script(1)"));
         assert_eq!(vs_location("duplicate symbol: bar\n>>> defined at duplicate.s:15\n>>>            1.o:(.text+0x0)").as_deref(), Some("duplicate.s(15)"));
         assert_eq!(vs_location("duplicate symbol: foo\n>>> defined at 1.o:(.text+0x0)\n>>> defined at 2.o:(.text+0x0)"), None);
         assert_eq!(vs_location("cannot open x"), None);

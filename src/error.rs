@@ -22,9 +22,15 @@ impl Error {
     }
     /// Prefixes every message with `context: `, as lld does with file names.
     pub fn context(mut self, ctx: impl fmt::Display) -> Self {
+        let ctx = ctx.to_string();
         for m in &mut self.messages {
-            // A message that names a part of the file (`:(.text): ...`) continues its name, as
-            // lld's `file:(section): message`.
+            // A message that already starts with the name (`file:(.text): ...`, `file is
+            // incompatible ...`) keeps it once; one that names a part of the file (`:(.text):
+            // ...`) continues its name, as lld's `file:(section): message`.
+            let named = m.strip_prefix(ctx.as_str()).is_some_and(|rest| rest.starts_with(':') || rest.starts_with(' '));
+            if named {
+                continue;
+            }
             *m = if m.starts_with(":(") { format!("{ctx}{m}") } else { format!("{ctx}: {m}") };
         }
         self

@@ -181,6 +181,9 @@ pub fn check_writable(out: &Path) -> io::Result<()> {
     if out.as_os_str() == "-" || crate::output::is_special_output(out) {
         return Ok(());
     }
+    if out.is_dir() {
+        return Err(io::Error::from_raw_os_error(21)); // EISDIR: "Is a directory"
+    }
     TmpFile::create(out, 0).map(drop)
 }
 

@@ -36,6 +36,8 @@ pub struct Gnu {
     error_limit: usize,
     no_warnings: bool,
     vs_diagnostics: bool,
+    /// `--[no-]demangle`: names in diagnostics and the map file.
+    demangle: bool,
     /// `-Ttext=`/`-Tdata=`/`-Tbss=` (the last of each), merged into `section_start` at the end.
     t_sections: Vec<(&'static str, u64)>,
     /// `--image-base`'s value as written (for lld's warning).
@@ -545,8 +547,8 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["no-copy-dt-needed-entries"], Flag, "", "Ignored (the default, as in lld)", Noop, nothing),
     opt(&["warn-shared-textrel"], Flag, "", "Ignored (as in lld)", Noop, nothing),
     opt(&["cref"], Flag, "", "Output a cross reference table", Ignored, nothing),
-    opt(&["demangle"], Flag, "", "Demangle symbol names in diagnostics (default)", Noop, nothing),
-    opt(&["no-demangle"], Flag, "", "Do not demangle symbol names in diagnostics", Ignored, nothing),
+    opt(&["demangle"], Flag, "", "Demangle symbol names in diagnostics and the map file (default)", Implemented, |p, _| p.demangle = true),
+    opt(&["no-demangle"], Flag, "", "Do not demangle symbol names in diagnostics and the map file", Implemented, |p, _| p.demangle = false),
     opt(&["gdb-index"], Flag, "", "Generate .gdb_index", Implemented, |p, _| p.cfg.gdb_index = true),
     opt(&["no-gdb-index"], Flag, "", "Do not generate .gdb_index (default)", Implemented, |p, _| p.cfg.gdb_index = false),
     opt(&["warn-backrefs"], Flag, "", "Warn about backward symbol references to extract archive members", Ignored, nothing),
@@ -601,6 +603,7 @@ impl Gnu {
             error_limit: crate::diag::DEFAULT_ERROR_LIMIT,
             no_warnings: false,
             vs_diagnostics: false,
+            demangle: true,
             t_sections: Vec::new(),
             image_base_text: None,
         }
@@ -723,6 +726,7 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
     let mut diag = crate::diag::Diag::new(p.cfg.fatal_warnings, p.error_limit, p.color);
     diag.suppress_warnings = p.no_warnings;
     diag.vs_diagnostics = p.vs_diagnostics;
+    diag.demangle = p.demangle;
     if !p.errors.is_empty() {
         for w in &p.warnings {
             diag.warn(w);
@@ -735,6 +739,15 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
     if !p.has_input {
         if p.cfg.print_version {
             return Ok(Action::Version);
+        }
+        // lld reads the dynamic lists and version scripts with the command line: their errors
+        // come before `no input files` (through `diag`, for --vs-diagnostics).
+        let script_errors = crate::elf::resolve::script_file_errors(&p.cfg);
+        if !script_errors.is_empty() {
+            for e in &script_errors {
+                diag.error(e);
+            }
+            return Err(Error::many(Vec::new()));
         }
         crate::bail!("no input files");
     }

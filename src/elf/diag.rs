@@ -9,8 +9,14 @@ use object::read::elf::Sym as _;
 use crate::elf::object::ObjFile;
 use crate::elf::LE;
 
-/// Symbol names as lld shows them in ELF diagnostics (C++ and Rust demangled).
+/// A symbol name in an ELF diagnostic: marked for the diagnostics context, which prints it
+/// demangled (C++ and Rust) unless `--no-demangle`.
 pub fn demangle(name: &[u8]) -> String {
+    crate::diag::mark_name(&String::from_utf8_lossy(name))
+}
+
+/// The demangled name itself, for code that reasons about it (not for messages).
+pub fn demangled(name: &[u8]) -> String {
     crate::util::demangle::demangle(&String::from_utf8_lossy(name))
 }
 

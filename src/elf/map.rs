@@ -231,6 +231,8 @@ fn eh_frame_lines(s: &mut String, l: &Layout, base: u64) {
 /// sorted by address (stable: symbol-table order among equal addresses), as lld's
 /// `getSectionSyms`.
 fn section_symbols(l: &Layout) -> HashMap<Home, Vec<SymLine>> {
+    // lld's map names symbols as its diagnostics do: demangled unless --no-demangle.
+    let demangle = |name: &[u8]| if l.config.diag.demangle { demangle_versioned(name) } else { String::from_utf8_lossy(name).into_owned() };
     let mut out: HashMap<Home, Vec<SymLine>> = HashMap::new();
     let tls_start = l.tls_start();
     let mut copies_done = std::collections::HashSet::new();
@@ -305,4 +307,4 @@ fn regular_home(l: &Layout, f: FileId, shndx: u16) -> Option<Home> {
     Some(Home::Input(f, shndx as u32))
 }
 
-use crate::util::demangle::demangle_versioned as demangle;
+use crate::util::demangle::demangle_versioned;

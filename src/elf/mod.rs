@@ -58,13 +58,21 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     // Input linker scripts may set the entry point, add undefined symbols and search
     // directories (ENTRY, EXTERN, SEARCH_DIR), so loading refines a copy of the config.
     let mut config = config.clone();
-    // Fail early if the map file cannot be written, as lld does (the output is checked when
-    // it is created; a failed link leaves the previous output in place either way).
-    if let Some(p) = &config.map_file {
-        crate::outfile::check_writable(p).map_err(|e| crate::error::Error::new(format!("cannot open map file {}: {}", p.display(), crate::io_error(&e))))?;
-    }
     let (loaded, read) = input::load_logged(&mut config);
     let inputs: &'static [crate::input::InputFile] = Box::leak(reproduce::after_load(&config, loaded, &read)?.into_boxed_slice());
+    // Fail early if the output (named by -o or a script's OUTPUT) or the map file cannot be
+    // written, as lld does once it has read the inputs; a failed link leaves the previous output
+    // in place either way.
+    let mut unwritable = Vec::new();
+    for (path, what) in [(Some(&config.output), "output file"), (config.map_file.as_ref(), "map file")] {
+        let Some(p) = path else { continue };
+        if let Err(e) = crate::outfile::check_writable(p) {
+            unwritable.push(format!("cannot open {what} {}: {}", p.display(), crate::io_error(&e)));
+        }
+    }
+    if !unwritable.is_empty() {
+        return Err(crate::error::Error::many(unwritable));
+    }
     let config = &config;
     trace.stage("Load input files", "", t);
     let t = std::time::Instant::now();

@@ -3,10 +3,11 @@
 //! An `ObjFile` is a view over the mapped file: section headers, the symbol table and relocation
 //! arrays are borrowed straight from the mapping (`object`'s low-level, zero-copy readers), and
 //! nothing is decoded that the link does not need. Parsing validates every offset the later stages
-//! rely on, so corrupt inputs fail here with a message naming the file, never later with a panic.
+//! rely on, so corrupt inputs fail here with a message naming the file, never later with a panic;
+//! only relocation offsets are checked where a field is read or written, as lld checks them.
 
 use object::elf;
-use object::read::elf::{FileHeader, Rela as _, SectionHeader, Sym as _};
+use object::read::elf::{FileHeader, SectionHeader, Sym as _};
 
 use super::{Ehdr, Rela, Shdr, Sym, LE};
 use crate::bail;
@@ -96,12 +97,13 @@ fn rel_to_rela(rels: &[Rel], target: &InputSection) -> Result<&'static [Rela]> {
         let off = r.r_offset.get(LE);
         let info = r.r_info.get(LE);
         let r_type = (info & 0xffff_ffff) as u32;
+        // A field past the section's end has no addend to read: the relocation scan refuses
+        // it in a final link, and `-r` copies it as it is (as lld does).
         let addend = if target.sh_type == elf::SHT_NOBITS {
             0
         } else {
             let loc = usize::try_from(off).ok().and_then(|o| target.data.get(o..)).unwrap_or(&[]);
-            dtld_arch::x86_64::implicit_addend(r_type, loc)
-                .ok_or_else(|| corrupt(format!("relocation offset {off:#x} is out of bounds of section {}", String::from_utf8_lossy(target.name))))?
+            dtld_arch::x86_64::implicit_addend(r_type, loc).unwrap_or(0)
         };
         out.push(Rela { r_offset: r.r_offset, r_info: r.r_info, r_addend: object::I64::new(LE, addend) });
     }
@@ -316,6 +318,13 @@ fn section_kind(input: &InputFile, merge: bool, h: &Shdr, name: &[u8], sh_type: 
             SecKind::Ignored
         }
         _ if flags & elf::SHF_EXCLUDE as u64 != 0 => SecKind::Ignored,
+        // SHT_LLVM_DEPENDENT_LIBRARIES: NUL-terminated library names, never output.
+        0x6fff_4c04 => {
+            if h.sh_size(LE) > 0 && input.data.get(h.sh_offset(LE) as usize + h.sh_size(LE) as usize - 1) != Some(&0) {
+                bail!("{}: corrupted dependent libraries section (unterminated string): {}", input.name, String::from_utf8_lossy(name));
+            }
+            SecKind::Ignored
+        }
         _ if name == b".note.GNU-stack" => SecKind::Ignored,
         _ if name == b".note.gnu.property" => SecKind::Ignored,
         _ if name == b".eh_frame" && sh_type == elf::SHT_PROGBITS || sh_type == elf::SHT_X86_64_UNWIND => SecKind::EhFrame,
@@ -351,10 +360,18 @@ fn read_group(
     shdrs: &[Shdr],
     shstrtab: &'static [u8],
 ) -> Result<(u32, &'static [u8], Vec<u32>)> {
-    if words.len() < 4 || !words.len().is_multiple_of(4) {
+    if words.len() < 4 {
+        bail!("empty SHT_GROUP");
+    }
+    if !words.len().is_multiple_of(4) {
         bail!("invalid SHT_GROUP section");
     }
     let flag = u32::from_le_bytes(words[..4].try_into().unwrap());
+    // GRP_COMDAT or no flag (a plain group) are the only formats lld knows; any other flag word
+    // is a group whose meaning the link would guess.
+    if flag != 0 && flag != elf::GRP_COMDAT {
+        bail!("unsupported SHT_GROUP format");
+    }
     let sig_sym = h.sh_info(LE) as usize;
     let sym = symbols.get(sig_sym).ok_or_else(|| corrupt("invalid symbol index in SHT_GROUP"))?;
     let sig = c_str(strtab, sym.st_name(LE))?;
@@ -375,11 +392,10 @@ fn read_group(
     Ok((flag, sig, members))
 }
 
-/// Attaches relocation sections to their targets, each relocation's symbol and offset
-/// checked. RELA is borrowed from the mapping; REL (LLVM writes it for
-/// `.llvm.call-graph-profile`, and other producers may use it on x86-64 too) is converted
-/// once into RELA with the addends read from the relocated bytes, so every later stage sees
-/// one format.
+/// Attaches relocation sections to their targets, each relocation's symbol checked. RELA is
+/// borrowed from the mapping; REL (LLVM writes it for `.llvm.call-graph-profile`, and other
+/// producers may use it on x86-64 too) is converted once into RELA with the addends read from
+/// the relocated bytes, so every later stage sees one format.
 fn attach_relocs(data: &'static [u8], shdrs: &'static [Shdr], symbols: &[Sym], sections: &mut [InputSection]) -> Result<()> {
     let shnum = shdrs.len();
     for h in shdrs.iter() {
@@ -402,15 +418,13 @@ fn attach_relocs(data: &'static [u8], shdrs: &'static [Shdr], symbols: &[Sym], s
         } else {
             object::pod::slice_from_all_bytes::<Rela>(raw).map_err(|_| corrupt("invalid relocation section"))?
         };
-        let tsec = &sections[target];
+        // Offsets are checked where a field is read or written (the relocation scan, the
+        // writer): lld accepts relocations of empty sections in `-r` links, and reports an
+        // unknown relocation type before anything about its place.
         for r in relocs {
             let sym = r.r_sym(LE, false) as usize;
             if sym >= symbols.len().max(1) {
                 bail!("invalid symbol index {sym} in relocation");
-            }
-            let off = r.r_offset(LE);
-            if tsec.sh_type != elf::SHT_NOBITS && off.checked_add(1).is_none_or(|e| e > tsec.size) {
-                bail!("relocation offset {off:#x} is out of bounds of section {}", String::from_utf8_lossy(tsec.name));
             }
         }
         sections[target].relocs = relocs;

@@ -512,16 +512,44 @@ impl<'c> Resolver<'c> {
 }
 
 /// Reads a version script or dynamic list; a relative name not found as given is looked up in
-/// the `-L` directories, as lld does.
+/// the `-L` directories, as lld does (a version script found nowhere is lld's `cannot find
+/// version script`).
 fn read_script_file(config: &Config, path: &std::path::Path) -> Result<String> {
     let found = if path.exists() || path.is_absolute() {
         path.to_path_buf()
     } else {
-        config.library_paths.iter().map(|d| d.join(path)).find(|p| p.exists()).unwrap_or_else(|| path.to_path_buf())
+        match config.library_paths.iter().map(|d| d.join(path)).find(|p| p.exists()) {
+            Some(p) => p,
+            None if config.version_scripts.iter().any(|v| v == path) => {
+                return Err(Error::new(format!("cannot find version script {}", path.display())));
+            }
+            None => path.to_path_buf(),
+        }
     };
     std::fs::read(&found)
         .map(|d| String::from_utf8_lossy(&d).into_owned())
         .map_err(|e| Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))
+}
+
+/// The errors of reading and parsing the dynamic lists and version scripts alone: lld reads
+/// them while it reads the command line, so a link without inputs reports them before `no input
+/// files`.
+pub fn script_file_errors(config: &Config) -> Vec<String> {
+    use crate::elf::version_script as vs;
+    let mut errors = Vec::new();
+    for p in config.dynamic_lists.iter().chain(&config.export_dynamic_symbol_lists) {
+        match read_script_file(config, p) {
+            Ok(text) => errors.extend(vs::parse_dynamic_list(&text, &p.to_string_lossy()).err()),
+            Err(e) => errors.extend(e.messages),
+        }
+    }
+    for p in &config.version_scripts {
+        match read_script_file(config, p) {
+            Ok(text) => errors.extend(vs::parse(&text, &p.to_string_lossy()).err()),
+            Err(e) => errors.extend(e.messages),
+        }
+    }
+    errors
 }
 
 /// `--dynamic-list=`, `--export-dynamic-symbol-list=` and `--export-dynamic-symbol=`: the symbols

@@ -33,6 +33,10 @@ pub struct SharedFile {
     pub ro_ranges: Vec<(u64, u64)>,
     /// `sh_addralign` of every section (a copy relocation takes its symbol's alignment from it).
     pub section_aligns: Vec<u64>,
+    /// Whether the library has a SHT_GNU_versym section, and how many dynamic symbols (the
+    /// null one included) it versions: checked once parsed.
+    has_versym: bool,
+    dynsym_count: usize,
 }
 
 impl SharedFile {
@@ -59,7 +63,12 @@ fn bounds(data: &'static [u8], off: u64, size: u64) -> Result<&'static [u8]> {
 
 impl SharedFile {
     pub fn parse(input: &'static InputFile) -> Result<SharedFile> {
-        Self::parse_inner(input).map_err(|e| e.context(&input.name))
+        let dso = Self::parse_inner(input).map_err(|e| e.context(&input.name))?;
+        // lld's wording names no file: symbol versions with no dynamic symbols to version.
+        if dso.has_versym && dso.dynsym_count == 0 {
+            bail!("SHT_GNU_versym should be associated with symbol table");
+        }
+        Ok(dso)
     }
 
     fn parse_inner(input: &'static InputFile) -> Result<SharedFile> {
@@ -72,6 +81,7 @@ impl SharedFile {
         let mut dynsym: &'static [Sym] = &[];
         let mut dynstr: &'static [u8] = &[];
         let mut versym: &'static [u8] = &[];
+        let mut has_versym = false;
         let mut verdef: Option<(&'static [u8], u32)> = None;
         let mut dynamic: &'static [u8] = &[];
         let mut ro_ranges = Vec::new();
@@ -101,7 +111,10 @@ impl SharedFile {
                     let link = shdrs.get(h.sh_link(LE) as usize).ok_or_else(|| Error::new("invalid sh_link"))?;
                     dynstr = bounds(data, link.sh_offset(LE), link.sh_size(LE))?;
                 }
-                elf::SHT_GNU_VERSYM => versym = bounds(data, h.sh_offset(LE), h.sh_size(LE))?,
+                elf::SHT_GNU_VERSYM => {
+                    has_versym = true;
+                    versym = bounds(data, h.sh_offset(LE), h.sh_size(LE))?;
+                }
                 elf::SHT_GNU_VERDEF => verdef = Some((bounds(data, h.sh_offset(LE), h.sh_size(LE))?, h.sh_info(LE))),
                 elf::SHT_DYNAMIC => dynamic = bounds(data, h.sh_offset(LE), h.sh_size(LE))?,
                 _ => {}
@@ -166,6 +179,6 @@ impl SharedFile {
         }
         let soname = soname.unwrap_or_else(|| input.needed_name.clone());
         let section_aligns = shdrs.iter().map(|h| h.sh_addralign(LE)).collect();
-        Ok(SharedFile { input, soname, syms, ro_ranges, section_aligns })
+        Ok(SharedFile { input, soname, syms, ro_ranges, section_aligns, has_versym, dynsym_count: dynsym.len() })
     }
 }

@@ -490,7 +490,7 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
             continue;
         }
         let off = rel.r_offset(LE) as usize;
-        if off + info.field.size() > dst.len() {
+        if off.saturating_add(info.field.size()) > dst.len() {
             errs.push(format!("{}: relocation {} at offset 0x{:x} is out of bounds", o.input.name, arch::rel_name(r_type), off));
             continue;
         }
@@ -829,7 +829,7 @@ fn write_eh_frame(l: &Layout, dst: &mut [u8], errs: &mut Vec<String>) {
             let r_type = rel.r_type(LE, false);
             let info = arch::rel_info(r_type);
             let out_off = rec.out_off + (off - rec.in_off);
-            if out_off as usize + info.field.size() > dst.len() {
+            if (out_off as usize).saturating_add(info.field.size()) > dst.len() {
                 continue;
             }
             let t = l.target_of(f, rel.r_sym(LE, false) as usize);

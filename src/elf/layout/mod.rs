@@ -28,6 +28,7 @@ use crate::elf::{Sym, LE};
 use crate::error::{Error, Result};
 
 mod addresses;
+mod checks;
 mod create;
 mod dynsym;
 mod reloc_check;
@@ -744,7 +745,15 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         icf_folded: Default::default(),
         gdb_index: None,
     };
+    let reserved = checks::reserved_symbol_errors(config, r);
+    if !reserved.is_empty() {
+        return Err(Error::many(reserved));
+    }
     let liveness = crate::elf::gc::mark_live(config, r);
+    let link_order = checks::link_order_errors(r, &liveness.live);
+    if !link_order.is_empty() {
+        return Err(Error::many(link_order));
+    }
     // Shared libraries that stay: all loaded ones not under --as-needed, and as-needed ones that
     // satisfy a non-weak reference (under --gc-sections, one from a live section, as lld).
     let dso_needed = liveness.dso_needed.as_ref().unwrap_or(&r.dso_needed);

@@ -205,12 +205,13 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
         return false;
     }
     if info.kind == RelKind::Unknown {
-        out.errors.push(format!(
-            "{}: unknown relocation ({}) against symbol {}",
-            crate::elf::diag::location(o, s, off),
-            r_type,
-            String::from_utf8_lossy(o.sym_name(si))
-        ));
+        // lld's getErrorLoc: the place when it lies inside the section's bytes, else nothing.
+        let place = if sec.sh_type != elf::SHT_NOBITS && off < sec.data.len() as u64 {
+            format!("{}: ", crate::elf::diag::reloc_location(o, s, off))
+        } else {
+            String::new()
+        };
+        out.errors.push(format!("{place}unknown relocation ({r_type}) against symbol {}", crate::elf::diag::demangle(o.sym_name(si))));
         return false;
     }
     if (off as usize).saturating_add(info.field.size()) > sec.data.len() && sec.sh_type != elf::SHT_NOBITS {

@@ -165,7 +165,7 @@ fn extern_c_hint(
 
 /// The qualified function name of a mangled C++ function (`ns::foo` of `_ZN2ns3fooEi`).
 fn function_name(mangled: &[u8]) -> Option<String> {
-    let d = diag::demangle(mangled);
+    let d = diag::demangled(mangled);
     if d.as_bytes() == mangled {
         return None;
     }

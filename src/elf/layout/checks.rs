@@ -1,0 +1,57 @@
+//! Checks lld makes once the inputs are read and the live sections known, before any address
+//! exists: an object that defines a symbol the linker reserves for itself, and an
+//! `SHF_LINK_ORDER` section that stays while the section it describes was discarded (its
+//! metadata would describe nothing). They live here, not in the stages that use the facts,
+//! because each must fail the link before the layout is built on them.
+
+use object::elf;
+use object::read::elf::SectionHeader as _;
+
+use crate::elf::config::Config;
+use crate::elf::gc::Live;
+use crate::elf::object::SecKind;
+use crate::elf::resolve::{Def, File, Resolved};
+use crate::elf::LE;
+
+/// lld's `addReservedSymbols`: `_GLOBAL_OFFSET_TABLE_` names the GOT, so an input that defines
+/// it is refused (not for `-r`, which defines nothing).
+pub(super) fn reserved_symbol_errors(config: &Config, r: &Resolved) -> Vec<String> {
+    let name = b"_GLOBAL_OFFSET_TABLE_";
+    if config.relocatable {
+        return Vec::new();
+    }
+    match r.lookup(name).map(|id| r.symbols[id].def) {
+        Some(Def::Defined(f, _)) | Some(Def::Common(f, _)) => {
+            vec![format!("{} cannot redefine linker defined symbol '{}'", r.inputs[f].name, String::from_utf8_lossy(name))]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// lld's check in `resolveShfLinkOrder`: a live `SHF_LINK_ORDER` section whose linked-to
+/// section was garbage-collected. (One whose linked-to section lost its COMDAT group goes with
+/// it; that is not an error.)
+pub(super) fn link_order_errors(r: &Resolved, live: &Live) -> Vec<String> {
+    let mut errors = Vec::new();
+    for (f, file) in r.files.iter().enumerate() {
+        let File::Obj(o) = file else { continue };
+        for (s, sec) in o.sections.iter().enumerate() {
+            if !live[f][s] || sec.flags & u64::from(elf::SHF_LINK_ORDER) == 0 || sec.kind == SecKind::Ignored {
+                continue;
+            }
+            let to = sec.hdr.sh_link(LE) as usize;
+            let Some(target) = o.sections.get(to).filter(|_| to != 0) else { continue };
+            if live[f][to] || target.kind == SecKind::Ignored || r.discarded[f][to] {
+                continue;
+            }
+            errors.push(format!(
+                "{}:({}): sh_link points to discarded section {}:({})",
+                o.input.name,
+                String::from_utf8_lossy(sec.name),
+                o.input.name,
+                String::from_utf8_lossy(target.name)
+            ));
+        }
+    }
+    errors
+}
