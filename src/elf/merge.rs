@@ -33,7 +33,53 @@ pub struct Merged {
     pub align: u64,
     /// For each contributing input section: its pieces as (input offset, output offset), sorted
     /// by input offset (a dead piece has output offset 0, as in lld).
-    pub pieces: FastMap<(FileId, u32), Vec<(u64, u64)>>,
+    pub pieces: FastMap<(FileId, u32), PieceList>,
+}
+
+/// The pieces of one input section and an index to find the piece holding an offset.
+pub struct PieceList {
+    /// (input offset, output offset), sorted by input offset.
+    pub list: Vec<(u64, u64)>,
+    /// For every `BUCKET`-byte block of the input section: how many pieces start before it.
+    /// A lookup then looks only at the pieces starting in the offset's block, instead of a
+    /// binary search over all of them (a large debug link makes millions of lookups into
+    /// `.debug_str` pieces, in no particular order). Empty for a section too large for it.
+    buckets: Vec<u32>,
+}
+
+/// log2 of the bytes per bucket: strings average a few dozen bytes, so a bucket holds a few
+/// pieces, and the index is 1/32 of the section's size.
+const BUCKET: u32 = 7;
+
+impl PieceList {
+    fn new(list: Vec<(u64, u64)>, size: usize) -> PieceList {
+        let mut buckets = Vec::new();
+        if u32::try_from(list.len()).is_ok() {
+            let n = (size >> BUCKET) + 2;
+            buckets.reserve_exact(n);
+            let mut k = 0;
+            for b in 0..n as u64 {
+                while k < list.len() && list[k].0 < b << BUCKET {
+                    k += 1;
+                }
+                buckets.push(k as u32);
+            }
+        }
+        PieceList { list, buckets }
+    }
+
+    /// The piece (input offset, output offset) holding input offset `off`: the last one that
+    /// starts at or before it; `None` when `off` lies before the first piece.
+    pub fn find(&self, off: u64) -> Option<(u64, u64)> {
+        let p = &self.list;
+        let b = (off >> BUCKET) as usize;
+        let k = match (self.buckets.get(b), self.buckets.get(b + 1)) {
+            // Pieces before the block start at or before `off`, those after it start after.
+            (Some(&lo), Some(&hi)) => lo as usize + p[lo as usize..hi as usize].iter().take_while(|x| x.0 <= off).count(),
+            _ => p.partition_point(|x| x.0 <= off),
+        };
+        k.checked_sub(1).map(|k| p[k])
+    }
 }
 
 /// One piece of an input section.
@@ -223,14 +269,39 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&FastMap
             }
         }
     }
-    let pieces =
-        inputs.iter().zip(split.iter().zip(out_off)).map(|(&key, (ps, offs))| (key, ps.iter().zip(offs).map(|(p, o)| (p.start as u64, o)).collect())).collect();
+    let lists: Vec<PieceList> = inputs
+        .par_iter()
+        .zip(split.par_iter().zip(out_off))
+        .map(|(&(f, s), (ps, offs))| PieceList::new(ps.iter().zip(offs).map(|(p, o)| (p.start as u64, o)).collect(), r.obj(f).sections[s as usize].data.len()))
+        .collect();
+    let pieces = inputs.iter().copied().zip(lists).collect();
     Ok(Merged { data, align, pieces })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bucket index gives the answer a binary search gives, for every offset of the
+    /// section and past it, and for pieces longer and shorter than a bucket.
+    #[test]
+    fn piece_index_matches_binary_search() {
+        let starts: Vec<u64> = [0u64, 1, 2, 40, 41, 300, 301, 302, 700, 1000, 1001].to_vec();
+        let list: Vec<(u64, u64)> = starts.iter().enumerate().map(|(i, &s)| (s, i as u64 * 10)).collect();
+        let plain = |off: u64| match list.binary_search_by(|p| p.0.cmp(&off)) {
+            Ok(i) => Some(list[i]),
+            Err(0) => None,
+            Err(i) => Some(list[i - 1]),
+        };
+        let p = PieceList::new(list.clone(), 1010);
+        for off in 0..1500 {
+            assert_eq!(p.find(off), plain(off), "offset {off}");
+        }
+        let late = PieceList::new(vec![(5, 0), (600, 1)], 700);
+        assert_eq!(late.find(4), None);
+        assert_eq!(late.find(599), Some((5, 0)));
+        assert_eq!(PieceList::new(Vec::new(), 0).find(3), None);
+    }
 
     #[test]
     fn shard_is_top_bits_of_31_bit_hash() {

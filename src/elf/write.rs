@@ -483,6 +483,7 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
     let alloc = sec.flags & elf::SHF_ALLOC as u64 != 0;
     let tombstone = if alloc { None } else { tombstone_of(l, sec.name) };
     let got_base = l.synth_osec.get(&Synth::GotPlt).or(l.synth_osec.get(&Synth::Got)).map(|&i| l.osecs[i].addr).unwrap_or(0);
+    let mut cur = crate::elf::layout::PieceCursor::default();
     for (k, rel) in sec.relocs.iter().enumerate() {
         let r_type = rel.r_type(LE, false);
         let info = arch::rel_info(r_type);
@@ -503,7 +504,7 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
             _ => si == 0,
         };
         // S + A, with merge-section section symbols resolved through their piece.
-        let sa = if (undef_weak && !l.is_preemptible(t)) || si == 0 { a as u64 } else { l.addr_with_addend(t, a) };
+        let sa = if (undef_weak && !l.is_preemptible(t)) || si == 0 { a as u64 } else { l.addr_with_addend_at(t, a, &mut cur) };
         let site = Site { f, s, r_type, info, off, a, t, p, base, sa, s_val: sa.wrapping_sub(a as u64) };
         if alloc {
             let fix = l.site_fix.get(&(f, s, k)).copied().unwrap_or(SiteFix::Normal);

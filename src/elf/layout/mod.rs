@@ -31,6 +31,7 @@ mod addresses;
 mod checks;
 mod create;
 mod dynsym;
+mod pieces;
 mod reloc_check;
 mod scan;
 mod sections;
@@ -39,6 +40,7 @@ mod undef;
 
 pub use addresses::bss_size;
 pub use dynsym::{defsym_fields, dyn_name, is_defined_for_dynsym};
+pub use pieces::PieceCursor;
 pub use sections::link_order_dep;
 pub(crate) use sections::new_osec;
 #[allow(unused_imports)]
@@ -504,6 +506,12 @@ impl<'r> Layout<'r> {
 
     /// Address of an input-section offset, following merged pieces and moved .eh_frame records.
     pub fn section_addr(&self, f: FileId, s: u32, off: u64) -> Option<u64> {
+        self.section_addr_at(f, s, off, &mut PieceCursor::default())
+    }
+
+    /// `section_addr` with a cursor into the merged pieces, for a caller that looks up many
+    /// offsets of the same sections, mostly ascending (the writer).
+    pub fn section_addr_at<'l>(&'l self, f: FileId, s: u32, off: u64, cur: &mut PieceCursor<'l>) -> Option<u64> {
         let os = *self.sec_osec[f].get(s as usize)?;
         if os == u32::MAX {
             return None;
@@ -513,13 +521,8 @@ impl<'r> Layout<'r> {
         match sec.kind {
             SecKind::Merge => {
                 let m = self.sec_off[f][s as usize] as usize;
-                let pieces = self.merged[m].pieces.get(&(f, s))?;
-                let idx = match pieces.binary_search_by(|p| p.0.cmp(&off)) {
-                    Ok(i) => i,
-                    Err(0) => return Some(osec.addr),
-                    Err(i) => i - 1,
-                };
-                let (pin, pout) = pieces[idx];
+                let pieces = cur.pieces((f, s), || self.merged[m].pieces.get(&(f, s)))?;
+                let Some((pin, pout)) = pieces.find(off) else { return Some(osec.addr) };
                 let base = self.merged_chunk_addr(os as usize, m);
                 Some(base + pout + (off - pin))
             }
@@ -624,6 +627,11 @@ impl<'r> Layout<'r> {
     /// Address for a relocation with addend: section symbols in merge sections must add the
     /// addend before the piece lookup (the addend selects the piece).
     pub fn addr_with_addend(&self, t: Target, addend: i64) -> u64 {
+        self.addr_with_addend_at(t, addend, &mut PieceCursor::default())
+    }
+
+    /// `addr_with_addend` with a cursor into the merged pieces (see `section_addr_at`).
+    pub fn addr_with_addend_at<'l>(&'l self, t: Target, addend: i64, cur: &mut PieceCursor<'l>) -> u64 {
         if let Target::Local(f, i) = t {
             let s = self.sym(f, i as usize);
             let shndx = s.st_shndx(LE);
@@ -633,7 +641,7 @@ impl<'r> Layout<'r> {
                 // same); named symbols in merge sections are looked up by their own value.
                 if s.st_type() == elf::STT_SECTION && matches!(sec.kind, SecKind::Merge | SecKind::EhFrame) {
                     let off = s.st_value(LE).wrapping_add(addend as u64);
-                    return self.section_addr(f, shndx as u32, off).unwrap_or(0);
+                    return self.section_addr_at(f, shndx as u32, off, cur).unwrap_or(0);
                 }
             }
         }
