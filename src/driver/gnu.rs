@@ -137,7 +137,10 @@ fn threads(p: &mut Gnu, v: &Val) {
 
 fn defsym(p: &mut Gnu, v: &Val) {
     match v.value.unwrap_or("").split_once('=') {
-        Some((name, value)) if !name.trim().is_empty() && !value.trim().is_empty() => p.cfg.defsym.push((name.trim().to_string(), value.trim().to_string())),
+        Some((name, value)) if !name.trim().is_empty() && !value.trim().is_empty() => {
+            p.cfg.defsym.push((name.trim().to_string(), value.trim().to_string()));
+            p.cfg.defsym_at.push(p.cfg.inputs.len());
+        }
         _ => p.errors.push("--defsym:1: unexpected EOF".into()),
     }
 }

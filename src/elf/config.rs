@@ -121,6 +121,9 @@ pub struct Config {
     pub strip_all: bool,
     pub strip_debug: bool,
     pub defsym: Vec<(String, String)>,
+    /// For each `--defsym`: how many input arguments (`-T` scripts included) came before it,
+    /// so that it and the scripts' assignments apply in command-line order (lld).
+    pub defsym_at: Vec<usize>,
     pub wrap: Vec<String>,
     pub plugin: Option<String>,
     pub plugin_opts: Vec<String>,
@@ -325,6 +328,7 @@ impl Default for Config {
             strip_all: false,
             strip_debug: false,
             defsym: Vec::new(),
+            defsym_at: Vec::new(),
             wrap: Vec::new(),
             plugin: None,
             plugin_opts: Vec::new(),

@@ -63,8 +63,11 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
         output: None,
         nostdlib: config.nostdlib,
         in_lib: false,
+        arg_index: 0,
+        assign_args: Vec::new(),
     };
-    for arg in &config.inputs {
+    for (ai, arg) in config.inputs.iter().enumerate() {
+        l.arg_index = ai;
         match arg {
             InputArg::File(p) => l.add_file(&p.to_string_lossy(), false),
             InputArg::Library(n) => l.add_library(n),
@@ -81,22 +84,24 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
             },
         }
     }
-    let Loader { files, mut errors, search, entry, externs, output, layout, versions, log, .. } = l;
+    let Loader { files, errors, search, entry, externs, output, layout, versions, log, assign_args, .. } = l;
     let mut script = crate::elf::script::ast::LayoutScript::default();
     for c in layout {
         script.add(c);
     }
     let mut assigns = Vec::new();
     if !script.active() {
-        // Without SECTIONS, assignments are `--defsym`s (the layout is the default one).
-        for c in std::mem::take(&mut script.cmds) {
+        // Without SECTIONS, plain assignments are `--defsym`s (the layout is the default one);
+        // PROVIDE, ASSERT, `.` and other expressions are evaluated after the layout
+        // (`script::toplevel`).
+        for (k, c) in std::mem::take(&mut script.cmds).into_iter().enumerate() {
             let crate::elf::script::ast::SecCmd::Assign(a) = c else { continue };
-            if a.provide || a.name == "." {
-                let what = if a.name == "." { "an assignment to . or ASSERT" } else { "PROVIDE" };
-                errors.push(format!("{}: {what} outside SECTIONS is not supported by dtld", a.pos));
+            let text: String = a.text.chars().filter(|c| !c.is_whitespace()).collect();
+            if a.provide || a.hidden || a.name == "." || !crate::elf::script::toplevel::is_simple_defsym(&text) {
+                script.cmds.push(crate::elf::script::ast::SecCmd::Assign(a));
                 continue;
             }
-            assigns.push((a.name, a.text.chars().filter(|c| !c.is_whitespace()).collect::<String>()));
+            assigns.push((assign_args.get(k).copied().unwrap_or(usize::MAX), a.name, text));
         }
     }
     if !errors.is_empty() {
@@ -106,7 +111,7 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
         config.entry = entry;
     }
     config.undefined.extend(externs);
-    config.defsym.extend(assigns);
+    merge_defsyms(config, assigns);
     config.script = script;
     config.inline_version_scripts.extend(versions);
     config.library_paths = search;
@@ -116,6 +121,22 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
         }
     }
     (Ok(files), log)
+}
+
+/// Puts a script's plain assignments among the `--defsym`s in command-line order (a later one
+/// wins, as in lld): `assigns` are (input argument index, name, expression).
+fn merge_defsyms(config: &mut Config, assigns: Vec<(usize, String, String)>) {
+    let mut all: Vec<(usize, usize, (String, String))> = Vec::new();
+    let at = std::mem::take(&mut config.defsym_at);
+    for (k, d) in std::mem::take(&mut config.defsym).into_iter().enumerate() {
+        // A --defsym after n inputs comes before the scripts of input n.
+        all.push((2 * at.get(k).copied().unwrap_or(0), all.len(), d));
+    }
+    for (ai, name, text) in assigns {
+        all.push((2 * ai.min(usize::MAX / 4) + 1, all.len(), (name, text)));
+    }
+    all.sort_by_key(|&(pos, seq, _)| (pos, seq));
+    config.defsym = all.into_iter().map(|(_, _, d)| d).collect();
 }
 
 /// The positional state that `--push-state` saves.
@@ -148,6 +169,9 @@ struct Loader<'c> {
     externs: Vec<String>,
     /// `sym = expr;` and `VERSION { }` from scripts.
     layout: Vec<crate::elf::script::ast::LayoutCmd>,
+    /// The input argument being loaded, and the one each top-level assignment came from.
+    arg_index: usize,
+    assign_args: Vec<usize>,
     versions: Vec<(String, String)>,
     output: Option<String>,
     nostdlib: bool,
@@ -463,7 +487,12 @@ impl Loader<'_> {
                 }
                 script::Command::Extern(syms) => self.externs.extend(syms.iter().cloned()),
                 script::Command::Output(o) => self.output = Some(o.clone()),
-                script::Command::Layout(c) => self.layout.push(c.clone()),
+                script::Command::Layout(c) => {
+                    if let crate::elf::script::ast::LayoutCmd::Assign(_) = c {
+                        self.assign_args.push(self.arg_index);
+                    }
+                    self.layout.push(c.clone())
+                }
                 script::Command::Version(text) => self.versions.push((s.name.clone(), text.clone())),
                 // Read again through the loader so that `--reproduce` packs it.
                 script::Command::Include(path) => {

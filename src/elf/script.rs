@@ -15,6 +15,7 @@ pub mod eval;
 pub mod parse;
 pub mod place;
 mod segments;
+pub mod toplevel;
 
 /// Where a token is, for `file:line:` messages and the `>>>` excerpt.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -114,6 +114,8 @@ pub(super) fn compute_symbol_values(l: &mut Layout) -> Result<()> {
         l.synthetic_syms.insert(id, v);
     }
     l.sym_value = values;
+    // A script's assignments outside SECTIONS, now that sections have their addresses.
+    crate::elf::script::toplevel::assign_symbols(l)?;
     // Entry point.
     let entry_name = l.config.entry.clone().unwrap_or_else(|| "_start".to_string());
     l.entry = match r.lookup(entry_name.as_bytes()) {
