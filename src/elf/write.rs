@@ -1161,7 +1161,8 @@ fn defsym_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> (u8, u16, u64,
         .defsym
         .iter()
         .find(|(n, _)| n.as_bytes() == name)
-        .and_then(|(_, e)| crate::elf::resolve::defsym_target(e))
+        // Only a bare name carries its type (lld: `sym+4` is NOTYPE).
+        .and_then(|(_, e)| crate::elf::resolve::defsym_target(e).filter(|t| *t == e.trim()))
         .and_then(|t| l.r.lookup(t.as_bytes()))
         .map_or(elf::STT_NOTYPE, |tid| match l.r.symbols[tid].def {
             Def::Defined(f, i) => l.sym(f, i).st_type(),

@@ -96,6 +96,10 @@ pub fn is_absolute(e: &Expr, sym: &dyn Fn(&str) -> bool) -> bool {
     }
 }
 
+fn uses_dot(e: &Expr) -> bool {
+    e.any(&|x| matches!(x, Expr::Dot | Expr::AlignDot(_)))
+}
+
 /// Evaluates `e`; errors are lld's messages without the `file:line:` prefix.
 pub fn eval(e: &Expr, env: &dyn Env) -> Result<Val, String> {
     let abs = |v: u64| Ok(Val::abs(v));
@@ -111,8 +115,10 @@ pub fn eval(e: &Expr, env: &dyn Env) -> Result<Val, String> {
             let y = eval(b, env)?;
             match op {
                 BinOp::Add => match (x.sec, y.sec) {
-                    // lld's moveAbsRight: two section-relative values cannot be added.
-                    (Some(_), Some(_)) => Err("at least one side of the expression must be absolute".into()),
+                    // lld's moveAbsRight: two section-relative values cannot be added. (`.`
+                    // and `ALIGN(n)` are section-relative here where lld's ALIGN(n) is
+                    // absolute, so sums with them keep the left section.)
+                    (Some(_), Some(_)) if !uses_dot(a) && !uses_dot(b) => Err("at least one side of the expression must be absolute".into()),
                     (Some(_), _) => Ok(Val { off: x.off.wrapping_add(y.value(env)), sec: x.sec, align: 1 }),
                     (None, Some(_)) => Ok(Val { off: y.off.wrapping_add(x.off), sec: y.sec, align: 1 }),
                     (None, None) => abs(x.off.wrapping_add(y.off)),
