@@ -87,7 +87,9 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
     let Loader { files, errors, search, entry, externs, output, layout, versions, log, assign_args, .. } = l;
     let mut script = crate::elf::script::ast::LayoutScript::default();
     for c in layout {
-        script.add(c);
+        if let Err(e) = script.add(c) {
+            errors.push(e);
+        }
     }
     let mut assigns = Vec::new();
     if !script.active() {

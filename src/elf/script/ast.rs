@@ -216,7 +216,28 @@ pub struct LayoutScript {
 }
 
 impl LayoutScript {
-    pub fn add(&mut self, c: LayoutCmd) {
+    /// Adds one command; a memory region defined twice, or an alias naming a region that is
+    /// already defined or not yet, is lld's error (at the command's place in the script).
+    pub fn add(&mut self, c: LayoutCmd) -> std::result::Result<(), String> {
+        let defined = |s: &Self, n: &str| s.memory.iter().any(|m| m.name == n) || s.aliases.iter().any(|(a, _, _)| a == n);
+        match &c {
+            LayoutCmd::Memory(m) => {
+                for (k, r) in m.iter().enumerate() {
+                    if defined(self, &r.name) || m[..k].iter().any(|o| o.name == r.name) {
+                        return Err(format!("{}: region '{}' already defined", r.pos, r.name));
+                    }
+                }
+            }
+            LayoutCmd::RegionAlias(a, r, p) => {
+                if defined(self, a) {
+                    return Err(format!("{p}: redefinition of memory region '{a}'"));
+                }
+                if !defined(self, r) {
+                    return Err(format!("{p}: memory region '{r}' is not defined"));
+                }
+            }
+            _ => {}
+        }
         match c {
             LayoutCmd::Sections(v) => {
                 self.has_sections = true;
@@ -228,6 +249,7 @@ impl LayoutScript {
             LayoutCmd::Phdrs(p) => self.phdrs.extend(p),
             LayoutCmd::RegionAlias(a, r, p) => self.aliases.push((a, r, p)),
         }
+        Ok(())
     }
 
     /// Whether the script decides the layout (SECTIONS or INSERT blocks).

@@ -770,7 +770,8 @@ impl<'a> Lexer<'a> {
             }
         }
         if d.lma.is_some() && d.lma_region.is_some() {
-            return Err(Error::new(format!("{}: section can't have both LMA and a load region", d.pos)));
+            // lld reports this one without the script's position.
+            return Err(Error::new("section can't have both LMA and a load region"));
         }
         while self.peek(Mode::Stmt)?.is_some_and(|t| t.is(":")) {
             self.next(Mode::Stmt)?;

@@ -1023,14 +1023,8 @@ fn run_pass(p: &mut Pass, items: &[Item]) -> Result<Extra> {
                         return Err(Error::new(format!("section '{}' will not fit in region '{}': overflowed by {} bytes", p.l.osecs[os].name, r, over)));
                     }
                 }
-                if lma_offset != 0 {
-                    if let Some(r) = d.and_then(|d| d.lma_region.clone()) {
-                        let r = resolve_alias(p, &r);
-                        let end = p.dot.wrapping_add(lma_offset);
-                        if p.l.osecs[os].sh_type != elf::SHT_NOBITS {
-                            p.region_pos.insert(r, end);
-                        }
-                    }
+                if let Some(r) = d.and_then(|d| d.lma_region.clone()).map(|r| resolve_alias(p, &r)).filter(|r| Some(r) != region.as_ref()) {
+                    check_lma_region(p, os, &r, p.dot.wrapping_add(lma_offset))?;
                 }
                 if !alloc {
                     p.dot = saved;
@@ -1058,7 +1052,10 @@ fn choose_region(p: &Pass, os: usize, d: Option<&OutDesc>, alloc: bool, prev_reg
         None if d.is_none() => prev_region.clone(),
         None => {
             let fl = p.l.osecs[os].flags;
-            p.l.config.script.memory.iter().find(|m| fl & m.neg_flags == 0 && fl & m.flags != 0).map(|m| m.name.clone())
+            match p.l.config.script.memory.iter().find(|m| fl & m.neg_flags == 0 && fl & m.flags != 0) {
+                Some(m) => Some(m.name.clone()),
+                None => return Err(Error::new(format!("no memory region specified for section '{}'", p.l.osecs[os].name))),
+            }
         }
     };
     if let Some(r) = &region {
@@ -1114,6 +1111,21 @@ fn place_body(
                     p.l.osecs[os].size = p.dot - start;
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// After a section placed with `AT> r` (a load region other than its memory region): the
+/// region continues after the section's file contents, which must fit in it (lld).
+fn check_lma_region(p: &mut Pass, os: usize, r: &str, end: u64) -> Result<()> {
+    if p.l.osecs[os].sh_type != elf::SHT_NOBITS {
+        p.region_pos.insert(r.to_string(), end);
+    }
+    if let Some(&(o, len)) = p.regions.get(r) {
+        if end > o.wrapping_add(len) {
+            let over = end - o.wrapping_add(len);
+            return Err(Error::new(format!("section '{}' will not fit in region '{}': overflowed by {} bytes", p.l.osecs[os].name, r, over)));
         }
     }
     Ok(())

@@ -26,6 +26,8 @@ struct Seg {
     secs: Vec<usize>,
     /// The first PT_LOAD (holds the headers when they fit).
     headers: bool,
+    /// With PHDRS: it maps the program headers but not the ELF header (PHDRS without FILEHDR).
+    phdrs_only: bool,
 }
 
 fn phdr_flags(os: &OutSec) -> u32 {
@@ -50,13 +52,13 @@ fn segments(l: &Layout, plan: &Plan, relro_on: bool) -> Vec<Seg> {
     let paged = !l.config.omagic && !l.config.nmagic;
     let load_flags = |o: &OutSec| if l.config.omagic { elf::PF_R | elf::PF_W | elf::PF_X } else { phdr_flags(o) };
     if paged {
-        v.push(Seg { p_type: elf::PT_PHDR, flags: elf::PF_R, secs: vec![], headers: false });
+        v.push(Seg { p_type: elf::PT_PHDR, flags: elf::PF_R, secs: vec![], headers: false, phdrs_only: false });
         if let Some(&i) = l.synth_osec.get(&Synth::Interp) {
-            v.push(Seg { p_type: elf::PT_INTERP, flags: elf::PF_R, secs: vec![i], headers: false });
+            v.push(Seg { p_type: elf::PT_INTERP, flags: elf::PF_R, secs: vec![i], headers: false, phdrs_only: false });
         }
     }
     let mut flags = if l.config.omagic { elf::PF_R | elf::PF_W | elf::PF_X } else { elf::PF_R };
-    v.push(Seg { p_type: elf::PT_LOAD, flags, secs: vec![], headers: true });
+    v.push(Seg { p_type: elf::PT_LOAD, flags, secs: vec![], headers: true, phdrs_only: false });
     let mut cur = v.len() - 1;
     let is_relro = |o: &OutSec| relro_on && o.relro;
     let mut relro_secs = Vec::new();
@@ -77,7 +79,8 @@ fn segments(l: &Layout, plan: &Plan, relro_on: bool) -> Vec<Seg> {
         }
     }
     let region_of = |i: usize| l.osecs[i].script_desc.and_then(|d| plan.descs[d].region.clone());
-    let lma_of = |i: usize| l.osecs[i].script_desc.is_some_and(|d| plan.descs[d].lma.is_some() || plan.descs[d].lma_region.is_some());
+    let lma_region_of = |i: usize| l.osecs[i].script_desc.and_then(|d| plan.descs[d].lma_region.clone());
+    let lma_expr_of = |i: usize| l.osecs[i].script_desc.is_some_and(|d| plan.descs[d].lma.is_some());
     let mut first_of_load: Option<usize> = None;
     for (i, o) in l.osecs.iter().enumerate() {
         if o.flags & elf::SHF_ALLOC as u64 == 0 {
@@ -89,10 +92,12 @@ fn segments(l: &Layout, plan: &Plan, relro_on: bool) -> Vec<Seg> {
         let nf = load_flags(o);
         let new = match first_of_load {
             None => nf != flags,
-            Some(f0) => lma_of(i) || region_of(i) != region_of(f0) || flags != nf || relro_end == Some(i),
+            // A section loaded at its own address (AT) or in another load region (AT>) starts
+            // a segment; one in the same load region continues it (lld's sameLMARegion).
+            Some(f0) => lma_expr_of(i) || lma_region_of(i) != lma_region_of(f0) || region_of(i) != region_of(f0) || flags != nf || relro_end == Some(i),
         };
         if new {
-            v.push(Seg { p_type: elf::PT_LOAD, flags: nf, secs: vec![], headers: false });
+            v.push(Seg { p_type: elf::PT_LOAD, flags: nf, secs: vec![], headers: false, phdrs_only: false });
             cur = v.len() - 1;
             flags = nf;
             first_of_load = Some(i);
@@ -104,17 +109,17 @@ fn segments(l: &Layout, plan: &Plan, relro_on: bool) -> Vec<Seg> {
     let tls: Vec<usize> =
         (0..l.osecs.len()).filter(|&i| l.osecs[i].flags & elf::SHF_TLS as u64 != 0 && l.osecs[i].flags & elf::SHF_ALLOC as u64 != 0).collect();
     if !tls.is_empty() {
-        v.push(Seg { p_type: elf::PT_TLS, flags: elf::PF_R, secs: tls, headers: false });
+        v.push(Seg { p_type: elf::PT_TLS, flags: elf::PF_R, secs: tls, headers: false, phdrs_only: false });
     }
     if let Some(&i) = l.synth_osec.get(&Synth::Dynamic) {
-        v.push(Seg { p_type: elf::PT_DYNAMIC, flags: phdr_flags(&l.osecs[i]), secs: vec![i], headers: false });
+        v.push(Seg { p_type: elf::PT_DYNAMIC, flags: phdr_flags(&l.osecs[i]), secs: vec![i], headers: false, phdrs_only: false });
     }
     if !relro_secs.is_empty() {
-        v.push(Seg { p_type: elf::PT_GNU_RELRO, flags: elf::PF_R, secs: relro_secs, headers: false });
+        v.push(Seg { p_type: elf::PT_GNU_RELRO, flags: elf::PF_R, secs: relro_secs, headers: false, phdrs_only: false });
     }
     if let Some(&i) = l.synth_osec.get(&Synth::EhFrameHdr) {
         if l.synth_osec.contains_key(&Synth::EhFrame) {
-            v.push(Seg { p_type: elf::PT_GNU_EH_FRAME, flags: phdr_flags(&l.osecs[i]), secs: vec![i], headers: false });
+            v.push(Seg { p_type: elf::PT_GNU_EH_FRAME, flags: phdr_flags(&l.osecs[i]), secs: vec![i], headers: false, phdrs_only: false });
         }
     }
     v.push(Seg {
@@ -122,6 +127,7 @@ fn segments(l: &Layout, plan: &Plan, relro_on: bool) -> Vec<Seg> {
         flags: if l.config.z_execstack { elf::PF_R | elf::PF_W | elf::PF_X } else { elf::PF_R | elf::PF_W },
         secs: vec![],
         headers: false,
+        phdrs_only: false,
     });
     let mut note: Option<usize> = None;
     for (i, o) in l.osecs.iter().enumerate() {
@@ -130,11 +136,11 @@ fn segments(l: &Layout, plan: &Plan, relro_on: bool) -> Vec<Seg> {
                 None => true,
                 Some(n) => {
                     let last = *v[n].secs.last().unwrap_or(&i);
-                    l.osecs[last].align != o.align || lma_of(i)
+                    l.osecs[last].align != o.align || lma_expr_of(i)
                 }
             };
             if start_new {
-                v.push(Seg { p_type: elf::PT_NOTE, flags: elf::PF_R, secs: vec![], headers: false });
+                v.push(Seg { p_type: elf::PT_NOTE, flags: elf::PF_R, secs: vec![], headers: false, phdrs_only: false });
                 note = Some(v.len() - 1);
             }
             let n = note.unwrap_or(0);
@@ -144,7 +150,7 @@ fn segments(l: &Layout, plan: &Plan, relro_on: bool) -> Vec<Seg> {
         }
     }
     if let Some(&i) = l.synth_osec.get(&Synth::GnuProperty) {
-        v.push(Seg { p_type: elf::PT_GNU_PROPERTY, flags: elf::PF_R, secs: vec![i], headers: false });
+        v.push(Seg { p_type: elf::PT_GNU_PROPERTY, flags: elf::PF_R, secs: vec![i], headers: false, phdrs_only: false });
     }
     v
 }
@@ -153,8 +159,13 @@ fn segments(l: &Layout, plan: &Plan, relro_on: bool) -> Vec<Seg> {
 /// `:phdr` goes where the previous one went).
 fn explicit_segments(l: &Layout, plan: &Plan) -> Result<Vec<Seg>> {
     let decls = &l.config.script.phdrs;
-    let mut v: Vec<Seg> = decls.iter().map(|d| Seg { p_type: d.p_type, flags: d.flags.unwrap_or(0), secs: vec![], headers: d.filehdr || d.phdrs }).collect();
-    let mut last: Vec<usize> = Vec::new();
+    let mut v: Vec<Seg> = decls
+        .iter()
+        .map(|d| Seg { p_type: d.p_type, flags: d.flags.unwrap_or(0), secs: vec![], headers: d.filehdr || d.phdrs, phdrs_only: d.phdrs && !d.filehdr })
+        .collect();
+    // A section that names no header goes where the previous one went; before any names, into
+    // the first PT_LOAD (lld's adjustSectionsAfterSorting).
+    let mut last: Vec<usize> = decls.iter().position(|d| d.p_type == elf::PT_LOAD).into_iter().collect();
     for (i, o) in l.osecs.iter().enumerate() {
         if o.flags & elf::SHF_ALLOC as u64 == 0 {
             continue;
@@ -165,7 +176,8 @@ fn explicit_segments(l: &Layout, plan: &Plan) -> Result<Vec<Seg>> {
         } else {
             let mut r = Vec::new();
             for n in &names {
-                if n == "NONE" {
+                // `:NONE` puts the section in no segment, unless PHDRS declares one by that name.
+                if n == "NONE" && !decls.iter().any(|d| d.name == "NONE") {
                     continue;
                 }
                 match decls.iter().position(|d| &d.name == n) {
@@ -357,7 +369,9 @@ fn program_headers(l: &Layout, segs: &[Seg], extra: &Extra, headers_loaded: bool
             _ => {}
         }
         let (start_addr, start_off) = if s.headers && headers_loaded {
-            (header_addr, 0)
+            // PHDRS without FILEHDR: the segment starts at the program headers.
+            let skip = if s.phdrs_only { 64 } else { 0 };
+            (header_addr + skip, skip)
         } else {
             match first {
                 Some(f) => (l.osecs[f].addr, l.osecs[f].offset),
@@ -371,8 +385,8 @@ fn program_headers(l: &Layout, segs: &[Seg], extra: &Extra, headers_loaded: bool
             p.filesz = lo.offset - start_off + if lo.sh_type != elf::SHT_NOBITS { lo.size } else { 0 };
             p.memsz = lo.addr + lo.size - start_addr;
         } else if s.headers && headers_loaded {
-            p.filesz = hdr_end;
-            p.memsz = hdr_end;
+            p.filesz = hdr_end - start_off;
+            p.memsz = hdr_end - start_off;
         }
         p.align = match s.p_type {
             // The page size, or the most aligned section's alignment if larger (-n: page 1).
