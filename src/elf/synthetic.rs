@@ -352,6 +352,14 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
     let s = &l.r.symbols[id];
     let t = Target::Global(id);
     match s.def {
+        // A canonical IFUNC (its address taken in non-PIC code) is exported as the plain
+        // function at its IPLT entry, so that a library's references resolve to the address
+        // the executable uses (lld; the loader would otherwise call the resolver).
+        Def::Defined(f, i) if l.ifunc_canonical.contains(&t) => {
+            let iplt = l.synth_osec.get(&Synth::Iplt).map_or(0, |&o| l.osecs[o].shndx as u16);
+            let bind = l.sym(f, i).st_bind();
+            (iplt, l.addr_of(t), 0, (bind << 4) | elf::STT_FUNC)
+        }
         Def::Defined(f, i) => {
             let sym = l.sym(f, i);
             let sh = sym.st_shndx(LE);
