@@ -84,7 +84,7 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
             },
         }
     }
-    let Loader { files, errors, search, entry, externs, output, layout, versions, log, assign_args, .. } = l;
+    let Loader { files, mut errors, search, entry, externs, output, layout, versions, log, assign_args, .. } = l;
     let mut script = crate::elf::script::ast::LayoutScript::default();
     for c in layout {
         if let Err(e) = script.add(c) {
