@@ -366,16 +366,16 @@ unsafe extern "C" fn cb_add_symbols(handle: *mut c_void, n: c_int, syms: *const 
 }
 
 /// The gold resolution for every symbol of every file, from dtld's flags.
-fn compute_resolutions(files: &[(Vec<(Vec<u8>, u8)>, Vec<String>)]) -> Vec<Vec<c_int>> {
+fn compute_resolutions(files: &[(&[(Vec<u8>, u8)], &[String])]) -> Vec<Vec<c_int>> {
     let prevailing: HashSet<&[u8]> = files
         .iter()
-        .flat_map(|(syms, flags)| syms.iter().zip(flags).filter(|((_, k), f)| !is_undef(*k) && f.contains('p')).map(|((n, _), _)| n.as_slice()))
+        .flat_map(|(syms, flags)| syms.iter().zip(flags.iter()).filter(|((_, k), f)| !is_undef(*k) && f.contains('p')).map(|((n, _), _)| n.as_slice()))
         .collect();
     files
         .iter()
         .map(|(syms, flags)| {
             syms.iter()
-                .zip(flags)
+                .zip(flags.iter())
                 .map(|((name, kind), f)| {
                     let ir_prevails = prevailing.contains(name.as_slice());
                     if is_undef(*kind) {
@@ -411,8 +411,9 @@ unsafe extern "C" fn cb_get_symbols(handle: *const c_void, n: c_int, syms: *mut 
         }
         let res = with_host(|h| {
             if h.resolutions.is_none() {
-                let input: Vec<_> = h.files.iter().map(|f| (f.syms.clone(), f.flags.clone())).collect();
-                h.resolutions = Some(compute_resolutions(&input));
+                let input: Vec<_> = h.files.iter().map(|f| (f.syms.as_slice(), f.flags.as_slice())).collect();
+                let r = compute_resolutions(&input);
+                h.resolutions = Some(r);
             }
             h.resolutions.as_ref().and_then(|r| r.get(i).cloned())
         })
@@ -607,6 +608,8 @@ fn helper(args: &[String]) -> std::result::Result<i32, String> {
     if with_host(|h| h.errors).unwrap_or(0) > 0 {
         return Ok(1);
     }
+    // The thin link's peak memory comes next; the request is not needed any more.
+    drop(req);
     let hook = plugin_host::all_symbols_read_hook().ok_or("the plugin registered no all-symbols-read hook")?;
     // In index-only mode the plugin exits the process from here after writing the files.
     // SAFETY: the plugin registered this hook through the transfer vector; it takes no arguments.
@@ -657,7 +660,7 @@ mod tests {
             (vec![(b"main".to_vec(), 0), (b"foo".to_vec(), LDPK_UNDEF), (b"printf".to_vec(), LDPK_UNDEF)], vec!["plx".into(), "l".into(), "".into()]),
             (vec![(b"foo".to_vec(), 0), (b"w".to_vec(), 1)], vec!["pl".into(), "l".into()]),
         ];
-        let r = compute_resolutions(&files);
+        let r = compute_resolutions(&files.iter().map(|(a, b)| (a.as_slice(), b.as_slice())).collect::<Vec<_>>());
         assert_eq!(r[0], vec![LDPR_PREVAILING_DEF, LDPR_RESOLVED_IR, LDPR_UNDEF]);
         assert_eq!(r[1], vec![LDPR_PREVAILING_DEF_IRONLY, LDPR_PREEMPTED_REG]);
     }
