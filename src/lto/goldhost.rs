@@ -656,7 +656,7 @@ mod tests {
 
     #[test]
     fn resolutions() {
-        let files = vec![
+        let files: [(Vec<(Vec<u8>, u8)>, Vec<String>); 2] = [
             (vec![(b"main".to_vec(), 0), (b"foo".to_vec(), LDPK_UNDEF), (b"printf".to_vec(), LDPK_UNDEF)], vec!["plx".into(), "l".into(), "".into()]),
             (vec![(b"foo".to_vec(), 0), (b"w".to_vec(), 1)], vec!["pl".into(), "l".into()]),
         ];
