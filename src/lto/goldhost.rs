@@ -34,7 +34,6 @@
 use std::collections::HashSet;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::fmt::Write as _;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -48,9 +47,9 @@ pub const HELPER_FLAG: &str = "--dtld-gold-helper";
 
 use super::plugin_api::{
     format_message, is_undef, PluginInputFile, PluginSymbol, LDPL_ERROR, LDPL_FATAL, LDPL_WARNING, LDPO_DYN, LDPO_EXEC, LDPO_PIE, LDPR_PREEMPTED_IR,
-    LDPR_PREEMPTED_REG, LDPR_PREVAILING_DEF, LDPR_PREVAILING_DEF_IRONLY, LDPR_RESOLVED_EXEC, LDPR_RESOLVED_IR, LDPR_UNDEF, LDPS_BAD_HANDLE, LDPS_ERR, LDPS_OK,
-    LDPT_ADD_INPUT_FILE, LDPT_ADD_SYMBOLS, LDPT_GET_INPUT_FILE, LDPT_GET_SYMBOLS, LDPT_GET_SYMBOLS_V2, LDPT_GET_SYMBOLS_V3, LDPT_GET_VIEW, LDPT_MESSAGE,
-    LDPT_RELEASE_INPUT_FILE,
+    LDPR_PREEMPTED_REG, LDPR_PREVAILING_DEF, LDPR_PREVAILING_DEF_IRONLY, LDPR_RESOLVED_EXEC, LDPR_RESOLVED_IR, LDPR_UNDEF, LDPS_BAD_HANDLE, LDPS_ERR,
+    LDPS_NO_SYMS, LDPS_OK, LDPT_ADD_INPUT_FILE, LDPT_ADD_SYMBOLS, LDPT_GET_INPUT_FILE, LDPT_GET_SYMBOLS, LDPT_GET_SYMBOLS_V2, LDPT_GET_SYMBOLS_V3,
+    LDPT_GET_VIEW, LDPT_MESSAGE, LDPT_RELEASE_INPUT_FILE,
 };
 use super::plugin_host::{self, c_str_lossy, decode_request, guarded, handle_index, handle_of, hex, unhex, unhex_str, RequestHead};
 
@@ -73,6 +72,12 @@ struct ReqModule {
     name: String,
     /// (symbol name, dtld flags) in irsymtab `lto_symbols()` order.
     syms: Vec<(Vec<u8>, String)>,
+    /// The module's bytes as (offset, length) in the data that follows the request on the
+    /// helper's standard input (`goldindex.rs`), instead of a file at `path`.
+    view: Option<(u64, u64)>,
+    /// A bitcode file the link did not need: claimed, but `get_symbols` says it has none, so
+    /// LLVMgold writes its skip index (and empty imports file) as lld does.
+    skip: bool,
 }
 
 const REQUEST_MAGIC: &str = "dtld-gold-request 1";
@@ -81,7 +86,14 @@ impl Request {
     fn encode(&self) -> String {
         let mut s = self.head.encode(REQUEST_MAGIC);
         for m in &self.modules {
-            let _ = writeln!(s, "module {} {}", hex(m.path.as_bytes()), hex(m.name.as_bytes()));
+            match m.view {
+                Some((off, len)) => {
+                    let _ = writeln!(s, "module-view {} {off} {len}{}", hex(m.name.as_bytes()), if m.skip { " skip" } else { "" });
+                }
+                None => {
+                    let _ = writeln!(s, "module {} {}", hex(m.path.as_bytes()), hex(m.name.as_bytes()));
+                }
+            }
             for (name, flags) in &m.syms {
                 let _ = writeln!(s, "sym {} {}", hex(name), hex(flags.as_bytes()));
             }
@@ -94,7 +106,14 @@ impl Request {
         let line = |r: &mut Request, f: &[&str]| match f {
             ["module", p, name] => match (unhex_str(p), unhex_str(name)) {
                 (Some(path), Some(name)) => {
-                    r.modules.push(ReqModule { path, name, syms: Vec::new() });
+                    r.modules.push(ReqModule { path, name, syms: Vec::new(), view: None, skip: false });
+                    true
+                }
+                _ => false,
+            },
+            ["module-view", name, off, len, rest @ ..] => match (unhex_str(name), off.parse(), len.parse(), rest) {
+                (Some(name), Ok(off), Ok(len), [] | ["skip"]) => {
+                    r.modules.push(ReqModule { path: String::new(), name, syms: Vec::new(), view: Some((off, len)), skip: !rest.is_empty() });
                     true
                 }
                 _ => false,
@@ -122,16 +141,21 @@ pub fn run(plugin: &Path, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, w
     run_with_helper(&exe, plugin, opts, cg, cwd, work, modules)
 }
 
-/// The plugin options dtld passes (what clang and `-plugin-opt=` would).
-fn plugin_options(opts: &LtoOptions, cg: &CodegenSettings, obj_path: &Path) -> Vec<String> {
+/// The plugin options dtld passes (what clang and `-plugin-opt=` would): index-only, with
+/// imports files when `imports`, the regular-LTO partition to `obj_path` when given.
+pub(crate) fn plugin_options(opts: &LtoOptions, cg: &CodegenSettings, obj_path: Option<&Path>, imports: bool) -> Vec<String> {
     let mut o = vec![format!("O{}", cg.opt_level)];
     if let Some(c) = &cg.mcpu {
         o.push(format!("mcpu={c}"));
     }
     o.push("thinlto".into());
     o.push("thinlto-index-only".into());
-    o.push("thinlto-emit-imports-files".into());
-    o.push(format!("obj-path={}", obj_path.display()));
+    if imports {
+        o.push("thinlto-emit-imports-files".into());
+    }
+    if let Some(p) = obj_path {
+        o.push(format!("obj-path={}", p.display()));
+    }
     o.push(format!("jobs={}", cg.threads.max(1)));
     if !cg.mattrs.is_empty() {
         o.push(format!("-mattr={}", cg.mattrs.join(",")));
@@ -176,12 +200,18 @@ pub(crate) fn run_with_helper(
             plugin: plugin.to_string_lossy().into_owned(),
             output_name: work.join("lto").to_string_lossy().into_owned(),
             linker_output: linker_output(cg, modules),
-            options: plugin_options(opts, cg, &obj_path),
+            options: plugin_options(opts, cg, Some(&obj_path), true),
         },
         modules: Vec::new(),
     };
     for m in modules {
-        req.modules.push(ReqModule { path: m.id.clone(), name: m.id.clone(), syms: m.resolutions.iter().map(|(n, f)| (n.to_vec(), f.clone())).collect() });
+        req.modules.push(ReqModule {
+            path: m.id.clone(),
+            name: m.id.clone(),
+            syms: m.resolutions.iter().map(|(n, f)| (n.to_vec(), f.clone())).collect(),
+            view: None,
+            skip: false,
+        });
     }
     let req_path = work.join("goldhost.req");
     std::fs::write(&req_path, req.encode()).map_err(|e| Error::new(format!("cannot write {}: {}", req_path.display(), crate::io_error(&e))))?;
@@ -191,19 +221,7 @@ pub(crate) fn run_with_helper(
         .current_dir(cwd)
         .output()
         .map_err(|e| Error::new(format!("thin link (LLVMgold): cannot run {}: {}", helper.display(), crate::io_error(&e))))?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-    let errors: Vec<String> = lines.iter().filter_map(|l| l.strip_prefix("dtld: error: ").map(str::to_string)).collect();
-    if !out.status.success() || !errors.is_empty() {
-        let mut msgs = if errors.is_empty() { lines.iter().map(|l| format!("thin link (LLVMgold): {l}")).collect() } else { errors };
-        if msgs.is_empty() {
-            msgs.push(format!("thin link (LLVMgold): helper process failed with {}", out.status));
-        }
-        return Err(Error::many(msgs));
-    }
-    for l in &lines {
-        eprintln!("{l}");
-    }
+    check_helper(&out)?;
     let mut shards = Vec::new();
     let mut imports = Vec::new();
     for m in modules {
@@ -217,6 +235,65 @@ pub(crate) fn run_with_helper(
     let regular_object = std::fs::read(&obj_path).ok().filter(|d| has_real_symbols(d));
     let now = std::time::Instant::now();
     Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects: Vec::new(), times: [now; 4] })
+}
+
+/// The helper's result: its errors (`dtld: error: ` lines, or all it said when it failed
+/// without one) as the link's, its other lines passed on.
+pub(crate) fn check_helper(out: &std::process::Output) -> Result<()> {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    let errors: Vec<String> = lines.iter().filter_map(|l| l.strip_prefix("dtld: error: ").map(str::to_string)).collect();
+    if !out.status.success() || !errors.is_empty() {
+        let mut msgs = if errors.is_empty() { lines.iter().map(|l| format!("thin link (LLVMgold): {l}")).collect() } else { errors };
+        if msgs.is_empty() {
+            msgs.push(format!("thin link (LLVMgold): helper process failed with {}", out.status));
+        }
+        return Err(Error::many(msgs));
+    }
+    for l in &lines {
+        eprintln!("{l}");
+    }
+    Ok(())
+}
+
+/// The exit status of a helper that found the plugin's view of a module's symbols differing
+/// from dtld's before anything was written (`goldindex.rs` then runs `llvm-lto2`); its reason
+/// is the last line of its standard error.
+pub const HELPER_DIFFERS: i32 = 3;
+
+/// A module for a request whose bytes follow it (`goldindex.rs`).
+pub struct ViewModule<'a> {
+    /// The module ID (lld's name).
+    pub name: &'a str,
+    pub data: &'a [u8],
+    /// (symbol name, dtld flags) in irsymtab `lto_symbols()` order.
+    pub syms: Vec<(&'a [u8], &'a str)>,
+    /// Not linked: LLVMgold writes its skip index.
+    pub skip: bool,
+}
+
+/// The request text for `modules` whose bytes follow it, in order, on the helper's standard
+/// input (`dtld --dtld-gold-helper -`).
+pub fn view_request(plugin: &Path, output: &str, linker_output: usize, options: &[String], modules: &[ViewModule]) -> String {
+    let mut off = 0u64;
+    let req = Request {
+        head: RequestHead { plugin: plugin.to_string_lossy().into_owned(), output_name: output.to_string(), linker_output, options: options.to_vec() },
+        modules: modules
+            .iter()
+            .map(|m| {
+                let view = Some((off, m.data.len() as u64));
+                off += m.data.len() as u64;
+                ReqModule {
+                    path: String::new(),
+                    name: m.name.to_string(),
+                    syms: m.syms.iter().map(|(n, f)| (n.to_vec(), f.to_string())).collect(),
+                    view,
+                    skip: m.skip,
+                }
+            })
+            .collect(),
+    };
+    req.encode()
 }
 
 /// Whether an object defines or references anything (LLVMgold's empty partition does not).
@@ -235,13 +312,18 @@ fn has_real_symbols(data: &[u8]) -> bool {
 // add_symbols).
 
 struct HostFile {
-    file: std::fs::File,
+    /// The descriptor and offset `get_input_file` reports (the module's own file, or the
+    /// helper's standard input holding every module).
+    fd: c_int,
+    offset: i64,
     name: CString,
     data: &'static [u8],
     /// (name, kind) as the plugin reported them in add_symbols.
     syms: Vec<(Vec<u8>, u8)>,
     flags: Vec<String>,
     added: bool,
+    /// `get_symbols` answers `LDPS_NO_SYMS` (a skip index).
+    skip: bool,
 }
 
 #[derive(Default)]
@@ -284,16 +366,16 @@ unsafe extern "C" fn cb_add_symbols(handle: *mut c_void, n: c_int, syms: *const 
 }
 
 /// The gold resolution for every symbol of every file, from dtld's flags.
-fn compute_resolutions(files: &[(Vec<(Vec<u8>, u8)>, Vec<String>)]) -> Vec<Vec<c_int>> {
+fn compute_resolutions(files: &[(&[(Vec<u8>, u8)], &[String])]) -> Vec<Vec<c_int>> {
     let prevailing: HashSet<&[u8]> = files
         .iter()
-        .flat_map(|(syms, flags)| syms.iter().zip(flags).filter(|((_, k), f)| !is_undef(*k) && f.contains('p')).map(|((n, _), _)| n.as_slice()))
+        .flat_map(|(syms, flags)| syms.iter().zip(flags.iter()).filter(|((_, k), f)| !is_undef(*k) && f.contains('p')).map(|((n, _), _)| n.as_slice()))
         .collect();
     files
         .iter()
         .map(|(syms, flags)| {
             syms.iter()
-                .zip(flags)
+                .zip(flags.iter())
                 .map(|((name, kind), f)| {
                     let ir_prevails = prevailing.contains(name.as_slice());
                     if is_undef(*kind) {
@@ -324,10 +406,14 @@ fn compute_resolutions(files: &[(Vec<(Vec<u8>, u8)>, Vec<String>)]) -> Vec<Vec<c
 unsafe extern "C" fn cb_get_symbols(handle: *const c_void, n: c_int, syms: *mut PluginSymbol) -> c_int {
     guarded(|| {
         let Some(i) = handle_index(handle) else { return LDPS_BAD_HANDLE };
+        if with_host(|h| h.files.get(i).is_some_and(|f| f.skip)).unwrap_or(false) {
+            return LDPS_NO_SYMS;
+        }
         let res = with_host(|h| {
             if h.resolutions.is_none() {
-                let input: Vec<_> = h.files.iter().map(|f| (f.syms.clone(), f.flags.clone())).collect();
-                h.resolutions = Some(compute_resolutions(&input));
+                let input: Vec<_> = h.files.iter().map(|f| (f.syms.as_slice(), f.flags.as_slice())).collect();
+                let r = compute_resolutions(&input);
+                h.resolutions = Some(r);
             }
             h.resolutions.as_ref().and_then(|r| r.get(i).cloned())
         })
@@ -348,11 +434,11 @@ unsafe extern "C" fn cb_get_symbols(handle: *const c_void, n: c_int, syms: *mut 
 unsafe extern "C" fn cb_get_input_file(handle: *const c_void, out: *mut PluginInputFile) -> c_int {
     guarded(|| {
         let Some(i) = handle_index(handle) else { return LDPS_BAD_HANDLE };
-        let info = with_host(|h| h.files.get(i).map(|f| (f.name.as_ptr(), f.file.as_raw_fd(), f.data.len()))).flatten();
-        let Some((name, fd, len)) = info else { return LDPS_BAD_HANDLE };
+        let info = with_host(|h| h.files.get(i).map(|f| (f.name.as_ptr(), f.fd, f.offset, f.data.len()))).flatten();
+        let Some((name, fd, offset, len)) = info else { return LDPS_BAD_HANDLE };
         // SAFETY: `out` points to a struct the plugin owns; the name lives as long as STATE.
         unsafe {
-            *out = PluginInputFile { name, fd, offset: 0, filesize: len as i64, handle: handle as *mut c_void };
+            *out = PluginInputFile { name, fd, offset, filesize: len as i64, handle: handle as *mut c_void };
         }
         LDPS_OK
     })
@@ -421,29 +507,51 @@ pub fn helper_main(args: &[String]) -> i32 {
     }
 }
 
-fn helper(args: &[String]) -> std::result::Result<i32, String> {
+/// The request and the host's files: from a request file naming each module's file, or (`-`)
+/// from standard input, a request followed by every module's bytes (`goldindex.rs`).
+fn read_request(args: &[String]) -> std::result::Result<(Request, Vec<HostFile>), String> {
     let req_path = match args {
         [flag, p] if flag == HELPER_FLAG => p,
         [p] => p,
-        _ => return Err(format!("usage: dtld {HELPER_FLAG} <request file>")),
+        _ => return Err(format!("usage: dtld {HELPER_FLAG} <request file>|-")),
     };
+    let host_file = |m: &ReqModule, fd: c_int, offset: i64, data: &'static [u8]| -> std::result::Result<HostFile, String> {
+        let name = CString::new(m.name.clone()).map_err(|_| format!("module name contains a NUL byte: {}", m.name))?;
+        Ok(HostFile { fd, offset, name, data, syms: Vec::new(), flags: m.syms.iter().map(|(_, f)| f.clone()).collect(), added: false, skip: m.skip })
+    };
+    if req_path == "-" {
+        let input = crate::input::map_file(Path::new("/dev/stdin")).map_err(|e| format!("cannot read the request: {}", crate::io_error(&e)))?;
+        let end = input.windows(5).position(|w| w == b"\nend\n").map(|p| p + 5).ok_or("request is truncated")?;
+        let text = std::str::from_utf8(&input[..end]).map_err(|_| "request is not text")?;
+        let req = Request::decode(text)?;
+        let data = &input[end..];
+        let mut files = Vec::new();
+        for m in &req.modules {
+            let (off, len) = m.view.ok_or("a module without its bytes")?;
+            let bytes = usize::try_from(off)
+                .ok()
+                .zip(usize::try_from(len).ok())
+                .and_then(|(o, l)| data.get(o..o.checked_add(l)?))
+                .ok_or("a module's bytes are out of range")?;
+            files.push(host_file(m, 0, (end as u64 + off) as i64, bytes)?);
+        }
+        return Ok((req, files));
+    }
     let text = std::fs::read_to_string(req_path).map_err(|e| format!("cannot read {req_path}: {}", crate::io_error(&e)))?;
     let req = Request::decode(&text)?;
-
     let mut files = Vec::new();
     for m in &req.modules {
         let file = std::fs::File::open(&m.path).map_err(|e| format!("cannot open {}: {}", m.path, crate::io_error(&e)))?;
         let data = std::fs::read(&m.path).map_err(|e| format!("cannot read {}: {}", m.path, crate::io_error(&e)))?;
-        let name = CString::new(m.name.clone()).map_err(|_| format!("module name contains a NUL byte: {}", m.name))?;
-        files.push(HostFile {
-            file,
-            name,
-            data: Box::leak(data.into_boxed_slice()),
-            syms: Vec::new(),
-            flags: m.syms.iter().map(|(_, f)| f.clone()).collect(),
-            added: false,
-        });
+        // The descriptor stays open until the process exits (the plugin reads through it).
+        let fd = std::os::fd::IntoRawFd::into_raw_fd(file);
+        files.push(host_file(m, fd, 0, Box::leak(data.into_boxed_slice()))?);
     }
+    Ok((req, files))
+}
+
+fn helper(args: &[String]) -> std::result::Result<i32, String> {
+    let (req, files) = read_request(args)?;
     *STATE.lock().unwrap_or_else(|p| p.into_inner()) = Some(Host { files, ..Default::default() });
 
     plugin_host::load(
@@ -463,13 +571,16 @@ fn helper(args: &[String]) -> std::result::Result<i32, String> {
     )?;
     let claim = plugin_host::claim_hook().ok_or("the plugin registered no claim-file hook")?;
     for (i, m) in req.modules.iter().enumerate() {
-        let (name, fd, len) = with_host(|h| (h.files[i].name.as_ptr(), h.files[i].file.as_raw_fd(), h.files[i].data.len())).ok_or("no host state")?;
+        let (name, fd, len) = with_host(|h| (h.files[i].name.as_ptr(), h.files[i].fd, h.files[i].data.len())).ok_or("no host state")?;
         let input = PluginInputFile { name, fd, offset: 0, filesize: len as i64, handle: handle_of(i) };
         let mut claimed: c_int = 0;
         // SAFETY: the hook gets a valid input file; the lock is not held.
         let st = unsafe { claim(&input, &mut claimed) };
         if st != LDPS_OK || claimed == 0 {
             return Err(format!("{}: LLVMgold did not accept this module as bitcode (status {st})", m.name));
+        }
+        if m.skip {
+            continue;
         }
         // The plugin reports symbols in irsymtab `lto_symbols()` order; dtld's resolutions
         // are in that order too. A mismatch means the two disagree on the symbol table.
@@ -478,19 +589,27 @@ fn helper(args: &[String]) -> std::result::Result<i32, String> {
         let got: Vec<&[u8]> = names.1.iter().map(Vec::as_slice).collect();
         if want != got {
             let first = want.iter().zip(&got).position(|(a, b)| a != b).unwrap_or(want.len().min(got.len()));
-            return Err(format!(
+            let msg = format!(
                 "{}: LLVMgold lists {} symbols, dtld {}; they first differ at #{first} ({} vs {})",
                 m.name,
                 got.len(),
                 want.len(),
                 got.get(first).map_or("-".into(), |n| String::from_utf8_lossy(n).into_owned()),
                 want.get(first).map_or("-".into(), |n| String::from_utf8_lossy(n).into_owned()),
-            ));
+            );
+            // Nothing is written yet: the in-place thin link falls back to llvm-lto2.
+            if m.view.is_some() {
+                eprintln!("{msg}");
+                return Ok(HELPER_DIFFERS);
+            }
+            return Err(msg);
         }
     }
     if with_host(|h| h.errors).unwrap_or(0) > 0 {
         return Ok(1);
     }
+    // The thin link's peak memory comes next; the request is not needed any more.
+    drop(req);
     let hook = plugin_host::all_symbols_read_hook().ok_or("the plugin registered no all-symbols-read hook")?;
     // In index-only mode the plugin exits the process from here after writing the files.
     // SAFETY: the plugin registered this hook through the transfer vector; it takes no arguments.
@@ -517,7 +636,17 @@ mod tests {
                 linker_output: LDPO_PIE,
                 options: vec!["O2".into(), "obj-path=/a b/lto.0".into()],
             },
-            modules: vec![ReqModule { path: "m a.o".into(), name: "m a.o".into(), syms: vec![(b"f\nx".to_vec(), "".into()), (b"g".to_vec(), "plx".into())] }],
+            modules: vec![
+                ReqModule {
+                    path: "m a.o".into(),
+                    name: "m a.o".into(),
+                    syms: vec![(b"f\nx".to_vec(), "".into()), (b"g".to_vec(), "plx".into())],
+                    view: None,
+                    skip: false,
+                },
+                ReqModule { path: String::new(), name: "lib.a(b.o at 8)".into(), syms: vec![(b"h".to_vec(), "l".into())], view: Some((10, 20)), skip: false },
+                ReqModule { path: String::new(), name: "lib.a(c.o at 90)".into(), syms: vec![], view: Some((30, 5)), skip: true },
+            ],
         };
         assert_eq!(Request::decode(&r.encode()).unwrap(), r);
         assert!(Request::decode("dtld-gold-request 1\nplugin x00\n").is_err());
@@ -527,11 +656,11 @@ mod tests {
 
     #[test]
     fn resolutions() {
-        let files = vec![
+        let files: [(Vec<(Vec<u8>, u8)>, Vec<String>); 2] = [
             (vec![(b"main".to_vec(), 0), (b"foo".to_vec(), LDPK_UNDEF), (b"printf".to_vec(), LDPK_UNDEF)], vec!["plx".into(), "l".into(), "".into()]),
             (vec![(b"foo".to_vec(), 0), (b"w".to_vec(), 1)], vec!["pl".into(), "l".into()]),
         ];
-        let r = compute_resolutions(&files);
+        let r = compute_resolutions(&files.iter().map(|(a, b)| (a.as_slice(), b.as_slice())).collect::<Vec<_>>());
         assert_eq!(r[0], vec![LDPR_PREVAILING_DEF, LDPR_RESOLVED_IR, LDPR_UNDEF]);
         assert_eq!(r[1], vec![LDPR_PREVAILING_DEF_IRONLY, LDPR_PREEMPTED_REG]);
     }

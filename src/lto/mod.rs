@@ -11,6 +11,7 @@ pub mod backend;
 pub mod bitstream;
 pub mod dtlto;
 pub mod goldhost;
+pub mod goldindex;
 pub mod irsymtab;
 pub mod linkcache;
 pub mod llvm;
@@ -706,6 +707,25 @@ fn index_only(
     trace: &mut crate::trace::Trace,
 ) -> Result<()> {
     let opts = req.opts;
+    // In place through LLVMgold when it can be told dtld's resolutions (`goldindex.rs`): no
+    // module staged, every file written once where lld writes it.
+    if let Some(gold) = llvm.gold.as_ref().filter(|_| std::env::var_os("DTLD_THIN_LINK").is_none_or(|v| v != "llvm-lto2")) {
+        let t = std::time::Instant::now();
+        match goldindex::run(gold, req, cg, names)? {
+            goldindex::Outcome::Written => {
+                trace.stage("Thin link", "LLVMgold, in place", t);
+                let t_write = std::time::Instant::now();
+                finish_index_only(req, names, &|_| true, false)?;
+                trace.stage("Write index files", "the list of objects", t_write);
+                return Ok(());
+            }
+            goldindex::Outcome::Fallback(why) => {
+                if req.verbose {
+                    eprintln!("dtld: thinlto: thin link by llvm-lto2: {why}");
+                }
+            }
+        }
+    }
     // Stage in a private tree deep enough that every relative name (even `../x.o`) stays
     // inside it; llvm-lto2 runs there and sees exactly lld's module names.
     let out = req.output.to_string_lossy().into_owned();
@@ -763,9 +783,7 @@ fn index_only(
     };
     tl.record(trace, "Thin link");
     let t_write = std::time::Instant::now();
-    let (old, new, native) = opts.prefix_replace.clone().unwrap_or_default();
-    let obj_prefix = if native.is_empty() { new.clone() } else { native.clone() };
-    let mut linked = String::new();
+    let (old, new, _) = opts.prefix_replace.clone().unwrap_or_default();
     for (i, n) in names.iter().enumerate() {
         let Some(shard) = &tl.shards[i] else { continue };
         let dest = prefix_replaced(n, &old, &new);
@@ -776,12 +794,32 @@ fn index_only(
             written.insert(PathBuf::from(format!("{dest}.imports")));
             copy_file_if_changed(&cwd.join(format!("{n}.imports")), Path::new(&format!("{dest}.imports")))?;
         }
+    }
+    finish_index_only(req, names, &|i| tl.shards[i].is_some(), true)?;
+    remove_side_files(&written);
+    trace.stage("Write index files", &format!("{} modules, {} lazy", names.len(), req.lazy.len()), t_write);
+    let t_clean = std::time::Instant::now();
+    drop(staging);
+    trace.stage("Remove the staging directory", "", t_clean);
+    Ok(())
+}
+
+/// The end of an index-only link, once the thin link wrote the shards: skip indexes for the
+/// bitcode files the link did not need, and the `--thinlto-index-only=` list of the native
+/// objects the final link will read (modules `indexed` says got a shard). `skip_indexes`: the
+/// thin link did not write the skip indexes itself (LLVMgold does).
+fn finish_index_only(req: &LtoRequest, names: &[String], indexed: &dyn Fn(usize) -> bool, skip_indexes: bool) -> Result<()> {
+    let opts = req.opts;
+    let (old, new, native) = opts.prefix_replace.clone().unwrap_or_default();
+    let obj_prefix = if native.is_empty() { new.clone() } else { native.clone() };
+    let mut linked = String::new();
+    for (_, n) in names.iter().enumerate().filter(|(i, _)| indexed(*i)) {
         linked.push_str(&prefix_replaced(n, &old, &obj_prefix));
         linked.push('\n');
     }
     // Bitcode files the link did not need still get an index that tells a distributed backend
     // to skip them (and an empty imports file), as lld writes.
-    for input in &req.lazy {
+    for input in req.lazy.iter().filter(|_| skip_indexes) {
         let name = module_name(input, Some(opts), req.format);
         let dest = prefix_replaced(&name, &old, &new);
         write_file_if_changed(Path::new(&format!("{dest}.thinlto.bc")), &skipindex::skip_module_index())?;
@@ -792,11 +830,6 @@ fn index_only(
     if let Some(f) = &opts.index_only_file {
         write_file(f, linked.as_bytes())?;
     }
-    remove_side_files(&written);
-    trace.stage("Write index files", &format!("{} modules, {} lazy", names.len(), req.lazy.len()), t_write);
-    let t_clean = std::time::Instant::now();
-    drop(staging);
-    trace.stage("Remove the staging directory", "", t_clean);
     Ok(())
 }
 

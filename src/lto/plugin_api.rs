@@ -43,6 +43,7 @@ pub const LDPO_PIE: usize = 3;
 
 // Status values (`enum ld_plugin_status`).
 pub const LDPS_OK: c_int = 0;
+pub const LDPS_NO_SYMS: c_int = 1;
 pub const LDPS_BAD_HANDLE: c_int = 2;
 pub const LDPS_ERR: c_int = 3;
 
