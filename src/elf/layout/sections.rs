@@ -401,7 +401,13 @@ pub(super) fn build_eh_frame(l: &mut Layout, eh_inputs: &[(FileId, u32)], live: 
         let sec = &o.sections[s as usize];
         let recs = crate::elf::eh_frame::split(sec.data).map_err(|e| Error::new(e.message(&o.input.name)))?;
         let relocs = sec.relocs;
-        pieces_hold_relocs(&recs, relocs)?;
+        if let Err(e) = pieces_hold_relocs(&recs, relocs) {
+            // lld's `Err`: a warning under --noinhibit-exec (the relocation is not applied).
+            if !l.config.noinhibit_exec {
+                return Err(e);
+            }
+            l.config.diag.warn(&e.to_string());
+        }
         // Relocations are sorted by offset in practice; the first one inside a record is the
         // CIE's personality or the FDE's initial location (lld's `firstRelocation`).
         let first_rel = |off: u64, len: u64| relocs.iter().find(|rel| rel.r_offset(LE) >= off && rel.r_offset(LE) < off + len);
