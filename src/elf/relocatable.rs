@@ -1374,10 +1374,10 @@ fn write_relas(plan: &Plan, i: usize, dst: &mut [u8], warns: &mut Vec<String>) {
             if discarded && !is_debug(sec.name) && sec.name != b".eh_frame" && sec.name != b".gcc_except_table" {
                 let target = o.symbols.get(sym).map_or(0, |s| s.st_shndx(LE) as usize);
                 let tname = o.sections.get(target).map_or(String::new(), |s| lossy(s.name));
-                warns.push(format!(
-                    "relocation refers to a discarded section: {tname}\n>>> referenced by {}",
-                    crate::elf::diag::location(o, m.shndx as usize, rel.r_offset(LE))
-                ));
+                // lld names the place in the relocation section being copied.
+                let rela = o.sections.iter().find(|r| matches!(r.sh_type, elf::SHT_RELA | elf::SHT_REL) && r.hdr.sh_info(LE) == m.shndx);
+                let rname = rela.map_or(String::new(), |r| lossy(r.name));
+                warns.push(format!("relocation refers to a discarded section: {tname}\n>>> referenced by {}:({rname}+0x{:x})", o.input.name, rel.r_offset(LE)));
             }
             let b = &mut dst[p..p + RELA_SIZE as usize];
             b[0..8].copy_from_slice(&rel.r_offset(LE).wrapping_add(m.off).to_le_bytes());

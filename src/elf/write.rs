@@ -82,9 +82,7 @@ pub fn write_output(l: &Layout) -> Result<()> {
     write_traps(l, buf);
     // Section contents, in parallel over disjoint slices.
     let errors = write_sections(l, &place, buf)?;
-    if !errors.is_empty() {
-        return Err(Error::many(errors));
-    }
+    relocation_errors(l, errors)?;
     if let (true, Some(s)) = (l.config.emit_relocs, &symtab) {
         crate::elf::emit_relocs::write(l, &s.index, &place.offset, buf);
     }
@@ -288,9 +286,7 @@ fn place_sections(l: &Layout) -> Result<Placement> {
         p.size[i] = data.len() as u64;
         p.compressed[i] = Some(data);
     }
-    if !errors.is_empty() {
-        return Err(Error::many(errors));
-    }
+    relocation_errors(l, errors)?;
     // Non-alloc sections follow the loaded image; lay them out again from where they began.
     let mut rest: Vec<usize> = (0..n).filter(|&i| !alloc(i)).collect();
     rest.sort_by_key(|&i| l.osecs[i].offset);
@@ -452,7 +448,7 @@ fn fill_chunks(l: &Layout, i: usize, range: std::ops::Range<usize>, start: u64, 
             Chunk::Merged(m) => dst.copy_from_slice(&l.merged[m].data),
             Chunk::Bss(_) => {}
             Chunk::Synthetic(Synth::EhFrame) => write_eh_frame(l, dst, errs),
-            Chunk::Synthetic(Synth::EhFrameHdr) => write_eh_frame_hdr(l, dst),
+            Chunk::Synthetic(Synth::EhFrameHdr) => write_eh_frame_hdr(l, dst, errs),
             Chunk::Synthetic(s) => synthetic::write(l, s, dst),
         }
     }
@@ -731,6 +727,21 @@ fn symbol_size(l: &Layout, t: Target) -> u64 {
     }
 }
 
+/// The errors of applying relocations fail the link; under `--noinhibit-exec` they are
+/// warnings and the output is written (lld's `errorOrWarn`).
+fn relocation_errors(l: &Layout, errors: Vec<String>) -> Result<()> {
+    if errors.is_empty() {
+        return Ok(());
+    }
+    if l.config.noinhibit_exec {
+        for e in &errors {
+            l.config.diag.warn(e);
+        }
+        return Ok(());
+    }
+    Err(Error::many(errors))
+}
+
 /// lld's `reportRangeError`: where (`file.o:(function f: .text+0x3)`), the value and the range,
 /// what the relocation references, the source line and the defining file.
 fn out_of_range(l: &Layout, at: RangeAt, r_type: u32, v: u64, t: Option<Target>) -> String {
@@ -861,7 +872,7 @@ fn eh_record_at<'l>(l: &'l Layout, recs: &[u32], off: u64) -> Option<&'l crate::
 
 /// `.eh_frame_hdr`: version 1, pointer to .eh_frame, FDE count, and a sorted binary-search table
 /// of (initial location, FDE address), all relative to the header.
-fn write_eh_frame_hdr(l: &Layout, dst: &mut [u8]) {
+fn write_eh_frame_hdr(l: &Layout, dst: &mut [u8], errs: &mut Vec<String>) {
     let hdr = l.synth_addr(Synth::EhFrameHdr);
     let eh = l.synth_addr(Synth::EhFrame);
     dst[0] = 1;
@@ -882,8 +893,17 @@ fn write_eh_frame_hdr(l: &Layout, dst: &mut [u8]) {
             }
         }
     }
-    let mut table: Vec<(u64, u64)> =
-        l.eh_records.iter().filter(|r| !r.is_cie).map(|r| (pc_begin.get(&r.out_off).copied().unwrap_or(0), eh + r.out_off)).collect();
+    // Each entry is 32 bits relative to the header: a function farther away than that cannot
+    // be found by the unwinder (lld's getFdeData refuses it).
+    let mut table: Vec<(u64, u64)> = Vec::new();
+    for r in l.eh_records.iter().filter(|r| !r.is_cie) {
+        let pc = pc_begin.get(&r.out_off).copied().unwrap_or(0);
+        if i32::try_from(pc.wrapping_sub(hdr) as i64).is_err() {
+            errs.push(format!("{}:(.eh_frame): PC offset is too large: 0x{:x}", l.r.inputs[r.file].name, pc.wrapping_sub(hdr)));
+            continue;
+        }
+        table.push((pc, eh + r.out_off));
+    }
     table.sort();
     dst[8..12].copy_from_slice(&(table.len() as u32).to_le_bytes());
     for (i, (pc, fde)) in table.iter().enumerate() {

@@ -90,6 +90,38 @@ const CASES: &[Case] = &[
         args: &["-shared", "lib.o"],
     },
     Case {
+        name: "cxx-no-demangle",
+        sources: &[
+            ("a.cc", "int twice(int x) { return 2 * x; }\nint main() { return twice(1); }\n", &["-g"]),
+            ("b.cc", "double scale(double);\nint twice(int x) {\n  return (int)scale(x);\n}\n", &["-g", "-O1"]),
+        ],
+        library: None,
+        args: &["--no-demangle", "a.o", "b.o"],
+    },
+    Case {
+        name: "cxx-demangle-default",
+        sources: &[
+            ("a.cc", "namespace geo { double area(double r); }\nint main() { return (int)geo::area(2.0); }\n", &["-g"]),
+            ("b.cc", "namespace geo { double area(float r) { return r * r; } }\n", &[]),
+        ],
+        library: None,
+        args: &["--demangle", "a.o", "b.o"],
+    },
+    Case {
+        // lld checks the map file can be written before it resolves anything: the undefined
+        // symbol is never reported.
+        name: "unwritable-map-before-undefined",
+        sources: &[("main.c", "int missing_fn(void);\nint main(void) { return missing_fn(); }\n", &["-g"])],
+        library: None,
+        args: &["-Map=no-such-dir/out.map", "main.o"],
+    },
+    Case {
+        name: "version-script-not-found",
+        sources: &[("main.c", "int main(void) { return 0; }\n", &[])],
+        library: None,
+        args: &["-L.", "--version-script=exports.map", "main.o"],
+    },
+    Case {
         name: "relocation-out-of-range",
         sources: &[("start.s", ".globl _start\n_start:\n  movl $far_away, %eax\n  ret\n", &["-g"])],
         library: None,

@@ -151,7 +151,9 @@ fn output_type(ty: u32, oname: &[u8]) -> u32 {
 /// deduplicated (`build_eh_frame`); every input `.eh_frame` maps to it.
 fn add_eh_frame(l: &mut Layout, osecs: &mut Vec<OutSec>, eh_inputs: &[(FileId, u32)], live: &Live) -> Result<()> {
     build_eh_frame(l, eh_inputs, live)?;
-    let mut os = new_osec(".eh_frame", elf::SHT_PROGBITS, elf::SHF_ALLOC as u64, 8);
+    // Aligned as its most aligned input (8 from compilers; lld's EhFrameSection starts at 1).
+    let align = eh_inputs.iter().map(|&(f, s)| l.obj(f).sections[s as usize].align).max().unwrap_or(1);
+    let mut os = new_osec(".eh_frame", elf::SHT_PROGBITS, elf::SHF_ALLOC as u64, align);
     os.chunks.push(Chunk::Synthetic(Synth::EhFrame));
     osecs.push(os);
     let idx = osecs.len() - 1;
@@ -211,7 +213,10 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&c
                 continue;
             }
             if sec.kind == SecKind::EhFrame {
-                eh_inputs.push((f, s as u32));
+                // `/DISCARD/ : { *(.eh_frame) }` drops the records (and their relocations).
+                if !l.script_plan.as_ref().is_some_and(|p| p.discard.contains(&(f, s as u32))) {
+                    eh_inputs.push((f, s as u32));
+                }
                 continue;
             }
             // --strip-debug / -S (and --strip-all / -s) drop debug information, as lld does.
@@ -362,10 +367,30 @@ pub(super) fn order_sections(l: &mut Layout) -> Result<()> {
     Ok(())
 }
 
+/// lld's `OffsetGetter`: every relocation of an `.eh_frame` section (but R_X86_64_NONE) must lie
+/// inside one of its CIE or FDE records (`recs`, by offset).
+fn pieces_hold_relocs(recs: &[crate::elf::eh_frame::Record], relocs: &[crate::elf::Rela]) -> Result<()> {
+    for rel in relocs {
+        if rel.r_type(LE, false) == elf::R_X86_64_NONE {
+            continue;
+        }
+        let off = rel.r_offset(LE);
+        let k = recs.partition_point(|r| r.offset <= off);
+        let inside = k > 0 && {
+            let r = &recs[k - 1];
+            !r.is_terminator() && off < r.offset + r.len
+        };
+        if !inside {
+            crate::bail!(".eh_frame: relocation is not in any piece");
+        }
+    }
+    Ok(())
+}
+
 /// lld's `EhFrameSection`: every live FDE (one whose function's section is live) is kept, and
 /// CIEs are deduplicated across all inputs by their bytes and personality routine. The output
-/// is each distinct CIE, in order of first use, followed by the FDEs that use it, in input
-/// order.
+/// is each distinct CIE, in order of first appearance, followed by the FDEs that use it, in
+/// input order.
 pub(super) fn build_eh_frame(l: &mut Layout, eh_inputs: &[(FileId, u32)], live: &Live) -> Result<()> {
     let r = l.r;
     // Per distinct CIE: (file, section, input offset of its first copy), then its FDEs.
@@ -376,6 +401,13 @@ pub(super) fn build_eh_frame(l: &mut Layout, eh_inputs: &[(FileId, u32)], live: 
         let sec = &o.sections[s as usize];
         let recs = crate::elf::eh_frame::split(sec.data).map_err(|e| Error::new(e.message(&o.input.name)))?;
         let relocs = sec.relocs;
+        if let Err(e) = pieces_hold_relocs(&recs, relocs) {
+            // lld's `Err`: a warning under --noinhibit-exec (the relocation is not applied).
+            if !l.config.noinhibit_exec {
+                return Err(e);
+            }
+            l.config.diag.warn(&e.to_string());
+        }
         // Relocations are sorted by offset in practice; the first one inside a record is the
         // CIE's personality or the FDE's initial location (lld's `firstRelocation`).
         let first_rel = |off: u64, len: u64| relocs.iter().find(|rel| rel.r_offset(LE) >= off && rel.r_offset(LE) < off + len);
@@ -425,9 +457,7 @@ pub(super) fn build_eh_frame(l: &mut Layout, eh_inputs: &[(FileId, u32)], live: 
                 return Err(Error::new(e.message(&o.input.name)));
             }
         }
-        if fdes.is_empty() {
-            continue;
-        }
+        // A CIE no live FDE uses stays (lld keeps every CIE of a live `.eh_frame`).
         let cie_out = out;
         l.eh_records.push(EhRecord { file: cf, sec: cs, in_off: coff, len: clen, out_off: out, is_cie: true, cie_out_off: 0 });
         out += clen;
