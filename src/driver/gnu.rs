@@ -550,6 +550,8 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["no-copy-dt-needed-entries"], Flag, "", "Ignored (the default, as in lld)", Noop, nothing),
     opt(&["warn-shared-textrel"], Flag, "", "Ignored (as in lld)", Noop, nothing),
     opt(&["cref"], Flag, "", "Output a cross reference table", Ignored, nothing),
+    // LTO's IR verifier cannot be turned off in llvm-lto2; on valid IR the output is the same.
+    opt(&["disable-verify"], Flag, "", "Do not verify LLVM IR before LTO", Ignored, nothing),
     opt(&["demangle"], Flag, "", "Demangle symbol names in diagnostics and the map file (default)", Implemented, |p, _| p.demangle = true),
     opt(&["no-demangle"], Flag, "", "Do not demangle symbol names in diagnostics and the map file", Implemented, |p, _| p.demangle = false),
     opt(&["gdb-index"], Flag, "", "Generate .gdb_index", Implemented, |p, _| p.cfg.gdb_index = true),

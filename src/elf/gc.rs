@@ -271,7 +271,10 @@ impl<'a> Marker<'a> {
         let config = self.config;
         // Symbols the output exports, and the ones the command line names.
         for (id, s) in r.symbols.iter().enumerate() {
-            let exported = (config.export_dynamic || config.shared || s.dynamic_listed)
+            // A definition a shared library also defines is exported too (it must preempt the
+            // library's), as the dynamic symbol table does (`lto/dynsym.ll`).
+            let preempts_dso = s.in_dso && matches!(s.def, Def::Defined(..) | Def::Common(..));
+            let exported = (config.export_dynamic || config.shared || s.dynamic_listed || preempts_dso)
                 && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
                 && !s.forced_local;
             if s.dso_ref || exported {

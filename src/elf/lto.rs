@@ -77,6 +77,13 @@ fn exported(config: &Config, script: Option<&VersionScript>, sym: &Symbol) -> bo
     sym.dso_ref || sym.in_dso || sym.dynamic_listed
 }
 
+/// lld gives a definition LLVM says can be omitted from the symbol table (`linkonce_odr`
+/// with `unnamed_addr`) no dynamic export of its own (`lto/unnamed-addr-comdat.ll`): only a
+/// shared library's reference or definition, or `--dynamic-list`, exports it then.
+fn dynamic_anyway(sym: &Symbol) -> bool {
+    sym.dso_ref || sym.in_dso || sym.dynamic_listed
+}
+
 /// Resolutions for every LTO symbol of every loaded bitcode file, in LTO's order.
 pub fn compute(config: &Config, script: Option<&VersionScript>, r: &Resolved, files: &[FileId]) -> Vec<Vec<SymRes>> {
     // `__start_X` / `__stop_X` referenced anywhere keep bitcode symbols in section X visible.
@@ -93,6 +100,17 @@ pub fn compute(config: &Config, script: Option<&VersionScript>, r: &Resolved, fi
     linker_refs.push(config.fini.clone().unwrap_or_else(|| "_fini".to_string()));
     let linker_refs: HashSet<&[u8]> = linker_refs.iter().map(|n| n.as_bytes()).collect();
     let linker_refs = &linker_refs;
+    // `--defsym` and a script's (non-PROVIDE) assignments replace a bitcode definition before
+    // LTO, as lld declares them: the bitcode copy does not prevail and LTO drops it
+    // (`lto/linker-script-symbols-assign.ll`: lld's `-r` flags are `xr`).
+    let assigned: Vec<String> = config
+        .defsym
+        .iter()
+        .map(|(n, _)| n.clone())
+        .chain(config.script.assigns().into_iter().filter(|a| a.name != "." && !a.provide).map(|a| a.name.clone()))
+        .collect();
+    let assigned: HashSet<&[u8]> = assigned.iter().map(|n| n.as_bytes()).collect();
+    let assigned = &assigned;
     files
         .iter()
         .map(|&f| {
@@ -102,7 +120,8 @@ pub fn compute(config: &Config, script: Option<&VersionScript>, r: &Resolved, fi
                     let ir = b.sym(k);
                     let id = r.sym_ids[f][k];
                     let sym = &r.symbols[id];
-                    let prevailing = !ir.undefined() && sym.def == Def::Bitcode(f, k);
+                    let replaced = assigned.contains(sym.name);
+                    let prevailing = !ir.undefined() && sym.def == Def::Bitcode(f, k) && !replaced;
                     let defined_here = match sym.def {
                         Def::Bitcode(..) | Def::Common(..) => true,
                         Def::Defined(df, di) => {
@@ -114,12 +133,12 @@ pub fn compute(config: &Config, script: Option<&VersionScript>, r: &Resolved, fi
                     let visible = config.relocatable
                         || sym.used_in_regular
                         || (!ir.undefined() && linker_refs.contains(sym.name))
-                        || (prevailing && exported(config, script, sym))
+                        || (prevailing && exported(config, script, sym) && (!ir.may_omit() || dynamic_anyway(sym)))
                         || (!ir.section_name.is_empty() && is_c_identifier(ir.section_name) && start_stop.contains(ir.section_name));
                     SymRes {
                         prevailing,
                         visible_to_regular: visible,
-                        final_in_unit: (executable || sym.visibility != elf::STV_DEFAULT) && defined_here,
+                        final_in_unit: (executable || sym.visibility != elf::STV_DEFAULT) && defined_here && !replaced,
                         linker_redefined: sym.script_defined,
                     }
                 })

@@ -79,6 +79,11 @@ pub struct Symbol {
     pub strong_ref: bool,
     /// Referenced by a loaded shared library (so an executable must export it).
     pub dso_ref: bool,
+    /// A loaded shared library references it non-weakly: an archive member read later that
+    /// defines it is extracted, as for an object's reference (`shlib-undefined-archive.s`).
+    pub dso_strong_ref: bool,
+    /// Defined in an archive `--exclude-libs` names: never exported, whatever its version.
+    pub excluded_lib: bool,
     /// Referenced (weakly or not) by a loaded object file.
     pub obj_ref: bool,
     /// Most constraining visibility seen among object-file occurrences.
@@ -125,6 +130,9 @@ pub struct Resolved {
     pub discarded: Vec<Vec<bool>>,
     /// Shared libraries referenced by a non-weak reference (for --as-needed).
     pub dso_needed: Vec<bool>,
+    /// For each file: a shared library under `--as-needed`. A library named again without it
+    /// (same soname) is needed whatever its first mention said, as in lld.
+    pub dso_as_needed: Vec<bool>,
     /// Every file of the link, in file-id order (inputs, then LTO-generated objects).
     pub inputs: Vec<&'static InputFile>,
     /// Files in the order they joined the link (archive members when extracted): lld's order
@@ -219,14 +227,15 @@ pub struct Resolver<'c> {
     lto_first_file: Option<FileId>,
     /// Sonames of the shared libraries loaded so far: a library named twice (`-lgcc_s ...
     /// -lgcc_s`) is linked once, as lld does.
-    sonames: std::collections::HashSet<String>,
+    sonames: std::collections::HashMap<String, FileId>,
 }
 
 /// Parses one input; `merge`: split SHF_MERGE sections (lld: at `-O1` and above, and always for
 /// `-r`). An object carrying GCC LTO IR is a `GccIr` file when it is slim (it has no native
 /// code) or when `claim_gcc` (GCC's plugin is in the link, which then compiles fat objects from
 /// their IR too, as with GNU ld); objects LTO generated are never claimed.
-fn parse_file(f: &'static InputFile, merge: bool, claim_gcc: bool) -> Result<File> {
+/// `llvm`: where the user's LLVM is, for bitcode without a usable irsymtab.
+fn parse_file(f: &'static InputFile, merge: bool, claim_gcc: bool, llvm: Option<&crate::lto::options::LtoOptions>) -> Result<File> {
     match f.kind {
         FileKind::Object => {
             let o = ObjFile::parse(f, merge)?;
@@ -238,7 +247,7 @@ fn parse_file(f: &'static InputFile, merge: bool, claim_gcc: bool) -> Result<Fil
             }
         }
         FileKind::Shared => SharedFile::parse(f).map(File::Shared),
-        FileKind::Bitcode => BitcodeFile::parse(f).map(File::Bitcode),
+        FileKind::Bitcode => BitcodeFile::parse(f, llvm).map(File::Bitcode),
     }
 }
 
@@ -250,7 +259,9 @@ impl<'c> Resolver<'c> {
         // archive members that will never be extracted.
         let merge = config.opt_level > 0 || config.relocatable;
         let claim_gcc = crate::elf::gcc_lto::plugin(config).is_some();
-        let parsed: Vec<Result<File>> = inputs.par_iter().map(|f| parse_file(f, merge, claim_gcc)).collect();
+        // Option errors are reported when LTO runs; here they only mean no LLVM to ask.
+        let lto_opts = crate::elf::lto::options(config).ok();
+        let parsed: Vec<Result<File>> = inputs.par_iter().map(|f| parse_file(f, merge, claim_gcc, lto_opts.as_ref())).collect();
         let mut files = Vec::with_capacity(parsed.len());
         let mut errors = Vec::new();
         for (p, input) in parsed.into_iter().zip(inputs) {
@@ -296,6 +307,7 @@ impl<'c> Resolver<'c> {
                 sym_ids,
                 discarded,
                 dso_needed: vec![false; n],
+                dso_as_needed: inputs.iter().map(|i| i.as_needed).collect(),
                 inputs: inputs.iter().collect(),
                 load_order: Vec::new(),
                 versions: Vec::new(),
@@ -305,7 +317,7 @@ impl<'c> Resolver<'c> {
             frames: Vec::new(),
             errors: Vec::new(),
             lto_first_file: None,
-            sonames: std::collections::HashSet::new(),
+            sonames: std::collections::HashMap::new(),
         };
         // -u and the entry symbol act as undefined references before any file, so they extract
         // archive members wherever they are on the command line.
@@ -396,7 +408,7 @@ impl<'c> Resolver<'c> {
                 // What LTO generated is never claimed again (`-r` with GCC's plugin generates a
                 // GCC LTO object on purpose).
                 FileKind::Object => ObjFile::parse(f, merge).map(File::Obj),
-                _ => parse_file(f, merge, false),
+                _ => parse_file(f, merge, false, None),
             })
             .collect();
         let mut errors = Vec::new();
@@ -416,6 +428,7 @@ impl<'c> Resolver<'c> {
             self.r.files.push(file);
             self.r.loaded.push(false);
             self.r.dso_needed.push(false);
+            self.r.dso_as_needed.push(false);
             self.r.inputs.push(input);
         }
         if !errors.is_empty() {
@@ -471,9 +484,8 @@ impl<'c> Resolver<'c> {
         // not in DT_NEEDED, so the reference stays an undefined weak one).
         let _ = &mut rs;
         let mut r = self.r;
-        // Version scripts and dynamic lists.
-        apply_versions(config, &mut r)?;
-        // --exclude-libs: definitions from the named archives are not exported.
+        // --exclude-libs: definitions from the named archives are not exported; before the
+        // versions, which then need not exist for them (lld: `version-exclude-libs.s`).
         if !config.exclude_libs.is_empty() {
             let all = config.exclude_libs.iter().any(|l| l == "ALL");
             for sym in r.symbols.iter_mut() {
@@ -482,11 +494,14 @@ impl<'c> Resolver<'c> {
                 let base = std::path::Path::new(archive).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
                 if all || config.exclude_libs.contains(&base) {
                     sym.forced_local = true;
+                    sym.excluded_lib = true;
                 }
             }
         }
+        // Version scripts and dynamic lists.
+        apply_versions(config, &mut r)?;
         let files = &r.files;
-        let inputs = &r.inputs;
+        let dso_as_needed = &r.dso_as_needed;
         let dso_needed = &r.dso_needed;
         for sym in r.symbols.iter_mut() {
             // Whatever is still lazy or undefined is an undefined symbol, weak unless some object
@@ -496,7 +511,7 @@ impl<'c> Resolver<'c> {
                 sym.weak = !sym.strong_ref;
             }
             if let Def::Shared(f, k) = sym.def {
-                if inputs[f].as_needed && !dso_needed[f] {
+                if dso_as_needed[f] && !dso_needed[f] {
                     // lld keeps the library's symbol (its type shows in the symbol tables) but the
                     // library is not needed, so the reference is written as an undefined weak one.
                     let File::Shared(dso) = &files[f] else { unreachable!() };
@@ -648,6 +663,11 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
             continue;
         }
         if let Some(bid) = r.by_name.get(base).copied() {
+            // A `foo@@VER` definition is filed as `foo`: it is the default version, exported
+            // under its own name next to `foo@OLD` (`version-script-twice.s`).
+            if r.symbols[bid].default_version.is_some() {
+                continue;
+            }
             if let Def::Defined(bf, bi) = r.symbols[bid].def {
                 let (a, b) = (&r.obj(f).symbols[i], &r.obj(bf).symbols[bi]);
                 if bf == f && a.st_shndx(LE) == b.st_shndx(LE) && a.st_value(LE) == b.st_value(LE) {
@@ -686,6 +706,11 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
             None => vs::split_versioned(sym.name).filter(|(_, v, _)| !v.is_empty()).map(|(_, v, d)| (v, !d)),
         };
         if let Some((ver, hidden)) = explicit {
+            if sym.excluded_lib {
+                // Not exported (--exclude-libs): its version is never written or checked.
+                sym.version = 0;
+                continue;
+            }
             match script.as_ref().and_then(|s| s.version_index(ver)) {
                 Some(i) => {
                     sym.version = i;
@@ -700,7 +725,7 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
                         Def::Defined(f, _) | Def::Common(f, _) => format!("{}: ", r.inputs[f].name),
                         _ => String::new(),
                     },
-                    String::from_utf8_lossy(sym.name),
+                    String::from_utf8_lossy(&raw),
                     String::from_utf8_lossy(ver)
                 )),
             }
@@ -767,6 +792,8 @@ impl<'c> Resolver<'c> {
             weak: false,
             strong_ref: false,
             dso_ref: false,
+            dso_strong_ref: false,
+            excluded_lib: false,
             obj_ref: false,
             visibility: elf::STV_DEFAULT,
             in_dso: false,
@@ -847,7 +874,13 @@ impl<'c> Resolver<'c> {
                     if shndx == elf::SHN_UNDEF || s.st_bind() == elf::STB_LOCAL {
                         continue;
                     }
-                    names.push(o.sym_name(i));
+                    // `foo@@VER` is filed as `foo` (as `load_obj` does): a reference to `foo`
+                    // extracts the member (`version-exclude-libs.s`).
+                    let name = o.sym_name(i);
+                    names.push(match crate::elf::version_script::split_versioned(name) {
+                        Some((base, ver, true)) if !ver.is_empty() => base,
+                        _ => name,
+                    });
                 }
             }
             File::Bitcode(b) => {
@@ -865,7 +898,7 @@ impl<'c> Resolver<'c> {
             let id = self.intern(name);
             let sym = &mut self.r.symbols[id];
             if sym.def == Def::Undefined {
-                if sym.strong_ref {
+                if sym.strong_ref || sym.dso_strong_ref {
                     self.load(f);
                 } else {
                     sym.def = Def::Lazy(f);
@@ -881,9 +914,13 @@ impl<'c> Resolver<'c> {
             return;
         }
         if let File::Shared(s) = &self.r.files[f] {
-            if !self.sonames.insert(s.soname.clone()) {
+            if let Some(&first) = self.sonames.get(&s.soname) {
+                if !s.input.as_needed {
+                    self.r.dso_as_needed[first] = false;
+                }
                 return;
             }
+            self.sonames.insert(s.soname.clone(), f);
         }
         self.r.loaded[f] = true;
         self.r.load_order.push(f);
@@ -1127,8 +1164,14 @@ impl<'c> Resolver<'c> {
             Def::Defined(..) | Def::Bitcode(..) => sym.weak,
             _ => false,
         };
+        // A bitcode common's alignment counts too, although LTO may drop its definition when
+        // an object's larger common prevails (lld: `lto/common.ll`).
         let align = |d: Def| match d {
             Def::Common(f, i) => self.r.obj(f).symbols[i].st_value(LE),
+            Def::Bitcode(f, k) => match &self.r.files[f] {
+                File::Bitcode(b) if b.sym(k).common() => b.sym(k).common_align as u64,
+                _ => 0,
+            },
             _ => 0,
         };
         if self.common_size(old).is_some() {
@@ -1251,6 +1294,7 @@ impl<'c> Resolver<'c> {
                 }
                 self.r.symbols[id].used_in_regular = true;
                 if !weak {
+                    self.r.symbols[id].dso_strong_ref = true;
                     dso_steps.push(Step::DsoRef(id));
                 }
                 continue;

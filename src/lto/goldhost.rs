@@ -708,6 +708,7 @@ mod tests {
             .zip(&irs)
             .map(|((id, data), ir)| Module {
                 id: format!("m/{id}"),
+                name: id.to_string(),
                 data,
                 source: None,
                 store: None,

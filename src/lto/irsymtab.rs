@@ -395,21 +395,22 @@ struct LtoInfo {
     unified_lto: bool,
 }
 
-/// Reads a bitcode file's irsymtab. `data` is the whole file (or archive member).
-///
-/// Errors that start with `NO_IRSYMTAB` mean the file is valid as far as read but LLVM would
-/// have to rebuild its symbol table from the IR.
-pub fn parse(data: &[u8]) -> Result<IrFile<'_>, String> {
+/// What a walk over a bitcode file's top-level blocks finds.
+struct Scan<'a> {
+    stream: &'a [u8],
+    stream_start: usize,
+    mods: Vec<ModuleLoc>,
+    ident_bit: Option<u64>,
+    symtab: &'a [u8],
+    strtab_for_symtab: &'a [u8],
+}
+
+/// Walks the top level, as LLVM's getBitcodeFileContents does.
+fn scan(data: &[u8]) -> Result<Scan<'_>, String> {
     let (stream, stream_start) = bitcode_stream(data)?;
     let mut cur = BitstreamCursor::new(stream);
     cur.jump_to_bit(32)?;
-
-    let mut mods: Vec<ModuleLoc> = Vec::new();
-    let mut ident_bit: Option<u64> = None;
-    let mut symtab: &[u8] = &[];
-    let mut strtab_for_symtab: &[u8] = &[];
-
-    // The top level, as LLVM's getBitcodeFileContents walks it.
+    let mut s = Scan { stream, stream_start, mods: Vec::new(), ident_bit: None, symtab: &[], strtab_for_symtab: &[] };
     loop {
         let begin = cur.byte_pos();
         // Trailing garbage (as Apple's ar leaves) too short to hold another module ends the walk.
@@ -423,8 +424,8 @@ pub fn parse(data: &[u8]) -> Result<IrFile<'_>, String> {
             }
             Entry::SubBlock(mut id) => {
                 if id == IDENTIFICATION_BLOCK_ID {
-                    if ident_bit.is_none() {
-                        ident_bit = Some(cur.bit_pos());
+                    if s.ident_bit.is_none() {
+                        s.ident_bit = Some(cur.bit_pos());
                     }
                     cur.skip_block()?;
                     match cur.advance()? {
@@ -436,20 +437,20 @@ pub fn parse(data: &[u8]) -> Result<IrFile<'_>, String> {
                     MODULE_BLOCK_ID => {
                         let module_bit = cur.bit_pos();
                         cur.skip_block()?;
-                        mods.push(ModuleLoc { begin: begin as usize, module_bit, end: cur.byte_pos() as usize });
+                        s.mods.push(ModuleLoc { begin: begin as usize, module_bit, end: cur.byte_pos() as usize });
                     }
                     STRTAB_BLOCK_ID => {
                         let blob = read_blob_in_block(&mut cur, STRTAB_BLOCK_ID, STRTAB_BLOB)?;
                         // The first string table after the symbol table is the one it uses.
-                        if !symtab.is_empty() && strtab_for_symtab.is_empty() {
-                            strtab_for_symtab = blob;
+                        if !s.symtab.is_empty() && s.strtab_for_symtab.is_empty() {
+                            s.strtab_for_symtab = blob;
                         }
                     }
                     SYMTAB_BLOCK_ID => {
                         let blob = read_blob_in_block(&mut cur, SYMTAB_BLOCK_ID, SYMTAB_BLOB)?;
                         // Later tables (binary concatenation) are ignored, as LLVM does.
-                        if symtab.is_empty() {
-                            symtab = blob;
+                        if s.symtab.is_empty() {
+                            s.symtab = blob;
                         }
                     }
                     _ => cur.skip_block()?,
@@ -457,29 +458,58 @@ pub fn parse(data: &[u8]) -> Result<IrFile<'_>, String> {
             }
         }
     }
-
-    if mods.is_empty() {
+    if s.mods.is_empty() {
         return Err("Bitcode file does not contain any modules".into());
     }
-    if symtab.len() < HEADER_SIZE || strtab_for_symtab.is_empty() {
+    Ok(s)
+}
+
+impl Scan<'_> {
+    /// Fills in each module's LTO facts and byte range (`modules` pairs with `self.mods`).
+    fn module_facts(&self, modules: &mut [IrModule]) -> Result<(), String> {
+        for (m, loc) in modules.iter_mut().zip(&self.mods) {
+            let info = read_lto_info(self.stream, loc.module_bit)?;
+            m.thin = info.thin;
+            m.has_summary = info.has_summary;
+            m.split_lto_unit = info.split_lto_unit;
+            m.unified_lto = info.unified_lto;
+            m.bitcode = self.stream_start + loc.begin..self.stream_start + loc.end;
+        }
+        Ok(())
+    }
+}
+
+/// Reads a bitcode file's irsymtab. `data` is the whole file (or archive member).
+///
+/// Errors that start with `NO_IRSYMTAB` mean the file is valid as far as read but LLVM would
+/// have to rebuild its symbol table from the IR.
+pub fn parse(data: &[u8]) -> Result<IrFile<'_>, String> {
+    let s = scan(data)?;
+    if s.symtab.len() < HEADER_SIZE || s.strtab_for_symtab.is_empty() {
         return Err(NO_IRSYMTAB.into());
     }
-    let ident_producer = ident_bit.and_then(|bit| read_identification(stream, bit));
+    let ident_producer = s.ident_bit.and_then(|bit| read_identification(s.stream, bit));
 
-    let mut file = read_symtab(symtab, strtab_for_symtab)?;
+    let mut file = read_symtab(s.symtab, s.strtab_for_symtab)?;
     file.ident_producer = ident_producer;
-    if file.modules.len() != mods.len() {
-        return Err(format!("{NO_IRSYMTAB} (it describes {} modules, the file has {})", file.modules.len(), mods.len()));
+    if file.modules.len() != s.mods.len() {
+        return Err(format!("{NO_IRSYMTAB} (it describes {} modules, the file has {})", file.modules.len(), s.mods.len()));
     }
-    for (m, loc) in file.modules.iter_mut().zip(&mods) {
-        let info = read_lto_info(stream, loc.module_bit)?;
-        m.thin = info.thin;
-        m.has_summary = info.has_summary;
-        m.split_lto_unit = info.split_lto_unit;
-        m.unified_lto = info.unified_lto;
-        m.bitcode = stream_start + loc.begin..stream_start + loc.end;
-    }
+    s.module_facts(&mut file.modules)?;
     Ok(file)
+}
+
+/// The modules of a bitcode file whose symbol table must come from elsewhere: their LTO facts
+/// and byte ranges, with empty symbol ranges, and the IDENTIFICATION block's producer.
+pub fn modules_only(data: &[u8]) -> Result<(Vec<IrModule>, Option<String>), String> {
+    let s = scan(data)?;
+    let mut modules =
+        vec![
+            IrModule { begin: 0, end: 0, unc_begin: 0, thin: false, has_summary: false, split_lto_unit: false, unified_lto: false, bitcode: 0..0 };
+            s.mods.len()
+        ];
+    s.module_facts(&mut modules)?;
+    Ok((modules, s.ident_bit.and_then(|bit| read_identification(s.stream, bit))))
 }
 
 /// Enters the block `block_id` whose id was just read and returns the blob of its last record

@@ -9,12 +9,14 @@
 
 pub mod backend;
 pub mod bitstream;
+pub mod diagnostics;
 pub mod dtlto;
 pub mod goldhost;
 pub mod goldindex;
 pub mod irsymtab;
 pub mod linkcache;
 pub mod llvm;
+pub mod llvm_symtab;
 pub mod options;
 pub mod plugin_api;
 pub mod plugin_host;
@@ -39,8 +41,15 @@ pub struct BitcodeFile {
 }
 
 impl BitcodeFile {
-    pub fn parse(input: &'static InputFile) -> Result<BitcodeFile> {
-        let ir = irsymtab::parse(input.data).map_err(|e| Error::new(format!("{}: {e}", input.name)))?;
+    /// Reads `input`'s symbols; with `llvm` (the link's LTO options, which say where the
+    /// user's LLVM is), a file without a usable irsymtab gets its table from that LLVM
+    /// (`llvm_symtab.rs`), as LLVM itself rebuilds one; without, that is an error.
+    pub fn parse(input: &'static InputFile, llvm: Option<&LtoOptions>) -> Result<BitcodeFile> {
+        let ir = match (irsymtab::parse(input.data), llvm) {
+            (Err(e), Some(o)) if e.starts_with(irsymtab::NO_IRSYMTAB) => llvm_symtab::rebuild(input, o, &e),
+            (r, _) => r,
+        };
+        let ir = ir.map_err(|e| Error::new(format!("{}: {e}", input.name)))?;
         let mut syms = Vec::new();
         let mut i = 0;
         for s in ir.lto_symbols() {
@@ -345,7 +354,16 @@ fn make_module(req: &LtoRequest, i: usize, id: String) -> Module {
     let b = m.bitcode;
     let input = b.input;
     let source = if input.archive.is_none() || input.thin_member { Some(input.path.clone()) } else { None };
-    Module { id, data: input.data, source, resolutions: (0..b.syms.len()).map(|k| (b.sym(k).name, m.flags[k].clone())).collect(), place: true, store: None }
+    let name = module_name(input, Some(req.opts), req.format);
+    Module {
+        id,
+        name,
+        data: input.data,
+        source,
+        resolutions: (0..b.syms.len()).map(|k| (b.sym(k).name, m.flags[k].clone())).collect(),
+        place: true,
+        store: None,
+    }
 }
 
 /// The staging directory and its name as the backends see it: `<output>.dtld-lto` next to

@@ -21,6 +21,9 @@ use crate::lto::options::LtoOptions;
 pub struct Module {
     /// The module ID (path relative to the thin link's working directory, or absolute).
     pub id: String,
+    /// lld's name for the module in diagnostics (`lib.a(m.o at 8)`): LLVM's messages about it
+    /// name `id`, and are shown with this instead (`diagnostics.rs`).
+    pub name: String,
     /// The bytes to stage at that path (the input's or member's data).
     pub data: &'static [u8],
     /// A file on disk with exactly those bytes, to symlink to instead of copying.
@@ -288,7 +291,9 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
         .current_dir(cwd)
         .output()
         .map_err(|e| Error::new(format!("cannot run {}: {}", llvm.lto2.display(), crate::io_error(&e))))?;
-    if !out.status.success() {
+    if out.status.success() {
+        super::diagnostics::forward(&out.stderr, modules);
+    } else {
         let text = String::from_utf8_lossy(&out.stderr);
         let mut msgs: Vec<String> = text
             .lines()

@@ -185,7 +185,7 @@ impl Resolver<'_> {
                 archive_offset: member.map_or(0, |(off, _)| off as u64),
                 thin_member: member.is_some_and(|(_, thin)| thin),
             }));
-            match crate::lto::BitcodeFile::parse(input) {
+            match crate::lto::BitcodeFile::parse(input, None) {
                 Ok(b) => self.add_bitcode(b, display, name, parent),
                 Err(e) => self.errors.extend(e.messages),
             }

@@ -766,8 +766,8 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     // satisfy a non-weak reference (under --gc-sections, one from a live section, as lld).
     let dso_needed = liveness.dso_needed.as_ref().unwrap_or(&r.dso_needed);
     for (f, file) in r.files.iter().enumerate() {
-        if let File::Shared(s) = file {
-            if r.loaded[f] && (!s.input.as_needed || dso_needed[f]) {
+        if let File::Shared(_) = file {
+            if r.loaded[f] && (!r.dso_as_needed[f] || dso_needed[f]) {
                 l.needed.push(f);
             }
         }
