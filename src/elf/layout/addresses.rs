@@ -315,28 +315,8 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
     let mut padding_start: Option<u64> = None;
     let last_exec = (l.config.z_separate != Separate::None).then(|| groups.iter().rposition(|g| g.flags & elf::PF_X != 0)).flatten();
     for (gi, g) in groups.iter().enumerate() {
-        let fixed = g.sections.first().and_then(|&i| l.config.section_start.get(&l.osecs[i].name).copied());
         if gi > 0 || !paged {
-            match fixed {
-                // A section given an address starts its segment there, at an offset congruent
-                // to it modulo the page size (lld's computeFileOffset).
-                Some(a) => {
-                    off = align_to_skew(off, max_page, a);
-                    addr = a;
-                }
-                // New segment: next page, same offset modulo the page size (no file padding).
-                None if gi > 0 => {
-                    if own_page(l.config.z_separate, groups[gi - 1].flags, g.flags) {
-                        addr = align_up(addr, max_page);
-                    } else {
-                        // After `.relro_padding` lld continues from where the padding starts.
-                        let skew = padding_start.unwrap_or(addr) % max_page;
-                        addr = align_up(addr, max_page) + skew;
-                    }
-                    off = align_to_skew(off, max_page, addr);
-                }
-                None => {}
-            }
+            (off, addr) = segment_start(l, groups, gi, (off, addr), padding_start, max_page);
         }
         // The first segment maps the headers from the image base (-N/-n: not loaded).
         let (seg_start_addr, seg_start_off) = if gi == 0 && paged { (base, 0) } else { (addr, off) };
@@ -452,6 +432,30 @@ fn place_segments(l: &mut Layout, groups: &[SegGroup], headers_size: u64, relro_
     }
     let empty_loads = empty_group.iter().filter(|&&e| e).count();
     Placed { loads, tls_range, tls_align, relro_range, empty_loads, end_off: off }
+}
+
+/// Where segment `gi` starts (file offset, address), given where the previous one ended
+/// (`at`): a section given an address (`--section-start`, `-T<sec>`) starts it there, at an
+/// offset congruent to it modulo the page size (lld's computeFileOffset); otherwise the next
+/// page at the same offset modulo the page size (no file padding), or a page of its own under
+/// `-z separate-code`.
+fn segment_start(l: &Layout, groups: &[SegGroup], gi: usize, at: (u64, u64), padding_start: Option<u64>, max_page: u64) -> (u64, u64) {
+    let (off, addr) = at;
+    let g = &groups[gi];
+    match g.sections.first().and_then(|&i| l.config.section_start.get(&l.osecs[i].name).copied()) {
+        Some(a) => (align_to_skew(off, max_page, a), a),
+        None if gi > 0 => {
+            let addr = if own_page(l.config.z_separate, groups[gi - 1].flags, g.flags) {
+                align_up(addr, max_page)
+            } else {
+                // After `.relro_padding` lld continues from where the padding starts.
+                let skew = padding_start.unwrap_or(addr) % max_page;
+                align_up(addr, max_page) + skew
+            };
+            (align_to_skew(off, max_page, addr), addr)
+        }
+        None => (off, addr),
+    }
 }
 
 /// Whether a segment with `flags` after one with `prev` starts on a page of its own, not at
