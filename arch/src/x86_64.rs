@@ -304,9 +304,11 @@ pub enum Relaxed {
 /// `addr32 call foo`; `jmp *foo@GOTPCREL(%rip)` → `jmp foo; nop`. These keep PC-relative
 /// addressing and are valid for any symbol whose address is known at link time and reachable.
 ///
-/// With `non_pic` (position-dependent output) the REX forms of `test`/binary operations and `mov`
-/// may also become immediate forms, as lld does; we only do the `mov`-to-`lea` and branch forms,
-/// which are valid in both PIC and non-PIC output.
+/// In position-dependent output the REX forms of `test` and the binary operations also relax
+/// (see `is_gotpcrelx_imm_form`): `test %reg, foo@GOTPCREL(%rip)` → `test $foo, %reg` and
+/// `add/adc/and/cmp/or/sbb/sub/xor foo@GOTPCREL(%rip), %reg` → `op $foo, %reg`, returning
+/// `Relaxed::Abs` (the sign-extended immediate is the symbol's address). The caller decides
+/// (in its relocation scan) that the output is non-PIC; `mov` stays a `lea`, as in lld.
 pub fn relax_gotpcrelx(sec: &mut [u8], off: usize, rex: bool) -> Option<Relaxed> {
     if off < 2 {
         return None;
@@ -338,8 +340,36 @@ pub fn relax_gotpcrelx(sec: &mut [u8], off: usize, rex: bool) -> Option<Relaxed>
                 None
             }
         }
+        _ if rex && is_gotpcrelx_imm_form(sec, off) => {
+            let reg = (modrm >> 3) & 7;
+            let prefix = sec[off - 3];
+            // The register moves from ModRM.reg to ModRM.rm (mod=11), so its REX.R extension
+            // bit moves to REX.B.
+            sec[off - 3] = (prefix & !0x4) | ((prefix & 0x4) >> 2);
+            if op == 0x85 {
+                // TEST r/m64, r64 → TEST r/m64, imm32 (F7 /0).
+                sec[off - 2] = 0xf7;
+                sec[off - 1] = 0xc0 | reg;
+            } else {
+                // OP r64, r/m64 (opcode 00ooo011) → 81 /ooo r/m64, imm32.
+                sec[off - 2] = 0x81;
+                sec[off - 1] = 0xc0 | (op & 0x38) | reg;
+            }
+            Some(Relaxed::Abs)
+        }
         _ => None,
     }
+}
+
+/// Whether a REX_GOTPCRELX field at `off` belongs to `test` or a binary operation
+/// (`add/or/adc/sbb/and/sub/xor/cmp reg, r/m`) with a REX prefix and RIP-relative operand:
+/// the forms that, in non-PIC output only, relax to an immediate holding the address.
+pub fn is_gotpcrelx_imm_form(sec: &[u8], off: usize) -> bool {
+    if off < 3 || sec.len() < off + 4 {
+        return false;
+    }
+    let (prefix, op, modrm) = (sec[off - 3], sec[off - 2], sec[off - 1]);
+    prefix & 0xf0 == 0x40 && modrm & 0xc7 == 0x05 && (op == 0x85 || op & 0xc7 == 0x03)
 }
 
 /// For the `jmp *foo@GOTPCREL(%rip)` relaxation the 4-byte displacement must start right after the
@@ -584,6 +614,25 @@ mod tests {
         let mut c = [0x48, 0x8b, 0x05, 0, 0, 0, 0];
         assert_eq!(relax_gotpcrelx(&mut c, 3, true), Some(Relaxed::Pc));
         assert_eq!(c[..3], [0x48, 0x8d, 0x05]);
+    }
+
+    #[test]
+    fn binop_and_test_gotpcrelx_become_immediates() {
+        // subq foo@GOTPCREL(%rip), %r9 → subq $foo, %r9
+        let mut c = [0x4c, 0x2b, 0x0d, 0, 0, 0, 0];
+        assert_eq!(relax_gotpcrelx(&mut c, 3, true), Some(Relaxed::Abs));
+        assert_eq!(c[..3], [0x49, 0x81, 0xe9]);
+        // cmpq foo@GOTPCREL(%rip), %rax → cmpq $foo, %rax
+        let mut c = [0x48, 0x3b, 0x05, 0, 0, 0, 0];
+        assert_eq!(relax_gotpcrelx(&mut c, 3, true), Some(Relaxed::Abs));
+        assert_eq!(c[..3], [0x48, 0x81, 0xf8]);
+        // testq %r15, foo@GOTPCREL(%rip) → testq $foo, %r15
+        let mut c = [0x4c, 0x85, 0x3d, 0, 0, 0, 0];
+        assert_eq!(relax_gotpcrelx(&mut c, 3, true), Some(Relaxed::Abs));
+        assert_eq!(c[..3], [0x49, 0xf7, 0xc7]);
+        // Without REX (plain GOTPCRELX) lld keeps the GOT load.
+        let mut c = [0x90, 0x2b, 0x05, 0, 0, 0, 0];
+        assert_eq!(relax_gotpcrelx(&mut c, 3, false), None);
     }
 
     #[test]

@@ -582,6 +582,9 @@ fn apply_alloc_reloc(l: &Layout, site: &Site, fix: SiteFix, got_base: u64, dst: 
                 let disp = sa.wrapping_sub(p) as i64;
                 arch::write_relaxed_jmp(dst, off, disp);
             }
+            // Non-PIC `test`/binary operation: the immediate is the address S (the field's
+            // A is the -4 the scan required), sign-extended by the CPU.
+            Some(arch::Relaxed::Abs) => write(dst, off, Field::I32, sa.wrapping_sub(a as u64), errs),
             Some(_) => {
                 let sa = match l.iplt_index.get(&t) {
                     Some(&i) => l.iplt_entry_addr(i).wrapping_add(a as u64),

@@ -362,16 +362,22 @@ fn scan_pc(l: &Layout, site: &RelSite, out: &mut ScanOut) {
 }
 
 /// A GOT reference: relaxed to a direct reference (GOTPCRELX on a `mov` or an indirect
-/// call/jump, to a symbol that is final and not an absolute one in PIC) when `--relax`
-/// allows, else a GOT slot (which holds the canonical IPLT address of a non-PIC IFUNC).
+/// call/jump, to a symbol that is final and not an absolute one in PIC; in non-PIC output also
+/// REX_GOTPCRELX on `test` and the binary operations, which take the address as an immediate)
+/// when `--relax` allows, else a GOT slot (which holds the canonical IPLT address of a non-PIC
+/// IFUNC). As lld, only an addend of -4 relaxes: another one reads part of the slot.
 fn scan_got(l: &Layout, site: &RelSite, out: &mut ScanOut) {
-    let RelSite { f, s, k, sec, info, off, t, .. } = *site;
+    let RelSite { f, s, k, sec, info, off, t, addend, .. } = *site;
     let preempt = l.is_preemptible(t);
     let ifunc = l.is_ifunc(t);
     let mut need = |t: Target, n: u16| out.needs.push((t, n));
     // --no-relax keeps every GOT load (lld: only GOTPCRELX rewriting is off).
-    let relaxable =
-        matches!(info.kind, RelKind::GotPcRelax | RelKind::GotPcRelaxRex) && l.config.relax && !preempt && !(l.is_pic && l.is_absolute(t)) && !is_undef(l, t);
+    let relaxable = matches!(info.kind, RelKind::GotPcRelax | RelKind::GotPcRelaxRex)
+        && addend == -4
+        && l.config.relax
+        && !preempt
+        && !(l.is_pic && l.is_absolute(t))
+        && !is_undef(l, t);
     let mut relaxed = false;
     if relaxable {
         let d = sec.data;
@@ -381,7 +387,8 @@ fn scan_got(l: &Layout, site: &RelSite, out: &mut ScanOut) {
         // lld keeps GOT loads of IFUNC addresses (the slot then holds the
         // canonical IPLT address) and relaxes only calls and jumps.
         let is_mov = is_mov && !ifunc;
-        if o2 >= 2 && d[o2 - 1] & 0xc7 == 0x05 && (is_mov || is_branch) {
+        let is_imm = !l.is_pic && !ifunc && info.kind == RelKind::GotPcRelaxRex && arch::is_gotpcrelx_imm_form(d, o2);
+        if o2 >= 2 && d[o2 - 1] & 0xc7 == 0x05 && (is_mov || is_branch || is_imm) {
             out.fixes.push(((f, s as u32, k), SiteFix::GotPcRelax));
             relaxed = true;
             // An IFUNC reached through a relaxed GOT load is called through its
