@@ -653,6 +653,10 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
         }
     }
     let defined = |d: Def| matches!(d, Def::Defined(..) | Def::Common(..));
+    // lld defines the referenced end markers (`_end`, `etext`, ...) before it applies the
+    // version script, so `local: *` hides them and a version names them like definitions.
+    let reserved =
+        |s: &Symbol| matches!(s.def, Def::Undefined | Def::Lazy(_)) && !config.script.has_sections && crate::elf::layout::is_public_linker_defined(s.name);
     // `.symver foo, foo@VER` keeps both names in the object: the unversioned `foo` at the same
     // place is not exported (lld), only `foo@VER` is.
     let mut aliased: Vec<SymbolId> = Vec::new();
@@ -685,7 +689,7 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
             sym.version = 0;
             continue;
         }
-        if !defined(sym.def) {
+        if !defined(sym.def) && !reserved(sym) {
             continue;
         }
         // The script sees the name as the object spelled it (`foo@@VER` included): lld's
@@ -737,7 +741,7 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
         }
     }
     if let Some(s) = script.as_ref().filter(|_| !config.undefined_version) {
-        let names: Vec<&'static [u8]> = r.symbols.iter().filter(|s| defined(s.def) || matches!(s.def, Def::Lazy(_))).map(|s| s.name).collect();
+        let names: Vec<&'static [u8]> = r.symbols.iter().filter(|s| defined(s.def) || matches!(s.def, Def::Lazy(_)) || reserved(s)).map(|s| s.name).collect();
         errors.extend(s.undefined_version_errors(names));
     }
     if !errors.is_empty() {

@@ -421,10 +421,10 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
         _ => match l.synthetic_syms.get(&id) {
             // `__start_foo`/`__stop_foo` exported with --export-dynamic or -shared: defined in
             // the output section `foo`, as lld writes them.
+            // So are the end markers (`_end` in the section it ends).
             Some(&v) => {
-                let sec = s.name.strip_prefix(b"__start_").or_else(|| s.name.strip_prefix(b"__stop_")).unwrap_or(b"");
-                let os = l.osecs.iter().find(|o| o.name.as_bytes() == sec).map(|o| o.shndx as u16).unwrap_or(elf::SHN_ABS);
-                (os, v, 0, (elf::STB_GLOBAL << 4) | elf::STT_NOTYPE)
+                let (info, shndx, v, size) = crate::elf::write::linker_defined_entry(l, s.name, v);
+                (shndx, v, size, info)
             }
             // An undefined symbol (weak in executables; a library's may be strong).
             None => {
@@ -452,7 +452,7 @@ fn version_index(l: &Layout, id: SymbolId) -> u16 {
         return 1;
     }
     let s = &l.r.symbols[id];
-    if matches!(s.def, Def::Defined(..) | Def::Common(..)) {
+    if matches!(s.def, Def::Defined(..) | Def::Common(..)) || l.exports_linker_defined(id) {
         s.version | if s.version_hidden { 0x8000 } else { 0 }
     } else if is_defined_for_dynsym(l, id) {
         1
@@ -524,7 +524,9 @@ fn write_dynsym(l: &Layout, buf: &mut [u8]) {
         let (shndx, value, size, info) = dynsym_fields(l, id);
         put32(buf, o, dynstr(l, crate::elf::layout::dyn_name(l, id)));
         buf[o + 4] = info;
-        let start_stop = matches!(l.r.symbols[id].def, Def::Undefined) && l.synthetic_syms.contains_key(&id);
+        let name = l.r.symbols[id].name;
+        let start_stop =
+            matches!(l.r.symbols[id].def, Def::Undefined) && l.synthetic_syms.contains_key(&id) && !crate::elf::layout::is_public_linker_defined(name);
         buf[o + 5] = if matches!(l.r.symbols[id].def, Def::Shared(..)) {
             0
         } else if start_stop {

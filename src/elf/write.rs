@@ -927,7 +927,7 @@ pub fn symtab_sizes(l: &Layout) -> Option<(u64, u64)> {
 /// The output's `.symtab` and `.strtab`: the objects' locals, then the globals that are local
 /// to the output (hidden, internal, forced local, linker-defined), then the other globals.
 fn build_symtab(l: &Layout) -> SymtabOut {
-    let mut t = SymtabBuilder { symtab: vec![0u8; 24], strtab: vec![0u8], index: Default::default() };
+    let mut t = SymtabBuilder { symtab: vec![0u8; 24], strtab: vec![0u8], index: Default::default(), later: Vec::new() };
     push_locals(l, &mut t);
     // --emit-relocs: a section symbol per output section with input data, after the objects'
     // locals (lld's addSectionSymbols).
@@ -942,6 +942,7 @@ fn build_symtab(l: &Layout) -> SymtabOut {
     push_globals(l, true, &mut t);
     let first_global = (t.symtab.len() / 24) as u32;
     push_globals(l, false, &mut t);
+    t.name_globals();
     SymtabOut { symtab: t.symtab, strtab: t.strtab, first_global, index: t.index }
 }
 
@@ -950,6 +951,10 @@ struct SymtabBuilder {
     symtab: Vec<u8>,
     strtab: Vec<u8>,
     index: crate::elf::emit_relocs::SymIndex,
+    /// Globals whose names go to `.strtab` at the end, in resolver order whether they were
+    /// written among the locals or not: (order, symbol index, name). lld names its symbols as it
+    /// adds them, before it moves the ones local to the output ahead of the others.
+    later: Vec<(usize, u32, &'static [u8])>,
 }
 
 impl SymtabBuilder {
@@ -972,6 +977,30 @@ impl SymtabBuilder {
         e[16..24].copy_from_slice(&size.to_le_bytes());
         self.symtab.extend_from_slice(&e);
         (self.symtab.len() / 24 - 1) as u32
+    }
+
+    /// Appends one global whose name `name_globals` adds later, at `order` among the others.
+    #[allow(clippy::too_many_arguments)]
+    fn push_global(&mut self, order: usize, name: &'static [u8], info: u8, other: u8, shndx: u16, value: u64, size: u64) -> u32 {
+        let n = self.push(b"", info, other, shndx, value, size);
+        self.later.push((order, n, name));
+        n
+    }
+
+    /// Adds the globals' names to the string table in their order.
+    fn name_globals(&mut self) {
+        let mut later = std::mem::take(&mut self.later);
+        later.sort_by_key(|&(order, ..)| order);
+        for (_, n, name) in later {
+            if name.is_empty() {
+                continue;
+            }
+            let o = self.strtab.len() as u32;
+            self.strtab.extend_from_slice(name);
+            self.strtab.push(0);
+            let e = n as usize * 24;
+            self.symtab[e..e + 4].copy_from_slice(&o.to_le_bytes());
+        }
     }
 }
 
@@ -1043,15 +1072,15 @@ fn push_globals(l: &Layout, locals: bool, t: &mut SymtabBuilder) {
         let linker_defined = l.synthetic_syms.contains_key(&id) && matches!(sym.def, Def::Undefined | Def::Lazy(_));
         // lld defines `_end`, `_etext`, `_edata` (and their unprefixed forms) and `__bss_start`
         // as ordinary globals; the other linker-defined symbols are hidden.
-        let public = matches!(sym.name, b"_end" | b"end" | b"_etext" | b"etext" | b"_edata" | b"edata" | b"__bss_start");
-        let local = matches!(sym.visibility, elf::STV_HIDDEN | elf::STV_INTERNAL)
+        let public = crate::elf::layout::is_public_linker_defined(sym.name);
+        let local = matches!(l.visibility(id), elf::STV_HIDDEN | elf::STV_INTERNAL)
             || (linker_defined && !start_stop && !public)
-            || (sym.forced_local && matches!(sym.def, Def::Defined(..) | Def::Common(..)));
+            || (sym.forced_local && (matches!(sym.def, Def::Defined(..) | Def::Common(..)) || linker_defined));
         if local != locals {
             continue;
         }
         let name = sym.name;
-        let vis = sym.visibility;
+        let vis = l.visibility(id);
         let Some((info, shndx, value, size)) = global_entry(l, id) else { continue };
         // Versions are in .gnu.version; .symtab holds the bare name (`foo@VER` → `foo`).
         let name = match name.iter().position(|&c| c == b'@') {
@@ -1073,7 +1102,7 @@ fn push_globals(l: &Layout, locals: bool, t: &mut SymtabBuilder) {
         } else {
             vis
         };
-        let n = t.push(name, info, vis, shndx, value, size);
+        let n = t.push_global(id, name, info, vis, shndx, value, size);
         t.index.globals.insert(id, n);
     }
     // lld defines `_DYNAMIC` (hidden, at .dynamic) in every output with a dynamic section,
@@ -1084,7 +1113,8 @@ fn push_globals(l: &Layout, locals: bool, t: &mut SymtabBuilder) {
                 l.r.lookup(b"_DYNAMIC").is_some_and(|id| l.synthetic_syms.contains_key(&id) || !matches!(l.r.symbols[id].def, Def::Undefined | Def::Lazy(_)));
             if !referenced && !l.config.strip_all {
                 let o = &l.osecs[i];
-                t.push(b"_DYNAMIC", elf::STB_LOCAL << 4 | elf::STT_NOTYPE, elf::STV_HIDDEN, o.shndx as u16, o.addr, 0);
+                // lld adds it after every input's symbols.
+                t.push_global(usize::MAX, b"_DYNAMIC", elf::STB_LOCAL << 4 | elf::STT_NOTYPE, elf::STV_HIDDEN, o.shndx as u16, o.addr, 0);
             }
         }
     }
@@ -1197,7 +1227,7 @@ fn defsym_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> (u8, u16, u64,
 /// A linker-defined symbol `name` with value `v`: it belongs to the output section it
 /// points into (`__start_foo` to `foo`, `__bss_start` to `.bss`, `_end` to the last
 /// section), as in lld; absolute when there is none.
-fn linker_defined_entry(l: &Layout, name: &[u8], v: u64) -> (u8, u16, u64, u64) {
+pub(crate) fn linker_defined_entry(l: &Layout, name: &[u8], v: u64) -> (u8, u16, u64, u64) {
     let sec = name.strip_prefix(b"__start_").or_else(|| name.strip_prefix(b"__stop_"));
     let shndx = match sec {
         Some(n) => l.osecs.iter().find(|o| o.name.as_bytes() == n).map(|o| o.shndx as u16),

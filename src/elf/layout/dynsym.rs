@@ -24,6 +24,7 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
                         && s.obj_ref
                         && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
                         && start_stop_section_exists(l, s.name))
+                    || l.exports_linker_defined(id)
             }
             Def::Undefined | Def::Lazy(_) => {
                 // Non-weak ones reach here only through --unresolved-symbols=ignore-* or
@@ -38,17 +39,18 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
                         && s.obj_ref
                         && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
                         && start_stop_section_exists(l, s.name))
+                    || l.exports_linker_defined(id)
             }
             Def::Defined(..) | Def::Common(..) => {
                 !s.forced_local
-                    && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
+                    && matches!(l.visibility(id), elf::STV_DEFAULT | elf::STV_PROTECTED)
                     && (s.dso_ref || s.in_dso || s.dynamic_listed || l.config.export_dynamic || l.config.shared)
             }
             // `--defsym` and linker-script definitions are exported like any definition.
             Def::Synthetic => {
                 (l.config.defsym.iter().any(|(n, _)| n.as_bytes() == s.name) || l.config.script.assigns().iter().any(|a| a.name.as_bytes() == s.name))
                     && !s.forced_local
-                    && s.visibility == elf::STV_DEFAULT
+                    && l.visibility(id) == elf::STV_DEFAULT
                     && (l.config.shared || l.config.export_dynamic || s.dso_ref || s.dynamic_listed)
             }
             Def::Bitcode(..) => false,
@@ -109,7 +111,9 @@ pub fn is_defined_for_dynsym(l: &Layout, id: SymbolId) -> bool {
         // references bind to the executable's address: they count as defined here.
         Def::Shared(..) => l.sym_flags.get(&Target::Global(id)).is_some_and(|f| f.copy || f.canonical),
         // `__start_foo`/`__stop_foo` exported dynamically: the linker defines them.
-        Def::Undefined => start_stop_section_exists(l, l.r.symbols[id].name) && (l.config.export_dynamic || l.config.shared),
+        Def::Undefined => (start_stop_section_exists(l, l.r.symbols[id].name) && (l.config.export_dynamic || l.config.shared)) || l.exports_linker_defined(id),
+        // So are the end markers a library exports.
+        Def::Lazy(_) => l.exports_linker_defined(id),
         _ => false,
     }
 }

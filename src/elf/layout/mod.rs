@@ -41,6 +41,7 @@ mod undef;
 pub use addresses::bss_size;
 pub use dynsym::{defsym_fields, dyn_name, is_defined_for_dynsym};
 pub use pieces::PieceCursor;
+pub use scan::is_public_linker_defined;
 pub use sections::link_order_dep;
 pub(crate) use sections::new_osec;
 #[allow(unused_imports)]
@@ -390,8 +391,12 @@ impl<'r> Layout<'r> {
                 let s = &self.r.symbols[id];
                 match s.def {
                     Def::Shared(..) => true,
-                    // What the linker defines is hidden or protected: never preempted.
-                    Def::Undefined | Def::Lazy(_) if self.is_linker_defined(id) => false,
+                    // What the linker defines is hidden or protected, except the end markers
+                    // a library exports (lld); never preempted otherwise.
+                    Def::Undefined | Def::Lazy(_) if self.is_linker_defined(id) => {
+                        let symbolic = self.config.bsymbolic || !self.config.dynamic_lists.is_empty();
+                        self.config.shared && self.exports_linker_defined(id) && self.visibility(id) == elf::STV_DEFAULT && (s.dynamic_listed || !symbolic)
+                    }
                     // A shared library leaves undefined symbols to the loader.
                     Def::Undefined | Def::Lazy(_) if self.config.shared => {
                         s.visibility == elf::STV_DEFAULT && (self.config.z_dynamic_undefined_weak || !s.weak)
@@ -424,6 +429,28 @@ impl<'r> Layout<'r> {
     /// An undefined reference the linker defines (see `linker_defined`).
     pub fn is_linker_defined(&self, id: SymbolId) -> bool {
         self.linker_defined.get(id).copied().unwrap_or(false)
+    }
+
+    /// A referenced end marker (`_end`, `etext`, `__bss_start`, ...) the linker defines: lld
+    /// defines them with default visibility, so a -shared or --export-dynamic link exports them.
+    pub fn exports_linker_defined(&self, id: SymbolId) -> bool {
+        let s = &self.r.symbols[id];
+        self.is_linker_defined(id)
+            && scan::is_public_linker_defined(s.name)
+            && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
+            && !s.forced_local
+            && (self.config.shared || self.config.export_dynamic)
+    }
+
+    /// Symbol `id`'s visibility in the output: lld adds a hidden `_DYNAMIC` to every output
+    /// with a dynamic section, which makes any other definition of it (a script's) hidden too.
+    pub fn visibility(&self, id: SymbolId) -> u8 {
+        let s = &self.r.symbols[id];
+        if s.name == b"_DYNAMIC" && self.has_dynamic {
+            elf::STV_HIDDEN
+        } else {
+            s.visibility
+        }
     }
 
     pub fn has_dso(&self) -> bool {

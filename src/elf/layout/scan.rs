@@ -533,6 +533,12 @@ pub(super) fn decide_linker_symbols(l: &mut Layout) {
     l.linker_defined = defined;
 }
 
+/// The reserved symbols lld defines with default visibility (the end markers): the others are
+/// hidden, or protected (`__start_`/`__stop_`).
+pub fn is_public_linker_defined(name: &[u8]) -> bool {
+    matches!(name, b"_end" | b"end" | b"_etext" | b"etext" | b"_edata" | b"edata" | b"__bss_start")
+}
+
 /// Names the linker may define when referenced (`decide_linker_symbols` says when it does).
 pub fn is_linker_defined(name: &[u8]) -> bool {
     matches!(

@@ -39,7 +39,8 @@ pub(super) fn compute_symbol_values(l: &mut Layout) -> Result<()> {
     let text_end = l.osecs.iter().filter(|o| flag(o.flags, elf::SHF_EXECINSTR) && flag(o.flags, elf::SHF_ALLOC)).map(|o| o.addr + o.size).max().unwrap_or(0);
     let data_end = l.osecs.iter().filter(|o| flag(o.flags, elf::SHF_ALLOC) && o.sh_type != elf::SHT_NOBITS).map(|o| o.addr + o.size).max().unwrap_or(0);
     let end = l.osecs.iter().filter(|o| flag(o.flags, elf::SHF_ALLOC) && !flag(o.flags, elf::SHF_TLS)).map(|o| o.addr + o.size).max().unwrap_or(0);
-    let bss_start = l.osecs.iter().find(|o| o.name == ".bss").map(|o| o.addr).unwrap_or(data_end);
+    // Without a `.bss`, lld leaves `__bss_start` absolute at 0.
+    let bss_start = l.osecs.iter().find(|o| o.name == ".bss").map(|o| o.addr).unwrap_or(0);
     let gotplt = l.synth_osec.get(&Synth::GotPlt).map(|&i| l.osecs[i].addr);
     let got = l.synth_osec.get(&Synth::Got).map(|&i| l.osecs[i].addr);
     let reladyn = l.synth_osec.get(&Synth::RelaDyn).map(|&i| (l.osecs[i].addr, l.osecs[i].size));
