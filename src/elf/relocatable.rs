@@ -48,6 +48,8 @@
 //! * lld creates an unused NOBITS `COMMON` section (sized for the commons, which stay
 //!   SHN_COMMON); dtld does not.
 //! * `--gc-sections` is ignored (lld collects garbage from the `-e`/`-u` roots).
+//! * Of a linker script's `SECTIONS`, only `/DISCARD/` is applied (lld places the inputs in the
+//!   script's output sections).
 //! * lld places a `.rela` section where its first input relocation section appeared; dtld puts
 //!   each `.rela` right after its section.
 //! * More than 65279 output sections (extended section numbering) is an error.
@@ -445,6 +447,9 @@ struct Built {
 fn build(config: &Config, r: &Resolved) -> Result<Built> {
     let objs: Vec<FileId> = r.load_order.iter().copied().filter(|&f| r.loaded[f] && matches!(r.files[f], File::Obj(_))).collect();
     let mut sel = select_comdats(r, &objs)?;
+    if config.script.has_sections {
+        discard_by_script(config, r, &objs, &mut sel);
+    }
     let mut secs = output_sections(r, &objs, &mut sel)?;
     place_inputs(r, &mut secs)?;
     let features = gnu_property_features(config, r, &objs);
@@ -541,6 +546,24 @@ fn select_comdats(r: &Resolved, objs: &[FileId]) -> Result<Selection> {
         return Err(Error::many(errors));
     }
     Ok(Selection { dropped, kept_groups })
+}
+
+/// A linker script's `/DISCARD/` drops the input sections it matches in a `-r` link too (lld);
+/// the script's other output section descriptions are not applied (see the module comment).
+fn discard_by_script(config: &Config, r: &Resolved, objs: &[FileId], sel: &mut Selection) {
+    let mut live: crate::elf::gc::Live = vec![Vec::new(); r.files.len()];
+    for (f, o) in r.objects_in_load_order() {
+        live[f] = vec![false; o.sections.len()];
+    }
+    for &f in objs {
+        live[f] = sel.dropped[f].iter().map(|&d| !d).collect();
+    }
+    let plan = crate::elf::script::place::plan(config, r, &live);
+    for (f, i) in plan.discard {
+        if let Some(d) = sel.dropped.get_mut(f).and_then(|d| d.get_mut(i as usize)) {
+            *d = true;
+        }
+    }
 }
 
 /// The output sections and which input goes where.
