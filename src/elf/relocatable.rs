@@ -14,7 +14,8 @@
 //!   is an output section of its own (merging would change the group's meaning), and the group
 //!   lists the members' output indices (their relocation sections included). COMDAT copies the
 //!   resolver discarded are dropped. SHF_LINK_ORDER sections merge only when their linked
-//!   sections end up in the same output section.
+//!   sections end up in the same output section, and their output section stands right after
+//!   that of the first linked section (lld adds them with their linked sections).
 //! * `.eh_frame` is concatenated with its relocations; a relocation that points at a discarded
 //!   section (through a section symbol) becomes R_X86_64_NONE against symbol 0, which makes the
 //!   final link drop that FDE, exactly as lld does.
@@ -26,11 +27,13 @@
 //!   `.comment`) are deduplicated as lld does in -r links (no tail merging, as lld at -O1),
 //!   each string at a multiple of the section's alignment; symbols and section-symbol
 //!   addends pointing into them follow their strings.
-//! * Symbol table: the null symbol, one STT_SECTION symbol per output section (except the
-//!   relocation sections and the synthetic notes, as lld), each input's locals (STT_FILE
-//!   included, section symbols not), then the globals: defined ones (value relative to the
-//!   output section), commons (SHN_COMMON, alignment in st_value), and undefined ones that an
-//!   object names. Names are copied as they are (`foo@VER` included).
+//! * Symbol table: the null symbol, then the locals in lld's order (`symtab_order`): each
+//!   input's kept locals (STT_FILE included, section symbols not) followed by the STT_SECTION
+//!   symbols of the output sections whose first input it holds (one per output section except
+//!   the relocation sections and the synthetic notes, as lld), then the globals: defined ones
+//!   (value relative to the output section), commons (SHN_COMMON, alignment in st_value), and
+//!   undefined ones that an object names. Names are copied as they are (`foo@VER` included).
+//!   The order matters: group sh_info and relocations name symbols by index.
 //! * `.note.GNU-stack` is always written (empty), `.note.gnu.property` is rebuilt as the AND of
 //!   the inputs' x86 feature bits (written only when non-zero), `--build-id` adds a note.
 //!   `-s`/`-S` are ignored with `-r` (lld keeps symbols and debug sections too);
@@ -45,9 +48,10 @@
 //! * lld creates an unused NOBITS `COMMON` section (sized for the commons, which stay
 //!   SHN_COMMON); dtld does not.
 //! * `--gc-sections` is ignored (lld collects garbage from the `-e`/`-u` roots).
-//! * lld places a `.rela` section where its first input relocation section appeared and groups
-//!   section symbols by file; dtld puts each `.rela` right after its section and the section
-//!   symbols first.
+//! * Of a linker script's `SECTIONS`, only `/DISCARD/` is applied (lld places the inputs in the
+//!   script's output sections).
+//! * lld places a `.rela` section where its first input relocation section appeared; dtld puts
+//!   each `.rela` right after its section.
 //! * More than 65279 output sections (extended section numbering) is an error.
 //! * LLVM bitcode inputs are an error ("LLVM bitcode input with -r is not supported yet").
 //!   GCC LTO objects are not: with GCC's plugin they are replaced, before this writer runs, by
@@ -57,6 +61,8 @@
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::Path;
+
+mod symtab_order;
 
 use object::elf;
 use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
@@ -115,8 +121,10 @@ struct OutSec {
     size: u64,
     /// The output section an SHF_LINK_ORDER section links to.
     link_dep: Option<usize>,
-    /// Position of the first input (index in load order, section index): the output order.
-    first: (usize, u32),
+    /// The output order: the position of the first input (index in load order, section index,
+    /// 0), or for SHF_LINK_ORDER sections their linked section's (then 1 + their own index),
+    /// as lld's `-r` creates those output sections right after their linked sections'.
+    first: (usize, u32, u32),
     nrelocs: u64,
     index: u32,
     rela_index: u32,
@@ -439,6 +447,9 @@ struct Built {
 fn build(config: &Config, r: &Resolved) -> Result<Built> {
     let objs: Vec<FileId> = r.load_order.iter().copied().filter(|&f| r.loaded[f] && matches!(r.files[f], File::Obj(_))).collect();
     let mut sel = select_comdats(r, &objs)?;
+    if config.script.has_sections {
+        discard_by_script(config, r, &objs, &mut sel);
+    }
     let mut secs = output_sections(r, &objs, &mut sel)?;
     place_inputs(r, &mut secs)?;
     let features = gnu_property_features(config, r, &objs);
@@ -446,11 +457,7 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
 
     let used = used_locals(r, &secs.place);
     let mut syms = SymTab::new();
-    for &i in &idx.order {
-        let os = &mut secs.osecs[i];
-        os.sym = syms.push(0, elf::STT_SECTION, 0, os.index as u16, 0, 0);
-    }
-    let lidx = kept_locals(config, r, &objs, &secs, &used, &mut syms);
+    let lidx = symtab_order::push_locals(config, r, &objs, &mut secs, &idx.order, &used, &mut syms);
     let first_global = syms.count();
     let facts = global_facts(r, &objs);
     let gidx = globals(config, r, &secs, &facts, &mut syms)?;
@@ -541,6 +548,24 @@ fn select_comdats(r: &Resolved, objs: &[FileId]) -> Result<Selection> {
     Ok(Selection { dropped, kept_groups })
 }
 
+/// A linker script's `/DISCARD/` drops the input sections it matches in a `-r` link too (lld);
+/// the script's other output section descriptions are not applied (see the module comment).
+fn discard_by_script(config: &Config, r: &Resolved, objs: &[FileId], sel: &mut Selection) {
+    let mut live: crate::elf::gc::Live = vec![Vec::new(); r.files.len()];
+    for (f, o) in r.objects_in_load_order() {
+        live[f] = vec![false; o.sections.len()];
+    }
+    for &f in objs {
+        live[f] = sel.dropped[f].iter().map(|&d| !d).collect();
+    }
+    let plan = crate::elf::script::place::plan(config, r, &live);
+    for (f, i) in plan.discard {
+        if let Some(d) = sel.dropped.get_mut(f).and_then(|d| d.get_mut(i as usize)) {
+            *d = true;
+        }
+    }
+}
+
 /// The output sections and which input goes where.
 struct Sections {
     osecs: Vec<OutSec>,
@@ -580,7 +605,7 @@ fn output_sections(r: &Resolved, objs: &[FileId], sel: &mut Selection) -> Result
             }
             if s.sh_type == elf::SHT_GROUP {
                 let Some(g) = sel.kept_groups[f].remove(&(i as u32)) else { continue };
-                osecs.push(new_osec(s.name, Some(g), s, (pos, i as u32), None));
+                osecs.push(new_osec(s.name, Some(g), s, (pos, i as u32, 0), None));
                 members_of.push(Vec::new());
                 place[f][i] = Some(((osecs.len() - 1) as u32, 0));
                 continue;
@@ -784,54 +809,50 @@ fn used_locals(r: &Resolved, place: &[Vec<Place>]) -> Vec<Vec<bool>> {
         .collect()
 }
 
-/// The locals the output keeps, appended to `syms`: each object's locals (section symbols
-/// excepted) that are defined in a written section or absolute, unless `--discard-all`, or
-/// `--discard-locals` (or a merge section) for `.L` names, drops them; a local that a
-/// relocation uses or that names a kept group is always kept. Returns per object the output
-/// index of each local (0 = not written).
-fn kept_locals(config: &Config, r: &Resolved, objs: &[FileId], secs: &Sections, used: &[Vec<bool>], syms: &mut SymTab) -> Vec<Vec<u32>> {
+/// The locals that name a kept group's signature: they must survive even when no relocation
+/// uses them.
+fn signature_locals(osecs: &[OutSec]) -> HashSet<(FileId, usize)> {
+    osecs.iter().filter_map(|os| os.group.as_ref().map(|g| (g.file, g.sig_sym))).collect()
+}
+
+/// The locals object `f` keeps, appended to `syms` (the order among files and section symbols
+/// is `symtab_order`'s): its locals (section symbols excepted) that are defined in a written
+/// section or absolute, unless `--discard-all`, or `--discard-locals` (or a merge section) for
+/// `.L` names, drops them; a local that a relocation uses or that names a kept group (`must`)
+/// is always kept. Returns the output index of each local (0 = not written).
+fn file_locals(config: &Config, r: &Resolved, f: FileId, secs: &Sections, used: &[Vec<bool>], must: &HashSet<(FileId, usize)>, syms: &mut SymTab) -> Vec<u32> {
     let (place, osecs) = (&secs.place, &secs.osecs);
-    let mut lidx: Vec<Vec<u32>> = vec![Vec::new(); r.files.len()];
-    // A group's signature symbol must survive even when it is a local no relocation uses.
-    let mut must: HashSet<(FileId, usize)> = HashSet::new();
-    for os in osecs {
-        if let Some(g) = &os.group {
-            must.insert((g.file, g.sig_sym));
+    let o = r.obj(f);
+    let mut lidx = vec![0; o.first_global];
+    for i in 1..o.first_global {
+        let s = &o.symbols[i];
+        let ty = s.st_type();
+        if ty == elf::STT_SECTION {
+            continue;
         }
-    }
-    for &f in objs {
-        let o = r.obj(f);
-        lidx[f] = vec![0; o.first_global];
-        for i in 1..o.first_global {
-            let s = &o.symbols[i];
-            let ty = s.st_type();
-            if ty == elf::STT_SECTION {
-                continue;
-            }
-            let shndx = s.st_shndx(LE);
-            let (out_shndx, value, in_merge) = match shndx {
-                elf::SHN_UNDEF | elf::SHN_COMMON => continue,
-                elf::SHN_ABS => (elf::SHN_ABS, s.st_value(LE), false),
-                _ if shndx >= elf::SHN_LORESERVE => continue,
-                _ => match locate(place, osecs, f, shndx as usize, s.st_value(LE)) {
-                    Some((os, at)) => (osecs[os as usize].index as u16, at, o.sections[shndx as usize].flags & SHF_MERGE != 0),
-                    // GCC defines group signatures (`wm4.*`, `_ZN...C5Ev`) as locals in the
-                    // SHT_GROUP section itself; lld writes those of a discarded group as
-                    // absolute symbols (the group section has no input section), and so do we.
-                    None if o.sections[shndx as usize].sh_type == elf::SHT_GROUP => (elf::SHN_ABS, s.st_value(LE), false),
-                    None => continue,
-                },
-            };
-            let name = o.sym_name(i);
-            let keep = used[f].get(i).copied().unwrap_or(false)
-                || must.contains(&(f, i))
-                || (!config.discard_all && !(name.starts_with(b".L") && (config.discard_locals || in_merge)));
-            if !keep {
-                continue;
-            }
-            let n = syms.strtab.add(name);
-            lidx[f][i] = syms.push(n, s.st_info, s.st_other, out_shndx, value, s.st_size(LE));
+        let shndx = s.st_shndx(LE);
+        let (out_shndx, value, in_merge) = match shndx {
+            elf::SHN_UNDEF | elf::SHN_COMMON => continue,
+            elf::SHN_ABS => (elf::SHN_ABS, s.st_value(LE), false),
+            _ if shndx >= elf::SHN_LORESERVE => continue,
+            _ => match locate(place, osecs, f, shndx as usize, s.st_value(LE)) {
+                Some((os, at)) => (osecs[os as usize].index as u16, at, o.sections[shndx as usize].flags & SHF_MERGE != 0),
+                // GCC defines group signatures (`wm4.*`, `_ZN...C5Ev`) as locals in the
+                // SHT_GROUP section itself; lld writes those of a discarded group as
+                // absolute symbols (the group section has no input section), and so do we.
+                None if o.sections[shndx as usize].sh_type == elf::SHT_GROUP => (elf::SHN_ABS, s.st_value(LE), false),
+                None => continue,
+            },
+        };
+        let name = o.sym_name(i);
+        let keep = used[f].get(i).copied().unwrap_or(false)
+            || must.contains(&(f, i))
+            || (!config.discard_all && !(name.starts_with(b".L") && (config.discard_locals || in_merge)));
+        if !keep {
+            continue;
         }
+        let n = syms.strtab.add(name);
+        lidx[i] = syms.push(n, s.st_info, s.st_other, out_shndx, value, s.st_size(LE));
     }
     lidx
 }
@@ -1274,7 +1295,7 @@ fn write_section(plan: &Plan, i: usize, group_data: &HashMap<usize, Vec<u8>>, ds
     }
 }
 
-fn new_osec(name: &'static [u8], group: Option<Group>, s: &crate::elf::object::InputSection, first: (usize, u32), link_dep: Option<usize>) -> OutSec {
+fn new_osec(name: &'static [u8], group: Option<Group>, s: &crate::elf::object::InputSection, first: (usize, u32, u32), link_dep: Option<usize>) -> OutSec {
     let entsize = s.hdr.sh_entsize(LE);
     OutSec {
         name,
@@ -1311,10 +1332,12 @@ fn add_input(
     let o = r.obj(f);
     let s = &o.sections[i as usize];
     let dep = link.flatten();
+    let linked = s.hdr.sh_link(LE);
+    let key = if link.is_some() && linked != 0 && (linked as usize) < o.sections.len() { (pos, linked, i + 1) } else { (pos, i, 0) };
     // Group members stay separate; link-order sections merge only with the same linked output.
     let existing = if s.flags & SHF_GROUP != 0 { None } else { by_name.get(&(s.name, dep)).copied() };
     let Some(id) = existing else {
-        osecs.push(new_osec(s.name, None, s, (pos, i), dep));
+        osecs.push(new_osec(s.name, None, s, key, dep));
         members_of.push(vec![(f, i)]);
         if s.flags & SHF_GROUP == 0 {
             by_name.insert((s.name, dep), osecs.len() - 1);
@@ -1356,6 +1379,7 @@ fn add_input(
     }
     os.flags |= s.flags;
     os.align = os.align.max(s.align);
+    os.first = os.first.min(key);
     members_of[id].push((f, i));
     Some(id)
 }

@@ -9,8 +9,10 @@
 //! * structure (read with goblin, and `llvm-readelf-22 -a` must read dtld's output without a
 //!   warning): the multiset of sections (name, type, flags), of COMDAT/other groups (signature,
 //!   member names), of global symbols (name, binding, type, visibility, and where: UND, COM,
-//!   ABS or the section name), of non-section locals (name, type, where), and the number of
-//!   relocations per (relocated section, type) must be equal; with `-g`, `llvm-dwarfdump-22
+//!   ABS or the section name), of non-section locals (name, type, where), the sequence of
+//!   locals (section symbols by their section's name: a group's sh_info and relocations name
+//!   symbols by index), and the number of relocations per (relocated section, type) must be
+//!   equal; with `-g`, `llvm-dwarfdump-22
 //!   --debug-info --debug-line` (which applies the relocations) must print the same. Intentional differences, removed
 //!   before comparing: lld's unused NOBITS `COMMON` section (dtld keeps commons as SHN_COMMON
 //!   without allocating a section); offsets, sizes and symbol values are not compared (merged
@@ -240,6 +242,7 @@ fn combine(w: &Work, case: &Case) -> Result<(), String> {
     compare("global symbols (name, bind, type, visibility, where)", &ours.globals, &lld.globals, &mut diffs);
     compare("local symbols (name, type, where)", &ours.locals, &lld.locals, &mut diffs);
     compare("relocations per (section, type)", &ours.relocs, &lld.relocs, &mut diffs);
+    compare_order(&ours.local_order, &lld.local_order, &mut diffs);
     if ours.header != lld.header {
         diffs.push(format!("ELF header (type, machine, entry, phnum, flags): dtld {:?}, lld {:?}", ours.header, lld.header));
     }
@@ -247,6 +250,17 @@ fn combine(w: &Work, case: &Case) -> Result<(), String> {
         return Err(format!("ab.o (dtld -r) and ab.lld.o (ld.lld-22 -r) differ:\n{}", diffs.join("\n")));
     }
     Ok(())
+}
+
+/// The locals must stand in lld's order, section symbols included: a group's sh_info and every
+/// relocation name their symbol by index.
+fn compare_order(ours: &[String], lld: &[String], diffs: &mut Vec<String>) {
+    if ours == lld {
+        return;
+    }
+    let first = ours.iter().zip(lld).position(|(a, b)| a != b).unwrap_or(ours.len().min(lld.len()));
+    let around = |v: &[String]| v.iter().skip(first.saturating_sub(2)).take(6).cloned().collect::<Vec<_>>().join(", ");
+    diffs.push(format!("  local symbol order differs at index {}:\n    dtld: {}\n    lld:  {}", first + 1, around(ours), around(lld)));
 }
 
 fn compare(what: &str, ours: &BTreeMap<String, usize>, lld: &BTreeMap<String, usize>, diffs: &mut Vec<String>) {
@@ -274,6 +288,8 @@ struct Structure {
     groups: BTreeMap<String, usize>,
     globals: BTreeMap<String, usize>,
     locals: BTreeMap<String, usize>,
+    /// Every local (section symbols included, by their section's name) in symbol index order.
+    local_order: Vec<String>,
     relocs: BTreeMap<String, usize>,
 }
 
@@ -316,6 +332,7 @@ impl Structure {
         }
         let mut globals = BTreeMap::new();
         let mut locals = BTreeMap::new();
+        let mut local_order = Vec::new();
         for y in elf.syms.iter().skip(1) {
             let name = elf.strtab.get_at(y.st_name).unwrap_or("?").to_string();
             let place = match y.st_shndx {
@@ -326,8 +343,10 @@ impl Structure {
             };
             if y.st_bind() == goblin::elf::sym::STB_LOCAL {
                 if y.st_type() == STT_SECTION {
+                    local_order.push(format!("section {place}"));
                     continue;
                 }
+                local_order.push(format!("{name} type={} in {place}", y.st_type()));
                 bump(&mut locals, format!("{name} type={} in {place}", y.st_type()));
             } else {
                 bump(&mut globals, format!("{name} bind={} type={} vis={} in {place}", y.st_bind(), y.st_type(), y.st_visibility()));
@@ -341,7 +360,7 @@ impl Structure {
                 bump(&mut relocs, format!("{tname} type={}", r.r_type));
             }
         }
-        Ok(Structure { header, sections, groups, globals, locals, relocs })
+        Ok(Structure { header, sections, groups, globals, locals, local_order, relocs })
     }
 }
 
