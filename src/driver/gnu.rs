@@ -539,6 +539,10 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["orphan-handling"], Value, "<mode>", "Orphan section handling", Implemented, orphan_handling),
     opt(&["sort-section"], Value, "<rule>", "Sort sections by name or alignment (SECTIONS scripts)", Implemented, sort_section),
     opt(&["trace", "t"], Flag, "", "Print the name of each input file", Implemented, |p, _| p.cfg.trace = true),
+    opt(&["dependent-libraries"], Flag, "", "Process dependent library specifiers from input files (default)", Implemented, |p, _| {
+        p.cfg.dependent_libraries = true
+    }),
+    opt(&["no-dependent-libraries"], Flag, "", "Ignore dependent library specifiers from input files", Implemented, |p, _| p.cfg.dependent_libraries = false),
     opt(&["trace-symbol", "y"], Value, "<sym>", "Trace references to a symbol", Ignored, nothing),
     opt(&["hash-size"], Value, "<n>", "GNU ld hash table size (no effect, as in lld)", Noop, hash_size),
     opt(&["g"], Flag, "", "Ignored (as in lld)", Noop, nothing),

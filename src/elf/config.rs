@@ -238,6 +238,12 @@ pub struct Config {
     pub undefined_version: bool,
     /// `--trace` / `-t`: print each input file as it is loaded.
     pub trace: bool,
+    /// `--dependent-libraries` (default) / `--no-dependent-libraries`: add the libraries the
+    /// inputs name in `.deplibs` sections or bitcode (`deplibs`).
+    pub dependent_libraries: bool,
+    /// The dependent library specifiers of archive members the resolver extracted, as
+    /// (member name, specifier): the driver reloads with them (`deplibs::from_extracted`).
+    pub extracted_deplibs: Vec<(String, String)>,
     /// `--export-dynamic-symbol-list=` files (dynamic-list syntax; unlike `--dynamic-list` they
     /// do not make a library's other symbols bind locally).
     pub export_dynamic_symbol_lists: Vec<PathBuf>,
@@ -395,6 +401,8 @@ impl Default for Config {
             z_stack_size: None,
             undefined_version: false,
             trace: false,
+            dependent_libraries: true,
+            extracted_deplibs: Vec::new(),
             export_dynamic_symbol_lists: Vec::new(),
             z_dynamic_undefined_weak: true,
             ignore_unresolved_in_objects: false,

@@ -84,6 +84,10 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
             },
         }
     }
+    // -r keeps the specifiers in its output for the final link (lld).
+    if l.config.dependent_libraries && !l.config.relocatable {
+        l.add_dependent_libraries();
+    }
     let Loader { files, mut errors, search, entry, externs, output, layout, versions, log, assign_args, .. } = l;
     let mut script = crate::elf::script::ast::LayoutScript::default();
     for c in layout {
@@ -376,27 +380,68 @@ impl Loader<'_> {
         self.search.iter().map(|d| d.join(name)).find(|p| p.exists()).map(|p| p.to_string_lossy().into_owned())
     }
 
-    /// `-lfoo` / `-l:file`.
-    fn add_library(&mut self, name: &str) {
-        let found = if let Some(exact) = name.strip_prefix(':') {
-            self.find_in_search_paths(exact)
-        } else {
-            let mut found = None;
-            for d in &self.search {
-                if !self.state.bstatic {
-                    let p = d.join(format!("lib{name}.so"));
-                    if p.exists() {
-                        found = Some(p);
-                        break;
-                    }
-                }
-                let p = d.join(format!("lib{name}.a"));
+    /// `libname.so` (unless -Bstatic) or `libname.a` in the first library directory that has
+    /// one (lld's `searchLibraryBaseName`).
+    fn search_library_base(&self, name: &str) -> Option<String> {
+        for d in &self.search {
+            if !self.state.bstatic {
+                let p = d.join(format!("lib{name}.so"));
                 if p.exists() {
-                    found = Some(p);
-                    break;
+                    return Some(p.to_string_lossy().into_owned());
                 }
             }
-            found.map(|p| p.to_string_lossy().into_owned())
+            let p = d.join(format!("lib{name}.a"));
+            if p.exists() {
+                return Some(p.to_string_lossy().into_owned());
+            }
+        }
+        None
+    }
+
+    /// Adds the dependent libraries (`deplibs`) of the files always in the link, of the files
+    /// they add, and of the archive members the resolver extracted in an earlier round
+    /// (`Config::extracted_deplibs`), after the command line's files, as lld does.
+    fn add_dependent_libraries(&mut self) {
+        let mut extracted = self.config.extracted_deplibs.clone();
+        let mut next = 0;
+        loop {
+            while next < self.files.len() {
+                let f = &self.files[next];
+                next += 1;
+                if f.lazy {
+                    continue;
+                }
+                let name = f.name.clone();
+                for spec in crate::elf::deplibs::specifiers(f) {
+                    self.add_dependent_library(&name, &String::from_utf8_lossy(spec));
+                }
+            }
+            if extracted.is_empty() {
+                break;
+            }
+            for (from, spec) in std::mem::take(&mut extracted) {
+                self.add_dependent_library(&from, &spec);
+            }
+        }
+    }
+
+    /// One dependent library specifier of file `from`: a library base name, else a file in the
+    /// library directories, else a path (lld's `addDependentLibrary`).
+    fn add_dependent_library(&mut self, from: &str, spec: &str) {
+        if let Some(p) = self.search_library_base(spec).or_else(|| self.find_in_search_paths(spec)) {
+            self.add_file(&p, true);
+        } else if Path::new(spec).exists() {
+            self.add_file(spec, false);
+        } else {
+            self.errors.push(format!("{from}: unable to find library from dependent library specifier: {spec}"));
+        }
+    }
+
+    /// `-lfoo` / `-l:file`.
+    fn add_library(&mut self, name: &str) {
+        let found = match name.strip_prefix(':') {
+            Some(exact) => self.find_in_search_paths(exact),
+            None => self.search_library_base(name),
         };
         match found {
             Some(p) => self.add_file(&p, true),

@@ -15,7 +15,7 @@ use object::read::elf::Sym as _;
 use rayon::prelude::*;
 
 use crate::elf::config::Config;
-use crate::elf::object::{ObjFile, SecKind};
+use crate::elf::object::{ObjFile, ParseOpts, SecKind};
 use crate::elf::shared::SharedFile;
 use crate::elf::LE;
 use crate::error::{Error, Result};
@@ -230,15 +230,15 @@ pub struct Resolver<'c> {
     sonames: std::collections::HashMap<String, FileId>,
 }
 
-/// Parses one input; `merge`: split SHF_MERGE sections (lld: at `-O1` and above, and always for
+/// Parses one input; `opts.merge`: split SHF_MERGE sections (lld: at `-O1` and above, and always for
 /// `-r`). An object carrying GCC LTO IR is a `GccIr` file when it is slim (it has no native
 /// code) or when `claim_gcc` (GCC's plugin is in the link, which then compiles fat objects from
 /// their IR too, as with GNU ld); objects LTO generated are never claimed.
 /// `llvm`: where the user's LLVM is, for bitcode without a usable irsymtab.
-fn parse_file(f: &'static InputFile, merge: bool, claim_gcc: bool, llvm: Option<&crate::lto::options::LtoOptions>) -> Result<File> {
+fn parse_file(f: &'static InputFile, opts: ParseOpts, claim_gcc: bool, llvm: Option<&crate::lto::options::LtoOptions>) -> Result<File> {
     match f.kind {
         FileKind::Object => {
-            let o = ObjFile::parse(f, merge)?;
+            let o = ObjFile::parse(f, opts)?;
             // A fat object without GCC's plugin is linked from its native code, whatever its IR.
             if GccIrFile::has_ir(&o) && (claim_gcc || GccIrFile::is_slim(&o)) {
                 GccIrFile::from_object(&o).map(File::GccIr)
@@ -257,11 +257,11 @@ impl<'c> Resolver<'c> {
     pub fn start(config: &'c Config, inputs: &'static [InputFile]) -> Result<Resolver<'c>> {
         // Parse every input in parallel: parsing is zero-copy validation, so it is cheap even for
         // archive members that will never be extracted.
-        let merge = config.opt_level > 0 || config.relocatable;
+        let opts = ParseOpts { merge: config.opt_level > 0 || config.relocatable, relocatable: config.relocatable };
         let claim_gcc = crate::elf::gcc_lto::plugin(config).is_some();
         // Option errors are reported when LTO runs; here they only mean no LLVM to ask.
         let lto_opts = crate::elf::lto::options(config).ok();
-        let parsed: Vec<Result<File>> = inputs.par_iter().map(|f| parse_file(f, merge, claim_gcc, lto_opts.as_ref())).collect();
+        let parsed: Vec<Result<File>> = inputs.par_iter().map(|f| parse_file(f, opts, claim_gcc, lto_opts.as_ref())).collect();
         let mut files = Vec::with_capacity(parsed.len());
         let mut errors = Vec::new();
         for (p, input) in parsed.into_iter().zip(inputs) {
@@ -401,14 +401,14 @@ impl<'c> Resolver<'c> {
         let first = self.r.files.len();
         self.lto_first_file = Some(first);
         let objects: Vec<&'static InputFile> = objects.into_iter().map(|o| &*Box::leak(Box::new(o))).collect();
-        let merge = self.config.opt_level > 0 || self.config.relocatable;
+        let opts = ParseOpts { merge: self.config.opt_level > 0 || self.config.relocatable, relocatable: self.config.relocatable };
         let parsed: Vec<Result<File>> = objects
             .par_iter()
             .map(|f| match f.kind {
                 // What LTO generated is never claimed again (`-r` with GCC's plugin generates a
                 // GCC LTO object on purpose).
-                FileKind::Object => ObjFile::parse(f, merge).map(File::Obj),
-                _ => parse_file(f, merge, false, None),
+                FileKind::Object => ObjFile::parse(f, opts).map(File::Obj),
+                _ => parse_file(f, opts, false, None),
             })
             .collect();
         let mut errors = Vec::new();
