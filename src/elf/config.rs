@@ -258,6 +258,11 @@ pub struct Config {
     pub warn_unresolved_symbols: bool,
     /// `--warn-common`: warn when a common symbol meets another common or a definition.
     pub warn_common: bool,
+    /// `--warn-backrefs`: warn when a reference extracts an archive member named earlier on
+    /// the command line (outside a common group); `--warn-backrefs-exclude=` globs name the
+    /// archives (`*.a(*.o)`) or `--start-lib` objects not to warn about.
+    pub warn_backrefs: bool,
+    pub warn_backrefs_exclude: Vec<String>,
     /// `--no-gnu-unique`: STB_GNU_UNIQUE symbols are written as STB_GLOBAL.
     pub no_gnu_unique: bool,
     /// The layout commands of the link's linker scripts (`SECTIONS`, `MEMORY`, `PHDRS`,
@@ -408,6 +413,8 @@ impl Default for Config {
             ignore_unresolved_in_objects: false,
             warn_unresolved_symbols: false,
             warn_common: false,
+            warn_backrefs: false,
+            warn_backrefs_exclude: Vec::new(),
             no_gnu_unique: false,
             inline_version_scripts: Vec::new(),
             script: Default::default(),
