@@ -47,6 +47,7 @@ fn with_input<R>(name: &str, data: &[u8], kind: FileKind, f: impl FnOnce(&'stati
             needed_name: name.to_string(),
             archive_offset: 0,
             thin_member: false,
+            group: 0,
         };
         // SAFETY: as `with_static`: `file` lives until `f` returns and nothing keeps it.
         let file: &'static InputFile = unsafe { std::mem::transmute::<&InputFile, &'static InputFile>(&file) };
@@ -58,7 +59,7 @@ fn with_input<R>(name: &str, data: &[u8], kind: FileKind, f: impl FnOnce(&'stati
 /// groups, and every symbol name.
 pub fn elf_object(data: &[u8]) {
     with_input("fuzz.o", data, FileKind::Object, |f| {
-        if let Ok(o) = crate::elf::object::ObjFile::parse(f, true) {
+        if let Ok(o) = crate::elf::object::ObjFile::parse(f, crate::elf::object::ParseOpts { merge: true, relocatable: false }) {
             for i in 0..o.symbols.len() {
                 let _ = o.sym_name(i);
             }

@@ -40,6 +40,11 @@ pub struct InputFile {
     /// bitcode members `lib.a(m.o at <offset>)` for LTO), and whether the archive is thin.
     pub archive_offset: u64,
     pub thin_member: bool,
+    /// lld's group ID for `--warn-backrefs`: each file named outside `--start-group`,
+    /// `--start-lib` and `GROUP(...)` gets the next number, the files inside one of those share
+    /// one, and so do an archive's members. A reference that extracts a member of a group
+    /// with a smaller number is a backward reference (GNU ld would not resolve it).
+    pub group: u32,
 }
 
 /// Maps a file read-only for the rest of the process.

@@ -417,6 +417,9 @@ static OPTIONS: &[Opt<Gnu>] = &[
         p.cfg.discard_locals = false;
     }),
     opt(&["defsym"], Value, "<sym>=<value>", "Define a symbol", Implemented, defsym),
+    opt(&["warn-backrefs-exclude"], Value, "<glob>", "An archive (or --start-lib object) that --warn-backrefs does not warn about", Implemented, |p, v| {
+        p.cfg.warn_backrefs_exclude.push(v.str())
+    }),
     opt(&["wrap"], Value, "<sym>", "Use wrapper functions for <sym>", Implemented, |p, v| p.cfg.wrap.push(v.str())),
     opt(&["init"], Value, "<sym>", "Symbol for DT_INIT", Implemented, |p, v| p.cfg.init = Some(v.str())),
     opt(&["fini"], Value, "<sym>", "Symbol for DT_FINI", Implemented, |p, v| p.cfg.fini = Some(v.str())),
@@ -539,6 +542,10 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["orphan-handling"], Value, "<mode>", "Orphan section handling", Implemented, orphan_handling),
     opt(&["sort-section"], Value, "<rule>", "Sort sections by name or alignment (SECTIONS scripts)", Implemented, sort_section),
     opt(&["trace", "t"], Flag, "", "Print the name of each input file", Implemented, |p, _| p.cfg.trace = true),
+    opt(&["dependent-libraries"], Flag, "", "Process dependent library specifiers from input files (default)", Implemented, |p, _| {
+        p.cfg.dependent_libraries = true
+    }),
+    opt(&["no-dependent-libraries"], Flag, "", "Ignore dependent library specifiers from input files", Implemented, |p, _| p.cfg.dependent_libraries = false),
     opt(&["trace-symbol", "y"], Value, "<sym>", "Trace references to a symbol", Ignored, nothing),
     opt(&["hash-size"], Value, "<n>", "GNU ld hash table size (no effect, as in lld)", Noop, hash_size),
     opt(&["g"], Flag, "", "Ignored (as in lld)", Noop, nothing),
@@ -556,8 +563,8 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["no-demangle"], Flag, "", "Do not demangle symbol names in diagnostics and the map file", Implemented, |p, _| p.demangle = false),
     opt(&["gdb-index"], Flag, "", "Generate .gdb_index", Implemented, |p, _| p.cfg.gdb_index = true),
     opt(&["no-gdb-index"], Flag, "", "Do not generate .gdb_index (default)", Implemented, |p, _| p.cfg.gdb_index = false),
-    opt(&["warn-backrefs"], Flag, "", "Warn about backward symbol references to extract archive members", Ignored, nothing),
-    opt(&["no-warn-backrefs"], Flag, "", "Do not warn about backward references (default)", Noop, nothing),
+    opt(&["warn-backrefs"], Flag, "", "Warn about backward symbol references to extract archive members", Implemented, |p, _| p.cfg.warn_backrefs = true),
+    opt(&["no-warn-backrefs"], Flag, "", "Do not warn about backward references (default)", Implemented, |p, _| p.cfg.warn_backrefs = false),
     opt(&["noinhibit-exec"], Flag, "", "Retain the output file even if errors occur (undefined symbols are warnings)", Implemented, |p, _| {
         p.cfg.noinhibit_exec = true
     }),

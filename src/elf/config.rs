@@ -238,6 +238,12 @@ pub struct Config {
     pub undefined_version: bool,
     /// `--trace` / `-t`: print each input file as it is loaded.
     pub trace: bool,
+    /// `--dependent-libraries` (default) / `--no-dependent-libraries`: add the libraries the
+    /// inputs name in `.deplibs` sections or bitcode (`deplibs`).
+    pub dependent_libraries: bool,
+    /// The dependent library specifiers of archive members the resolver extracted, as
+    /// (member name, specifier): the driver reloads with them (`deplibs::from_extracted`).
+    pub extracted_deplibs: Vec<(String, String)>,
     /// `--export-dynamic-symbol-list=` files (dynamic-list syntax; unlike `--dynamic-list` they
     /// do not make a library's other symbols bind locally).
     pub export_dynamic_symbol_lists: Vec<PathBuf>,
@@ -252,6 +258,11 @@ pub struct Config {
     pub warn_unresolved_symbols: bool,
     /// `--warn-common`: warn when a common symbol meets another common or a definition.
     pub warn_common: bool,
+    /// `--warn-backrefs`: warn when a reference extracts an archive member named earlier on
+    /// the command line (outside a common group); `--warn-backrefs-exclude=` globs name the
+    /// archives (`*.a(*.o)`) or `--start-lib` objects not to warn about.
+    pub warn_backrefs: bool,
+    pub warn_backrefs_exclude: Vec<String>,
     /// `--no-gnu-unique`: STB_GNU_UNIQUE symbols are written as STB_GLOBAL.
     pub no_gnu_unique: bool,
     /// The layout commands of the link's linker scripts (`SECTIONS`, `MEMORY`, `PHDRS`,
@@ -395,11 +406,15 @@ impl Default for Config {
             z_stack_size: None,
             undefined_version: false,
             trace: false,
+            dependent_libraries: true,
+            extracted_deplibs: Vec::new(),
             export_dynamic_symbol_lists: Vec::new(),
             z_dynamic_undefined_weak: true,
             ignore_unresolved_in_objects: false,
             warn_unresolved_symbols: false,
             warn_common: false,
+            warn_backrefs: false,
+            warn_backrefs_exclude: Vec::new(),
             no_gnu_unique: false,
             inline_version_scripts: Vec::new(),
             script: Default::default(),

@@ -63,6 +63,8 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
         output: None,
         nostdlib: config.nostdlib,
         in_lib: false,
+        next_group: 0,
+        in_group: false,
         arg_index: 0,
         assign_args: Vec::new(),
     };
@@ -74,15 +76,26 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
             InputArg::AsNeeded(b) => l.state.as_needed = *b,
             InputArg::Static(b) => l.state.bstatic = *b,
             InputArg::WholeArchive(b) => l.state.whole_archive = *b,
-            InputArg::StartGroup | InputArg::EndGroup => {}
-            InputArg::StartLib => l.in_lib = true,
-            InputArg::EndLib => l.in_lib = false,
+            InputArg::StartGroup => l.in_group = true,
+            InputArg::StartLib => {
+                l.in_lib = true;
+                l.in_group = true;
+            }
+            InputArg::EndGroup | InputArg::EndLib => {
+                l.in_lib = false;
+                l.in_group = false;
+                l.next_group += 1;
+            }
             InputArg::PushState => l.stack.push(l.state),
             InputArg::PopState => match l.stack.pop() {
                 Some(s) => l.state = s,
                 None => l.errors.push("unbalanced --push-state/--pop-state".into()),
             },
         }
+    }
+    // -r keeps the specifiers in its output for the final link (lld).
+    if l.config.dependent_libraries && !l.config.relocatable {
+        l.add_dependent_libraries();
     }
     let Loader { files, mut errors, search, entry, externs, output, layout, versions, log, assign_args, .. } = l;
     let mut script = crate::elf::script::ast::LayoutScript::default();
@@ -180,6 +193,10 @@ struct Loader<'c> {
     log: ReadLog,
     /// Between `--start-lib` and `--end-lib`: objects join as lazy members of an implicit archive.
     in_lib: bool,
+    /// The group ID the next file gets (`InputFile::group`), and whether the files being added
+    /// share one (`--start-group`, `--start-lib`, a script's `GROUP`).
+    next_group: u32,
+    in_group: bool,
 }
 
 /// An `io::Error` as strerror text, the way lld prints it (no " (os error N)").
@@ -313,7 +330,11 @@ impl Loader<'_> {
             needed_name,
             archive_offset: 0,
             thin_member: false,
+            group: self.next_group,
         });
+        if !self.in_group {
+            self.next_group += 1;
+        }
     }
 
     fn add_archive(&mut self, path: &str, data: &'static [u8]) {
@@ -367,7 +388,12 @@ impl Loader<'_> {
                 archive: Some((path.to_string(), m.name)),
                 as_needed: false,
                 needed_name: String::new(),
+                group: self.next_group,
             });
+        }
+        // The members share the archive's group, so they may refer to each other.
+        if !self.in_group {
+            self.next_group += 1;
         }
     }
 
@@ -376,27 +402,68 @@ impl Loader<'_> {
         self.search.iter().map(|d| d.join(name)).find(|p| p.exists()).map(|p| p.to_string_lossy().into_owned())
     }
 
-    /// `-lfoo` / `-l:file`.
-    fn add_library(&mut self, name: &str) {
-        let found = if let Some(exact) = name.strip_prefix(':') {
-            self.find_in_search_paths(exact)
-        } else {
-            let mut found = None;
-            for d in &self.search {
-                if !self.state.bstatic {
-                    let p = d.join(format!("lib{name}.so"));
-                    if p.exists() {
-                        found = Some(p);
-                        break;
-                    }
-                }
-                let p = d.join(format!("lib{name}.a"));
+    /// `libname.so` (unless -Bstatic) or `libname.a` in the first library directory that has
+    /// one (lld's `searchLibraryBaseName`).
+    fn search_library_base(&self, name: &str) -> Option<String> {
+        for d in &self.search {
+            if !self.state.bstatic {
+                let p = d.join(format!("lib{name}.so"));
                 if p.exists() {
-                    found = Some(p);
-                    break;
+                    return Some(p.to_string_lossy().into_owned());
                 }
             }
-            found.map(|p| p.to_string_lossy().into_owned())
+            let p = d.join(format!("lib{name}.a"));
+            if p.exists() {
+                return Some(p.to_string_lossy().into_owned());
+            }
+        }
+        None
+    }
+
+    /// Adds the dependent libraries (`deplibs`) of the files always in the link, of the files
+    /// they add, and of the archive members the resolver extracted in an earlier round
+    /// (`Config::extracted_deplibs`), after the command line's files, as lld does.
+    fn add_dependent_libraries(&mut self) {
+        let mut extracted = self.config.extracted_deplibs.clone();
+        let mut next = 0;
+        loop {
+            while next < self.files.len() {
+                let f = &self.files[next];
+                next += 1;
+                if f.lazy {
+                    continue;
+                }
+                let name = f.name.clone();
+                for spec in crate::elf::deplibs::specifiers(f) {
+                    self.add_dependent_library(&name, &String::from_utf8_lossy(spec));
+                }
+            }
+            if extracted.is_empty() {
+                break;
+            }
+            for (from, spec) in std::mem::take(&mut extracted) {
+                self.add_dependent_library(&from, &spec);
+            }
+        }
+    }
+
+    /// One dependent library specifier of file `from`: a library base name, else a file in the
+    /// library directories, else a path (lld's `addDependentLibrary`).
+    fn add_dependent_library(&mut self, from: &str, spec: &str) {
+        if let Some(p) = self.search_library_base(spec).or_else(|| self.find_in_search_paths(spec)) {
+            self.add_file(&p, true);
+        } else if Path::new(spec).exists() {
+            self.add_file(spec, false);
+        } else {
+            self.errors.push(format!("{from}: unable to find library from dependent library specifier: {spec}"));
+        }
+    }
+
+    /// `-lfoo` / `-l:file`.
+    fn add_library(&mut self, name: &str) {
+        let found = match name.strip_prefix(':') {
+            Some(exact) => self.find_in_search_paths(exact),
+            None => self.search_library_base(name),
         };
         match found {
             Some(p) => self.add_file(&p, true),
@@ -438,6 +505,8 @@ impl Loader<'_> {
         let under_sysroot = self.is_under_sysroot(path);
         let sysroot = self.config.sysroot.as_ref().map(|p| p.to_string_lossy().into_owned());
         let script_dir = Path::new(path).parent().map(Path::to_path_buf).unwrap_or_default();
+        // Whether a `GROUP(...)` started inside another group (`--start-group`).
+        let mut group_stack = Vec::new();
         for cmd in &s.commands {
             match cmd {
                 script::Command::Input { name, as_needed, loc } => {
@@ -489,6 +558,13 @@ impl Loader<'_> {
                 }
                 script::Command::Extern(syms) => self.externs.extend(syms.iter().cloned()),
                 script::Command::Output(o) => self.output = Some(o.clone()),
+                script::Command::Group(true) => group_stack.push(std::mem::replace(&mut self.in_group, true)),
+                script::Command::Group(false) => {
+                    self.in_group = group_stack.pop().unwrap_or(false);
+                    if !self.in_group {
+                        self.next_group += 1;
+                    }
+                }
                 script::Command::Layout(c) => {
                     if let crate::elf::script::ast::LayoutCmd::Assign(_) = c {
                         self.assign_args.push(self.arg_index);
@@ -505,6 +581,10 @@ impl Loader<'_> {
                 // lld stops reading a script at its first error.
                 break;
             }
+        }
+        if let Some(&outer) = group_stack.first() {
+            // The script stopped at an error inside its GROUP.
+            self.in_group = outer;
         }
         if self.errors.len() == errors_before {
             if let Some(e) = syntax_error {

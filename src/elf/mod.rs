@@ -19,6 +19,7 @@ pub mod cdsort;
 pub mod cgsort;
 pub mod compress;
 pub mod config;
+pub mod deplibs;
 pub mod diag;
 pub mod dwarf;
 pub mod eh_frame;
@@ -55,29 +56,25 @@ pub type Ehdr = ::object::elf::FileHeader64<LE>;
 pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     let mut trace = crate::trace::Trace::default();
     let t = std::time::Instant::now();
-    // Input linker scripts may set the entry point, add undefined symbols and search
-    // directories (ENTRY, EXTERN, SEARCH_DIR), so loading refines a copy of the config.
-    let mut config = config.clone();
-    let (loaded, read) = input::load_logged(&mut config);
-    let inputs: &'static [crate::input::InputFile] = Box::leak(reproduce::after_load(&config, loaded, &read)?.into_boxed_slice());
-    // Fail early if the output (named by -o or a script's OUTPUT) or the map file cannot be
-    // written, as lld does once it has read the inputs; a failed link leaves the previous output
-    // in place either way.
-    let mut unwritable = Vec::new();
-    for (path, what) in [(Some(&config.output), "output file"), (config.map_file.as_ref(), "map file")] {
-        let Some(p) = path else { continue };
-        if let Err(e) = crate::outfile::check_writable(p) {
-            unwritable.push(format!("cannot open {what} {}: {}", p.display(), crate::io_error(&e)));
+    // An archive member the resolver extracts may name dependent libraries (`deplibs`) that
+    // are not in the link yet: then the link loads and resolves once more with them.
+    let mut wanted = config.clone();
+    let (config, mut resolver) = loop {
+        let (config, inputs) = load_inputs(&wanted)?;
+        trace.stage("Load input files", "", t);
+        let t = std::time::Instant::now();
+        let resolver = resolve::Resolver::start(config, inputs)?;
+        trace.stage("Resolve symbols", "", t);
+        let more = if config.dependent_libraries && !config.relocatable {
+            deplibs::from_extracted(resolver.resolved(), &config.extracted_deplibs)
+        } else {
+            Vec::new()
+        };
+        if more.is_empty() {
+            break (config, resolver);
         }
-    }
-    if !unwritable.is_empty() {
-        return Err(crate::error::Error::many(unwritable));
-    }
-    let config = &config;
-    trace.stage("Load input files", "", t);
-    let t = std::time::Instant::now();
-    let mut resolver = resolve::Resolver::start(config, inputs)?;
-    trace.stage("Resolve symbols", "", t);
+        wanted.extracted_deplibs.extend(more);
+    };
     gcc_lto::check(config, resolver.resolved())?;
     if resolver.resolved().has_gcc_ir() {
         // GCC's plugin compiles the GCC LTO objects; what it returns joins in pass 2 (with -r
@@ -126,6 +123,29 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     std::mem::forget(layout);
     std::mem::forget(resolved);
     finish_trace(config, &trace)
+}
+
+/// Loads the inputs of `config` (input linker scripts may set the entry point, add undefined
+/// symbols and search directories: ENTRY, EXTERN, SEARCH_DIR, so loading refines a copy of the
+/// config), writes `--reproduce`, and fails early if the output (named by -o or a script's
+/// OUTPUT) or the map file cannot be written, as lld does once it has read the inputs; a failed
+/// link leaves the previous output in place either way.
+fn load_inputs(config: &crate::elf::config::Config) -> crate::error::Result<(&'static crate::elf::config::Config, &'static [crate::input::InputFile])> {
+    let mut config = config.clone();
+    let (loaded, read) = input::load_logged(&mut config);
+    let inputs: &'static [crate::input::InputFile] = Box::leak(reproduce::after_load(&config, loaded, &read)?.into_boxed_slice());
+    let mut unwritable = Vec::new();
+    for (path, what) in [(Some(&config.output), "output file"), (config.map_file.as_ref(), "map file")] {
+        let Some(p) = path else { continue };
+        if let Err(e) = crate::outfile::check_writable(p) {
+            unwritable.push(format!("cannot open {what} {}: {}", p.display(), crate::io_error(&e)));
+        }
+    }
+    if !unwritable.is_empty() {
+        return Err(crate::error::Error::many(unwritable));
+    }
+    // Like the inputs, the config lives until the process exits.
+    Ok((Box::leak(Box::new(config)), inputs))
 }
 
 fn finish_trace(config: &crate::elf::config::Config, trace: &crate::trace::Trace) -> crate::error::Result<()> {

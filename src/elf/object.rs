@@ -45,6 +45,16 @@ pub struct InputSection {
     pub group: Option<u32>,
 }
 
+/// How objects are read for this link.
+#[derive(Debug, Clone, Copy)]
+pub struct ParseOpts {
+    /// SHF_MERGE sections are split into pieces and deduplicated (lld does so at `-O1` and
+    /// above and with -r; `-O0` copies them whole).
+    pub merge: bool,
+    /// `-r`: sections the final link consumes (`.deplibs`) are kept as regular ones.
+    pub relocatable: bool,
+}
+
 pub struct ObjFile {
     pub input: &'static InputFile,
     pub sections: Vec<InputSection>,
@@ -128,10 +138,8 @@ impl ObjFile {
         self.dwarf.get_or_init(|| crate::elf::dwarf::Dwarf::read(self))
     }
 
-    /// `merge`: SHF_MERGE sections are split into pieces and deduplicated (lld does so at `-O1`
-    /// and above; `-O0` copies them whole).
-    pub fn parse(input: &'static InputFile, merge: bool) -> Result<ObjFile> {
-        let o = Self::parse_inner(input, merge).map_err(|e| e.context(&input.name))?;
+    pub fn parse(input: &'static InputFile, opts: ParseOpts) -> Result<ObjFile> {
+        let o = Self::parse_inner(input, opts).map_err(|e| e.context(&input.name))?;
         let errors = o.link_order_errors();
         if !errors.is_empty() {
             return Err(Error::many(errors));
@@ -164,7 +172,7 @@ impl ObjFile {
 
     /// The passes over one object: its section headers, its symbol table, each section (with
     /// its group), the relocation sections attached to their targets, then the symbols checked.
-    fn parse_inner(input: &'static InputFile, merge: bool) -> Result<ObjFile> {
+    fn parse_inner(input: &'static InputFile, opts: ParseOpts) -> Result<ObjFile> {
         let data = input.data;
         let (shdrs, shstrtab) = section_headers(input)?;
         let shnum = shdrs.len();
@@ -175,7 +183,7 @@ impl ObjFile {
         let mut plain_groups = Vec::new();
         let mut inflate = inflate_budget(data.len());
         for (i, h) in shdrs.iter().enumerate() {
-            let sec = read_section(input, merge, i, h, shstrtab, &mut inflate)?;
+            let sec = read_section(input, opts, i, h, shstrtab, &mut inflate)?;
             if sec.sh_type == elf::SHT_GROUP {
                 let (flag, sig, members) = read_group(h, sec.data, symbols, strtab, shdrs, shstrtab)?;
                 if flag & elf::GRP_COMDAT != 0 {
@@ -282,7 +290,7 @@ fn symbol_table(data: &'static [u8], shdrs: &'static [Shdr]) -> Result<SymbolTab
 /// Section `i` (header `h`) as the link sees it: its name, contents (inflated when
 /// SHF_COMPRESSED, charged to `inflate`), alignment and `SecKind`; no relocations or group
 /// yet.
-fn read_section(input: &'static InputFile, merge: bool, i: usize, h: &'static Shdr, shstrtab: &'static [u8], inflate: &mut u64) -> Result<InputSection> {
+fn read_section(input: &'static InputFile, opts: ParseOpts, i: usize, h: &'static Shdr, shstrtab: &'static [u8], inflate: &mut u64) -> Result<InputSection> {
     let name = c_str(shstrtab, h.sh_name(LE))?;
     let sh_type = h.sh_type(LE);
     let flags = h.sh_flags(LE);
@@ -305,21 +313,22 @@ fn read_section(input: &'static InputFile, merge: bool, i: usize, h: &'static Sh
     if !align.is_power_of_two() {
         bail!(":({}): sh_addralign is not a power of 2", String::from_utf8_lossy(name));
     }
-    let kind = if i == 0 { SecKind::Ignored } else { section_kind(input, merge, h, name, sh_type, flags, size)? };
+    let kind = if i == 0 { SecKind::Ignored } else { section_kind(input, opts, h, name, sh_type, flags, size)? };
     Ok(InputSection { name, hdr: h, kind, data: data_slice, relocs: &[], flags, sh_type, align, size, group: None })
 }
 
 /// How the link treats section `name` (after decompression: `flags`, `size`): ignored,
 /// regular, `.eh_frame`, or split and merged (`merge`); a SHF_MERGE section that cannot be
 /// split is an error.
-fn section_kind(input: &InputFile, merge: bool, h: &Shdr, name: &[u8], sh_type: u32, flags: u64, size: u64) -> Result<SecKind> {
+fn section_kind(input: &InputFile, opts: ParseOpts, h: &Shdr, name: &[u8], sh_type: u32, flags: u64, size: u64) -> Result<SecKind> {
     Ok(match sh_type {
         elf::SHT_NULL | elf::SHT_SYMTAB | elf::SHT_STRTAB | elf::SHT_RELA | elf::SHT_REL | elf::SHT_GROUP | elf::SHT_SYMTAB_SHNDX | 0x6fff_4c03 => {
             SecKind::Ignored
         }
         _ if flags & elf::SHF_EXCLUDE as u64 != 0 => SecKind::Ignored,
-        // SHT_LLVM_DEPENDENT_LIBRARIES: NUL-terminated library names, never output.
-        0x6fff_4c04 => {
+        // SHT_LLVM_DEPENDENT_LIBRARIES: NUL-terminated library names (`deplibs`), output only
+        // by -r (merged, as lld does).
+        0x6fff_4c04 if !opts.relocatable => {
             if h.sh_size(LE) > 0 && input.data.get(h.sh_offset(LE) as usize + h.sh_size(LE) as usize - 1) != Some(&0) {
                 bail!("{}: corrupted dependent libraries section (unterminated string): {}", input.name, String::from_utf8_lossy(name));
             }
@@ -330,7 +339,7 @@ fn section_kind(input: &InputFile, merge: bool, h: &Shdr, name: &[u8], sh_type: 
         _ if name == b".eh_frame" && sh_type == elf::SHT_PROGBITS || sh_type == elf::SHT_X86_64_UNWIND => SecKind::EhFrame,
         // lld's shouldMerge: non-alloc sections too (`.debug_str`), not empty ones,
         // not without an entry size.
-        _ if merge && flags & elf::SHF_MERGE as u64 != 0 && size > 0 && h.sh_entsize(LE) > 0 => {
+        _ if opts.merge && flags & elf::SHF_MERGE as u64 != 0 && size > 0 && h.sh_entsize(LE) > 0 => {
             if !size.is_multiple_of(h.sh_entsize(LE)) {
                 bail!(
                     "{}:({}): SHF_MERGE section size ({size}) must be a multiple of sh_entsize ({})",

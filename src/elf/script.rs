@@ -30,6 +30,9 @@ pub struct Loc {
 pub enum Command {
     /// A file named in `INPUT(...)` or `GROUP(...)`: a path, `-lfoo`, or `=path` (sysroot).
     Input { name: String, as_needed: bool, loc: Loc },
+    /// The start (true) and end (false) of a `GROUP(...)`'s files: one group for
+    /// `--warn-backrefs`, like `--start-group`/`--end-group`.
+    Group(bool),
     /// `SEARCH_DIR(dir)`: a library directory, searched after the `-L` ones.
     SearchDir(String),
     /// `ENTRY(sym)`: the entry point unless `-e` gave one.
@@ -287,7 +290,12 @@ impl<'t> Parser<'t> {
             }
             match t.text.as_str() {
                 ";" => {}
-                "GROUP" | "INPUT" => self.read_input(out, false)?,
+                "INPUT" => self.read_input(out, false)?,
+                "GROUP" => {
+                    out.push(Command::Group(true));
+                    self.read_input(out, false)?;
+                    out.push(Command::Group(false));
+                }
                 "OUTPUT_FORMAT" => {
                     self.expect("(")?;
                     self.next()?;
@@ -464,7 +472,10 @@ mod tests {
                 ("/lib64/ld-linux-x86-64.so.2".to_string(), true),
             ]
         );
-        let Command::Input { loc, .. } = &s.commands[0] else { panic!() };
+        // GROUP's files are marked as one group.
+        assert_eq!(s.commands[0], Command::Group(true));
+        assert_eq!(s.commands.last(), Some(&Command::Group(false)));
+        let Command::Input { loc, .. } = &s.commands[1] else { panic!() };
         assert_eq!(loc.line, 5);
         assert_eq!(loc.col, 8);
     }
@@ -507,7 +518,8 @@ mod tests {
         assert_eq!(err("INPUT(\"abc"), "s.t:1: unexpected EOF");
         assert_eq!(err("\"abc"), "s.t:1: unclosed quote");
         let (s, e) = parse_partial("s.t", b"INPUT(a.o) GROUP(b.o");
-        assert_eq!(s.commands.len(), 2);
+        // a.o, the start of the group, b.o.
+        assert_eq!(s.commands.len(), 3);
         assert_eq!(e.unwrap().to_string(), "s.t:1: unexpected EOF");
         let s = parse("s.t", b"INPUT(\"a\nb.o\" c.o)").unwrap();
         assert!(matches!(&s.commands[1], Command::Input { loc, .. } if loc.line == 2));

@@ -670,6 +670,7 @@ pub(crate) fn lto_input(name: String, data: Vec<u8>) -> InputFile {
         needed_name: String::new(),
         archive_offset: 0,
         thin_member: false,
+        group: 0,
     }
 }
 

@@ -33,6 +33,14 @@ struct Case {
 }
 
 const CASES: &[Case] = &[
+    // --warn-backrefs: main.o refers to foo, which only a --start-lib object named before it
+    // defines (GNU ld would not find it); --fatal-warnings makes the warning fail the link.
+    Case {
+        name: "warn-backrefs-start-lib",
+        sources: &[("main.c", "int foo(void);\nint main(void) { return foo(); }\n", &[]), ("foo.c", "int foo(void) { return 0; }\n", &[])],
+        library: None,
+        args: &["-e", "main", "--fatal-warnings", "--warn-backrefs", "--start-lib", "foo.o", "--end-lib", "main.o"],
+    },
     Case {
         name: "undefined-dwarf5-function-sections",
         sources: &[(
