@@ -508,6 +508,12 @@ impl<'c> Resolver<'c> {
         let dso_as_needed = &r.dso_as_needed;
         let dso_needed = &r.dso_needed;
         for sym in r.symbols.iter_mut() {
+            // A hidden or protected reference must be satisfied inside the output, so a library's
+            // definition met before that reference does not count either (lld: a shared symbol
+            // with non-default merged visibility is treated as undefined).
+            if matches!(sym.def, Def::Shared(..)) && sym.visibility != elf::STV_DEFAULT {
+                sym.def = Def::Undefined;
+            }
             // Whatever is still lazy or undefined is an undefined symbol, weak unless some object
             // referenced it strongly.
             if matches!(sym.def, Def::Lazy(_) | Def::Undefined) {
