@@ -504,6 +504,7 @@ impl<'c> Resolver<'c> {
         }
         // Version scripts and dynamic lists.
         apply_versions(config, &mut r)?;
+        demote_shared_start_stop(config, &mut r);
         let files = &r.files;
         let dso_as_needed = &r.dso_as_needed;
         let dso_needed = &r.dso_needed;
@@ -533,6 +534,35 @@ impl<'c> Resolver<'c> {
             }
         }
         Ok(r)
+    }
+}
+
+/// `__start_foo`/`__stop_foo` that a shared library defines are still the linker's when the output
+/// has a section `foo` (lld's addOptionalRegular replaces anything not defined in an object): they
+/// become undefined here so that layout defines them, as it does for an unbound reference.
+/// Without a SECTIONS script an input section `foo` makes an output section `foo`; with one the
+/// library's definition is kept.
+fn demote_shared_start_stop(config: &Config, r: &mut Resolved) {
+    if config.script.has_sections {
+        return;
+    }
+    let mut names: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+    for (f, o) in r.objects_in_load_order() {
+        for (i, s) in o.sections.iter().enumerate() {
+            if s.kind != SecKind::Ignored && s.flags & elf::SHF_ALLOC as u64 != 0 && !r.discarded[f][i] {
+                names.insert(s.name);
+            }
+        }
+    }
+    let demote: Vec<SymbolId> = (0..r.symbols.len())
+        .filter(|&id| {
+            let s = &r.symbols[id];
+            let sec = s.name.strip_prefix(b"__start_").or_else(|| s.name.strip_prefix(b"__stop_"));
+            matches!(s.def, Def::Shared(..)) && sec.is_some_and(|sec| names.contains(sec))
+        })
+        .collect();
+    for id in demote {
+        r.symbols[id].def = Def::Undefined;
     }
 }
 

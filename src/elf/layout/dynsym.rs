@@ -20,10 +20,7 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
                     && !l.is_linker_defined(id)
                     && (l.config.z_dynamic_undefined_weak || !s.weak)
                     && l.gc_used.as_ref().is_none_or(|u| u.contains(&id))
-                    || ((l.config.export_dynamic || l.config.shared)
-                        && s.obj_ref
-                        && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
-                        && start_stop_section_exists(l, s.name))
+                    || exports_start_stop(l, id)
                     || l.exports_linker_defined(id)
             }
             Def::Undefined | Def::Lazy(_) => {
@@ -35,10 +32,7 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
                     && s.visibility == elf::STV_DEFAULT
                     && !l.is_linker_defined(id)
                     && l.gc_used.as_ref().is_none_or(|u| u.contains(&id)))
-                    || ((l.config.export_dynamic || l.config.shared)
-                        && s.obj_ref
-                        && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
-                        && start_stop_section_exists(l, s.name))
+                    || exports_start_stop(l, id)
                     || l.exports_linker_defined(id)
             }
             Def::Defined(..) | Def::Common(..) => {
@@ -111,7 +105,10 @@ pub fn is_defined_for_dynsym(l: &Layout, id: SymbolId) -> bool {
         // references bind to the executable's address: they count as defined here.
         Def::Shared(..) => l.sym_flags.get(&Target::Global(id)).is_some_and(|f| f.copy || f.canonical),
         // `__start_foo`/`__stop_foo` exported dynamically: the linker defines them.
-        Def::Undefined => (start_stop_section_exists(l, l.r.symbols[id].name) && (l.config.export_dynamic || l.config.shared)) || l.exports_linker_defined(id),
+        Def::Undefined => {
+            let s = &l.r.symbols[id];
+            (start_stop_section_exists(l, s.name) && (l.config.export_dynamic || l.config.shared || s.in_dso)) || l.exports_linker_defined(id)
+        }
         // So are the end markers a library exports.
         Def::Lazy(_) => l.exports_linker_defined(id),
         _ => false,
@@ -130,3 +127,13 @@ pub fn dyn_name(l: &Layout, id: SymbolId) -> &'static [u8] {
 // ------------------------------------------------------------------------------------------------
 // Synthetic sections
 // ------------------------------------------------------------------------------------------------
+
+/// A `__start_foo`/`__stop_foo` the linker defines goes to .dynsym when the output exports
+/// references (--export-dynamic, -shared) or when a library defines the name too: lld then
+/// exports its own definition, referenced by an object or not.
+fn exports_start_stop(l: &Layout, id: SymbolId) -> bool {
+    let s = &l.r.symbols[id];
+    ((s.obj_ref && (l.config.export_dynamic || l.config.shared)) || s.in_dso)
+        && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
+        && start_stop_section_exists(l, s.name)
+}
