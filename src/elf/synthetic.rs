@@ -618,10 +618,20 @@ fn write_sysv_hash(l: &Layout, buf: &mut [u8]) {
     }
 }
 
-/// `.rela.dyn`: the dynamic relocations, then the IRELATIVE ones.
+/// `.rela.dyn`: the dynamic relocations, then the IRELATIVE ones. As lld does (-z combreloc,
+/// its default), the non-RELATIVE ones before the IRELATIVE ones are sorted by (symbol
+/// index, offset), so a COPY relocation for an earlier .dynsym symbol comes first.
 fn write_rela_dyn(l: &Layout, buf: &mut [u8]) {
     for (i, d) in l.dynrels.iter().chain(l.irelatives.iter()).enumerate() {
         write_rela(l, d, &mut buf[i * 24..i * 24 + 24]);
+    }
+    let first = l.dynrels.iter().take_while(|d| d.r_type == arch::r::RELATIVE).count();
+    let part = &mut buf[first * 24..l.dynrels.len() * 24];
+    let mut entries: Vec<[u8; 24]> = part.chunks_exact(24).map(|c| c.try_into().unwrap()).collect();
+    let word = |e: &[u8; 24], at: usize| u64::from_le_bytes(e[at..at + 8].try_into().unwrap());
+    entries.sort_by_key(|e| (word(e, 8) >> 32, word(e, 0)));
+    for (c, e) in part.chunks_exact_mut(24).zip(&entries) {
+        c.copy_from_slice(e);
     }
 }
 
