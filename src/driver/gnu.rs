@@ -764,6 +764,10 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
         crate::bail!("no input files");
     }
     p.cfg.diag = std::sync::Arc::new(diag);
+    // lld writes a non-empty LLD_VERSION as `.comment` in place of its own name (for tests).
+    if let Some(v) = std::env::var("LLD_VERSION").ok().filter(|v| !v.is_empty()) {
+        p.cfg.comment = v;
+    }
     Ok(Action::Link(p.cfg))
 }
 

@@ -166,6 +166,9 @@ pub struct Config {
     pub reproduce: Option<PathBuf>,
     /// `--chroot <dir>`: absolute input paths are read below `<dir>`.
     pub chroot: Option<PathBuf>,
+    /// Contents of `.comment` without the terminating NUL: `Linker: dtld <version>`, or the
+    /// `LLD_VERSION` environment variable when set (lld's hook for stable test output).
+    pub comment: String,
     /// The command line as parsed, for `--reproduce`'s response.txt.
     pub cmdline: Vec<crate::driver::CmdArg>,
     /// `--version-script=` files, in order.
@@ -357,6 +360,7 @@ impl Default for Config {
             lto_args: Vec::new(),
             map_file: None,
             reproduce: None,
+            comment: crate::elf::synthetic::COMMENT.to_string(),
             chroot: None,
             cmdline: Vec::new(),
             version_scripts: Vec::new(),

@@ -45,6 +45,9 @@ pub struct PieceList {
     /// binary search over all of them (a large debug link makes millions of lookups into
     /// `.debug_str` pieces, in no particular order). Empty for a section too large for it.
     buckets: Vec<u32>,
+    /// One bit per piece, set for a dead one (left out under `--gc-sections`); empty when every
+    /// piece is live. lld leaves out of `.symtab` a local symbol whose piece is dead.
+    dead: Vec<u64>,
 }
 
 /// log2 of the bytes per bucket: strings average a few dozen bytes, so a bucket holds a few
@@ -52,7 +55,7 @@ pub struct PieceList {
 const BUCKET: u32 = 7;
 
 impl PieceList {
-    fn new(list: Vec<(u64, u64)>, size: usize) -> PieceList {
+    fn new(list: Vec<(u64, u64)>, size: usize, dead: Vec<u64>) -> PieceList {
         let mut buckets = Vec::new();
         if u32::try_from(list.len()).is_ok() {
             let n = (size >> BUCKET) + 2;
@@ -65,12 +68,26 @@ impl PieceList {
                 buckets.push(k as u32);
             }
         }
-        PieceList { list, buckets }
+        PieceList { list, buckets, dead }
     }
 
     /// The piece (input offset, output offset) holding input offset `off`: the last one that
     /// starts at or before it; `None` when `off` lies before the first piece.
     pub fn find(&self, off: u64) -> Option<(u64, u64)> {
+        self.index(off).map(|k| self.list[k])
+    }
+
+    /// Whether the piece holding input offset `off` is in the output (an offset before the
+    /// first piece counts as live).
+    pub fn is_live(&self, off: u64) -> bool {
+        match self.index(off) {
+            Some(k) => self.dead.get(k / 64).is_none_or(|w| w >> (k % 64) & 1 == 0),
+            None => true,
+        }
+    }
+
+    /// Index in `list` of the piece holding input offset `off` (see `find`).
+    fn index(&self, off: u64) -> Option<usize> {
         let p = &self.list;
         let b = (off >> BUCKET) as usize;
         let k = match (self.buckets.get(b), self.buckets.get(b + 1)) {
@@ -78,7 +95,7 @@ impl PieceList {
             (Some(&lo), Some(&hi)) => lo as usize + p[lo as usize..hi as usize].iter().take_while(|x| x.0 <= off).count(),
             _ => p.partition_point(|x| x.0 <= off),
         };
-        k.checked_sub(1).map(|k| p[k])
+        k.checked_sub(1)
     }
 }
 
@@ -135,6 +152,18 @@ fn split(r: &Resolved, f: FileId, s: u32, live_refs: Option<&[u64]>) -> Result<V
         off = end;
     }
     Ok(out)
+}
+
+/// One bit per piece, set for a dead one; empty when all are live (the common case).
+fn dead_bits(pieces: &[Piece]) -> Vec<u64> {
+    if pieces.iter().all(|p| p.live) {
+        return Vec::new();
+    }
+    let mut bits = vec![0u64; pieces.len().div_ceil(64)];
+    for (k, _) in pieces.iter().enumerate().filter(|(_, p)| !p.live) {
+        bits[k / 64] |= 1 << (k % 64);
+    }
+    bits
 }
 
 /// lld's shard of a piece: the top 5 bits of the 31-bit hash it keeps (the low 32 bits of xxh3,
@@ -272,7 +301,10 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&FastMap
     let lists: Vec<PieceList> = inputs
         .par_iter()
         .zip(split.par_iter().zip(out_off))
-        .map(|(&(f, s), (ps, offs))| PieceList::new(ps.iter().zip(offs).map(|(p, o)| (p.start as u64, o)).collect(), r.obj(f).sections[s as usize].data.len()))
+        .map(|(&(f, s), (ps, offs))| {
+            let list = ps.iter().zip(offs).map(|(p, o)| (p.start as u64, o)).collect();
+            PieceList::new(list, r.obj(f).sections[s as usize].data.len(), dead_bits(ps))
+        })
         .collect();
     let pieces = inputs.iter().copied().zip(lists).collect();
     Ok(Merged { data, align, pieces })
@@ -293,14 +325,31 @@ mod tests {
             Err(0) => None,
             Err(i) => Some(list[i - 1]),
         };
-        let p = PieceList::new(list.clone(), 1010);
+        let p = PieceList::new(list.clone(), 1010, Vec::new());
         for off in 0..1500 {
             assert_eq!(p.find(off), plain(off), "offset {off}");
         }
-        let late = PieceList::new(vec![(5, 0), (600, 1)], 700);
+        let late = PieceList::new(vec![(5, 0), (600, 1)], 700, Vec::new());
         assert_eq!(late.find(4), None);
         assert_eq!(late.find(599), Some((5, 0)));
-        assert_eq!(PieceList::new(Vec::new(), 0).find(3), None);
+        assert_eq!(PieceList::new(Vec::new(), 0, Vec::new()).find(3), None);
+    }
+
+    /// A dead piece's bit answers for every offset inside it; an all-live list has no bits.
+    #[test]
+    fn dead_piece_bits() {
+        let list: Vec<(u64, u64)> = (0..70u64).map(|i| (i * 4, 0)).collect();
+        let mut dead = vec![0u64; 2];
+        dead[0] |= 1 << 1;
+        dead[1] |= 1 << (65 - 64);
+        let p = PieceList::new(list, 280, dead);
+        assert!(p.is_live(3));
+        assert!(!p.is_live(4) && !p.is_live(7));
+        assert!(p.is_live(8));
+        assert!(!p.is_live(260) && !p.is_live(263));
+        assert!(p.is_live(264));
+        let all = PieceList::new(vec![(0, 0), (4, 4)], 8, Vec::new());
+        assert!(all.is_live(5));
     }
 
     #[test]

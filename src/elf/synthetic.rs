@@ -14,7 +14,8 @@ use crate::elf::LE;
 use crate::output::{put16, put32, put64};
 use dtld_arch::x86_64 as arch;
 
-pub const COMMENT: &[u8] = b"Linker: dtld 0.1.0\0";
+/// dtld's `.comment` string (without its NUL).
+pub const COMMENT: &str = "Linker: dtld 0.1.0";
 
 /// GNU hash function (`dl_new_hash`).
 pub fn gnu_hash(name: &[u8]) -> u32 {
@@ -179,7 +180,7 @@ pub fn size(l: &Layout, s: Synth) -> u64 {
         Synth::Got => l.got.len() as u64 * 8,
         Synth::GotPlt => (3 + l.plt.len() + l.iplt.len()) as u64 * 8,
         Synth::RelroPadding => 0,
-        Synth::Comment => COMMENT.len() as u64,
+        Synth::Comment => l.config.comment.len() as u64 + 1,
         Synth::GdbIndex => l.gdb_index.as_ref().map_or(0, |g| g.size),
     }
 }
@@ -488,7 +489,11 @@ pub fn write(l: &Layout, s: Synth, buf: &mut [u8]) {
         Synth::Got => write_got(l, buf),
         Synth::GotPlt => write_gotplt(l, buf),
         Synth::RelroPadding => {}
-        Synth::Comment => buf.copy_from_slice(COMMENT),
+        Synth::Comment => {
+            let n = l.config.comment.len();
+            buf[..n].copy_from_slice(l.config.comment.as_bytes());
+            buf[n] = 0;
+        }
         Synth::GdbIndex => crate::elf::gdb_index::write(l, buf),
         Synth::EhFrame | Synth::EhFrameHdr => unreachable!("written by the writer"),
     }
@@ -618,10 +623,20 @@ fn write_sysv_hash(l: &Layout, buf: &mut [u8]) {
     }
 }
 
-/// `.rela.dyn`: the dynamic relocations, then the IRELATIVE ones.
+/// `.rela.dyn`: the dynamic relocations, then the IRELATIVE ones. As lld does (-z combreloc,
+/// its default), the non-RELATIVE ones before the IRELATIVE ones are sorted by (symbol
+/// index, offset), so a COPY relocation for an earlier .dynsym symbol comes first.
 fn write_rela_dyn(l: &Layout, buf: &mut [u8]) {
     for (i, d) in l.dynrels.iter().chain(l.irelatives.iter()).enumerate() {
         write_rela(l, d, &mut buf[i * 24..i * 24 + 24]);
+    }
+    let first = l.dynrels.iter().take_while(|d| d.r_type == arch::r::RELATIVE).count();
+    let part = &mut buf[first * 24..l.dynrels.len() * 24];
+    let mut entries: Vec<[u8; 24]> = part.chunks_exact(24).map(|c| c.try_into().unwrap()).collect();
+    let word = |e: &[u8; 24], at: usize| u64::from_le_bytes(e[at..at + 8].try_into().unwrap());
+    entries.sort_by_key(|e| (word(e, 8) >> 32, word(e, 0)));
+    for (c, e) in part.chunks_exact_mut(24).zip(&entries) {
+        c.copy_from_slice(e);
     }
 }
 

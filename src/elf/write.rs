@@ -1048,6 +1048,10 @@ fn push_locals(l: &Layout, t: &mut SymtabBuilder) {
                 }
             }
             let sh = s.st_shndx(LE);
+            // lld leaves out a local defined in a merge piece that --gc-sections dropped.
+            if sh != elf::SHN_UNDEF && sh < elf::SHN_LORESERVE && !keep && !l.merge_piece_live(f, sh as u32, s.st_value(LE)) {
+                continue;
+            }
             let (shndx, value) = if ty == elf::STT_FILE {
                 (elf::SHN_ABS, 0)
             } else {

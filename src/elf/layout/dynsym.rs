@@ -58,8 +58,15 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
             list.push(aid);
         }
     }
-    // Undefined first, then defined ones in .gnu.hash bucket order (assigned when the hash
-    // table is built; here: stable order by name hash modulo is done in synthetic).
+    // With .gnu.hash: undefined first, then defined ones in .gnu.hash bucket order (assigned
+    // when the hash table is built; here: stable order by name hash modulo is done in
+    // synthetic). Without it (--hash-style=sysv) lld keeps symbol-table order, which decides
+    // the order of dynamic relocations too (they sort by symbol index).
+    if !l.config.hash_gnu {
+        list.sort_unstable();
+        assign_indices(l, list);
+        return;
+    }
     list.sort_by_key(|&id| (is_defined_for_dynsym(l, id), 0u32, id));
     let nbuckets = crate::elf::synthetic::gnu_hash_nbuckets(list.iter().filter(|&&id| is_defined_for_dynsym(l, id)).count());
     list.sort_by_key(|&id| {
@@ -67,6 +74,11 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
         let b = if d { crate::elf::synthetic::gnu_hash(dyn_name(l, id)) % nbuckets } else { 0 };
         (d, b)
     });
+    assign_indices(l, list);
+}
+
+/// Numbers the .dynsym entries in `list` order (index 0 is the null symbol).
+fn assign_indices(l: &mut Layout, list: Vec<SymbolId>) {
     for (i, &id) in list.iter().enumerate() {
         l.dynsym_index.insert(id, i as u32 + 1);
     }

@@ -570,6 +570,17 @@ impl<'r> Layout<'r> {
         }
     }
 
+    /// Whether input offset `off` of section `s` is in the output as far as merging goes: false
+    /// only for an offset in a merge piece that `--gc-sections` left out.
+    pub fn merge_piece_live(&self, f: FileId, s: u32, off: u64) -> bool {
+        let os = self.sec_osec[f].get(s as usize).copied().unwrap_or(u32::MAX);
+        if os == u32::MAX || self.obj(f).sections[s as usize].kind != SecKind::Merge {
+            return true;
+        }
+        let m = self.sec_off[f][s as usize] as usize;
+        self.merged[m].pieces.get(&(f, s)).is_none_or(|p| p.is_live(off))
+    }
+
     fn merged_chunk_addr(&self, os: usize, m: usize) -> u64 {
         if let Some(&a) = self.merged_addr.get(m) {
             return a;
