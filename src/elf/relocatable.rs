@@ -48,8 +48,8 @@
 //! * lld creates an unused NOBITS `COMMON` section (sized for the commons, which stay
 //!   SHN_COMMON); dtld does not.
 //! * `--gc-sections` is ignored (lld collects garbage from the `-e`/`-u` roots).
-//! * Of a linker script's `SECTIONS`, only `/DISCARD/` is applied (lld places the inputs in the
-//!   script's output sections).
+//! * Of a linker script's `SECTIONS`, only `/DISCARD/` is applied; other output section
+//!   descriptions are an error (lld places the inputs in the script's output sections).
 //! * lld places a `.rela` section where its first input relocation section appeared; dtld puts
 //!   each `.rela` right after its section.
 //! * More than 65279 output sections (extended section numbering) is an error.
@@ -448,6 +448,14 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
     let objs: Vec<FileId> = r.load_order.iter().copied().filter(|&f| r.loaded[f] && matches!(r.files[f], File::Obj(_))).collect();
     let mut sel = select_comdats(r, &objs)?;
     if config.script.has_sections {
+        // Placing inputs in a script's output sections changes what the object holds: refused
+        // rather than ignored (no silent acceptance).
+        if let Some(name) = config.script.cmds.iter().find_map(|c| match c {
+            crate::elf::script::ast::SecCmd::Out(o) if o.name != "/DISCARD/" => Some(&o.name),
+            _ => None,
+        }) {
+            return Err(Error::new(format!("-r with a linker script's output section descriptions is not supported (only /DISCARD/ is): {name}")));
+        }
         discard_by_script(config, r, &objs, &mut sel);
     }
     let mut secs = output_sections(r, &objs, &mut sel)?;

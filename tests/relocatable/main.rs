@@ -101,8 +101,12 @@ fn main() {
             run_trial(&ctx, &format!("combine-{}", case.name), |w| combine(w, case)).map_err(Failed::from)
         }));
     }
-    let errs: [(&str, fn(&Work) -> Result<(), String>); 3] =
-        [("errors/corrupt-objects", corrupt_objects), ("errors/shared-library", shared_library), ("errors/bitcode", bitcode)];
+    let errs: [(&str, fn(&Work) -> Result<(), String>); 4] = [
+        ("errors/corrupt-objects", corrupt_objects),
+        ("errors/shared-library", shared_library),
+        ("errors/bitcode", bitcode),
+        ("errors/script-output-sections", script_output_sections),
+    ];
     for (name, f) in errs {
         let ctx = ctx.clone();
         let dir = name.replace('/', "-");
@@ -429,6 +433,18 @@ fn shared_library(w: &Work) -> Result<(), String> {
     expect_error(w, &["-r", "s.o", "libs.so", "-o", "out.o"], "attempted static link of dynamic object libs.so")?;
     expect_error(w, &["-r", "-shared", "s.o", "-o", "out.o"], "-r and -shared may not be used together")?;
     expect_error(w, &["-r", "-pie", "s.o", "-o", "out.o"], "-r and -pie may not be used together")
+}
+
+/// A script's output section descriptions are not applied by dtld's -r: refused, never ignored
+/// (ld.lld-22 would rename and combine the sections); `/DISCARD/` alone is applied.
+fn script_output_sections(w: &Work) -> Result<(), String> {
+    w.write("t.c", "int t(void) { return 1; }\n")?;
+    w.ok(w.cmd(CLANG).args(["-c", "t.c", "-o", "t.o"]))?;
+    w.write("out.lds", "SECTIONS { .foo : { *(.text*) } }\n")?;
+    expect_error(w, &["-r", "t.o", "-T", "out.lds", "-o", "out.o"], "-r with a linker script's output section descriptions is not supported")?;
+    w.write("discard.lds", "SECTIONS { /DISCARD/ : { *(.comment) } }\n")?;
+    w.ok(w.cmd(&w.ctx.dtld).args(["-r", "t.o", "-T", "discard.lds", "-o", "out.o"]))?;
+    Ok(())
 }
 
 fn bitcode(w: &Work) -> Result<(), String> {
