@@ -541,7 +541,9 @@ impl<'c> Resolver<'c> {
 /// has a section `foo` (lld's addOptionalRegular replaces anything not defined in an object): they
 /// become undefined here so that layout defines them, as it does for an unbound reference.
 /// Without a SECTIONS script an input section `foo` makes an output section `foo`; with one the
-/// library's definition is kept.
+/// library's definition is kept. The same holds for the end markers (`_end`, `etext`, `_edata`,
+/// `__bss_start`, ...), which GNU ld's shared libraries often export: the output's own ones
+/// win, so `&_end` in a program is its own end, as with lld.
 fn demote_shared_start_stop(config: &Config, r: &mut Resolved) {
     if config.script.has_sections {
         return;
@@ -558,7 +560,7 @@ fn demote_shared_start_stop(config: &Config, r: &mut Resolved) {
         .filter(|&id| {
             let s = &r.symbols[id];
             let sec = s.name.strip_prefix(b"__start_").or_else(|| s.name.strip_prefix(b"__stop_"));
-            matches!(s.def, Def::Shared(..)) && sec.is_some_and(|sec| names.contains(sec))
+            matches!(s.def, Def::Shared(..)) && (sec.is_some_and(|sec| names.contains(sec)) || crate::elf::layout::is_public_linker_defined(s.name))
         })
         .collect();
     for id in demote {

@@ -432,14 +432,16 @@ impl<'r> Layout<'r> {
     }
 
     /// A referenced end marker (`_end`, `etext`, `__bss_start`, ...) the linker defines: lld
-    /// defines them with default visibility, so a -shared or --export-dynamic link exports them.
+    /// defines them with default visibility, so a -shared or --export-dynamic link exports them,
+    /// and so does any link with a shared library that defines the name.
     pub fn exports_linker_defined(&self, id: SymbolId) -> bool {
         let s = &self.r.symbols[id];
         self.is_linker_defined(id)
             && scan::is_public_linker_defined(s.name)
             && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
             && !s.forced_local
-            && (self.config.shared || self.config.export_dynamic)
+            // A shared library that defines the name sees the output's definition (lld).
+            && (self.config.shared || self.config.export_dynamic || s.in_dso)
     }
 
     /// Symbol `id`'s visibility in the output: lld adds a hidden `_DYNAMIC` to every output
