@@ -244,8 +244,9 @@ pub struct Config {
     /// `--dependent-libraries` (default) / `--no-dependent-libraries`: add the libraries the
     /// inputs name in `.deplibs` sections or bitcode (`deplibs`).
     pub dependent_libraries: bool,
-    /// The dependent library specifiers of archive members the resolver extracted, as
-    /// (member name, specifier): the driver reloads with them (`deplibs::from_extracted`).
+    /// The dependent library specifiers of archive members the resolver extracted and of
+    /// bitcode files, as (file name, specifier): the driver reloads with them
+    /// (`deplibs::from_resolved`).
     pub extracted_deplibs: Vec<(String, String)>,
     /// `--export-dynamic-symbol-list=` files (dynamic-list syntax; unlike `--dynamic-list` they
     /// do not make a library's other symbols bind locally).
@@ -463,6 +464,13 @@ pub enum OrphanHandling {
 }
 
 impl Config {
+    /// lld's discard policy for a local symbol nothing else keeps: `--discard-all` (-x) drops
+    /// every one, `--discard-locals` (-X) the `.L` temporaries, and by default `.L` names go
+    /// only when they point into a mergeable section (`in_merge`, asked only for those).
+    pub fn discards_local(&self, name: &[u8], in_merge: impl FnOnce() -> bool) -> bool {
+        self.discard_all || (name.starts_with(b".L") && (self.discard_locals || in_merge()))
+    }
+
     /// RELR packing of relative relocations (either option), as lld's `relrPackDynRelocs`.
     pub fn relr(&self) -> bool {
         self.pack_relr || self.z_pack_relative_relocs

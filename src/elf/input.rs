@@ -420,9 +420,9 @@ impl Loader<'_> {
         None
     }
 
-    /// Adds the dependent libraries (`deplibs`) of the files always in the link, of the files
-    /// they add, and of the archive members the resolver extracted in an earlier round
-    /// (`Config::extracted_deplibs`), after the command line's files, as lld does.
+    /// Adds the dependent libraries (`deplibs`) of the objects always in the link, of the files
+    /// they add, and of the archive members and bitcode files the resolver found in an earlier
+    /// round (`Config::extracted_deplibs`), after the command line's files, as lld does.
     fn add_dependent_libraries(&mut self) {
         let mut extracted = self.config.extracted_deplibs.clone();
         let mut next = 0;
@@ -430,11 +430,12 @@ impl Loader<'_> {
             while next < self.files.len() {
                 let f = &self.files[next];
                 next += 1;
-                if f.lazy {
+                // Bitcode's specifiers come from the resolver, which parses its irsymtab.
+                if f.lazy || f.kind != FileKind::Object {
                     continue;
                 }
                 let name = f.name.clone();
-                for spec in crate::elf::deplibs::specifiers(f) {
+                for spec in crate::elf::deplibs::object_specifiers(f.data) {
                     self.add_dependent_library(&name, &String::from_utf8_lossy(spec));
                 }
             }

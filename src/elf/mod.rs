@@ -56,8 +56,8 @@ pub type Ehdr = ::object::elf::FileHeader64<LE>;
 pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     let mut trace = crate::trace::Trace::default();
     let t = std::time::Instant::now();
-    // An archive member the resolver extracts may name dependent libraries (`deplibs`) that
-    // are not in the link yet: then the link loads and resolves once more with them.
+    // An archive member the resolver extracts, or a bitcode file, may name dependent libraries
+    // (`deplibs`) that are not in the link yet: then the link loads and resolves once more.
     let mut wanted = config.clone();
     let (config, mut resolver) = loop {
         let (config, inputs) = load_inputs(&wanted)?;
@@ -65,11 +65,8 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
         let t = std::time::Instant::now();
         let resolver = resolve::Resolver::start(config, inputs)?;
         trace.stage("Resolve symbols", "", t);
-        let more = if config.dependent_libraries && !config.relocatable {
-            deplibs::from_extracted(resolver.resolved(), &config.extracted_deplibs)
-        } else {
-            Vec::new()
-        };
+        let more =
+            if config.dependent_libraries && !config.relocatable { deplibs::from_resolved(resolver.resolved(), &config.extracted_deplibs) } else { Vec::new() };
         if more.is_empty() {
             break (config, resolver);
         }

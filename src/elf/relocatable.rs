@@ -853,9 +853,7 @@ fn file_locals(config: &Config, r: &Resolved, f: FileId, secs: &Sections, used: 
             },
         };
         let name = o.sym_name(i);
-        let keep = used[f].get(i).copied().unwrap_or(false)
-            || must.contains(&(f, i))
-            || (!config.discard_all && !(name.starts_with(b".L") && (config.discard_locals || in_merge)));
+        let keep = used[f].get(i).copied().unwrap_or(false) || must.contains(&(f, i)) || !config.discards_local(name, || in_merge);
         if !keep {
             continue;
         }

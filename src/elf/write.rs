@@ -1037,15 +1037,9 @@ fn push_locals(l: &Layout, t: &mut SymtabBuilder) {
             }
             let name = o.sym_name(i);
             let keep = used.contains(&(f, i));
-            if name.is_empty() || (l.config.discard_all && !keep) {
+            let in_merge = || o.sections.get(s.st_shndx(LE) as usize).is_some_and(|x| x.flags & elf::SHF_MERGE as u64 != 0);
+            if name.is_empty() || (!keep && l.config.discards_local(name, in_merge)) {
                 continue;
-            }
-            if name.starts_with(b".L") && !keep {
-                let sh = s.st_shndx(LE) as usize;
-                let in_merge = o.sections.get(sh).is_some_and(|x| x.flags & elf::SHF_MERGE as u64 != 0);
-                if l.config.discard_locals || in_merge {
-                    continue;
-                }
             }
             let sh = s.st_shndx(LE);
             // lld leaves out a local defined in a merge piece that --gc-sections dropped.
