@@ -63,8 +63,8 @@ pub(crate) fn section_of(l: &Layout, f: FileId, si: usize) -> Option<Sec> {
         },
         None => (f, si),
     };
-    let sh = r.obj(df).symbols.get(di)?.st_shndx(crate::elf::LE) as usize;
-    let defined = sh != elf::SHN_UNDEF as usize && sh < elf::SHN_LORESERVE as usize && sh < r.obj(df).sections.len();
+    let sh = r.obj(df).sym_section(di)? as usize;
+    let defined = sh < r.obj(df).sections.len();
     // A section ICF folded is ordered where the section kept in its place goes.
     (defined && !r.discarded[df].get(sh).copied().unwrap_or(false)).then(|| l.icf_folded.get(&(df, sh as u32)).copied().unwrap_or((df, sh as u32)))
 }
@@ -138,14 +138,12 @@ pub(crate) fn unorderable(l: &Layout, f: FileId, k: usize) -> Option<String> {
         },
         None => (f, k),
     };
-    let sh = r.obj(df).symbols.get(di)?.st_shndx(crate::elf::LE);
+    let raw = r.obj(df).symbols.get(di)?.st_shndx(crate::elf::LE);
     let file = &r.inputs[df].name;
-    if sh == elf::SHN_ABS {
+    if raw == elf::SHN_ABS {
         return Some(format!("{file}: unable to order absolute symbol: {name}"));
     }
-    if sh == elf::SHN_UNDEF || sh >= elf::SHN_LORESERVE {
-        return None;
-    }
+    let sh = r.obj(df).sym_section(di)?;
     let discarded =
         r.discarded[df].get(sh as usize).copied().unwrap_or(false) || l.sec_osec.get(df).and_then(|v| v.get(sh as usize)).is_some_and(|&o| o == u32::MAX);
     discarded.then(|| format!("{file}: unable to order discarded symbol: {name}"))
@@ -350,7 +348,7 @@ fn print_symbol_order(l: &Layout, path: &std::path::Path, order: &[usize], secs:
         let (f, s) = secs[i];
         let o = l.obj(f);
         for (k, sym) in o.symbols.iter().enumerate().skip(1) {
-            if sym.st_type() == elf::STT_SECTION || sym.st_shndx(crate::elf::LE) as u32 != s {
+            if sym.st_type() == elf::STT_SECTION || o.shndx(k) != s {
                 continue;
             }
             if let Some(id) = l.r.global_of(f, k) {

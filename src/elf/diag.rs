@@ -38,7 +38,7 @@ pub fn enclosing_symbol(o: &ObjFile, shndx: usize, off: u64, func: bool, locals_
     (1..end).find(|&i| {
         let s = &o.symbols[i];
         let t = s.st_type();
-        s.st_shndx(LE) as usize == shndx
+        o.shndx(i) as usize == shndx
             && t != elf::STT_SECTION
             && t != elf::STT_FILE
             && (!func || t == elf::STT_FUNC)

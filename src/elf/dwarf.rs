@@ -220,12 +220,14 @@ fn relocated(o: &ObjFile, name: &[u8]) -> Option<Vec<u8>> {
         };
         let off = rel.r_offset(LE) as usize;
         let Some(field) = data.get_mut(off..off + size) else { continue };
-        let Some(sym) = o.symbols.get(rel.r_sym(LE, false) as usize) else { continue };
-        let shndx = sym.st_shndx(LE);
+        let si = rel.r_sym(LE, false) as usize;
+        let Some(sym) = o.symbols.get(si) else { continue };
         let mut v = sym.st_value(LE).wrapping_add(rel.r_addend(LE) as u64);
-        let alloc = o.sections.get(shndx as usize).is_some_and(|s| s.flags & u64::from(elf::SHF_ALLOC) != 0);
-        if size == 8 && alloc && shndx != elf::SHN_UNDEF && shndx < elf::SHN_LORESERVE {
-            v = (v & ((1u64 << SEC_SHIFT) - 1)) | ((u64::from(shndx) + 1) << SEC_SHIFT);
+        if let Some(shndx) = o.sym_section(si) {
+            let alloc = o.sections.get(shndx as usize).is_some_and(|s| s.flags & u64::from(elf::SHF_ALLOC) != 0);
+            if size == 8 && alloc {
+                v = (v & ((1u64 << SEC_SHIFT) - 1)) | ((u64::from(shndx) + 1) << SEC_SHIFT);
+            }
         }
         field.copy_from_slice(&v.to_le_bytes()[..size]);
     }

@@ -15,7 +15,7 @@
 use std::collections::{HashMap, HashSet};
 
 use object::elf;
-use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
+use object::read::elf::{Rela as _, SectionHeader as _};
 
 use crate::elf::layout::{new_osec, Chunk, Layout, OutSec};
 use crate::elf::object::SecKind;
@@ -169,7 +169,7 @@ fn entry(l: &Layout, index: &SymIndex, f: FileId, si: usize, ty: u32, addend: i6
         return (index.locals.get(&(f, si)).copied().unwrap_or(0), ty, addend);
     }
     // A section symbol: the output section's, at the same address.
-    let sh = s.st_shndx(LE) as usize;
+    let sh = o.sym_section(si).map_or(usize::MAX, |x| x as usize);
     let os = l.sec_osec[f].get(sh).copied().unwrap_or(u32::MAX);
     if os == u32::MAX {
         return (0, elf::R_X86_64_NONE, addend);

@@ -210,8 +210,7 @@ impl<'a> Marker<'a> {
     fn mark_symbol(&mut self, id: SymbolId) {
         if let Def::Defined(f, i) = self.r.symbols[id].def {
             let sym = &self.r.obj(f).symbols[i];
-            let sh = sym.st_shndx(LE);
-            if sh != elf::SHN_UNDEF && sh < elf::SHN_LORESERVE {
+            if let Some(sh) = self.r.obj(f).sym_section(i) {
                 self.enqueue(f, sh as usize, sym.st_value(LE));
             }
         }
@@ -250,10 +249,7 @@ impl<'a> Marker<'a> {
             None => (f, si),
         };
         let sym = &r.obj(df).symbols[di];
-        let sh = sym.st_shndx(LE);
-        if sh == elf::SHN_UNDEF || sh >= elf::SHN_LORESERVE {
-            return;
-        }
+        let Some(sh) = r.obj(df).sym_section(di) else { return };
         let target = &r.obj(df).sections[sh as usize];
         let mut offset = sym.st_value(LE);
         if sym.st_type() == elf::STT_SECTION {

@@ -255,8 +255,8 @@ fn definition(l: &Layout, f: FileId, i: usize) -> Option<(FileId, usize)> {
 
 /// The input section a definition is in (none for absolute, common and undefined symbols).
 fn section_of(l: &Layout, (f, i): (FileId, usize)) -> Option<Sec> {
-    let sh = l.sym(f, i).st_shndx(LE);
-    (sh != elf::SHN_UNDEF && sh < elf::SHN_LORESERVE && (sh as usize) < l.obj(f).sections.len()).then_some((f, sh as u32))
+    let sh = l.obj(f).sym_section(i)?;
+    ((sh as usize) < l.obj(f).sections.len()).then_some((f, sh))
 }
 
 /// lld's `findKeepUniqueSections`: sections whose address must stay unique.

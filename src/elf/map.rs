@@ -247,7 +247,7 @@ fn section_symbols(l: &Layout) -> HashMap<Home, Vec<SymLine>> {
                 continue;
             }
             let (home, addr, size, name) = if i < o.first_global {
-                let Some(home) = regular_home(l, f, s.st_shndx(LE)) else { continue };
+                let Some(home) = regular_home(l, f, o.sym_section(i)) else { continue };
                 let v = l.local_value(f, i);
                 let v = if ty == elf::STT_TLS { v.wrapping_sub(tls_start) } else { v };
                 (home, v, s.st_size(LE), demangle(o.sym_name(i)))
@@ -261,7 +261,7 @@ fn section_symbols(l: &Layout) -> HashMap<Home, Vec<SymLine>> {
                         (Home::Synthetic(Synth::Iplt), l.addr_of(Target::Global(id)), 0, demangle(sym.name))
                     }
                     Def::Defined(df, di) if df == f && di == i => {
-                        let Some(home) = regular_home(l, f, s.st_shndx(LE)) else { continue };
+                        let Some(home) = regular_home(l, f, o.sym_section(i)) else { continue };
                         let v = l.sym_value.get(id).copied().unwrap_or(0);
                         let v = if ty == elf::STT_TLS { v.wrapping_sub(tls_start) } else { v };
                         (home, v, s.st_size(LE), demangle(sym.name))
@@ -292,10 +292,8 @@ fn section_symbols(l: &Layout) -> HashMap<Home, Vec<SymLine>> {
 
 /// The input section a symbol with section index `shndx` of file `f` is listed under: only
 /// regular sections that are in the output (merged and .eh_frame pieces have no symbol lines).
-fn regular_home(l: &Layout, f: FileId, shndx: u16) -> Option<Home> {
-    if shndx == elf::SHN_UNDEF || shndx >= elf::SHN_LORESERVE {
-        return None;
-    }
+fn regular_home(l: &Layout, f: FileId, shndx: Option<u32>) -> Option<Home> {
+    let shndx = shndx?;
     let sec = l.obj(f).sections.get(shndx as usize)?;
     if sec.kind != SecKind::Regular {
         return None;
@@ -304,7 +302,7 @@ fn regular_home(l: &Layout, f: FileId, shndx: u16) -> Option<Home> {
     if os == u32::MAX {
         return None;
     }
-    Some(Home::Input(f, shndx as u32))
+    Some(Home::Input(f, shndx))
 }
 
 use crate::util::demangle::demangle_versioned;

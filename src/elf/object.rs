@@ -59,6 +59,9 @@ pub struct ObjFile {
     pub input: &'static InputFile,
     pub sections: Vec<InputSection>,
     pub symbols: &'static [Sym],
+    /// SHT_SYMTAB_SHNDX: the section index of each symbol whose `st_shndx` is SHN_XINDEX
+    /// (objects with 65,280 sections or more); empty when the object has none.
+    pub xindex: &'static [object::U32<LE>],
     pub strtab: &'static [u8],
     pub first_global: usize,
     /// COMDAT groups: (SHT_GROUP section index, signature, member section indices).
@@ -176,7 +179,7 @@ impl ObjFile {
         let data = input.data;
         let (shdrs, shstrtab) = section_headers(input)?;
         let shnum = shdrs.len();
-        let SymbolTable { symbols, strtab, first_global } = symbol_table(data, shdrs)?;
+        let SymbolTable { symbols, xindex, strtab, first_global } = symbol_table(data, shdrs)?;
 
         let mut sections = Vec::with_capacity(shnum);
         let mut groups = Vec::new();
@@ -185,7 +188,7 @@ impl ObjFile {
         for (i, h) in shdrs.iter().enumerate() {
             let sec = read_section(input, opts, i, h, shstrtab, &mut inflate)?;
             if sec.sh_type == elf::SHT_GROUP {
-                let (flag, sig, members) = read_group(h, sec.data, symbols, strtab, shdrs, shstrtab)?;
+                let (flag, sig, members) = read_group(h, sec.data, (symbols, xindex), strtab, shdrs, shstrtab)?;
                 if flag & elf::GRP_COMDAT != 0 {
                     groups.push((i as u32, sig, members));
                 } else {
@@ -202,14 +205,29 @@ impl ObjFile {
             }
         }
         attach_relocs(data, shdrs, symbols, &mut sections)?;
-        check_symbols(symbols, strtab, shnum)?;
-        Ok(ObjFile { input, sections, symbols, strtab, first_global, groups, plain_groups, dwarf: Default::default() })
+        check_symbols(symbols, xindex, strtab, shnum)?;
+        Ok(ObjFile { input, sections, symbols, xindex, strtab, first_global, groups, plain_groups, dwarf: Default::default() })
     }
 
     /// The section symbol `i` is defined in; None when it is undefined, absolute or common.
+    /// Reads the extended index (SHT_SYMTAB_SHNDX) where `st_shndx` is SHN_XINDEX: every use
+    /// of a symbol's section as an index goes through here (or `shndx`), never `st_shndx`.
     pub fn sym_section(&self, i: usize) -> Option<u32> {
-        let shndx = self.symbols.get(i)?.st_shndx(LE);
-        (shndx != elf::SHN_UNDEF && shndx < elf::SHN_LORESERVE).then_some(shndx as u32)
+        sym_section_in(self.symbols, self.xindex, i)
+    }
+
+    /// Symbol `i`'s section index with SHN_XINDEX resolved, for comparing two symbols'
+    /// sections or indexing `sections` (`usize::MAX`-like values never index a section):
+    /// undefined is 0, a reserved index (SHN_ABS, SHN_COMMON, ...) is `0xffff_0000 | st_shndx`
+    /// so that it cannot be mistaken for a section numbered 0xff00 or above. Tests for
+    /// SHN_ABS or SHN_COMMON read the raw `st_shndx`.
+    pub fn shndx(&self, i: usize) -> u32 {
+        let Some(s) = self.symbols.get(i) else { return 0 };
+        match s.st_shndx(LE) {
+            elf::SHN_XINDEX => self.xindex.get(i).map_or(0, |x| x.get(LE)),
+            raw if raw >= elf::SHN_LORESERVE => 0xffff_0000 | u32::from(raw),
+            raw => u32::from(raw),
+        }
     }
 
     pub fn sym_name(&self, i: usize) -> &'static [u8] {
@@ -247,9 +265,21 @@ fn section_headers(input: &'static InputFile) -> Result<(&'static [Shdr], &'stat
     Ok((shdrs, shstrtab))
 }
 
+/// The section symbol `i` of `symbols` is defined in (None: undefined, absolute, common), its
+/// extended index read from `xindex` (SHT_SYMTAB_SHNDX) when `st_shndx` is SHN_XINDEX.
+fn sym_section_in(symbols: &[Sym], xindex: &[object::U32<LE>], i: usize) -> Option<u32> {
+    match symbols.get(i)?.st_shndx(LE) {
+        elf::SHN_UNDEF => None,
+        elf::SHN_XINDEX => xindex.get(i).map(|x| x.get(LE)).filter(|&x| x != 0),
+        raw if raw >= elf::SHN_LORESERVE => None,
+        raw => Some(u32::from(raw)),
+    }
+}
+
 /// An object's symbols, borrowed from the mapping.
 struct SymbolTable {
     symbols: &'static [Sym],
+    xindex: &'static [object::U32<LE>],
     strtab: &'static [u8],
     first_global: usize,
 }
@@ -284,7 +314,16 @@ fn symbol_table(data: &'static [u8], shdrs: &'static [Shdr]) -> Result<SymbolTab
             }
         }
     }
-    Ok(SymbolTable { symbols, strtab, first_global })
+    // The extended section indices of that symbol table (sh_link names it), one word per
+    // symbol, as lld reads them.
+    let mut xindex: &'static [object::U32<LE>] = &[];
+    if let Some(st) = symtab_index {
+        for h in shdrs.iter().filter(|h| h.sh_type(LE) == elf::SHT_SYMTAB_SHNDX && h.sh_link(LE) as usize == st) {
+            let raw = slice_at(data, h.sh_offset(LE), h.sh_size(LE)).ok_or_else(|| corrupt("SHT_SYMTAB_SHNDX section is out of bounds"))?;
+            xindex = object::pod::slice_from_all_bytes(raw).map_err(|_| corrupt("invalid SHT_SYMTAB_SHNDX section"))?;
+        }
+    }
+    Ok(SymbolTable { symbols, xindex, strtab, first_global })
 }
 
 /// Section `i` (header `h`) as the link sees it: its name, contents (inflated when
@@ -364,7 +403,7 @@ fn section_kind(input: &InputFile, opts: ParseOpts, h: &Shdr, name: &[u8], sh_ty
 fn read_group(
     h: &Shdr,
     words: &'static [u8],
-    symbols: &'static [Sym],
+    (symbols, xindex): (&'static [Sym], &[object::U32<LE>]),
     strtab: &'static [u8],
     shdrs: &[Shdr],
     shstrtab: &'static [u8],
@@ -386,7 +425,7 @@ fn read_group(
     let sig = c_str(strtab, sym.st_name(LE))?;
     let sig = if sig.is_empty() && sym.st_type() == elf::STT_SECTION {
         // Signature is the name of the section the symbol refers to.
-        let sidx = sym.st_shndx(LE) as usize;
+        let sidx = sym_section_in(symbols, xindex, sig_sym).map_or(usize::MAX, |x| x as usize);
         let sh = shdrs.get(sidx).ok_or_else(|| corrupt("invalid section index"))?;
         c_str(shstrtab, sh.sh_name(LE))?
     } else {
@@ -442,15 +481,22 @@ fn attach_relocs(data: &'static [u8], shdrs: &'static [Shdr], symbols: &[Sym], s
 }
 
 /// Validates the symbols once (names, section indices) so later stages can index freely.
-fn check_symbols(symbols: &[Sym], strtab: &'static [u8], shnum: usize) -> Result<()> {
+fn check_symbols(symbols: &[Sym], xindex: &[object::U32<LE>], strtab: &'static [u8], shnum: usize) -> Result<()> {
     for (i, s) in symbols.iter().enumerate() {
         c_str(strtab, s.st_name(LE))?;
-        let shndx = s.st_shndx(LE);
-        if i > 0 && shndx != elf::SHN_UNDEF && shndx < elf::SHN_LORESERVE && shndx as usize >= shnum {
-            bail!("invalid section index {shndx} for symbol {i}");
+        if i == 0 {
+            continue;
         }
-        if shndx == elf::SHN_XINDEX {
-            bail!("extended section indices (SHN_XINDEX) are not supported");
+        let shndx = match s.st_shndx(LE) {
+            elf::SHN_XINDEX => match xindex.get(i) {
+                Some(x) => x.get(LE),
+                None => bail!("extended symbol index ({i}) is out of range"),
+            },
+            raw if raw >= elf::SHN_LORESERVE => continue,
+            raw => u32::from(raw),
+        };
+        if shndx != 0 && shndx as usize >= shnum {
+            bail!("invalid section index {shndx} for symbol {i}");
         }
     }
     Ok(())

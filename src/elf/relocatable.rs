@@ -208,8 +208,18 @@ enum Synth {
     BuildId,
     GnuStack,
     Symtab,
+    /// `.symtab_shndx`: symbols' section indices that do not fit `st_shndx` (written when
+    /// the output has 65,280 sections or more, as lld does).
+    SymtabShndx,
     Shstrtab,
     Strtab,
+}
+
+/// An output symbol's reserved section index (SHN_ABS, SHN_COMMON) as the `u32` the symbol
+/// table takes: above every real section index, so that section 0xfff1 of a huge output is
+/// never mistaken for SHN_ABS. SHN_UNDEF stays 0.
+const fn reserved(shndx: u16) -> u32 {
+    0xffff_0000 | shndx as u32
 }
 
 /// One section header of the output, in index order.
@@ -406,7 +416,7 @@ impl Plan<'_> {
         if s.st_type() == elf::STT_SECTION {
             // The section symbol plus addend is an offset in the input section (lld's
             // `getVA(addend)`): where that offset went, relative to the output section symbol.
-            let shndx = s.st_shndx(LE) as usize;
+            let shndx = o.shndx(sym) as usize;
             match locate(&self.place, &self.osecs, f, shndx, addend as u64) {
                 Some((os, at)) => (self.osecs[os as usize].sym, ty, at as i64, false),
                 None => (0, elf::R_X86_64_NONE, addend, true),
@@ -426,7 +436,7 @@ impl Plan<'_> {
         }
         match o.symbols.get(g.sig_sym) {
             Some(s) if s.st_type() == elf::STT_SECTION => {
-                self.place[g.file].get(s.st_shndx(LE) as usize).copied().flatten().map_or(0, |(os, _)| self.osecs[os as usize].sym)
+                self.place[g.file].get(o.shndx(g.sig_sym) as usize).copied().flatten().map_or(0, |(os, _)| self.osecs[os as usize].sym)
             }
             Some(_) => self.lidx[g.file].get(g.sig_sym).copied().unwrap_or(0),
             None => 0,
@@ -477,6 +487,7 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
         gnu_property: gnu_property_note(features),
         build_id_note: build_id_note(idx.build_id_len),
         symtab: syms.data,
+        symtab_shndx: syms.xindex.iter().flat_map(|x| x.to_le_bytes()).collect(),
         first_global,
         strtab: syms.strtab.data,
         shstrtab: shstrtab.data,
@@ -745,12 +756,17 @@ fn number_sections(config: &Config, osecs: &mut [OutSec], features: u32) -> Resu
     if build_id_len > 0 {
         slots.push(Slot::Synth(Synth::BuildId));
     }
-    for s in [Synth::GnuStack, Synth::Symtab, Synth::Shstrtab, Synth::Strtab] {
-        slots.push(Slot::Synth(s));
+    // A symbol can name any section numbered so far: past SHN_LORESERVE, their indices go to
+    // `.symtab_shndx` (ELF's extended section numbering; the header's counts escape too).
+    let extended = slots.len() + 1 >= elf::SHN_LORESERVE as usize;
+    for s in [Synth::GnuStack, Synth::Symtab, Synth::SymtabShndx, Synth::Shstrtab, Synth::Strtab] {
+        if s != Synth::SymtabShndx || extended {
+            slots.push(Slot::Synth(s));
+        }
     }
     let nsections = slots.len() + 1;
-    if nsections >= elf::SHN_LORESERVE as usize {
-        return Err(Error::new(format!("too many output sections ({nsections}); -r output with extended section numbering is not supported")));
+    if nsections > u32::MAX as usize {
+        return Err(Error::new(format!("too many output sections ({nsections})")));
     }
     let slot_index = |s: Synth| slots.iter().position(|x| matches!(x, Slot::Synth(y) if *y == s)).map_or(0, |p| p as u32 + 1);
     let symtab_index = slot_index(Synth::Symtab);
@@ -759,16 +775,20 @@ fn number_sections(config: &Config, osecs: &mut [OutSec], features: u32) -> Resu
     Ok(Indices { order, slots, nsections, build_id_len, symtab_index, strtab_index, shstrtab_index })
 }
 
-/// The output `.symtab` and its `.strtab`, filled in symbol index order.
+/// The output `.symtab`, its `.strtab` and its `.symtab_shndx` words, filled in symbol index
+/// order.
 struct SymTab {
     data: Vec<u8>,
     strtab: StrTab,
+    /// One word per symbol: the section index of a symbol whose `st_shndx` is SHN_XINDEX, 0
+    /// for the others (the SHT_SYMTAB_SHNDX contents).
+    xindex: Vec<u32>,
 }
 
 impl SymTab {
     /// A table holding the null symbol.
     fn new() -> SymTab {
-        SymTab { data: vec![0; SYM_SIZE as usize], strtab: StrTab::new() }
+        SymTab { data: vec![0; SYM_SIZE as usize], strtab: StrTab::new(), xindex: vec![0] }
     }
 
     /// The number of symbols so far: the index of the next one.
@@ -776,14 +796,22 @@ impl SymTab {
         (self.data.len() as u64 / SYM_SIZE) as u32
     }
 
-    /// Appends a symbol whose name is at `name` in the string table; returns its index.
-    fn push(&mut self, name: u32, info: u8, other: u8, shndx: u16, value: u64, size: u64) -> u32 {
+    /// Appends a symbol whose name is at `name` in the string table and whose section is
+    /// `shndx` (an output section index, 0, or `reserved(..)`); returns its index. An index
+    /// `st_shndx` cannot hold goes to the extended table, with SHN_XINDEX in its place.
+    fn push(&mut self, name: u32, info: u8, other: u8, shndx: u32, value: u64, size: u64) -> u32 {
         let idx = self.count();
+        let (st_shndx, x) = match shndx {
+            s if s >= reserved(0) => (s as u16, 0),
+            s if s >= u32::from(elf::SHN_LORESERVE) => (elf::SHN_XINDEX, s),
+            s => (s as u16, 0),
+        };
+        self.xindex.push(x);
         let t = &mut self.data;
         t.extend_from_slice(&name.to_le_bytes());
         t.push(info);
         t.push(other);
-        t.extend_from_slice(&shndx.to_le_bytes());
+        t.extend_from_slice(&st_shndx.to_le_bytes());
         t.extend_from_slice(&value.to_le_bytes());
         t.extend_from_slice(&size.to_le_bytes());
         idx
@@ -838,17 +866,15 @@ fn file_locals(config: &Config, r: &Resolved, f: FileId, secs: &Sections, used: 
         if ty == elf::STT_SECTION {
             continue;
         }
-        let shndx = s.st_shndx(LE);
-        let (out_shndx, value, in_merge) = match shndx {
-            elf::SHN_UNDEF | elf::SHN_COMMON => continue,
-            elf::SHN_ABS => (elf::SHN_ABS, s.st_value(LE), false),
-            _ if shndx >= elf::SHN_LORESERVE => continue,
-            _ => match locate(place, osecs, f, shndx as usize, s.st_value(LE)) {
-                Some((os, at)) => (osecs[os as usize].index as u16, at, o.sections[shndx as usize].flags & SHF_MERGE != 0),
+        let (out_shndx, value, in_merge) = match (s.st_shndx(LE), o.sym_section(i)) {
+            (elf::SHN_ABS, _) => (reserved(elf::SHN_ABS), s.st_value(LE), false),
+            (_, None) => continue,
+            (_, Some(shndx)) => match locate(place, osecs, f, shndx as usize, s.st_value(LE)) {
+                Some((os, at)) => (osecs[os as usize].index, at, o.sections[shndx as usize].flags & SHF_MERGE != 0),
                 // GCC defines group signatures (`wm4.*`, `_ZN...C5Ev`) as locals in the
                 // SHT_GROUP section itself; lld writes those of a discarded group as
                 // absolute symbols (the group section has no input section), and so do we.
-                None if o.sections[shndx as usize].sh_type == elf::SHT_GROUP => (elf::SHN_ABS, s.st_value(LE), false),
+                None if o.sections[shndx as usize].sh_type == elf::SHT_GROUP => (reserved(elf::SHN_ABS), s.st_value(LE), false),
                 None => continue,
             },
         };
@@ -898,7 +924,7 @@ fn global_facts(r: &Resolved, objs: &[FileId]) -> GlobalFacts {
 }
 
 /// An output symbol entry: (st_info, st_other, st_shndx, st_value, st_size).
-type SymEntry = (u8, u8, u16, u64, u64);
+type SymEntry = (u8, u8, u32, u64, u64);
 
 /// The globals, appended to `syms` in resolver order: defined ones (value relative to the
 /// output section; undefined when their section is not written), commons (SHN_COMMON,
@@ -922,14 +948,13 @@ fn globals(config: &Config, r: &Resolved, secs: &Sections, facts: &GlobalFacts, 
                     b => weak_bind(b == elf::STB_WEAK),
                 };
                 let other = (s.st_other & !3) | vis;
-                let sh = s.st_shndx(LE);
-                if sh == elf::SHN_ABS {
-                    ((bind << 4) | s.st_type(), other, elf::SHN_ABS, s.st_value(LE), s.st_size(LE))
+                if s.st_shndx(LE) == elf::SHN_ABS {
+                    ((bind << 4) | s.st_type(), other, reserved(elf::SHN_ABS), s.st_value(LE), s.st_size(LE))
                 } else {
-                    match locate(place, osecs, f, sh as usize, s.st_value(LE)) {
-                        Some((os, at)) => ((bind << 4) | s.st_type(), other, osecs[os as usize].index as u16, at, s.st_size(LE)),
+                    match locate(place, osecs, f, o.shndx(i) as usize, s.st_value(LE)) {
+                        Some((os, at)) => ((bind << 4) | s.st_type(), other, osecs[os as usize].index, at, s.st_size(LE)),
                         // Defined in a section that is not written: an undefined reference.
-                        None => ((bind << 4) | s.st_type(), vis, elf::SHN_UNDEF, 0, 0),
+                        None => ((bind << 4) | s.st_type(), vis, 0, 0, 0),
                     }
                 }
             }
@@ -938,7 +963,7 @@ fn globals(config: &Config, r: &Resolved, secs: &Sections, facts: &GlobalFacts, 
                 (
                     (elf::STB_GLOBAL << 4) | s.st_type(),
                     (s.st_other & !3) | vis,
-                    elf::SHN_COMMON,
+                    reserved(elf::SHN_COMMON),
                     facts.common_align[id].max(s.st_value(LE)).max(1),
                     s.st_size(LE),
                 )
@@ -955,7 +980,7 @@ fn globals(config: &Config, r: &Resolved, secs: &Sections, facts: &GlobalFacts, 
                 if !facts.referenced[id] {
                     continue;
                 }
-                ((weak_bind(sym.weak) << 4) | facts.und_type[id], vis, elf::SHN_UNDEF, 0, 0)
+                ((weak_bind(sym.weak) << 4) | facts.und_type[id], vis, 0, 0, 0)
             }
             Def::Shared(..) | Def::Bitcode(..) => continue,
         };
@@ -977,18 +1002,18 @@ fn defsym_entry(config: &Config, r: &Resolved, secs: &Sections, name: &[u8], vis
     let (_, expr) = config.defsym.iter().rev().find(|(n, _)| *n == name)?;
     let add = crate::elf::resolve::defsym_offset(expr).unwrap_or(0) as u64;
     let Some(t) = crate::elf::resolve::defsym_target(expr) else {
-        return Some(Ok(((elf::STB_GLOBAL << 4) | elf::STT_NOTYPE, vis, elf::SHN_ABS, add, 0)));
+        return Some(Ok(((elf::STB_GLOBAL << 4) | elf::STT_NOTYPE, vis, reserved(elf::SHN_ABS), add, 0)));
     };
     let target = r.lookup(t.as_bytes()).map(|t| r.symbols[t].def);
     let resolved = match target {
         Some(Def::Defined(f, i)) => {
             let s = &r.obj(f).symbols[i];
-            let sh = s.st_shndx(LE);
-            if sh == elf::SHN_ABS {
-                Some((s.st_type(), elf::SHN_ABS, s.st_value(LE).wrapping_add(add)))
+            if s.st_shndx(LE) == elf::SHN_ABS {
+                Some((s.st_type(), reserved(elf::SHN_ABS), s.st_value(LE).wrapping_add(add)))
             } else {
-                locate(&secs.place, &secs.osecs, f, sh as usize, s.st_value(LE))
-                    .map(|(os, at)| (s.st_type(), secs.osecs[os as usize].index as u16, at.wrapping_add(add)))
+                let o = r.obj(f);
+                locate(&secs.place, &secs.osecs, f, o.shndx(i) as usize, s.st_value(LE))
+                    .map(|(os, at)| (s.st_type(), secs.osecs[os as usize].index, at.wrapping_add(add)))
             }
         }
         _ => None,
@@ -1016,6 +1041,7 @@ fn section_names(plan: &Plan, slots: &[Slot]) -> (StrTab, Vec<u32>) {
             Slot::Synth(Synth::BuildId) => b".note.gnu.build-id",
             Slot::Synth(Synth::GnuStack) => b".note.GNU-stack",
             Slot::Synth(Synth::Symtab) => b".symtab",
+            Slot::Synth(Synth::SymtabShndx) => b".symtab_shndx",
             Slot::Synth(Synth::Shstrtab) => b".shstrtab",
             Slot::Synth(Synth::Strtab) => b".strtab",
         };
@@ -1089,6 +1115,7 @@ struct SynthData {
     gnu_property: Vec<u8>,
     build_id_note: Vec<u8>,
     symtab: Vec<u8>,
+    symtab_shndx: Vec<u8>,
     /// The index of the first global in `symtab` (its sh_info).
     first_global: u32,
     strtab: Vec<u8>,
@@ -1102,6 +1129,7 @@ impl SynthData {
             Synth::BuildId => &self.build_id_note,
             Synth::GnuStack => &[],
             Synth::Symtab => &self.symtab,
+            Synth::SymtabShndx => &self.symtab_shndx,
             Synth::Shstrtab => &self.shstrtab,
             Synth::Strtab => &self.strtab,
         }
@@ -1172,6 +1200,7 @@ fn section_headers(plan: &Plan, idx: &Indices, group_data: &HashMap<usize, Vec<u
                     Synth::BuildId => (elf::SHT_NOTE, SHF_ALLOC, 0, 0, 4, 0),
                     Synth::GnuStack => (elf::SHT_PROGBITS, 0, 0, 0, 1, 0),
                     Synth::Symtab => (elf::SHT_SYMTAB, 0, idx.strtab_index, synth.first_global, 8, SYM_SIZE),
+                    Synth::SymtabShndx => (elf::SHT_SYMTAB_SHNDX, 0, idx.symtab_index, 0, 4, 4),
                     Synth::Shstrtab => (elf::SHT_STRTAB, 0, 0, 0, 1, 0),
                     Synth::Strtab => (elf::SHT_STRTAB, 0, 0, 0, 1, 0),
                 };
@@ -1210,8 +1239,16 @@ fn alloc_image(shoff: u64, nsections: usize) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// The ELF header of an x86-64 ET_REL with `nsections` headers at `shoff`.
+/// The ELF header of an x86-64 ET_REL with `nsections` headers at `shoff`. A count or a
+/// `.shstrtab` index of SHN_LORESERVE or more escapes to the null section header (its
+/// sh_size and sh_link), as ELF's extended section numbering says.
 fn write_elf_header(buf: &mut [u8], shoff: u64, nsections: usize, shstrtab_index: u32) {
+    let lore = elf::SHN_LORESERVE as usize;
+    let (e_shnum, null_size) = if nsections >= lore { (0u16, nsections as u64) } else { (nsections as u16, 0) };
+    let (e_shstrndx, null_link) = if shstrtab_index as usize >= lore { (elf::SHN_XINDEX, shstrtab_index) } else { (shstrtab_index as u16, 0) };
+    let null = shoff as usize;
+    buf[null + 32..null + 40].copy_from_slice(&null_size.to_le_bytes());
+    buf[null + 40..null + 44].copy_from_slice(&null_link.to_le_bytes());
     let h = &mut buf[..64];
     h[..4].copy_from_slice(b"\x7fELF");
     h[4] = elf::ELFCLASS64;
@@ -1223,8 +1260,8 @@ fn write_elf_header(buf: &mut [u8], shoff: u64, nsections: usize, shstrtab_index
     h[40..48].copy_from_slice(&shoff.to_le_bytes());
     h[52..54].copy_from_slice(&64u16.to_le_bytes());
     h[58..60].copy_from_slice(&64u16.to_le_bytes());
-    h[60..62].copy_from_slice(&(nsections as u16).to_le_bytes());
-    h[62..64].copy_from_slice(&(shstrtab_index as u16).to_le_bytes());
+    h[60..62].copy_from_slice(&e_shnum.to_le_bytes());
+    h[62..64].copy_from_slice(&e_shstrndx.to_le_bytes());
 }
 
 /// The section header table at `shoff`, after the null header.
@@ -1402,7 +1439,7 @@ fn write_relas(plan: &Plan, i: usize, dst: &mut [u8], warns: &mut Vec<String>) {
             let ty = rel.r_type(LE, false);
             let (osym, oty, addend, discarded) = plan.map_reloc(m.file, sym, ty, rel.r_addend(LE));
             if discarded && !is_debug(sec.name) && sec.name != b".eh_frame" && sec.name != b".gcc_except_table" {
-                let target = o.symbols.get(sym).map_or(0, |s| s.st_shndx(LE) as usize);
+                let target = o.shndx(sym) as usize;
                 let tname = o.sections.get(target).map_or(String::new(), |s| lossy(s.name));
                 // lld names the place in the relocation section being copied.
                 let rela = o.sections.iter().find(|r| matches!(r.sh_type, elf::SHT_RELA | elf::SHT_REL) && r.hdr.sh_info(LE) == m.shndx);

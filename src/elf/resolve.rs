@@ -716,7 +716,7 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
             }
             if let Def::Defined(bf, bi) = r.symbols[bid].def {
                 let (a, b) = (&r.obj(f).symbols[i], &r.obj(bf).symbols[bi]);
-                if bf == f && a.st_shndx(LE) == b.st_shndx(LE) && a.st_value(LE) == b.st_value(LE) {
+                if bf == f && r.obj(f).shndx(i) == r.obj(bf).shndx(bi) && a.st_value(LE) == b.st_value(LE) {
                     aliased.push(bid);
                 }
             }
@@ -1069,10 +1069,9 @@ impl<'c> Resolver<'c> {
             let bind = s.st_bind();
             let shndx = s.st_shndx(LE);
             let vis = s.st_other & 3;
-            let in_discarded = shndx != elf::SHN_UNDEF
-                && shndx < elf::SHN_LORESERVE
-                && (self.r.discarded[f][shndx as usize]
-                    || o.sections.get(shndx as usize).is_some_and(|s| s.kind == SecKind::Ignored && s.sh_type == elf::SHT_GROUP));
+            let in_discarded = o.sym_section(i).is_some_and(|sh| {
+                self.r.discarded[f][sh as usize] || o.sections.get(sh as usize).is_some_and(|s| s.kind == SecKind::Ignored && s.sh_type == elf::SHT_GROUP)
+            });
             let undefined = shndx == elf::SHN_UNDEF;
             // `foo@@VER` defines `foo` (its default version): unversioned references bind to it.
             let mut default_version = None;
@@ -1348,7 +1347,7 @@ impl<'c> Resolver<'c> {
             };
             let o = self.r.obj(f);
             let s = &o.symbols[i];
-            let (shndx, off) = (s.st_shndx(LE) as usize, s.st_value(LE));
+            let (shndx, off) = (o.shndx(i) as usize, s.st_value(LE));
             let src = crate::elf::diag::src_msg(o, shndx, off, sym_name);
             let obj = crate::elf::diag::obj_msg(o, shndx, off, new);
             if src.is_empty() {

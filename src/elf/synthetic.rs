@@ -363,13 +363,12 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
         }
         Def::Defined(f, i) => {
             let sym = l.sym(f, i);
-            let sh = sym.st_shndx(LE);
             // A definition in a section that is not in the output (discarded, or one the linker
             // never copies) reads as undefined, as lld demotes such symbols.
-            let shndx = if sh == elf::SHN_ABS {
+            let shndx = if sym.st_shndx(LE) == elf::SHN_ABS {
                 elf::SHN_ABS
             } else {
-                match l.sec_osec[f].get(sh as usize).copied() {
+                match l.obj(f).sym_section(i).and_then(|sh| l.sec_osec[f].get(sh as usize).copied()) {
                     Some(o) if o != u32::MAX => l.osecs[o as usize].shndx as u16,
                     _ => return (elf::SHN_UNDEF, 0, 0, sym.st_info()),
                 }

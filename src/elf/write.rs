@@ -712,10 +712,7 @@ fn is_dead_target(l: &Layout, t: Target) -> bool {
             _ => return false,
         },
     };
-    let sh = l.sym(f, i).st_shndx(LE);
-    if sh == elf::SHN_UNDEF || sh >= elf::SHN_LORESERVE {
-        return false;
-    }
+    let Some(sh) = l.obj(f).sym_section(i) else { return false };
     l.sec_osec[f].get(sh as usize).is_none_or(|&x| x == u32::MAX)
 }
 
@@ -763,7 +760,7 @@ fn out_of_range(l: &Layout, at: RangeAt, r_type: u32, v: u64, t: Option<Target>)
     };
     let mut msg = format!("{place}: relocation {} out of range: {} is not in [{}, {}]", arch::rel_name(r_type), v as i64, min, max);
     if let (true, Some(Target::Local(g, i))) = (is_section, t) {
-        let sh = l.sym(g, i as usize).st_shndx(LE) as usize;
+        let sh = l.obj(g).shndx(i as usize) as usize;
         let sec = l.obj(g).sections.get(sh).map(|x| String::from_utf8_lossy(x.name).into_owned()).unwrap_or_default();
         msg.push_str(&format!("; references section '{sec}'"));
     } else if !is_section {
@@ -1006,13 +1003,11 @@ impl SymtabBuilder {
 
 /// The output section index of input section `sh` of file `f` (SHN_ABS stays); `None` when
 /// the symbol is undefined, in a reserved index, or in a section not in the output.
-fn osec_index(l: &Layout, f: usize, sh: u16) -> Option<u16> {
-    if sh == elf::SHN_ABS {
+fn osec_index(l: &Layout, f: usize, i: usize) -> Option<u16> {
+    if l.sym(f, i).st_shndx(LE) == elf::SHN_ABS {
         return Some(elf::SHN_ABS);
     }
-    if sh == elf::SHN_UNDEF || sh >= elf::SHN_LORESERVE {
-        return None;
-    }
+    let sh = l.obj(f).sym_section(i)?;
     let x = *l.sec_osec[f].get(sh as usize)?;
     if x == u32::MAX {
         None
@@ -1037,19 +1032,20 @@ fn push_locals(l: &Layout, t: &mut SymtabBuilder) {
             }
             let name = o.sym_name(i);
             let keep = used.contains(&(f, i));
-            let in_merge = || o.sections.get(s.st_shndx(LE) as usize).is_some_and(|x| x.flags & elf::SHF_MERGE as u64 != 0);
+            let in_merge = || o.sections.get(o.shndx(i) as usize).is_some_and(|x| x.flags & elf::SHF_MERGE as u64 != 0);
             if name.is_empty() || (!keep && l.config.discards_local(name, in_merge)) {
                 continue;
             }
-            let sh = s.st_shndx(LE);
             // lld leaves out a local defined in a merge piece that --gc-sections dropped.
-            if sh != elf::SHN_UNDEF && sh < elf::SHN_LORESERVE && !keep && !l.merge_piece_live(f, sh as u32, s.st_value(LE)) {
-                continue;
+            if let Some(sh) = o.sym_section(i) {
+                if !keep && !l.merge_piece_live(f, sh, s.st_value(LE)) {
+                    continue;
+                }
             }
             let (shndx, value) = if ty == elf::STT_FILE {
                 (elf::SHN_ABS, 0)
             } else {
-                match osec_index(l, f, sh) {
+                match osec_index(l, f, i) {
                     Some(x) => (x, if x == elf::SHN_ABS { s.st_value(LE) } else { l.local_value(f, i) }),
                     None => continue,
                 }
@@ -1133,7 +1129,7 @@ fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u1
         }
         Def::Defined(f, i) => {
             let s = l.sym(f, i);
-            let shndx = osec_index(l, f, s.st_shndx(LE))?;
+            let shndx = osec_index(l, f, i)?;
             let mut v = l.sym_value[id];
             if s.st_type() == elf::STT_TLS {
                 v = v.wrapping_sub(l.tls_start());

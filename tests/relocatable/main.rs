@@ -21,7 +21,8 @@
 //! Input sets: C with functions, data, static locals and strings; C++ with inline functions,
 //! templates and a vtable in COMDAT groups plus exceptions (`.eh_frame`, `.gcc_except_table`,
 //! discarded duplicate groups); TLS; `-fcommon` commons; weak definitions and references;
-//! `-ffunction-sections -fdata-sections`; `-g`; an archive member pulled in by `-r`. Error
+//! `-ffunction-sections -fdata-sections`; `-g`; an archive member pulled in by `-r`; an object
+//! of 200,000 sections (extended section numbering: SHN_XINDEX symbols, `.symtab_shndx`). Error
 //! trials: corrupt objects (truncated, garbage after the ELF magic, section table out of bounds)
 //! must fail with exit 1, a `dtld: error:` line, no output and no temporary file; a shared
 //! library and an LLVM bitcode input must be refused with lld's / dtld's message.
@@ -612,6 +613,28 @@ int wcall(void); int wonly(void);
 int main(void) { printf("%d %d\n", wcall(), wonly()); return 0; }
 "#;
 
+const MANY_SECTIONS: &str = r#"
+// 100,000 data sections (-fdata-sections): past 65,279 sections, ELF numbers them through
+// SHT_SYMTAB_SHNDX (SHN_XINDEX symbols) and the header counts escape to section 0. Half the
+// variables are static, so their relocations name section symbols of sections numbered
+// above 65,280 too.
+#define V(p) int p = 1; __attribute__((used)) static int s_##p = 2;
+#define A(p) V(p##0) V(p##1) V(p##2) V(p##3) V(p##4) V(p##5) V(p##6) V(p##7) V(p##8) V(p##9)
+#define B(p) A(p##0) A(p##1) A(p##2) A(p##3) A(p##4) A(p##5) A(p##6) A(p##7) A(p##8) A(p##9)
+#define C(p) B(p##0) B(p##1) B(p##2) B(p##3) B(p##4) B(p##5) B(p##6) B(p##7) B(p##8) B(p##9)
+#define E(p) C(p##0) C(p##1) C(p##2) C(p##3) C(p##4) C(p##5) C(p##6) C(p##7) C(p##8) C(p##9)
+#define F(p) E(p##0) E(p##1) E(p##2) E(p##3) E(p##4) E(p##5) E(p##6) E(p##7) E(p##8) E(p##9)
+F(v)
+int sum(void) { return v99999 + v12345 + v70000 + s_v99999 + s_v70000 + s_v65300 + s_v00001; }
+"#;
+
+const MANY_MAIN: &str = r#"
+#include <stdio.h>
+extern int v99999, v00000, v65300;
+int sum(void);
+int main(void) { printf("%d %d\n", sum(), v99999 + v00000 + v65300); return 0; }
+"#;
+
 const ARCH_B1: &str = "int needed(int x) { return x + 40; }\n";
 const ARCH_B2: &str = "int not_needed(int x) { return x - 40; }\n";
 const ARCH_A: &str = r#"
@@ -682,6 +705,13 @@ static CASES: &[Case] = &[
         sources: &[("m1.c", COMMON_1), ("m2.c", COMMON_2), ("main.c", COMMON_MAIN)],
         flags: &["-O1", "-fcommon"],
         combine: &["m1.o", "m2.o"],
+        ..BASE
+    },
+    Case {
+        name: "many-sections-extended-numbering",
+        sources: &[("many.c", MANY_SECTIONS), ("main.c", MANY_MAIN)],
+        flags: &["-O1", "-fdata-sections"],
+        combine: &["many.o"],
         ..BASE
     },
     Case { name: "weak", sources: &[("w1.c", WEAK_1), ("w2.c", WEAK_2), ("main.c", WEAK_MAIN)], combine: &["w1.o", "w2.o"], ..BASE },

@@ -651,17 +651,14 @@ impl<'r> Layout<'r> {
 
     pub fn local_value(&self, f: FileId, i: usize) -> u64 {
         let s = self.sym(f, i);
-        let shndx = s.st_shndx(LE);
-        if shndx == elf::SHN_ABS {
+        if s.st_shndx(LE) == elf::SHN_ABS {
             return s.st_value(LE);
         }
-        if shndx == elf::SHN_UNDEF || shndx >= elf::SHN_LORESERVE {
-            return 0;
-        }
+        let Some(shndx) = self.obj(f).sym_section(i) else { return 0 };
         if s.st_type() == elf::STT_SECTION {
-            return self.section_addr(f, shndx as u32, 0).unwrap_or(0);
+            return self.section_addr(f, shndx, 0).unwrap_or(0);
         }
-        self.section_addr(f, shndx as u32, s.st_value(LE)).unwrap_or(0)
+        self.section_addr(f, shndx, s.st_value(LE)).unwrap_or(0)
     }
 
     /// Address for a relocation with addend: section symbols in merge sections must add the
@@ -674,14 +671,13 @@ impl<'r> Layout<'r> {
     pub fn addr_with_addend_at<'l>(&'l self, t: Target, addend: i64, cur: &mut PieceCursor<'l>) -> u64 {
         if let Target::Local(f, i) = t {
             let s = self.sym(f, i as usize);
-            let shndx = s.st_shndx(LE);
-            if shndx != elf::SHN_UNDEF && shndx < elf::SHN_LORESERVE {
+            if let Some(shndx) = self.obj(f).sym_section(i as usize) {
                 let sec = &self.obj(f).sections[shndx as usize];
                 // A section symbol's addend selects the piece of a merge section (lld does the
                 // same); named symbols in merge sections are looked up by their own value.
                 if s.st_type() == elf::STT_SECTION && matches!(sec.kind, SecKind::Merge | SecKind::EhFrame) {
                     let off = s.st_value(LE).wrapping_add(addend as u64);
-                    return self.section_addr_at(f, shndx as u32, off, cur).unwrap_or(0);
+                    return self.section_addr_at(f, shndx, off, cur).unwrap_or(0);
                 }
             }
         }

@@ -144,8 +144,7 @@ pub(super) fn undefined_local(o: &ObjFile, si: usize, s: usize, off: u64) -> Opt
 pub(super) fn in_excluded_section(l: &Layout, id: SymbolId) -> bool {
     let Def::Defined(g, i) = l.r.symbols[id].def else { return false };
     let o = l.r.obj(g);
-    let sh = o.symbols[i].st_shndx(LE);
-    o.sections.get(sh as usize).is_some_and(|sec| sec.flags & u64::from(elf::SHF_EXCLUDE) != 0 && sh != elf::SHN_UNDEF && sh < elf::SHN_LORESERVE)
+    o.sym_section(i).and_then(|sh| o.sections.get(sh as usize)).is_some_and(|sec| sec.flags & u64::from(elf::SHF_EXCLUDE) != 0)
 }
 
 /// lld's `offset is outside the section`: a reference into a mergeable section (its section
@@ -154,7 +153,7 @@ pub(super) fn merge_offset_error(l: &Layout, t: Target, addend: i64) -> Option<S
     let Target::Local(g, i) = t else { return None };
     let o = l.r.obj(g);
     let sym = &o.symbols[i as usize];
-    let sec = o.sections.get(sym.st_shndx(LE) as usize)?;
+    let sec = o.sections.get(o.sym_section(i as usize)? as usize)?;
     if sec.kind != crate::elf::object::SecKind::Merge {
         return None;
     }

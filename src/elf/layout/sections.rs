@@ -431,10 +431,10 @@ pub(super) fn build_eh_frame(l: &mut Layout, eh_inputs: &[(FileId, u32)], live: 
             let si = rel.r_sym(LE, false) as usize;
             let (tf, ts) = match r.global_of(f, si) {
                 Some(id) => match r.symbols[id].def {
-                    Def::Defined(tf, ti) => (tf, r.obj(tf).symbols[ti].st_shndx(LE) as usize),
+                    Def::Defined(tf, ti) => (tf, r.obj(tf).shndx(ti) as usize),
                     _ => continue,
                 },
-                None => (f, o.symbols[si].st_shndx(LE) as usize),
+                None => (f, o.shndx(si) as usize),
             };
             if !live.get(tf).and_then(|v| v.get(ts)).copied().unwrap_or(false) {
                 continue;

@@ -20,11 +20,10 @@ pub(super) fn compute_symbol_values(l: &mut Layout) -> Result<()> {
         values[id] = match s.def {
             Def::Defined(f, i) => {
                 let sym = l.sym(f, i);
-                let sh = sym.st_shndx(LE);
-                if sh == elf::SHN_ABS {
-                    sym.st_value(LE)
-                } else {
-                    l.section_addr(f, sh as u32, sym.st_value(LE)).unwrap_or(0)
+                match l.obj(f).sym_section(i) {
+                    _ if sym.st_shndx(LE) == elf::SHN_ABS => sym.st_value(LE),
+                    Some(sh) => l.section_addr(f, sh, sym.st_value(LE)).unwrap_or(0),
+                    None => 0,
                 }
             }
             Def::Common(..) => bss_addr.get(&id).copied().unwrap_or(0),

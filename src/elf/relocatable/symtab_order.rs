@@ -8,6 +8,8 @@
 //! follow, in output section order. This module reproduces that order; what a local is and
 //! whether it is kept is decided by the writer (`file_locals`).
 
+use std::collections::HashMap;
+
 use object::elf;
 use object::read::elf::SectionHeader as _;
 
@@ -30,25 +32,34 @@ pub(super) fn push_locals(
     let owners: Vec<Option<FileId>> = order.iter().map(|&i| owner(r, &secs.osecs[i])).collect();
     let must = signature_locals(&secs.osecs);
     let mut lidx: Vec<Vec<u32>> = vec![Vec::new(); r.files.len()];
-    let mut done = vec![false; order.len()];
-    let mut push_sections_of = |file: Option<FileId>, osecs: &mut [OutSec], syms: &mut SymTab| {
-        for (k, &i) in order.iter().enumerate() {
-            if !done[k] && owners[k] == file {
-                done[k] = true;
-                let os = &mut osecs[i];
-                os.sym = syms.push(0, elf::STT_SECTION, 0, os.index as u16, 0, 0);
-            }
+    // Each owner's output sections in output order, and the owners in order of first
+    // appearance (linear: an output can have 100,000 sections).
+    let mut by_owner: HashMap<Option<FileId>, Vec<usize>> = HashMap::new();
+    let mut owner_order: Vec<Option<FileId>> = Vec::new();
+    for (&i, &o) in order.iter().zip(&owners) {
+        by_owner
+            .entry(o)
+            .or_insert_with(|| {
+                owner_order.push(o);
+                Vec::new()
+            })
+            .push(i);
+    }
+    let push_sections_of = |file: Option<FileId>, by_owner: &mut HashMap<Option<FileId>, Vec<usize>>, osecs: &mut [OutSec], syms: &mut SymTab| {
+        for i in by_owner.remove(&file).unwrap_or_default() {
+            let os = &mut osecs[i];
+            os.sym = syms.push(0, elf::STT_SECTION, 0, os.index, 0, 0);
         }
     };
     for &f in objs {
         let before = syms.count();
         lidx[f] = file_locals(config, r, f, secs, used, &must, syms);
         if syms.count() > before {
-            push_sections_of(Some(f), &mut secs.osecs, syms);
+            push_sections_of(Some(f), &mut by_owner, &mut secs.osecs, syms);
         }
     }
-    for k in 0..order.len() {
-        push_sections_of(owners[k], &mut secs.osecs, syms);
+    for o in owner_order {
+        push_sections_of(o, &mut by_owner, &mut secs.osecs, syms);
     }
     lidx
 }

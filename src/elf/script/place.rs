@@ -310,12 +310,12 @@ impl Env for Pass<'_, '_> {
             Def::Defined(f, i) => {
                 let s = self.l.sym(f, i);
                 use object::read::elf::Sym as _;
-                let sh = s.st_shndx(crate::elf::LE);
-                if sh == elf::SHN_ABS {
+                if s.st_shndx(crate::elf::LE) == elf::SHN_ABS {
                     return Ok(Val::abs(s.st_value(crate::elf::LE)));
                 }
+                let sh = self.l.obj(f).shndx(i);
                 let os = self.l.sec_osec.get(f).and_then(|v| v.get(sh as usize)).copied().unwrap_or(u32::MAX);
-                let addr = self.l.section_addr(f, sh as u32, s.st_value(crate::elf::LE)).unwrap_or(0);
+                let addr = self.l.section_addr(f, sh, s.st_value(crate::elf::LE)).unwrap_or(0);
                 if os == u32::MAX {
                     return Ok(Val::abs(addr));
                 }
