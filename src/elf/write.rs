@@ -1115,9 +1115,9 @@ fn push_globals(l: &Layout, locals: bool, t: &mut SymtabBuilder) {
 }
 
 /// Global `id`'s (st_info, st_shndx, st_value, st_size) as its definition gives them, or
-/// `None` when it is not written (defined in a section not in the output, a shared symbol
-/// without a dynamic symbol, bitcode, an undefined symbol neither linker-defined nor weak and
-/// named by an object).
+/// `None` when it is not written (defined in a section not in the output or in a merge piece
+/// --gc-sections dropped, a shared symbol without a dynamic symbol, bitcode, an undefined
+/// symbol neither linker-defined nor weak and named by an object).
 fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u16, u64, u64)> {
     let sym = &l.r.symbols[id];
     Some(match sym.def {
@@ -1130,6 +1130,13 @@ fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u1
         Def::Defined(f, i) => {
             let s = l.sym(f, i);
             let shndx = osec_index(l, f, i)?;
+            // Like a local, a global defined in a merge piece that --gc-sections dropped is
+            // left out (lld's includeInSymtab asks the piece's liveness for every symbol).
+            if let Some(sh) = l.obj(f).sym_section(i) {
+                if !l.merge_piece_live(f, sh, s.st_value(LE)) {
+                    return None;
+                }
+            }
             let mut v = l.sym_value[id];
             if s.st_type() == elf::STT_TLS {
                 v = v.wrapping_sub(l.tls_start());

@@ -56,6 +56,9 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(20);
 /// Where gcc's MinGW runtime DLLs live (libstdc++-6.dll, libgcc_s_seh-1.dll): the programs
 /// linked against the dynamic libstdc++ find them through `WINEPATH`.
 const MINGW_DLL_DIR: &str = "/usr/lib/gcc/x86_64-w64-mingw32/12-win32";
+/// How many more times a program run under wine is tried when it exited non-zero with empty
+/// stdout and stderr (see `TrialRun::run_program`).
+const SILENT_FAILURE_RETRIES: u32 = 2;
 /// The PDB dumper `PdbDump` runs (Debian's llvm-22).
 const LLVM_PDBUTIL: &str = "llvm-pdbutil-22";
 
@@ -422,7 +425,30 @@ impl TrialRun<'_> {
             cmd.env(k, v);
         }
         self.note(format!("(cd {} && {})", dir.display(), command_line(&cmd)));
-        run_with_input_file(&mut cmd, &self.fx.stdin, RUN_TIMEOUT, dir).map_err(|e| format!("cannot run {exe} under wine: {e}"))
+        let mut outcome = self.run_once(&mut cmd, dir, exe)?;
+        // Under load, wine sometimes fails to start a program at all: it exits non-zero having
+        // printed nothing (seen once for lld's EXE of coff/large-bss; a rerun worked). Such a
+        // run says nothing about the image, so it is retried, for either linker's program
+        // alike. A run that still fails this way is compared as it is, so a program that
+        // really exits non-zero silently is still caught by the comparison.
+        for retry in 1..=SILENT_FAILURE_RETRIES {
+            if !is_silent_failure(&outcome) {
+                break;
+            }
+            eprintln!(
+                "note: {}: {} in {} exited with {} and printed nothing; running it again (retry {retry} of {SILENT_FAILURE_RETRIES})",
+                self.fx.name,
+                exe,
+                dir.display(),
+                outcome.status_text()
+            );
+            outcome = self.run_once(&mut cmd, dir, exe)?;
+        }
+        Ok(outcome)
+    }
+
+    fn run_once(&self, cmd: &mut Command, dir: &Path, exe: &str) -> Result<Outcome, String> {
+        run_with_input_file(cmd, &self.fx.stdin, RUN_TIMEOUT, dir).map_err(|e| format!("cannot run {exe} under wine: {e}"))
     }
 
     fn compare_runs(&mut self, problems: &mut Vec<String>) -> Result<Outcome, String> {
@@ -629,6 +655,12 @@ fn without_linker_env(text: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// A run that ended with a non-zero exit (or a signal; not a timeout, which would only repeat
+/// the wait) without a byte on stdout or stderr: what wine failing to start looks like.
+fn is_silent_failure(outcome: &Outcome) -> bool {
+    outcome.status.is_some() && !outcome.success() && outcome.stdout.is_empty() && outcome.stderr.is_empty()
 }
 
 fn run_with_input_file(cmd: &mut Command, stdin: &[u8], timeout: Duration, dir: &Path) -> std::io::Result<Outcome> {

@@ -22,6 +22,7 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
                     && l.gc_used.as_ref().is_none_or(|u| u.contains(&id))
                     || exports_start_stop(l, id)
                     || l.exports_linker_defined(id)
+                    || protected_undefined_over_dso(l, id)
             }
             Def::Undefined | Def::Lazy(_) => {
                 // Non-weak ones reach here only through --unresolved-symbols=ignore-* or
@@ -34,6 +35,7 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
                     && l.gc_used.as_ref().is_none_or(|u| u.contains(&id)))
                     || exports_start_stop(l, id)
                     || l.exports_linker_defined(id)
+                    || protected_undefined_over_dso(l, id)
             }
             Def::Defined(..) | Def::Common(..) => {
                 !s.forced_local
@@ -139,6 +141,20 @@ pub fn dyn_name(l: &Layout, id: SymbolId) -> &'static [u8] {
 // ------------------------------------------------------------------------------------------------
 // Synthetic sections
 // ------------------------------------------------------------------------------------------------
+
+/// A protected reference that a library's definition could not satisfy (it stays undefined,
+/// weak, resolved to 0) is still written to .dynsym: lld marks every name a library defines as
+/// exported, and only hidden and internal visibility make a symbol local to the output. It is
+/// not preemptible, so no dynamic relocation names it.
+fn protected_undefined_over_dso(l: &Layout, id: SymbolId) -> bool {
+    let s = &l.r.symbols[id];
+    s.in_dso
+        && s.obj_ref
+        && s.visibility == elf::STV_PROTECTED
+        && !s.forced_local
+        && !l.is_linker_defined(id)
+        && l.gc_used.as_ref().is_none_or(|u| u.contains(&id))
+}
 
 /// A `__start_foo`/`__stop_foo` the linker defines goes to .dynsym when the output exports
 /// references (--export-dynamic, -shared) or when a library defines the name too: lld then
