@@ -48,6 +48,26 @@ pub mod write;
 pub type LE = ::object::LittleEndian;
 pub const LE: ::object::LittleEndian = ::object::LittleEndian;
 pub type Sym = ::object::elf::Sym64<LE>;
+
+/// An output symbol's section as the symbol table writers take it: an output section index of
+/// any size, 0 (undefined), or a reserved index (SHN_ABS, SHN_COMMON) as `reserved_shndx`
+/// gives it, above every real index, so that section 0xfff1 of a huge output is never SHN_ABS.
+pub const fn reserved_shndx(raw: u16) -> u32 {
+    0xffff_0000 | raw as u32
+}
+
+/// What a symbol table entry holds for section `shndx` (see `reserved_shndx`): its 16-bit
+/// `st_shndx`, and its SHT_SYMTAB_SHNDX word, which is the index itself when it does not fit
+/// (`st_shndx` is then SHN_XINDEX) and 0 otherwise.
+pub const fn split_shndx(shndx: u32) -> (u16, u32) {
+    if shndx >= reserved_shndx(0) {
+        (shndx as u16, 0)
+    } else if shndx >= ::object::elf::SHN_LORESERVE as u32 {
+        (::object::elf::SHN_XINDEX, shndx)
+    } else {
+        (shndx as u16, 0)
+    }
+}
 pub type Rela = ::object::elf::Rela64<LE>;
 pub type Shdr = ::object::elf::SectionHeader64<LE>;
 pub type Ehdr = ::object::elf::FileHeader64<LE>;

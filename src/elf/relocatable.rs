@@ -215,12 +215,7 @@ enum Synth {
     Strtab,
 }
 
-/// An output symbol's reserved section index (SHN_ABS, SHN_COMMON) as the `u32` the symbol
-/// table takes: above every real section index, so that section 0xfff1 of a huge output is
-/// never mistaken for SHN_ABS. SHN_UNDEF stays 0.
-const fn reserved(shndx: u16) -> u32 {
-    0xffff_0000 | shndx as u32
-}
+use crate::elf::{reserved_shndx as reserved, split_shndx};
 
 /// One section header of the output, in index order.
 #[derive(Clone, Copy)]
@@ -801,11 +796,7 @@ impl SymTab {
     /// `st_shndx` cannot hold goes to the extended table, with SHN_XINDEX in its place.
     fn push(&mut self, name: u32, info: u8, other: u8, shndx: u32, value: u64, size: u64) -> u32 {
         let idx = self.count();
-        let (st_shndx, x) = match shndx {
-            s if s >= reserved(0) => (s as u16, 0),
-            s if s >= u32::from(elf::SHN_LORESERVE) => (elf::SHN_XINDEX, s),
-            s => (s as u16, 0),
-        };
+        let (st_shndx, x) = split_shndx(shndx);
         self.xindex.push(x);
         let t = &mut self.data;
         t.extend_from_slice(&name.to_le_bytes());

@@ -357,7 +357,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
         // function at its IPLT entry, so that a library's references resolve to the address
         // the executable uses (lld; the loader would otherwise call the resolver).
         Def::Defined(f, i) if l.ifunc_canonical.contains(&t) => {
-            let iplt = l.synth_osec.get(&Synth::Iplt).map_or(0, |&o| l.osecs[o].shndx as u16);
+            let iplt = l.synth_osec.get(&Synth::Iplt).map_or(0, |&o| crate::elf::split_shndx(l.osecs[o].shndx).0);
             let bind = l.sym(f, i).st_bind();
             (iplt, l.addr_of(t), 0, (bind << 4) | elf::STT_FUNC)
         }
@@ -369,7 +369,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
                 elf::SHN_ABS
             } else {
                 match l.obj(f).sym_section(i).and_then(|sh| l.sec_osec[f].get(sh as usize).copied()) {
-                    Some(o) if o != u32::MAX => l.osecs[o as usize].shndx as u16,
+                    Some(o) if o != u32::MAX => crate::elf::split_shndx(l.osecs[o as usize].shndx).0,
                     _ => return (elf::SHN_UNDEF, 0, 0, sym.st_info()),
                 }
             };
@@ -382,7 +382,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
         Def::Common(f, i) => {
             let sym = l.sym(f, i);
             let os = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(id))).map(|o| o.shndx).unwrap_or(0);
-            (os as u16, l.sym_value[id], sym.st_size(LE), (elf::STB_GLOBAL << 4) | elf::STT_OBJECT)
+            (crate::elf::split_shndx(os).0, l.sym_value[id], sym.st_size(LE), (elf::STB_GLOBAL << 4) | elf::STT_OBJECT)
         }
         Def::Shared(f, k) => {
             let ds = l.r.dso(f).syms[k].sym;
@@ -407,7 +407,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
                 } else {
                     ds.st_bind()
                 };
-                (os as u16, l.sym_value[id], ds.st_size(LE), (bind << 4) | ty)
+                (crate::elf::split_shndx(os).0, l.sym_value[id], ds.st_size(LE), (bind << 4) | ty)
             } else if flags.is_some_and(|f| f.canonical) {
                 (0, l.plt_entry_addr(l.plt_index[&id]), 0, info)
             } else {
@@ -424,7 +424,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
             // So are the end markers (`_end` in the section it ends).
             Some(&v) => {
                 let (info, shndx, v, size) = crate::elf::write::linker_defined_entry(l, s.name, v);
-                (shndx, v, size, info)
+                (crate::elf::split_shndx(shndx).0, v, size, info)
             }
             // An undefined symbol (weak in executables; a library's may be strong).
             None => {

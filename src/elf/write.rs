@@ -21,10 +21,15 @@ use crate::elf::resolve::Def;
 use crate::elf::synthetic;
 use crate::elf::LE;
 use crate::error::{Error, Result};
+
+/// SHN_ABS as the symbol table builder takes it (`reserved_shndx`).
+const ABS: u32 = crate::elf::reserved_shndx(elf::SHN_ABS);
 use crate::output::{umask, MappedOutput, Wording};
 
 struct SymtabOut {
     symtab: Vec<u8>,
+    /// The `.symtab_shndx` words, one per symbol (see `SymtabBuilder::xindex`).
+    xindex: Vec<u32>,
     strtab: Vec<u8>,
     first_global: u32,
     /// Where symbols landed (for `--emit-relocs`).
@@ -47,6 +52,13 @@ pub fn write_output(l: &Layout) -> Result<()> {
         name_off.push(add_name(&os.name, &mut shstrtab));
     }
     let symtab_name = add_name(".symtab", &mut shstrtab);
+    // ELF's extended section numbering: with 65,280 sections or more, symbols of the sections
+    // past SHN_LORESERVE keep their index in `.symtab_shndx` (lld's rule: written whenever the
+    // output has that many sections).
+    let xindex = symtab.as_ref().filter(|_| l.osecs.len() + 1 >= elf::SHN_LORESERVE as usize).map(|s| {
+        let name = add_name(".symtab_shndx", &mut shstrtab);
+        (name, s.xindex.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())
+    });
     let shstrtab_name = add_name(".shstrtab", &mut shstrtab);
     let strtab_name = add_name(".strtab", &mut shstrtab);
     let place = place_sections(l)?;
@@ -60,6 +72,8 @@ pub fn write_output(l: &Layout) -> Result<()> {
         }
         None => (0, 0),
     };
+    let xindex_off = off;
+    off += xindex.as_ref().map_or(0, |(_, d)| d.len() as u64);
     let shstrtab_off = off;
     off += shstrtab.len() as u64;
     let strtab_off = match &symtab {
@@ -72,13 +86,13 @@ pub fn write_output(l: &Layout) -> Result<()> {
     };
     off = crate::elf::layout::align_up(off, 8);
     let shoff = off;
-    let nsections = 1 + l.osecs.len() + if symtab.is_some() { 3 } else { 1 };
+    let nsections = 1 + l.osecs.len() + if symtab.is_some() { 3 } else { 1 } + usize::from(xindex.is_some());
     let total = shoff + nsections as u64 * 64;
 
     let mut out = MappedOutput::create(out_path, total, Wording::Elf)?;
     let buf: &mut [u8] = &mut out.map;
 
-    write_headers(l, buf, shoff, nsections as u16, (nsections - if symtab.is_some() { 2 } else { 1 }) as u16);
+    write_headers(l, buf, shoff, nsections, nsections - if symtab.is_some() { 2 } else { 1 });
     write_traps(l, buf);
     // Section contents, in parallel over disjoint slices.
     let errors = write_sections(l, &place, buf)?;
@@ -89,6 +103,9 @@ pub fn write_output(l: &Layout) -> Result<()> {
     if let Some(s) = &symtab {
         buf[symtab_off as usize..symtab_off as usize + s.symtab.len()].copy_from_slice(&s.symtab);
         buf[strtab_off as usize..strtab_off as usize + s.strtab.len()].copy_from_slice(&s.strtab);
+    }
+    if let Some((_, d)) = &xindex {
+        buf[xindex_off as usize..xindex_off as usize + d.len()].copy_from_slice(d);
     }
     buf[shstrtab_off as usize..shstrtab_off as usize + shstrtab.len()].copy_from_slice(&shstrtab);
     // Section headers.
@@ -132,8 +149,13 @@ pub fn write_output(l: &Layout) -> Result<()> {
     }
     let n = l.osecs.len() as u32;
     if let Some(s) = &symtab {
-        write_shdr(&mut buf[sh..sh + 64], symtab_name, elf::SHT_SYMTAB, 0, 0, symtab_off, s.symtab.len() as u64, n + 3, s.first_global, 8, 24);
+        let strtab_index = n + 3 + u32::from(xindex.is_some());
+        write_shdr(&mut buf[sh..sh + 64], symtab_name, elf::SHT_SYMTAB, 0, 0, symtab_off, s.symtab.len() as u64, strtab_index, s.first_global, 8, 24);
         sh += 64;
+        if let Some((name, d)) = &xindex {
+            write_shdr(&mut buf[sh..sh + 64], *name, elf::SHT_SYMTAB_SHNDX, 0, 0, xindex_off, d.len() as u64, n + 1, 0, 4, 4);
+            sh += 64;
+        }
         write_shdr(&mut buf[sh..sh + 64], shstrtab_name, elf::SHT_STRTAB, 0, 0, shstrtab_off, shstrtab.len() as u64, 0, 0, 1, 0);
         sh += 64;
         write_shdr(&mut buf[sh..sh + 64], strtab_name, elf::SHT_STRTAB, 0, 0, strtab_off, s.strtab.len() as u64, 0, 0, 1, 0);
@@ -196,7 +218,24 @@ fn write_shdr(b: &mut [u8], name: u32, ty: u32, flags: u64, addr: u64, off: u64,
     b[56..64].copy_from_slice(&entsize.to_le_bytes());
 }
 
-fn write_headers(l: &Layout, buf: &mut [u8], shoff: u64, shnum: u16, shstrndx: u16) {
+/// The ELF and program headers. A section count or `.shstrtab` index of SHN_LORESERVE or more
+/// escapes to the null section header (its sh_size and sh_link), as extended section numbering
+/// says.
+fn write_headers(l: &Layout, buf: &mut [u8], shoff: u64, nsections: usize, shstrtab_index: usize) {
+    let lore = elf::SHN_LORESERVE as usize;
+    let null = shoff as usize;
+    let shnum = if nsections >= lore {
+        buf[null + 32..null + 40].copy_from_slice(&(nsections as u64).to_le_bytes());
+        0
+    } else {
+        nsections as u16
+    };
+    let shstrndx = if shstrtab_index >= lore {
+        buf[null + 40..null + 44].copy_from_slice(&(shstrtab_index as u32).to_le_bytes());
+        elf::SHN_XINDEX
+    } else {
+        shstrtab_index as u16
+    };
     let h = &mut buf[..64];
     h[..4].copy_from_slice(b"\x7fELF");
     h[4] = 2; // ELFCLASS64
@@ -924,13 +963,13 @@ pub fn symtab_sizes(l: &Layout) -> Option<(u64, u64)> {
 /// The output's `.symtab` and `.strtab`: the objects' locals, then the globals that are local
 /// to the output (hidden, internal, forced local, linker-defined), then the other globals.
 fn build_symtab(l: &Layout) -> SymtabOut {
-    let mut t = SymtabBuilder { symtab: vec![0u8; 24], strtab: vec![0u8], index: Default::default(), later: Vec::new() };
+    let mut t = SymtabBuilder { symtab: vec![0u8; 24], xindex: vec![0], strtab: vec![0u8], index: Default::default(), later: Vec::new() };
     push_locals(l, &mut t);
     // --emit-relocs: a section symbol per output section with input data, after the objects'
     // locals (lld's addSectionSymbols).
     for (i, os) in l.osecs.iter().enumerate() {
         if crate::elf::emit_relocs::wants_section_symbol(l, os) {
-            let n = t.push(b"", elf::STB_LOCAL << 4 | elf::STT_SECTION, 0, os.shndx as u16, os.addr, 0);
+            let n = t.push(b"", elf::STB_LOCAL << 4 | elf::STT_SECTION, 0, os.shndx, os.addr, 0);
             t.index.sections.insert(i, n);
         }
     }
@@ -940,12 +979,15 @@ fn build_symtab(l: &Layout) -> SymtabOut {
     let first_global = (t.symtab.len() / 24) as u32;
     push_globals(l, false, &mut t);
     t.name_globals();
-    SymtabOut { symtab: t.symtab, strtab: t.strtab, first_global, index: t.index }
+    SymtabOut { symtab: t.symtab, xindex: t.xindex, strtab: t.strtab, first_global, index: t.index }
 }
 
 /// `.symtab` and `.strtab` being filled (names are not deduplicated).
 struct SymtabBuilder {
     symtab: Vec<u8>,
+    /// Per symbol: its section index when `st_shndx` cannot hold it (SHN_XINDEX), else 0; the
+    /// `.symtab_shndx` contents of an output with 65,280 sections or more.
+    xindex: Vec<u32>,
     strtab: Vec<u8>,
     index: crate::elf::emit_relocs::SymIndex,
     /// Globals whose names go to `.strtab` at the end, in resolver order whether they were
@@ -955,8 +997,11 @@ struct SymtabBuilder {
 }
 
 impl SymtabBuilder {
-    /// Appends one symbol, its name (if any) to the string table; returns its index.
-    fn push(&mut self, name: &[u8], info: u8, other: u8, shndx: u16, value: u64, size: u64) -> u32 {
+    /// Appends one symbol, its name (if any) to the string table; returns its index. `shndx`
+    /// is an output section index, 0 or a `reserved_shndx`.
+    fn push(&mut self, name: &[u8], info: u8, other: u8, shndx: u32, value: u64, size: u64) -> u32 {
+        let (shndx, x) = crate::elf::split_shndx(shndx);
+        self.xindex.push(x);
         let name_off = if name.is_empty() {
             0
         } else {
@@ -978,7 +1023,7 @@ impl SymtabBuilder {
 
     /// Appends one global whose name `name_globals` adds later, at `order` among the others.
     #[allow(clippy::too_many_arguments)]
-    fn push_global(&mut self, order: usize, name: &'static [u8], info: u8, other: u8, shndx: u16, value: u64, size: u64) -> u32 {
+    fn push_global(&mut self, order: usize, name: &'static [u8], info: u8, other: u8, shndx: u32, value: u64, size: u64) -> u32 {
         let n = self.push(b"", info, other, shndx, value, size);
         self.later.push((order, n, name));
         n
@@ -1003,16 +1048,16 @@ impl SymtabBuilder {
 
 /// The output section index of input section `sh` of file `f` (SHN_ABS stays); `None` when
 /// the symbol is undefined, in a reserved index, or in a section not in the output.
-fn osec_index(l: &Layout, f: usize, i: usize) -> Option<u16> {
+fn osec_index(l: &Layout, f: usize, i: usize) -> Option<u32> {
     if l.sym(f, i).st_shndx(LE) == elf::SHN_ABS {
-        return Some(elf::SHN_ABS);
+        return Some(ABS);
     }
     let sh = l.obj(f).sym_section(i)?;
     let x = *l.sec_osec[f].get(sh as usize)?;
     if x == u32::MAX {
         None
     } else {
-        Some(l.osecs[x as usize].shndx as u16)
+        Some(l.osecs[x as usize].shndx)
     }
 }
 
@@ -1043,14 +1088,14 @@ fn push_locals(l: &Layout, t: &mut SymtabBuilder) {
                 }
             }
             let (shndx, value) = if ty == elf::STT_FILE {
-                (elf::SHN_ABS, 0)
+                (ABS, 0)
             } else {
                 match osec_index(l, f, i) {
-                    Some(x) => (x, if x == elf::SHN_ABS { s.st_value(LE) } else { l.local_value(f, i) }),
+                    Some(x) => (x, if x == ABS { s.st_value(LE) } else { l.local_value(f, i) }),
                     None => continue,
                 }
             };
-            let value = if ty == elf::STT_TLS && shndx != elf::SHN_ABS { value.wrapping_sub(l.tls_start()) } else { value };
+            let value = if ty == elf::STT_TLS && shndx != ABS { value.wrapping_sub(l.tls_start()) } else { value };
             let n = t.push(name, s.st_info(), s.st_other, shndx, value, s.st_size(LE));
             t.index.locals.insert((f, i), n);
         }
@@ -1108,7 +1153,7 @@ fn push_globals(l: &Layout, locals: bool, t: &mut SymtabBuilder) {
             if !referenced && !l.config.strip_all {
                 let o = &l.osecs[i];
                 // lld adds it after every input's symbols.
-                t.push_global(usize::MAX, b"_DYNAMIC", elf::STB_LOCAL << 4 | elf::STT_NOTYPE, elf::STV_HIDDEN, o.shndx as u16, o.addr, 0);
+                t.push_global(usize::MAX, b"_DYNAMIC", elf::STB_LOCAL << 4 | elf::STT_NOTYPE, elf::STV_HIDDEN, o.shndx, o.addr, 0);
             }
         }
     }
@@ -1118,12 +1163,12 @@ fn push_globals(l: &Layout, locals: bool, t: &mut SymtabBuilder) {
 /// `None` when it is not written (defined in a section not in the output or in a merge piece
 /// --gc-sections dropped, a shared symbol without a dynamic symbol, bitcode, an undefined
 /// symbol neither linker-defined nor weak and named by an object).
-fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u16, u64, u64)> {
+fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u32, u64, u64)> {
     let sym = &l.r.symbols[id];
     Some(match sym.def {
         Def::Defined(..) if l.ifunc_canonical.contains(&Target::Global(id)) => {
             // A canonical IFUNC is, to everyone, the function at its IPLT entry.
-            let iplt = l.synth_osec.get(&Synth::Iplt).map(|&i| l.osecs[i].shndx as u16).unwrap_or(0);
+            let iplt = l.synth_osec.get(&Synth::Iplt).map(|&i| l.osecs[i].shndx).unwrap_or(0);
             let info = (sym_bind_of(l, id) << 4) | elf::STT_FUNC;
             (info, iplt, l.addr_of(Target::Global(id)), 0)
         }
@@ -1146,7 +1191,7 @@ fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u1
         }
         Def::Common(f, i) => {
             let s = l.sym(f, i);
-            let shndx = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(id))).map(|o| o.shndx as u16).unwrap_or(0);
+            let shndx = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(id))).map(|o| o.shndx).unwrap_or(0);
             let ty = if s.st_type() == elf::STT_TLS { elf::STT_TLS } else { elf::STT_OBJECT };
             (elf::STB_GLOBAL << 4 | ty, shndx, l.sym_value[id], s.st_size(LE))
         }
@@ -1169,7 +1214,7 @@ fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u1
             let copy = l.sym_flags.get(&Target::Global(id)).is_some_and(|f| f.copy);
             if copy {
                 let primary = l.copy_alias.get(&id).copied().unwrap_or(id);
-                let shndx = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(primary))).map(|o| o.shndx as u16).unwrap_or(0);
+                let shndx = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(primary))).map(|o| o.shndx).unwrap_or(0);
                 (bind << 4 | ds.st_type(), shndx, l.sym_value[id], ds.st_size(LE))
             } else {
                 (bind << 4 | ds.st_type(), 0, 0, 0)
@@ -1197,18 +1242,18 @@ fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u1
 /// A `--defsym` symbol: absolute when its expression is a number, else in the allocated
 /// output section holding its value; its type is its target's (a function stays a
 /// function), as in lld.
-fn defsym_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> (u8, u16, u64, u64) {
+fn defsym_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> (u8, u32, u64, u64) {
     let name = l.r.symbols[id].name;
     let v = l.sym_value[id];
     if let Some(&(sv, sec)) = l.script_syms.get(&id) {
         let shndx = match sec {
-            Some(s) => l.osecs[s].shndx as u16,
-            None => elf::SHN_ABS,
+            Some(s) => l.osecs[s].shndx,
+            None => ABS,
         };
         return (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, shndx, sv, 0);
     }
     let abs = l.config.defsym.iter().any(|(n, e)| n.as_bytes() == name && crate::elf::resolve::defsym_target(e).is_none());
-    let shndx = if abs { elf::SHN_ABS } else { l.shndx_at(v) };
+    let shndx = if abs { ABS } else { l.shndx_at(v) };
     // An alias takes its target's type (a function stays a function), as in lld.
     let ty = l
         .config
@@ -1228,14 +1273,14 @@ fn defsym_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> (u8, u16, u64,
 /// A linker-defined symbol `name` with value `v`: it belongs to the output section it
 /// points into (`__start_foo` to `foo`, `__bss_start` to `.bss`, `_end` to the last
 /// section), as in lld; absolute when there is none.
-pub(crate) fn linker_defined_entry(l: &Layout, name: &[u8], v: u64) -> (u8, u16, u64, u64) {
+pub(crate) fn linker_defined_entry(l: &Layout, name: &[u8], v: u64) -> (u8, u32, u64, u64) {
     let sec = name.strip_prefix(b"__start_").or_else(|| name.strip_prefix(b"__stop_"));
     let shndx = match sec {
-        Some(n) => l.osecs.iter().find(|o| o.name.as_bytes() == n).map(|o| o.shndx as u16),
-        None if name == b"__bss_start" => l.osecs.iter().find(|o| o.name == ".bss").map(|o| o.shndx as u16),
+        Some(n) => l.osecs.iter().find(|o| o.name.as_bytes() == n).map(|o| o.shndx),
+        None if name == b"__bss_start" => l.osecs.iter().find(|o| o.name == ".bss").map(|o| o.shndx),
         // lld defines these relative to the ELF header, which it reports as the first output
         // section.
-        None if matches!(name, b"__ehdr_start" | b"__executable_start" | b"__dso_handle") => l.osecs.first().map(|o| o.shndx as u16),
+        None if matches!(name, b"__ehdr_start" | b"__executable_start" | b"__dso_handle") => l.osecs.first().map(|o| o.shndx),
         // End symbols belong to the section they end (lld: `etext` in the last
         // code section, `edata` in the last PROGBITS one).
         None => l
@@ -1243,10 +1288,10 @@ pub(crate) fn linker_defined_entry(l: &Layout, name: &[u8], v: u64) -> (u8, u16,
             .iter()
             .filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.size > 0 && o.addr < v && v <= o.addr + o.size)
             .chain(l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr == v))
-            .map(|o| o.shndx as u16)
+            .map(|o| o.shndx)
             .next(),
     };
-    (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, shndx.unwrap_or(elf::SHN_ABS), v, 0)
+    (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, shndx.unwrap_or(ABS), v, 0)
 }
 
 fn sym_bind_of(l: &Layout, id: crate::elf::resolve::SymbolId) -> u8 {

@@ -73,11 +73,6 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
     for (idx, os) in (1..).zip(l.osecs.iter_mut()) {
         os.shndx = idx;
     }
-    // The section header indices are 16-bit in `.symtab`; only a `-r` output (written by
-    // `relocatable`) escapes to SHT_SYMTAB_SHNDX.
-    if l.osecs.len() + 1 >= elf::SHN_LORESERVE as usize {
-        crate::bail!("too many output sections ({}): extended section numbering is supported in -r output only", l.osecs.len() + 1);
-    }
     l.file_size = off;
     if !l.config.relocatable {
         check_image_base(l)?;

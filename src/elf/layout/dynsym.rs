@@ -96,12 +96,12 @@ pub fn defsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u8) {
     let name = l.r.symbols[id].name;
     // A linker-script assignment: absolute, or in the section `.` was in.
     if let Some(&(v, sec)) = l.script_syms.get(&id) {
-        return (sec.map_or(elf::SHN_ABS, |s| l.osecs[s].shndx as u16), v, elf::STT_NOTYPE);
+        return (sec.map_or(elf::SHN_ABS, |s| crate::elf::split_shndx(l.osecs[s].shndx).0), v, elf::STT_NOTYPE);
     }
     let v = l.sym_value[id];
     let expr = l.config.defsym.iter().find(|(n, _)| n.as_bytes() == name).map(|(_, e)| e.as_str());
     let target = expr.and_then(crate::elf::resolve::defsym_target);
-    let shndx = if target.is_none() { elf::SHN_ABS } else { l.shndx_at(v) };
+    let shndx = if target.is_none() { elf::SHN_ABS } else { crate::elf::split_shndx(l.shndx_at(v)).0 };
     // Only a bare name carries its type (lld: `sym+4` is NOTYPE).
     let ty = target.filter(|t| expr.is_some_and(|e| e.trim() == *t)).and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| {
         match l.r.symbols[tid].def {

@@ -375,13 +375,13 @@ impl<'r> Layout<'r> {
 
     /// The index of the last allocated output section whose range holds `v` (its end
     /// included), `SHN_ABS` if none: where a `--defsym` alias of an address is written.
-    pub fn shndx_at(&self, v: u64) -> u16 {
+    pub fn shndx_at(&self, v: u64) -> u32 {
         self.osecs
             .iter()
             .filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size)
-            .map(|o| o.shndx as u16)
+            .map(|o| o.shndx)
             .next_back()
-            .unwrap_or(elf::SHN_ABS)
+            .unwrap_or(crate::elf::reserved_shndx(elf::SHN_ABS))
     }
 
     pub fn is_preemptible(&self, t: Target) -> bool {
