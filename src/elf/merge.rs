@@ -22,7 +22,7 @@ use rayon::prelude::*;
 use crate::elf::resolve::{FileId, Resolved};
 use crate::elf::LE;
 use crate::error::{Error, Result};
-use crate::util::fasthash::{FastMap, Prehashed, PrehashedMap};
+use crate::util::fasthash::{FastMap, HashKeyedMap};
 
 /// lld's shard count (`MergeNoTailSection::numShards`).
 const SHARDS: usize = 32;
@@ -180,6 +180,44 @@ fn align_up(v: u64, a: u64) -> u64 {
     }
 }
 
+/// One shard's pieces, in input order as (hash, bytes): the first copy of every distinct piece
+/// appended to the shard's buffer (each at `align`), and each piece's offset in it.
+///
+/// Keyed by the piece's xxh3 (computed by `split`), not hashed again. A hit is confirmed
+/// against the copy already in the buffer, which is small and in cache, rather than against
+/// the first copy in its input file: most pieces of a debug link are duplicates, and reading
+/// both far-apart copies cost half of this loop. Pieces whose hash is another string's (a
+/// 64-bit collision) are deduplicated by their bytes in `collided`.
+fn dedup_shard<'a>(pieces: impl ExactSizeIterator<Item = (u64, &'a [u8])>, align: u64) -> (Vec<u8>, Vec<u64>) {
+    let mut buf: Vec<u8> = Vec::new();
+    let append = |buf: &mut Vec<u8>, b: &[u8]| {
+        let o = align_up(buf.len() as u64, align);
+        buf.resize(o as usize, 0);
+        buf.extend_from_slice(b);
+        o
+    };
+    let mut first: HashKeyedMap<(u64, u32)> = HashKeyedMap::with_capacity_and_hasher(pieces.len(), Default::default());
+    let mut collided: FastMap<&'a [u8], u64> = FastMap::default();
+    let offs = pieces
+        .map(|(hash, b)| match first.entry(hash) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let o = append(&mut buf, b);
+                e.insert((o, b.len() as u32));
+                o
+            }
+            std::collections::hash_map::Entry::Occupied(e) => {
+                let (o, n) = *e.get();
+                if n as usize == b.len() && &buf[o as usize..o as usize + b.len()] == b {
+                    o
+                } else {
+                    *collided.entry(b).or_insert_with(|| append(&mut buf, b))
+                }
+            }
+        })
+        .collect();
+    (buf, offs)
+}
+
 /// Builds one merged chunk from `inputs` (in input order). `merge_refs`: under
 /// `--gc-sections`, the referenced offsets of allocated merge sections. `tail`: tail-merge
 /// strings (`-O2`).
@@ -262,23 +300,13 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&FastMap
         let shards: Vec<(Vec<u8>, Vec<u64>)> = by_shard
             .par_iter()
             .map(|list| {
-                let mut buf: Vec<u8> = Vec::new();
-                // Keyed by the piece's xxh3 (computed by `split`), not hashed again.
-                let mut seen: PrehashedMap<u64> = PrehashedMap::with_capacity_and_hasher(list.len(), Default::default());
-                let offs = list
-                    .iter()
-                    .map(|&(k, j)| {
+                dedup_shard(
+                    list.iter().map(|&(k, j)| {
                         let p = &split[k as usize][j as usize];
-                        let b = bytes(k as usize, p);
-                        *seen.entry(Prehashed { hash: p.hash, bytes: b }).or_insert_with(|| {
-                            let o = align_up(buf.len() as u64, align);
-                            buf.resize(o as usize, 0);
-                            buf.extend_from_slice(b);
-                            o
-                        })
-                    })
-                    .collect();
-                (buf, offs)
+                        (p.hash, bytes(k as usize, p))
+                    }),
+                    align,
+                )
             })
             .collect();
         let mut base = [0u64; SHARDS];
@@ -316,6 +344,21 @@ mod tests {
 
     /// The bucket index gives the answer a binary search gives, for every offset of the
     /// section and past it, and for pieces longer and shorter than a bucket.
+    /// Pieces are deduplicated by their bytes, the first copy kept in input order, also when
+    /// different strings share a hash (forged here: every piece gets hash 7) and when a string
+    /// shares its hash with a prefix of a longer one.
+    #[test]
+    fn shard_dedup_is_by_bytes_even_on_hash_collisions() {
+        let pieces: [&[u8]; 7] = [b"abc\0", b"xyz\0", b"abc\0", b"ab\0", b"xyz\0", b"ab\0", b"q\0"];
+        let (buf, offs) = dedup_shard(pieces.iter().map(|&p| (7u64, p)), 1);
+        assert_eq!(buf, b"abc\0xyz\0ab\0q\0");
+        assert_eq!(offs, [0, 4, 0, 8, 4, 8, 11]);
+        // Real hashes give the same answer; alignment pads each new copy.
+        let (buf2, offs2) = dedup_shard(pieces.iter().map(|&p| (xxhash_rust::xxh3::xxh3_64(p), p)), 4);
+        assert_eq!(buf2, b"abc\0xyz\0ab\0\0q\0");
+        assert_eq!(offs2, [0, 4, 0, 8, 4, 8, 12]);
+    }
+
     #[test]
     fn piece_index_matches_binary_search() {
         let starts: Vec<u64> = [0u64, 1, 2, 40, 41, 300, 301, 302, 700, 1000, 1001].to_vec();

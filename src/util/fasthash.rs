@@ -66,34 +66,14 @@ pub type FastBuild = BuildHasherDefault<FastHasher>;
 pub type FastMap<K, V> = HashMap<K, V, FastBuild>;
 pub type FastSet<K> = HashSet<K, FastBuild>;
 
-/// A key whose hash was computed already (merge-section pieces carry their xxh3): the table
-/// uses that hash as is instead of hashing the bytes again.
-#[derive(Clone, Copy)]
-pub struct Prehashed<'a> {
-    pub hash: u64,
-    pub bytes: &'a [u8],
-}
-
-impl PartialEq for Prehashed<'_> {
-    fn eq(&self, o: &Self) -> bool {
-        self.hash == o.hash && self.bytes == o.bytes
-    }
-}
-impl Eq for Prehashed<'_> {}
-
-impl std::hash::Hash for Prehashed<'_> {
-    fn hash<H: Hasher>(&self, h: &mut H) {
-        h.write_u64(self.hash);
-    }
-}
-
-/// The hasher for `Prehashed` keys: the key's own hash, unchanged.
+/// The hasher for keys that are a hash already (merge-section pieces carry their xxh3): a
+/// `u64` key is used as is instead of being hashed again.
 #[derive(Default, Clone, Copy)]
 pub struct PassThrough(u64);
 
 impl Hasher for PassThrough {
     fn write(&mut self, bytes: &[u8]) {
-        // Only `Prehashed` keys use this hasher, and they write one u64.
+        // Only `u64` keys that are hashes use this hasher; they write one u64.
         for &b in bytes {
             self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(K);
         }
@@ -108,7 +88,8 @@ impl Hasher for PassThrough {
     }
 }
 
-pub type PrehashedMap<'a, V> = HashMap<Prehashed<'a>, V, BuildHasherDefault<PassThrough>>;
+/// A table keyed by precomputed 64-bit hashes (see `PassThrough`).
+pub type HashKeyedMap<V> = HashMap<u64, V, BuildHasherDefault<PassThrough>>;
 
 #[cfg(test)]
 mod tests {
@@ -125,12 +106,11 @@ mod tests {
             assert_eq!(m.get(n.as_slice()), Some(&i));
         }
         assert_eq!(m.get(&b"_ZN4core3fmtE"[..]), None);
-        let mut p: PrehashedMap<u32> = PrehashedMap::default();
+        let mut p: HashKeyedMap<u32> = HashKeyedMap::default();
         let h = |b: &[u8]| xxhash_rust::xxh3::xxh3_64(b);
-        p.insert(Prehashed { hash: h(b"abc"), bytes: b"abc" }, 1);
-        assert_eq!(p.get(&Prehashed { hash: h(b"abc"), bytes: b"abc" }), Some(&1));
-        // The same hash with other bytes is another key.
-        assert_eq!(p.get(&Prehashed { hash: h(b"abc"), bytes: b"abd" }), None);
+        p.insert(h(b"abc"), 1);
+        assert_eq!(p.get(&h(b"abc")), Some(&1));
+        assert_eq!(p.get(&h(b"abd")), None);
     }
 
     #[test]

@@ -223,8 +223,18 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
         return false;
     }
     let alloc = flag(sec.flags, elf::SHF_ALLOC);
+    if !alloc {
+        // Debug and other non-allocated sections are resolved statically by the writer, and
+        // an undefined symbol there resolves to 0 without a diagnostic (as in lld): only a
+        // reference past the end of a mergeable section is an error. (Most relocations of a
+        // debug build are here: this path stays short.)
+        if let Some(e) = reloc_check::merge_offset_error(l, t, site.addend) {
+            out.errors.push(e);
+        }
+        return false;
+    }
     if let Target::Local(..) = t {
-        if let Some(e) = reloc_check::undefined_local(o, si, s, off).filter(|_| alloc) {
+        if let Some(e) = reloc_check::undefined_local(o, si, s, off) {
             out.errors.push(e);
             return false;
         }
@@ -251,11 +261,7 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
         // all weak resolves to 0 without a diagnostic (lld).
         let weak = if matches!(sym.def, Def::Shared(..)) { !sym.strong_ref } else { sym.weak };
         if undef && !weak && !l.is_linker_defined(id) && !allowed_in_dso && !ignored {
-            // Only allocated sections count: references from debug information and other
-            // non-alloc data resolve to 0, as lld resolves them.
-            if alloc {
-                out.undefined.push((id, f, s as u32, off));
-            }
+            out.undefined.push((id, f, s as u32, off));
             // --warn-unresolved-symbols: the reference resolves to 0, as a weak one (a hidden
             // or protected symbol, which cannot come from elsewhere, stays an error, as in lld).
             if !(l.config.warn_unresolved_symbols && sym.visibility == elf::STV_DEFAULT) {
@@ -263,8 +269,7 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
             }
         }
     }
-    // Debug and other non-allocated sections: resolved statically by the writer.
-    alloc
+    true
 }
 
 /// What a relocation in an allocated section needs, by its kind; returns whether the next
