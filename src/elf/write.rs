@@ -963,7 +963,15 @@ pub fn symtab_sizes(l: &Layout) -> Option<(u64, u64)> {
 /// The output's `.symtab` and `.strtab`: the objects' locals, then the globals that are local
 /// to the output (hidden, internal, forced local, linker-defined), then the other globals.
 fn build_symtab(l: &Layout) -> SymtabOut {
-    let mut t = SymtabBuilder { symtab: vec![0u8; 24], xindex: vec![0], strtab: vec![0u8], index: Default::default(), later: Vec::new() };
+    let mut t = SymtabBuilder {
+        symtab: Vec::with_capacity(24 * (l.r.symbols.len() + 1)),
+        xindex: vec![0],
+        strtab: vec![0u8],
+        index: Default::default(),
+        track: l.config.emit_relocs,
+        later: Vec::new(),
+    };
+    t.symtab.extend_from_slice(&[0u8; 24]);
     push_locals(l, &mut t);
     // --emit-relocs: a section symbol per output section with input data, after the objects'
     // locals (lld's addSectionSymbols).
@@ -990,6 +998,9 @@ struct SymtabBuilder {
     xindex: Vec<u32>,
     strtab: Vec<u8>,
     index: crate::elf::emit_relocs::SymIndex,
+    /// Whether `index` is filled: only `--emit-relocs` reads it (a hashed insert per symbol,
+    /// about 1 ms of OpenSSL's 20,000-symbol table otherwise).
+    track: bool,
     /// Globals whose names go to `.strtab` at the end, in resolver order whether they were
     /// written among the locals or not: (order, symbol index, name). lld names its symbols as it
     /// adds them, before it moves the ones local to the output ahead of the others.
@@ -1097,7 +1108,9 @@ fn push_locals(l: &Layout, t: &mut SymtabBuilder) {
             };
             let value = if ty == elf::STT_TLS && shndx != ABS { value.wrapping_sub(l.tls_start()) } else { value };
             let n = t.push(name, s.st_info(), s.st_other, shndx, value, s.st_size(LE));
-            t.index.locals.insert((f, i), n);
+            if t.track {
+                t.index.locals.insert((f, i), n);
+            }
         }
     }
 }
@@ -1142,7 +1155,9 @@ fn push_globals(l: &Layout, locals: bool, t: &mut SymtabBuilder) {
             vis
         };
         let n = t.push_global(id, name, info, vis, shndx, value, size);
-        t.index.globals.insert(id, n);
+        if t.track {
+            t.index.globals.insert(id, n);
+        }
     }
     // lld defines `_DYNAMIC` (hidden, at .dynamic) in every output with a dynamic section,
     // referenced or not; a referenced one was written above.
