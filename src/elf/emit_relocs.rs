@@ -100,6 +100,38 @@ pub fn wants_section_symbol(l: &Layout, os: &OutSec) -> bool {
         })
 }
 
+/// The file of output section `os`'s section symbol, as lld's: that of its first input
+/// section that relocations may name; `None` (the linker's) when that is merged data or a
+/// synthetic section.
+pub fn section_symbol_file(l: &Layout, os: &OutSec) -> Option<FileId> {
+    os.chunks.iter().find_map(|c| match *c {
+        Chunk::Input(f, s) if l.obj(f).sections[s as usize].kind != SecKind::EhFrame => Some(Some(f)),
+        Chunk::Merged(_) | Chunk::Synthetic(crate::elf::layout::Synth::Comment) => Some(None),
+        _ => None,
+    })?
+}
+
+/// The output sections (indices into `Layout::osecs`) in the order lld creates them: by
+/// their first input section, the files in load order and their sections in index order;
+/// those no input section reaches (synthetic ones) after, in output order.
+pub fn creation_order(l: &Layout) -> Vec<usize> {
+    let mut first = vec![usize::MAX; l.osecs.len()];
+    let mut k = 0;
+    for (f, _) in l.r.objects_in_load_order() {
+        for &x in l.sec_osec.get(f).map(Vec::as_slice).unwrap_or(&[]) {
+            if let Some(slot) = first.get_mut(x as usize) {
+                if *slot == usize::MAX {
+                    *slot = k;
+                    k += 1;
+                }
+            }
+        }
+    }
+    let mut order: Vec<usize> = (0..l.osecs.len()).collect();
+    order.sort_by_key(|&i| (first[i], i));
+    order
+}
+
 /// Local symbols the emitted relocations name: kept in `.symtab` whatever the discard policy.
 pub fn referenced_locals(l: &Layout) -> HashSet<(FileId, usize)> {
     let mut out = HashSet::new();

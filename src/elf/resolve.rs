@@ -326,18 +326,12 @@ impl<'c> Resolver<'c> {
         // archive members wherever they are on the command line.
         let mut roots: Vec<&str> = config.undefined.iter().map(String::as_str).collect();
         roots.extend(config.entry.as_deref());
-        roots.extend(config.defsym.iter().filter_map(|(_, e)| defsym_target(e)));
         for name in roots {
             let id = rs.intern(leak_name(name));
             let sym = &mut rs.r.symbols[id];
             sym.strong_ref = true;
             sym.strong_ref_native = true;
             sym.used_in_regular = true;
-        }
-        for (name, _) in &config.defsym {
-            let id = rs.intern(leak_name(name));
-            rs.r.symbols[id].used_in_regular = true;
-            rs.r.symbols[id].script_defined = true;
         }
         // --wrap: LTO must not inline or drop what the wrapped names bind to.
         for w in &config.wrap {
@@ -359,6 +353,26 @@ impl<'c> Resolver<'c> {
             }
         }
         rs.report_backrefs();
+        // After the files, as lld: the symbols `--defsym` expressions read are referenced like
+        // `-u` names (an archive member defining one is extracted now), then the names they
+        // define join; names new to the link follow the files' in the symbol table.
+        for name in config.defsym.iter().filter_map(|(_, e)| defsym_target(e)) {
+            let id = rs.intern(leak_name(name));
+            let sym = &mut rs.r.symbols[id];
+            sym.strong_ref = true;
+            sym.strong_ref_native = true;
+            sym.used_in_regular = true;
+            match sym.def {
+                Def::Lazy(m) => rs.load(m),
+                Def::Shared(df, _) => rs.r.dso_needed[df] = true,
+                _ => {}
+            }
+        }
+        for (name, _) in &config.defsym {
+            let id = rs.intern(leak_name(name));
+            rs.r.symbols[id].used_in_regular = true;
+            rs.r.symbols[id].script_defined = true;
+        }
         // After the files, as lld (names new to the link follow theirs in the symbol table):
         // the symbols a script's expressions read are used like `-u` names, and its
         // assignments define symbols (PROVIDE only if referenced, decided in `finish`).

@@ -962,6 +962,9 @@ pub fn symtab_sizes(l: &Layout) -> Option<(u64, u64)> {
 
 /// The output's `.symtab` and `.strtab`: the objects' locals, then the globals that are local
 /// to the output (hidden, internal, forced local, linker-defined), then the other globals.
+/// The local part is then grouped by the file each symbol came from, as lld's
+/// sortSymTabSymbols does: a file's STT_FILE, its locals, the section symbols of the output
+/// sections its sections open and its hidden globals stay together.
 fn build_symtab(l: &Layout) -> SymtabOut {
     let mut t = SymtabBuilder {
         symtab: Vec::with_capacity(24 * (l.r.symbols.len() + 1)),
@@ -970,13 +973,19 @@ fn build_symtab(l: &Layout) -> SymtabOut {
         index: Default::default(),
         track: l.config.emit_relocs,
         later: Vec::new(),
+        group: INTERNAL_GROUP,
+        groups: vec![INTERNAL_GROUP],
     };
     t.symtab.extend_from_slice(&[0u8; 24]);
     push_locals(l, &mut t);
     // --emit-relocs: a section symbol per output section with input data, after the objects'
-    // locals (lld's addSectionSymbols).
-    for (i, os) in l.osecs.iter().enumerate() {
+    // locals, in the order lld creates the output sections (lld's addSectionSymbols runs
+    // before it sorts them); it belongs to the file of the output section's first
+    // input section, or to the linker for merged strings and `.comment`.
+    for i in crate::elf::emit_relocs::creation_order(l) {
+        let os = &l.osecs[i];
         if crate::elf::emit_relocs::wants_section_symbol(l, os) {
+            t.group = crate::elf::emit_relocs::section_symbol_file(l, os).unwrap_or(INTERNAL_GROUP);
             let n = t.push(b"", elf::STB_LOCAL << 4 | elf::STT_SECTION, 0, os.shndx, os.addr, 0);
             t.index.sections.insert(i, n);
         }
@@ -985,6 +994,7 @@ fn build_symtab(l: &Layout) -> SymtabOut {
     // output: lld writes them among the locals, so do we (two passes: locals, then globals).
     push_globals(l, true, &mut t);
     let first_global = (t.symtab.len() / 24) as u32;
+    t.group_locals(first_global);
     push_globals(l, false, &mut t);
     t.name_globals();
     SymtabOut { symtab: t.symtab, xindex: t.xindex, strtab: t.strtab, first_global, index: t.index }
@@ -1005,6 +1015,18 @@ struct SymtabBuilder {
     /// written among the locals or not: (order, symbol index, name). lld names its symbols as it
     /// adds them, before it moves the ones local to the output ahead of the others.
     later: Vec<(usize, u32, &'static [u8])>,
+    /// The group (input file) of the symbols pushed next, and of each symbol pushed so far.
+    group: usize,
+    groups: Vec<usize>,
+}
+
+/// The group of symbols the linker itself defines (lld's internal file): linker-defined
+/// symbols, the section symbols of merged and synthetic sections.
+const INTERNAL_GROUP: usize = usize::MAX;
+
+/// The group of a `--defsym` or script symbol: lld gives each assignment a file of its own.
+fn script_group(id: crate::elf::resolve::SymbolId) -> usize {
+    usize::MAX - 1 - id
 }
 
 impl SymtabBuilder {
@@ -1029,7 +1051,56 @@ impl SymtabBuilder {
         e[8..16].copy_from_slice(&value.to_le_bytes());
         e[16..24].copy_from_slice(&size.to_le_bytes());
         self.symtab.extend_from_slice(&e);
+        self.groups.push(self.group);
         (self.symtab.len() / 24 - 1) as u32
+    }
+
+    /// Reorders symbols 1..`end` (the locals) so that each group's symbols are together, the
+    /// groups in the order they first appear and each keeping its symbols' order (lld's
+    /// sortSymTabSymbols); the indices already handed out follow.
+    fn group_locals(&mut self, end: u32) {
+        let end = end as usize;
+        let mut slot: crate::util::fasthash::FastMap<usize, usize> = Default::default();
+        let mut members: Vec<Vec<u32>> = Vec::new();
+        for n in 1..end {
+            let g = self.groups[n];
+            let k = *slot.entry(g).or_insert_with(|| {
+                members.push(Vec::new());
+                members.len() - 1
+            });
+            members[k].push(n as u32);
+        }
+        let order: Vec<u32> = members.into_iter().flatten().collect();
+        if order.iter().enumerate().all(|(k, &n)| n as usize == k + 1) {
+            return;
+        }
+        // new_of[old] = new index.
+        let mut new_of = vec![0u32; end];
+        let mut symtab = Vec::with_capacity(self.symtab.len());
+        symtab.extend_from_slice(&self.symtab[..24]);
+        let mut xindex = Vec::with_capacity(self.xindex.len());
+        xindex.push(self.xindex[0]);
+        for (k, &old) in order.iter().enumerate() {
+            let old = old as usize;
+            new_of[old] = (k + 1) as u32;
+            symtab.extend_from_slice(&self.symtab[old * 24..old * 24 + 24]);
+            xindex.push(self.xindex[old]);
+        }
+        symtab.extend_from_slice(&self.symtab[end * 24..]);
+        xindex.extend_from_slice(&self.xindex[end..]);
+        self.symtab = symtab;
+        self.xindex = xindex;
+        let remap = |n: &mut u32| {
+            if (*n as usize) < end && *n != 0 {
+                *n = new_of[*n as usize];
+            }
+        };
+        self.index.locals.values_mut().for_each(remap);
+        self.index.globals.values_mut().for_each(remap);
+        self.index.sections.values_mut().for_each(remap);
+        for (_, n, _) in self.later.iter_mut() {
+            remap(n);
+        }
     }
 
     /// Appends one global whose name `name_globals` adds later, at `order` among the others.
@@ -1080,6 +1151,7 @@ fn push_locals(l: &Layout, t: &mut SymtabBuilder) {
     // --emit-relocs keeps the locals its relocations name, whatever the discard policy.
     let used = crate::elf::emit_relocs::referenced_locals(l);
     for (f, o) in l.r.objects_in_load_order() {
+        t.group = f;
         for i in 1..o.first_global {
             let s = &o.symbols[i];
             let ty = s.st_type();
@@ -1154,6 +1226,12 @@ fn push_globals(l: &Layout, locals: bool, t: &mut SymtabBuilder) {
         } else {
             vis
         };
+        // The file it belongs to for lld's grouping of the locals: its definition's.
+        t.group = match sym.def {
+            Def::Defined(f, _) | Def::Common(f, _) => f,
+            Def::Synthetic => script_group(id),
+            _ => INTERNAL_GROUP,
+        };
         let n = t.push_global(id, name, info, vis, shndx, value, size);
         if t.track {
             t.index.globals.insert(id, n);
@@ -1168,6 +1246,7 @@ fn push_globals(l: &Layout, locals: bool, t: &mut SymtabBuilder) {
             if !referenced && !l.config.strip_all {
                 let o = &l.osecs[i];
                 // lld adds it after every input's symbols.
+                t.group = INTERNAL_GROUP;
                 t.push_global(usize::MAX, b"_DYNAMIC", elf::STB_LOCAL << 4 | elf::STT_NOTYPE, elf::STV_HIDDEN, o.shndx, o.addr, 0);
             }
         }
@@ -1267,8 +1346,7 @@ fn defsym_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> (u8, u32, u64,
         };
         return (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, shndx, sv, 0);
     }
-    let abs = l.config.defsym.iter().any(|(n, e)| n.as_bytes() == name && crate::elf::resolve::defsym_target(e).is_none());
-    let shndx = if abs { ABS } else { l.shndx_at(v) };
+    let shndx = defsym_shndx(l, id);
     // An alias takes its target's type (a function stays a function), as in lld.
     let ty = l
         .config
@@ -1283,6 +1361,23 @@ fn defsym_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> (u8, u32, u64,
             _ => elf::STT_NOTYPE,
         });
     (elf::STB_GLOBAL << 4 | ty, shndx, v, 0)
+}
+
+/// The output section index of `--defsym` symbol `id` (ABS for a number): `sym+4` stays in
+/// `sym`'s section, even past its end as `etext+2` is (lld: the sum of an address and a
+/// number is relative to the address's section); else the section holding its value.
+pub(crate) fn defsym_shndx(l: &Layout, id: crate::elf::resolve::SymbolId) -> u32 {
+    let name = l.r.symbols[id].name;
+    let expr = l.config.defsym.iter().rev().find(|(n, _)| n.as_bytes() == name).map(|(_, e)| e.as_str());
+    let Some(target) = expr.and_then(crate::elf::resolve::defsym_target) else {
+        return if expr.is_some() { ABS } else { l.shndx_at(l.sym_value[id]) };
+    };
+    l.r.lookup(target.as_bytes())
+        .filter(|&t| !matches!(l.r.symbols[t].def, Def::Synthetic))
+        .and_then(|t| global_entry(l, t))
+        .map(|e| e.1)
+        .filter(|&x| x != 0)
+        .unwrap_or_else(|| l.shndx_at(l.sym_value[id]))
 }
 
 /// A linker-defined symbol `name` with value `v`: it belongs to the output section it

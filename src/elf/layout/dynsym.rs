@@ -101,7 +101,7 @@ pub fn defsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u8) {
     let v = l.sym_value[id];
     let expr = l.config.defsym.iter().find(|(n, _)| n.as_bytes() == name).map(|(_, e)| e.as_str());
     let target = expr.and_then(crate::elf::resolve::defsym_target);
-    let shndx = if target.is_none() { elf::SHN_ABS } else { crate::elf::split_shndx(l.shndx_at(v)).0 };
+    let shndx = crate::elf::split_shndx(crate::elf::write::defsym_shndx(l, id)).0;
     // Only a bare name carries its type (lld: `sym+4` is NOTYPE).
     let ty = target.filter(|t| expr.is_some_and(|e| e.trim() == *t)).and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| {
         match l.r.symbols[tid].def {
