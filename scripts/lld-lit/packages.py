@@ -245,7 +245,6 @@ NOTES = {
     "ELF/common-page.s": ("output", "segments", "the first PT_LOAD has p_filesz 0 when no read-only section follows the headers, so the ELF and program headers are not mapped"),
     "ELF/common.s": ("output", "section-details", "COMMON symbols: the largest alignment is not kept (.bss align 4 and size 0x16; lld: 16 and 0x24)"),
     "ELF/compatible-section-types.s": ("output", "section-details", "same-named sections of types NOTE/INIT_ARRAY/PREINIT_ARRAY/FINI_ARRAY/PROGBITS stay separate output sections; lld makes one .foo"),
-    "ELF/defsym-reserved-syms.s": ("output", "section-details", ".symtab order differs (lld lists the object's symbols before linker-defined ones); --defsym foo2=etext makes foo2 absolute where lld keeps it relative to .text"),
     "ELF/start-lib-comdat.s": ("output", "start-lib", "a lazy --start-lib object whose COMDAT group lost keeps zed lazy; lld makes it an undefined symbol in .dynsym"),
     "ELF/symbol-ordering-file-icf.s": ("output", "icf", "the order is right but --icf=all does not fold, so addresses differ"),
     "ELF/vs-diagnostics-duplicate-split.s": ("wording", "diag-location", "duplicate-symbol messages have no `>>> defined at file:line` from DWARF, so --vs-diagnostics has no location"),
