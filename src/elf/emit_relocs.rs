@@ -95,7 +95,8 @@ pub fn wants_section_symbol(l: &Layout, os: &OutSec) -> bool {
         && !is_rela_osec(l, os)
         && os.chunks.iter().any(|c| match *c {
             Chunk::Input(f, s) => l.obj(f).sections[s as usize].kind != SecKind::EhFrame,
-            Chunk::Merged(_) | Chunk::Synthetic(crate::elf::layout::Synth::Comment) => true,
+            // lld makes `.interp` an ordinary input section of its own, so it has one too.
+            Chunk::Merged(_) | Chunk::Synthetic(crate::elf::layout::Synth::Comment | crate::elf::layout::Synth::Interp) => true,
             _ => false,
         })
 }
@@ -106,7 +107,7 @@ pub fn wants_section_symbol(l: &Layout, os: &OutSec) -> bool {
 pub fn section_symbol_file(l: &Layout, os: &OutSec) -> Option<FileId> {
     os.chunks.iter().find_map(|c| match *c {
         Chunk::Input(f, s) if l.obj(f).sections[s as usize].kind != SecKind::EhFrame => Some(Some(f)),
-        Chunk::Merged(_) | Chunk::Synthetic(crate::elf::layout::Synth::Comment) => Some(None),
+        Chunk::Merged(_) | Chunk::Synthetic(crate::elf::layout::Synth::Comment | crate::elf::layout::Synth::Interp) => Some(None),
         _ => None,
     })?
 }

@@ -1305,13 +1305,15 @@ fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u3
             } else {
                 elf::STB_WEAK
             };
+            // A library's IFUNC is a plain function to its users, as in `.dynsym` (lld).
+            let ty = if ds.st_type() == elf::STT_GNU_IFUNC { elf::STT_FUNC } else { ds.st_type() };
             let copy = l.sym_flags.get(&Target::Global(id)).is_some_and(|f| f.copy);
             if copy {
                 let primary = l.copy_alias.get(&id).copied().unwrap_or(id);
                 let shndx = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(primary))).map(|o| o.shndx).unwrap_or(0);
-                (bind << 4 | ds.st_type(), shndx, l.sym_value[id], ds.st_size(LE))
+                (bind << 4 | ty, shndx, l.sym_value[id], ds.st_size(LE))
             } else {
-                (bind << 4 | ds.st_type(), 0, 0, 0)
+                (bind << 4 | ty, 0, 0, 0)
             }
         }
         Def::Bitcode(..) => return None,
