@@ -23,10 +23,11 @@
 //!   relocation, r_offset shifted by the input section's offset in the output section; a
 //!   section symbol becomes the output section's symbol, its addend the output offset of
 //!   (input offset + addend); other locals map to their copies, globals to the output global.
-//! * SHF_MERGE|SHF_STRINGS sections with 1-byte entries (`.rodata.str1.*`, `.debug_str`,
-//!   `.comment`) are deduplicated as lld does in -r links (no tail merging, as lld at -O1),
-//!   each string at a multiple of the section's alignment; symbols and section-symbol
-//!   addends pointing into them follow their strings.
+//! * SHF_MERGE sections (`.rodata.str*`, `.debug_str`, `.comment`, `.rodata.cst*`) are
+//!   deduplicated as lld does in -r links (no tail merging, as lld at -O1): strings ended by
+//!   a zero entry, or fixed-size entries without SHF_STRINGS, each distinct piece once at a
+//!   multiple of the section's alignment; symbols and section-symbol addends pointing into
+//!   them follow their pieces.
 //! * Symbol table: the null symbol, then the locals in lld's order (`symtab_order`): each
 //!   input's kept locals (STT_FILE included, section symbols not) followed by the STT_SECTION
 //!   symbols of the output sections whose first input it holds (one per output section except
@@ -40,11 +41,12 @@
 //!   `--discard-all`/`--discard-locals` drop locals no relocation uses.
 //!
 //! Intentional differences from lld:
-//! * Other SHF_MERGE sections (`.rodata.cst*`, wide strings, and string sections with
-//!   relocations of their own) are concatenated, not deduplicated (the final link merges them);
-//!   each input is placed at a multiple of its entry size so the output is still a valid
-//!   SHF_MERGE section. Sections of one name with different entry sizes lose SHF_MERGE. The
-//!   order of merged strings differs from lld's (input order rather than hash shards).
+//! * SHF_MERGE sections with relocations of their own, or whose contents do not split into
+//!   pieces (lld: an error), are concatenated with the other inputs of their output section
+//!   (lld concatenates only those and merges the rest); each input is placed at a multiple of
+//!   its entry size so the output is still a valid SHF_MERGE section. Sections of one name with
+//!   different entry sizes lose SHF_MERGE (lld keeps one merged part per entry size). The
+//!   order of merged pieces differs from lld's (input order rather than hash shards).
 //! * lld creates an unused NOBITS `COMMON` section (sized for the commons, which stay
 //!   SHN_COMMON); dtld does not.
 //! * `--gc-sections` is ignored (lld collects garbage from the `-e`/`-u` roots).
@@ -129,7 +131,7 @@ struct OutSec {
     index: u32,
     rela_index: u32,
     sym: u32,
-    /// Deduplicated strings (SHF_MERGE|SHF_STRINGS, 1-byte entries): the contents, and for
+    /// Deduplicated pieces of SHF_MERGE inputs: the contents, and for
     /// each input its pieces as (input offset, output offset), sorted.
     merged: Option<Merged>,
 }
@@ -165,23 +167,36 @@ fn map_piece(t: &[(u64, u64)], x: u64) -> u64 {
     o.wrapping_add(x.wrapping_sub(i))
 }
 
-/// Deduplicates the NUL-terminated strings of `members`, each placed at a multiple of
-/// `align` (lld merges strings in -r links too). `None` when an input is not such a sequence
-/// or has relocations of its own: the section is then concatenated.
-fn merge_strings(r: &Resolved, members: &[Member], align: u64) -> Option<Merged> {
+/// Deduplicates the pieces of the SHF_MERGE sections `members` (lld merges them in -r links
+/// too, without tail merging): with SHF_STRINGS, strings ended by an all-zero entry of
+/// `entsize` bytes; otherwise entries of `entsize` bytes. Each distinct piece is placed once,
+/// at a multiple of `align`, in input order. `None` when an input does not split that way
+/// (lld's "string is not null terminated" or a size that is not a multiple of the entry size)
+/// or has relocations of its own (lld then treats it as an ordinary section): the section is
+/// then concatenated.
+fn merge_pieces(r: &Resolved, members: &[Member], strings: bool, entsize: u64, align: u64) -> Option<Merged> {
+    let k = usize::try_from(entsize).ok().filter(|&k| k > 0)?;
     let mut data: Vec<u8> = Vec::new();
     let mut seen: HashMap<&'static [u8], u64> = HashMap::new();
     let mut pieces = HashMap::with_capacity(members.len());
     for m in members {
         let s = &r.obj(m.file).sections[m.shndx as usize];
         let d: &'static [u8] = s.data;
-        if s.sh_type == elf::SHT_NOBITS || !s.relocs.is_empty() || d.last().is_some_and(|&b| b != 0) {
+        if s.sh_type == elf::SHT_NOBITS || !s.relocs.is_empty() || !d.len().is_multiple_of(k) {
+            return None;
+        }
+        if strings && d.len() >= k && d[d.len() - k..].iter().any(|&b| b != 0) {
             return None;
         }
         let mut t = Vec::new();
         let mut p = 0usize;
         while p < d.len() {
-            let end = p + d[p..].iter().position(|&b| b == 0)? + 1;
+            let end = if strings {
+                // The terminator: the first all-zero entry at a multiple of the entry size.
+                p + d[p..].chunks_exact(k).position(|e| e.iter().all(|&b| b == 0))? * k + k
+            } else {
+                p + k
+            };
             let piece = &d[p..end];
             let o = match seen.get(piece) {
                 Some(&o) => o,
@@ -446,7 +461,7 @@ struct Built {
 }
 
 /// The `-r` output, built by the passes below, each taking what the previous ones decided:
-/// COMDAT selection, output sections, input offsets (and merged strings), section indices,
+/// COMDAT selection, output sections, input offsets (and merged pieces), section indices,
 /// the symbol table (section symbols, kept locals, globals), then the image (section names,
 /// group contents, notes, file offsets, headers, contents).
 fn build(config: &Config, r: &Resolved) -> Result<Built> {
@@ -660,7 +675,7 @@ fn output_sections(r: &Resolved, objs: &[FileId], sel: &mut Selection) -> Result
 
 /// Offsets of the inputs inside their output sections (each at its alignment, or at a
 /// multiple of the entry size too while the section stays SHF_MERGE), the sections' sizes
-/// and relocation counts; then the string sections that can be deduplicated are, which
+/// and relocation counts; then the SHF_MERGE sections that can be deduplicated are, which
 /// replaces their size.
 fn place_inputs(r: &Resolved, secs: &mut Sections) -> Result<()> {
     for (id, os) in secs.osecs.iter_mut().enumerate() {
@@ -686,8 +701,8 @@ fn place_inputs(r: &Resolved, secs: &mut Sections) -> Result<()> {
         .osecs
         .par_iter()
         .enumerate()
-        .filter(|(_, os)| os.group.is_none() && os.merge_ok && os.flags & SHF_STRINGS != 0 && os.entsize == 1)
-        .map(|(id, os)| (id, merge_strings(r, &os.members, os.align)))
+        .filter(|(_, os)| os.group.is_none() && os.merge_ok)
+        .map(|(id, os)| (id, merge_pieces(r, &os.members, os.flags & SHF_STRINGS != 0, os.entsize, os.align)))
         .collect();
     for (id, m) in merged {
         if let Some(m) = m {
@@ -1303,7 +1318,7 @@ fn write_contents(plan: &Plan, slots: &[Slot], hdrs: &[Hdr], group_data: &HashMa
         .collect()
 }
 
-/// Output section `i`'s contents: a group's member list, the merged strings, or the inputs
+/// Output section `i`'s contents: a group's member list, the merged pieces, or the inputs
 /// at their offsets (gaps in code filled with the trap instruction).
 fn write_section(plan: &Plan, i: usize, group_data: &HashMap<usize, Vec<u8>>, dst: &mut [u8]) {
     let os = &plan.osecs[i];

@@ -204,6 +204,13 @@ impl Resolved {
             _ => None,
         })
     }
+    /// A common symbol's alignment: the largest any object gave it (lld); 1 for other symbols.
+    pub fn common_alignment(&self, id: SymbolId) -> u64 {
+        match self.symbols[id].def {
+            Def::Common(f, i) => self.common_align.get(&id).copied().unwrap_or(0).max(self.obj(f).symbols[i].st_value(LE)).max(1),
+            _ => 1,
+        }
+    }
     /// The global symbol an object's symbol index refers to, if it is global.
     pub fn global_of(&self, f: FileId, i: usize) -> Option<SymbolId> {
         let o = self.obj(f);

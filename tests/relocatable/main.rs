@@ -11,8 +11,9 @@
 //!   member names), of global symbols (name, binding, type, visibility, and where: UND, COM,
 //!   ABS or the section name), of non-section locals (name, type, where), the sequence of
 //!   locals (section symbols by their section's name: a group's sh_info and relocations name
-//!   symbols by index), and the number of relocations per (relocated section, type) must be
-//!   equal; with `-g`, `llvm-dwarfdump-22
+//!   symbols by index), the number of relocations per (relocated section, type), and the
+//!   multiset of pieces (strings or fixed-size entries) of the SHF_MERGE sections without
+//!   relocations (deduplicated by both) must be equal; with `-g`, `llvm-dwarfdump-22
 //!   --debug-info --debug-line` (which applies the relocations) must print the same. Intentional differences, removed
 //!   before comparing: lld's unused NOBITS `COMMON` section (dtld keeps commons as SHN_COMMON
 //!   without allocating a section); offsets, sizes and symbol values are not compared (merged
@@ -21,7 +22,8 @@
 //! Input sets: C with functions, data, static locals and strings; C++ with inline functions,
 //! templates and a vtable in COMDAT groups plus exceptions (`.eh_frame`, `.gcc_except_table`,
 //! discarded duplicate groups); TLS; `-fcommon` commons; weak definitions and references;
-//! `-ffunction-sections -fdata-sections`; `-g`; an archive member pulled in by `-r`; an object
+//! `-ffunction-sections -fdata-sections`; `-g`; float constants and wide strings (`.rodata.cst*`,
+//! `.rodata.str4.4`) equal across objects; an archive member pulled in by `-r`; an object
 //! of 200,000 sections (extended section numbering: SHN_XINDEX symbols, `.symtab_shndx`). Error
 //! trials: corrupt objects (truncated, garbage after the ELF magic, section table out of bounds)
 //! must fail with exit 1, a `dtld: error:` line, no output and no temporary file; a shared
@@ -247,6 +249,7 @@ fn combine(w: &Work, case: &Case) -> Result<(), String> {
     compare("global symbols (name, bind, type, visibility, where)", &ours.globals, &lld.globals, &mut diffs);
     compare("local symbols (name, type, where)", &ours.locals, &lld.locals, &mut diffs);
     compare("relocations per (section, type)", &ours.relocs, &lld.relocs, &mut diffs);
+    compare("pieces of SHF_MERGE sections (section, contents)", &ours.pieces, &lld.pieces, &mut diffs);
     compare_order(&ours.local_order, &lld.local_order, &mut diffs);
     if ours.header != lld.header {
         diffs.push(format!("ELF header (type, machine, entry, phnum, flags): dtld {:?}, lld {:?}", ours.header, lld.header));
@@ -296,6 +299,10 @@ struct Structure {
     /// Every local (section symbols included, by their section's name) in symbol index order.
     local_order: Vec<String>,
     relocs: BTreeMap<String, usize>,
+    /// The pieces of the SHF_MERGE sections without relocations of their own (lld
+    /// deduplicates them in -r links; the order differs, the multiset must not): strings
+    /// (empty ones skipped: alignment padding looks the same), or fixed-size entries.
+    pieces: BTreeMap<String, usize>,
 }
 
 fn bump(m: &mut BTreeMap<String, usize>, k: String) {
@@ -365,7 +372,36 @@ impl Structure {
                 bump(&mut relocs, format!("{tname} type={}", r.r_type));
             }
         }
-        Ok(Structure { header, sections, groups, globals, locals, local_order, relocs })
+        let relocated: Vec<usize> = elf.shdr_relocs.iter().filter_map(|(idx, _)| shs.get(*idx).map(|s| s.sh_info as usize)).collect();
+        let mut pieces = BTreeMap::new();
+        for (i, s) in shs.iter().enumerate().skip(1) {
+            const SHF_MERGE: u64 = 0x10;
+            const SHF_STRINGS: u64 = 0x20;
+            let k = s.sh_entsize as usize;
+            if s.sh_flags & SHF_MERGE == 0 || k == 0 || s.sh_type == SHT_NOBITS || relocated.contains(&i) {
+                continue;
+            }
+            let data = bytes.get(s.sh_offset as usize..(s.sh_offset + s.sh_size) as usize).ok_or("section out of bounds")?;
+            let name = sec_name(i);
+            let hex = |p: &[u8]| p.iter().map(|b| format!("{b:02x}")).collect::<String>();
+            if s.sh_flags & SHF_STRINGS != 0 {
+                let mut p = 0;
+                while p + k <= data.len() {
+                    let n = data[p..].chunks_exact(k).position(|e| e.iter().all(|&b| b == 0)).ok_or(format!("{name}: unterminated string"))?;
+                    if n > 0 {
+                        bump(&mut pieces, format!("{name}: {}", hex(&data[p..p + n * k])));
+                    }
+                    p += (n + 1) * k;
+                }
+            } else {
+                // Each entry at a multiple of the alignment.
+                let stride = k.next_multiple_of(s.sh_addralign.max(1) as usize);
+                for e in data.chunks(stride) {
+                    bump(&mut pieces, format!("{name}: {}", hex(&e[..k.min(e.len())])));
+                }
+            }
+        }
+        Ok(Structure { header, sections, groups, globals, locals, local_order, relocs, pieces })
     }
 }
 
@@ -662,6 +698,52 @@ int front(int);
 int main(void) { printf("%d\n", front(1)); return 0; }
 "#;
 
+// Floating-point constants (`.rodata.cst4`, `.rodata.cst8`, `.rodata.cst16`), wide strings
+// (`.rodata.str4.4`, `.rodata.str2.2`) and narrow ones, some equal across the two objects, which
+// `-r` must deduplicate as lld does (each distinct piece once).
+const MERGE_1: &str = r#"
+#include <wchar.h>
+typedef float v4 __attribute__((vector_size(16)));
+double scale1(double x) { return x * 3.25 + 1.5; }
+float fscale1(float x) { return x * 2.5f; }
+v4 vec1(v4 x) { return x * (v4){1.5f, 2.5f, 3.5f, 4.5f}; }
+const wchar_t *wide1(void) { return L"shared wide"; }
+const unsigned short *u16a(void) { return (const unsigned short *)u"shared u16"; }
+const char *str1(void) { return "shared narrow"; }
+"#;
+
+const MERGE_2: &str = r#"
+#include <wchar.h>
+typedef float v4 __attribute__((vector_size(16)));
+double scale2(double x) { return x * 3.25 - 7.0; }
+float fscale2(float x) { return x * 2.5f + 0.75f; }
+v4 vec2(v4 x) { return x * (v4){1.5f, 2.5f, 3.5f, 4.5f} + (v4){1, 2, 3, 4}; }
+const wchar_t *wide2(void) { return L"shared wide"; }
+const wchar_t *wide3(void) { return L"other wide"; }
+const unsigned short *u16b(void) { return (const unsigned short *)u"shared u16"; }
+const char *str2(void) { return "shared narrow"; }
+"#;
+
+const MERGE_MAIN: &str = r#"
+#include <stdio.h>
+#include <wchar.h>
+typedef float v4 __attribute__((vector_size(16)));
+double scale1(double), scale2(double);
+float fscale1(float), fscale2(float);
+v4 vec1(v4), vec2(v4);
+const wchar_t *wide1(void), *wide2(void), *wide3(void);
+const unsigned short *u16a(void), *u16b(void);
+const char *str1(void), *str2(void);
+int main(void) {
+    v4 a = vec1((v4){1, 1, 1, 1}), b = vec2((v4){2, 2, 2, 2});
+    printf("%g %g %g %g\n", scale1(2), scale2(2), fscale1(2), fscale2(2));
+    printf("%g %g %g %g %g %g\n", a[0], a[3], b[1], b[2], (double)sizeof a, 0.0);
+    printf("%ls %ls %ls %s %s\n", wide1(), wide2(), wide3(), str1(), str2());
+    printf("%d %d\n", u16a()[0], u16b()[9]);
+    return 0;
+}
+"#;
+
 static CASES: &[Case] = &[
     Case { name: "c-basic", ..BASE },
     Case { name: "c-O0-debug", flags: &["-O0", "-g"], ..BASE },
@@ -712,6 +794,13 @@ static CASES: &[Case] = &[
         sources: &[("many.c", MANY_SECTIONS), ("main.c", MANY_MAIN)],
         flags: &["-O1", "-fdata-sections"],
         combine: &["many.o"],
+        ..BASE
+    },
+    Case {
+        name: "merge-constants-wide-strings",
+        sources: &[("k1.c", MERGE_1), ("k2.c", MERGE_2), ("main.c", MERGE_MAIN)],
+        flags: &["-O2"],
+        combine: &["k1.o", "k2.o"],
         ..BASE
     },
     Case { name: "weak", sources: &[("w1.c", WEAK_1), ("w2.c", WEAK_2), ("main.c", WEAK_MAIN)], combine: &["w1.o", "w2.o"], ..BASE },

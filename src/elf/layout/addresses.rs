@@ -8,7 +8,7 @@ use crate::elf::config::Separate;
 pub(super) fn bss_align(l: &Layout, id: SymbolId) -> u64 {
     match l.r.symbols[id].def {
         // The largest alignment any object gave the common symbol (lld).
-        Def::Common(f, i) => l.r.common_align.get(&id).copied().unwrap_or(0).max(l.sym(f, i).st_value(LE)).max(1),
+        Def::Common(..) => l.r.common_alignment(id),
         Def::Shared(f, k) => {
             // Alignment of the copy (lld's getAlignment): the largest power of two dividing
             // both the DSO address and its section's alignment.

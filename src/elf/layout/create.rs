@@ -262,9 +262,21 @@ fn add_comment(l: &mut Layout) {
     }
 }
 
+/// The output section `.bss`, created if the inputs have none.
+fn bss_section(l: &mut Layout) -> usize {
+    match l.osecs.iter().position(|o| o.name == ".bss" && !flag(o.flags, elf::SHF_TLS)) {
+        Some(i) => i,
+        None => {
+            l.osecs.push(new_osec(".bss", elf::SHT_NOBITS, (elf::SHF_ALLOC | elf::SHF_WRITE) as u64, 1));
+            l.osecs.len() - 1
+        }
+    }
+}
+
 /// Space for common symbols and copy relocations: `.bss` (created if the inputs have none),
 /// `.tbss` for TLS ones, `.bss.rel.ro` (RELRO) for copies of read-only data; each section
-/// aligned for its largest symbol.
+/// aligned for its largest symbol. A SECTIONS script's `COMMON` pattern puts a common symbol in
+/// its description's output section instead (created as NOBITS if nothing else went there).
 fn place_bss_symbols(l: &mut Layout) {
     let a = elf::SHF_ALLOC;
     let w = elf::SHF_WRITE;
@@ -278,13 +290,12 @@ fn place_bss_symbols(l: &mut Layout) {
     if bss_syms.is_empty() {
         return;
     }
-    let idx = match l.osecs.iter().position(|o| o.name == ".bss" && !flag(o.flags, elf::SHF_TLS)) {
-        Some(i) => i,
-        None => {
-            l.osecs.push(new_osec(".bss", elf::SHT_NOBITS, (a | w) as u64, 1));
-            l.osecs.len() - 1
-        }
-    };
+    let script_common = |l: &Layout, id: SymbolId| l.script_plan.as_ref().and_then(|p| p.commons.get(&id)).map(|m| m.desc);
+    // `.bss` (made first, so that it precedes the others in ties), unless a script places all.
+    let mut bss_idx = None;
+    if bss_syms.iter().any(|&id| script_common(l, id).is_none()) {
+        bss_idx = Some(bss_section(l));
+    }
     let mut tbss_idx = None;
     let mut relro_idx = None;
     for id in bss_syms {
@@ -310,8 +321,19 @@ fn place_bss_symbols(l: &mut Layout) {
                     l.osecs.len() - 1
                 }
             })
+        } else if let Some(d) = script_common(l, id) {
+            match l.osecs.iter().position(|o| o.script_desc == Some(d) && !o.name.is_empty()) {
+                Some(i) => i,
+                None => {
+                    let name = l.script_plan.as_ref().map_or(String::new(), |p| p.descs[d].name.clone());
+                    let mut os = new_osec(&name, elf::SHT_NOBITS, (a | w) as u64, 1);
+                    os.script_desc = Some(d);
+                    l.osecs.push(os);
+                    l.osecs.len() - 1
+                }
+            }
         } else {
-            idx
+            *bss_idx.get_or_insert_with(|| bss_section(l))
         };
         l.osecs[target].chunks.push(Chunk::Bss(id));
         let al = bss_align(l, id);

@@ -13,7 +13,7 @@ use super::ast::*;
 use super::eval::{self, Env, SecInfo, Val};
 use crate::elf::config::Config;
 use crate::elf::layout::{align_up, Chunk, Layout, OutSec, Synth};
-use crate::elf::resolve::{Def, FileId, Resolved};
+use crate::elf::resolve::{Def, FileId, Resolved, SymbolId};
 use crate::error::{Error, Result};
 
 /// Where an input section goes: output description `desc`, at sequence `order` (the script's
@@ -29,6 +29,9 @@ pub struct Plan {
     /// Every output section description, in script order.
     pub descs: Vec<OutDesc>,
     pub matches: HashMap<(FileId, u32), Match>,
+    /// Common symbols a `COMMON` pattern takes (lld turns each into an input section named
+    /// `COMMON` of its file, after every other input section).
+    pub commons: HashMap<SymbolId, Match>,
     pub discard: HashSet<(FileId, u32)>,
     /// Descriptions dropped because ONLY_IF_RO/RW did not hold.
     pub disabled: Vec<bool>,
@@ -63,13 +66,11 @@ fn descs_of(script: &LayoutScript) -> Vec<OutDesc> {
         .collect()
 }
 
-fn sort_key_cmp(r: &Resolved, kind: SortKind, a: (FileId, u32), b: (FileId, u32)) -> std::cmp::Ordering {
-    let sa = &r.obj(a.0).sections[a.1 as usize];
-    let sb = &r.obj(b.0).sections[b.1 as usize];
+fn sort_key_cmp(kind: SortKind, a: &Cand, b: &Cand) -> std::cmp::Ordering {
     match kind {
-        SortKind::Name => sa.name.cmp(sb.name),
-        SortKind::Alignment => sb.align.cmp(&sa.align),
-        SortKind::Priority => init_priority(sa.name).cmp(&init_priority(sb.name)),
+        SortKind::Name => a.name.cmp(&b.name),
+        SortKind::Alignment => b.align.cmp(&a.align),
+        SortKind::Priority => init_priority(a.name.as_bytes()).cmp(&init_priority(b.name.as_bytes())),
         SortKind::Default | SortKind::None => std::cmp::Ordering::Equal,
     }
 }
@@ -86,20 +87,31 @@ fn init_priority(name: &[u8]) -> u64 {
     65536
 }
 
-/// Candidate input sections: (file, section), name, file name, flags.
-type Cand = ((FileId, u32), String, String, u64);
+/// A candidate input section: an input section, or a common symbol (lld's `COMMON` section).
+struct Cand {
+    what: CandOf,
+    name: String,
+    fname: String,
+    flags: u64,
+    align: u64,
+}
+
+enum CandOf {
+    Section(FileId, u32),
+    Common(SymbolId),
+}
 
 /// Sorts matched candidates (indices into `cands`) as lld's `sortInputSections`: nothing for
 /// SORT_NONE, else stably by the inner key (`--sort-section`'s when there is none), then by
 /// the outer key.
-fn sort_block(r: &Resolved, cands: &[Cand], block: &mut [usize], outer: SortKind, inner: SortKind, cmdline: SortKind) {
+fn sort_block(cands: &[Cand], block: &mut [usize], outer: SortKind, inner: SortKind, cmdline: SortKind) {
     if outer == SortKind::None {
         return;
     }
     let inner = if inner == SortKind::Default { cmdline } else { inner };
     for kind in [inner, outer] {
         if !matches!(kind, SortKind::Default | SortKind::None) {
-            block.sort_by(|&a, &b| sort_key_cmp(r, kind, cands[a].0, cands[b].0));
+            block.sort_by(|&a, &b| sort_key_cmp(kind, &cands[a], &cands[b]));
         }
     }
 }
@@ -137,16 +149,36 @@ pub fn plan(config: &Config, r: &Resolved, live: &crate::elf::gc::Live) -> Plan 
     let descs = descs_of(&config.script);
     let mut disabled = vec![false; descs.len()];
     let mut matches: HashMap<(FileId, u32), Match> = HashMap::new();
+    let mut commons: HashMap<SymbolId, Match> = HashMap::new();
     let mut discard = HashSet::new();
-    // Candidate sections in input order (with their names and file names).
+    // Candidates in lld's input order: the common symbols first (lld turns them into
+    // `COMMON` sections before it gathers the objects' sections: by file in load order, then
+    // by the file's global symbols, each common once), then the input sections in input order
+    // (with their names and file names).
     let mut cands: Vec<Cand> = Vec::new();
+    let mut seen_common: HashSet<SymbolId> = HashSet::new();
+    for (f, o) in r.objects_in_load_order() {
+        let globals = o.first_global.min(o.symbols.len())..o.symbols.len();
+        if !o.symbols[globals.clone()].iter().any(|y| object::read::elf::Sym::st_shndx(y, crate::elf::LE) == elf::SHN_COMMON) {
+            continue;
+        }
+        for i in globals {
+            let Some(id) = r.global_of(f, i) else { continue };
+            let Def::Common(g, _) = r.symbols[id].def else { continue };
+            if seen_common.insert(id) {
+                let flags = (elf::SHF_ALLOC | elf::SHF_WRITE) as u64;
+                cands.push(Cand { what: CandOf::Common(id), name: "COMMON".into(), fname: name_for_script(r, g), flags, align: r.common_alignment(id) });
+            }
+        }
+    }
     for (f, o) in r.objects_in_load_order() {
         let fname = name_for_script(r, f);
         for (s, sec) in o.sections.iter().enumerate() {
             if !live[f][s] {
                 continue;
             }
-            cands.push(((f, s as u32), String::from_utf8_lossy(sec.name).into_owned(), fname.clone(), sec.flags));
+            let name = String::from_utf8_lossy(sec.name).into_owned();
+            cands.push(Cand { what: CandOf::Section(f, s as u32), name, fname: fname.clone(), flags: sec.flags, align: sec.align });
         }
     }
     let mut taken = vec![false; cands.len()];
@@ -161,7 +193,7 @@ pub fn plan(config: &Config, r: &Resolved, live: &crate::elf::gc::Live) -> Plan 
             let mut after_prev_sort = 0;
             for pat in &id.patterns {
                 let before = ret.len();
-                for (ci, (_, name, fname, _)) in cands.iter().enumerate() {
+                for (ci, Cand { name, fname, .. }) in cands.iter().enumerate() {
                     if taken[ci] || local_taken.contains(&ci) {
                         continue;
                     }
@@ -178,19 +210,19 @@ pub fn plan(config: &Config, r: &Resolved, live: &crate::elf::gc::Live) -> Plan 
                 // order); this SORT pattern's block by (outer, inner or --sort-section).
                 let cmdline = config.sort_section;
                 ret[after_prev_sort..before].sort();
-                sort_block(r, &cands, &mut ret[after_prev_sort..before], cmdline, SortKind::None, cmdline);
-                sort_block(r, &cands, &mut ret[before..], pat.sort_outer, pat.sort_inner, cmdline);
+                sort_block(&cands, &mut ret[after_prev_sort..before], cmdline, SortKind::None, cmdline);
+                sort_block(&cands, &mut ret[before..], pat.sort_outer, pat.sort_inner, cmdline);
                 after_prev_sort = ret.len();
             }
             ret[after_prev_sort..].sort();
-            sort_block(r, &cands, &mut ret[after_prev_sort..], config.sort_section, SortKind::None, config.sort_section);
+            sort_block(&cands, &mut ret[after_prev_sort..], config.sort_section, SortKind::None, config.sort_section);
             for c in ret {
                 got.push((c, ((ci as u64) << 40) | seq));
                 seq += 1;
             }
         }
         if let Some(c) = d.constraint {
-            let any_write = got.iter().any(|&(ci, _)| cands[ci].3 & elf::SHF_WRITE as u64 != 0);
+            let any_write = got.iter().any(|&(ci, _)| cands[ci].flags & elf::SHF_WRITE as u64 != 0);
             let ok = match c {
                 Constraint::ReadOnly => !any_write,
                 Constraint::ReadWrite => any_write,
@@ -202,14 +234,22 @@ pub fn plan(config: &Config, r: &Resolved, live: &crate::elf::gc::Live) -> Plan 
         }
         for (ci, order) in got {
             taken[ci] = true;
-            if d.name == "/DISCARD/" {
-                discard.insert(cands[ci].0);
-            } else {
-                matches.insert(cands[ci].0, Match { desc: di, order });
+            match cands[ci].what {
+                // A discarded common stays where lld's default rules put it.
+                CandOf::Common(_) if d.name == "/DISCARD/" => {}
+                CandOf::Common(id) => {
+                    commons.insert(id, Match { desc: di, order });
+                }
+                CandOf::Section(f, s) if d.name == "/DISCARD/" => {
+                    discard.insert((f, s));
+                }
+                CandOf::Section(f, s) => {
+                    matches.insert((f, s), Match { desc: di, order });
+                }
             }
         }
     }
-    Plan { descs, matches, discard, disabled }
+    Plan { descs, matches, commons, discard, disabled }
 }
 
 fn glob_match(p: &str, s: &str) -> bool {
@@ -544,6 +584,7 @@ fn order_chunks(l: &mut Layout, plan: &Plan, desc_osec: &HashMap<usize, usize>, 
                 let key = match c {
                     Chunk::Input(f, s) => plan.matches.get(&(*f, *s)).map_or(u64::MAX, |m| m.order),
                     Chunk::Merged(m) => l.merged[*m].pieces.keys().filter_map(|k| plan.matches.get(k)).map(|m| m.order).min().unwrap_or(u64::MAX),
+                    Chunk::Bss(id) if plan.commons.contains_key(id) => plan.commons[id].order,
                     _ => chunk_cmd.get(&(os, k)).map_or(u64::MAX - 1, |&v| seq_of_cmd((v >> 32) as usize)),
                 };
                 (key, k, *c)
@@ -720,6 +761,7 @@ fn desc_body(l: &Layout, plan: &Plan, d: usize, os: usize) -> Vec<Body> {
         let order = match c {
             Chunk::Input(f, s) => plan.matches.get(&(*f, *s)).map(|m| m.order),
             Chunk::Merged(m) => l.merged[*m].pieces.keys().filter_map(|k| plan.matches.get(k)).map(|m| m.order).min(),
+            Chunk::Bss(id) => plan.commons.get(id).map(|m| m.order),
             _ => None,
         };
         let _ = k;

@@ -258,9 +258,11 @@ pub(super) fn place_segments(l: &mut Layout, plan: &Plan, extra: &Extra, relro_o
         }
     }
     let header_load = segs.iter().position(|s| s.p_type == elf::PT_LOAD && s.headers && headers_loaded);
-    let end_off = file_offsets(l, &segs, &load_of, header_load, header_addr, mp);
+    // `header_size` still counts the PT_LOADs removed above: lld sizes the header table before
+    // removing them (PT_PHDR covers the room, e_phnum counts the headers written).
+    let end_off = file_offsets(l, &segs, &load_of, header_load, header_addr, header_size, mp);
     check_file_offsets(l)?;
-    let (ph, tls) = program_headers(l, &segs, extra, headers_loaded, header_addr, mp);
+    let (ph, tls) = program_headers(l, &segs, extra, headers_loaded, header_addr, header_size, mp);
     l.tls = tls;
     l.phdrs = ph;
     l.image_base = header_addr;
@@ -275,9 +277,9 @@ pub(super) fn place_segments(l: &mut Layout, plan: &Plan, extra: &Extra, relro_o
 /// File offsets of the output sections (lld's computeFileOffset): the first section of a
 /// PT_LOAD at its address modulo the page size, the others at their distance from it; the
 /// segment holding the headers tracks addresses from offset 0. Returns the end of the file.
-fn file_offsets(l: &mut Layout, segs: &[Seg], load_of: &[Option<usize>], header_load: Option<usize>, header_addr: u64, mp: u64) -> u64 {
+fn file_offsets(l: &mut Layout, segs: &[Seg], load_of: &[Option<usize>], header_load: Option<usize>, header_addr: u64, header_size: u64, mp: u64) -> u64 {
     let first_of = |si: usize, segs: &[Seg]| segs[si].secs.first().copied();
-    let mut off = 64 + 56 * segs.len() as u64;
+    let mut off = header_size;
     for i in 0..l.osecs.len() {
         let os = &l.osecs[i];
         let o = if os.flags & elf::SHF_ALLOC as u64 == 0 {
@@ -343,8 +345,15 @@ fn check_file_offsets(l: &Layout) -> Result<()> {
 
 /// The program headers, from the segments and the sections' final addresses and offsets;
 /// also the TLS segment's (address, size, alignment).
-fn program_headers(l: &Layout, segs: &[Seg], extra: &Extra, headers_loaded: bool, header_addr: u64, mp: u64) -> (Vec<Phdr>, Option<(u64, u64, u64)>) {
-    let hdr_end = 64 + 56 * segs.len() as u64;
+fn program_headers(
+    l: &Layout,
+    segs: &[Seg],
+    extra: &Extra,
+    headers_loaded: bool,
+    header_addr: u64,
+    hdr_end: u64,
+    mp: u64,
+) -> (Vec<Phdr>, Option<(u64, u64, u64)>) {
     let mut ph = Vec::new();
     let mut tls = None;
     for s in segs {
@@ -355,7 +364,7 @@ fn program_headers(l: &Layout, segs: &[Seg], extra: &Extra, headers_loaded: bool
             elf::PT_PHDR => {
                 p.offset = 64;
                 p.vaddr = header_addr + 64;
-                p.filesz = 56 * segs.len() as u64;
+                p.filesz = hdr_end - 64;
                 p.memsz = p.filesz;
                 p.align = 8;
                 ph.push(p);
