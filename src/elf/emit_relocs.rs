@@ -91,25 +91,26 @@ pub fn info_of(l: &Layout, os: &OutSec) -> u32 {
 /// Output sections that get a section symbol: those holding input data (lld leaves out
 /// relocation sections and synthetic ones other than merged data and `.comment`).
 pub fn wants_section_symbol(l: &Layout, os: &OutSec) -> bool {
-    l.config.emit_relocs
-        && !is_rela_osec(l, os)
-        && os.chunks.iter().any(|c| match *c {
-            Chunk::Input(f, s) => l.obj(f).sections[s as usize].kind != SecKind::EhFrame,
-            // lld makes `.interp` an ordinary input section of its own, so it has one too.
-            Chunk::Merged(_) | Chunk::Synthetic(crate::elf::layout::Synth::Comment | crate::elf::layout::Synth::Interp) => true,
-            _ => false,
-        })
+    l.config.emit_relocs && !is_rela_osec(l, os) && symbol_chunk(l, os).is_some()
 }
 
 /// The file of output section `os`'s section symbol, as lld's: that of its first input
 /// section that relocations may name; `None` (the linker's) when that is merged data or a
 /// synthetic section.
 pub fn section_symbol_file(l: &Layout, os: &OutSec) -> Option<FileId> {
+    symbol_chunk(l, os).flatten()
+}
+
+/// The first chunk of `os` that gives it a section symbol: `Some(Some(file))` for an input
+/// section (not `.eh_frame`), `Some(None)` for the linker's own data (merged data, `.comment`,
+/// and `.interp`, which lld makes an ordinary input section of its own), `None` when there is
+/// none.
+fn symbol_chunk(l: &Layout, os: &OutSec) -> Option<Option<FileId>> {
     os.chunks.iter().find_map(|c| match *c {
         Chunk::Input(f, s) if l.obj(f).sections[s as usize].kind != SecKind::EhFrame => Some(Some(f)),
         Chunk::Merged(_) | Chunk::Synthetic(crate::elf::layout::Synth::Comment | crate::elf::layout::Synth::Interp) => Some(None),
         _ => None,
-    })?
+    })
 }
 
 /// The output sections (indices into `Layout::osecs`) in the order lld creates them: by

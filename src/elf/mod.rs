@@ -68,6 +68,28 @@ pub const fn split_shndx(shndx: u32) -> (u16, u32) {
         (shndx as u16, 0)
     }
 }
+
+/// The ELF header's `e_shnum` and `e_shstrndx` for `nsections` section headers whose name table
+/// is header `shstrtab_index`. A value of SHN_LORESERVE or more does not fit: it goes to the null
+/// section header `null` (its sh_size holds the count, its sh_link the index) and the header
+/// field says 0 or SHN_XINDEX, as ELF's extended section numbering says. Both writers (final
+/// links and `-r`) use it.
+pub fn section_header_counts(null: &mut [u8], nsections: usize, shstrtab_index: usize) -> (u16, u16) {
+    let lore = ::object::elf::SHN_LORESERVE as usize;
+    let shnum = if nsections >= lore {
+        null[32..40].copy_from_slice(&(nsections as u64).to_le_bytes());
+        0
+    } else {
+        nsections as u16
+    };
+    let shstrndx = if shstrtab_index >= lore {
+        null[40..44].copy_from_slice(&(shstrtab_index as u32).to_le_bytes());
+        ::object::elf::SHN_XINDEX
+    } else {
+        shstrtab_index as u16
+    };
+    (shnum, shstrndx)
+}
 pub type Rela = ::object::elf::Rela64<LE>;
 pub type Shdr = ::object::elf::SectionHeader64<LE>;
 pub type Ehdr = ::object::elf::FileHeader64<LE>;

@@ -54,7 +54,6 @@
 //!   descriptions are an error (lld places the inputs in the script's output sections).
 //! * lld places a `.rela` section where its first input relocation section appeared; dtld puts
 //!   each `.rela` right after its section.
-//! * More than 65279 output sections (extended section numbering) is an error.
 //! * LLVM bitcode inputs are an error ("LLVM bitcode input with -r is not supported yet").
 //!   GCC LTO objects are not: with GCC's plugin they are replaced, before this writer runs, by
 //!   the object the plugin returns for `LDPO_REL` (merged IR, or native code), as GNU ld does
@@ -73,7 +72,7 @@ use rayon::prelude::*;
 use crate::elf::config::{BuildId, Config};
 use crate::elf::object::ObjFile;
 use crate::elf::resolve::{Def, File, FileId, Resolved};
-use crate::elf::LE;
+use crate::elf::{reserved_shndx as reserved, split_shndx, LE};
 use crate::error::{Error, Result};
 
 const SHF_ALLOC: u64 = elf::SHF_ALLOC as u64;
@@ -229,8 +228,6 @@ enum Synth {
     Shstrtab,
     Strtab,
 }
-
-use crate::elf::{reserved_shndx as reserved, split_shndx};
 
 /// One section header of the output, in index order.
 #[derive(Clone, Copy)]
@@ -1249,12 +1246,8 @@ fn alloc_image(shoff: u64, nsections: usize) -> Result<Vec<u8>> {
 /// `.shstrtab` index of SHN_LORESERVE or more escapes to the null section header (its
 /// sh_size and sh_link), as ELF's extended section numbering says.
 fn write_elf_header(buf: &mut [u8], shoff: u64, nsections: usize, shstrtab_index: u32) {
-    let lore = elf::SHN_LORESERVE as usize;
-    let (e_shnum, null_size) = if nsections >= lore { (0u16, nsections as u64) } else { (nsections as u16, 0) };
-    let (e_shstrndx, null_link) = if shstrtab_index as usize >= lore { (elf::SHN_XINDEX, shstrtab_index) } else { (shstrtab_index as u16, 0) };
     let null = shoff as usize;
-    buf[null + 32..null + 40].copy_from_slice(&null_size.to_le_bytes());
-    buf[null + 40..null + 44].copy_from_slice(&null_link.to_le_bytes());
+    let (e_shnum, e_shstrndx) = crate::elf::section_header_counts(&mut buf[null..null + 64], nsections, shstrtab_index as usize);
     let h = &mut buf[..64];
     h[..4].copy_from_slice(b"\x7fELF");
     h[4] = elf::ELFCLASS64;

@@ -334,11 +334,7 @@ impl<'c> Resolver<'c> {
         let mut roots: Vec<&str> = config.undefined.iter().map(String::as_str).collect();
         roots.extend(config.entry.as_deref());
         for name in roots {
-            let id = rs.intern(leak_name(name));
-            let sym = &mut rs.r.symbols[id];
-            sym.strong_ref = true;
-            sym.strong_ref_native = true;
-            sym.used_in_regular = true;
+            rs.add_root(name);
         }
         // --wrap: LTO must not inline or drop what the wrapped names bind to.
         for w in &config.wrap {
@@ -364,12 +360,8 @@ impl<'c> Resolver<'c> {
         // `-u` names (an archive member defining one is extracted now), then the names they
         // define join; names new to the link follow the files' in the symbol table.
         for name in config.defsym.iter().filter_map(|(_, e)| defsym_target(e)) {
-            let id = rs.intern(leak_name(name));
-            let sym = &mut rs.r.symbols[id];
-            sym.strong_ref = true;
-            sym.strong_ref_native = true;
-            sym.used_in_regular = true;
-            match sym.def {
+            let id = rs.add_root(name);
+            match rs.r.symbols[id].def {
                 Def::Lazy(m) => rs.load(m),
                 Def::Shared(df, _) => rs.r.dso_needed[df] = true,
                 _ => {}
@@ -1208,6 +1200,17 @@ impl<'c> Resolver<'c> {
         }
         self.r.sym_ids[f] = ids;
         self.frames.push(Frame { file: f, steps: undefined_steps, next: 0 });
+    }
+
+    /// A strong reference from the command line (`-u`, the entry, a `--defsym` target) to
+    /// `name`, which is not an object's (no `obj_ref`); returns its symbol.
+    fn add_root(&mut self, name: &str) -> SymbolId {
+        let id = self.intern(leak_name(name));
+        let sym = &mut self.r.symbols[id];
+        sym.strong_ref = true;
+        sym.strong_ref_native = true;
+        sym.used_in_regular = true;
+        id
     }
 
     /// A reference to `id`; returns the archive member it extracts, if any.

@@ -416,7 +416,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
         }
         Def::Synthetic => {
             let (shndx, v, ty) = crate::elf::layout::defsym_fields(l, id);
-            (shndx, v, 0, (elf::STB_GLOBAL << 4) | ty)
+            (crate::elf::split_shndx(shndx).0, v, 0, (elf::STB_GLOBAL << 4) | ty)
         }
         _ => match l.synthetic_syms.get(&id) {
             // `__start_foo`/`__stop_foo` exported with --export-dynamic or -shared: defined in

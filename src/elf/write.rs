@@ -21,10 +21,10 @@ use crate::elf::resolve::Def;
 use crate::elf::synthetic;
 use crate::elf::LE;
 use crate::error::{Error, Result};
+use crate::output::{umask, MappedOutput, Wording};
 
 /// SHN_ABS as the symbol table builder takes it (`reserved_shndx`).
 const ABS: u32 = crate::elf::reserved_shndx(elf::SHN_ABS);
-use crate::output::{umask, MappedOutput, Wording};
 
 struct SymtabOut {
     symtab: Vec<u8>,
@@ -222,20 +222,8 @@ fn write_shdr(b: &mut [u8], name: u32, ty: u32, flags: u64, addr: u64, off: u64,
 /// escapes to the null section header (its sh_size and sh_link), as extended section numbering
 /// says.
 fn write_headers(l: &Layout, buf: &mut [u8], shoff: u64, nsections: usize, shstrtab_index: usize) {
-    let lore = elf::SHN_LORESERVE as usize;
     let null = shoff as usize;
-    let shnum = if nsections >= lore {
-        buf[null + 32..null + 40].copy_from_slice(&(nsections as u64).to_le_bytes());
-        0
-    } else {
-        nsections as u16
-    };
-    let shstrndx = if shstrtab_index >= lore {
-        buf[null + 40..null + 44].copy_from_slice(&(shstrtab_index as u32).to_le_bytes());
-        elf::SHN_XINDEX
-    } else {
-        shstrtab_index as u16
-    };
+    let (shnum, shstrndx) = crate::elf::section_header_counts(&mut buf[null..null + 64], nsections, shstrtab_index);
     let h = &mut buf[..64];
     h[..4].copy_from_slice(b"\x7fELF");
     h[4] = 2; // ELFCLASS64
@@ -1335,33 +1323,10 @@ fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u3
     })
 }
 
-/// A `--defsym` symbol: absolute when its expression is a number, else in the allocated
-/// output section holding its value; its type is its target's (a function stays a
-/// function), as in lld.
+/// A `--defsym` or script symbol's `.symtab` entry: its section, value and type as `.dynsym`
+/// has them (`layout::defsym_fields`).
 fn defsym_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> (u8, u32, u64, u64) {
-    let name = l.r.symbols[id].name;
-    let v = l.sym_value[id];
-    if let Some(&(sv, sec)) = l.script_syms.get(&id) {
-        let shndx = match sec {
-            Some(s) => l.osecs[s].shndx,
-            None => ABS,
-        };
-        return (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, shndx, sv, 0);
-    }
-    let shndx = defsym_shndx(l, id);
-    // An alias takes its target's type (a function stays a function), as in lld.
-    let ty = l
-        .config
-        .defsym
-        .iter()
-        .find(|(n, _)| n.as_bytes() == name)
-        // Only a bare name carries its type (lld: `sym+4` is NOTYPE).
-        .and_then(|(_, e)| crate::elf::resolve::defsym_target(e).filter(|t| *t == e.trim()))
-        .and_then(|t| l.r.lookup(t.as_bytes()))
-        .map_or(elf::STT_NOTYPE, |tid| match l.r.symbols[tid].def {
-            Def::Defined(f, i) => l.sym(f, i).st_type(),
-            _ => elf::STT_NOTYPE,
-        });
+    let (shndx, v, ty) = crate::elf::layout::defsym_fields(l, id);
     (elf::STB_GLOBAL << 4 | ty, shndx, v, 0)
 }
 

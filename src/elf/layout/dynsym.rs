@@ -90,18 +90,20 @@ fn assign_indices(l: &mut Layout, list: Vec<SymbolId>) {
 /// Defined-in-this-output for .dynsym purposes (copy relocations and canonical PLT entries are
 /// "defined" in the sense that they have an address here, but lld keeps canonical PLT symbols
 /// undefined with a non-zero value; copies are defined).
-/// Section index, value and symbol type of a `--defsym` symbol: absolute for a number, else
-/// in the output section its value falls in, typed like its target (lld).
-pub fn defsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u8) {
+/// Section index (as `reserved_shndx` encodes it), value and symbol type of a `--defsym` or
+/// script symbol, for `.symtab` and `.dynsym` alike: a script assignment is absolute or in the
+/// section `.` was in; a `--defsym` (the last one of its name, whose value it has) is absolute
+/// for a number, else in its target's section (`write::defsym_shndx`), typed like its target
+/// (lld).
+pub fn defsym_fields(l: &Layout, id: SymbolId) -> (u32, u64, u8) {
     let name = l.r.symbols[id].name;
-    // A linker-script assignment: absolute, or in the section `.` was in.
     if let Some(&(v, sec)) = l.script_syms.get(&id) {
-        return (sec.map_or(elf::SHN_ABS, |s| crate::elf::split_shndx(l.osecs[s].shndx).0), v, elf::STT_NOTYPE);
+        return (sec.map_or(crate::elf::reserved_shndx(elf::SHN_ABS), |s| l.osecs[s].shndx), v, elf::STT_NOTYPE);
     }
     let v = l.sym_value[id];
-    let expr = l.config.defsym.iter().find(|(n, _)| n.as_bytes() == name).map(|(_, e)| e.as_str());
+    let expr = l.config.defsym.iter().rev().find(|(n, _)| n.as_bytes() == name).map(|(_, e)| e.as_str());
     let target = expr.and_then(crate::elf::resolve::defsym_target);
-    let shndx = crate::elf::split_shndx(crate::elf::write::defsym_shndx(l, id)).0;
+    let shndx = crate::elf::write::defsym_shndx(l, id);
     // Only a bare name carries its type (lld: `sym+4` is NOTYPE).
     let ty = target.filter(|t| expr.is_some_and(|e| e.trim() == *t)).and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| {
         match l.r.symbols[tid].def {
