@@ -488,9 +488,11 @@ fn check_symbols(symbols: &[Sym], xindex: &[object::U32<LE>], strtab: &'static [
             continue;
         }
         let shndx = match s.st_shndx(LE) {
+            // lld's (LLVM's) words for a missing table and a short one.
             elf::SHN_XINDEX => match xindex.get(i) {
                 Some(x) => x.get(LE),
-                None => bail!("extended symbol index ({i}) is out of range"),
+                None if xindex.is_empty() => bail!("found an extended symbol index ({i}), but unable to locate the extended symbol index table"),
+                None => bail!("extended symbol index ({i}) is past the end of the SHT_SYMTAB_SHNDX section of size {}", xindex.len() * 4),
             },
             raw if raw >= elf::SHN_LORESERVE => continue,
             raw => u32::from(raw),

@@ -26,6 +26,7 @@
 //! `.rodata.str4.4`) equal across objects; an archive member pulled in by `-r`; an object
 //! of 200,000 sections (extended section numbering: SHN_XINDEX symbols, `.symtab_shndx`). Error
 //! trials: corrupt objects (truncated, garbage after the ELF magic, section table out of bounds)
+//! (and a symbol claiming an extended section index without the table: ld.lld-22's message)
 //! must fail with exit 1, a `dtld: error:` line, no output and no temporary file; a shared
 //! library and an LLVM bitcode input must be refused with lld's / dtld's message.
 //!
@@ -421,8 +422,25 @@ fn corrupt_objects(w: &Work) -> Result<(), String> {
         let sh1 = shoff + 64;
         bad_section[sh1 + 24..sh1 + 32].copy_from_slice(&(1u64 << 40).to_le_bytes());
     }
-    let cases: [(&str, Vec<u8>); 4] =
-        [("truncated.o", good[..good.len() / 2].to_vec()), ("garbage.o", garbage), ("bad-shoff.o", bad_shoff), ("bad-section.o", bad_section)];
+    // The last symbol says its section index is in SHT_SYMTAB_SHNDX, which the object lacks.
+    let mut xindex_no_table = good.clone();
+    {
+        let shoff = u64::from_le_bytes(good[40..48].try_into().unwrap()) as usize;
+        let shnum = u16::from_le_bytes(good[60..62].try_into().unwrap()) as usize;
+        let symtab =
+            (0..shnum).map(|i| shoff + 64 * i).find(|&h| u32::from_le_bytes(good[h + 4..h + 8].try_into().unwrap()) == 2).ok_or("ok.o has no .symtab")?;
+        let (off, size) =
+            (u64::from_le_bytes(good[symtab + 24..symtab + 32].try_into().unwrap()), u64::from_le_bytes(good[symtab + 32..symtab + 40].try_into().unwrap()));
+        let last = (off + size - 24) as usize;
+        xindex_no_table[last + 6..last + 8].copy_from_slice(&0xffffu16.to_le_bytes());
+    }
+    let cases: [(&str, Vec<u8>); 5] = [
+        ("truncated.o", good[..good.len() / 2].to_vec()),
+        ("garbage.o", garbage),
+        ("bad-shoff.o", bad_shoff),
+        ("bad-section.o", bad_section),
+        ("xindex-no-table.o", xindex_no_table),
+    ];
     for (name, bytes) in cases {
         w.write(name, &bytes)?;
         // The previous output is kept, byte for byte, as ld.lld keeps it (docs/reliability.md):
@@ -446,6 +464,16 @@ fn corrupt_objects(w: &Work) -> Result<(), String> {
         }
         if after != before {
             return Err(format!("dtld -r ok.o {name} left files behind: before {before:?}, after {after:?}"));
+        }
+        // Extended section numbering is new: its message must be ld.lld-22's (dtld names the
+        // file in front of it, which lld does not for this one).
+        if name == "xindex-no-table.o" {
+            let lld = w.run(w.cmd(LLD).args(["-r", "ok.o", name, "-o", "out-lld.o"]))?;
+            let message = |t: &str| t.lines().find_map(|l| l.split_once("error: ").map(|(_, m)| m.to_string()));
+            let (ours, theirs) = (message(&err), message(&lld.stderr_text()));
+            if !matches!((&ours, &theirs), (Some(o), Some(t)) if o == &format!("{name}: {t}")) {
+                return Err(format!("dtld -r ok.o {name}: the error differs from ld.lld-22's:\n{err}\n{}", lld.stderr_text()));
+            }
         }
     }
     Ok(())
