@@ -145,12 +145,20 @@ def link_command(driver_cmd, cwd):
 
 def run_isolated(cmd, cwd, env=None):
     """Wall time and peak RSS (KiB) of one link, the linker and all its children: measured in a
-    fresh Python process, so RUSAGE_CHILDREN covers this link only."""
+    fresh Python process, so RUSAGE_CHILDREN covers this link only. The wall time ends when the
+    linker's process has exited and its stderr pipe closed, which is what a build system waits
+    for. mold and dtld finish in a forked child that outlives that moment (dtld's releases its
+    stdio first, mold's does not); the measuring process is a subreaper (PR_SET_CHILD_SUBREAPER)
+    and reaps such orphans after the clock stops, so their peak RSS counts."""
     code = (
-        "import subprocess,sys,time,resource,json\n"
+        "import subprocess,sys,time,resource,json,os,ctypes\n"
+        "ctypes.CDLL(None, use_errno=True).prctl(36,1,0,0,0)\n"
         "t=time.perf_counter()\n"
         f"r=subprocess.run({cmd!r},cwd={cwd!r},stdout=subprocess.DEVNULL,stderr=subprocess.PIPE)\n"
         "w=time.perf_counter()-t\n"
+        "while True:\n"
+        "    try: os.wait()\n"
+        "    except ChildProcessError: break\n"
         "print(json.dumps([r.returncode,w,resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,r.stderr.decode(errors='replace')[-2000:]]))\n"
     )
     r = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)

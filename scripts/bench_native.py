@@ -34,9 +34,15 @@ OUT = os.path.join(ROOT, "target", "bench")
 # llvm-project's main as of 2026-11 (the file has not changed since DTLTO landed in LLVM 21).
 LLVM_LOCAL_PY_URL = "https://raw.githubusercontent.com/llvm/llvm-project/245f4660973134fe62f80713141b3f056f0273f7/llvm/utils/dtlto/local.py"
 OPENSSL_VARIANTS = {"openssl-native": "-O2 -fPIE", "openssl-native-g": "-O2 -g -fPIE"}
+# The ThinLTO tree of the openssl-thin-link and openssl-relink-* workloads (scripts/bench.py's
+# --openssl default): the same sources and configuration, compiled to ThinLTO bitcode.
+OPENSSL_THIN = "openssl-thin"
+OPENSSL_CFLAGS = dict(OPENSSL_VARIANTS, **{OPENSSL_THIN: "-O2 -flto=thin -fPIE"})
 
 
 def openssl_tree(name):
+    if name == OPENSSL_THIN:
+        return os.path.join(ROOT, "target", "openssl", "src")
     return os.path.join(ROOT, "target", "bench", name, "src")
 
 
@@ -61,7 +67,7 @@ def prepare_openssl(name, log):
     shutil.copytree(srcs, tree, symlinks=True)
     log(f"bench: building OpenSSL for {name} in {os.path.relpath(tree, ROOT)} (several minutes)")
     cfg = ["./Configure", "linux-x86_64", "no-asm", "no-shared", "no-module", "no-legacy", "no-tests", "no-docs",
-           "no-comp", "no-zlib", "CC=clang-22", "AR=llvm-ar-22", "RANLIB=llvm-ranlib-22", f"CFLAGS={OPENSSL_VARIANTS[name]}"]
+           "no-comp", "no-zlib", "CC=clang-22", "AR=llvm-ar-22", "RANLIB=llvm-ranlib-22", f"CFLAGS={OPENSSL_CFLAGS[name]}"]
     subprocess.run(cfg, cwd=tree, check=True, stdout=subprocess.DEVNULL)
     jobs = str(os.cpu_count() or 2)
     # One target per make: `make -jN build_libs build_programs` runs both targets' `depend`
@@ -112,6 +118,8 @@ def prepare(names, dtld, log):
     for name in OPENSSL_VARIANTS:
         if not names or name in names:
             prepare_openssl(name, log)
+    if not names or any(n.startswith("openssl-") and n not in OPENSSL_VARIANTS for n in names):
+        prepare_openssl(OPENSSL_THIN, log)
     if not names or "large-debug" in names:
         prepare_large_debug(dtld, log)
     if not names or "lua-dtlto-e2e" in names:

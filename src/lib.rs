@@ -7,6 +7,7 @@
 pub(crate) mod archive;
 pub(crate) mod cleanup;
 pub(crate) mod coff;
+pub(crate) mod detach;
 pub(crate) mod diag;
 pub(crate) mod driver;
 pub(crate) mod elf;
@@ -51,16 +52,26 @@ pub fn main_with_args(argv: &[String]) -> i32 {
 /// `main_with_args` for a program invoked as `program` (argv[0]): `lld-link` selects the MSVC
 /// flavour, `-m i386pep` the MinGW one.
 pub fn main_with_program(program: &str, argv: &[String]) -> i32 {
+    run_main(program, argv, false)
+}
+
+/// The `dtld` executable's entry: `main_with_program`, except that the link may finish in a
+/// forked child that releases the caller as soon as the output is in place (detach.rs).
+pub fn main_process(program: &str, argv: &[String]) -> i32 {
+    run_main(program, argv, true)
+}
+
+fn run_main(program: &str, argv: &[String], may_fork: bool) -> i32 {
     match driver::flavor(program, argv) {
-        (driver::Flavor::Gnu, skip) => main_gnu(&argv[skip..]),
-        (driver::Flavor::MinGw, _) => main_coff(driver::mingw::parse(argv), "", driver::mingw::help_text()),
-        (driver::Flavor::Link, skip) => main_coff(driver::link::parse(&argv[skip..]), "", driver::link::help_text()),
+        (driver::Flavor::Gnu, skip) => main_gnu(&argv[skip..], may_fork),
+        (driver::Flavor::MinGw, _) => main_coff(driver::mingw::parse(argv), "", driver::mingw::help_text(), may_fork),
+        (driver::Flavor::Link, skip) => main_coff(driver::link::parse(&argv[skip..]), "", driver::link::help_text(), may_fork),
     }
 }
 
 /// A PE link in either flavour; `version_suffix` and `help` are what that flavour's
 /// `--version` and `--help` print.
-fn main_coff(parsed: Result<driver::CoffAction>, version_suffix: &str, help: String) -> i32 {
+fn main_coff(parsed: Result<driver::CoffAction>, version_suffix: &str, help: String, may_fork: bool) -> i32 {
     let config = match parsed {
         Ok(driver::CoffAction::Link(c)) => c,
         Ok(driver::CoffAction::Version) => {
@@ -82,10 +93,10 @@ fn main_coff(parsed: Result<driver::CoffAction>, version_suffix: &str, help: Str
     // coff::link applies `/errorlimit:` itself, with the flavour's wording of lld's closing line
     // (`/errorlimit:0` or `--error-limit=0`), so the reporter here prints every message it gets.
     let diag = diag::Diag::new(false, 0, Some(config.diag.color));
-    run_link(config.threads, &diag, || coff::link(&config))
+    run_link(config.threads, &diag, may_fork, || coff::link(&config))
 }
 
-fn main_gnu(argv: &[String]) -> i32 {
+fn main_gnu(argv: &[String], may_fork: bool) -> i32 {
     let action = match driver::gnu::parse(argv) {
         Ok(a) => a,
         Err(e) => {
@@ -109,12 +120,24 @@ fn main_gnu(argv: &[String]) -> i32 {
         println!("{}", driver::version_string());
     }
     let diag = config.diag.clone();
-    run_link(config.threads, &diag, || elf::link(&config))
+    run_link(config.threads, &diag, may_fork && config.fork, || elf::link(&config))
 }
 
 /// Runs a link (ELF or COFF) on `threads` worker threads (`--threads`; rayon's default when
 /// `None`) and returns the exit code, reporting errors as lld does.
-fn run_link(threads: Option<usize>, diag: &diag::Diag, run: impl FnOnce() -> Result<()> + Send) -> i32 {
+/// Runs a link on the thread pool `threads` asks for; with `fork`, in a child process that
+/// releases this one when the link is done (detach.rs: forking happens here, before any thread
+/// exists).
+fn run_link(threads: Option<usize>, diag: &diag::Diag, fork: bool, run: impl FnOnce() -> Result<()> + Send) -> i32 {
+    let detached = detach::fork(fork);
+    let code = link_code(threads, diag, run);
+    if let Some(d) = detached {
+        d.finish(code);
+    }
+    code
+}
+
+fn link_code(threads: Option<usize>, diag: &diag::Diag, run: impl FnOnce() -> Result<()> + Send) -> i32 {
     let result = match threads {
         Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build() {
             Ok(pool) => pool.install(run),

@@ -11,6 +11,6 @@ fn main() {
     std::panic::set_hook(Box::new(|info| {
         eprintln!("dtld: error: internal linker error: {info}");
     }));
-    let code = std::panic::catch_unwind(|| dtld::main_with_program(&program, &argv)).unwrap_or(1);
+    let code = std::panic::catch_unwind(|| dtld::main_process(&program, &argv)).unwrap_or(1);
     std::process::exit(code);
 }

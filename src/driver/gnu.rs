@@ -579,6 +579,10 @@ static OPTIONS: &[Opt<Gnu>] = &[
     }),
     opt(&["rosegment"], Flag, "", "Put read-only non-executable sections in their own segment (default)", Implemented, |p, _| p.cfg.no_rosegment = false),
     opt(&["no-rosegment"], Flag, "", "Do not put read-only non-executable sections in their own segment", Implemented, |p, _| p.cfg.no_rosegment = true),
+    opt(&["fork"], Flag, "", "Finish the link in a child process that releases the caller once the output is written (default)", Implemented, |p, _| {
+        p.cfg.fork = true
+    }),
+    opt(&["no-fork"], Flag, "", "Link in one process (for debuggers)", Implemented, |p, _| p.cfg.fork = false),
     opt(&["enable-non-contiguous-regions"], Flag, "", "Spill input sections to later matching output sections", Ignored, nothing),
 ];
 

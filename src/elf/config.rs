@@ -113,6 +113,9 @@ pub struct Config {
     pub z_rodynamic: bool,
     /// `--no-rosegment`: read-only data shares the executable segment.
     pub no_rosegment: bool,
+    /// Finish the link in a forked child that releases the caller once the output is in place
+    /// (`--fork`, the default; `--no-fork` as in mold; detach.rs).
+    pub fork: bool,
     pub soname: Option<String>,
     pub rpath: Vec<String>,
     pub enable_new_dtags: bool,
@@ -335,6 +338,7 @@ impl Default for Config {
             z_separate: Separate::None,
             z_rodynamic: false,
             no_rosegment: false,
+            fork: true,
             soname: None,
             rpath: Vec::new(),
             enable_new_dtags: true,

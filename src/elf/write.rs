@@ -507,7 +507,17 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
     let tombstone = if alloc { None } else { tombstone_of(l, sec.name) };
     let got_base = l.synth_osec.get(&Synth::GotPlt).or(l.synth_osec.get(&Synth::Got)).map(|&i| l.osecs[i].addr).unwrap_or(0);
     let mut cur = crate::elf::layout::PieceCursor::default();
+    // The scan's fixes of this section, in relocation order, walked alongside.
+    let fixes = if alloc { l.section_fixes(f, s) } else { &[] };
+    let mut next_fix = 0;
     for (k, rel) in sec.relocs.iter().enumerate() {
+        let mut fix = SiteFix::Normal;
+        while next_fix < fixes.len() && fixes[next_fix].1 as usize <= k {
+            if fixes[next_fix].1 as usize == k {
+                fix = fixes[next_fix].2;
+            }
+            next_fix += 1;
+        }
         let r_type = rel.r_type(LE, false);
         let info = arch::rel_info(r_type);
         if info.kind == RelKind::None || info.kind == RelKind::Unknown {
@@ -530,7 +540,6 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
         let sa = if (undef_weak && !l.is_preemptible(t)) || si == 0 { a as u64 } else { l.addr_with_addend_at(t, a, &mut cur) };
         let site = Site { f, s, r_type, info, off, a, t, p, base, sa, s_val: sa.wrapping_sub(a as u64) };
         if alloc {
-            let fix = l.site_fix.get(&(f, s, k)).copied().unwrap_or(SiteFix::Normal);
             apply_alloc_reloc(l, &site, fix, got_base, dst, errs);
         } else {
             apply_nonalloc_reloc(l, &site, tombstone, dst, errs);

@@ -68,6 +68,7 @@ fn main() {
     add("output/sigkill-keeps-old-output", false, sigkill);
     add("output/concurrent-links-one-result", false, concurrent);
     add("output/input-is-output", false, input_is_output);
+    add("output/forked-finish", false, forked_finish);
     add("limits/zlib-claimed-size", false, zlib_claim);
     add("limits/zlib-bomb", false, zlib_bomb);
     add("limits/section-and-symbol-counts-claimed", false, counts_claimed);
@@ -119,7 +120,9 @@ struct Measured {
 
 fn measured(ctx: &Ctx, dir: &Path, args: &[&str]) -> Result<Measured, String> {
     let mut c = Command::new("/usr/bin/time");
-    c.current_dir(dir).arg("-v").arg(&ctx.dtld).args(args);
+    // In one process: a successful link otherwise finishes in a forked child that /usr/bin/time
+    // does not wait for (detach.rs), and the peak RSS would be the parent's.
+    c.current_dir(dir).env("DTLD_NO_FORK", "1").arg("-v").arg(&ctx.dtld).args(args);
     let o = run_with_timeout(&mut c, &[], Duration::from_secs(300)).map_err(|e| format!("cannot run /usr/bin/time (package `time`): {e}"))?;
     let text = o.stderr_text();
     let rss_kib = text
@@ -229,6 +232,103 @@ fn enospc(ctx: &Ctx, dir: &Path) -> Result<(), String> {
     }
 }
 
+/// A link finishes in a forked child that releases the caller (detach.rs): the caller sees the
+/// link's exit status and messages through its pipes, the output complete when it exits and the
+/// same bytes as `--no-fork`'s; the link's memory is the child's (the process the caller waited
+/// for is small), so the fork really happened; `--no-fork` and DTLD_NO_FORK=1 keep one process.
+fn forked_finish(ctx: &Ctx, dir: &Path) -> Result<(), String> {
+    let big = big_object(dir, "big", 32 << 20, 2)?;
+    let main = compile(dir, "main", MAIN_C, &["-O1"])?;
+    let (main, big) = (main.to_string_lossy().into_owned(), big.to_string_lossy().into_owned());
+    let mut problems = Vec::new();
+    // A failing link: exit 1 and lld's message, through the pipes, nothing written.
+    let o = run_tool(&mut dtld(ctx, dir, &["-e", "main", &main, "-lno-such-library", "-o", "bad"]))?;
+    if o.status.and_then(|s| s.code()) != Some(1) || !o.stderr_text().contains("dtld: error: unable to find library -lno-such-library") {
+        problems.push(format!("failing link: {}, stderr {:?}", o.status_text(), o.stderr_text()));
+    }
+    if dir.join("bad").exists() {
+        problems.push("the failing link wrote an output".into());
+    }
+    // The same link forked, in one process, and with the environment knob: the same bytes,
+    // complete the moment the waited-for process has exited.
+    let mut outputs = Vec::new();
+    for (name, extra, env) in [("forked", None, None), ("one", Some("--no-fork"), None), ("env", None, Some("1"))] {
+        let mut c = Command::new("/usr/bin/time");
+        c.current_dir(dir).arg("-v").arg(&ctx.dtld).args(["-e", "main", &main, &big, "-o", name]).args(extra);
+        if let Some(v) = env {
+            c.env("DTLD_NO_FORK", v);
+        }
+        let o = run_with_timeout(&mut c, &[], Duration::from_secs(300)).map_err(|e| format!("cannot run /usr/bin/time: {e}"))?;
+        let text = o.stderr_text();
+        if !text.contains("Exit status: 0") {
+            problems.push(format!("{name}: the link failed:\n{text}"));
+            continue;
+        }
+        let rss: u64 = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("Maximum resident set size (kbytes): "))
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| format!("no RSS in /usr/bin/time output:\n{text}"))?;
+        outputs.push((name, read(&dir.join(name))?, rss));
+    }
+    // SIGKILL to the process the caller started ends the link in the child too: here the link
+    // blocks opening an input that is a FIFO nobody writes.
+    let fifo = dir.join("fifo.o");
+    let cpath = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).map_err(|e| e.to_string())?;
+    // SAFETY: mkfifo with a NUL-terminated path.
+    if unsafe { libc::mkfifo(cpath.as_ptr(), 0o600) } != 0 {
+        return Err(format!("mkfifo {}: {}", fifo.display(), std::io::Error::last_os_error()));
+    }
+    let mut child = dtld(ctx, dir, &["-e", "main", &main, "fifo.o", "-o", "blocked"]).spawn().map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    while processes_in(dir).len() < 2 && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let start = Instant::now();
+    while !processes_in(dir).is_empty() && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let left = processes_in(dir);
+    if !left.is_empty() {
+        problems.push(format!("the link's processes {left:?} outlived a SIGKILL of the linker by 5 s"));
+        for pid in left {
+            // SAFETY: kill(2) of a process running in this trial's directory.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+    }
+    if let [(_, forked, forked_rss), (_, one, one_rss), (_, env, env_rss)] = &outputs[..] {
+        if forked != one || env != one {
+            problems.push("the forked link's output differs from the one-process link's".into());
+        }
+        // The 32 MiB section passes through the link's memory (the output map), never the
+        // waiting parent's.
+        if *forked_rss * 4 > *one_rss || *forked_rss * 4 > *env_rss {
+            problems.push(format!(
+                "peak RSS of the waited-for process: {forked_rss} KiB forked, {one_rss} KiB with --no-fork, {env_rss} KiB with DTLD_NO_FORK=1: the link did not run in a child"
+            ));
+        }
+        println!("forked finish: waited-for process {} MiB, one process {} MiB", forked_rss / 1024, one_rss / 1024);
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// The processes whose working directory is `dir` (this trial's links run there, nothing else).
+fn processes_in(dir: &Path) -> Vec<u32> {
+    let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        .filter(|pid| fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == dir))
+        .collect()
+}
+
 /// SIGKILL at 24 moments spread over a 64 MiB link (its fastest time): each time the output is either the old
 /// one or the complete new one, and nothing else is in the directory. At least a third of
 /// the kills must land while the link ran (else the trial says nothing).
@@ -266,6 +366,15 @@ fn sigkill(ctx: &Ctx, dir: &Path) -> Result<(), String> {
         std::thread::sleep(delay);
         let _ = child.kill();
         let status = child.wait().map_err(|e| e.to_string())?;
+        // The link runs in a forked child (detach.rs): a SIGKILL to the process the caller
+        // started must end it too, before it could still replace the output.
+        let start = Instant::now();
+        while !processes_in(&work).is_empty() {
+            if start.elapsed() > Duration::from_secs(2) {
+                return Err(format!("round {i}: linker processes still running 2 s after the SIGKILL: {:?}", processes_in(&work)));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let now = read(&work.join("prog"))?;
         if now == old_bytes {
             if status.success() {

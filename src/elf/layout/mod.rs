@@ -254,7 +254,10 @@ pub struct Layout<'r> {
     /// are known.
     pub relr: Vec<Place>,
     pub relr_words: Vec<u64>,
-    pub site_fix: FastMap<(FileId, u32, usize), SiteFix>,
+    /// What the relocation scan decided for single relocations (relaxations, skips), per file,
+    /// as (section, relocation index, fix) in that order: the writer walks a section's entries
+    /// alongside its relocations instead of looking each relocation up in a table.
+    pub site_fix: Vec<Vec<(u32, u32, SiteFix)>>,
     pub dynsyms: Vec<SymbolId>,
     pub dynsym_index: FastMap<SymbolId, u32>,
     pub copies: Vec<SymbolId>,
@@ -357,6 +360,14 @@ pub fn output_name(name: &[u8], keep_text_prefix: bool) -> &[u8] {
 }
 
 impl<'r> Layout<'r> {
+    /// The scan's fixes of section `s` of file `f`, by relocation index (see `site_fix`).
+    pub fn section_fixes(&self, f: FileId, s: u32) -> &[(u32, u32, SiteFix)] {
+        let Some(v) = self.site_fix.get(f) else { return &[] };
+        let a = v.partition_point(|e| e.0 < s);
+        let b = a + v[a..].partition_point(|e| e.0 == s);
+        &v[a..b]
+    }
+
     pub fn obj(&self, f: FileId) -> &'r ObjFile {
         self.r.obj(f)
     }

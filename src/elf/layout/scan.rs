@@ -8,7 +8,8 @@ use super::*;
 pub(super) struct ScanOut {
     needs: Vec<(Target, u16)>,
     dynrels: Vec<DynRel>,
-    fixes: Vec<((FileId, u32, usize), SiteFix)>,
+    /// (section, relocation index, fix), in scan order, which is that order.
+    fixes: Vec<(u32, u32, SiteFix)>,
     undefined: Vec<(SymbolId, FileId, u32, u64)>,
     errors: Vec<String>,
 }
@@ -38,7 +39,8 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
     let mut copy_errors = Vec::new();
     let mut undefined: BTreeMap<SymbolId, Vec<(FileId, u32, u64)>> = BTreeMap::new();
     let mut undef_order: Vec<SymbolId> = Vec::new();
-    for out in outs {
+    l.site_fix = vec![Vec::new(); r.files.len()];
+    for (&f, out) in files.iter().zip(outs) {
         errors.extend(out.errors);
         for (t, n) in out.needs {
             let fl = l.sym_flags.entry(t).or_default();
@@ -94,9 +96,11 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
             }
         }
         l.dynrels.extend(out.dynrels);
-        for (k, v) in out.fixes {
-            l.site_fix.insert(k, v);
-        }
+        let mut fixes = out.fixes;
+        // Already in order; a stable sort keeps it so for certain (and equal keys in push order:
+        // the writer takes the last, as a table insert did).
+        fixes.sort_by_key(|e| (e.0, e.1));
+        l.site_fix[f] = fixes;
         for (id, f, s, off) in out.undefined {
             let e = undefined.entry(id).or_default();
             if e.is_empty() {
@@ -165,7 +169,7 @@ pub(super) fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
         for (k, rel) in sec.relocs.iter().enumerate() {
             if skip_next {
                 skip_next = false;
-                out.fixes.push(((f, s as u32, k), SiteFix::Skip));
+                out.fixes.push((s as u32, k as u32, SiteFix::Skip));
                 continue;
             }
             let r_type = rel.r_type(LE, false);
@@ -306,14 +310,14 @@ fn scan_abs(l: &Layout, site: &RelSite, out: &mut ScanOut) {
     let relative_fix = |out: &mut ScanOut| {
         let relr = l.config.relr() && crate::elf::relr::qualifies(l, Place::Input(f, s as u32, off));
         if !apply && !relr {
-            out.fixes.push(((f, s as u32, k), SiteFix::Skip));
+            out.fixes.push((s as u32, k as u32, SiteFix::Skip));
         }
     };
     if l.is_preemptible(t) {
         let Target::Global(id) = t else { unreachable!() };
         if info.field.size() == 8 && (writable || !l.config.z_text) {
             out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::R64, sym: Some(id), addend: Addend::Const(addend) });
-            out.fixes.push(((f, s as u32, k), if apply { SiteFix::WriteAddend } else { SiteFix::Skip }));
+            out.fixes.push((s as u32, k as u32, if apply { SiteFix::WriteAddend } else { SiteFix::Skip }));
         } else if l.config.shared {
             out.errors.push(reloc_check::pic_error(l, f, s, off, r_type, t));
         } else if matches!(r.symbols[id].def, Def::Undefined | Def::Lazy(_)) {
@@ -372,7 +376,7 @@ fn scan_pc(l: &Layout, site: &RelSite, out: &mut ScanOut) {
 /// when `--relax` allows, else a GOT slot (which holds the canonical IPLT address of a non-PIC
 /// IFUNC). As lld, only an addend of -4 relaxes: another one reads part of the slot.
 fn scan_got(l: &Layout, site: &RelSite, out: &mut ScanOut) {
-    let RelSite { f, s, k, sec, info, off, t, addend, .. } = *site;
+    let RelSite { s, k, sec, info, off, t, addend, .. } = *site;
     let preempt = l.is_preemptible(t);
     let ifunc = l.is_ifunc(t);
     let mut need = |t: Target, n: u16| out.needs.push((t, n));
@@ -394,7 +398,7 @@ fn scan_got(l: &Layout, site: &RelSite, out: &mut ScanOut) {
         let is_mov = is_mov && !ifunc;
         let is_imm = !l.is_pic && !ifunc && info.kind == RelKind::GotPcRelaxRex && arch::is_gotpcrelx_imm_form(d, o2);
         if o2 >= 2 && d[o2 - 1] & 0xc7 == 0x05 && (is_mov || is_branch || is_imm) {
-            out.fixes.push(((f, s as u32, k), SiteFix::GotPcRelax));
+            out.fixes.push((s as u32, k as u32, SiteFix::GotPcRelax));
             relaxed = true;
             // An IFUNC reached through a relaxed GOT load is called through its
             // IPLT entry; loading its address makes that entry canonical.
@@ -417,10 +421,10 @@ fn scan_got(l: &Layout, site: &RelSite, out: &mut ScanOut) {
 /// or local-exec, checking the code sequences lld can rewrite. Returns whether the next
 /// relocation (the `__tls_get_addr` call of a relaxed TLSGD/TLSLD) is to be skipped.
 fn scan_tls(l: &Layout, site: &RelSite, out: &mut ScanOut) -> bool {
-    let RelSite { f, s, k, o, sec, r_type, info, off, t, .. } = *site;
+    let RelSite { s, k, o, sec, r_type, info, off, t, .. } = *site;
     let exe = !l.config.shared;
     let preempt = l.is_preemptible(t);
-    let fix = (f, s as u32, k);
+    let fix = (s as u32, k as u32);
     let mut need = |t: Target, n: u16| out.needs.push((t, n));
     match info.kind {
         RelKind::TlsGd => {
@@ -429,10 +433,10 @@ fn scan_tls(l: &Layout, site: &RelSite, out: &mut ScanOut) -> bool {
                 need(t, N_GOTGD);
                 return false;
             } else if preempt {
-                out.fixes.push((fix, SiteFix::TlsGdToIe));
+                out.fixes.push((fix.0, fix.1, SiteFix::TlsGdToIe));
                 need(t, N_GOTTP);
             } else {
-                out.fixes.push((fix, SiteFix::TlsGdToLe));
+                out.fixes.push((fix.0, fix.1, SiteFix::TlsGdToLe));
             }
             if !tls_gd_pattern(sec.data, off as usize) {
                 out.errors.push(format!("{}: R_X86_64_TLSGD must be followed by a call to __tls_get_addr", crate::elf::diag::location(o, s, off)));
@@ -444,7 +448,7 @@ fn scan_tls(l: &Layout, site: &RelSite, out: &mut ScanOut) -> bool {
                 need(TLS_LD_TARGET, N_GOTGD);
                 return false;
             }
-            out.fixes.push((fix, SiteFix::TlsLdToLe));
+            out.fixes.push((fix.0, fix.1, SiteFix::TlsLdToLe));
             let d = sec.data;
             let o2 = off as usize;
             if !(o2 >= 3 && d.len() >= o2 + 6 && d[o2 - 3..o2] == [0x48, 0x8d, 0x3d] && (d[o2 + 4] == 0xe8 || (d[o2 + 4] == 0xff && d[o2 + 5] == 0x15))) {
@@ -461,7 +465,7 @@ fn scan_tls(l: &Layout, site: &RelSite, out: &mut ScanOut) -> bool {
             let o2 = off as usize;
             let can = exe && !preempt && o2 >= 3 && (d[o2 - 3] & 0xf0) == 0x40 && d[o2 - 1] & 0xc7 == 0x05 && matches!(d[o2 - 2], 0x8b | 0x03);
             if can {
-                out.fixes.push((fix, SiteFix::TlsIeToLe));
+                out.fixes.push((fix.0, fix.1, SiteFix::TlsIeToLe));
             } else if exe && !preempt && r_type == elf::R_X86_64_GOTTPOFF {
                 // lld relaxes every such reference in an executable and refuses other code.
                 out.errors.push(format!(
@@ -479,14 +483,14 @@ fn scan_tls(l: &Layout, site: &RelSite, out: &mut ScanOut) -> bool {
         RelKind::TlsDescCall if !exe => {}
         RelKind::TlsDescPc => {
             if preempt {
-                out.fixes.push((fix, SiteFix::TlsDescToIe));
+                out.fixes.push((fix.0, fix.1, SiteFix::TlsDescToIe));
                 need(t, N_GOTTP);
             } else {
-                out.fixes.push((fix, SiteFix::TlsDescToLe));
+                out.fixes.push((fix.0, fix.1, SiteFix::TlsDescToLe));
             }
         }
         RelKind::TlsDescCall => {
-            out.fixes.push((fix, SiteFix::TlsDescCallNop));
+            out.fixes.push((fix.0, fix.1, SiteFix::TlsDescCallNop));
         }
         _ => {}
     }
