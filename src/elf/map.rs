@@ -101,7 +101,7 @@ pub fn map_text(l: &Layout) -> String {
                         .and_then(|&(f, sec)| l.obj(f).sections.get(sec as usize))
                         .map(|x| String::from_utf8_lossy(x.name).into_owned())
                         .unwrap_or_else(|| os.name.clone());
-                    input_line(&mut s, addr, mg.data.len() as u64, mg.align.max(1), &format!("<internal>:({name})"));
+                    input_line(&mut s, addr, mg.size(), mg.align.max(1), &format!("<internal>:({name})"));
                 }
                 Chunk::Bss(id) => {
                     let (label, align) = match l.r.symbols.get(id).map(|x| x.def) {

@@ -29,11 +29,39 @@ const SHARDS: usize = 32;
 
 /// One deduplicated output chunk.
 pub struct Merged {
-    pub data: Vec<u8>,
+    /// The merged bytes as parts at their offsets (the parallel merge's shards, or one part),
+    /// `len` bytes in all with zeros between parts: the writer copies the parts into the output
+    /// side by side (`write_to`), never first into one buffer.
+    parts: Vec<(u64, Vec<u8>)>,
+    len: u64,
     pub align: u64,
     /// For each contributing input section: its pieces as (input offset, output offset), sorted
     /// by input offset (a dead piece has output offset 0, as in lld).
     pub pieces: FastMap<(FileId, u32), PieceList>,
+}
+
+impl Merged {
+    /// The size of the merged contents.
+    pub fn size(&self) -> u64 {
+        self.len
+    }
+
+    /// Writes the merged contents into `dst` (`size()` bytes), the parts in parallel.
+    pub fn write_to(&self, dst: &mut [u8]) {
+        let mut places: Vec<(&mut [u8], &[u8])> = Vec::with_capacity(self.parts.len());
+        let mut rest: &mut [u8] = dst;
+        let mut at = 0u64;
+        for (off, b) in &self.parts {
+            let (gap, from) = std::mem::take(&mut rest).split_at_mut((off - at) as usize);
+            gap.fill(0);
+            let (mine, after) = from.split_at_mut(b.len());
+            places.push((mine, b));
+            rest = after;
+            at = off + b.len() as u64;
+        }
+        rest.fill(0);
+        places.into_par_iter().for_each(|(d, b)| d.copy_from_slice(b));
+    }
 }
 
 /// The pieces of one input section and an index to find the piece holding an offset.
@@ -188,7 +216,7 @@ fn align_up(v: u64, a: u64) -> u64 {
 /// the first copy in its input file: most pieces of a debug link are duplicates, and reading
 /// both far-apart copies cost half of this loop. Pieces whose hash is another string's (a
 /// 64-bit collision) are deduplicated by their bytes in `collided`.
-fn dedup_shard<'a>(pieces: impl ExactSizeIterator<Item = (u64, &'a [u8])>, align: u64) -> (Vec<u8>, Vec<u64>) {
+fn dedup_shard<'a>(pieces: impl Iterator<Item = (u64, &'a [u8])>, count: usize, align: u64) -> (Vec<u8>, Vec<u64>) {
     let mut buf: Vec<u8> = Vec::new();
     let append = |buf: &mut Vec<u8>, b: &[u8]| {
         let o = align_up(buf.len() as u64, align);
@@ -196,7 +224,7 @@ fn dedup_shard<'a>(pieces: impl ExactSizeIterator<Item = (u64, &'a [u8])>, align
         buf.extend_from_slice(b);
         o
     };
-    let mut first: HashKeyedMap<(u64, u32)> = HashKeyedMap::with_capacity_and_hasher(pieces.len(), Default::default());
+    let mut first: HashKeyedMap<(u64, u32)> = HashKeyedMap::with_capacity_and_hasher(count, Default::default());
     let mut collided: FastMap<&'a [u8], u64> = FastMap::default();
     let offs = pieces
         .map(|(hash, b)| match first.entry(hash) {
@@ -241,10 +269,12 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&FastMap
         let (f, s) = inputs[k];
         &r.obj(f).sections[s as usize].data[p.start..p.end]
     };
-    // Output offset of every live piece, per input section, in piece order.
-    let mut out_off: Vec<Vec<u64>> = split.iter().map(|v| vec![0; v.len()]).collect();
-    let mut data: Vec<u8>;
+    let parts: Vec<(u64, Vec<u8>)>;
+    let len: u64;
+    let lists: Vec<PieceList>;
     if tail && strings {
+        // Output offset of every live piece, per input section, in piece order.
+        let mut out_off: Vec<Vec<u64>> = split.iter().map(|v| vec![0; v.len()]).collect();
         // One table; strings sorted so that each is followed by the ones it ends.
         let mut index: FastMap<&'static [u8], usize> = FastMap::default();
         let mut uniq: Vec<&'static [u8]> = Vec::new();
@@ -279,34 +309,65 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&FastMap
             size += sbytes.len() as u64;
             previous = sbytes;
         }
-        data = vec![0u8; size as usize];
+        let mut buf = vec![0u8; size as usize];
         for (o, i) in layout {
-            data[o as usize..o as usize + uniq[i].len()].copy_from_slice(uniq[i]);
+            buf[o as usize..o as usize + uniq[i].len()].copy_from_slice(uniq[i]);
         }
         for (k, pieces) in split.iter().enumerate() {
             for (j, p) in pieces.iter().enumerate().filter(|(_, p)| p.live) {
                 out_off[k][j] = offs[index[bytes(k, p)]];
             }
         }
-    } else {
-        // Pieces of each shard, in input order: (input section, piece).
-        let mut by_shard: Vec<Vec<(u32, u32)>> = vec![Vec::new(); SHARDS];
-        for (k, pieces) in split.iter().enumerate() {
-            for (j, p) in pieces.iter().enumerate().filter(|(_, p)| p.live) {
-                by_shard[shard_of(p.hash)].push((k as u32, j as u32));
-            }
-        }
-        // Each shard: the first copy of every piece, each aligned; offsets within the shard.
-        let shards: Vec<(Vec<u8>, Vec<u64>)> = by_shard
+        len = buf.len() as u64;
+        parts = vec![(0, buf)];
+        lists = inputs
             .par_iter()
-            .map(|list| {
-                dedup_shard(
-                    list.iter().map(|&(k, j)| {
-                        let p = &split[k as usize][j as usize];
-                        (p.hash, bytes(k as usize, p))
-                    }),
-                    align,
-                )
+            .zip(split.par_iter().zip(out_off))
+            .map(|(&(f, s), (ps, offs))| {
+                let list = ps.iter().zip(offs).map(|(p, o)| (p.start as u64, o)).collect();
+                PieceList::new(list, r.obj(f).sections[s as usize].data.len(), dead_bits(ps))
+            })
+            .collect();
+    } else {
+        // Every step over the pieces runs in parallel (a large debug link has millions): each
+        // input groups its live pieces by shard (a counting sort that keeps piece order), each
+        // shard deduplicates its groups in input order, the shards' buffers are copied into
+        // place side by side, and each input then reads its pieces' offsets from the shards.
+        let grouped: Vec<(Vec<u32>, [u32; SHARDS + 1])> = split
+            .par_iter()
+            .map(|pieces| {
+                let mut bounds = [0u32; SHARDS + 1];
+                for p in pieces.iter().filter(|p| p.live) {
+                    bounds[shard_of(p.hash) + 1] += 1;
+                }
+                for i in 0..SHARDS {
+                    bounds[i + 1] += bounds[i];
+                }
+                let mut next = bounds;
+                let mut order = vec![0u32; bounds[SHARDS] as usize];
+                for (j, p) in pieces.iter().enumerate().filter(|(_, p)| p.live) {
+                    let sh = shard_of(p.hash);
+                    order[next[sh] as usize] = j as u32;
+                    next[sh] += 1;
+                }
+                (order, bounds)
+            })
+            .collect();
+        let split_ref = &split;
+        let bytes_ref = &bytes;
+        let shards: Vec<(Vec<u8>, Vec<u64>)> = (0..SHARDS)
+            .into_par_iter()
+            .map(|sh| {
+                let count = grouped.iter().map(|(_, b)| (b[sh + 1] - b[sh]) as usize).sum();
+                let mut list: Vec<(u32, u32)> = Vec::with_capacity(count);
+                for (k, (order, b)) in grouped.iter().enumerate() {
+                    list.extend(order[b[sh] as usize..b[sh + 1] as usize].iter().map(|&j| (k as u32, j)));
+                }
+                let pieces = list.iter().map(|&(k, j)| {
+                    let p = &split_ref[k as usize][j as usize];
+                    (p.hash, bytes_ref(k as usize, p))
+                });
+                dedup_shard(pieces, count, align)
             })
             .collect();
         let mut base = [0u64; SHARDS];
@@ -318,24 +379,42 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&FastMap
             base[i] = off;
             off += buf.len() as u64;
         }
-        data = vec![0u8; off as usize];
-        for (i, (buf, offs)) in shards.iter().enumerate() {
-            data[base[i] as usize..base[i] as usize + buf.len()].copy_from_slice(buf);
-            for (&(k, j), &o) in by_shard[i].iter().zip(offs) {
-                out_off[k as usize][j as usize] = base[i] + o;
+        len = off;
+        let (bufs, offs): (Vec<Vec<u8>>, Vec<Vec<u64>>) = shards.into_iter().unzip();
+        parts = bufs.into_iter().enumerate().filter(|(_, b)| !b.is_empty()).map(|(i, b)| (base[i], b)).collect();
+        // Where each input's pieces start in each shard's list.
+        let mut starts: Vec<[u32; SHARDS]> = Vec::with_capacity(grouped.len());
+        let mut acc = [0u32; SHARDS];
+        for (_, b) in &grouped {
+            starts.push(acc);
+            for sh in 0..SHARDS {
+                acc[sh] += b[sh + 1] - b[sh];
             }
         }
+        lists = inputs
+            .par_iter()
+            .zip(split.par_iter().zip(starts))
+            .map(|(&(f, s), (ps, mut at))| {
+                let list = ps
+                    .iter()
+                    .map(|p| {
+                        let o = if p.live {
+                            let sh = shard_of(p.hash);
+                            let o = base[sh] + offs[sh][at[sh] as usize];
+                            at[sh] += 1;
+                            o
+                        } else {
+                            0
+                        };
+                        (p.start as u64, o)
+                    })
+                    .collect();
+                PieceList::new(list, r.obj(f).sections[s as usize].data.len(), dead_bits(ps))
+            })
+            .collect();
     }
-    let lists: Vec<PieceList> = inputs
-        .par_iter()
-        .zip(split.par_iter().zip(out_off))
-        .map(|(&(f, s), (ps, offs))| {
-            let list = ps.iter().zip(offs).map(|(p, o)| (p.start as u64, o)).collect();
-            PieceList::new(list, r.obj(f).sections[s as usize].data.len(), dead_bits(ps))
-        })
-        .collect();
     let pieces = inputs.iter().copied().zip(lists).collect();
-    Ok(Merged { data, align, pieces })
+    Ok(Merged { parts, len, align, pieces })
 }
 
 #[cfg(test)]
@@ -350,11 +429,11 @@ mod tests {
     #[test]
     fn shard_dedup_is_by_bytes_even_on_hash_collisions() {
         let pieces: [&[u8]; 7] = [b"abc\0", b"xyz\0", b"abc\0", b"ab\0", b"xyz\0", b"ab\0", b"q\0"];
-        let (buf, offs) = dedup_shard(pieces.iter().map(|&p| (7u64, p)), 1);
+        let (buf, offs) = dedup_shard(pieces.iter().map(|&p| (7u64, p)), pieces.len(), 1);
         assert_eq!(buf, b"abc\0xyz\0ab\0q\0");
         assert_eq!(offs, [0, 4, 0, 8, 4, 8, 11]);
         // Real hashes give the same answer; alignment pads each new copy.
-        let (buf2, offs2) = dedup_shard(pieces.iter().map(|&p| (xxhash_rust::xxh3::xxh3_64(p), p)), 4);
+        let (buf2, offs2) = dedup_shard(pieces.iter().map(|&p| (xxhash_rust::xxh3::xxh3_64(p), p)), pieces.len(), 4);
         assert_eq!(buf2, b"abc\0xyz\0ab\0\0q\0");
         assert_eq!(offs2, [0, 4, 0, 8, 4, 8, 12]);
     }

@@ -561,11 +561,21 @@ fn demote_shared_start_stop(config: &Config, r: &mut Resolved) {
     if config.script.has_sections {
         return;
     }
-    let mut names: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
-    for (f, o) in r.objects_in_load_order() {
-        for (i, s) in o.sections.iter().enumerate() {
-            if s.kind != SecKind::Ignored && s.flags & elf::SHF_ALLOC as u64 != 0 && !r.discarded[f][i] {
-                names.insert(s.name);
+    // The section names a library's `__start_`/`__stop_` symbols name: usually none, so the
+    // sections are only looked at for those names (a large link has 10^5-10^6 sections).
+    let wanted: crate::util::fasthash::FastSet<&[u8]> = r
+        .symbols
+        .iter()
+        .filter(|s| matches!(s.def, Def::Shared(..)))
+        .filter_map(|s| s.name.strip_prefix(b"__start_").or_else(|| s.name.strip_prefix(b"__stop_")))
+        .collect();
+    let mut present: crate::util::fasthash::FastSet<&[u8]> = Default::default();
+    if !wanted.is_empty() {
+        for (f, o) in r.objects_in_load_order() {
+            for (i, s) in o.sections.iter().enumerate() {
+                if wanted.contains(s.name) && s.kind != SecKind::Ignored && s.flags & elf::SHF_ALLOC as u64 != 0 && !r.discarded[f][i] {
+                    present.insert(s.name);
+                }
             }
         }
     }
@@ -573,7 +583,7 @@ fn demote_shared_start_stop(config: &Config, r: &mut Resolved) {
         .filter(|&id| {
             let s = &r.symbols[id];
             let sec = s.name.strip_prefix(b"__start_").or_else(|| s.name.strip_prefix(b"__stop_"));
-            matches!(s.def, Def::Shared(..)) && (sec.is_some_and(|sec| names.contains(sec)) || crate::elf::layout::is_public_linker_defined(s.name))
+            matches!(s.def, Def::Shared(..)) && (sec.is_some_and(|sec| present.contains(sec)) || crate::elf::layout::is_public_linker_defined(s.name))
         })
         .collect();
     for id in demote {

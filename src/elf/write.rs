@@ -472,7 +472,7 @@ fn fill_chunks(l: &Layout, i: usize, range: std::ops::Range<usize>, start: u64, 
                     apply_relocs(l, f, s, os.addr + off, dst, errs);
                 }
             }
-            Chunk::Merged(m) => dst.copy_from_slice(&l.merged[m].data),
+            Chunk::Merged(m) => l.merged[m].write_to(dst),
             Chunk::Bss(_) => {}
             Chunk::Synthetic(Synth::EhFrame) => write_eh_frame(l, dst, errs),
             Chunk::Synthetic(Synth::EhFrameHdr) => write_eh_frame_hdr(l, dst, errs),
@@ -488,7 +488,7 @@ fn flag_exec(f: u64) -> bool {
 fn chunk_size(l: &Layout, c: Chunk) -> (u64, u64) {
     match c {
         Chunk::Input(f, s) => (l.obj(f).sections[s as usize].size, 1),
-        Chunk::Merged(m) => (l.merged[m].data.len() as u64, 1),
+        Chunk::Merged(m) => (l.merged[m].size(), 1),
         Chunk::Bss(id) => (crate::elf::layout::bss_size(l, id), 1),
         Chunk::Synthetic(Synth::RelroPadding) => (0, 1),
         Chunk::Synthetic(s) => (synthetic::size(l, s), 1),

@@ -41,7 +41,7 @@ pub(super) fn chunk_size_align(l: &Layout, c: Chunk) -> (u64, u64) {
             let sec = &l.obj(f).sections[s as usize];
             (sec.size, sec.align)
         }
-        Chunk::Merged(m) => (l.merged[m].data.len() as u64, l.merged[m].align),
+        Chunk::Merged(m) => (l.merged[m].size(), l.merged[m].align),
         Chunk::Bss(id) => (bss_size(l, id), bss_align(l, id)),
         Chunk::Synthetic(s) => (crate::elf::synthetic::size(l, s), 1),
     }

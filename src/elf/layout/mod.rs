@@ -258,6 +258,9 @@ pub struct Layout<'r> {
     /// as (section, relocation index, fix) in that order: the writer walks a section's entries
     /// alongside its relocations instead of looking each relocation up in a table.
     pub site_fix: Vec<Vec<(u32, u32, SiteFix)>>,
+    /// Whether a loaded object has an SHF_EXCLUDE section at all (rare): only then can a
+    /// symbol's definition be in one (`reloc_check::in_excluded_section`, asked per reference).
+    pub any_excluded_section: bool,
     pub dynsyms: Vec<SymbolId>,
     pub dynsym_index: FastMap<SymbolId, u32>,
     pub copies: Vec<SymbolId>,
@@ -328,27 +331,23 @@ pub fn output_name(name: &[u8], keep_text_prefix: bool) -> &[u8] {
             }
         }
     }
-    const PREFIXES: &[&[u8]] = &[
-        b".text",
-        b".rodata",
-        b".data.rel.ro",
-        b".data",
-        b".bss.rel.ro",
-        b".bss",
-        b".ldata",
-        b".lrodata",
-        b".lbss",
-        b".gcc_except_table",
-        b".init_array",
-        b".fini_array",
-        b".tbss",
-        b".tdata",
-        b".ARM.exidx",
-        b".ARM.extab",
-        b".ctors",
-        b".dtors",
-    ];
-    for p in PREFIXES {
+    // lld's prefix list, by the character after the dot (called for every input section: a
+    // debug section no longer compares itself with all 18 prefixes).
+    let candidates: &[&[u8]] = match name.get(1) {
+        _ if name.first() != Some(&b'.') => &[],
+        Some(b't') => &[b".text", b".tbss", b".tdata"],
+        Some(b'r') => &[b".rodata"],
+        Some(b'd') => &[b".data.rel.ro", b".data", b".dtors"],
+        Some(b'b') => &[b".bss.rel.ro", b".bss"],
+        Some(b'l') => &[b".ldata", b".lrodata", b".lbss"],
+        Some(b'g') => &[b".gcc_except_table"],
+        Some(b'i') => &[b".init_array"],
+        Some(b'f') => &[b".fini_array"],
+        Some(b'A') => &[b".ARM.exidx", b".ARM.extab"],
+        Some(b'c') => &[b".ctors"],
+        _ => &[],
+    };
+    for p in candidates {
         if name == *p {
             return name;
         }
@@ -773,6 +772,8 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         relr: Vec::new(),
         relr_words: Vec::new(),
         site_fix: Default::default(),
+        any_excluded_section: (0..r.files.len())
+            .any(|f| r.loaded[f] && matches!(r.files[f], File::Obj(_)) && r.obj(f).sections.iter().any(|s| s.flags & u64::from(elf::SHF_EXCLUDE) != 0)),
         dynsyms: Vec::new(),
         dynsym_index: Default::default(),
         copies: Vec::new(),
@@ -886,3 +887,44 @@ pub use crate::elf::gc::Live;
 // ------------------------------------------------------------------------------------------------
 // Output sections
 // ------------------------------------------------------------------------------------------------
+
+#[cfg(test)]
+mod output_name_tests {
+    use super::output_name;
+
+    #[test]
+    fn lld_prefixes() {
+        let cases: &[(&str, &str)] = &[
+            (".text.main", ".text"),
+            (".text", ".text"),
+            (".textual", ".textual"),
+            (".tbss.x", ".tbss"),
+            (".tdata.x", ".tdata"),
+            (".rodata.str1.1", ".rodata"),
+            (".data.rel.ro.local", ".data.rel.ro"),
+            (".data.rel.ro", ".data.rel.ro"),
+            (".data.x", ".data"),
+            (".dtors.65535", ".dtors"),
+            (".bss.rel.ro.x", ".bss.rel.ro"),
+            (".bss.x", ".bss"),
+            (".ldata.x", ".ldata"),
+            (".lrodata.x", ".lrodata"),
+            (".lbss.x", ".lbss"),
+            (".gcc_except_table._Z1fv", ".gcc_except_table"),
+            (".init_array.00100", ".init_array"),
+            (".fini_array.00100", ".fini_array"),
+            (".ARM.exidx.text.f", ".ARM.exidx"),
+            (".ARM.extab.text.f", ".ARM.extab"),
+            (".ctors.00100", ".ctors"),
+            (".debug_info", ".debug_info"),
+            ("text.x", "text.x"),
+            ("", ""),
+            (".", "."),
+        ];
+        for (input, want) in cases {
+            assert_eq!(output_name(input.as_bytes(), false), want.as_bytes(), "{input}");
+        }
+        assert_eq!(output_name(b".text.hot.f", true), b".text.hot");
+        assert_eq!(output_name(b".text.hot.f", false), b".text");
+    }
+}

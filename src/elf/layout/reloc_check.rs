@@ -142,6 +142,9 @@ pub(super) fn undefined_local(o: &ObjFile, si: usize, s: usize, off: u64) -> Opt
 /// A global symbol defined in a section the link drops whole (SHF_EXCLUDE): lld turns it into
 /// an undefined symbol that remembers the section.
 pub(super) fn in_excluded_section(l: &Layout, id: SymbolId) -> bool {
+    if !l.any_excluded_section {
+        return false;
+    }
     let Def::Defined(g, i) = l.r.symbols[id].def else { return false };
     let o = l.r.obj(g);
     o.sym_section(i).and_then(|sh| o.sections.get(sh as usize)).is_some_and(|sec| sec.flags & u64::from(elf::SHF_EXCLUDE) != 0)

@@ -197,15 +197,19 @@ fn output_conflict(o: &ObjFile, sec: &crate::elf::object::InputSection, os: &Out
 
 pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&crate::util::fasthash::FastMap<(FileId, u32), Vec<u64>>>) -> Result<()> {
     let r = l.r;
-    let mut by_key: HashMap<(Vec<u8>, u32, u64), usize> = HashMap::new();
+    // Output section by (name, script description): looked up for every live input section
+    // (10^5 and more in a large debug link), so a fast hash, borrowed names and a one-entry
+    // cache for runs of inputs that go to the same output section.
+    let mut by_key: FastMap<(&[u8], u32, u64), usize> = FastMap::default();
+    let mut last_key: Option<((&[u8], u32, u64), usize)> = None;
     let mut osecs: Vec<OutSec> = Vec::new();
     l.sec_osec = live.iter().map(|v| vec![u32::MAX; v.len()]).collect();
     l.sec_off = live.iter().map(|v| vec![0; v.len()]).collect();
-    let mut merge_key: HashMap<(usize, u64, u64, u64), usize> = HashMap::new();
+    let mut merge_key: FastMap<(usize, u64, u64, u64), usize> = FastMap::default();
     let mut merged_inputs: Vec<Vec<(FileId, u32)>> = Vec::new();
     let mut eh_inputs: Vec<(FileId, u32)> = Vec::new();
     // Output sections that have received an input section (for sh_entsize, see below).
-    let mut has_input: std::collections::HashSet<usize> = std::collections::HashSet::new();
+    let mut has_input: Vec<bool> = Vec::new();
     let mut errors: Vec<String> = Vec::new();
     for (f, o) in r.objects_in_load_order() {
         for (s, sec) in o.sections.iter().enumerate() {
@@ -248,24 +252,32 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&c
             let ty = output_type(sec.sh_type, oname);
             let is_alloc = flag(sec.flags, elf::SHF_ALLOC);
             let key = match script_desc {
-                Some(d) => (oname.to_vec(), u32::MAX - d as u32, u64::MAX),
-                None => (oname.to_vec(), 0, 0),
+                Some(d) => (oname, u32::MAX - d as u32, u64::MAX),
+                None => (oname, 0, 0),
             };
-            let idx = *by_key.entry(key).or_insert_with(|| {
-                let name = String::from_utf8_lossy(oname).into_owned();
-                let mut os = new_osec(&name, ty, 0, 1);
-                os.relro = is_relro_name(&name, sec.flags, ty);
-                os.script_desc = script_desc;
-                osecs.push(os);
-                osecs.len() - 1
-            });
+            let idx = match last_key {
+                Some((k, i)) if k == key => i,
+                _ => {
+                    let i = *by_key.entry(key).or_insert_with(|| {
+                        let name = String::from_utf8_lossy(oname).into_owned();
+                        let mut os = new_osec(&name, ty, 0, 1);
+                        os.relro = is_relro_name(&name, sec.flags, ty);
+                        os.script_desc = script_desc;
+                        osecs.push(os);
+                        has_input.push(false);
+                        osecs.len() - 1
+                    });
+                    last_key = Some((key, i));
+                    i
+                }
+            };
             let os = &mut osecs[idx];
-            if has_input.contains(&idx) {
+            if has_input[idx] {
                 if let Some(e) = output_conflict(o, sec, os, ty) {
                     errors.push(e);
                 }
             }
-            if has_input.contains(&idx) && os.sh_type != ty {
+            if has_input[idx] && os.sh_type != ty {
                 os.sh_type = elf::SHT_PROGBITS;
             }
             // Output flags are the union of the inputs' (lld keeps SHF_MERGE/STRINGS/GNU_RETAIN
@@ -274,7 +286,7 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&c
             // sh_entsize is the inputs' entry size when they all agree, else 0 (lld's
             // commitSection): merged strings keep 1, merged 8-byte constants 8.
             let ent = sec.hdr.sh_entsize.get(LE);
-            if has_input.insert(idx) {
+            if !std::mem::replace(&mut has_input[idx], true) {
                 os.entsize = ent;
             } else if os.entsize != ent {
                 os.entsize = 0;
