@@ -258,9 +258,10 @@ pub struct Layout<'r> {
     /// as (section, relocation index, fix) in that order: the writer walks a section's entries
     /// alongside its relocations instead of looking each relocation up in a table.
     pub site_fix: Vec<Vec<(u32, u32, SiteFix)>>,
-    /// Whether a loaded object has an SHF_EXCLUDE section at all (rare): only then can a
-    /// symbol's definition be in one (`reloc_check::in_excluded_section`, asked per reference).
-    pub any_excluded_section: bool,
+    /// Per global symbol: whether its definition is in an SHF_EXCLUDE section (which the link
+    /// drops: `reloc_check::in_excluded_section`, asked for every reference). Empty when no
+    /// loaded object has such a section (most links; Rust's `.llvmbc` is one).
+    pub excluded_defs: Vec<bool>,
     pub dynsyms: Vec<SymbolId>,
     pub dynsym_index: FastMap<SymbolId, u32>,
     pub copies: Vec<SymbolId>,
@@ -772,8 +773,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         relr: Vec::new(),
         relr_words: Vec::new(),
         site_fix: Default::default(),
-        any_excluded_section: (0..r.files.len())
-            .any(|f| r.loaded[f] && matches!(r.files[f], File::Obj(_)) && r.obj(f).sections.iter().any(|s| s.flags & u64::from(elf::SHF_EXCLUDE) != 0)),
+        excluded_defs: reloc_check::excluded_defs(r),
         dynsyms: Vec::new(),
         dynsym_index: Default::default(),
         copies: Vec::new(),

@@ -142,12 +142,26 @@ pub(super) fn undefined_local(o: &ObjFile, si: usize, s: usize, off: u64) -> Opt
 /// A global symbol defined in a section the link drops whole (SHF_EXCLUDE): lld turns it into
 /// an undefined symbol that remembers the section.
 pub(super) fn in_excluded_section(l: &Layout, id: SymbolId) -> bool {
-    if !l.any_excluded_section {
-        return false;
+    l.excluded_defs.get(id).copied().unwrap_or(false)
+}
+
+/// `Layout::excluded_defs`: computed once per symbol rather than once per reference.
+pub(super) fn excluded_defs(r: &crate::elf::resolve::Resolved) -> Vec<bool> {
+    use rayon::prelude::*;
+    let excluded = |f: FileId| {
+        r.loaded[f] && matches!(r.files[f], crate::elf::resolve::File::Obj(_)) && r.obj(f).sections.iter().any(|s| s.flags & u64::from(elf::SHF_EXCLUDE) != 0)
+    };
+    if !(0..r.files.len()).any(excluded) {
+        return Vec::new();
     }
-    let Def::Defined(g, i) = l.r.symbols[id].def else { return false };
-    let o = l.r.obj(g);
-    o.sym_section(i).and_then(|sh| o.sections.get(sh as usize)).is_some_and(|sec| sec.flags & u64::from(elf::SHF_EXCLUDE) != 0)
+    r.symbols
+        .par_iter()
+        .map(|s| {
+            let Def::Defined(g, i) = s.def else { return false };
+            let o = r.obj(g);
+            o.sym_section(i).and_then(|sh| o.sections.get(sh as usize)).is_some_and(|sec| sec.flags & u64::from(elf::SHF_EXCLUDE) != 0)
+        })
+        .collect()
 }
 
 /// lld's `offset is outside the section`: a reference into a mergeable section (its section
