@@ -39,7 +39,11 @@ struct SymtabOut {
 pub fn write_output(l: &Layout) -> Result<()> {
     let out_path = &l.config.output;
     // Section names and symbol table.
+    let tt = std::time::Instant::now();
     let symtab = if l.config.strip_all { None } else { Some(build_symtab(l)) };
+    if std::env::var_os("DTLD_TT").is_some() {
+        eprintln!("TT symtab {:.2}", tt.elapsed().as_secs_f64() * 1000.0);
+    }
     let mut shstrtab = vec![0u8];
     let mut name_off = Vec::new();
     let add_name = |n: &str, t: &mut Vec<u8>| -> u32 {
@@ -989,10 +993,14 @@ fn build_symtab(l: &Layout) -> SymtabOut {
     }
     // Globals with hidden or internal visibility, and linker-defined symbols, are local to the
     // output: lld writes them among the locals, so do we (two passes: locals, then globals).
-    push_globals(l, true, &mut t);
+    let rows: Vec<Option<GlobalRow>> = {
+        use rayon::prelude::*;
+        (0..l.r.symbols.len()).into_par_iter().map(|id| global_row(l, id)).collect()
+    };
+    push_globals(l, true, &rows, &mut t);
     let first_global = (t.symtab.len() / 24) as u32;
     t.group_locals(first_global);
-    push_globals(l, false, &mut t);
+    push_globals(l, false, &rows, &mut t);
     t.name_globals();
     SymtabOut { symtab: t.symtab, xindex: t.xindex, strtab: t.strtab, first_global, index: t.index }
 }
@@ -1145,38 +1153,54 @@ fn osec_index(l: &Layout, f: usize, i: usize) -> Option<u32> {
 /// symbols go only when they point into mergeable sections; section symbols and locals of
 /// sections not in the output are not written, TLS values are relative to the TLS segment.
 fn push_locals(l: &Layout, t: &mut SymtabBuilder) {
+    use rayon::prelude::*;
     // --emit-relocs keeps the locals its relocations name, whatever the discard policy.
     let used = crate::elf::emit_relocs::referenced_locals(l);
-    for (f, o) in l.r.objects_in_load_order() {
-        t.group = f;
-        for i in 1..o.first_global {
-            let s = &o.symbols[i];
-            let ty = s.st_type();
-            if ty == elf::STT_SECTION {
-                continue;
-            }
-            let name = o.sym_name(i);
-            let keep = used.contains(&(f, i));
-            let in_merge = || o.sections.get(o.shndx(i) as usize).is_some_and(|x| x.flags & elf::SHF_MERGE as u64 != 0);
-            if name.is_empty() || (!keep && l.config.discards_local(name, in_merge)) {
-                continue;
-            }
-            // lld leaves out a local defined in a merge piece that --gc-sections dropped.
-            if let Some(sh) = o.sym_section(i) {
-                if !keep && !l.merge_piece_live(f, sh, s.st_value(LE)) {
+    // Which locals each file contributes, and their values, decided for all files in parallel
+    // (lookups all over the layout: a large debug link has millions of locals); then appended
+    // in load order.
+    let files: Vec<(crate::elf::resolve::FileId, &crate::elf::object::ObjFile)> = l.r.objects_in_load_order().collect();
+    let entries: Vec<Vec<(usize, u32, u64)>> = files
+        .par_iter()
+        .map(|&(f, o)| {
+            let mut v = Vec::new();
+            for i in 1..o.first_global {
+                let s = &o.symbols[i];
+                let ty = s.st_type();
+                if ty == elf::STT_SECTION {
                     continue;
                 }
-            }
-            let (shndx, value) = if ty == elf::STT_FILE {
-                (ABS, 0)
-            } else {
-                match osec_index(l, f, i) {
-                    Some(x) => (x, if x == ABS { s.st_value(LE) } else { l.local_value(f, i) }),
-                    None => continue,
+                let name = o.sym_name(i);
+                let keep = used.contains(&(f, i));
+                let in_merge = || o.sections.get(o.shndx(i) as usize).is_some_and(|x| x.flags & elf::SHF_MERGE as u64 != 0);
+                if name.is_empty() || (!keep && l.config.discards_local(name, in_merge)) {
+                    continue;
                 }
-            };
-            let value = if ty == elf::STT_TLS && shndx != ABS { value.wrapping_sub(l.tls_start()) } else { value };
-            let n = t.push(name, s.st_info(), s.st_other, shndx, value, s.st_size(LE));
+                // lld leaves out a local defined in a merge piece that --gc-sections dropped.
+                if let Some(sh) = o.sym_section(i) {
+                    if !keep && !l.merge_piece_live(f, sh, s.st_value(LE)) {
+                        continue;
+                    }
+                }
+                let (shndx, value) = if ty == elf::STT_FILE {
+                    (ABS, 0)
+                } else {
+                    match osec_index(l, f, i) {
+                        Some(x) => (x, if x == ABS { s.st_value(LE) } else { l.local_value(f, i) }),
+                        None => continue,
+                    }
+                };
+                let value = if ty == elf::STT_TLS && shndx != ABS { value.wrapping_sub(l.tls_start()) } else { value };
+                v.push((i, shndx, value));
+            }
+            v
+        })
+        .collect();
+    for (&(f, o), list) in files.iter().zip(entries) {
+        t.group = f;
+        for (i, shndx, value) in list {
+            let s = &o.symbols[i];
+            let n = t.push(o.sym_name(i), s.st_info(), s.st_other, shndx, value, s.st_size(LE));
             if t.track {
                 t.index.locals.insert((f, i), n);
             }
@@ -1184,11 +1208,16 @@ fn push_locals(l: &Layout, t: &mut SymtabBuilder) {
     }
 }
 
-/// The globals that are local to the output (`locals`) or the others, in resolver order:
-/// written as STB_LOCAL when local, with the bare name (versions are in `.gnu.version`) and
-/// lld's visibility for `__start_`/`__stop_`.
-fn push_globals(l: &Layout, locals: bool, t: &mut SymtabBuilder) {
-    for (id, sym) in l.r.symbols.iter().enumerate() {
+/// Global `id`'s `.symtab` entry, if it has one: (local to the output, name, st_info, st_other,
+/// st_shndx, st_value, st_size, group).
+type GlobalRow = (bool, &'static [u8], u8, u8, u32, u64, u64, usize);
+
+/// Global `id`'s row: STB_LOCAL when local to the output, the bare name (versions are in
+/// `.gnu.version`), lld's visibility for `__start_`/`__stop_`, and the file it belongs to for
+/// lld's grouping of the locals.
+fn global_row(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<GlobalRow> {
+    {
+        let sym = &l.r.symbols[id];
         let start_stop = sym.name.starts_with(b"__start_") || sym.name.starts_with(b"__stop_");
         let linker_defined = l.synthetic_syms.contains_key(&id) && matches!(sym.def, Def::Undefined | Def::Lazy(_));
         // lld defines `_end`, `_etext`, `_edata` (and their unprefixed forms) and `__bss_start`
@@ -1197,12 +1226,9 @@ fn push_globals(l: &Layout, locals: bool, t: &mut SymtabBuilder) {
         let local = matches!(l.visibility(id), elf::STV_HIDDEN | elf::STV_INTERNAL)
             || (linker_defined && !start_stop && !public)
             || (sym.forced_local && (matches!(sym.def, Def::Defined(..) | Def::Common(..)) || linker_defined));
-        if local != locals {
-            continue;
-        }
         let name = sym.name;
         let vis = l.visibility(id);
-        let Some((info, shndx, value, size)) = global_entry(l, id) else { continue };
+        let (info, shndx, value, size) = global_entry(l, id)?;
         // Versions are in .gnu.version; .symtab holds the bare name (`foo@VER` → `foo`).
         let name = match name.iter().position(|&c| c == b'@') {
             Some(p) if matches!(sym.def, Def::Shared(..)) || (matches!(sym.def, Def::Defined(..) | Def::Common(..)) && !sym.forced_local) => &name[..p],
@@ -1224,11 +1250,24 @@ fn push_globals(l: &Layout, locals: bool, t: &mut SymtabBuilder) {
             vis
         };
         // The file it belongs to for lld's grouping of the locals: its definition's.
-        t.group = match sym.def {
+        let group = match sym.def {
             Def::Defined(f, _) | Def::Common(f, _) => f,
             Def::Synthetic => script_group(id),
             _ => INTERNAL_GROUP,
         };
+        Some((local, name, info, vis, shndx, value, size, group))
+    }
+}
+
+/// The globals that are local to the output (`locals`) or the others, in resolver order, from
+/// their `rows` (computed once for both passes, in parallel).
+fn push_globals(l: &Layout, locals: bool, rows: &[Option<GlobalRow>], t: &mut SymtabBuilder) {
+    for (id, row) in rows.iter().enumerate() {
+        let Some((local, name, info, vis, shndx, value, size, group)) = *row else { continue };
+        if local != locals {
+            continue;
+        }
+        t.group = group;
         let n = t.push_global(id, name, info, vis, shndx, value, size);
         if t.track {
             t.index.globals.insert(id, n);

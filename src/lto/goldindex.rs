@@ -16,7 +16,7 @@
 //! memory file on its standard input: the request text, then every module's bytes; the helper
 //! maps it and hands the plugin views into it.
 
-use std::collections::HashMap;
+use crate::util::fasthash::FastMap;
 use std::io::Write as _;
 use std::os::fd::FromRawFd as _;
 use std::path::Path;
@@ -56,8 +56,8 @@ pub fn expressible(req: &LtoRequest) -> std::result::Result<usize, String> {
         return Err("a module is regular LTO".into());
     }
     // Names with a prevailing bitcode definition: whether it is `x`.
-    let mut prevailing: HashMap<&[u8], bool> = HashMap::new();
-    let mut default_vis: HashMap<&[u8], bool> = HashMap::new();
+    let mut prevailing: FastMap<&[u8], bool> = FastMap::default();
+    let mut default_vis: FastMap<&[u8], bool> = FastMap::default();
     let mut dso = false;
     for m in &req.modules {
         for (k, f) in m.flags.iter().enumerate() {

@@ -28,21 +28,30 @@ use super::plugin_api::{
 /// Hex-encodes bytes for a request or response field (`x` + two digits per byte; never empty,
 /// so `split_whitespace` keeps the field).
 pub fn hex(b: &[u8]) -> String {
-    let mut s = String::with_capacity(b.len() * 2 + 1);
-    s.push('x');
-    for x in b {
-        let _ = write!(s, "{x:02x}");
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = Vec::with_capacity(b.len() * 2 + 1);
+    s.push(b'x');
+    for &x in b {
+        s.push(DIGITS[usize::from(x >> 4)]);
+        s.push(DIGITS[usize::from(x & 15)]);
     }
-    s
+    // ASCII only.
+    String::from_utf8(s).unwrap_or_default()
 }
 
 /// The inverse of `hex`; `None` for a malformed field.
 pub fn unhex(s: &str) -> Option<Vec<u8>> {
-    let s = s.strip_prefix('x')?;
+    let s = s.strip_prefix('x')?.as_bytes();
     if s.len() % 2 != 0 {
         return None;
     }
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+    let nibble = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    };
+    s.chunks_exact(2).map(|p| Some(nibble(p[0])? << 4 | nibble(p[1])?)).collect()
 }
 
 /// `unhex` of a UTF-8 string (paths and options are passed as Rust strings).
@@ -261,6 +270,9 @@ mod tests {
             assert_eq!(unhex(&hex(b)).as_deref(), Some(b));
         }
         assert_eq!(unhex("x0"), None);
+        assert_eq!(unhex("xzz"), None);
+        assert_eq!(unhex("x0A").as_deref(), Some(&[10u8][..]));
+        assert_eq!(hex(&[0x00, 0x7f, 0xab]), "x007fab");
         assert_eq!(unhex("00"), None);
         assert_eq!(unhex_str("xff"), None);
     }
