@@ -1120,6 +1120,7 @@ impl SymtabBuilder {
     fn name_globals(&mut self) {
         let mut later = std::mem::take(&mut self.later);
         later.sort_by_key(|&(order, ..)| order);
+        self.strtab.reserve(later.iter().map(|(_, _, n)| n.len() + 1).sum());
         for (_, n, name) in later {
             if name.is_empty() {
                 continue;
@@ -1196,6 +1197,7 @@ fn push_locals(l: &Layout, t: &mut SymtabBuilder) {
             v
         })
         .collect();
+    t.strtab.reserve(files.iter().zip(&entries).map(|(&(_, o), list)| list.iter().map(|&(i, ..)| o.sym_name(i).len() + 1).sum::<usize>()).sum());
     for (&(f, o), list) in files.iter().zip(entries) {
         t.group = f;
         for (i, shndx, value) in list {
@@ -1217,6 +1219,9 @@ type GlobalRow = (bool, &'static [u8], u8, u8, u32, u64, u64, usize);
 /// lld's grouping of the locals.
 fn global_row(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<GlobalRow> {
     {
+        // First whether it is written at all: most symbols of a large link are not (archive
+        // members never extracted), and the rest only matters for those that are.
+        let (info, shndx, value, size) = global_entry(l, id)?;
         let sym = &l.r.symbols[id];
         let start_stop = sym.name.starts_with(b"__start_") || sym.name.starts_with(b"__stop_");
         let linker_defined = l.synthetic_syms.contains_key(&id) && matches!(sym.def, Def::Undefined | Def::Lazy(_));
@@ -1228,7 +1233,6 @@ fn global_row(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<GlobalRow
             || (sym.forced_local && (matches!(sym.def, Def::Defined(..) | Def::Common(..)) || linker_defined));
         let name = sym.name;
         let vis = l.visibility(id);
-        let (info, shndx, value, size) = global_entry(l, id)?;
         // Versions are in .gnu.version; .symtab holds the bare name (`foo@VER` → `foo`).
         let name = match name.iter().position(|&c| c == b'@') {
             Some(p) if matches!(sym.def, Def::Shared(..)) || (matches!(sym.def, Def::Defined(..) | Def::Common(..)) && !sym.forced_local) => &name[..p],
