@@ -22,7 +22,7 @@
 //! * In an alloc SHF_MERGE section, each piece is live on its own: the mark records which
 //!   offsets are referenced, and the merge keeps only those pieces.
 
-use crate::util::fasthash::{FastMap as HashMap, FastSet as HashSet};
+use crate::util::fasthash::FastMap as HashMap;
 
 use object::elf;
 use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
@@ -36,11 +36,21 @@ use crate::elf::LE;
 pub type Live = Vec<Vec<bool>>;
 
 /// What the mark phase found.
+/// The global symbols a live section references (`--gc-sections`): a flag per symbol id, set
+/// for every relocation of every live section (a hashed insert each was ~2% of a large link).
+pub struct Used(Vec<bool>);
+
+impl Used {
+    pub fn contains(&self, id: &SymbolId) -> bool {
+        self.0.get(*id).copied().unwrap_or(false)
+    }
+}
+
 pub struct Liveness {
     pub live: Live,
     /// Under `--gc-sections`: global symbols referenced from live sections (lld's `used`; only
     /// those are worth a `.dynsym` entry when undefined or defined by a shared library).
-    pub used: Option<HashSet<SymbolId>>,
+    pub used: Option<Used>,
     /// Under `--gc-sections`: for alloc SHF_MERGE sections, the input offsets referenced from
     /// live code (pieces holding none of them are dropped).
     pub merge_refs: Option<HashMap<(FileId, u32), Vec<u64>>>,
@@ -85,9 +95,10 @@ fn is_reserved(o: &ObjFile, s: usize, in_gc_group: bool) -> bool {
 }
 
 pub fn mark_live(config: &Config, r: &Resolved) -> Liveness {
+    use rayon::prelude::*;
     let mut live: Live = r
         .files
-        .iter()
+        .par_iter()
         .enumerate()
         .map(|(f, file)| match file {
             File::Obj(o) if r.loaded[f] => (0..o.sections.len()).map(|s| candidate(r, f, s) && !replaced_build_id(config, o, s)).collect(),
@@ -113,7 +124,7 @@ pub fn mark_live(config: &Config, r: &Resolved) -> Liveness {
             }
         }
     }
-    Liveness { live, used: Some(m.used), merge_refs: Some(m.merge_refs), dso_needed: Some(m.dso_needed) }
+    Liveness { live, used: Some(Used(m.used)), merge_refs: Some(m.merge_refs), dso_needed: Some(m.dso_needed) }
 }
 
 struct Marker<'a> {
@@ -123,7 +134,7 @@ struct Marker<'a> {
     candidate: Live,
     live: Live,
     queue: Vec<(FileId, usize)>,
-    used: HashSet<SymbolId>,
+    used: Vec<bool>,
     merge_refs: HashMap<(FileId, u32), Vec<u64>>,
     dso_needed: Vec<bool>,
     /// Per file: section → the SHF_LINK_ORDER sections linked to it.
@@ -139,39 +150,56 @@ struct Marker<'a> {
 
 impl<'a> Marker<'a> {
     fn new(config: &'a Config, r: &'a Resolved, candidate: Live) -> Self {
-        let mut dependents = vec![HashMap::default(); r.files.len()];
-        let mut group_of = vec![HashMap::default(); r.files.len()];
-        let mut groups: Vec<Vec<Vec<u32>>> = vec![Vec::new(); r.files.len()];
-        for (f, file) in r.files.iter().enumerate() {
-            let File::Obj(o) = file else { continue };
-            if !r.loaded[f] {
-                continue;
-            }
-            for (s, sec) in o.sections.iter().enumerate() {
-                if flag(sec.flags, elf::SHF_LINK_ORDER) {
-                    let to = sec.hdr.sh_link(LE) as usize;
-                    if to != 0 && to < o.sections.len() {
-                        dependents[f].entry(to).or_insert_with(Vec::new).push(s);
+        use rayon::prelude::*;
+        type PerFile = (HashMap<usize, Vec<usize>>, HashMap<usize, usize>, Vec<Vec<u32>>);
+        // Per file, independently (in parallel): its SHF_LINK_ORDER dependents and its groups.
+        let per_file: Vec<PerFile> = r
+            .files
+            .par_iter()
+            .enumerate()
+            .map(|(f, file)| {
+                let mut dependents: HashMap<usize, Vec<usize>> = HashMap::default();
+                let mut group_of: HashMap<usize, usize> = HashMap::default();
+                let mut groups: Vec<Vec<u32>> = Vec::new();
+                let File::Obj(o) = file else { return (dependents, group_of, groups) };
+                if !r.loaded[f] {
+                    return (dependents, group_of, groups);
+                }
+                for (s, sec) in o.sections.iter().enumerate() {
+                    if flag(sec.flags, elf::SHF_LINK_ORDER) {
+                        let to = sec.hdr.sh_link(LE) as usize;
+                        if to != 0 && to < o.sections.len() {
+                            dependents.entry(to).or_default().push(s);
+                        }
                     }
                 }
-            }
-            // lld links a group's members (`nextInSectionGroup`) only when one of them is
-            // allocated: a group of debug sections alone (`.debug_types`, GCC's `.debug_macro`
-            // groups) stays like any other non-alloc section.
-            let all = o.groups.iter().map(|(_, _, m)| m).chain(o.plain_groups.iter());
-            for members in all {
-                let member = |m: &u32| candidate[f].get(*m as usize).copied().unwrap_or(false);
-                let has_alloc = members.iter().filter(|m| member(m)).any(|&m| flag(o.sections[m as usize].flags, elf::SHF_ALLOC));
-                if !has_alloc {
-                    continue;
+                // lld links a group's members (`nextInSectionGroup`) only when one of them is
+                // allocated: a group of debug sections alone (`.debug_types`, GCC's
+                // `.debug_macro` groups) stays like any other non-alloc section.
+                let all = o.groups.iter().map(|(_, _, m)| m).chain(o.plain_groups.iter());
+                for members in all {
+                    let member = |m: &u32| candidate[f].get(*m as usize).copied().unwrap_or(false);
+                    let has_alloc = members.iter().filter(|m| member(m)).any(|&m| flag(o.sections[m as usize].flags, elf::SHF_ALLOC));
+                    if !has_alloc {
+                        continue;
+                    }
+                    let live_members: Vec<u32> = members.iter().copied().filter(|m| member(m)).collect();
+                    let gi = groups.len();
+                    for &mem in &live_members {
+                        group_of.insert(mem as usize, gi);
+                    }
+                    groups.push(live_members);
                 }
-                let live_members: Vec<u32> = members.iter().copied().filter(|m| member(m)).collect();
-                let gi = groups[f].len();
-                for &mem in &live_members {
-                    group_of[f].insert(mem as usize, gi);
-                }
-                groups[f].push(live_members);
-            }
+                (dependents, group_of, groups)
+            })
+            .collect();
+        let mut dependents = Vec::with_capacity(per_file.len());
+        let mut group_of = Vec::with_capacity(per_file.len());
+        let mut groups = Vec::with_capacity(per_file.len());
+        for (d, g, m) in per_file {
+            dependents.push(d);
+            group_of.push(g);
+            groups.push(m);
         }
         let live = candidate.iter().map(|v| vec![false; v.len()]).collect();
         Marker {
@@ -180,7 +208,7 @@ impl<'a> Marker<'a> {
             candidate,
             live,
             queue: Vec::new(),
-            used: HashSet::default(),
+            used: vec![false; r.symbols.len()],
             merge_refs: HashMap::default(),
             dso_needed: vec![false; r.files.len()],
             dependents,
@@ -226,7 +254,9 @@ impl<'a> Marker<'a> {
         }
         let (df, di) = match r.global_of(f, si) {
             Some(id) => {
-                self.used.insert(id);
+                if let Some(u) = self.used.get_mut(id) {
+                    *u = true;
+                }
                 match r.symbols[id].def {
                     Def::Defined(df, di) => (df, di),
                     Def::Shared(df, _) => {

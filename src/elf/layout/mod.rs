@@ -269,7 +269,7 @@ pub struct Layout<'r> {
     /// alias → the copied symbol. They share the copy's address and are exported with it.
     pub copy_alias: FastMap<SymbolId, SymbolId>,
     /// Under --gc-sections: global symbols referenced from live sections.
-    pub gc_used: Option<FastSet<SymbolId>>,
+    pub gc_used: Option<crate::elf::gc::Used>,
     pub needed: Vec<FileId>,
     pub sym_value: Vec<u64>,
     pub synth_osec: FastMap<Synth, usize>,
