@@ -374,6 +374,13 @@ def main():
             objs = [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.endswith(".o") and f != "luac.o"]
             workloads.append((f"lua-{'thinlto' if 'lto' in kind else 'native-pie'}", objs, flags + ["-lm"], True))
     only = set(x for x in a.only.split(",") if x)
+    if a.prepare:
+        # Before any workload is looked for, so that what is built now is measured in this run
+        # (the ThinLTO tree of the openssl-* relink workloads too); `--runs 0` only prepares.
+        bench_native.prepare(only, os.environ.get("DTLD", os.path.join(ROOT, "target", "release", "dtld")), lambda m: print(m, flush=True))
+        if a.runs == 0:
+            print("bench: prepared; --runs 0 measures nothing", flush=True)
+            return
 
     rows = []
     for name, objs, flags, with_mold in workloads:
