@@ -73,12 +73,26 @@ fn candidates(o: &LtoOptions) -> Vec<(PathBuf, String)> {
 }
 
 /// The executable of the parent process when it is a clang driver (`clang`, `clang++`,
-/// `clang-22`): the compiler that produced the bitcode and started this link.
+/// `clang-22`): the compiler that produced the bitcode and started this link. A link runs in a
+/// child dtld forked from itself (detach.rs): when the parent is this very executable, the
+/// process that started the link is the parent's parent.
 fn parent_clang() -> Option<PathBuf> {
-    let ppid = std::os::unix::process::parent_id();
-    let exe = std::fs::read_link(format!("/proc/{ppid}/exe")).ok()?;
-    let name = exe.file_name()?.to_string_lossy().into_owned();
-    name.starts_with("clang").then_some(exe)
+    let me = std::env::current_exe().ok();
+    let mut pid = std::os::unix::process::parent_id();
+    for _ in 0..2 {
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+        let name = exe.file_name()?.to_string_lossy().into_owned();
+        if name.starts_with("clang") {
+            return Some(exe);
+        }
+        if me.as_ref() != Some(&exe) {
+            return None;
+        }
+        // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces and parentheses.
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        pid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+    }
+    None
 }
 
 /// The `major.minor` version of a tool linked against a shared libLLVM, read from its

@@ -102,6 +102,8 @@ fn main() {
     add("errors/newer-producer/dtld-only", lld, newer_producer);
     // lld has LLVM built in and links bitcode without any plugin.
     add("errors/no-usable-llvm/dtld-only", lld, no_usable_llvm);
+    // lld has LLVM built in: nothing to discover.
+    add("llvm/from-parent-clang/dtld-only", lld, llvm_from_parent_clang);
     libtest_mimic::run(&args, trials).exit();
 }
 
@@ -749,6 +751,33 @@ fn newer_producer(t: &Work) -> Result<(), String> {
     }
     let ours = linker_argv(t, Linker::Dtld, &["main.o", "a.o", "-o", "out/prog"])?;
     expect_clean_failure(t, &ours, &[]).map(drop)
+}
+
+/// clang runs dtld as its `ld.lld` (`-fuse-ld=lld` and a `-B` directory holding an `ld.lld`
+/// link to dtld): clang passes no `-plugin` to lld, so with `DTLD_LLVM_DIR` unset dtld finds
+/// the LLVM of the clang that started it (its parent; the link itself runs in a forked child,
+/// whose parent is dtld). The ThinLTO link must succeed and the program run.
+fn llvm_from_parent_clang(t: &Work) -> Result<(), String> {
+    build_err_inputs(t, &[], &[])?;
+    let bin = t.path("bin");
+    fs::create_dir_all(&bin).map_err(|e| e.to_string())?;
+    std::os::unix::fs::symlink(&t.ctx.dtld, bin.join("ld.lld")).map_err(|e| e.to_string())?;
+    fs::create_dir_all(t.path("out")).map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(llvm("clang"));
+    cmd.current_dir(&t.dir).env_remove("DTLD_LLVM_DIR").arg("-fuse-ld=lld").arg(format!("-B{}/", bin.display())).args([
+        "-flto=thin",
+        "main.o",
+        "a.o",
+        "-o",
+        "out/prog",
+    ]);
+    t.ok(&mut cmd)?;
+    let mut run = Command::new(t.path("out/prog"));
+    let out = t.run(&mut run)?;
+    if !out.success() {
+        return Err(format!("the program: {}", out.status_text()));
+    }
+    Ok(())
 }
 
 /// dtld run directly (no clang, so no `-plugin`), `DTLD_LLVM_DIR` unset and `PATH=/usr/bin`,
