@@ -32,6 +32,8 @@
 //!   error line, and no output or temporary file left anywhere), and two dtld-only contracts:
 //!   bitcode from a newer LLVM than the one found, and no usable LLVM at all (dtld run
 //!   directly, no `-plugin`, `PATH=/usr/bin` whose LLVM 14 tools must not be used).
+//! * `llvm/from-parent-clang/dtld-only`: clang runs dtld as its `ld.lld` (no `-plugin`), and
+//!   dtld finds the LLVM of that clang although the link runs in a forked child.
 //!
 //! Inputs are built with `/usr/lib/llvm-22/bin/clang -flto=thin -O2 -c` and
 //! `/usr/lib/llvm-22/bin/llvm-ar`. Every trial works in `<target>/lto-tests/<trial>/`, which is
