@@ -19,7 +19,10 @@
 //!   temporaries and stops its own children as before (cleanup.rs), and the parent then exits
 //!   with the child's status;
 //! * SIGKILL to the parent kills the child too (PR_SET_PDEATHSIG), so a killed link leaves the
-//!   previous output as it was, as before.
+//!   previous output as it was, as before. The few system calls that put a finished file in
+//!   place (`linkat` of the unnamed temporary, `rename`) run with that signal off
+//!   (`shielded`): a kill landing there lets them finish, then takes effect, so the caller
+//!   finds the old file or the new one and never the temporary's name.
 //!
 //! The parent holds no memory worth measuring; the child's peak RSS is the link's. A process
 //! that measures the link's memory through wait4 must reap the child as well (a subreaper:
@@ -135,6 +138,40 @@ fn parent_wait(pid: libc::pid_t, fds: [libc::c_int; 2]) -> ! {
         }
         libc::_exit(1)
     }
+}
+
+/// Runs `f` (a few system calls that must not be cut in half) so that the parent's death does
+/// not kill this process in the middle of it: the parent-death signal is turned off around it,
+/// and if the parent died meanwhile, the signal this process was due is raised afterwards.
+/// Only the thread that forked holds a parent-death signal; elsewhere, and in a link that did
+/// not fork, `f` just runs.
+pub fn shielded<T>(f: impl FnOnce() -> T) -> T {
+    let mut sig: libc::c_int = 0;
+    // SAFETY: PR_GET_PDEATHSIG writes one int through the pointer.
+    let held = unsafe { libc::prctl(libc::PR_GET_PDEATHSIG, &mut sig as *mut libc::c_int) } == 0 && sig != 0;
+    if !held {
+        return f();
+    }
+    // SAFETY: getppid has no preconditions.
+    let parent = unsafe { libc::getppid() };
+    // SAFETY: prctl with a valid option and argument; getppid/raise have no preconditions.
+    // The parent died before the signal was off: the signal is already on its way (the kernel
+    // sends it as it re-parents this process); make sure, and do nothing.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, 0 as libc::c_ulong);
+        if libc::getppid() != parent {
+            libc::raise(sig);
+        }
+    }
+    let r = f();
+    // SAFETY: as above.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong);
+        if libc::getppid() != parent {
+            libc::raise(sig);
+        }
+    }
+    r
 }
 
 impl Detached {

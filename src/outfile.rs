@@ -125,28 +125,6 @@ impl TmpFile {
         let base = out.file_name().ok_or_else(|| io::Error::from_raw_os_error(libc::EISDIR))?;
         let base = CString::new(base.as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
         let dirfd = self.dir.as_raw_fd();
-        let name = match &self.named {
-            Some(n) => cstr(n)?,
-            None => {
-                // Give the unnamed inode a name for the rename (linkat cannot replace).
-                let proc_path = CString::new(format!("/proc/self/fd/{}", self.file.as_raw_fd())).unwrap_or_default();
-                let mut k = 0;
-                loop {
-                    let n = CString::new(temp_name(out, k)).unwrap_or_default();
-                    // SAFETY: linkat with NUL-terminated paths and descriptors we own.
-                    let r = unsafe { libc::linkat(libc::AT_FDCWD, proc_path.as_ptr(), dirfd, n.as_ptr(), libc::AT_SYMLINK_FOLLOW) };
-                    if r == 0 {
-                        break n;
-                    }
-                    let e = io::Error::last_os_error();
-                    if e.raw_os_error() == Some(libc::EEXIST) && k < 100 {
-                        k += 1;
-                        continue;
-                    }
-                    return Err(e);
-                }
-            }
-        };
         // The file being replaced, held open across the rename: the rename then only unlinks
         // it, and freeing its blocks (on ext4 mounted with `discard`, a synchronous discard of
         // every block: 10-200 ms for a large output, measured) happens when this descriptor is
@@ -155,23 +133,52 @@ impl TmpFile {
         let old = open_raw(dirfd, &base, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0)
             .ok()
             .filter(|f| f.metadata().is_ok_and(|m| m.file_type().is_file()));
-        // SAFETY: renameat within the directory we hold open.
-        let r = unsafe { libc::renameat(dirfd, name.as_ptr(), dirfd, base.as_ptr()) };
+        // From here to the rename the temporary has a name: a kill of the process that started
+        // the link must not land in between and leave it (detach.rs).
+        let named = &self.named;
+        let file_fd = self.file.as_raw_fd();
+        let r = crate::detach::shielded(|| -> io::Result<()> {
+            let name = match named {
+                Some(n) => cstr(n)?,
+                None => {
+                    // Give the unnamed inode a name for the rename (linkat cannot replace).
+                    let proc_path = CString::new(format!("/proc/self/fd/{file_fd}")).unwrap_or_default();
+                    let mut k = 0;
+                    loop {
+                        let n = CString::new(temp_name(out, k)).unwrap_or_default();
+                        // SAFETY: linkat with NUL-terminated paths and descriptors we own.
+                        let r = unsafe { libc::linkat(libc::AT_FDCWD, proc_path.as_ptr(), dirfd, n.as_ptr(), libc::AT_SYMLINK_FOLLOW) };
+                        if r == 0 {
+                            break n;
+                        }
+                        let e = io::Error::last_os_error();
+                        if e.raw_os_error() == Some(libc::EEXIST) && k < 100 {
+                            k += 1;
+                            continue;
+                        }
+                        return Err(e);
+                    }
+                }
+            };
+            // SAFETY: renameat within the directory we hold open.
+            let r = unsafe { libc::renameat(dirfd, name.as_ptr(), dirfd, base.as_ptr()) };
+            if r != 0 {
+                let e = io::Error::last_os_error();
+                // SAFETY: `dirfd` is an open directory descriptor and the name is NUL-terminated.
+                unsafe { libc::unlinkat(dirfd, name.as_ptr(), 0) };
+                return Err(e);
+            }
+            Ok(())
+        });
         if let Some(old) = old {
             if let Err(e) = std::thread::Builder::new().name("dtld-unlink".into()).spawn(move || drop(old)) {
                 // No thread: it is closed here, as before.
                 drop(e);
             }
         }
-        if r != 0 {
-            let e = io::Error::last_os_error();
-            // SAFETY: `dirfd` is an open directory descriptor and both names are NUL-terminated.
-            unsafe { libc::unlinkat(dirfd, name.as_ptr(), 0) };
-            self.done = true;
-            return Err(e);
-        }
-        self.done = true;
-        Ok(())
+        // A failed rename removed the name it made; the fallback's own name goes in Drop.
+        self.done = r.is_ok();
+        r
     }
 }
 

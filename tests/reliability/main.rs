@@ -348,10 +348,11 @@ fn sigkill(ctx: &Ctx, dir: &Path) -> Result<(), String> {
     };
     run_tool_ok(&mut link(&new_obj))?;
     let new_bytes = read(&work.join("prog"))?;
-    // The fastest of three links: one sample on a busy machine can be several times the
-    // usual time, and kills spread over it would mostly land after the link.
+    // The fastest of five links, and afterwards of every round the link won: one sample on a
+    // busy machine (or with a cold page cache) can be several times the usual time, and kills
+    // spread over it would mostly land after the link.
     let mut took = Duration::MAX;
-    for _ in 0..3 {
+    for _ in 0..5 {
         let t = Instant::now();
         run_tool_ok(&mut link(&new_obj))?;
         took = took.min(t.elapsed());
@@ -360,10 +361,19 @@ fn sigkill(ctx: &Ctx, dir: &Path) -> Result<(), String> {
     let old_bytes = read(&work.join("prog"))?;
     let mut killed_mid = 0;
     let rounds = 24;
-    for i in 0..rounds {
-        let delay = took.mul_f64(i as f64 / (rounds as f64 * 0.8));
+    // Spread over the whole link, then 24 more around its end, where the finished file is put
+    // in place (a kill there must not leave the temporary's name behind).
+    for i in 0..rounds * 2 {
+        let delay = if i < rounds { took.mul_f64(i as f64 / (rounds as f64 * 0.8)) } else { took.mul_f64(0.8 + 0.4 * (i - rounds) as f64 / rounds as f64) };
+        let started = Instant::now();
         let mut child = link(&new_obj).stderr(std::process::Stdio::null()).spawn().map_err(|e| e.to_string())?;
-        std::thread::sleep(delay);
+        while started.elapsed() < delay {
+            if child.try_wait().map_err(|e| e.to_string())?.is_some() {
+                took = took.min(started.elapsed());
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
         let _ = child.kill();
         let status = child.wait().map_err(|e| e.to_string())?;
         // The link runs in a forked child (detach.rs): a SIGKILL to the process the caller
@@ -380,7 +390,9 @@ fn sigkill(ctx: &Ctx, dir: &Path) -> Result<(), String> {
             if status.success() {
                 return Err(format!("round {i}: the link succeeded but the output is the old one"));
             }
-            killed_mid += 1;
+            if i < rounds {
+                killed_mid += 1;
+            }
         } else if now != new_bytes {
             return Err(format!("round {i} (kill after {delay:?}): the output is neither the old nor the new one ({} bytes)", now.len()));
         } else {
