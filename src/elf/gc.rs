@@ -21,8 +21,15 @@
 //!   (or for glibc's `__libc_*` sections), as in lld 13 and later.
 //! * In an alloc SHF_MERGE section, each piece is live on its own: the mark records which
 //!   offsets are referenced, and the merge keeps only those pieces.
+//!
+//! The roots are collected in one pass; then each wave of newly live sections is scanned in
+//! parallel (mold's way): a section is marked with an atomic flag, and the thread that sets it
+//! scans it. What is reached does not depend on the order, so the result is the serial one.
 
 use crate::util::fasthash::FastMap as HashMap;
+use rayon::prelude::*;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
 
 use object::elf;
 use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
@@ -95,7 +102,6 @@ fn is_reserved(o: &ObjFile, s: usize, in_gc_group: bool) -> bool {
 }
 
 pub fn mark_live(config: &Config, r: &Resolved) -> Liveness {
-    use rayon::prelude::*;
     let mut live: Live = r
         .files
         .par_iter()
@@ -111,20 +117,31 @@ pub fn mark_live(config: &Config, r: &Resolved) -> Liveness {
     }
     let mut m = Marker::new(config, r, std::mem::take(&mut live));
     m.run();
+    let live_marks: Live = m.live.par_iter().map(|v| v.iter().map(|b| b.load(Relaxed)).collect()).collect();
     if config.print_gc_sections {
-        m.print_removed();
+        m.print_removed(&live_marks);
     }
     // EhFrame sections stay: their records are filtered by the liveness of what they describe.
-    let mut live = m.candidate;
+    let mut live = std::mem::take(&mut m.candidate);
     for (f, v) in live.iter_mut().enumerate() {
         let File::Obj(o) = &r.files[f] else { continue };
         for (s, b) in v.iter_mut().enumerate() {
             if *b && o.sections[s].kind != SecKind::EhFrame {
-                *b = m.live[f][s];
+                *b = live_marks[f][s];
             }
         }
     }
-    Liveness { live, used: Some(Used(m.used)), merge_refs: Some(m.merge_refs), dso_needed: Some(m.dso_needed) }
+    let used = Used(m.used.iter().map(|b| b.load(Relaxed)).collect());
+    let dso_needed = m.dso_needed.iter().map(|b| b.load(Relaxed)).collect();
+    Liveness { live, used: Some(used), merge_refs: Some(m.merge_refs), dso_needed: Some(dso_needed) }
+}
+
+/// What marking one section (or one root) found: sections newly marked live, to be scanned
+/// next, and references into alloc SHF_MERGE sections. Each parallel task fills its own.
+#[derive(Default)]
+struct Found {
+    queue: Vec<(FileId, usize)>,
+    merge_refs: Vec<((FileId, u32), u64)>,
 }
 
 struct Marker<'a> {
@@ -132,11 +149,12 @@ struct Marker<'a> {
     r: &'a Resolved,
     /// Sections that may go out at all.
     candidate: Live,
-    live: Live,
-    queue: Vec<(FileId, usize)>,
-    used: Vec<bool>,
+    /// Marked live; set from several threads at once (a section is scanned by whichever
+    /// thread marks it first).
+    live: Vec<Vec<AtomicBool>>,
+    used: Vec<AtomicBool>,
     merge_refs: HashMap<(FileId, u32), Vec<u64>>,
-    dso_needed: Vec<bool>,
+    dso_needed: Vec<AtomicBool>,
     /// Per file: section → the SHF_LINK_ORDER sections linked to it.
     dependents: Vec<HashMap<usize, Vec<usize>>>,
     /// Per file: section → its group (an index into `groups`), for groups with an allocated
@@ -150,7 +168,6 @@ struct Marker<'a> {
 
 impl<'a> Marker<'a> {
     fn new(config: &'a Config, r: &'a Resolved, candidate: Live) -> Self {
-        use rayon::prelude::*;
         type PerFile = (HashMap<usize, Vec<usize>>, HashMap<usize, usize>, Vec<Vec<u32>>);
         // Per file, independently (in parallel): its SHF_LINK_ORDER dependents and its groups.
         let per_file: Vec<PerFile> = r
@@ -201,16 +218,15 @@ impl<'a> Marker<'a> {
             group_of.push(g);
             groups.push(m);
         }
-        let live = candidate.iter().map(|v| vec![false; v.len()]).collect();
+        let live = candidate.par_iter().map(|v| v.iter().map(|_| AtomicBool::new(false)).collect()).collect();
         Marker {
             config,
             r,
             candidate,
             live,
-            queue: Vec::new(),
-            used: vec![false; r.symbols.len()],
+            used: (0..r.symbols.len()).map(|_| AtomicBool::new(false)).collect(),
             merge_refs: HashMap::default(),
-            dso_needed: vec![false; r.files.len()],
+            dso_needed: (0..r.files.len()).map(|_| AtomicBool::new(false)).collect(),
             dependents,
             group_of,
             groups,
@@ -218,35 +234,35 @@ impl<'a> Marker<'a> {
         }
     }
 
-    fn enqueue(&mut self, f: FileId, s: usize, offset: u64) {
+    fn enqueue(&self, found: &mut Found, f: FileId, s: usize, offset: u64) {
         if s >= self.candidate[f].len() || !self.candidate[f][s] {
             return;
         }
         let o = self.r.obj(f);
         let sec = &o.sections[s];
         if sec.kind == SecKind::Merge && flag(sec.flags, elf::SHF_ALLOC) {
-            self.merge_refs.entry((f, s as u32)).or_default().push(offset);
+            found.merge_refs.push(((f, s as u32), offset));
         }
-        if self.live[f][s] {
+        // A plain load first: most references go to sections already live.
+        if self.live[f][s].load(Relaxed) || self.live[f][s].swap(true, Relaxed) {
             return;
         }
-        self.live[f][s] = true;
-        self.queue.push((f, s));
+        found.queue.push((f, s));
     }
 
     /// A root or referenced global symbol: its defining section lives.
-    fn mark_symbol(&mut self, id: SymbolId) {
+    fn mark_symbol(&self, found: &mut Found, id: SymbolId) {
         if let Def::Defined(f, i) = self.r.symbols[id].def {
             let sym = &self.r.obj(f).symbols[i];
             if let Some(sh) = self.r.obj(f).sym_section(i) {
-                self.enqueue(f, sh as usize, sym.st_value(LE));
+                self.enqueue(found, f, sh as usize, sym.st_value(LE));
             }
         }
     }
 
     /// lld's `resolveReloc`: what one relocation of a live section keeps alive. `from_fde`: the
     /// relocation is in an FDE, which keeps its LSDA but never the code it describes.
-    fn resolve_reloc(&mut self, f: FileId, si: usize, addend: i64, from_fde: bool) {
+    fn resolve_reloc(&self, found: &mut Found, f: FileId, si: usize, addend: i64, from_fde: bool) {
         let r = self.r;
         let o = r.obj(f);
         if si == 0 {
@@ -254,21 +270,23 @@ impl<'a> Marker<'a> {
         }
         let (df, di) = match r.global_of(f, si) {
             Some(id) => {
-                if let Some(u) = self.used.get_mut(id) {
-                    *u = true;
+                if let Some(u) = self.used.get(id) {
+                    if !u.load(Relaxed) {
+                        u.store(true, Relaxed);
+                    }
                 }
                 match r.symbols[id].def {
                     Def::Defined(df, di) => (df, di),
                     Def::Shared(df, _) => {
                         if !r.symbols[id].weak {
-                            self.dso_needed[df] = true;
+                            self.dso_needed[df].store(true, Relaxed);
                         }
                         return;
                     }
                     Def::Undefined | Def::Lazy(_) => {
-                        if let Some(secs) = self.c_named.get(r.symbols[id].name).cloned() {
-                            for (cf, cs) in secs {
-                                self.enqueue(cf, cs, 0);
+                        if let Some(secs) = self.c_named.get(r.symbols[id].name) {
+                            for &(cf, cs) in secs {
+                                self.enqueue(found, cf, cs, 0);
                             }
                         }
                         return;
@@ -289,12 +307,15 @@ impl<'a> Marker<'a> {
             return;
         }
         let _ = o;
-        self.enqueue(df, sh as usize, offset);
+        self.enqueue(found, df, sh as usize, offset);
     }
 
     fn run(&mut self) {
         let r = self.r;
         let config = self.config;
+        let mut found = Found::default();
+        // `__start_X`/`__stop_X` names, collected first: marking reads them.
+        let mut c_named: HashMap<Vec<u8>, Vec<(FileId, usize)>> = HashMap::default();
         // Symbols the output exports, and the ones the command line names.
         for (id, s) in r.symbols.iter().enumerate() {
             // A definition a shared library also defines is exported too (it must preempt the
@@ -304,7 +325,7 @@ impl<'a> Marker<'a> {
                 && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
                 && !s.forced_local;
             if s.dso_ref || exported {
-                self.mark_symbol(id);
+                self.mark_symbol(&mut found, id);
             }
         }
         let entry = config.entry.clone().unwrap_or_else(|| "_start".to_string());
@@ -313,7 +334,7 @@ impl<'a> Marker<'a> {
         let names: Vec<String> = [entry, init, fini].into_iter().chain(config.undefined.iter().cloned()).chain(config.script.referenced_symbols()).collect();
         for name in &names {
             if let Some(id) = r.lookup(name.as_bytes()) {
-                self.mark_symbol(id);
+                self.mark_symbol(&mut found, id);
             }
         }
         for (f, file) in r.files.iter().enumerate() {
@@ -327,11 +348,11 @@ impl<'a> Marker<'a> {
                 }
                 let sec = &o.sections[s];
                 if sec.kind == SecKind::EhFrame {
-                    self.scan_eh_frame(f, s);
+                    self.scan_eh_frame(&mut found, f, s);
                     continue;
                 }
                 if flag(sec.flags, elf::SHF_GNU_RETAIN) || crate::elf::script::place::is_kept(config, r, f, s) {
-                    self.enqueue(f, s, 0);
+                    self.enqueue(&mut found, f, s, 0);
                     continue;
                 }
                 if flag(sec.flags, elf::SHF_LINK_ORDER) {
@@ -340,31 +361,32 @@ impl<'a> Marker<'a> {
                 let in_gc_group = self.group_of[f].contains_key(&s);
                 if !flag(sec.flags, elf::SHF_ALLOC) && !in_gc_group {
                     // Kept, but not followed: see the module comment.
-                    self.live[f][s] = true;
+                    self.live[f][s].store(true, Relaxed);
                     if let Some(deps) = self.dependents[f].get(&s) {
-                        for &d in deps.clone().iter() {
+                        for &d in deps {
                             if self.candidate[f][d] {
-                                self.live[f][d] = true;
+                                self.live[f][d].store(true, Relaxed);
                             }
                         }
                     }
                 }
                 if is_reserved(o, s, in_gc_group) {
-                    self.enqueue(f, s, 0);
+                    self.enqueue(&mut found, f, s, 0);
                 } else if (!config.z_start_stop_gc || sec.name.starts_with(b"__libc_")) && is_c_ident(sec.name) {
                     for prefix in [&b"__start_"[..], b"__stop_"] {
                         let mut key = prefix.to_vec();
                         key.extend_from_slice(sec.name);
-                        self.c_named.entry(key).or_default().push((f, s));
+                        c_named.entry(key).or_default().push((f, s));
                     }
                 }
             }
         }
-        self.mark();
+        self.c_named = c_named;
+        self.mark(found);
     }
 
     /// CIEs keep their personality routines, FDEs their LSDAs (lld's `scanEhFrameSection`).
-    fn scan_eh_frame(&mut self, f: FileId, s: usize) {
+    fn scan_eh_frame(&self, found: &mut Found, f: FileId, s: usize) {
         let o = self.r.obj(f);
         let sec = &o.sections[s];
         let Ok(records) = super::eh_frame::split(sec.data) else { return };
@@ -377,41 +399,67 @@ impl<'a> Marker<'a> {
             let mut j = k;
             while j < relocs.len() && relocs[j].r_offset(LE) < rec.offset + rec.len {
                 let rel = &relocs[j];
-                self.resolve_reloc(f, rel.r_sym(LE, false) as usize, rel.r_addend(LE), !rec.is_cie);
+                self.resolve_reloc(found, f, rel.r_sym(LE, false) as usize, rel.r_addend(LE), !rec.is_cie);
                 j += 1;
             }
         }
     }
 
-    fn mark(&mut self) {
-        while let Some((f, s)) = self.queue.pop() {
-            let o = self.r.obj(f);
-            let sec = &o.sections[s];
-            for rel in sec.relocs {
-                self.resolve_reloc(f, rel.r_sym(LE, false) as usize, rel.r_addend(LE), false);
+    /// Follows references from the roots to a fixed point, one wave of newly live sections at
+    /// a time, each wave's sections scanned in parallel (whichever thread marks a section
+    /// first scans it; the set reached does not depend on the order).
+    fn mark(&mut self, roots: Found) {
+        let mut refs = roots.merge_refs;
+        let mut wave = roots.queue;
+        while !wave.is_empty() {
+            let this = &*self;
+            let results: Vec<Found> = wave
+                .par_iter()
+                .with_min_len(64)
+                .fold(Found::default, |mut found, &(f, s)| {
+                    this.scan(&mut found, f, s);
+                    found
+                })
+                .collect();
+            wave = Vec::with_capacity(results.iter().map(|x| x.queue.len()).sum());
+            for x in results {
+                wave.extend(x.queue);
+                refs.extend(x.merge_refs);
             }
-            if let Some(deps) = self.dependents[f].get(&s).cloned() {
-                for d in deps {
-                    self.enqueue(f, d, 0);
-                }
+        }
+        for (key, off) in refs {
+            self.merge_refs.entry(key).or_default().push(off);
+        }
+    }
+
+    /// One live section: what its relocations, its SHF_LINK_ORDER dependents and its group
+    /// keep alive.
+    fn scan(&self, found: &mut Found, f: FileId, s: usize) {
+        let o = self.r.obj(f);
+        let sec = &o.sections[s];
+        for rel in sec.relocs {
+            self.resolve_reloc(found, f, rel.r_sym(LE, false) as usize, rel.r_addend(LE), false);
+        }
+        if let Some(deps) = self.dependents[f].get(&s) {
+            for &d in deps {
+                self.enqueue(found, f, d, 0);
             }
-            if let Some(&g) = self.group_of[f].get(&s) {
-                let members: Vec<u32> = self.groups[f][g].clone();
-                for mem in members {
-                    self.enqueue(f, mem as usize, 0);
-                }
+        }
+        if let Some(&g) = self.group_of[f].get(&s) {
+            for &mem in &self.groups[f][g] {
+                self.enqueue(found, f, mem as usize, 0);
             }
         }
     }
 
     /// `--print-gc-sections`: every dropped section, in input order, on standard output.
-    fn print_removed(&self) {
+    fn print_removed(&self, live: &Live) {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
         for (f, o) in self.r.objects_in_load_order() {
             for (s, sec) in o.sections.iter().enumerate() {
                 // With --emit-relocs a removed section's relocation section is named too (lld).
-                let removed = |t: usize| self.candidate[f][t] && !self.live[f][t] && o.sections[t].kind != SecKind::EhFrame;
+                let removed = |t: usize| self.candidate[f][t] && !live[f][t] && o.sections[t].kind != SecKind::EhFrame;
                 // (`.eh_frame`'s is never marked live.)
                 let rela_of_removed = self.config.emit_relocs && sec.sh_type == elf::SHT_RELA && {
                     let t = sec.hdr.sh_info(LE) as usize;
