@@ -117,6 +117,7 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
                 opts: &opts,
                 modules: resolver.lto_modules(),
                 lazy: Vec::new(),
+                preload: None,
             };
             let mut trace = crate::trace::Trace::default();
             crate::lto::run_request(&req, &mut trace)?

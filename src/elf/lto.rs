@@ -148,7 +148,12 @@ pub fn compute(config: &Config, script: Option<&VersionScript>, r: &Resolved, fi
 }
 
 /// Runs LTO for the bitcode files pass 1 of the ELF link loaded.
-pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> crate::error::Result<crate::lto::LtoOutput> {
+pub fn run(
+    config: &Config,
+    r: &Resolved,
+    preload: Option<&crate::lto::goldhost::Preload>,
+    trace: &mut crate::trace::Trace,
+) -> crate::error::Result<crate::lto::LtoOutput> {
     let opts = options(config)?;
     let files: Vec<usize> = r.load_order.iter().copied().filter(|&f| r.bitcode(f).is_some()).collect();
     let script = crate::elf::resolve::version_script(config)?;
@@ -167,6 +172,7 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> cr
         opts: &opts,
         modules,
         lazy,
+        preload,
     };
     crate::lto::run_request(&req, trace)
 }

@@ -98,6 +98,8 @@ pub type Ehdr = ::object::elf::FileHeader64<LE>;
 pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     let mut trace = crate::trace::Trace::default();
     let t = std::time::Instant::now();
+    // An index-only thin link loads LLVM while the inputs are read and resolved.
+    let preload = if config.relocatable { None } else { lto::options(config).ok().and_then(|o| crate::lto::preload(&o)) };
     // An archive member the resolver extracts, or a bitcode file, may name dependent libraries
     // (`deplibs`) that are not in the link yet: then the link loads and resolves once more.
     let mut wanted = config.clone();
@@ -130,7 +132,7 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     let mut _lto_cleanup = None;
     if resolver.resolved().has_bitcode() {
         // LTO replaces the bitcode files by native objects, which join the link in pass 2.
-        let out = lto::run(config, resolver.resolved(), &mut trace)?;
+        let out = lto::run(config, resolver.resolved(), preload.as_ref(), &mut trace)?;
         if out.stop {
             return finish_trace(config, &trace);
         }

@@ -296,6 +296,172 @@ pub fn view_request(plugin: &Path, output: &str, linker_output: usize, options: 
     req.encode()
 }
 
+/// `LLVMgold.so` (and the libLLVM it links) loaded on a thread of its own while dtld reads and
+/// resolves its inputs, for an index-only link that will fork its thin link (`run_forked`):
+/// the load is ~11 ms of relocations and static constructors that then overlap dtld's own work
+/// instead of preceding the plugin's. The library stays loaded; the fork finds it in place.
+pub struct Preload {
+    path: PathBuf,
+    loading: Mutex<Option<std::thread::JoinHandle<bool>>>,
+}
+
+impl Preload {
+    /// Starts loading `path`; `None` when no thread can be started.
+    pub fn start(path: PathBuf) -> Option<Preload> {
+        let p = path.clone();
+        let handle = std::thread::Builder::new()
+            .name("dtld-llvm-load".into())
+            .spawn(move || {
+                // SAFETY: loading the user's plugin runs its initializers (as the thin link
+                // would); it is never unloaded.
+                unsafe { libloading::Library::new(&p) }.map(std::mem::forget).is_ok()
+            })
+            .ok()?;
+        Some(Preload { path, loading: Mutex::new(Some(handle)) })
+    }
+
+    /// Waits for the load to finish (a fork must not copy a half-done `dlopen`); whether `plugin`
+    /// is the library loaded.
+    fn ready_for(&self, plugin: &Path) -> bool {
+        if let Some(h) = self.loading.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = h.join();
+        }
+        self.path == plugin
+    }
+}
+
+impl Drop for Preload {
+    fn drop(&mut self) {
+        // The process does not exit in the middle of a load.
+        if let Some(h) = self.loading.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Runs the index-only thin link of `modules` through LLVMgold in a forked copy of this
+/// process (`goldindex.rs`): the child hosts the plugin over the module bytes dtld already has
+/// mapped, with the request built in memory, so nothing is encoded, copied into a memory file,
+/// executed or decoded (on OpenSSL's `openssl`, 1,141 modules, that was ~30 ms before the
+/// plugin started). The child's standard error comes back through a pipe and its exit status
+/// as a helper's, so the caller judges both as it judges the helper's (`check_helper`).
+/// `None` when the process cannot fork, or holds another LLVM than `plugin`'s (a `preload`
+/// of a different installation): the caller runs the helper instead.
+///
+/// The child runs nothing of dtld's but this module's single-threaded host code and the
+/// plugin, and leaves with `_exit` (or LLVMgold's `exit`): no destructor of the parent's
+/// state runs twice. It dies with the parent (PR_SET_PDEATHSIG) and takes the default action
+/// on SIGINT/SIGTERM/SIGHUP, while the parent's cleanup stops it as any child it starts.
+pub(crate) fn run_forked(
+    plugin: &Path,
+    preload: Option<&Preload>,
+    output: &str,
+    linker_output: usize,
+    options: &[String],
+    modules: &[ViewModule],
+) -> Option<std::process::Output> {
+    if preload.is_some_and(|p| !p.ready_for(plugin)) {
+        return None;
+    }
+    let req = Request {
+        head: RequestHead { plugin: plugin.to_string_lossy().into_owned(), output_name: output.to_string(), linker_output, options: options.to_vec() },
+        modules: modules
+            .iter()
+            .map(|m| ReqModule {
+                path: String::new(),
+                name: m.name.to_string(),
+                syms: m.syms.iter().map(|(n, f)| (n.to_vec(), f.to_string())).collect(),
+                // Marks the module as a view (a symbol table differing from dtld's is then a
+                // fallback, not an error): its bytes are `data`, not at an offset of anything.
+                view: Some((0, m.data.len() as u64)),
+                skip: m.skip,
+            })
+            .collect(),
+    };
+    let mut files = Vec::with_capacity(modules.len());
+    for (m, r) in modules.iter().zip(&req.modules) {
+        let name = CString::new(m.name).ok()?;
+        // SAFETY: the child never returns from this function (it leaves with `_exit`), so the
+        // bytes, mapped by the parent for the whole link, outlive every use of them.
+        let data: &'static [u8] = unsafe { std::slice::from_raw_parts(m.data.as_ptr(), m.data.len()) };
+        files.push(HostFile {
+            fd: -1,
+            offset: 0,
+            name,
+            data,
+            syms: Vec::new(),
+            flags: r.syms.iter().map(|(_, f)| f.clone()).collect(),
+            added: false,
+            skip: m.skip,
+        });
+    }
+    let mut fds = [0 as c_int; 2];
+    // SAFETY: pipe2 fills two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return None;
+    }
+    let [read_end, write_end] = fds;
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: fork; the child only runs the host below (see the function comment).
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        // SAFETY: closing the two descriptors pipe2 returned.
+        unsafe {
+            libc::close(read_end);
+            libc::close(write_end);
+        }
+        return None;
+    }
+    if pid == 0 {
+        // SAFETY: plain system calls on descriptors and signals this process owns.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+            libc::dup2(write_end, 2);
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+            if null >= 0 {
+                libc::dup2(null, 0);
+                libc::dup2(null, 1);
+            }
+        }
+        let code = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| host(req, files))) {
+            Ok(Ok(code)) => code,
+            Ok(Err(e)) => helper_fail(e),
+            Err(_) => helper_fail("internal error in the plugin host"),
+        };
+        // SAFETY: leaving the child without running the parent's destructors or exit handlers.
+        unsafe { libc::_exit(code) };
+    }
+    drop(req);
+    drop(files);
+    let _guard = crate::cleanup::register_child(pid as u32);
+    // SAFETY: closing our copy of the write end (the child holds its own); the read end is
+    // ours alone from here.
+    unsafe { libc::close(write_end) };
+    // SAFETY: `read_end` is an open descriptor owned by nothing else.
+    let mut reader = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(read_end) };
+    let mut stderr = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut reader, &mut stderr);
+    let mut status: c_int = 0;
+    // SAFETY: waitpid on our own child.
+    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            status = 1 << 8;
+            break;
+        }
+    }
+    Some(std::process::Output { status: std::os::unix::process::ExitStatusExt::from_raw(status), stdout: Vec::new(), stderr })
+}
+
 /// Whether an object defines or references anything (LLVMgold's empty partition does not).
 fn has_real_symbols(data: &[u8]) -> bool {
     use object::{Object as _, ObjectSymbol as _, SymbolKind};
@@ -552,6 +718,13 @@ fn read_request(args: &[String]) -> std::result::Result<(Request, Vec<HostFile>)
 
 fn helper(args: &[String]) -> std::result::Result<i32, String> {
     let (req, files) = read_request(args)?;
+    host(req, files)
+}
+
+/// The plugin host's work once it has its request and files: load the plugin, claim every
+/// module, check that the plugin sees dtld's symbols, run the all-symbols-read hook. Returns
+/// the exit code; in index-only mode LLVMgold exits the process itself after writing.
+fn host(req: Request, files: Vec<HostFile>) -> std::result::Result<i32, String> {
     *STATE.lock().unwrap_or_else(|p| p.into_inner()) = Some(Host { files, ..Default::default() });
 
     plugin_host::load(

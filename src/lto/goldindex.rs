@@ -12,9 +12,12 @@
 //! exactly dtld's `p`/`l`/`x` bits, and there is no `r`), the thin link runs there; otherwise (and
 //! if the helper finds the plugin's symbol table differing from dtld's) `llvm-lto2` does it.
 //!
-//! The modules reach the helper (`goldhost.rs`, `dtld --dtld-gold-helper -`) in one anonymous
-//! memory file on its standard input: the request text, then every module's bytes; the helper
-//! maps it and hands the plugin views into it.
+//! LLVMgold ends an index-only link with `exit(0)`, so it runs in a process of its own: a fork
+//! of dtld (`goldhost::run_forked`), which hosts the plugin over the module bytes dtld already
+//! has mapped and the resolutions already in memory. Where the process cannot fork, the modules
+//! reach a helper (`goldhost.rs`, `dtld --dtld-gold-helper -`) in one anonymous memory file on
+//! its standard input: the request text, then every module's bytes; the helper maps it and
+//! hands the plugin views into it (`DTLD_THIN_LINK=helper` chooses that way).
 
 use crate::util::fasthash::FastMap;
 use std::io::Write as _;
@@ -162,18 +165,24 @@ pub fn run(plugin: &Path, req: &LtoRequest, cg: &CodegenSettings, names: &[Strin
     if let Some(m) = modules.iter().find(|m| !seen.insert(m.name)) {
         return Ok(Outcome::Fallback(format!("two bitcode files are named {}", m.name)));
     }
-    let text = goldhost::view_request(plugin, &req.output.to_string_lossy(), kind, &options, &modules);
-    let mut parts: Vec<&[u8]> = vec![text.as_bytes()];
-    parts.extend(modules.iter().map(|m| m.data));
-    let input = memory_file(&parts).map_err(|e| Error::new(format!("thin link (LLVMgold): cannot create its input: {}", crate::io_error(&e))))?;
-    let out = Command::new(&exe)
-        .arg(goldhost::HELPER_FLAG)
-        .arg("-")
-        .stdin(Stdio::from(input))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .map_err(|e| Error::new(format!("thin link (LLVMgold): cannot run {}: {}", exe.display(), crate::io_error(&e))))?;
+    let forked = std::env::var_os("DTLD_THIN_LINK").is_none_or(|v| v != "helper");
+    let out = match forked.then(|| goldhost::run_forked(plugin, req.preload, &req.output.to_string_lossy(), kind, &options, &modules)).flatten() {
+        Some(out) => out,
+        None => {
+            let text = goldhost::view_request(plugin, &req.output.to_string_lossy(), kind, &options, &modules);
+            let mut parts: Vec<&[u8]> = vec![text.as_bytes()];
+            parts.extend(modules.iter().map(|m| m.data));
+            let input = memory_file(&parts).map_err(|e| Error::new(format!("thin link (LLVMgold): cannot create its input: {}", crate::io_error(&e))))?;
+            Command::new(&exe)
+                .arg(goldhost::HELPER_FLAG)
+                .arg("-")
+                .stdin(Stdio::from(input))
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .output()
+                .map_err(|e| Error::new(format!("thin link (LLVMgold): cannot run {}: {}", exe.display(), crate::io_error(&e))))?
+        }
+    };
     if out.status.code() == Some(goldhost::HELPER_DIFFERS) {
         let why = String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("").to_string();
         return Ok(Outcome::Fallback(why));

@@ -45,6 +45,12 @@ pub fn parse_version(v: &str) -> Option<(u32, u32, u32)> {
     Some((major, minor, patch))
 }
 
+/// The `LLVMgold.so` of the first candidate installation that has one (what `discover` most
+/// likely picks; `mod.rs`'s `preload` loads it early).
+pub fn first_gold(o: &LtoOptions) -> Option<PathBuf> {
+    candidates(o).into_iter().map(|(d, _)| d.join("lib/LLVMgold.so")).find(|g| g.is_file())
+}
+
 fn candidates(o: &LtoOptions) -> Vec<(PathBuf, String)> {
     let mut c = Vec::new();
     if let Some(d) = &o.llvm_dir {

@@ -88,6 +88,19 @@ pub struct LtoRequest<'a> {
     pub modules: Vec<LtoModule<'a>>,
     /// Bitcode inputs that stayed lazy (index-only mode writes skip indexes for them).
     pub lazy: Vec<&'a InputFile>,
+    /// LLVMgold.so, loaded early for an index-only thin link (`preload`).
+    pub preload: Option<&'a goldhost::Preload>,
+}
+
+/// For an index-only link that will run its thin link in place (`goldindex.rs`): starts
+/// loading the LLVMgold.so it will most likely use (the first LLVM installation `llvm.rs`
+/// would look at that has one) while the inputs are read and resolved.
+pub fn preload(o: &LtoOptions) -> Option<goldhost::Preload> {
+    if !o.index_only || std::env::var_os("DTLD_THIN_LINK").is_some_and(|v| v == "llvm-lto2" || v == "helper") {
+        return None;
+    }
+    let gold = llvm::first_gold(o)?;
+    goldhost::Preload::start(gold)
 }
 
 /// What LTO hands back to the link.
