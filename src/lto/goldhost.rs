@@ -401,15 +401,27 @@ pub(crate) fn run_forked(
         return None;
     }
     let [read_end, write_end] = fds;
+    let mut st = [0 as c_int; 2];
+    // SAFETY: pipe2 fills two descriptors.
+    if unsafe { libc::pipe2(st.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        // SAFETY: closing the two descriptors pipe2 returned.
+        unsafe {
+            libc::close(read_end);
+            libc::close(write_end);
+        }
+        return None;
+    }
+    let [status_read, status_write] = st;
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
     // SAFETY: fork; the child only runs the host below (see the function comment).
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        // SAFETY: closing the two descriptors pipe2 returned.
+        // SAFETY: closing the descriptors pipe2 returned.
         unsafe {
-            libc::close(read_end);
-            libc::close(write_end);
+            for fd in [read_end, write_end, status_read, status_write] {
+                libc::close(fd);
+            }
         }
         return None;
     }
@@ -427,11 +439,19 @@ pub(crate) fn run_forked(
             libc::sigemptyset(&mut none);
             libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
             libc::dup2(write_end, 2);
+            libc::close(write_end);
+            libc::close(read_end);
+            libc::close(status_read);
             let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
             if null >= 0 {
                 libc::dup2(null, 0);
                 libc::dup2(null, 1);
+                libc::close(null);
             }
+            // LLVMgold ends an index-only link with exit(0) once the files are written: the
+            // parent learns the status then, not after the kernel has torn down the child's
+            // address space (~100 MB on OpenSSL).
+            on_exit(release_parent, status_write as usize as *mut c_void);
         }
         let code = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| host(req, files))) {
             Ok(Ok(code)) => code,
@@ -444,22 +464,61 @@ pub(crate) fn run_forked(
     drop(req);
     drop(files);
     let _guard = crate::cleanup::register_child(pid as u32);
-    // SAFETY: closing our copy of the write end (the child holds its own); the read end is
-    // ours alone from here.
-    unsafe { libc::close(write_end) };
-    // SAFETY: `read_end` is an open descriptor owned by nothing else.
-    let mut reader = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(read_end) };
+    // SAFETY: closing our copies of the write ends (the child holds its own); the read ends
+    // are ours alone from here.
+    unsafe {
+        libc::close(write_end);
+        libc::close(status_write);
+    }
+    use std::os::fd::FromRawFd as _;
+    // SAFETY: `read_end` and `status_read` are open descriptors owned by nothing else.
+    let (mut reader, mut status_reader) = unsafe { (std::fs::File::from_raw_fd(read_end), std::fs::File::from_raw_fd(status_read)) };
     let mut stderr = Vec::new();
     let _ = std::io::Read::read_to_end(&mut reader, &mut stderr);
-    let mut status: c_int = 0;
-    // SAFETY: waitpid on our own child.
-    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
-        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            status = 1 << 8;
-            break;
+    let mut byte = [0u8; 1];
+    let reap = move || {
+        let mut status: c_int = 0;
+        // SAFETY: waitpid on our own child.
+        while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
+            if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                return 1 << 8;
+            }
+        }
+        status
+    };
+    let status = if std::io::Read::read(&mut status_reader, &mut byte).is_ok_and(|n| n == 1) {
+        // The child called exit(): its status is known; it is reaped while it finishes dying
+        // (or, if no thread can be started, here).
+        if std::thread::Builder::new().name("dtld-reap".into()).spawn(reap).is_err() {
+            reap();
+        }
+        c_int::from(byte[0]) << 8
+    } else {
+        reap()
+    };
+    Some(std::process::Output { status: std::os::unix::process::ExitStatusExt::from_raw(status), stdout: Vec::new(), stderr })
+}
+
+extern "C" {
+    /// glibc's `on_exit`: an exit handler that receives the exit status and an argument.
+    fn on_exit(f: extern "C" fn(c_int, *mut c_void), arg: *mut c_void) -> c_int;
+}
+
+/// The forked thin link's exit handler (`run_forked`): sends the exit status through the
+/// status pipe (`arg`) and lets go of the parent's standard-error pipe.
+extern "C" fn release_parent(status: c_int, arg: *mut c_void) {
+    let fd = arg as usize as c_int;
+    let byte = status.clamp(0, 255) as u8;
+    // SAFETY: write/close/open/dup2 on descriptors this process owns; async-signal-safe calls.
+    unsafe {
+        libc::write(fd, (&byte as *const u8).cast(), 1);
+        libc::close(fd);
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if null >= 0 {
+            libc::dup2(null, 2);
+            libc::close(null);
         }
     }
-    Some(std::process::Output { status: std::os::unix::process::ExitStatusExt::from_raw(status), stdout: Vec::new(), stderr })
 }
 
 /// Whether an object defines or references anything (LLVMgold's empty partition does not).
