@@ -451,6 +451,7 @@ pub(crate) fn run_forked(
             // LLVMgold ends an index-only link with exit(0) once the files are written: the
             // parent learns the status then, not after the kernel has torn down the child's
             // address space (~100 MB on OpenSSL).
+            #[cfg(target_env = "gnu")]
             on_exit(release_parent, status_write as usize as *mut c_void);
         }
         let code = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| host(req, files))) {
@@ -499,6 +500,7 @@ pub(crate) fn run_forked(
     Some(std::process::Output { status: std::os::unix::process::ExitStatusExt::from_raw(status), stdout: Vec::new(), stderr })
 }
 
+#[cfg(target_env = "gnu")]
 extern "C" {
     /// glibc's `on_exit`: an exit handler that receives the exit status and an argument.
     fn on_exit(f: extern "C" fn(c_int, *mut c_void), arg: *mut c_void) -> c_int;
@@ -506,6 +508,8 @@ extern "C" {
 
 /// The forked thin link's exit handler (`run_forked`): sends the exit status through the
 /// status pipe (`arg`) and lets go of the parent's standard-error pipe.
+/// (Without glibc there is no `on_exit`: the parent then waits for the child's end, as before.)
+#[cfg_attr(not(target_env = "gnu"), allow(dead_code))]
 extern "C" fn release_parent(status: c_int, arg: *mut c_void) {
     let fd = arg as usize as c_int;
     let byte = status.clamp(0, 255) as u8;
