@@ -165,6 +165,10 @@ pub(super) fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
         if !live[f][s] || sec.relocs.is_empty() {
             continue;
         }
+        if !flag(sec.flags, elf::SHF_ALLOC) {
+            check_non_alloc(l, f, s, &mut out);
+            continue;
+        }
         let mut skip_next = false;
         for (k, rel) in sec.relocs.iter().enumerate() {
             if skip_next {
@@ -182,6 +186,35 @@ pub(super) fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
         }
     }
     out
+}
+
+/// The relocations of a non-allocated section (most relocations of a debug build): the writer
+/// resolves them statically, so the scan only checks them, exactly as `needs_scan` does for
+/// such a section (unknown types, offsets out of bounds, references past the end of a
+/// mergeable section), without building a `RelSite` or looking up global symbols.
+fn check_non_alloc(l: &Layout, f: FileId, s: usize, out: &mut ScanOut) {
+    let o = l.r.obj(f);
+    let sec = &o.sections[s];
+    for rel in sec.relocs {
+        let r_type = rel.r_type(LE, false);
+        let info = arch::rel_info(r_type);
+        if info.kind == RelKind::None {
+            continue;
+        }
+        let si = rel.r_sym(LE, false) as usize;
+        if info.kind == RelKind::Unknown || (rel.r_offset(LE) as usize).saturating_add(info.field.size()) > sec.data.len() {
+            // The rare error paths: `needs_scan` words them.
+            let site = RelSite { f, s, k: 0, o, sec, r_type, info, off: rel.r_offset(LE), addend: rel.r_addend(LE), t: l.target_of(f, si) };
+            needs_scan(l, &site, si, out);
+            continue;
+        }
+        if si == 0 || si >= o.first_global {
+            continue;
+        }
+        if let Some(e) = reloc_check::merge_offset_error(l, Target::Local(f, si as u32), rel.r_addend(LE)) {
+            out.errors.push(e);
+        }
+    }
 }
 
 /// One relocation being scanned: relocation `k` of section `s` (`sec`) of object `f` (`o`),
