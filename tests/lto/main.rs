@@ -7,7 +7,8 @@
 //!   contents (`.thinlto.bc` byte for byte; as `llvm-dis` text for the `llvm-lto2` variant), including the empty index files lld
 //!   writes for unextracted lazy archive members, and no program. Variants cover
 //!   `--thinlto-prefix-replace=` and `--thinlto-object-suffix-replace=` (with minimized
-//!   `-fthin-link-bitcode=` inputs) and the option without `=file`.
+//!   `-fthin-link-bitcode=` inputs), the option without `=file`, and the thin link's other
+//!   paths (`llvm-lto2`, and LLVMgold in the exec'd helper rather than a fork of dtld).
 //! * `cache/dtld-only`: `--thinlto-cache-dir=` reuses backend results. dtld reports them with
 //!   `--verbose` as `dtld: thinlto: N modules, C compiled, K cached`: 3/3/0 on the first link,
 //!   3/0/3 on relinks of unchanged inputs (to the same output name, then to another one, as
@@ -92,6 +93,7 @@ fn main() {
     add("index-only/prefix-replace", false, |t| index_only(t, IndexVariant::PrefixReplace));
     add("index-only/object-suffix-replace", false, |t| index_only(t, IndexVariant::SuffixReplace));
     add("index-only/llvm-lto2", false, |t| index_only(t, IndexVariant::Lto2));
+    add("index-only/helper", false, |t| index_only(t, IndexVariant::Helper));
     // lld prints no `dtld: thinlto:` line; ignored (not failed) in the lld self-test.
     add("cache/dtld-only", lld, cache);
     add("link-cache/in-process/dtld-only", lld, |t| link_cache(t, false));
@@ -219,6 +221,9 @@ enum IndexVariant {
     /// resolutions LLVMgold cannot be told. Its skip indexes are dtld's own (same meaning,
     /// other bytes), so index files are compared as `llvm-dis` text.
     Lto2,
+    /// `Plain` with LLVMgold in the exec'd helper (`DTLD_THIN_LINK=helper`) instead of a fork of
+    /// dtld: the path of a process that cannot fork. Byte for byte lld's files, as the fork's.
+    Helper,
 }
 
 fn index_only(t: &Work, variant: IndexVariant) -> Result<(), String> {
@@ -277,8 +282,14 @@ fn index_only(t: &Work, variant: IndexVariant) -> Result<(), String> {
         let before = snapshot(&dir)?;
         let mut cmd = t.clang_link(&dir, linker);
         cmd.arg("-flto=thin").args(&wl).args(&inputs).arg("-o").arg("prog");
-        if variant == IndexVariant::Lto2 {
-            cmd.env("DTLD_THIN_LINK", "llvm-lto2");
+        match variant {
+            IndexVariant::Lto2 => {
+                cmd.env("DTLD_THIN_LINK", "llvm-lto2");
+            }
+            IndexVariant::Helper => {
+                cmd.env("DTLD_THIN_LINK", "helper");
+            }
+            _ => {}
         }
         let out = t.run(&mut cmd)?;
         if !out.success() {
