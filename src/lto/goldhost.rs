@@ -272,11 +272,11 @@ pub struct ViewModule<'a> {
     pub skip: bool,
 }
 
-/// The request text for `modules` whose bytes follow it, in order, on the helper's standard
-/// input (`dtld --dtld-gold-helper -`).
-pub fn view_request(plugin: &Path, output: &str, linker_output: usize, options: &[String], modules: &[ViewModule]) -> String {
+/// The request for `modules` whose bytes follow it, in order (each module's view is its
+/// offset and length there).
+fn views_request(plugin: &Path, output: &str, linker_output: usize, options: &[String], modules: &[ViewModule]) -> Request {
     let mut off = 0u64;
-    let req = Request {
+    Request {
         head: RequestHead { plugin: plugin.to_string_lossy().into_owned(), output_name: output.to_string(), linker_output, options: options.to_vec() },
         modules: modules
             .iter()
@@ -292,8 +292,13 @@ pub fn view_request(plugin: &Path, output: &str, linker_output: usize, options: 
                 }
             })
             .collect(),
-    };
-    req.encode()
+    }
+}
+
+/// The request text for `modules` whose bytes follow it, in order, on the helper's standard
+/// input (`dtld --dtld-gold-helper -`).
+pub fn view_request(plugin: &Path, output: &str, linker_output: usize, options: &[String], modules: &[ViewModule]) -> String {
+    views_request(plugin, output, linker_output, options, modules).encode()
 }
 
 /// `LLVMgold.so` (and the libLLVM it links) loaded on a thread of its own while dtld reads and
@@ -363,37 +368,15 @@ pub(crate) fn run_forked(
     if preload.is_some_and(|p| !p.ready_for(plugin)) {
         return None;
     }
-    let req = Request {
-        head: RequestHead { plugin: plugin.to_string_lossy().into_owned(), output_name: output.to_string(), linker_output, options: options.to_vec() },
-        modules: modules
-            .iter()
-            .map(|m| ReqModule {
-                path: String::new(),
-                name: m.name.to_string(),
-                syms: m.syms.iter().map(|(n, f)| (n.to_vec(), f.to_string())).collect(),
-                // Marks the module as a view (a symbol table differing from dtld's is then a
-                // fallback, not an error): its bytes are `data`, not at an offset of anything.
-                view: Some((0, m.data.len() as u64)),
-                skip: m.skip,
-            })
-            .collect(),
-    };
+    // The views mark each module as one (a symbol table differing from dtld's is then a
+    // fallback, not an error); the child reads the bytes from `data`, not at those offsets.
+    let req = views_request(plugin, output, linker_output, options, modules);
     let mut files = Vec::with_capacity(modules.len());
     for (m, r) in modules.iter().zip(&req.modules) {
-        let name = CString::new(m.name).ok()?;
         // SAFETY: the child never returns from this function (it leaves with `_exit`), so the
         // bytes, mapped by the parent for the whole link, outlive every use of them.
         let data: &'static [u8] = unsafe { std::slice::from_raw_parts(m.data.as_ptr(), m.data.len()) };
-        files.push(HostFile {
-            fd: -1,
-            offset: 0,
-            name,
-            data,
-            syms: Vec::new(),
-            flags: r.syms.iter().map(|(_, f)| f.clone()).collect(),
-            added: false,
-            skip: m.skip,
-        });
+        files.push(host_file(r, -1, 0, data).ok()?);
     }
     let mut fds = [0 as c_int; 2];
     // SAFETY: pipe2 fills two descriptors.
@@ -736,6 +719,12 @@ pub fn helper_main(args: &[String]) -> i32 {
     }
 }
 
+/// The host's record of module `m`, whose bytes are `data` (reported as at `offset` of `fd`).
+fn host_file(m: &ReqModule, fd: c_int, offset: i64, data: &'static [u8]) -> std::result::Result<HostFile, String> {
+    let name = CString::new(m.name.clone()).map_err(|_| format!("module name contains a NUL byte: {}", m.name))?;
+    Ok(HostFile { fd, offset, name, data, syms: Vec::new(), flags: m.syms.iter().map(|(_, f)| f.clone()).collect(), added: false, skip: m.skip })
+}
+
 /// The request and the host's files: from a request file naming each module's file, or (`-`)
 /// from standard input, a request followed by every module's bytes (`goldindex.rs`).
 fn read_request(args: &[String]) -> std::result::Result<(Request, Vec<HostFile>), String> {
@@ -743,10 +732,6 @@ fn read_request(args: &[String]) -> std::result::Result<(Request, Vec<HostFile>)
         [flag, p] if flag == HELPER_FLAG => p,
         [p] => p,
         _ => return Err(format!("usage: dtld {HELPER_FLAG} <request file>|-")),
-    };
-    let host_file = |m: &ReqModule, fd: c_int, offset: i64, data: &'static [u8]| -> std::result::Result<HostFile, String> {
-        let name = CString::new(m.name.clone()).map_err(|_| format!("module name contains a NUL byte: {}", m.name))?;
-        Ok(HostFile { fd, offset, name, data, syms: Vec::new(), flags: m.syms.iter().map(|(_, f)| f.clone()).collect(), added: false, skip: m.skip })
     };
     if req_path == "-" {
         let input = crate::input::map_file(Path::new("/dev/stdin")).map_err(|e| format!("cannot read the request: {}", crate::io_error(&e)))?;

@@ -144,7 +144,6 @@ pub fn run(plugin: &Path, req: &LtoRequest, cg: &CodegenSettings, names: &[Strin
         }
         options.push(format!("thinlto-prefix-replace={old};{new}"));
     }
-    let exe = std::env::current_exe().map_err(|e| Error::new(format!("thin link (LLVMgold): cannot find the dtld executable: {}", crate::io_error(&e))))?;
     let mut modules: Vec<goldhost::ViewModule> = req
         .modules
         .iter()
@@ -165,10 +164,12 @@ pub fn run(plugin: &Path, req: &LtoRequest, cg: &CodegenSettings, names: &[Strin
     if let Some(m) = modules.iter().find(|m| !seen.insert(m.name)) {
         return Ok(Outcome::Fallback(format!("two bitcode files are named {}", m.name)));
     }
-    let forked = std::env::var_os("DTLD_THIN_LINK").is_none_or(|v| v != "helper");
+    let forked = !super::thin_link_forced("helper");
     let out = match forked.then(|| goldhost::run_forked(plugin, req.preload, &req.output.to_string_lossy(), kind, &options, &modules)).flatten() {
         Some(out) => out,
         None => {
+            let exe =
+                std::env::current_exe().map_err(|e| Error::new(format!("thin link (LLVMgold): cannot find the dtld executable: {}", crate::io_error(&e))))?;
             let text = goldhost::view_request(plugin, &req.output.to_string_lossy(), kind, &options, &modules);
             let mut parts: Vec<&[u8]> = vec![text.as_bytes()];
             parts.extend(modules.iter().map(|m| m.data));

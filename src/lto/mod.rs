@@ -92,11 +92,17 @@ pub struct LtoRequest<'a> {
     pub preload: Option<&'a goldhost::Preload>,
 }
 
+/// Whether `DTLD_THIN_LINK` chooses the thin link's way `how` (`llvm-lto2`: never LLVMgold;
+/// `helper`: LLVMgold in the exec'd helper, not in a fork of dtld).
+pub(crate) fn thin_link_forced(how: &str) -> bool {
+    std::env::var_os("DTLD_THIN_LINK").is_some_and(|v| v == how)
+}
+
 /// For an index-only link that will run its thin link in place (`goldindex.rs`): starts
 /// loading the LLVMgold.so it will most likely use (the first LLVM installation `llvm.rs`
 /// would look at that has one) while the inputs are read and resolved.
 pub fn preload(o: &LtoOptions) -> Option<goldhost::Preload> {
-    if !o.index_only || std::env::var_os("DTLD_THIN_LINK").is_some_and(|v| v == "llvm-lto2" || v == "helper") {
+    if !o.index_only || thin_link_forced("llvm-lto2") || thin_link_forced("helper") {
         return None;
     }
     let gold = llvm::first_gold(o)?;
@@ -741,7 +747,7 @@ fn index_only(
     let opts = req.opts;
     // In place through LLVMgold when it can be told dtld's resolutions (`goldindex.rs`): no
     // module staged, every file written once where lld writes it.
-    if let Some(gold) = llvm.gold.as_ref().filter(|_| std::env::var_os("DTLD_THIN_LINK").is_none_or(|v| v != "llvm-lto2")) {
+    if let Some(gold) = llvm.gold.as_ref().filter(|_| !thin_link_forced("llvm-lto2")) {
         let t = std::time::Instant::now();
         match goldindex::run(gold, req, cg, names)? {
             goldindex::Outcome::Written => {
