@@ -2,14 +2,17 @@
 //! clang write, viewable in chrome://tracing or Perfetto), and `--verbose` stage times.
 //!
 //! The link records whole stages (input, resolution, the thin link, backend compilation or
-//! distribution, layout, writing); each stage is an event with a start and a duration.
+//! distribution, layout, writing); each stage is an event with a start and a duration. The
+//! longest stages of a native link (layout, writing) also record their parts (`Laps`), shown
+//! nested inside them, as lld's trace does; `--verbose` prints the stages only.
 
 use std::path::Path;
 use std::time::Instant;
 
 pub struct Trace {
     start: Instant,
-    events: Vec<(String, String, u128, u128)>,
+    /// (name, detail, start µs, duration µs, a part of a stage rather than a stage).
+    events: Vec<(String, String, u128, u128, bool)>,
 }
 
 impl Default for Trace {
@@ -18,25 +21,54 @@ impl Default for Trace {
     }
 }
 
+/// The parts of one stage, timed one after the other: each `lap` ends the part before it.
+pub struct Laps {
+    last: Instant,
+    parts: Vec<(&'static str, Instant, std::time::Duration)>,
+}
+
+impl Default for Laps {
+    fn default() -> Self {
+        Laps { last: Instant::now(), parts: Vec::new() }
+    }
+}
+
+impl Laps {
+    /// Ends the part called `name`, which began at the previous lap (or at creation).
+    pub fn lap(&mut self, name: &'static str) {
+        let now = Instant::now();
+        self.parts.push((name, self.last, now - self.last));
+        self.last = now;
+    }
+}
+
 impl Trace {
     /// Records a stage that started at `since` and ends now.
     pub fn stage(&mut self, name: &str, detail: &str, since: Instant) {
         let ts = since.saturating_duration_since(self.start).as_micros();
         let dur = since.elapsed().as_micros();
-        self.events.push((name.to_string(), detail.to_string(), ts, dur));
+        self.events.push((name.to_string(), detail.to_string(), ts, dur, false));
     }
 
     /// Records a stage that started at `start` and took `dur` (a part of a larger step).
     pub fn span(&mut self, name: &str, detail: &str, start: Instant, dur: std::time::Duration) {
         let ts = start.saturating_duration_since(self.start).as_micros();
-        self.events.push((name.to_string(), detail.to_string(), ts, dur.as_micros()));
+        self.events.push((name.to_string(), detail.to_string(), ts, dur.as_micros(), false));
+    }
+
+    /// Records the parts of a stage (drawn inside it).
+    pub fn laps(&mut self, laps: &Laps) {
+        for &(name, start, dur) in &laps.parts {
+            let ts = start.saturating_duration_since(self.start).as_micros();
+            self.events.push((name.to_string(), String::new(), ts, dur.as_micros(), true));
+        }
     }
 
     /// The trace as JSON: one complete ("X") event per stage plus the total.
     pub fn to_json(&self) -> String {
         let total = self.start.elapsed().as_micros();
         let mut ev = vec![format!("{{\"pid\":1,\"tid\":0,\"ph\":\"X\",\"ts\":0,\"dur\":{total},\"name\":\"Total Link\",\"args\":{{}}}}")];
-        for (name, detail, ts, dur) in &self.events {
+        for (name, detail, ts, dur, _) in &self.events {
             ev.push(format!(
                 "{{\"pid\":1,\"tid\":0,\"ph\":\"X\",\"ts\":{ts},\"dur\":{dur},\"name\":{},\"args\":{{\"detail\":{}}}}}",
                 crate::util::json::json_string(name),
@@ -49,7 +81,7 @@ impl Trace {
 
     /// One line per stage, for `--verbose`.
     pub fn summary(&self) -> String {
-        let parts: Vec<String> = self.events.iter().map(|(n, _, _, d)| format!("{n} {:.3}s", *d as f64 / 1e6)).collect();
+        let parts: Vec<String> = self.events.iter().filter(|e| !e.4).map(|(n, _, _, d, _)| format!("{n} {:.3}s", *d as f64 / 1e6)).collect();
         format!("dtld: time: {}; total {:.3}s", parts.join(", "), self.start.elapsed().as_secs_f64())
     }
 

@@ -141,7 +141,9 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
         resolver.add_lto_objects(out.objects)?;
         trace.stage("Resolve LTO objects", "", t);
     }
+    let t = std::time::Instant::now();
     let resolved = resolver.finish()?;
+    trace.stage("Finish resolution", "", t);
     if config.trace {
         // --trace: every file that joined the link, in the order it did.
         for &f in &resolved.load_order {
@@ -151,11 +153,14 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     let t = std::time::Instant::now();
     let layout = layout::layout(config, &resolved)?;
     trace.stage("Layout", "", t);
+    trace.laps(&layout.laps);
     // A warning made an error by --fatal-warnings fails the link before anything is written.
     config.diag.check()?;
     let t = std::time::Instant::now();
-    write::write_output(&layout)?;
+    let mut laps = crate::trace::Laps::default();
+    write::write_output(&layout, &mut laps)?;
     trace.stage("Write output file", "", t);
+    trace.laps(&laps);
     if let Some(p) = &config.map_file {
         map::write_map(&layout, p)?;
     }

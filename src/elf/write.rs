@@ -36,14 +36,11 @@ struct SymtabOut {
     index: crate::elf::emit_relocs::SymIndex,
 }
 
-pub fn write_output(l: &Layout) -> Result<()> {
+pub fn write_output(l: &Layout, laps: &mut crate::trace::Laps) -> Result<()> {
     let out_path = &l.config.output;
     // Section names and symbol table.
-    let tt = std::time::Instant::now();
     let symtab = if l.config.strip_all { None } else { Some(build_symtab(l)) };
-    if std::env::var_os("DTLD_TT").is_some() {
-        eprintln!("TT symtab {:.2}", tt.elapsed().as_secs_f64() * 1000.0);
-    }
+    laps.lap("Build symbol table");
     let mut shstrtab = vec![0u8];
     let mut name_off = Vec::new();
     let add_name = |n: &str, t: &mut Vec<u8>| -> u32 {
@@ -99,8 +96,10 @@ pub fn write_output(l: &Layout) -> Result<()> {
     write_headers(l, buf, shoff, nsections, nsections - if symtab.is_some() { 2 } else { 1 });
     write_traps(l, buf);
     // Section contents, in parallel over disjoint slices.
+    laps.lap("Place sections");
     let errors = write_sections(l, &place, buf)?;
     relocation_errors(l, errors)?;
+    laps.lap("Write sections");
     if let (true, Some(s)) = (l.config.emit_relocs, &symtab) {
         crate::elf::emit_relocs::write(l, &s.index, &place.offset, buf);
     }
@@ -166,14 +165,18 @@ pub fn write_output(l: &Layout) -> Result<()> {
     } else {
         write_shdr(&mut buf[sh..sh + 64], shstrtab_name, elf::SHT_STRTAB, 0, 0, shstrtab_off, shstrtab.len() as u64, 0, 0, 1, 0);
     }
+    laps.lap("Write headers and tables");
     // Build ID over the finished image.
     if let Some(&i) = l.synth_osec.get(&Synth::BuildId) {
         let off = l.osecs[i].offset as usize + 16;
         let id = compute_build_id(l, buf);
         buf[off..off + id.len()].copy_from_slice(&id);
+        laps.lap("Compute build ID");
     }
     let mode = if l.config.relocatable { 0o644 } else { 0o755 };
-    out.finish(mode & !umask())
+    out.finish(mode & !umask())?;
+    laps.lap("Commit output file");
+    Ok(())
 }
 
 /// -z separate-code / separate-loadable-segments: the gaps between the sections of an

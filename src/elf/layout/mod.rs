@@ -302,6 +302,8 @@ pub struct Layout<'r> {
     pub icf_folded: crate::elf::icf::Folded,
     /// `--gdb-index`: the index, sized with the synthetic sections.
     pub gdb_index: Option<crate::elf::gdb_index::GdbIndex>,
+    /// How long each part of the layout took (`--time-trace`).
+    pub laps: crate::trace::Laps,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -800,12 +802,14 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         script_extra: Default::default(),
         icf_folded: Default::default(),
         gdb_index: None,
+        laps: Default::default(),
     };
     let reserved = checks::reserved_symbol_errors(config, r);
     if !reserved.is_empty() {
         return Err(Error::many(reserved));
     }
     let liveness = crate::elf::gc::mark_live(config, r);
+    l.laps.lap("Mark live sections");
     let link_order = checks::link_order_errors(r, &liveness.live);
     if !link_order.is_empty() {
         return Err(Error::many(link_order));
@@ -837,6 +841,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     if config.script.has_sections && !config.relocatable {
         l.script_plan = Some(crate::elf::script::place::plan(config, r, &live));
     }
+    l.laps.lap("Fold identical code");
     assign_sections(&mut l, &live, liveness.merge_refs.as_ref())?;
     if config.emit_relocs {
         crate::elf::emit_relocs::create(&mut l);
@@ -844,13 +849,16 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     crate::elf::icf::alias(&mut l, false);
     order_sections(&mut l)?;
     decide_linker_symbols(&mut l);
+    l.laps.lap("Order sections");
     scan_relocations(&mut l, &live)?;
+    l.laps.lap("Scan relocations");
     build_dynsyms(&mut l);
     crate::elf::synthetic::prepare_dynamic_strings(&mut l);
     create_synthetic(&mut l);
     if config.gdb_index {
         crate::elf::gdb_index::create(&mut l)?;
     }
+    l.laps.lap("Create synthetic sections");
     assign_addresses(&mut l)?;
     // `.relr.dyn`'s size depends on the addresses it encodes; it precedes the code, so addresses
     // are assigned again until it settles (it never shrinks, so this ends).
@@ -861,6 +869,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     crate::elf::emit_relocs::finish(&mut l);
     compute_symbol_values(&mut l)?;
     l.merged_addr = merged_chunk_addrs(&l);
+    l.laps.lap("Assign addresses");
     Ok(l)
 }
 

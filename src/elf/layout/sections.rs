@@ -324,14 +324,17 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&c
     for os in osecs.iter_mut() {
         os.relro = is_relro_name(&os.name, os.flags, os.sh_type);
     }
+    l.laps.lap("Assign sections");
     // Deduplicate merge pieces, deterministically in input order.
     let tail = l.config.opt_level >= 2;
     for inputs in merged_inputs {
         l.merged.push(crate::elf::merge::merge(r, &inputs, merge_refs, tail)?);
     }
+    l.laps.lap("Merge sections");
     // .eh_frame: split records, drop FDEs of dead functions, deduplicate CIEs.
     if !eh_inputs.is_empty() && !l.config.relocatable {
         add_eh_frame(l, &mut osecs, &eh_inputs, live)?;
+        l.laps.lap("Build .eh_frame");
     }
     // Sort init/fini array inputs by priority (stable: same priority keeps input order); a
     // SECTIONS script orders them itself (SORT_BY_INIT_PRIORITY), as in lld.
