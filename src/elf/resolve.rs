@@ -20,7 +20,116 @@ use crate::elf::shared::SharedFile;
 use crate::elf::LE;
 use crate::error::{Error, Result};
 use crate::input::{FileKind, InputFile};
-use crate::util::fasthash::FastMap;
+use crate::util::fasthash::{FastMap, PassThrough};
+
+/// A symbol name and its hash. The hash is computed once per name occurrence, in parallel while
+/// the files are parsed (`FileNames`), so the serial resolution pass (one file after another,
+/// as lld's order requires) neither scans for the name's end nor hashes it: in a large debug
+/// link that pass interns millions of names and was a sixth of the wall time, on one core.
+#[derive(Clone, Copy)]
+pub struct NameKey {
+    hash: u64,
+    name: &'static [u8],
+}
+
+impl NameKey {
+    pub fn new(name: &'static [u8]) -> NameKey {
+        NameKey { hash: xxhash_rust::xxh3::xxh3_64(name), name }
+    }
+}
+
+impl std::hash::Hash for NameKey {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64(self.hash);
+    }
+}
+
+impl PartialEq for NameKey {
+    fn eq(&self, o: &NameKey) -> bool {
+        self.hash == o.hash && self.name == o.name
+    }
+}
+
+impl Eq for NameKey {}
+
+/// Global names to symbols, keyed by `NameKey` (its hash is the table's hash).
+pub type NameMap = std::collections::HashMap<NameKey, SymbolId, std::hash::BuildHasherDefault<PassThrough>>;
+
+/// What the serial pass needs of one file's global names, computed in parallel with its parse.
+#[derive(Default)]
+struct FileNames {
+    /// An object: one key per global symbol (from `first_global`), the name it binds under
+    /// (`foo` for a `foo@@VER` definition, `__wrap_foo` for an undefined `foo` under
+    /// `--wrap=foo`). A shared library: one per dynamic symbol, its plain name.
+    keys: Vec<NameKey>,
+    /// An object: (symbol index, VER) of each `foo@@VER` definition, by index.
+    default_versions: Vec<(u32, &'static [u8])>,
+    /// A shared library: `name@VER` of each versioned definition.
+    versioned: Vec<Option<NameKey>>,
+}
+
+impl FileNames {
+    fn of(file: &File, wrap: &[String]) -> FileNames {
+        let mut out = FileNames::default();
+        match file {
+            File::Obj(o) => {
+                out.keys.reserve_exact(o.symbols.len().saturating_sub(o.first_global));
+                for i in o.first_global..o.symbols.len() {
+                    let name = o.sym_name(i);
+                    let undefined = o.symbols[i].st_shndx(LE) == elf::SHN_UNDEF;
+                    // `foo@@VER` defines `foo` (its default version): unversioned references
+                    // bind to it.
+                    let name = match (undefined, crate::elf::version_script::split_versioned(name)) {
+                        (false, Some((base, ver, true))) if !ver.is_empty() => {
+                            out.default_versions.push((i as u32, ver));
+                            base
+                        }
+                        (true, _) => wrapped_name(wrap, name),
+                        _ => name,
+                    };
+                    out.keys.push(NameKey::new(name));
+                }
+            }
+            File::Shared(s) => {
+                out.keys = s.syms.iter().map(|d| NameKey::new(d.name)).collect();
+                out.versioned = s
+                    .syms
+                    .iter()
+                    .map(|d| {
+                        let v = d.version.filter(|_| d.defined)?;
+                        let mut full = d.name.to_vec();
+                        full.push(b'@');
+                        full.extend_from_slice(v);
+                        Some(NameKey::new(Box::leak(full.into_boxed_slice())))
+                    })
+                    .collect();
+            }
+            _ => {}
+        }
+        out
+    }
+}
+
+/// `--wrap=foo`: undefined references to `foo` bind to `__wrap_foo`, and references to
+/// `__real_foo` bind to `foo` (GNU ld's rule: definitions keep their names).
+fn wrapped_name(wrap: &[String], name: &'static [u8]) -> &'static [u8] {
+    if wrap.is_empty() {
+        return name;
+    }
+    let s = match std::str::from_utf8(name) {
+        Ok(s) => s,
+        Err(_) => return name,
+    };
+    if wrap.iter().any(|w| w == s) {
+        return leak_name(&format!("__wrap_{s}"));
+    }
+    if let Some(real) = s.strip_prefix("__real_") {
+        if wrap.iter().any(|w| w == real) {
+            return leak_name(real);
+        }
+    }
+    name
+}
 
 pub type FileId = usize;
 pub type SymbolId = usize;
@@ -123,7 +232,7 @@ pub struct Resolved {
     /// Whether each file joined the link.
     pub loaded: Vec<bool>,
     pub symbols: Vec<Symbol>,
-    pub by_name: FastMap<&'static [u8], SymbolId>,
+    pub by_name: NameMap,
     /// For each object file: global symbol index (from `first_global`) → SymbolId.
     pub sym_ids: Vec<Vec<SymbolId>>,
     /// For each object file: sections discarded because another file's COMDAT group won.
@@ -193,7 +302,9 @@ impl Resolved {
         self.files.iter().zip(&self.loaded).any(|(f, &l)| l && matches!(f, File::GccIr(_)))
     }
     pub fn lookup(&self, name: &[u8]) -> Option<SymbolId> {
-        self.by_name.get(name).copied()
+        // SAFETY: the key lives only for this lookup; the table never keeps it.
+        let name: &'static [u8] = unsafe { std::mem::transmute::<&[u8], &'static [u8]>(name) };
+        self.by_name.get(&NameKey::new(name)).copied()
     }
     /// The object files that joined the link, in the order they did (lld's `objectFiles`:
     /// command-line objects and archive members as they were extracted, then LTO's output).
@@ -237,6 +348,8 @@ pub struct Resolver<'c> {
     /// Sonames of the shared libraries loaded so far: a library named twice (`-lgcc_s ...
     /// -lgcc_s`) is linked once, as lld does.
     sonames: std::collections::HashMap<String, FileId>,
+    /// For each file: its global names, hashed (taken when an object loads).
+    names: Vec<FileNames>,
 }
 
 /// Parses one input; `opts.merge`: split SHF_MERGE sections (lld: at `-O1` and above, and always for
@@ -270,7 +383,15 @@ impl<'c> Resolver<'c> {
         let claim_gcc = crate::elf::gcc_lto::plugin(config).is_some();
         // Option errors are reported when LTO runs; here they only mean no LLVM to ask.
         let lto_opts = crate::elf::lto::options(config).ok();
-        let parsed: Vec<Result<File>> = inputs.par_iter().map(|f| parse_file(f, opts, claim_gcc, lto_opts.as_ref())).collect();
+        let wrap = &config.wrap;
+        let (parsed, names): (Vec<Result<File>>, Vec<FileNames>) = inputs
+            .par_iter()
+            .map(|f| {
+                let p = parse_file(f, opts, claim_gcc, lto_opts.as_ref());
+                let names = p.as_ref().map(|file| FileNames::of(file, wrap)).unwrap_or_default();
+                (p, names)
+            })
+            .unzip();
         let mut files = Vec::with_capacity(parsed.len());
         let mut errors = Vec::new();
         for (p, input) in parsed.into_iter().zip(inputs) {
@@ -312,7 +433,7 @@ impl<'c> Resolver<'c> {
                 files,
                 loaded: vec![false; n],
                 symbols: Vec::new(),
-                by_name: FastMap::default(),
+                by_name: NameMap::default(),
                 sym_ids,
                 discarded,
                 dso_needed: vec![false; n],
@@ -328,6 +449,7 @@ impl<'c> Resolver<'c> {
             errors: Vec::new(),
             lto_first_file: None,
             sonames: std::collections::HashMap::new(),
+            names,
         };
         // -u and the entry symbol act as undefined references before any file, so they extract
         // archive members wherever they are on the command line.
@@ -419,15 +541,21 @@ impl<'c> Resolver<'c> {
         self.lto_first_file = Some(first);
         let objects: Vec<&'static InputFile> = objects.into_iter().map(|o| &*Box::leak(Box::new(o))).collect();
         let opts = ParseOpts { merge: self.config.opt_level > 0 || self.config.relocatable, relocatable: self.config.relocatable };
-        let parsed: Vec<Result<File>> = objects
+        let wrap = &self.config.wrap;
+        let (parsed, names): (Vec<Result<File>>, Vec<FileNames>) = objects
             .par_iter()
-            .map(|f| match f.kind {
-                // What LTO generated is never claimed again (`-r` with GCC's plugin generates a
-                // GCC LTO object on purpose).
-                FileKind::Object => ObjFile::parse(f, opts).map(File::Obj),
-                _ => parse_file(f, opts, false, None),
+            .map(|f| {
+                let p = match f.kind {
+                    // What LTO generated is never claimed again (`-r` with GCC's plugin
+                    // generates a GCC LTO object on purpose).
+                    FileKind::Object => ObjFile::parse(f, opts).map(File::Obj),
+                    _ => parse_file(f, opts, false, None),
+                };
+                let names = p.as_ref().map(|file| FileNames::of(file, wrap)).unwrap_or_default();
+                (p, names)
             })
-            .collect();
+            .unzip();
+        self.names.extend(names);
         let mut errors = Vec::new();
         for (p, input) in parsed.into_iter().zip(objects) {
             let file = p.unwrap_or_else(|e| {
@@ -731,7 +859,7 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
         if ver.is_empty() {
             continue;
         }
-        if let Some(bid) = r.by_name.get(base).copied() {
+        if let Some(bid) = r.lookup(base) {
             // A `foo@@VER` definition is filed as `foo`: it is the default version, exported
             // under its own name next to `foo@OLD` (`version-script-twice.s`).
             if r.symbols[bid].default_version.is_some() {
@@ -851,10 +979,18 @@ fn leak_name(s: &str) -> &'static [u8] {
 
 impl<'c> Resolver<'c> {
     fn intern(&mut self, name: &'static [u8]) -> SymbolId {
-        if let Some(&id) = self.r.by_name.get(name) {
-            return id;
-        }
+        self.intern_key(NameKey::new(name))
+    }
+
+    fn intern_key(&mut self, key: NameKey) -> SymbolId {
         let id = self.r.symbols.len();
+        let name = key.name;
+        match self.r.by_name.entry(key) {
+            std::collections::hash_map::Entry::Occupied(e) => return *e.get(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(id);
+            }
+        }
         self.r.symbols.push(Symbol {
             name,
             def: Def::Undefined,
@@ -877,29 +1013,7 @@ impl<'c> Resolver<'c> {
             script_defined: false,
             ref_type: None,
         });
-        self.r.by_name.insert(name, id);
         id
-    }
-
-    /// `--wrap=foo`: undefined references to `foo` bind to `__wrap_foo`, and references to
-    /// `__real_foo` bind to `foo` (GNU ld's rule: definitions keep their names).
-    fn wrapped_name(&self, name: &'static [u8], undefined: bool) -> &'static [u8] {
-        if !undefined || self.config.wrap.is_empty() {
-            return name;
-        }
-        let s = match std::str::from_utf8(name) {
-            Ok(s) => s,
-            Err(_) => return name,
-        };
-        if self.config.wrap.iter().any(|w| w == s) {
-            return leak_name(&format!("__wrap_{s}"));
-        }
-        if let Some(real) = s.strip_prefix("__real_") {
-            if self.config.wrap.iter().any(|w| w == real) {
-                return leak_name(real);
-            }
-        }
-        name
     }
 
     /// Archive members are extracted depth-first, the moment a reference needs them, as lld
@@ -971,37 +1085,32 @@ impl<'c> Resolver<'c> {
 
     fn add_lazy_member(&mut self, f: FileId, inputs: &'static [InputFile]) {
         let _ = inputs;
-        let mut names = Vec::new();
+        let mut names: Vec<NameKey> = Vec::new();
         match &self.r.files[f] {
             File::Obj(o) => {
+                // `foo@@VER` is filed as `foo` (its key, as `load_obj` binds it): a reference to
+                // `foo` extracts the member (`version-exclude-libs.s`).
+                let keys = &self.names[f].keys;
                 for i in o.first_global..o.symbols.len() {
                     let s = &o.symbols[i];
-                    let shndx = s.st_shndx(LE);
-                    if shndx == elf::SHN_UNDEF || s.st_bind() == elf::STB_LOCAL {
-                        continue;
+                    if s.st_shndx(LE) != elf::SHN_UNDEF && s.st_bind() != elf::STB_LOCAL {
+                        names.push(keys[i - o.first_global]);
                     }
-                    // `foo@@VER` is filed as `foo` (as `load_obj` does): a reference to `foo`
-                    // extracts the member (`version-exclude-libs.s`).
-                    let name = o.sym_name(i);
-                    names.push(match crate::elf::version_script::split_versioned(name) {
-                        Some((base, ver, true)) if !ver.is_empty() => base,
-                        _ => name,
-                    });
                 }
             }
             File::Bitcode(b) => {
                 for k in 0..b.syms.len() {
                     let s = b.sym(k);
                     if !s.undefined() {
-                        names.push(s.name);
+                        names.push(NameKey::new(s.name));
                     }
                 }
             }
-            File::GccIr(g) => names.extend(g.defined_names()),
+            File::GccIr(g) => names.extend(g.defined_names().map(NameKey::new)),
             _ => return,
         }
-        for name in names {
-            let id = self.intern(name);
+        for key in names {
+            let id = self.intern_key(key);
             let sym = &mut self.r.symbols[id];
             if sym.def == Def::Undefined {
                 if sym.strong_ref || sym.dso_strong_ref {
@@ -1085,27 +1194,27 @@ impl<'c> Resolver<'c> {
         // lld resolves a file's definitions before its undefined references, so that which
         // member a reference extracts does not depend on symbol order.
         let mut undefined_steps = Vec::new();
+        // Taken: a file loads once.
+        let names = std::mem::take(&mut self.names[f]);
+        let mut default_versions = names.default_versions.iter().peekable();
         for i in first..count {
             let File::Obj(o) = &self.r.files[f] else { unreachable!() };
             let s = o.symbols[i];
-            let name = o.sym_name(i);
+            let key = names.keys[i - first];
+            let name = key.name;
             let bind = s.st_bind();
             let shndx = s.st_shndx(LE);
             let vis = s.st_other & 3;
             let in_discarded = o.sym_section(i).is_some_and(|sh| {
                 self.r.discarded[f][sh as usize] || o.sections.get(sh as usize).is_some_and(|s| s.kind == SecKind::Ignored && s.sh_type == elf::SHT_GROUP)
             });
-            let undefined = shndx == elf::SHN_UNDEF;
-            // `foo@@VER` defines `foo` (its default version): unversioned references bind to it.
-            let mut default_version = None;
-            let name = match (undefined, crate::elf::version_script::split_versioned(name)) {
-                (false, Some((base, ver, true))) if !ver.is_empty() => {
-                    default_version = Some(ver);
-                    base
-                }
-                _ => name,
-            };
-            let id = self.intern(self.wrapped_name(name, undefined));
+            // `foo@@VER` defines `foo` (its default version, in `FileNames`): unversioned
+            // references bind to it.
+            let default_version = default_versions.next_if(|&&(j, _)| j as usize == i).map(|&(_, v)| v);
+            // The name as written, for the error below (`key` holds the `--wrap` target of a
+            // reference).
+            let written = if bind == elf::STB_LOCAL && shndx == elf::SHN_UNDEF { o.sym_name(i) } else { name };
+            let id = self.intern_key(key);
             if default_version.is_some() && bind != elf::STB_LOCAL {
                 self.r.symbols[id].default_version = default_version;
             }
@@ -1121,7 +1230,7 @@ impl<'c> Resolver<'c> {
                 self.errors.push(format!(
                     "{}: local symbol {} found in the global part of the symbol table",
                     self.r.files[f].name(),
-                    String::from_utf8_lossy(name)
+                    String::from_utf8_lossy(written)
                 ));
                 continue;
             }
@@ -1194,7 +1303,8 @@ impl<'c> Resolver<'c> {
         let mut ids = Vec::with_capacity(syms.len());
         let mut undefined_steps = Vec::new();
         for (k, (name, undefined, weak, common, vis)) in syms.into_iter().enumerate() {
-            let id = self.intern(self.wrapped_name(name, undefined));
+            let name = if undefined { wrapped_name(&self.config.wrap, name) } else { name };
+            let id = self.intern(name);
             ids.push(id);
             let sym = &mut self.r.symbols[id];
             if vis_rank(vis) < vis_rank(sym.visibility) {
@@ -1399,13 +1509,15 @@ impl<'c> Resolver<'c> {
             // stops the -l search from finding them.
         }
         let File::Shared(s) = &self.r.files[f] else { unreachable!() };
-        let entries: Vec<(usize, &'static [u8], Option<&'static [u8]>, bool, bool, bool, u8)> =
-            s.syms.iter().enumerate().map(|(k, d)| (k, d.name, d.version, d.hidden, d.defined, d.sym.st_bind() == elf::STB_WEAK, d.sym.st_type())).collect();
+        let entries: Vec<(usize, bool, bool, bool, u8)> =
+            s.syms.iter().enumerate().map(|(k, d)| (k, d.hidden, d.defined, d.sym.st_bind() == elf::STB_WEAK, d.sym.st_type())).collect();
+        // Taken: a library loads once.
+        let names = std::mem::take(&mut self.names[f]);
         let mut dso_steps = Vec::new();
-        for (k, name, version, hidden, defined, weak, d_type) in entries {
+        for (k, hidden, defined, weak, d_type) in entries {
             if !defined {
                 // A library's undefined reference: the executable must export a definition.
-                let id = self.intern(name);
+                let id = self.intern_key(names.keys[k]);
                 self.r.symbols[id].dso_ref = true;
                 if self.r.symbols[id].ref_type.is_none() {
                     self.r.symbols[id].ref_type = Some(d_type);
@@ -1417,18 +1529,9 @@ impl<'c> Resolver<'c> {
                 }
                 continue;
             }
-            let mut keys: Vec<&'static [u8]> = Vec::new();
-            if !hidden {
-                keys.push(name);
-            }
-            if let Some(v) = version {
-                let mut full = name.to_vec();
-                full.push(b'@');
-                full.extend_from_slice(v);
-                keys.push(Box::leak(full.into_boxed_slice()));
-            }
-            for key in keys {
-                let id = self.intern(key);
+            let plain = Some(names.keys[k]).filter(|_| !hidden);
+            for key in plain.into_iter().chain(names.versioned[k]) {
+                let id = self.intern_key(key);
                 let sym = &mut self.r.symbols[id];
                 sym.in_dso = true;
                 // A hidden or protected reference from an object cannot bind to a library's

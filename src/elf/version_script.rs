@@ -485,7 +485,8 @@ pub fn parse_dynamic_list(text: &str, file: &str) -> Result<Vec<Pattern>, String
 /// true for `@@`. `None` when the name has no `@`. A name ending in `@` (or `@@`) yields an
 /// empty version: lld then just strips the suffix and assigns no version.
 pub fn split_versioned(name: &[u8]) -> Option<(&[u8], &[u8], bool)> {
-    let pos = name.iter().position(|&c| c == b'@')?;
+    // memchr: every defined symbol's name is looked at, and Rust's names are long.
+    let pos = memchr::memchr(b'@', name)?;
     let base = &name[..pos];
     let ver = &name[pos + 1..];
     match ver.first() {
@@ -496,7 +497,7 @@ pub fn split_versioned(name: &[u8]) -> Option<(&[u8], &[u8], bool)> {
 
 /// True when the first `@` is immediately followed by another (`foo@@VER`).
 fn is_default_versioned(name: &[u8]) -> bool {
-    match name.iter().position(|&c| c == b'@') {
+    match memchr::memchr(b'@', name) {
         Some(p) => name.get(p + 1) == Some(&b'@'),
         None => false,
     }
