@@ -144,6 +144,27 @@ struct Found {
     merge_refs: Vec<((FileId, u32), u64)>,
 }
 
+impl Found {
+    fn join(mut self, other: Found) -> Found {
+        self.queue.extend(other.queue);
+        self.merge_refs.extend(other.merge_refs);
+        self
+    }
+}
+
+/// A section before marking: what `Marker::run` does with it.
+#[derive(PartialEq, Eq, Clone, Copy)]
+enum Root {
+    /// Not a root (or not in the output at all).
+    No,
+    /// `.eh_frame`: its records keep personality routines and LSDAs.
+    EhFrame,
+    /// Live from the start, and followed (SHF_GNU_RETAIN, KEEP, reserved sections).
+    Kept,
+    /// Named like a C identifier: a `__start_`/`__stop_` reference keeps it.
+    CNamed,
+}
+
 struct Marker<'a> {
     config: &'a Config,
     r: &'a Resolved,
@@ -313,76 +334,115 @@ impl<'a> Marker<'a> {
     fn run(&mut self) {
         let r = self.r;
         let config = self.config;
-        let mut found = Found::default();
-        // `__start_X`/`__stop_X` names, collected first: marking reads them.
-        let mut c_named: HashMap<Vec<u8>, Vec<(FileId, usize)>> = HashMap::default();
+        let this = &*self;
         // Symbols the output exports, and the ones the command line names.
-        for (id, s) in r.symbols.iter().enumerate() {
-            // A definition a shared library also defines is exported too (it must preempt the
-            // library's), as the dynamic symbol table does (`lto/dynsym.ll`).
-            let preempts_dso = s.in_dso && matches!(s.def, Def::Defined(..) | Def::Common(..));
-            let exported = (config.export_dynamic || config.shared || s.dynamic_listed || preempts_dso)
-                && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
-                && !s.forced_local;
-            if s.dso_ref || exported {
-                self.mark_symbol(&mut found, id);
-            }
-        }
+        let mut found = r
+            .symbols
+            .par_iter()
+            .enumerate()
+            .with_min_len(4096)
+            .fold(Found::default, |mut found, (id, s)| {
+                // A definition a shared library also defines is exported too (it must preempt
+                // the library's), as the dynamic symbol table does (`lto/dynsym.ll`).
+                let preempts_dso = s.in_dso && matches!(s.def, Def::Defined(..) | Def::Common(..));
+                let exported = (config.export_dynamic || config.shared || s.dynamic_listed || preempts_dso)
+                    && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
+                    && !s.forced_local;
+                if s.dso_ref || exported {
+                    this.mark_symbol(&mut found, id);
+                }
+                found
+            })
+            .reduce(Found::default, Found::join);
         let entry = config.entry.clone().unwrap_or_else(|| "_start".to_string());
         let init = config.init.clone().unwrap_or_else(|| "_init".into());
         let fini = config.fini.clone().unwrap_or_else(|| "_fini".into());
         let names: Vec<String> = [entry, init, fini].into_iter().chain(config.undefined.iter().cloned()).chain(config.script.referenced_symbols()).collect();
         for name in &names {
             if let Some(id) = r.lookup(name.as_bytes()) {
-                self.mark_symbol(&mut found, id);
+                this.mark_symbol(&mut found, id);
             }
         }
-        for (f, file) in r.files.iter().enumerate() {
-            let File::Obj(o) = file else { continue };
-            if !r.loaded[f] {
-                continue;
-            }
-            for s in 0..o.sections.len() {
-                if !self.candidate[f][s] {
-                    continue;
+        // The sections that are roots, each file on its own, and the ones named like C
+        // identifiers (`c_named` is filled after this pass: `.eh_frame` references to
+        // `__start_X` keep nothing, as before marking in lld).
+        let per_file: Vec<(Found, Vec<usize>)> = r
+            .files
+            .par_iter()
+            .enumerate()
+            .map(|(f, file)| {
+                let mut found = Found::default();
+                let mut c_named = Vec::new();
+                let File::Obj(o) = file else { return (found, c_named) };
+                if !r.loaded[f] {
+                    return (found, c_named);
                 }
-                let sec = &o.sections[s];
-                if sec.kind == SecKind::EhFrame {
-                    self.scan_eh_frame(&mut found, f, s);
-                    continue;
-                }
-                if flag(sec.flags, elf::SHF_GNU_RETAIN) || crate::elf::script::place::is_kept(config, r, f, s) {
-                    self.enqueue(&mut found, f, s, 0);
-                    continue;
-                }
-                if flag(sec.flags, elf::SHF_LINK_ORDER) {
-                    continue;
-                }
-                let in_gc_group = self.group_of[f].contains_key(&s);
-                if !flag(sec.flags, elf::SHF_ALLOC) && !in_gc_group {
-                    // Kept, but not followed: see the module comment.
-                    self.live[f][s].store(true, Relaxed);
-                    if let Some(deps) = self.dependents[f].get(&s) {
-                        for &d in deps {
-                            if self.candidate[f][d] {
-                                self.live[f][d].store(true, Relaxed);
+                for s in 0..o.sections.len() {
+                    let (root, unfollowed) = this.root_kind(o, f, s);
+                    if unfollowed {
+                        // Kept, but not followed: see the module comment.
+                        this.live[f][s].store(true, Relaxed);
+                        if let Some(deps) = this.dependents[f].get(&s) {
+                            for &d in deps {
+                                if this.candidate[f][d] {
+                                    this.live[f][d].store(true, Relaxed);
+                                }
                             }
                         }
                     }
-                }
-                if is_reserved(o, s, in_gc_group) {
-                    self.enqueue(&mut found, f, s, 0);
-                } else if (!config.z_start_stop_gc || sec.name.starts_with(b"__libc_")) && is_c_ident(sec.name) {
-                    for prefix in [&b"__start_"[..], b"__stop_"] {
-                        let mut key = prefix.to_vec();
-                        key.extend_from_slice(sec.name);
-                        c_named.entry(key).or_default().push((f, s));
+                    match root {
+                        Root::EhFrame => this.scan_eh_frame(&mut found, f, s),
+                        Root::Kept => this.enqueue(&mut found, f, s, 0),
+                        Root::CNamed => c_named.push(s),
+                        Root::No => {}
                     }
+                }
+                (found, c_named)
+            })
+            .collect();
+        let mut c_named: HashMap<Vec<u8>, Vec<(FileId, usize)>> = HashMap::default();
+        for (f, (file_found, named)) in per_file.into_iter().enumerate() {
+            found = found.join(file_found);
+            for s in named {
+                let name = r.obj(f).sections[s].name;
+                for prefix in [&b"__start_"[..], b"__stop_"] {
+                    let mut key = prefix.to_vec();
+                    key.extend_from_slice(name);
+                    c_named.entry(key).or_default().push((f, s));
                 }
             }
         }
         self.c_named = c_named;
         self.mark(found);
+    }
+
+    /// What section `s` of file `f` is before marking (lld's `MarkLive::run` loop), and
+    /// whether it is a non-allocated section outside any group: kept but not followed (see the
+    /// module comment), whatever else it is.
+    fn root_kind(&self, o: &ObjFile, f: FileId, s: usize) -> (Root, bool) {
+        if !self.candidate[f][s] {
+            return (Root::No, false);
+        }
+        let sec = &o.sections[s];
+        if sec.kind == SecKind::EhFrame {
+            return (Root::EhFrame, false);
+        }
+        if flag(sec.flags, elf::SHF_GNU_RETAIN) || crate::elf::script::place::is_kept(self.config, self.r, f, s) {
+            return (Root::Kept, false);
+        }
+        if flag(sec.flags, elf::SHF_LINK_ORDER) {
+            return (Root::No, false);
+        }
+        let in_gc_group = self.group_of[f].contains_key(&s);
+        let unfollowed = !flag(sec.flags, elf::SHF_ALLOC) && !in_gc_group;
+        let root = if is_reserved(o, s, in_gc_group) {
+            Root::Kept
+        } else if (!self.config.z_start_stop_gc || sec.name.starts_with(b"__libc_")) && is_c_ident(sec.name) {
+            Root::CNamed
+        } else {
+            Root::No
+        };
+        (root, unfollowed)
     }
 
     /// CIEs keep their personality routines, FDEs their LSDAs (lld's `scanEhFrameSection`).
