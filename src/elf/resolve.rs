@@ -64,6 +64,9 @@ struct FileNames {
     keys: Vec<NameKey>,
     /// An object: (symbol index, VER) of each `foo@@VER` definition, by index.
     default_versions: Vec<(u32, &'static [u8])>,
+    /// An object: each global symbol's section (`NO_SECTION`, or `IN_GROUP_SECTION` for one
+    /// defined in an SHT_GROUP section itself, which never holds a definition).
+    sections: Vec<u32>,
     /// A shared library: `name@VER` of each versioned definition.
     versioned: Vec<Option<NameKey>>,
 }
@@ -74,6 +77,13 @@ impl FileNames {
         match file {
             File::Obj(o) => {
                 out.keys.reserve_exact(o.symbols.len().saturating_sub(o.first_global));
+                out.sections = (o.first_global..o.symbols.len())
+                    .map(|i| match o.sym_section(i) {
+                        Some(sh) if o.sections.get(sh as usize).is_some_and(|s| s.kind == SecKind::Ignored && s.sh_type == elf::SHT_GROUP) => IN_GROUP_SECTION,
+                        Some(sh) => sh,
+                        None => NO_SECTION,
+                    })
+                    .collect();
                 for i in o.first_global..o.symbols.len() {
                     let name = o.sym_name(i);
                     let undefined = o.symbols[i].st_shndx(LE) == elf::SHN_UNDEF;
@@ -109,6 +119,11 @@ impl FileNames {
         out
     }
 }
+
+/// `FileNames::sections` of a symbol in no section (undefined, absolute, common).
+const NO_SECTION: u32 = u32::MAX;
+/// `FileNames::sections` of a symbol defined in an SHT_GROUP section.
+const IN_GROUP_SECTION: u32 = u32::MAX - 1;
 
 /// `--wrap=foo`: undefined references to `foo` bind to `__wrap_foo`, and references to
 /// `__real_foo` bind to `foo` (GNU ld's rule: definitions keep their names).
@@ -853,7 +868,10 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
     // `.symver foo, foo@VER` keeps both names in the object: the unversioned `foo` at the same
     // place is not exported (lld), only `foo@VER` is.
     let mut aliased: Vec<SymbolId> = Vec::new();
-    for sym in r.symbols.iter() {
+    // Which names hold a version (`@`), found in parallel: both loops below ask, for every
+    // definition, and the names are cold by now.
+    let versioned: Vec<bool> = r.symbols.par_iter().map(|s| memchr::memchr(b'@', s.name).is_some()).collect();
+    for (sym, _) in r.symbols.iter().zip(&versioned).filter(|(_, &v)| v) {
         let Def::Defined(f, i) = sym.def else { continue };
         let Some((base, ver, false)) = vs::split_versioned(sym.name) else { continue };
         if ver.is_empty() {
@@ -876,8 +894,8 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
     for bid in aliased {
         r.symbols[bid].forced_local = true;
     }
-    for sym in r.symbols.iter_mut() {
-        if sym.forced_local && sym.version == 1 && sym.default_version.is_none() && !sym.name.contains(&b'@') {
+    for (sym, &has_version) in r.symbols.iter_mut().zip(&versioned) {
+        if sym.forced_local && sym.version == 1 && sym.default_version.is_none() && !has_version {
             // Already hidden as an alias of `foo@VER` above.
             sym.version = 0;
             continue;
@@ -887,9 +905,9 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
         }
         // The script sees the name as the object spelled it (`foo@@VER` included): lld's
         // `local:` patterns (`local: *`) can hide a versioned definition too.
-        let raw: Vec<u8> = match sym.default_version {
-            Some(v) => [sym.name, b"@@", v].concat(),
-            None => sym.name.to_vec(),
+        let raw: std::borrow::Cow<[u8]> = match sym.default_version {
+            Some(v) => [sym.name, b"@@", v].concat().into(),
+            None => sym.name.into(),
         };
         let assigned = script.as_ref().and_then(|s| s.assign(&raw));
         if assigned == Some(VersionAssign::Local) {
@@ -900,7 +918,8 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
         // An explicit version from the object (`foo@VER`, `foo@@VER`).
         let explicit = match sym.default_version {
             Some(v) => Some((v, false)),
-            None => vs::split_versioned(sym.name).filter(|(_, v, _)| !v.is_empty()).map(|(_, v, d)| (v, !d)),
+            None if has_version => vs::split_versioned(sym.name).filter(|(_, v, _)| !v.is_empty()).map(|(_, v, d)| (v, !d)),
+            None => None,
         };
         if let Some((ver, hidden)) = explicit {
             if sym.excluded_lib {
@@ -1205,9 +1224,11 @@ impl<'c> Resolver<'c> {
             let bind = s.st_bind();
             let shndx = s.st_shndx(LE);
             let vis = s.st_other & 3;
-            let in_discarded = o.sym_section(i).is_some_and(|sh| {
-                self.r.discarded[f][sh as usize] || o.sections.get(sh as usize).is_some_and(|s| s.kind == SecKind::Ignored && s.sh_type == elf::SHT_GROUP)
-            });
+            let in_discarded = match names.sections[i - first] {
+                NO_SECTION => false,
+                IN_GROUP_SECTION => true,
+                sh => self.r.discarded[f].get(sh as usize).copied().unwrap_or(false),
+            };
             // `foo@@VER` defines `foo` (its default version, in `FileNames`): unversioned
             // references bind to it.
             let default_version = default_versions.next_if(|&&(j, _)| j as usize == i).map(|&(_, v)| v);

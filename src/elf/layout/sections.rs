@@ -4,6 +4,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use rayon::prelude::*;
 
 /// Priority of `.init_array.N` / `.ctors.N` style names for sorting (no suffix = 65536).
 pub(super) fn init_priority(name: &[u8]) -> u32 {
@@ -211,6 +212,20 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&c
     // Output sections that have received an input section (for sh_entsize, see below).
     let mut has_input: Vec<bool> = Vec::new();
     let mut errors: Vec<String> = Vec::new();
+    // Each live section's default output name, per file in parallel: the names are spread over
+    // every input's section name table, and a large link has 10^5 and more sections.
+    let keep_prefix = l.config.z_keep_text_section_prefix;
+    let default_names: Vec<Vec<&'static [u8]>> = r
+        .files
+        .par_iter()
+        .enumerate()
+        .map(|(f, file)| match file {
+            File::Obj(o) if !l.config.relocatable && live.get(f).is_some_and(|v| v.iter().any(|&b| b)) => {
+                o.sections.iter().enumerate().map(|(s, sec)| if live[f][s] { output_name(sec.name, keep_prefix) } else { &[][..] }).collect()
+            }
+            _ => Vec::new(),
+        })
+        .collect();
     for (f, o) in r.objects_in_load_order() {
         for (s, sec) in o.sections.iter().enumerate() {
             if !live[f][s] {
@@ -230,7 +245,7 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&c
             {
                 continue;
             }
-            let mut oname = if l.config.relocatable { sec.name } else { output_name(sec.name, l.config.z_keep_text_section_prefix) };
+            let mut oname = if l.config.relocatable { sec.name } else { default_names[f][s] };
             // With a SECTIONS script, the script decides (orphans keep lld's default name and
             // join a description of that name).
             let mut script_desc = None;
@@ -402,61 +417,106 @@ fn pieces_hold_relocs(recs: &[crate::elf::eh_frame::Record], relocs: &[crate::el
     Ok(())
 }
 
+/// One `.eh_frame` input section, read for `build_eh_frame`.
+struct EhScan {
+    /// Its CIEs and the FDEs of live functions, in input order.
+    records: Vec<EhItem>,
+    /// A relocation outside every record (lld's error, a warning under --noinhibit-exec).
+    misplaced_reloc: Option<Error>,
+}
+
+enum EhItem {
+    Cie { offset: u64, len: u64, data: &'static [u8], personality: Option<Target> },
+    Fde { offset: u64, len: u64, cie_offset: u64 },
+}
+
+/// Splits `.eh_frame` section `s` of file `f` into records and keeps the FDEs whose function
+/// is live.
+fn scan_eh_frame(l: &Layout, f: FileId, s: u32, live: &Live) -> Result<EhScan> {
+    let r = l.r;
+    let o = r.obj(f);
+    let sec = &o.sections[s as usize];
+    let recs = crate::elf::eh_frame::split(sec.data).map_err(|e| Error::new(e.message(&o.input.name)))?;
+    let relocs = sec.relocs;
+    let misplaced_reloc = pieces_hold_relocs(&recs, relocs).err();
+    // The first relocation inside a record is the CIE's personality or the FDE's initial
+    // location (lld's `firstRelocation`). Relocations are sorted by offset in practice: then a
+    // binary search finds it, else the first one in the range.
+    let sorted = relocs.is_sorted_by_key(|rel| rel.r_offset(LE));
+    let first_rel = |off: u64, len: u64| {
+        let inside = |rel: &&crate::elf::Rela| rel.r_offset(LE) >= off && rel.r_offset(LE) < off + len;
+        if sorted {
+            relocs.get(relocs.partition_point(|rel| rel.r_offset(LE) < off)).filter(inside)
+        } else {
+            relocs.iter().find(inside)
+        }
+    };
+    let mut records = Vec::with_capacity(recs.len());
+    for rec in &recs {
+        if rec.is_terminator() {
+            continue;
+        }
+        if rec.is_cie {
+            let data: &'static [u8] = &sec.data[rec.offset as usize..(rec.offset + rec.len) as usize];
+            let personality = first_rel(rec.offset, rec.len).map(|rel| l.target_of(f, rel.r_sym(LE, false) as usize));
+            records.push(EhItem::Cie { offset: rec.offset, len: rec.len, data, personality });
+            continue;
+        }
+        let Some(rel) = first_rel(rec.offset, rec.len) else { continue };
+        let si = rel.r_sym(LE, false) as usize;
+        let (tf, ts) = match r.global_of(f, si) {
+            Some(id) => match r.symbols[id].def {
+                Def::Defined(tf, ti) => (tf, r.obj(tf).shndx(ti) as usize),
+                _ => continue,
+            },
+            None => (f, o.shndx(si) as usize),
+        };
+        if !live.get(tf).and_then(|v| v.get(ts)).copied().unwrap_or(false) {
+            continue;
+        }
+        records.push(EhItem::Fde { offset: rec.offset, len: rec.len, cie_offset: rec.cie_offset });
+    }
+    Ok(EhScan { records, misplaced_reloc })
+}
+
 /// lld's `EhFrameSection`: every live FDE (one whose function's section is live) is kept, and
 /// CIEs are deduplicated across all inputs by their bytes and personality routine. The output
 /// is each distinct CIE, in order of first appearance, followed by the FDEs that use it, in
 /// input order.
 pub(super) fn build_eh_frame(l: &mut Layout, eh_inputs: &[(FileId, u32)], live: &Live) -> Result<()> {
     let r = l.r;
+    // Each input section on its own, in parallel: its records, CIEs with their personality
+    // routine, and the FDEs of live functions; then, in input order, CIEs are deduplicated and
+    // FDEs attached to them.
+    let lr = &*l;
+    let scanned: Vec<Result<EhScan>> = eh_inputs.par_iter().map(|&(f, s)| scan_eh_frame(lr, f, s, live)).collect();
     // Per distinct CIE: (file, section, input offset of its first copy), then its FDEs.
     let mut cies: Vec<((FileId, u32, u64, u64), Vec<(FileId, u32, u64, u64)>)> = Vec::new();
     let mut cie_key: HashMap<(&'static [u8], Option<Target>), usize> = HashMap::new();
-    for &(f, s) in eh_inputs {
-        let o = r.obj(f);
-        let sec = &o.sections[s as usize];
-        let recs = crate::elf::eh_frame::split(sec.data).map_err(|e| Error::new(e.message(&o.input.name)))?;
-        let relocs = sec.relocs;
-        if let Err(e) = pieces_hold_relocs(&recs, relocs) {
+    for (&(f, s), scan) in eh_inputs.iter().zip(scanned) {
+        let scan = scan?;
+        if let Some(e) = scan.misplaced_reloc {
             // lld's `Err`: a warning under --noinhibit-exec (the relocation is not applied).
             if !l.config.noinhibit_exec {
                 return Err(e);
             }
             l.config.diag.warn(&e.to_string());
         }
-        // Relocations are sorted by offset in practice; the first one inside a record is the
-        // CIE's personality or the FDE's initial location (lld's `firstRelocation`).
-        let first_rel = |off: u64, len: u64| relocs.iter().find(|rel| rel.r_offset(LE) >= off && rel.r_offset(LE) < off + len);
         // Input offset of a CIE → its index in `cies`, for this section.
         let mut local: HashMap<u64, usize> = HashMap::new();
-        for rec in &recs {
-            if rec.is_terminator() {
-                continue;
-            }
-            if rec.is_cie {
-                let data: &'static [u8] = &sec.data[rec.offset as usize..(rec.offset + rec.len) as usize];
-                let personality = first_rel(rec.offset, rec.len).map(|rel| l.target_of(f, rel.r_sym(LE, false) as usize));
-                let idx = *cie_key.entry((data, personality)).or_insert_with(|| {
-                    cies.push(((f, s, rec.offset, rec.len), Vec::new()));
-                    cies.len() - 1
-                });
-                local.insert(rec.offset, idx);
-                continue;
-            }
-            let Some(rel) = first_rel(rec.offset, rec.len) else { continue };
-            let si = rel.r_sym(LE, false) as usize;
-            let (tf, ts) = match r.global_of(f, si) {
-                Some(id) => match r.symbols[id].def {
-                    Def::Defined(tf, ti) => (tf, r.obj(tf).shndx(ti) as usize),
-                    _ => continue,
+        for rec in scan.records {
+            match rec {
+                EhItem::Cie { offset, len, data, personality } => {
+                    let idx = *cie_key.entry((data, personality)).or_insert_with(|| {
+                        cies.push(((f, s, offset, len), Vec::new()));
+                        cies.len() - 1
+                    });
+                    local.insert(offset, idx);
+                }
+                EhItem::Fde { offset, len, cie_offset } => match local.get(&cie_offset) {
+                    Some(&c) => cies[c].1.push((f, s, offset, len)),
+                    None => crate::bail!("{}:(.eh_frame+0x{:x}): invalid CIE reference", r.obj(f).input.name, offset + 4),
                 },
-                None => (f, o.shndx(si) as usize),
-            };
-            if !live.get(tf).and_then(|v| v.get(ts)).copied().unwrap_or(false) {
-                continue;
-            }
-            match local.get(&rec.cie_offset) {
-                Some(&c) => cies[c].1.push((f, s, rec.offset, rec.len)),
-                None => crate::bail!("{}:(.eh_frame+0x{:x}): invalid CIE reference", o.input.name, rec.offset + 4),
             }
         }
     }
