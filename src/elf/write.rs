@@ -514,6 +514,8 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
     let tombstone = if alloc { None } else { tombstone_of(l, sec.name) };
     let got_base = l.synth_osec.get(&Synth::GotPlt).or(l.synth_osec.get(&Synth::Got)).map(|&i| l.osecs[i].addr).unwrap_or(0);
     let mut cur = crate::elf::layout::PieceCursor::default();
+    // `nonalloc_local` leaves code ICF folded (tombstoned in debug info) to the general path.
+    let fast_local = l.icf_folded.is_empty();
     // The scan's fixes of this section, in relocation order, walked alongside.
     let fixes = if alloc { l.section_fixes(f, s) } else { &[] };
     let mut next_fix = 0;
@@ -537,7 +539,27 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
         }
         let a = rel.r_addend(LE);
         let si = rel.r_sym(LE, false) as usize;
+        if !alloc && si != 0 && si < o.first_global && fast_local {
+            match nonalloc_local(l, f, si, a, &mut cur) {
+                Some(Ok((sa, dead))) => {
+                    let site = Site { f, s, r_type, info, off, a, t: Target::Local(f, si as u32), p: base + off as u64, base, sa, s_val: 0 };
+                    write_nonalloc(l, &site, dead, tombstone, dst, errs);
+                    continue;
+                }
+                Some(Err(e)) => {
+                    errs.push(e);
+                    continue;
+                }
+                None => {}
+            }
+        }
         let t = l.target_of(f, si);
+        if !alloc && si != 0 {
+            if let Some(e) = crate::elf::layout::reloc_check::merge_offset_error(l, t, a) {
+                errs.push(e);
+                continue;
+            }
+        }
         let p = base + off as u64;
         let undef_weak = match t {
             Target::Global(id) => matches!(l.r.symbols[id].def, Def::Undefined | Def::Lazy(_)) && !l.synthetic_syms.contains_key(&id),
@@ -579,11 +601,62 @@ struct Site {
 /// `.debug_*` (and wherever `-z dead-reloc-in-nonalloc=` says), else resolves as if the
 /// symbol were 0.
 fn apply_nonalloc_reloc(l: &Layout, site: &Site, tombstone: Option<u64>, dst: &mut [u8], errs: &mut Vec<String>) {
-    let Site { r_type, info, off, p, a, t, sa, .. } = *site;
+    let t = site.t;
     // lld also tombstones references to code ICF folded away (their debug info describes
     // code that is not there), except in .debug_line, where breakpoints would be lost.
     let folded = || tombstone.is_some() && crate::elf::icf::is_folded(l, t) && l.obj(site.f).sections[site.s as usize].name != b".debug_line";
     let dead = is_dead_target(l, t) || folded();
+    write_nonalloc(l, site, dead, tombstone, dst, errs)
+}
+
+/// The most common relocation of a link with debug information: one in a non-allocated
+/// section against a local symbol defined in an input section (`.debug_info` to `.debug_str`,
+/// `.debug_abbrev`, `.debug_line`, code). Its symbol and section are read once, for the
+/// merge-offset check, whether the section is in the output, and S + A, giving what
+/// `addr_with_addend_at`, `is_dead_target` and `merge_offset_error` would (`None`: another
+/// kind of symbol, for the general path).
+fn nonalloc_local<'l>(
+    l: &'l Layout,
+    f: usize,
+    si: usize,
+    a: i64,
+    cur: &mut crate::elf::layout::PieceCursor<'l>,
+) -> Option<std::result::Result<(u64, bool), String>> {
+    use crate::elf::object::SecKind;
+    let o = l.obj(f);
+    let sym = o.symbols.get(si)?;
+    if sym.st_shndx(LE) == elf::SHN_ABS || sym.st_type() == elf::STT_GNU_IFUNC {
+        return None;
+    }
+    let sh = o.sym_section(si)?;
+    let sec = o.sections.get(sh as usize)?;
+    let section_sym = sym.st_type() == elf::STT_SECTION;
+    let value = sym.st_value(LE);
+    if sec.kind == SecKind::Merge {
+        let moff = if section_sym { value.wrapping_add(a as u64) } else { value };
+        if moff >= sec.data.len() as u64 {
+            return Some(Err(format!("{}:({}): offset is outside the section", o.input.name, String::from_utf8_lossy(sec.name))));
+        }
+    }
+    let os = l.sec_osec[f].get(sh as usize).copied().unwrap_or(u32::MAX);
+    if os == u32::MAX {
+        return Some(Ok((0, true)));
+    }
+    let sa = match sec.kind {
+        SecKind::Merge | SecKind::EhFrame if section_sym => l.section_addr_at(f, sh, value.wrapping_add(a as u64), cur).unwrap_or(0),
+        SecKind::Merge | SecKind::EhFrame => l.section_addr_at(f, sh, value, cur).unwrap_or(0).wrapping_add(a as u64),
+        _ => {
+            let at = if section_sym { 0 } else { value };
+            (l.osecs[os as usize].addr + l.sec_off[f][sh as usize] + at).wrapping_add(a as u64)
+        }
+    };
+    Some(Ok((sa, false)))
+}
+
+/// Writes a non-allocated section's relocation `site` whose target is `dead` (discarded or
+/// folded): the tombstone where there is one, else S + A as the kind says.
+fn write_nonalloc(l: &Layout, site: &Site, dead: bool, tombstone: Option<u64>, dst: &mut [u8], errs: &mut Vec<String>) {
+    let Site { r_type, info, off, p, a, t, sa, .. } = *site;
     if dead && matches!(info.kind, RelKind::Abs | RelKind::DtpOff) {
         if let Some(tomb) = tombstone {
             let v = if r_type == arch::r::R32 { tomb & 0xffff_ffff } else { tomb };

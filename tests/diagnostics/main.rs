@@ -130,6 +130,29 @@ const CASES: &[Case] = &[
         args: &["-L.", "--version-script=exports.map", "main.o"],
     },
     Case {
+        // A reference past the end of a mergeable section from a non-allocated one: lld finds
+        // it while writing, as dtld's writer does.
+        name: "merge-offset-from-non-alloc",
+        sources: &[(
+            "start.s",
+            ".globl _start\n_start: ret\n.section .mystr,\"MS\",@progbits,1\n.asciz \"abc\"\n.section .myinfo,\"\",@progbits\n.long .mystr + 2\n.long .mystr + 100\n",
+            &[],
+        )],
+        library: None,
+        args: &["start.o"],
+    },
+    Case {
+        // ... which lld never reaches when the scan found an undefined symbol.
+        name: "merge-offset-from-non-alloc-after-undefined",
+        sources: &[(
+            "start.s",
+            ".globl _start\n_start: call missing_fn\n.section .mystr,\"MS\",@progbits,1\n.asciz \"abc\"\n.section .myinfo,\"\",@progbits\n.long .mystr + 100\n",
+            &[],
+        )],
+        library: None,
+        args: &["start.o"],
+    },
+    Case {
         name: "relocation-out-of-range",
         sources: &[("start.s", ".globl _start\n_start:\n  movl $far_away, %eax\n  ret\n", &["-g"])],
         library: None,

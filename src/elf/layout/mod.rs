@@ -32,7 +32,7 @@ mod checks;
 mod create;
 mod dynsym;
 mod pieces;
-mod reloc_check;
+pub(crate) mod reloc_check;
 mod scan;
 mod sections;
 mod symbols;

@@ -165,8 +165,9 @@ pub(super) fn excluded_defs(r: &crate::elf::resolve::Resolved) -> Vec<bool> {
 }
 
 /// lld's `offset is outside the section`: a reference into a mergeable section (its section
-/// symbol plus addend, or another symbol's value) past its end.
-pub(super) fn merge_offset_error(l: &Layout, t: Target, addend: i64) -> Option<String> {
+/// symbol plus addend, or another symbol's value) past its end. Checked by the scan for
+/// allocated sections and by the writer for the others (where lld finds it too).
+pub(crate) fn merge_offset_error(l: &Layout, t: Target, addend: i64) -> Option<String> {
     let Target::Local(g, i) = t else { return None };
     let o = l.r.obj(g);
     let sym = &o.symbols[i as usize];

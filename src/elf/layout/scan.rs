@@ -190,8 +190,9 @@ pub(super) fn scan_file(l: &Layout, f: FileId, live: &Live) -> ScanOut {
 
 /// The relocations of a non-allocated section (most relocations of a debug build): the writer
 /// resolves them statically, so the scan only checks them, exactly as `needs_scan` does for
-/// such a section (unknown types, offsets out of bounds, references past the end of a
-/// mergeable section), without building a `RelSite` or looking up global symbols.
+/// such a section (unknown types, offsets out of bounds), without building a `RelSite` or
+/// looking up symbols. A reference past the end of a mergeable section is the writer's
+/// error, which reads the same symbol and section anyway (lld reports it there too).
 fn check_non_alloc(l: &Layout, f: FileId, s: usize, out: &mut ScanOut) {
     let o = l.r.obj(f);
     let sec = &o.sections[s];
@@ -206,13 +207,6 @@ fn check_non_alloc(l: &Layout, f: FileId, s: usize, out: &mut ScanOut) {
             // The rare error paths: `needs_scan` words them.
             let site = RelSite { f, s, k: 0, o, sec, r_type, info, off: rel.r_offset(LE), addend: rel.r_addend(LE), t: l.target_of(f, si) };
             needs_scan(l, &site, si, out);
-            continue;
-        }
-        if si == 0 || si >= o.first_global {
-            continue;
-        }
-        if let Some(e) = reloc_check::merge_offset_error(l, Target::Local(f, si as u32), rel.r_addend(LE)) {
-            out.errors.push(e);
         }
     }
 }
@@ -262,12 +256,8 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
     let alloc = flag(sec.flags, elf::SHF_ALLOC);
     if !alloc {
         // Debug and other non-allocated sections are resolved statically by the writer, and
-        // an undefined symbol there resolves to 0 without a diagnostic (as in lld): only a
-        // reference past the end of a mergeable section is an error. (Most relocations of a
-        // debug build are here: this path stays short.)
-        if let Some(e) = reloc_check::merge_offset_error(l, t, site.addend) {
-            out.errors.push(e);
-        }
+        // an undefined symbol there resolves to 0 without a diagnostic (as in lld); the
+        // writer reports a reference past the end of a mergeable section.
         return false;
     }
     if let Target::Local(..) = t {
