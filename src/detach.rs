@@ -97,6 +97,19 @@ pub fn fork(wanted: bool) -> Option<Detached> {
 
 /// The parent's whole life after the fork: pass termination signals on, wait for the child's
 /// word or its end, exit accordingly.
+/// `waitpid` for child `pid`, again when a signal interrupts it: its status, `None` if it
+/// cannot be waited for.
+pub(crate) fn wait_child(pid: libc::pid_t) -> Option<libc::c_int> {
+    let mut status = 0;
+    // SAFETY: waitpid into a local.
+    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return None;
+        }
+    }
+    Some(status)
+}
+
 fn parent_wait(pid: libc::pid_t, fds: [libc::c_int; 2]) -> ! {
     CHILD.store(pid, Ordering::Relaxed);
     // SAFETY: plain sigaction calls installing an async-signal-safe handler; close on a
@@ -121,12 +134,7 @@ fn parent_wait(pid: libc::pid_t, fds: [libc::c_int; 2]) -> ! {
             }
             break;
         }
-        let mut status = 0;
-        while libc::waitpid(pid, &mut status, 0) < 0 {
-            if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                libc::_exit(1);
-            }
-        }
+        let Some(status) = wait_child(pid) else { libc::_exit(1) };
         if libc::WIFEXITED(status) {
             libc::_exit(libc::WEXITSTATUS(status));
         }

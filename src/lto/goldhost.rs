@@ -460,16 +460,7 @@ pub(crate) fn run_forked(
     let mut stderr = Vec::new();
     let _ = std::io::Read::read_to_end(&mut reader, &mut stderr);
     let mut byte = [0u8; 1];
-    let reap = move || {
-        let mut status: c_int = 0;
-        // SAFETY: waitpid on our own child.
-        while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
-            if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                return 1 << 8;
-            }
-        }
-        status
-    };
+    let reap = move || crate::detach::wait_child(pid).unwrap_or(1 << 8);
     let status = if std::io::Read::read(&mut status_reader, &mut byte).is_ok_and(|n| n == 1) {
         // The child called exit(): its status is known; it is reaped while it finishes dying
         // (or, if no thread can be started, here).

@@ -274,7 +274,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         let keep: std::collections::HashSet<&[u8]> = ids.iter().map(|i| i.as_bytes()).collect();
         staging.retain(&|n: &std::ffi::CStr| {
             let n = n.to_bytes();
-            keep.contains(n) || n == b"thinlink.rsp" || n.strip_prefix(b"lto.").is_some_and(|t| !t.is_empty() && t.iter().all(u8::is_ascii_digit))
+            keep.contains(n) || n == b"thinlink.rsp" || thinlink::task_output(n).is_some()
         });
     }
     // Archive members are staged from a content-addressed store in the cache directory

@@ -372,8 +372,7 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
             .map(|rd| {
                 rd.flatten()
                     .filter_map(|e| {
-                        let name = e.file_name().to_string_lossy().into_owned();
-                        let n: u32 = name.strip_prefix("lto.")?.parse().ok()?;
+                        let n = task_output(e.file_name().as_encoded_bytes())?;
                         (n > 0 && !is_stale(&e.path())).then(|| (n, e.path()))
                     })
                     .collect()
@@ -390,6 +389,16 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
     Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects, times: [t_stage, t_run, t_read, std::time::Instant::now()] })
 }
 
+/// The task of one of llvm-lto2's outputs (`lto.<task>`, digits only), `None` for any other
+/// file name: the staging directory holds them next to the staged modules.
+pub(crate) fn task_output(name: &[u8]) -> Option<u32> {
+    let digits = name.strip_prefix(b"lto.")?;
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
 /// `llvm-lto2`'s objects (`lto.<task>`) left in `work` by a previous link (a persistent
 /// staging tree, `staging.rs`): llvm-lto2 truncates and rewrites each it produces again, in
 /// place (no new inode), which sets its modification time; one it does not produce must not be
@@ -397,10 +406,7 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
 fn mark_outputs_stale(work: &Path) {
     use rayon::prelude::*;
     let Ok(rd) = std::fs::read_dir(work) else { return };
-    let outputs: Vec<std::fs::DirEntry> = rd
-        .flatten()
-        .filter(|e| e.file_name().to_str().and_then(|n| n.strip_prefix("lto.")).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
-        .collect();
+    let outputs: Vec<std::fs::DirEntry> = rd.flatten().filter(|e| task_output(e.file_name().as_encoded_bytes()).is_some()).collect();
     // A metadata update each (998 for an OpenSSL relink): in parallel.
     outputs.par_iter().for_each(|e| {
         let Ok(c) = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(e.path().as_os_str())) else { return };
