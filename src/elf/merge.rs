@@ -127,23 +127,44 @@ impl PieceList {
     }
 }
 
-/// One piece of an input section.
+/// One piece of an input section: 16 bytes (a large debug link splits millions). Offsets are
+/// 32-bit, as in lld's `SectionPiece`: a mergeable input section is at most 4 GiB.
 struct Piece {
-    start: usize,
-    end: usize,
+    start: u32,
+    end: u32,
     hash: u64,
-    live: bool,
+}
+
+/// An input section's pieces, and one bit per piece set for a dead one (empty when every piece
+/// is live, the common case).
+struct Pieces {
+    list: Vec<Piece>,
+    dead: Vec<u64>,
+}
+
+impl Pieces {
+    fn live(&self, j: usize) -> bool {
+        self.dead.get(j / 64).is_none_or(|w| w >> (j % 64) & 1 == 0)
+    }
+
+    /// The live pieces with their index.
+    fn live_pieces(&self) -> impl Iterator<Item = (usize, &Piece)> {
+        self.list.iter().enumerate().filter(|&(j, _)| self.live(j))
+    }
 }
 
 /// Splits one input section into pieces: strings end at their NUL character (of the entry
 /// size), other sections are fixed-size entries.
-fn split(r: &Resolved, f: FileId, s: u32, live_refs: Option<&[u64]>) -> Result<Vec<Piece>> {
+fn split(r: &Resolved, f: FileId, s: u32, live_refs: Option<&[u64]>) -> Result<Pieces> {
     let o = r.obj(f);
     let sec = &o.sections[s as usize];
     let ent = sec.hdr.sh_entsize.get(LE).max(1) as usize;
     let strings = sec.flags & elf::SHF_STRINGS as u64 != 0;
     let d = sec.data;
-    let mut out = Vec::new();
+    if u32::try_from(d.len()).is_err() {
+        return Err(Error::new(format!("{}:({}): mergeable section is larger than 4 GiB", o.input.name, String::from_utf8_lossy(sec.name))));
+    }
+    let mut out = Pieces { list: Vec::new(), dead: Vec::new() };
     let mut off = 0usize;
     while off < d.len() {
         let end = if strings && ent == 1 {
@@ -173,25 +194,21 @@ fn split(r: &Resolved, f: FileId, s: u32, live_refs: Option<&[u64]>) -> Result<V
             let k = refs.partition_point(|&x| x < off as u64);
             refs.get(k).is_some_and(|&x| x < end as u64)
         });
+        let j = out.list.len();
+        if !live {
+            out.dead.resize(j / 64 + 1, 0);
+            out.dead[j / 64] |= 1 << (j % 64);
+        }
         // lld hashes a string without its terminator (and a constant whole).
         let body = if strings { &d[off..end - ent] } else { &d[off..end] };
         let hash = if live { xxhash_rust::xxh3::xxh3_64(body) } else { 0 };
-        out.push(Piece { start: off, end, hash, live });
+        out.list.push(Piece { start: off as u32, end: end as u32, hash });
         off = end;
     }
+    if !out.dead.is_empty() {
+        out.dead.resize(out.list.len().div_ceil(64), 0);
+    }
     Ok(out)
-}
-
-/// One bit per piece, set for a dead one; empty when all are live (the common case).
-fn dead_bits(pieces: &[Piece]) -> Vec<u64> {
-    if pieces.iter().all(|p| p.live) {
-        return Vec::new();
-    }
-    let mut bits = vec![0u64; pieces.len().div_ceil(64)];
-    for (k, _) in pieces.iter().enumerate().filter(|(_, p)| !p.live) {
-        bits[k / 64] |= 1 << (k % 64);
-    }
-    bits
 }
 
 /// lld's shard of a piece: the top 5 bits of the 31-bit hash it keeps (the low 32 bits of xxh3,
@@ -280,7 +297,7 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&FastMap
     let first = &r.obj(inputs[0].0).sections[inputs[0].1 as usize];
     let strings = first.flags & elf::SHF_STRINGS as u64 != 0;
     let align = inputs.iter().map(|&(f, s)| r.obj(f).sections[s as usize].align).max().unwrap_or(1).max(1);
-    let split: Vec<Vec<Piece>> = inputs
+    let split: Vec<Pieces> = inputs
         .par_iter()
         .map(|&(f, s)| {
             let sec = &r.obj(f).sections[s as usize];
@@ -294,19 +311,19 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&FastMap
         .collect::<Result<_>>()?;
     let bytes = |k: usize, p: &Piece| -> &'static [u8] {
         let (f, s) = inputs[k];
-        &r.obj(f).sections[s as usize].data[p.start..p.end]
+        &r.obj(f).sections[s as usize].data[p.start as usize..p.end as usize]
     };
     let parts: Vec<(u64, Vec<u8>)>;
     let len: u64;
     let lists: Vec<PieceList>;
     if tail && strings {
         // Output offset of every live piece, per input section, in piece order.
-        let mut out_off: Vec<Vec<u64>> = split.iter().map(|v| vec![0; v.len()]).collect();
+        let mut out_off: Vec<Vec<u64>> = split.iter().map(|v| vec![0; v.list.len()]).collect();
         // One table; strings sorted so that each is followed by the ones it ends.
         let mut index: FastMap<&'static [u8], usize> = FastMap::default();
         let mut uniq: Vec<&'static [u8]> = Vec::new();
         for (k, pieces) in split.iter().enumerate() {
-            for p in pieces.iter().filter(|p| p.live) {
+            for (_, p) in pieces.live_pieces() {
                 let b = bytes(k, p);
                 index.entry(b).or_insert_with(|| {
                     uniq.push(b);
@@ -341,7 +358,7 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&FastMap
             buf[o as usize..o as usize + uniq[i].len()].copy_from_slice(uniq[i]);
         }
         for (k, pieces) in split.iter().enumerate() {
-            for (j, p) in pieces.iter().enumerate().filter(|(_, p)| p.live) {
+            for (j, p) in pieces.live_pieces() {
                 out_off[k][j] = offs[index[bytes(k, p)]];
             }
         }
@@ -349,10 +366,10 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&FastMap
         parts = vec![(0, buf)];
         lists = inputs
             .par_iter()
-            .zip(split.par_iter().zip(out_off))
+            .zip(split.into_par_iter().zip(out_off))
             .map(|(&(f, s), (ps, offs))| {
-                let list = ps.iter().zip(offs).map(|(p, o)| (p.start as u64, o)).collect();
-                PieceList::new(list, r.obj(f).sections[s as usize].data.len(), dead_bits(ps))
+                let list = ps.list.iter().zip(offs).map(|(p, o)| (p.start as u64, o)).collect();
+                PieceList::new(list, r.obj(f).sections[s as usize].data.len(), ps.dead)
             })
             .collect();
     } else {
@@ -365,7 +382,7 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&FastMap
             .enumerate()
             .map(|(k, pieces)| {
                 let mut bounds = [0u32; SHARDS + 1];
-                for p in pieces.iter().filter(|p| p.live) {
+                for (_, p) in pieces.live_pieces() {
                     bounds[shard_of(p.hash) + 1] += 1;
                 }
                 for i in 0..SHARDS {
@@ -375,7 +392,7 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&FastMap
                 // Each piece's hash and bytes, grouped by shard: a shard then reads its pieces
                 // from a few runs of consecutive records instead of one `Piece` per cache line.
                 let mut order = vec![(0u64, &[][..]); bounds[SHARDS] as usize];
-                for p in pieces.iter().filter(|p| p.live) {
+                for (_, p) in pieces.live_pieces() {
                     let sh = shard_of(p.hash);
                     order[next[sh] as usize] = (p.hash, bytes(k, p));
                     next[sh] += 1;
@@ -417,12 +434,14 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&FastMap
         }
         lists = inputs
             .par_iter()
-            .zip(split.par_iter().zip(starts))
+            .zip(split.into_par_iter().zip(starts))
             .map(|(&(f, s), (ps, mut at))| {
                 let list = ps
+                    .list
                     .iter()
-                    .map(|p| {
-                        let o = if p.live {
+                    .enumerate()
+                    .map(|(j, p)| {
+                        let o = if ps.live(j) {
                             let sh = shard_of(p.hash);
                             let o = base[sh] + offs[sh][at[sh] as usize];
                             at[sh] += 1;
@@ -433,7 +452,7 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&FastMap
                         (p.start as u64, o)
                     })
                     .collect();
-                PieceList::new(list, r.obj(f).sections[s as usize].data.len(), dead_bits(ps))
+                PieceList::new(list, r.obj(f).sections[s as usize].data.len(), ps.dead)
             })
             .collect();
     }
