@@ -364,8 +364,8 @@ impl<'a> Marker<'a> {
             }
         }
         // The sections that are roots, each file on its own, and the ones named like C
-        // identifiers (`c_named` is filled after this pass: `.eh_frame` references to
-        // `__start_X` keep nothing, as before marking in lld).
+        // identifiers (`c_named` is filled after this pass, so the roots' `.eh_frame`
+        // references to a `__start_X` keep nothing).
         let per_file: Vec<(Found, Vec<usize>)> = r
             .files
             .par_iter()

@@ -25,7 +25,8 @@ use crate::util::fasthash::{FastMap, PassThrough};
 /// A symbol name and its hash. The hash is computed once per name occurrence, in parallel while
 /// the files are parsed (`FileNames`), so the serial resolution pass (one file after another,
 /// as lld's order requires) neither scans for the name's end nor hashes it: in a large debug
-/// link that pass interns millions of names and was a sixth of the wall time, on one core.
+/// link (dtld-reapi's: 114,000 global names, most of them long Rust names) that pass was 15 %
+/// of the wall time, on one core.
 #[derive(Clone, Copy)]
 pub struct NameKey {
     hash: u64,

@@ -630,14 +630,11 @@ fn nonalloc_local<'l>(
     }
     let sh = o.sym_section(si)?;
     let sec = o.sections.get(sh as usize)?;
+    if let Some(e) = crate::elf::layout::reloc_check::merge_offset_error_in(o, sym, sec, a) {
+        return Some(Err(e));
+    }
     let section_sym = sym.st_type() == elf::STT_SECTION;
     let value = sym.st_value(LE);
-    if sec.kind == SecKind::Merge {
-        let moff = if section_sym { value.wrapping_add(a as u64) } else { value };
-        if moff >= sec.data.len() as u64 {
-            return Some(Err(format!("{}:({}): offset is outside the section", o.input.name, String::from_utf8_lossy(sec.name))));
-        }
-    }
     let os = l.sec_osec[f].get(sh as usize).copied().unwrap_or(u32::MAX);
     if os == u32::MAX {
         return Some(Ok((0, true)));

@@ -170,8 +170,17 @@ pub(super) fn excluded_defs(r: &crate::elf::resolve::Resolved) -> Vec<bool> {
 pub(crate) fn merge_offset_error(l: &Layout, t: Target, addend: i64) -> Option<String> {
     let Target::Local(g, i) = t else { return None };
     let o = l.r.obj(g);
-    let sym = &o.symbols[i as usize];
     let sec = o.sections.get(o.sym_section(i as usize)? as usize)?;
+    merge_offset_error_in(o, &o.symbols[i as usize], sec, addend)
+}
+
+/// `merge_offset_error` for symbol `sym` of `o`, defined in `sec`.
+pub(crate) fn merge_offset_error_in(
+    o: &crate::elf::object::ObjFile,
+    sym: &crate::elf::Sym,
+    sec: &crate::elf::object::InputSection,
+    addend: i64,
+) -> Option<String> {
     if sec.kind != crate::elf::object::SecKind::Merge {
         return None;
     }
