@@ -45,22 +45,23 @@ impl Laps {
 impl Trace {
     /// Records a stage that started at `since` and ends now.
     pub fn stage(&mut self, name: &str, detail: &str, since: Instant) {
-        let ts = since.saturating_duration_since(self.start).as_micros();
-        let dur = since.elapsed().as_micros();
-        self.events.push((name.to_string(), detail.to_string(), ts, dur, false));
+        self.event(name, detail, since, since.elapsed(), false);
     }
 
     /// Records a stage that started at `start` and took `dur` (a part of a larger step).
     pub fn span(&mut self, name: &str, detail: &str, start: Instant, dur: std::time::Duration) {
+        self.event(name, detail, start, dur, false);
+    }
+
+    fn event(&mut self, name: &str, detail: &str, start: Instant, dur: std::time::Duration, part: bool) {
         let ts = start.saturating_duration_since(self.start).as_micros();
-        self.events.push((name.to_string(), detail.to_string(), ts, dur.as_micros(), false));
+        self.events.push((name.to_string(), detail.to_string(), ts, dur.as_micros(), part));
     }
 
     /// Records the parts of a stage (drawn inside it).
     pub fn laps(&mut self, laps: &Laps) {
         for &(name, start, dur) in &laps.parts {
-            let ts = start.saturating_duration_since(self.start).as_micros();
-            self.events.push((name.to_string(), String::new(), ts, dur.as_micros(), true));
+            self.event(name, "", start, dur, true);
         }
     }
 

@@ -473,19 +473,16 @@ impl<'a> Marker<'a> {
         let mut wave = roots.queue;
         while !wave.is_empty() {
             let this = &*self;
-            let results: Vec<Found> = wave
+            let found = wave
                 .par_iter()
                 .with_min_len(64)
                 .fold(Found::default, |mut found, &(f, s)| {
                     this.scan(&mut found, f, s);
                     found
                 })
-                .collect();
-            wave = Vec::with_capacity(results.iter().map(|x| x.queue.len()).sum());
-            for x in results {
-                wave.extend(x.queue);
-                refs.extend(x.merge_refs);
-            }
+                .reduce(Found::default, Found::join);
+            wave = found.queue;
+            refs.extend(found.merge_refs);
         }
         for (key, off) in refs {
             self.merge_refs.entry(key).or_default().push(off);

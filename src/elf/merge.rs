@@ -109,7 +109,7 @@ impl PieceList {
     /// first piece counts as live).
     pub fn is_live(&self, off: u64) -> bool {
         match self.index(off) {
-            Some(k) => self.dead.get(k / 64).is_none_or(|w| w >> (k % 64) & 1 == 0),
+            Some(k) => !is_dead(&self.dead, k),
             None => true,
         }
     }
@@ -135,6 +135,11 @@ struct Piece {
     hash: u64,
 }
 
+/// Whether piece `k` is set in `dead` (one bit per piece; an empty vector: none is).
+fn is_dead(dead: &[u64], k: usize) -> bool {
+    dead.get(k / 64).is_some_and(|w| w >> (k % 64) & 1 != 0)
+}
+
 /// An input section's pieces, and one bit per piece set for a dead one (empty when every piece
 /// is live, the common case).
 struct Pieces {
@@ -144,7 +149,7 @@ struct Pieces {
 
 impl Pieces {
     fn live(&self, j: usize) -> bool {
-        self.dead.get(j / 64).is_none_or(|w| w >> (j % 64) & 1 == 0)
+        !is_dead(&self.dead, j)
     }
 
     /// The live pieces with their index.
@@ -235,10 +240,7 @@ fn align_up(v: u64, a: u64) -> u64 {
 /// 64-bit collision) are deduplicated by their bytes in `collided`.
 fn dedup_shard<'a>(pieces: &[(u64, &'a [u8])], align: u64) -> (Vec<u8>, Vec<u64>) {
     let count = pieces.len();
-    // Room for every piece (an upper bound: most of a debug link's are duplicates), so the
-    // buffer is never copied as it grows; pages never written are never touched.
-    let room: usize = pieces.iter().map(|p| p.1.len() + align as usize - 1).sum();
-    let mut buf: Vec<u8> = Vec::with_capacity(room);
+    let mut buf: Vec<u8> = Vec::new();
     let append = |buf: &mut Vec<u8>, b: &[u8]| {
         let o = align_up(buf.len() as u64, align);
         buf.resize(o as usize, 0);

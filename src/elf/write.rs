@@ -633,19 +633,17 @@ fn nonalloc_local<'l>(
     if let Some(e) = crate::elf::layout::reloc_check::merge_offset_error_in(o, sym, sec, a) {
         return Some(Err(e));
     }
-    let section_sym = sym.st_type() == elf::STT_SECTION;
-    let value = sym.st_value(LE);
-    let os = l.sec_osec[f].get(sh as usize).copied().unwrap_or(u32::MAX);
-    if os == u32::MAX {
+    if l.sec_osec[f].get(sh as usize).is_none_or(|&os| os == u32::MAX) {
         return Some(Ok((0, true)));
     }
-    let sa = match sec.kind {
-        SecKind::Merge | SecKind::EhFrame if section_sym => l.section_addr_at(f, sh, value.wrapping_add(a as u64), cur).unwrap_or(0),
-        SecKind::Merge | SecKind::EhFrame => l.section_addr_at(f, sh, value, cur).unwrap_or(0).wrapping_add(a as u64),
-        _ => {
-            let at = if section_sym { 0 } else { value };
-            (l.osecs[os as usize].addr + l.sec_off[f][sh as usize] + at).wrapping_add(a as u64)
-        }
+    // As `addr_with_addend_at` and `local_value`: a section symbol's addend selects the piece
+    // of a merge section; otherwise the section's address plus the value, then the addend.
+    let section_sym = sym.st_type() == elf::STT_SECTION;
+    let value = sym.st_value(LE);
+    let sa = if section_sym && matches!(sec.kind, SecKind::Merge | SecKind::EhFrame) {
+        l.section_addr_at(f, sh, value.wrapping_add(a as u64), cur).unwrap_or(0)
+    } else {
+        l.section_addr_at(f, sh, if section_sym { 0 } else { value }, cur).unwrap_or(0).wrapping_add(a as u64)
     };
     Some(Ok((sa, false)))
 }

@@ -111,8 +111,9 @@ fn link_from_store(store: &Path, data: &[u8], path: &Path) -> bool {
     use std::io::{Read as _, Write as _};
     use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt};
     if std::fs::symlink_metadata(store).is_err() {
-        // Per thread too: two modules with the same bytes may be staged at once.
-        let thread = format!("{:?}", std::thread::current().id()).chars().filter(char::is_ascii_digit).collect::<String>();
+        // Per thread too: two modules with the same bytes may be staged at once (by the
+        // staging's parallel workers).
+        let thread = rayon::current_thread_index().map_or_else(|| "main".to_string(), |i| i.to_string());
         let tmp = PathBuf::from(format!("{}.tmp-{}-{thread}", store.display(), std::process::id()));
         let _ = std::fs::remove_file(&tmp);
         let written = std::fs::File::options()

@@ -220,7 +220,7 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&c
         .par_iter()
         .enumerate()
         .map(|(f, file)| match file {
-            File::Obj(o) if !l.config.relocatable && live.get(f).is_some_and(|v| v.iter().any(|&b| b)) => {
+            File::Obj(o) if !l.config.relocatable && r.loaded[f] => {
                 o.sections.iter().enumerate().map(|(s, sec)| if live[f][s] { output_name(sec.name, keep_prefix) } else { &[][..] }).collect()
             }
             _ => Vec::new(),
