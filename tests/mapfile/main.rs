@@ -21,6 +21,12 @@
 //!   byte-identical to ld.lld-22's / lld-link-22's for the same MinGW program (two objects, an
 //!   archive, commons, statics) and for an lld-link link of `llvm-mc` objects.
 //!
+//! * `--time-trace`: a program built with `-g -ffunction-sections` and linked with
+//!   `--gc-sections` by dtld and by ld.lld-22, both traces read as Chrome traces (lld's is the
+//!   format reference), the two programs printing the same; in dtld's trace every stage lies
+//!   inside `Total Link` and the parts of layout and writing inside their stage, one after the
+//!   other, and `--verbose` lists the stages but not their parts.
+//!
 //! Trials work in `<target>/mapfile-tests/<trial>/`, deleted when they pass (kept on failure,
 //! or always with `DTLD_HARNESS_KEEP=1`). `DTLD` names the linker under test (default
 //! `<target>/release/dtld`).
@@ -45,6 +51,7 @@ fn main() {
         trial("map/unwritable-path", unwritable),
         trial("map/coff-mingw-vs-lld", coff_mingw_vs_lld),
         trial("map/coff-lld-link-vs-lld", coff_lld_link_vs_lld),
+        trial("time-trace/debug-gc-sections-vs-lld", time_trace_vs_lld),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -465,6 +472,79 @@ fn unwritable(w: &Work) -> Result<(), String> {
     let tail = expected.trim_start_matches("dtld: ");
     if !msgs[1].ends_with(tail) {
         return Err(format!("lld's wording changed: {:?} (dtld: {expected:?})", msgs[1]));
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------------------------------------
+// --time-trace
+// ------------------------------------------------------------------------------------------------
+
+/// The complete ("X") events of a Chrome trace: (name, start µs, duration µs).
+fn trace_events(text: &str, who: &str) -> Result<Vec<(String, u64, u64)>, String> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("{who}'s trace is not JSON: {e}"))?;
+    let events = v["traceEvents"].as_array().ok_or_else(|| format!("{who}'s trace has no traceEvents array"))?;
+    let mut out = Vec::new();
+    for e in events.iter().filter(|e| e["ph"] == "X") {
+        let (Some(name), Some(ts), Some(dur)) = (e["name"].as_str(), e["ts"].as_u64(), e["dur"].as_u64()) else {
+            return Err(format!("{who}'s trace has an X event without name, ts or dur: {e}"));
+        };
+        out.push((name.to_string(), ts, dur));
+    }
+    if out.is_empty() {
+        return Err(format!("{who}'s trace has no complete events"));
+    }
+    Ok(out)
+}
+
+fn time_trace_vs_lld(w: &Work) -> Result<(), String> {
+    w.write(
+        "main.c",
+        "#include <stdio.h>\nstatic const char *unused(void) { return \"never linked\"; }\nint twice(int x) { return 2 * x; }\nint main(void) {\n  printf(\"%d %s\\n\", twice(21), \"kept\");\n  return 0;\n}\n",
+    )?;
+    w.compile("main.c", &["-g", "-ffunction-sections", "-fdata-sections"])?;
+    let mut runs = Vec::new();
+    for linker in ["dtld", "lld"] {
+        let prog = format!("prog.{linker}");
+        let trace = format!("{prog}.json");
+        w.ok(&mut w.link(linker, &["main.o", "-Wl,--gc-sections", &format!("-Wl,--time-trace={trace}"), "-o", &prog]))?;
+        let ran = w.ok(&mut w.cmd(w.path(&prog)))?;
+        runs.push(String::from_utf8_lossy(&ran.stdout).into_owned());
+        trace_events(&w.read_string(&trace)?, linker)?;
+    }
+    if runs[0] != runs[1] {
+        return Err(format!("the programs differ: dtld's printed {:?}, lld's {:?}", runs[0], runs[1]));
+    }
+    let events = trace_events(&w.read_string("prog.dtld.json")?, "dtld")?;
+    let find = |name: &str| events.iter().find(|e| e.0 == name).cloned().ok_or_else(|| format!("dtld's trace has no {name:?} event: {events:?}"));
+    let total = find("Total Link")?;
+    let inside = |inner: &(String, u64, u64), outer: &(String, u64, u64)| inner.1 >= outer.1 && inner.1 + inner.2 <= outer.1 + outer.2;
+    for e in &events {
+        if !inside(e, &total) {
+            return Err(format!("{e:?} lies outside Total Link {total:?}"));
+        }
+    }
+    for (stage, parts) in [
+        ("Layout", &["Mark live sections", "Assign sections", "Merge sections", "Scan relocations", "Assign addresses"][..]),
+        ("Write output file", &["Build symbol table", "Write sections", "Commit output file"][..]),
+    ] {
+        let outer = find(stage)?;
+        let mut end = outer.1;
+        for part in parts {
+            let p = find(part)?;
+            if !inside(&p, &outer) {
+                return Err(format!("{part} {p:?} lies outside {stage} {outer:?}"));
+            }
+            if p.1 < end {
+                return Err(format!("{part} {p:?} starts before the part listed before it ends ({end})"));
+            }
+            end = p.1 + p.2;
+        }
+    }
+    let verbose = w.ok(&mut w.link("dtld", &["main.o", "-Wl,--gc-sections", "-Wl,--verbose", "-o", "prog.verbose"]))?;
+    let line = verbose.stderr_text().lines().find(|l| l.starts_with("dtld: time: ")).map(str::to_string).ok_or("--verbose printed no `dtld: time:` line")?;
+    if !line.contains("Layout ") || line.contains("Mark live sections") {
+        return Err(format!("--verbose should list the stages, not their parts: {line}"));
     }
     Ok(())
 }
