@@ -65,11 +65,12 @@ impl Trace {
         }
     }
 
-    /// The trace as JSON: one complete ("X") event per stage plus the total.
-    pub fn to_json(&self) -> String {
+    /// The trace as JSON: one complete ("X") event per stage or part that took at least
+    /// `granularity` µs (`--time-trace-granularity`, as LLVM's time profiler), plus the total.
+    pub fn to_json(&self, granularity: u64) -> String {
         let total = self.start.elapsed().as_micros();
         let mut ev = vec![format!("{{\"pid\":1,\"tid\":0,\"ph\":\"X\",\"ts\":0,\"dur\":{total},\"name\":\"Total Link\",\"args\":{{}}}}")];
-        for (name, detail, ts, dur, _) in &self.events {
+        for (name, detail, ts, dur, _) in self.events.iter().filter(|e| e.3 >= u128::from(granularity)) {
             ev.push(format!(
                 "{{\"pid\":1,\"tid\":0,\"ph\":\"X\",\"ts\":{ts},\"dur\":{dur},\"name\":{},\"args\":{{\"detail\":{}}}}}",
                 crate::util::json::json_string(name),
@@ -86,8 +87,8 @@ impl Trace {
         format!("dtld: time: {}; total {:.3}s", parts.join(", "), self.start.elapsed().as_secs_f64())
     }
 
-    pub fn write(&self, path: &Path) -> crate::error::Result<()> {
-        crate::outfile::write_atomic(path, self.to_json().as_bytes())
+    pub fn write(&self, path: &Path, granularity: u64) -> crate::error::Result<()> {
+        crate::outfile::write_atomic(path, self.to_json(granularity).as_bytes())
             .map_err(|e| crate::error::Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))
     }
 }

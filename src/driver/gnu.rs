@@ -469,7 +469,12 @@ static OPTIONS: &[Opt<Gnu>] = &[
         })
     }),
     opt(&["time-trace-file"], Value, "<file>", "Where --time-trace writes", Implemented, |p, v| p.cfg.time_trace_file = Some(v.path())),
-    opt(&["time-trace-granularity"], Value, "<us>", "Accepted (dtld traces stages and their parts, not functions)", Noop, nothing),
+    opt(&["time-trace-granularity"], Value, "<us>", "Shortest stage or part --time-trace writes, in microseconds (default 500)", Implemented, |p, v| {
+        match v.str().parse::<u64>() {
+            Ok(n) => p.cfg.time_trace_granularity = n,
+            Err(_) => p.errors.push(format!("{}: number expected, but got '{}'", v.shown(), v.str())),
+        }
+    }),
     opt(&["v", "V"], Flag, "", "Print the version and continue", Implemented, |p, _| p.cfg.print_version = true),
     opt(&["version"], Flag, "", "Print the version and exit", Implemented, |p, _| p.version = true),
     opt(&["help"], Flag, "", "Print option help", Implemented, |p, _| p.help = true),

@@ -236,6 +236,8 @@ pub struct Config {
     /// `--time-trace[=file]` (empty path: `<output>.time-trace`) and `--time-trace-file=`.
     pub time_trace: Option<PathBuf>,
     pub time_trace_file: Option<PathBuf>,
+    /// `--time-trace-granularity=`: the shortest event written, in µs (lld's default 500).
+    pub time_trace_granularity: u64,
     /// `--exclude-libs=` archive names (`libfoo.a`) or `ALL`.
     pub exclude_libs: Vec<String>,
     /// `-z stack-size=` (PT_GNU_STACK's p_memsz).
@@ -411,6 +413,7 @@ impl Default for Config {
             fini: None,
             time_trace: None,
             time_trace_file: None,
+            time_trace_granularity: 500,
             exclude_libs: Vec::new(),
             z_stack_size: None,
             undefined_version: false,

@@ -213,7 +213,7 @@ fn finish_trace(config: &crate::elf::config::Config, trace: &crate::trace::Trace
             (None, false) => p.clone(),
             (None, true) => std::path::PathBuf::from(format!("{}.time-trace", config.output.display())),
         };
-        trace.write(&path)?;
+        trace.write(&path, config.time_trace_granularity)?;
     }
     Ok(())
 }

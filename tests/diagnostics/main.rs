@@ -153,6 +153,12 @@ const CASES: &[Case] = &[
         args: &["start.o"],
     },
     Case {
+        name: "time-trace-granularity-not-a-number",
+        sources: &[("start.s", ".globl _start\n_start: ret\n", &[])],
+        library: None,
+        args: &["--time-trace", "--time-trace-granularity=abc", "start.o"],
+    },
+    Case {
         name: "relocation-out-of-range",
         sources: &[("start.s", ".globl _start\n_start:\n  movl $far_away, %eax\n  ret\n", &["-g"])],
         library: None,

@@ -25,7 +25,8 @@
 //!   `--gc-sections` by dtld and by ld.lld-22, both traces read as Chrome traces (lld's is the
 //!   format reference), the two programs printing the same; in dtld's trace every stage lies
 //!   inside `Total Link` and the parts of layout and writing inside their stage, one after the
-//!   other, and `--verbose` lists the stages but not their parts.
+//!   other (`--time-trace-granularity=0`); at the default granularity no event but the total
+//!   is shorter than 500 µs; `--verbose` lists the stages but not their parts.
 //!
 //! Trials work in `<target>/mapfile-tests/<trial>/`, deleted when they pass (kept on failure,
 //! or always with `DTLD_HARNESS_KEEP=1`). `DTLD` names the linker under test (default
@@ -507,7 +508,9 @@ fn time_trace_vs_lld(w: &Work) -> Result<(), String> {
     for linker in ["dtld", "lld"] {
         let prog = format!("prog.{linker}");
         let trace = format!("{prog}.json");
-        w.ok(&mut w.link(linker, &["main.o", "-Wl,--gc-sections", &format!("-Wl,--time-trace={trace}"), "-o", &prog]))?;
+        // Every event, however short: the program is small (lld's default keeps those of 500 µs
+        // and more).
+        w.ok(&mut w.link(linker, &["main.o", "-Wl,--gc-sections", &format!("-Wl,--time-trace={trace}"), "-Wl,--time-trace-granularity=0", "-o", &prog]))?;
         let ran = w.ok(&mut w.cmd(w.path(&prog)))?;
         runs.push(String::from_utf8_lossy(&ran.stdout).into_owned());
         trace_events(&w.read_string(&trace)?, linker)?;
@@ -540,6 +543,12 @@ fn time_trace_vs_lld(w: &Work) -> Result<(), String> {
             }
             end = p.1 + p.2;
         }
+    }
+    // At the default granularity no event but the total is shorter than 500 µs.
+    w.ok(&mut w.link("dtld", &["main.o", "-Wl,--gc-sections", "-Wl,--time-trace=default.json", "-o", "prog.default"]))?;
+    let short: Vec<_> = trace_events(&w.read_string("default.json")?, "dtld")?.into_iter().filter(|e| e.0 != "Total Link" && e.2 < 500).collect();
+    if !short.is_empty() {
+        return Err(format!("--time-trace wrote events shorter than the default granularity (500 µs): {short:?}"));
     }
     let verbose = w.ok(&mut w.link("dtld", &["main.o", "-Wl,--gc-sections", "-Wl,--verbose", "-o", "prog.verbose"]))?;
     let line = verbose.stderr_text().lines().find(|l| l.starts_with("dtld: time: ")).map(str::to_string).ok_or("--verbose printed no `dtld: time:` line")?;
