@@ -6,6 +6,8 @@
 #   PREFIX/bin/dtld, dtld-distribute, dtld-reapi
 #   PREFIX/bin/ld.dtld -> dtld                       clang -fuse-ld=dtld (PREFIX/bin on PATH)
 #   PREFIX/libexec/dtld/ld -> ../../bin/dtld         gcc -B PREFIX/libexec/dtld
+#   PREFIX/lib/dtld/libdtld-lto-NN.so                the in-process thin link for LLVM NN, when
+#                                                    scripts/build-lto-shim.sh built it
 #   PREFIX/share/man/man1/dtld.1, ld.dtld.1 -> dtld.1, dtld-distribute.1, dtld-reapi.1
 #   PREFIX/share/bash-completion/completions/, zsh/site-functions/, fish/vendor_completions.d/
 #   PREFIX/share/dtld/install-manifest.txt           what --uninstall removes
@@ -73,10 +75,12 @@ fi
 # ------------------------------------------------------------------------------------------------
 # Install.
 # ------------------------------------------------------------------------------------------------
+BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release
 if command -v cargo >/dev/null 2>&1; then
     (cd "$ROOT" && cargo build --release --workspace --bins)
+    # Says why and exits 0 when LLVM's headers are missing: dtld then uses llvm-lto2/LLVMgold.
+    bash "$ROOT/scripts/build-lto-shim.sh" "" "$BIN"
 fi
-BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release
 for b in dtld dtld-distribute dtld-reapi; do
     [ -x "$BIN/$b" ] || { echo "install: error: $BIN/$b is not built; run: cargo build --release --workspace --bins" >&2; exit 1; }
 done
@@ -133,6 +137,10 @@ for b in dtld dtld-distribute dtld-reapi; do
     put 755 "$BIN/$b" "bin/$b"
 done
 link dtld bin/ld.dtld
+# The in-process thin-link library (src/lto/inproc.rs looks in <exe>/../lib/dtld/).
+for lib in "$BIN"/libdtld-lto-*.so; do
+    [ -f "$lib" ] && put 644 "$lib" "lib/dtld/$(basename "$lib")"
+done
 link ../../bin/dtld libexec/dtld/ld
 for page in dtld dtld-distribute dtld-reapi; do
     put 644 "$gen/$page.1" "share/man/man1/$page.1"

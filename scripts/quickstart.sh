@@ -8,8 +8,9 @@ cd "$(dirname "$0")/.."
 
 echo "== [1/3] system packages (scripts/setup.sh)"
 bash scripts/setup.sh
-echo "== [2/3] cargo build --release --workspace --bins (dtld and dtld-distribute)"
+echo "== [2/3] cargo build --release --workspace --bins (dtld and dtld-distribute), and dtld's in-process thin-link library"
 cargo build --release --workspace --bins
+bash scripts/build-lto-shim.sh
 echo "== [3/3] link and run examples/hello with dtld (scripts/sample.sh)"
 bash scripts/sample.sh "${DTLD:-$PWD/target/release/dtld}"
 echo

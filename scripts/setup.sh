@@ -39,6 +39,7 @@ PACKAGES=(
     cmake meson ninja-build   # build-system checks: CMake and Meson configure and build with dtld
     man-db                    # install checks: man finds and renders the installed man pages
     llvm-22-tools python3-psutil  # lld's own lit tests (scripts/lld-lit): lit, FileCheck, not; lit's timeouts
+    llvm-22-dev               # LLVM's headers: dtld's in-process thin-link library (scripts/build-lto-shim.sh)
 )
 
 missing=()

@@ -277,6 +277,13 @@ impl StagingDir {
 #[must_use]
 pub struct Removal(Option<std::thread::JoinHandle<()>>);
 
+impl Removal {
+    /// Other work under way in a thread of its own (`h`), waited for in the same way.
+    pub fn thread(h: Option<std::thread::JoinHandle<()>>) -> Removal {
+        Removal(h)
+    }
+}
+
 impl Drop for Removal {
     fn drop(&mut self) {
         if let Some(h) = self.0.take() {

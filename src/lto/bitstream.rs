@@ -75,6 +75,7 @@ impl<'a> BitCursor<'a> {
     }
 
     /// Reads `n` (at most 64) bits as an unsigned number.
+    #[inline]
     pub fn read(&mut self, n: u32) -> Result<u64, String> {
         if n > 64 {
             return Err(format!("can't read more than 64 bits at a time, trying to read {n}"));
@@ -97,9 +98,16 @@ impl<'a> BitCursor<'a> {
     }
 
     /// Reads `n` <= 32 bits at `pos`, which the caller has checked to lie inside `data`.
+    #[inline]
     fn peek_le(&self, pos: u64, n: u32) -> u64 {
         let byte = (pos / 8) as usize;
         let shift = (pos % 8) as u32;
+        // Away from the end: one unaligned 8-byte load (a bitcode file is read a few bits at
+        // a time, so this is the symbol-table scan's inner loop).
+        if let Some(b) = self.data.get(byte..byte + 8) {
+            let word = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+            return (word >> shift) & ((1u64 << n) - 1);
+        }
         // `n + shift` <= 39 bits: at most 5 bytes; those past the end read as zero.
         let mut word = 0u64;
         for i in 0..5 {
@@ -121,6 +129,7 @@ impl<'a> BitCursor<'a> {
         self.read_vbr_bits(n, 64)
     }
 
+    #[inline]
     fn read_vbr_bits(&mut self, n: u32, max_bits: u32) -> Result<u64, String> {
         if n == 0 || n > 32 {
             return Err(format!("Invalid VBR width {n}"));

@@ -134,13 +134,23 @@ impl LinkCache {
 
     /// Records this link's result: `objects` (named `<out><suffix>`) and the module count.
     pub fn store(&self, out: &str, objects: &[InputFile], modules: usize) {
+        let parts: Vec<(String, &[u8])> = objects.iter().map(|o| (o.name.clone(), o.data)).collect();
+        self.store_parts(out, &parts, modules);
+    }
+
+    /// `store`, with the objects given as (name, bytes).
+    pub fn store_parts(&self, out: &str, objects: &[(String, &[u8])], modules: usize) {
         use std::os::unix::fs::OpenOptionsExt;
-        let Some(data) = encode(out, objects, modules) else { return };
+        if objects.iter().any(|(name, _)| !name.starts_with(out)) {
+            return;
+        }
         let _ = std::fs::create_dir_all(&self.dir);
         let tmp = self.dir.join(format!(".tmp-dtld-link-{}-{}", self.key, std::process::id()));
         let _ = std::fs::remove_file(&tmp);
-        let Ok(mut f) = std::fs::File::options().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).mode(0o644).open(&tmp) else { return };
-        if f.write_all(&data).is_ok() && std::fs::rename(&tmp, self.entry()).is_ok() {
+        let Ok(f) = std::fs::File::options().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).mode(0o644).open(&tmp) else { return };
+        // Streamed to the file (no copy of every object in memory).
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        if encode_to(out, objects, modules, &mut w).is_ok() && w.flush().is_ok() && std::fs::rename(&tmp, self.entry()).is_ok() {
             return;
         }
         let _ = std::fs::remove_file(&tmp);
@@ -151,20 +161,34 @@ fn checksum(data: &[u8]) -> [u8; 16] {
     xxhash_rust::xxh3::xxh3_128(data).to_le_bytes()
 }
 
-fn encode(out: &str, objects: &[InputFile], modules: usize) -> Option<Vec<u8>> {
-    let mut d = MAGIC.to_vec();
-    d.extend_from_slice(&(modules as u64).to_le_bytes());
-    d.extend_from_slice(&(objects.len() as u64).to_le_bytes());
-    for o in objects {
-        let suffix = o.name.strip_prefix(out)?;
-        d.extend_from_slice(&(suffix.len() as u64).to_le_bytes());
-        d.extend_from_slice(suffix.as_bytes());
-        d.extend_from_slice(&(o.data.len() as u64).to_le_bytes());
-        d.extend_from_slice(o.data);
-    }
-    let sum = checksum(&d);
-    d.extend_from_slice(&sum);
+#[cfg(test)]
+fn encode(out: &str, objects: &[(String, &[u8])], modules: usize) -> Option<Vec<u8>> {
+    let mut d = Vec::new();
+    objects.iter().all(|(name, _)| name.starts_with(out)).then_some(())?;
+    encode_to(out, objects, modules, &mut d).ok()?;
     Some(d)
+}
+
+/// Writes an entry to `w`: the header, each object's name suffix and bytes, and the checksum
+/// of everything before it. Every name must start with `out`.
+fn encode_to(out: &str, objects: &[(String, &[u8])], modules: usize, w: &mut impl std::io::Write) -> std::io::Result<()> {
+    let mut sum = xxhash_rust::xxh3::Xxh3::new();
+    let mut put = |b: &[u8]| -> std::io::Result<()> {
+        sum.update(b);
+        w.write_all(b)
+    };
+    put(MAGIC)?;
+    put(&(modules as u64).to_le_bytes())?;
+    put(&(objects.len() as u64).to_le_bytes())?;
+    for (name, data) in objects {
+        let suffix = name.strip_prefix(out).unwrap_or(name);
+        put(&(suffix.len() as u64).to_le_bytes())?;
+        put(suffix.as_bytes())?;
+        put(&(data.len() as u64).to_le_bytes())?;
+        put(data)?;
+    }
+    let digest = sum.digest128().to_le_bytes();
+    w.write_all(&digest)
 }
 
 struct Reader<'a> {
@@ -230,8 +254,9 @@ mod tests {
 
     #[test]
     fn round_trip_and_damage() {
-        let objects = vec![super::super::lto_input("out/p.lto.o".into(), obj()), super::super::lto_input("out/p.lto.a.o".into(), obj())];
-        let e = encode("out/p", &objects, 7).unwrap();
+        let objects = [super::super::lto_input("out/p.lto.o".into(), obj()), super::super::lto_input("out/p.lto.a.o".into(), obj())];
+        let parts: Vec<(String, &[u8])> = objects.iter().map(|o| (o.name.clone(), o.data)).collect();
+        let e = encode("out/p", &parts, 7).unwrap();
         let hit = decode(&e, "q").unwrap();
         assert_eq!(hit.modules, 7);
         let names: Vec<&str> = hit.objects.iter().map(|o| o.name.as_str()).collect();

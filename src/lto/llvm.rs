@@ -17,7 +17,6 @@ use crate::lto::options::LtoOptions;
 #[derive(Debug, Clone)]
 pub struct Llvm {
     /// The installation prefix (`/usr/lib/llvm-22`).
-    #[cfg(test)]
     pub dir: PathBuf,
     /// `<dir>/bin/llvm-lto2`, the thin-link tool.
     pub lto2: PathBuf,
@@ -43,6 +42,12 @@ pub fn parse_version(v: &str) -> Option<(u32, u32, u32)> {
     let minor = it.next().flatten().unwrap_or(0);
     let patch = it.next().flatten().unwrap_or(0);
     Some((major, minor, patch))
+}
+
+/// The first candidate installation that has `bin/llvm-lto2` or `lib/LLVMgold.so` (what
+/// `discover` most likely picks).
+pub fn first_dir(o: &LtoOptions) -> Option<PathBuf> {
+    candidates(o).into_iter().map(|(d, _)| d).find(|d| d.join("bin/llvm-lto2").is_file() || d.join("lib/LLVMgold.so").is_file())
 }
 
 /// The `LLVMgold.so` of the first candidate installation that has one (what `discover` most
@@ -132,6 +137,55 @@ fn linked_llvm(tool: &Path, dir: &Path) -> Option<(String, Option<PathBuf>)> {
         .map(|d| d.join(&lib))
         .find(|p| p.is_file());
         return Some((format!("{major}.{minor}"), found));
+    }
+    None
+}
+
+/// The shared libLLVM `tool` (an LLVM tool or LLVMgold.so of the installation at `dir`) loads:
+/// its `DT_NEEDED` name and the file it resolves to.
+pub fn linked_llvm_lib(tool: &Path, dir: &Path) -> Option<(String, PathBuf)> {
+    let file = std::fs::File::open(tool).ok()?;
+    // SAFETY: a read-only private map of a file we only read.
+    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    let name = needed_libs(&map)?.into_iter().find(|l| l.starts_with("libLLVM.so.") || l.starts_with("libLLVM-"))?;
+    let (_, found) = linked_llvm(tool, dir)?;
+    Some((name, found?))
+}
+
+/// Whether the shared library at `path` loads exactly `lib` (a canonical path): one of its
+/// `DT_NEEDED` names found in its `RUNPATH`/`RPATH` directories is that file.
+pub fn links_library(path: &Path, lib: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(path) else { return false };
+    // SAFETY: a read-only private map of a file we only read.
+    let Ok(map) = (unsafe { memmap2::Mmap::map(&file) }) else { return false };
+    let (Some(needed), Some(runpath)) = (needed_libs(&map), dynamic_string(&map, &[object::elf::DT_RUNPATH, object::elf::DT_RPATH])) else {
+        return false;
+    };
+    let origin = path.parent().unwrap_or(Path::new("."));
+    needed.iter().any(|n| {
+        runpath.split(':').any(|d| {
+            let d = d.replace("$ORIGIN", &origin.to_string_lossy());
+            std::fs::canonicalize(Path::new(&d).join(n)).is_ok_and(|p| p == lib)
+        })
+    })
+}
+
+/// The first of the dynamic entries `tags` that names a string.
+fn dynamic_string(data: &[u8], tags: &[u32]) -> Option<String> {
+    use object::read::elf::{Dyn as _, FileHeader as _, SectionHeader as _};
+    let h = object::elf::FileHeader64::<object::Endianness>::parse(data).ok()?;
+    let e = h.endian().ok()?;
+    let sections = h.sections(e, data).ok()?;
+    for s in sections.iter() {
+        let Ok(Some((dyns, link))) = s.dynamic(e, data) else { continue };
+        let strings = sections.strings(e, data, link).ok()?;
+        for d in dyns {
+            if d.tag32(e).is_some_and(|t| tags.contains(&t)) {
+                if let Ok(v) = d.string(e, strings) {
+                    return Some(String::from_utf8_lossy(v).into_owned());
+                }
+            }
+        }
     }
     None
 }
@@ -238,15 +292,7 @@ pub fn discover(o: &LtoOptions, producers: &[(String, String)]) -> Result<Llvm> 
         if let Some(g) = gold.as_ref().filter(|_| !lto2.is_file()) {
             identity.push(file_identity(g));
         }
-        return Ok(Llvm {
-            #[cfg(test)]
-            dir,
-            lto2,
-            clang,
-            version,
-            gold,
-            identity: identity.join(";"),
-        });
+        return Ok(Llvm { dir, lto2, clang, version, gold, identity: identity.join(";") });
     }
     Err(crate::error::Error::many(problems))
 }

@@ -13,6 +13,7 @@ pub mod diagnostics;
 pub mod dtlto;
 pub mod goldhost;
 pub mod goldindex;
+pub mod inproc;
 pub mod irsymtab;
 pub mod linkcache;
 pub mod llvm;
@@ -23,6 +24,7 @@ pub mod plugin_host;
 pub mod skipindex;
 pub mod thinlink;
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -92,21 +94,40 @@ pub struct LtoRequest<'a> {
     pub preload: Option<&'a goldhost::Preload>,
 }
 
-/// Whether `DTLD_THIN_LINK` chooses the thin link's way `how` (`llvm-lto2`: never LLVMgold;
-/// `helper`: LLVMgold in the exec'd helper, not in a fork of dtld).
+/// Whether `DTLD_THIN_LINK` chooses the thin link's way `how` (`llvm-lto2`: never LLVMgold nor
+/// the in-process library; `gold`: LLVMgold in a fork of dtld; `helper`: LLVMgold in the exec'd
+/// helper).
 pub(crate) fn thin_link_forced(how: &str) -> bool {
     std::env::var_os("DTLD_THIN_LINK").is_some_and(|v| v == how)
 }
 
-/// For an index-only link that will run its thin link in place (`goldindex.rs`): starts
-/// loading the LLVMgold.so it will most likely use (the first LLVM installation `llvm.rs`
-/// would look at that has one) while the inputs are read and resolved.
+/// For an index-only link that will run its thin link through LLVMgold in a fork
+/// (`goldindex.rs`): starts loading the LLVMgold.so it will most likely use (the first LLVM
+/// installation `llvm.rs` would look at) while the inputs are read and resolved. Not when that
+/// installation has dtld's in-process library (`inproc.rs`): loading libLLVM on another thread
+/// slowed the resolution by more than the load takes (on OpenSSL, resolution 19-22 -> 27-36 ms
+/// for a load of 10-12 ms; both wait on the address space's lock), so it is loaded when the
+/// thin link starts.
 pub fn preload(o: &LtoOptions) -> Option<goldhost::Preload> {
     if !o.index_only || thin_link_forced("llvm-lto2") || thin_link_forced("helper") {
         return None;
     }
+    let dir = llvm::first_dir(o)?;
+    if inproc::find(&dir).is_some() {
+        return None;
+    }
     let gold = llvm::first_gold(o)?;
     goldhost::Preload::start(gold)
+}
+
+/// The in-process library for the link's LLVM, loaded, when it can do this link; otherwise why
+/// not, for `--verbose` (`None`: there is no library).
+fn shim_for(req: &LtoRequest, llvm: &llvm::Llvm, names: &[String], index_only: bool) -> Option<std::result::Result<inproc::Shim, String>> {
+    let path = inproc::find(&llvm.dir)?;
+    if let Some(why) = inproc::unsupported(req, names, index_only) {
+        return Some(Err(why));
+    }
+    Some(inproc::Shim::load(&path))
 }
 
 /// What LTO hands back to the link.
@@ -261,6 +282,28 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
             eprintln!("dtld: thinlto: inputs and options unchanged since a previous link: its result is reused, the thin link skipped");
         }
         return Ok(LtoOutput { objects: hit.objects, stop: false, cleanup: None });
+    }
+    if !dtlto {
+        // In this process through the library built for this LLVM (`inproc.rs`), as lld: nothing
+        // staged, the objects (cached or compiled) handed over in memory.
+        match shim_for(req, &llvm, &names, false) {
+            Some(Ok(shim)) => {
+                if let Some((objects, n)) = in_process_shim(req, &shim, &llvm, &cg, &names, trace)? {
+                    // The link-cache entry (every object again, 18 MB for OpenSSL) is written
+                    // while the link goes on.
+                    let cleanup = link_cache.map(|c| {
+                        let stored: Vec<(String, &'static [u8])> = objects.iter().map(|o| (o.name.clone(), o.data)).collect();
+                        let out = out.clone();
+                        crate::staging::Removal::thread(
+                            std::thread::Builder::new().name("dtld-link-cache".into()).spawn(move || c.store_parts(&out, &stored, n)).ok(),
+                        )
+                    });
+                    return Ok(LtoOutput { objects, stop: false, cleanup });
+                }
+            }
+            Some(Err(why)) if req.verbose => eprintln!("dtld: thinlto: thin link not in process: {why}"),
+            _ => {}
+        }
     }
     let persistent = in_process_lto2.then_some(opts.cache_dir.as_ref()).flatten().filter(|_| !opts.save_temps && !crate::output::is_special_output(req.output));
     let (staging, stage_rel) = open_staging(req, &out, persistent)?;
@@ -571,8 +614,6 @@ fn in_process(
 ) -> Result<(Vec<InputFile>, usize)> {
     let opts = req.opts;
     let out = req.output.to_string_lossy().into_owned();
-    // lld names the LTO objects `<out>.lto.o`, `<out>.lto.<module>.o`; lld-link `.obj`.
-    let ext = if req.format == irsymtab::ObjectFormat::Coff { "obj" } else { "o" };
     let thin_modules: Vec<usize> = (0..req.modules.len()).filter(|&i| req.modules[i].bitcode.ir.modules.iter().any(|m| m.thin)).collect();
     let before = llvm_cache_entries(opts.cache_dir.as_ref());
     if let Some(d) = &opts.cache_dir {
@@ -586,51 +627,132 @@ fn in_process(
     };
     let tl = thinlink::run(llvm, opts, cg, stage, stage, modules, &mode)?;
     tl.record(trace, "Thin link and backends (llvm-lto2)");
-    let compiled = llvm_cache_entries(opts.cache_dir.as_ref()).saturating_sub(before);
-    let (compiled, cached) = if opts.cache_dir.is_some() {
-        (compiled.min(tl.thin_objects.len()), tl.thin_objects.len().saturating_sub(compiled))
-    } else {
-        (tl.thin_objects.len(), 0)
+    backend_stats(req, llvm, before, tl.thin_objects.len(), modules.len(), t, trace)?;
+    emit_index_files(opts, &tl, names, ids, stage)?;
+    let tasks = tl.thin_objects.len();
+    let objects = lto_objects(req, names, tl.regular_object.map(Cow::Owned), tl.thin_objects.into_iter().map(Cow::Owned).collect())?;
+    if opts.save_temps {
+        save_temps(req, stage, &out, names, &thin_modules, &objects)?;
+    }
+    Ok((objects, tasks))
+}
+
+/// In-process ThinLTO through the library (`inproc.rs`): the thin link and the backends in
+/// LLVM's thread pool, with LLVM's ThinLTO cache, the objects returned in memory. `None`: the
+/// library cannot do this link (`--verbose` says why); nothing was done.
+fn in_process_shim(
+    req: &LtoRequest,
+    shim: &inproc::Shim,
+    llvm: &llvm::Llvm,
+    cg: &CodegenSettings,
+    names: &[String],
+    trace: &mut crate::trace::Trace,
+) -> Result<Option<(Vec<InputFile>, usize)>> {
+    let opts = req.opts;
+    let before = llvm_cache_entries(opts.cache_dir.as_ref());
+    if let Some(d) = &opts.cache_dir {
+        create_dir(d)?;
+    }
+    let t = std::time::Instant::now();
+    let mut produced = match inproc::run(shim, req, cg, names, &llvm.version)? {
+        Ok(p) => p,
+        Err(why) => {
+            if req.verbose {
+                eprintln!("dtld: thinlto: thin link not in process: {why}");
+            }
+            return Ok(None);
+        }
     };
-    trace.stage("Thin link and ThinLTO backends", &format!("{} modules, {compiled} compiled, {cached} cached, LLVM {}", modules.len(), llvm.version), t);
+    if req.verbose {
+        eprintln!("dtld: thinlto: thin link in process (LLVM {})", shim.llvm_version());
+    }
+    let mut regular = None;
+    let mut thin = Vec::with_capacity(produced.objects.len());
+    for (task, data) in std::mem::take(&mut produced.objects) {
+        if task == 0 {
+            regular = Some(Cow::Borrowed(data));
+        } else {
+            thin.push(Cow::Borrowed(data));
+        }
+    }
+    let tasks = thin.len();
+    backend_stats(req, llvm, before, tasks, req.modules.len(), t, trace)?;
+    trace.laps(&produced.laps);
+    Ok(Some((lto_objects(req, names, regular, thin)?, tasks)))
+}
+
+/// Records and reports how many of `tasks` ThinLTO objects were compiled and how many came from
+/// LLVM's cache (new cache entries since `before`), and prunes the cache.
+fn backend_stats(
+    req: &LtoRequest,
+    llvm: &llvm::Llvm,
+    before: usize,
+    tasks: usize,
+    modules: usize,
+    t: std::time::Instant,
+    trace: &mut crate::trace::Trace,
+) -> Result<()> {
+    let opts = req.opts;
+    let compiled = llvm_cache_entries(opts.cache_dir.as_ref()).saturating_sub(before);
+    let (compiled, cached) = if opts.cache_dir.is_some() { (compiled.min(tasks), tasks.saturating_sub(compiled)) } else { (tasks, 0) };
+    trace.stage("Thin link and ThinLTO backends", &format!("{modules} modules, {compiled} compiled, {cached} cached, LLVM {}", llvm.version), t);
     if let Some(d) = &opts.cache_dir {
         let cache = backend::Cache::new(d.clone(), String::new());
         cache.prune(opts.cache_policy.as_deref())?;
     }
     if req.verbose {
-        eprintln!("dtld: thinlto: {} modules, {compiled} compiled, {cached} cached", tl.thin_objects.len());
+        eprintln!("dtld: thinlto: {tasks} modules, {compiled} compiled, {cached} cached");
     }
-    emit_index_files(opts, &tl, names, ids, stage)?;
+    Ok(())
+}
+
+/// The objects of in-process LTO as link inputs, named as lld names them (`<out>.lto.o`,
+/// `<out>.lto.<module>.o`; lld-link `.obj`), each checked.
+fn lto_objects(
+    req: &LtoRequest,
+    names: &[String],
+    regular_object: Option<Cow<'static, [u8]>>,
+    thin_objects: Vec<Cow<'static, [u8]>>,
+) -> Result<Vec<InputFile>> {
+    let opts = req.opts;
+    let out = req.output.to_string_lossy().into_owned();
+    let ext = if req.format == irsymtab::ObjectFormat::Coff { "obj" } else { "o" };
+    let thin_modules: Vec<usize> = (0..req.modules.len()).filter(|&i| req.modules[i].bitcode.ir.modules.iter().any(|m| m.thin)).collect();
     let mut objects = Vec::new();
-    if let Some(data) = tl.regular_object {
+    if let Some(data) = regular_object {
         if let Some(p) = &opts.obj_path {
             write_file(p, &data)?;
         }
-        objects.push(lto_input(format!("{out}.lto.{ext}"), data));
+        objects.push(lto_input_bytes(format!("{out}.lto.{ext}"), data));
     }
-    let tasks = tl.thin_objects.len();
-    let named = tasks == thin_modules.len();
-    for (k, data) in tl.thin_objects.into_iter().enumerate() {
-        let label = if named {
-            Path::new(&names[thin_modules[k]]).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
-        } else {
-            (k + 1).to_string()
-        };
-        let name = format!("{out}.lto.{label}.{ext}");
-        // An empty object is what a task with nothing to compile produces; anything else
-        // must be a valid object.
-        if data.is_empty() {
-            continue;
-        }
-        if let Err(e) = backend::check_object(&data) {
-            crate::bail!("{name}: {e}");
-        }
-        objects.push(lto_input(name, data));
+    let named = thin_objects.len() == thin_modules.len();
+    // Checked in parallel (998 objects in an OpenSSL relink).
+    use rayon::prelude::*;
+    let checked: Vec<Result<Option<InputFile>>> = thin_objects
+        .into_par_iter()
+        .enumerate()
+        .map(|(k, data)| {
+            let label = if named {
+                Path::new(&names[thin_modules[k]]).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+            } else {
+                (k + 1).to_string()
+            };
+            let name = format!("{out}.lto.{label}.{ext}");
+            // An empty object is what a task with nothing to compile produces; anything else
+            // must be a valid object.
+            if data.is_empty() {
+                return Ok(None);
+            }
+            if let Err(e) = backend::check_object(&data) {
+                crate::bail!("{name}: {e}");
+            }
+            Ok(Some(lto_input_bytes(name, data)))
+        })
+        .collect();
+    for c in checked {
+        objects.extend(c?);
     }
-    if opts.save_temps {
-        save_temps(req, stage, &out, names, &thin_modules, &objects)?;
-    }
-    Ok((objects, tasks))
+    Ok(objects)
 }
 
 /// `-save-temps` for in-process LTO, with lld's file names: the resolutions
@@ -675,6 +797,14 @@ fn save_temps(req: &LtoRequest, stage: &Path, out: &str, names: &[String], thin_
         write_file(&o.path, o.data)?;
     }
     Ok(())
+}
+
+/// `lto_input` of bytes that may already live as long as the process.
+fn lto_input_bytes(name: String, data: Cow<'static, [u8]>) -> InputFile {
+    match data {
+        Cow::Owned(v) => lto_input(name, v),
+        Cow::Borrowed(b) => InputFile { data: b, ..lto_input(name, Vec::new()) },
+    }
 }
 
 pub(crate) fn lto_input(name: String, data: Vec<u8>) -> InputFile {
@@ -745,6 +875,33 @@ fn index_only(
     trace: &mut crate::trace::Trace,
 ) -> Result<()> {
     let opts = req.opts;
+    // In this process through the library built for this LLVM (`inproc.rs`), as lld: no
+    // module staged or parsed twice, every file written once where lld writes it.
+    match shim_for(req, llvm, names, true) {
+        Some(Ok(shim)) => {
+            let t = std::time::Instant::now();
+            match inproc::run(&shim, req, cg, names, &llvm.version)? {
+                Ok(produced) => {
+                    if req.verbose {
+                        eprintln!("dtld: thinlto: thin link in process (LLVM {})", shim.llvm_version());
+                    }
+                    trace.stage("Thin link", &format!("in process, LLVM {}", shim.llvm_version()), t);
+                    trace.laps(&produced.laps);
+                    let t_write = std::time::Instant::now();
+                    finish_index_only(req, names, &|_| true, Some(&shim.skip_index()))?;
+                    trace.stage("Write index files", "the list of objects", t_write);
+                    return Ok(());
+                }
+                Err(why) => {
+                    if req.verbose {
+                        eprintln!("dtld: thinlto: thin link not in process: {why}");
+                    }
+                }
+            }
+        }
+        Some(Err(why)) if req.verbose => eprintln!("dtld: thinlto: thin link not in process: {why}"),
+        _ => {}
+    }
     // In place through LLVMgold when it can be told dtld's resolutions (`goldindex.rs`): no
     // module staged, every file written once where lld writes it.
     if let Some(gold) = llvm.gold.as_ref().filter(|_| !thin_link_forced("llvm-lto2")) {
@@ -753,7 +910,7 @@ fn index_only(
             goldindex::Outcome::Written => {
                 trace.stage("Thin link", "LLVMgold, in place", t);
                 let t_write = std::time::Instant::now();
-                finish_index_only(req, names, &|_| true, false)?;
+                finish_index_only(req, names, &|_| true, None)?;
                 trace.stage("Write index files", "the list of objects", t_write);
                 return Ok(());
             }
@@ -833,7 +990,7 @@ fn index_only(
             copy_file_if_changed(&cwd.join(format!("{n}.imports")), Path::new(&format!("{dest}.imports")))?;
         }
     }
-    finish_index_only(req, names, &|i| tl.shards[i].is_some(), true)?;
+    finish_index_only(req, names, &|i| tl.shards[i].is_some(), Some(&skipindex::skip_module_index()))?;
     remove_side_files(&written);
     trace.stage("Write index files", &format!("{} modules, {} lazy", names.len(), req.lazy.len()), t_write);
     let t_clean = std::time::Instant::now();
@@ -844,9 +1001,10 @@ fn index_only(
 
 /// The end of an index-only link, once the thin link wrote the shards: skip indexes for the
 /// bitcode files the link did not need, and the `--thinlto-index-only=` list of the native
-/// objects the final link will read (modules `indexed` says got a shard). `skip_indexes`: the
-/// thin link did not write the skip indexes itself (LLVMgold does).
-fn finish_index_only(req: &LtoRequest, names: &[String], indexed: &dyn Fn(usize) -> bool, skip_indexes: bool) -> Result<()> {
+/// objects the final link will read (modules `indexed` says got a shard). `skip_index`: the
+/// bytes of the skip indexes to write, when the thin link did not write them itself (LLVMgold
+/// does).
+fn finish_index_only(req: &LtoRequest, names: &[String], indexed: &dyn Fn(usize) -> bool, skip_index: Option<&[u8]>) -> Result<()> {
     let opts = req.opts;
     let (old, new, native) = opts.prefix_replace.clone().unwrap_or_default();
     let obj_prefix = if native.is_empty() { new.clone() } else { native.clone() };
@@ -857,10 +1015,10 @@ fn finish_index_only(req: &LtoRequest, names: &[String], indexed: &dyn Fn(usize)
     }
     // Bitcode files the link did not need still get an index that tells a distributed backend
     // to skip them (and an empty imports file), as lld writes.
-    for input in req.lazy.iter().filter(|_| skip_indexes) {
+    for input in req.lazy.iter().filter(|_| skip_index.is_some()) {
         let name = module_name(input, Some(opts), req.format);
         let dest = prefix_replaced(&name, &old, &new);
-        write_file_if_changed(Path::new(&format!("{dest}.thinlto.bc")), &skipindex::skip_module_index())?;
+        write_file_if_changed(Path::new(&format!("{dest}.thinlto.bc")), skip_index.unwrap_or_default())?;
         if opts.emit_imports_files {
             write_file_if_changed(Path::new(&format!("{dest}.imports")), b"")?;
         }

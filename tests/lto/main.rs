@@ -8,21 +8,25 @@
 //!   writes for unextracted lazy archive members, and no program. Variants cover
 //!   `--thinlto-prefix-replace=` and `--thinlto-object-suffix-replace=` (with minimized
 //!   `-fthin-link-bitcode=` inputs), the option without `=file`, and the thin link's other
-//!   paths (`llvm-lto2`, and LLVMgold in the exec'd helper rather than a fork of dtld).
+//!   paths (`llvm-lto2`, LLVMgold in a fork of dtld, and LLVMgold in the exec'd helper). The
+//!   default path must be dtld's in-process library (`--verbose` says so).
 //! * `cache/dtld-only`: `--thinlto-cache-dir=` reuses backend results. dtld reports them with
 //!   `--verbose` as `dtld: thinlto: N modules, C compiled, K cached`: 3/3/0 on the first link,
 //!   3/0/3 on relinks of unchanged inputs (to the same output name, then to another one, as
 //!   lld's cache keys ignore it), and 3/1-or-2/rest after changing one module that imports
 //!   nothing and is imported by nobody. lld has no such line, so this trial is ignored when the
 //!   linker under test is lld.
-//! * `link-cache/{in-process,dtlto}/dtld-only`: with a cache directory, a relink whose inputs
+//! * `link-cache/{in-process,in-process-llvm-lto2,dtlto}/dtld-only`: with a cache directory
+//!   (in-process ThinLTO through dtld's in-process library, which must be used, or through
+//!   `llvm-lto2`; or DTLTO), a relink whose inputs
 //!   and options did not change reuses the previous link's LTO result and skips the thin link
 //!   (`--verbose` says so); its program is byte for byte the one a link with an empty cache
 //!   writes. Changing one module, or an LTO option, takes the normal path again; a damaged
 //!   link-cache entry is not used (the link takes the normal path, writes the same program,
 //!   and stores a good entry that the next relink uses), nor is a damaged entry of the store of
-//!   archive members (`dtld-member-*`) the staging links from.
-//! * `staging/persistent`: in-process ThinLTO with a cache directory keeps its staging tree
+//!   archive members (`dtld-member-*`) the staging links from (which the library, staging
+//!   nothing, must not create).
+//! * `staging/persistent`: in-process ThinLTO by `llvm-lto2` with a cache directory keeps its staging tree
 //!   in the cache (`dtld.stage-*`) from one link of an output to the next. Relinks that change
 //!   a module and drop another (so a `lto.<task>` object of the previous link is left over) must
 //!   print what ld.lld-22's program of the same inputs prints, be byte for byte the program of a
@@ -94,10 +98,12 @@ fn main() {
     add("index-only/object-suffix-replace", false, |t| index_only(t, IndexVariant::SuffixReplace));
     add("index-only/llvm-lto2", false, |t| index_only(t, IndexVariant::Lto2));
     add("index-only/helper", false, |t| index_only(t, IndexVariant::Helper));
+    add("index-only/gold", false, |t| index_only(t, IndexVariant::Gold));
     // lld prints no `dtld: thinlto:` line; ignored (not failed) in the lld self-test.
     add("cache/dtld-only", lld, cache);
-    add("link-cache/in-process/dtld-only", lld, |t| link_cache(t, false));
-    add("link-cache/dtlto/dtld-only", lld, |t| link_cache(t, true));
+    add("link-cache/in-process/dtld-only", lld, |t| link_cache(t, CacheMode::Library));
+    add("link-cache/in-process-llvm-lto2/dtld-only", lld, |t| link_cache(t, CacheMode::Lto2));
+    add("link-cache/dtlto/dtld-only", lld, |t| link_cache(t, CacheMode::Dtlto));
     // lld has no staging tree; the programs are compared with lld's all the same.
     add("staging/persistent/dtld-only", lld, persistent_staging);
     add("errors/truncated-bitcode", false, |t| bad_bitcode(t, BadBitcode::Truncated));
@@ -224,6 +230,9 @@ enum IndexVariant {
     /// `Plain` with LLVMgold in the exec'd helper (`DTLD_THIN_LINK=helper`) instead of a fork of
     /// dtld: the path of a process that cannot fork. Byte for byte lld's files, as the fork's.
     Helper,
+    /// `Plain` with LLVMgold in a fork of dtld (`DTLD_THIN_LINK=gold`): the path of an LLVM
+    /// installation without dtld's in-process library. Byte for byte lld's files.
+    Gold,
 }
 
 fn index_only(t: &Work, variant: IndexVariant) -> Result<(), String> {
@@ -289,11 +298,21 @@ fn index_only(t: &Work, variant: IndexVariant) -> Result<(), String> {
             IndexVariant::Helper => {
                 cmd.env("DTLD_THIN_LINK", "helper");
             }
+            IndexVariant::Gold => {
+                cmd.env("DTLD_THIN_LINK", "gold");
+            }
+            IndexVariant::Plain if linker == Linker::Dtld => {
+                // The default path: the in-process library, which must be there and be used.
+                cmd.arg("-Wl,--verbose");
+            }
             _ => {}
         }
         let out = t.run(&mut cmd)?;
         if !out.success() {
             return Err(format!("the {} link failed ({}):\n{}", linker.name(), out.status_text(), out.stderr_text()));
+        }
+        if variant == IndexVariant::Plain && linker == Linker::Dtld {
+            in_process_used(&out.stderr_text())?;
         }
         let after = snapshot(&dir)?;
         let new = changes(&before, &after);
@@ -467,7 +486,31 @@ fn cache(t: &Work) -> Result<(), String> {
 
 const SKIPPED: &str = "the thin link skipped";
 
-fn link_cache(t: &Work, dtlto: bool) -> Result<(), String> {
+/// `--verbose` of a dtld ThinLTO link says that the thin link ran in dtld's process, through
+/// the library `scripts/build-lto-shim.sh` builds next to dtld.
+fn in_process_used(stderr: &str) -> Result<(), String> {
+    if stderr.contains("dtld: thinlto: thin link in process") {
+        return Ok(());
+    }
+    Err(format!(
+        "the thin link did not run in dtld's process (is libdtld-lto-22.so next to dtld? scripts/build-lto-shim.sh builds it); --verbose printed:\n{stderr}"
+    ))
+}
+
+/// How `link_cache`'s links run LTO.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CacheMode {
+    /// In-process ThinLTO through dtld's in-process library (the default).
+    Library,
+    /// In-process ThinLTO through `llvm-lto2` (`DTLD_THIN_LINK=llvm-lto2`), which stages
+    /// archive members from the cache directory's member store.
+    Lto2,
+    /// DTLTO with dtld-distribute.
+    Dtlto,
+}
+
+fn link_cache(t: &Work, mode: CacheMode) -> Result<(), String> {
+    let dtlto = mode == CacheMode::Dtlto;
     t.write("main.c", CACHE_MAIN)?;
     t.write("mid.c", CACHE_MID)?;
     t.write("leaf.c", cache_leaf(100))?;
@@ -487,12 +530,18 @@ fn link_cache(t: &Work, dtlto: bool) -> Result<(), String> {
         if dtlto {
             cmd.arg(format!("-fthinlto-distributor={}", distributor.display()));
         }
+        if mode == CacheMode::Lto2 {
+            cmd.env("DTLD_THIN_LINK", "llvm-lto2");
+        }
         cmd.args(["main.o", "libmid.a", "leaf.o", "-o", out]);
         let o = t.run(&mut cmd)?;
         if !o.success() {
             return Err(format!("link of {out} failed ({}):\n{}", o.status_text(), o.stderr_text()));
         }
         let stderr = o.stderr_text();
+        if mode == CacheMode::Library && !stderr.contains(SKIPPED) {
+            in_process_used(&stderr).map_err(|e| format!("{out}: {e}"))?;
+        }
         thinlto_stats(&stderr).map_err(|e| format!("{out}: {e}"))?;
         let bytes = fs::read(t.path(out)).map_err(|e| format!("read {out}: {e}"))?;
         let stdout = t.run_program(out)?;
@@ -534,8 +583,11 @@ fn link_cache(t: &Work, dtlto: bool) -> Result<(), String> {
         return Err(format!("with --lto-O1: skipped the thin link: {skipped}, printed {out:?}"));
     }
 
-    if named("dtld-member-").is_empty() {
-        return Err("no dtld-member-* entry (the staged archive member) in the cache directory".into());
+    // The paths that stage modules stage archive members from the cache's member store; the
+    // in-process library stages nothing.
+    let members = named("dtld-member-");
+    if (mode == CacheMode::Library) != members.is_empty() {
+        return Err(format!("dtld-member-* entries (staged archive members) in the cache directory: {members:?}"));
     }
     // A damaged entry is not used: the normal path, the same program, then a good entry. The
     // damaged member store entry is not staged either.
@@ -584,6 +636,8 @@ fn persistent_staging(t: &Work) -> Result<(), String> {
     // (program bytes, program output) of a link of `inputs` to `out`.
     let link = |linker: Linker, out: &str, cache: &str, inputs: &[&str]| -> Result<(Vec<u8>, String), String> {
         let mut cmd = t.clang_link(&t.dir, linker);
+        // The subject is llvm-lto2's staging tree (the in-process library stages nothing).
+        cmd.env("DTLD_THIN_LINK", "llvm-lto2");
         cmd.arg("-flto=thin").arg(format!("-Wl,--thinlto-cache-dir={cache}")).args(inputs).args(["-o", out]);
         let o = t.run(&mut cmd)?;
         if !o.success() {

@@ -1,0 +1,323 @@
+// dtld's in-process thin link: a small C interface over LLVM's resolution-based LTO API
+// (`llvm::lto::LTO`), built against the user's libLLVM and loaded by dtld at run time
+// (src/lto/inproc.rs).
+//
+// Why it exists: issue 15 measured that the thin link run in another process (`llvm-lto2`,
+// or LLVMgold.so in a fork) cannot reach ld.lld's speed: every module is handed over and
+// parsed again, the child tears down the combined index before it exits, and `llvm-lto2`
+// writes every (cached) object to a file that dtld reads back. lld runs `lto::LTO` in its
+// own process over the buffers it already has; this library lets dtld do the same with
+// exactly the configuration `llvm-lto2 run` gets from dtld's command line (so outputs and
+// ThinLTO cache entries are those of the `llvm-lto2` path, which the tests compare with
+// lld's).
+//
+// The interface is plain C so that the Rust side needs no C++ ABI: opaque handles, byte
+// buffers, one resolution byte per symbol, callbacks for diagnostics and objects. Nothing
+// here owns dtld's buffers; they outlive every call. Errors come back as malloc'ed strings.
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/CodeGen/CommandFlags.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
+#include "llvm/IR/ModuleSummaryIndex.h"
+#include "llvm/LTO/LTO.h"
+#include "llvm/Support/Caching.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/Threading.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+using namespace llvm;
+
+#define DTLD_API __attribute__((visibility("default")))
+
+extern "C" {
+
+// Interface version: dtld refuses a library whose `dtld_lto_abi()` differs.
+enum { DTLD_LTO_ABI = 1 };
+
+// Resolution bits, one byte per symbol in the order `InputFile::symbols()` lists them
+// (llvm-lto2's `-r` letters p, l, x, r).
+enum {
+  DTLD_RES_PREVAILING = 1,
+  DTLD_RES_FINAL_IN_LINKAGE_UNIT = 2,
+  DTLD_RES_VISIBLE_TO_REGULAR_OBJ = 4,
+  DTLD_RES_LINKER_REDEFINED = 8,
+};
+
+// Diagnostic severities passed to the diagnostic callback.
+enum { DTLD_DIAG_ERROR = 0, DTLD_DIAG_WARNING = 1, DTLD_DIAG_REMARK = 2, DTLD_DIAG_NOTE = 3 };
+
+typedef void (*dtld_lto_diag_fn)(void *ctx, int severity, const char *msg, size_t len);
+typedef void (*dtld_lto_object_fn)(void *ctx, unsigned task, const char *data, size_t len);
+
+struct dtld_lto_config {
+  // `-O`: 0-3.
+  unsigned opt_level;
+  // `--cg-opt-level`, or -1 for llvm-lto2's default (2).
+  int cg_opt_level;
+  // Worker threads for the backends or the index writing.
+  unsigned threads;
+  unsigned debug_pass_manager;
+  // Command-line options for LLVM's own parser, as llvm-lto2 gets them: the code generation
+  // flags (`--relocation-model=`, `--function-sections`, `--mcpu=`, ...) and `-mllvm` options.
+  const char *const *cl_args;
+  size_t cl_argc;
+  // Index-only: write `<module>.thinlto.bc` (and `.imports`) with lld's prefix replacement.
+  unsigned index_only;
+  unsigned emit_imports;
+  const char *prefix_old;
+  const char *prefix_new;
+  const char *native_prefix;
+  // In-process backends: LLVM's ThinLTO cache directory, or null.
+  const char *cache_dir;
+};
+
+// An input parsed ahead of `dtld_lto_add` (parsing is independent per module, so dtld does
+// it on its own threads).
+struct dtld_lto_input {
+  std::unique_ptr<lto::InputFile> file;
+};
+
+struct dtld_lto {
+  std::unique_ptr<lto::LTO> lto;
+  dtld_lto_diag_fn diag;
+  void *diag_ctx;
+  std::mutex diag_lock;
+  bool had_error = false;
+  std::string cache_dir;
+  bool index_only = false;
+  // The objects of the last run, which the object callback's pointers refer to.
+  std::vector<SmallString<0>> streamed;
+  std::vector<std::unique_ptr<MemoryBuffer>> cached;
+};
+
+static char *dup_message(const std::string &s) {
+  char *p = static_cast<char *>(std::malloc(s.size() + 1));
+  if (p) {
+    std::memcpy(p, s.data(), s.size());
+    p[s.size()] = 0;
+  }
+  return p;
+}
+
+static char *error_message(Error e) {
+  std::string msg;
+  handleAllErrors(std::move(e), [&](ErrorInfoBase &info) {
+    if (!msg.empty())
+      msg += "; ";
+    msg += info.message();
+  });
+  return dup_message(msg);
+}
+
+DTLD_API unsigned dtld_lto_abi(void) { return DTLD_LTO_ABI; }
+
+DTLD_API const char *dtld_lto_llvm_version(void) { return LLVM_VERSION_STRING; }
+
+DTLD_API void dtld_lto_free_string(char *s) { std::free(s); }
+
+// Registers the targets and parses `cl_args` into LLVM's options; once per process (LLVM's
+// option parser accumulates). Returns null, or the parser's complaint.
+static char *init_once(const dtld_lto_config *cfg) {
+  static std::once_flag once;
+  static std::string failure;
+  std::call_once(once, [&] {
+    InitializeAllTargetInfos();
+    InitializeAllTargets();
+    InitializeAllTargetMCs();
+    InitializeAllAsmPrinters();
+    InitializeAllAsmParsers();
+    static codegen::RegisterCodeGenFlags flags;
+    std::vector<const char *> argv{"dtld"};
+    for (size_t i = 0; i < cfg->cl_argc; ++i)
+      argv.push_back(cfg->cl_args[i]);
+    std::string text;
+    raw_string_ostream os(text);
+    if (!cl::ParseCommandLineOptions(static_cast<int>(argv.size()), argv.data(), "", &os))
+      failure = text.empty() ? "cannot parse the LLVM options" : text;
+  });
+  return failure.empty() ? nullptr : dup_message(failure);
+}
+
+DTLD_API dtld_lto *dtld_lto_create(const dtld_lto_config *cfg, dtld_lto_diag_fn diag, void *diag_ctx, char **err) {
+  if (char *e = init_once(cfg)) {
+    *err = e;
+    return nullptr;
+  }
+  auto *h = new dtld_lto;
+  h->diag = diag;
+  h->diag_ctx = diag_ctx;
+  h->index_only = cfg->index_only != 0;
+  if (cfg->cache_dir)
+    h->cache_dir = cfg->cache_dir;
+
+  // llvm-lto2 run's configuration for the options dtld passes it (thinlink.rs).
+  lto::Config conf;
+  conf.CPU = codegen::getMCPU();
+  conf.Options = codegen::InitTargetOptionsFromCodeGenFlags(Triple());
+  conf.MAttrs = codegen::getMAttrs();
+  if (auto rm = codegen::getExplicitRelocModel())
+    conf.RelocModel = *rm;
+  conf.CodeModel = codegen::getExplicitCodeModel();
+  conf.DebugPassManager = cfg->debug_pass_manager != 0;
+  conf.OptLevel = cfg->opt_level;
+  switch (cfg->cg_opt_level < 0 ? 2 : cfg->cg_opt_level) {
+  case 0: conf.CGOptLevel = CodeGenOptLevel::None; break;
+  case 1: conf.CGOptLevel = CodeGenOptLevel::Less; break;
+  case 3: conf.CGOptLevel = CodeGenOptLevel::Aggressive; break;
+  default: conf.CGOptLevel = CodeGenOptLevel::Default; break;
+  }
+  if (auto ft = codegen::getExplicitFileType())
+    conf.CGFileType = *ft;
+  conf.PTO.LoopVectorization = conf.OptLevel > 1;
+  conf.PTO.SLPVectorization = conf.OptLevel > 1;
+  // The symbol names live in dtld's buffers for the whole link (as lld's do).
+  conf.KeepSymbolNameCopies = false;
+  conf.DiagHandler = [h](const DiagnosticInfo &di) {
+    std::string text;
+    raw_string_ostream os(text);
+    DiagnosticPrinterRawOStream printer(os);
+    di.print(printer);
+    int sev = DTLD_DIAG_NOTE;
+    switch (di.getSeverity()) {
+    case DS_Error: sev = DTLD_DIAG_ERROR; break;
+    case DS_Warning: sev = DTLD_DIAG_WARNING; break;
+    case DS_Remark: sev = DTLD_DIAG_REMARK; break;
+    case DS_Note: sev = DTLD_DIAG_NOTE; break;
+    }
+    std::lock_guard<std::mutex> g(h->diag_lock);
+    if (sev == DTLD_DIAG_ERROR)
+      h->had_error = true;
+    h->diag(h->diag_ctx, sev, text.data(), text.size());
+  };
+
+  lto::ThinBackend backend;
+  if (cfg->index_only)
+    backend = lto::createWriteIndexesThinBackend(
+        heavyweight_hardware_concurrency(cfg->threads), cfg->prefix_old ? cfg->prefix_old : "",
+        cfg->prefix_new ? cfg->prefix_new : "", cfg->native_prefix ? cfg->native_prefix : "",
+        cfg->emit_imports != 0, /*LinkedObjectsFile=*/nullptr, /*OnWrite=*/{});
+  else
+    backend = lto::createInProcessThinBackend(heavyweight_hardware_concurrency(cfg->threads));
+  h->lto = std::make_unique<lto::LTO>(std::move(conf), std::move(backend));
+  return h;
+}
+
+// Parses one module (thread-safe: nothing shared). `name` is its module ID (lld's name).
+DTLD_API dtld_lto_input *dtld_lto_parse(const char *data, size_t len, const char *name, size_t name_len, char **err) {
+  MemoryBufferRef ref(StringRef(data, len), StringRef(name, name_len));
+  auto f = lto::InputFile::create(ref);
+  if (!f) {
+    *err = error_message(f.takeError());
+    return nullptr;
+  }
+  auto *in = new dtld_lto_input;
+  in->file = std::move(*f);
+  return in;
+}
+
+// The number of symbols of a parsed input (`InputFile::symbols()`).
+DTLD_API size_t dtld_lto_symbol_count(const dtld_lto_input *in) { return in->file->symbols().size(); }
+
+// Symbol `i`'s name, to check that dtld's symbol table lists the same symbols.
+DTLD_API const char *dtld_lto_symbol_name(const dtld_lto_input *in, size_t i, size_t *len) {
+  StringRef n = in->file->symbols()[i].getName();
+  *len = n.size();
+  return n.data();
+}
+
+DTLD_API void dtld_lto_input_free(dtld_lto_input *in) { delete in; }
+
+// Adds a parsed input (consumed) with one resolution byte per symbol. Returns 0 or sets `err`.
+DTLD_API int dtld_lto_add(dtld_lto *h, dtld_lto_input *in, const unsigned char *res, size_t nres, char **err) {
+  std::unique_ptr<dtld_lto_input> owned(in);
+  auto syms = owned->file->symbols();
+  if (syms.size() != nres) {
+    *err = dup_message("symbol count differs: LLVM lists " + std::to_string(syms.size()) + ", dtld " + std::to_string(nres));
+    return 1;
+  }
+  std::vector<lto::SymbolResolution> rs(nres);
+  for (size_t i = 0; i < nres; ++i) {
+    rs[i].Prevailing = (res[i] & DTLD_RES_PREVAILING) != 0;
+    rs[i].FinalDefinitionInLinkageUnit = (res[i] & DTLD_RES_FINAL_IN_LINKAGE_UNIT) != 0;
+    rs[i].VisibleToRegularObj = (res[i] & DTLD_RES_VISIBLE_TO_REGULAR_OBJ) != 0;
+    rs[i].LinkerRedefined = (res[i] & DTLD_RES_LINKER_REDEFINED) != 0;
+  }
+  if (Error e = h->lto->add(std::move(owned->file), rs)) {
+    *err = error_message(std::move(e));
+    return 1;
+  }
+  return 0;
+}
+
+// Runs the thin link (and, unless index-only, the backends). Each native object is handed to
+// `object` after the run, in task order (task 0: the regular-LTO partition), as bytes that stay
+// valid until `dtld_lto_destroy` (a cache hit is LLVM's map of the cache file, as in lld).
+// Returns 0, or 1 with `err` set (or with an error diagnostic already reported).
+DTLD_API int dtld_lto_run(dtld_lto *h, dtld_lto_object_fn object, void *ctx, char **err) {
+  unsigned tasks = h->lto->getMaxTasks();
+  std::vector<SmallString<0>> &streamed = h->streamed;
+  std::vector<std::unique_ptr<MemoryBuffer>> &cached = h->cached;
+  streamed.assign(tasks, SmallString<0>());
+  cached.clear();
+  cached.resize(tasks);
+  AddStreamFn add_stream = [&](unsigned task, const Twine &) -> Expected<std::unique_ptr<CachedFileStream>> {
+    return std::make_unique<CachedFileStream>(std::make_unique<raw_svector_ostream>(streamed[task]));
+  };
+  FileCache cache;
+  if (!h->cache_dir.empty()) {
+    auto c = localCache("ThinLTO", "Thin", h->cache_dir,
+                        [&](size_t task, const Twine &, std::unique_ptr<MemoryBuffer> mb) { cached[task] = std::move(mb); });
+    if (!c) {
+      *err = error_message(c.takeError());
+      return 1;
+    }
+    cache = std::move(*c);
+  }
+  if (Error e = h->lto->run(add_stream, cache)) {
+    *err = error_message(std::move(e));
+    return 1;
+  }
+  if (h->had_error)
+    return 1;
+  for (unsigned t = 0; t < tasks; ++t) {
+    if (cached[t])
+      object(ctx, t, cached[t]->getBufferStart(), cached[t]->getBufferSize());
+    else if (!streamed[t].empty())
+      object(ctx, t, streamed[t].data(), streamed[t].size());
+  }
+  return 0;
+}
+
+// Frees the LTO state (the combined index, the modules): dtld calls it on a thread of its own
+// while the link goes on, or not at all before it exits (as lld does not).
+DTLD_API void dtld_lto_destroy(dtld_lto *h) { delete h; }
+
+// The index lld writes for a bitcode file the link did not need: an empty summary index that
+// tells a distributed backend to skip the module. Returns a malloc'ed buffer of `*len` bytes.
+DTLD_API char *dtld_lto_skip_index(size_t *len) {
+  ModuleSummaryIndex index(/*HaveGVs=*/false);
+  index.setSkipModuleByDistributedBackend();
+  SmallString<0> buf;
+  raw_svector_ostream os(buf);
+  writeIndexToFile(index, os);
+  char *p = static_cast<char *>(std::malloc(buf.size() ? buf.size() : 1));
+  if (p)
+    std::memcpy(p, buf.data(), buf.size());
+  *len = buf.size();
+  return p;
+}
+
+} // extern "C"
