@@ -202,9 +202,10 @@ fn main() {
     add("signal/sigint", false, |t| signal(t, libc::SIGINT, false));
     add("signal/sigterm", false, |t| signal(t, libc::SIGTERM, false));
     add("concurrent", false, concurrent);
-    add("staging/planted-symlink/dtld-only", true, |t| planted(t, Plant::Symlink, true));
-    add("staging/planted-symlink/in-process/dtld-only", true, |t| planted(t, Plant::Symlink, false));
-    add("staging/planted-file/dtld-only", true, |t| planted(t, Plant::File, true));
+    add("staging/planted-symlink/dtld-only", true, |t| planted(t, Plant::Symlink, LtoMode::Dtlto));
+    add("staging/planted-symlink/in-process/dtld-only", true, |t| planted(t, Plant::Symlink, LtoMode::InProcessLto2));
+    add("staging/planted-symlink/in-process-library/dtld-only", true, |t| planted(t, Plant::Symlink, LtoMode::InProcessLibrary));
+    add("staging/planted-file/dtld-only", true, |t| planted(t, Plant::File, LtoMode::Dtlto));
     add("staging/swapped-during-link/dtld-only", true, swapped);
     add("staging/private-and-reused/dtld-only", true, private_dir);
     add("self-check/module-identity", false, identities);
@@ -1255,10 +1256,24 @@ fn walkdir(dir: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
+/// How `planted`'s link runs LTO.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LtoMode {
+    /// DTLTO with dtld-distribute (staged in `prog.dtld-lto`).
+    Dtlto,
+    /// In-process ThinLTO by `llvm-lto2` (`DTLD_THIN_LINK=llvm-lto2`; staged in `prog.dtld-lto`).
+    InProcessLto2,
+    /// In-process ThinLTO in dtld's process through its library (the default; stages nothing).
+    InProcessLibrary,
+}
+
 /// `prog.dtld-lto` planted before the link (a symlink to another directory, or a file): the
 /// link fails with an error naming it, writes nothing into the link's target, and leaves the
-/// planted entry as it was (it is not dtld's to remove).
-fn planted(t: &Work, plant: Plant, dtlto: bool) -> Result<(), String> {
+/// planted entry as it was (it is not dtld's to remove). In-process ThinLTO through dtld's
+/// library stages nothing: that link succeeds, and the planted entry and its target stay as
+/// they were all the same.
+fn planted(t: &Work, plant: Plant, mode: LtoMode) -> Result<(), String> {
+    let dtlto = mode == LtoMode::Dtlto;
     let cwd = t.inputs("work")?;
     let victim = t.path("victim");
     fs::create_dir_all(&victim).map_err(|e| e.to_string())?;
@@ -1277,28 +1292,40 @@ fn planted(t: &Work, plant: Plant, dtlto: bool) -> Result<(), String> {
         Plant::Symlink => std::os::unix::fs::symlink(&victim, &staging).map_err(|e| e.to_string())?,
         Plant::File => fs::write(&staging, "planted\n").map_err(|e| e.to_string())?,
     }
-    let out = t.run(&mut t.direct(&cwd, &argv))?;
+    let mut cmd = t.direct(&cwd, &argv);
+    if mode == LtoMode::InProcessLto2 {
+        cmd.env("DTLD_THIN_LINK", "llvm-lto2");
+    }
+    if mode == LtoMode::InProcessLibrary {
+        cmd.arg("--verbose");
+    }
+    let out = t.run(&mut cmd)?;
     let meta = fs::symlink_metadata(&staging).map_err(|e| format!("the planted {} was removed: {e}", staging.display()))?;
     let _ = fs::remove_file(&staging);
     let after = snapshot(&cwd)?;
     let stderr = out.stderr_text();
     let mut problems = Vec::new();
-    if out.status_text() != "exit 1" {
-        problems.push(format!("the link: {}, expected exit 1", out.status_text()));
+    let staged = mode != LtoMode::InProcessLibrary;
+    if out.status_text() != if staged { "exit 1" } else { "exit 0" } {
+        problems.push(format!("the link: {}, expected {}", out.status_text(), if staged { "exit 1" } else { "exit 0" }));
     }
     let want = match plant {
         Plant::Symlink => "prog.dtld-lto as the staging directory: it is a symbolic link",
         Plant::File => "prog.dtld-lto as the staging directory: it exists and is not a directory",
     };
-    if !stderr.lines().any(|l| t.ctx.is_error_line(l) && l.contains(want)) {
+    if staged && !stderr.lines().any(|l| t.ctx.is_error_line(l) && l.contains(want)) {
         problems.push(format!("no error line saying `{want}`"));
+    }
+    if !staged && !stderr.contains("dtld: thinlto: thin link in process") {
+        problems.push("--verbose does not say that the thin link ran in dtld's process".into());
     }
     if tree_state(&victim)? != victim_before {
         problems.push(format!("the link wrote into the symlink's target: {:?}", walkdir(&victim)?));
     }
     let left = changes(&before, &after);
-    if !left.is_empty() {
-        problems.push(format!("files left behind or changed: {left:?}"));
+    let expected: &[&str] = if staged { &[] } else { &["prog"] };
+    if left != expected {
+        problems.push(format!("files left behind or changed: {left:?} (expected {expected:?})"));
     }
     match plant {
         Plant::Symlink if !meta.file_type().is_symlink() => problems.push("the planted symlink was replaced".into()),
