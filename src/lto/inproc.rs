@@ -47,7 +47,7 @@ struct Config {
 }
 
 type DiagFn = unsafe extern "C" fn(*mut c_void, c_int, *const c_char, usize);
-type ObjectFn = unsafe extern "C" fn(*mut c_void, c_uint, *const c_char, usize);
+type ObjectFn = unsafe extern "C" fn(*mut c_void, c_uint, *const c_char, usize, *const c_char, usize);
 
 /// The library's entry points (see `dtld_lto.cpp` for their contracts).
 struct Api {
@@ -171,7 +171,7 @@ impl Shim {
 #[derive(Default)]
 struct Sink {
     diags: Mutex<Vec<(c_int, String)>>,
-    objects: Mutex<Vec<(u32, &'static [u8])>>,
+    objects: Mutex<Vec<(u32, &'static [u8], Option<PathBuf>)>>,
 }
 
 unsafe extern "C" fn on_diag(ctx: *mut c_void, severity: c_int, msg: *const c_char, len: usize) {
@@ -181,11 +181,17 @@ unsafe extern "C" fn on_diag(ctx: *mut c_void, severity: c_int, msg: *const c_ch
     sink.diags.lock().unwrap_or_else(|p| p.into_inner()).push((severity, String::from_utf8_lossy(bytes).into_owned()));
 }
 
-unsafe extern "C" fn on_object(ctx: *mut c_void, task: c_uint, data: *const c_char, len: usize) {
+unsafe extern "C" fn on_object(ctx: *mut c_void, task: c_uint, data: *const c_char, len: usize, path: *const c_char, path_len: usize) {
     // SAFETY: `ctx` as for `on_diag`; the bytes stay valid until the LTO state is destroyed,
-    // which dtld never does (the process exit frees them).
+    // which dtld never does (the process exit frees them); `path` holds `path_len` bytes for
+    // the call.
     let (sink, bytes) = unsafe { (&*(ctx as *const Sink), std::slice::from_raw_parts(data as *const u8, len)) };
-    sink.objects.lock().unwrap_or_else(|p| p.into_inner()).push((task, bytes));
+    let file = (!path.is_null()).then(|| {
+        use std::os::unix::ffi::OsStrExt;
+        // SAFETY: as above.
+        PathBuf::from(std::ffi::OsStr::from_bytes(unsafe { std::slice::from_raw_parts(path as *const u8, path_len) }))
+    });
+    sink.objects.lock().unwrap_or_else(|p| p.into_inner()).push((task, bytes, file));
 }
 
 /// A parsed module, owned until `add` consumes it.
@@ -210,8 +216,9 @@ impl Drop for Input<'_> {
 /// What an in-process run produced.
 pub struct Produced {
     /// Native objects by task (0: the regular-LTO partition), in task order: LLVM's buffers
-    /// (cache hits are its maps of the cache files), never freed.
-    pub objects: Vec<(u32, &'static [u8])>,
+    /// (cache hits are its maps of the cache files), never freed; and the LLVM cache file
+    /// holding each, if any.
+    pub objects: Vec<(u32, &'static [u8], Option<PathBuf>)>,
     /// The parts of the run, for `--time-trace`.
     pub laps: crate::trace::Laps,
 }

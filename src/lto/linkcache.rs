@@ -13,8 +13,13 @@
 //! * the identity of the tools (path, size, modification time, inode of `llvm-lto2`, the
 //!   libLLVM it loads and clang; of dtld itself), and the contents of the sample profile.
 //!
-//! A hit is verified before use (magic, a checksum over the whole entry, every object a valid
-//! object) and is byte for byte what the thin link and backends returned the first time; a
+//! An object that LLVM's own cache holds (in-process ThinLTO in dtld's process, `inproc.rs`) is
+//! recorded by reference: the name of LLVM's cache file, its length and its XXH3-128 digest,
+//! read back and checked on a hit (a relink after one change then writes a few kilobytes, not
+//! every object again: 18 MB for OpenSSL); any other object is stored in the entry itself.
+//! A hit is verified before use (magic, a checksum over the whole entry, every referenced file's
+//! digest, every object a valid object) and is byte for byte what the thin link and backends
+//! returned the first time; a referenced file that is gone (pruned) or changed is a miss; a
 //! damaged entry is removed and the link takes the normal path, then stores a fresh one. Links
 //! that write side files (`--save-temps`, index or imports files, `--lto-obj-path=`) or print
 //! LLVM's diagnostics (`--debug-pass-manager`) always take the normal path. Entries are named
@@ -27,7 +32,15 @@ use sha1::{Digest, Sha1};
 
 use crate::input::InputFile;
 
-const MAGIC: &[u8] = b"dtld-link-cache 1\n";
+const MAGIC: &[u8] = b"dtld-link-cache 2\n";
+
+/// One object of a link's result, for `LinkCache::store`: its name, its bytes, and the file of
+/// LLVM's cache in the cache directory that holds exactly those bytes, if any.
+pub struct Stored<'a> {
+    pub name: String,
+    pub data: &'a [u8],
+    pub llvm_cache_file: Option<String>,
+}
 
 /// The link cache entry of one link, when the link may use one.
 pub struct LinkCache {
@@ -74,7 +87,7 @@ impl LinkCache {
             h.update((b.len() as u64).to_le_bytes());
             h.update(b);
         };
-        put(b"dtld-link-cache-v1");
+        put(b"dtld-link-cache-v2");
         put(env!("CARGO_PKG_VERSION").as_bytes());
         // A rebuilt dtld may stage or resolve differently.
         if let Ok(exe) = std::env::current_exe() {
@@ -119,7 +132,7 @@ impl LinkCache {
     pub fn lookup(&self, out: &str) -> Option<Hit> {
         let p = self.entry();
         let (f, data) = crate::lto::backend::read_entry(&p)?;
-        match decode(&data, out) {
+        match decode(&data, out, Some(&self.dir)) {
             Some(hit) => {
                 // A hit counts as a use for pruning.
                 let _ = f.set_modified(std::time::SystemTime::now());
@@ -134,14 +147,14 @@ impl LinkCache {
 
     /// Records this link's result: `objects` (named `<out><suffix>`) and the module count.
     pub fn store(&self, out: &str, objects: &[InputFile], modules: usize) {
-        let parts: Vec<(String, &[u8])> = objects.iter().map(|o| (o.name.clone(), o.data)).collect();
+        let parts: Vec<Stored> = objects.iter().map(|o| Stored { name: o.name.clone(), data: o.data, llvm_cache_file: None }).collect();
         self.store_parts(out, &parts, modules);
     }
 
-    /// `store`, with the objects given as (name, bytes).
-    pub fn store_parts(&self, out: &str, objects: &[(String, &[u8])], modules: usize) {
+    /// `store`, with each object's bytes or LLVM cache file given (`Stored`).
+    pub fn store_parts(&self, out: &str, objects: &[Stored], modules: usize) {
         use std::os::unix::fs::OpenOptionsExt;
-        if objects.iter().any(|(name, _)| !name.starts_with(out)) {
+        if objects.iter().any(|o| !o.name.starts_with(out)) {
             return;
         }
         let _ = std::fs::create_dir_all(&self.dir);
@@ -162,16 +175,22 @@ fn checksum(data: &[u8]) -> [u8; 16] {
 }
 
 #[cfg(test)]
-fn encode(out: &str, objects: &[(String, &[u8])], modules: usize) -> Option<Vec<u8>> {
+fn encode(out: &str, objects: &[Stored], modules: usize) -> Option<Vec<u8>> {
     let mut d = Vec::new();
-    objects.iter().all(|(name, _)| name.starts_with(out)).then_some(())?;
+    objects.iter().all(|o| o.name.starts_with(out)).then_some(())?;
     encode_to(out, objects, modules, &mut d).ok()?;
     Some(d)
 }
 
-/// Writes an entry to `w`: the header, each object's name suffix and bytes, and the checksum
-/// of everything before it. Every name must start with `out`.
-fn encode_to(out: &str, objects: &[(String, &[u8])], modules: usize, w: &mut impl std::io::Write) -> std::io::Result<()> {
+/// Whether `name` can be an LLVM cache file of the cache directory (a plain file name).
+fn llvm_cache_name(name: &str) -> bool {
+    name.starts_with("llvmcache-") && !name.contains('/')
+}
+
+/// Writes an entry to `w`: the header, each object's name suffix and bytes (tag 0) or LLVM
+/// cache file, length and digest (tag 1), and the checksum of everything before it. Every name
+/// must start with `out`.
+fn encode_to(out: &str, objects: &[Stored], modules: usize, w: &mut impl std::io::Write) -> std::io::Result<()> {
     let mut sum = xxhash_rust::xxh3::Xxh3::new();
     let mut put = |b: &[u8]| -> std::io::Result<()> {
         sum.update(b);
@@ -180,12 +199,24 @@ fn encode_to(out: &str, objects: &[(String, &[u8])], modules: usize, w: &mut imp
     put(MAGIC)?;
     put(&(modules as u64).to_le_bytes())?;
     put(&(objects.len() as u64).to_le_bytes())?;
-    for (name, data) in objects {
-        let suffix = name.strip_prefix(out).unwrap_or(name);
+    for o in objects {
+        let suffix = o.name.strip_prefix(out).unwrap_or(&o.name);
         put(&(suffix.len() as u64).to_le_bytes())?;
         put(suffix.as_bytes())?;
-        put(&(data.len() as u64).to_le_bytes())?;
-        put(data)?;
+        match o.llvm_cache_file.as_deref().filter(|n| llvm_cache_name(n)) {
+            Some(file) => {
+                put(&[1])?;
+                put(&(file.len() as u64).to_le_bytes())?;
+                put(file.as_bytes())?;
+                put(&(o.data.len() as u64).to_le_bytes())?;
+                put(&xxhash_rust::xxh3::xxh3_128(o.data).to_le_bytes())?;
+            }
+            None => {
+                put(&[0])?;
+                put(&(o.data.len() as u64).to_le_bytes())?;
+                put(o.data)?;
+            }
+        }
     }
     let digest = sum.digest128().to_le_bytes();
     w.write_all(&digest)
@@ -207,7 +238,15 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn decode(data: &[u8], out: &str) -> Option<Hit> {
+/// An object of an entry: its bytes, or the LLVM cache file (name, length, digest) holding them.
+enum Body<'a> {
+    Bytes(&'a [u8]),
+    File(&'a str, usize, &'a [u8]),
+}
+
+/// The hit an entry records, its objects read (referenced ones from `dir`) and checked.
+fn decode(data: &[u8], out: &str, dir: Option<&std::path::Path>) -> Option<Hit> {
+    use rayon::prelude::*;
     let body_len = data.len().checked_sub(16)?;
     let (body, sum) = data.split_at(body_len);
     if !body.starts_with(MAGIC) || checksum(body) != sum {
@@ -216,19 +255,44 @@ fn decode(data: &[u8], out: &str) -> Option<Hit> {
     let mut r = Reader { body, pos: MAGIC.len() };
     let modules = r.num()?;
     let count = r.num()?;
-    let mut objects = Vec::with_capacity(count.min(1 << 20));
+    let mut records = Vec::with_capacity(count.min(1 << 20));
     for _ in 0..count {
         let n = r.num()?;
-        let suffix = std::str::from_utf8(r.take(n)?).ok()?.to_string();
-        let n = r.num()?;
-        let obj = r.take(n)?.to_vec();
-        super::backend::check_object(&obj).ok()?;
-        objects.push(super::lto_input(format!("{out}{suffix}"), obj));
+        let suffix = std::str::from_utf8(r.take(n)?).ok()?;
+        let b = match r.take(1)?[0] {
+            0 => {
+                let n = r.num()?;
+                Body::Bytes(r.take(n)?)
+            }
+            1 => {
+                let n = r.num()?;
+                let file = std::str::from_utf8(r.take(n)?).ok().filter(|f| llvm_cache_name(f))?;
+                let len = r.num()?;
+                Body::File(file, len, r.take(16)?)
+            }
+            _ => return None,
+        };
+        records.push((suffix, b));
     }
     if r.pos != body.len() {
         return None;
     }
-    Some(Hit { objects, modules })
+    // LLVM's cache files, read in parallel (998 for an OpenSSL relink).
+    let objects: Option<Vec<InputFile>> = records
+        .into_par_iter()
+        .map(|(suffix, b)| {
+            let obj = match b {
+                Body::Bytes(d) => d.to_vec(),
+                Body::File(file, len, digest) => {
+                    let d = std::fs::read(dir?.join(file)).ok()?;
+                    (d.len() == len && xxhash_rust::xxh3::xxh3_128(&d).to_le_bytes() == digest).then_some(d)?
+                }
+            };
+            super::backend::check_object(&obj).ok()?;
+            Some(super::lto_input(format!("{out}{suffix}"), obj))
+        })
+        .collect();
+    Some(Hit { objects: objects?, modules })
 }
 
 /// The SHA-1 of every module's bytes, in parallel (they name the staged modules and enter the
@@ -255,9 +319,9 @@ mod tests {
     #[test]
     fn round_trip_and_damage() {
         let objects = [super::super::lto_input("out/p.lto.o".into(), obj()), super::super::lto_input("out/p.lto.a.o".into(), obj())];
-        let parts: Vec<(String, &[u8])> = objects.iter().map(|o| (o.name.clone(), o.data)).collect();
+        let parts: Vec<Stored> = objects.iter().map(|o| Stored { name: o.name.clone(), data: o.data, llvm_cache_file: None }).collect();
         let e = encode("out/p", &parts, 7).unwrap();
-        let hit = decode(&e, "q").unwrap();
+        let hit = decode(&e, "q", None).unwrap();
         assert_eq!(hit.modules, 7);
         let names: Vec<&str> = hit.objects.iter().map(|o| o.name.as_str()).collect();
         assert_eq!(names, ["q.lto.o", "q.lto.a.o"]);
@@ -266,10 +330,34 @@ mod tests {
         for i in [0, MAGIC.len() + 3, e.len() / 2, e.len() - 1] {
             let mut bad = e.clone();
             bad[i] ^= 0x40;
-            assert!(decode(&bad, "q").is_none(), "byte {i}");
+            assert!(decode(&bad, "q", None).is_none(), "byte {i}");
         }
-        assert!(decode(&e[..e.len() - 1], "q").is_none());
-        assert!(decode(&[e.clone(), vec![0]].concat(), "q").is_none());
-        assert!(decode(b"", "q").is_none());
+        assert!(decode(&e[..e.len() - 1], "q", None).is_none());
+        assert!(decode(&[e.clone(), vec![0]].concat(), "q", None).is_none());
+        assert!(decode(b"", "q", None).is_none());
+    }
+
+    #[test]
+    fn objects_by_reference() {
+        let dir = std::env::temp_dir().join(format!("dtld-linkcache-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (a, b) = (obj(), [obj(), vec![7; 8]].concat());
+        std::fs::write(dir.join("llvmcache-1"), &b).unwrap();
+        let parts = [
+            Stored { name: "out/p.lto.o".into(), data: &a, llvm_cache_file: None },
+            Stored { name: "out/p.lto.a.o".into(), data: &b, llvm_cache_file: Some("llvmcache-1".into()) },
+        ];
+        let e = encode("out/p", &parts, 2).unwrap();
+        // The referenced bytes are not in the entry.
+        assert!(!e.windows(b.len()).any(|w| w == &b[..]));
+        let hit = decode(&e, "q", Some(&dir)).unwrap();
+        assert_eq!(hit.objects[0].data, &a[..]);
+        assert_eq!(hit.objects[1].data, &b[..]);
+        // A changed or missing cache file is a miss.
+        std::fs::write(dir.join("llvmcache-1"), [obj(), vec![8; 8]].concat()).unwrap();
+        assert!(decode(&e, "q", Some(&dir)).is_none());
+        std::fs::remove_file(dir.join("llvmcache-1")).unwrap();
+        assert!(decode(&e, "q", Some(&dir)).is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -288,11 +288,18 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         // staged, the objects (cached or compiled) handed over in memory.
         match shim_for(req, &llvm, &names, false) {
             Some(Ok(shim)) => {
-                if let Some((objects, n)) = in_process_shim(req, &shim, &llvm, &cg, &names, trace)? {
-                    // The link-cache entry (every object again, 18 MB for OpenSSL) is written
-                    // while the link goes on.
+                if let Some((objects, n, cache_files)) = in_process_shim(req, &shim, &llvm, &cg, &names, trace)? {
+                    // The link-cache entry (references to LLVM's cache files) is written while
+                    // the link goes on.
                     let cleanup = link_cache.map(|c| {
-                        let stored: Vec<(String, &'static [u8])> = objects.iter().map(|o| (o.name.clone(), o.data)).collect();
+                        let stored: Vec<linkcache::Stored<'static>> = objects
+                            .iter()
+                            .map(|o| linkcache::Stored {
+                                name: o.name.clone(),
+                                data: o.data,
+                                llvm_cache_file: cache_files.get(&(o.data.as_ptr() as usize)).cloned(),
+                            })
+                            .collect();
                         let out = out.clone();
                         crate::staging::Removal::thread(
                             std::thread::Builder::new().name("dtld-link-cache".into()).spawn(move || c.store_parts(&out, &stored, n)).ok(),
@@ -639,7 +646,8 @@ fn in_process(
 
 /// In-process ThinLTO through the library (`inproc.rs`): the thin link and the backends in
 /// LLVM's thread pool, with LLVM's ThinLTO cache, the objects returned in memory. `None`: the
-/// library cannot do this link (`--verbose` says why); nothing was done.
+/// library cannot do this link (`--verbose` says why); nothing was done. Also the LLVM cache
+/// file of each object that has one, by the address of its bytes.
 fn in_process_shim(
     req: &LtoRequest,
     shim: &inproc::Shim,
@@ -647,7 +655,7 @@ fn in_process_shim(
     cg: &CodegenSettings,
     names: &[String],
     trace: &mut crate::trace::Trace,
-) -> Result<Option<(Vec<InputFile>, usize)>> {
+) -> Result<Option<(Vec<InputFile>, usize, std::collections::HashMap<usize, String>)>> {
     let opts = req.opts;
     let before = llvm_cache_entries(opts.cache_dir.as_ref());
     if let Some(d) = &opts.cache_dir {
@@ -668,7 +676,13 @@ fn in_process_shim(
     }
     let mut regular = None;
     let mut thin = Vec::with_capacity(produced.objects.len());
-    for (task, data) in std::mem::take(&mut produced.objects) {
+    // Objects in LLVM's cache, by the address of their bytes: the link cache refers to those
+    // files instead of storing the bytes again.
+    let mut cache_files = std::collections::HashMap::new();
+    for (task, data, file) in std::mem::take(&mut produced.objects) {
+        if let Some(name) = file.as_deref().and_then(Path::file_name) {
+            cache_files.insert(data.as_ptr() as usize, name.to_string_lossy().into_owned());
+        }
         if task == 0 {
             regular = Some(Cow::Borrowed(data));
         } else {
@@ -678,7 +692,7 @@ fn in_process_shim(
     let tasks = thin.len();
     backend_stats(req, llvm, before, tasks, req.modules.len(), t, trace)?;
     trace.laps(&produced.laps);
-    Ok(Some((lto_objects(req, names, regular, thin)?, tasks)))
+    Ok(Some((lto_objects(req, names, regular, thin)?, tasks, cache_files)))
 }
 
 /// Records and reports how many of `tasks` ThinLTO objects were compiled and how many came from

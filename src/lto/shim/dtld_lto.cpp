@@ -60,7 +60,10 @@ enum {
 enum { DTLD_DIAG_ERROR = 0, DTLD_DIAG_WARNING = 1, DTLD_DIAG_REMARK = 2, DTLD_DIAG_NOTE = 3 };
 
 typedef void (*dtld_lto_diag_fn)(void *ctx, int severity, const char *msg, size_t len);
-typedef void (*dtld_lto_object_fn)(void *ctx, unsigned task, const char *data, size_t len);
+// `path` (of `path_len` bytes; null for an object not in LLVM's cache) names the cache file
+// that holds exactly the object's bytes.
+typedef void (*dtld_lto_object_fn)(void *ctx, unsigned task, const char *data, size_t len, const char *path,
+                                   size_t path_len);
 
 struct dtld_lto_config {
   // `-O`: 0-3.
@@ -293,10 +296,12 @@ DTLD_API int dtld_lto_run(dtld_lto *h, dtld_lto_object_fn object, void *ctx, cha
   if (h->had_error)
     return 1;
   for (unsigned t = 0; t < tasks; ++t) {
-    if (cached[t])
-      object(ctx, t, cached[t]->getBufferStart(), cached[t]->getBufferSize());
-    else if (!streamed[t].empty())
-      object(ctx, t, streamed[t].data(), streamed[t].size());
+    if (cached[t]) {
+      StringRef path = cached[t]->getBufferIdentifier();
+      object(ctx, t, cached[t]->getBufferStart(), cached[t]->getBufferSize(), path.data(), path.size());
+    } else if (!streamed[t].empty()) {
+      object(ctx, t, streamed[t].data(), streamed[t].size(), nullptr, 0);
+    }
   }
   return 0;
 }
