@@ -223,16 +223,28 @@ pub struct Produced {
     pub laps: crate::trace::Laps,
 }
 
+/// What the library is asked to do.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `--thinlto-index-only`: index (and imports) files where lld writes them.
+    IndexOnly,
+    /// In-process ThinLTO: the backends in LLVM's thread pool, with LLVM's cache.
+    Backends,
+    /// DTLTO: an index and an imports file next to each staged module, for the backend jobs
+    /// (the regular-LTO partition compiled here).
+    Distributed,
+}
+
 /// Why the library cannot do this link exactly as the `llvm-lto2` path would, if it cannot.
-pub fn unsupported(req: &LtoRequest, names: &[String], index_only: bool) -> Option<String> {
+pub fn unsupported(req: &LtoRequest, names: &[String], mode: Mode) -> Option<String> {
     let o = req.opts;
-    if index_only && req.modules.iter().any(|m| m.bitcode.ir.modules.iter().any(|im| !im.thin)) {
+    if mode == Mode::IndexOnly && req.modules.iter().any(|m| m.bitcode.ir.modules.iter().any(|im| !im.thin)) {
         return Some("a module is regular LTO".into());
     }
-    if !index_only && o.save_temps {
+    if mode == Mode::Backends && o.save_temps {
         return Some("-save-temps".into());
     }
-    if !index_only && (o.emit_index_files || o.emit_imports_files) {
+    if mode == Mode::Backends && (o.emit_index_files || o.emit_imports_files) {
         return Some("index files are asked for next to in-process backends".into());
     }
     if o.obj_path.is_some() || o.emit_asm || o.emit_llvm || o.partitions != 1 || o.sample_profile.is_some() || o.whole_program_visibility {
@@ -281,13 +293,15 @@ fn cstr(s: &str) -> CString {
     CString::new(s.replace('\0', "")).unwrap_or_default()
 }
 
-/// Runs the thin link of `req` in this process: index-only (the shards and imports files
-/// written where lld writes them) or with the backends (objects returned, through LLVM's
+/// Runs the thin link of `req` in this process, its modules named `names` (module IDs; files
+/// are written next to them, relative to the current directory): `mode` says what follows it.
+/// Objects come back (the regular-LTO partition in every mode; the backends' through LLVM's
 /// ThinLTO cache when the link has a cache directory). `Ok(Err(why))`: the library cannot do
 /// it (its symbol table differs from dtld's); nothing was written.
-pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String], version: &str) -> Result<std::result::Result<Produced, String>> {
+pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String], mode: Mode, version: &str) -> Result<std::result::Result<Produced, String>> {
     use rayon::prelude::*;
     let opts = req.opts;
+    let index = mode != Mode::Backends;
     // LLVM keeps the module IDs by reference (in the LTO state, which outlives this call).
     let names: &'static [String] = Box::leak(names.to_vec().into_boxed_slice());
     let fail = |m: String| Error::new(format!("thin link (LLVM {version}): {m}"));
@@ -341,9 +355,9 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
     laps.lap("Parse bitcode modules");
     let args = cl_args(req, cg);
     let arg_ptrs: Vec<*const c_char> = args.iter().map(|a| a.as_ptr()).collect();
-    let (old, new, native) = opts.prefix_replace.clone().unwrap_or_default();
+    let (old, new, native) = opts.prefix_replace.clone().filter(|_| mode == Mode::IndexOnly).unwrap_or_default();
     let (old, new, native) = (cstr(&old), cstr(&new), cstr(&native));
-    let cache = opts.cache_dir.as_ref().filter(|_| !opts.index_only).map(|d| cstr(&super::thinlink::abs(d).to_string_lossy()));
+    let cache = opts.cache_dir.as_ref().filter(|_| mode == Mode::Backends).map(|d| cstr(&super::thinlink::abs(d).to_string_lossy()));
     let config = Config {
         opt_level: opts.opt_level,
         cg_opt_level: cg.cg_opt_level.map_or(-1, |l| l as c_int),
@@ -351,8 +365,8 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
         debug_pass_manager: opts.debug_pass_manager as c_uint,
         cl_args: arg_ptrs.as_ptr(),
         cl_argc: arg_ptrs.len(),
-        index_only: opts.index_only as c_uint,
-        emit_imports: opts.emit_imports_files as c_uint,
+        index_only: index as c_uint,
+        emit_imports: (mode == Mode::Distributed || opts.emit_imports_files) as c_uint,
         prefix_old: old.as_ptr(),
         prefix_new: new.as_ptr(),
         native_prefix: native.as_ptr(),
@@ -404,7 +418,7 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
     // exit, as lld leaves it: tearing it down took LLVMgold 19 ms on OpenSSL.
     let mut objects = std::mem::take(&mut *sink.objects.lock().unwrap_or_else(|p| p.into_inner()));
     objects.sort_by_key(|o| o.0);
-    laps.lap(if opts.index_only { "Thin link and index files" } else { "Thin link and backends" });
+    laps.lap(if index { "Thin link and index files" } else { "Thin link and backends" });
     Ok(Ok(Produced { objects, laps }))
 }
 

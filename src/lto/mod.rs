@@ -122,9 +122,9 @@ pub fn preload(o: &LtoOptions) -> Option<goldhost::Preload> {
 
 /// The in-process library for the link's LLVM, loaded, when it can do this link; otherwise why
 /// not, for `--verbose` (`None`: there is no library).
-fn shim_for(req: &LtoRequest, llvm: &llvm::Llvm, names: &[String], index_only: bool) -> Option<std::result::Result<inproc::Shim, String>> {
+fn shim_for(req: &LtoRequest, llvm: &llvm::Llvm, names: &[String], mode: inproc::Mode) -> Option<std::result::Result<inproc::Shim, String>> {
     let path = inproc::find(&llvm.dir)?;
-    if let Some(why) = inproc::unsupported(req, names, index_only) {
+    if let Some(why) = inproc::unsupported(req, names, mode) {
         return Some(Err(why));
     }
     Some(inproc::Shim::load(&path))
@@ -286,7 +286,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     if !dtlto {
         // In this process through the library built for this LLVM (`inproc.rs`), as lld: nothing
         // staged, the objects (cached or compiled) handed over in memory.
-        match shim_for(req, &llvm, &names, false) {
+        match shim_for(req, &llvm, &names, inproc::Mode::Backends) {
             Some(Ok(shim)) => {
                 if let Some((objects, n, cache_files)) = in_process_shim(req, &shim, &llvm, &cg, &names, trace)? {
                     // The link-cache entry (references to LLVM's cache files) is written while
@@ -353,7 +353,13 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         return Ok(LtoOutput { objects, stop: false, cleanup });
     }
     let t_thin = std::time::Instant::now();
-    let tl = thin_link(&llvm, opts, &cg, &base, &stage_abs, &modules, true)?;
+    // DTLTO: the thin link in this process when the library can do it (the modules are staged
+    // for the distributor all the same, and the index files written next to them).
+    let in_process = if dtlto { distributed_thin_link(req, &llvm, &cg, &base, &modules)? } else { None };
+    let tl = match in_process {
+        Some(tl) => tl,
+        None => thin_link(&llvm, opts, &cg, &base, &stage_abs, &modules, true)?,
+    };
     // The thin link reached the modules and shards by name (relative to the linker's
     // directory, as the distributor will).
     staging.check()?;
@@ -662,7 +668,7 @@ fn in_process_shim(
         create_dir(d)?;
     }
     let t = std::time::Instant::now();
-    let mut produced = match inproc::run(shim, req, cg, names, &llvm.version)? {
+    let mut produced = match inproc::run(shim, req, cg, names, inproc::Mode::Backends, &llvm.version)? {
         Ok(p) => p,
         Err(why) => {
             if req.verbose {
@@ -693,6 +699,58 @@ fn in_process_shim(
     backend_stats(req, llvm, before, tasks, req.modules.len(), t, trace)?;
     trace.laps(&produced.laps);
     Ok(Some((lto_objects(req, names, regular, thin)?, tasks, cache_files)))
+}
+
+/// DTLTO's thin link through the library (`inproc.rs`), with the modules staged under `base`
+/// (the current directory) at their IDs, the index and imports files written next to them, and
+/// the regular-LTO partition compiled: what `thinlink::run` gets from `llvm-lto2` in its
+/// distributed-indexes mode. `None`: no library, or it cannot do this link (`--verbose` says
+/// why); nothing was written.
+fn distributed_thin_link(
+    req: &LtoRequest,
+    llvm: &llvm::Llvm,
+    cg: &CodegenSettings,
+    base: &Path,
+    modules: &[Module],
+) -> Result<Option<thinlink::ThinLinkOutput>> {
+    let ids: Vec<String> = modules.iter().map(|m| m.id.clone()).collect();
+    let shim = match shim_for(req, llvm, &ids, inproc::Mode::Distributed) {
+        Some(Ok(shim)) => shim,
+        Some(Err(why)) => {
+            if req.verbose {
+                eprintln!("dtld: thinlto: thin link not in process: {why}");
+            }
+            return Ok(None);
+        }
+        None => return Ok(None),
+    };
+    let t_stage = std::time::Instant::now();
+    thinlink::stage(base, modules)?;
+    let t_run = std::time::Instant::now();
+    let produced = match inproc::run(&shim, req, cg, &ids, inproc::Mode::Distributed, &llvm.version)? {
+        Ok(p) => p,
+        Err(why) => {
+            if req.verbose {
+                eprintln!("dtld: thinlto: thin link not in process: {why}");
+            }
+            return Ok(None);
+        }
+    };
+    if req.verbose {
+        eprintln!("dtld: thinlto: thin link in process (LLVM {})", shim.llvm_version());
+    }
+    let t_read = std::time::Instant::now();
+    let mut shards = Vec::with_capacity(modules.len());
+    let mut imports = Vec::with_capacity(modules.len());
+    for m in modules {
+        let shard = PathBuf::from(format!("{}.thinlto.bc", m.id));
+        let has_shard = base.join(&shard).is_file();
+        let list = std::fs::read_to_string(base.join(format!("{}.imports", m.id))).unwrap_or_default();
+        imports.push(list.lines().filter(|l| !l.is_empty()).map(str::to_string).collect());
+        shards.push(has_shard.then_some(shard));
+    }
+    let regular_object = produced.objects.iter().find(|o| o.0 == 0).map(|o| o.1.to_vec());
+    Ok(Some(thinlink::ThinLinkOutput { shards, imports, regular_object, thin_objects: Vec::new(), times: [t_stage, t_run, t_read, std::time::Instant::now()] }))
 }
 
 /// Records and reports how many of `tasks` ThinLTO objects were compiled and how many came from
@@ -891,10 +949,10 @@ fn index_only(
     let opts = req.opts;
     // In this process through the library built for this LLVM (`inproc.rs`), as lld: no
     // module staged or parsed twice, every file written once where lld writes it.
-    match shim_for(req, llvm, names, true) {
+    match shim_for(req, llvm, names, inproc::Mode::IndexOnly) {
         Some(Ok(shim)) => {
             let t = std::time::Instant::now();
-            match inproc::run(&shim, req, cg, names, &llvm.version)? {
+            match inproc::run(&shim, req, cg, names, inproc::Mode::IndexOnly, &llvm.version)? {
                 Ok(produced) => {
                     if req.verbose {
                         eprintln!("dtld: thinlto: thin link in process (LLVM {})", shim.llvm_version());
