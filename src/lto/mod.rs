@@ -122,12 +122,23 @@ pub fn preload(o: &LtoOptions) -> Option<goldhost::Preload> {
 
 /// The in-process library for the link's LLVM, loaded, when it can do this link; otherwise why
 /// not, for `--verbose` (`None`: there is no library).
-fn shim_for(req: &LtoRequest, llvm: &llvm::Llvm, names: &[String], mode: inproc::Mode) -> Option<std::result::Result<inproc::Shim, String>> {
+fn shim_for(
+    req: &LtoRequest,
+    llvm: &llvm::Llvm,
+    names: &[String],
+    mode: inproc::Mode,
+    trace: &mut crate::trace::Trace,
+) -> Option<std::result::Result<inproc::Shim, String>> {
     let path = inproc::find(&llvm.dir)?;
     if let Some(why) = inproc::unsupported(req, names, mode) {
         return Some(Err(why));
     }
-    Some(inproc::Shim::load(&path))
+    // libLLVM's load (10-12 ms: its relocations and static constructors), which lld pays
+    // before `main`.
+    let t = std::time::Instant::now();
+    let shim = inproc::Shim::load(&path);
+    trace.stage("Load LLVM", &path.display().to_string(), t);
+    Some(shim)
 }
 
 /// What LTO hands back to the link.
@@ -286,7 +297,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     if !dtlto {
         // In this process through the library built for this LLVM (`inproc.rs`), as lld: nothing
         // staged, the objects (cached or compiled) handed over in memory.
-        match shim_for(req, &llvm, &names, inproc::Mode::Backends) {
+        match shim_for(req, &llvm, &names, inproc::Mode::Backends, trace) {
             Some(Ok(shim)) => {
                 if let Some((objects, n, cache_files)) = in_process_shim(req, &shim, &llvm, &cg, &names, trace)? {
                     // The link-cache entry (references to LLVM's cache files) is written while
@@ -355,7 +366,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     let t_thin = std::time::Instant::now();
     // DTLTO: the thin link in this process when the library can do it (the modules are staged
     // for the distributor all the same, and the index files written next to them).
-    let in_process = if dtlto { distributed_thin_link(req, &llvm, &cg, &base, &modules)? } else { None };
+    let in_process = if dtlto { distributed_thin_link(req, &llvm, &cg, &base, &modules, trace)? } else { None };
     let tl = match in_process {
         Some(tl) => tl,
         None => thin_link(&llvm, opts, &cg, &base, &stage_abs, &modules, true)?,
@@ -712,9 +723,10 @@ fn distributed_thin_link(
     cg: &CodegenSettings,
     base: &Path,
     modules: &[Module],
+    trace: &mut crate::trace::Trace,
 ) -> Result<Option<thinlink::ThinLinkOutput>> {
     let ids: Vec<String> = modules.iter().map(|m| m.id.clone()).collect();
-    let shim = match shim_for(req, llvm, &ids, inproc::Mode::Distributed) {
+    let shim = match shim_for(req, llvm, &ids, inproc::Mode::Distributed, trace) {
         Some(Ok(shim)) => shim,
         Some(Err(why)) => {
             if req.verbose {
@@ -949,7 +961,7 @@ fn index_only(
     let opts = req.opts;
     // In this process through the library built for this LLVM (`inproc.rs`), as lld: no
     // module staged or parsed twice, every file written once where lld writes it.
-    match shim_for(req, llvm, names, inproc::Mode::IndexOnly) {
+    match shim_for(req, llvm, names, inproc::Mode::IndexOnly, trace) {
         Some(Ok(shim)) => {
             let t = std::time::Instant::now();
             match inproc::run(&shim, req, cg, names, inproc::Mode::IndexOnly, &llvm.version)? {
