@@ -8,8 +8,10 @@
 //! down before it exits. lld does none of that: it runs `lto::LTO` over the buffers it has. The
 //! library gives dtld the same: modules passed as the mapped bytes dtld already holds (named as
 //! lld names them, so LLVM's messages need no renaming), parsed on dtld's threads, resolutions
-//! passed as one byte per symbol, objects returned in memory, and the LTO state left to the
-//! process exit in an index-only link (as lld leaves it).
+//! passed as one byte per symbol, objects returned in memory (the buffers LLVM holds, used in
+//! place), and the LTO state never torn down (the process exit frees it; tearing it down took
+//! LLVMgold 19 ms on OpenSSL). Three modes (`Mode`): the index-only link, in-process backends, and
+//! DTLTO's thin link (index and imports files next to the modules staged for the distributor).
 //!
 //! The library is used only when it was built against the very libLLVM the link's LLVM
 //! installation uses (its `RUNPATH`/`DT_NEEDED` resolve to the same file as `llvm-lto2`'s or
