@@ -128,14 +128,18 @@ impl<'p> MappedOutput<'p> {
         // cache is coherent with the file, so the renamed output reads back complete at once;
         // writing it to disk is the kernel's business: an MS_SYNC flush waited for the disk,
         // 50 ms for a 76 MB output). A full disk was already an error at `fallocate`.
-        if !in_file {
+        if in_file {
+            // Unmapped now, although that costs 2-5 ms for a 76 MB output: a writable shared map
+            // keeps the file open for writing, and the caller, released before this process
+            // exits (detach.rs), could not execute it (ETXTBSY; mold's range-extension-thunk
+            // tests run the output right away).
+            drop(map);
+        } else {
             use std::os::unix::fs::FileExt;
             tmp.file.write_all_at(&map, 0).map_err(write_err)?;
+            // Anonymous memory: freed with the process, after the caller is released.
+            std::mem::forget(map);
         }
-        // Unmapped with the process, after the caller is released (detach.rs): unmapping a
-        // shared map of the file first cost 2-5 ms for a 76 MB output, and changes nothing in
-        // the file (its pages are in the page cache either way).
-        std::mem::forget(map);
         tmp.persist(out, mode).map_err(|e| wording.replace_error(out, &e))
     }
 }

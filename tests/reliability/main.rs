@@ -5,7 +5,8 @@
 //!   ignored) and SIGKILL at many moments of a 64 MiB link leave the previous output
 //!   byte-identical and no temporaries; links racing to one output leave exactly one link's
 //!   result; an input that is also the output (`-o a.o a.o`, `-r`, `-Map=b.o`) is read whole
-//!   before it is replaced;
+//!   before it is replaced; the output of a forked link (32 MiB and more, written through a
+//!   shared map) can be executed the moment the linker returns;
 //! * resource limits: decompression bombs (a lying header, a real 256 MiB zlib bomb),
 //!   absurd section and symbol counts (claimed, and real: 100,000 sections, past SHN_XINDEX, linked and
 //!   combined by `-r`, 300,000 symbols),
@@ -21,7 +22,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -263,6 +264,14 @@ fn forked_finish(ctx: &Ctx, dir: &Path) -> Result<(), String> {
         if !text.contains("Exit status: 0") {
             problems.push(format!("{name}: the link failed:\n{text}"));
             continue;
+        }
+        // The output can be executed the moment the linker returns: nothing (such as a shared
+        // map of the output left to the forked link's exit) still has it open for writing.
+        // (`-e main` returns into nothing, so how it ends does not matter here, only the exec.)
+        if let Err(e) = Command::new(dir.join(name)).stdout(Stdio::null()).stderr(Stdio::null()).status() {
+            if e.raw_os_error() == Some(libc::ETXTBSY) {
+                problems.push(format!("{name}: the output could not be executed right after the link: {e}"));
+            }
         }
         let rss: u64 = text
             .lines()
