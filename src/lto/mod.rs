@@ -141,6 +141,32 @@ fn shim_for(
     Some(shim)
 }
 
+/// `inproc::run` with its `--verbose` lines: the thin link in process, or why not (`None`:
+/// nothing was written, the caller takes another path).
+fn run_in_process(
+    req: &LtoRequest,
+    shim: &inproc::Shim,
+    llvm: &llvm::Llvm,
+    cg: &CodegenSettings,
+    names: &[String],
+    mode: inproc::Mode,
+) -> Result<Option<inproc::Produced>> {
+    match inproc::run(shim, req, cg, names, mode, &llvm.version)? {
+        Ok(p) => {
+            if req.verbose {
+                eprintln!("dtld: thinlto: thin link in process (LLVM {})", shim.llvm_version());
+            }
+            Ok(Some(p))
+        }
+        Err(why) => {
+            if req.verbose {
+                eprintln!("dtld: thinlto: thin link not in process: {why}");
+            }
+            Ok(None)
+        }
+    }
+}
+
 /// What LTO hands back to the link.
 pub struct LtoOutput {
     /// Native objects, in lld's order: the regular-LTO partition, then one per ThinLTO module.
@@ -679,18 +705,9 @@ fn in_process_shim(
         create_dir(d)?;
     }
     let t = std::time::Instant::now();
-    let mut produced = match inproc::run(shim, req, cg, names, inproc::Mode::Backends, &llvm.version)? {
-        Ok(p) => p,
-        Err(why) => {
-            if req.verbose {
-                eprintln!("dtld: thinlto: thin link not in process: {why}");
-            }
-            return Ok(None);
-        }
+    let Some(mut produced) = run_in_process(req, shim, llvm, cg, names, inproc::Mode::Backends)? else {
+        return Ok(None);
     };
-    if req.verbose {
-        eprintln!("dtld: thinlto: thin link in process (LLVM {})", shim.llvm_version());
-    }
     let mut regular = None;
     let mut thin = Vec::with_capacity(produced.objects.len());
     // Objects in LLVM's cache, by the address of their bytes: the link cache refers to those
@@ -739,28 +756,11 @@ fn distributed_thin_link(
     let t_stage = std::time::Instant::now();
     thinlink::stage(base, modules)?;
     let t_run = std::time::Instant::now();
-    let produced = match inproc::run(&shim, req, cg, &ids, inproc::Mode::Distributed, &llvm.version)? {
-        Ok(p) => p,
-        Err(why) => {
-            if req.verbose {
-                eprintln!("dtld: thinlto: thin link not in process: {why}");
-            }
-            return Ok(None);
-        }
+    let Some(produced) = run_in_process(req, &shim, llvm, cg, &ids, inproc::Mode::Distributed)? else {
+        return Ok(None);
     };
-    if req.verbose {
-        eprintln!("dtld: thinlto: thin link in process (LLVM {})", shim.llvm_version());
-    }
     let t_read = std::time::Instant::now();
-    let mut shards = Vec::with_capacity(modules.len());
-    let mut imports = Vec::with_capacity(modules.len());
-    for m in modules {
-        let shard = PathBuf::from(format!("{}.thinlto.bc", m.id));
-        let has_shard = base.join(&shard).is_file();
-        let list = std::fs::read_to_string(base.join(format!("{}.imports", m.id))).unwrap_or_default();
-        imports.push(list.lines().filter(|l| !l.is_empty()).map(str::to_string).collect());
-        shards.push(has_shard.then_some(shard));
-    }
+    let (shards, imports) = thinlink::index_outputs(base, modules);
     let regular_object = produced.objects.iter().find(|o| o.0 == 0).map(|o| o.1.to_vec());
     Ok(Some(thinlink::ThinLinkOutput { shards, imports, regular_object, thin_objects: Vec::new(), times: [t_stage, t_run, t_read, std::time::Instant::now()] }))
 }
@@ -964,23 +964,13 @@ fn index_only(
     match shim_for(req, llvm, names, inproc::Mode::IndexOnly, trace) {
         Some(Ok(shim)) => {
             let t = std::time::Instant::now();
-            match inproc::run(&shim, req, cg, names, inproc::Mode::IndexOnly, &llvm.version)? {
-                Ok(produced) => {
-                    if req.verbose {
-                        eprintln!("dtld: thinlto: thin link in process (LLVM {})", shim.llvm_version());
-                    }
-                    trace.stage("Thin link", &format!("in process, LLVM {}", shim.llvm_version()), t);
-                    trace.laps(&produced.laps);
-                    let t_write = std::time::Instant::now();
-                    finish_index_only(req, names, &|_| true, Some(&shim.skip_index()))?;
-                    trace.stage("Write index files", "the list of objects", t_write);
-                    return Ok(());
-                }
-                Err(why) => {
-                    if req.verbose {
-                        eprintln!("dtld: thinlto: thin link not in process: {why}");
-                    }
-                }
+            if let Some(produced) = run_in_process(req, &shim, llvm, cg, names, inproc::Mode::IndexOnly)? {
+                trace.stage("Thin link", &format!("in process, LLVM {}", shim.llvm_version()), t);
+                trace.laps(&produced.laps);
+                let t_write = std::time::Instant::now();
+                finish_index_only(req, names, &|_| true, Some(&shim.skip_index()))?;
+                trace.stage("Write index files", "the list of objects", t_write);
+                return Ok(());
             }
         }
         Some(Err(why)) if req.verbose => eprintln!("dtld: thinlto: thin link not in process: {why}"),

@@ -346,24 +346,13 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
         return Err(Error::many(msgs));
     }
     let t_read = std::time::Instant::now();
-    let mut shards = Vec::new();
-    let mut imports = Vec::new();
     // In-process backends without index files write no shards: nothing to look for (two
     // failing system calls per module).
-    let no_indexes = matches!(mode, Mode::InProcess { emit_indexes: false, .. });
-    for m in modules {
-        if no_indexes {
-            shards.push(None);
-            imports.push(Vec::new());
-            continue;
-        }
-        let shard = PathBuf::from(format!("{}.thinlto.bc", m.id));
-        let has_shard = cwd.join(&shard).is_file();
-        let imp_path = cwd.join(format!("{}.imports", m.id));
-        let list = std::fs::read_to_string(&imp_path).unwrap_or_default();
-        imports.push(list.lines().filter(|l| !l.is_empty()).map(str::to_string).collect());
-        shards.push(has_shard.then_some(shard));
-    }
+    let (shards, imports) = if matches!(mode, Mode::InProcess { emit_indexes: false, .. }) {
+        (vec![None; modules.len()], vec![Vec::new(); modules.len()])
+    } else {
+        index_outputs(cwd, modules)
+    };
     let regular = out_base.with_file_name("lto.0");
     let regular_object = if is_stale(&regular) { None } else { std::fs::read(&regular).ok() };
     // In-process: `lto.1`, `lto.2`, ... one per ThinLTO task, in task order.
@@ -388,6 +377,20 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
             .collect::<Result<Vec<_>>>()?;
     }
     Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects, times: [t_stage, t_run, t_read, std::time::Instant::now()] })
+}
+
+/// What a thin link wrote next to each module (its ID, relative to `cwd`): the shard
+/// `<id>.thinlto.bc` if there is one, and the import sources listed in `<id>.imports`.
+pub(crate) fn index_outputs(cwd: &Path, modules: &[Module]) -> (Vec<Option<PathBuf>>, Vec<Vec<String>>) {
+    modules
+        .iter()
+        .map(|m| {
+            let shard = PathBuf::from(format!("{}.thinlto.bc", m.id));
+            let has_shard = cwd.join(&shard).is_file();
+            let list = std::fs::read_to_string(cwd.join(format!("{}.imports", m.id))).unwrap_or_default();
+            (has_shard.then_some(shard), list.lines().filter(|l| !l.is_empty()).map(str::to_string).collect())
+        })
+        .unzip()
 }
 
 /// The task of one of llvm-lto2's outputs (`lto.<task>`, digits only), `None` for any other
