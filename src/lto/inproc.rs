@@ -316,9 +316,8 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
         .map(|(m, name)| {
             let data = m.bitcode.input.data;
             let mut err = std::ptr::null_mut();
-            // SAFETY: `data` and `name` outlive the call and the InputFile (dtld's mapped inputs
-            // live until exit; LLVM keeps a reference to the name only through the buffer, which
-            // it copies into the module ID).
+            // SAFETY: `data` and `name` outlive the call and the InputFile: dtld's mapped inputs
+            // live until exit, and `names` was leaked above (LLVM's modules refer to the name).
             let ptr = unsafe { (shim.api.parse)(data.as_ptr() as *const c_char, data.len(), name.as_ptr() as *const c_char, name.len(), &mut err) };
             if ptr.is_null() {
                 return Err(format!("{name}: {}", shim.take_error(err)));
