@@ -138,6 +138,13 @@ impl Cache {
         Cache { dir, salt, digests: Mutex::new(Default::default()) }
     }
 
+    /// Tells the cache the (length, SHA-1) of a file it has not read: one whose bytes dtld
+    /// already holds and hashed (a module), or that is not written yet and may never need to be
+    /// (an index shard kept in memory until a job misses the cache).
+    pub fn know(&self, path: PathBuf, data: &[u8], digest: [u8; 20]) {
+        self.digests.lock().unwrap_or_else(|e| e.into_inner()).insert(path, Some((data.len() as u64, digest)));
+    }
+
     /// (length, SHA-1) of a file, read once per link.
     fn digest(&self, path: PathBuf) -> Option<(u64, [u8; 20])> {
         if let Some(d) = self.digests.lock().unwrap_or_else(|e| e.into_inner()).get(&path) {

@@ -101,6 +101,10 @@ pub struct Distributor<'a> {
     /// The staging directory the job paths start with: dtld's own reads and writes of those
     /// paths go through it (never through its name), and it is checked after the distributor.
     pub staging: Option<&'a crate::staging::StagingDir>,
+    /// Writes what the given jobs read (their modules, import sources and shards) when the
+    /// thin link left it in memory: called with the jobs that miss the cache, before the job
+    /// file is written.
+    pub prepare: Option<&'a (dyn Fn(&[&Job]) -> Result<()> + Sync)>,
 }
 
 impl Distributor<'_> {
@@ -144,6 +148,9 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], cwd: &Path, cache: 
         return Ok((objects.into_iter().map(|o| o.unwrap_or_default()).collect(), stats));
     }
     let miss_jobs: Vec<&Job> = misses.iter().map(|&i| &jobs[i]).collect();
+    if let Some(prepare) = d.prepare {
+        prepare(&miss_jobs)?;
+    }
     let text = job_file(d.linker_output, common, d.common_inputs, &miss_jobs);
     std::fs::write(d.local(cwd, &d.job_file), text.as_bytes()).map_err(|e| {
         Error::new(format!("DTLTO backend compilation: failed to generate distributor JSON script: {}: {}", d.job_file.display(), crate::io_error(&e)))

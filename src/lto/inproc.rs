@@ -11,7 +11,8 @@
 //! passed as one byte per symbol, objects returned in memory (the buffers LLVM holds, used in
 //! place), and the LTO state never torn down (the process exit frees it; tearing it down took
 //! LLVMgold 19 ms on OpenSSL). Three modes (`Mode`): the index-only link, in-process backends, and
-//! DTLTO's thin link (index and imports files next to the modules staged for the distributor).
+//! DTLTO's thin link (each module's index and import list handed back in memory: dtld writes
+//! those of the jobs its cache does not hold, with their modules, for the distributor).
 //!
 //! The library is used only when it was built against the very libLLVM the link's LLVM
 //! installation uses (its `RUNPATH`/`DT_NEEDED` resolve to the same file as `llvm-lto2`'s or
@@ -30,7 +31,7 @@ use super::LtoRequest;
 use crate::error::{Error, Result};
 
 /// The interface version `dtld_lto_abi()` must return.
-const ABI: c_uint = 1;
+const ABI: c_uint = 2;
 
 #[repr(C)]
 struct Config {
@@ -46,10 +47,13 @@ struct Config {
     prefix_new: *const c_char,
     native_prefix: *const c_char,
     cache_dir: *const c_char,
+    index_sink: Option<IndexFn>,
+    index_ctx: *mut c_void,
 }
 
 type DiagFn = unsafe extern "C" fn(*mut c_void, c_int, *const c_char, usize);
 type ObjectFn = unsafe extern "C" fn(*mut c_void, c_uint, *const c_char, usize, *const c_char, usize);
+type IndexFn = unsafe extern "C" fn(*mut c_void, *const c_char, usize, *const c_char, usize, *const c_char, usize);
 
 /// The library's entry points (see `dtld_lto.cpp` for their contracts).
 struct Api {
@@ -169,11 +173,50 @@ impl Shim {
     }
 }
 
-/// What the library's callbacks collect: LLVM's diagnostics and the native objects.
+/// What the library's callbacks collect: LLVM's diagnostics, the native objects and (DTLTO)
+/// the index shards.
 #[derive(Default)]
 struct Sink {
     diags: Mutex<Vec<(c_int, String)>>,
     objects: Mutex<Vec<(u32, &'static [u8], Option<PathBuf>)>>,
+    indexes: Mutex<Vec<Index>>,
+}
+
+/// One ThinLTO module's index shard and import sources, as the thin link produced them in
+/// memory (`Mode::Distributed`): what LLVM would write to `<module>.thinlto.bc` and
+/// `<module>.imports`.
+pub struct Index {
+    /// The module ID.
+    pub module: String,
+    pub shard: Vec<u8>,
+    /// Module IDs, in LLVM's order.
+    pub imports: Vec<String>,
+}
+
+unsafe extern "C" fn on_index(
+    ctx: *mut c_void,
+    module: *const c_char,
+    module_len: usize,
+    shard: *const c_char,
+    shard_len: usize,
+    imports: *const c_char,
+    imports_len: usize,
+) {
+    // SAFETY: `ctx` as for `on_diag`; the three buffers hold their lengths for the call.
+    let (sink, module, shard, imports) = unsafe {
+        (
+            &*(ctx as *const Sink),
+            std::slice::from_raw_parts(module as *const u8, module_len),
+            std::slice::from_raw_parts(shard as *const u8, shard_len),
+            std::slice::from_raw_parts(imports as *const u8, imports_len),
+        )
+    };
+    let index = Index {
+        module: String::from_utf8_lossy(module).into_owned(),
+        shard: shard.to_vec(),
+        imports: imports.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(|l| String::from_utf8_lossy(l).into_owned()).collect(),
+    };
+    sink.indexes.lock().unwrap_or_else(|p| p.into_inner()).push(index);
 }
 
 unsafe extern "C" fn on_diag(ctx: *mut c_void, severity: c_int, msg: *const c_char, len: usize) {
@@ -221,6 +264,8 @@ pub struct Produced {
     /// (cache hits are its maps of the cache files), never freed; and the LLVM cache file
     /// holding each, if any.
     pub objects: Vec<(u32, &'static [u8], Option<PathBuf>)>,
+    /// `Mode::Distributed`: every ThinLTO module's index, in no particular order.
+    pub indexes: Vec<Index>,
     /// The parts of the run, for `--time-trace`.
     pub laps: crate::trace::Laps,
 }
@@ -232,8 +277,9 @@ pub enum Mode {
     IndexOnly,
     /// In-process ThinLTO: the backends in LLVM's thread pool, with LLVM's cache.
     Backends,
-    /// DTLTO: an index and an imports file next to each staged module, for the backend jobs
-    /// (the regular-LTO partition compiled here).
+    /// DTLTO: each module's index and import list in memory (`Index`), for the backend jobs;
+    /// dtld writes the files of the jobs its cache does not hold (the regular-LTO partition is
+    /// compiled here).
     Distributed,
 }
 
@@ -356,6 +402,10 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
     laps.lap("Parse bitcode modules");
     let args = cl_args(req, cg);
     let arg_ptrs: Vec<*const c_char> = args.iter().map(|a| a.as_ptr()).collect();
+    // The sink lives until the process exits: LLVM's state (which holds the callbacks'
+    // context) is not torn down after an index-only link.
+    let sink: &'static Sink = Box::leak(Box::default());
+    let ctx = sink as *const Sink as *mut c_void;
     let (old, new, native) = opts.prefix_replace.clone().filter(|_| mode == Mode::IndexOnly).unwrap_or_default();
     let (old, new, native) = (cstr(&old), cstr(&new), cstr(&native));
     let cache = opts.cache_dir.as_ref().filter(|_| mode == Mode::Backends).map(|d| cstr(&super::thinlink::abs(d).to_string_lossy()));
@@ -372,11 +422,9 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
         prefix_new: new.as_ptr(),
         native_prefix: native.as_ptr(),
         cache_dir: cache.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
+        index_sink: (mode == Mode::Distributed).then_some(on_index as IndexFn),
+        index_ctx: ctx,
     };
-    // The sink lives until the process exits: LLVM's state (which holds the callbacks'
-    // context) is not torn down after an index-only link.
-    let sink: &'static Sink = Box::leak(Box::default());
-    let ctx = sink as *const Sink as *mut c_void;
     let mut err = std::ptr::null_mut();
     // SAFETY: `config` and everything it points to live across the call (the library copies
     // what it keeps); `on_diag` with `ctx` stays valid for the library's lifetime.
@@ -419,8 +467,9 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
     // exit, as lld leaves it: tearing it down took LLVMgold 19 ms on OpenSSL.
     let mut objects = std::mem::take(&mut *sink.objects.lock().unwrap_or_else(|p| p.into_inner()));
     objects.sort_by_key(|o| o.0);
+    let indexes = std::mem::take(&mut *sink.indexes.lock().unwrap_or_else(|p| p.into_inner()));
     laps.lap(if index { "Thin link and index files" } else { "Thin link and backends" });
-    Ok(Ok(Produced { objects, laps }))
+    Ok(Ok(Produced { objects, indexes, laps }))
 }
 
 /// LLVM's warning or remark as lld prints it (`diagnostics.rs`'s words).

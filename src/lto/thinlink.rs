@@ -164,16 +164,32 @@ fn link_from_store(store: &Path, data: &[u8], path: &Path) -> bool {
 /// handful of system calls and, for a member hard-linked from the store, a read-back of its
 /// bytes (38-55 ms for OpenSSL's 1,000 members one after the other).
 pub(crate) fn stage(cwd: &Path, modules: &[Module]) -> Result<()> {
-    use rayon::prelude::*;
+    unique_ids(modules)?;
+    let all: Vec<usize> = (0..modules.len()).collect();
+    stage_some(cwd, modules, &all)
+}
+
+/// An internal error if two modules would be staged at one path.
+pub(crate) fn unique_ids(modules: &[Module]) -> Result<()> {
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for (i, m) in modules.iter().enumerate() {
         if let Some(j) = seen.insert(m.id.as_str(), i) {
             crate::bail!("internal error: two LTO modules share the ID {} ({} and {})", m.id, j, i);
         }
     }
+    Ok(())
+}
+
+/// Stages the modules `which` (indices into `modules`) under `cwd`, in parallel.
+pub(crate) fn stage_some(cwd: &Path, modules: &[Module], which: &[usize]) -> Result<()> {
+    use rayon::prelude::*;
     // The first error in module order, whichever thread met it.
-    let errors: Vec<(usize, Error)> =
-        modules.par_iter().enumerate().with_min_len(8).filter(|(_, m)| m.place).filter_map(|(i, m)| place(&cwd.join(&m.id), m).err().map(|e| (i, e))).collect();
+    let errors: Vec<(usize, Error)> = which
+        .par_iter()
+        .with_min_len(8)
+        .filter(|&&i| modules[i].place)
+        .filter_map(|&i| place(&cwd.join(&modules[i].id), &modules[i]).err().map(|e| (i, e)))
+        .collect();
     match errors.into_iter().min_by_key(|(i, _)| *i) {
         Some((_, e)) => Err(e),
         None => Ok(()),
@@ -218,6 +234,9 @@ pub struct ThinLinkOutput {
     pub regular_object: Option<Vec<u8>>,
     /// `Mode::InProcess`: the ThinLTO backends' objects, in task order.
     pub thin_objects: Vec<Vec<u8>>,
+    /// The shards by module when they are still only in memory (the in-process thin link for
+    /// DTLTO): then neither they nor the modules are on disk yet; `None`: both are.
+    pub in_memory: Option<Vec<Option<Vec<u8>>>>,
     /// When staging, `llvm-lto2` and reading its outputs started, for `--time-trace`.
     pub times: [std::time::Instant; 4],
 }
@@ -376,7 +395,7 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
             .map(|(_, p)| std::fs::read(p).map_err(|e| Error::new(format!("cannot open {}: {}", p.display(), crate::io_error(&e)))))
             .collect::<Result<Vec<_>>>()?;
     }
-    Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects, times: [t_stage, t_run, t_read, std::time::Instant::now()] })
+    Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects, in_memory: None, times: [t_stage, t_run, t_read, std::time::Instant::now()] })
 }
 
 /// What a thin link wrote next to each module (its ID, relative to `cwd`): the shard

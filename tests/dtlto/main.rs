@@ -336,6 +336,8 @@ struct Call {
     /// The job file as the distributor read it.
     text: String,
     json: Value,
+    /// The names in the job file's directory when the distributor started.
+    staged: BTreeSet<String>,
 }
 
 impl Recorder {
@@ -359,6 +361,7 @@ impl Recorder {
                 pid: v["pid"].as_u64().unwrap_or(0) as u32,
                 text: job_text,
                 json,
+                staged: v["staged"].as_array().map(|a| a.iter().filter_map(|s| s.as_str()).map(str::to_string).collect()).unwrap_or_default(),
             });
         }
         Ok(calls)
@@ -964,6 +967,29 @@ fn cache(t: &Work, change: Change) -> Result<(), String> {
                 return Err(format!("the relink ran the distributor {} times, expected once", calls.len() - 1));
             }
             let jobs = parse_job_file(&calls[1].text, &calls[1].json)?;
+            // A relink writes only what its jobs read: the job file, and the modules, shards
+            // and import sources of the jobs that missed the cache (the in-process thin link
+            // keeps the other shards in memory; nothing else is staged).
+            let job_file = Path::new(calls[1].argv.last().map_or("", String::as_str));
+            let dir = job_file.parent().unwrap_or(Path::new(""));
+            // (`.lock`: the staging directory's own.)
+            let mut needed: BTreeSet<String> = job_file.file_name().map(|n| n.to_string_lossy().into_owned()).into_iter().collect();
+            needed.insert(".lock".into());
+            for j in calls[1].json["jobs"].as_array().into_iter().flatten() {
+                for input in j["inputs"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+                    let p = Path::new(input);
+                    if p.parent() == Some(dir) {
+                        needed.insert(p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+                    }
+                }
+            }
+            if calls[1].staged != needed {
+                return Err(format!(
+                    "the relink staged {:?} in {}, expected exactly the job file and its jobs' inputs {needed:?}",
+                    calls[1].staged,
+                    dir.display()
+                ));
+            }
             let got: BTreeSet<String> = jobs.iter().map(|j| module_identity(&j.module, "prog")).collect();
             if got != expected_jobs || jobs.len() != expected_jobs.len() {
                 return Err(format!(

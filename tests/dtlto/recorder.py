@@ -9,8 +9,9 @@
 #   harness before dtld-distribute exists:
 #   `DTLD_DISTRIBUTOR=$PWD/tests/dtlto/recorder.py cargo test -p dtld-tests --test differential -- dtlto`;
 # * tests/dtlto writes a copy with CONFIG filled in: `log` (a directory) makes it record every
-#   invocation (one JSON line per call in `<log>/calls.jsonl`: argv, cwd, pid and the name of a
-#   copy of the job file), and `mode` makes it misbehave on purpose (see MODES).
+#   invocation (one JSON line per call in `<log>/calls.jsonl`: argv, cwd, pid, the name of a
+#   copy of the job file, and the names in the job file's directory when the distributor
+#   started), and `mode` makes it misbehave on purpose (see MODES).
 #
 # The log lives outside the directory the tests compare before and after a link.
 import concurrent.futures
@@ -39,7 +40,8 @@ def record(log, argv):
     os.makedirs(log, exist_ok=True)
     copy = "%d-%d.json" % (os.getpid(), time.monotonic_ns())
     shutil.copyfile(argv[-1], os.path.join(log, copy))
-    line = json.dumps({"argv": argv, "cwd": os.getcwd(), "pid": os.getpid(), "copy": copy})
+    staged = sorted(os.listdir(os.path.dirname(argv[-1]) or "."))
+    line = json.dumps({"argv": argv, "cwd": os.getcwd(), "pid": os.getpid(), "copy": copy, "staged": staged})
     # One write of one line with O_APPEND: concurrent distributors do not interleave.
     fd = os.open(os.path.join(log, "calls.jsonl"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:

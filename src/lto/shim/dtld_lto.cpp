@@ -30,6 +30,7 @@
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/IPO/FunctionImport.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -45,7 +46,7 @@ using namespace llvm;
 extern "C" {
 
 // Interface version: dtld refuses a library whose `dtld_lto_abi()` differs.
-enum { DTLD_LTO_ABI = 1 };
+enum { DTLD_LTO_ABI = 2 };
 
 // Resolution bits, one byte per symbol in the order `InputFile::symbols()` lists them
 // (llvm-lto2's `-r` letters p, l, x, r).
@@ -64,6 +65,12 @@ typedef void (*dtld_lto_diag_fn)(void *ctx, int severity, const char *msg, size_
 // that holds exactly the object's bytes.
 typedef void (*dtld_lto_object_fn)(void *ctx, unsigned task, const char *data, size_t len, const char *path,
                                    size_t path_len);
+
+// One module's index shard (the bytes LLVM writes to `<module>.thinlto.bc`) and its import
+// sources (what it writes to `<module>.imports`: one module ID per line). Called from LLVM's
+// threads, once per ThinLTO module.
+typedef void (*dtld_lto_index_fn)(void *ctx, const char *module, size_t module_len, const char *shard, size_t shard_len,
+                                  const char *imports, size_t imports_len);
 
 struct dtld_lto_config {
   // `-O`: 0-3.
@@ -85,6 +92,10 @@ struct dtld_lto_config {
   const char *native_prefix;
   // In-process backends: LLVM's ThinLTO cache directory, or null.
   const char *cache_dir;
+  // Index-only: when set, every shard and import list goes to this callback instead of a file
+  // (DTLTO: dtld writes only those its backend cache does not have; prefixes are unused).
+  dtld_lto_index_fn index_sink;
+  void *index_ctx;
 };
 
 // An input parsed ahead of `dtld_lto_add` (parsing is independent per module, so dtld does
@@ -154,6 +165,44 @@ static char *init_once(const dtld_lto_config *cfg) {
   return failure.empty() ? nullptr : dup_message(failure);
 }
 
+namespace {
+// The index-writing backend with the files left to dtld: each module's shard is written into
+// memory exactly as `ThinBackendProc::emitFiles` writes it to `<module>.thinlto.bc` (the same
+// summaries gathered, the same writer), and its import list as the `.imports` file lists it.
+class MemoryIndexBackend : public lto::ThinBackendProc {
+  dtld_lto_index_fn sink;
+  void *ctx;
+
+public:
+  MemoryIndexBackend(const lto::Config &conf, ModuleSummaryIndex &index,
+                     const DenseMap<StringRef, GVSummaryMapTy> &defined, ThreadPoolStrategy threads,
+                     dtld_lto_index_fn sink, void *ctx)
+      : ThinBackendProc(conf, index, defined, /*OnWrite=*/{}, /*ShouldEmitImportsFiles=*/false, threads), sink(sink),
+        ctx(ctx) {}
+
+  Error start(unsigned, BitcodeModule bm, const FunctionImporter::ImportMapTy &imports,
+              const FunctionImporter::ExportSetTy &, const std::map<GlobalValue::GUID, GlobalValue::LinkageTypes> &,
+              MapVector<StringRef, BitcodeModule> &) override {
+    StringRef module = bm.getModuleIdentifier();
+    BackendThreadPool.async([this, module, &imports] {
+      ModuleToSummariesForIndexTy summaries;
+      GVSummaryPtrSet declarations;
+      gatherImportedSummariesForModule(module, ModuleToDefinedGVSummaries, imports, summaries, declarations);
+      SmallString<0> shard;
+      raw_svector_ostream os(shard);
+      writeIndexToFile(CombinedIndex, os, &summaries, &declarations);
+      std::string list;
+      processImportsFiles(module, summaries, [&](const std::string &m) {
+        list += m;
+        list += '\n';
+      });
+      sink(ctx, module.data(), module.size(), shard.data(), shard.size(), list.data(), list.size());
+    });
+    return Error::success();
+  }
+};
+} // namespace
+
 DTLD_API dtld_lto *dtld_lto_create(const dtld_lto_config *cfg, dtld_lto_diag_fn diag, void *diag_ctx, char **err) {
   if (char *e = init_once(cfg)) {
     *err = e;
@@ -207,7 +256,17 @@ DTLD_API dtld_lto *dtld_lto_create(const dtld_lto_config *cfg, dtld_lto_diag_fn 
   };
 
   lto::ThinBackend backend;
-  if (cfg->index_only)
+  if (cfg->index_only && cfg->index_sink) {
+    dtld_lto_index_fn sink = cfg->index_sink;
+    void *ctx = cfg->index_ctx;
+    ThreadPoolStrategy threads = heavyweight_hardware_concurrency(cfg->threads);
+    backend = lto::ThinBackend(
+        [=](const lto::Config &c, ModuleSummaryIndex &index, const DenseMap<StringRef, GVSummaryMapTy> &defined,
+            AddStreamFn, FileCache) {
+          return std::make_unique<MemoryIndexBackend>(c, index, defined, threads, sink, ctx);
+        },
+        threads);
+  } else if (cfg->index_only)
     backend = lto::createWriteIndexesThinBackend(
         heavyweight_hardware_concurrency(cfg->threads), cfg->prefix_old ? cfg->prefix_old : "",
         cfg->prefix_new ? cfg->prefix_new : "", cfg->native_prefix ? cfg->native_prefix : "",
