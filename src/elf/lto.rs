@@ -30,22 +30,14 @@ pub struct SymRes {
 }
 
 impl SymRes {
-    /// The flag letters `llvm-lto2 run -r` expects.
-    pub fn flags(&self) -> String {
-        let mut s = String::new();
-        if self.prevailing {
-            s.push('p');
-        }
-        if self.final_in_unit {
-            s.push('l');
-        }
-        if self.visible_to_regular {
-            s.push('x');
-        }
-        if self.linker_redefined {
-            s.push('r');
-        }
-        s
+    /// The resolution LTO gets (read as the letters `llvm-lto2 run -r` expects).
+    pub fn flags(&self) -> crate::lto::Res {
+        use crate::lto::Res;
+        let bit = |on: bool, b: u8| if on { b } else { 0 };
+        Res(bit(self.prevailing, Res::PREVAILING)
+            | bit(self.final_in_unit, Res::FINAL_IN_UNIT)
+            | bit(self.visible_to_regular, Res::VISIBLE_TO_REGULAR)
+            | bit(self.linker_redefined, Res::LINKER_REDEFINED))
     }
 }
 
@@ -136,7 +128,10 @@ pub fn compute(config: &Config, script: Option<&VersionScript>, r: &Resolved, fi
                         || sym.used_in_regular
                         || (!ir.undefined() && linker_refs.contains(sym.name))
                         || (prevailing && exported(config, script, sym) && (!ir.may_omit() || dynamic_anyway(sym)))
-                        || (!ir.section_name.is_empty() && is_c_identifier(ir.section_name) && start_stop.contains(ir.section_name));
+                        || {
+                            let section = b.ir.uncommon(ir).section_name;
+                            !section.is_empty() && is_c_identifier(section) && start_stop.contains(section)
+                        };
                     SymRes {
                         prevailing,
                         visible_to_regular: visible,
@@ -192,8 +187,8 @@ mod tests {
     #[test]
     fn flag_letters() {
         let r = SymRes { prevailing: true, visible_to_regular: true, final_in_unit: true, linker_redefined: false };
-        assert_eq!(r.flags(), "plx");
-        assert_eq!(SymRes::default().flags(), "");
+        assert_eq!(r.flags().as_str(), "plx");
+        assert_eq!(SymRes::default().flags().as_str(), "");
         assert!(is_c_identifier(b"my_sec"));
         assert!(!is_c_identifier(b".text.x"));
         assert!(!is_c_identifier(b"1abc"));

@@ -1386,7 +1386,7 @@ impl<'c> Resolver<'c> {
         match def {
             Def::Common(f, i) => Some(self.r.obj(f).symbols[i].st_size(LE)),
             Def::Bitcode(f, k) => match &self.r.files[f] {
-                File::Bitcode(b) if b.sym(k).common() => Some(b.sym(k).common_size as u64),
+                File::Bitcode(b) if b.sym(k).common() => Some(b.ir.uncommon(b.sym(k)).common_size as u64),
                 File::GccIr(g) if g.syms[k].common() => Some(g.syms[k].size),
                 _ => None,
             },
@@ -1419,7 +1419,7 @@ impl<'c> Resolver<'c> {
         let align = |d: Def| match d {
             Def::Common(f, i) => self.r.obj(f).symbols[i].st_value(LE),
             Def::Bitcode(f, k) => match &self.r.files[f] {
-                File::Bitcode(b) if b.sym(k).common() => b.sym(k).common_align as u64,
+                File::Bitcode(b) if b.sym(k).common() => b.ir.uncommon(b.sym(k)).common_align as u64,
                 _ => 0,
             },
             _ => 0,

@@ -208,7 +208,7 @@ pub(crate) fn run_with_helper(
         req.modules.push(ReqModule {
             path: m.id.clone(),
             name: m.id.clone(),
-            syms: m.resolutions.iter().map(|(n, f)| (n.to_vec(), f.clone())).collect(),
+            syms: m.resolutions.iter().map(|(n, f)| (n.to_vec(), f.to_string())).collect(),
             view: None,
             skip: false,
         });
@@ -929,16 +929,16 @@ mod tests {
                     .map(|s| {
                         let f = if !s.undefined() {
                             if s.name == b"main" {
-                                "plx"
+                                7 // plx
                             } else {
-                                "pl"
+                                3 // pl
                             }
                         } else if defined.contains(s.name) {
-                            "l"
+                            2 // l
                         } else {
-                            ""
+                            0
                         };
-                        (s.name, f.to_string())
+                        (s.name, crate::lto::Res(f))
                     })
                     .collect(),
                 place: true,

@@ -89,7 +89,7 @@ pub fn expressible(req: &LtoRequest) -> std::result::Result<usize, String> {
             // The LDPR_* value compute_resolutions picks, as (prevailing, PREVAILING_DEF, UNDEF).
             let (p, def_x, undef) =
                 if s.undefined() { (false, false, !prevailing.contains_key(s.name) && !has('l')) } else { (has('p'), has('p') && has('x'), false) };
-            let x = def_x || c_identifier(s.section_name);
+            let x = def_x || c_identifier(m.bitcode.ir.uncommon(s).section_name);
             let l = !undef && (executable || !default_vis[s.name]);
             // `x` on a symbol that does not prevail only makes LTO keep the prevailing bitcode
             // definition (`VisibleOutsideSummary`, an external partition): nothing when none

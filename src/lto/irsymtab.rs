@@ -112,17 +112,28 @@ impl IrComdat<'_> {
     }
 }
 
-/// A symbol, with the fields of its `Uncommon` entry if it has one (zero or empty otherwise).
+/// A symbol. The fields of its `Uncommon` entry, which few symbols have, are apart
+/// (`IrFile::uncommon`): a symbol is 32 bytes, and OpenSSL's thin link holds 76,000 of them
+/// until it ends (they were 88 bytes: 4 MiB of its peak memory). LLVM's IR name of the symbol
+/// is not kept (the linker resolves the mangled name).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IrSymbol<'a> {
     /// The mangled name (what the linker resolves).
     pub name: &'a [u8],
-    /// The IR name, empty for symbols defined or referenced only by module-level asm.
-    pub ir_name: &'a [u8],
     /// Index into `IrFile::comdats`.
     pub comdat: Option<u32>,
     /// `flags::*` bits.
     pub flags: u32,
+    /// Index into `IrFile::uncommons`, `NO_UNCOMMON` if none.
+    pub uncommon: u32,
+}
+
+/// `IrSymbol::uncommon` of a symbol without an `Uncommon` entry.
+pub const NO_UNCOMMON: u32 = u32::MAX;
+
+/// The fields of a symbol's `Uncommon` entry (zero or empty for a symbol without one).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IrUncommon<'a> {
     pub common_size: u32,
     pub common_align: u32,
     pub section_name: &'a [u8],
@@ -193,9 +204,17 @@ pub struct IrFile<'a> {
     pub comdats: Vec<IrComdat<'a>>,
     /// All symbols in storage order (the modules' ranges tile this list).
     pub symbols: Vec<IrSymbol<'a>>,
+    /// The `Uncommon` entries of the symbols that have one (`IrSymbol::uncommon`).
+    pub uncommons: Vec<IrUncommon<'a>>,
 }
 
 impl<'a> IrFile<'a> {
+    /// The `Uncommon` fields of `s`, one of this file's symbols (all zero or empty if it has
+    /// no such entry).
+    pub fn uncommon(&self, s: &IrSymbol) -> IrUncommon<'a> {
+        self.uncommons.get(s.uncommon as usize).copied().unwrap_or_default()
+    }
+
     /// The symbols LTO wants resolutions for, in the order it wants them: each module's
     /// symbols that are global and not format-specific (`lto::InputFile::symbols()`).
     pub fn lto_symbols(&self) -> impl Iterator<Item = &IrSymbol<'a>> + '_ {
@@ -253,17 +272,18 @@ impl<'a> IrFile<'a> {
                 o.push(if b { c } else { b'-' });
             }
             line(&mut o, &[b" ", s.name]);
+            let u = self.uncommon(s);
             if s.common() {
-                o.extend_from_slice(format!("         size {} align {}\n", s.common_size, s.common_align).as_bytes());
+                o.extend_from_slice(format!("         size {} align {}\n", u.common_size, u.common_align).as_bytes());
             }
             if let Some(c) = s.comdat.and_then(|c| self.comdats.get(c as usize)) {
                 line(&mut o, &[b"         comdat ", c.selection_name().as_bytes(), b" ", c.name]);
             }
             if format == ObjectFormat::Coff && s.weak() && s.indirect() {
-                line(&mut o, &[b"         fallback ", s.coff_weak_fallback]);
+                line(&mut o, &[b"         fallback ", u.coff_weak_fallback]);
             }
-            if !s.section_name.is_empty() {
-                line(&mut o, &[b"         section ", s.section_name]);
+            if !u.section_name.is_empty() {
+                line(&mut o, &[b"         section ", u.section_name]);
             }
         }
         o.push(b'\n');
@@ -664,22 +684,16 @@ fn read_symtab<'a>(symtab: &'a [u8], strtab: &'a [u8]) -> Result<IrFile<'a>, Str
             c if (c as usize) < ncomdats => Some(c),
             c => return Err(format!("Invalid irsymtab: comdat index {c} out of range")),
         };
-        symbols.push(IrSymbol {
-            name: t.str(off)?,
-            ir_name: t.str(off + 8)?,
-            comdat,
-            flags: t.word(off + 20)?,
-            common_size: 0,
-            common_align: 0,
-            section_name: &[],
-            coff_weak_fallback: &[],
-        });
+        // (The IR name at `off + 8` is not kept, but must be a valid string all the same.)
+        t.str(off + 8)?;
+        symbols.push(IrSymbol { name: t.str(off)?, comdat, flags: t.word(off + 20)?, uncommon: NO_UNCOMMON });
     }
 
     // Modules must tile the symbol list in order, each starting at the Uncommon entry that
     // follows the previous module's, as irsymtab::build lays them out. Then reading the
     // Uncommons in one pass gives every symbol the entry LLVM's per-module reader gives it.
     let mut modules = Vec::with_capacity(nmods);
+    let mut uncommons = Vec::with_capacity(nuncs);
     let mut next_sym = 0usize;
     let mut next_unc = 0usize;
     for i in 0..nmods {
@@ -696,10 +710,13 @@ fn read_symtab<'a>(symtab: &'a [u8], strtab: &'a [u8]) -> Result<IrFile<'a>, Str
                 return Err("Invalid irsymtab: missing uncommon symbol entry".into());
             }
             let u = uncs_off + next_unc * UNCOMMON_SIZE;
-            s.common_size = t.word(u)?;
-            s.common_align = t.word(u + 4)?;
-            s.coff_weak_fallback = t.str(u + 8)?;
-            s.section_name = t.str(u + 16)?;
+            s.uncommon = uncommons.len() as u32;
+            uncommons.push(IrUncommon {
+                common_size: t.word(u)?,
+                common_align: t.word(u + 4)?,
+                coff_weak_fallback: t.str(u + 8)?,
+                section_name: t.str(u + 16)?,
+            });
             next_unc += 1;
         }
         next_sym = end as usize;
@@ -709,7 +726,19 @@ fn read_symtab<'a>(symtab: &'a [u8], strtab: &'a [u8]) -> Result<IrFile<'a>, Str
         return Err("Invalid irsymtab: symbols outside every module".into());
     }
 
-    Ok(IrFile { version, producer, ident_producer: None, target_triple, source_filename, coff_linker_opts, dependent_libraries, modules, comdats, symbols })
+    Ok(IrFile {
+        version,
+        producer,
+        ident_producer: None,
+        target_triple,
+        source_filename,
+        coff_linker_opts,
+        dependent_libraries,
+        modules,
+        comdats,
+        symbols,
+        uncommons,
+    })
 }
 
 #[cfg(test)]
@@ -975,7 +1004,7 @@ int usetl() { return tl + itl; }
             if args.contains(&"-fcommon") {
                 let c = sym("common_arr");
                 assert!(c.common() && c.has_uncommon());
-                assert_eq!((c.common_size, c.common_align), (400, 64));
+                assert_eq!((f.uncommon(c).common_size, f.uncommon(c).common_align), (400, 64));
             }
             if !args.contains(&"-fvisibility=hidden") {
                 assert_eq!(sym("protected_fn").visibility(), VISIBILITY_PROTECTED);
@@ -987,7 +1016,7 @@ int usetl() { return tl + itl; }
             assert!(sym("weak_undef").undefined() && sym("weak_undef").weak());
             assert!(sym("used_global").used());
             assert!(sym("alias_fn").global() && sym("ifn").global());
-            assert!(sym("asm_sym").ir_name.is_empty() && sym("asm_sym").global());
+            assert!(sym("asm_sym").global());
             assert!(sym("real_fn").executable() && !sym("real_fn").tls());
             // Local symbols are in the table but not in the LTO list.
             assert!(f.symbols.iter().any(|s| !s.global()));

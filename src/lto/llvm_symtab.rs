@@ -20,7 +20,7 @@ use std::process::Command;
 
 use sha1::{Digest, Sha1};
 
-use super::irsymtab::{flags, IrComdat, IrFile, IrSymbol, IRSYMTAB_VERSION, NO_IRSYMTAB};
+use super::irsymtab::{flags, IrComdat, IrFile, IrSymbol, IrUncommon, IRSYMTAB_VERSION, NO_IRSYMTAB, NO_UNCOMMON};
 use super::options::LtoOptions;
 use crate::input::InputFile;
 
@@ -118,6 +118,7 @@ pub fn parse_dump(text: &'static [u8]) -> Result<IrFile<'static>, String> {
         modules: Vec::new(),
         comdats: Vec::new(),
         symbols: Vec::new(),
+        uncommons: Vec::new(),
     };
     let bad = |l: &[u8]| format!("{NO_IRSYMTAB}, and llvm-lto2 dump-symtab printed an unexpected line: {}", String::from_utf8_lossy(l));
     for l in text.split(|&c| c == b'\n') {
@@ -126,7 +127,7 @@ pub fn parse_dump(text: &'static [u8]) -> Result<IrFile<'static>, String> {
         }
         if let Some(detail) = l.strip_prefix(b"         ") {
             let s = f.symbols.last_mut().ok_or_else(|| bad(l))?;
-            symbol_detail(s, detail, &mut f.comdats).ok_or_else(|| bad(l))?;
+            symbol_detail(s, detail, &mut f.comdats, &mut f.uncommons).ok_or_else(|| bad(l))?;
         } else if let Some(v) = l.strip_prefix(b"producer: ") {
             f.producer = v;
         } else if let Some(v) = l.strip_prefix(b"target triple: ") {
@@ -188,17 +189,25 @@ fn symbol_line(l: &'static [u8]) -> Option<IrSymbol<'static>> {
             _ => return None,
         }
     }
-    Some(IrSymbol { name: &l[9..], ir_name: b"", comdat: None, flags: fl, common_size: 0, common_align: 0, section_name: b"", coff_weak_fallback: b"" })
+    Some(IrSymbol { name: &l[9..], comdat: None, flags: fl, uncommon: NO_UNCOMMON })
 }
 
 /// One indented line after a symbol: `size N align M`, `comdat KIND NAME`, `fallback NAME`
 /// or `section NAME`.
-fn symbol_detail(s: &mut IrSymbol<'static>, d: &'static [u8], comdats: &mut Vec<IrComdat<'static>>) -> Option<()> {
+fn symbol_detail(s: &mut IrSymbol<'static>, d: &'static [u8], comdats: &mut Vec<IrComdat<'static>>, uncommons: &mut Vec<IrUncommon<'static>>) -> Option<()> {
+    fn uncommon<'u>(s: &mut IrSymbol<'static>, uncommons: &'u mut Vec<IrUncommon<'static>>) -> &'u mut IrUncommon<'static> {
+        if s.uncommon == NO_UNCOMMON {
+            s.uncommon = uncommons.len() as u32;
+            uncommons.push(IrUncommon::default());
+        }
+        &mut uncommons[s.uncommon as usize]
+    }
     if let Some(v) = d.strip_prefix(b"size ") {
         let v = std::str::from_utf8(v).ok()?;
         let (size, align) = v.split_once(" align ")?;
-        s.common_size = size.parse().ok()?;
-        s.common_align = align.parse().ok()?;
+        let u = uncommon(s, uncommons);
+        u.common_size = size.parse().ok()?;
+        u.common_align = align.parse().ok()?;
     } else if let Some(v) = d.strip_prefix(b"comdat ") {
         let sp = v.iter().position(|&c| c == b' ')?;
         let kind = ["any", "exactmatch", "largest", "nodeduplicate", "samesize"].iter().position(|k| k.as_bytes() == &v[..sp]).unwrap_or(5) as u32;
@@ -213,9 +222,9 @@ fn symbol_detail(s: &mut IrSymbol<'static>, d: &'static [u8], comdats: &mut Vec<
         s.comdat = Some(i as u32);
         return Some(());
     } else if let Some(v) = d.strip_prefix(b"fallback ") {
-        s.coff_weak_fallback = v;
+        uncommon(s, uncommons).coff_weak_fallback = v;
     } else if let Some(v) = d.strip_prefix(b"section ") {
-        s.section_name = v;
+        uncommon(s, uncommons).section_name = v;
     } else {
         return None;
     }
@@ -237,10 +246,10 @@ D-----T- tv\nP--W---X f\n         comdat any f\n         section .text.hot\n\n";
         assert_eq!(f.dependent_libraries, vec![&b"m"[..], b"a b"]);
         assert_eq!(f.symbols.len(), 4);
         assert!(f.symbols[0].undefined() && f.symbols[0].executable());
-        assert_eq!((f.symbols[1].visibility(), f.symbols[1].common_size, f.symbols[1].common_align), (1, 40, 16));
+        assert_eq!((f.symbols[1].visibility(), f.uncommon(&f.symbols[1]).common_size, f.uncommon(&f.symbols[1]).common_align), (1, 40, 16));
         assert!(f.symbols[2].tls());
         assert_eq!(f.comdats, vec![IrComdat { name: b"f", selection_kind: 0 }]);
-        assert_eq!(f.symbols[3].section_name, b".text.hot");
+        assert_eq!(f.uncommon(&f.symbols[3]).section_name, b".text.hot");
         let mut f = f;
         f.modules = vec![super::super::irsymtab::IrModule {
             begin: 0,
@@ -303,12 +312,15 @@ define void @_start() { call void @patatino() ret void }\n",
         let exact = super::super::irsymtab::parse(written).unwrap();
         let strip = |f: &IrFile| {
             f.lto_symbols()
-                .map(|s| (s.name.to_vec(), s.flags & !flags::USED, s.common_size, s.common_align, s.section_name.to_vec(), s.comdat))
+                .map(|s| {
+                    let u = f.uncommon(s);
+                    (s.name.to_vec(), s.flags & !flags::USED, u.common_size, u.common_align, u.section_name.to_vec(), s.comdat)
+                })
                 .collect::<Vec<_>>()
         };
         assert_eq!(strip(&rebuilt), strip(&exact));
         assert!(rebuilt.lto_symbols().any(|s| s.name == b"patatino" && s.weak()));
-        assert!(rebuilt.lto_symbols().any(|s| s.name == b"k" && s.common() && s.common_align == 32));
+        assert!(rebuilt.lto_symbols().any(|s| s.name == b"k" && s.common() && rebuilt.uncommon(s).common_align == 32));
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub struct Module {
     /// A file on disk with exactly those bytes, to symlink to instead of copying.
     pub source: Option<PathBuf>,
     /// `-r` lines: (symbol name, flags).
-    pub resolutions: Vec<(&'static [u8], String)>,
+    pub resolutions: Vec<(&'static [u8], super::Res)>,
     /// Whether to create the file at `id` (false: it already exists there, e.g. an absolute
     /// path to the user's own file).
     pub place: bool,

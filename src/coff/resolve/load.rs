@@ -260,7 +260,13 @@ impl Resolver<'_> {
         let syms: Vec<(String, bool, bool, bool, u32)> = (0..b.syms.len())
             .map(|k| b.sym(k))
             .map(|s| {
-                (String::from_utf8_lossy(s.name).into_owned(), s.undefined(), s.weak(), s.comdat.is_some(), if s.common() { s.common_size.max(1) } else { 0 })
+                (
+                    String::from_utf8_lossy(s.name).into_owned(),
+                    s.undefined(),
+                    s.weak(),
+                    s.comdat.is_some(),
+                    if s.common() { b.ir.uncommon(s).common_size.max(1) } else { 0 },
+                )
             })
             .collect();
         let opts = b.ir.coff_linker_opts;
