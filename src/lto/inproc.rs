@@ -260,7 +260,8 @@ pub struct Produced {
     /// (cache hits are its maps of the cache files), never freed; and the LLVM cache file
     /// holding each, if any.
     pub objects: Vec<(u32, &'static [u8], Option<PathBuf>)>,
-    /// `Mode::Distributed`: every ThinLTO module's index, in no particular order.
+    /// `Mode::IndexOnly` and `Mode::Distributed`: every ThinLTO module's index, in module
+    /// order.
     pub indexes: Vec<Index>,
     /// The parts of the run, for `--time-trace`.
     pub laps: crate::trace::Laps,
@@ -269,7 +270,8 @@ pub struct Produced {
 /// What the library is asked to do.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// `--thinlto-index-only`: index (and imports) files where lld writes them.
+    /// `--thinlto-index-only`: each module's index and import list in memory (`Index`); dtld
+    /// writes them where lld does.
     IndexOnly,
     /// In-process ThinLTO: the backends in LLVM's thread pool, with LLVM's cache.
     Backends,
@@ -384,8 +386,8 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
     // context) is not torn down after an index-only link.
     let sink: &'static Sink = Box::leak(Box::default());
     let ctx = sink as *const Sink as *mut c_void;
-    let (old, new, native) = opts.prefix_replace.clone().filter(|_| mode == Mode::IndexOnly).unwrap_or_default();
-    let (old, new, native) = (cstr(&old), cstr(&new), cstr(&native));
+    // The indexes come back in memory (`on_index`): no file is LLVM's to write, so no prefix.
+    let (old, new, native) = (cstr(""), cstr(""), cstr(""));
     let cache = opts.cache_dir.as_ref().filter(|_| mode == Mode::Backends).map(|d| cstr(&super::thinlink::abs(d).to_string_lossy()));
     let config = Config {
         opt_level: opts.opt_level,
@@ -400,7 +402,7 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
         prefix_new: new.as_ptr(),
         native_prefix: native.as_ptr(),
         cache_dir: cache.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
-        index_sink: (mode == Mode::Distributed).then_some(on_index as IndexFn),
+        index_sink: index.then_some(on_index as IndexFn),
         index_ctx: ctx,
     };
     let mut err = std::ptr::null_mut();
@@ -455,7 +457,9 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
     // exit, as lld leaves it: tearing it down took LLVMgold 19 ms on OpenSSL.
     let mut objects = std::mem::take(&mut *sink.objects.lock().unwrap_or_else(|p| p.into_inner()));
     objects.sort_by_key(|o| o.0);
-    let indexes = std::mem::take(&mut *sink.indexes.lock().unwrap_or_else(|p| p.into_inner()));
+    let mut indexes = std::mem::take(&mut *sink.indexes.lock().unwrap_or_else(|p| p.into_inner()));
+    let position: std::collections::HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+    indexes.sort_by_key(|ix| position.get(ix.module.as_str()).copied().unwrap_or(usize::MAX));
     laps.lap(if index { "Thin link and index files" } else { "Thin link and backends" });
     Ok(Ok(Produced { objects, indexes, laps }))
 }

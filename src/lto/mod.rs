@@ -1055,8 +1055,9 @@ fn index_only(
                 trace.stage("Thin link", &format!("in process, LLVM {}", shim.llvm_version()), t);
                 trace.laps(&produced.laps);
                 let t_write = std::time::Instant::now();
+                write_indexes(opts, &produced.indexes)?;
                 finish_index_only(req, names, &|_| true, Some(&shim.skip_index()))?;
-                trace.stage("Write index files", "the list of objects", t_write);
+                trace.stage("Write index files", &format!("{} modules, {} lazy", names.len(), req.lazy.len()), t_write);
                 return Ok(());
             }
         }
@@ -1158,6 +1159,37 @@ fn index_only(
     drop(staging);
     trace.stage("Remove the staging directory", "", t_clean);
     Ok(())
+}
+
+/// Writes the in-process thin link's index (and, when asked, imports) files where lld writes
+/// them: next to each module, under `--thinlto-prefix-replace`'s new prefix. A file that already
+/// holds exactly those bytes (the same link run again, or a module whose imports did not change)
+/// is not written again, only given a new modification time (build systems see it as written):
+/// LLVM truncated and rewrote each, and ext4 flushes a file truncated and written again when it is
+/// closed, 60-70 ms of OpenSSL's 650 ms thin link.
+fn write_indexes(opts: &LtoOptions, indexes: &[inproc::Index]) -> Result<()> {
+    use rayon::prelude::*;
+    let (old, new, _) = opts.prefix_replace.clone().unwrap_or_default();
+    // The first error in module order (the order of `indexes`).
+    let mut errors: Vec<(usize, Error)> = indexes
+        .par_iter()
+        .enumerate()
+        .with_min_len(8)
+        .filter_map(|(i, ix)| {
+            let dest = prefix_replaced(&ix.module, &old, &new);
+            let mut r = write_file_if_changed(Path::new(&format!("{dest}.thinlto.bc")), &ix.shard);
+            if r.is_ok() && opts.emit_imports_files {
+                let list: String = ix.imports.iter().map(|m| format!("{m}\n")).collect();
+                r = write_file_if_changed(Path::new(&format!("{dest}.imports")), list.as_bytes());
+            }
+            r.err().map(|e| (i, e))
+        })
+        .collect();
+    errors.sort_by_key(|(i, _)| *i);
+    match errors.into_iter().next() {
+        Some((_, e)) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// The end of an index-only link, once the thin link wrote the shards: skip indexes for the
