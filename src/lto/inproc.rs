@@ -180,6 +180,18 @@ struct Sink {
     diags: Mutex<Vec<(c_int, String)>>,
     objects: Mutex<Vec<(u32, &'static [u8], Option<PathBuf>)>>,
     indexes: Mutex<Vec<Index>>,
+    /// `Mode::IndexOnly`: where the indexes go; each is written as it comes (kept, OpenSSL's
+    /// shards would add 11 MiB to the thin link's peak memory), and write errors collected.
+    files: Option<IndexFiles>,
+    write_errors: Mutex<Vec<(String, Error)>>,
+}
+
+/// Where an index-only link writes its index and imports files: lld's
+/// `--thinlto-prefix-replace` (`old` -> `new`) applied to the module name.
+pub struct IndexFiles {
+    pub old: String,
+    pub new: String,
+    pub imports: bool,
 }
 
 /// One ThinLTO module's index shard and import sources, as the thin link produced them in
@@ -211,8 +223,15 @@ unsafe extern "C" fn on_index(
             std::slice::from_raw_parts(imports as *const u8, imports_len),
         )
     };
+    let module = String::from_utf8_lossy(module).into_owned();
+    if let Some(files) = &sink.files {
+        if let Err(e) = super::write_index(files, &module, shard, imports) {
+            sink.write_errors.lock().unwrap_or_else(|p| p.into_inner()).push((module, e));
+        }
+        return;
+    }
     let index = Index {
-        module: String::from_utf8_lossy(module).into_owned(),
+        module,
         shard: shard.to_vec(),
         imports: imports.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(|l| String::from_utf8_lossy(l).into_owned()).collect(),
     };
@@ -260,8 +279,8 @@ pub struct Produced {
     /// (cache hits are its maps of the cache files), never freed; and the LLVM cache file
     /// holding each, if any.
     pub objects: Vec<(u32, &'static [u8], Option<PathBuf>)>,
-    /// `Mode::IndexOnly` and `Mode::Distributed`: every ThinLTO module's index, in module
-    /// order.
+    /// `Mode::Distributed`: every ThinLTO module's index, in module order (`Mode::IndexOnly`
+    /// writes them as they come).
     pub indexes: Vec<Index>,
     /// The parts of the run, for `--time-trace`.
     pub laps: crate::trace::Laps,
@@ -384,7 +403,11 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
     let arg_ptrs: Vec<*const c_char> = args.iter().map(|a| a.as_ptr()).collect();
     // The sink lives until the process exits: LLVM's state (which holds the callbacks'
     // context) is not torn down after an index-only link.
-    let sink: &'static Sink = Box::leak(Box::default());
+    let files = (mode == Mode::IndexOnly).then(|| {
+        let (old, new, _) = opts.prefix_replace.clone().unwrap_or_default();
+        IndexFiles { old, new, imports: opts.emit_imports_files }
+    });
+    let sink: &'static Sink = Box::leak(Box::new(Sink { files, ..Default::default() }));
     let ctx = sink as *const Sink as *mut c_void;
     // The indexes come back in memory (`on_index`): no file is LLVM's to write, so no prefix.
     let (old, new, native) = (cstr(""), cstr(""), cstr(""));
@@ -459,7 +482,14 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
     objects.sort_by_key(|o| o.0);
     let mut indexes = std::mem::take(&mut *sink.indexes.lock().unwrap_or_else(|p| p.into_inner()));
     let position: std::collections::HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
-    indexes.sort_by_key(|ix| position.get(ix.module.as_str()).copied().unwrap_or(usize::MAX));
+    let at = |module: &str| position.get(module).copied().unwrap_or(usize::MAX);
+    indexes.sort_by_key(|ix| at(&ix.module));
+    // The first write error in module order.
+    let mut errors = std::mem::take(&mut *sink.write_errors.lock().unwrap_or_else(|p| p.into_inner()));
+    errors.sort_by_key(|(module, _)| at(module));
+    if let Some((_, e)) = errors.into_iter().next() {
+        return Err(e);
+    }
     laps.lap(if index { "Thin link and index files" } else { "Thin link and backends" });
     Ok(Ok(Produced { objects, indexes, laps }))
 }

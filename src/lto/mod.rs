@@ -419,7 +419,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     // DTLTO: the thin link in this process when the library can do it (the modules are staged
     // for the distributor all the same, and the index files written next to them).
     let in_process = if dtlto { distributed_thin_link(req, &llvm, &cg, &modules, trace)? } else { None };
-    let tl = match in_process {
+    let mut tl = match in_process {
         Some(tl) => tl,
         None => thin_link(&llvm, opts, &cg, &base, &stage_abs, &modules, true)?,
     };
@@ -475,6 +475,11 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         }
         None => backend::run_local(&common, &jobs, &base, cg.threads, cache.as_ref())?,
     };
+    if tl.in_memory.take().is_some() {
+        // The shards (11 MiB for OpenSSL) are not needed any more: their memory goes back
+        // before the objects are linked.
+        release_free_memory();
+    }
     trace.stage(
         if dtlto { "Distribute ThinLTO backends" } else { "ThinLTO backends" },
         &format!("{} jobs, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached),
@@ -1055,7 +1060,6 @@ fn index_only(
                 trace.stage("Thin link", &format!("in process, LLVM {}", shim.llvm_version()), t);
                 trace.laps(&produced.laps);
                 let t_write = std::time::Instant::now();
-                write_indexes(opts, &produced.indexes)?;
                 finish_index_only(req, names, &|_| true, Some(&shim.skip_index()))?;
                 trace.stage("Write index files", &format!("{} modules, {} lazy", names.len(), req.lazy.len()), t_write);
                 return Ok(());
@@ -1161,35 +1165,30 @@ fn index_only(
     Ok(())
 }
 
-/// Writes the in-process thin link's index (and, when asked, imports) files where lld writes
-/// them: next to each module, under `--thinlto-prefix-replace`'s new prefix. A file that already
+/// Gives the memory freed so far back to the system: glibc keeps freed blocks, and the blocks
+/// LLVM's threads allocated stay in those threads' arenas, resident, until trimmed.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator's own arenas.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// Writes one module's index (and, when asked, imports: `imports` is the file's text) file
+/// where lld writes it: next to the module, under `--thinlto-prefix-replace`'s new prefix. Called
+/// by the in-process index-only thin link for each module as LLVM produces it. A file that already
 /// holds exactly those bytes (the same link run again, or a module whose imports did not change)
 /// is not written again, only given a new modification time (build systems see it as written):
 /// LLVM truncated and rewrote each, and ext4 flushes a file truncated and written again when it is
 /// closed, 60-70 ms of OpenSSL's 650 ms thin link.
-fn write_indexes(opts: &LtoOptions, indexes: &[inproc::Index]) -> Result<()> {
-    use rayon::prelude::*;
-    let (old, new, _) = opts.prefix_replace.clone().unwrap_or_default();
-    // The first error in module order (the order of `indexes`).
-    let mut errors: Vec<(usize, Error)> = indexes
-        .par_iter()
-        .enumerate()
-        .with_min_len(8)
-        .filter_map(|(i, ix)| {
-            let dest = prefix_replaced(&ix.module, &old, &new);
-            let mut r = write_file_if_changed(Path::new(&format!("{dest}.thinlto.bc")), &ix.shard);
-            if r.is_ok() && opts.emit_imports_files {
-                let list: String = ix.imports.iter().map(|m| format!("{m}\n")).collect();
-                r = write_file_if_changed(Path::new(&format!("{dest}.imports")), list.as_bytes());
-            }
-            r.err().map(|e| (i, e))
-        })
-        .collect();
-    errors.sort_by_key(|(i, _)| *i);
-    match errors.into_iter().next() {
-        Some((_, e)) => Err(e),
-        None => Ok(()),
+pub(crate) fn write_index(files: &inproc::IndexFiles, module: &str, shard: &[u8], imports: &[u8]) -> Result<()> {
+    let dest = prefix_replaced(module, &files.old, &files.new);
+    write_file_if_changed(Path::new(&format!("{dest}.thinlto.bc")), shard)?;
+    if files.imports {
+        write_file_if_changed(Path::new(&format!("{dest}.imports")), imports)?;
     }
+    Ok(())
 }
 
 /// The end of an index-only link, once the thin link wrote the shards: skip indexes for the
