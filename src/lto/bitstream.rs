@@ -118,6 +118,54 @@ impl<'a> BitCursor<'a> {
         (word >> shift) & ((1u64 << n) - 1)
     }
 
+    /// Skips `n` VBR6 values (an unabbreviated record's operands), as `n` calls of
+    /// `read_vbr64(6)` would, with the same errors (`TRUNCATED` at the limit, "Unterminated
+    /// VBR" for a value of more than 64 bits), but up to nine chunks per load: walking a module
+    /// block's top-level records (one per global) for its summary flags was the largest part of
+    /// resolving OpenSSL's bitcode.
+    pub fn skip_vbr6(&mut self, n: u32) -> Result<(), String> {
+        let mut left = n;
+        // Continuation chunks of the value under way (the 13th one makes it too long).
+        let mut run = 0u32;
+        while left > 0 {
+            let byte = (self.pos / 8) as usize;
+            let chunks = (self.remaining() / 6).min(9) as u32;
+            let Some(b) = self.data.get(byte..byte + 8).filter(|_| chunks > 0) else {
+                // The last bytes, or the limit: one chunk the careful way.
+                let c = self.read(6)?;
+                if c & 32 != 0 {
+                    run += 1;
+                    if run >= 13 {
+                        return Err("Unterminated VBR".into());
+                    }
+                } else {
+                    run = 0;
+                    left -= 1;
+                }
+                continue;
+            };
+            // 64 - (pos % 8) >= 57 valid bits: nine 6-bit chunks.
+            let mut w = u64::from_le_bytes(b.try_into().unwrap_or([0; 8])) >> (self.pos % 8);
+            for _ in 0..chunks {
+                self.pos += 6;
+                if w & 32 != 0 {
+                    run += 1;
+                    if run >= 13 {
+                        return Err("Unterminated VBR".into());
+                    }
+                } else {
+                    run = 0;
+                    left -= 1;
+                    if left == 0 {
+                        break;
+                    }
+                }
+                w >>= 6;
+            }
+        }
+        Ok(())
+    }
+
     /// Reads a VBR value with `n`-bit chunks that must fit in 32 bits.
     pub fn read_vbr(&mut self, n: u32) -> Result<u32, String> {
         let v = self.read_vbr_bits(n, 32)?;
@@ -495,14 +543,14 @@ impl<'a> BitstreamCursor<'a> {
             if n as u64 > self.bits.remaining() / 6 {
                 return Err(TRUNCATED.into());
             }
-            if keep {
-                rec.ops.reserve(n as usize);
+            if !keep {
+                self.bits.skip_vbr6(n)?;
+                return Ok(rec);
             }
+            rec.ops.reserve(n as usize);
             for _ in 0..n {
                 let v = self.bits.read_vbr64(6)?;
-                if keep {
-                    rec.ops.push(v);
-                }
+                rec.ops.push(v);
             }
             return Ok(rec);
         }
@@ -880,6 +928,70 @@ mod tests {
         };
         assert!(err.starts_with("Invalid record"), "{err}");
         assert!(read > 10 && read < 1000, "{read}");
+    }
+
+    /// `skip_vbr6` ends where `read_vbr64(6)` calls end, with the same errors: values of every
+    /// length (1 to 14 chunks) at every bit offset, near the data's end and a limit, and values
+    /// too long for 64 bits.
+    #[test]
+    fn skip_vbr6_is_read_vbr64() {
+        fn pack(pad: usize, chunks: &[u64]) -> Vec<u8> {
+            let mut bytes = vec![0u8; (pad + chunks.len() * 6) / 8 + 2];
+            for (i, c) in chunks.iter().enumerate() {
+                for b in 0..6 {
+                    if c >> b & 1 != 0 {
+                        let bit = pad + i * 6 + b;
+                        bytes[bit / 8] |= 1 << (bit % 8);
+                    }
+                }
+            }
+            bytes
+        }
+        // A deterministic mix of values: short, long, and 13- and 14-chunk (too long) ones.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for case in 0..400 {
+            let mut chunks = Vec::new();
+            let lead = (case % 7) as usize;
+            chunks.extend(std::iter::repeat_n(0, lead));
+            let values = 1 + (next() % 20) as usize;
+            for _ in 0..values {
+                let len = match next() % 10 {
+                    // 13 chunks is the longest value that fits; 14 is an error.
+                    0 => 13 + (next() % 2) as usize,
+                    1..=3 => 1 + (next() % 12) as usize,
+                    _ => 1,
+                };
+                for k in 0..len {
+                    let payload = next() & 31;
+                    chunks.push(if k + 1 < len { payload | 32 } else { payload });
+                }
+            }
+            let pad = (case % 8) as usize;
+            let data = pack(pad, &chunks);
+            let n = (next() % (values as u64 + 2)) as u32;
+            for limit_cut in [0u64, 5, 13] {
+                let mut a = BitCursor::new(&data);
+                let mut b = BitCursor::new(&data);
+                a.limit = a.limit.saturating_sub(limit_cut);
+                b.limit = a.limit;
+                a.pos = (pad + lead * 6) as u64;
+                b.pos = a.pos;
+                let slow = (0..n).try_for_each(|_| a.read_vbr64(6).map(drop));
+                let fast = b.skip_vbr6(n);
+                assert_eq!(slow.is_ok(), fast.is_ok(), "case {case}: {slow:?} {fast:?}");
+                if slow.is_ok() {
+                    assert_eq!(a.pos, b.pos, "case {case}");
+                } else {
+                    assert_eq!(slow, fast, "case {case}");
+                }
+            }
+        }
     }
 
     /// Reads everything, entering every block, until an error or the end.

@@ -318,7 +318,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     let out = req.output.to_string_lossy().into_owned();
     let t_digest = std::time::Instant::now();
     let inputs: Vec<&InputFile> = req.modules.iter().map(|m| m.bitcode.input).collect();
-    let digests = linkcache::digests(&inputs);
+    let fingerprints = linkcache::fingerprints(&inputs);
     let common = backend_command(req, &llvm, &cg);
     let mode = match &opts.distributor {
         Some(d) => format!("dtlto {d} {:?}", opts.distributor_args),
@@ -334,7 +334,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         opts,
         cg: &cg,
     };
-    let link_cache = linkcache::LinkCache::new(req, &names, &digests, &parts);
+    let link_cache = linkcache::LinkCache::new(req, &names, &fingerprints, &parts);
     if let Some(hit) = link_cache.as_ref().and_then(|c| c.lookup(&out)) {
         trace.stage("Link cache", &format!("hit: {} modules, thin link skipped", hit.modules), t_digest);
         if let Some(d) = &opts.cache_dir {
@@ -375,6 +375,9 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
             _ => {}
         }
     }
+    // The modules' SHA-1s name the staged modules and the member store's entries, and enter the
+    // backend cache's keys (`backend::Cache::know`, whose other digests are SHA-1s of files).
+    let digests = linkcache::digests(&inputs);
     let persistent = in_process_lto2.then_some(opts.cache_dir.as_ref()).flatten().filter(|_| !opts.save_temps && !crate::output::is_special_output(req.output));
     let (staging, stage_rel) = open_staging(req, &out, persistent)?;
     let stage_abs = staging.path().to_path_buf();
