@@ -42,13 +42,9 @@ struct Config {
     cl_args: *const *const c_char,
     cl_argc: usize,
     index_only: c_uint,
-    emit_imports: c_uint,
-    prefix_old: *const c_char,
-    prefix_new: *const c_char,
-    native_prefix: *const c_char,
-    cache_dir: *const c_char,
     index_sink: Option<IndexFn>,
     index_ctx: *mut c_void,
+    cache_dir: *const c_char,
 }
 
 type DiagFn = unsafe extern "C" fn(*mut c_void, c_int, *const c_char, usize);
@@ -409,8 +405,6 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
     });
     let sink: &'static Sink = Box::leak(Box::new(Sink { files, ..Default::default() }));
     let ctx = sink as *const Sink as *mut c_void;
-    // The indexes come back in memory (`on_index`): no file is LLVM's to write, so no prefix.
-    let (old, new, native) = (cstr(""), cstr(""), cstr(""));
     let cache = opts.cache_dir.as_ref().filter(|_| mode == Mode::Backends).map(|d| cstr(&super::thinlink::abs(d).to_string_lossy()));
     let config = Config {
         opt_level: opts.opt_level,
@@ -420,10 +414,6 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
         cl_args: arg_ptrs.as_ptr(),
         cl_argc: arg_ptrs.len(),
         index_only: index as c_uint,
-        emit_imports: (mode == Mode::Distributed || opts.emit_imports_files) as c_uint,
-        prefix_old: old.as_ptr(),
-        prefix_new: new.as_ptr(),
-        native_prefix: native.as_ptr(),
         cache_dir: cache.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
         index_sink: index.then_some(on_index as IndexFn),
         index_ctx: ctx,

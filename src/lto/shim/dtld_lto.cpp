@@ -84,18 +84,14 @@ struct dtld_lto_config {
   // flags (`--relocation-model=`, `--function-sections`, `--mcpu=`, ...) and `-mllvm` options.
   const char *const *cl_args;
   size_t cl_argc;
-  // Index-only: write `<module>.thinlto.bc` (and `.imports`) with lld's prefix replacement.
+  // Index-only: the thin link only, every module's shard and import list handed to
+  // `index_sink` (dtld writes the files: where lld writes them, or for DTLTO only those its
+  // backend cache does not hold).
   unsigned index_only;
-  unsigned emit_imports;
-  const char *prefix_old;
-  const char *prefix_new;
-  const char *native_prefix;
-  // In-process backends: LLVM's ThinLTO cache directory, or null.
-  const char *cache_dir;
-  // Index-only: when set, every shard and import list goes to this callback instead of a file
-  // (DTLTO: dtld writes only those its backend cache does not have; prefixes are unused).
   dtld_lto_index_fn index_sink;
   void *index_ctx;
+  // In-process backends: LLVM's ThinLTO cache directory, or null.
+  const char *cache_dir;
 };
 
 // An input parsed ahead of `dtld_lto_add` (parsing is independent per module, so dtld does
@@ -204,6 +200,10 @@ public:
 } // namespace
 
 DTLD_API dtld_lto *dtld_lto_create(const dtld_lto_config *cfg, dtld_lto_diag_fn diag, void *diag_ctx, char **err) {
+  if (cfg->index_only && !cfg->index_sink) {
+    *err = dup_message("an index-only thin link needs an index sink");
+    return nullptr;
+  }
   if (char *e = init_once(cfg)) {
     *err = e;
     return nullptr;
@@ -256,7 +256,7 @@ DTLD_API dtld_lto *dtld_lto_create(const dtld_lto_config *cfg, dtld_lto_diag_fn 
   };
 
   lto::ThinBackend backend;
-  if (cfg->index_only && cfg->index_sink) {
+  if (cfg->index_only) {
     dtld_lto_index_fn sink = cfg->index_sink;
     void *ctx = cfg->index_ctx;
     ThreadPoolStrategy threads = heavyweight_hardware_concurrency(cfg->threads);
@@ -266,12 +266,7 @@ DTLD_API dtld_lto *dtld_lto_create(const dtld_lto_config *cfg, dtld_lto_diag_fn 
           return std::make_unique<MemoryIndexBackend>(c, index, defined, threads, sink, ctx);
         },
         threads);
-  } else if (cfg->index_only)
-    backend = lto::createWriteIndexesThinBackend(
-        heavyweight_hardware_concurrency(cfg->threads), cfg->prefix_old ? cfg->prefix_old : "",
-        cfg->prefix_new ? cfg->prefix_new : "", cfg->native_prefix ? cfg->native_prefix : "",
-        cfg->emit_imports != 0, /*LinkedObjectsFile=*/nullptr, /*OnWrite=*/{});
-  else
+  } else
     backend = lto::createInProcessThinBackend(heavyweight_hardware_concurrency(cfg->threads));
   h->lto = std::make_unique<lto::LTO>(std::move(conf), std::move(backend));
   return h;
