@@ -127,38 +127,34 @@ impl<'a> BitCursor<'a> {
         let mut left = n;
         // Continuation chunks of the value under way (the 13th one makes it too long).
         let mut run = 0u32;
+        // One chunk read: counts a value that ends there, or fails on a value too long.
+        fn chunk(c: u64, left: &mut u32, run: &mut u32) -> Result<(), String> {
+            if c & 32 == 0 {
+                *run = 0;
+                *left -= 1;
+                return Ok(());
+            }
+            *run += 1;
+            if *run >= 13 {
+                return Err("Unterminated VBR".into());
+            }
+            Ok(())
+        }
         while left > 0 {
             let byte = (self.pos / 8) as usize;
             let chunks = (self.remaining() / 6).min(9) as u32;
             let Some(b) = self.data.get(byte..byte + 8).filter(|_| chunks > 0) else {
                 // The last bytes, or the limit: one chunk the careful way.
-                let c = self.read(6)?;
-                if c & 32 != 0 {
-                    run += 1;
-                    if run >= 13 {
-                        return Err("Unterminated VBR".into());
-                    }
-                } else {
-                    run = 0;
-                    left -= 1;
-                }
+                chunk(self.read(6)?, &mut left, &mut run)?;
                 continue;
             };
             // 64 - (pos % 8) >= 57 valid bits: nine 6-bit chunks.
             let mut w = u64::from_le_bytes(b.try_into().unwrap_or([0; 8])) >> (self.pos % 8);
             for _ in 0..chunks {
                 self.pos += 6;
-                if w & 32 != 0 {
-                    run += 1;
-                    if run >= 13 {
-                        return Err("Unterminated VBR".into());
-                    }
-                } else {
-                    run = 0;
-                    left -= 1;
-                    if left == 0 {
-                        break;
-                    }
+                chunk(w, &mut left, &mut run)?;
+                if left == 0 {
+                    break;
                 }
                 w >>= 6;
             }
