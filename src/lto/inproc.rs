@@ -7,11 +7,11 @@
 //! dtld reads back; LLVMgold.so in a fork parses each module twice and tears the combined index
 //! down before it exits. lld does none of that: it runs `lto::LTO` over the buffers it has. The
 //! library gives dtld the same: modules passed as the mapped bytes dtld already holds (named as
-//! lld names them, so LLVM's messages need no renaming), each parsed right before it is added, resolutions
-//! passed as one byte per symbol, objects returned in memory (the buffers LLVM holds, used in
-//! place), and the LTO state never torn down (the process exit frees it; tearing it down took
-//! LLVMgold 19 ms on OpenSSL). Three modes (`Mode`): the index-only link, in-process backends, and
-//! DTLTO's thin link (each module's index and import list handed back in memory: dtld writes
+//! lld names them, so LLVM's messages need no renaming), each parsed right before it is
+//! added, resolutions passed as one byte per symbol, objects returned in memory (the buffers
+//! LLVM holds, used in place), and the LTO state never torn down (the process exit frees it;
+//! tearing it down took LLVMgold 19 ms on OpenSSL). Three modes (`Mode`): the index-only link,
+//! in-process backends, and DTLTO's thin link (each module's index and import list handed back in memory: dtld writes
 //! those of the jobs its cache does not hold, with their modules, for the distributor).
 //!
 //! The library is used only when it was built against the very libLLVM the link's LLVM
@@ -176,8 +176,9 @@ struct Sink {
     diags: Mutex<Vec<(c_int, String)>>,
     objects: Mutex<Vec<(u32, &'static [u8], Option<PathBuf>)>>,
     indexes: Mutex<Vec<Index>>,
-    /// `Mode::IndexOnly`: where the indexes go; each is written as it comes (kept, OpenSSL's
-    /// shards would add 11 MiB to the thin link's peak memory), and write errors collected.
+    /// `Mode::IndexOnly`: where the indexes go. Each is written as it comes (kept until the run
+    /// ends, OpenSSL's shards added 11 MiB to the thin link's peak memory); write errors are
+    /// collected.
     files: Option<IndexFiles>,
     write_errors: Mutex<Vec<(String, Error)>>,
 }
@@ -275,9 +276,9 @@ pub struct Produced {
     /// (cache hits are its maps of the cache files), never freed; and the LLVM cache file
     /// holding each, if any.
     pub objects: Vec<(u32, &'static [u8], Option<PathBuf>)>,
-    /// `Mode::Distributed`: every ThinLTO module's index, in module order (`Mode::IndexOnly`
-    /// writes them as they come).
-    pub indexes: Vec<Index>,
+    /// `Mode::Distributed`: each module's index, by module (`None` for a module without one;
+    /// `Mode::IndexOnly` writes them as they come).
+    pub indexes: Vec<Option<Index>>,
     /// The parts of the run, for `--time-trace`.
     pub laps: crate::trace::Laps,
 }
@@ -470,10 +471,15 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
     // exit, as lld leaves it: tearing it down took LLVMgold 19 ms on OpenSSL.
     let mut objects = std::mem::take(&mut *sink.objects.lock().unwrap_or_else(|p| p.into_inner()));
     objects.sort_by_key(|o| o.0);
-    let mut indexes = std::mem::take(&mut *sink.indexes.lock().unwrap_or_else(|p| p.into_inner()));
     let position: std::collections::HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
     let at = |module: &str| position.get(module).copied().unwrap_or(usize::MAX);
-    indexes.sort_by_key(|ix| at(&ix.module));
+    let mut indexes: Vec<Option<Index>> = (0..names.len()).map(|_| None).collect();
+    for ix in std::mem::take(&mut *sink.indexes.lock().unwrap_or_else(|p| p.into_inner())) {
+        let Some(slot) = indexes.get_mut(at(&ix.module)) else {
+            return Err(fail(format!("internal error: an index for {}, which is no module of the link", ix.module)));
+        };
+        *slot = Some(ix);
+    }
     // The first write error in module order.
     let mut errors = std::mem::take(&mut *sink.write_errors.lock().unwrap_or_else(|p| p.into_inner()));
     errors.sort_by_key(|(module, _)| at(module));

@@ -811,13 +811,10 @@ fn distributed_thin_link(
     };
     let t_read = std::time::Instant::now();
     trace.laps(&produced.laps);
-    let by_id: std::collections::HashMap<&str, usize> = ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
     let n = modules.len();
     let (mut shards, mut imports, mut data) = (vec![None; n], vec![Vec::new(); n], vec![None; n]);
-    for index in std::mem::take(&mut produced.indexes) {
-        let Some(&i) = by_id.get(index.module.as_str()) else {
-            crate::bail!("internal error: the thin link wrote an index for {}, which is no module of the link", index.module);
-        };
+    for (i, index) in std::mem::take(&mut produced.indexes).into_iter().enumerate() {
+        let Some(index) = index else { continue };
         shards[i] = Some(PathBuf::from(format!("{}.thinlto.bc", index.module)));
         imports[i] = index.imports;
         data[i] = Some(index.shard);
