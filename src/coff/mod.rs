@@ -118,6 +118,7 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
                 modules: resolver.lto_modules(),
                 lazy: Vec::new(),
                 preload: None,
+                diag: &config.diag,
             };
             let mut trace = crate::trace::Trace::default();
             crate::lto::run_request(&req, &mut trace)?

@@ -426,7 +426,13 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["plugin"], Value, "<path>", "Linker plugin: LLVMgold.so (finds the user's LLVM) or GCC's liblto_plugin.so", Implemented, |p, v| {
         p.cfg.plugin = Some(v.str())
     }),
-    opt(&["plugin-opt"], Value, "<opt>", "Option for the linker plugin / LTO", Implemented, |p, v| p.cfg.plugin_opts.push(v.str())),
+    opt(&["plugin-opt"], Value, "<opt>", "Option for the linker plugin / LTO", Implemented, |p, v| {
+        // lld's alias of `--time-trace=<file>` (clang passes it for `-ftime-trace`).
+        if let Some(f) = v.str().strip_prefix("time-trace=") {
+            p.cfg.time_trace = Some(PathBuf::from(f));
+        }
+        p.cfg.plugin_opts.push(v.str())
+    }),
     opt(&["mllvm"], Value, "<opt>", "Option for LLVM (LTO)", Implemented, |p, v| p.cfg.mllvm.push(v.str())),
     opt(&["Map"], Value, "<file>", "Print a link map to <file>", Implemented, |p, v| p.cfg.map_file = Some(v.path())),
     opt(&["print-map", "M"], Flag, "", "Print a link map to stdout", Implemented, |p, _| p.cfg.map_file = Some(PathBuf::from("-"))),
@@ -600,13 +606,22 @@ fn is_lto_option(body: &str) -> bool {
     body.starts_with("lto-")
         || body.starts_with("thinlto-")
         || body.starts_with("lto=")
-        || body == "no-lto-pgo-warn-mismatch"
+        || body.starts_with("no-lto-")
+        || body.starts_with("opt-remarks-")
         || body == "save-temps"
         || body.starts_with("save-temps=")
 }
 
 /// LTO options that take their value in the next argument too (`--x <v>`), as in lld.
-const LTO_SEPARATE: &[&str] = &["thinlto-cache-policy", "thinlto-distributor-arg", "thinlto-remote-compiler-prepend-arg", "thinlto-remote-compiler-arg"];
+const LTO_SEPARATE: &[&str] = &[
+    "thinlto-cache-policy",
+    "thinlto-distributor-arg",
+    "thinlto-remote-compiler-prepend-arg",
+    "thinlto-remote-compiler-arg",
+    "opt-remarks-filename",
+    "opt-remarks-passes",
+    "opt-remarks-format",
+];
 
 impl Gnu {
     fn new() -> Gnu {

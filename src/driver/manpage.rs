@@ -116,10 +116,22 @@ const LTO_OPTIONS: &[(&str, &str, &str)] = &[
     ("--thinlto-prefix-replace=<old>;<new>[;<native>]", "<old>;<new>[;<native>]", "Replace the path prefix <old> with <new> in the names of index and output files"),
     ("--thinlto-object-suffix-replace=<old>;<new>", "<old>;<new>", "Replace the suffix <old> with <new> of the bitcode file names in the index"),
     ("--lto-obj-path=<path>", "<path>", "Keep the native object of the regular LTO partition at <path>"),
-    ("--lto-partitions=<N>", "<N>", "Number of regular LTO code generation partitions"),
+    ("--lto-partitions=<N>", "<N>", "Regular LTO code generation partitions: not supported, warns and compiles one (the same code)"),
     ("--lto-sample-profile=<file>", "<file>", "Sample profile for the LTO backends"),
-    ("--lto-emit-asm", "", "Write assembly instead of objects from the LTO backends"),
+    ("--lto-cs-profile-generate", "", "Context-sensitive PGO instrumentation in the LTO backends (not with DTLTO, whose backend command line is lld's)"),
+    ("--lto-cs-profile-file=<file>", "<file>", "Context-sensitive PGO profile for the LTO backends"),
+    ("--lto-aa-pipeline=<pipeline>", "<pipeline>", "Alias analysis pipeline of the LTO backends"),
+    ("--lto-newpm-passes=<pipeline>", "<pipeline>", "Optimization pipeline of the LTO backends"),
+    ("--opt-remarks-filename <file>", "<file>", "Write the LTO optimization remarks to <file> (and `<file>.thin.<task>.<format>`)"),
+    ("--opt-remarks-passes <regex>", "<regex>", "Only remarks of passes matching <regex>"),
+    ("--opt-remarks-format <format>", "<format>", "Format of the remarks file (default YAML)"),
+    ("--opt-remarks-hotness-threshold=<N>", "<N>", "Minimum profile count of a remark (`auto`: from the profile summary)"),
+    ("--opt-remarks-with-hotness", "", "Include hotness in the remarks"),
+    ("--lto-basic-block-sections=<all|none|file>", "<all|none|file>", "Basic-block sections in the LTO backends"),
+    ("--lto-basic-block-address-map", "", "Emit the basic-block address map (`.llvm_bb_addr_map`)"),
+    ("--lto-unique-basic-block-section-names", "", "Unique names for basic-block sections"),
     ("--lto-whole-program-visibility", "", "Assume whole-program visibility for devirtualization"),
+    ("--lto-debug-pass-manager", "", "Print the LTO pass manager's debugging information"),
     ("--save-temps", "", "Keep the intermediate LTO files"),
 ];
 
@@ -403,12 +415,15 @@ mod tests {
                 "[=<file>]" => "=list.txt".into(),
                 "<old>;<new>[;<native>]" => "a/;b/;c/".into(),
                 "<old>;<new>" => ".o;.bc".into(),
+                "<pipeline>" => "default<O2>".into(),
+                "<all|none|file>" => "all".into(),
                 m => {
                     assert!(m.starts_with('<') && m.ends_with('>'), "{m}");
                     "value".into()
                 }
             };
-            let arg = r.spellings[0].replace(&r.metavar, &example);
+            // A separate value (`--opt-remarks-filename <file>`) reaches lto/options.rs joined.
+            let arg = r.spellings[0].replace(&format!(" {}", r.metavar), &format!("={example}")).replace(&r.metavar, &example);
             let parsed = crate::lto::options::LtoOptions::from_args(None, std::slice::from_ref(&arg), &[], &[]);
             assert!(parsed.is_ok(), "{arg}: {}", parsed.err().map(|e| e.to_string()).unwrap_or_default());
         }

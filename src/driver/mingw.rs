@@ -240,7 +240,7 @@ static OPTIONS: &[Opt<Mingw>] = &[
     opt(&["lto-cs-profile-file"], Value, "<file>", "Context-sensitive profile for LTO", Implemented, |p, v| {
         push_lto(p, format!("--lto-cs-profile-file={}", v.str()))
     }),
-    opt(&["lto-emit-asm"], Flag, "", "Emit assembly from LTO", Implemented, |p, _| push_lto(p, "--lto-emit-asm".into())),
+    opt(&["lto-emit-asm"], Flag, "", "Emit assembly from LTO", Unsupported, nothing),
     opt(&["fatal-warnings"], Flag, "", "Treat warnings as errors", Implemented, |p, _| p.c.diag.fatal_warnings = true),
     opt(&["no-fatal-warnings"], Flag, "", "Do not treat warnings as errors (default)", Implemented, |p, _| p.c.diag.fatal_warnings = false),
     opt(&["wrap"], Value, "<symbol>", "Use wrapper functions for symbol", Implemented, |p, v| p.c.wrap.push(v.str())),

@@ -170,6 +170,7 @@ pub fn run(
         modules,
         lazy,
         preload,
+        diag: &config.diag,
     };
     crate::lto::run_request(&req, trace)
 }

@@ -31,7 +31,7 @@ use super::LtoRequest;
 use crate::error::{Error, Result};
 
 /// The interface version `dtld_lto_abi()` must return.
-const ABI: c_uint = 2;
+const ABI: c_uint = 3;
 
 #[repr(C)]
 struct Config {
@@ -45,6 +45,8 @@ struct Config {
     index_sink: Option<IndexFn>,
     index_ctx: *mut c_void,
     cache_dir: *const c_char,
+    settings: *const *const c_char,
+    settingc: usize,
 }
 
 type DiagFn = unsafe extern "C" fn(*mut c_void, c_int, *const c_char, usize);
@@ -309,7 +311,7 @@ pub fn unsupported(req: &LtoRequest, names: &[String], mode: Mode) -> Option<Str
     if mode == Mode::Backends && (o.emit_index_files || o.emit_imports_files) {
         return Some("index files are asked for next to in-process backends".into());
     }
-    if o.obj_path.is_some() || o.emit_asm || o.emit_llvm || o.partitions != 1 || o.sample_profile.is_some() || o.whole_program_visibility {
+    if o.obj_path.is_some() {
         return Some("an LTO option the in-process library does not pass".into());
     }
     let mut seen = std::collections::HashSet::new();
@@ -334,8 +336,26 @@ fn cl_args(req: &LtoRequest, cg: &CodegenSettings) -> Vec<CString> {
     if !cg.mattrs.is_empty() {
         a.push(format!("--mattr={}", cg.mattrs.join(",")));
     }
+    for t in &req.opts.tuning {
+        if t.knob.library_setting(&t.value).is_none() {
+            a.extend(t.knob.lto2_args(&t.value));
+        }
+    }
     a.extend(req.opts.mllvm.iter().cloned());
     a.into_iter().filter_map(|s| CString::new(s).ok()).collect()
+}
+
+/// The `lto::Config` settings lld makes from its options that LLVM's option parser does not
+/// reach (`apply_setting` in `dtld_lto.cpp`).
+fn settings(o: &super::options::LtoOptions) -> Vec<CString> {
+    let mut s: Vec<String> = o.tuning.iter().filter_map(|t| t.knob.library_setting(&t.value)).collect();
+    if let Some(p) = &o.sample_profile {
+        s.push(format!("sample-profile={p}"));
+    }
+    if o.no_pgo_warn_mismatch {
+        s.push("no-pgo-warn-mismatch=".into());
+    }
+    s.iter().map(|a| cstr(a)).collect()
 }
 
 fn cstr(s: &str) -> CString {
@@ -398,6 +418,8 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
     let mut laps = crate::trace::Laps::default();
     let args = cl_args(req, cg);
     let arg_ptrs: Vec<*const c_char> = args.iter().map(|a| a.as_ptr()).collect();
+    let settings = settings(opts);
+    let setting_ptrs: Vec<*const c_char> = settings.iter().map(|a| a.as_ptr()).collect();
     // The sink lives until the process exits: LLVM's state (which holds the callbacks'
     // context) is not torn down after an index-only link.
     let files = (mode == Mode::IndexOnly).then(|| {
@@ -418,6 +440,8 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
         cache_dir: cache.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
         index_sink: index.then_some(on_index as IndexFn),
         index_ctx: ctx,
+        settings: setting_ptrs.as_ptr(),
+        settingc: setting_ptrs.len(),
     };
     let mut err = std::ptr::null_mut();
     // SAFETY: `config` and everything it points to live across the call (the library copies

@@ -102,7 +102,9 @@ impl LinkCache {
         for a in parts.backend_command {
             put(a.as_bytes());
         }
-        if let Some(p) = &o.sample_profile {
+        // The profiles' contents: a new profile of the same name changes the objects.
+        let cs_profile = o.tuning.iter().filter(|t| t.knob == super::options::Knob::CsProfilePath).map(|t| &t.value);
+        for p in o.sample_profile.iter().chain(cs_profile) {
             match std::fs::read(p) {
                 Ok(d) => put(&Sha1::digest(&d)),
                 Err(_) => return None,

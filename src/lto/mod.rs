@@ -118,6 +118,8 @@ pub struct LtoRequest<'a> {
     pub lazy: Vec<&'a InputFile>,
     /// LLVMgold.so, loaded early for an index-only thin link (`preload`).
     pub preload: Option<&'a goldhost::Preload>,
+    /// Where the LTO step's warnings go (`--fatal-warnings` applies).
+    pub diag: &'a crate::diag::Diag,
 }
 
 /// Whether `DTLD_THIN_LINK` chooses the thin link's way `how` (`llvm-lto2`: never LLVMgold nor
@@ -305,6 +307,8 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     let llvm = llvm::discover(opts, &producers)?;
     let cg = codegen_settings(req);
     let names: Vec<String> = req.modules.iter().map(|m| module_name(m.bitcode.input, Some(opts), req.format)).collect();
+    let warn = |m: &str| req.diag.warn(m);
+    opts.report_unimplemented(&warn)?;
     if opts.index_only {
         index_only(req, &llvm, &cg, &names, |i, id| make_module(req, i, id), trace)?;
         return Ok(LtoOutput { objects: Vec::new(), stop: true, cleanup: None });
@@ -336,6 +340,17 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     };
     let link_cache = linkcache::LinkCache::new(req, &names, &fingerprints, &parts);
     if let Some(hit) = link_cache.as_ref().and_then(|c| c.lookup(&out)) {
+        // What the link that stored the entry said of the options.
+        let way = if dtlto {
+            options::Way::Clang
+        } else if inproc::find(&llvm.dir).is_some() && inproc::unsupported(req, &names, inproc::Mode::Backends).is_none() {
+            options::Way::Library
+        } else if in_process_lto2 {
+            options::Way::Lto2
+        } else {
+            options::Way::Clang
+        };
+        opts.report_knobs(way, &warn)?;
         trace.stage("Link cache", &format!("hit: {} modules, thin link skipped", hit.modules), t_digest);
         if let Some(d) = &opts.cache_dir {
             backend::Cache::new(d.clone(), String::new()).prune(opts.cache_policy.as_deref())?;
@@ -408,6 +423,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     if let Some(d) = opts.cache_dir.as_ref().filter(|_| modules.iter().any(|m| m.store.is_some())) {
         create_dir(d)?;
     }
+    opts.report_knobs(if in_process_lto2 { options::Way::Lto2 } else { options::Way::Clang }, &warn)?;
     if in_process_lto2 {
         // In-process ThinLTO, as lld: llvm-lto2 runs the thin link and the backends in its
         // thread pool, with LLVM's own ThinLTO cache.

@@ -54,6 +54,131 @@ pub struct LtoOptions {
     pub emit_llvm: bool,
     pub debug_pass_manager: bool,
     pub whole_program_visibility: bool,
+    /// Backend options that only some of dtld's ways of running the backends pass on to LLVM
+    /// (`Knob::honoured_by`), in command-line order.
+    pub tuning: Vec<Tuning>,
+    /// Options dtld reads but does not implement on any path, as spelled, with whether
+    /// ignoring them would change what the output does (then the link is refused): reported
+    /// once, when the LTO step runs (`report_dropped`).
+    pub dropped: Vec<(String, bool)>,
+    /// Other warnings about the options (lld's deprecation notes), said with `dropped`.
+    pub warnings: Vec<String>,
+}
+
+/// A backend option that lld sets in LLVM's `lto::Config` (or its target options).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Knob {
+    CsProfileGenerate,
+    CsProfilePath,
+    AaPipeline,
+    OptPipeline,
+    StatsFile,
+    RemarksFile,
+    RemarksPasses,
+    RemarksFormat,
+    RemarksHotnessThreshold,
+    RemarksWithHotness,
+    DwoDir,
+    DisableVerify,
+    BbSections,
+    BbAddrMap,
+    UniqueBbSectionNames,
+}
+
+/// One `Knob` as given: its value (empty for a flag) and its spelling, for messages.
+#[derive(Debug, Clone)]
+pub struct Tuning {
+    pub knob: Knob,
+    pub value: String,
+    pub spelled: String,
+}
+
+/// How a link's backends run, for what each can pass on to LLVM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Way {
+    /// dtld's in-process library (`inproc.rs`): every `Knob`, as lld sets it.
+    Library,
+    /// `llvm-lto2 run` (`thinlink.rs`): what its command line has.
+    Lto2,
+    /// Backend jobs run by clang (DTLTO, or locally): lld 22's remote command line exactly,
+    /// which carries none of them (`dtlto-llvm22.md` 2.4).
+    Clang,
+}
+
+impl Knob {
+    pub fn honoured_by(self, way: Way) -> bool {
+        match way {
+            Way::Library => true,
+            Way::Lto2 => !matches!(self, Knob::DwoDir | Knob::DisableVerify),
+            Way::Clang => false,
+        }
+    }
+
+    /// Whether a link that drops it would behave differently (instrumentation that writes a
+    /// profile): such a link is refused rather than made.
+    pub fn changes_meaning(self) -> bool {
+        self == Knob::CsProfileGenerate
+    }
+
+    /// The `llvm-lto2 run` arguments, or the library's `key=value` setting, for this value.
+    pub fn lto2_args(self, value: &str) -> Vec<String> {
+        let one = |s: String| vec![s];
+        match self {
+            Knob::CsProfileGenerate => one("--lto-cspgo-gen".into()),
+            Knob::CsProfilePath => one(format!("--lto-cspgo-profile-file={value}")),
+            Knob::AaPipeline => one(format!("--aa-pipeline={value}")),
+            Knob::OptPipeline => one(format!("--opt-pipeline={value}")),
+            Knob::StatsFile => one(format!("--stats-file={value}")),
+            Knob::RemarksFile => one(format!("--pass-remarks-output={value}")),
+            Knob::RemarksPasses => one(format!("--pass-remarks-filter={value}")),
+            Knob::RemarksFormat => one(format!("--pass-remarks-format={value}")),
+            Knob::RemarksHotnessThreshold => one(format!("--pass-remarks-hotness-threshold={value}")),
+            Knob::RemarksWithHotness => one("--pass-remarks-with-hotness".into()),
+            Knob::BbSections => one(format!("--basic-block-sections={value}")),
+            Knob::BbAddrMap => one("--basic-block-address-map".into()),
+            Knob::UniqueBbSectionNames => one("--unique-basic-block-section-names".into()),
+            Knob::DwoDir | Knob::DisableVerify => Vec::new(),
+        }
+    }
+
+    /// The library's `key=value` configuration entry (`dtld_lto.cpp`), or `None` when the
+    /// knob goes through LLVM's option parser (`cl_args`), as for `llvm-lto2`.
+    pub fn library_setting(self, value: &str) -> Option<String> {
+        let key = match self {
+            Knob::CsProfileGenerate => "cs-profile-generate",
+            Knob::CsProfilePath => "cs-profile-path",
+            Knob::AaPipeline => "aa-pipeline",
+            Knob::OptPipeline => "opt-pipeline",
+            Knob::StatsFile => "stats-file",
+            Knob::RemarksFile => "remarks-file",
+            Knob::RemarksPasses => "remarks-passes",
+            Knob::RemarksFormat => "remarks-format",
+            Knob::RemarksHotnessThreshold => "remarks-hotness-threshold",
+            Knob::RemarksWithHotness => "remarks-with-hotness",
+            Knob::DwoDir => "dwo-dir",
+            Knob::DisableVerify => "disable-verify",
+            Knob::BbSections | Knob::BbAddrMap | Knob::UniqueBbSectionNames => return None,
+        };
+        Some(format!("{key}={value}"))
+    }
+}
+
+/// Warns about each `(option, changes meaning, how)` that does not change the output's meaning,
+/// and fails with the others.
+fn report<'a>(dropped: impl Iterator<Item = (&'a str, bool, &'a str)>, warn: &dyn Fn(&str)) -> Result<()> {
+    let mut refused = Vec::new();
+    for (spelled, meaning, via) in dropped {
+        if meaning {
+            refused.push(format!("{spelled} is not supported{via}"));
+        } else {
+            warn(&format!("{spelled} is not supported{via}; ignored"));
+        }
+    }
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(crate::error::Error::many(refused))
+    }
 }
 
 /// Splits `old;new[;third]` the way lld does (an error without a `;`).
@@ -124,6 +249,12 @@ impl LtoOptions {
             }
         }
         o.mllvm.extend(mllvm.iter().cloned());
+        if o.whole_program_visibility {
+            // LLVM's option of the same meaning as lld's `Config::HasWholeProgramVisibility`,
+            // which every way of running the thin link passes on (`-mllvm` options go to the
+            // library, `llvm-lto2` and LLVMgold.so alike).
+            o.mllvm.push("-whole-program-visibility".into());
+        }
         if o.llvm_dir.is_none() {
             if let Some(d) = std::env::var_os("DTLD_LLVM_DIR").filter(|d| !d.is_empty()) {
                 o.llvm_dir = Some(PathBuf::from(d));
@@ -164,13 +295,17 @@ impl LtoOptions {
                 self.partitions = match p.parse::<u32>() {
                     Ok(n) if n > 0 => n,
                     _ => crate::bail!("--lto-partitions: number of threads must be > 0"),
+                };
+                // The regular-LTO module is compiled as one partition: the same code, in one
+                // object instead of several.
+                self.dropped.retain(|(d, _)| !d.contains("lto-partitions="));
+                if self.partitions != 1 {
+                    self.dropped.push((spelled.to_string(), false));
                 }
             }
             ("lto-sample-profile", Some(_)) => self.sample_profile = Some(v()),
-            ("lto-emit-asm", None) => self.emit_asm = true,
             ("lto-debug-pass-manager", None) => self.debug_pass_manager = true,
             ("lto-whole-program-visibility", None) => self.whole_program_visibility = true,
-            ("lto-validate-all-vtables-have-type-infos", _) | ("lto-unified", _) | ("lto-newpm-passes", _) => {}
             ("lto-llvm-dir", Some(_)) => self.llvm_dir = Some(PathBuf::from(v())),
             ("thinlto-distributor", Some(d)) => self.distributor = if d.is_empty() { None } else { Some(d.to_string()) },
             ("thinlto-distributor-arg", Some(_)) => self.distributor_args.push(v()),
@@ -179,21 +314,78 @@ impl LtoOptions {
             ("thinlto-remote-compiler-arg", Some(_)) => self.remote_compiler_args.push(v()),
             ("lto-pgo-warn-mismatch", None) => self.no_pgo_warn_mismatch = false,
             ("no-lto-pgo-warn-mismatch", None) => self.no_pgo_warn_mismatch = true,
-            // Accepted for compatibility; they only tune LLVM internals dtld leaves at defaults.
-            ("thinlto-single-module", Some(_))
-            | ("lto-cs-profile-generate", None)
-            | ("lto-cs-profile-file", Some(_))
-            | ("lto-basic-block-sections", Some(_))
-            | ("lto-unique-basic-block-section-names", None)
-            | ("lto-aa-pipeline", Some(_))
-            | ("lto-stats-file", Some(_))
-            | ("lto-emit-llvm", None)
-            | ("lto-known-safe-vtables", Some(_))
-            | ("lto-pseudo-probe-for-profiling", None)
-            | ("lto-remarks-file", Some(_)) => {}
+            ("lto-emit-asm", None) => {
+                self.emit_asm = true;
+                self.dropped.push((spelled.to_string(), true));
+            }
+            ("lto-emit-llvm", None) => {
+                self.emit_llvm = true;
+                self.dropped.push((spelled.to_string(), true));
+            }
+            ("lto-cs-profile-generate", None) => self.tune(Knob::CsProfileGenerate, "", spelled),
+            ("lto-cs-profile-file", Some(f)) => self.tune(Knob::CsProfilePath, f, spelled),
+            ("lto-aa-pipeline", Some(p)) => self.tune(Knob::AaPipeline, p, spelled),
+            ("lto-newpm-passes", Some(p)) => self.tune(Knob::OptPipeline, p, spelled),
+            ("opt-remarks-filename", Some(f)) => self.tune(Knob::RemarksFile, f, spelled),
+            ("opt-remarks-passes", Some(p)) => self.tune(Knob::RemarksPasses, p, spelled),
+            ("opt-remarks-format", Some(f)) => self.tune(Knob::RemarksFormat, f, spelled),
+            ("opt-remarks-hotness-threshold", Some(t)) => {
+                if t != "auto" && t.parse::<u64>().is_err() {
+                    crate::bail!("--opt-remarks-hotness-threshold: invalid argument '{t}', only integer or 'auto' is supported");
+                }
+                self.tune(Knob::RemarksHotnessThreshold, t, spelled)
+            }
+            ("opt-remarks-with-hotness", None) => self.tune(Knob::RemarksWithHotness, "", spelled),
+            ("lto-basic-block-sections", Some("labels")) => {
+                self.warnings.push(format!("'{spelled}' is deprecated; Please use '--lto-basic-block-address-map' instead"));
+                self.tune(Knob::BbAddrMap, "", spelled);
+            }
+            ("lto-basic-block-sections", Some(v)) => self.tune(Knob::BbSections, v, spelled),
+            ("lto-basic-block-address-map", None) => self.tune(Knob::BbAddrMap, "", spelled),
+            ("no-lto-basic-block-address-map", None) => self.untune(Knob::BbAddrMap),
+            ("lto-unique-basic-block-section-names", None) => self.tune(Knob::UniqueBbSectionNames, "", spelled),
+            ("no-lto-unique-basic-block-section-names", None) => self.untune(Knob::UniqueBbSectionNames),
+            ("no-lto-whole-program-visibility", None) => self.whole_program_visibility = false,
+            // Not implemented. Only compiling one module changes what the link produces; the
+            // vtable validation makes devirtualization more careful (going without it could
+            // miscompile); the safe-vtable list only tunes that validation.
+            ("thinlto-single-module", Some(_)) | ("lto-validate-all-vtables-have-type-infos", None) => self.dropped.push((spelled.to_string(), true)),
+            ("no-lto-validate-all-vtables-have-type-infos", None) => self.dropped.retain(|(d, _)| !d.ends_with("-lto-validate-all-vtables-have-type-infos")),
+            ("lto-known-safe-vtables", Some(_)) => self.dropped.push((spelled.to_string(), false)),
             _ => crate::bail!("unknown argument '{spelled}'"),
         }
         Ok(())
+    }
+
+    fn tune(&mut self, knob: Knob, value: &str, spelled: &str) {
+        // The last one counts, as for any option lld reads into one setting.
+        self.untune(knob);
+        self.tuning.push(Tuning { knob, value: value.to_string(), spelled: spelled.to_string() });
+    }
+
+    fn untune(&mut self, knob: Knob) {
+        self.tuning.retain(|t| t.knob != knob);
+    }
+
+    /// The options dtld implements on no path, and lld's deprecation notes: a warning for
+    /// each, an error for those whose loss would change what the link's output does. Said
+    /// once, when the LTO step starts.
+    pub fn report_unimplemented(&self, warn: &dyn Fn(&str)) -> Result<()> {
+        for w in &self.warnings {
+            warn(w);
+        }
+        report(self.dropped.iter().map(|(s, m)| (s.as_str(), *m, "")), warn)
+    }
+
+    /// The backend knobs that `way` drops (lld's spelling as given), as `report_unimplemented`
+    /// says them; said when the link commits to `way`.
+    pub fn report_knobs(&self, way: Way, warn: &dyn Fn(&str)) -> Result<()> {
+        let via = match way {
+            Way::Library => "",
+            Way::Lto2 => " by llvm-lto2 (dtld's LTO library for this LLVM was not found)",
+            Way::Clang => " with backends compiled by clang (as in ld.lld's distributed ThinLTO)",
+        };
+        report(self.tuning.iter().filter(|t| !t.knob.honoured_by(way)).map(|t| (t.spelled.as_str(), t.knob.changes_meaning(), via)), warn)
     }
 
     /// lld's `-plugin-opt=` aliases (`lld/ELF/Options.td`).
@@ -211,35 +403,36 @@ impl LtoOptions {
             Some((n, val)) => (n, Some(val)),
             None => (v, None),
         };
+        let spelled = format!("--plugin-opt={v}");
         match (name, value) {
             ("mcpu", Some(c)) => self.mcpu = Some(c.to_string()),
             ("jobs", Some(j)) => self.jobs = parse_jobs("-plugin-opt=jobs=", j)?,
-            ("thinlto", None) | ("disable-verify", None) | ("opt-remarks-with-hotness", None) => {}
+            ("thinlto", None) => {}
             ("cache-dir", Some(d)) => self.cache_dir = Some(PathBuf::from(d)),
             ("cache-policy", Some(p)) => self.cache_policy = Some(p.to_string()),
             ("thinlto-index-only", _)
             | ("thinlto-emit-imports-files", None)
             | ("thinlto-prefix-replace", Some(_))
             | ("thinlto-object-suffix-replace", Some(_))
-            | ("thinlto-emit-index-files", None) => self.apply(name, value, &format!("-plugin-opt={v}"))?,
+            | ("thinlto-emit-index-files", None) => self.apply(name, value, &spelled)?,
             ("save-temps", None) => self.save_temps = true,
             ("obj-path", Some(p)) => self.obj_path = Some(PathBuf::from(p)),
             ("lto-partitions", Some(p)) => self.apply("lto-partitions", Some(p), v)?,
             ("sample-profile", Some(p)) => self.sample_profile = Some(p.to_string()),
-            ("emit-asm", None) => self.emit_asm = true,
-            ("emit-llvm", None) => self.emit_llvm = true,
+            ("emit-asm", None) => self.apply("lto-emit-asm", None, &spelled)?,
+            ("emit-llvm", None) => self.apply("lto-emit-llvm", None, &spelled)?,
             ("debug-pass-manager", None) => self.debug_pass_manager = true,
-            ("dwo_dir", Some(_))
-            | ("cs-profile-generate", None)
-            | ("cs-profile-path", Some(_))
-            | ("opt-remarks-filename", Some(_))
-            | ("opt-remarks-passes", Some(_))
-            | ("opt-remarks-format", Some(_))
-            | ("opt-remarks-hotness-threshold", Some(_))
-            | ("stats-file", Some(_))
-            | ("time-trace", _)
-            | ("time-trace-granularity", Some(_))
-            | ("whole-program-visibility", None) => {}
+            ("dwo_dir", Some(d)) => self.tune(Knob::DwoDir, d, &spelled),
+            ("cs-profile-generate", None) => self.tune(Knob::CsProfileGenerate, "", &spelled),
+            ("cs-profile-path", Some(f)) => self.tune(Knob::CsProfilePath, f, &spelled),
+            ("opt-remarks-filename", Some(_)) | ("opt-remarks-passes", Some(_)) | ("opt-remarks-format", Some(_)) | ("opt-remarks-with-hotness", None) => {
+                self.apply(name, value, &spelled)?
+            }
+            ("opt-remarks-hotness-threshold", Some(t)) => self.apply("opt-remarks-hotness-threshold", Some(t), &spelled)?,
+            ("stats-file", Some(f)) => self.tune(Knob::StatsFile, f, &spelled),
+            ("disable-verify", None) => self.tune(Knob::DisableVerify, "", &spelled),
+            // lld's alias of `--time-trace=<file>`, which the driver reads (`gnu.rs`).
+            ("time-trace", Some(_)) => {}
             _ => {
                 // GCC's lto-wrapper path is passed by collect2; lld ignores it too.
                 if !(v.ends_with("lto-wrapper") || v.ends_with("lto-wrapper.exe")) {
@@ -248,5 +441,79 @@ impl LtoOptions {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    fn parse(lto: &[&str], plugin: &[&str]) -> Result<LtoOptions> {
+        let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+        LtoOptions::from_args(None, &s(lto), &s(plugin), &[])
+    }
+
+    /// What `report_knobs(way)` says: its warnings, and its error (if any).
+    fn said(o: &LtoOptions, way: Way) -> (Vec<String>, Option<String>) {
+        let warnings = RefCell::new(Vec::new());
+        let r = o.report_knobs(way, &|m| warnings.borrow_mut().push(m.to_string()));
+        (warnings.into_inner(), r.err().map(|e| e.to_string()))
+    }
+
+    #[test]
+    fn knobs_are_dropped_only_where_the_way_cannot_pass_them() {
+        let o = parse(&["--lto-cs-profile-generate"], &["dwo_dir=out-dwo"]).unwrap();
+        assert_eq!(said(&o, Way::Library), (vec![], None));
+        let (w, e) = said(&o, Way::Lto2);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].starts_with("--plugin-opt=dwo_dir=out-dwo is not supported by llvm-lto2") && w[0].ends_with("; ignored"), "{w:?}");
+        assert_eq!(e, None);
+        let (w, e) = said(&o, Way::Clang);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(e.is_some_and(|e| e.starts_with("--lto-cs-profile-generate is not supported with backends compiled by clang")));
+    }
+
+    #[test]
+    fn last_setting_counts_and_no_forms_cancel() {
+        let o =
+            parse(&["--lto-aa-pipeline=basic-aa", "--lto-aa-pipeline=tbaa", "--lto-basic-block-address-map", "--no-lto-basic-block-address-map"], &[]).unwrap();
+        let t: Vec<(Knob, &str)> = o.tuning.iter().map(|t| (t.knob, t.value.as_str())).collect();
+        assert_eq!(t, vec![(Knob::AaPipeline, "tbaa")]);
+        assert_eq!(Knob::AaPipeline.library_setting("tbaa").as_deref(), Some("aa-pipeline=tbaa"));
+        assert_eq!(Knob::BbAddrMap.library_setting(""), None);
+        assert_eq!(Knob::BbAddrMap.lto2_args(""), vec!["--basic-block-address-map"]);
+    }
+
+    #[test]
+    fn unimplemented_options_warn_or_refuse() {
+        let o = parse(&["--lto-partitions=2", "--lto-known-safe-vtables=_ZTV1A"], &[]).unwrap();
+        let warnings = RefCell::new(Vec::new());
+        assert!(o.report_unimplemented(&|m| warnings.borrow_mut().push(m.to_string())).is_ok());
+        assert_eq!(warnings.into_inner(), vec!["--lto-partitions=2 is not supported; ignored", "--lto-known-safe-vtables=_ZTV1A is not supported; ignored"]);
+        for (lto, plugin, refused) in [
+            (&["--lto-emit-asm"][..], &[][..], "--lto-emit-asm"),
+            (&[], &["emit-llvm"], "--plugin-opt=emit-llvm"),
+            (&["--thinlto-single-module=a.o"], &[], "--thinlto-single-module=a.o"),
+        ] {
+            let e = parse(lto, plugin).unwrap().report_unimplemented(&|_| {}).unwrap_err().to_string();
+            assert_eq!(e, format!("{refused} is not supported"));
+        }
+        // A later `--lto-partitions=1` takes the first back.
+        let o = parse(&["--lto-partitions=2", "--lto-partitions=1"], &[]).unwrap();
+        assert!(o.dropped.is_empty());
+    }
+
+    #[test]
+    fn lld_spellings_only() {
+        // lld 22 has no such options; nor has dtld.
+        for a in ["--lto-unified", "--lto-stats-file=x", "--lto-pseudo-probe-for-profiling"] {
+            assert!(parse(&[a], &[]).is_err(), "{a}");
+        }
+        assert!(parse(&[], &["whole-program-visibility"]).is_err());
+        assert!(parse(&["--opt-remarks-hotness-threshold=abc"], &[]).is_err());
+        let o = parse(&["--lto-whole-program-visibility"], &[]).unwrap();
+        assert_eq!(o.mllvm, vec!["-whole-program-visibility"]);
+        assert!(parse(&["--lto-whole-program-visibility", "--no-lto-whole-program-visibility"], &[]).unwrap().mllvm.is_empty());
     }
 }

@@ -306,6 +306,15 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
     if opts.debug_pass_manager {
         args.push("--debug-pass-manager".into());
     }
+    if let Some(p) = &opts.sample_profile {
+        args.push(format!("--lto-sample-profile-file={p}"));
+    }
+    if opts.no_pgo_warn_mismatch {
+        args.push("--no-pgo-warn-mismatch".into());
+    }
+    for t in opts.tuning.iter().filter(|t| t.knob.honoured_by(super::options::Way::Lto2)) {
+        args.extend(t.knob.lto2_args(&t.value));
+    }
     args.extend(opts.mllvm.iter().cloned());
     for m in modules {
         args.push(m.id.clone());

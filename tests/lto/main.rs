@@ -37,6 +37,19 @@
 //!   error line, and no output or temporary file left anywhere), and two dtld-only contracts:
 //!   bitcode from a newer LLVM than the one found, and no usable LLVM at all (dtld run
 //!   directly, no `-plugin`, `PATH=/usr/bin` whose LLVM 14 tools must not be used).
+//! * `options/backend`: the backend options lld sets in LLVM's LTO configuration reach the
+//!   backends as in lld. A `-g -gsplit-dwarf` build (clang passes `-plugin-opt=dwo_dir=`)
+//!   linked with optimization remarks, a statistics file, a sample profile and the basic-block
+//!   address map: the same files as lld's link (`.dwo` files and per-backend remarks byte for
+//!   byte), the same program output, the address map section of the same size. Options that
+//!   reach LLVM must fail as lld's links fail: a missing sample or CS profile. A malformed pass
+//!   pipeline, which stops lld with LLVM's fatal error, is a clean `dtld: error:` (exit 1,
+//!   nothing left behind).
+//! * `options/not-implemented/dtld-only`: no silent acceptance. An option that no path of dtld
+//!   implements warns (`--lto-partitions=2`: `... is not supported; ignored`) when ignoring it
+//!   keeps the program's meaning, and is a clean error otherwise (`--lto-emit-asm`,
+//!   `--thinlto-single-module=`); with DTLTO, whose backend command line is lld's (no CS-PGO,
+//!   no DWO directory), `--lto-cs-profile-generate` is an error and `dwo_dir` a warning.
 //! * `llvm/from-parent-clang/dtld-only`: clang runs dtld as its `ld.lld` (no `-plugin`), and
 //!   dtld finds the LLVM of that clang although the link runs in a forked child.
 //!
@@ -114,6 +127,9 @@ fn main() {
     add("errors/no-usable-llvm/dtld-only", lld, no_usable_llvm);
     // lld has LLVM built in: nothing to discover.
     add("llvm/from-parent-clang/dtld-only", lld, llvm_from_parent_clang);
+    add("options/backend", false, backend_options);
+    // lld implements the options dtld refuses, and prints no such warnings.
+    add("options/not-implemented/dtld-only", lld, not_implemented_options);
     libtest_mimic::run(&args, trials).exit();
 }
 
@@ -912,6 +928,175 @@ fn no_usable_llvm(t: &Work) -> Result<(), String> {
     expect_clean_failure(t, &argv, &[("PATH", Some(&path)), ("DTLD_LLVM_DIR", None)])?;
     if let Ok(calls) = fs::read_to_string(&marker) {
         return Err(format!("dtld ran LLVM tools found in PATH:\n{calls}"));
+    }
+    Ok(())
+}
+
+// ---- options ------------------------------------------------------------------------------
+
+const OPT_MAIN: &str = r#"
+#include <stdio.h>
+int work(int);
+__attribute__((noinline)) int twice(int x) { for (int i = 0; i < x; i++) x += i * 3; return x; }
+int main(int argc, char **argv) {
+  (void)argv;
+  printf("%d %d\n", work(argc + 4), twice(argc + 2));
+  return 0;
+}
+"#;
+const OPT_WORK: &str = r#"
+int work(int x) {
+  int s = 0;
+  for (int i = 0; i < x * 10; i++)
+    s += i ^ x;
+  return s;
+}
+"#;
+/// A text sample profile: `work` hot, `twice` with few samples.
+const OPT_PROFILE: &str = "work:200000:5000\n 1: 5000\n 2: 100000\n 3: 100000\ntwice:10:1\n 0: 1\n";
+
+/// The files under `dir`, relative, sorted.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(rel) = p.strip_prefix(dir) {
+                out.push(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn section_size(path: &Path, name: &str) -> Result<Option<u64>, String> {
+    let data = fs::read(path).map_err(|e| format!("read {}: {e}", path.display()))?;
+    let elf = goblin::elf::Elf::parse(&data).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(elf.section_headers.iter().find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(name)).map(|s| s.sh_size))
+}
+
+fn backend_options(t: &Work) -> Result<(), String> {
+    t.write("main.c", OPT_MAIN)?;
+    t.write("work.c", OPT_WORK)?;
+    t.write("prof.txt", OPT_PROFILE)?;
+    for stem in ["main", "work"] {
+        t.compile(".", &format!("{stem}.c"), &format!("{stem}.o"), &["-flto=thin", "-O2", "-g", "-gsplit-dwarf"])?;
+    }
+    // Each linker in its own directory, with the same relative names (the skeleton units name
+    // their `.dwo` files by the path clang gives: `out-dwo/<task>.dwo`).
+    let knobs = [
+        "-Wl,--plugin-opt=opt-remarks-filename=remarks.yaml",
+        "-Wl,--plugin-opt=stats-file=stats.txt",
+        "-Wl,--lto-sample-profile=../prof.txt",
+        "-Wl,--lto-basic-block-address-map",
+    ];
+    let mut results = Vec::new();
+    for linker in [Linker::Dtld, Linker::Lld] {
+        let dir = t.path(linker.name());
+        fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let mut cmd = t.clang_link(&dir, linker);
+        cmd.args(["-flto=thin", "-gsplit-dwarf", "../main.o", "../work.o", "-o", "out"]).args(knobs);
+        let o = t.run(&mut cmd)?;
+        if !o.success() {
+            return Err(format!("{} link failed ({}):\n{}", linker.name(), o.status_text(), o.stderr_text()));
+        }
+        if o.stderr_text().contains("warning") {
+            return Err(format!("{} warned:\n{}", linker.name(), o.stderr_text()));
+        }
+        let output = t.run_program(&format!("{}/out", linker.name()))?;
+        let map = section_size(&dir.join("out"), ".llvm_bb_addr_map")?;
+        results.push((files_under(&dir), output, map));
+    }
+    let (ours, theirs) = (&results[0], &results[1]);
+    if ours.0 != theirs.0 {
+        return Err(format!("files written: dtld {:?}, lld {:?}", ours.0, theirs.0));
+    }
+    for f in ["out-dwo/1.dwo", "out-dwo/2.dwo"] {
+        if !ours.0.iter().any(|x| x == f) {
+            return Err(format!("no {f}: the DWO directory did not reach the backends; files: {:?}", ours.0));
+        }
+    }
+    for f in ours.0.iter().filter(|f| f.ends_with(".dwo") || f.starts_with("remarks.yaml.thin.")) {
+        let (a, b) = (t.read(&format!("dtld/{f}"))?, t.read(&format!("lld/{f}"))?);
+        if a != b {
+            return Err(format!("{f} differs from lld's ({} vs {} bytes)", a.len(), b.len()));
+        }
+    }
+    if ours.1 != theirs.1 {
+        return Err(format!("program output: dtld {:?}, lld {:?}", ours.1, theirs.1));
+    }
+    if ours.2.is_none() || ours.2 != theirs.2 {
+        return Err(format!(".llvm_bb_addr_map size: dtld {:?}, lld {:?}", ours.2, theirs.2));
+    }
+
+    // Options that reach LLVM fail where lld's links fail.
+    for bad in ["-Wl,--lto-sample-profile=missing.prof", "-Wl,--lto-cs-profile-file=missing.prof"] {
+        for linker in [Linker::Dtld, Linker::Lld] {
+            let mut cmd = t.clang_link(&t.dir, linker);
+            cmd.args(["-flto=thin", "main.o", "work.o", "-o", "bad.out", bad]);
+            let o = t.run(&mut cmd)?;
+            if o.success() || !o.stderr_text().contains("missing.prof") {
+                return Err(format!("{} with {bad}: {} (expected a failure naming missing.prof):\n{}", linker.name(), o.status_text(), o.stderr_text()));
+            }
+        }
+    }
+    if t.ctx.dtld_is_lld {
+        return Ok(());
+    }
+    // A pipeline LLVM cannot parse: lld dies of LLVM's fatal error; dtld fails cleanly.
+    for bad in ["--lto-newpm-passes=no-such-pass", "--lto-aa-pipeline=no-such-aa"] {
+        let ours = linker_argv(t, Linker::Dtld, &["main.o", "work.o", "-o", "out/prog", &format!("-Wl,{bad}")])?;
+        let stderr = expect_clean_failure(t, &ours, &[])?;
+        if !stderr.contains("unable to parse") {
+            return Err(format!("{bad}: no word of the pipeline:\n{stderr}"));
+        }
+    }
+    Ok(())
+}
+
+fn not_implemented_options(t: &Work) -> Result<(), String> {
+    t.write("main.c", OPT_MAIN)?;
+    t.write("work.c", OPT_WORK)?;
+    for stem in ["main", "work"] {
+        t.compile(".", &format!("{stem}.c"), &format!("{stem}.o"), &["-flto=thin", "-O2", "-g", "-gsplit-dwarf"])?;
+    }
+    // Ignoring it keeps the program: a warning, and the link is made.
+    let mut cmd = t.clang_link(&t.dir, Linker::Dtld);
+    cmd.args(["-flto=thin", "main.o", "work.o", "-o", "partitions", "-Wl,--lto-partitions=2"]);
+    let o = t.ok(&mut cmd)?;
+    if !o.stderr_text().contains("dtld: warning: --lto-partitions=2 is not supported; ignored") {
+        return Err(format!("--lto-partitions=2: no warning:\n{}", o.stderr_text()));
+    }
+    t.run_program("partitions")?;
+    // Ignoring it would change the output: an error, nothing written.
+    for bad in ["--lto-emit-asm", "--plugin-opt=emit-llvm", "--thinlto-single-module=main.o"] {
+        let ours = linker_argv(t, Linker::Dtld, &["main.o", "work.o", "-o", "out/prog", &format!("-Wl,{bad}")])?;
+        let stderr = expect_clean_failure(t, &ours, &[])?;
+        if !stderr.contains(&format!("{bad} is not supported")) {
+            return Err(format!("{bad}: unexpected message:\n{stderr}"));
+        }
+    }
+    // DTLTO's backend command line is lld's: no DWO directory (a warning), no CS-PGO (an error).
+    let distributor = t.ctx.dtld.with_file_name("dtld-distribute");
+    if !distributor.is_file() {
+        return Err(format!("{} is missing (cargo build --release --workspace --bins)", distributor.display()));
+    }
+    let dist = format!("-fthinlto-distributor={}", distributor.display());
+    let mut cmd = t.clang_link(&t.dir, Linker::Dtld);
+    cmd.args(["-flto=thin", "-gsplit-dwarf", "main.o", "work.o", "-o", "dtlto", &dist]);
+    let o = t.ok(&mut cmd)?;
+    if !o.stderr_text().contains("dtld: warning: --plugin-opt=dwo_dir=dtlto-dwo is not supported with backends compiled by clang") {
+        return Err(format!("DTLTO with dwo_dir: no warning:\n{}", o.stderr_text()));
+    }
+    t.run_program("dtlto")?;
+    let ours = linker_argv(t, Linker::Dtld, &["main.o", "work.o", "-o", "out/prog", &dist, "-Wl,--lto-cs-profile-generate"])?;
+    let stderr = expect_clean_failure(t, &ours, &[])?;
+    if !stderr.contains("--lto-cs-profile-generate is not supported with backends compiled by clang") {
+        return Err(format!("DTLTO with CS-PGO generation: unexpected message:\n{stderr}"));
     }
     Ok(())
 }

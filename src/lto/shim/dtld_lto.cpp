@@ -23,6 +23,8 @@
 #include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/ModuleSummaryIndex.h"
 #include "llvm/LTO/LTO.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Remarks/HotnessThresholdParser.h"
 #include "llvm/Support/Caching.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -46,7 +48,7 @@ using namespace llvm;
 extern "C" {
 
 // Interface version: dtld refuses a library whose `dtld_lto_abi()` differs.
-enum { DTLD_LTO_ABI = 2 };
+enum { DTLD_LTO_ABI = 3 };
 
 // Resolution bits, one byte per symbol in the order `InputFile::symbols()` lists them
 // (llvm-lto2's `-r` letters p, l, x, r).
@@ -92,6 +94,10 @@ struct dtld_lto_config {
   void *index_ctx;
   // In-process backends: LLVM's ThinLTO cache directory, or null.
   const char *cache_dir;
+  // `key=value` settings of `lto::Config` that lld sets from its options and that have no
+  // LLVM command-line flag (`apply_setting` lists the keys).
+  const char *const *settings;
+  size_t settingc;
 };
 
 // An input parsed ahead of `dtld_lto_add` (parsing is independent per module, so dtld does
@@ -199,6 +205,57 @@ public:
 };
 } // namespace
 
+// One `key=value` setting (the keys are the Rust side's `Knob::library_setting`), as lld's
+// `createConfig` sets the field from its option. Returns an error message or "".
+static std::string apply_setting(lto::Config &conf, StringRef setting) {
+  auto [key, value] = setting.split('=');
+  if (key == "sample-profile")
+    conf.SampleProfile = value.str();
+  else if (key == "no-pgo-warn-mismatch")
+    conf.PGOWarnMismatch = false;
+  else if (key == "cs-profile-generate")
+    conf.RunCSIRInstr = true;
+  else if (key == "cs-profile-path")
+    conf.CSIRProfile = value.str();
+  else if (key == "aa-pipeline") {
+    // LLVM's backend stops the process on a pipeline it cannot parse (lld crashes so): parsed
+    // here first, so that a typo is an error of the link.
+    PassBuilder pb;
+    AAManager aa;
+    if (Error e = pb.parseAAPipeline(aa, value))
+      return "unable to parse AA pipeline description '" + value.str() + "': " + toString(std::move(e));
+    conf.AAPipeline = value.str();
+  } else if (key == "opt-pipeline") {
+    PassBuilder pb;
+    ModulePassManager mpm;
+    if (Error e = pb.parsePassPipeline(mpm, value))
+      return "unable to parse pass pipeline description '" + value.str() + "': " + toString(std::move(e));
+    conf.OptPipeline = value.str();
+  }
+  else if (key == "stats-file")
+    conf.StatsFile = value.str();
+  else if (key == "remarks-file")
+    conf.RemarksFilename = value.str();
+  else if (key == "remarks-passes")
+    conf.RemarksPasses = value.str();
+  else if (key == "remarks-format")
+    conf.RemarksFormat = value.str();
+  else if (key == "remarks-with-hotness")
+    conf.RemarksWithHotness = true;
+  else if (key == "remarks-hotness-threshold") {
+    auto t = remarks::parseHotnessThresholdOption(value);
+    if (!t)
+      return "invalid optimization remarks hotness threshold: " + toString(t.takeError());
+    conf.RemarksHotnessThreshold = *t;
+  } else if (key == "dwo-dir")
+    conf.DwoDir = value.str();
+  else if (key == "disable-verify")
+    conf.DisableVerify = true;
+  else
+    return "unknown setting '" + key.str() + "'";
+  return "";
+}
+
 DTLD_API dtld_lto *dtld_lto_create(const dtld_lto_config *cfg, dtld_lto_diag_fn diag, void *diag_ctx, char **err) {
   if (cfg->index_only && !cfg->index_sink) {
     *err = dup_message("an index-only thin link needs an index sink");
@@ -233,6 +290,14 @@ DTLD_API dtld_lto *dtld_lto_create(const dtld_lto_config *cfg, dtld_lto_diag_fn 
   }
   if (auto ft = codegen::getExplicitFileType())
     conf.CGFileType = *ft;
+  for (size_t i = 0; i < cfg->settingc; ++i) {
+    std::string e = apply_setting(conf, cfg->settings[i]);
+    if (!e.empty()) {
+      *err = dup_message(e);
+      delete h;
+      return nullptr;
+    }
+  }
   conf.PTO.LoopVectorization = conf.OptLevel > 1;
   conf.PTO.SLPVectorization = conf.OptLevel > 1;
   // The symbol names live in dtld's buffers for the whole link (as lld's do).
