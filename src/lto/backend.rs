@@ -8,6 +8,7 @@
 //! can exit 0 after writing an empty object), and cached by the hash of everything that enters
 //! the job: compiler, arguments, module, shard and import sources.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -110,13 +111,11 @@ pub struct Cache {
     digests: Mutex<std::collections::HashMap<PathBuf, Option<(u64, [u8; 20])>>>,
 }
 
-/// Reads a cache entry (a backend object or a link-cache record): opened without following a
-/// symlink (one planted in a shared cache is removed, never read through), and only a regular
-/// file. Returns the open file (to mark the use) and its bytes.
-pub(crate) fn read_entry(p: &std::path::Path) -> Option<(std::fs::File, Vec<u8>)> {
-    use std::io::Read;
+/// Opens a cache entry (a backend object or a link-cache record) without following a symlink
+/// (one planted in a shared cache is removed, never read through); only a regular file.
+fn open_entry(p: &std::path::Path) -> Option<(std::fs::File, std::fs::Metadata)> {
     use std::os::unix::fs::OpenOptionsExt;
-    let mut f = match std::fs::File::options().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(p) {
+    let f = match std::fs::File::options().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(p) {
         Ok(f) => f,
         Err(e) => {
             if e.raw_os_error() == Some(libc::ELOOP) {
@@ -125,12 +124,32 @@ pub(crate) fn read_entry(p: &std::path::Path) -> Option<(std::fs::File, Vec<u8>)
             return None;
         }
     };
-    if !f.metadata().ok()?.is_file() {
-        return None;
-    }
+    let meta = f.metadata().ok()?;
+    meta.is_file().then_some((f, meta))
+}
+
+/// Reads a cache entry (`open_entry`). Returns the open file (to mark the use) and its bytes.
+pub(crate) fn read_entry(p: &std::path::Path) -> Option<(std::fs::File, Vec<u8>)> {
+    use std::io::Read;
+    let (mut f, _) = open_entry(p)?;
     let mut data = Vec::new();
     f.read_to_end(&mut data).ok()?;
     Some((f, data))
+}
+
+/// Maps a cache entry (`open_entry`) for the rest of the process, as LLVM maps its cache's
+/// hits: no copy of the bytes (998 objects, 25 MiB, for an OpenSSL relink). Entries are
+/// replaced by renaming and pruned by unlinking, never rewritten in place, so the mapping
+/// keeps the bytes it was made with. Also the entry's metadata, and the open file.
+pub(crate) fn map_entry(p: &std::path::Path) -> Option<(std::fs::File, std::fs::Metadata, &'static [u8])> {
+    let (f, meta) = open_entry(p)?;
+    if meta.len() == 0 {
+        return Some((f, meta, &[]));
+    }
+    // SAFETY: read-only and private; see above for why the bytes cannot change under us.
+    let m = unsafe { memmap2::Mmap::map(&f) }.ok()?;
+    let m: &'static memmap2::Mmap = Box::leak(Box::new(m));
+    Some((f, meta, &m[..]))
 }
 
 impl Cache {
@@ -179,36 +198,46 @@ impl Cache {
     }
 
     fn entry(&self, key: &str) -> PathBuf {
-        self.dir.join(format!("dtld-{key}"))
+        self.dir.join(Cache::file_name(key))
     }
 
     /// A cached object. Entries are opened without following a symlink (one planted in a
     /// shared cache is removed, never read through) and must be regular files.
-    pub fn lookup(&self, key: &str) -> Option<Vec<u8>> {
+    pub fn lookup(&self, key: &str) -> Option<&'static [u8]> {
         let p = self.entry(key);
-        let (f, data) = read_entry(&p)?;
-        if check_object(&data).is_err() {
+        let (f, meta, data) = map_entry(&p)?;
+        if check_object(data).is_err() {
             let _ = std::fs::remove_file(&p);
             return None;
         }
-        // A hit counts as a use for pruning.
-        let _ = f.set_modified(SystemTime::now());
+        // A hit counts as a use for pruning: the entry's time is renewed once it is an hour
+        // old (pruning works in hours and days; a relink loop does not rewrite 998 inodes).
+        let now = SystemTime::now();
+        if meta.modified().ok().and_then(|m| now.duration_since(m).ok()).is_none_or(|age| age.as_secs() >= 3600) {
+            let _ = f.set_modified(now);
+        }
         Some(data)
     }
 
+    /// The name of the entry for `key` in the cache directory.
+    pub fn file_name(key: &str) -> String {
+        format!("dtld-{key}")
+    }
+
     /// Adds an object: written to a new file (`O_EXCL|O_NOFOLLOW`, so a name planted in the
-    /// cache cannot redirect the write) and renamed over the entry.
-    pub fn store(&self, key: &str, data: &[u8]) {
+    /// cache cannot redirect the write) and renamed over the entry. Whether it was stored.
+    pub fn store(&self, key: &str, data: &[u8]) -> bool {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
         let _ = std::fs::create_dir_all(&self.dir);
         let tmp = self.dir.join(format!(".tmp-dtld-{key}-{}", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
-        let Ok(mut f) = std::fs::File::options().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).mode(0o644).open(&tmp) else { return };
+        let Ok(mut f) = std::fs::File::options().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).mode(0o644).open(&tmp) else { return false };
         if f.write_all(data).is_ok() && std::fs::rename(&tmp, self.entry(key)).is_ok() {
-            return;
+            return true;
         }
         let _ = std::fs::remove_file(&tmp);
+        false
     }
 
     /// lld's `--thinlto-cache-policy` (`prune_interval`, `prune_after`, `cache_size_bytes`,
@@ -336,17 +365,23 @@ impl CachePolicy {
     }
 }
 
+/// A backend's object: mapped from the cache, or read from the job's output file.
+pub type Object = Cow<'static, [u8]>;
+
 /// What running the jobs did.
 #[derive(Debug, Default)]
 pub struct Stats {
     pub compiled: usize,
     pub cached: usize,
+    /// By job: the cache file (a name in the cache directory) that holds the job's object, when
+    /// the cache had it or took it.
+    pub cache_files: Vec<Option<String>>,
 }
 
 /// Runs `jobs` (`common ++ job.args()`, in `cwd`) with `parallelism` processes at a time, using
 /// `cache` when given. Returns each job's object bytes, in job order.
-pub fn run_local(common: &[String], jobs: &[Job], cwd: &Path, parallelism: usize, cache: Option<&Cache>) -> Result<(Vec<Vec<u8>>, Stats)> {
-    let results: Vec<Mutex<Option<std::result::Result<(Vec<u8>, bool), String>>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+pub fn run_local(common: &[String], jobs: &[Job], cwd: &Path, parallelism: usize, cache: Option<&Cache>) -> Result<(Vec<Object>, Stats)> {
+    let results: Vec<Mutex<Option<std::result::Result<Done, String>>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
     // Largest module first, as LLVM schedules them, so one big module does not finish last.
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(std::fs::metadata(cwd.join(&jobs[i].module)).map(|m| m.len()).unwrap_or(0)));
@@ -367,17 +402,19 @@ pub fn run_local(common: &[String], jobs: &[Job], cwd: &Path, parallelism: usize
     let mut errors = Vec::new();
     for r in results {
         match r.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            Some(Ok((data, hit))) => {
+            Some(Ok(Done { data, hit, cache_file })) => {
                 if hit {
                     stats.cached += 1;
                 } else {
                     stats.compiled += 1;
                 }
                 objects.push(data);
+                stats.cache_files.push(cache_file);
             }
             Some(Err(e)) => {
                 errors.push(e);
-                objects.push(Vec::new());
+                objects.push(Cow::Borrowed(&[][..]));
+                stats.cache_files.push(None);
             }
             None => errors.push("internal error: a backend job did not run".into()),
         }
@@ -388,11 +425,18 @@ pub fn run_local(common: &[String], jobs: &[Job], cwd: &Path, parallelism: usize
     Ok((objects, stats))
 }
 
-fn run_one(common: &[String], job: &Job, cwd: &Path, cache: Option<&Cache>) -> std::result::Result<(Vec<u8>, bool), String> {
+/// A job's object, whether it came from the cache, and the cache file holding it.
+struct Done {
+    data: Object,
+    hit: bool,
+    cache_file: Option<String>,
+}
+
+fn run_one(common: &[String], job: &Job, cwd: &Path, cache: Option<&Cache>) -> std::result::Result<Done, String> {
     let key = cache.and_then(|c| c.key(common, job, cwd));
     if let (Some(c), Some(k)) = (cache, &key) {
-        if let Some(d) = c.lookup(k) {
-            return Ok((d, true));
+        if let Some(data) = c.lookup(k) {
+            return Ok(Done { data: Cow::Borrowed(data), hit: true, cache_file: Some(Cache::file_name(k)) });
         }
     }
     let out_path = cwd.join(&job.output);
@@ -428,10 +472,11 @@ fn run_one(common: &[String], job: &Job, cwd: &Path, cache: Option<&Cache>) -> s
     if !messages.is_empty() {
         eprintln!("{messages}");
     }
-    if let (Some(c), Some(k)) = (cache, &key) {
-        c.store(k, &data);
-    }
-    Ok((data, false))
+    let cache_file = match (cache, &key) {
+        (Some(c), Some(k)) if c.store(k, &data) => Some(Cache::file_name(k)),
+        _ => None,
+    };
+    Ok(Done { data: Cow::Owned(data), hit: false, cache_file })
 }
 
 #[cfg(test)]

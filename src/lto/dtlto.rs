@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::error::{Error, Result};
-use crate::lto::backend::{check_object, Cache, Job, Stats};
+use crate::lto::backend::{check_object, Cache, Job, Object, Stats};
 
 use crate::util::json::{json_array, json_string};
 
@@ -121,13 +121,13 @@ impl Distributor<'_> {
 
 /// Runs the jobs that miss the cache through the distributor, in `cwd` (the linker's working
 /// directory). Returns every job's object bytes, in job order.
-pub fn run(d: &Distributor, common: &[String], jobs: &[Job], cwd: &Path, cache: Option<&Cache>) -> Result<(Vec<Vec<u8>>, Stats)> {
-    let mut objects: Vec<Option<Vec<u8>>> = vec![None; jobs.len()];
+pub fn run(d: &Distributor, common: &[String], jobs: &[Job], cwd: &Path, cache: Option<&Cache>) -> Result<(Vec<Object>, Stats)> {
+    let mut objects: Vec<Option<Object>> = vec![None; jobs.len()];
     let mut keys: Vec<Option<String>> = vec![None; jobs.len()];
     let mut stats = Stats::default();
     if let Some(c) = cache {
         use rayon::prelude::*;
-        let found: Vec<(Option<String>, Option<Vec<u8>>)> = jobs
+        let found: Vec<(Option<String>, Option<&'static [u8]>)> = jobs
             .par_iter()
             .map(|j| {
                 let k = c.key(common, j, cwd);
@@ -135,12 +135,14 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], cwd: &Path, cache: 
                 (k, data)
             })
             .collect();
+        stats.cache_files = vec![None; jobs.len()];
         for (i, (k, data)) in found.into_iter().enumerate() {
-            keys[i] = k;
             if data.is_some() {
                 stats.cached += 1;
+                stats.cache_files[i] = k.as_deref().map(Cache::file_name);
             }
-            objects[i] = data;
+            keys[i] = k;
+            objects[i] = data.map(Object::Borrowed);
         }
     }
     let misses: Vec<usize> = (0..jobs.len()).filter(|&i| objects[i].is_none()).collect();
@@ -191,10 +193,12 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], cwd: &Path, cache: 
             Ok(data) => match check_object(&data) {
                 Ok(()) => {
                     if let (Some(c), Some(k)) = (cache, &keys[i]) {
-                        c.store(k, &data);
+                        if c.store(k, &data) {
+                            stats.cache_files[i] = Some(Cache::file_name(k));
+                        }
                     }
                     stats.compiled += 1;
-                    objects[i] = Some(data);
+                    objects[i] = Some(Object::Owned(data));
                 }
                 Err(e) => errors.push(format!("DTLTO backend compilation: job {} (module {}): native object file {}: {e}", i + 1, j.display, j.output)),
             },

@@ -39,7 +39,7 @@ const MAGIC: &[u8] = b"dtld-link-cache 2\n";
 pub struct Stored<'a> {
     pub name: String,
     pub data: &'a [u8],
-    pub llvm_cache_file: Option<String>,
+    pub cache_file: Option<String>,
 }
 
 /// The link cache entry of one link, when the link may use one.
@@ -149,7 +149,7 @@ impl LinkCache {
 
     /// Records this link's result: `objects` (named `<out><suffix>`) and the module count.
     pub fn store(&self, out: &str, objects: &[InputFile], modules: usize) {
-        let parts: Vec<Stored> = objects.iter().map(|o| Stored { name: o.name.clone(), data: o.data, llvm_cache_file: None }).collect();
+        let parts: Vec<Stored> = objects.iter().map(|o| Stored { name: o.name.clone(), data: o.data, cache_file: None }).collect();
         self.store_parts(out, &parts, modules);
     }
 
@@ -184,9 +184,12 @@ fn encode(out: &str, objects: &[Stored], modules: usize) -> Option<Vec<u8>> {
     Some(d)
 }
 
-/// Whether `name` can be an LLVM cache file of the cache directory (a plain file name).
-fn llvm_cache_name(name: &str) -> bool {
-    name.starts_with("llvmcache-") && !name.contains('/')
+/// Whether `name` can be a cache file of the cache directory that holds one object: LLVM's
+/// (`llvmcache-<key>`) or dtld's backend cache's (`dtld-<40 hex digits>`; not a link-cache
+/// entry nor a member of the member store). A plain file name.
+fn cache_file_name(name: &str) -> bool {
+    let dtld = name.strip_prefix("dtld-").is_some_and(|k| k.len() == 40 && k.bytes().all(|b| b.is_ascii_hexdigit()));
+    (name.starts_with("llvmcache-") || dtld) && !name.contains('/')
 }
 
 /// Writes an entry to `w`: the header, each object's name suffix and bytes (tag 0) or LLVM
@@ -205,7 +208,7 @@ fn encode_to(out: &str, objects: &[Stored], modules: usize, w: &mut impl std::io
         let suffix = o.name.strip_prefix(out).unwrap_or(&o.name);
         put(&(suffix.len() as u64).to_le_bytes())?;
         put(suffix.as_bytes())?;
-        match o.llvm_cache_file.as_deref().filter(|n| llvm_cache_name(n)) {
+        match o.cache_file.as_deref().filter(|n| cache_file_name(n)) {
             Some(file) => {
                 put(&[1])?;
                 put(&(file.len() as u64).to_le_bytes())?;
@@ -268,7 +271,7 @@ fn decode(data: &[u8], out: &str, dir: Option<&std::path::Path>) -> Option<Hit> 
             }
             1 => {
                 let n = r.num()?;
-                let file = std::str::from_utf8(r.take(n)?).ok().filter(|f| llvm_cache_name(f))?;
+                let file = std::str::from_utf8(r.take(n)?).ok().filter(|f| cache_file_name(f))?;
                 let len = r.num()?;
                 Body::File(file, len, r.take(16)?)
             }
@@ -279,19 +282,19 @@ fn decode(data: &[u8], out: &str, dir: Option<&std::path::Path>) -> Option<Hit> 
     if r.pos != body.len() {
         return None;
     }
-    // LLVM's cache files, read in parallel (998 for an OpenSSL relink).
+    // The cache files, read in parallel (998 for an OpenSSL relink).
     let objects: Option<Vec<InputFile>> = records
         .into_par_iter()
         .map(|(suffix, b)| {
-            let obj = match b {
-                Body::Bytes(d) => d.to_vec(),
+            let obj: std::borrow::Cow<'static, [u8]> = match b {
+                Body::Bytes(d) => d.to_vec().into(),
                 Body::File(file, len, digest) => {
-                    let d = std::fs::read(dir?.join(file)).ok()?;
-                    (d.len() == len && xxhash_rust::xxh3::xxh3_128(&d).to_le_bytes() == digest).then_some(d)?
+                    let (_, _, d) = super::backend::map_entry(&dir?.join(file))?;
+                    (d.len() == len && xxhash_rust::xxh3::xxh3_128(d).to_le_bytes() == digest).then_some(d)?.into()
                 }
             };
             super::backend::check_object(&obj).ok()?;
-            Some(super::lto_input(format!("{out}{suffix}"), obj))
+            Some(super::lto_input_bytes(format!("{out}{suffix}"), obj))
         })
         .collect();
     Some(Hit { objects: objects?, modules })
@@ -330,7 +333,7 @@ mod tests {
     #[test]
     fn round_trip_and_damage() {
         let objects = [super::super::lto_input("out/p.lto.o".into(), obj()), super::super::lto_input("out/p.lto.a.o".into(), obj())];
-        let parts: Vec<Stored> = objects.iter().map(|o| Stored { name: o.name.clone(), data: o.data, llvm_cache_file: None }).collect();
+        let parts: Vec<Stored> = objects.iter().map(|o| Stored { name: o.name.clone(), data: o.data, cache_file: None }).collect();
         let e = encode("out/p", &parts, 7).unwrap();
         let hit = decode(&e, "q", None).unwrap();
         assert_eq!(hit.modules, 7);
@@ -355,8 +358,8 @@ mod tests {
         let (a, b) = (obj(), [obj(), vec![7; 8]].concat());
         std::fs::write(dir.join("llvmcache-1"), &b).unwrap();
         let parts = [
-            Stored { name: "out/p.lto.o".into(), data: &a, llvm_cache_file: None },
-            Stored { name: "out/p.lto.a.o".into(), data: &b, llvm_cache_file: Some("llvmcache-1".into()) },
+            Stored { name: "out/p.lto.o".into(), data: &a, cache_file: None },
+            Stored { name: "out/p.lto.a.o".into(), data: &b, cache_file: Some("llvmcache-1".into()) },
         ];
         let e = encode("out/p", &parts, 2).unwrap();
         // The referenced bytes are not in the entry.
@@ -369,6 +372,18 @@ mod tests {
         assert!(decode(&e, "q", Some(&dir)).is_none());
         std::fs::remove_file(dir.join("llvmcache-1")).unwrap();
         assert!(decode(&e, "q", Some(&dir)).is_none());
+        // dtld's backend cache files are referenced alike (DTLTO); other names are copied.
+        let backend = format!("dtld-{}", "0a".repeat(20));
+        std::fs::write(dir.join(&backend), &b).unwrap();
+        let parts = [Stored { name: "out/p.lto.a.o".into(), data: &b, cache_file: Some(backend.clone()) }];
+        let e = encode("out/p", &parts, 1).unwrap();
+        assert!(!e.windows(b.len()).any(|w| w == &b[..]));
+        assert_eq!(decode(&e, "q", Some(&dir)).unwrap().objects[0].data, &b[..]);
+        for name in ["dtld-link-0a", "dtld-member-0a", "../llvmcache-1", "dtld-0a"] {
+            assert!(!cache_file_name(name), "{name}");
+            let parts = [Stored { name: "out/p.lto.a.o".into(), data: &b, cache_file: Some(name.into()) }];
+            assert!(encode("out/p", &parts, 1).unwrap().windows(b.len()).any(|w| w == &b[..]), "{name}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -375,7 +375,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
                             .map(|o| linkcache::Stored {
                                 name: o.name.clone(),
                                 data: o.data,
-                                llvm_cache_file: cache_files.get(&(o.data.as_ptr() as usize)).cloned(),
+                                cache_file: cache_files.get(&(o.data.as_ptr() as usize)).cloned(),
                             })
                             .collect();
                         let out = out.clone();
@@ -511,12 +511,31 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         eprintln!("dtld: thinlto: {} modules, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached);
     }
     emit_index_files(opts, &tl, &names, &ids, &base)?;
+    let regular = tl.regular_object.is_some();
     let objects = native_objects(opts, &out, tl.regular_object, objs, &names, &job_module)?;
-    let cleanup = Some(staging.remove_in_background());
-    if let Some(c) = &link_cache {
-        c.store(&out, &objects, jobs.len());
-    }
-    Ok(LtoOutput { objects, stop: false, cleanup })
+    let removal = staging.remove_in_background();
+    // The link-cache entry is written while the link goes on; it names the backend cache's
+    // files that hold the objects rather than copying them (25 MiB and 24 ms for OpenSSL).
+    let cleanup = match link_cache {
+        Some(c) => {
+            let files = std::iter::repeat_n(None, regular as usize).chain(stats.cache_files.iter().cloned().chain(std::iter::repeat(None)));
+            let stored: Vec<linkcache::Stored<'static>> =
+                objects.iter().zip(files).map(|(o, cache_file)| linkcache::Stored { name: o.name.clone(), data: o.data, cache_file }).collect();
+            let out = out.clone();
+            let n = jobs.len();
+            crate::staging::Removal::thread(
+                std::thread::Builder::new()
+                    .name("dtld-link-cache".into())
+                    .spawn(move || {
+                        c.store_parts(&out, &stored, n);
+                        drop(removal);
+                    })
+                    .ok(),
+            )
+        }
+        None => removal,
+    };
+    Ok(LtoOutput { objects, stop: false, cleanup: Some(cleanup) })
 }
 
 /// The code generation settings of the link: the request's optimization levels, CPU and
@@ -666,7 +685,7 @@ fn native_objects(
     opts: &LtoOptions,
     out: &str,
     regular: Option<Vec<u8>>,
-    objs: Vec<Vec<u8>>,
+    objs: Vec<backend::Object>,
     names: &[String],
     job_module: &[usize],
 ) -> Result<Vec<InputFile>> {
@@ -682,7 +701,7 @@ fn native_objects(
     }
     for (k, data) in objs.into_iter().enumerate() {
         let stem = Path::new(&names[job_module[k]]).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        objects.push(lto_input(format!("{out}.lto.{stem}.o"), data));
+        objects.push(lto_input_bytes(format!("{out}.lto.{stem}.o"), data));
     }
     Ok(objects)
 }
