@@ -145,7 +145,7 @@ def link_command(driver_cmd, cwd):
 
 def run_isolated(cmd, cwd, env=None):
     """Wall time and peak RSS (KiB) of one link, the linker and all its children: measured in a
-    fresh Python process, so RUSAGE_CHILDREN covers this link only. The wall time ends when the
+    fresh Python process (after `sync`), so RUSAGE_CHILDREN covers this link only. The wall time ends when the
     linker's process has exited and its stderr pipe closed, which is what a build system waits
     for. mold and dtld finish in a forked child that outlives that moment (dtld's releases its
     stdio first, mold's does not); the measuring process is a subreaper (PR_SET_CHILD_SUBREAPER)
@@ -161,6 +161,9 @@ def run_isolated(cmd, cwd, env=None):
         "    except ChildProcessError: break\n"
         "print(json.dumps([r.returncode,w,resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,r.stderr.decode(errors='replace')[-2000:]]))\n"
     )
+    # What the previous link wrote (lld's DTLTO: 3,000 files) is flushed first, so that its
+    # writeback does not fall on the next linker's run.
+    os.sync()
     r = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
     import json
     rc, wall, rss, err = json.loads(r.stdout)

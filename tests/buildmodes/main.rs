@@ -9,7 +9,10 @@
 //!   the second half tests dtld's link of the same objects even when its first program wrote
 //!   nothing), check that the objects carry `.llvm.call-graph-profile` with REL relocations,
 //!   link both, run both, and compare fingerprints, section sizes and the order of the
-//!   functions in `.text` (lld sorts them by the call graph profile).
+//!   functions in `.text` (lld sorts them by the call graph profile). For ThinLTO fixtures
+//!   (`-flto=thin` in `CFlags`) the profile-use bitcode must carry the profile summary (the
+//!   backends write the call-graph section into objects the harness cannot see), and the
+//!   functions compared are those `llvm-nm-22` lists in the bitcode.
 //! - `Flow: coverage`: compile with `-fprofile-instr-generate -fcoverage-mapping`, link, run,
 //!   merge, and compare `llvm-cov-22 report` and `llvm-cov-22 show` of the two programs, and
 //!   the report of dtld's program read with ld.lld's profile.
@@ -54,6 +57,8 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 const LLVM_PROFDATA: &str = "llvm-profdata-22";
 const LLVM_COV: &str = "llvm-cov-22";
+const LLVM_NM: &str = "llvm-nm-22";
+const BITCODE_MAGIC: &[u8] = b"BC\xC0\xDE";
 
 /// How long a fixture program may run (instrumented programs are slower).
 const RUN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -457,13 +462,20 @@ impl FlowRun<'_> {
     }
 
     /// The profile-use objects must carry what this flow is about: a `.llvm.call-graph-profile`
-    /// section and a REL (not RELA) relocation section for it.
+    /// section and a REL (not RELA) relocation section for it. ThinLTO bitcode carries the
+    /// profile instead (its summary in the module flags), and the LTO backends write the
+    /// section into the objects they hand the linker, which the tests cannot see: only the
+    /// function order then tells.
     fn require_call_graph_profile(&mut self, step: &str, objects: &[String]) -> Result<(), String> {
         use goblin::elf::section_header::SHT_REL;
         let mut found = false;
         for o in objects {
             let path = self.dir.join(step).join(o);
             let data = fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            if data.starts_with(BITCODE_MAGIC) {
+                found |= data.windows(b"ProfileSummary".len()).any(|w| w == b"ProfileSummary");
+                continue;
+            }
             let Ok(elf) = goblin::elf::Elf::parse(&data) else { continue };
             let name = |i: usize| elf.section_headers.get(i).and_then(|sh| elf.shdr_strtab.get_at(sh.sh_name)).unwrap_or("");
             found |= elf.section_headers.iter().any(|sh| sh.sh_type == SHT_REL && name(sh.sh_info as usize) == ".llvm.call-graph-profile");
@@ -488,6 +500,22 @@ impl FlowRun<'_> {
         for o in objects {
             let path = self.dir.join(step).join(o);
             let data = fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            if data.starts_with(BITCODE_MAGIC) {
+                // ThinLTO bitcode: its defined functions as llvm-nm lists them.
+                let mut nm = Command::new(LLVM_NM);
+                nm.arg("--defined-only").arg(&path);
+                let out = self.tool(&mut nm)?;
+                if !out.success() {
+                    return Err(format!("{LLVM_NM} {}: {}", path.display(), out.stderr_text()));
+                }
+                for l in String::from_utf8_lossy(&out.stdout).lines() {
+                    let f: Vec<&str> = l.split_whitespace().collect();
+                    if let [_, "T" | "t", name] = f[..] {
+                        names.insert(name.to_string());
+                    }
+                }
+                continue;
+            }
             let Ok(elf) = goblin::elf::Elf::parse(&data) else { continue };
             for sym in elf.syms.iter() {
                 if sym.st_type() == STT_FUNC && sym.st_shndx != 0 {
@@ -513,6 +541,9 @@ impl FlowRun<'_> {
             placed.sort();
             placed.dedup_by(|a, b| a.1 == b.1);
             orders.push(placed.into_iter().map(|(_, n)| n).collect::<Vec<_>>().join("\n") + "\n");
+        }
+        if orders[1].trim().is_empty() {
+            return Err(format!("none of the fixture's functions is in ld.lld's {step} program (fixture bug?)"));
         }
         let (ours, theirs) = (orders[0].clone(), orders[1].clone());
         self.compare_texts("the order of the fixture's functions in the output (call-graph profile sort)", &format!("{step}/function_order"), &ours, &theirs)
