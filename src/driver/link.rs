@@ -122,10 +122,14 @@ fn opt_list(p: &mut Link, v: &Val) {
             o if o.starts_with("icf=") => c.icf = Some(true),
             "lldtailmerge" => c.tail_merge = Some(true),
             "nolldtailmerge" => c.tail_merge = Some(false),
-            "lbr" | "nolbr" | "ltodebugpassmanager" => {}
+            // ARM64 branch-range thunks; nothing to do on x86-64 (lld ignores them there too).
+            "lbr" | "nolbr" => {}
+            "ltodebugpassmanager" => c.lto.extra.push("--lto-debug-pass-manager".into()),
             o if o.starts_with("lldlto=") => c.lto.opt_level = o[7..].parse().ok(),
             o if o.starts_with("lldltojobs=") => c.lto.jobs = Some(o[11..].to_string()),
-            o if o.starts_with("lldltopartitions=") || o.starts_with("lldltocgo=") => {}
+            // The LTO engine reads (and reports on) these as their GNU spellings.
+            o if o.starts_with("lldltopartitions=") => c.lto.extra.push(format!("--lto-partitions={}", &o[17..])),
+            o if o.starts_with("lldltocgo=") => c.lto.extra.push(format!("--lto-CGO{}", &o[10..])),
             o => p.errors.push(format!("/opt: unknown option: {o}")),
         }
     }
@@ -753,6 +757,16 @@ mod tests {
         assert_eq!(c.entry.as_deref(), Some("main"));
         assert_eq!(c.subsystem, Some(3));
         assert!(c.no_default_all);
+    }
+
+    #[test]
+    fn lto_opt_keywords_reach_the_lto_options() {
+        let CoffAction::Link(c) = parse(&s(&["/opt:lldltocgo=3,lldltopartitions=2,ltodebugpassmanager", "a.obj"])).ok().unwrap() else { panic!() };
+        let o = c.lto.options().unwrap();
+        assert_eq!(o.cg_opt_level, Some(3));
+        assert!(o.debug_pass_manager);
+        // One partition is what dtld compiles; the option is reported when LTO runs.
+        assert_eq!(o.dropped, vec![("--lto-partitions=2".to_string(), false)]);
     }
 
     #[test]

@@ -277,7 +277,7 @@ static OPTIONS: &[Opt<Mingw>] = &[
     opt(&["sysroot"], Value, "<dir>", "Ignored (as in lld)", Noop, nothing),
     opt(&["fat-lto-objects"], Flag, "", "Ignored (as in lld)", Noop, nothing),
     opt(&["no-fat-lto-objects"], Flag, "", "Ignored (as in lld)", Noop, nothing),
-    opt(&["lto-CGO"], Value, "<n>", "Ignored (as in lld)", Noop, nothing),
+    opt(&["lto-CGO"], Value, "<n>", "Code generation optimization level for LTO", Implemented, |p, v| push_lto(p, format!("--lto-CGO{}", v.str()))),
     // lld options dtld does not implement; each would change the output, so each is an error.
     opt(&["delayload"], Value, "<dll>", "DLL to load only on demand", Unsupported, nothing),
     opt(&["functionpadmin"], OptValue, "[=<n>]", "Prepare for hot-patching", Unsupported, nothing),
@@ -347,6 +347,15 @@ impl Mingw {
             if let Some(o) = lookup(OPTIONS, n).filter(|o| o.arity != Flag) {
                 self.apply(o, &a[..a.len() - v.len() - 1], Some(v));
                 return 1;
+            }
+        }
+        // lld's joined LTO levels (`--lto-O2`, `--lto-CGO3`: clang writes them so).
+        for name in ["lto-O", "lto-CGO"] {
+            if let Some(v) = body.strip_prefix(name).filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())) {
+                if let Some(o) = lookup(OPTIONS, name) {
+                    self.apply(o, &a[..a.len() - v.len()], Some(v));
+                    return 1;
+                }
             }
         }
         // A one-letter option with a joined value (`-lfoo`, `-L/dir`, `-omain`, `-mi386pep`).
@@ -591,6 +600,18 @@ mod tests {
         assert_eq!(c.subsystem_version, Some((6, 2)));
         assert_eq!(c.timestamp, Some(0));
         assert_eq!(c.inputs.len(), 1);
+    }
+
+    /// lld's MinGW driver passes `--lto-O<n>` and `--lto-CGO<n>` on as `/opt:lldlto=<n>` and
+    /// `/opt:lldltocgo=<n>`, joined or separate.
+    #[test]
+    fn lto_levels_are_read() {
+        for spelled in [&["--lto-CGO3", "--lto-O1"][..], &["--lto-CGO", "3", "--lto-O", "1"]] {
+            let a: Vec<String> = ["-m", "i386pep", "x.o"].iter().chain(spelled).map(|x| x.to_string()).collect();
+            let CoffAction::Link(c) = parse(&a).ok().unwrap() else { panic!() };
+            let o = c.lto.options().unwrap();
+            assert_eq!((o.cg_opt_level, o.opt_level), (Some(3), 1), "{spelled:?}");
+        }
     }
 
     /// Found by the link_coff fuzzer: an input whose last four bytes cut a multi-byte
