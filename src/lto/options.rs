@@ -59,7 +59,7 @@ pub struct LtoOptions {
     pub tuning: Vec<Tuning>,
     /// Options dtld reads but does not implement on any path, as spelled, with whether
     /// ignoring them would change what the output does (then the link is refused): reported
-    /// once, when the LTO step runs (`report_dropped`).
+    /// once, when the LTO step runs (`report_unimplemented`).
     pub dropped: Vec<(String, bool)>,
     /// Other warnings about the options (lld's deprecation notes), said with `dropped`.
     pub warnings: Vec<String>,
@@ -120,7 +120,8 @@ impl Knob {
         self == Knob::CsProfileGenerate
     }
 
-    /// The `llvm-lto2 run` arguments, or the library's `key=value` setting, for this value.
+    /// The `llvm-lto2 run` arguments for this value (none for what it cannot take); they are
+    /// LLVM's option-parser flags for the library too where `library_setting` is `None`.
     pub fn lto2_args(self, value: &str) -> Vec<String> {
         let one = |s: String| vec![s];
         match self {
