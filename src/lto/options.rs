@@ -384,7 +384,9 @@ impl LtoOptions {
         let via = match way {
             Way::Library => "",
             Way::Lto2 => " by llvm-lto2 (dtld's LTO library for this LLVM was not found)",
-            Way::Clang => " with backends compiled by clang (as in ld.lld's distributed ThinLTO)",
+            // DTLTO: ld.lld's remote command line, which carries none of them (lld drops them
+            // silently); or the local backend jobs of a thin link by LLVMgold.so.
+            Way::Clang => " with backends compiled by clang",
         };
         report(self.tuning.iter().filter(|t| !t.knob.honoured_by(way)).map(|t| (t.spelled.as_str(), t.knob.changes_meaning(), via)), warn)
     }
