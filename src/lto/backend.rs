@@ -141,15 +141,26 @@ pub(crate) fn read_entry(p: &std::path::Path) -> Option<(std::fs::File, Vec<u8>)
 /// hits: no copy of the bytes (998 objects, 25 MiB, for an OpenSSL relink). Entries are
 /// replaced by renaming and pruned by unlinking, never rewritten in place, so the mapping
 /// keeps the bytes it was made with. Also the entry's metadata, and the open file.
+/// A small entry is read instead (as LLVM reads files under 16 KiB): tens of thousands of
+/// mappings would run into the process's limit on them (`vm.max_map_count`, 65,530 by default),
+/// next to the inputs' own. A mapping that fails is a read too.
 pub(crate) fn map_entry(p: &std::path::Path) -> Option<(std::fs::File, std::fs::Metadata, &'static [u8])> {
-    let (f, meta) = open_entry(p)?;
+    use std::io::Read;
+    const MAP_FROM: u64 = 16 << 10;
+    let (mut f, meta) = open_entry(p)?;
     if meta.len() == 0 {
         return Some((f, meta, &[]));
     }
-    // SAFETY: read-only and private; see above for why the bytes cannot change under us.
-    let m = unsafe { memmap2::Mmap::map(&f) }.ok()?;
-    let m: &'static memmap2::Mmap = Box::leak(Box::new(m));
-    Some((f, meta, &m[..]))
+    if meta.len() >= MAP_FROM {
+        // SAFETY: read-only and private; see above for why the bytes cannot change under us.
+        if let Ok(m) = unsafe { memmap2::Mmap::map(&f) } {
+            let m: &'static memmap2::Mmap = Box::leak(Box::new(m));
+            return Some((f, meta, &m[..]));
+        }
+    }
+    let mut data = Vec::with_capacity(meta.len() as usize);
+    f.read_to_end(&mut data).ok()?;
+    Some((f, meta, Box::leak(data.into_boxed_slice())))
 }
 
 impl Cache {
@@ -493,6 +504,49 @@ mod tests {
     fn object_checks() {
         assert_eq!(check_object(b""), Err("the object file is empty".into()));
         assert_eq!(check_object(b"garbage garbage garbage garbage garbage garbage garbage garbage garbage"), Err("not an ELF or COFF x86-64 object".into()));
+    }
+
+    /// Entries small and large come back whole (read or mapped); a symlink planted in the cache
+    /// is removed, never followed; a directory is no entry; a hit renews an old entry's time.
+    #[test]
+    fn cache_entries() {
+        let dir = std::env::temp_dir().join(format!("dtld-backend-cache-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for len in [1usize, 4096, 16 << 10, (64 << 10) + 3] {
+            let data: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+            let p = dir.join(format!("e{len}"));
+            std::fs::write(&p, &data).unwrap();
+            assert_eq!(map_entry(&p).unwrap().2, &data[..], "{len} bytes");
+        }
+        std::os::unix::fs::symlink(dir.join("e1"), dir.join("link")).unwrap();
+        assert!(map_entry(&dir.join("link")).is_none());
+        assert!(!dir.join("link").exists() && std::fs::symlink_metadata(dir.join("link")).is_err());
+        std::fs::create_dir(dir.join("sub")).unwrap();
+        assert!(map_entry(&dir.join("sub")).is_none());
+
+        let c = Cache::new(dir.clone(), String::new());
+        let obj = {
+            let mut o = vec![0u8; 128];
+            o[..4].copy_from_slice(b"\x7fELF");
+            o[4] = 2;
+            o[5] = 1;
+            o[16] = 1; // ET_REL
+            o[18] = 62; // EM_X86_64
+            o
+        };
+        assert_eq!(check_object(&obj), Ok(()));
+        assert!(c.store("k", &obj));
+        let old = SystemTime::now() - Duration::from_secs(7200);
+        std::fs::File::options().write(true).open(dir.join("dtld-k")).unwrap().set_modified(old).unwrap();
+        assert_eq!(c.lookup("k").unwrap(), &obj[..]);
+        let renewed = std::fs::metadata(dir.join("dtld-k")).unwrap().modified().unwrap();
+        assert!(renewed > old + Duration::from_secs(3600));
+        // A damaged entry is no hit, and goes.
+        std::fs::write(dir.join("dtld-k"), b"junk").unwrap();
+        assert!(c.lookup("k").is_none());
+        assert!(!dir.join("dtld-k").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
