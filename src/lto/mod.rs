@@ -390,6 +390,9 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
             _ => {}
         }
     }
+    // Committed to `llvm-lto2` or to clang backends: what they cannot pass on is said (or
+    // refused) before anything is staged.
+    opts.report_knobs(if in_process_lto2 { options::Way::Lto2 } else { options::Way::Clang }, &warn)?;
     // The modules' SHA-1s name the staged modules and the member store's entries, and enter the
     // backend cache's keys (`backend::Cache::know`, whose other digests are SHA-1s of files).
     let digests = linkcache::digests(&inputs);
@@ -423,7 +426,6 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     if let Some(d) = opts.cache_dir.as_ref().filter(|_| modules.iter().any(|m| m.store.is_some())) {
         create_dir(d)?;
     }
-    opts.report_knobs(if in_process_lto2 { options::Way::Lto2 } else { options::Way::Clang }, &warn)?;
     if in_process_lto2 {
         // In-process ThinLTO, as lld: llvm-lto2 runs the thin link and the backends in its
         // thread pool, with LLVM's own ThinLTO cache.

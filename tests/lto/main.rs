@@ -1093,7 +1093,11 @@ fn not_implemented_options(t: &Work) -> Result<(), String> {
         return Err(format!("DTLTO with dwo_dir: no warning:\n{}", o.stderr_text()));
     }
     t.run_program("dtlto")?;
-    let ours = linker_argv(t, Linker::Dtld, &["main.o", "work.o", "-o", "out/prog", &dist, "-Wl,--lto-cs-profile-generate"])?;
+    // Refused before anything is made: no staging, and no cache directory for the archive
+    // member's store.
+    t.ar(".", "rcs", "libwork.a", &["work.o"])?;
+    let ours =
+        linker_argv(t, Linker::Dtld, &["main.o", "libwork.a", "-o", "out/prog", &dist, "-Wl,--lto-cs-profile-generate", "-Wl,--thinlto-cache-dir=cache"])?;
     let stderr = expect_clean_failure(t, &ours, &[])?;
     if !stderr.contains("--lto-cs-profile-generate is not supported with backends compiled by clang") {
         return Err(format!("DTLTO with CS-PGO generation: unexpected message:\n{stderr}"));
