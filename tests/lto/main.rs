@@ -955,24 +955,6 @@ int work(int x) {
 /// A text sample profile: `work` hot, `twice` with few samples.
 const OPT_PROFILE: &str = "work:200000:5000\n 1: 5000\n 2: 100000\n 3: 100000\ntwice:10:1\n 0: 1\n";
 
-/// The files under `dir`, relative, sorted.
-fn files_under(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Ok(rel) = p.strip_prefix(dir) {
-                out.push(rel.to_string_lossy().into_owned());
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 fn section_size(path: &Path, name: &str) -> Result<Option<u64>, String> {
     let data = fs::read(path).map_err(|e| format!("read {}: {e}", path.display()))?;
     let elf = goblin::elf::Elf::parse(&data).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -1009,7 +991,9 @@ fn backend_options(t: &Work) -> Result<(), String> {
         }
         let output = t.run_program(&format!("{}/out", linker.name()))?;
         let map = section_size(&dir.join("out"), ".llvm_bb_addr_map")?;
-        results.push((files_under(&dir), output, map));
+        // The files the link wrote (directories left out), sorted.
+        let files: Vec<String> = snapshot(&dir)?.into_keys().filter(|k| !k.ends_with('/')).collect();
+        results.push((files, output, map));
     }
     let (ours, theirs) = (&results[0], &results[1]);
     if ours.0 != theirs.0 {
