@@ -341,9 +341,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     let link_cache = linkcache::LinkCache::new(req, &names, &fingerprints, &parts);
     if let Some(hit) = link_cache.as_ref().and_then(|c| c.lookup(&out)) {
         // What the link that stored the entry said of the options.
-        let way = if dtlto {
-            options::Way::Clang
-        } else if inproc::find(&llvm.dir).is_some() && inproc::unsupported(req, &names, inproc::Mode::Backends).is_none() {
+        let way = if !dtlto && inproc::find(&llvm.dir).is_some() && inproc::unsupported(req, &names, inproc::Mode::Backends).is_none() {
             options::Way::Library
         } else if in_process_lto2 {
             options::Way::Lto2
