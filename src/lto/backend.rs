@@ -208,6 +208,25 @@ impl Cache {
         Some(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
     }
 
+    /// The key of a job from LLVM's cache key for its module's backend (`computeLTOCacheKey`:
+    /// the module's and its import sources' hashes, import and export lists, resolutions and
+    /// the thin link's configuration, never a module's name) and the remote command line every
+    /// job shares: no file is read or hashed, and no path of the link enters it, so a relink
+    /// of another output, or on another machine, finds the same entries.
+    pub fn llvm_key(&self, common: &[String], llvm_key: &[u8]) -> String {
+        let mut h = Sha1::new();
+        h.update(b"dtld-thinlto-cache-v3-llvm\0");
+        h.update(self.salt.as_bytes());
+        h.update([0]);
+        for a in common {
+            h.update(a.as_bytes());
+            h.update([0]);
+        }
+        h.update((llvm_key.len() as u64).to_le_bytes());
+        h.update(llvm_key);
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
     fn entry(&self, key: &str) -> PathBuf {
         self.dir.join(Cache::file_name(key))
     }
@@ -378,6 +397,15 @@ impl CachePolicy {
 
 /// A backend's object: mapped from the cache, or read from the job's output file.
 pub type Object = Cow<'static, [u8]>;
+
+/// What the backend cache knows of a job before it runs: its key and, on a hit, the object.
+/// DTLTO's in-process thin link asks before writing a module's shard (`inproc::Probe`), with
+/// LLVM's own cache key for the module's backend (`Cache::llvm_key`).
+#[derive(Debug, Clone)]
+pub struct Known {
+    pub key: String,
+    pub hit: Option<&'static [u8]>,
+}
 
 /// What running the jobs did.
 #[derive(Debug, Default)]

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::error::{Error, Result};
-use crate::lto::backend::{check_object, Cache, Job, Object, Stats};
+use crate::lto::backend::{check_object, Cache, Job, Known, Object, Stats};
 
 use crate::util::json::{json_array, json_string};
 
@@ -121,7 +121,9 @@ impl Distributor<'_> {
 
 /// Runs the jobs that miss the cache through the distributor, in `cwd` (the linker's working
 /// directory). Returns every job's object bytes, in job order.
-pub fn run(d: &Distributor, common: &[String], jobs: &[Job], cwd: &Path, cache: Option<&Cache>) -> Result<(Vec<Object>, Stats)> {
+/// `known` (by job, or empty) holds what the thin link already learned from the cache
+/// (`Known`): such a job is neither keyed nor looked up again.
+pub fn run(d: &Distributor, common: &[String], jobs: &[Job], known: &[Option<Known>], cwd: &Path, cache: Option<&Cache>) -> Result<(Vec<Object>, Stats)> {
     let mut objects: Vec<Option<Object>> = vec![None; jobs.len()];
     let mut keys: Vec<Option<String>> = vec![None; jobs.len()];
     let mut stats = Stats::default();
@@ -129,7 +131,11 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], cwd: &Path, cache: 
         use rayon::prelude::*;
         let found: Vec<(Option<String>, Option<&'static [u8]>)> = jobs
             .par_iter()
-            .map(|j| {
+            .enumerate()
+            .map(|(i, j)| {
+                if let Some(Some(k)) = known.get(i) {
+                    return (Some(k.key.clone()), k.hit);
+                }
                 let k = c.key(common, j, cwd);
                 let data = k.as_ref().and_then(|k| c.lookup(k));
                 (k, data)

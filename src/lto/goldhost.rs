@@ -234,7 +234,7 @@ pub(crate) fn run_with_helper(
     }
     let regular_object = std::fs::read(&obj_path).ok().filter(|d| has_real_symbols(d));
     let now = std::time::Instant::now();
-    Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects: Vec::new(), in_memory: None, times: [now; 4] })
+    Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects: Vec::new(), in_memory: None, known: Vec::new(), times: [now; 4] })
 }
 
 /// The helper's result: its errors (`dtld: error: ` lines, or all it said when it failed

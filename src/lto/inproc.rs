@@ -31,7 +31,7 @@ use super::LtoRequest;
 use crate::error::{Error, Result};
 
 /// The interface version `dtld_lto_abi()` must return.
-const ABI: c_uint = 3;
+const ABI: c_uint = 4;
 
 #[repr(C)]
 struct Config {
@@ -47,11 +47,18 @@ struct Config {
     cache_dir: *const c_char,
     settings: *const *const c_char,
     settingc: usize,
+    probe: Option<ProbeFn>,
 }
 
 type DiagFn = unsafe extern "C" fn(*mut c_void, c_int, *const c_char, usize);
 type ObjectFn = unsafe extern "C" fn(*mut c_void, c_uint, *const c_char, usize, *const c_char, usize);
 type IndexFn = unsafe extern "C" fn(*mut c_void, *const c_char, usize, *const c_char, usize, *const c_char, usize);
+type ProbeFn = unsafe extern "C" fn(*mut c_void, *const c_char, usize, *const c_char, usize) -> c_int;
+
+/// DTLTO's question to the backend cache, asked with LLVM's cache key of a module's backend
+/// (`computeLTOCacheKey`) before its shard is written: dtld's key for the job and, if the
+/// cache holds its object, the object (then no shard is written).
+pub type Probe = Box<dyn Fn(&[u8]) -> super::backend::Known + Send + Sync>;
 
 /// The library's entry points (see `dtld_lto.cpp` for their contracts).
 struct Api {
@@ -183,6 +190,9 @@ struct Sink {
     /// collected.
     files: Option<IndexFiles>,
     write_errors: Mutex<Vec<(String, Error)>>,
+    /// `Mode::Distributed` with a backend cache: the question, and its answers by module.
+    probe: Option<Probe>,
+    probed: Mutex<Vec<(String, super::backend::Known)>>,
 }
 
 /// Where an index-only link writes its index and imports files: lld's
@@ -237,6 +247,17 @@ unsafe extern "C" fn on_index(
     sink.indexes.lock().unwrap_or_else(|p| p.into_inner()).push(index);
 }
 
+unsafe extern "C" fn on_probe(ctx: *mut c_void, module: *const c_char, module_len: usize, key: *const c_char, key_len: usize) -> c_int {
+    // SAFETY: `ctx` as for `on_diag`; the two buffers hold their lengths for the call.
+    let (sink, module, key) =
+        unsafe { (&*(ctx as *const Sink), std::slice::from_raw_parts(module as *const u8, module_len), std::slice::from_raw_parts(key as *const u8, key_len)) };
+    let Some(probe) = &sink.probe else { return 0 };
+    let known = probe(key);
+    let hit = known.hit.is_some();
+    sink.probed.lock().unwrap_or_else(|p| p.into_inner()).push((String::from_utf8_lossy(module).into_owned(), known));
+    c_int::from(hit)
+}
+
 unsafe extern "C" fn on_diag(ctx: *mut c_void, severity: c_int, msg: *const c_char, len: usize) {
     // SAFETY: `ctx` is the `Sink` passed to `create`, alive for the whole link; `msg` holds
     // `len` bytes for the duration of the call.
@@ -278,9 +299,12 @@ pub struct Produced {
     /// (cache hits are its maps of the cache files), never freed; and the LLVM cache file
     /// holding each, if any.
     pub objects: Vec<(u32, &'static [u8], Option<PathBuf>)>,
-    /// `Mode::Distributed`: each module's index, by module (`None` for a module without one;
-    /// `Mode::IndexOnly` writes them as they come).
+    /// `Mode::Distributed`: each module's index, by module (`None` for a module without one,
+    /// or whose object the backend cache holds; `Mode::IndexOnly` writes them as they come).
     pub indexes: Vec<Option<Index>>,
+    /// `Mode::Distributed` with a probe: what the backend cache said of each module, by module
+    /// (`None`: not asked, for a module without a module hash).
+    pub probed: Vec<Option<super::backend::Known>>,
     /// The parts of the run, for `--time-trace`.
     pub laps: crate::trace::Laps,
 }
@@ -409,7 +433,15 @@ fn parse<'s>(shim: &'s Shim, m: &super::LtoModule, name: &str) -> std::result::R
 /// Objects come back (the regular-LTO partition in every mode; the backends' through LLVM's
 /// ThinLTO cache when the link has a cache directory). `Ok(Err(why))`: the library cannot do
 /// it (its symbol table differs from dtld's); nothing was written.
-pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String], mode: Mode, version: &str) -> Result<std::result::Result<Produced, String>> {
+pub fn run(
+    shim: &Shim,
+    req: &LtoRequest,
+    cg: &CodegenSettings,
+    names: &[String],
+    mode: Mode,
+    probe: Option<Probe>,
+    version: &str,
+) -> Result<std::result::Result<Produced, String>> {
     let opts = req.opts;
     let index = mode != Mode::Backends;
     // LLVM keeps the module IDs by reference (in the LTO state, which outlives this call).
@@ -426,7 +458,9 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
         let (old, new, _) = opts.prefix_replace.clone().unwrap_or_default();
         IndexFiles { old, new, imports: opts.emit_imports_files }
     });
-    let sink: &'static Sink = Box::leak(Box::new(Sink { files, ..Default::default() }));
+    let probe = probe.filter(|_| mode == Mode::Distributed);
+    let probing = probe.is_some();
+    let sink: &'static Sink = Box::leak(Box::new(Sink { files, probe, ..Default::default() }));
     let ctx = sink as *const Sink as *mut c_void;
     let cache = opts.cache_dir.as_ref().filter(|_| mode == Mode::Backends).map(|d| cstr(&super::thinlink::abs(d).to_string_lossy()));
     let config = Config {
@@ -442,6 +476,7 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
         index_ctx: ctx,
         settings: setting_ptrs.as_ptr(),
         settingc: setting_ptrs.len(),
+        probe: probing.then_some(on_probe as ProbeFn),
     };
     let mut err = std::ptr::null_mut();
     // SAFETY: `config` and everything it points to live across the call (the library copies
@@ -504,6 +539,13 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
         };
         *slot = Some(ix);
     }
+    let mut probed: Vec<Option<super::backend::Known>> = (0..names.len()).map(|_| None).collect();
+    for (module, known) in std::mem::take(&mut *sink.probed.lock().unwrap_or_else(|p| p.into_inner())) {
+        let Some(slot) = probed.get_mut(at(&module)) else {
+            return Err(fail(format!("internal error: a cache key for {module}, which is no module of the link")));
+        };
+        *slot = Some(known);
+    }
     // The first write error in module order.
     let mut errors = std::mem::take(&mut *sink.write_errors.lock().unwrap_or_else(|p| p.into_inner()));
     errors.sort_by_key(|(module, _)| at(module));
@@ -511,7 +553,7 @@ pub fn run(shim: &Shim, req: &LtoRequest, cg: &CodegenSettings, names: &[String]
         return Err(e);
     }
     laps.lap(if index { "Thin link and index files" } else { "Thin link and backends" });
-    Ok(Ok(Produced { objects, indexes, laps }))
+    Ok(Ok(Produced { objects, indexes, probed, laps }))
 }
 
 /// LLVM's warning or remark as lld prints it (`diagnostics.rs`'s words).

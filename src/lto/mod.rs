@@ -178,8 +178,9 @@ fn run_in_process(
     cg: &CodegenSettings,
     names: &[String],
     mode: inproc::Mode,
+    probe: Option<inproc::Probe>,
 ) -> Result<Option<inproc::Produced>> {
-    match inproc::run(shim, req, cg, names, mode, &llvm.version)? {
+    match inproc::run(shim, req, cg, names, mode, probe, &llvm.version)? {
         Ok(p) => {
             if req.verbose {
                 eprintln!("dtld: thinlto: thin link in process (LLVM {})", shim.llvm_version());
@@ -434,10 +435,29 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         }
         return Ok(LtoOutput { objects, stop: false, cleanup });
     }
+    let cache = opts
+        .cache_dir
+        .as_ref()
+        .map(|d| backend::Cache::new(d.clone(), format!("{} {} {}{}", llvm.clang.display(), llvm.version, llvm.identity, if dtlto { " dtlto" } else { "" })));
     let t_thin = std::time::Instant::now();
     // DTLTO: the thin link in this process when the library can do it (the modules are staged
-    // for the distributor all the same, and the index files written next to them).
-    let in_process = if dtlto { distributed_thin_link(req, &llvm, &cg, &modules, trace)? } else { None };
+    // for the distributor all the same, and the index files written next to them). With a
+    // cache, each module's backend is looked up by LLVM's key before its shard is written:
+    // a relink writes (and hashes) only the shards of the jobs that run, as LLVM after 22.
+    // Not when every index file is kept (-save-temps, --thinlto-emit-index-files).
+    let probe: Option<inproc::Probe> = match &cache {
+        Some(c) if dtlto && !opts.save_temps && !opts.emit_index_files && !opts.emit_imports_files => {
+            let c = backend::Cache::new(c.dir.clone(), c.salt.clone());
+            let common = common.clone();
+            Some(Box::new(move |llvm_key: &[u8]| {
+                let key = c.llvm_key(&common, llvm_key);
+                let hit = c.lookup(&key);
+                backend::Known { key, hit }
+            }))
+        }
+        _ => None,
+    };
+    let in_process = if dtlto { distributed_thin_link(req, &llvm, &cg, &modules, probe, trace)? } else { None };
     let mut tl = match in_process {
         Some(tl) => tl,
         None => thin_link(&llvm, opts, &cg, &base, &stage_abs, &modules, true)?,
@@ -448,10 +468,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     trace.stage("Thin link", &format!("{} modules, LLVM {}", modules.len(), llvm.version), t_thin);
 
     let (jobs, job_module) = backend_jobs(&tl, &names, &ids);
-    let cache = opts
-        .cache_dir
-        .as_ref()
-        .map(|d| backend::Cache::new(d.clone(), format!("{} {} {}{}", llvm.clang.display(), llvm.version, llvm.identity, if dtlto { " dtlto" } else { "" })));
+    let known: Vec<Option<backend::Known>> = job_module.iter().map(|&m| tl.known.get(m).cloned().flatten()).collect();
     if let (Some(c), Some(shards)) = (&cache, &tl.in_memory) {
         // The cache keys hash the jobs' files: the modules' digests are known, the shards' are
         // taken from memory; nothing is written for a job the cache holds.
@@ -460,11 +477,14 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         for (i, m) in modules.iter().enumerate() {
             c.know(base.join(&m.id), m.data, digests[i]);
         }
+        // Only the shards of jobs without a key from the probe.
         let hashed: Vec<(PathBuf, &[u8], [u8; 20])> = tl
             .shards
             .par_iter()
             .zip(shards.par_iter())
-            .filter_map(|(p, d)| Some((base.join(p.as_ref()?), d.as_deref()?)))
+            .enumerate()
+            .filter(|(i, _)| tl.known.get(*i).is_none_or(|k| k.is_none()))
+            .filter_map(|(_, (p, d))| Some((base.join(p.as_ref()?), d.as_deref()?)))
             .map(|(p, d)| (p, d, sha1::Sha1::digest(d).into()))
             .collect();
         for (p, d, digest) in hashed {
@@ -490,7 +510,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
                 staging: Some(&staging),
                 prepare: Some(&prepare),
             };
-            dtlto::run(&d, &common, &jobs, &base, cache.as_ref())?
+            dtlto::run(&d, &common, &jobs, &known, &base, cache.as_ref())?
         }
         None => backend::run_local(&common, &jobs, &base, cg.threads, cache.as_ref())?,
     };
@@ -792,7 +812,7 @@ fn in_process_shim(
         create_dir(d)?;
     }
     let t = std::time::Instant::now();
-    let Some(mut produced) = run_in_process(req, shim, llvm, cg, names, inproc::Mode::Backends)? else {
+    let Some(mut produced) = run_in_process(req, shim, llvm, cg, names, inproc::Mode::Backends, None)? else {
         return Ok(None);
     };
     let mut regular = None;
@@ -826,6 +846,7 @@ fn distributed_thin_link(
     llvm: &llvm::Llvm,
     cg: &CodegenSettings,
     modules: &[Module],
+    probe: Option<inproc::Probe>,
     trace: &mut crate::trace::Trace,
 ) -> Result<Option<thinlink::ThinLinkOutput>> {
     let ids: Vec<String> = modules.iter().map(|m| m.id.clone()).collect();
@@ -841,7 +862,7 @@ fn distributed_thin_link(
     };
     thinlink::unique_ids(modules)?;
     let t_run = std::time::Instant::now();
-    let Some(mut produced) = run_in_process(req, &shim, llvm, cg, &ids, inproc::Mode::Distributed)? else {
+    let Some(mut produced) = run_in_process(req, &shim, llvm, cg, &ids, inproc::Mode::Distributed, probe)? else {
         return Ok(None);
     };
     let t_read = std::time::Instant::now();
@@ -854,6 +875,13 @@ fn distributed_thin_link(
         imports[i] = index.imports;
         data[i] = Some(index.shard);
     }
+    // A module the backend cache holds has a job all the same (its object comes from the
+    // cache); its shard is never written.
+    for (i, k) in produced.probed.iter().enumerate() {
+        if k.as_ref().is_some_and(|k| k.hit.is_some()) && shards[i].is_none() {
+            shards[i] = Some(PathBuf::from(format!("{}.thinlto.bc", ids[i])));
+        }
+    }
     let regular_object = produced.objects.iter().find(|o| o.0 == 0).map(|o| o.1.to_vec());
     Ok(Some(thinlink::ThinLinkOutput {
         shards,
@@ -861,6 +889,7 @@ fn distributed_thin_link(
         regular_object,
         thin_objects: Vec::new(),
         in_memory: Some(data),
+        known: std::mem::take(&mut produced.probed),
         times: [t_run, t_run, t_read, std::time::Instant::now()],
     }))
 }
@@ -1091,7 +1120,7 @@ fn index_only(
     match shim_for(req, llvm, names, inproc::Mode::IndexOnly, trace) {
         Some(Ok(shim)) => {
             let t = std::time::Instant::now();
-            if let Some(produced) = run_in_process(req, &shim, llvm, cg, names, inproc::Mode::IndexOnly)? {
+            if let Some(produced) = run_in_process(req, &shim, llvm, cg, names, inproc::Mode::IndexOnly, None)? {
                 trace.stage("Thin link", &format!("in process, LLVM {}", shim.llvm_version()), t);
                 trace.laps(&produced.laps);
                 let t_write = std::time::Instant::now();

@@ -237,6 +237,9 @@ pub struct ThinLinkOutput {
     /// The shards by module when they are still only in memory (the in-process thin link for
     /// DTLTO): then neither they nor the modules are on disk yet; `None`: both are.
     pub in_memory: Option<Vec<Option<Vec<u8>>>>,
+    /// By module: what the backend cache said when the thin link asked (DTLTO in process with
+    /// a cache directory); empty otherwise.
+    pub known: Vec<Option<super::backend::Known>>,
     /// When staging, `llvm-lto2` and reading its outputs started, for `--time-trace`.
     pub times: [std::time::Instant; 4],
 }
@@ -404,7 +407,15 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
             .map(|(_, p)| std::fs::read(p).map_err(|e| Error::new(format!("cannot open {}: {}", p.display(), crate::io_error(&e)))))
             .collect::<Result<Vec<_>>>()?;
     }
-    Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects, in_memory: None, times: [t_stage, t_run, t_read, std::time::Instant::now()] })
+    Ok(ThinLinkOutput {
+        shards,
+        imports,
+        regular_object,
+        thin_objects,
+        in_memory: None,
+        known: Vec::new(),
+        times: [t_stage, t_run, t_read, std::time::Instant::now()],
+    })
 }
 
 /// What a thin link wrote next to each module (its ID, relative to `cwd`): the shard

@@ -196,6 +196,7 @@ fn main() {
     add("cache/unchanged-relink", false, |t| cache(t, Change::None));
     add("cache/changed-leaf", false, |t| cache(t, Change::Leaf));
     add("cache/changed-imported", false, |t| cache(t, Change::Imported));
+    add("cache/other-output", false, |t| cache(t, Change::OtherOutput));
     add("save-temps/default", false, |t| save_temps(t, false));
     add("save-temps/kept", false, |t| save_temps(t, true));
     add("signal/sigint-group", false, |t| signal(t, libc::SIGINT, true));
@@ -901,6 +902,10 @@ enum Change {
     Leaf,
     /// mid.c: imported by main.o and arch.o.
     Imported,
+    /// Nothing changed, but the relink writes another output in another directory: the link
+    /// cache (per output) misses, the thin link runs, and every backend is found in the cache
+    /// all the same (its keys name no path of the link), so the distributor does not run.
+    OtherOutput,
 }
 
 fn cache(t: &Work, change: Change) -> Result<(), String> {
@@ -923,8 +928,14 @@ fn cache(t: &Work, change: Change) -> Result<(), String> {
     }
     let program = fs::read(cwd.join("prog")).map_err(|e| e.to_string())?;
 
+    let mut out = "prog";
     let (expected_out, expected_jobs): (String, BTreeSet<String>) = match change {
         Change::None => (EXPECTED.to_string(), BTreeSet::new()),
+        Change::OtherOutput => {
+            fs::create_dir_all(cwd.join("elsewhere")).map_err(|e| e.to_string())?;
+            out = "elsewhere/prog";
+            (EXPECTED.to_string(), BTreeSet::new())
+        }
         Change::Leaf => {
             // Guard: leaf.o must import nothing and be imported by nobody.
             let leaf = "leaf.o".to_string();
@@ -947,17 +958,23 @@ fn cache(t: &Work, change: Change) -> Result<(), String> {
             (EXPECTED.replace("mid=33", "mid=36").replace("arch=56", "arch=61"), set)
         }
     };
-    t.link_and_run(&cwd, Linker::Dtld, &d, "prog", &flags, &expected_out, &allowed)?;
+    // Another output also links with another thread count: an option of the link cache's key
+    // (so its entry for the first link does not serve) that no backend sees.
+    let relink_flags: Vec<&str> = match change {
+        Change::OtherOutput => flags.iter().copied().chain(["-Wl,--thinlto-jobs=1"]).collect(),
+        _ => flags.to_vec(),
+    };
+    t.link_and_run(&cwd, Linker::Dtld, &d, out, &relink_flags, &expected_out, &allowed)?;
     let calls = rec.calls()?;
     match change {
-        Change::None => {
+        Change::None | Change::OtherOutput => {
             if calls.len() != 1 {
                 return Err(format!(
                     "a relink with every backend in the cache ran the distributor (job file: {})",
                     calls.last().map_or("", |c| c.text.as_str())
                 ));
             }
-            let again = fs::read(cwd.join("prog")).map_err(|e| e.to_string())?;
+            let again = fs::read(cwd.join(out)).map_err(|e| e.to_string())?;
             if again != program {
                 return Err("the relink from the cache wrote a different program".into());
             }

@@ -48,7 +48,7 @@ using namespace llvm;
 extern "C" {
 
 // Interface version: dtld refuses a library whose `dtld_lto_abi()` differs.
-enum { DTLD_LTO_ABI = 3 };
+enum { DTLD_LTO_ABI = 4 };
 
 // Resolution bits, one byte per symbol in the order `InputFile::symbols()` lists them
 // (llvm-lto2's `-r` letters p, l, x, r).
@@ -74,6 +74,14 @@ typedef void (*dtld_lto_object_fn)(void *ctx, unsigned task, const char *data, s
 typedef void (*dtld_lto_index_fn)(void *ctx, const char *module, size_t module_len, const char *shard, size_t shard_len,
                                   const char *imports, size_t imports_len);
 
+// DTLTO with dtld's backend cache: LLVM's cache key for a module's backend
+// (`computeLTOCacheKey`, what in-process ThinLTO keys its cache with: the module's and its
+// import sources' hashes, the import and export lists, the resolutions, the configuration;
+// never a module's name) before its shard is written. Returns nonzero when the cache holds
+// the module's object: then no shard is written and `index_sink` is not called for it.
+// Called from LLVM's threads; only for modules with a module hash.
+typedef int (*dtld_lto_probe_fn)(void *ctx, const char *module, size_t module_len, const char *key, size_t key_len);
+
 struct dtld_lto_config {
   // `-O`: 0-3.
   unsigned opt_level;
@@ -98,6 +106,9 @@ struct dtld_lto_config {
   // LLVM command-line flag (`apply_setting` lists the keys).
   const char *const *settings;
   size_t settingc;
+  // Index-only for DTLTO: asked for each module before its shard is written (with `index_ctx`),
+  // or null.
+  dtld_lto_probe_fn probe;
 };
 
 // An input parsed ahead of `dtld_lto_add` (parsing is independent per module, so dtld does
@@ -173,20 +184,40 @@ namespace {
 // summaries gathered, the same writer), and its import list as the `.imports` file lists it.
 class MemoryIndexBackend : public lto::ThinBackendProc {
   dtld_lto_index_fn sink;
+  dtld_lto_probe_fn probe;
   void *ctx;
+  // The CFI function GUIDs, as the in-process backend collects them for its cache keys.
+  DenseSet<GlobalValue::GUID> cfi_defs, cfi_decls;
 
 public:
   MemoryIndexBackend(const lto::Config &conf, ModuleSummaryIndex &index,
                      const DenseMap<StringRef, GVSummaryMapTy> &defined, ThreadPoolStrategy threads,
-                     dtld_lto_index_fn sink, void *ctx)
+                     dtld_lto_index_fn sink, dtld_lto_probe_fn probe, void *ctx)
       : ThinBackendProc(conf, index, defined, /*OnWrite=*/{}, /*ShouldEmitImportsFiles=*/false, threads), sink(sink),
-        ctx(ctx) {}
+        probe(probe), ctx(ctx) {
+    if (probe) {
+      cfi_defs.insert(index.cfiFunctionDefs().guid_begin(), index.cfiFunctionDefs().guid_end());
+      cfi_decls.insert(index.cfiFunctionDecls().guid_begin(), index.cfiFunctionDecls().guid_end());
+    }
+  }
 
   Error start(unsigned, BitcodeModule bm, const FunctionImporter::ImportMapTy &imports,
-              const FunctionImporter::ExportSetTy &, const std::map<GlobalValue::GUID, GlobalValue::LinkageTypes> &,
+              const FunctionImporter::ExportSetTy &exports,
+              const std::map<GlobalValue::GUID, GlobalValue::LinkageTypes> &odr,
               MapVector<StringRef, BitcodeModule> &) override {
     StringRef module = bm.getModuleIdentifier();
-    BackendThreadPool.async([this, module, &imports] {
+    BackendThreadPool.async([this, module, &imports, &exports, &odr] {
+      // As the in-process backend: a module without a hash is never cached.
+      auto hash = CombinedIndex.getModuleHash(module);
+      if (probe && !all_of(hash, [](uint32_t v) { return v == 0; })) {
+        auto defined = ModuleToDefinedGVSummaries.find(module);
+        static const GVSummaryMapTy none;
+        std::string key = computeLTOCacheKey(Conf, CombinedIndex, module, imports, exports, odr,
+                                             defined == ModuleToDefinedGVSummaries.end() ? none : defined->second,
+                                             cfi_defs, cfi_decls);
+        if (probe(ctx, module.data(), module.size(), key.data(), key.size()))
+          return;
+      }
       ModuleToSummariesForIndexTy summaries;
       GVSummaryPtrSet declarations;
       gatherImportedSummariesForModule(module, ModuleToDefinedGVSummaries, imports, summaries, declarations);
@@ -323,12 +354,13 @@ DTLD_API dtld_lto *dtld_lto_create(const dtld_lto_config *cfg, dtld_lto_diag_fn 
   lto::ThinBackend backend;
   if (cfg->index_only) {
     dtld_lto_index_fn sink = cfg->index_sink;
+    dtld_lto_probe_fn probe = cfg->probe;
     void *ctx = cfg->index_ctx;
     ThreadPoolStrategy threads = heavyweight_hardware_concurrency(cfg->threads);
     backend = lto::ThinBackend(
         [=](const lto::Config &c, ModuleSummaryIndex &index, const DenseMap<StringRef, GVSummaryMapTy> &defined,
             AddStreamFn, FileCache) {
-          return std::make_unique<MemoryIndexBackend>(c, index, defined, threads, sink, ctx);
+          return std::make_unique<MemoryIndexBackend>(c, index, defined, threads, sink, probe, ctx);
         },
         threads);
   } else
