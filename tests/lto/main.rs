@@ -121,6 +121,7 @@ fn main() {
     add("staging/persistent/dtld-only", lld, persistent_staging);
     add("errors/truncated-bitcode", false, |t| bad_bitcode(t, BadBitcode::Truncated));
     add("errors/garbage-after-magic", false, |t| bad_bitcode(t, BadBitcode::Garbage));
+    add("errors/llvm-names-modules", false, llvm_names_modules);
     // lld rebuilds the symbol table of bitcode from another producer from the IR and links it.
     add("errors/newer-producer/dtld-only", lld, newer_producer);
     // lld has LLVM built in and links bitcode without any plugin.
@@ -844,6 +845,62 @@ fn build_err_inputs(t: &Work, env: &[(&str, &str)], a_flags: &[&str]) -> Result<
         cmd.env(k, v);
     }
     t.ok(&mut cmd).map(drop)
+}
+
+/// LLVM's own error about two modules names them as lld does: dtld's in-process backends
+/// know the modules by short IDs (`inproc::ModuleIds`), and every message LLVM writes must get
+/// the names back. m1.o and libm.a(m2.o) carry a module flag with the Error behaviour and
+/// different values: regular LTO fails when it links them (the message, with the archive
+/// member's name, must be ld.lld-22's), ThinLTO when a backend imports across them (which pair
+/// is reported depends on the backends' order, so only the names are checked there).
+fn llvm_names_modules(t: &Work) -> Result<(), String> {
+    for v in [1, 2] {
+        t.write(
+            &format!("m{v}.ll"),
+            format!(
+                "target datalayout = \"e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128\"\n\
+                 target triple = \"x86_64-pc-linux-gnu\"\n\
+                 define i32 @f{v}() {{ ret i32 {v} }}\n\
+                 !llvm.module.flags = !{{!0}}\n\
+                 !0 = !{{i32 1, !\"dtld-flag\", i32 {v}}}\n"
+            ),
+        )?;
+    }
+    t.write("mm.c", "int f1(void); int f2(void); int main(void) { return f1() + f2(); }\n")?;
+    for (lto, dir) in [("-flto", "full"), ("-flto=thin", "thin")] {
+        fs::create_dir_all(t.path(dir)).map_err(|e| e.to_string())?;
+        for (src, obj) in [("mm.c", "mm.o"), ("m1.ll", "m1.o"), ("m2.ll", "m2.o")] {
+            t.compile(".", src, &format!("{dir}/{obj}"), &[lto, "-O2"])?;
+        }
+        let mut ar = Command::new(llvm("llvm-ar"));
+        ar.current_dir(t.path(dir)).args(["rc", "libm.a", "m2.o"]);
+        t.ok(&mut ar)?;
+        let mut said = Vec::new();
+        for linker in [Linker::Dtld, Linker::Lld] {
+            let mut cmd = t.clang_link(&t.path(dir), linker);
+            cmd.args([lto, "mm.o", "m1.o", "libm.a", "-o", "prog"]);
+            let out = t.run(&mut cmd)?;
+            if out.success() {
+                return Err(format!("{dir}: the {} link of modules with conflicting module flags succeeded", linker.name()));
+            }
+            let text = out.stderr_text();
+            let line = text.lines().find(|l| l.contains("linking module flags 'dtld-flag'")).map(str::to_string);
+            said.push(line.ok_or_else(|| format!("{dir}: {} said nothing of the module flag:\n{text}", linker.name()))?);
+        }
+        let tail = |l: &str| l.split_once("linking module flags").map(|(_, r)| r.to_string()).unwrap_or_default();
+        let (ours, theirs) = (tail(&said[0]), tail(&said[1]));
+        if ours.contains('\u{1}') {
+            return Err(format!("{dir}: dtld's message holds a module ID instead of a name: {:?}", said[0]));
+        }
+        let named = |l: &str| ["mm.o", "m1.o", "libm.a(m2.o at "].iter().filter(|n| l.contains(*n)).count() + usize::from(l.contains("ld-temp.o"));
+        if named(&ours) != 2 {
+            return Err(format!("{dir}: dtld's message does not name two of the modules: {:?}", said[0]));
+        }
+        if dir == "full" && ours != theirs {
+            return Err(format!("{dir}: dtld said {:?}, ld.lld-22 {:?}", said[0], said[1]));
+        }
+    }
+    Ok(())
 }
 
 fn bad_bitcode(t: &Work, kind: BadBitcode) -> Result<(), String> {
