@@ -303,17 +303,11 @@ fn decode(data: &[u8], out: &str, dir: Option<&std::path::Path>) -> Option<Hit> 
 /// The XXH3-128 of every module's bytes, in parallel, for the link cache key: a relink through
 /// the in-process library needs nothing else of the modules' contents, and hashing OpenSSL's
 /// 16 MB of bitcode took SHA-1 8-15 ms of the relink (XXH3: under 2 ms). The cache entry's
-/// own references to LLVM's cache files use the same digest.
+/// own references to LLVM's cache files use the same digest, and it names the modules staged
+/// for DTLTO and the member store's entries.
 pub fn fingerprints(inputs: &[&InputFile]) -> Vec<[u8; 16]> {
     use rayon::prelude::*;
     inputs.par_iter().map(|i| checksum(i.data)).collect()
-}
-
-/// The SHA-1 of every module's bytes, in parallel: they name the staged modules and the member
-/// store's entries, and enter the backend cache's keys.
-pub fn digests(inputs: &[&InputFile]) -> Vec<[u8; 20]> {
-    use rayon::prelude::*;
-    inputs.par_iter().map(|i| Sha1::digest(i.data).into()).collect()
 }
 
 #[cfg(test)]

@@ -232,7 +232,7 @@ fn module_name(input: &InputFile, o: Option<&LtoOptions>, format: irsymtab::Obje
 /// A short content hash (of the module's SHA-1), so that staged module paths are the same for
 /// the same bitcode in every link (backend cache keys then do not depend on the output name or
 /// directory).
-fn content_tag(digest: &[u8; 20]) -> String {
+fn content_tag(digest: &[u8]) -> String {
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -260,10 +260,15 @@ fn prefix_replaced(path: &str, old: &str, new: &str) -> String {
 }
 
 /// The file name a module gets in the staging tree: the last component of lld's name (so no
-/// directory, absolute or not, enters a backend job), ending in an extension clang compiles
-/// (`.o`/`.bc`; `lib.a(m.o at 8)` becomes `lib.a(m.o at 8).o`).
+/// directory, absolute or not, enters a backend job), the member's for an archive member
+/// (`lib.a(m.o at 8)` becomes `m.o`: the content tag in front of it keeps IDs apart), ending in
+/// an extension clang compiles (`.o`/`.bc`). Short because the thin link and its cache keys
+/// hash and compare module IDs millions of times (11.8 million string-map lookups for an
+/// OpenSSL relink): `<tag>-libcrypto.a(libcrypto-lib-cms_env.o at 2083662).o` was 27 bytes
+/// longer.
 fn stage_name(name: &str) -> String {
-    let n = thinlink::normalize(Path::new(name));
+    let member = name.strip_suffix(')').and_then(|n| n.rsplit_once('(')).map(|(_, m)| m.rsplit_once(" at ").map_or(m, |(m, _)| m));
+    let n = thinlink::normalize(Path::new(member.unwrap_or(name)));
     let mut s = n.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
     if s.is_empty() {
         s.push_str("module");
@@ -392,15 +397,17 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     // Committed to `llvm-lto2` or to clang backends: what they cannot pass on is said (or
     // refused) before anything is staged.
     opts.report_knobs(if in_process_lto2 { options::Way::Lto2 } else { options::Way::Clang }, &warn)?;
-    // The modules' SHA-1s name the staged modules and the member store's entries, and enter the
-    // backend cache's keys (`backend::Cache::know`, whose other digests are SHA-1s of files).
-    let digests = linkcache::digests(&inputs);
+    // The modules' XXH3-128s (the link cache's fingerprints) name the staged modules and the
+    // member store's entries. Their SHA-1s enter only the backend cache's keys for jobs without
+    // LLVM's key (below): hashing OpenSSL's 16 MB of bitcode with SHA-1 on every DTLTO relink
+    // was most of dtld's own instructions in it.
+    let digests = &fingerprints;
     let persistent = in_process_lto2.then_some(opts.cache_dir.as_ref()).flatten().filter(|_| !opts.save_temps && !crate::output::is_special_output(req.output));
     let (staging, stage_rel) = open_staging(req, &out, persistent)?;
     let stage_abs = staging.path().to_path_buf();
     let base = if dtlto { thinlink::abs(Path::new(".")) } else { stage_abs.clone() };
     let prefix = if dtlto { format!("{stage_rel}/") } else { String::new() };
-    let ids = module_ids(req, &names, &digests, &prefix);
+    let ids = module_ids(req, &names, digests, &prefix);
     if persistent.is_some() {
         // What a previous link of this output staged and that this one does not use goes;
         // the rest is reused (`thinlink::place`) or rewritten in place (`lto.<task>`).
@@ -411,7 +418,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         });
     }
     // Archive members are staged from a content-addressed store in the cache directory
-    // (`dtld-member-<SHA-1>`, hard links: written once, not on every link).
+    // (`dtld-member-<XXH3-128>`, hard links: written once, not on every link).
     let store = |i: usize| opts.cache_dir.as_ref().map(|d| thinlink::abs(d).join(format!("dtld-member-{}", hex(&digests[i]))));
     let modules: Vec<Module> = ids
         .iter()
@@ -474,8 +481,13 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         // taken from memory; nothing is written for a job the cache holds.
         use rayon::prelude::*;
         use sha1::Digest as _;
-        for (i, m) in modules.iter().enumerate() {
-            c.know(base.join(&m.id), m.data, digests[i]);
+        if known.iter().any(Option::is_none) {
+            // A job keyed by what it reads (`Cache::key`): its module's and import sources'
+            // SHA-1s.
+            let sha1s: Vec<[u8; 20]> = modules.par_iter().map(|m| sha1::Sha1::digest(m.data).into()).collect();
+            for (m, d) in modules.iter().zip(sha1s) {
+                c.know(base.join(&m.id), m.data, d);
+            }
         }
         // Only the shards of jobs without a key from the probe.
         let hashed: Vec<(PathBuf, &[u8], [u8; 20])> = tl
@@ -620,7 +632,7 @@ fn open_staging(req: &LtoRequest, out: &str, persistent: Option<&PathBuf>) -> Re
 /// bitcode gets the same ID in every link; the same bytes under the same name twice (a file
 /// named twice, or copies in two directories) get `-2`, `-3`... after the hash. All in one
 /// directory: a directory per module was an inode more to allocate and free per module.
-fn module_ids(req: &LtoRequest, names: &[String], digests: &[[u8; 20]], prefix: &str) -> Vec<String> {
+fn module_ids(req: &LtoRequest, names: &[String], digests: &[[u8; 16]], prefix: &str) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     req.modules
         .iter()
@@ -1324,7 +1336,9 @@ mod tests {
         assert_eq!(stage_name("main.o"), "main.o");
         assert_eq!(stage_name("../lib/x.o"), "x.o");
         assert_eq!(stage_name("/abs/y.bc"), "y.bc");
-        assert_eq!(stage_name("lib/libb.a(b.o at 100)"), "libb.a(b.o at 100).o");
+        assert_eq!(stage_name("lib/libb.a(b.o at 100)"), "b.o");
+        assert_eq!(stage_name("libt.a(dir/t.o)"), "t.o");
+        assert_eq!(stage_name("libb.a(b at 8)"), "b.o");
         assert_eq!(stage_name("./a/../m.lto"), "m.lto.o");
         assert_eq!(relative_to_cwd("x/y"), "x/y");
         let cwd = std::env::current_dir().unwrap();
