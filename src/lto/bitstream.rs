@@ -368,6 +368,12 @@ impl<'a> BitstreamCursor<'a> {
         self.bits.bit_pos() / 8
     }
 
+    /// The current block's abbreviation width and the bit where its contents end (after its
+    /// END_BLOCK and alignment).
+    pub fn block_extent(&self) -> (u32, u64) {
+        (self.code_width, self.bits.limit)
+    }
+
     /// Moves within the current block (or top level).
     pub fn jump_to_bit(&mut self, bit: u64) -> Result<(), String> {
         self.bits.jump_to_bit(bit)

@@ -438,8 +438,8 @@ fn parse<'s>(shim: &'s Shim, m: &super::LtoModule, id: &str, name: &str, ids: &M
 /// instead of lld's `./libcrypto.a(libcrypto-lib-cms_env.o at 2083662)`: 5% fewer instructions
 /// in the whole relink (callgrind). LLVM's messages get the names back (`unmask`). Where LLVM
 /// may print a module ID itself (`-mllvm` options, the pass manager's debug output) or write
-/// one into a file (remarks and the other `Knob`s), and for the index files of the other
-/// modes, which name modules by path, the IDs are the names.
+/// one into a file (remarks and the other `Knob`s), and for an index-only link's files, the IDs
+/// are the names; DTLTO's shards get theirs back (`shardpaths.rs`).
 pub struct ModuleIds {
     pub ids: &'static [String],
     names: &'static [String],
@@ -499,7 +499,16 @@ pub fn run(
     let index = mode != Mode::Backends;
     // LLVM keeps the module IDs by reference (in the LTO state, which outlives this call).
     let names: &'static [String] = Box::leak(names.to_vec().into_boxed_slice());
-    let ids = ModuleIds::new(names, mode == Mode::Backends && opts.mllvm.is_empty() && opts.tuning.is_empty() && !opts.debug_pass_manager);
+    // Short IDs for in-process backends and for DTLTO (whose shards get the paths back,
+    // `shardpaths.rs`); index files the user keeps (index-only links, -save-temps,
+    // --thinlto-emit-index-files) are LLVM's bytes exactly.
+    let keeps_files = opts.save_temps || opts.emit_index_files || opts.emit_imports_files;
+    let short = match mode {
+        Mode::IndexOnly => false,
+        Mode::Backends => true,
+        Mode::Distributed => !keeps_files,
+    };
+    let ids = ModuleIds::new(names, short && opts.mllvm.is_empty() && opts.tuning.is_empty() && !opts.debug_pass_manager);
     let fail = |m: String| Error::new(format!("thin link (LLVM {version}): {m}"));
     let mut laps = crate::trace::Laps::default();
     let args = cl_args(req, cg);
@@ -587,7 +596,27 @@ pub fn run(
     let position: std::collections::HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
     let at = |module: &str| position.get(module).copied().unwrap_or(usize::MAX);
     let mut indexes: Vec<Option<Index>> = (0..names.len()).map(|_| None).collect();
-    for ix in std::mem::take(&mut *sink.indexes.lock().unwrap_or_else(|p| p.into_inner())) {
+    let mut produced_indexes = std::mem::take(&mut *sink.indexes.lock().unwrap_or_else(|p| p.into_inner()));
+    if ids.short {
+        // The shards name their modules by path again, as the backends read them.
+        use rayon::prelude::*;
+        let renamed: Vec<std::result::Result<(), String>> = produced_indexes
+            .par_iter_mut()
+            .map(|ix| {
+                ix.module = ids.unmask(&ix.module);
+                for i in &mut ix.imports {
+                    *i = ids.unmask(i);
+                }
+                let rename = |p: &[u8]| -> Option<Vec<u8>> { p.contains(&1).then(|| ids.unmask(&String::from_utf8_lossy(p)).into_bytes()) };
+                ix.shard = super::shardpaths::rename_modules(&ix.shard, &rename).map_err(|e| format!("{}: {e}", ix.module))?;
+                Ok(())
+            })
+            .collect();
+        if let Some(Err(e)) = renamed.into_iter().find(|r| r.is_err()) {
+            return Err(fail(format!("internal error: {e}")));
+        }
+    }
+    for ix in produced_indexes {
         let Some(slot) = indexes.get_mut(at(&ix.module)) else {
             return Err(fail(format!("internal error: an index for {}, which is no module of the link", ix.module)));
         };
@@ -595,6 +624,7 @@ pub fn run(
     }
     let mut probed: Vec<Option<super::backend::Known>> = (0..names.len()).map(|_| None).collect();
     for (module, known) in std::mem::take(&mut *sink.probed.lock().unwrap_or_else(|p| p.into_inner())) {
+        let module = ids.unmask(&module);
         let Some(slot) = probed.get_mut(at(&module)) else {
             return Err(fail(format!("internal error: a cache key for {module}, which is no module of the link")));
         };

@@ -21,6 +21,7 @@ pub mod llvm_symtab;
 pub mod options;
 pub mod plugin_api;
 pub mod plugin_host;
+pub mod shardpaths;
 pub mod skipindex;
 pub mod thinlink;
 
