@@ -197,6 +197,7 @@ fn main() {
     add("cache/changed-leaf", false, |t| cache(t, Change::Leaf));
     add("cache/changed-imported", false, |t| cache(t, Change::Imported));
     add("cache/other-output", false, |t| cache(t, Change::OtherOutput));
+    add("shards/renamed-modules", false, renamed_shards);
     add("save-temps/default", false, |t| save_temps(t, false));
     add("save-temps/kept", false, |t| save_temps(t, true));
     add("signal/sigint-group", false, |t| signal(t, libc::SIGINT, true));
@@ -1017,6 +1018,82 @@ fn cache(t: &Work, change: Change) -> Result<(), String> {
                     calls[1].text
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+// ---- shards -------------------------------------------------------------------------------
+
+/// dtld's thin link knows the modules by short IDs and gives the shards their paths back
+/// (src/lto/shardpaths.rs); with --thinlto-emit-index-files it keeps LLVM's own shards. The two
+/// links' shards must name the same modules with the same hashes, and every backend must
+/// compile the same object from either (byte for byte).
+fn renamed_shards(t: &Work) -> Result<(), String> {
+    let cwd = t.inputs("work")?;
+    let mut kept = Vec::new();
+    for (i, extra) in [&[][..], &["-Wl,--thinlto-emit-index-files"][..]].into_iter().enumerate() {
+        let rec = t.recorder(&format!("keep{i}"), "keep")?;
+        let d = rec.script.clone().into_os_string();
+        // --thinlto-emit-index-files writes `<module>.thinlto.bc` next to the inputs, as lld.
+        let allowed = |f: &str| !extra.is_empty() && f.ends_with(".thinlto.bc");
+        let before = snapshot(&cwd)?;
+        let mut cmd = t.link_cmd(&cwd, Linker::Dtld, &d, "prog", extra);
+        let o = t.run(&mut cmd)?;
+        if !o.success() {
+            return Err(format!("the link {extra:?} failed ({}):\n{}", o.status_text(), o.stderr_text()));
+        }
+        let left: Vec<String> = changes(&before, &snapshot(&cwd)?).into_iter().filter(|f| f != "prog" && !allowed(f)).collect();
+        if !left.is_empty() {
+            return Err(format!("the link {extra:?} left {left:?}"));
+        }
+        t.run_program(&cwd, "prog", EXPECTED)?;
+        kept.push(rec.log.join("kept"));
+    }
+    let names = |d: &Path| -> Result<BTreeSet<String>, String> {
+        Ok(fs::read_dir(d).map_err(|e| format!("{}: {e}", d.display()))?.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+    };
+    let (a, b) = (names(&kept[0])?, names(&kept[1])?);
+    if a != b || a.iter().filter(|n| n.ends_with(".native.o")).count() != MODULES.len() {
+        return Err(format!("the two links' jobs differ: {a:?} against {b:?}"));
+    }
+    // The module table of a shard, as LLVM reads it: (path, hash) in the table's order.
+    let table = |p: &Path| -> Result<Vec<String>, String> {
+        let out = t.ok(Command::new(llvm("llvm-bcanalyzer")).arg("-dump").arg(p))?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let entries: Vec<String> = text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("<ENTRY") || l.trim_start().starts_with("<HASH"))
+            .map(|l| {
+                let ops = Regex::new(r"op\d+=(\d+)").expect("valid regex");
+                let v: Vec<u64> = ops.captures_iter(l).filter_map(|c| c[1].parse().ok()).collect();
+                if l.trim_start().starts_with("<ENTRY") {
+                    format!("entry {}", v.iter().skip(1).map(|&c| c as u8 as char).collect::<String>())
+                } else {
+                    format!("hash {v:?}")
+                }
+            })
+            .collect();
+        if entries.is_empty() {
+            return Err(format!("{}: no module table:\n{text}", p.display()));
+        }
+        Ok(entries)
+    };
+    for n in &a {
+        let (x, y) = (fs::read(kept[0].join(n)).map_err(|e| e.to_string())?, fs::read(kept[1].join(n)).map_err(|e| e.to_string())?);
+        if n.ends_with(".thinlto.bc") {
+            let (tx, ty) = (table(&kept[0].join(n))?, table(&kept[1].join(n))?);
+            // The same modules, paths and hashes (the order may differ: LLVM writes the table
+            // sorted by module ID).
+            let mut sx = tx.chunks(2).map(|c| c.join(" ")).collect::<Vec<_>>();
+            let mut sy = ty.chunks(2).map(|c| c.join(" ")).collect::<Vec<_>>();
+            sx.sort();
+            sy.sort();
+            if sx != sy || sx.iter().any(|e| e.contains('\u{1}')) {
+                return Err(format!("{n}: renamed module table {sx:?}, LLVM's {sy:?}"));
+            }
+        } else if x != y {
+            return Err(format!("{n}: the object compiled from the renamed shard differs from the one compiled from LLVM's"));
         }
     }
     Ok(())

@@ -33,6 +33,7 @@ MODES = {
     "empty": "create every output as an empty file and exit 0",
     "garbage": "write non-ELF bytes to every output and exit 0",
     "sleep": "sleep 5 s first (exit 130 on SIGINT, 1 if the job file is gone by then), then run",
+    "keep": "run every job, then copy each job's shard and object into <log>/kept/",
 }
 
 
@@ -108,7 +109,16 @@ def main():
             return 130
         if not os.path.exists(jobs_file):
             return 1
-    return run_jobs(jobs_file)
+    rc = run_jobs(jobs_file)
+    if mode == "keep":
+        kept = os.path.join(CONFIG["log"], "kept")
+        os.makedirs(kept, exist_ok=True)
+        with open(jobs_file, encoding="utf-8") as f:
+            for job in json.load(f)["jobs"]:
+                for p in job["inputs"] + job["outputs"]:
+                    if p.endswith(".thinlto.bc") or p in job["outputs"]:
+                        shutil.copyfile(p, os.path.join(kept, os.path.basename(p)))
+    return rc
 
 
 if __name__ == "__main__":
