@@ -704,44 +704,102 @@ pub fn decode_char6(v: u8) -> u8 {
     }
 }
 
+/// A writer of the same container, fields least significant bit first as LLVM's
+/// `BitstreamWriter` writes them: for the little bitcode dtld makes itself (the skip-module
+/// index, `skipindex.rs`; a shard's renamed module table, `shardpaths.rs`) and for this
+/// reader's tests.
+#[derive(Default, Clone)]
+pub struct BitWriter {
+    out: Vec<u8>,
+    cur: u64,
+    bits: u32,
+}
+
+impl BitWriter {
+    /// Writes the low `width` bits of `value` (`width` up to 64).
+    pub fn emit(&mut self, value: u64, width: u32) {
+        if width > 32 {
+            self.emit(value & 0xffff_ffff, 32);
+            self.emit(value >> 32, width - 32);
+            return;
+        }
+        self.cur |= (value & ((1u64 << width) - 1)) << self.bits;
+        self.bits += width;
+        while self.bits >= 8 {
+            self.out.push(self.cur as u8);
+            self.cur >>= 8;
+            self.bits -= 8;
+        }
+    }
+
+    /// Writes `value` as a VBR field of `width`-bit chunks.
+    pub fn vbr(&mut self, mut value: u64, width: u32) {
+        let hi = 1u64 << (width - 1);
+        while value >= hi {
+            self.emit((value & (hi - 1)) | hi, width);
+            value >>= width - 1;
+        }
+        self.emit(value, width);
+    }
+
+    /// Pads with zero bits to the next 32-bit word.
+    pub fn align32(&mut self) {
+        if self.bits > 0 {
+            self.emit(0, 8 - self.bits);
+        }
+        while !self.out.len().is_multiple_of(4) {
+            self.out.push(0);
+        }
+    }
+
+    /// Bytes written whole (the magic number): the writer is at a byte boundary.
+    pub fn bytes(&mut self, b: &[u8]) {
+        debug_assert_eq!(self.bits, 0);
+        self.out.extend_from_slice(b);
+    }
+
+    /// ENTER_SUBBLOCK `block_id` with abbreviation width `new_width`, in a block whose width is
+    /// `abbrev_width`; returns where its length word is, for `end`.
+    pub fn enter(&mut self, abbrev_width: u32, block_id: u64, new_width: u32) -> usize {
+        self.emit(u64::from(ENTER_SUBBLOCK), abbrev_width);
+        self.vbr(block_id, 8);
+        self.vbr(u64::from(new_width), 4);
+        self.align32();
+        let at = self.out.len();
+        self.out.extend_from_slice(&[0; 4]);
+        at
+    }
+
+    /// END_BLOCK of the block `enter` opened (its width `abbrev_width`), its length patched.
+    pub fn end(&mut self, abbrev_width: u32, len_at: usize) {
+        self.emit(u64::from(END_BLOCK), abbrev_width);
+        self.align32();
+        let words = ((self.out.len() - len_at - 4) / 4) as u32;
+        self.out[len_at..len_at + 4].copy_from_slice(&words.to_le_bytes());
+    }
+
+    /// An unabbreviated record.
+    pub fn record(&mut self, abbrev_width: u32, code: u64, ops: &[u64]) {
+        self.emit(u64::from(UNABBREV_RECORD), abbrev_width);
+        self.vbr(code, 6);
+        self.vbr(ops.len() as u64, 6);
+        for &op in ops {
+            self.vbr(op, 6);
+        }
+    }
+
+    /// The bytes, a partial last byte padded with zero bits.
+    pub fn finish(mut self) -> Vec<u8> {
+        if self.bits > 0 {
+            self.emit(0, 8 - self.bits);
+        }
+        self.out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Writes bit fields LSB first, the way LLVM's BitstreamWriter does.
-    #[derive(Default)]
-    struct BitWriter {
-        bytes: Vec<u8>,
-        bits: u64,
-    }
-
-    impl BitWriter {
-        fn emit(&mut self, v: u64, n: u32) {
-            for i in 0..n {
-                if self.bits.is_multiple_of(8) {
-                    self.bytes.push(0);
-                }
-                if (v >> i) & 1 != 0 {
-                    let last = self.bytes.len() - 1;
-                    self.bytes[last] |= 1 << (self.bits % 8);
-                }
-                self.bits += 1;
-            }
-        }
-        fn vbr(&mut self, mut v: u64, n: u32) {
-            let hi = 1u64 << (n - 1);
-            while v >= hi {
-                self.emit((v & (hi - 1)) | hi, n);
-                v >>= n - 1;
-            }
-            self.emit(v, n);
-        }
-        fn align32(&mut self) {
-            while !self.bits.is_multiple_of(32) {
-                self.emit(0, 1);
-            }
-        }
-    }
 
     #[test]
     fn fixed_and_vbr_reads() {
@@ -750,7 +808,8 @@ mod tests {
         w.vbr(1_000_000, 6);
         w.emit(0xdead_beef_1234, 48);
         w.vbr(u64::MAX, 8);
-        let mut c = BitCursor::new(&w.bytes);
+        let data = w.finish();
+        let mut c = BitCursor::new(&data);
         assert_eq!(c.read(3).unwrap(), 5);
         assert_eq!(c.read_vbr(6).unwrap(), 1_000_000);
         assert_eq!(c.read(48).unwrap(), 0xdead_beef_1234);
@@ -763,7 +822,8 @@ mod tests {
     fn vbr_overflow_is_an_error() {
         let mut w = BitWriter::default();
         w.vbr(1u64 << 40, 6);
-        let mut c = BitCursor::new(&w.bytes);
+        let data = w.finish();
+        let mut c = BitCursor::new(&data);
         assert_eq!(c.read_vbr(6).unwrap_err(), "Unterminated VBR");
         // All continuation bits set and no end: truncated, not a hang.
         let ones = [0xffu8; 64];
@@ -784,16 +844,8 @@ mod tests {
     fn blocks_abbrevs_and_blobs() {
         let mut w = BitWriter::default();
         // BLOCKINFO: SETBID 9; abbrev [literal 7, array, char6].
-        w.emit(ENTER_SUBBLOCK as u64, 2);
-        w.vbr(0, 8);
-        w.vbr(3, 4);
-        w.align32();
-        let len_at = w.bytes.len();
-        w.emit(0, 32);
-        w.emit(UNABBREV_RECORD as u64, 3);
-        w.vbr(BLOCKINFO_CODE_SETBID as u64, 6);
-        w.vbr(1, 6);
-        w.vbr(9, 6);
+        let len_at = w.enter(2, 0, 3);
+        w.record(3, BLOCKINFO_CODE_SETBID as u64, &[9]);
         w.emit(DEFINE_ABBREV as u64, 3);
         w.vbr(3, 5);
         w.emit(1, 1);
@@ -802,18 +854,10 @@ mod tests {
         w.emit(3, 3);
         w.emit(0, 1);
         w.emit(4, 3);
-        w.emit(END_BLOCK as u64, 3);
-        w.align32();
-        let words = ((w.bytes.len() - len_at - 4) / 4) as u32;
-        w.bytes[len_at..len_at + 4].copy_from_slice(&words.to_le_bytes());
+        w.end(3, len_at);
 
         // Block 9 with a local abbrev [fixed 4 (code), blob].
-        w.emit(ENTER_SUBBLOCK as u64, 2);
-        w.vbr(9, 8);
-        w.vbr(4, 4);
-        w.align32();
-        let len_at = w.bytes.len();
-        w.emit(0, 32);
+        let len_at = w.enter(2, 9, 4);
         w.emit(DEFINE_ABBREV as u64, 4);
         w.vbr(2, 5);
         w.emit(0, 1);
@@ -836,17 +880,11 @@ mod tests {
             w.emit(*b as u64, 8);
         }
         // Unabbreviated record code 2 [10, 20].
-        w.emit(UNABBREV_RECORD as u64, 4);
-        w.vbr(2, 6);
-        w.vbr(2, 6);
-        w.vbr(10, 6);
-        w.vbr(20, 6);
-        w.emit(END_BLOCK as u64, 4);
-        w.align32();
-        let words = ((w.bytes.len() - len_at - 4) / 4) as u32;
-        w.bytes[len_at..len_at + 4].copy_from_slice(&words.to_le_bytes());
+        w.record(4, 2, &[10, 20]);
+        w.end(4, len_at);
 
-        let mut c = BitstreamCursor::new(&w.bytes);
+        let data = w.finish();
+        let mut c = BitstreamCursor::new(&data);
         assert_eq!(c.advance().unwrap(), Entry::SubBlock(0));
         c.read_blockinfo_block().unwrap();
         assert_eq!(c.depth(), 0);
@@ -873,8 +911,8 @@ mod tests {
         // Running out of data at the top level is malformed.
         assert!(c.advance().is_err());
         // Every truncation fails cleanly.
-        for len in 0..w.bytes.len() {
-            let mut c = BitstreamCursor::new(&w.bytes[..len]);
+        for len in 0..data.len() {
+            let mut c = BitstreamCursor::new(&data[..len]);
             let _ = walk(&mut c);
         }
     }
@@ -884,12 +922,7 @@ mod tests {
     #[test]
     fn literal_heavy_abbrevs_stay_linear() {
         let mut w = BitWriter::default();
-        w.emit(ENTER_SUBBLOCK as u64, 2);
-        w.vbr(9, 8);
-        w.vbr(3, 4);
-        w.align32();
-        let len_at = w.bytes.len();
-        w.emit(0, 32);
+        let len_at = w.enter(2, 9, 3);
         w.emit(DEFINE_ABBREV as u64, 3);
         let n = 100_000;
         w.vbr(n, 5);
@@ -901,12 +934,10 @@ mod tests {
         for _ in 0..records {
             w.emit(4, 3);
         }
-        w.emit(END_BLOCK as u64, 3);
-        w.align32();
-        let words = ((w.bytes.len() - len_at - 4) / 4) as u32;
-        w.bytes[len_at..len_at + 4].copy_from_slice(&words.to_le_bytes());
+        w.end(3, len_at);
 
-        let mut c = BitstreamCursor::new(&w.bytes);
+        let data = w.finish();
+        let mut c = BitstreamCursor::new(&data);
         assert_eq!(c.advance().unwrap(), Entry::SubBlock(9));
         let start = c.clone();
         c.enter_block(9).unwrap();

@@ -11,53 +11,12 @@
 //! MODULE_BLOCK's lengths are patched, and every other byte is kept (blocks start and end on
 //! 32-bit words, so the rest moves as bytes). Only the shards of the jobs that run are renamed.
 
-use crate::lto::bitstream::{BitstreamCursor, Entry, END_BLOCK, UNABBREV_RECORD};
+use crate::lto::bitstream::{BitWriter, BitstreamCursor, Entry, END_BLOCK};
 
 /// Block ids and record codes of LLVM's bitcode (`LLVMBitCodes.h`).
 const MODULE_BLOCK_ID: u32 = 8;
 const MODULE_STRTAB_BLOCK_ID: u32 = 19;
 const MST_CODE_ENTRY: u32 = 1;
-
-/// A writer of bitstream fields, least significant bit first, as LLVM's `BitstreamWriter`.
-#[derive(Default)]
-struct BitWriter {
-    out: Vec<u8>,
-    cur: u64,
-    bits: u32,
-}
-
-impl BitWriter {
-    fn emit(&mut self, value: u64, width: u32) {
-        debug_assert!(width <= 32 && (width == 32 || value < 1 << width));
-        self.cur |= value << self.bits;
-        self.bits += width;
-        while self.bits >= 8 {
-            self.out.push(self.cur as u8);
-            self.cur >>= 8;
-            self.bits -= 8;
-        }
-    }
-
-    fn emit_vbr(&mut self, mut value: u64, width: u32) {
-        let hi = 1u64 << (width - 1);
-        while value >= hi {
-            self.emit((value & (hi - 1)) | hi, width);
-            value >>= width - 1;
-        }
-        self.emit(value, width);
-    }
-
-    /// Pads with zero bits to the next 32-bit word and returns the bytes.
-    fn finish_words(mut self) -> Vec<u8> {
-        if self.bits > 0 {
-            self.emit(0, 8 - self.bits);
-        }
-        while !self.out.len().is_multiple_of(4) {
-            self.out.push(0);
-        }
-        self.out
-    }
-}
 
 fn put_u32(b: &mut [u8], at: usize, v: u32) {
     b[at..at + 4].copy_from_slice(&v.to_le_bytes());
@@ -129,15 +88,11 @@ pub fn rename_modules(shard: &[u8], rename: &dyn Fn(&[u8]) -> Option<Vec<u8>>) -
                 ops.extend(new.iter().map(|&c| u64::from(c)));
             }
         }
-        w.emit(u64::from(UNABBREV_RECORD), width);
-        w.emit_vbr(u64::from(code), 6);
-        w.emit_vbr(ops.len() as u64, 6);
-        for op in ops {
-            w.emit_vbr(op, 6);
-        }
+        w.record(width, u64::from(code), &ops);
     }
     w.emit(u64::from(END_BLOCK), width);
-    let contents = w.finish_words();
+    w.align32();
+    let contents = w.finish();
     if old_end > shard.len() || contents_at > old_end || module_len_at + 4 > shard.len() {
         return Err("index shard: malformed module table".into());
     }
@@ -160,44 +115,18 @@ mod tests {
     /// unabbreviated entries and hashes }, a sub-block after it }, then a top-level block.
     fn shard(paths: &[&str]) -> Vec<u8> {
         let mut w = BitWriter::default();
-        for b in b"BC\xC0\xDE" {
-            w.emit(u64::from(*b), 8);
-        }
-        // ENTER_SUBBLOCK MODULE_BLOCK, width 3; the length is patched below.
-        let enter = |w: &mut BitWriter, outer: u32, id: u32, width: u32| -> usize {
-            w.emit(1, outer);
-            w.emit_vbr(u64::from(id), 8);
-            w.emit_vbr(u64::from(width), 4);
-            while !w.bits.is_multiple_of(32) || !w.out.len().is_multiple_of(4) {
-                w.emit(0, 1);
-            }
-            let at = w.out.len();
-            w.emit(0, 32);
-            at
-        };
-        let end = |w: &mut BitWriter, width: u32, len_at: usize| {
-            w.emit(0, width);
-            while w.bits != 0 || !w.out.len().is_multiple_of(4) {
-                w.emit(0, 1);
-            }
-            let words = ((w.out.len() - len_at - 4) / 4) as u32;
-            put_u32(&mut w.out, len_at, words);
-        };
-        let m = enter(&mut w, 2, MODULE_BLOCK_ID, 3);
-        // VERSION [2], unabbreviated.
-        w.emit(3, 3);
-        w.emit_vbr(1, 6);
-        w.emit_vbr(1, 6);
-        w.emit_vbr(2, 6);
-        let s = enter(&mut w, 3, MODULE_STRTAB_BLOCK_ID, 4);
+        w.bytes(b"BC\xC0\xDE");
+        let m = w.enter(2, u64::from(MODULE_BLOCK_ID), 3);
+        w.record(3, 1, &[2]);
+        let s = w.enter(3, u64::from(MODULE_STRTAB_BLOCK_ID), 4);
         // DEFINE_ABBREV id 4: [1 (literal ENTRY), vbr8 modid, array of char6].
         w.emit(2, 4);
-        w.emit_vbr(4, 5);
+        w.vbr(4, 5);
         w.emit(1, 1);
-        w.emit_vbr(1, 8);
+        w.vbr(1, 8);
         w.emit(0, 1);
         w.emit(2, 3);
-        w.emit_vbr(8, 5);
+        w.vbr(8, 5);
         w.emit(0, 1);
         w.emit(3, 3);
         w.emit(0, 1);
@@ -206,8 +135,8 @@ mod tests {
             if i % 2 == 0 {
                 // Abbreviated (char6 names only).
                 w.emit(4, 4);
-                w.emit_vbr(i as u64, 8);
-                w.emit_vbr(p.len() as u64, 6);
+                w.vbr(i as u64, 8);
+                w.vbr(p.len() as u64, 6);
                 for c in p.bytes() {
                     let v = match c {
                         b'a'..=b'z' => c - b'a',
@@ -219,34 +148,22 @@ mod tests {
                     w.emit(u64::from(v), 6);
                 }
             } else {
-                w.emit(3, 4);
-                w.emit_vbr(1, 6);
-                w.emit_vbr(p.len() as u64 + 1, 6);
-                w.emit_vbr(i as u64, 6);
-                for c in p.bytes() {
-                    w.emit_vbr(u64::from(c), 6);
-                }
+                let ops: Vec<u64> = std::iter::once(i as u64).chain(p.bytes().map(u64::from)).collect();
+                w.record(4, u64::from(MST_CODE_ENTRY), &ops);
             }
             // HASH [5 words].
-            w.emit(3, 4);
-            w.emit_vbr(2, 6);
-            w.emit_vbr(5, 6);
-            for k in 0..5u64 {
-                w.emit_vbr(0xdead_0000 + k + i as u64, 6);
-            }
+            let hash: Vec<u64> = (0..5u64).map(|k| 0xdead_0000 + k + i as u64).collect();
+            w.record(4, 2, &hash);
         }
-        end(&mut w, 4, s);
+        w.end(4, s);
         // A sub-block after the table, and a record.
-        let t = enter(&mut w, 3, 20, 3);
-        w.emit(3, 3);
-        w.emit_vbr(7, 6);
-        w.emit_vbr(1, 6);
-        w.emit_vbr(99, 6);
-        end(&mut w, 3, t);
-        end(&mut w, 3, m);
-        let top = enter(&mut w, 2, 23, 3);
-        end(&mut w, 3, top);
-        w.finish_words()
+        let t = w.enter(3, 20, 3);
+        w.record(3, 7, &[99]);
+        w.end(3, t);
+        w.end(3, m);
+        let top = w.enter(2, 23, 3);
+        w.end(3, top);
+        w.finish()
     }
 
     /// The module table's (id, path, hash) entries and the shape of the rest.
