@@ -600,7 +600,7 @@ pub fn run(
     if ids.short {
         // The shards name their modules by path again, as the backends read them.
         use rayon::prelude::*;
-        let renamed: Vec<std::result::Result<(), String>> = produced_indexes
+        produced_indexes
             .par_iter_mut()
             .map(|ix| {
                 ix.module = ids.unmask(&ix.module);
@@ -611,10 +611,8 @@ pub fn run(
                 ix.shard = super::shardpaths::rename_modules(&ix.shard, &rename).map_err(|e| format!("{}: {e}", ix.module))?;
                 Ok(())
             })
-            .collect();
-        if let Some(Err(e)) = renamed.into_iter().find(|r| r.is_err()) {
-            return Err(fail(format!("internal error: {e}")));
-        }
+            .collect::<std::result::Result<(), String>>()
+            .map_err(|e| fail(format!("internal error: {e}")))?;
     }
     for ix in produced_indexes {
         let Some(slot) = indexes.get_mut(at(&ix.module)) else {

@@ -230,7 +230,7 @@ fn module_name(input: &InputFile, o: Option<&LtoOptions>, format: irsymtab::Obje
     }
 }
 
-/// A short content hash (of the module's SHA-1), so that staged module paths are the same for
+/// A short content hash (of the module's XXH3-128 fingerprint), so that staged module paths are the same for
 /// the same bitcode in every link (backend cache keys then do not depend on the output name or
 /// directory).
 fn content_tag(digest: &[u8]) -> String {
@@ -443,10 +443,12 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         }
         return Ok(LtoOutput { objects, stop: false, cleanup });
     }
-    let cache = opts
-        .cache_dir
-        .as_ref()
-        .map(|d| backend::Cache::new(d.clone(), format!("{} {} {}{}", llvm.clang.display(), llvm.version, llvm.identity, if dtlto { " dtlto" } else { "" })));
+    let cache = opts.cache_dir.as_ref().map(|d| {
+        std::sync::Arc::new(backend::Cache::new(
+            d.clone(),
+            format!("{} {} {}{}", llvm.clang.display(), llvm.version, llvm.identity, if dtlto { " dtlto" } else { "" }),
+        ))
+    });
     let t_thin = std::time::Instant::now();
     // DTLTO: the thin link in this process when the library can do it (the modules are staged
     // for the distributor all the same, and the index files written next to them). With a
@@ -455,7 +457,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     // Not when every index file is kept (-save-temps, --thinlto-emit-index-files).
     let probe: Option<inproc::Probe> = match &cache {
         Some(c) if dtlto && !opts.save_temps && !opts.emit_index_files && !opts.emit_imports_files => {
-            let c = backend::Cache::new(c.dir.clone(), c.salt.clone());
+            let c = c.clone();
             let common = common.clone();
             Some(Box::new(move |llvm_key: &[u8]| {
                 let key = c.llvm_key(&common, llvm_key);
@@ -523,9 +525,9 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
                 staging: Some(&staging),
                 prepare: Some(&prepare),
             };
-            dtlto::run(&d, &common, &jobs, &known, &base, cache.as_ref())?
+            dtlto::run(&d, &common, &jobs, &known, &base, cache.as_deref())?
         }
-        None => backend::run_local(&common, &jobs, &base, cg.threads, cache.as_ref())?,
+        None => backend::run_local(&common, &jobs, &base, cg.threads, cache.as_deref())?,
     };
     if tl.in_memory.take().is_some() {
         // The shards (11 MiB for OpenSSL) are not needed any more: their memory goes back
