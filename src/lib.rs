@@ -13,6 +13,7 @@ pub(crate) mod driver;
 pub(crate) mod elf;
 pub(crate) mod error;
 pub mod fuzz;
+pub mod heap;
 pub(crate) mod input;
 pub(crate) mod lto;
 pub(crate) mod outfile;
@@ -138,12 +139,18 @@ fn run_link(threads: Option<usize>, diag: &diag::Diag, fork: bool, run: impl FnO
 }
 
 fn link_code(threads: Option<usize>, diag: &diag::Diag, run: impl FnOnce() -> Result<()> + Send) -> i32 {
-    let result = match threads {
-        Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build() {
-            Ok(pool) => pool.install(run),
-            Err(e) => Err(error::Error::new(format!("cannot create thread pool: {e}"))),
-        },
-        None => run(),
+    // The link runs on a worker of its own pool (`--threads`, else one thread per core), not on
+    // the main thread: each parallel step of the link then starts from a worker, which shares
+    // its work directly, instead of handing it to the pool from outside and sleeping until it
+    // is done (a wake-up per step; OpenSSL's native link was 5% faster, measured). The workers
+    // get the main thread's 8 MiB stack, as the link did on the main thread.
+    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(8 << 20);
+    if let Some(n) = threads {
+        pool = pool.num_threads(n.max(1));
+    }
+    let result = match pool.build() {
+        Ok(pool) => pool.install(run),
+        Err(e) => Err(error::Error::new(format!("cannot create thread pool: {e}"))),
     };
     match result {
         Ok(()) => 0,

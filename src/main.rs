@@ -2,6 +2,7 @@
 //! code, and turns an unexpected panic into an lld-style internal error with exit status 1.
 
 fn main() {
+    dtld::heap::tune();
     let program = std::env::args_os().next().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
     let argv: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
     // The LLVMgold and GCC plugin hosts (processes of their own) and `--generate=man`.
