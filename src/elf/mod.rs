@@ -98,17 +98,30 @@ pub type Ehdr = ::object::elf::FileHeader64<LE>;
 pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     let mut trace = crate::trace::Trace::default();
     let t = std::time::Instant::now();
-    // An index-only thin link loads LLVM while the inputs are read and resolved.
-    let preload = if config.relocatable { None } else { lto::options(config).ok().and_then(|o| crate::lto::preload(&o)) };
+    // A link with bitcode loads LLVM while the inputs are resolved (`lto::preload`), unless
+    // its inputs look unchanged since the previous link (whose result the link cache then
+    // most likely holds: LLVM is not needed).
+    let mut preload = None;
+    let mut stamp = None;
     // An archive member the resolver extracts, or a bitcode file, may name dependent libraries
     // (`deplibs`) that are not in the link yet: then the link loads and resolves once more.
     let mut wanted = config.clone();
     let (config, mut resolver) = loop {
         let (config, inputs) = load_inputs(&wanted)?;
         trace.stage("Load input files", "", t);
+        // Only for bitcode the link certainly has (not archive members it may not extract).
+        if preload.is_none() && stamp.is_none() && !config.relocatable && inputs.iter().any(|i| !i.lazy && i.kind == crate::input::FileKind::Bitcode) {
+            if let Ok(o) = lto::options(config) {
+                stamp = crate::lto::linkcache::InputsStamp::new(&o, &config.output, inputs);
+                if !stamp.as_ref().is_some_and(|s| s.unchanged()) {
+                    preload = crate::lto::preload(&o);
+                }
+            }
+        }
         let t = std::time::Instant::now();
         let resolver = resolve::Resolver::start(config, inputs)?;
         trace.stage("Resolve symbols", "", t);
+        trace.laps(&resolver.laps);
         let more =
             if config.dependent_libraries && !config.relocatable { deplibs::from_resolved(resolver.resolved(), &config.extracted_deplibs) } else { Vec::new() };
         if more.is_empty() {
@@ -137,6 +150,9 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     if resolver.resolved().has_bitcode() {
         // LTO replaces the bitcode files by native objects, which join the link in pass 2.
         let out = lto::run(config, resolver.resolved(), preload.as_ref(), &mut trace)?;
+        if let Some(s) = &stamp {
+            s.record();
+        }
         if out.stop {
             // As at the end of a native link: the process ends here, and freeing the
             // resolution's tables one by one would only delay its exit (8 ms for OpenSSL's

@@ -366,6 +366,8 @@ pub struct Resolver<'c> {
     sonames: std::collections::HashMap<String, FileId>,
     /// For each file: its global names, hashed (taken when an object loads).
     names: Vec<FileNames>,
+    /// The parts of pass 1 (parsing, binding), for `--time-trace`.
+    pub laps: crate::trace::Laps,
 }
 
 /// Parses one input; `opts.merge`: split SHF_MERGE sections (lld: at `-O1` and above, and always for
@@ -400,6 +402,7 @@ impl<'c> Resolver<'c> {
         // Option errors are reported when LTO runs; here they only mean no LLVM to ask.
         let lto_opts = crate::elf::lto::options(config).ok();
         let wrap = &config.wrap;
+        let mut laps = crate::trace::Laps::default();
         let (parsed, names): (Vec<Result<File>>, Vec<FileNames>) = inputs
             .par_iter()
             .map(|f| {
@@ -428,6 +431,7 @@ impl<'c> Resolver<'c> {
         if !errors.is_empty() {
             return Err(Error::many(errors));
         }
+        laps.lap("Parse input files");
         let n = files.len();
         let sym_ids = files
             .iter()
@@ -466,6 +470,7 @@ impl<'c> Resolver<'c> {
             lto_first_file: None,
             sonames: std::collections::HashMap::new(),
             names,
+            laps,
         };
         // -u and the entry symbol act as undefined references before any file, so they extract
         // archive members wherever they are on the command line.
@@ -494,6 +499,7 @@ impl<'c> Resolver<'c> {
             }
         }
         rs.report_backrefs();
+        rs.laps.lap("Bind symbols");
         // After the files, as lld: the symbols `--defsym` expressions read are referenced like
         // `-u` names (an archive member defining one is extracted now), then the names they
         // define join; names new to the link follow the files' in the symbol table.

@@ -327,7 +327,7 @@ impl Preload {
 
     /// Waits for the load to finish (a fork must not copy a half-done `dlopen`); whether `plugin`
     /// is the library loaded.
-    fn ready_for(&self, plugin: &Path) -> bool {
+    pub(crate) fn ready_for(&self, plugin: &Path) -> bool {
         if let Some(h) = self.loading.lock().unwrap_or_else(|p| p.into_inner()).take() {
             let _ = h.join();
         }

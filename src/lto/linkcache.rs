@@ -59,6 +59,84 @@ pub struct KeyParts<'a> {
     pub cg: &'a super::thinlink::CodegenSettings,
 }
 
+/// Whether a link with options `o` may use the link cache (it has a cache directory and writes
+/// no side file that an entry would not reproduce).
+fn applies(o: &super::options::LtoOptions) -> bool {
+    o.cache_dir.is_some()
+        && !(o.index_only
+            || o.save_temps
+            || o.emit_index_files
+            || o.emit_imports_files
+            || o.obj_path.is_some()
+            || o.debug_pass_manager
+            || o.emit_asm
+            || o.emit_llvm)
+}
+
+/// What a link's inputs look like from outside (the command line, the working directory, and
+/// each input file's path, size, modification time and inode), recorded per output in the
+/// cache directory (`dtld-inputs-<digest of the output's path>`) after each LTO link: when it
+/// matches the previous link's, the link cache will most likely hit, and LLVM is not loaded
+/// early (`lto::preload`) for a link that will not use it (a Lua relink with unchanged inputs
+/// would take 3 ms longer and three times the memory). Only that guess depends on it; whether
+/// the link cache hits is decided by its own key, as before.
+pub struct InputsStamp {
+    path: PathBuf,
+    digest: [u8; 16],
+    unchanged: bool,
+}
+
+impl InputsStamp {
+    /// The stamp of a link writing `out` from `inputs`, when the link cache applies to it.
+    pub fn new(o: &super::options::LtoOptions, out: &std::path::Path, inputs: &[InputFile]) -> Option<InputsStamp> {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::MetadataExt;
+        let dir = o.cache_dir.as_ref().filter(|_| applies(o))?;
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        let mut put = |b: &[u8]| {
+            h.update(&(b.len() as u64).to_le_bytes());
+            h.update(b);
+        };
+        for a in std::env::args_os() {
+            put(a.as_bytes());
+        }
+        let cwd = std::env::current_dir().unwrap_or_default();
+        put(cwd.as_os_str().as_bytes());
+        let mut last: Option<&std::path::Path> = None;
+        for i in inputs {
+            // An archive's members share its path.
+            if last == Some(i.path.as_path()) {
+                continue;
+            }
+            last = Some(&i.path);
+            put(i.path.as_os_str().as_bytes());
+            if let Ok(m) = std::fs::metadata(&i.path) {
+                for v in [m.len(), m.mtime() as u64, m.mtime_nsec() as u64, m.ino(), m.dev()] {
+                    put(&v.to_le_bytes());
+                }
+            }
+        }
+        let digest = h.digest128().to_le_bytes();
+        let out = cwd.join(out);
+        let path = dir.join(format!("dtld-inputs-{:032x}", xxhash_rust::xxh3::xxh3_128(out.as_os_str().as_bytes())));
+        let unchanged = std::fs::read(&path).is_ok_and(|d| d == digest);
+        Some(InputsStamp { path, digest, unchanged })
+    }
+
+    /// The previous LTO link of the same output had the same stamp.
+    pub fn unchanged(&self) -> bool {
+        self.unchanged
+    }
+
+    /// Records the stamp once the LTO step has run (best effort: a stamp that cannot be written
+    /// only costs the next link its guess).
+    pub fn record(&self) {
+        if !self.unchanged {
+            let _ = crate::outfile::write_atomic(&self.path, &self.digest);
+        }
+    }
+}
+
 /// A hit: the objects for pass 2 and the number of modules the previous link reported.
 pub struct Hit {
     pub objects: Vec<InputFile>,
@@ -70,18 +148,7 @@ impl LinkCache {
     /// files an entry would not reproduce.
     pub fn new(req: &super::LtoRequest, names: &[String], fingerprints: &[[u8; 16]], parts: &KeyParts) -> Option<LinkCache> {
         let o = req.opts;
-        let dir = o.cache_dir.clone()?;
-        if o.index_only
-            || o.save_temps
-            || o.emit_index_files
-            || o.emit_imports_files
-            || o.obj_path.is_some()
-            || o.debug_pass_manager
-            || o.emit_asm
-            || o.emit_llvm
-        {
-            return None;
-        }
+        let dir = o.cache_dir.clone().filter(|_| applies(o))?;
         let mut h = Sha1::new();
         let mut put = |b: &[u8]| {
             h.update((b.len() as u64).to_le_bytes());

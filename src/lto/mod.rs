@@ -117,7 +117,8 @@ pub struct LtoRequest<'a> {
     pub modules: Vec<LtoModule<'a>>,
     /// Bitcode inputs that stayed lazy (index-only mode writes skip indexes for them).
     pub lazy: Vec<&'a InputFile>,
-    /// LLVMgold.so, loaded early for an index-only thin link (`preload`).
+    /// The thin link's library (dtld's in-process library, or LLVMgold.so for an index-only
+    /// link), loading since the inputs were read (`preload`).
     pub preload: Option<&'a goldhost::Preload>,
     /// Where the LTO step's warnings go (`--fatal-warnings` applies).
     pub diag: &'a crate::diag::Diag,
@@ -130,19 +131,23 @@ pub(crate) fn thin_link_forced(how: &str) -> bool {
     std::env::var_os("DTLD_THIN_LINK").is_some_and(|v| v == how)
 }
 
-/// For an index-only link that will run its thin link through LLVMgold in a fork
-/// (`goldindex.rs`): starts loading the LLVMgold.so it will most likely use (the first LLVM
-/// installation `llvm.rs` would look at) while the inputs are read and resolved. Not when that
-/// installation has dtld's in-process library (`inproc.rs`): loading libLLVM on another thread
-/// slowed the resolution by more than the load takes (on OpenSSL, resolution 19-22 -> 27-36 ms
-/// for a load of 10-12 ms; both wait on the address space's lock), so it is loaded when the
-/// thin link starts.
+/// For a link with bitcode: starts loading, on a thread of its own, the library its thin link
+/// will most likely use (that of the first LLVM installation `llvm.rs` would look at), while
+/// the inputs are resolved: dtld's in-process library (`inproc.rs`; libLLVM's load, its
+/// relocations and static constructors, is 10-12 ms, which lld pays before `main`), or, for
+/// an index-only link without it, the LLVMgold.so that a fork will host (`goldindex.rs`).
+/// (Stop 28 measured the in-process library's early load slowing the resolution by more than
+/// the load took; that was glibc's thread arenas growing by `mprotect` 1,182 times, each
+/// stalling the loader's page faults and the parser's alike, which `heap.rs` has ended.)
 pub fn preload(o: &LtoOptions) -> Option<goldhost::Preload> {
-    if !o.index_only || thin_link_forced("llvm-lto2") || thin_link_forced("helper") {
+    if thin_link_forced("llvm-lto2") || thin_link_forced("helper") {
         return None;
     }
     let dir = llvm::first_dir(o)?;
-    if inproc::find(&dir).is_some() {
+    if let Some(shim) = inproc::find(&dir) {
+        return goldhost::Preload::start(shim);
+    }
+    if !o.index_only {
         return None;
     }
     let gold = llvm::first_gold(o)?;
@@ -163,8 +168,11 @@ fn shim_for(
         return Some(Err(why));
     }
     // libLLVM's load (10-12 ms: its relocations and static constructors), which lld pays
-    // before `main`.
+    // before `main`; usually started while the inputs were resolved (`preload`).
     let t = std::time::Instant::now();
+    if let Some(p) = req.preload {
+        p.ready_for(&path);
+    }
     let shim = inproc::Shim::load(&path);
     trace.stage("Load LLVM", &path.display().to_string(), t);
     Some(shim)
