@@ -76,6 +76,9 @@ pub(crate) struct MappedOutput<'p> {
     wording: Wording,
     /// `map` is a shared map of `tmp` (the image is in the file already).
     in_file: bool,
+    /// How many bytes of `map` the output has (`set_len`; the whole map unless it was made
+    /// larger than needed with `create_unsized`).
+    len: usize,
 }
 
 /// The largest image written from anonymous memory (see the module comment).
@@ -93,7 +96,7 @@ impl<'p> MappedOutput<'p> {
             Ok(map)
         };
         if is_special_output(out) || is_stdout(out) {
-            return Ok(MappedOutput { map: image()?, tmp: None, out, wording, in_file: false });
+            return Ok(MappedOutput { map: image()?, tmp: None, out, wording, in_file: false, len: size as usize });
         }
         let tmp = crate::outfile::TmpFile::create(out, size).map_err(|e| {
             if e.raw_os_error() == Some(libc::ENOSPC) || e.raw_os_error() == Some(libc::EFBIG) || e.raw_os_error() == Some(libc::EDQUOT) {
@@ -105,24 +108,47 @@ impl<'p> MappedOutput<'p> {
         if size > ANON_LIMIT {
             // SAFETY: the temporary is ours alone (unnamed, or created O_EXCL) and sized above.
             let map = unsafe { memmap2::MmapMut::map_mut(&tmp.file) }.map_err(write_err)?;
-            return Ok(MappedOutput { map, tmp: Some(tmp), out, wording, in_file: true });
+            return Ok(MappedOutput { map, tmp: Some(tmp), out, wording, in_file: true, len: size as usize });
         }
-        Ok(MappedOutput { map: image()?, tmp: Some(tmp), out, wording, in_file: false })
+        Ok(MappedOutput { map: image()?, tmp: Some(tmp), out, wording, in_file: false, len: size as usize })
+    }
+
+    /// An image of at most `cap` bytes whose length is only known once part of it is written
+    /// (`set_len` gives it): anonymous memory, where pages never touched cost nothing, so only
+    /// for images that `create` would keep in memory (`None` above `ANON_LIMIT`; the space on
+    /// disk is reserved for `cap` bytes and the file cut to the length at the end).
+    pub(crate) fn create_unsized(out: &'p Path, cap: u64, wording: Wording) -> Result<Option<MappedOutput<'p>>> {
+        if cap > ANON_LIMIT {
+            return Ok(None);
+        }
+        MappedOutput::create(out, cap, wording).map(Some)
+    }
+
+    /// The output's length, at most the size the image was created with.
+    pub(crate) fn set_len(&mut self, len: usize) {
+        assert!(len <= self.map.len() && !self.in_file, "output length beyond its image");
+        self.len = len;
+    }
+
+    /// The output's bytes so far (`len` of them).
+    pub(crate) fn image(&mut self) -> &mut [u8] {
+        let len = self.len;
+        &mut self.map[..len]
     }
 
     /// Puts the finished image in place: the temporary, given permissions `mode`, replaces
     /// the output; or a special output is written in place.
     pub(crate) fn finish(self, mode: u32) -> Result<()> {
-        let MappedOutput { map, tmp, out, wording, in_file } = self;
+        let MappedOutput { map, tmp, out, wording, in_file, len } = self;
         let write_err = |e: std::io::Error| write_error(out, &e);
         let Some(tmp) = tmp else {
             use std::io::Write as _;
             if is_stdout(out) {
                 let mut so = std::io::stdout().lock();
-                return so.write_all(&map).and_then(|_| so.flush()).map_err(write_err);
+                return so.write_all(&map[..len]).and_then(|_| so.flush()).map_err(write_err);
             }
             let mut f = fs::OpenOptions::new().write(true).open(out).map_err(|e| wording.replace_error(out, &e))?;
-            return f.write_all(&map).map_err(write_err);
+            return f.write_all(&map[..len]).map_err(write_err);
         };
         // Into the page cache, not to the disk: no fsync or msync, as lld and mold (the page
         // cache is coherent with the file, so the renamed output reads back complete at once;
@@ -136,7 +162,11 @@ impl<'p> MappedOutput<'p> {
             drop(map);
         } else {
             use std::os::unix::fs::FileExt;
-            tmp.file.write_all_at(&map, 0).map_err(write_err)?;
+            if len < map.len() {
+                // Created larger than the output turned out (`create_unsized`).
+                tmp.file.set_len(len as u64).map_err(write_err)?;
+            }
+            tmp.file.write_all_at(&map[..len], 0).map_err(write_err)?;
             // Anonymous memory: freed with the process, after the caller is released.
             std::mem::forget(map);
         }

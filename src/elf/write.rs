@@ -38,9 +38,8 @@ struct SymtabOut {
 
 pub fn write_output(l: &Layout, laps: &mut crate::trace::Laps) -> Result<()> {
     let out_path = &l.config.output;
-    // Section names and symbol table.
-    let symtab = if l.config.strip_all { None } else { Some(build_symtab(l)) };
-    laps.lap("Build symbol table");
+    let with_symtab = !l.config.strip_all;
+    // Section names.
     let mut shstrtab = vec![0u8];
     let mut name_off = Vec::new();
     let add_name = |n: &str, t: &mut Vec<u8>| -> u32 {
@@ -56,50 +55,50 @@ pub fn write_output(l: &Layout, laps: &mut crate::trace::Laps) -> Result<()> {
     // ELF's extended section numbering: with 65,280 sections or more, symbols of the sections
     // past SHN_LORESERVE keep their index in `.symtab_shndx` (lld's rule: written whenever the
     // output has that many sections).
-    let xindex = symtab.as_ref().filter(|_| l.osecs.len() + 1 >= elf::SHN_LORESERVE as usize).map(|s| {
-        let name = add_name(".symtab_shndx", &mut shstrtab);
-        (name, s.xindex.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())
-    });
+    let xindex_name = (with_symtab && l.osecs.len() + 1 >= elf::SHN_LORESERVE as usize).then(|| add_name(".symtab_shndx", &mut shstrtab));
     let shstrtab_name = add_name(".shstrtab", &mut shstrtab);
     let strtab_name = add_name(".strtab", &mut shstrtab);
     let place = place_sections(l)?;
-    let mut off = place.end;
-    let (symtab_off, strtab_off) = match &symtab {
-        Some(s) => {
-            off = crate::elf::layout::align_up(off, 8);
-            let so = off;
-            off += s.symtab.len() as u64;
-            (so, 0)
-        }
-        None => (0, 0),
-    };
-    let xindex_off = off;
-    off += xindex.as_ref().map_or(0, |(_, d)| d.len() as u64);
-    let shstrtab_off = off;
-    off += shstrtab.len() as u64;
-    let strtab_off = match &symtab {
-        Some(s) => {
-            let o = off;
-            off += s.strtab.len() as u64;
-            o
-        }
-        None => strtab_off,
-    };
-    off = crate::elf::layout::align_up(off, 8);
-    let shoff = off;
-    let nsections = 1 + l.osecs.len() + if symtab.is_some() { 3 } else { 1 } + usize::from(xindex.is_some());
-    let total = shoff + nsections as u64 * 64;
-
-    let mut out = MappedOutput::create(out_path, total, Wording::Elf)?;
-    let buf: &mut [u8] = &mut out.map;
-
-    write_headers(l, buf, shoff, nsections, nsections - if symtab.is_some() { 2 } else { 1 });
-    write_traps(l, buf);
-    // Section contents, in parallel over disjoint slices.
+    let nsections = 1 + l.osecs.len() + if with_symtab { 3 } else { 1 } + usize::from(xindex_name.is_some());
+    let tail = |symtab: Option<&SymtabOut>| Tail::new(place.end, symtab, xindex_name.is_some(), shstrtab.len() as u64, nsections);
     laps.lap("Place sections");
-    let errors = write_sections(l, &place, buf)?;
+    // The symbol table (it reads only the layout, and most of its work is one thread's) is
+    // built while the sections are written, into an image made large enough for it
+    // (`symtab_bound`); an image too large for memory is written after the table, as before.
+    let concurrent = match with_symtab {
+        true => MappedOutput::create_unsized(out_path, tail(None).total + symtab_bound(l), Wording::Elf)?,
+        false => None,
+    };
+    let (mut out, symtab, errors) = match concurrent {
+        Some(mut out) => {
+            let sections = &mut out.map[..place.end as usize];
+            write_traps(l, sections);
+            let (symtab, errors) = rayon::join(|| build_symtab(l), || write_sections(l, &place, sections));
+            let total = tail(Some(&symtab)).total;
+            if total as usize <= out.map.len() {
+                out.set_len(total as usize);
+            } else {
+                // More than the bound: the written sections move to an image of the right size.
+                let mut fit = MappedOutput::create(out_path, total, Wording::Elf)?;
+                fit.map[..place.end as usize].copy_from_slice(&out.map[..place.end as usize]);
+                out = fit;
+            }
+            (out, Some(symtab), errors?)
+        }
+        None => {
+            let symtab = with_symtab.then(|| build_symtab(l));
+            let mut out = MappedOutput::create(out_path, tail(symtab.as_ref()).total, Wording::Elf)?;
+            write_traps(l, &mut out.map);
+            let errors = write_sections(l, &place, &mut out.map)?;
+            (out, symtab, errors)
+        }
+    };
     relocation_errors(l, errors)?;
-    laps.lap("Write sections");
+    laps.lap("Write sections and symbol table");
+    let Tail { symtab_off, xindex_off, shstrtab_off, strtab_off, shoff, .. } = tail(symtab.as_ref());
+    let xindex = xindex_name.zip(symtab.as_ref()).map(|(name, s)| (name, s.xindex.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()));
+    let buf: &mut [u8] = out.image();
+    write_headers(l, buf, shoff, nsections, nsections - if symtab.is_some() { 2 } else { 1 });
     if let (true, Some(s)) = (l.config.emit_relocs, &symtab) {
         crate::elf::emit_relocs::write(l, &s.index, &place.offset, buf);
     }
@@ -177,6 +176,57 @@ pub fn write_output(l: &Layout, laps: &mut crate::trace::Laps) -> Result<()> {
     out.finish(mode & !umask())?;
     laps.lap("Commit output file");
     Ok(())
+}
+
+/// Where the parts after the sections go: the symbol table, its extended section indices,
+/// the section names, the symbol names and the section headers, and the file's size.
+struct Tail {
+    symtab_off: u64,
+    xindex_off: u64,
+    shstrtab_off: u64,
+    strtab_off: u64,
+    shoff: u64,
+    total: u64,
+}
+
+impl Tail {
+    /// The parts after sections ending at `end`, for a symbol table `symtab` (`None`: none, or
+    /// not built yet: then only what does not depend on it).
+    fn new(end: u64, symtab: Option<&SymtabOut>, xindex: bool, shstrtab: u64, nsections: usize) -> Tail {
+        let mut off = end;
+        let mut symtab_off = 0;
+        if let Some(s) = symtab {
+            off = crate::elf::layout::align_up(off, 8);
+            symtab_off = off;
+            off += s.symtab.len() as u64;
+        }
+        let xindex_off = off;
+        if let (true, Some(s)) = (xindex, symtab) {
+            off += 4 * s.xindex.len() as u64;
+        }
+        let shstrtab_off = off;
+        off += shstrtab;
+        let strtab_off = off;
+        off += symtab.map_or(0, |s| s.strtab.len() as u64);
+        let shoff = crate::elf::layout::align_up(off, 8);
+        Tail { symtab_off, xindex_off, shstrtab_off, strtab_off, shoff, total: shoff + nsections as u64 * 64 }
+    }
+}
+
+/// At least the bytes that `.symtab`, `.symtab_shndx` and `.strtab` take, most likely (an
+/// image made for it that turns out too small is replaced, `write_output`): every symbol of
+/// every object, every global, a section symbol per output section, and all their names.
+fn symtab_bound(l: &Layout) -> u64 {
+    let (mut syms, mut names) = (l.r.symbols.len() as u64 + l.osecs.len() as u64 + 64, 4096u64);
+    for (_, o) in l.r.objects_in_load_order() {
+        syms += o.symbols.len() as u64;
+        names += o.strtab.len() as u64;
+    }
+    for s in &l.r.symbols {
+        names += s.name.len() as u64 + 1;
+    }
+    // 24 bytes of `.symtab` and 4 of `.symtab_shndx` per symbol, and the alignment.
+    syms * 28 + names + 8
 }
 
 /// -z separate-code / separate-loadable-segments: the gaps between the sections of an

@@ -529,7 +529,8 @@ fn time_trace_vs_lld(w: &Work) -> Result<(), String> {
     }
     for (stage, parts) in [
         ("Layout", &["Mark live sections", "Assign sections", "Merge sections", "Scan relocations", "Assign addresses"][..]),
-        ("Write output file", &["Build symbol table", "Write sections", "Commit output file"][..]),
+        ("Resolve symbols", &["Parse input files", "Bind symbols"][..]),
+        ("Write output file", &["Place sections", "Write sections and symbol table", "Commit output file"][..]),
     ] {
         let outer = find(stage)?;
         let mut end = outer.1;
