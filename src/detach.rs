@@ -182,6 +182,48 @@ pub fn shielded<T>(f: impl FnOnce() -> T) -> T {
     r
 }
 
+/// The parent-death signal of the thread that forked, moved to the thread that runs the link
+/// (`take` on the first, `arm` on the second): the kernel sends it when the parent dies if any
+/// thread of this process holds it, and `shielded` can only turn off the calling thread's.
+#[derive(Clone, Copy)]
+pub struct DeathSignal {
+    sig: libc::c_int,
+    parent: libc::pid_t,
+}
+
+impl DeathSignal {
+    /// Takes the calling thread's parent-death signal off it (none: nothing to move).
+    pub fn take() -> DeathSignal {
+        let mut sig: libc::c_int = 0;
+        // SAFETY: PR_GET_PDEATHSIG writes one int through the pointer; getppid has no
+        // preconditions; PR_SET_PDEATHSIG with 0 turns the signal off.
+        unsafe {
+            if libc::prctl(libc::PR_GET_PDEATHSIG, &mut sig as *mut libc::c_int) != 0 {
+                sig = 0;
+            }
+            let parent = libc::getppid();
+            if sig != 0 {
+                libc::prctl(libc::PR_SET_PDEATHSIG, 0 as libc::c_ulong);
+            }
+            DeathSignal { sig, parent }
+        }
+    }
+
+    /// Gives the signal to the calling thread; if the parent died since `take`, it is raised.
+    pub fn arm(self) {
+        if self.sig == 0 {
+            return;
+        }
+        // SAFETY: prctl with a valid option and argument; getppid/raise have no preconditions.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, self.sig as libc::c_ulong);
+            if libc::getppid() != self.parent {
+                libc::raise(self.sig);
+            }
+        }
+    }
+}
+
 impl Detached {
     /// Releases the parent with exit code `code`: everything the link printed is flushed, stdio
     /// is handed to /dev/null (so that pipes reading it see their end), then the code is sent.

@@ -142,14 +142,21 @@ fn link_code(threads: Option<usize>, diag: &diag::Diag, run: impl FnOnce() -> Re
     // The link runs on a worker of its own pool (`--threads`, else one thread per core), not on
     // the main thread: each parallel step of the link then starts from a worker, which shares
     // its work directly, instead of handing it to the pool from outside and sleeping until it
-    // is done (a wake-up per step; OpenSSL's native link was 5% faster, measured). The workers
-    // get the main thread's 8 MiB stack, as the link did on the main thread.
+    // is done (a wake-up per step; OpenSSL's native link was 5-8% faster, measured; making the
+    // main thread a worker, rayon's `use_current_thread`, was 8% slower than this). The workers
+    // get the main thread's 8 MiB stack, as the link had on it, and the thread that links takes
+    // over the parent-death signal from the main thread, so that `detach::shielded` (a
+    // per-thread setting) still protects the output's final rename.
     let mut pool = rayon::ThreadPoolBuilder::new().stack_size(8 << 20);
     if let Some(n) = threads {
         pool = pool.num_threads(n.max(1));
     }
+    let death = detach::DeathSignal::take();
     let result = match pool.build() {
-        Ok(pool) => pool.install(run),
+        Ok(pool) => pool.install(|| {
+            death.arm();
+            run()
+        }),
         Err(e) => Err(error::Error::new(format!("cannot create thread pool: {e}"))),
     };
     match result {
