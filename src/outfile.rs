@@ -98,7 +98,8 @@ impl TmpFile {
         Ok(t)
     }
 
-    fn reserve(&mut self, size: u64) -> io::Result<()> {
+    /// Reserves `size` bytes on disk (the file becomes that long).
+    pub fn reserve(&mut self, size: u64) -> io::Result<()> {
         if size == 0 {
             return Ok(());
         }

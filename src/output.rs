@@ -87,6 +87,12 @@ const ANON_LIMIT: u64 = 32 << 20;
 impl<'p> MappedOutput<'p> {
     /// The map of `size` bytes for the output `out`.
     pub(crate) fn create(out: &'p Path, size: u64, wording: Wording) -> Result<MappedOutput<'p>> {
+        MappedOutput::create_as(out, size, wording, true)
+    }
+
+    /// `create`; `reserve`: the temporary's space is reserved now (else by `finish`, for an
+    /// image in memory only).
+    fn create_as(out: &'p Path, size: u64, wording: Wording, reserve: bool) -> Result<MappedOutput<'p>> {
         let write_err = |e: std::io::Error| write_error(out, &e);
         let image = || -> Result<memmap2::MmapMut> {
             let map = memmap2::MmapMut::map_anon(size as usize).map_err(write_err)?;
@@ -98,7 +104,7 @@ impl<'p> MappedOutput<'p> {
         if is_special_output(out) || is_stdout(out) {
             return Ok(MappedOutput { map: image()?, tmp: None, out, wording, in_file: false, len: size as usize });
         }
-        let tmp = crate::outfile::TmpFile::create(out, size).map_err(|e| {
+        let tmp = crate::outfile::TmpFile::create(out, if reserve || size > ANON_LIMIT { size } else { 0 }).map_err(|e| {
             if e.raw_os_error() == Some(libc::ENOSPC) || e.raw_os_error() == Some(libc::EFBIG) || e.raw_os_error() == Some(libc::EDQUOT) {
                 write_error(out, &e)
             } else {
@@ -115,13 +121,14 @@ impl<'p> MappedOutput<'p> {
 
     /// An image of at most `cap` bytes whose length is only known once part of it is written
     /// (`set_len` gives it): anonymous memory, where pages never touched cost nothing, so only
-    /// for images that `create` would keep in memory (`None` above `ANON_LIMIT`; the space on
-    /// disk is reserved for `cap` bytes and the file cut to the length at the end).
+    /// for images that `create` would keep in memory (`None` above `ANON_LIMIT`). The space on
+    /// disk is reserved for the length, by `finish`: a full disk is still an error before
+    /// anything is written.
     pub(crate) fn create_unsized(out: &'p Path, cap: u64, wording: Wording) -> Result<Option<MappedOutput<'p>>> {
         if cap > ANON_LIMIT {
             return Ok(None);
         }
-        MappedOutput::create(out, cap, wording).map(Some)
+        MappedOutput::create_as(out, cap, wording, false).map(Some)
     }
 
     /// The output's length, at most the size the image was created with.
@@ -141,7 +148,7 @@ impl<'p> MappedOutput<'p> {
     pub(crate) fn finish(self, mode: u32) -> Result<()> {
         let MappedOutput { map, tmp, out, wording, in_file, len } = self;
         let write_err = |e: std::io::Error| write_error(out, &e);
-        let Some(tmp) = tmp else {
+        let Some(mut tmp) = tmp else {
             use std::io::Write as _;
             if is_stdout(out) {
                 let mut so = std::io::stdout().lock();
@@ -162,9 +169,9 @@ impl<'p> MappedOutput<'p> {
             drop(map);
         } else {
             use std::os::unix::fs::FileExt;
-            if len < map.len() {
-                // Created larger than the output turned out (`create_unsized`).
-                tmp.file.set_len(len as u64).map_err(write_err)?;
+            if tmp.file.metadata().map_err(write_err)?.len() != len as u64 {
+                // Not reserved yet (`create_unsized`).
+                tmp.reserve(len as u64).map_err(write_err)?;
             }
             tmp.file.write_all_at(&map[..len], 0).map_err(write_err)?;
             // Anonymous memory: freed with the process, after the caller is released.

@@ -347,106 +347,49 @@ impl Loader<'_> {
         };
         let whole = self.state.whole_archive;
         let dir = Path::new(path).parent().map(Path::to_path_buf).unwrap_or_default();
-        // A regular archive's members are looked at in parallel: each is a first touch of its
-        // page of the archive, and a name and a path to allocate (2,400 members in OpenSSL's
-        // libcrypto.a); what they say is then taken in member order, as before.
-        if members.iter().all(|m| m.data.is_some()) {
-            use rayon::prelude::*;
-            let group = self.next_group;
-            // (the member's kind, `None` for neither an object nor bitcode; the member as an input)
-            let seen: Vec<(Option<FileKind>, InputFile)> = members
-                .into_par_iter()
-                .map(|m| {
-                    let data = m.data.unwrap_or_default();
-                    let kind = if is_bitcode(data) {
-                        Some(FileKind::Bitcode)
-                    } else if data.len() >= 18 && data.starts_with(ELF_MAGIC) && elf_type(data) == 1 {
-                        Some(FileKind::Object)
-                    } else {
-                        None
-                    };
-                    let file = InputFile {
-                        name: format!("{path}({})", m.name),
-                        path: PathBuf::from(path),
-                        data,
-                        kind: kind.unwrap_or(FileKind::Object),
-                        lazy: !whole,
-                        thin_member: false,
-                        archive_offset: m.offset as u64,
-                        archive: Some((path.to_string(), m.name)),
-                        as_needed: false,
-                        needed_name: String::new(),
-                        group,
-                    };
-                    (kind, file)
-                })
-                .collect();
-            for (kind, file) in seen {
-                match kind {
-                    Some(FileKind::Bitcode) => {}
-                    Some(_) => {
-                        if let Err(e) = self.check_elf(file.data, &file.name) {
-                            self.errors.push(e);
-                            continue;
+        for m in members {
+            let display = format!("{path}({})", m.name);
+            let (mdata, mpath) = match m.data {
+                Some(d) => (d, PathBuf::from(path)),
+                None => {
+                    let p = if Path::new(&m.name).is_absolute() { PathBuf::from(&m.name) } else { dir.join(&m.name) };
+                    match self.read(&p.to_string_lossy()) {
+                        Ok(d) => (d, p),
+                        Err(e) => {
+                            self.errors.push(format!("{path}: could not get the buffer for a child of the archive: '{}': {e}", m.name));
+                            return;
                         }
-                    }
-                    _ if whole && !file.data.starts_with(ELF_MAGIC) => {
-                        self.errors.push(format!("{}: not an ELF file", file.name));
-                        continue;
-                    }
-                    _ => {
-                        let member = file.archive.as_ref().map_or("", |a| a.1.as_str());
-                        self.config.diag.warn(&format!("{path}: archive member '{member}' is neither ET_REL nor LLVM bitcode"));
-                        continue;
                     }
                 }
-                self.files.push(file);
-            }
-        } else {
-            for m in members {
-                let display = format!("{path}({})", m.name);
-                let (mdata, mpath) = match m.data {
-                    Some(d) => (d, PathBuf::from(path)),
-                    None => {
-                        let p = if Path::new(&m.name).is_absolute() { PathBuf::from(&m.name) } else { dir.join(&m.name) };
-                        match self.read(&p.to_string_lossy()) {
-                            Ok(d) => (d, p),
-                            Err(e) => {
-                                self.errors.push(format!("{path}: could not get the buffer for a child of the archive: '{}': {e}", m.name));
-                                return;
-                            }
-                        }
-                    }
-                };
-                let kind = if is_bitcode(mdata) {
-                    FileKind::Bitcode
-                } else if mdata.len() >= 18 && mdata.starts_with(ELF_MAGIC) && elf_type(mdata) == 1 {
-                    if let Err(e) = self.check_elf(mdata, &display) {
-                        self.errors.push(e);
-                        continue;
-                    }
-                    FileKind::Object
-                } else if whole && !mdata.starts_with(ELF_MAGIC) {
-                    self.errors.push(format!("{display}: not an ELF file"));
+            };
+            let kind = if is_bitcode(mdata) {
+                FileKind::Bitcode
+            } else if mdata.len() >= 18 && mdata.starts_with(ELF_MAGIC) && elf_type(mdata) == 1 {
+                if let Err(e) = self.check_elf(mdata, &display) {
+                    self.errors.push(e);
                     continue;
-                } else {
-                    self.config.diag.warn(&format!("{path}: archive member '{}' is neither ET_REL nor LLVM bitcode", m.name));
-                    continue;
-                };
-                self.files.push(InputFile {
-                    name: display,
-                    path: mpath,
-                    data: mdata,
-                    kind,
-                    lazy: !whole,
-                    thin_member: m.data.is_none(),
-                    archive_offset: m.offset as u64,
-                    archive: Some((path.to_string(), m.name)),
-                    as_needed: false,
-                    needed_name: String::new(),
-                    group: self.next_group,
-                });
-            }
+                }
+                FileKind::Object
+            } else if whole && !mdata.starts_with(ELF_MAGIC) {
+                self.errors.push(format!("{display}: not an ELF file"));
+                continue;
+            } else {
+                self.config.diag.warn(&format!("{path}: archive member '{}' is neither ET_REL nor LLVM bitcode", m.name));
+                continue;
+            };
+            self.files.push(InputFile {
+                name: display,
+                path: mpath,
+                data: mdata,
+                kind,
+                lazy: !whole,
+                thin_member: m.data.is_none(),
+                archive_offset: m.offset as u64,
+                archive: Some((path.to_string(), m.name)),
+                as_needed: false,
+                needed_name: String::new(),
+                group: self.next_group,
+            });
         }
         // The members share the archive's group, so they may refer to each other.
         if !self.in_group {
