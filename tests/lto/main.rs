@@ -633,6 +633,32 @@ fn link_cache(t: &Work, mode: CacheMode) -> Result<(), String> {
         return Err(format!("p1 has {} bytes, the link-cache hit p2 {}", first.len(), second.len()));
     }
 
+    // One input stamp per output (it decides only whether LLVM is loaded early): p1's and
+    // p2's. Relinking p1 unchanged keeps both; after an input's modification time changes,
+    // p1's stamp changes and p2's does not, and the link is the same program.
+    let stamps = || -> Vec<(PathBuf, Vec<u8>)> {
+        let mut v: Vec<_> = named("dtld-inputs-").into_iter().map(|p| (p.clone(), fs::read(&p).unwrap_or_default())).collect();
+        v.sort();
+        v
+    };
+    let before = stamps();
+    if before.len() != 2 || before.iter().any(|(_, d)| d.len() != 16) {
+        return Err(format!("after links of p1 and p2, expected two 16-byte dtld-inputs-* files in the cache, found {before:?}"));
+    }
+    link("p1", "cache", &[])?;
+    if stamps() != before {
+        return Err(format!("a relink of p1 with unchanged inputs changed the input stamps: {before:?} -> {:?}", stamps()));
+    }
+    let touched =
+        fs::File::options().append(true).open(t.path("leaf.o")).and_then(|f| f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(2)));
+    touched.map_err(|e| format!("set leaf.o's modification time: {e}"))?;
+    let (_, _, out) = link("p1", "cache", &[])?;
+    let after = stamps();
+    let changed = before.iter().zip(&after).filter(|(a, b)| a != b).count();
+    if after.len() != 2 || changed != 1 || out != out1 {
+        return Err(format!("after leaf.o's time changed: expected p1's stamp alone to change, found {before:?} -> {after:?}; p1 printed {out:?}"));
+    }
+
     // An LTO option that changes code generation misses.
     let (skipped, _, out) = link("p3", "cache", &["-Wl,--lto-O1"])?;
     if skipped || out != out1 {
