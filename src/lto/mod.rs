@@ -137,8 +137,9 @@ pub(crate) fn thin_link_forced(how: &str) -> bool {
 /// relocations and static constructors, is 10-12 ms, which lld pays before `main`), or, for
 /// an index-only link without it, the LLVMgold.so that a fork will host (`goldindex.rs`).
 /// (Stop 28 measured the in-process library's early load slowing the resolution by more than
-/// the load took; that was glibc's thread arenas growing by `mprotect` 1,182 times, each
-/// stalling the loader's page faults and the parser's alike, which `heap.rs` has ended.)
+/// the load took. Since glibc's thread arenas no longer grow by 1,182 `mprotect` calls
+/// (`heap.rs`), each of which stalls the loader's page faults and the parser's alike, it pays:
+/// Lua's relink after a change 40 -> 34 ms, OpenSSL's 553 -> 536 ms.)
 pub fn preload(o: &LtoOptions) -> Option<goldhost::Preload> {
     if thin_link_forced("llvm-lto2") || thin_link_forced("helper") {
         return None;
