@@ -325,6 +325,11 @@ impl Preload {
         Some(Preload { path, loading: Mutex::new(Some(handle)) })
     }
 
+    /// The library being loaded.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Waits for the load to finish (a fork must not copy a half-done `dlopen`); whether `plugin`
     /// is the library loaded.
     pub(crate) fn ready_for(&self, plugin: &Path) -> bool {

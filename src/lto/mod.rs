@@ -171,8 +171,10 @@ fn shim_for(
     // libLLVM's load (10-12 ms: its relocations and static constructors), which lld pays
     // before `main`; usually started while the inputs were resolved (`preload`).
     let t = std::time::Instant::now();
-    if let Some(p) = req.preload {
-        p.ready_for(&path);
+    if req.preload.is_some_and(|p| !p.ready_for(&path)) {
+        // The early load guessed another LLVM installation (the bitcode's producer chose this
+        // one): one process does not host two libLLVMs; the thin link runs out of process.
+        return Some(Err(format!("{} is loaded already", req.preload.map_or_else(String::new, |p| p.path().display().to_string()))));
     }
     let shim = inproc::Shim::load(&path);
     trace.stage("Load LLVM", &path.display().to_string(), t);
