@@ -104,7 +104,7 @@ impl<'p> MappedOutput<'p> {
         if is_special_output(out) || is_stdout(out) {
             return Ok(MappedOutput { map: image()?, tmp: None, out, wording, in_file: false, len: size as usize });
         }
-        let tmp = crate::outfile::TmpFile::create(out, if reserve || size > ANON_LIMIT { size } else { 0 }).map_err(|e| {
+        let tmp = crate::outfile::TmpFile::create(out, if reserve { size } else { 0 }).map_err(|e| {
             if e.raw_os_error() == Some(libc::ENOSPC) || e.raw_os_error() == Some(libc::EFBIG) || e.raw_os_error() == Some(libc::EDQUOT) {
                 write_error(out, &e)
             } else {
