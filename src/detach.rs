@@ -151,34 +151,12 @@ fn parent_wait(pid: libc::pid_t, fds: [libc::c_int; 2]) -> ! {
 /// Runs `f` (a few system calls that must not be cut in half) so that the parent's death does
 /// not kill this process in the middle of it: the parent-death signal is turned off around it,
 /// and if the parent died meanwhile, the signal this process was due is raised afterwards.
-/// Only the thread that forked holds a parent-death signal; elsewhere, and in a link that did
-/// not fork, `f` just runs.
+/// Only the thread that runs the link holds a parent-death signal (`DeathSignal` moved it
+/// there); elsewhere, and in a link that did not fork, `f` just runs.
 pub fn shielded<T>(f: impl FnOnce() -> T) -> T {
-    let mut sig: libc::c_int = 0;
-    // SAFETY: PR_GET_PDEATHSIG writes one int through the pointer.
-    let held = unsafe { libc::prctl(libc::PR_GET_PDEATHSIG, &mut sig as *mut libc::c_int) } == 0 && sig != 0;
-    if !held {
-        return f();
-    }
-    // SAFETY: getppid has no preconditions.
-    let parent = unsafe { libc::getppid() };
-    // SAFETY: prctl with a valid option and argument; getppid/raise have no preconditions.
-    // The parent died before the signal was off: the signal is already on its way (the kernel
-    // sends it as it re-parents this process); make sure, and do nothing.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, 0 as libc::c_ulong);
-        if libc::getppid() != parent {
-            libc::raise(sig);
-        }
-    }
+    let held = DeathSignal::take();
     let r = f();
-    // SAFETY: as above.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong);
-        if libc::getppid() != parent {
-            libc::raise(sig);
-        }
-    }
+    held.arm();
     r
 }
 
@@ -192,11 +170,13 @@ pub struct DeathSignal {
 }
 
 impl DeathSignal {
-    /// Takes the calling thread's parent-death signal off it (none: nothing to move).
+    /// Takes the calling thread's parent-death signal off it (none: nothing to move). If the
+    /// parent died before the signal was off, the signal is already on its way (the kernel sends
+    /// it as it re-parents this process); it is raised to make sure.
     pub fn take() -> DeathSignal {
         let mut sig: libc::c_int = 0;
-        // SAFETY: PR_GET_PDEATHSIG writes one int through the pointer; getppid has no
-        // preconditions; PR_SET_PDEATHSIG with 0 turns the signal off.
+        // SAFETY: PR_GET_PDEATHSIG writes one int through the pointer; getppid and raise have
+        // no preconditions; PR_SET_PDEATHSIG with 0 turns the signal off.
         unsafe {
             if libc::prctl(libc::PR_GET_PDEATHSIG, &mut sig as *mut libc::c_int) != 0 {
                 sig = 0;
@@ -204,6 +184,9 @@ impl DeathSignal {
             let parent = libc::getppid();
             if sig != 0 {
                 libc::prctl(libc::PR_SET_PDEATHSIG, 0 as libc::c_ulong);
+                if libc::getppid() != parent {
+                    libc::raise(sig);
+                }
             }
             DeathSignal { sig, parent }
         }
