@@ -15,6 +15,9 @@
 //!   SIGKILL leaves nothing behind. It gets a name only for the instant between `linkat` and
 //!   `rename`. Elsewhere it is `.<name>.dtld-tmp-<pid>`, created with `O_EXCL|O_NOFOLLOW`
 //!   and removed on failure and on SIGINT/SIGTERM/SIGHUP.
+//!
+//! While the link runs, the file about to be replaced gives back its page cache when it is all
+//! clean (`recycle_replaced`): its bytes stay as they are, only its memory is reused.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -194,6 +197,108 @@ impl Drop for TmpFile {
             }
         }
     }
+}
+
+/// Drops the page cache of the file `out` is about to replace, when every cached page of it is
+/// clean, so that the link's memory and the new output's pages can reuse that memory: the old
+/// file's contents are on disk and unchanged, and it is deleted once the new one is in place.
+/// mold gets the same effect by overwriting the old output's inode, which a failed link then
+/// cannot keep; here the old file stays byte-identical, only uncached.
+///
+/// Why it pays: memory a process touches for the first time costs more than memory it reuses
+/// (zeroing, and on a virtual machine that hands free memory back to its host, a fault in the
+/// host as well); a 76 MB debug build's link was 7-10% faster, a 20 MB one 4%, on 2 cores of
+/// such a machine (interleaved A/B runs, docs/bench.md).
+///
+/// The old file is opened here, on the caller's thread, so that the work (5 ms for 76 MB)
+/// runs on a thread of its own while the link goes on and can never reach the new output.
+/// Nothing is dropped from a file with dirty or in-flight pages (dropping would start
+/// writing out a file that is about to be deleted), nor where the kernel cannot say
+/// (`cachestat`, Linux 6.5); special outputs (`-o /dev/null`, `-o -`), symbolic links and
+/// anything but a regular file are left alone.
+pub fn recycle_replaced(out: &Path) -> Option<Recycle> {
+    #[cfg(target_os = "linux")]
+    {
+        // Only a regular file is opened (a device could do something on open); O_NONBLOCK in
+        // case it was swapped for a FIFO since.
+        if out.as_os_str() == "-" || !std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_file()) {
+            return None;
+        }
+        let path = cstr(out).ok()?;
+        let file = open_raw(libc::AT_FDCWD, &path, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0).ok()?;
+        if !file.metadata().is_ok_and(|m| m.file_type().is_file() && m.len() > 0) {
+            return None;
+        }
+        let start = std::time::Instant::now();
+        // Advice only: a thread that cannot be started changes nothing but speed.
+        let thread = std::thread::Builder::new()
+            .name("dtld-recycle".into())
+            .spawn(move || {
+                let what = drop_clean_cache(&file);
+                (what, std::time::Instant::now())
+            })
+            .ok()?;
+        Some(Recycle { start, thread })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = out;
+        None
+    }
+}
+
+/// The thread `recycle_replaced` started.
+pub struct Recycle {
+    start: std::time::Instant,
+    thread: std::thread::JoinHandle<(String, std::time::Instant)>,
+}
+
+impl Recycle {
+    /// Waits for the thread (done long before in all but the smallest links), and records it in
+    /// the `--time-trace` with what it did.
+    pub fn join(self, trace: &mut crate::trace::Trace) {
+        if let Ok((what, end)) = self.thread.join() {
+            trace.background("Drop the replaced output's page cache", &what, self.start, end - self.start);
+        }
+    }
+}
+
+/// `recycle_replaced`'s work on the open file; says what it did.
+#[cfg(target_os = "linux")]
+fn drop_clean_cache(file: &File) -> String {
+    /// `struct cachestat_range` and `struct cachestat` of <linux/mman.h>.
+    #[repr(C)]
+    struct Range {
+        off: u64,
+        len: u64,
+    }
+    #[repr(C)]
+    #[derive(Default)]
+    struct Stat {
+        cache: u64,
+        dirty: u64,
+        writeback: u64,
+        evicted: u64,
+        recently_evicted: u64,
+    }
+    const SYS_CACHESTAT: libc::c_long = 451;
+    let range = Range { off: 0, len: 0 };
+    let mut st = Stat::default();
+    // SAFETY: cachestat reads `range` and writes `st`, both live repr(C) structs of the
+    // kernel's layout; a kernel without it returns ENOSYS.
+    let r = unsafe { libc::syscall(SYS_CACHESTAT, file.as_raw_fd(), &range as *const Range, &mut st as *mut Stat, 0) };
+    if r != 0 {
+        return "kept: the kernel cannot tell its dirty pages (no cachestat)".into();
+    }
+    if st.dirty != 0 || st.writeback != 0 {
+        return format!("kept: {} of {} pages not yet written back", st.dirty + st.writeback, st.cache);
+    }
+    // SAFETY: fadvise on a descriptor we own; advice only, the file is not changed.
+    let r = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if r != 0 {
+        return format!("kept: {}", io::Error::from_raw_os_error(r));
+    }
+    format!("dropped {} pages", st.cache)
 }
 
 /// Whether a file can be created in `out`'s directory (lld's `tryCreateFile`, run before the

@@ -4,15 +4,25 @@
 //! The link records whole stages (input, resolution, the thin link, backend compilation or
 //! distribution, layout, writing); each stage is an event with a start and a duration. The
 //! longest stages of a native link (layout, writing) also record their parts (`Laps`), shown
-//! nested inside them, as lld's trace does; `--verbose` prints the stages only.
+//! nested inside them, as lld's trace does; work that runs on a thread of its own alongside
+//! the stages is drawn on a second track; `--verbose` prints the stages only.
 
 use std::path::Path;
 use std::time::Instant;
 
 pub struct Trace {
     start: Instant,
-    /// (name, detail, start µs, duration µs, a part of a stage rather than a stage).
-    events: Vec<(String, String, u128, u128, bool)>,
+    /// (name, detail, start µs, duration µs, what it is).
+    events: Vec<(String, String, u128, u128, Kind)>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Stage,
+    /// A part of a stage.
+    Part,
+    /// Work on a thread of its own, alongside the stages.
+    Background,
 }
 
 impl Default for Trace {
@@ -45,23 +55,29 @@ impl Laps {
 impl Trace {
     /// Records a stage that started at `since` and ends now.
     pub fn stage(&mut self, name: &str, detail: &str, since: Instant) {
-        self.event(name, detail, since, since.elapsed(), false);
+        self.event(name, detail, since, since.elapsed(), Kind::Stage);
     }
 
     /// Records a stage that started at `start` and took `dur` (a part of a larger step).
     pub fn span(&mut self, name: &str, detail: &str, start: Instant, dur: std::time::Duration) {
-        self.event(name, detail, start, dur, false);
+        self.event(name, detail, start, dur, Kind::Stage);
     }
 
-    fn event(&mut self, name: &str, detail: &str, start: Instant, dur: std::time::Duration, part: bool) {
+    /// Records work that ran on a thread of its own from `start` for `dur`, alongside the
+    /// stages (a second track of the trace; not in `--verbose`'s list).
+    pub fn background(&mut self, name: &str, detail: &str, start: Instant, dur: std::time::Duration) {
+        self.event(name, detail, start, dur, Kind::Background);
+    }
+
+    fn event(&mut self, name: &str, detail: &str, start: Instant, dur: std::time::Duration, kind: Kind) {
         let ts = start.saturating_duration_since(self.start).as_micros();
-        self.events.push((name.to_string(), detail.to_string(), ts, dur.as_micros(), part));
+        self.events.push((name.to_string(), detail.to_string(), ts, dur.as_micros(), kind));
     }
 
     /// Records the parts of a stage (drawn inside it).
     pub fn laps(&mut self, laps: &Laps) {
         for &(name, start, dur) in &laps.parts {
-            self.event(name, "", start, dur, true);
+            self.event(name, "", start, dur, Kind::Part);
         }
     }
 
@@ -70,9 +86,10 @@ impl Trace {
     pub fn to_json(&self, granularity: u64) -> String {
         let total = self.start.elapsed().as_micros();
         let mut ev = vec![format!("{{\"pid\":1,\"tid\":0,\"ph\":\"X\",\"ts\":0,\"dur\":{total},\"name\":\"Total Link\",\"args\":{{}}}}")];
-        for (name, detail, ts, dur, _) in self.events.iter().filter(|e| e.3 >= u128::from(granularity)) {
+        for (name, detail, ts, dur, kind) in self.events.iter().filter(|e| e.3 >= u128::from(granularity)) {
+            let tid = u8::from(*kind == Kind::Background);
             ev.push(format!(
-                "{{\"pid\":1,\"tid\":0,\"ph\":\"X\",\"ts\":{ts},\"dur\":{dur},\"name\":{},\"args\":{{\"detail\":{}}}}}",
+                "{{\"pid\":1,\"tid\":{tid},\"ph\":\"X\",\"ts\":{ts},\"dur\":{dur},\"name\":{},\"args\":{{\"detail\":{}}}}}",
                 crate::util::json::json_string(name),
                 crate::util::json::json_string(detail)
             ));
@@ -83,7 +100,7 @@ impl Trace {
 
     /// One line per stage, for `--verbose`.
     pub fn summary(&self) -> String {
-        let parts: Vec<String> = self.events.iter().filter(|e| !e.4).map(|(n, _, _, d, _)| format!("{n} {:.3}s", *d as f64 / 1e6)).collect();
+        let parts: Vec<String> = self.events.iter().filter(|e| e.4 == Kind::Stage).map(|(n, _, _, d, _)| format!("{n} {:.3}s", *d as f64 / 1e6)).collect();
         format!("dtld: time: {}; total {:.3}s", parts.join(", "), self.start.elapsed().as_secs_f64())
     }
 

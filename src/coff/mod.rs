@@ -88,6 +88,9 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
         return write_def_implib(config);
     }
     refuse_unimplemented(config)?;
+    // The replaced output's page cache is dropped while the link runs (`outfile.rs`); the
+    // thread is not waited for.
+    drop(crate::outfile::recycle_replaced(&config.output));
     let mut resolver = resolve::Resolver::new(config);
     resolver.start()?;
     if resolver.resolved().has_bitcode() && !config.force_unresolved {

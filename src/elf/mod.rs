@@ -106,9 +106,15 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     // An archive member the resolver extracts, or a bitcode file, may name dependent libraries
     // (`deplibs`) that are not in the link yet: then the link loads and resolves once more.
     let mut wanted = config.clone();
+    // The replaced output's page cache is dropped while the link runs (`outfile.rs`), once the
+    // output's name is known (a script's OUTPUT may set it), unless no output is written.
+    let mut recycle = None;
     let (config, mut resolver) = loop {
         let (config, inputs) = load_inputs(&wanted)?;
         trace.stage("Load input files", "", t);
+        if recycle.is_none() {
+            recycle = Some(if lto::options(config).is_ok_and(|o| o.index_only) { None } else { crate::outfile::recycle_replaced(&config.output) });
+        }
         // Only for bitcode the link certainly has (not archive members it may not extract).
         if preload.is_none() && stamp.is_none() && !config.relocatable && inputs.iter().any(|i| !i.lazy && i.kind == crate::input::FileKind::Bitcode) {
             if let Ok(o) = lto::options(config) {
@@ -138,8 +144,12 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
         resolver.add_lto_objects(files)?;
         trace.stage("Resolve LTO objects", "", t);
     }
+    let recycle = recycle.flatten();
     if config.relocatable {
         let resolved = resolver.finish()?;
+        if let Some(r) = recycle {
+            r.join(&mut trace);
+        }
         let written = relocatable::write_relocatable(config, &resolved);
         // Not freed, as after a native link.
         std::mem::forget(resolved);
@@ -181,6 +191,9 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     trace.laps(&layout.laps);
     // A warning made an error by --fatal-warnings fails the link before anything is written.
     config.diag.check()?;
+    if let Some(r) = recycle {
+        r.join(&mut trace);
+    }
     let t = std::time::Instant::now();
     let mut laps = crate::trace::Laps::default();
     write::write_output(&layout, &mut laps)?;

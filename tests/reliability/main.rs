@@ -6,7 +6,8 @@
 //!   byte-identical and no temporaries; links racing to one output leave exactly one link's
 //!   result; an input that is also the output (`-o a.o a.o`, `-r`, `-Map=b.o`) is read whole
 //!   before it is replaced; the output of a forked link (32 MiB and more, written through a
-//!   shared map) can be executed the moment the linker returns;
+//!   shared map) can be executed the moment the linker returns; the page cache of the output
+//!   being replaced is dropped when it is clean (and kept when it is not), its bytes unchanged;
 //! * resource limits: decompression bombs (a lying header, a real 256 MiB zlib bomb),
 //!   absurd section and symbol counts (claimed, and real: 100,000 sections, past SHN_XINDEX, linked and
 //!   combined by `-r`, 300,000 symbols),
@@ -70,6 +71,7 @@ fn main() {
     add("output/concurrent-links-one-result", false, concurrent);
     add("output/input-is-output", false, input_is_output);
     add("output/forked-finish", false, forked_finish);
+    add("output/replaced-output-page-cache", false, replaced_output_cache);
     add("limits/zlib-claimed-size", false, zlib_claim);
     add("limits/zlib-bomb", false, zlib_bomb);
     add("limits/section-and-symbol-counts-claimed", false, counts_claimed);
@@ -484,6 +486,119 @@ fn input_is_output(ctx: &Ctx, dir: &Path) -> Result<(), String> {
     }
     write(&a, &a_copy)?;
     write(&b, &b_copy)?;
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// How many of `p`'s pages are in the page cache (`mincore` over a read-only map; this process
+/// owns the file, so the kernel answers for it).
+fn resident_pages(p: &Path) -> Result<usize, String> {
+    use std::os::fd::AsRawFd;
+    let f = fs::File::open(p).map_err(|e| format!("open {}: {e}", p.display()))?;
+    let len = f.metadata().map_err(|e| e.to_string())?.len() as usize;
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+    // SAFETY: a read-only shared map of a file we opened, unmapped below; never dereferenced.
+    let map = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, f.as_raw_fd(), 0) };
+    if map == libc::MAP_FAILED {
+        return Err(format!("mmap {}: {}", p.display(), std::io::Error::last_os_error()));
+    }
+    let mut vec = vec![0u8; len.div_ceil(page)];
+    // SAFETY: `vec` has one byte per page of the mapping; `map` is the mapping of `len` bytes.
+    let r = unsafe { libc::mincore(map, len, vec.as_mut_ptr()) };
+    let err = std::io::Error::last_os_error();
+    // SAFETY: the mapping made above.
+    unsafe { libc::munmap(map, len) };
+    if r != 0 {
+        return Err(format!("mincore {}: {err}", p.display()));
+    }
+    Ok(vec.iter().filter(|&&b| b & 1 != 0).count())
+}
+
+/// The detail of the `--time-trace` event that says what became of the replaced output's page
+/// cache, if the trace has one.
+fn recycle_event(trace: &Path) -> Result<Option<String>, String> {
+    let v: serde_json::Value = serde_json::from_slice(&read(trace)?).map_err(|e| format!("{}: {e}", trace.display()))?;
+    Ok(v["traceEvents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|e| e["name"] == "Drop the replaced output's page cache")
+        .and_then(|e| e["args"]["detail"].as_str().map(str::to_string)))
+}
+
+/// The link drops the page cache of the output it replaces when every page of it is clean (its
+/// memory then serves the link: outfile.rs), and leaves a file with dirty pages alone. Either
+/// way the old file (seen here through a second hard link) keeps its bytes, and the new output
+/// is what a link to a fresh name writes.
+fn replaced_output_cache(ctx: &Ctx, dir: &Path) -> Result<(), String> {
+    // About 1 MiB of initialised data, so that the output has a few hundred pages.
+    let a = compile(dir, "a", "const char big[1 << 20] = {1, 2, 3};\nint main(int argc, char **argv) { (void)argv; return big[argc]; }\n", &["-O1"])?;
+    let a_s = a.to_string_lossy().into_owned();
+    let link = |out: &str, extra: &[&str]| -> Result<(), String> {
+        let mut args = vec!["-e", "main", a_s.as_str(), "-o", out];
+        args.extend_from_slice(extra);
+        run_tool_ok(&mut dtld(ctx, dir, &args)).map(drop)
+    };
+    link("ref", &[])?;
+    let reference = read(&dir.join("ref"))?;
+    let mut problems = Vec::new();
+
+    // Clean: the old output, written back (fsync), is dropped from the cache.
+    link("out", &[])?;
+    fs::hard_link(dir.join("out"), dir.join("keep")).map_err(|e| format!("ln out keep: {e}"))?;
+    fs::File::open(dir.join("keep")).and_then(|f| f.sync_all()).map_err(|e| format!("fsync keep: {e}"))?;
+    let before = read(&dir.join("keep"))?;
+    let cached = resident_pages(&dir.join("keep"))?;
+    link("out", &["--time-trace=clean.json", "--time-trace-granularity=0"])?;
+    let what = recycle_event(&dir.join("clean.json"))?;
+    let no_cachestat = what.as_deref().is_some_and(|w| w.contains("no cachestat"));
+    match what.as_deref() {
+        _ if no_cachestat => {}
+        Some(w) if w.starts_with("dropped ") => {
+            let left = resident_pages(&dir.join("keep"))?;
+            if left != 0 {
+                problems.push(format!("a clean replaced output: {w}, but {left} of its {cached} cached pages are still cached"));
+            }
+        }
+        other => problems.push(format!("a clean replaced output: expected its page cache dropped, the trace says {other:?}")),
+    }
+    if read(&dir.join("keep"))? != before {
+        problems.push("the replaced output (clean) changed: its other hard link differs".to_string());
+    }
+    if read(&dir.join("out"))? != reference {
+        problems.push("the new output (over a clean one) differs from the same link to a fresh name".to_string());
+    }
+
+    // Dirty: an old output just written (not yet written back) keeps its cache. A `sync` by
+    // anything else on the machine in between cleans it, so three tries.
+    let mut dirty_ok = no_cachestat;
+    let mut said = Vec::new();
+    for k in 0..3 {
+        let (out, keep) = (format!("dirty{k}"), format!("keep{k}"));
+        write(&dir.join(&out), &before)?;
+        fs::hard_link(dir.join(&out), dir.join(&keep)).map_err(|e| format!("ln {out} {keep}: {e}"))?;
+        let trace = format!("dirty{k}.json");
+        link(&out, &[&format!("--time-trace={trace}"), "--time-trace-granularity=0"])?;
+        let what = recycle_event(&dir.join(&trace))?;
+        if read(&dir.join(&keep))? != before {
+            problems.push(format!("the replaced output (dirty, try {k}) changed: its other hard link differs"));
+        }
+        if read(&dir.join(&out))? != reference {
+            problems.push(format!("the new output (over a dirty one, try {k}) differs from the same link to a fresh name"));
+        }
+        if what.as_deref().is_some_and(|w| w.starts_with("kept: ") && w.contains("not yet written back")) {
+            dirty_ok = true;
+            break;
+        }
+        said.push(format!("{what:?}"));
+    }
+    if !dirty_ok {
+        problems.push(format!("a replaced output with dirty pages: expected its cache kept, the trace said {}", said.join(", ")));
+    }
     if problems.is_empty() {
         Ok(())
     } else {
