@@ -170,8 +170,7 @@ impl LinkCache {
             put(a.as_bytes());
         }
         // The profiles' contents: a new profile of the same name changes the objects.
-        let cs_profile = o.tuning.iter().filter(|t| t.knob == super::options::Knob::CsProfilePath).map(|t| &t.value);
-        for p in o.sample_profile.iter().chain(cs_profile) {
+        for p in o.profiles() {
             match std::fs::read(p) {
                 Ok(d) => put(&Sha1::digest(&d)),
                 Err(_) => return None,

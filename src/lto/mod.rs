@@ -457,7 +457,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     let cache = opts.cache_dir.as_ref().map(|d| {
         std::sync::Arc::new(backend::Cache::new(
             d.clone(),
-            format!("{} {} {}{}", llvm.clang.display(), llvm.version, llvm.identity, if dtlto { " dtlto" } else { "" }),
+            format!("{} {} {}{}{}", llvm.clang.display(), llvm.version, llvm.identity, if dtlto { " dtlto" } else { "" }, profiles_salt(opts)),
         ))
     });
     let t_thin = std::time::Instant::now();
@@ -582,6 +582,21 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         None => removal,
     };
     Ok(LtoOutput { objects, stop: false, cleanup: Some(cleanup) })
+}
+
+/// The profiles' contents for the backend cache's keys (`LtoOptions::profiles`): the key of a
+/// job otherwise covers the command line, which names a profile but not what is in it (LLVM's
+/// own key, used when the thin link runs in this process, reads the sample profile itself).
+/// A profile that cannot be read adds a marker, and the backend reports it.
+fn profiles_salt(opts: &LtoOptions) -> String {
+    use sha1::Digest;
+    opts.profiles()
+        .iter()
+        .map(|p| match std::fs::read(p) {
+            Ok(d) => format!(" profile {}", sha1::Sha1::digest(&d).iter().map(|b| format!("{b:02x}")).collect::<String>()),
+            Err(_) => " profile unreadable".to_string(),
+        })
+        .collect()
 }
 
 /// The code generation settings of the link: the request's optimization levels, CPU and

@@ -368,6 +368,13 @@ impl LtoOptions {
         self.tuning.retain(|t| t.knob != knob);
     }
 
+    /// The profiles the backends read (the sample profile, the context-sensitive profile): a
+    /// new profile under the same name changes the objects, so caches key on their contents.
+    pub fn profiles(&self) -> Vec<&str> {
+        let cs = self.tuning.iter().filter(|t| t.knob == Knob::CsProfilePath).map(|t| t.value.as_str());
+        self.sample_profile.iter().map(String::as_str).chain(cs).collect()
+    }
+
     /// The options dtld implements on no path, and lld's deprecation notes: a warning for
     /// each, an error for those whose loss would change what the link's output does. Said
     /// once, when the LTO step starts.

@@ -197,6 +197,8 @@ fn main() {
     add("cache/changed-leaf", false, |t| cache(t, Change::Leaf));
     add("cache/changed-imported", false, |t| cache(t, Change::Imported));
     add("cache/other-output", false, |t| cache(t, Change::OtherOutput));
+    add("cache/changed-sample-profile", false, |t| cache_profile(t, false));
+    add("cache/changed-sample-profile-own-key", false, |t| cache_profile(t, true));
     add("shards/renamed-modules", false, renamed_shards);
     add("save-temps/default", false, |t| save_temps(t, false));
     add("save-temps/kept", false, |t| save_temps(t, true));
@@ -907,6 +909,51 @@ enum Change {
     /// cache (per output) misses, the thin link runs, and every backend is found in the cache
     /// all the same (its keys name no path of the link), so the distributor does not run.
     OtherOutput,
+}
+
+/// A sample profile changed under the same name: every backend reads it, so none may come from
+/// the cache (then a relink with the profile unchanged again finds them all). `own_key`: with
+/// `--thinlto-emit-index-files` every shard is written and the cache is keyed by dtld's own key
+/// over the job's command line and files (which names the profile, not what is in it), else
+/// by LLVM's key from the thin link in dtld's process (which reads the profile).
+fn cache_profile(t: &Work, own_key: bool) -> Result<(), String> {
+    let cwd = t.inputs("work")?;
+    fs::create_dir_all(cwd.join("cache")).map_err(|e| e.to_string())?;
+    let rec = t.recorder("rec", "run")?;
+    let d = rec.script.clone().into_os_string();
+    t.write("work/prof.txt", "main:1000:1\n 1: 100\n")?;
+    let mut flags = vec!["-Wl,--thinlto-cache-dir=cache", "-Wl,--lto-sample-profile=prof.txt"];
+    let mut allowed = vec!["cache", "prof.txt"];
+    if own_key {
+        // The index files go under idx/ (their names hold archive member offsets).
+        flags.extend(["-Wl,--thinlto-emit-index-files", "-Wl,--thinlto-prefix-replace=;idx/"]);
+        allowed.push("idx");
+    }
+    let jobs_of = |k: usize| -> Result<usize, String> {
+        let calls = rec.calls()?;
+        if calls.len() != k + 1 {
+            return Err(format!("link {} ran the distributor {} times in all, expected {}", k + 1, calls.len(), k + 1));
+        }
+        Ok(calls[k].json["jobs"].as_array().map_or(0, Vec::len))
+    };
+    t.link_and_run(&cwd, Linker::Dtld, &d, "prog", &flags, EXPECTED, &allowed)?;
+    let first = jobs_of(0)?;
+    if first != MODULES.len() {
+        return Err(format!("the first link ran {first} jobs, expected {}", MODULES.len()));
+    }
+    // Same name, other contents (and the same size, so that only the bytes differ).
+    t.write("work/prof.txt", "main:2000:1\n 1: 200\n")?;
+    t.link_and_run(&cwd, Linker::Dtld, &d, "prog", &flags, EXPECTED, &allowed)?;
+    let second = jobs_of(1)?;
+    if second != MODULES.len() {
+        return Err(format!("after the sample profile changed, the relink ran {second} jobs; every backend reads the profile, expected {}", MODULES.len()));
+    }
+    t.link_and_run(&cwd, Linker::Dtld, &d, "prog", &flags, EXPECTED, &allowed)?;
+    let calls = rec.calls()?.len();
+    if calls != 2 {
+        return Err(format!("a relink with the profile unchanged since the last link ran the distributor again ({calls} calls in all)"));
+    }
+    Ok(())
 }
 
 fn cache(t: &Work, change: Change) -> Result<(), String> {
