@@ -207,7 +207,7 @@ impl Drop for TmpFile {
 ///
 /// Why it pays: memory a process touches for the first time costs more than memory it reuses
 /// (zeroing, and on a virtual machine that hands free memory back to its host, a fault in the
-/// host as well); a 76 MB debug build's link was 7-10% faster, a 20 MB one 4%, on 2 cores of
+/// host as well); a 76 MB debug build's link was 10-13% faster, a 20 MB one 4%, on 2 cores of
 /// such a machine (interleaved A/B runs, docs/bench.md).
 ///
 /// The old file is opened here, on the caller's thread, so that the work (5 ms for 76 MB)
@@ -289,6 +289,9 @@ fn drop_clean_cache(file: &File) -> String {
     let r = unsafe { libc::syscall(SYS_CACHESTAT, file.as_raw_fd(), &range as *const Range, &mut st as *mut Stat, 0) };
     if r != 0 {
         return "kept: the kernel cannot tell its dirty pages (no cachestat)".into();
+    }
+    if st.cache == 0 {
+        return "nothing cached".into();
     }
     if st.dirty != 0 || st.writeback != 0 {
         return format!("kept: {} of {} pages not yet written back", st.dirty + st.writeback, st.cache);

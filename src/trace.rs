@@ -95,6 +95,9 @@ impl Trace {
             ));
         }
         ev.push("{\"pid\":1,\"tid\":0,\"ph\":\"M\",\"name\":\"process_name\",\"args\":{\"name\":\"dtld\"}}".to_string());
+        if self.events.iter().any(|e| e.4 == Kind::Background) {
+            ev.push("{\"pid\":1,\"tid\":1,\"ph\":\"M\",\"name\":\"thread_name\",\"args\":{\"name\":\"alongside the link\"}}".to_string());
+        }
         format!("{{\"traceEvents\":[{}],\"displayTimeUnit\":\"ns\"}}\n", ev.join(","))
     }
 
