@@ -50,6 +50,8 @@ pub struct LinkCache {
 
 /// What the key covers besides the modules (see the module comment).
 pub struct KeyParts<'a> {
+    /// The SHA-1 of each profile the backends read (`None`: unreadable, no entry is used).
+    pub profiles: &'a [Option<[u8; 20]>],
     pub mode: String,
     pub backend_command: &'a [String],
     pub tools: &'a str,
@@ -170,11 +172,8 @@ impl LinkCache {
             put(a.as_bytes());
         }
         // The profiles' contents: a new profile of the same name changes the objects.
-        for p in o.profiles() {
-            match std::fs::read(p) {
-                Ok(d) => put(&Sha1::digest(&d)),
-                Err(_) => return None,
-            }
+        for d in parts.profiles {
+            put(d.as_ref()?);
         }
         put(&(req.modules.len() as u64).to_le_bytes());
         for ((m, name), digest) in req.modules.iter().zip(names).zip(fingerprints) {

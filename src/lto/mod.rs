@@ -347,7 +347,10 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         None if in_process_lto2 => "in-process llvm-lto2".to_string(),
         None => "local backends".to_string(),
     };
+    // Read and hashed once, for the link cache's key and the backend cache's.
+    let profiles = if opts.cache_dir.is_some() { profile_digests(opts) } else { Vec::new() };
     let parts = linkcache::KeyParts {
+        profiles: &profiles,
         mode,
         backend_command: &common,
         tools: &llvm.identity,
@@ -457,7 +460,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     let cache = opts.cache_dir.as_ref().map(|d| {
         std::sync::Arc::new(backend::Cache::new(
             d.clone(),
-            format!("{} {} {}{}{}", llvm.clang.display(), llvm.version, llvm.identity, if dtlto { " dtlto" } else { "" }, profiles_salt(opts)),
+            format!("{} {} {}{}{}", llvm.clang.display(), llvm.version, llvm.identity, if dtlto { " dtlto" } else { "" }, profiles_salt(&profiles)),
         ))
     });
     let t_thin = std::time::Instant::now();
@@ -584,17 +587,24 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     Ok(LtoOutput { objects, stop: false, cleanup: Some(cleanup) })
 }
 
-/// The profiles' contents for the backend cache's keys (`LtoOptions::profiles`): the key of a
-/// job otherwise covers the command line, which names a profile but not what is in it (LLVM's
-/// own key, used when the thin link runs in this process, reads the sample profile itself).
-/// A profile that cannot be read adds a marker, and the backend reports it.
-fn profiles_salt(opts: &LtoOptions) -> String {
+/// The SHA-1 of each profile the backends read (`LtoOptions::profiles`), `None` for one that
+/// cannot be read: a new profile under the same name changes the objects, so the caches key on
+/// the contents.
+fn profile_digests(opts: &LtoOptions) -> Vec<Option<[u8; 20]>> {
     use sha1::Digest;
-    opts.profiles()
+    opts.profiles().iter().map(|p| std::fs::read(p).ok().map(|d| sha1::Sha1::digest(&d).into())).collect()
+}
+
+/// The profiles' digests for the backend cache's keys: the key of a job otherwise covers the
+/// command line, which names a profile but not what is in it (LLVM's own key, used when the
+/// thin link runs in this process, reads the sample profile itself). A profile that cannot be
+/// read adds a marker, and the backend reports it.
+fn profiles_salt(profiles: &[Option<[u8; 20]>]) -> String {
+    profiles
         .iter()
-        .map(|p| match std::fs::read(p) {
-            Ok(d) => format!(" profile {}", sha1::Sha1::digest(&d).iter().map(|b| format!("{b:02x}")).collect::<String>()),
-            Err(_) => " profile unreadable".to_string(),
+        .map(|d| match d {
+            Some(d) => format!(" profile {}", d.iter().map(|b| format!("{b:02x}")).collect::<String>()),
+            None => " profile unreadable".to_string(),
         })
         .collect()
 }
