@@ -112,15 +112,16 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     let (config, mut resolver) = loop {
         let (config, inputs) = load_inputs(&wanted)?;
         trace.stage("Load input files", "", t);
+        let lto_opts = lto::options(config).ok();
         if recycle.is_none() {
-            recycle = Some(if lto::options(config).is_ok_and(|o| o.index_only) { None } else { crate::outfile::recycle_replaced(&config.output) });
+            recycle = Some(if lto_opts.as_ref().is_some_and(|o| o.index_only) { None } else { crate::outfile::recycle_replaced(&config.output) });
         }
         // Only for bitcode the link certainly has (not archive members it may not extract).
         if preload.is_none() && stamp.is_none() && !config.relocatable && inputs.iter().any(|i| !i.lazy && i.kind == crate::input::FileKind::Bitcode) {
-            if let Ok(o) = lto::options(config) {
-                stamp = crate::lto::linkcache::InputsStamp::new(&o, &config.output, inputs);
+            if let Some(o) = &lto_opts {
+                stamp = crate::lto::linkcache::InputsStamp::new(o, &config.output, inputs);
                 if !stamp.as_ref().is_some_and(|s| s.unchanged()) {
-                    preload = crate::lto::preload(&o);
+                    preload = crate::lto::preload(o);
                 }
             }
         }
