@@ -88,9 +88,13 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
         return write_def_implib(config);
     }
     refuse_unimplemented(config)?;
-    // The replaced output's page cache is dropped while the link runs (`outfile.rs`); the
-    // thread is not waited for.
-    drop(crate::outfile::recycle_replaced(&config.output));
+    // Parsed once; its errors count only for a link with bitcode (below).
+    let lto_opts = config.lto.options();
+    // The replaced output's page cache is dropped while the link runs (`outfile.rs`), unless
+    // no output is written (as for ELF); the thread is not waited for.
+    if !lto_opts.as_ref().is_ok_and(|o| o.index_only) {
+        drop(crate::outfile::recycle_replaced(&config.output));
+    }
     let mut resolver = resolve::Resolver::new(config);
     resolver.start()?;
     if resolver.resolved().has_bitcode() && !config.force_unresolved {
@@ -99,7 +103,7 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
     if resolver.resolved().has_bitcode() {
         // ThinLTO through the same code as ELF (thin link, in-process backends or DTLTO);
         // COFF backends never get `-fpic` (lld/COFF/LTO.cpp).
-        let opts = config.lto.options().map_err(|e| {
+        let opts = lto_opts.map_err(|e| {
             if config.mingw {
                 return e;
             }
