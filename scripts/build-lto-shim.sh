@@ -37,7 +37,7 @@ if [ -z "$cxx" ]; then
 fi
 mkdir -p "$out"
 dest="$out/libdtld-lto-$major.so"
-if [ -f "$dest" ] && [ "$dest" -nt src/lto/shim/dtld_lto.cpp ] && [ "$dest" -nt "$0" ]; then
+if [ -f "$dest" ] && [ "$dest" -nt src/lto/shim/dtld_lto.cpp ] && [ "$dest" -nt src/lto/shim/cache_key.h ] && [ "$dest" -nt "$0" ]; then
     echo "build-lto-shim: $dest is up to date"
     exit 0
 fi

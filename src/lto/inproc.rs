@@ -31,7 +31,7 @@ use super::LtoRequest;
 use crate::error::{Error, Result};
 
 /// The interface version `dtld_lto_abi()` must return.
-const ABI: c_uint = 4;
+const ABI: c_uint = 5;
 
 #[repr(C)]
 struct Config {
@@ -48,12 +48,23 @@ struct Config {
     settings: *const *const c_char,
     settingc: usize,
     probe: Option<ProbeFn>,
+    sha1: Option<Sha1Fn>,
 }
 
 type DiagFn = unsafe extern "C" fn(*mut c_void, c_int, *const c_char, usize);
 type ObjectFn = unsafe extern "C" fn(*mut c_void, c_uint, *const c_char, usize, *const c_char, usize);
 type IndexFn = unsafe extern "C" fn(*mut c_void, *const c_char, usize, *const c_char, usize, *const c_char, usize);
 type ProbeFn = unsafe extern "C" fn(*mut c_void, *const c_char, usize, *const c_char, usize) -> c_int;
+type Sha1Fn = unsafe extern "C" fn(*const u8, usize, *mut u8);
+
+/// SHA-1 for the library's backend cache keys (`cache_key.h`): the `sha1` crate uses the
+/// CPU's SHA instructions where LLVM's is portable code.
+unsafe extern "C" fn on_sha1(data: *const u8, len: usize, out: *mut u8) {
+    use sha1::Digest as _;
+    // SAFETY: the library passes `len` readable bytes at `data` and 20 writable bytes at `out`.
+    let (data, out) = unsafe { (std::slice::from_raw_parts(data, len), std::slice::from_raw_parts_mut(out, 20)) };
+    out.copy_from_slice(&sha1::Sha1::digest(data));
+}
 
 /// DTLTO's question to the backend cache, asked with LLVM's cache key of a module's backend
 /// (`computeLTOCacheKey`) before its shard is written: dtld's key for the job and, if the
@@ -540,6 +551,7 @@ pub fn run(
         settings: setting_ptrs.as_ptr(),
         settingc: setting_ptrs.len(),
         probe: probing.then_some(on_probe as ProbeFn),
+        sha1: Some(on_sha1 as Sha1Fn),
     };
     let mut err = std::ptr::null_mut();
     // SAFETY: `config` and everything it points to live across the call (the library copies

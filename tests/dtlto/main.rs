@@ -199,6 +199,7 @@ fn main() {
     add("cache/other-output", false, |t| cache(t, Change::OtherOutput));
     add("cache/changed-sample-profile", false, |t| cache_profile(t, false));
     add("cache/changed-sample-profile-own-key", false, |t| cache_profile(t, true));
+    add("cache/keys-as-llvm/dtld-only", true, keys_as_llvm);
     add("shards/renamed-modules", false, renamed_shards);
     add("save-temps/default", false, |t| save_temps(t, false));
     add("save-temps/kept", false, |t| save_temps(t, true));
@@ -952,6 +953,129 @@ fn cache_profile(t: &Work, own_key: bool) -> Result<(), String> {
     let calls = rec.calls()?.len();
     if calls != 2 {
         return Err(format!("a relink with the profile unchanged since the last link ran the distributor again ({calls} calls in all)"));
+    }
+    Ok(())
+}
+
+// ---- the backend cache's keys are LLVM's (the shim's own key computation) --------------
+
+const KEYS_SHAPES_H: &str = r#"struct Shape {
+  virtual ~Shape();
+  virtual int area() const = 0;
+  virtual const char *name() const;
+};
+struct Square : Shape {
+  int s;
+  explicit Square(int s) : s(s) {}
+  int area() const override;
+  const char *name() const override;
+};
+struct Rect : Shape {
+  int w, h;
+  Rect(int w, int h) : w(w), h(h) {}
+  int area() const override;
+};
+inline int twice(int x) { return 2 * x; }
+template <typename T> T clampit(T v, T lo, T hi) { return v < lo ? lo : v > hi ? hi : v; }
+Shape *make(int kind, int v);
+int apply(int (*f)(int), int v);
+int bump(int v);
+extern int counter;
+extern const int limits[4];
+extern "C" int base_alias(int);
+"#;
+
+const KEYS_SHAPES_CC: &str = r#"#include "shapes.h"
+Shape::~Shape() {}
+const char *Shape::name() const { return "shape"; }
+int Square::area() const { return twice(s) * s / 2; }
+const char *Square::name() const { return "square"; }
+int Rect::area() const { return clampit(w * h, 0, 1000); }
+Shape *make(int kind, int v) {
+  if (kind == 0)
+    return new Square(v);
+  return new Rect(v, v + 1);
+}
+"#;
+
+const KEYS_OPS_CC: &str = r#"#include "shapes.h"
+int counter;
+const int limits[4] = {1, 2, 3, 4};
+static int helper(int v) { return v * 3 + limits[v & 3]; }
+int apply(int (*f)(int), int v) { return f(v) + helper(v); }
+int bump(int v) { counter += v; return clampit(counter, 0, 50); }
+extern "C" int base_impl(int x) { return x + 7; }
+extern "C" int base_alias(int) __attribute__((alias("base_impl")));
+"#;
+
+const KEYS_MAIN_CC: &str = r#"#include <cstdio>
+#include "shapes.h"
+static int plus1(int v) { return v + 1; }
+int main() {
+  int total = 0;
+  for (int k = 0; k < 2; ++k) {
+    Shape *s = make(k, 4 + k);
+    total += s->area();
+    std::printf("%s %d\n", s->name(), s->area());
+    delete s;
+  }
+  total += apply(plus1, 5) + apply(twice, 6) + bump(3) + base_alias(1) + limits[2];
+  std::printf("total %d counter %d\n", total, counter);
+  return 0;
+}
+"#;
+
+/// dtld's DTLTO backend cache keys its jobs with LLVM's `computeLTOCacheKey`, computed by the
+/// shim's own faster code (`cache_key.h`). With `DTLD_CHECK_CACHE_KEYS=1` the shim computes
+/// LLVM's key too for every module and fails the link on any difference: this links a C++
+/// program that has every part the key covers (imports with their module hashes and kinds,
+/// exports, resolved ODR copies, aliases, read-only and write-only variables, CFI and
+/// whole-program-devirtualization type identifiers, a sample profile) with the check on.
+fn keys_as_llvm(t: &Work) -> Result<(), String> {
+    let cwd = t.path("keys");
+    fs::create_dir_all(cwd.join("cache")).map_err(|e| e.to_string())?;
+    t.write("keys/shapes.h", KEYS_SHAPES_H)?;
+    t.write("keys/shapes.cc", KEYS_SHAPES_CC)?;
+    t.write("keys/ops.cc", KEYS_OPS_CC)?;
+    t.write("keys/main.cc", KEYS_MAIN_CC)?;
+    t.write("keys/prof.txt", "main:1000:1\n 1: 100\n")?;
+    let cflags = ["-flto=thin", "-O2", "-fvisibility=hidden", "-fwhole-program-vtables", "-fsanitize=cfi", "-fsanitize-trap=cfi"];
+    for stem in ["shapes", "ops", "main"] {
+        let mut cmd = Command::new(llvm("clang++"));
+        cmd.current_dir(&cwd).arg("-c").args(cflags).arg(format!("{stem}.cc")).arg("-o").arg(format!("{stem}.o"));
+        t.ok(&mut cmd)?;
+    }
+    // ld.lld-22's program (in-process ThinLTO) says what dtld's must print.
+    let mut lld = Command::new(llvm("clang++"));
+    lld.current_dir(&cwd).arg(Linker::Lld.fuse_ld(&t.ctx.dtld)).args(cflags).args(["main.o", "shapes.o", "ops.o", "-o", "prog-lld"]);
+    t.ok(&mut lld)?;
+    let run = t.ok(Command::new(cwd.join("prog-lld")).current_dir(&cwd))?;
+    let expected = String::from_utf8_lossy(&run.stdout).into_owned();
+    if !expected.contains("total ") {
+        return Err(format!("ld.lld-22's program printed {expected:?}"));
+    }
+    let distributor = t.dtld_distribute()?;
+    for (i, extra) in [&[][..], &["-Wl,--lto-sample-profile=prof.txt"][..]].into_iter().enumerate() {
+        let mut cmd = Command::new(llvm("clang++"));
+        let mut d = OsString::from("-fthinlto-distributor=");
+        d.push(&distributor);
+        cmd.current_dir(&cwd)
+            .arg(Linker::Dtld.fuse_ld(&t.ctx.dtld))
+            .args(cflags)
+            .arg(d)
+            .arg("-Wl,--thinlto-cache-dir=cache")
+            .args(extra)
+            .args(["main.o", "shapes.o", "ops.o", "-o", "prog"])
+            .env("DTLD_CHECK_CACHE_KEYS", "1");
+        let o = t.run(&mut cmd)?;
+        if !o.success() {
+            return Err(format!("link {} with DTLD_CHECK_CACHE_KEYS=1 failed ({}):\n{}", i + 1, o.status_text(), o.stderr_text()));
+        }
+        t.run_program(&cwd, "prog", &expected)?;
+    }
+    let entries = fs::read_dir(cwd.join("cache")).map_err(|e| e.to_string())?.count();
+    if entries < 6 {
+        return Err(format!("the cache holds {entries} entries after two links of three modules, expected at least 6"));
     }
     Ok(())
 }

@@ -34,6 +34,8 @@
 #include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/IPO/FunctionImport.h"
 
+#include "cache_key.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -48,7 +50,7 @@ using namespace llvm;
 extern "C" {
 
 // Interface version: dtld refuses a library whose `dtld_lto_abi()` differs.
-enum { DTLD_LTO_ABI = 4 };
+enum { DTLD_LTO_ABI = 5 };
 
 // Resolution bits, one byte per symbol in the order `InputFile::symbols()` lists them
 // (llvm-lto2's `-r` letters p, l, x, r).
@@ -109,6 +111,9 @@ struct dtld_lto_config {
   // Index-only for DTLTO: asked for each module before its shard is written (with `index_ctx`),
   // or null.
   dtld_lto_probe_fn probe;
+  // SHA-1 of a buffer (dtld's, which uses the CPU's SHA instructions), for the probe's keys
+  // (cache_key.h); null: LLVM's.
+  dtld::sha1_fn sha1;
 };
 
 // An input parsed ahead of `dtld_lto_add` (parsing is independent per module, so dtld does
@@ -188,16 +193,18 @@ class MemoryIndexBackend : public lto::ThinBackendProc {
   void *ctx;
   // The CFI function GUIDs, as the in-process backend collects them for its cache keys.
   DenseSet<GlobalValue::GUID> cfi_defs, cfi_decls;
+  std::unique_ptr<dtld::CacheKeys> keys;
 
 public:
   MemoryIndexBackend(const lto::Config &conf, ModuleSummaryIndex &index,
                      const DenseMap<StringRef, GVSummaryMapTy> &defined, ThreadPoolStrategy threads,
-                     dtld_lto_index_fn sink, dtld_lto_probe_fn probe, void *ctx)
+                     dtld_lto_index_fn sink, dtld_lto_probe_fn probe, dtld::sha1_fn sha1, void *ctx)
       : ThinBackendProc(conf, index, defined, /*OnWrite=*/{}, /*ShouldEmitImportsFiles=*/false, threads), sink(sink),
         probe(probe), ctx(ctx) {
     if (probe) {
       cfi_defs.insert(index.cfiFunctionDefs().guid_begin(), index.cfiFunctionDefs().guid_end());
       cfi_decls.insert(index.cfiFunctionDecls().guid_begin(), index.cfiFunctionDecls().guid_end());
+      keys = std::make_unique<dtld::CacheKeys>(conf, index, cfi_defs, cfi_decls, sha1);
     }
   }
 
@@ -212,9 +219,11 @@ public:
       if (probe && !all_of(hash, [](uint32_t v) { return v == 0; })) {
         auto defined = ModuleToDefinedGVSummaries.find(module);
         static const GVSummaryMapTy none;
-        std::string key = computeLTOCacheKey(Conf, CombinedIndex, module, imports, exports, odr,
-                                             defined == ModuleToDefinedGVSummaries.end() ? none : defined->second,
-                                             cfi_defs, cfi_decls);
+        std::string mismatch;
+        std::string key = keys->key(module, imports, exports, odr,
+                                    defined == ModuleToDefinedGVSummaries.end() ? none : defined->second, &mismatch);
+        if (!mismatch.empty())
+          Conf.DiagHandler(DiagnosticInfoGeneric(mismatch, DS_Error));
         if (probe(ctx, module.data(), module.size(), key.data(), key.size()))
           return;
       }
@@ -355,12 +364,13 @@ DTLD_API dtld_lto *dtld_lto_create(const dtld_lto_config *cfg, dtld_lto_diag_fn 
   if (cfg->index_only) {
     dtld_lto_index_fn sink = cfg->index_sink;
     dtld_lto_probe_fn probe = cfg->probe;
+    dtld::sha1_fn sha1 = cfg->sha1;
     void *ctx = cfg->index_ctx;
     ThreadPoolStrategy threads = heavyweight_hardware_concurrency(cfg->threads);
     backend = lto::ThinBackend(
         [=](const lto::Config &c, ModuleSummaryIndex &index, const DenseMap<StringRef, GVSummaryMapTy> &defined,
             AddStreamFn, FileCache) {
-          return std::make_unique<MemoryIndexBackend>(c, index, defined, threads, sink, probe, ctx);
+          return std::make_unique<MemoryIndexBackend>(c, index, defined, threads, sink, probe, sha1, ctx);
         },
         threads);
   } else
