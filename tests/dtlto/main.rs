@@ -1026,7 +1026,7 @@ int main() {
 "#;
 
 /// dtld's DTLTO backend cache keys its jobs with LLVM's `computeLTOCacheKey`, computed by the
-/// shim's own faster code (`cache_key.h`). With `DTLD_CHECK_CACHE_KEYS=1` the shim computes
+/// shim's own faster code (`cache_key.h`), and so does its in-process backends' cache. With `DTLD_CHECK_CACHE_KEYS=1` the shim computes
 /// LLVM's key too for every module and fails the link on any difference: this links a C++
 /// program that has every part the key covers (imports with their module hashes and kinds,
 /// exports, resolved ODR copies, aliases, read-only and write-only variables, CFI and
@@ -1055,27 +1055,32 @@ fn keys_as_llvm(t: &Work) -> Result<(), String> {
         return Err(format!("ld.lld-22's program printed {expected:?}"));
     }
     let distributor = t.dtld_distribute()?;
-    for (i, extra) in [&[][..], &["-Wl,--lto-sample-profile=prof.txt"][..]].into_iter().enumerate() {
+    // DTLTO, then in-process backends (their cache's keys are computed by the same code).
+    let profile = "-Wl,--lto-sample-profile=prof.txt";
+    let links = [(true, None), (true, Some(profile)), (false, None), (false, Some(profile))];
+    fs::create_dir_all(cwd.join("cache-in-process")).map_err(|e| e.to_string())?;
+    for (i, (dtlto, extra)) in links.into_iter().enumerate() {
         let mut cmd = Command::new(llvm("clang++"));
-        let mut d = OsString::from("-fthinlto-distributor=");
-        d.push(&distributor);
-        cmd.current_dir(&cwd)
-            .arg(Linker::Dtld.fuse_ld(&t.ctx.dtld))
-            .args(cflags)
-            .arg(d)
-            .arg("-Wl,--thinlto-cache-dir=cache")
-            .args(extra)
-            .args(["main.o", "shapes.o", "ops.o", "-o", "prog"])
-            .env("DTLD_CHECK_CACHE_KEYS", "1");
+        cmd.current_dir(&cwd).arg(Linker::Dtld.fuse_ld(&t.ctx.dtld)).args(cflags);
+        if dtlto {
+            let mut d = OsString::from("-fthinlto-distributor=");
+            d.push(&distributor);
+            cmd.arg(d).arg("-Wl,--thinlto-cache-dir=cache");
+        } else {
+            cmd.arg("-Wl,--thinlto-cache-dir=cache-in-process");
+        }
+        cmd.args(extra).args(["main.o", "shapes.o", "ops.o", "-o", "prog"]).env("DTLD_CHECK_CACHE_KEYS", "1");
         let o = t.run(&mut cmd)?;
         if !o.success() {
             return Err(format!("link {} with DTLD_CHECK_CACHE_KEYS=1 failed ({}):\n{}", i + 1, o.status_text(), o.stderr_text()));
         }
         t.run_program(&cwd, "prog", &expected)?;
     }
-    let entries = fs::read_dir(cwd.join("cache")).map_err(|e| e.to_string())?.count();
-    if entries < 6 {
-        return Err(format!("the cache holds {entries} entries after two links of three modules, expected at least 6"));
+    for dir in ["cache", "cache-in-process"] {
+        let entries = fs::read_dir(cwd.join(dir)).map_err(|e| e.to_string())?.count();
+        if entries < 6 {
+            return Err(format!("{dir} holds {entries} entries after two links of three modules, expected at least 6"));
+        }
     }
     Ok(())
 }

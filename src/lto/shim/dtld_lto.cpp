@@ -23,6 +23,7 @@
 #include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/ModuleSummaryIndex.h"
 #include "llvm/LTO/LTO.h"
+#include "llvm/LTO/LTOBackend.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Remarks/HotnessThresholdParser.h"
 #include "llvm/Support/Caching.h"
@@ -30,6 +31,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/Threading.h"
+#include "llvm/Support/TimeProfiler.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/IPO/FunctionImport.h"
@@ -243,6 +245,84 @@ public:
     return Error::success();
   }
 };
+
+// The in-process backends with a cache, as LLVM's in-process backend runs them (each module
+// parsed in a context of its own and handed to `lto::thinBackend`, on the same thread pool,
+// the cache asked with the same key, so the cache's entries are the same files), but with the
+// keys of cache_key.h: LLVM's own computation of the 999 keys of an OpenSSL relink took as
+// long as its serial thin link. Without a cache, LLVM's backend is used as it is.
+class KeyedInProcessBackend : public lto::ThinBackendProc {
+  AddStreamFn add_stream;
+  FileCache cache;
+  DenseSet<GlobalValue::GUID> cfi_defs, cfi_decls;
+  std::unique_ptr<dtld::CacheKeys> keys;
+
+public:
+  KeyedInProcessBackend(const lto::Config &conf, ModuleSummaryIndex &index,
+                        const DenseMap<StringRef, GVSummaryMapTy> &defined, ThreadPoolStrategy threads,
+                        AddStreamFn add_stream, FileCache cache, dtld::sha1_fn sha1)
+      : ThinBackendProc(conf, index, defined, /*OnWrite=*/{}, /*ShouldEmitImportsFiles=*/false, threads),
+        add_stream(std::move(add_stream)), cache(std::move(cache)) {
+    cfi_defs.insert(index.cfiFunctionDefs().guid_begin(), index.cfiFunctionDefs().guid_end());
+    cfi_decls.insert(index.cfiFunctionDecls().guid_begin(), index.cfiFunctionDecls().guid_end());
+    keys = std::make_unique<dtld::CacheKeys>(conf, index, cfi_defs, cfi_decls, sha1);
+  }
+
+  Error start(unsigned task, BitcodeModule bm, const FunctionImporter::ImportMapTy &imports,
+              const FunctionImporter::ExportSetTy &exports,
+              const std::map<GlobalValue::GUID, GlobalValue::LinkageTypes> &odr,
+              MapVector<StringRef, BitcodeModule> &modules) override {
+    StringRef module = bm.getModuleIdentifier();
+    auto found = ModuleToDefinedGVSummaries.find(module);
+    static const GVSummaryMapTy none;
+    const GVSummaryMapTy &defined = found == ModuleToDefinedGVSummaries.end() ? none : found->second;
+    BackendThreadPool.async([this, task, bm, &imports, &exports, &odr, &defined, &modules] {
+      if (LLVM_ENABLE_THREADS && Conf.TimeTraceEnabled)
+        timeTraceProfilerInitialize(Conf.TimeTraceGranularity, "thin backend");
+      Error e = run(task, bm, imports, exports, odr, defined, modules);
+      if (e) {
+        std::lock_guard<std::mutex> g(ErrMu);
+        if (Err)
+          Err = joinErrors(std::move(*Err), std::move(e));
+        else
+          Err = std::move(e);
+      }
+      if (LLVM_ENABLE_THREADS && Conf.TimeTraceEnabled)
+        timeTraceProfilerFinishThread();
+    });
+    return Error::success();
+  }
+
+private:
+  Error run(unsigned task, BitcodeModule bm, const FunctionImporter::ImportMapTy &imports,
+            const FunctionImporter::ExportSetTy &exports,
+            const std::map<GlobalValue::GUID, GlobalValue::LinkageTypes> &odr, const GVSummaryMapTy &defined,
+            MapVector<StringRef, BitcodeModule> &modules) {
+    StringRef module = bm.getModuleIdentifier();
+    TimeTraceScope scope("Run ThinLTO backend thread (in-process)", module);
+    auto compile = [&](AddStreamFn to) -> Error {
+      lto::LTOLLVMContext context(Conf);
+      Expected<std::unique_ptr<Module>> m = bm.parseModule(context);
+      if (!m)
+        return m.takeError();
+      return lto::thinBackend(Conf, task, to, **m, CombinedIndex, imports, defined, &modules, Conf.CodeGenOnly);
+    };
+    // As LLVM's: without a cache, or for a module without a hash, nothing is cached.
+    if (!cache.isValid() || !CombinedIndex.modulePaths().count(module) ||
+        all_of(CombinedIndex.getModuleHash(module), [](uint32_t v) { return v == 0; }))
+      return compile(add_stream);
+    std::string mismatch;
+    std::string key = keys->key(module, imports, exports, odr, defined, &mismatch);
+    if (!mismatch.empty())
+      Conf.DiagHandler(DiagnosticInfoGeneric(mismatch, DS_Error));
+    Expected<AddStreamFn> to = cache(task, key, module);
+    if (!to)
+      return to.takeError();
+    if (*to)
+      return compile(*to);
+    return Error::success();
+  }
+};
 } // namespace
 
 // One `key=value` setting (the keys are the Rust side's `Knob::library_setting`), as lld's
@@ -371,6 +451,16 @@ DTLD_API dtld_lto *dtld_lto_create(const dtld_lto_config *cfg, dtld_lto_diag_fn 
         [=](const lto::Config &c, ModuleSummaryIndex &index, const DenseMap<StringRef, GVSummaryMapTy> &defined,
             AddStreamFn, FileCache) {
           return std::make_unique<MemoryIndexBackend>(c, index, defined, threads, sink, probe, sha1, ctx);
+        },
+        threads);
+  } else if (cfg->cache_dir) {
+    ThreadPoolStrategy threads = heavyweight_hardware_concurrency(cfg->threads);
+    dtld::sha1_fn sha1 = cfg->sha1;
+    backend = lto::ThinBackend(
+        [=](const lto::Config &c, ModuleSummaryIndex &index, const DenseMap<StringRef, GVSummaryMapTy> &defined,
+            AddStreamFn add_stream, FileCache cache) -> std::unique_ptr<lto::ThinBackendProc> {
+          return std::make_unique<KeyedInProcessBackend>(c, index, defined, threads, std::move(add_stream),
+                                                         std::move(cache), sha1);
         },
         threads);
   } else
