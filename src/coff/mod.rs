@@ -100,6 +100,9 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
     if resolver.resolved().has_bitcode() && !config.force_unresolved {
         resolver.report_unresolvable()?;
     }
+    // What LTO leaves under way (the staging directory's removal, the link-cache entry, LLVM's
+    // state being freed) goes on until the image is written, as for ELF.
+    let mut _lto_cleanup = None;
     if resolver.resolved().has_bitcode() {
         // ThinLTO through the same code as ELF (thin link, in-process backends or DTLTO);
         // COFF backends never get `-fpic` (lld/COFF/LTO.cpp).
@@ -134,6 +137,7 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
             return Ok(());
         }
         resolver.add_lto_objects(&out.objects)?;
+        _lto_cleanup = out.cleanup;
     }
     let resolved = resolver.finish()?;
     let layout = layout::layout(config, &resolved)?;

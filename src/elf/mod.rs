@@ -156,7 +156,8 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
         std::mem::forget(resolved);
         return written.and_then(|()| finish_trace(config, &trace));
     }
-    // The LTO staging directory's removal runs until the output is written (dropped last).
+    // What LTO leaves under way (the staging directory's removal, the link-cache entry, LLVM's
+    // state being freed) goes on until the output is written (dropped last).
     let mut _lto_cleanup = None;
     if resolver.resolved().has_bitcode() {
         // LTO replaces the bitcode files by native objects, which join the link in pass 2.

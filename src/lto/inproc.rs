@@ -81,6 +81,7 @@ struct Api {
     add: unsafe extern "C" fn(*mut c_void, *mut c_void, *const u8, usize, *mut *mut c_char) -> c_int,
     run: unsafe extern "C" fn(*mut c_void, ObjectFn, *mut c_void, *mut *mut c_char) -> c_int,
     skip_index: unsafe extern "C" fn(*mut usize) -> *mut c_char,
+    release: unsafe extern "C" fn(*mut c_void),
     free_string: unsafe extern "C" fn(*mut c_char),
     llvm_version: unsafe extern "C" fn() -> *const c_char,
 }
@@ -147,6 +148,7 @@ impl Shim {
             add: sym!("dtld_lto_add"),
             run: sym!("dtld_lto_run"),
             skip_index: sym!("dtld_lto_skip_index"),
+            release: sym!("dtld_lto_release"),
             free_string: sym!("dtld_lto_free_string"),
             llvm_version: sym!("dtld_lto_llvm_version"),
         };
@@ -318,6 +320,36 @@ pub struct Produced {
     pub probed: Vec<Option<super::backend::Known>>,
     /// The parts of the run, for `--time-trace`.
     pub laps: crate::trace::Laps,
+    /// `Mode::Backends`: LLVM's state, to be freed while the objects are linked (`Release`).
+    pub state: Option<Release>,
+}
+
+/// The thin link's LLVM state after an in-process run (the combined index, every module's
+/// symbol table: tens of MiB for OpenSSL), which nothing needs once the objects are out; the
+/// objects themselves are kept (`Produced::objects` points into them).
+pub struct Release {
+    lto: *mut c_void,
+    release: unsafe extern "C" fn(*mut c_void),
+}
+
+// SAFETY: the state is used by no other thread after the run; `dtld_lto_release` may run on
+// any thread.
+unsafe impl Send for Release {}
+
+impl Release {
+    /// Frees the state, then gives the freed memory back to the system (LLVM's threads
+    /// allocated much of it in their own arenas, which keep it resident until trimmed). Called
+    /// on a thread of its own while the objects are linked; that thread must be joined before
+    /// the process exits (LLVM's static destructors run at exit).
+    pub fn free(self) {
+        // SAFETY: `lto` is the live handle of a finished run, released once (`self` is moved).
+        unsafe { (self.release)(self.lto) };
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: malloc_trim only releases free memory of the allocator's arenas.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+    }
 }
 
 /// What the library is asked to do.
@@ -602,7 +634,9 @@ pub fn run(
         print_diag(sev, &ids.unmask(&m));
     }
     // The LTO state (the combined index, every module's symbol table) is left to the process
-    // exit, as lld leaves it: tearing it down took LLVMgold 19 ms on OpenSSL.
+    // exit (tearing it down took LLVMgold 19 ms on OpenSSL), except after in-process backends:
+    // there the caller frees it on a thread of its own while the objects are linked
+    // (`Produced::state`), or the final link's memory comes on top of it.
     let mut objects = std::mem::take(&mut *sink.objects.lock().unwrap_or_else(|p| p.into_inner()));
     objects.sort_by_key(|o| o.0);
     let position: std::collections::HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
@@ -647,7 +681,8 @@ pub fn run(
         return Err(e);
     }
     laps.lap(if index { "Thin link and index files" } else { "Thin link and backends" });
-    Ok(Ok(Produced { objects, indexes, probed, laps }))
+    let state = (mode == Mode::Backends).then_some(Release { lto, release: shim.api.release });
+    Ok(Ok(Produced { objects, indexes, probed, laps, state }))
 }
 
 /// LLVM's warning or remark as lld prints it (`diagnostics.rs`'s words).

@@ -385,10 +385,11 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         // staged, the objects (cached or compiled) handed over in memory.
         match shim_for(req, &llvm, &names, inproc::Mode::Backends, trace) {
             Some(Ok(shim)) => {
-                if let Some((objects, n, cache_files)) = in_process_shim(req, &shim, &llvm, &cg, &names, trace)? {
-                    // The link-cache entry (references to LLVM's cache files) is written while
-                    // the link goes on.
-                    let cleanup = link_cache.map(|c| {
+                if let Some(InProcessObjects { objects, tasks: n, cache_files, state }) = in_process_shim(req, &shim, &llvm, &cg, &names, trace)? {
+                    // The link-cache entry (references to LLVM's cache files) is written, and
+                    // LLVM's state freed, while the link goes on (lld frees its LTO state before
+                    // its final link; at OpenSSL's relink it kept dtld's peak memory above lld's).
+                    let store = link_cache.map(|c| {
                         let stored: Vec<linkcache::Stored<'static>> = objects
                             .iter()
                             .map(|o| linkcache::Stored {
@@ -397,11 +398,17 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
                                 cache_file: cache_files.get(&(o.data.as_ptr() as usize)).cloned(),
                             })
                             .collect();
-                        let out = out.clone();
-                        crate::staging::Removal::thread(
-                            std::thread::Builder::new().name("dtld-link-cache".into()).spawn(move || c.store_parts(&out, &stored, n)).ok(),
-                        )
+                        (c, stored, out.clone())
                     });
+                    let after = move || {
+                        if let Some((c, stored, out)) = store {
+                            c.store_parts(&out, &stored, n);
+                        }
+                        if let Some(s) = state {
+                            s.free();
+                        }
+                    };
+                    let cleanup = Some(crate::staging::Removal::thread(std::thread::Builder::new().name("dtld-lto-after".into()).spawn(after).ok()));
                     return Ok(LtoOutput { objects, stop: false, cleanup });
                 }
             }
@@ -856,7 +863,7 @@ fn in_process_shim(
     cg: &CodegenSettings,
     names: &[String],
     trace: &mut crate::trace::Trace,
-) -> Result<Option<(Vec<InputFile>, usize, std::collections::HashMap<usize, String>)>> {
+) -> Result<Option<InProcessObjects>> {
     let opts = req.opts;
     let before = llvm_cache_entries(opts.cache_dir.as_ref());
     if let Some(d) = &opts.cache_dir {
@@ -884,7 +891,18 @@ fn in_process_shim(
     let tasks = thin.len();
     backend_stats(req, llvm, before, tasks, req.modules.len(), t, trace)?;
     trace.laps(&produced.laps);
-    Ok(Some((lto_objects(req, names, regular, thin)?, tasks, cache_files)))
+    Ok(Some(InProcessObjects { objects: lto_objects(req, names, regular, thin)?, tasks, cache_files, state: produced.state.take() }))
+}
+
+/// What `in_process_shim` hands back.
+struct InProcessObjects {
+    objects: Vec<InputFile>,
+    /// ThinLTO tasks.
+    tasks: usize,
+    /// The LLVM cache file of each object that has one, by the address of its bytes.
+    cache_files: std::collections::HashMap<usize, String>,
+    /// LLVM's state, freed while the objects are linked.
+    state: Option<inproc::Release>,
 }
 
 /// DTLTO's thin link through the library (`inproc.rs`): each module's shard and import list

@@ -561,6 +561,12 @@ DTLD_API int dtld_lto_run(dtld_lto *h, dtld_lto_object_fn object, void *ctx, cha
 // while the link goes on, or not at all before it exits (as lld does not).
 DTLD_API void dtld_lto_destroy(dtld_lto *h) { delete h; }
 
+// Frees the thin link's state (the combined index, the modules' symbol tables, LLVM's thread
+// pool) but keeps the objects of the last run, which the link still reads: dtld calls it on a
+// thread of its own while it links those objects, so that the memory is back before the output
+// is written (lld frees its LTO state before its final link too).
+DTLD_API void dtld_lto_release(dtld_lto *h) { h->lto.reset(); }
+
 // The index lld writes for a bitcode file the link did not need: an empty summary index that
 // tells a distributed backend to skip the module. Returns a malloc'ed buffer of `*len` bytes.
 DTLD_API char *dtld_lto_skip_index(size_t *len) {
