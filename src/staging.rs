@@ -275,18 +275,24 @@ impl StagingDir {
 /// the link goes on meanwhile (thousands of `unlinkat` wait on the file system, not the CPU),
 /// and dropping this waits until the directory is gone, so nothing is left behind at exit.
 #[must_use]
-pub struct Removal(Option<std::thread::JoinHandle<()>>);
+pub struct Removal(Vec<std::thread::JoinHandle<()>>);
 
 impl Removal {
     /// Other work under way in a thread of its own (`h`), waited for in the same way.
     pub fn thread(h: Option<std::thread::JoinHandle<()>>) -> Removal {
-        Removal(h)
+        Removal(h.into_iter().collect())
+    }
+
+    /// This work and `other`'s, waited for together.
+    pub fn and(mut self, mut other: Removal) -> Removal {
+        self.0.append(&mut other.0);
+        self
     }
 }
 
 impl Drop for Removal {
     fn drop(&mut self) {
-        if let Some(h) = self.0.take() {
+        for h in self.0.drain(..) {
             let _ = h.join();
         }
     }
@@ -296,10 +302,10 @@ impl StagingDir {
     /// Removes the directory (as dropping it does) in another thread; see `Removal`.
     pub fn remove_in_background(self) -> Removal {
         if self.keep {
-            return Removal(None);
+            return Removal(Vec::new());
         }
         // If no thread can be started, the closure (and with it the directory) is dropped here.
-        Removal(std::thread::Builder::new().name("dtld-rm-staging".into()).spawn(move || drop(self)).ok())
+        Removal::thread(std::thread::Builder::new().name("dtld-rm-staging".into()).spawn(move || drop(self)).ok())
     }
 }
 

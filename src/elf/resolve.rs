@@ -428,6 +428,20 @@ impl<'c> Resolver<'c> {
                 }
             }
         }
+        // Bitcode for another machine, archive members included (lld checks every file it
+        // parses against the first ELF file or the emulation, lazy or not).
+        let mut against = None;
+        for (f, input) in files.iter().zip(inputs) {
+            if let File::Bitcode(b) = f {
+                if b.foreign_machine().is_some() {
+                    let with = against.get_or_insert_with(|| match &config.emulation {
+                        Some(_) => "elf_x86_64".to_string(),
+                        None => inputs.iter().find(|i| matches!(i.kind, FileKind::Object | FileKind::Shared)).map_or("elf_x86_64".into(), |i| i.name.clone()),
+                    });
+                    errors.push(format!("{} is incompatible with {with}", input.name));
+                }
+            }
+        }
         if !errors.is_empty() {
             return Err(Error::many(errors));
         }

@@ -320,7 +320,8 @@ pub struct Produced {
     pub probed: Vec<Option<super::backend::Known>>,
     /// The parts of the run, for `--time-trace`.
     pub laps: crate::trace::Laps,
-    /// `Mode::Backends`: LLVM's state, to be freed while the objects are linked (`Release`).
+    /// LLVM's state, to be freed while the link goes on (`Release`); `None` for an index-only
+    /// thin link, after which the process ends.
     pub state: Option<Release>,
 }
 
@@ -634,8 +635,8 @@ pub fn run(
         print_diag(sev, &ids.unmask(&m));
     }
     // The LTO state (the combined index, every module's symbol table) is left to the process
-    // exit (tearing it down took LLVMgold 19 ms on OpenSSL), except after in-process backends:
-    // there the caller frees it on a thread of its own while the objects are linked
+    // exit after an index-only thin link (tearing it down took LLVMgold 19 ms on OpenSSL);
+    // otherwise the caller frees it on a thread of its own while the link goes on
     // (`Produced::state`), or the final link's memory comes on top of it.
     let mut objects = std::mem::take(&mut *sink.objects.lock().unwrap_or_else(|p| p.into_inner()));
     objects.sort_by_key(|o| o.0);
@@ -681,7 +682,7 @@ pub fn run(
         return Err(e);
     }
     laps.lap(if index { "Thin link and index files" } else { "Thin link and backends" });
-    let state = (mode == Mode::Backends).then_some(Release { lto, release: shim.api.release });
+    let state = (mode != Mode::IndexOnly).then_some(Release { lto, release: shim.api.release });
     Ok(Ok(Produced { objects, indexes, probed, laps, state }))
 }
 

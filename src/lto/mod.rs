@@ -57,6 +57,23 @@ impl BitcodeFile {
         let syms = ir.modules.iter().flat_map(|m| m.begin..m.end).filter(|&i| ir.symbols.get(i as usize).is_some_and(|s| s.is_lto_symbol())).collect();
         Ok(BitcodeFile { input, ir, syms })
     }
+    /// The machine of a module for another machine than x86-64, by its triple's arch: lld-link's
+    /// name for it ("x86", "arm", "arm64", "arm64ec"), or "" for an arch lld-link does not map
+    /// to a machine type; `None` for x86-64 or no triple. dtld links x86-64 alone (its thin-link
+    /// library registers only LLVM's X86 target), so the resolvers refuse such a module as lld
+    /// refuses it, rather than LLVM failing on it ("No available targets").
+    pub fn foreign_machine(&self) -> Option<&'static str> {
+        let arch = self.ir.target_triple.split(|&b| b == b'-').next().unwrap_or_default();
+        Some(match arch {
+            b"" | b"x86_64" | b"amd64" | b"x86_64h" => return None,
+            b"i386" | b"i486" | b"i586" | b"i686" | b"x86" => "x86",
+            b"aarch64" | b"arm64" => "arm64",
+            b"arm64ec" => "arm64ec",
+            a if a.starts_with(b"arm") || a.starts_with(b"thumb") => "arm",
+            _ => "",
+        })
+    }
+
     pub fn sym(&self, k: usize) -> &IrSymbol<'static> {
         &self.ir.symbols[self.syms[k] as usize]
     }
@@ -489,9 +506,9 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         _ => None,
     };
     let in_process = if dtlto { distributed_thin_link(req, &llvm, &cg, &modules, probe, trace)? } else { None };
-    let mut tl = match in_process {
-        Some(tl) => tl,
-        None => thin_link(&llvm, opts, &cg, &base, &stage_abs, &modules, true)?,
+    let (mut tl, freeing) = match in_process {
+        Some((tl, freeing)) => (tl, Some(freeing)),
+        None => (thin_link(&llvm, opts, &cg, &base, &stage_abs, &modules, true)?, None),
     };
     // The thin link reached the modules and shards by name (relative to the linker's
     // directory, as the distributor will).
@@ -569,7 +586,10 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     emit_index_files(opts, &tl, &names, &ids, &base)?;
     let regular = tl.regular_object.is_some();
     let objects = native_objects(opts, &out, tl.regular_object, objs, &names, &job_module)?;
-    let removal = staging.remove_in_background();
+    let mut removal = staging.remove_in_background();
+    if let Some(f) = freeing {
+        removal = removal.and(f);
+    }
     // The link-cache entry is written while the link goes on; it names the backend cache's
     // files that hold the objects rather than copying them (25 MiB and 24 ms for OpenSSL).
     let cleanup = match link_cache {
@@ -917,7 +937,7 @@ fn distributed_thin_link(
     modules: &[Module],
     probe: Option<inproc::Probe>,
     trace: &mut crate::trace::Trace,
-) -> Result<Option<thinlink::ThinLinkOutput>> {
+) -> Result<Option<(thinlink::ThinLinkOutput, crate::staging::Removal)>> {
     let ids: Vec<String> = modules.iter().map(|m| m.id.clone()).collect();
     let shim = match shim_for(req, llvm, &ids, inproc::Mode::Distributed, trace) {
         Some(Ok(shim)) => shim,
@@ -952,15 +972,23 @@ fn distributed_thin_link(
         }
     }
     let regular_object = produced.objects.iter().find(|o| o.0 == 0).map(|o| o.1.to_vec());
-    Ok(Some(thinlink::ThinLinkOutput {
-        shards,
-        imports,
-        regular_object,
-        thin_objects: Vec::new(),
-        in_memory: Some(data),
-        known: std::mem::take(&mut produced.probed),
-        times: [t_run, t_run, t_read, std::time::Instant::now()],
-    }))
+    // LLVM's state is freed while the backends run (the distributor's compilers leave a core
+    // to it): nothing below needs it, the regular-LTO object is copied out above.
+    let freeing = crate::staging::Removal::thread(
+        produced.state.take().and_then(|s| std::thread::Builder::new().name("dtld-lto-free".into()).spawn(move || s.free()).ok()),
+    );
+    Ok(Some((
+        thinlink::ThinLinkOutput {
+            shards,
+            imports,
+            regular_object,
+            thin_objects: Vec::new(),
+            in_memory: Some(data),
+            known: std::mem::take(&mut produced.probed),
+            times: [t_run, t_run, t_read, std::time::Instant::now()],
+        },
+        freeing,
+    )))
 }
 
 /// Writes what the backend `jobs` read when the in-process thin link left it in memory

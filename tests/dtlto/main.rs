@@ -182,6 +182,7 @@ fn main() {
     add("job-file/vs-lld/options", false, |t| vs_lld(t, Variant::Options));
     add("job-file/layout/dtld-only", true, layout);
     add("job-file/vs-lld-link/msvc", false, vs_lld_link);
+    add("errors/vs-lld-link/bitcode-other-machine", false, coff_other_machine);
     add("distributor/dtld-distribute-with-lld", false, |t| with_dtld_distribute(t, Linker::Lld));
     add("distributor/dtld-distribute-with-dtld", false, |t| with_dtld_distribute(t, Linker::Dtld));
     add("distributor/not-run-without-thin-modules", false, no_thin_modules);
@@ -574,6 +575,37 @@ fn vs_lld(t: &Work, variant: Variant) -> Result<(), String> {
     } else {
         Err(format!("{}\njob file of the linker under test: {}\nld.lld's job file: {}", problems.join("\n"), ours.text, theirs.text))
     }
+}
+
+/// Bitcode for another machine in a COFF link: lld-link's "machine type arm64 conflicts with
+/// x64" (dtld links x86-64 alone; its thin-link library registers only LLVM's X86 target), the
+/// same message from both, exit 1, no image.
+fn coff_other_machine(t: &Work) -> Result<(), String> {
+    let lld_link = llvm("lld-link");
+    let dtld_link = t.path("tools/lld-link");
+    fs::create_dir_all(t.path("tools")).map_err(|e| e.to_string())?;
+    std::os::unix::fs::symlink(&t.ctx.dtld, &dtld_link).map_err(|e| format!("symlink {}: {e}", dtld_link.display()))?;
+    let dir = t.path("w");
+    t.write("w/main.c", "int main(void) { return 0; }\n")?;
+    t.write("w/arm.c", "int arm_fn(void) { return 1; }\n")?;
+    t.ok(&mut compile_cmd(&dir, "main.c", "main.obj", &["--target=x86_64-pc-windows-msvc", "-flto=thin", "-O2"]))?;
+    t.ok(&mut compile_cmd(&dir, "arm.c", "arm.obj", &["--target=aarch64-pc-windows-msvc", "-flto=thin", "-O2"]))?;
+    let mut said = Vec::new();
+    for (who, program) in [("dtld", &dtld_link), ("lld-link", &lld_link)] {
+        let out = format!("{who}.exe");
+        let mut cmd = Command::new(program);
+        cmd.current_dir(&dir).args(["/machine:x64", "/entry:main", "/nodefaultlib", "main.obj", "arm.obj"]).arg(format!("/out:{out}"));
+        let o = t.run(&mut cmd)?;
+        if o.status.is_none_or(|s| s.success()) || dir.join(&out).exists() {
+            return Err(format!("{who}: {} (expected exit 1 and no image):\n{}", o.status_text(), o.stderr_text()));
+        }
+        let text = o.stderr_text();
+        said.push(text.split_once("error: ").map(|(_, m)| m.trim_end().to_string()).unwrap_or(text));
+    }
+    if said[0] != said[1] || !said[0].contains("conflicts with x64") {
+        return Err(format!("the errors differ or are not lld-link's:\n  dtld:     {}\n  lld-link: {}", said[0], said[1]));
+    }
+    Ok(())
 }
 
 /// lld-link's flavour (MSVC targets): dtld run under the name `lld-link` with lld-link's

@@ -168,11 +168,14 @@ static char *init_once(const dtld_lto_config *cfg) {
   static std::once_flag once;
   static std::string failure;
   std::call_once(once, [&] {
-    InitializeAllTargetInfos();
-    InitializeAllTargets();
-    InitializeAllTargetMCs();
-    InitializeAllAsmPrinters();
-    InitializeAllAsmParsers();
+    // Only LLVM's X86 target: dtld links x86-64 alone (a module for another machine is refused
+    // before it gets here, `lto::check_machine`), and registering every target LLVM was built
+    // with touched 2.3 MiB more of libLLVM (peak memory of Lua's thin link: 71.7 -> 69.4 MiB).
+    LLVMInitializeX86TargetInfo();
+    LLVMInitializeX86Target();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86AsmPrinter();
+    LLVMInitializeX86AsmParser();
     static codegen::RegisterCodeGenFlags flags;
     std::vector<const char *> argv{"dtld"};
     for (size_t i = 0; i < cfg->cl_argc; ++i)
