@@ -1,21 +1,27 @@
 //! The output image while it is written, for the ELF and the PE writers alike.
 //!
-//! `MappedOutput` is the image in anonymous memory (transparent huge pages where the kernel
-//! offers them), written with one `pwrite` to a pre-sized temporary that replaces the output at
-//! the end (`outfile.rs`), or, for an output that is a device (`-o /dev/null`), written in
-//! place. The error wording follows the lld port that links (`Wording`). The little-endian
-//! stores are what the synthetic-section and header writers use.
+//! `MappedOutput` is the image in anonymous memory, written with one `pwrite` to a pre-sized
+//! temporary that replaces the output at the end (`outfile.rs`), or, for an output that is a
+//! device (`-o /dev/null`), written in place. The error wording follows the lld port that links
+//! (`Wording`). The little-endian stores are what the synthetic-section and header writers use.
 //!
 //! Why not always a shared map of the temporary, as lld and mold write: every first store to a
 //! page of a fresh file's map is a page fault that allocates a page-cache page, charges it and
 //! marks it dirty through the file system (~1,700 faults for OpenSSL's 6.9 MB image, 3-4 of the
-//! link's 40 ms, measured). Anonymous memory with MADV_HUGEPAGE faults once per 2 MiB, and the
-//! kernel then copies the finished image into the page cache in one call (1.5-2 ms): OpenSSL's
-//! links (6.9 and 21 MB) are 3 ms faster. But that copy is one serial call, and on ext4 a large
-//! one now and then waits 50-200 ms for the file system (a 76 MB debug image, back-to-back
-//! links) where the map's faults, spread over the fill's threads, do not: so images above
-//! `ANON_LIMIT` are still written through a shared map of the temporary. Memory is the same
-//! either way: the image is resident once (file pages of a shared map count in RSS too).
+//! link's 40 ms, measured). Anonymous memory faults without the file system, and the kernel
+//! then copies the finished image into the page cache in one call (1.5-2 ms): OpenSSL's links
+//! (6.9 and 21 MB) are 3 ms faster. Not with transparent huge pages (`MADV_HUGEPAGE`, until
+//! stop 34): back-to-back links were 2-6 ms faster with them, but a huge page is zeroed (and,
+//! with the kernel's default `defrag=madvise`, compacted for) at its first touch, and when the
+//! machine's free memory is cold (on a VM that hands freed memory back to its host, seconds
+//! after another process freed it) the 21 MB image of OpenSSL's `-g` link took 71-139 ms
+//! (median 131.6) against 75-82 ms in 4 KiB pages; in the benchmark, where the links
+//! alternate with lld's and mold's, the `-g` link went from 106-117 to 72.6 ms (mold: 88 ms).
+//! But the copy is one serial call, and on ext4 a large one now and then waits 50-200 ms for
+//! the file system (a 76 MB debug image, back-to-back links) where the map's faults, spread over
+//! the fill's threads, do not: so images above `ANON_LIMIT` are still written through a shared
+//! map of the temporary. Memory is the same either way: the image is resident once (file pages
+//! of a shared map count in RSS too).
 
 use std::fs;
 use std::path::Path;
@@ -95,11 +101,8 @@ impl<'p> MappedOutput<'p> {
     fn create_as(out: &'p Path, size: u64, wording: Wording, reserve: bool) -> Result<MappedOutput<'p>> {
         let write_err = |e: std::io::Error| write_error(out, &e);
         let image = || -> Result<memmap2::MmapMut> {
-            let map = memmap2::MmapMut::map_anon(size as usize).map_err(write_err)?;
-            // Advice only: without transparent huge pages it is 4 KiB pages, as before.
-            #[cfg(target_os = "linux")]
-            let _ = map.advise(memmap2::Advice::HugePage);
-            Ok(map)
+            // In 4 KiB pages (no `MADV_HUGEPAGE`: see the top of this file).
+            memmap2::MmapMut::map_anon(size as usize).map_err(write_err)
         };
         if is_special_output(out) || is_stdout(out) {
             return Ok(MappedOutput { map: image()?, tmp: None, out, wording, in_file: false, len: size as usize });
