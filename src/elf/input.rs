@@ -19,6 +19,15 @@ use crate::elf::script;
 use crate::error::{Error, Result};
 pub use crate::input::{map_file, FileKind, InputFile};
 
+/// What lld's "X is incompatible with Y" errors name as Y: the emulation when `-m` gave one,
+/// else the first ELF file of the link (`first_elf`), else the emulation dtld links.
+pub fn incompatible_with(config: &Config, first_elf: Option<&str>) -> String {
+    match (&config.emulation, first_elf) {
+        (None, Some(f)) => f.to_string(),
+        _ => "elf_x86_64".into(),
+    }
+}
+
 /// Loads every input named on the command line, in command-line order.
 ///
 /// Linker scripts among the inputs can also set the entry point (`ENTRY`), add undefined

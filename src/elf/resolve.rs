@@ -434,9 +434,9 @@ impl<'c> Resolver<'c> {
         for (f, input) in files.iter().zip(inputs) {
             if let File::Bitcode(b) = f {
                 if b.foreign_machine().is_some() {
-                    let with = against.get_or_insert_with(|| match &config.emulation {
-                        Some(_) => "elf_x86_64".to_string(),
-                        None => inputs.iter().find(|i| matches!(i.kind, FileKind::Object | FileKind::Shared)).map_or("elf_x86_64".into(), |i| i.name.clone()),
+                    let with = against.get_or_insert_with(|| {
+                        let first_elf = inputs.iter().find(|i| matches!(i.kind, FileKind::Object | FileKind::Shared));
+                        crate::elf::input::incompatible_with(config, first_elf.map(|i| i.name.as_str()))
                     });
                     errors.push(format!("{} is incompatible with {with}", input.name));
                 }

@@ -338,11 +338,16 @@ pub struct Release {
 unsafe impl Send for Release {}
 
 impl Release {
+    /// Frees the state on a thread of its own, while the link goes on; dropping the returned
+    /// `Removal` waits for it, which must happen before the process exits (LLVM's static
+    /// destructors run at exit). Without a thread the state stays to the process exit.
+    pub fn in_background(self) -> crate::staging::Removal {
+        crate::staging::Removal::thread(std::thread::Builder::new().name("dtld-lto-free".into()).spawn(move || self.free()).ok())
+    }
+
     /// Frees the state, then gives the freed memory back to the system (LLVM's threads
-    /// allocated much of it in their own arenas, which keep it resident until trimmed). Called
-    /// on a thread of its own while the objects are linked; that thread must be joined before
-    /// the process exits (LLVM's static destructors run at exit).
-    pub fn free(self) {
+    /// allocated much of it in their own arenas, which keep it resident until trimmed).
+    fn free(self) {
         // SAFETY: `lto` is the live handle of a finished run, released once (`self` is moved).
         unsafe { (self.release)(self.lto) };
         #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -415,17 +415,15 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
                                 cache_file: cache_files.get(&(o.data.as_ptr() as usize)).cloned(),
                             })
                             .collect();
-                        (c, stored, out.clone())
+                        let out = out.clone();
+                        crate::staging::Removal::thread(
+                            std::thread::Builder::new().name("dtld-link-cache".into()).spawn(move || c.store_parts(&out, &stored, n)).ok(),
+                        )
                     });
-                    let after = move || {
-                        if let Some((c, stored, out)) = store {
-                            c.store_parts(&out, &stored, n);
-                        }
-                        if let Some(s) = state {
-                            s.free();
-                        }
+                    let cleanup = match (store, state) {
+                        (Some(s), Some(f)) => Some(s.and(f.in_background())),
+                        (s, f) => s.or(f.map(inproc::Release::in_background)),
                     };
-                    let cleanup = Some(crate::staging::Removal::thread(std::thread::Builder::new().name("dtld-lto-after".into()).spawn(after).ok()));
                     return Ok(LtoOutput { objects, stop: false, cleanup });
                 }
             }
@@ -507,7 +505,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     };
     let in_process = if dtlto { distributed_thin_link(req, &llvm, &cg, &modules, probe, trace)? } else { None };
     let (mut tl, freeing) = match in_process {
-        Some((tl, freeing)) => (tl, Some(freeing)),
+        Some((tl, freeing)) => (tl, freeing),
         None => (thin_link(&llvm, opts, &cg, &base, &stage_abs, &modules, true)?, None),
     };
     // The thin link reached the modules and shards by name (relative to the linker's
@@ -937,7 +935,7 @@ fn distributed_thin_link(
     modules: &[Module],
     probe: Option<inproc::Probe>,
     trace: &mut crate::trace::Trace,
-) -> Result<Option<(thinlink::ThinLinkOutput, crate::staging::Removal)>> {
+) -> Result<Option<(thinlink::ThinLinkOutput, Option<crate::staging::Removal>)>> {
     let ids: Vec<String> = modules.iter().map(|m| m.id.clone()).collect();
     let shim = match shim_for(req, llvm, &ids, inproc::Mode::Distributed, trace) {
         Some(Ok(shim)) => shim,
@@ -974,9 +972,7 @@ fn distributed_thin_link(
     let regular_object = produced.objects.iter().find(|o| o.0 == 0).map(|o| o.1.to_vec());
     // LLVM's state is freed while the backends run (the distributor's compilers leave a core
     // to it): nothing below needs it, the regular-LTO object is copied out above.
-    let freeing = crate::staging::Removal::thread(
-        produced.state.take().and_then(|s| std::thread::Builder::new().name("dtld-lto-free".into()).spawn(move || s.free()).ok()),
-    );
+    let freeing = produced.state.take().map(inproc::Release::in_background);
     Ok(Some((
         thinlink::ThinLinkOutput {
             shards,

@@ -32,27 +32,17 @@ struct Case {
     args: &'static [&'static str],
 }
 
+/// A native x86-64 object and an AArch64 ThinLTO bitcode file.
+const OTHER_MACHINE: &[(&str, &str, &[&str])] = &[
+    ("main.c", "int arm_fn(void);\nint main(void) { return 0; }\n", &[]),
+    ("arm.c", "int arm_fn(void) { return 1; }\n", &["--target=aarch64-linux-gnu", "-flto=thin"]),
+];
+
 const CASES: &[Case] = &[
     // Bitcode for another machine: refused when the file is parsed, as lld does (dtld's thin
     // link registers only LLVM's X86 target), named against the emulation or the first ELF file.
-    Case {
-        name: "bitcode-other-machine-emulation",
-        sources: &[
-            ("main.c", "int arm_fn(void);\nint main(void) { return 0; }\n", &[]),
-            ("arm.c", "int arm_fn(void) { return 1; }\n", &["--target=aarch64-linux-gnu", "-flto=thin"]),
-        ],
-        library: None,
-        args: &["-m", "elf_x86_64", "main.o", "arm.o"],
-    },
-    Case {
-        name: "bitcode-other-machine-first-file",
-        sources: &[
-            ("main.c", "int main(void) { return 0; }\n", &[]),
-            ("arm.c", "int arm_fn(void) { return 1; }\n", &["--target=aarch64-linux-gnu", "-flto=thin"]),
-        ],
-        library: None,
-        args: &["main.o", "arm.o"],
-    },
+    Case { name: "bitcode-other-machine-emulation", sources: OTHER_MACHINE, library: None, args: &["-m", "elf_x86_64", "main.o", "arm.o"] },
+    Case { name: "bitcode-other-machine-first-file", sources: OTHER_MACHINE, library: None, args: &["main.o", "arm.o"] },
     // --warn-backrefs: main.o refers to foo, which only a --start-lib object named before it
     // defines (GNU ld would not find it); --fatal-warnings makes the warning fail the link.
     Case {

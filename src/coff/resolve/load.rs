@@ -188,10 +188,10 @@ impl Resolver<'_> {
             }));
             match crate::lto::BitcodeFile::parse(input, None) {
                 // lld-link: a module for a known other machine conflicts with x64 (dtld's only).
-                Ok(b) if b.foreign_machine().is_some_and(|m| !m.is_empty()) => {
-                    self.errors.push(format!("{display}: machine type {} conflicts with x64", b.foreign_machine().unwrap_or_default()))
-                }
-                Ok(b) => self.add_bitcode(b, display, name, parent),
+                Ok(b) => match b.foreign_machine() {
+                    Some(m) if !m.is_empty() => self.errors.push(format!("{display}: machine type {m} conflicts with x64")),
+                    _ => self.add_bitcode(b, display, name, parent),
+                },
                 Err(e) => self.errors.extend(e.messages),
             }
             return;

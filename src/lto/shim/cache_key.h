@@ -22,10 +22,12 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/ModuleSummaryIndex.h"
 #include "llvm/LTO/Config.h"
 #include "llvm/LTO/LTO.h"
 #include "llvm/Support/Endian.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SHA1.h"
 #include "llvm/Transforms/IPO/FunctionImport.h"
 
@@ -45,9 +47,11 @@ typedef void (*sha1_fn)(const unsigned char *data, size_t len, unsigned char out
 
 class CacheKeys {
 public:
-  CacheKeys(const lto::Config &conf, const ModuleSummaryIndex &index, const DenseSet<GlobalValue::GUID> &cfi_defs,
-            const DenseSet<GlobalValue::GUID> &cfi_decls, sha1_fn sha1)
-      : conf(conf), index(index), cfi_defs(cfi_defs), cfi_decls(cfi_decls), sha1(sha1) {
+  CacheKeys(const lto::Config &conf, const ModuleSummaryIndex &index, sha1_fn sha1)
+      : conf(conf), index(index), sha1(sha1) {
+    // The CFI function GUIDs, as LLVM's in-process backend collects them for its keys.
+    cfi_defs.insert(index.cfiFunctionDefs().guid_begin(), index.cfiFunctionDefs().guid_end());
+    cfi_decls.insert(index.cfiFunctionDecls().guid_begin(), index.cfiFunctionDecls().guid_end());
     for (const auto &m : index.modulePaths())
       hashes[m.getKey().data()] = &m.getValue();
     const char *check = std::getenv("DTLD_CHECK_CACHE_KEYS");
@@ -75,14 +79,24 @@ public:
     add_str(prefix, conf.DefaultTriple);
     add_str(prefix, conf.DwoDir);
     prefix.push_back(static_cast<char>(conf.Dtlto));
+    // A sample profile's contents (and its remapping file's) end every key: read once per link
+    // (LLVM reads them for every key).
+    if (!conf.SampleProfile.empty()) {
+      if (auto f = MemoryBuffer::getFile(conf.SampleProfile)) {
+        profile.assign((*f)->getBufferStart(), (*f)->getBufferSize());
+        if (!conf.ProfileRemapping.empty())
+          if (auto r = MemoryBuffer::getFile(conf.ProfileRemapping))
+            profile.append((*r)->getBufferStart(), (*r)->getBufferSize());
+      }
+    }
   }
 
   // The key of `module`'s backend, as `computeLTOCacheKey` with these arguments returns it.
-  // Thread-safe. `mismatch` is set when a checked key differed from LLVM's.
+  // Thread-safe. A checked key that differs from LLVM's is reported to the configuration's
+  // diagnostic handler as an error.
   std::string key(StringRef module, const FunctionImporter::ImportMapTy &imports,
                   const FunctionImporter::ExportSetTy &exports,
-                  const std::map<GlobalValue::GUID, GlobalValue::LinkageTypes> &odr, const GVSummaryMapTy &defined,
-                  std::string *mismatch) {
+                  const std::map<GlobalValue::GUID, GlobalValue::LinkageTypes> &odr, const GVSummaryMapTy &defined) {
     // 0: not yet checked, 1: being checked by one thread, 2: ours, 3: LLVM's.
     int s = state.load(std::memory_order_acquire);
     if (s == 0) {
@@ -91,8 +105,8 @@ public:
         std::string theirs = llvm_key(module, imports, exports, odr, defined);
         std::string ours = own_key(module, imports, exports, odr, defined);
         state.store(ours == theirs ? 2 : 3, std::memory_order_release);
-        if (ours != theirs && check_all && mismatch)
-          *mismatch = "backend cache key of " + module.str() + " differs from LLVM's: " + ours + " != " + theirs;
+        if (check_all)
+          compare(module, ours, theirs);
         return theirs;
       }
       s = expected;
@@ -101,8 +115,7 @@ public:
       std::string theirs = llvm_key(module, imports, exports, odr, defined);
       if (s == 2 && check_all) {
         std::string ours = own_key(module, imports, exports, odr, defined);
-        if (ours != theirs && mismatch)
-          *mismatch = "backend cache key of " + module.str() + " differs from LLVM's: " + ours + " != " + theirs;
+        compare(module, ours, theirs);
       }
       return theirs;
     }
@@ -115,14 +128,21 @@ public:
 private:
   const lto::Config &conf;
   const ModuleSummaryIndex &index;
-  const DenseSet<GlobalValue::GUID> &cfi_defs;
-  const DenseSet<GlobalValue::GUID> &cfi_decls;
+  DenseSet<GlobalValue::GUID> cfi_defs, cfi_decls;
   sha1_fn sha1;
   bool check_all = false;
   std::atomic<int> state{0};
   // Each module's hash by the address of its name in the index's module table.
   DenseMap<const char *, const ModuleHash *> hashes;
   std::string prefix;
+  // The sample profile's bytes (and the remapping file's), or nothing.
+  std::string profile;
+
+  void compare(StringRef module, const std::string &ours, const std::string &theirs) const {
+    if (ours != theirs)
+      conf.DiagHandler(DiagnosticInfoGeneric(
+          "backend cache key of " + module.str() + " differs from LLVM's: " + ours + " != " + theirs, DS_Error));
+  }
 
   static void add_bytes(std::string &b, const void *p, size_t n) { b.append(static_cast<const char *>(p), n); }
   static void add_str(std::string &b, StringRef s) {
@@ -302,19 +322,7 @@ private:
     for (uint64_t g : cfi_decl_used)
       add_u64(b, g);
 
-    // A sample profile's contents (and its remapping file's): rare, and read the way LLVM
-    // reads them.
-    if (!conf.SampleProfile.empty()) {
-      auto f = MemoryBuffer::getFile(conf.SampleProfile);
-      if (f) {
-        b.append((*f)->getBufferStart(), (*f)->getBufferSize());
-        if (!conf.ProfileRemapping.empty()) {
-          f = MemoryBuffer::getFile(conf.ProfileRemapping);
-          if (f)
-            b.append((*f)->getBufferStart(), (*f)->getBufferSize());
-        }
-      }
-    }
+    b += profile;
 
     unsigned char digest[20];
     if (sha1) {

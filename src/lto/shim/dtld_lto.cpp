@@ -49,6 +49,13 @@ using namespace llvm;
 
 #define DTLD_API __attribute__((visibility("default")))
 
+// The summaries `module` defines (none for a module LLVM has no entry for).
+static const GVSummaryMapTy &defined_in(const DenseMap<StringRef, GVSummaryMapTy> &by_module, StringRef module) {
+  static const GVSummaryMapTy none;
+  auto found = by_module.find(module);
+  return found == by_module.end() ? none : found->second;
+}
+
 extern "C" {
 
 // Interface version: dtld refuses a library whose `dtld_lto_abi()` differs.
@@ -196,8 +203,6 @@ class MemoryIndexBackend : public lto::ThinBackendProc {
   dtld_lto_index_fn sink;
   dtld_lto_probe_fn probe;
   void *ctx;
-  // The CFI function GUIDs, as the in-process backend collects them for its cache keys.
-  DenseSet<GlobalValue::GUID> cfi_defs, cfi_decls;
   std::unique_ptr<dtld::CacheKeys> keys;
 
 public:
@@ -206,11 +211,8 @@ public:
                      dtld_lto_index_fn sink, dtld_lto_probe_fn probe, dtld::sha1_fn sha1, void *ctx)
       : ThinBackendProc(conf, index, defined, /*OnWrite=*/{}, /*ShouldEmitImportsFiles=*/false, threads), sink(sink),
         probe(probe), ctx(ctx) {
-    if (probe) {
-      cfi_defs.insert(index.cfiFunctionDefs().guid_begin(), index.cfiFunctionDefs().guid_end());
-      cfi_decls.insert(index.cfiFunctionDecls().guid_begin(), index.cfiFunctionDecls().guid_end());
-      keys = std::make_unique<dtld::CacheKeys>(conf, index, cfi_defs, cfi_decls, sha1);
-    }
+    if (probe)
+      keys = std::make_unique<dtld::CacheKeys>(conf, index, sha1);
   }
 
   Error start(unsigned, BitcodeModule bm, const FunctionImporter::ImportMapTy &imports,
@@ -222,13 +224,7 @@ public:
       // As the in-process backend: a module without a hash is never cached.
       auto hash = CombinedIndex.getModuleHash(module);
       if (probe && !all_of(hash, [](uint32_t v) { return v == 0; })) {
-        auto defined = ModuleToDefinedGVSummaries.find(module);
-        static const GVSummaryMapTy none;
-        std::string mismatch;
-        std::string key = keys->key(module, imports, exports, odr,
-                                    defined == ModuleToDefinedGVSummaries.end() ? none : defined->second, &mismatch);
-        if (!mismatch.empty())
-          Conf.DiagHandler(DiagnosticInfoGeneric(mismatch, DS_Error));
+        std::string key = keys->key(module, imports, exports, odr, defined_in(ModuleToDefinedGVSummaries, module));
         if (probe(ctx, module.data(), module.size(), key.data(), key.size()))
           return;
       }
@@ -257,28 +253,20 @@ public:
 class KeyedInProcessBackend : public lto::ThinBackendProc {
   AddStreamFn add_stream;
   FileCache cache;
-  DenseSet<GlobalValue::GUID> cfi_defs, cfi_decls;
-  std::unique_ptr<dtld::CacheKeys> keys;
+  dtld::CacheKeys keys;
 
 public:
   KeyedInProcessBackend(const lto::Config &conf, ModuleSummaryIndex &index,
                         const DenseMap<StringRef, GVSummaryMapTy> &defined, ThreadPoolStrategy threads,
                         AddStreamFn add_stream, FileCache cache, dtld::sha1_fn sha1)
       : ThinBackendProc(conf, index, defined, /*OnWrite=*/{}, /*ShouldEmitImportsFiles=*/false, threads),
-        add_stream(std::move(add_stream)), cache(std::move(cache)) {
-    cfi_defs.insert(index.cfiFunctionDefs().guid_begin(), index.cfiFunctionDefs().guid_end());
-    cfi_decls.insert(index.cfiFunctionDecls().guid_begin(), index.cfiFunctionDecls().guid_end());
-    keys = std::make_unique<dtld::CacheKeys>(conf, index, cfi_defs, cfi_decls, sha1);
-  }
+        add_stream(std::move(add_stream)), cache(std::move(cache)), keys(conf, index, sha1) {}
 
   Error start(unsigned task, BitcodeModule bm, const FunctionImporter::ImportMapTy &imports,
               const FunctionImporter::ExportSetTy &exports,
               const std::map<GlobalValue::GUID, GlobalValue::LinkageTypes> &odr,
               MapVector<StringRef, BitcodeModule> &modules) override {
-    StringRef module = bm.getModuleIdentifier();
-    auto found = ModuleToDefinedGVSummaries.find(module);
-    static const GVSummaryMapTy none;
-    const GVSummaryMapTy &defined = found == ModuleToDefinedGVSummaries.end() ? none : found->second;
+    const GVSummaryMapTy &defined = defined_in(ModuleToDefinedGVSummaries, bm.getModuleIdentifier());
     BackendThreadPool.async([this, task, bm, &imports, &exports, &odr, &defined, &modules] {
       if (LLVM_ENABLE_THREADS && Conf.TimeTraceEnabled)
         timeTraceProfilerInitialize(Conf.TimeTraceGranularity, "thin backend");
@@ -314,10 +302,7 @@ private:
     if (!cache.isValid() || !CombinedIndex.modulePaths().count(module) ||
         all_of(CombinedIndex.getModuleHash(module), [](uint32_t v) { return v == 0; }))
       return compile(add_stream);
-    std::string mismatch;
-    std::string key = keys->key(module, imports, exports, odr, defined, &mismatch);
-    if (!mismatch.empty())
-      Conf.DiagHandler(DiagnosticInfoGeneric(mismatch, DS_Error));
+    std::string key = keys.key(module, imports, exports, odr, defined);
     Expected<AddStreamFn> to = cache(task, key, module);
     if (!to)
       return to.takeError();
