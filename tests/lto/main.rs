@@ -129,6 +129,7 @@ fn main() {
     // lld has LLVM built in: nothing to discover.
     add("llvm/from-parent-clang/dtld-only", lld, llvm_from_parent_clang);
     add("options/backend", false, backend_options);
+    add("options/time-passes", false, time_passes);
     // lld implements the options dtld refuses, and prints no such warnings.
     add("options/not-implemented/dtld-only", lld, not_implemented_options);
     libtest_mimic::run(&args, trials).exit();
@@ -472,6 +473,38 @@ fn thinlto_stats(stderr: &str) -> Result<(u32, u32, u32), String> {
         [] => Err(format!("no `dtld: thinlto: N modules, C compiled, K cached` line in the --verbose output:\n{stderr}")),
         _ => Err(format!("more than one `dtld: thinlto:` line:\n{stderr}")),
     }
+}
+
+/// `-mllvm -time-passes`: LLVM's timing reports on stderr, as ld.lld-22 prints them (the
+/// in-process library printed none: LLVM prints them when it shuts down, which dtld never
+/// does), and the same program.
+fn time_passes(t: &Work) -> Result<(), String> {
+    t.write("main.c", CACHE_MAIN)?;
+    t.write("mid.c", CACHE_MID)?;
+    t.write("leaf.c", cache_leaf(100))?;
+    for stem in ["main", "mid", "leaf"] {
+        t.compile(".", &format!("{stem}.c"), &format!("{stem}.o"), &["-flto=thin", "-O2"])?;
+    }
+    let mut said = Vec::new();
+    for (linker, out) in [(Linker::Dtld, "prog"), (Linker::Lld, "prog-lld")] {
+        let mut cmd = t.clang_link(&t.dir, linker);
+        cmd.args(["-flto=thin", "-Wl,-mllvm,-time-passes", "main.o", "mid.o", "leaf.o", "-o", out]);
+        let o = t.run(&mut cmd)?;
+        if !o.success() {
+            return Err(format!("{out}: the link failed ({}):\n{}", o.status_text(), o.stderr_text()));
+        }
+        let text = o.stderr_text();
+        let mut reports: Vec<&str> = text.lines().map(str::trim).filter(|l| l.ends_with("execution timing report")).collect();
+        reports.sort_unstable();
+        if reports.is_empty() || !text.contains("Total Execution Time") {
+            return Err(format!("{out}: no LLVM timing report on stderr:\n{text}"));
+        }
+        said.push((reports.join(", "), t.run_program(out)?));
+    }
+    if said[0] != said[1] {
+        return Err(format!("dtld printed the reports and ran as {:?}, ld.lld-22 as {:?}", said[0], said[1]));
+    }
+    Ok(())
 }
 
 fn cache(t: &Work) -> Result<(), String> {

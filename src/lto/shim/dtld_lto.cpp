@@ -31,6 +31,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/Threading.h"
+#include "llvm/Support/Timer.h"
+#include "llvm/Pass.h"
 #include "llvm/Support/TimeProfiler.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Triple.h"
@@ -534,6 +536,10 @@ DTLD_API int dtld_lto_run(dtld_lto *h, dtld_lto_object_fn object, void *ctx, cha
   }
   if (h->had_error)
     return 1;
+  // `-mllvm -time-passes`: LLVM's timing reports, which lld prints once its LTO has run (an
+  // LLVM tool prints them when it shuts LLVM down, which dtld never does).
+  if (TimePassesIsEnabled)
+    TimerGroup::printAll(errs());
   for (unsigned t = 0; t < tasks; ++t) {
     if (cached[t]) {
       StringRef path = cached[t]->getBufferIdentifier();
