@@ -42,14 +42,25 @@ pub fn register_dir(path: PathBuf, id: (u64, u64)) -> Registered {
 }
 
 fn register_with(path: PathBuf, ident: Option<(u64, u64)>) -> Registered {
+    let group = register_group();
+    PATHS.lock().unwrap_or_else(|e| e.into_inner()).push((group.id, path, ident));
+    group
+}
+
+/// An empty group of temporary files, to which `Registered::add` adds paths (DTLTO's
+/// temporaries, thousands in a large link: one handle for all, unregistered at once).
+pub fn register_group() -> Registered {
     install();
-    let id = {
-        let mut n = NEXT.lock().unwrap_or_else(|e| e.into_inner());
-        *n += 1;
-        *n
-    };
-    PATHS.lock().unwrap_or_else(|e| e.into_inner()).push((id, path, ident));
-    Registered { id }
+    let mut n = NEXT.lock().unwrap_or_else(|e| e.into_inner());
+    *n += 1;
+    Registered { id: *n }
+}
+
+impl Registered {
+    /// Adds a file to this group: removed on a signal while the group is registered.
+    pub fn add(&self, path: PathBuf) {
+        PATHS.lock().unwrap_or_else(|e| e.into_inner()).push((self.id, path, None));
+    }
 }
 
 /// A child process to terminate on a signal (e.g. the DTLTO distributor).
@@ -103,7 +114,7 @@ fn install() {
                         }
                     }
                 }
-                eprintln!("dtld: error: interrupted by signal {sig}");
+                eprintln!("{}: error: interrupted by signal {sig}", crate::diag::program());
                 std::process::exit(1);
             }
         });

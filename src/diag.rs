@@ -13,6 +13,27 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::error::{Error, Result};
 
+/// The program's name in messages, taken from argv[0] as lld does (`getFilenameWithoutExe`):
+/// `ld.lld: error: ...` when dtld runs as `ld.lld`, `lld-link: ...` as `lld-link`, `dtld: ...`
+/// as itself, so a build log or a test that looks for lld's words finds them. Set once, before
+/// the link starts; process-wide like the stream it prefixes (a library caller that never sets
+/// it gets "dtld").
+static PROGRAM: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Records the program name from argv[0] (its file name, without `.exe`). The first call wins.
+pub fn set_program(argv0: &str) {
+    let name = argv0.rsplit('/').next().unwrap_or(argv0);
+    let name = name.strip_suffix(".exe").or_else(|| name.strip_suffix(".EXE")).unwrap_or(name);
+    if !name.is_empty() {
+        let _ = PROGRAM.set(name.to_string());
+    }
+}
+
+/// The program name messages start with (see `set_program`).
+pub fn program() -> &'static str {
+    PROGRAM.get().map_or("dtld", String::as_str)
+}
+
 /// lld's default `--error-limit`.
 pub const DEFAULT_ERROR_LIMIT: usize = 20;
 
@@ -93,7 +114,7 @@ impl Diag {
 
     fn print(&self, severity: &str, code: &str, msg: &str) {
         let msg = &*render_names(msg, self.demangle);
-        let who = if self.vs_diagnostics { vs_location(msg).unwrap_or_else(|| "dtld".into()) } else { "dtld".into() };
+        let who = if self.vs_diagnostics { vs_location(msg).unwrap_or_else(|| program().into()) } else { program().into() };
         let mut err = std::io::stderr().lock();
         if self.sep.swap(msg.contains('\n'), Ordering::Relaxed) {
             let _ = writeln!(err);
@@ -269,7 +290,7 @@ pub fn render_names(msg: &str, demangle: bool) -> std::borrow::Cow<'_, str> {
 
 /// `warn` for code that has no link context (the command line before it is parsed).
 pub fn warn_plain(msg: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "dtld: warning: {msg}");
+    let _ = writeln!(std::io::stderr().lock(), "{}: warning: {msg}", program());
 }
 
 #[cfg(test)]

@@ -35,6 +35,16 @@ pub fn hidden_mode(argv: &[String]) -> Option<i32> {
     }
 }
 
+/// Names the program in every message by its argv[0] (`diag::set_program`), as lld does.
+pub fn set_program_name(argv0: &str) {
+    diag::set_program(argv0);
+}
+
+/// The name messages start with (`set_program_name`).
+pub fn program_name() -> &'static str {
+    diag::program()
+}
+
 /// Formats an I/O error the way lld does (the OS message without Rust's "(os error N)").
 pub fn io_error(e: &std::io::Error) -> String {
     let s = e.to_string();
@@ -174,6 +184,6 @@ fn report(e: &error::Error) {
     use std::io::Write;
     let mut err = std::io::stderr().lock();
     for m in &e.messages {
-        let _ = writeln!(err, "dtld: error: {m}");
+        let _ = writeln!(err, "{}: error: {m}", crate::diag::program());
     }
 }

@@ -253,11 +253,6 @@ impl StagingDir {
         &self.pinned
     }
 
-    /// The name the directory was opened by (as the distributor's jobs name it).
-    pub fn name(&self) -> &Path {
-        &self.name
-    }
-
     /// Whether the name still refers to this directory; an error naming it otherwise (a child
     /// that reached it by name may have written elsewhere, so nothing it made is used).
     pub fn check(&self) -> Result<()> {

@@ -104,7 +104,7 @@ impl Trace {
     /// One line per stage, for `--verbose`.
     pub fn summary(&self) -> String {
         let parts: Vec<String> = self.events.iter().filter(|e| e.4 == Kind::Stage).map(|(n, _, _, d, _)| format!("{n} {:.3}s", *d as f64 / 1e6)).collect();
-        format!("dtld: time: {}; total {:.3}s", parts.join(", "), self.start.elapsed().as_secs_f64())
+        format!("{}: time: {}; total {:.3}s", crate::diag::program(), parts.join(", "), self.start.elapsed().as_secs_f64())
     }
 
     pub fn write(&self, path: &Path, granularity: u64) -> crate::error::Result<()> {

@@ -539,13 +539,13 @@ fn sort_partials(l: &Layout, partial: &mut Partial) -> Result<()> {
     for ((name, _), v) in partial.iter_mut() {
         if output_name(name) == ".CRT" {
             if config.verbose {
-                eprintln!("dtld: Processing section {name} -> .CRT");
+                eprintln!("{}: Processing section {name} -> .CRT", crate::diag::program());
             }
             super::order::sort_crt(v, |c| sec_key(&l.chunks, c).map(|(f, k)| (f, k + 1)));
             if config.verbose {
                 for &c in v.iter() {
                     if let Some((f, k)) = sec_key(&l.chunks, c) {
-                        eprintln!("dtld:   {}: {} ({})", r.files[f].name, r.obj(f).sections[k as usize].name, k + 1);
+                        eprintln!("{}:   {}: {} ({})", crate::diag::program(), r.files[f].name, r.obj(f).sections[k as usize].name, k + 1);
                     }
                 }
             }

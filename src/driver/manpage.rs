@@ -75,14 +75,14 @@ pub fn intercept(argv: &[String]) -> Option<i32> {
         _ => return None,
     };
     if what != "man" {
-        eprintln!("dtld: error: --generate: unknown kind '{what}' (expected: man)");
+        eprintln!("{}: error: --generate: unknown kind '{what}' (expected: man)", crate::diag::program());
         return Some(1);
     }
     use std::io::Write;
     match std::io::stdout().lock().write_all(page().as_bytes()) {
         Ok(()) => Some(0),
         Err(e) => {
-            eprintln!("dtld: error: --generate=man: {e}");
+            eprintln!("{}: error: --generate=man: {e}", crate::diag::program());
             Some(1)
         }
     }

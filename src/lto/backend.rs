@@ -102,6 +102,14 @@ pub fn check_object(data: &[u8]) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// dtld's own files in a cache directory (link-cache entries, the member store, input stamps,
+/// symbol tables, persistent staging directories): in `<dir>/.dtld/`, out of sight, so that
+/// what a user or a test lists in the directory is what lld leaves there (`llvmcache-<key>`,
+/// `llvmcache.timestamp`).
+pub fn own_dir(cache_dir: &Path) -> PathBuf {
+    cache_dir.join(".dtld")
+}
+
 pub struct Cache {
     pub dir: PathBuf,
     /// Identity of the compiler (path and version) that enters every key.
@@ -249,9 +257,11 @@ impl Cache {
         Some(data)
     }
 
-    /// The name of the entry for `key` in the cache directory.
+    /// The name of the entry for `key` in the cache directory: named as LLVM names its own
+    /// (`llvmcache-<key>`, upper-case hex), so that the directory holds what lld's would (the
+    /// keys differ: dtld's cover the remote command line too).
     pub fn file_name(key: &str) -> String {
-        format!("dtld-{key}")
+        format!("llvmcache-{}", key.to_ascii_uppercase())
     }
 
     /// Adds an object: written to a new file (`O_EXCL|O_NOFOLLOW`, so a name planted in the
@@ -274,7 +284,7 @@ impl Cache {
     /// `cache_size_files`; `cache_size=N%` is accepted and not enforced) over dtld's entries.
     pub fn prune(&self, policy: Option<&str>) -> Result<()> {
         let p = CachePolicy::parse(policy.unwrap_or(""))?;
-        let stamp = self.dir.join("dtld-cache.timestamp");
+        let stamp = self.dir.join("llvmcache.timestamp");
         if let Some(interval) = p.interval {
             if let Ok(m) = std::fs::metadata(&stamp).and_then(|m| m.modified()) {
                 if SystemTime::now().duration_since(m).is_ok_and(|age| age < interval) {
@@ -296,15 +306,16 @@ impl Cache {
                 }
             }
         }
-        let Ok(rd) = std::fs::read_dir(&self.dir) else { return Ok(()) };
         let now = SystemTime::now();
         let mut entries: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
-        for e in rd.flatten() {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            if !name.starts_with("dtld-") || name == "dtld-cache.timestamp" {
-                continue;
-            }
+        // The backend entries (and LLVM's own, as its pruning would), and dtld's own files.
+        let top = std::fs::read_dir(&self.dir).into_iter().flatten().flatten().filter(|e| e.file_name().as_encoded_bytes().starts_with(b"llvmcache-"));
+        let own = std::fs::read_dir(own_dir(&self.dir)).into_iter().flatten().flatten().filter(|e| {
+            let n = e.file_name();
+            let n = n.as_encoded_bytes();
+            [&b"link-"[..], b"member-", b"inputs-", b"symtab-"].iter().any(|p| n.starts_with(p))
+        });
+        for e in top.chain(own) {
             let Ok(md) = e.metadata() else { continue };
             let t = md.modified().unwrap_or(now);
             if let Some(after) = p.expire_after {
@@ -566,14 +577,14 @@ mod tests {
         assert_eq!(check_object(&obj), Ok(()));
         assert!(c.store("k", &obj));
         let old = SystemTime::now() - Duration::from_secs(7200);
-        std::fs::File::options().write(true).open(dir.join("dtld-k")).unwrap().set_modified(old).unwrap();
+        std::fs::File::options().write(true).open(dir.join("llvmcache-K")).unwrap().set_modified(old).unwrap();
         assert_eq!(c.lookup("k").unwrap(), &obj[..]);
-        let renewed = std::fs::metadata(dir.join("dtld-k")).unwrap().modified().unwrap();
+        let renewed = std::fs::metadata(dir.join("llvmcache-K")).unwrap().modified().unwrap();
         assert!(renewed > old + Duration::from_secs(3600));
         // A damaged entry is no hit, and goes.
-        std::fs::write(dir.join("dtld-k"), b"junk").unwrap();
+        std::fs::write(dir.join("llvmcache-K"), b"junk").unwrap();
         assert!(c.lookup("k").is_none());
-        assert!(!dir.join("dtld-k").exists());
+        assert!(!dir.join("llvmcache-K").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -35,7 +35,7 @@ fn render(line: &str, modules: &[Module]) -> String {
         Some(r) => ("remark", r),
         None => ("warning", line.strip_prefix("warning: ").unwrap_or(line)),
     };
-    format!("dtld: {kind}: {}", with_names(msg, modules))
+    format!("{}: {kind}: {}", crate::diag::program(), with_names(msg, modules))
 }
 
 /// `msg` with every module ID that appears in it as a whole path replaced by the module's

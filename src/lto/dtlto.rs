@@ -17,6 +17,8 @@ use std::process::Command;
 
 use crate::error::{Error, Result};
 use crate::lto::backend::{check_object, Cache, Job, Known, Object, Stats};
+use crate::lto::temps::{Kind, Temps};
+use std::os::unix::process::CommandExt as _;
 
 use crate::util::json::{json_array, json_string};
 
@@ -98,25 +100,35 @@ pub struct Distributor<'a> {
     pub common_inputs: &'a [String],
     /// Where the job file goes.
     pub job_file: PathBuf,
-    /// The staging directory the job paths start with: dtld's own reads and writes of those
-    /// paths go through it (never through its name), and it is checked after the distributor.
-    pub staging: Option<&'a crate::staging::StagingDir>,
+    /// The link's temporaries: the job file and the native objects are registered there
+    /// (removed after the link and on a signal, unless kept).
+    pub temps: &'a Temps,
     /// Writes what the given jobs read (their modules, import sources and shards) when the
     /// thin link left it in memory: called with the jobs that miss the cache, before the job
     /// file is written.
     pub prepare: Option<&'a (dyn Fn(&[&Job]) -> Result<()> + Sync)>,
+    /// `--verbose`: how the distributor ended, beyond lld's words.
+    pub verbose: bool,
 }
 
-impl Distributor<'_> {
-    /// Where dtld itself reads or writes the job path `rel` (relative to `cwd`).
-    fn local(&self, cwd: &Path, rel: &Path) -> PathBuf {
-        if let Some(s) = self.staging {
-            if let Ok(rest) = rel.strip_prefix(s.name()) {
-                return s.path().join(rest);
-            }
-        }
-        cwd.join(rel)
+/// lld's words for a distributor that did not succeed (`sys::ExecuteAndWait`'s message).
+fn failed(detail: Option<String>) -> Error {
+    match detail {
+        Some(d) => Error::new(format!("DTLTO backend compilation: distributor execution failed: {d}.")),
+        None => Error::new("DTLTO backend compilation: distributor execution failed.".to_string()),
     }
+}
+
+/// The signal's description as `strsignal` gives it ("Killed", "Interrupt"), as LLVM reports
+/// a child that died by a signal.
+fn signal_text(sig: i32) -> String {
+    // SAFETY: strsignal returns a pointer to a static or thread-local string, or null.
+    let p = unsafe { libc::strsignal(sig) };
+    if p.is_null() {
+        return format!("signal {sig}");
+    }
+    // SAFETY: a non-null result of strsignal is a NUL-terminated string.
+    unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
 /// Runs the jobs that miss the cache through the distributor, in `cwd` (the linker's working
@@ -153,68 +165,62 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], known: &[Option<Kno
     }
     let misses: Vec<usize> = (0..jobs.len()).filter(|&i| objects[i].is_none()).collect();
     if misses.is_empty() {
+        if d.temps.kept(Kind::JobFile) {
+            // lld writes the job file when every job hit too (and runs no distributor).
+            d.temps.create(&cwd.join(&d.job_file), job_file(d.linker_output, common, d.common_inputs, &[]).as_bytes(), Kind::JobFile)?;
+        }
         return Ok((objects.into_iter().map(|o| o.unwrap_or_default()).collect(), stats));
     }
     let miss_jobs: Vec<&Job> = misses.iter().map(|&i| &jobs[i]).collect();
     if let Some(prepare) = d.prepare {
         prepare(&miss_jobs)?;
     }
-    let text = job_file(d.linker_output, common, d.common_inputs, &miss_jobs);
-    std::fs::write(d.local(cwd, &d.job_file), text.as_bytes()).map_err(|e| {
-        Error::new(format!("DTLTO backend compilation: failed to generate distributor JSON script: {}: {}", d.job_file.display(), crate::io_error(&e)))
-    })?;
     for j in &miss_jobs {
-        let _ = std::fs::remove_file(d.local(cwd, Path::new(&j.output)));
+        d.temps.expect(&cwd.join(&j.output), Kind::Native);
     }
-    let program = find_program(d.program)
-        .ok_or_else(|| Error::new(format!("DTLTO backend compilation: distributor execution failed: cannot find '{}' on PATH", d.program)))?;
+    let text = job_file(d.linker_output, common, d.common_inputs, &miss_jobs);
+    d.temps.create(&cwd.join(&d.job_file), text.as_bytes(), Kind::JobFile)?;
+    // lld runs the distributor as given; dtld also finds a bare name on PATH.
+    let program = find_program(d.program).ok_or_else(|| failed(Some("posix_spawn failed: No such file or directory".into())))?;
     let mut child = Command::new(&program)
+        .arg0(d.program)
         .args(d.args)
         .arg(&d.job_file)
         .current_dir(cwd)
         .spawn()
-        .map_err(|e| Error::new(format!("DTLTO backend compilation: distributor execution failed: {}: {}", program.display(), crate::io_error(&e))))?;
+        .map_err(|e| failed(Some(format!("posix_spawn failed: {}", crate::io_error(&e)))))?;
     let status = {
         let _stop_on_signal = crate::cleanup::register_child(child.id());
-        child
-            .wait()
-            .map_err(|e| Error::new(format!("DTLTO backend compilation: distributor execution failed: {}: {}", program.display(), crate::io_error(&e))))?
+        child.wait().map_err(|e| failed(Some(crate::io_error(&e))))?
     };
-    if let Some(s) = d.staging {
-        s.check()?;
-    }
     if !status.success() {
-        crate::bail!(
-            "DTLTO backend compilation: distributor {} failed with {} ({} jobs in {})",
-            program.display(),
-            describe_status(status),
-            miss_jobs.len(),
-            d.job_file.display()
-        );
+        if d.verbose {
+            eprintln!("{}: thinlto: distributor {} ended with {} ({} jobs in {})", crate::diag::program(), program.display(), describe_status(status), miss_jobs.len(), d.job_file.display());
+        }
+        use std::os::unix::process::ExitStatusExt;
+        return Err(failed(status.signal().map(|s| {
+            let core = if status.core_dumped() { " (core dumped)" } else { "" };
+            format!("{}{core}", signal_text(s))
+        })));
     }
     let mut errors = Vec::new();
     for &i in &misses {
         let j = &jobs[i];
-        match std::fs::read(d.local(cwd, Path::new(&j.output))) {
-            Ok(data) => match check_object(&data) {
-                Ok(()) => {
-                    if let (Some(c), Some(k)) = (cache, &keys[i]) {
-                        if c.store(k, &data) {
-                            stats.cache_files[i] = Some(Cache::file_name(k));
-                        }
+        match std::fs::read(cwd.join(&j.output)) {
+            // lld links an empty object as if it had no code (a backend that failed quietly):
+            // an error here. Other objects are checked as link inputs (`native_objects`), in
+            // lld's words; only good ones are cached.
+            Ok(data) if data.is_empty() => errors.push(format!("DTLTO backend compilation: native object file {} is empty", j.output)),
+            Ok(data) => {
+                if let (Some(c), Some(k)) = (cache, &keys[i]) {
+                    if check_object(&data).is_ok() && c.store(k, &data) {
+                        stats.cache_files[i] = Some(Cache::file_name(k));
                     }
-                    stats.compiled += 1;
-                    objects[i] = Some(Object::Owned(data));
                 }
-                Err(e) => errors.push(format!("DTLTO backend compilation: job {} (module {}): native object file {}: {e}", i + 1, j.display, j.output)),
-            },
-            Err(e) => errors.push(format!(
-                "DTLTO backend compilation: job {} (module {}): cannot open native object file: {}: {}",
-                i + 1,
-                j.display,
-                j.output,
-                crate::io_error(&e)
-            )),
+                stats.compiled += 1;
+                objects[i] = Some(Object::Owned(data));
+            }
+            Err(e) => errors.push(format!("DTLTO backend compilation: cannot open native object file: {}: {}", j.output, crate::io_error(&e))),
         }
     }
     if !errors.is_empty() {

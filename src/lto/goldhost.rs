@@ -250,8 +250,12 @@ pub(crate) fn check_helper(out: &std::process::Output) -> Result<()> {
         }
         return Err(Error::many(msgs));
     }
+    // The helper names itself `dtld`; its lines are the link's, under the link's name.
     for l in &lines {
-        eprintln!("{l}");
+        match l.strip_prefix("dtld: ") {
+            Some(rest) => eprintln!("{}: {rest}", crate::diag::program()),
+            None => eprintln!("{l}"),
+        }
     }
     Ok(())
 }

@@ -562,7 +562,12 @@ pub fn run(
     let mut laps = crate::trace::Laps::default();
     let args = cl_args(req, cg);
     let arg_ptrs: Vec<*const c_char> = args.iter().map(|a| a.as_ptr()).collect();
-    let settings = settings(opts);
+    let mut settings = settings(opts);
+    if mode == Mode::Distributed && opts.save_temps {
+        // lld's `-save-temps` under DTLTO: LLVM's files of the thin link (`<out>.resolution.txt`,
+        // the regular-LTO task's bitcode, `<out>.index.bc`, `<out>.index.dot`).
+        settings.push(cstr(&format!("save-temps={}.", req.output.display())));
+    }
     let setting_ptrs: Vec<*const c_char> = settings.iter().map(|a| a.as_ptr()).collect();
     // The sink lives until the process exits: LLVM's state (which holds the callbacks'
     // context) is not torn down after an index-only link.
@@ -698,7 +703,7 @@ fn print_diag(severity: c_int, msg: &str) {
         3 => "note",
         _ => "warning",
     };
-    eprintln!("dtld: {kind}: {msg}");
+    eprintln!("{}: {kind}: {msg}", crate::diag::program());
 }
 
 #[cfg(test)]

@@ -23,7 +23,8 @@
 //! damaged entry is removed and the link takes the normal path, then stores a fresh one. Links
 //! that write side files (`--save-temps`, index or imports files, `--lto-obj-path=`) or print
 //! LLVM's diagnostics (`--debug-pass-manager`) always take the normal path. Entries are named
-//! `dtld-link-<key>` and pruned with the backend entries by `--thinlto-cache-policy`.
+//! `.dtld/link-<key>` in the cache directory and pruned with the backend entries by
+//! `--thinlto-cache-policy`.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -32,12 +33,13 @@ use sha1::{Digest, Sha1};
 
 use crate::input::InputFile;
 
-const MAGIC: &[u8] = b"dtld-link-cache 2\n";
+const MAGIC: &[u8] = b"dtld-link-cache 3\n";
 
-/// One object of a link's result, for `LinkCache::store`: its name, its bytes, and the file of
-/// LLVM's cache in the cache directory that holds exactly those bytes, if any.
+/// One object of a link's result, for `LinkCache::store`: what it was compiled from (which
+/// names it; a hit is named for the link that uses it), its bytes, and the file of LLVM's cache
+/// in the cache directory that holds exactly those bytes, if any.
 pub struct Stored<'a> {
-    pub name: String,
+    pub of: super::ObjectOf,
     pub data: &'a [u8],
     pub cache_file: Option<String>,
 }
@@ -77,7 +79,7 @@ fn applies(o: &super::options::LtoOptions) -> bool {
 
 /// What a link's inputs look like from outside (the command line, the working directory, and
 /// each input file's path, size, modification time and inode), recorded per output in the
-/// cache directory (`dtld-inputs-<digest of the output's path>`) after each LTO link: when it
+/// cache directory (`.dtld/inputs-<digest of the output's path>`) after each LTO link: when it
 /// matches the previous link's, the link cache will most likely hit, and LLVM is not loaded
 /// early (`lto::preload`) for a link that will not use it (a Lua relink with unchanged inputs
 /// would take 3 ms longer and three times the memory). Only that guess depends on it; whether
@@ -120,7 +122,7 @@ impl InputsStamp {
         }
         let digest = h.digest128().to_le_bytes();
         let out = cwd.join(out);
-        let path = dir.join(format!("dtld-inputs-{:032x}", xxhash_rust::xxh3::xxh3_128(out.as_os_str().as_bytes())));
+        let path = super::backend::own_dir(dir).join(format!("inputs-{:032x}", xxhash_rust::xxh3::xxh3_128(out.as_os_str().as_bytes())));
         let unchanged = std::fs::read(&path).is_ok_and(|d| d == digest);
         Some(InputsStamp { path, digest, unchanged })
     }
@@ -134,6 +136,9 @@ impl InputsStamp {
     /// only costs the next link its guess).
     pub fn record(&self) {
         if !self.unchanged {
+            if let Some(d) = self.path.parent() {
+                let _ = std::fs::create_dir_all(d);
+            }
             let _ = crate::outfile::write_atomic(&self.path, &self.digest);
         }
     }
@@ -191,15 +196,14 @@ impl LinkCache {
     }
 
     fn entry(&self) -> PathBuf {
-        self.dir.join(format!("dtld-link-{}", self.key))
+        super::backend::own_dir(&self.dir).join(format!("link-{}", self.key))
     }
 
-    /// The previous result, verified, with object names made for `out`; a damaged entry is
-    /// removed.
-    pub fn lookup(&self, out: &str) -> Option<Hit> {
+    /// The previous result, verified, each object named by `name`; a damaged entry is removed.
+    pub fn lookup(&self, name: &(dyn Fn(super::ObjectOf) -> String + Sync)) -> Option<Hit> {
         let p = self.entry();
         let (f, data) = crate::lto::backend::read_entry(&p)?;
-        match decode(&data, out, Some(&self.dir)) {
+        match decode(&data, name, Some(&self.dir)) {
             Some(hit) => {
                 // A hit counts as a use for pruning.
                 let _ = f.set_modified(std::time::SystemTime::now());
@@ -212,25 +216,24 @@ impl LinkCache {
         }
     }
 
-    /// Records this link's result: `objects` (named `<out><suffix>`) and the module count.
-    pub fn store(&self, out: &str, objects: &[InputFile], modules: usize) {
-        let parts: Vec<Stored> = objects.iter().map(|o| Stored { name: o.name.clone(), data: o.data, cache_file: None }).collect();
-        self.store_parts(out, &parts, modules);
+    /// Records this link's result: `objects` (what each was compiled from in `of`) and the
+    /// module count.
+    pub fn store(&self, objects: &[InputFile], of: &[super::ObjectOf], modules: usize) {
+        let parts: Vec<Stored> = objects.iter().zip(of).map(|(o, &of)| Stored { of, data: o.data, cache_file: None }).collect();
+        self.store_parts(&parts, modules);
     }
 
     /// `store`, with each object's bytes or LLVM cache file given (`Stored`).
-    pub fn store_parts(&self, out: &str, objects: &[Stored], modules: usize) {
+    pub fn store_parts(&self, objects: &[Stored], modules: usize) {
         use std::os::unix::fs::OpenOptionsExt;
-        if objects.iter().any(|o| !o.name.starts_with(out)) {
-            return;
-        }
-        let _ = std::fs::create_dir_all(&self.dir);
-        let tmp = self.dir.join(format!(".tmp-dtld-link-{}-{}", self.key, std::process::id()));
+        let own = super::backend::own_dir(&self.dir);
+        let _ = std::fs::create_dir_all(&own);
+        let tmp = own.join(format!(".tmp-link-{}-{}", self.key, std::process::id()));
         let _ = std::fs::remove_file(&tmp);
         let Ok(f) = std::fs::File::options().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).mode(0o644).open(&tmp) else { return };
         // Streamed to the file (no copy of every object in memory).
         let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-        if encode_to(out, objects, modules, &mut w).is_ok() && w.flush().is_ok() && std::fs::rename(&tmp, self.entry()).is_ok() {
+        if encode_to(objects, modules, &mut w).is_ok() && w.flush().is_ok() && std::fs::rename(&tmp, self.entry()).is_ok() {
             return;
         }
         let _ = std::fs::remove_file(&tmp);
@@ -242,25 +245,22 @@ fn checksum(data: &[u8]) -> [u8; 16] {
 }
 
 #[cfg(test)]
-fn encode(out: &str, objects: &[Stored], modules: usize) -> Option<Vec<u8>> {
+fn encode(objects: &[Stored], modules: usize) -> Option<Vec<u8>> {
     let mut d = Vec::new();
-    objects.iter().all(|o| o.name.starts_with(out)).then_some(())?;
-    encode_to(out, objects, modules, &mut d).ok()?;
+    encode_to(objects, modules, &mut d).ok()?;
     Some(d)
 }
 
-/// Whether `name` can be a cache file of the cache directory that holds one object: LLVM's
-/// (`llvmcache-<key>`) or dtld's backend cache's (`dtld-<40 hex digits>`; not a link-cache
-/// entry nor a member of the member store). A plain file name.
+/// Whether `name` can be a cache file of the cache directory that holds one object: LLVM's or
+/// dtld's backend cache's (`llvmcache-<key>`; dtld's own files are in `.dtld/`). A plain file
+/// name.
 fn cache_file_name(name: &str) -> bool {
-    let dtld = name.strip_prefix("dtld-").is_some_and(|k| k.len() == 40 && k.bytes().all(|b| b.is_ascii_hexdigit()));
-    (name.starts_with("llvmcache-") || dtld) && !name.contains('/')
+    name.starts_with("llvmcache-") && name != "llvmcache.timestamp" && !name.contains('/')
 }
 
-/// Writes an entry to `w`: the header, each object's name suffix and bytes (tag 0) or LLVM
-/// cache file, length and digest (tag 1), and the checksum of everything before it. Every name
-/// must start with `out`.
-fn encode_to(out: &str, objects: &[Stored], modules: usize, w: &mut impl std::io::Write) -> std::io::Result<()> {
+/// Writes an entry to `w`: the header, each object's origin (`ObjectOf::code`) and bytes (tag 0)
+/// or LLVM cache file, length and digest (tag 1), and the checksum of everything before it.
+fn encode_to(objects: &[Stored], modules: usize, w: &mut impl std::io::Write) -> std::io::Result<()> {
     let mut sum = xxhash_rust::xxh3::Xxh3::new();
     let mut put = |b: &[u8]| -> std::io::Result<()> {
         sum.update(b);
@@ -270,9 +270,7 @@ fn encode_to(out: &str, objects: &[Stored], modules: usize, w: &mut impl std::io
     put(&(modules as u64).to_le_bytes())?;
     put(&(objects.len() as u64).to_le_bytes())?;
     for o in objects {
-        let suffix = o.name.strip_prefix(out).unwrap_or(&o.name);
-        put(&(suffix.len() as u64).to_le_bytes())?;
-        put(suffix.as_bytes())?;
+        put(&o.of.code().to_le_bytes())?;
         match o.cache_file.as_deref().filter(|n| cache_file_name(n)) {
             Some(file) => {
                 put(&[1])?;
@@ -315,7 +313,7 @@ enum Body<'a> {
 }
 
 /// The hit an entry records, its objects read (referenced ones from `dir`) and checked.
-fn decode(data: &[u8], out: &str, dir: Option<&std::path::Path>) -> Option<Hit> {
+fn decode(data: &[u8], name: &(dyn Fn(super::ObjectOf) -> String + Sync), dir: Option<&std::path::Path>) -> Option<Hit> {
     use rayon::prelude::*;
     let body_len = data.len().checked_sub(16)?;
     let (body, sum) = data.split_at(body_len);
@@ -327,8 +325,7 @@ fn decode(data: &[u8], out: &str, dir: Option<&std::path::Path>) -> Option<Hit> 
     let count = r.num()?;
     let mut records = Vec::with_capacity(count.min(1 << 20));
     for _ in 0..count {
-        let n = r.num()?;
-        let suffix = std::str::from_utf8(r.take(n)?).ok()?;
+        let of = super::ObjectOf::from_code(u64::from_le_bytes(r.take(8)?.try_into().ok()?))?;
         let b = match r.take(1)?[0] {
             0 => {
                 let n = r.num()?;
@@ -342,7 +339,7 @@ fn decode(data: &[u8], out: &str, dir: Option<&std::path::Path>) -> Option<Hit> 
             }
             _ => return None,
         };
-        records.push((suffix, b));
+        records.push((of, b));
     }
     if r.pos != body.len() {
         return None;
@@ -350,7 +347,7 @@ fn decode(data: &[u8], out: &str, dir: Option<&std::path::Path>) -> Option<Hit> 
     // The cache files, read in parallel (998 for an OpenSSL relink).
     let objects: Option<Vec<InputFile>> = records
         .into_par_iter()
-        .map(|(suffix, b)| {
+        .map(|(of, b)| {
             let obj: std::borrow::Cow<'static, [u8]> = match b {
                 Body::Bytes(d) => d.to_vec().into(),
                 Body::File(file, len, digest) => {
@@ -359,7 +356,7 @@ fn decode(data: &[u8], out: &str, dir: Option<&std::path::Path>) -> Option<Hit> 
                 }
             };
             super::backend::check_object(&obj).ok()?;
-            Some(super::lto_input_bytes(format!("{out}{suffix}"), obj))
+            Some(super::lto_input_bytes(name(of), obj))
         })
         .collect();
     Some(Hit { objects: objects?, modules })
@@ -389,25 +386,39 @@ mod tests {
         d
     }
 
+    use super::super::ObjectOf;
+
+    /// Names as a link writing `q` gives them.
+    fn q(of: ObjectOf) -> String {
+        match of {
+            ObjectOf::Regular => "q.lto.o".into(),
+            ObjectOf::Module(i) => format!("q.lto.m{i}.o"),
+            ObjectOf::Task(k) => format!("q.lto.{}.o", k + 1),
+        }
+    }
+
     #[test]
     fn round_trip_and_damage() {
-        let objects = [super::super::lto_input("out/p.lto.o".into(), obj()), super::super::lto_input("out/p.lto.a.o".into(), obj())];
-        let parts: Vec<Stored> = objects.iter().map(|o| Stored { name: o.name.clone(), data: o.data, cache_file: None }).collect();
-        let e = encode("out/p", &parts, 7).unwrap();
-        let hit = decode(&e, "q", None).unwrap();
+        let (a, b) = (obj(), obj());
+        let parts = [Stored { of: ObjectOf::Regular, data: &a, cache_file: None }, Stored { of: ObjectOf::Module(3), data: &b, cache_file: None }];
+        let e = encode(&parts, 7).unwrap();
+        let hit = decode(&e, &q, None).unwrap();
         assert_eq!(hit.modules, 7);
         let names: Vec<&str> = hit.objects.iter().map(|o| o.name.as_str()).collect();
-        assert_eq!(names, ["q.lto.o", "q.lto.a.o"]);
+        assert_eq!(names, ["q.lto.o", "q.lto.m3.o"]);
         assert_eq!(hit.objects[1].data, &obj()[..]);
         // Any flipped byte, truncation or extension is refused.
         for i in [0, MAGIC.len() + 3, e.len() / 2, e.len() - 1] {
             let mut bad = e.clone();
             bad[i] ^= 0x40;
-            assert!(decode(&bad, "q", None).is_none(), "byte {i}");
+            assert!(decode(&bad, &q, None).is_none(), "byte {i}");
         }
-        assert!(decode(&e[..e.len() - 1], "q", None).is_none());
-        assert!(decode(&[e.clone(), vec![0]].concat(), "q", None).is_none());
-        assert!(decode(b"", "q", None).is_none());
+        assert!(decode(&e[..e.len() - 1], &q, None).is_none());
+        assert!(decode(&[e.clone(), vec![0]].concat(), &q, None).is_none());
+        assert!(decode(b"", &q, None).is_none());
+        for of in [ObjectOf::Regular, ObjectOf::Module(0), ObjectOf::Module(9), ObjectOf::Task(0), ObjectOf::Task(4)] {
+            assert_eq!(ObjectOf::from_code(of.code()), Some(of));
+        }
     }
 
     #[test]
@@ -417,31 +428,31 @@ mod tests {
         let (a, b) = (obj(), [obj(), vec![7; 8]].concat());
         std::fs::write(dir.join("llvmcache-1"), &b).unwrap();
         let parts = [
-            Stored { name: "out/p.lto.o".into(), data: &a, cache_file: None },
-            Stored { name: "out/p.lto.a.o".into(), data: &b, cache_file: Some("llvmcache-1".into()) },
+            Stored { of: ObjectOf::Regular, data: &a, cache_file: None },
+            Stored { of: ObjectOf::Task(0), data: &b, cache_file: Some("llvmcache-1".into()) },
         ];
-        let e = encode("out/p", &parts, 2).unwrap();
+        let e = encode(&parts, 2).unwrap();
         // The referenced bytes are not in the entry.
         assert!(!e.windows(b.len()).any(|w| w == &b[..]));
-        let hit = decode(&e, "q", Some(&dir)).unwrap();
+        let hit = decode(&e, &q, Some(&dir)).unwrap();
         assert_eq!(hit.objects[0].data, &a[..]);
         assert_eq!(hit.objects[1].data, &b[..]);
         // A changed or missing cache file is a miss.
         std::fs::write(dir.join("llvmcache-1"), [obj(), vec![8; 8]].concat()).unwrap();
-        assert!(decode(&e, "q", Some(&dir)).is_none());
+        assert!(decode(&e, &q, Some(&dir)).is_none());
         std::fs::remove_file(dir.join("llvmcache-1")).unwrap();
-        assert!(decode(&e, "q", Some(&dir)).is_none());
+        assert!(decode(&e, &q, Some(&dir)).is_none());
         // dtld's backend cache files are referenced alike (DTLTO); other names are copied.
-        let backend = format!("dtld-{}", "0a".repeat(20));
+        let backend = format!("llvmcache-{}", "0A".repeat(20));
         std::fs::write(dir.join(&backend), &b).unwrap();
-        let parts = [Stored { name: "out/p.lto.a.o".into(), data: &b, cache_file: Some(backend.clone()) }];
-        let e = encode("out/p", &parts, 1).unwrap();
+        let parts = [Stored { of: ObjectOf::Module(1), data: &b, cache_file: Some(backend.clone()) }];
+        let e = encode(&parts, 1).unwrap();
         assert!(!e.windows(b.len()).any(|w| w == &b[..]));
-        assert_eq!(decode(&e, "q", Some(&dir)).unwrap().objects[0].data, &b[..]);
-        for name in ["dtld-link-0a", "dtld-member-0a", "../llvmcache-1", "dtld-0a"] {
+        assert_eq!(decode(&e, &q, Some(&dir)).unwrap().objects[0].data, &b[..]);
+        for name in [".dtld/link-0a", ".dtld/member-0a", "../llvmcache-1", "llvmcache.timestamp", "dtld-0a"] {
             assert!(!cache_file_name(name), "{name}");
-            let parts = [Stored { name: "out/p.lto.a.o".into(), data: &b, cache_file: Some(name.into()) }];
-            assert!(encode("out/p", &parts, 1).unwrap().windows(b.len()).any(|w| w == &b[..]), "{name}");
+            let parts = [Stored { of: ObjectOf::Module(1), data: &b, cache_file: Some(name.into()) }];
+            assert!(encode(&parts, 1).unwrap().windows(b.len()).any(|w| w == &b[..]), "{name}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

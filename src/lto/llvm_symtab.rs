@@ -37,7 +37,7 @@ pub fn rebuild(input: &InputFile, opts: &LtoOptions, why: &str) -> Result<IrFile
     h.update(input.data);
     h.update(llvm.identity.as_bytes());
     let key: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    let cached = opts.cache_dir.as_ref().map(|d| d.join(format!("dtld-symtab-{key}")));
+    let cached = opts.cache_dir.as_ref().map(|d| super::backend::own_dir(d).join(format!("symtab-{key}")));
     let text = match cached.as_ref().and_then(|p| std::fs::read(p).ok()) {
         Some(t) => t,
         None => {

@@ -10,6 +10,7 @@
 pub mod backend;
 pub mod bitstream;
 pub mod diagnostics;
+pub mod distributed;
 pub mod dtlto;
 pub mod goldhost;
 pub mod goldindex;
@@ -23,6 +24,7 @@ pub mod plugin_api;
 pub mod plugin_host;
 pub mod shardpaths;
 pub mod skipindex;
+pub mod temps;
 pub mod thinlink;
 
 use std::borrow::Cow;
@@ -212,16 +214,55 @@ fn run_in_process(
     match inproc::run(shim, req, cg, names, mode, probe, &llvm.version)? {
         Ok(p) => {
             if req.verbose {
-                eprintln!("dtld: thinlto: thin link in process (LLVM {})", shim.llvm_version());
+                eprintln!("{}: thinlto: thin link in process (LLVM {})", crate::diag::program(), shim.llvm_version());
             }
             Ok(Some(p))
         }
         Err(why) => {
             if req.verbose {
-                eprintln!("dtld: thinlto: thin link not in process: {why}");
+                eprintln!("{}: thinlto: thin link not in process: {why}", crate::diag::program());
             }
             Ok(None)
         }
+    }
+}
+
+/// What an LTO object was compiled from, which is what names it (`object_name`): the
+/// regular-LTO partition, the ThinLTO backend of module `i` (in the request's order), or
+/// backend task `k` when the objects do not match the modules one to one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ObjectOf {
+    Regular,
+    Module(usize),
+    Task(usize),
+}
+
+impl ObjectOf {
+    /// One number for the link cache's entries.
+    pub fn code(self) -> u64 {
+        match self {
+            ObjectOf::Regular => 0,
+            ObjectOf::Module(i) => 1 + 2 * i as u64,
+            ObjectOf::Task(k) => 2 + 2 * k as u64,
+        }
+    }
+
+    pub fn from_code(c: u64) -> Option<ObjectOf> {
+        if c == 0 {
+            return Some(ObjectOf::Regular);
+        }
+        let n = usize::try_from((c - 1) / 2).ok()?;
+        Some(if c % 2 == 1 { ObjectOf::Module(n) } else { ObjectOf::Task(n) })
+    }
+}
+
+/// The name of an LTO object of a link writing `out`, given each module's ID (`ids`).
+fn object_name(out: &str, of: ObjectOf, ids: &[String], format: irsymtab::ObjectFormat) -> String {
+    let ext = if format == irsymtab::ObjectFormat::Coff { "obj" } else { "o" };
+    match of {
+        ObjectOf::Regular => format!("{out}.lto.{ext}"),
+        ObjectOf::Module(i) => lto_object_name(out, &ids[i], ext),
+        ObjectOf::Task(k) => format!("{out}.lto.{}.{ext}", k + 1),
     }
 }
 
@@ -377,7 +418,11 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         cg: &cg,
     };
     let link_cache = linkcache::LinkCache::new(req, &names, &fingerprints, &parts);
-    if let Some(hit) = link_cache.as_ref().and_then(|c| c.lookup(&out)) {
+    // A hit's objects are named as this link names them: after the modules' IDs (DTLTO's carry
+    // this process's id).
+    let object_ids = if dtlto { distributed::object_ids(req, &names) } else { names.clone() };
+    let name = |of: ObjectOf| object_name(&out, of, &object_ids, req.format);
+    if let Some(hit) = link_cache.as_ref().and_then(|c| c.lookup(&name)) {
         // What the link that stored the entry said of the options.
         let way = if !dtlto && inproc::find(&llvm.dir).is_some() && inproc::unsupported(req, &names, inproc::Mode::Backends).is_none() {
             options::Way::Library
@@ -392,8 +437,8 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
             backend::Cache::new(d.clone(), String::new()).prune(opts.cache_policy.as_deref())?;
         }
         if req.verbose {
-            eprintln!("dtld: thinlto: {} modules, 0 compiled, {} cached", hit.modules, hit.modules);
-            eprintln!("dtld: thinlto: inputs and options unchanged since a previous link: its result is reused, the thin link skipped");
+            eprintln!("{}: thinlto: {} modules, 0 compiled, {} cached", crate::diag::program(), hit.modules, hit.modules);
+            eprintln!("{}: thinlto: inputs and options unchanged since a previous link: its result is reused, the thin link skipped", crate::diag::program());
         }
         return Ok(LtoOutput { objects: hit.objects, stop: false, cleanup: None });
     }
@@ -402,22 +447,18 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         // staged, the objects (cached or compiled) handed over in memory.
         match shim_for(req, &llvm, &names, inproc::Mode::Backends, trace) {
             Some(Ok(shim)) => {
-                if let Some(InProcessObjects { objects, tasks: n, cache_files, state }) = in_process_shim(req, &shim, &llvm, &cg, &names, trace)? {
+                if let Some(InProcessObjects { objects, of, tasks: n, cache_files, state }) = in_process_shim(req, &shim, &llvm, &cg, &names, trace)? {
                     // The link-cache entry (references to LLVM's cache files) is written, and
                     // LLVM's state freed, while the link goes on (lld frees its LTO state before
                     // its final link; at OpenSSL's relink it kept dtld's peak memory above lld's).
                     let store = link_cache.map(|c| {
                         let stored: Vec<linkcache::Stored<'static>> = objects
                             .iter()
-                            .map(|o| linkcache::Stored {
-                                name: o.name.clone(),
-                                data: o.data,
-                                cache_file: cache_files.get(&(o.data.as_ptr() as usize)).cloned(),
-                            })
+                            .zip(&of)
+                            .map(|(o, &of)| linkcache::Stored { of, data: o.data, cache_file: cache_files.get(&(o.data.as_ptr() as usize)).cloned() })
                             .collect();
-                        let out = out.clone();
                         crate::staging::Removal::thread(
-                            std::thread::Builder::new().name("dtld-link-cache".into()).spawn(move || c.store_parts(&out, &stored, n)).ok(),
+                            std::thread::Builder::new().name("dtld-link-cache".into()).spawn(move || c.store_parts(&stored, n)).ok(),
                         )
                     });
                     let cleanup = match (store, state) {
@@ -427,24 +468,33 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
                     return Ok(LtoOutput { objects, stop: false, cleanup });
                 }
             }
-            Some(Err(why)) if req.verbose => eprintln!("dtld: thinlto: thin link not in process: {why}"),
+            Some(Err(why)) if req.verbose => eprintln!("{}: thinlto: thin link not in process: {why}", crate::diag::program()),
             _ => {}
         }
     }
     // Committed to `llvm-lto2` or to clang backends: what they cannot pass on is said (or
     // refused) before anything is staged.
     opts.report_knobs(if in_process_lto2 { options::Way::Lto2 } else { options::Way::Clang }, &warn)?;
-    // The modules' XXH3-128s (the link cache's fingerprints) name the staged modules and the
-    // member store's entries. Their SHA-1s enter only the backend cache's keys for jobs without
-    // LLVM's key (below): hashing OpenSSL's 16 MB of bitcode with SHA-1 on every DTLTO relink
-    // was most of dtld's own instructions in it.
+    if dtlto {
+        let prepared = distributed::Prepared {
+            llvm: &llvm,
+            cg: &cg,
+            names: &names,
+            common: &common,
+            digests: &fingerprints,
+            profiles_salt: profiles_salt(&profiles),
+            link_cache,
+        };
+        return distributed::run(req, prepared, trace);
+    }
+    // Local backends: the thin link by llvm-lto2 (or in-process llvm-lto2) on modules staged
+    // under `<output>.dtld-lto/` (content-named: the same bitcode gets the same path in every
+    // link), clang for each backend.
     let digests = &fingerprints;
     let persistent = in_process_lto2.then_some(opts.cache_dir.as_ref()).flatten().filter(|_| !opts.save_temps && !crate::output::is_special_output(req.output));
-    let (staging, stage_rel) = open_staging(req, &out, persistent)?;
-    let stage_abs = staging.path().to_path_buf();
-    let base = if dtlto { thinlink::abs(Path::new(".")) } else { stage_abs.clone() };
-    let prefix = if dtlto { format!("{stage_rel}/") } else { String::new() };
-    let ids = module_ids(req, &names, digests, &prefix);
+    let (staging, _) = open_staging(req, &out, persistent)?;
+    let base = staging.path().to_path_buf();
+    let ids = module_ids(req, &names, digests, "");
     if persistent.is_some() {
         // What a previous link of this output staged and that this one does not use goes;
         // the rest is reused (`thinlink::place`) or rewritten in place (`lto.<task>`).
@@ -455,8 +505,8 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         });
     }
     // Archive members are staged from a content-addressed store in the cache directory
-    // (`dtld-member-<XXH3-128>`, hard links: written once, not on every link).
-    let store = |i: usize| opts.cache_dir.as_ref().map(|d| thinlink::abs(d).join(format!("dtld-member-{}", hex(&digests[i]))));
+    // (`.dtld/member-<XXH3-128>`, hard links: written once, not on every link).
+    let store = |i: usize| opts.cache_dir.as_ref().map(|d| backend::own_dir(&thinlink::abs(d)).join(format!("member-{}", hex(&digests[i]))));
     let modules: Vec<Module> = ids
         .iter()
         .enumerate()
@@ -467,149 +517,66 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         })
         .collect();
     if let Some(d) = opts.cache_dir.as_ref().filter(|_| modules.iter().any(|m| m.store.is_some())) {
-        create_dir(d)?;
+        create_dir(&backend::own_dir(d))?;
     }
     if in_process_lto2 {
         // In-process ThinLTO, as lld: llvm-lto2 runs the thin link and the backends in its
         // thread pool, with LLVM's own ThinLTO cache.
-        let (objects, n) = in_process(req, &llvm, &cg, &names, &ids, &modules, &stage_abs, trace)?;
+        let ((objects, of), n) = in_process(req, &llvm, &cg, &names, &ids, &modules, &base, trace)?;
         let cleanup = Some(staging.remove_in_background());
         if let Some(c) = &link_cache {
-            c.store(&out, &objects, n);
+            c.store(&objects, &of, n);
         }
         return Ok(LtoOutput { objects, stop: false, cleanup });
     }
-    let cache = opts.cache_dir.as_ref().map(|d| {
-        std::sync::Arc::new(backend::Cache::new(
-            d.clone(),
-            format!("{} {} {}{}{}", llvm.clang.display(), llvm.version, llvm.identity, if dtlto { " dtlto" } else { "" }, profiles_salt(&profiles)),
-        ))
-    });
+    let cache = opts.cache_dir.as_ref().map(|d| backend::Cache::new(d.clone(), format!("{} {} {}{}", llvm.clang.display(), llvm.version, llvm.identity, profiles_salt(&profiles))));
     let t_thin = std::time::Instant::now();
-    // DTLTO: the thin link in this process when the library can do it (the modules are staged
-    // for the distributor all the same, and the index files written next to them). With a
-    // cache, each module's backend is looked up by LLVM's key before its shard is written:
-    // a relink writes (and hashes) only the shards of the jobs that run, as LLVM after 22.
-    // Not when every index file is kept (-save-temps, --thinlto-emit-index-files).
-    let probe: Option<inproc::Probe> = match &cache {
-        Some(c) if dtlto && !opts.save_temps && !opts.emit_index_files && !opts.emit_imports_files => {
-            let c = c.clone();
-            let common = common.clone();
-            Some(Box::new(move |llvm_key: &[u8]| {
-                let key = c.llvm_key(&common, llvm_key);
-                let hit = c.lookup(&key);
-                backend::Known { key, hit }
-            }))
-        }
-        _ => None,
-    };
-    let in_process = if dtlto { distributed_thin_link(req, &llvm, &cg, &modules, probe, trace)? } else { None };
-    let (mut tl, freeing) = match in_process {
-        Some((tl, freeing)) => (tl, freeing),
-        None => (thin_link(&llvm, opts, &cg, &base, &stage_abs, &modules, true)?, None),
-    };
-    // The thin link reached the modules and shards by name (relative to the linker's
-    // directory, as the distributor will).
+    let tl = thin_link(&llvm, opts, &cg, &base, &base, &modules, true)?;
     staging.check()?;
     trace.stage("Thin link", &format!("{} modules, LLVM {}", modules.len(), llvm.version), t_thin);
-
     let (jobs, job_module) = backend_jobs(&tl, &names, &ids);
-    let known: Vec<Option<backend::Known>> = job_module.iter().map(|&m| tl.known.get(m).cloned().flatten()).collect();
-    if let (Some(c), Some(shards)) = (&cache, &tl.in_memory) {
-        // The cache keys hash the jobs' files: the modules' digests are known, the shards' are
-        // taken from memory; nothing is written for a job the cache holds.
-        use rayon::prelude::*;
-        use sha1::Digest as _;
-        if known.iter().any(Option::is_none) {
-            // A job keyed by what it reads (`Cache::key`): its module's and import sources'
-            // SHA-1s.
-            let sha1s: Vec<[u8; 20]> = modules.par_iter().map(|m| sha1::Sha1::digest(m.data).into()).collect();
-            for (m, d) in modules.iter().zip(sha1s) {
-                c.know(base.join(&m.id), m.data, d);
-            }
-        }
-        // Only the shards of jobs without a key from the probe.
-        let hashed: Vec<(PathBuf, &[u8], [u8; 20])> = tl
-            .shards
-            .par_iter()
-            .zip(shards.par_iter())
-            .enumerate()
-            .filter(|(i, _)| tl.known.get(*i).is_none_or(|k| k.is_none()))
-            .filter_map(|(_, (p, d))| Some((base.join(p.as_ref()?), d.as_deref()?)))
-            .map(|(p, d)| (p, d, sha1::Sha1::digest(d).into()))
-            .collect();
-        for (p, d, digest) in hashed {
-            c.know(p, d, digest);
-        }
-    }
-    if opts.save_temps || opts.emit_index_files {
-        // Every file of the thin link, as llvm-lto2 leaves them: kept for the user.
-        let all: Vec<&backend::Job> = jobs.iter().collect();
-        write_job_inputs(&base, &modules, &tl, &all)?;
-    }
-    let prepare = |miss: &[&backend::Job]| write_job_inputs(&base, &modules, &tl, miss);
     let t_backend = std::time::Instant::now();
-    let (objs, stats) = match &opts.distributor {
-        Some(program) => {
-            let stem = Path::new(&out).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "a".into());
-            let d = dtlto::Distributor {
-                program,
-                args: &opts.distributor_args,
-                linker_output: &out,
-                common_inputs: &opts.sample_profile.iter().cloned().collect::<Vec<_>>(),
-                job_file: PathBuf::from(format!("{stage_rel}/{stem}.dist-file.json")),
-                staging: Some(&staging),
-                prepare: Some(&prepare),
-            };
-            dtlto::run(&d, &common, &jobs, &known, &base, cache.as_deref())?
-        }
-        None => backend::run_local(&common, &jobs, &base, cg.threads, cache.as_deref())?,
-    };
-    if tl.in_memory.take().is_some() {
-        // The shards (11 MiB for OpenSSL) are not needed any more: their memory goes back
-        // before the objects are linked.
-        release_free_memory();
-    }
-    trace.stage(
-        if dtlto { "Distribute ThinLTO backends" } else { "ThinLTO backends" },
-        &format!("{} jobs, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached),
-        t_backend,
-    );
+    let (objs, stats) = backend::run_local(&common, &jobs, &base, cg.threads, cache.as_ref())?;
+    trace.stage("ThinLTO backends", &format!("{} jobs, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached), t_backend);
     if let Some(c) = &cache {
         c.prune(opts.cache_policy.as_deref())?;
     }
     if req.verbose {
-        eprintln!("dtld: thinlto: {} modules, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached);
+        eprintln!("{}: thinlto: {} modules, {} compiled, {} cached", crate::diag::program(), jobs.len(), stats.compiled, stats.cached);
     }
     emit_index_files(opts, &tl, &names, &ids, &base)?;
     let regular = tl.regular_object.is_some();
-    let objects = native_objects(opts, &out, tl.regular_object, objs, &names, &job_module)?;
-    let mut removal = staging.remove_in_background();
-    if let Some(f) = freeing {
-        removal = removal.and(f);
-    }
-    // The link-cache entry is written while the link goes on; it names the backend cache's
-    // files that hold the objects rather than copying them (25 MiB and 24 ms for OpenSSL).
-    let cleanup = match link_cache {
-        Some(c) => {
-            let files = std::iter::repeat_n(None, regular as usize).chain(stats.cache_files.iter().cloned().chain(std::iter::repeat(None)));
-            let stored: Vec<linkcache::Stored<'static>> =
-                objects.iter().zip(files).map(|(o, cache_file)| linkcache::Stored { name: o.name.clone(), data: o.data, cache_file }).collect();
-            let out = out.clone();
-            let n = jobs.len();
-            crate::staging::Removal::thread(
-                std::thread::Builder::new()
-                    .name("dtld-link-cache".into())
-                    .spawn(move || {
-                        c.store_parts(&out, &stored, n);
-                        drop(removal);
-                    })
-                    .ok(),
-            )
-        }
-        None => removal,
-    };
+    let (objects, of) = native_objects(opts, &out, tl.regular_object, objs, &names, &job_module, req.format)?;
+    let removal = staging.remove_in_background();
+    let cleanup = store_link_cache(link_cache, &objects, &of, regular, &stats.cache_files, jobs.len(), removal);
     Ok(LtoOutput { objects, stop: false, cleanup: Some(cleanup) })
+}
+
+/// The link-cache entry for `objects` (the regular-LTO object first when `regular`), written
+/// on a thread of its own while the link goes on, after which `removal` runs; it names the
+/// backend cache's files that hold the objects (`cache_files`, by ThinLTO object) rather than
+/// copying them (25 MiB and 24 ms for OpenSSL).
+fn store_link_cache(
+    link_cache: Option<linkcache::LinkCache>,
+    objects: &[InputFile],
+    of: &[ObjectOf],
+    regular: bool,
+    cache_files: &[Option<String>],
+    n: usize,
+    removal: crate::staging::Removal,
+) -> crate::staging::Removal {
+    let Some(c) = link_cache else { return removal };
+    let files = std::iter::repeat_n(None, regular as usize).chain(cache_files.iter().cloned().chain(std::iter::repeat(None)));
+    let stored: Vec<linkcache::Stored<'static>> = objects.iter().zip(of).zip(files).map(|((o, &of), cache_file)| linkcache::Stored { of, data: o.data, cache_file }).collect();
+    crate::staging::Removal::thread(
+        std::thread::Builder::new()
+            .name("dtld-link-cache".into())
+            .spawn(move || {
+                c.store_parts(&stored, n);
+                drop(removal);
+            })
+            .ok(),
+    )
 }
 
 /// The SHA-1 of each profile the backends read (`LtoOptions::profiles`), `None` for one that
@@ -668,7 +635,7 @@ fn make_module(req: &LtoRequest, i: usize, id: String) -> Module {
 /// the same output, emptied, and reached through its descriptor.
 ///
 /// In-process ThinLTO with a cache directory (`persistent`) stages in
-/// `<cache dir>/dtld.stage-<hash of the output's path>` instead, kept between links of that
+/// `<cache dir>/.dtld/stage-<hash of the output's path>` instead, kept between links of that
 /// output: a relink reuses the staged modules and llvm-lto2 rewrites its objects in place, as
 /// lld creates no file for them (on a loaded ext4, allocating and freeing 3,000 inodes per
 /// link of OpenSSL took seconds). Nothing in it reaches a job or an output: module IDs are
@@ -678,7 +645,8 @@ fn open_staging(req: &LtoRequest, out: &str, persistent: Option<&PathBuf>) -> Re
         use sha1::Digest as _;
         create_dir(cache)?;
         let key = sha1::Sha1::digest(thinlink::abs(req.output).as_os_str().as_encoded_bytes());
-        let dir = thinlink::abs(cache).join(format!("dtld.stage-{}", hex(&key[..8])));
+        create_dir(&backend::own_dir(cache))?;
+        let dir = backend::own_dir(&thinlink::abs(cache)).join(format!("stage-{}", hex(&key[..8])));
         let staging = crate::staging::StagingDir::open_persistent(&dir)?;
         return Ok((staging, dir.to_string_lossy().into_owned()));
     }
@@ -774,18 +742,32 @@ fn backend_command(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings) ->
     }
 }
 
+/// The name lld gives the object compiled from `module` (a module ID, or `ld-temp.o` for the
+/// regular-LTO partition) when `out` is the output: `<module's directory>/<output's file
+/// name>.lto.<module's stem>.<ext>` with `.`/`..` removed (an archive member `d/a.a(m.o at 8)`
+/// keeps its whole file name), so `a.out.lto.t1.o`. Messages about the object use it, and
+/// `--save-temps` writes it.
+fn lto_object_name(out: &str, module: &str, ext: &str) -> String {
+    let base = if module.ends_with(')') { temps::llvm_filename(module) } else { temps::llvm_stem(module) };
+    let dir = Path::new(module).parent().unwrap_or(Path::new(""));
+    let file = format!("{}.lto.{base}.{ext}", temps::llvm_filename(out));
+    thinlink::normalize(&dir.join(file)).to_string_lossy().into_owned()
+}
+
 /// The native objects for pass 2, in lld's order: the regular-LTO partition (also written
-/// to `--lto-obj-path`; an invalid one is an error), then each backend's object, named after
-/// the output and its module (`<out>.lto.<stem>.o`).
+/// to `--lto-obj-path`; an invalid one is an error), then each backend's object, named as lld
+/// names them (`lto_object_name` of its module ID, `ids`), each checked.
 fn native_objects(
     opts: &LtoOptions,
     out: &str,
     regular: Option<Vec<u8>>,
     objs: Vec<backend::Object>,
-    names: &[String],
+    ids: &[String],
     job_module: &[usize],
-) -> Result<Vec<InputFile>> {
+    format: irsymtab::ObjectFormat,
+) -> Result<(Vec<InputFile>, Vec<ObjectOf>)> {
     let mut objects = Vec::new();
+    let mut of = Vec::new();
     if let Some(data) = regular {
         if let Some(p) = &opts.obj_path {
             write_file(p, &data)?;
@@ -793,13 +775,22 @@ fn native_objects(
         if backend::check_object(&data).is_err() {
             crate::bail!("regular LTO: the thin link produced an invalid object");
         }
-        objects.push(lto_input(format!("{out}.lto.o"), data));
+        objects.push(lto_input(object_name(out, ObjectOf::Regular, ids, format), data));
+        of.push(ObjectOf::Regular);
     }
     for (k, data) in objs.into_iter().enumerate() {
-        let stem = Path::new(&names[job_module[k]]).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        objects.push(lto_input_bytes(format!("{out}.lto.{stem}.o"), data));
+        let o = ObjectOf::Module(job_module[k]);
+        let name = object_name(out, o, ids, format);
+        if let Err(e) = backend::check_object(&data) {
+            if format == irsymtab::ObjectFormat::Elf && !data.starts_with(b"\x7fELF") {
+                crate::bail!("{name}: not an ELF file");
+            }
+            crate::bail!("{name}: {e}");
+        }
+        objects.push(lto_input_bytes(name, data));
+        of.push(o);
     }
-    Ok(objects)
+    Ok((objects, of))
 }
 
 /// `--thinlto-emit-index-files` / `--thinlto-emit-imports-files` while linking: lld's files
@@ -844,7 +835,7 @@ fn in_process(
     modules: &[Module],
     stage: &Path,
     trace: &mut crate::trace::Trace,
-) -> Result<(Vec<InputFile>, usize)> {
+) -> Result<((Vec<InputFile>, Vec<ObjectOf>), usize)> {
     let opts = req.opts;
     let out = req.output.to_string_lossy().into_owned();
     let thin_modules: Vec<usize> = (0..req.modules.len()).filter(|&i| req.modules[i].bitcode.ir.modules.iter().any(|m| m.thin)).collect();
@@ -865,7 +856,7 @@ fn in_process(
     let tasks = tl.thin_objects.len();
     let objects = lto_objects(req, names, tl.regular_object.map(Cow::Owned), tl.thin_objects.into_iter().map(Cow::Owned).collect())?;
     if opts.save_temps {
-        save_temps(req, stage, &out, names, &thin_modules, &objects)?;
+        save_temps(req, stage, &out, names, &thin_modules, &objects.0)?;
     }
     Ok((objects, tasks))
 }
@@ -909,109 +900,21 @@ fn in_process_shim(
     let tasks = thin.len();
     backend_stats(req, llvm, before, tasks, req.modules.len(), t, trace)?;
     trace.laps(&produced.laps);
-    Ok(Some(InProcessObjects { objects: lto_objects(req, names, regular, thin)?, tasks, cache_files, state: produced.state.take() }))
+    let (objects, of) = lto_objects(req, names, regular, thin)?;
+    Ok(Some(InProcessObjects { objects, of, tasks, cache_files, state: produced.state.take() }))
 }
 
 /// What `in_process_shim` hands back.
 struct InProcessObjects {
     objects: Vec<InputFile>,
+    /// What each object was compiled from.
+    of: Vec<ObjectOf>,
     /// ThinLTO tasks.
     tasks: usize,
     /// The LLVM cache file of each object that has one, by the address of its bytes.
     cache_files: std::collections::HashMap<usize, String>,
     /// LLVM's state, freed while the objects are linked.
     state: Option<inproc::Release>,
-}
-
-/// DTLTO's thin link through the library (`inproc.rs`): each module's shard and import list
-/// in memory (`write_job_inputs` writes those that jobs need, with their modules), and the
-/// regular-LTO partition compiled: what `thinlink::run` gets from `llvm-lto2` in its
-/// distributed-indexes mode, without the files. `None`: no library, or it cannot do this link
-/// (`--verbose` says why); nothing was written.
-fn distributed_thin_link(
-    req: &LtoRequest,
-    llvm: &llvm::Llvm,
-    cg: &CodegenSettings,
-    modules: &[Module],
-    probe: Option<inproc::Probe>,
-    trace: &mut crate::trace::Trace,
-) -> Result<Option<(thinlink::ThinLinkOutput, Option<crate::staging::Removal>)>> {
-    let ids: Vec<String> = modules.iter().map(|m| m.id.clone()).collect();
-    let shim = match shim_for(req, llvm, &ids, inproc::Mode::Distributed, trace) {
-        Some(Ok(shim)) => shim,
-        Some(Err(why)) => {
-            if req.verbose {
-                eprintln!("dtld: thinlto: thin link not in process: {why}");
-            }
-            return Ok(None);
-        }
-        None => return Ok(None),
-    };
-    thinlink::unique_ids(modules)?;
-    let t_run = std::time::Instant::now();
-    let Some(mut produced) = run_in_process(req, &shim, llvm, cg, &ids, inproc::Mode::Distributed, probe)? else {
-        return Ok(None);
-    };
-    let t_read = std::time::Instant::now();
-    trace.laps(&produced.laps);
-    let n = modules.len();
-    let (mut shards, mut imports, mut data) = (vec![None; n], vec![Vec::new(); n], vec![None; n]);
-    for (i, index) in std::mem::take(&mut produced.indexes).into_iter().enumerate() {
-        let Some(index) = index else { continue };
-        shards[i] = Some(PathBuf::from(format!("{}.thinlto.bc", index.module)));
-        imports[i] = index.imports;
-        data[i] = Some(index.shard);
-    }
-    // A module the backend cache holds has a job all the same (its object comes from the
-    // cache); its shard is never written.
-    for (i, k) in produced.probed.iter().enumerate() {
-        if k.as_ref().is_some_and(|k| k.hit.is_some()) && shards[i].is_none() {
-            shards[i] = Some(PathBuf::from(format!("{}.thinlto.bc", ids[i])));
-        }
-    }
-    let regular_object = produced.objects.iter().find(|o| o.0 == 0).map(|o| o.1.to_vec());
-    // LLVM's state is freed while the backends run (the distributor's compilers leave a core
-    // to it): nothing below needs it, the regular-LTO object is copied out above.
-    let freeing = produced.state.take().map(inproc::Release::in_background);
-    Ok(Some((
-        thinlink::ThinLinkOutput {
-            shards,
-            imports,
-            regular_object,
-            thin_objects: Vec::new(),
-            in_memory: Some(data),
-            known: std::mem::take(&mut produced.probed),
-            times: [t_run, t_run, t_read, std::time::Instant::now()],
-        },
-        freeing,
-    )))
-}
-
-/// Writes what the backend `jobs` read when the in-process thin link left it in memory
-/// (`ThinLinkOutput::in_memory`): each job's module and import sources staged, its shard
-/// written, under `base`. A relink whose backends are cached writes nothing: for OpenSSL,
-/// creating 3,000 files (modules, shards, import lists) in a directory the previous link had
-/// just emptied took 1.2-1.7 s of the 1.8 s thin link (ext4's inode allocation, serialized on
-/// the directory's lock).
-fn write_job_inputs(base: &Path, modules: &[Module], tl: &thinlink::ThinLinkOutput, jobs: &[&backend::Job]) -> Result<()> {
-    use rayon::prelude::*;
-    let Some(data) = &tl.in_memory else { return Ok(()) };
-    let by_id: std::collections::HashMap<&str, usize> = modules.iter().enumerate().map(|(i, m)| (m.id.as_str(), i)).collect();
-    let mut wanted = vec![false; modules.len()];
-    let mut shards = Vec::with_capacity(jobs.len());
-    for j in jobs {
-        for id in std::iter::once(&j.module).chain(&j.imports) {
-            if let Some(&i) = by_id.get(id.as_str()) {
-                wanted[i] = true;
-            }
-        }
-        if let Some(bytes) = by_id.get(j.module.as_str()).and_then(|&i| data[i].as_ref()) {
-            shards.push((j.shard.as_str(), bytes));
-        }
-    }
-    let which: Vec<usize> = (0..modules.len()).filter(|&i| wanted[i]).collect();
-    thinlink::stage_some(base, modules, &which)?;
-    shards.par_iter().with_min_len(8).try_for_each(|(shard, bytes)| write_file(&base.join(shard), bytes))
 }
 
 /// Records and reports how many of `tasks` ThinLTO objects were compiled and how many came from
@@ -1034,7 +937,7 @@ fn backend_stats(
         cache.prune(opts.cache_policy.as_deref())?;
     }
     if req.verbose {
-        eprintln!("dtld: thinlto: {tasks} modules, {compiled} compiled, {cached} cached");
+        eprintln!("{}: thinlto: {tasks} modules, {compiled} compiled, {cached} cached", crate::diag::program());
     }
     Ok(())
 }
@@ -1046,31 +949,28 @@ fn lto_objects(
     names: &[String],
     regular_object: Option<Cow<'static, [u8]>>,
     thin_objects: Vec<Cow<'static, [u8]>>,
-) -> Result<Vec<InputFile>> {
+) -> Result<(Vec<InputFile>, Vec<ObjectOf>)> {
     let opts = req.opts;
     let out = req.output.to_string_lossy().into_owned();
-    let ext = if req.format == irsymtab::ObjectFormat::Coff { "obj" } else { "o" };
     let thin_modules: Vec<usize> = (0..req.modules.len()).filter(|&i| req.modules[i].bitcode.ir.modules.iter().any(|m| m.thin)).collect();
     let mut objects = Vec::new();
+    let mut of = Vec::new();
     if let Some(data) = regular_object {
         if let Some(p) = &opts.obj_path {
             write_file(p, &data)?;
         }
-        objects.push(lto_input_bytes(format!("{out}.lto.{ext}"), data));
+        objects.push(lto_input_bytes(object_name(&out, ObjectOf::Regular, names, req.format), data));
+        of.push(ObjectOf::Regular);
     }
     let named = thin_objects.len() == thin_modules.len();
     // Checked in parallel (998 objects in an OpenSSL relink).
     use rayon::prelude::*;
-    let checked: Vec<Result<Option<InputFile>>> = thin_objects
+    let checked: Vec<Result<Option<(InputFile, ObjectOf)>>> = thin_objects
         .into_par_iter()
         .enumerate()
         .map(|(k, data)| {
-            let label = if named {
-                Path::new(&names[thin_modules[k]]).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
-            } else {
-                (k + 1).to_string()
-            };
-            let name = format!("{out}.lto.{label}.{ext}");
+            let o = if named { ObjectOf::Module(thin_modules[k]) } else { ObjectOf::Task(k) };
+            let name = object_name(&out, o, names, req.format);
             // An empty object is what a task with nothing to compile produces; anything else
             // must be a valid object.
             if data.is_empty() {
@@ -1079,13 +979,16 @@ fn lto_objects(
             if let Err(e) = backend::check_object(&data) {
                 crate::bail!("{name}: {e}");
             }
-            Ok(Some(lto_input_bytes(name, data)))
+            Ok(Some((lto_input_bytes(name, data), o)))
         })
         .collect();
     for c in checked {
-        objects.extend(c?);
+        if let Some((obj, o)) = c? {
+            objects.push(obj);
+            of.push(o);
+        }
     }
-    Ok(objects)
+    Ok((objects, of))
 }
 
 /// `-save-temps` for in-process LTO, with lld's file names: the resolutions
@@ -1222,7 +1125,7 @@ fn index_only(
                 return Ok(());
             }
         }
-        Some(Err(why)) if req.verbose => eprintln!("dtld: thinlto: thin link not in process: {why}"),
+        Some(Err(why)) if req.verbose => eprintln!("{}: thinlto: thin link not in process: {why}", crate::diag::program()),
         _ => {}
     }
     // In place through LLVMgold when it can be told dtld's resolutions (`goldindex.rs`): no
@@ -1239,7 +1142,7 @@ fn index_only(
             }
             goldindex::Outcome::Fallback(why) => {
                 if req.verbose {
-                    eprintln!("dtld: thinlto: thin link by llvm-lto2: {why}");
+                    eprintln!("{}: thinlto: thin link by llvm-lto2: {why}", crate::diag::program());
                 }
             }
         }

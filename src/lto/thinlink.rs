@@ -107,7 +107,7 @@ fn place(path: &Path, m: &Module) -> Result<()> {
 /// inode) is then checked: a regular file of ours that nobody else may write, holding exactly
 /// `data`; otherwise (a damaged or planted entry) both go and the result is false, as when the
 /// store cannot be used at all (another file system): the caller writes the file instead.
-fn link_from_store(store: &Path, data: &[u8], path: &Path) -> bool {
+pub(crate) fn link_from_store(store: &Path, data: &[u8], path: &Path) -> bool {
     use std::io::{Read as _, Write as _};
     use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt};
     if std::fs::symlink_metadata(store).is_err() {

@@ -550,7 +550,7 @@ impl<'a> Resolver<'a> {
     /// `/verbose` output (lld's `Log`).
     fn log(&self, msg: &str) {
         if self.config.verbose {
-            eprintln!("dtld: {msg}");
+            eprintln!("{}: {msg}", crate::diag::program());
         }
     }
 

@@ -342,7 +342,12 @@ static std::string apply_setting(lto::Config &conf, StringRef setting) {
       return "unable to parse pass pipeline description '" + value.str() + "': " + toString(std::move(e));
     conf.OptPipeline = value.str();
   }
-  else if (key == "stats-file")
+  else if (key == "save-temps") {
+    // lld's `-save-temps` (the module paths of the thin link's per-module files are the
+    // inputs', as lld asks).
+    if (Error e = conf.addSaveTemps(value.str(), /*UseInputModulePath=*/true))
+      return toString(std::move(e));
+  } else if (key == "stats-file")
     conf.StatsFile = value.str();
   else if (key == "remarks-file")
     conf.RemarksFilename = value.str();
