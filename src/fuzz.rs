@@ -47,6 +47,7 @@ fn with_input<R>(name: &str, data: &[u8], kind: FileKind, f: impl FnOnce(&'stati
             needed_name: name.to_string(),
             archive_offset: 0,
             thin_member: false,
+            fat_lto: false,
             group: 0,
         };
         // SAFETY: as `with_static`: `file` lives until `f` returns and nothing keeps it.

@@ -40,6 +40,9 @@ pub struct InputFile {
     /// bitcode members `lib.a(m.o at <offset>)` for LTO), and whether the archive is thin.
     pub archive_offset: u64,
     pub thin_member: bool,
+    /// The bitcode of a FatLTO object (its `.llvm.lto` section, `--fat-lto-objects`): no file
+    /// of its own holds exactly these bytes.
+    pub fat_lto: bool,
     /// lld's group ID for `--warn-backrefs`: each file named outside `--start-group`,
     /// `--start-lib` and `GROUP(...)` gets the next number, the files inside one of those share
     /// one, and so do an archive's members. A reference that extracts a member of a group

@@ -331,3 +331,53 @@ impl Drop for StagingDir {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("dtld-staging-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// A new directory is private; a stale one of the user's is emptied, made private and
+    /// removed at the end; a symlink or a file at the name is refused and left as it was.
+    #[test]
+    fn private_reused_refused() {
+        let d = scratch("open");
+        let s = d.join("out.dtld-lto");
+        {
+            let st = StagingDir::open(&s, false).unwrap();
+            assert_eq!(std::fs::metadata(&s).unwrap().permissions().mode() & 0o777, 0o700);
+            std::fs::write(st.path().join("x"), b"x").unwrap();
+        }
+        assert!(!s.exists());
+        std::fs::create_dir_all(s.join("old")).unwrap();
+        std::fs::write(s.join("old/stale.o"), b"stale").unwrap();
+        std::fs::set_permissions(&s, std::fs::Permissions::from_mode(0o755)).unwrap();
+        {
+            let st = StagingDir::open(&s, false).unwrap();
+            assert_eq!(std::fs::metadata(&s).unwrap().permissions().mode() & 0o777, 0o700);
+            let names: Vec<_> = std::fs::read_dir(st.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+            assert_eq!(names, [std::ffi::OsString::from(".lock")]);
+        }
+        assert!(!s.exists());
+        let victim = d.join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        std::os::unix::fs::symlink(&victim, &s).unwrap();
+        let e = StagingDir::open(&s, false).err().unwrap();
+        assert!(e.messages[0].contains("it is a symbolic link"), "{:?}", e.messages);
+        assert!(std::fs::symlink_metadata(&s).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+        std::fs::remove_file(&s).unwrap();
+        std::fs::write(&s, b"planted").unwrap();
+        let e = StagingDir::open(&s, false).err().unwrap();
+        assert!(e.messages[0].contains("not a directory"), "{:?}", e.messages);
+        assert_eq!(std::fs::read(&s).unwrap(), b"planted");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

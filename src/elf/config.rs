@@ -86,6 +86,9 @@ pub struct Config {
     pub build_id: BuildId,
     pub eh_frame_hdr: bool,
     pub gc_sections: bool,
+    /// `--fat-lto-objects`: a relocatable object with a `.llvm.lto` section joins the link as
+    /// that bitcode.
+    pub fat_lto_objects: bool,
     pub print_gc_sections: bool,
     pub icf: Icf,
     /// `--print-icf-sections`: list folded sections on stdout.
@@ -324,6 +327,7 @@ impl Default for Config {
             build_id: BuildId::None,
             eh_frame_hdr: false,
             gc_sections: false,
+            fat_lto_objects: false,
             print_gc_sections: false,
             icf: Icf::None,
             print_icf_sections: false,

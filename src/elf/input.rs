@@ -281,6 +281,40 @@ impl Loader<'_> {
         Ok(())
     }
 
+    /// With `--fat-lto-objects`, the bitcode of a FatLTO object: its section named `.llvm.lto`
+    /// (or of type SHT_LLVM_LTO), as LLVM's `IRObjectFile::findBitcodeInMemBuffer` finds it, when
+    /// the object is an x86-64 relocatable object with one and it holds bitcode.
+    fn fat_lto_bitcode(&self, d: &'static [u8]) -> Option<&'static [u8]> {
+        if !self.config.fat_lto_objects || d.len() < 64 || d[4] != 2 || d[5] != 1 || elf_type(d) != 1 {
+            return None;
+        }
+        let u16_at = |o: usize| d.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+        let u32_at = |o: usize| d.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let u64_at = |o: usize| d.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()));
+        let shoff = usize::try_from(u64_at(0x28)?).ok()?;
+        let (shentsize, shnum, shstrndx) = (usize::from(u16_at(0x3a)?), usize::from(u16_at(0x3c)?), usize::from(u16_at(0x3e)?));
+        if shentsize < 64 {
+            return None;
+        }
+        let header = |i: usize| shoff.checked_add(i.checked_mul(shentsize)?);
+        let range = |h: usize| -> Option<std::ops::Range<usize>> {
+            let off = usize::try_from(u64_at(h + 0x18)?).ok()?;
+            let size = usize::try_from(u64_at(h + 0x20)?).ok()?;
+            let end = off.checked_add(size)?;
+            (end <= d.len()).then_some(off..end)
+        };
+        let strtab = range(header(shstrndx)?)?;
+        (1..shnum).find_map(|i| {
+            let h = header(i)?;
+            let name_off = strtab.start.checked_add(u32_at(h)? as usize)?;
+            let name = d.get(name_off..strtab.end)?;
+            let named = name.starts_with(b".llvm.lto\0");
+            let typed = u32_at(h + 4)? == 0x6fff_4c0c;
+            let body = &d[range(h)?];
+            ((named || typed) && is_bitcode(body)).then_some(body)
+        })
+    }
+
     /// Adds the file at `path` (as written or as found). `with_l`: found by a library search,
     /// so a shared library's default DT_NEEDED is its file name.
     fn add_file(&mut self, path: &str, with_l: bool) {
@@ -300,6 +334,13 @@ impl Loader<'_> {
             return;
         }
         if data.len() >= 18 && data.starts_with(ELF_MAGIC) {
+            if let Some(bc) = self.fat_lto_bitcode(data) {
+                self.push(path, PathBuf::from(path), bc, FileKind::Bitcode, String::new());
+                if let Some(f) = self.files.last_mut() {
+                    f.fat_lto = true;
+                }
+                return;
+            }
             let kind = match elf_type(data) {
                 1 => FileKind::Object,
                 3 => FileKind::Shared,
@@ -339,6 +380,7 @@ impl Loader<'_> {
             needed_name,
             archive_offset: 0,
             thin_member: false,
+            fat_lto: false,
             group: self.next_group,
         });
         if !self.in_group {
@@ -371,6 +413,8 @@ impl Loader<'_> {
                     }
                 }
             };
+            let fat = (!is_bitcode(mdata) && mdata.len() >= 18 && mdata.starts_with(ELF_MAGIC)).then(|| self.fat_lto_bitcode(mdata)).flatten();
+            let mdata = fat.unwrap_or(mdata);
             let kind = if is_bitcode(mdata) {
                 FileKind::Bitcode
             } else if mdata.len() >= 18 && mdata.starts_with(ELF_MAGIC) && elf_type(mdata) == 1 {
@@ -393,6 +437,7 @@ impl Loader<'_> {
                 kind,
                 lazy: !whole,
                 thin_member: m.data.is_none(),
+                fat_lto: fat.is_some(),
                 archive_offset: m.offset as u64,
                 archive: Some((path.to_string(), m.name)),
                 as_needed: false,

@@ -193,23 +193,24 @@ impl Cache {
         d
     }
 
+    /// The key of a job from what it reads, by content: the remote command line every job
+    /// shares, then its module's, its shard's and its import sources' lengths and digests (the
+    /// import sources in the order of their digests). No path enters it: DTLTO's temporaries
+    /// carry the link's process id, and a shard read for a key names its modules by their
+    /// digests (`distributed::know_contents`), so a relink from anywhere finds the entry.
     pub fn key(&self, common: &[String], job: &Job, cwd: &Path) -> Option<String> {
         let mut h = Sha1::new();
-        h.update(b"dtld-thinlto-cache-v2\0");
+        h.update(b"dtld-thinlto-cache-v4\0");
         h.update(self.salt.as_bytes());
         h.update([0]);
-        for a in common.iter().chain(job.args().iter()) {
+        for a in common {
             h.update(a.as_bytes());
             h.update([0]);
         }
-        let mut files: Vec<&str> = vec![job.module.as_str(), job.shard.as_str()];
-        let mut imports: Vec<&str> = job.imports.iter().map(String::as_str).collect();
+        let mut imports = job.imports.iter().map(|f| self.digest(cwd.join(f))).collect::<Option<Vec<_>>>()?;
         imports.sort_unstable();
-        files.extend(imports);
-        for f in files {
-            let (len, digest) = self.digest(cwd.join(f))?;
-            h.update(f.as_bytes());
-            h.update([0]);
+        imports.dedup();
+        for (len, digest) in [self.digest(cwd.join(&job.module))?, self.digest(cwd.join(&job.shard))?].into_iter().chain(imports) {
             h.update(len.to_le_bytes());
             h.update(digest);
         }

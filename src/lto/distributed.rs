@@ -57,10 +57,10 @@ fn module_ids(req: &LtoRequest, names: &[String], temps: &Temps) -> Vec<String> 
         .map(|(i, m)| {
             let input = m.bitcode.input;
             match &input.archive {
-                None => input.name.clone(),
-                Some((archive, member)) if input.thin_member => thin_member_path(archive, member),
                 // `seq` counts the bitcode files given to LTO, this one included.
-                Some(_) => temps.member(&names[i], i + 1),
+                _ if written_out(req, i) => temps.member(&names[i], i + 1),
+                None => input.name.clone(),
+                Some((archive, member)) => thin_member_path(archive, member),
             }
         })
         .collect()
@@ -77,10 +77,11 @@ fn thin_member_path(archive: &str, member: &str) -> String {
     thinlink::normalize(&p).to_string_lossy().into_owned()
 }
 
-/// Whether module `i` is a regular-archive member (written out for the backends).
+/// Whether module `i` is written out for the backends: a regular-archive member, or the
+/// bitcode of a FatLTO object (wherever the object is).
 fn written_out(req: &LtoRequest, i: usize) -> bool {
     let input = req.modules[i].bitcode.input;
-    input.archive.is_some() && !input.thin_member
+    (input.archive.is_some() && !input.thin_member) || input.fat_lto
 }
 
 /// The backend task of each module that is ThinLTO: lld numbers them after the regular-LTO
@@ -147,7 +148,7 @@ pub(super) fn run(req: &LtoRequest, p: Prepared, trace: &mut crate::trace::Trace
         Some(InProcess { tl, freeing, skip_index }) => (tl, freeing, None, skip_index),
         None => {
             let (tl, staging) = staged_thin_link(req, &p, &ids)?;
-            (tl, None, Some(staging), super::skipindex::skip_module_index())
+            (tl, None, Some(staging.remove_in_background()), super::skipindex::skip_module_index())
         }
     };
     // LLVM writes the imports files while it writes the shards, before the distributor runs.
@@ -204,7 +205,7 @@ pub(super) fn run(req: &LtoRequest, p: Prepared, trace: &mut crate::trace::Trace
         }
     }
     let mut removal = temps.remove_in_background();
-    for r in [staging.map(crate::staging::StagingDir::remove_in_background), freeing, private.map(crate::staging::StagingDir::remove_in_background)].into_iter().flatten() {
+    for r in [staging, freeing, private.map(crate::staging::StagingDir::remove_in_background)].into_iter().flatten() {
         removal = removal.and(r);
     }
     let cleanup = super::store_link_cache(p.link_cache, &objects, &of, has_regular, &stats.cache_files, jobs.len(), removal);
@@ -294,7 +295,7 @@ fn private_dir() -> Result<crate::staging::StagingDir> {
 /// The thin link by `llvm-lto2` (or LLVMgold), when dtld's library cannot run it: on copies of
 /// the modules staged in a private directory (`<output>.dtld-lto`, content-named), whose shards
 /// and import lists are then given lld's module IDs (`ids`) and kept in memory, as the
-/// library's are.
+/// library's are. The directory is no longer needed then (the caller removes it).
 fn staged_thin_link(req: &LtoRequest, p: &Prepared, ids: &[String]) -> Result<(thinlink::ThinLinkOutput, crate::staging::StagingDir)> {
     let out = req.output.to_string_lossy().into_owned();
     let (staging, _) = super::open_staging(req, &out, None)?;

@@ -305,6 +305,7 @@ define void @_start() { call void @patatino() ret void }\n",
             needed_name: String::new(),
             archive_offset: 0,
             thin_member: false,
+            fat_lto: false,
             group: 0,
         };
         let opts = LtoOptions { llvm_dir: Some(dir), ..Default::default() };

@@ -623,7 +623,7 @@ fn make_module(req: &LtoRequest, i: usize, id: String) -> Module {
     let m = &req.modules[i];
     let b = m.bitcode;
     let input = b.input;
-    let source = if input.archive.is_none() || input.thin_member { Some(input.path.clone()) } else { None };
+    let source = if (input.archive.is_none() || input.thin_member) && !input.fat_lto { Some(input.path.clone()) } else { None };
     let name = module_name(input, Some(req.opts), req.format);
     Module { id, name, data: input.data, source, resolutions: (0..b.syms.len()).map(|k| (b.sym(k).name, m.flags[k])).collect(), place: true, store: None }
 }
@@ -1055,6 +1055,7 @@ pub(crate) fn lto_input(name: String, data: Vec<u8>) -> InputFile {
         needed_name: String::new(),
         archive_offset: 0,
         thin_member: false,
+        fat_lto: false,
         group: 0,
     }
 }

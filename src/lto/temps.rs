@@ -211,4 +211,33 @@ mod tests {
         t.pid = 7;
         assert_eq!(t.job_file(), "/out.7.dist-file.json");
     }
+
+    /// A temporary's name taken by a planted symbolic link (or a leftover file) is unlinked and
+    /// created anew: the link's target is never written; registered files go at the end unless
+    /// kept, and an expected file that never appeared is no error.
+    #[test]
+    fn exclusive_and_removed() {
+        let d = std::env::temp_dir().join(format!("dtld-temps-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let victim = d.join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        let out = d.join("out").to_string_lossy().into_owned();
+        let t = Temps::new(&out, None, false, true);
+        let job = PathBuf::from(t.job_file());
+        std::os::unix::fs::symlink(&victim, &job).unwrap();
+        t.create(&job, b"{}", Kind::JobFile).unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert!(!std::fs::symlink_metadata(&job).unwrap().file_type().is_symlink());
+        let shard = PathBuf::from(format!("{}.thinlto.bc", t.native("m.o", 1)));
+        std::fs::write(&shard, b"stale").unwrap();
+        t.create(&shard, b"new", Kind::Shard).unwrap();
+        assert_eq!(std::fs::read(&shard).unwrap(), b"new");
+        t.expect(Path::new(&t.native("m.o", 1)), Kind::Native);
+        drop(t.remove_in_background());
+        assert!(!job.exists(), "the job file is removed");
+        assert!(shard.exists(), "--thinlto-emit-index-files keeps the shards");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }

@@ -184,6 +184,7 @@ impl Resolver<'_> {
                 needed_name: String::new(),
                 archive_offset: member.map_or(0, |(off, _)| off as u64),
                 thin_member: member.is_some_and(|(_, thin)| thin),
+                fat_lto: false,
                 group: 0,
             }));
             match crate::lto::BitcodeFile::parse(input, None) {
