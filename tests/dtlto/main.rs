@@ -186,6 +186,7 @@ fn main() {
     add("temporaries/vs-lld/emit-imports-files", false, |t| temporaries(t, &["-Wl,--thinlto-emit-imports-files"]));
     add("temporaries/vs-lld/emit-both", false, |t| temporaries(t, &["-Wl,--thinlto-emit-index-files", "-Wl,--thinlto-emit-imports-files"]));
     add("temporaries/vs-lld/cache-dir", false, |t| temporaries(t, &["-Wl,--thinlto-cache-dir=cache"]));
+    add("time-trace/vs-lld", false, time_trace);
     add("job-file/vs-lld-link/msvc", false, vs_lld_link);
     add("errors/vs-lld-link/bitcode-other-machine", false, coff_other_machine);
     add("distributor/dtld-distribute-with-lld", false, |t| with_dtld_distribute(t, Linker::Lld));
@@ -453,8 +454,10 @@ impl Work<'_> {
             return Err(format!("the {} link of {out} failed ({}):\n{}", linker.name(), o.status_text(), o.stderr_text()));
         }
         let after = snapshot(cwd)?;
-        let left: Vec<String> =
-            changes(&before, &after).into_iter().filter(|f| f != out && !allowed.iter().any(|a| f == a || f.starts_with(&format!("{a}/")) || a.strip_prefix('*').is_some_and(|s| f.ends_with(s)))).collect();
+        let left: Vec<String> = changes(&before, &after)
+            .into_iter()
+            .filter(|f| f != out && !allowed.iter().any(|a| f == a || f.starts_with(&format!("{a}/")) || a.strip_prefix('*').is_some_and(|s| f.ends_with(s))))
+            .collect();
         if !left.is_empty() {
             return Err(format!("the {} link of {out} left files besides {out}: {left:?}", linker.name()));
         }
@@ -549,7 +552,11 @@ fn vs_lld(t: &Work, variant: Variant) -> Result<(), String> {
     // IDs, temporary names and places included), and the same files next to it when the
     // distributor starts.
     if without_pids(&ours.text) != without_pids(&theirs.text) {
-        problems.push(format!("the job files differ once process ids are replaced:\n  dtld: {}\n  lld:  {}", without_pids(&ours.text), without_pids(&theirs.text)));
+        problems.push(format!(
+            "the job files differ once process ids are replaced:\n  dtld: {}\n  lld:  {}",
+            without_pids(&ours.text),
+            without_pids(&theirs.text)
+        ));
     }
     let listing = |c: &Call| -> Vec<String> { c.staged.iter().map(|n| without_pids(n)).collect() };
     if listing(ours) != listing(theirs) {
@@ -656,8 +663,22 @@ fn vs_lld_link(t: &Work) -> Result<(), String> {
             Linker::Dtld => dtld_link.clone(),
             Linker::Lld => lld_link.clone(),
         };
+        // mid.obj in a thin archive in another directory (lld-link keeps its member path as
+        // `lib/../mid.obj`), leaf.obj in a regular archive loaded whole (lld-link names
+        // /wholearchive members with offset 0): both named in the job file.
+        fs::create_dir_all(dir.join("lib")).map_err(|e| e.to_string())?;
+        t.ok(Command::new(llvm("llvm-lib")).current_dir(&dir).args(["/llvmlibthin", "/out:lib/mid.lib", "mid.obj"]))?;
+        t.ok(Command::new(llvm("llvm-lib")).current_dir(&dir).args(["/out:leaf.lib", "leaf.obj"]))?;
         let base = |cmd: &mut Command| {
-            cmd.current_dir(&dir).args(["/entry:main", "/nodefaultlib", "/subsystem:console", "/out:prog.exe", "main.obj", "mid.obj", "leaf.obj"]);
+            cmd.current_dir(&dir).args([
+                "/entry:main",
+                "/nodefaultlib",
+                "/subsystem:console",
+                "/out:prog.exe",
+                "main.obj",
+                "lib/mid.lib",
+                "/wholearchive:leaf.lib",
+            ]);
         };
         // Without /thinlto-remote-compiler: lld-link's own error.
         let mut cmd = Command::new(&program);
@@ -695,7 +716,11 @@ fn vs_lld_link(t: &Work) -> Result<(), String> {
     // IDs, temporary names and places included), and the same files next to it when the
     // distributor starts.
     if without_pids(&ours.text) != without_pids(&theirs.text) {
-        problems.push(format!("the job files differ once process ids are replaced:\n  dtld: {}\n  lld:  {}", without_pids(&ours.text), without_pids(&theirs.text)));
+        problems.push(format!(
+            "the job files differ once process ids are replaced:\n  dtld: {}\n  lld:  {}",
+            without_pids(&ours.text),
+            without_pids(&theirs.text)
+        ));
     }
     let listing = |c: &Call| -> Vec<String> { c.staged.iter().map(|n| without_pids(n)).collect() };
     if listing(ours) != listing(theirs) {
@@ -782,6 +807,54 @@ fn temporaries(t: &Work, flags: &[&str]) -> Result<(), String> {
         only(&left[0], &left[1]),
         only(&left[1], &left[0])
     ))
+}
+
+/// `--time-trace`: the DTLTO steps under lld 22's names, as many of each (the `Total <name>`
+/// events' counts) as ld.lld-22 records, and the same details for the per-file ones once
+/// process ids are replaced.
+fn time_trace(t: &Work) -> Result<(), String> {
+    let mut seen = Vec::new();
+    for linker in [Linker::Dtld, Linker::Lld] {
+        let cwd = t.inputs(linker.name())?;
+        let rec = t.recorder(&format!("rec-{}", linker.name()), "run")?;
+        let flags = ["-Wl,--time-trace=trace.json", "-Wl,--time-trace-granularity=0", "-Wl,--thinlto-cache-dir=cache"];
+        t.link_and_run(&cwd, linker, &rec.script.clone().into_os_string(), "prog", &flags, EXPECTED, &["trace.json", "cache"])?;
+        let text = fs::read_to_string(cwd.join("trace.json")).map_err(|e| format!("{}: trace.json: {e}", linker.name()))?;
+        let json: Value = serde_json::from_str(&text).map_err(|e| format!("{}: trace.json is not JSON: {e}", linker.name()))?;
+        let mut steps = BTreeMap::new();
+        for e in json["traceEvents"].as_array().into_iter().flatten() {
+            let name = e["name"].as_str().unwrap_or_default();
+            if !name.contains("DTLTO") {
+                continue;
+            }
+            match name.strip_prefix("Total ") {
+                Some(n) => {
+                    steps.insert(format!("{n}: count"), e["args"]["count"].to_string());
+                }
+                None if ["Serialize bitcode input for DTLTO", "Emit individual index for DTLTO", "Check cache for DTLTO"].contains(&name) => {
+                    steps
+                        .entry(format!("{name}: details"))
+                        .or_insert_with(String::new)
+                        .push_str(&format!("{} ", without_pids(e["args"]["detail"].as_str().unwrap_or_default())));
+                }
+                None => {}
+            }
+        }
+        for v in steps.values_mut() {
+            let mut words: Vec<&str> = v.split_whitespace().collect();
+            words.sort_unstable();
+            *v = words.join(" ");
+        }
+        seen.push(steps);
+    }
+    if seen[1].is_empty() {
+        return Err("ld.lld-22 recorded no DTLTO steps (trial bug?)".into());
+    }
+    if seen[0] == seen[1] {
+        Ok(())
+    } else {
+        Err(format!("DTLTO steps in the time trace:\n  dtld: {:?}\n  lld:  {:?}", seen[0], seen[1]))
+    }
 }
 
 // ---- dtld-distribute ----------------------------------------------------------------------
@@ -892,7 +965,14 @@ fn fault(t: &Work, kind: Fault) -> Result<(), String> {
                 parse_job_file(&call.text, &call.json)?
             }
         };
-        runs.push(FaultRun { status: out.status_text(), first_error: errors.first().cloned(), errors: errors.len(), left: changes(&before, &snapshot(&cwd)?), stderr, jobs });
+        runs.push(FaultRun {
+            status: out.status_text(),
+            first_error: errors.first().cloned(),
+            errors: errors.len(),
+            left: changes(&before, &snapshot(&cwd)?),
+            stderr,
+            jobs,
+        });
     }
     let ours = &runs[0];
     let mut problems = Vec::new();
@@ -912,7 +992,8 @@ fn fault(t: &Work, kind: Fault) -> Result<(), String> {
             problems.push(format!("the first error differs from ld.lld-22's:\n  dtld: {:?}\n  lld:  {:?}", ours.first_error, lld.first_error));
         }
     }
-    let names_a_module = |text: &str| MODULES.iter().any(|m| text.contains(m)) || ours.jobs.iter().any(|j| text.contains(&j.module) || text.contains(&j.output));
+    let names_a_module =
+        |text: &str| MODULES.iter().any(|m| text.contains(m)) || ours.jobs.iter().any(|j| text.contains(&j.module) || text.contains(&j.output));
     match kind {
         Fault::NoOutputs if !t.ctx.dtld_is_lld => {
             if ours.jobs.len() != MODULES.len() {
@@ -1232,7 +1313,8 @@ fn cache(t: &Work, change: Change) -> Result<(), String> {
             // thin link keeps the other shards in memory).
             let job_file = Path::new(calls[1].argv.last().map_or("", String::as_str));
             let dir = job_file.parent().unwrap_or(Path::new(""));
-            let existing: BTreeSet<String> = fs::read_dir(cwd.join(dir)).map_err(|e| e.to_string())?.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+            let existing: BTreeSet<String> =
+                fs::read_dir(cwd.join(dir)).map_err(|e| e.to_string())?.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
             let new: BTreeSet<String> = calls[1].staged.difference(&existing).cloned().collect();
             let mut needed: BTreeSet<String> = job_file.file_name().map(|n| n.to_string_lossy().into_owned()).into_iter().collect();
             for j in calls[1].json["jobs"].as_array().into_iter().flatten() {
@@ -1569,6 +1651,7 @@ fn identities(_: &Work) -> Result<(), String> {
         ),
         ("sub/libarch.a(arch.o at 84).4.1A2B.o", "sub/libarch.a(arch.o at 84).4.HEXPID.o"),
         ("main.o mid.2.99.native.o", "main.o mid.2.PID.native.o"),
+        ("leaf.libleaf.obj0.2.7296.2.55.native.o leaf.libleaf.obj0.2.72BC.o", "leaf.libleaf.obj0.2.HEXPID.2.PID.native.o leaf.libleaf.obj0.2.HEXPID.o"),
     ];
     wrong.extend(pids.iter().filter(|(p, want)| without_pids(p) != *want).map(|(p, want)| format!("{p} -> {} (expected {want})", without_pids(p))));
     if wrong.is_empty() {
