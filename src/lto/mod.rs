@@ -8,7 +8,6 @@
 //! index and imports files a distributed build needs and stops the link.
 
 pub mod backend;
-pub mod bitstream;
 pub mod diagnostics;
 pub mod distributed;
 pub mod dtlto;
@@ -22,10 +21,13 @@ pub mod llvm_symtab;
 pub mod options;
 pub mod plugin_api;
 pub mod plugin_host;
-pub mod shardpaths;
 pub mod skipindex;
 pub mod temps;
 pub mod thinlink;
+
+// LLVM's bitstream and the summary shards' module tables: a crate of their own (the REAPI
+// distributor renames shards too), used here as parts of this stage.
+pub use dtld_bitcode::{bitstream, shardpaths};
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
