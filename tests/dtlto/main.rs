@@ -155,6 +155,8 @@ struct Context {
     keep: bool,
     /// The inputs, built once per run (`<root>/.inputs`).
     inputs: OnceLock<Result<PathBuf, String>>,
+    /// Lua's ThinLTO objects, built once per run (`<root>/.lua`).
+    lua: OnceLock<Result<PathBuf, String>>,
 }
 
 type TrialFn = fn(&Work) -> Result<(), String>;
@@ -180,6 +182,7 @@ fn main() {
     add("job-file/vs-lld", false, |t| vs_lld(t, Variant::Pie));
     add("job-file/vs-lld/nopie", false, |t| vs_lld(t, Variant::NoPie));
     add("job-file/vs-lld/options", false, |t| vs_lld(t, Variant::Options));
+    add("job-file/vs-lld/lua", false, lua);
     add("temporaries/vs-lld/default", false, |t| temporaries(t, &[]));
     add("temporaries/vs-lld/save-temps", false, |t| temporaries(t, &["-Wl,--save-temps"]));
     add("temporaries/vs-lld/emit-index-files", false, |t| temporaries(t, &["-Wl,--thinlto-emit-index-files"]));
@@ -251,6 +254,7 @@ impl Context {
             root: target_dir().join("dtlto-tests"),
             keep: std::env::var("DTLD_HARNESS_KEEP").is_ok_and(|v| !v.is_empty() && v != "0"),
             inputs: OnceLock::new(),
+            lua: OnceLock::new(),
         })
     }
 
@@ -264,6 +268,12 @@ impl Context {
         } else {
             line.starts_with("dtld: error: ")
         }
+    }
+
+    /// Lua's objects as ThinLTO bitcode (`lua.o`, `liblua.a`), built on first use into
+    /// `<root>/.lua/`.
+    fn lua_objects(&self) -> Result<&Path, String> {
+        self.lua.get_or_init(|| build_lua(&self.root.join(".lua"))).as_deref().map_err(|e| format!("building Lua failed: {e}"))
     }
 
     /// The inputs, built on first use into `<root>/.inputs/` (the commands are in
@@ -312,6 +322,40 @@ fn build_inputs(dir: &Path) -> Result<PathBuf, String> {
     ar.current_dir(dir.join("lib")).args(["rcsT", "libthin.a", "thin.o"]);
     step(ar)?;
     let _ = fs::write(dir.join("commands.txt"), log.join("\n") + "\n");
+    Ok(dir.to_path_buf())
+}
+
+/// Lua's objects for the `job-file/vs-lld/lua` trial: the source from Debian's package (fetched
+/// into the shared cache by `scripts/real-programs/lua-source.sh`), compiled as Lua's `linux`
+/// target with `-flto=thin -g`, its library members in a regular archive.
+fn build_lua(dir: &Path) -> Result<PathBuf, String> {
+    let script = dtld_tests::workspace_root().join("scripts/real-programs/lua-source.sh");
+    let out = run_tool_ok(Command::new("bash").arg(&script))?;
+    let tree = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let src = tree.join("src");
+    if !src.join("lua.c").is_file() {
+        return Err(format!("{} printed {}, which has no src/lua.c", script.display(), tree.display()));
+    }
+    fresh_dir(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut members = Vec::new();
+    let mut sources: Vec<PathBuf> =
+        fs::read_dir(&src).map_err(|e| e.to_string())?.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "c")).collect();
+    sources.sort();
+    for c in &sources {
+        let stem = c.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let obj = format!("{stem}.o");
+        let mut cmd = Command::new(llvm("clang"));
+        cmd.current_dir(dir).args(["-std=gnu99", "-O2", "-g", "-fPIE", "-flto=thin", "-DLUA_COMPAT_5_3", "-DLUA_USE_LINUX", "-c"]).arg(c).args(["-o", &obj]);
+        run_tool_ok(&mut cmd)?;
+        if stem != "lua" && stem != "luac" {
+            members.push(obj);
+        }
+    }
+    run_tool_ok(Command::new(llvm("llvm-ar")).current_dir(dir).args(["rcs", "liblua.a"]).args(&members))?;
+    for m in &members {
+        fs::remove_file(dir.join(m)).map_err(|e| e.to_string())?;
+    }
+    let _ = fs::remove_file(dir.join("luac.o"));
     Ok(dir.to_path_buf())
 }
 
@@ -807,6 +851,63 @@ fn temporaries(t: &Work, flags: &[&str]) -> Result<(), String> {
         only(&left[0], &left[1]),
         only(&left[1], &left[0])
     ))
+}
+
+/// Lua 5.4 (Debian's source, `scripts/real-programs/lua-source.sh`) as ThinLTO bitcode, `lua.o`
+/// and `liblua.a` (a regular archive: its members are written out for the backends), linked
+/// through the recording distributor by the linker under test and by ld.lld-22, each in its own
+/// copy of the objects: the job files are equal once process ids are replaced, the distributor
+/// sees the same files next to the job file, both links leave exactly `lua`, and both
+/// interpreters compute the same.
+fn lua(t: &Work) -> Result<(), String> {
+    let objs = t.ctx.lua_objects()?;
+    let mut calls = Vec::new();
+    for linker in [Linker::Dtld, Linker::Lld] {
+        let cwd = t.path(linker.name());
+        copy_tree(objs, &cwd)?;
+        let rec = t.recorder(&format!("rec-{}", linker.name()), "run")?;
+        let before = snapshot(&cwd)?;
+        let mut cmd = Command::new(llvm("clang"));
+        let mut dist = OsString::from("-fthinlto-distributor=");
+        dist.push(&rec.script);
+        cmd.current_dir(&cwd).arg(linker.fuse_ld(&t.ctx.dtld)).args(["-flto=thin", "-Wl,-E"]).arg(dist).args(["lua.o", "liblua.a", "-lm", "-ldl", "-o", "lua"]);
+        let o = t.run(&mut cmd)?;
+        if !o.success() {
+            return Err(format!("the {} link of lua failed ({}):\n{}", linker.name(), o.status_text(), o.stderr_text()));
+        }
+        let left: Vec<String> = changes(&before, &snapshot(&cwd)?).into_iter().filter(|f| f != "lua").collect();
+        if !left.is_empty() {
+            return Err(format!("the {} link left files besides lua: {left:?}", linker.name()));
+        }
+        let mut run = Command::new(cwd.join("lua"));
+        run.current_dir(&cwd).args(["-e", "local t = {} for i = 1, 100 do t[i] = i * i end print(#t, t[7], string.format('%5.2f', math.pi), ('x'):rep(3))"]);
+        let r = t.run(&mut run)?;
+        if !r.success() || String::from_utf8_lossy(&r.stdout) != "100\t49\t 3.14\txxx\n" {
+            return Err(format!("{}'s lua printed {:?} ({})", linker.name(), String::from_utf8_lossy(&r.stdout), r.status_text()));
+        }
+        calls.push(rec.one_call(linker.name())?);
+    }
+    let (ours, theirs) = (&calls[0], &calls[1]);
+    if theirs.json["jobs"].as_array().map_or(0, Vec::len) < 30 {
+        return Err(format!("ld.lld-22's job file has fewer jobs than Lua has modules (trial bug?): {}", theirs.text));
+    }
+    let mut problems = Vec::new();
+    if without_pids(&ours.text) != without_pids(&theirs.text) {
+        problems.push(format!(
+            "the job files differ once process ids are replaced:\n  dtld: {}\n  lld:  {}",
+            without_pids(&ours.text),
+            without_pids(&theirs.text)
+        ));
+    }
+    let listing = |c: &Call| -> Vec<String> { c.staged.iter().map(|n| without_pids(n)).collect() };
+    if listing(ours) != listing(theirs) {
+        problems.push(format!("the job file's directory when the distributor starts:\n  dtld: {:?}\n  lld:  {:?}", listing(ours), listing(theirs)));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
 }
 
 /// `--time-trace`: the DTLTO steps under lld 22's names, as many of each (the `Total <name>`
