@@ -120,12 +120,21 @@ fn build_id(p: &mut Gnu, v: &Val) {
     c.build_id_hex.clear();
 }
 
+/// lld's `setUnresolvedSymbolPolicy`: each value sets both policies (objects, shared libraries),
+/// and later options override earlier ones.
 fn unresolved_symbols(p: &mut Gnu, v: &Val) {
-    match v.value.unwrap_or("") {
-        "ignore-all" | "ignore-in-object-files" => p.cfg.ignore_unresolved_in_objects = true,
-        "report-all" | "ignore-in-shared-libs" => p.cfg.ignore_unresolved_in_objects = false,
-        other => p.errors.push(format!("unknown --unresolved-symbols value: {other}")),
-    }
+    let (objects, shlibs) = match v.value.unwrap_or("") {
+        "ignore-all" => (false, false),
+        "ignore-in-object-files" => (false, true),
+        "ignore-in-shared-libs" => (true, false),
+        "report-all" => (true, true),
+        other => {
+            p.errors.push(format!("unknown --unresolved-symbols value: {other}"));
+            return;
+        }
+    };
+    p.cfg.report_unresolved = Some(objects);
+    p.cfg.allow_shlib_undefined = Some(!shlibs);
 }
 
 fn threads(p: &mut Gnu, v: &Val) {
@@ -393,7 +402,9 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["no-allow-shlib-undefined"], Flag, "", "Report unresolved references in shared libraries", Implemented, |p, _| {
         p.cfg.allow_shlib_undefined = Some(false)
     }),
-    opt(&["no-undefined"], Flag, "", "Report unresolved symbols even if linking a shared object (-z defs)", Implemented, |p, _| p.cfg.z_defs = true),
+    opt(&["no-undefined"], Flag, "", "Report unresolved symbols even if linking a shared object (-z defs)", Implemented, |p, _| {
+        p.cfg.report_unresolved = Some(true)
+    }),
     opt(&["unresolved-symbols"], Value, "<policy>", "ignore-all, ignore-in-object-files, ignore-in-shared-libs or report-all", Implemented, unresolved_symbols),
     opt(&["warn-unresolved-symbols"], Flag, "", "Report unresolved symbols as warnings", Implemented, |p, _| p.cfg.warn_unresolved_symbols = true),
     opt(&["error-unresolved-symbols"], Flag, "", "Report unresolved symbols as errors (default)", Implemented, |p, _| p.cfg.warn_unresolved_symbols = false),
@@ -837,8 +848,8 @@ static Z: &[ZRow] = &[
     ("lazy", Implemented, |c| c.z_now = false),
     ("execstack", Implemented, |c| c.z_execstack = true),
     ("noexecstack", Implemented, |c| c.z_execstack = false),
-    ("defs", Implemented, |c| c.z_defs = true),
-    ("undefs", Implemented, |c| c.z_defs = false),
+    ("defs", Implemented, |c| c.report_unresolved = Some(true)),
+    ("undefs", Implemented, |c| c.report_unresolved = Some(false)),
     ("text", Implemented, |c| c.z_text = true),
     ("notext", Implemented, |c| c.z_text = false),
     ("start-stop-gc", Implemented, |c| c.z_start_stop_gc = true),
@@ -1173,7 +1184,7 @@ mod tests {
     #[test]
     fn z_keywords() {
         let c = cfg(&["-z", "now", "-znorelro", "-z", "noexecstack", "-z", "defs", "-z", "max-page-size=0x200000", "a.o"]);
-        assert!(c.z_now && !c.z_relro && !c.z_execstack && c.z_defs);
+        assert!(c.z_now && !c.z_relro && !c.z_execstack && c.report_unresolved == Some(true));
         assert_eq!(c.max_page_size, Some(0x200000));
         let c = cfg(&["-z", "execstack", "-z", "notext", "-zseparate-code", "-z", "common-page-size=4096", "a.o"]);
         assert!(c.z_execstack && !c.z_text && c.z_separate == Separate::Code);
@@ -1183,7 +1194,14 @@ mod tests {
         assert_eq!(w, vec!["unknown -z value: bogus-keyword".to_string()]);
         assert_eq!(err(&["-z", "max-page-size=abc", "a.o"]), "invalid max-page-size: abc");
         assert_eq!(err(&["-z", "common-page-size=3", "a.o"]), "common-page-size: value isn't a power of 2");
-        assert!(cfg(&["--no-undefined", "a.o"]).z_defs);
+        assert!(cfg(&["--no-undefined", "a.o"]).report_unresolved == Some(true));
+        // lld's order: the last of them decides each policy.
+        let c = cfg(&["-shared", "--unresolved-symbols=report-all", "-z", "undefs", "a.o"]);
+        assert!(c.unresolved_ignored() && c.shlib_undefined_reported());
+        let c = cfg(&["-shared", "--unresolved-symbols=report-all", "a.o"]);
+        assert!(!c.unresolved_ignored());
+        let c = cfg(&["--unresolved-symbols=ignore-in-shared-libs", "a.o"]);
+        assert!(!c.unresolved_ignored() && !c.shlib_undefined_reported());
     }
 
     #[test]

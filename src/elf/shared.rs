@@ -27,6 +27,9 @@ pub struct DsoSym {
 pub struct SharedFile {
     pub input: &'static InputFile,
     pub soname: String,
+    /// Its `DT_NEEDED` entries (`--no-allow-shlib-undefined` checks a library only when all of
+    /// them are in the link, as lld).
+    pub needed: Vec<String>,
     pub syms: Vec<DsoSym>,
     /// Address ranges of the library's read-only allocated sections: a copy relocation of data
     /// that lives there goes to `.bss.rel.ro`, which becomes read-only after relocation.
@@ -146,6 +149,7 @@ impl SharedFile {
             }
         }
         let mut soname = None;
+        let mut needed = Vec::new();
         for d in dynamic.chunks_exact(16) {
             let tag = u64::from_le_bytes(d[..8].try_into().unwrap());
             let val = u64::from_le_bytes(d[8..].try_into().unwrap());
@@ -154,6 +158,12 @@ impl SharedFile {
                     bail!("invalid DT_SONAME entry");
                 }
                 soname = Some(String::from_utf8_lossy(c_str(dynstr, val as u32)?).into_owned());
+            }
+            if tag == elf::DT_NEEDED as u64 {
+                if val >= dynstr.len() as u64 {
+                    bail!("invalid DT_NEEDED entry");
+                }
+                needed.push(String::from_utf8_lossy(c_str(dynstr, val as u32)?).into_owned());
             }
             if tag == elf::DT_NULL as u64 {
                 break;
@@ -179,6 +189,6 @@ impl SharedFile {
         }
         let soname = soname.unwrap_or_else(|| input.needed_name.clone());
         let section_aligns = shdrs.iter().map(|h| h.sh_addralign(LE)).collect();
-        Ok(SharedFile { input, soname, syms, ro_ranges, section_aligns, has_versym, dynsym_count: dynsym.len() })
+        Ok(SharedFile { input, soname, needed, syms, ro_ranges, section_aligns, has_versym, dynsym_count: dynsym.len() })
     }
 }

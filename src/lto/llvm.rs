@@ -106,7 +106,7 @@ fn own_llvm_dirs() -> Vec<(PathBuf, PathBuf)> {
             Some((major, e.path()))
         })
         .collect();
-    libs.sort_by(|a, b| b.0.cmp(&a.0));
+    libs.sort_by_key(|l| std::cmp::Reverse(l.0));
     libs.into_iter()
         .filter_map(|(_, lib)| {
             let file = std::fs::File::open(&lib).ok()?;

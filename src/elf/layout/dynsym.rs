@@ -28,7 +28,7 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
                 // Non-weak ones reach here only through --unresolved-symbols=ignore-* or
                 // --warn-unresolved-symbols; the loader binds them, as `is_preemptible` says.
                 (dynamic_link
-                    && (s.weak || l.config.ignore_unresolved_in_objects || l.config.warn_unresolved_symbols)
+                    && (s.weak || l.config.unresolved_ignored() || l.config.warn_unresolved_symbols)
                     && s.obj_ref
                     && s.visibility == elf::STV_DEFAULT
                     && !l.is_linker_defined(id)
