@@ -380,7 +380,9 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["eh-frame-hdr"], Flag, "", "Create .eh_frame_hdr and PT_GNU_EH_FRAME", Implemented, |p, _| p.cfg.eh_frame_hdr = true),
     opt(&["no-eh-frame-hdr"], Flag, "", "Do not create .eh_frame_hdr", Implemented, |p, _| p.cfg.eh_frame_hdr = false),
     opt(&["gc-sections"], Flag, "", "Garbage-collect unused sections", Implemented, |p, _| p.cfg.gc_sections = true),
-    opt(&["fat-lto-objects"], Flag, "", "Use the .llvm.lto section of FatLTO objects (their bitcode) instead of their code", Implemented, |p, _| p.cfg.fat_lto_objects = true),
+    opt(&["fat-lto-objects"], Flag, "", "Use the .llvm.lto section of FatLTO objects (their bitcode) instead of their code", Implemented, |p, _| {
+        p.cfg.fat_lto_objects = true
+    }),
     opt(&["no-fat-lto-objects"], Flag, "", "Use the code of FatLTO objects, not their bitcode (default)", Implemented, |p, _| p.cfg.fat_lto_objects = false),
     opt(&["no-gc-sections"], Flag, "", "Do not garbage-collect unused sections (default)", Implemented, |p, _| p.cfg.gc_sections = false),
     opt(&["print-gc-sections"], Flag, "", "List removed unused sections", Implemented, |p, _| p.cfg.print_gc_sections = true),

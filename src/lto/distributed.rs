@@ -69,11 +69,7 @@ fn module_ids(req: &LtoRequest, names: &[String], temps: &Temps) -> Vec<String> 
 /// LLVM's `computeThinArchiveMemberPath`: a relative member name is relative to the archive's
 /// directory; `.` and `..` are removed.
 fn thin_member_path(archive: &str, member: &str) -> String {
-    let p = if Path::new(member).is_absolute() {
-        PathBuf::from(member)
-    } else {
-        Path::new(archive).parent().unwrap_or(Path::new("")).join(member)
-    };
+    let p = if Path::new(member).is_absolute() { PathBuf::from(member) } else { Path::new(archive).parent().unwrap_or(Path::new("")).join(member) };
     thinlink::normalize(&p).to_string_lossy().into_owned()
 }
 
@@ -104,7 +100,7 @@ pub(super) fn run(req: &LtoRequest, p: Prepared, trace: &mut crate::trace::Trace
     let opts = req.opts;
     let out = req.output.to_string_lossy().into_owned();
     // A device as the output (`-o /dev/null`): a private directory for the temporaries.
-    let private = crate::output::is_special_output(req.output).then(|| private_dir()).transpose()?;
+    let private = crate::output::is_special_output(req.output).then(private_dir).transpose()?;
     let temps = Temps::new(&out, private.as_ref().map(|d| d.path().to_string_lossy().into_owned()), opts.save_temps, opts.emit_index_files);
     let ids = module_ids(req, p.names, &temps);
     let tasks = tasks(req);
@@ -349,7 +345,16 @@ fn backend_jobs(tl: &thinlink::ThinLinkOutput, names: &[String], ids: &[String],
 /// contents, never paths, so a relink, whose paths carry another process id, finds them): each
 /// module's SHA-1, and each such job's shard with its module paths replaced by the modules'
 /// digests (the shard names its module and import sources by path).
-fn know_contents(c: &backend::Cache, cwd: &Path, modules: &[Module], tl: &thinlink::ThinLinkOutput, jobs: &[backend::Job], known: &[Option<backend::Known>], job_module: &[usize], digests: &[[u8; 16]]) {
+fn know_contents(
+    c: &backend::Cache,
+    cwd: &Path,
+    modules: &[Module],
+    tl: &thinlink::ThinLinkOutput,
+    jobs: &[backend::Job],
+    known: &[Option<backend::Known>],
+    job_module: &[usize],
+    digests: &[[u8; 16]],
+) {
     use rayon::prelude::*;
     use sha1::Digest as _;
     if known.iter().all(Option::is_some) {

@@ -195,7 +195,14 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], known: &[Option<Kno
     };
     if !status.success() {
         if d.verbose {
-            eprintln!("{}: thinlto: distributor {} ended with {} ({} jobs in {})", crate::diag::program(), program.display(), describe_status(status), miss_jobs.len(), d.job_file.display());
+            eprintln!(
+                "{}: thinlto: distributor {} ended with {} ({} jobs in {})",
+                crate::diag::program(),
+                program.display(),
+                describe_status(status),
+                miss_jobs.len(),
+                d.job_file.display()
+            );
         }
         use std::os::unix::process::ExitStatusExt;
         return Err(failed(status.signal().map(|s| {

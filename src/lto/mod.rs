@@ -529,7 +529,10 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         }
         return Ok(LtoOutput { objects, stop: false, cleanup });
     }
-    let cache = opts.cache_dir.as_ref().map(|d| backend::Cache::new(d.clone(), format!("{} {} {}{}", llvm.clang.display(), llvm.version, llvm.identity, profiles_salt(&profiles))));
+    let cache = opts
+        .cache_dir
+        .as_ref()
+        .map(|d| backend::Cache::new(d.clone(), format!("{} {} {}{}", llvm.clang.display(), llvm.version, llvm.identity, profiles_salt(&profiles))));
     let t_thin = std::time::Instant::now();
     let tl = thin_link(&llvm, opts, &cg, &base, &base, &modules, true)?;
     staging.check()?;
@@ -567,7 +570,8 @@ fn store_link_cache(
 ) -> crate::staging::Removal {
     let Some(c) = link_cache else { return removal };
     let files = std::iter::repeat_n(None, regular as usize).chain(cache_files.iter().cloned().chain(std::iter::repeat(None)));
-    let stored: Vec<linkcache::Stored<'static>> = objects.iter().zip(of).zip(files).map(|((o, &of), cache_file)| linkcache::Stored { of, data: o.data, cache_file }).collect();
+    let stored: Vec<linkcache::Stored<'static>> =
+        objects.iter().zip(of).zip(files).map(|((o, &of), cache_file)| linkcache::Stored { of, data: o.data, cache_file }).collect();
     crate::staging::Removal::thread(
         std::thread::Builder::new()
             .name("dtld-link-cache".into())

@@ -453,8 +453,10 @@ impl Work<'_> {
             return Err(format!("the {} link of {out} failed ({}):\n{}", linker.name(), o.status_text(), o.stderr_text()));
         }
         let after = snapshot(cwd)?;
-        let left: Vec<String> =
-            changes(&before, &after).into_iter().filter(|f| f != out && !allowed.iter().any(|a| f == a || f.starts_with(&format!("{a}/")) || a.strip_prefix('*').is_some_and(|s| f.ends_with(s)))).collect();
+        let left: Vec<String> = changes(&before, &after)
+            .into_iter()
+            .filter(|f| f != out && !allowed.iter().any(|a| f == a || f.starts_with(&format!("{a}/")) || a.strip_prefix('*').is_some_and(|s| f.ends_with(s))))
+            .collect();
         if !left.is_empty() {
             return Err(format!("the {} link of {out} left files besides {out}: {left:?}", linker.name()));
         }
@@ -549,7 +551,11 @@ fn vs_lld(t: &Work, variant: Variant) -> Result<(), String> {
     // IDs, temporary names and places included), and the same files next to it when the
     // distributor starts.
     if without_pids(&ours.text) != without_pids(&theirs.text) {
-        problems.push(format!("the job files differ once process ids are replaced:\n  dtld: {}\n  lld:  {}", without_pids(&ours.text), without_pids(&theirs.text)));
+        problems.push(format!(
+            "the job files differ once process ids are replaced:\n  dtld: {}\n  lld:  {}",
+            without_pids(&ours.text),
+            without_pids(&theirs.text)
+        ));
     }
     let listing = |c: &Call| -> Vec<String> { c.staged.iter().map(|n| without_pids(n)).collect() };
     if listing(ours) != listing(theirs) {
@@ -695,7 +701,11 @@ fn vs_lld_link(t: &Work) -> Result<(), String> {
     // IDs, temporary names and places included), and the same files next to it when the
     // distributor starts.
     if without_pids(&ours.text) != without_pids(&theirs.text) {
-        problems.push(format!("the job files differ once process ids are replaced:\n  dtld: {}\n  lld:  {}", without_pids(&ours.text), without_pids(&theirs.text)));
+        problems.push(format!(
+            "the job files differ once process ids are replaced:\n  dtld: {}\n  lld:  {}",
+            without_pids(&ours.text),
+            without_pids(&theirs.text)
+        ));
     }
     let listing = |c: &Call| -> Vec<String> { c.staged.iter().map(|n| without_pids(n)).collect() };
     if listing(ours) != listing(theirs) {
@@ -892,7 +902,14 @@ fn fault(t: &Work, kind: Fault) -> Result<(), String> {
                 parse_job_file(&call.text, &call.json)?
             }
         };
-        runs.push(FaultRun { status: out.status_text(), first_error: errors.first().cloned(), errors: errors.len(), left: changes(&before, &snapshot(&cwd)?), stderr, jobs });
+        runs.push(FaultRun {
+            status: out.status_text(),
+            first_error: errors.first().cloned(),
+            errors: errors.len(),
+            left: changes(&before, &snapshot(&cwd)?),
+            stderr,
+            jobs,
+        });
     }
     let ours = &runs[0];
     let mut problems = Vec::new();
@@ -912,7 +929,8 @@ fn fault(t: &Work, kind: Fault) -> Result<(), String> {
             problems.push(format!("the first error differs from ld.lld-22's:\n  dtld: {:?}\n  lld:  {:?}", ours.first_error, lld.first_error));
         }
     }
-    let names_a_module = |text: &str| MODULES.iter().any(|m| text.contains(m)) || ours.jobs.iter().any(|j| text.contains(&j.module) || text.contains(&j.output));
+    let names_a_module =
+        |text: &str| MODULES.iter().any(|m| text.contains(m)) || ours.jobs.iter().any(|j| text.contains(&j.module) || text.contains(&j.output));
     match kind {
         Fault::NoOutputs if !t.ctx.dtld_is_lld => {
             if ours.jobs.len() != MODULES.len() {
@@ -1232,7 +1250,8 @@ fn cache(t: &Work, change: Change) -> Result<(), String> {
             // thin link keeps the other shards in memory).
             let job_file = Path::new(calls[1].argv.last().map_or("", String::as_str));
             let dir = job_file.parent().unwrap_or(Path::new(""));
-            let existing: BTreeSet<String> = fs::read_dir(cwd.join(dir)).map_err(|e| e.to_string())?.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+            let existing: BTreeSet<String> =
+                fs::read_dir(cwd.join(dir)).map_err(|e| e.to_string())?.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
             let new: BTreeSet<String> = calls[1].staged.difference(&existing).cloned().collect();
             let mut needed: BTreeSet<String> = job_file.file_name().map(|n| n.to_string_lossy().into_owned()).into_iter().collect();
             for j in calls[1].json["jobs"].as_array().into_iter().flatten() {
