@@ -1014,6 +1014,8 @@ pub fn options_markdown() -> String {
     }
     s.push_str("\n### lld-link (`dtld` run as `lld-link`, or `-flavor link`)\n\n");
     s.push_str(&table(super::link::rows()));
+    s.push_str("\n### lld-link `/lib` (llvm-lib: `lld-link /lib ...`, `dtld -flavor link /lib ...`)\n\n");
+    s.push_str(&table(super::lib::rows()));
     s
 }
 
