@@ -725,7 +725,11 @@ impl Gnu {
                 }
             }
         }
-        self.errors.push(format!("unknown argument '{a}'"));
+        // lld's suggestion: the nearest option one edit away.
+        match super::options::nearest(OPTIONS, &["-", "--"], '=', a) {
+            Some(n) => self.errors.push(format!("unknown argument '{a}', did you mean '{n}'")),
+            None => self.errors.push(format!("unknown argument '{a}'")),
+        }
         1
     }
 }
@@ -1209,6 +1213,12 @@ mod tests {
     #[test]
     fn errors_in_lld_wording() {
         assert_eq!(err(&["--bogus", "a.o"]), "unknown argument '--bogus'");
+        // lld's suggestions (ld.lld-22's words): one edit away, value kept.
+        assert_eq!(err(&["--gc-section", "a.o"]), "unknown argument '--gc-section', did you mean '--gc-sections'");
+        assert_eq!(err(&["--verbos", "a.o"]), "unknown argument '--verbos', did you mean '--verbose'");
+        assert_eq!(err(&["-shred", "a.o"]), "unknown argument '-shred', did you mean '-shared'");
+        assert_eq!(err(&["--sort-secton=name", "a.o"]), "unknown argument '--sort-secton=name', did you mean '--sort-section=name'");
+        assert_eq!(err(&["--no-undefinde", "a.o"]), "unknown argument '--no-undefinde'");
         assert_eq!(err(&["-bogus", "a.o"]), "unknown argument '-bogus'");
         assert_eq!(err(&["a.o", "-o"]), "-o: missing argument");
         assert_eq!(err(&["a.o", "--soname"]), "--soname: missing argument");
