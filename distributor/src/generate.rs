@@ -131,6 +131,21 @@ fn write_sections(cmd: clap::Command, extras: &ManExtras, out: &mut Vec<u8>) -> 
     man.render_version_section(out)
 }
 
+/// Parses the command line as clap does, with its errors under the program's name
+/// (`dtld-reapi: error: invalid value ...`, exit 2), as the rest of the program's messages;
+/// `--help` and `--version` print and exit 0.
+pub fn parse_or_exit<C: clap::Parser>(program: &str) -> C {
+    match C::try_parse() {
+        Ok(c) => c,
+        Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => e.exit(),
+        Err(e) => {
+            let text = e.render().to_string();
+            eprintln!("{program}: {}", text.trim_end());
+            std::process::exit(2);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -216,7 +216,9 @@ fn cg_profile_sort(p: &mut Gnu, v: &Val) {
 
 fn color(p: &mut Gnu, v: &Val) {
     match v.value {
-        None | Some("auto") | Some("always") | Some("never") => p.color = crate::diag::color_choice(v.value),
+        // A bare --color-diagnostics is lld's alias for =always.
+        None => p.color = Some(true),
+        Some("auto") | Some("always") | Some("never") => p.color = crate::diag::color_choice(v.value),
         Some(other) => p.errors.push(format!("unknown option: --color-diagnostics={other}")),
     }
 }
@@ -395,6 +397,12 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["no-fat-lto-objects"], Flag, "", "Use the code of FatLTO objects, not their bitcode (default)", Implemented, |p, _| p.cfg.fat_lto_objects = false),
     opt(&["no-gc-sections"], Flag, "", "Do not garbage-collect unused sections (default)", Implemented, |p, _| p.cfg.gc_sections = false),
     opt(&["print-gc-sections"], Flag, "", "List removed unused sections", Implemented, |p, _| p.cfg.print_gc_sections = true),
+    opt(&["print-archive-stats"], Value, "<file>", "Write how many members of each archive the link used to <file>", Implemented, |p, v| {
+        p.cfg.print_archive_stats = Some(v.path())
+    }),
+    // lld's hidden `--stats` prints statistics only in builds with LLVM's statistics enabled
+    // (Debian's prints nothing) and changes no output.
+    opt(&["stats"], Flag, "", "", Noop, nothing),
     opt(&["no-print-gc-sections"], Flag, "", "Do not list removed unused sections (default)", Implemented, |p, _| p.cfg.print_gc_sections = false),
     opt(&["enable-new-dtags"], Flag, "", "Use DT_RUNPATH (default)", Implemented, |p, _| p.cfg.enable_new_dtags = true),
     opt(&["disable-new-dtags"], Flag, "", "Use DT_RPATH", Implemented, |p, _| p.cfg.enable_new_dtags = false),
