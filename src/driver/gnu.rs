@@ -987,7 +987,7 @@ fn parse_hex(s: &str) -> Option<Vec<u8>> {
 /// The text `--help` prints, from the table.
 pub fn help_text() -> String {
     let mut s = String::new();
-    s.push_str("OVERVIEW: dtld, an x86-64 ELF linker (compatible with GNU linkers)\n\n");
+    s.push_str("OVERVIEW: dtld, an x86-64 ELF and COFF linker with integrated distributed ThinLTO (compatible with GNU linkers)\n\n");
     s.push_str("USAGE: dtld [options] file...\n\nOPTIONS:\n");
     s.push_str(&options::gnu_help(OPTIONS));
     s.push_str("  --lto-*, --thinlto-*            LTO options (recorded for the LTO stage)\n");

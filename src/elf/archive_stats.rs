@@ -3,7 +3,8 @@
 //! Why it exists: build engineers size their static libraries by it (which archives a program
 //! barely uses), and lld writes it, so dtld does too, in lld's format: a header line
 //! `members\textracted\tarchive`, then one line per archive as the command line (or a script)
-//! named it, in that order: how many members it holds, how many joined the link, its path.
+//! named it, in that order: how many members it holds, how many joined the link, its path
+//! (not the archives of `--whole-archive`, whose members lld adds as objects).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -22,7 +23,9 @@ fn table(r: &Resolved) -> String {
         }
     };
     for (f, input) in r.inputs.iter().enumerate() {
-        let Some((archive, _)) = &input.archive else {
+        // Members of a --whole-archive archive join as plain objects: lld lists no archive for
+        // them.
+        let Some((archive, _)) = input.archive.as_ref().filter(|_| input.lazy) else {
             flush(current.take(), &mut out);
             continue;
         };
