@@ -187,7 +187,7 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     }
     if config.trace {
         // --trace: every file that joined the link, in the order it did.
-        for &f in &resolved.load_order {
+        for &f in &resolved.trace_order {
             println!("{}", resolved.inputs[f].name);
         }
     }
