@@ -345,10 +345,11 @@ impl<'a> Marker<'a> {
                 // A definition a shared library also defines is exported too (it must preempt
                 // the library's), as the dynamic symbol table does (`lto/dynsym.ll`).
                 let preempts_dso = s.in_dso && matches!(s.def, Def::Defined(..) | Def::Common(..));
-                let exported = (config.export_dynamic || config.shared || s.dynamic_listed || preempts_dso)
-                    && matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED)
-                    && !s.forced_local;
-                if s.dso_ref || exported {
+                // A hidden or local symbol is never exported, even when a shared library
+                // refers to it (lld's isExported), so that reference keeps nothing alive.
+                let visible = matches!(s.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) && !s.forced_local;
+                let exported = (config.export_dynamic || config.shared || s.dynamic_listed || preempts_dso || s.dso_ref) && visible;
+                if exported {
                     this.mark_symbol(&mut found, id);
                 }
                 found

@@ -10,7 +10,7 @@ use object::read::elf::SectionHeader as _;
 use crate::elf::config::Config;
 use crate::elf::gc::Live;
 use crate::elf::object::SecKind;
-use crate::elf::resolve::{Def, File, Resolved, SymbolId};
+use crate::elf::resolve::{Def, File, FileId, Resolved, SymbolId};
 use crate::elf::LE;
 use std::collections::HashSet;
 
@@ -34,7 +34,14 @@ pub(super) fn reserved_symbol_errors(config: &Config, r: &Resolved) -> Vec<Strin
 /// non-weak undefined symbol of its dynamic symbol table) defined by a library or by the output,
 /// and not by a definition the output keeps local. `linker_defined`: a symbol the linker
 /// defines (`_end`, `__bss_start`, ...), which the output exports.
-pub(super) fn shlib_undefined_errors(config: &Config, r: &Resolved, linker_defined: &dyn Fn(SymbolId) -> bool) -> Vec<String> {
+/// `dead(file, symbol)`: the definition's section was garbage-collected (lld then demotes the
+/// symbol to undefined, so a library's reference to it is an undefined reference).
+pub(super) fn shlib_undefined_errors(
+    config: &Config,
+    r: &Resolved,
+    linker_defined: &dyn Fn(SymbolId) -> bool,
+    dead: &dyn Fn(FileId, usize) -> bool,
+) -> Vec<String> {
     if config.relocatable || !config.shlib_undefined_reported() {
         return Vec::new();
     }
@@ -57,6 +64,11 @@ pub(super) fn shlib_undefined_errors(config: &Config, r: &Resolved, linker_defin
             match sym.def {
                 // An object's weak references make the symbol weak: lld then reports nothing.
                 Def::Undefined | Def::Lazy(_) if !linker_defined(id) && !sym.weak => errors.push(format!(
+                    "undefined reference: {}\n>>> referenced by {} (disallowed by --no-allow-shlib-undefined)",
+                    crate::elf::diag::demangle(sym.name),
+                    r.inputs[f].name
+                )),
+                Def::Defined(g, di) if dead(g, di) && !sym.weak => errors.push(format!(
                     "undefined reference: {}\n>>> referenced by {} (disallowed by --no-allow-shlib-undefined)",
                     crate::elf::diag::demangle(sym.name),
                     r.inputs[f].name

@@ -130,7 +130,11 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
             errors.push(msg);
         }
     }
-    errors.extend(super::checks::shlib_undefined_errors(l.config, r, &|id| l.is_linker_defined(id)));
+    let dead = |f: FileId, di: usize| match &r.files[f] {
+        File::Obj(o) => o.sym_section(di).is_some_and(|sh| live[f].get(sh as usize).is_some_and(|&lv| !lv)),
+        _ => false,
+    };
+    errors.extend(super::checks::shlib_undefined_errors(l.config, r, &|id| l.is_linker_defined(id), &dead));
     if !errors.is_empty() {
         return Err(Error::many(errors));
     }
