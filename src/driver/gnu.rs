@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use super::options::{self, lookup, nothing, opt, Arity::*, Opt, Report, Status::*, Val};
 use super::{parse_num, Action, CmdArg};
-use crate::elf::config::{apply_sysroot, BuildId, CgProfileSort, Config, InputArg, Separate};
+use crate::elf::config::{apply_sysroot, Bsymbolic, BuildId, CgProfileSort, Config, InputArg, Separate};
 use crate::error::{Error, Result};
 
 /// The parse state the table's handlers update.
@@ -422,12 +422,17 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["no-allow-multiple-definition"], Flag, "", "Do not allow multiple definitions (default)", Implemented, |p, _| {
         p.cfg.allow_multiple_definition = false
     }),
-    opt(&["Bsymbolic"], Flag, "", "Bind defined symbols locally in a shared object", Implemented, |p, _| p.cfg.bsymbolic = true),
-    opt(&["Bsymbolic-functions"], Flag, "", "Bind defined function symbols locally in a shared object", Implemented, |p, _| p.cfg.bsymbolic_functions = true),
-    opt(&["Bno-symbolic"], Flag, "", "Do not bind symbols locally (default)", Implemented, |p, _| {
-        p.cfg.bsymbolic = false;
-        p.cfg.bsymbolic_functions = false;
+    opt(&["Bsymbolic"], Flag, "", "Bind defined symbols locally in a shared object", Implemented, |p, _| p.cfg.bsymbolic = Bsymbolic::All),
+    opt(&["Bsymbolic-functions"], Flag, "", "Bind defined function symbols locally in a shared object", Implemented, |p, _| {
+        p.cfg.bsymbolic = Bsymbolic::Functions
     }),
+    opt(&["Bsymbolic-non-weak"], Flag, "", "Bind defined non-weak symbols locally in a shared object", Implemented, |p, _| {
+        p.cfg.bsymbolic = Bsymbolic::NonWeak
+    }),
+    opt(&["Bsymbolic-non-weak-functions"], Flag, "", "Bind defined non-weak function symbols locally in a shared object", Implemented, |p, _| {
+        p.cfg.bsymbolic = Bsymbolic::NonWeakFunctions
+    }),
+    opt(&["Bno-symbolic"], Flag, "", "Do not bind symbols locally (default)", Implemented, |p, _| p.cfg.bsymbolic = Bsymbolic::None),
     opt(&["sysroot"], Value, "<dir>", "Set the system root", Implemented, |p, v| p.cfg.sysroot = Some(v.path())),
     opt(&["nostdlib"], Flag, "", "Only search directories given on the command line, not SEARCH_DIR", Implemented, |p, _| p.cfg.nostdlib = true),
     opt(&["threads"], Value, "<n>", "Number of threads to use", Implemented, threads),
@@ -1131,7 +1136,7 @@ mod tests {
         let c = cfg(&["--pie", "-no-pie", "a.o"]);
         assert!(!c.pie);
         let c = cfg(&["-shared", "-Bsymbolic", "-export-dynamic", "a.o"]);
-        assert!(c.shared && c.bsymbolic && c.export_dynamic);
+        assert!(c.shared && c.bsymbolic == Bsymbolic::All && c.export_dynamic);
         let c = cfg(&["-static", "-pie", "--no-dynamic-linker", "a.o"]);
         assert!(c.is_static && c.pie && c.no_dynamic_linker);
         assert_eq!(c.inputs[0], InputArg::Static(true));

@@ -42,6 +42,37 @@ pub enum CgProfileSort {
     Cdsort,
 }
 
+/// `-Bsymbolic` and its variants: which definitions of a shared library bind locally. The last
+/// of `-Bsymbolic`, `-Bsymbolic-functions`, `-Bsymbolic-non-weak`,
+/// `-Bsymbolic-non-weak-functions` and `-Bno-symbolic` wins, as in lld.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Bsymbolic {
+    #[default]
+    None,
+    All,
+    /// STT_FUNC definitions (lld's `isFunc`: not STT_GNU_IFUNC).
+    Functions,
+    /// Definitions that are not STB_WEAK.
+    NonWeak,
+    /// STT_FUNC definitions that are not STB_WEAK.
+    NonWeakFunctions,
+}
+
+impl Bsymbolic {
+    /// Whether a default-visibility definition of type `st_type`, weak or not, binds locally in
+    /// a shared library (lld's `computeIsPreemptible`, before the dynamic list is consulted).
+    pub fn binds_locally(self, st_type: u8, weak: bool) -> bool {
+        let func = st_type == object::elf::STT_FUNC;
+        match self {
+            Bsymbolic::None => false,
+            Bsymbolic::All => true,
+            Bsymbolic::Functions => func,
+            Bsymbolic::NonWeak => !weak,
+            Bsymbolic::NonWeakFunctions => func && !weak,
+        }
+    }
+}
+
 /// `--icf=`: identical code folding (`elf::icf`).
 /// Which segments `-z separate-code` / `-z separate-loadable-segments` keep on pages of their
 /// own (lld's SeparateSegmentKind).
@@ -192,8 +223,7 @@ pub struct Config {
     pub dynamic_lists: Vec<PathBuf>,
     /// `--export-dynamic-symbol=` globs.
     pub export_dynamic_symbols: Vec<String>,
-    pub bsymbolic: bool,
-    pub bsymbolic_functions: bool,
+    pub bsymbolic: Bsymbolic,
     /// `--discard-all` / `-x`.
     pub discard_all: bool,
     /// `--discard-locals` / `-X`.
@@ -384,8 +414,7 @@ impl Default for Config {
             version_scripts: Vec::new(),
             dynamic_lists: Vec::new(),
             export_dynamic_symbols: Vec::new(),
-            bsymbolic: false,
-            bsymbolic_functions: false,
+            bsymbolic: Bsymbolic::None,
             discard_all: false,
             discard_locals: false,
             allow_multiple_definition: false,

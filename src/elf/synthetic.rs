@@ -260,7 +260,7 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
         flags |= elf::DF_TEXTREL as u64;
     }
     // lld sets DF_SYMBOLIC for -Bsymbolic in any output with a .dynamic, executables too.
-    if c.bsymbolic {
+    if c.bsymbolic == crate::elf::config::Bsymbolic::All {
         flags |= elf::DF_SYMBOLIC as u64;
     }
     // Initial-exec TLS in a shared library needs static TLS space at load time.

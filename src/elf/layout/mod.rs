@@ -407,7 +407,8 @@ impl<'r> Layout<'r> {
                     // What the linker defines is hidden or protected, except the end markers
                     // a library exports (lld); never preempted otherwise.
                     Def::Undefined | Def::Lazy(_) if self.is_linker_defined(id) => {
-                        let symbolic = self.config.bsymbolic || !self.config.dynamic_lists.is_empty();
+                        // lld defines them STB_GLOBAL and STT_NOTYPE.
+                        let symbolic = self.config.bsymbolic.binds_locally(elf::STT_NOTYPE, false) || !self.config.dynamic_lists.is_empty();
                         self.config.shared && self.exports_linker_defined(id) && self.visibility(id) == elf::STV_DEFAULT && (s.dynamic_listed || !symbolic)
                     }
                     // A shared library leaves undefined symbols to the loader.
@@ -425,13 +426,16 @@ impl<'r> Layout<'r> {
                     // In a shared library an exported default-visibility definition can be
                     // interposed by the executable or an earlier library (unless -Bsymbolic).
                     Def::Defined(f, i) if self.config.shared && s.visibility == elf::STV_DEFAULT && !s.forced_local => {
-                        let func = matches!(self.sym(f, i).st_type(), elf::STT_FUNC | elf::STT_GNU_IFUNC);
+                        let d = self.sym(f, i);
+                        let weak = d.st_bind() == elf::STB_WEAK;
                         // With --dynamic-list, a library's unlisted symbols bind locally (lld).
-                        let symbolic = self.config.bsymbolic || (self.config.bsymbolic_functions && func) || !self.config.dynamic_lists.is_empty();
+                        let symbolic = self.config.bsymbolic.binds_locally(d.st_type(), weak) || !self.config.dynamic_lists.is_empty();
                         (s.dynamic_listed || !symbolic) && self.sym(f, i).st_shndx(LE) != elf::SHN_ABS
                     }
                     Def::Common(..) if self.config.shared && s.visibility == elf::STV_DEFAULT && !s.forced_local => {
-                        s.dynamic_listed || (!self.config.bsymbolic && self.config.dynamic_lists.is_empty())
+                        // A common symbol becomes a global STT_OBJECT definition in `.bss`.
+                        let symbolic = self.config.bsymbolic.binds_locally(elf::STT_OBJECT, false) || !self.config.dynamic_lists.is_empty();
+                        s.dynamic_listed || !symbolic
                     }
                     _ => false,
                 }
