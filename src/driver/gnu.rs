@@ -357,6 +357,9 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["pop-state"], Flag, "", "Restore the state saved by --push-state", Implemented, |p, _| p.input(InputArg::PopState)),
     opt(&["entry", "e"], Value, "<sym>", "Name of the entry point symbol", Implemented, |p, v| p.cfg.entry = Some(v.str())),
     opt(&["undefined", "u"], Value, "<sym>", "Force <sym> to be an undefined symbol", Implemented, |p, v| p.cfg.undefined.push(v.str())),
+    opt(&["undefined-glob"], Value, "<pattern>", "Extract the archive members that define the symbols matching <pattern>", Implemented, |p, v| {
+        p.cfg.undefined_glob.push(v.str())
+    }),
     opt(&["soname", "h"], Value, "<name>", "Set DT_SONAME", Implemented, |p, v| p.cfg.soname = Some(v.str())),
     opt(&["rpath", "R"], Value, "<dir>", "Add a DT_RUNPATH (or DT_RPATH) entry", Implemented, |p, v| p.cfg.rpath.push(v.str())),
     opt(&["rpath-link"], Value, "<dir>", "Ignored (as in lld)", Noop, nothing),

@@ -111,6 +111,8 @@ pub struct Config {
     pub no_dynamic_linker: bool,
     pub entry: Option<String>,
     pub undefined: Vec<String>,
+    /// `--undefined-glob=` patterns, in order.
+    pub undefined_glob: Vec<String>,
     pub export_dynamic: bool,
     pub hash_sysv: bool,
     pub hash_gnu: bool,
@@ -356,6 +358,7 @@ impl Default for Config {
             no_dynamic_linker: false,
             entry: None,
             undefined: Vec::new(),
+            undefined_glob: Vec::new(),
             export_dynamic: false,
             // ld.lld without --hash-style writes both tables (clang passes --hash-style=gnu only on some distributions).
             hash_sysv: true,

@@ -524,6 +524,7 @@ impl<'c> Resolver<'c> {
                 rs.load(f);
             }
         }
+        rs.undefined_globs();
         rs.report_backrefs();
         rs.laps.lap("Bind symbols");
         // After the files, as lld: the symbols `--defsym` expressions read are referenced like
@@ -1377,6 +1378,30 @@ impl<'c> Resolver<'c> {
         }
         self.r.sym_ids[f] = ids;
         self.frames.push(Frame { file: f, steps: undefined_steps, next: 0 });
+    }
+
+    /// `--undefined-glob=`, after the files (lld's `handleUndefinedGlob`): each symbol of the
+    /// table whose name matches, taken before any extraction, is kept from LTO's
+    /// internalization, and extracts the archive member that defines it if it is still lazy
+    /// when its turn comes. A pattern llvm's GlobPattern rejects is an error.
+    fn undefined_globs(&mut self) {
+        let config = self.config;
+        for pat in &config.undefined_glob {
+            let glob = match crate::elf::version_script::SymbolGlob::new(pat.as_bytes()) {
+                Ok(g) => g,
+                Err(e) => {
+                    self.errors.push(format!("--undefined-glob: {e}: {pat}"));
+                    continue;
+                }
+            };
+            let matched: Vec<SymbolId> = (0..self.r.symbols.len()).filter(|&id| glob.matches(self.r.symbols[id].name)).collect();
+            for id in matched {
+                self.r.symbols[id].used_in_regular = true;
+                if let Def::Lazy(m) = self.r.symbols[id].def {
+                    self.load(m);
+                }
+            }
+        }
     }
 
     /// A strong reference from the command line (`-u`, the entry, a `--defsym` target) to
