@@ -592,6 +592,17 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["hash-size"], Value, "<n>", "GNU ld hash table size (no effect, as in lld)", Noop, hash_size),
     opt(&["g"], Flag, "", "Ignored (as in lld)", Noop, nothing),
     opt(&["no-warn-mismatch"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    // The rest of lld's silently ignored GNU ld options (Options.td: "silently ignored for
+    // compatibility"). --warn-once changes nothing: lld reports each undefined symbol once.
+    opt(&["d"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["G"], Value, "<size>", "Ignored (as in lld)", Noop, nothing),
+    opt(&["long-plt"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["no-add-needed"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["no-ctors-in-init-array"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["no-keep-memory"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["secure-plt"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["warn-execstack"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["warn-once"], Flag, "", "Ignored (as in lld: each undefined symbol is reported once)", Noop, nothing),
     opt(&["sort-common"], OptValue, "", "Ignored (as in lld)", Noop, nothing),
     opt(&["warn-common"], Flag, "", "Warn about duplicate common symbols", Implemented, |p, _| p.cfg.warn_common = true),
     opt(&["no-warn-common"], Flag, "", "Do not warn about duplicate common symbols (default)", Implemented, |p, _| p.cfg.warn_common = false),
