@@ -325,10 +325,10 @@ fn flag(flags: u64, f: u32) -> bool {
 
 /// lld's rule for the output section name of an input section.
 pub fn output_name(name: &[u8], keep_text_prefix: bool) -> &[u8] {
-    // `-z keep-text-section-prefix`: lld's hot/cold/startup/exit/split text keeps its own
-    // output section (`.text.hot.f` and `.text.hot` go to `.text.hot`).
+    // `-z keep-text-section-prefix`: lld's hot/unknown/cold/startup/exit/split text keeps its
+    // own output section (`.text.hot.f` and `.text.hot` go to `.text.hot`).
     if keep_text_prefix {
-        for v in [&b".text.hot"[..], b".text.unlikely", b".text.startup", b".text.exit", b".text.split"] {
+        for v in [&b".text.hot"[..], b".text.unknown", b".text.unlikely", b".text.startup", b".text.exit", b".text.split"] {
             if name.starts_with(v) && (name.len() == v.len() || name[v.len()] == b'.') {
                 return v;
             }
@@ -348,6 +348,8 @@ pub fn output_name(name: &[u8], keep_text_prefix: bool) -> &[u8] {
         Some(b'f') => &[b".fini_array"],
         Some(b'A') => &[b".ARM.exidx", b".ARM.extab"],
         Some(b'c') => &[b".ctors"],
+        // The small-data sections (lld 22 names them for every target).
+        Some(b's') => &[b".sbss", b".sdata", b".srodata"],
         _ => &[],
     };
     for p in candidates {
@@ -939,5 +941,8 @@ mod output_name_tests {
         }
         assert_eq!(output_name(b".text.hot.f", true), b".text.hot");
         assert_eq!(output_name(b".text.hot.f", false), b".text");
+        assert_eq!(output_name(b".text.unknown.f", true), b".text.unknown");
+        assert_eq!(output_name(b".srodata.x", false), b".srodata");
+        assert_eq!(output_name(b".sdata2.x", false), b".sdata2.x");
     }
 }
