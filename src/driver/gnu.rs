@@ -42,6 +42,8 @@ pub struct Gnu {
     t_sections: Vec<(&'static str, u64)>,
     /// `--image-base`'s value as written (for lld's warning).
     image_base_text: Option<String>,
+    /// The last `--pack-dyn-relocs=` value.
+    pack_dyn_relocs: Option<String>,
 }
 
 impl Report for Gnu {
@@ -242,18 +244,30 @@ fn icf(p: &mut Gnu, v: &Val) {
     }
 }
 
+/// `--pack-dyn-relocs=`: the last value counts; it is read once every option is (`finish_packing`),
+/// since `-z pack-relative-relocs` overrides it.
 fn pack_dyn_relocs(p: &mut Gnu, v: &Val) {
-    match v.value.unwrap_or("") {
-        "none" => {}
-        "relr" => p.cfg.pack_relr = true,
-        // Android's packed RELA is an encoding only; the relocations still reach the loader.
-        "android" => p.warnings.push(format!("{} is not supported; ignored", v.shown())),
-        "android+relr" => {
-            p.cfg.pack_relr = true;
-            p.warnings.push(format!("{}: the android packing is not supported; only relr is done", v.shown()));
-        }
-        other => p.errors.push(format!("unknown --pack-dyn-relocs format: {other}")),
+    p.pack_dyn_relocs = Some(v.str());
+}
+
+/// lld's getPackDynRelocs, which it consults only without `-z pack-relative-relocs` (that one
+/// turns RELR on by itself, and an unknown `--pack-dyn-relocs` format then goes unreported).
+fn finish_packing(p: &mut Gnu) {
+    if p.cfg.z_pack_relative_relocs {
+        return;
     }
+    let (android, relr) = match p.pack_dyn_relocs.as_deref().unwrap_or("none") {
+        "none" => (false, false),
+        "relr" => (false, true),
+        "android" => (true, false),
+        "android+relr" => (true, true),
+        other => {
+            p.errors.push(format!("unknown --pack-dyn-relocs format: {other}"));
+            (false, false)
+        }
+    };
+    p.cfg.pack_android = android;
+    p.cfg.pack_relr = relr;
 }
 
 fn compress_debug_sections(p: &mut Gnu, v: &Val) {
@@ -571,7 +585,18 @@ static OPTIONS: &[Opt<Gnu>] = &[
         Implemented,
         |p, _| p.cfg.ignore_function_address_equality = true,
     ),
-    opt(&["pack-dyn-relocs"], Value, "<none|relr|...>", "Pack dynamic relocations (none, relr)", Implemented, pack_dyn_relocs),
+    opt(
+        &["pack-dyn-relocs"],
+        Value,
+        "<none|android|relr|android+relr>",
+        "Pack dynamic relocations: Android's packed format (APS2) and/or RELR",
+        Implemented,
+        pack_dyn_relocs,
+    ),
+    opt(&["use-android-relr-tags"], Flag, "", "Use SHT_ANDROID_RELR / DT_ANDROID_RELR* tags instead of SHT_RELR / DT_RELR*", Implemented, |p, _| {
+        p.cfg.use_android_relr_tags = true
+    }),
+    opt(&["no-use-android-relr-tags"], Flag, "", "Use SHT_RELR / DT_RELR* tags (default)", Implemented, |p, _| p.cfg.use_android_relr_tags = false),
     opt(&["compress-debug-sections"], Value, "<none|zlib|zstd>", "Compress debug sections", Implemented, compress_debug_sections),
     opt(
         &["exclude-libs"],
@@ -684,6 +709,7 @@ impl Gnu {
             demangle: true,
             t_sections: Vec::new(),
             image_base_text: None,
+            pack_dyn_relocs: None,
         }
     }
 
@@ -802,6 +828,7 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
         p.errors.push("-r and --icf may not be used together".into());
     }
     finish_addresses(&mut p);
+    finish_packing(&mut p);
     // Apply the sysroot to `-L=dir` and `-L$SYSROOT/dir` (it may come after the -L options).
     let sysroot = p.cfg.sysroot.clone();
     p.cfg.library_paths = p.raw_lib_paths.iter().map(|d| apply_sysroot(d, sysroot.as_deref())).collect();

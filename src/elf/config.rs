@@ -264,6 +264,11 @@ pub struct Config {
     pub z_keep_text_section_prefix: bool,
     /// `--pack-dyn-relocs=relr`: relative relocations go to `.relr.dyn` (DT_RELR).
     pub pack_relr: bool,
+    /// `--pack-dyn-relocs=android` (or `android+relr`): `.rela.dyn` in Android's packed format
+    /// (SHT_ANDROID_RELA, DT_ANDROID_RELA), `elf::android_rela`.
+    pub pack_android: bool,
+    /// `--use-android-relr-tags`: `.relr.dyn` as SHT_ANDROID_RELR with DT_ANDROID_RELR* tags.
+    pub use_android_relr_tags: bool,
     /// `-z pack-relative-relocs` (the last of it and `-z nopack-relative-relocs`): RELR, plus the
     /// `GLIBC_ABI_DT_RELR` version need on glibc's libc.so.
     pub z_pack_relative_relocs: bool,
@@ -448,6 +453,8 @@ impl Default for Config {
             z_nognustack: false,
             z_keep_text_section_prefix: false,
             pack_relr: false,
+            pack_android: false,
+            use_android_relr_tags: false,
             z_pack_relative_relocs: false,
             orphan_handling: OrphanHandling::Place,
             sort_section: Default::default(),

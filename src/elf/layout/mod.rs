@@ -254,6 +254,8 @@ pub struct Layout<'r> {
     /// are known.
     pub relr: Vec<Place>,
     pub relr_words: Vec<u64>,
+    /// `.rela.dyn` in Android's packed format, once addresses are known (`elf::android_rela`).
+    pub android_rela: Vec<u8>,
     /// What the relocation scan decided for single relocations (relaxations, skips), per file,
     /// as (section, relocation index, fix) in that order: the writer walks a section's entries
     /// alongside its relocations instead of looking each relocation up in a table.
@@ -780,6 +782,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         relative_count: 0,
         relr: Vec::new(),
         relr_words: Vec::new(),
+        android_rela: Vec::new(),
         site_fix: Default::default(),
         excluded_defs: reloc_check::excluded_defs(r),
         dynsyms: Vec::new(),
@@ -866,17 +869,32 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     }
     l.laps.lap("Create synthetic sections");
     assign_addresses(&mut l)?;
-    // `.relr.dyn`'s size depends on the addresses it encodes; it precedes the code, so addresses
-    // are assigned again until it settles (it never shrinks, so this ends).
-    while crate::elf::relr::update(&mut l) {
-        assign_addresses(&mut l)?;
-    }
+    finalize_address_dependent(&mut l)?;
     crate::elf::icf::alias(&mut l, true);
     crate::elf::emit_relocs::finish(&mut l);
     compute_symbol_values(&mut l)?;
     l.merged_addr = merged_chunk_addrs(&l);
     l.laps.lap("Assign addresses");
     Ok(l)
+}
+
+/// What depends on the addresses and changes sizes, redone with addresses assigned again until
+/// nothing changes (lld's finalizeAddressDependentContent): `.rela.dyn` in Android's packed
+/// format and `.relr.dyn` are re-encoded. Neither shrinks, so this ends.
+fn finalize_address_dependent(l: &mut Layout) -> Result<()> {
+    loop {
+        // Relocation addends need symbol values.
+        if crate::elf::android_rela::enabled(l) {
+            crate::elf::icf::alias(l, true);
+            symbol_values(l)?;
+        }
+        let mut changed = crate::elf::android_rela::update(l);
+        changed |= crate::elf::relr::update(l);
+        if !changed {
+            return Ok(());
+        }
+        assign_addresses(l)?;
+    }
 }
 
 /// The address of every merged chunk, once the layout is final: the writer resolves every
