@@ -132,7 +132,7 @@ fn collect_dynamic_relocs(l: &mut Layout) {
 /// The dynamic relocation GOT slot `slot` (for `t`, of `kind`) needs, if any: symbolic when
 /// `t` is preemptible; otherwise RELATIVE for an address in PIC output, IRELATIVE for an
 /// IFUNC only loaded through the GOT, a TP offset in a shared library, a module ID for TLS.
-fn got_slot_reloc(l: &mut Layout, slot: usize, t: Target, kind: GotKind) {
+pub(super) fn got_slot_reloc(l: &mut Layout, slot: usize, t: Target, kind: GotKind) {
     let c = l.config;
     let preempt = l.is_preemptible(t);
     let place = Place::GotSlot(slot as u32);

@@ -32,6 +32,7 @@ mod checks;
 mod create;
 mod dynsym;
 mod pieces;
+mod relax;
 pub(crate) mod reloc_check;
 mod scan;
 mod sections;
@@ -879,16 +880,18 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
 }
 
 /// What depends on the addresses and changes sizes, redone with addresses assigned again until
-/// nothing changes (lld's finalizeAddressDependentContent): `.rela.dyn` in Android's packed
-/// format and `.relr.dyn` are re-encoded. Neither shrinks, so this ends.
+/// nothing changes (lld's finalizeAddressDependentContent): GOTPCRELX relaxations that do not
+/// reach go back to the GOT (`relax`), then `.rela.dyn` in Android's packed format and
+/// `.relr.dyn` are re-encoded. None of them shrinks, so this ends.
 fn finalize_address_dependent(l: &mut Layout) -> Result<()> {
     loop {
-        // Relocation addends need symbol values.
-        if crate::elf::android_rela::enabled(l) {
+        // Relocation addends and relaxed targets need symbol values.
+        if relax::may_overflow(l) || crate::elf::android_rela::enabled(l) {
             crate::elf::icf::alias(l, true);
             symbol_values(l)?;
         }
-        let mut changed = crate::elf::android_rela::update(l);
+        let mut changed = relax::revert_out_of_range(l);
+        changed |= crate::elf::android_rela::update(l);
         changed |= crate::elf::relr::update(l);
         if !changed {
             return Ok(());
