@@ -520,10 +520,10 @@ impl<'r> Layout<'r> {
     /// `--defsym=foo=0x1000` is absolute; `--defsym=foo=bar` moves with `bar`.
     fn synthetic_is_abs(&self, id: SymbolId) -> bool {
         let name = self.r.symbols[id].name;
-        if self.config.script.active() {
-            if let Some(abs) = self.script_sym_is_abs(&String::from_utf8_lossy(name), 0) {
-                return abs;
-            }
+        // A script's assignment, in SECTIONS or at the top level of a script without it
+        // (`PROVIDE(sym = 0x1234)` is absolute, as in lld).
+        if let Some(abs) = self.script_sym_is_abs(&String::from_utf8_lossy(name), 0) {
+            return abs;
         }
         self.config.defsym.iter().any(|(n, e)| n.as_bytes() == name && crate::elf::resolve::defsym_target(e).is_none())
     }
