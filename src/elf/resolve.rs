@@ -279,6 +279,9 @@ pub struct Resolved {
     /// Common symbols that several objects declare: the largest alignment of them all (lld
     /// keeps it whichever declaration wins on size).
     pub common_align: crate::util::fasthash::FastMap<SymbolId, u64>,
+    /// `--wrap=foo`: `foo` → `__wrap_foo`, for the references of the object that defines `foo`
+    /// (`reloc_target`); empty without `--wrap`.
+    pub wrap_redirect: crate::util::fasthash::FastMap<SymbolId, SymbolId>,
 }
 
 /// A GCC IR visibility (`LDPV_*`: default, protected, internal, hidden) as an ELF `STV_*`.
@@ -356,6 +359,21 @@ impl Resolved {
             Some(self.sym_ids[f][i - o.first_global])
         } else {
             None
+        }
+    }
+
+    /// The global symbol a relocation against an object's symbol index `i` reaches, if it is
+    /// global: `global_of`, except that under `--wrap=foo` the object defining `foo` reaches
+    /// `__wrap_foo` too. lld rewrites every file's pointer to `foo` (`redirectSymbols`); the
+    /// other objects' undefined `foo` already binds to `__wrap_foo` by name.
+    pub fn reloc_target(&self, f: FileId, i: usize) -> Option<SymbolId> {
+        let id = self.global_of(f, i)?;
+        if self.wrap_redirect.is_empty() {
+            return Some(id);
+        }
+        match self.wrap_redirect.get(&id) {
+            Some(&w) if self.obj(f).symbols[i].st_shndx(LE) != elf::SHN_UNDEF => Some(w),
+            _ => Some(id),
         }
     }
 }
@@ -488,6 +506,7 @@ impl<'c> Resolver<'c> {
                 trace_order: Vec::new(),
                 versions: Vec::new(),
                 common_align: Default::default(),
+                wrap_redirect: Default::default(),
             },
             comdats: FastMap::default(),
             frames: Vec::new(),
@@ -690,6 +709,11 @@ impl<'c> Resolver<'c> {
                     sym.forced_local = true;
                     sym.excluded_lib = true;
                 }
+            }
+        }
+        for w in &config.wrap {
+            if let (Some(id), Some(wid)) = (r.lookup(w.as_bytes()), r.lookup(format!("__wrap_{w}").as_bytes())) {
+                r.wrap_redirect.insert(id, wid);
             }
         }
         // Version scripts and dynamic lists.

@@ -385,7 +385,7 @@ impl<'r> Layout<'r> {
 
     /// Resolves an object's symbol index to what a relocation refers to.
     pub fn target_of(&self, f: FileId, i: usize) -> Target {
-        match self.r.global_of(f, i) {
+        match self.r.reloc_target(f, i) {
             Some(id) => Target::Global(id),
             None => Target::Local(f, i as u32),
         }
