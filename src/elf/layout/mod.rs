@@ -486,8 +486,31 @@ impl<'r> Layout<'r> {
             Target::Local(f, i) => self.sym(f, i as usize).st_type() == elf::STT_GNU_IFUNC,
             Target::Global(id) => match self.r.symbols[id].def {
                 Def::Defined(f, i) => self.sym(f, i).st_type() == elf::STT_GNU_IFUNC,
+                Def::Synthetic => self.script_alias_is_ifunc(id, 0),
                 _ => false,
             },
+        }
+    }
+
+    /// A script assignment `alias = sym;` or `--defsym=alias=sym` (a bare symbol, nothing else;
+    /// a script without SECTIONS has its plain assignments read as `--defsym`s) gives `alias` the
+    /// type of `sym` in lld (ExprValue carries it): the alias of an IFUNC is an IFUNC itself, at
+    /// the resolver's address, called through an IPLT entry of its own.
+    fn script_alias_is_ifunc(&self, id: SymbolId, depth: u32) -> bool {
+        let name = String::from_utf8_lossy(self.r.symbols[id].name);
+        let target = match self.config.defsym.iter().rev().find(|(n, _)| *n == name) {
+            Some((_, e)) => e.trim().to_string(),
+            None => {
+                let Some(a) = self.config.script.assigns().into_iter().rev().find(|a| a.name == name) else { return false };
+                let crate::elf::script::ast::Expr::Sym(target) = &a.expr else { return false };
+                target.clone()
+            }
+        };
+        let Some(tid) = self.r.lookup(target.as_bytes()) else { return false };
+        match self.r.symbols[tid].def {
+            Def::Defined(f, i) => self.sym(f, i).st_type() == elf::STT_GNU_IFUNC,
+            Def::Synthetic if depth < 16 && tid != id => self.script_alias_is_ifunc(tid, depth + 1),
+            _ => false,
         }
     }
 
