@@ -73,11 +73,8 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
     // the names inside the comparisons cost clang's static link 15% of its CPU).
     let defined: Vec<bool> = list.iter().map(|&id| is_defined_for_dynsym(l, id)).collect();
     let nbuckets = crate::elf::synthetic::gnu_hash_nbuckets(defined.iter().filter(|&&d| d).count());
-    let mut keyed: Vec<(bool, u32, SymbolId)> = list
-        .iter()
-        .zip(&defined)
-        .map(|(&id, &d)| (d, if d { crate::elf::synthetic::gnu_hash(dyn_name(l, id)) % nbuckets } else { 0 }, id))
-        .collect();
+    let mut keyed: Vec<(bool, u32, SymbolId)> =
+        list.iter().zip(&defined).map(|(&id, &d)| (d, if d { crate::elf::synthetic::gnu_hash(dyn_name(l, id)) % nbuckets } else { 0 }, id)).collect();
     keyed.sort_unstable();
     list.clear();
     list.extend(keyed.into_iter().map(|(_, _, id)| id));
