@@ -279,18 +279,8 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
         d.push((elf::DT_DEBUG, 0));
     }
     let nrela = (l.dynrels.len() + l.irelatives.len()) as u64;
-    if nrela > 0 && android::enabled(l) {
-        // Android's packed format: its own tags, the entry size kept, no DT_RELACOUNT (lld).
-        d.push((android::DT_ANDROID_RELA, addr(Synth::RelaDyn)));
-        d.push((android::DT_ANDROID_RELASZ, l.android_rela.len() as u64));
-        d.push((elf::DT_RELAENT, 24));
-    } else if nrela > 0 {
-        d.push((elf::DT_RELA, addr(Synth::RelaDyn)));
-        d.push((elf::DT_RELASZ, nrela * 24));
-        d.push((elf::DT_RELAENT, 24));
-        if l.relative_count > 0 {
-            d.push((elf::DT_RELACOUNT, l.relative_count as u64));
-        }
+    if nrela > 0 {
+        d.extend(rela_tags(l, nrela, addr(Synth::RelaDyn)));
     }
     if !l.relr.is_empty() {
         // DT_RELR, DT_RELRSZ, DT_RELRENT (the gABI's numbers; `object` does not name them), or
@@ -770,6 +760,19 @@ pub fn rela_fields(l: &Layout, d: &DynRel) -> (u64, u64, u64) {
         }
     };
     (place_addr(l, d.place), (sym << 32) | d.r_type as u64, addend)
+}
+
+/// `.rela.dyn`'s dynamic tags for `nrela` relocations at `at`: in Android's packed format its
+/// own tags, the entry size kept and no DT_RELACOUNT (lld).
+fn rela_tags(l: &Layout, nrela: u64, at: u64) -> Vec<(u32, u64)> {
+    if android::enabled(l) {
+        return vec![(android::DT_ANDROID_RELA, at), (android::DT_ANDROID_RELASZ, l.android_rela.len() as u64), (elf::DT_RELAENT, 24)];
+    }
+    let mut d = vec![(elf::DT_RELA, at), (elf::DT_RELASZ, nrela * 24), (elf::DT_RELAENT, 24)];
+    if l.relative_count > 0 {
+        d.push((elf::DT_RELACOUNT, l.relative_count as u64));
+    }
+    d
 }
 
 /// The address of an IFUNC's resolver (its symbol value).
