@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use super::options::{self, lookup, nothing, opt, Arity::*, Opt, Report, Status::*, Val};
 use super::{parse_num, Action, CmdArg};
-use crate::elf::config::{apply_sysroot, BuildId, CgProfileSort, Config, InputArg, Separate};
+use crate::elf::config::{apply_sysroot, Bsymbolic, BuildId, CgProfileSort, Config, InputArg, Separate};
 use crate::error::{Error, Result};
 
 /// The parse state the table's handlers update.
@@ -42,6 +42,8 @@ pub struct Gnu {
     t_sections: Vec<(&'static str, u64)>,
     /// `--image-base`'s value as written (for lld's warning).
     image_base_text: Option<String>,
+    /// The last `--pack-dyn-relocs=` value.
+    pack_dyn_relocs: Option<String>,
 }
 
 impl Report for Gnu {
@@ -242,18 +244,30 @@ fn icf(p: &mut Gnu, v: &Val) {
     }
 }
 
+/// `--pack-dyn-relocs=`: the last value counts; it is read once every option is (`finish_packing`),
+/// since `-z pack-relative-relocs` overrides it.
 fn pack_dyn_relocs(p: &mut Gnu, v: &Val) {
-    match v.value.unwrap_or("") {
-        "none" => {}
-        "relr" => p.cfg.pack_relr = true,
-        // Android's packed RELA is an encoding only; the relocations still reach the loader.
-        "android" => p.warnings.push(format!("{} is not supported; ignored", v.shown())),
-        "android+relr" => {
-            p.cfg.pack_relr = true;
-            p.warnings.push(format!("{}: the android packing is not supported; only relr is done", v.shown()));
-        }
-        other => p.errors.push(format!("unknown --pack-dyn-relocs format: {other}")),
+    p.pack_dyn_relocs = Some(v.str());
+}
+
+/// lld's getPackDynRelocs, which it consults only without `-z pack-relative-relocs` (that one
+/// turns RELR on by itself, and an unknown `--pack-dyn-relocs` format then goes unreported).
+fn finish_packing(p: &mut Gnu) {
+    if p.cfg.z_pack_relative_relocs {
+        return;
     }
+    let (android, relr) = match p.pack_dyn_relocs.as_deref().unwrap_or("none") {
+        "none" => (false, false),
+        "relr" => (false, true),
+        "android" => (true, false),
+        "android+relr" => (true, true),
+        other => {
+            p.errors.push(format!("unknown --pack-dyn-relocs format: {other}"));
+            (false, false)
+        }
+    };
+    p.cfg.pack_android = android;
+    p.cfg.pack_relr = relr;
 }
 
 fn compress_debug_sections(p: &mut Gnu, v: &Val) {
@@ -357,6 +371,9 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["pop-state"], Flag, "", "Restore the state saved by --push-state", Implemented, |p, _| p.input(InputArg::PopState)),
     opt(&["entry", "e"], Value, "<sym>", "Name of the entry point symbol", Implemented, |p, v| p.cfg.entry = Some(v.str())),
     opt(&["undefined", "u"], Value, "<sym>", "Force <sym> to be an undefined symbol", Implemented, |p, v| p.cfg.undefined.push(v.str())),
+    opt(&["undefined-glob"], Value, "<pattern>", "Extract the archive members that define the symbols matching <pattern>", Implemented, |p, v| {
+        p.cfg.undefined_glob.push(v.str())
+    }),
     opt(&["soname", "h"], Value, "<name>", "Set DT_SONAME", Implemented, |p, v| p.cfg.soname = Some(v.str())),
     opt(&["rpath", "R"], Value, "<dir>", "Add a DT_RUNPATH (or DT_RPATH) entry", Implemented, |p, v| p.cfg.rpath.push(v.str())),
     opt(&["rpath-link"], Value, "<dir>", "Ignored (as in lld)", Noop, nothing),
@@ -422,12 +439,17 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["no-allow-multiple-definition"], Flag, "", "Do not allow multiple definitions (default)", Implemented, |p, _| {
         p.cfg.allow_multiple_definition = false
     }),
-    opt(&["Bsymbolic"], Flag, "", "Bind defined symbols locally in a shared object", Implemented, |p, _| p.cfg.bsymbolic = true),
-    opt(&["Bsymbolic-functions"], Flag, "", "Bind defined function symbols locally in a shared object", Implemented, |p, _| p.cfg.bsymbolic_functions = true),
-    opt(&["Bno-symbolic"], Flag, "", "Do not bind symbols locally (default)", Implemented, |p, _| {
-        p.cfg.bsymbolic = false;
-        p.cfg.bsymbolic_functions = false;
+    opt(&["Bsymbolic"], Flag, "", "Bind defined symbols locally in a shared object", Implemented, |p, _| p.cfg.bsymbolic = Bsymbolic::All),
+    opt(&["Bsymbolic-functions"], Flag, "", "Bind defined function symbols locally in a shared object", Implemented, |p, _| {
+        p.cfg.bsymbolic = Bsymbolic::Functions
     }),
+    opt(&["Bsymbolic-non-weak"], Flag, "", "Bind defined non-weak symbols locally in a shared object", Implemented, |p, _| {
+        p.cfg.bsymbolic = Bsymbolic::NonWeak
+    }),
+    opt(&["Bsymbolic-non-weak-functions"], Flag, "", "Bind defined non-weak function symbols locally in a shared object", Implemented, |p, _| {
+        p.cfg.bsymbolic = Bsymbolic::NonWeakFunctions
+    }),
+    opt(&["Bno-symbolic"], Flag, "", "Do not bind symbols locally (default)", Implemented, |p, _| p.cfg.bsymbolic = Bsymbolic::None),
     opt(&["sysroot"], Value, "<dir>", "Set the system root", Implemented, |p, v| p.cfg.sysroot = Some(v.path())),
     opt(&["nostdlib"], Flag, "", "Only search directories given on the command line, not SEARCH_DIR", Implemented, |p, _| p.cfg.nostdlib = true),
     opt(&["threads"], Value, "<n>", "Number of threads to use", Implemented, threads),
@@ -563,7 +585,18 @@ static OPTIONS: &[Opt<Gnu>] = &[
         Implemented,
         |p, _| p.cfg.ignore_function_address_equality = true,
     ),
-    opt(&["pack-dyn-relocs"], Value, "<none|relr|...>", "Pack dynamic relocations (none, relr)", Implemented, pack_dyn_relocs),
+    opt(
+        &["pack-dyn-relocs"],
+        Value,
+        "<none|android|relr|android+relr>",
+        "Pack dynamic relocations: Android's packed format (APS2) and/or RELR",
+        Implemented,
+        pack_dyn_relocs,
+    ),
+    opt(&["use-android-relr-tags"], Flag, "", "Use SHT_ANDROID_RELR / DT_ANDROID_RELR* tags instead of SHT_RELR / DT_RELR*", Implemented, |p, _| {
+        p.cfg.use_android_relr_tags = true
+    }),
+    opt(&["no-use-android-relr-tags"], Flag, "", "Use SHT_RELR / DT_RELR* tags (default)", Implemented, |p, _| p.cfg.use_android_relr_tags = false),
     opt(&["compress-debug-sections"], Value, "<none|zlib|zstd>", "Compress debug sections", Implemented, compress_debug_sections),
     opt(
         &["exclude-libs"],
@@ -584,6 +617,17 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["hash-size"], Value, "<n>", "GNU ld hash table size (no effect, as in lld)", Noop, hash_size),
     opt(&["g"], Flag, "", "Ignored (as in lld)", Noop, nothing),
     opt(&["no-warn-mismatch"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    // The rest of lld's silently ignored GNU ld options (Options.td: "silently ignored for
+    // compatibility"). --warn-once changes nothing: lld reports each undefined symbol once.
+    opt(&["d"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["G"], Value, "<size>", "Ignored (as in lld)", Noop, nothing),
+    opt(&["long-plt"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["no-add-needed"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["no-ctors-in-init-array"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["no-keep-memory"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["secure-plt"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["warn-execstack"], Flag, "", "Ignored (as in lld)", Noop, nothing),
+    opt(&["warn-once"], Flag, "", "Ignored (as in lld: each undefined symbol is reported once)", Noop, nothing),
     opt(&["sort-common"], OptValue, "", "Ignored (as in lld)", Noop, nothing),
     opt(&["warn-common"], Flag, "", "Warn about duplicate common symbols", Implemented, |p, _| p.cfg.warn_common = true),
     opt(&["no-warn-common"], Flag, "", "Do not warn about duplicate common symbols (default)", Implemented, |p, _| p.cfg.warn_common = false),
@@ -665,6 +709,7 @@ impl Gnu {
             demangle: true,
             t_sections: Vec::new(),
             image_base_text: None,
+            pack_dyn_relocs: None,
         }
     }
 
@@ -783,6 +828,7 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
         p.errors.push("-r and --icf may not be used together".into());
     }
     finish_addresses(&mut p);
+    finish_packing(&mut p);
     // Apply the sysroot to `-L=dir` and `-L$SYSROOT/dir` (it may come after the -L options).
     let sysroot = p.cfg.sysroot.clone();
     p.cfg.library_paths = p.raw_lib_paths.iter().map(|d| apply_sysroot(d, sysroot.as_deref())).collect();
@@ -1131,7 +1177,7 @@ mod tests {
         let c = cfg(&["--pie", "-no-pie", "a.o"]);
         assert!(!c.pie);
         let c = cfg(&["-shared", "-Bsymbolic", "-export-dynamic", "a.o"]);
-        assert!(c.shared && c.bsymbolic && c.export_dynamic);
+        assert!(c.shared && c.bsymbolic == Bsymbolic::All && c.export_dynamic);
         let c = cfg(&["-static", "-pie", "--no-dynamic-linker", "a.o"]);
         assert!(c.is_static && c.pie && c.no_dynamic_linker);
         assert_eq!(c.inputs[0], InputArg::Static(true));

@@ -42,6 +42,37 @@ pub enum CgProfileSort {
     Cdsort,
 }
 
+/// `-Bsymbolic` and its variants: which definitions of a shared library bind locally. The last
+/// of `-Bsymbolic`, `-Bsymbolic-functions`, `-Bsymbolic-non-weak`,
+/// `-Bsymbolic-non-weak-functions` and `-Bno-symbolic` wins, as in lld.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Bsymbolic {
+    #[default]
+    None,
+    All,
+    /// STT_FUNC definitions (lld's `isFunc`: not STT_GNU_IFUNC).
+    Functions,
+    /// Definitions that are not STB_WEAK.
+    NonWeak,
+    /// STT_FUNC definitions that are not STB_WEAK.
+    NonWeakFunctions,
+}
+
+impl Bsymbolic {
+    /// Whether a default-visibility definition of type `st_type`, weak or not, binds locally in
+    /// a shared library (lld's `computeIsPreemptible`, before the dynamic list is consulted).
+    pub fn binds_locally(self, st_type: u8, weak: bool) -> bool {
+        let func = st_type == object::elf::STT_FUNC;
+        match self {
+            Bsymbolic::None => false,
+            Bsymbolic::All => true,
+            Bsymbolic::Functions => func,
+            Bsymbolic::NonWeak => !weak,
+            Bsymbolic::NonWeakFunctions => func && !weak,
+        }
+    }
+}
+
 /// `--icf=`: identical code folding (`elf::icf`).
 /// Which segments `-z separate-code` / `-z separate-loadable-segments` keep on pages of their
 /// own (lld's SeparateSegmentKind).
@@ -80,6 +111,8 @@ pub struct Config {
     pub no_dynamic_linker: bool,
     pub entry: Option<String>,
     pub undefined: Vec<String>,
+    /// `--undefined-glob=` patterns, in order.
+    pub undefined_glob: Vec<String>,
     pub export_dynamic: bool,
     pub hash_sysv: bool,
     pub hash_gnu: bool,
@@ -192,8 +225,7 @@ pub struct Config {
     pub dynamic_lists: Vec<PathBuf>,
     /// `--export-dynamic-symbol=` globs.
     pub export_dynamic_symbols: Vec<String>,
-    pub bsymbolic: bool,
-    pub bsymbolic_functions: bool,
+    pub bsymbolic: Bsymbolic,
     /// `--discard-all` / `-x`.
     pub discard_all: bool,
     /// `--discard-locals` / `-X`.
@@ -232,6 +264,11 @@ pub struct Config {
     pub z_keep_text_section_prefix: bool,
     /// `--pack-dyn-relocs=relr`: relative relocations go to `.relr.dyn` (DT_RELR).
     pub pack_relr: bool,
+    /// `--pack-dyn-relocs=android` (or `android+relr`): `.rela.dyn` in Android's packed format
+    /// (SHT_ANDROID_RELA, DT_ANDROID_RELA), `elf::android_rela`.
+    pub pack_android: bool,
+    /// `--use-android-relr-tags`: `.relr.dyn` as SHT_ANDROID_RELR with DT_ANDROID_RELR* tags.
+    pub use_android_relr_tags: bool,
     /// `-z pack-relative-relocs` (the last of it and `-z nopack-relative-relocs`): RELR, plus the
     /// `GLIBC_ABI_DT_RELR` version need on glibc's libc.so.
     pub z_pack_relative_relocs: bool,
@@ -326,6 +363,7 @@ impl Default for Config {
             no_dynamic_linker: false,
             entry: None,
             undefined: Vec::new(),
+            undefined_glob: Vec::new(),
             export_dynamic: false,
             // ld.lld without --hash-style writes both tables (clang passes --hash-style=gnu only on some distributions).
             hash_sysv: true,
@@ -384,8 +422,7 @@ impl Default for Config {
             version_scripts: Vec::new(),
             dynamic_lists: Vec::new(),
             export_dynamic_symbols: Vec::new(),
-            bsymbolic: false,
-            bsymbolic_functions: false,
+            bsymbolic: Bsymbolic::None,
             discard_all: false,
             discard_locals: false,
             allow_multiple_definition: false,
@@ -416,6 +453,8 @@ impl Default for Config {
             z_nognustack: false,
             z_keep_text_section_prefix: false,
             pack_relr: false,
+            pack_android: false,
+            use_android_relr_tags: false,
             z_pack_relative_relocs: false,
             orphan_handling: OrphanHandling::Place,
             sort_section: Default::default(),

@@ -195,7 +195,7 @@ pub fn write(l: &Layout, index: &SymIndex, offsets: &[u64], buf: &mut [u8]) {
 fn entry(l: &Layout, index: &SymIndex, f: FileId, si: usize, ty: u32, addend: i64) -> (u32, u32, i64) {
     let o = l.obj(f);
     if si >= o.first_global {
-        let sym = l.r.global_of(f, si).and_then(|id| index.globals.get(&id)).copied().unwrap_or(0);
+        let sym = l.r.reloc_target(f, si).and_then(|id| index.globals.get(&id)).copied().unwrap_or(0);
         return (sym, ty, addend);
     }
     let s = &o.symbols[si];

@@ -289,7 +289,7 @@ impl<'a> Marker<'a> {
         if si == 0 {
             return;
         }
-        let (df, di) = match r.global_of(f, si) {
+        let (df, di) = match r.reloc_target(f, si) {
             Some(id) => {
                 if let Some(u) = self.used.get(id) {
                     if !u.load(Relaxed) {

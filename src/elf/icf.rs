@@ -244,7 +244,7 @@ fn describe(l: &Layout, (f, s): Sec) -> String {
 
 /// The defining (file, symbol index) of symbol `i` of file `f`, if it is a regular definition.
 fn definition(l: &Layout, f: FileId, i: usize) -> Option<(FileId, usize)> {
-    match l.r.global_of(f, i) {
+    match l.r.reloc_target(f, i) {
         Some(id) => match l.r.symbols[id].def {
             Def::Defined(df, di) => Some((df, di)),
             _ => None,

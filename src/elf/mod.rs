@@ -15,6 +15,7 @@
 //! 6. `write::write_output`: the memory-mapped output filled in parallel, build id, rename;
 //! 7. `map::write_map`: `-Map`. `-r` leaves after step 3 for `relocatable`.
 
+pub mod android_rela;
 pub mod archive_stats;
 pub mod cdsort;
 pub mod cgsort;

@@ -279,6 +279,9 @@ pub struct Resolved {
     /// Common symbols that several objects declare: the largest alignment of them all (lld
     /// keeps it whichever declaration wins on size).
     pub common_align: crate::util::fasthash::FastMap<SymbolId, u64>,
+    /// `--wrap=foo`: `foo` → `__wrap_foo`, for the references of the object that defines `foo`
+    /// (`reloc_target`); empty without `--wrap`.
+    pub wrap_redirect: crate::util::fasthash::FastMap<SymbolId, SymbolId>,
 }
 
 /// A GCC IR visibility (`LDPV_*`: default, protected, internal, hidden) as an ELF `STV_*`.
@@ -356,6 +359,21 @@ impl Resolved {
             Some(self.sym_ids[f][i - o.first_global])
         } else {
             None
+        }
+    }
+
+    /// The global symbol a relocation against an object's symbol index `i` reaches, if it is
+    /// global: `global_of`, except that under `--wrap=foo` the object defining `foo` reaches
+    /// `__wrap_foo` too. lld rewrites every file's pointer to `foo` (`redirectSymbols`); the
+    /// other objects' undefined `foo` already binds to `__wrap_foo` by name.
+    pub fn reloc_target(&self, f: FileId, i: usize) -> Option<SymbolId> {
+        let id = self.global_of(f, i)?;
+        if self.wrap_redirect.is_empty() {
+            return Some(id);
+        }
+        match self.wrap_redirect.get(&id) {
+            Some(&w) if self.obj(f).symbols[i].st_shndx(LE) != elf::SHN_UNDEF => Some(w),
+            _ => Some(id),
         }
     }
 }
@@ -488,6 +506,7 @@ impl<'c> Resolver<'c> {
                 trace_order: Vec::new(),
                 versions: Vec::new(),
                 common_align: Default::default(),
+                wrap_redirect: Default::default(),
             },
             comdats: FastMap::default(),
             frames: Vec::new(),
@@ -524,6 +543,7 @@ impl<'c> Resolver<'c> {
                 rs.load(f);
             }
         }
+        rs.undefined_globs();
         rs.report_backrefs();
         rs.laps.lap("Bind symbols");
         // After the files, as lld: the symbols `--defsym` expressions read are referenced like
@@ -689,6 +709,11 @@ impl<'c> Resolver<'c> {
                     sym.forced_local = true;
                     sym.excluded_lib = true;
                 }
+            }
+        }
+        for w in &config.wrap {
+            if let (Some(id), Some(wid)) = (r.lookup(w.as_bytes()), r.lookup(format!("__wrap_{w}").as_bytes())) {
+                r.wrap_redirect.insert(id, wid);
             }
         }
         // Version scripts and dynamic lists.
@@ -1377,6 +1402,30 @@ impl<'c> Resolver<'c> {
         }
         self.r.sym_ids[f] = ids;
         self.frames.push(Frame { file: f, steps: undefined_steps, next: 0 });
+    }
+
+    /// `--undefined-glob=`, after the files (lld's `handleUndefinedGlob`): each symbol of the
+    /// table whose name matches, taken before any extraction, is kept from LTO's
+    /// internalization, and extracts the archive member that defines it if it is still lazy
+    /// when its turn comes. A pattern llvm's GlobPattern rejects is an error.
+    fn undefined_globs(&mut self) {
+        let config = self.config;
+        for pat in &config.undefined_glob {
+            let glob = match crate::elf::version_script::SymbolGlob::new(pat.as_bytes()) {
+                Ok(g) => g,
+                Err(e) => {
+                    self.errors.push(format!("--undefined-glob: {e}: {pat}"));
+                    continue;
+                }
+            };
+            let matched: Vec<SymbolId> = (0..self.r.symbols.len()).filter(|&id| glob.matches(self.r.symbols[id].name)).collect();
+            for id in matched {
+                self.r.symbols[id].used_in_regular = true;
+                if let Def::Lazy(m) = self.r.symbols[id].def {
+                    self.load(m);
+                }
+            }
+        }
     }
 
     /// A strong reference from the command line (`-u`, the entry, a `--defsym` target) to

@@ -435,7 +435,12 @@ pub fn parse_partial_in(name: &str, data: &[u8], include_dirs: &[std::path::Path
     let (toks, lex_err) = tokenize(name, &text);
     let mut p = Parser { name, src: &text, toks, pos: 0, include_dirs, depth: 0 };
     let mut commands = Vec::new();
-    let err = p.run(&mut commands).err().or(lex_err);
+    let err = match (p.run(&mut commands).err(), lex_err) {
+        // lld lexes on demand and reports only the first error: a parser that ran out of tokens
+        // reached the unclosed comment first (`VERSION { v /*`), and that is what lld says.
+        (Some(e), Some(l)) if e.to_string().ends_with("unexpected EOF") && l.to_string().contains("unclosed comment") => Some(l),
+        (e, l) => e.or(l),
+    };
     (Script { name: name.to_string(), commands }, err)
 }
 
@@ -507,6 +512,8 @@ mod tests {
     fn errors_in_lld_wording() {
         assert_eq!(err("FOO(a)\n"), "s.t:1: unknown directive: FOO\n>>> FOO(a)\n>>> ^");
         assert_eq!(err("/* x\n\n"), "s.t:1: unclosed comment in a linker script");
+        assert_eq!(err("VERSION { ver_x /*"), "s.t:1: unclosed comment in a linker script");
+        assert_eq!(err("GROUP ( f.o /* x"), "s.t:1: unclosed comment in a linker script");
         assert_eq!(err("GROUP ( f.o \n"), "s.t:1: unexpected EOF");
         assert_eq!(err("GROUP(f.o AS_NEEDED(m.o)"), "s.t:1: unexpected EOF");
         assert_eq!(err("\n\nSEARCH_DIR("), "s.t:3: unexpected EOF");

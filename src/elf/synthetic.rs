@@ -8,6 +8,7 @@
 use object::elf;
 use object::read::elf::Sym as _;
 
+use crate::elf::android_rela as android;
 use crate::elf::layout::{is_defined_for_dynsym, Addend, Chunk, DynRel, Layout, Place, Synth, Target};
 use crate::elf::resolve::{Def, SymbolId};
 use crate::elf::LE;
@@ -169,6 +170,7 @@ pub fn size(l: &Layout, s: Synth) -> u64 {
             let n = 1 + l.dynsyms.len() as u64;
             (2 + n + n) * 4
         }
+        Synth::RelaDyn if crate::elf::android_rela::enabled(l) => l.android_rela.len() as u64,
         Synth::RelaDyn => (l.dynrels.len() + l.irelatives.len()) as u64 * 24,
         Synth::RelrDyn => l.relr_words.len() as u64 * 8,
         Synth::RelaPlt => l.plt.len() as u64 * 24,
@@ -260,7 +262,7 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
         flags |= elf::DF_TEXTREL as u64;
     }
     // lld sets DF_SYMBOLIC for -Bsymbolic in any output with a .dynamic, executables too.
-    if c.bsymbolic {
+    if c.bsymbolic == crate::elf::config::Bsymbolic::All {
         flags |= elf::DF_SYMBOLIC as u64;
     }
     // Initial-exec TLS in a shared library needs static TLS space at load time.
@@ -278,18 +280,15 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
     }
     let nrela = (l.dynrels.len() + l.irelatives.len()) as u64;
     if nrela > 0 {
-        d.push((elf::DT_RELA, addr(Synth::RelaDyn)));
-        d.push((elf::DT_RELASZ, nrela * 24));
-        d.push((elf::DT_RELAENT, 24));
-        if l.relative_count > 0 {
-            d.push((elf::DT_RELACOUNT, l.relative_count as u64));
-        }
+        d.extend(rela_tags(l, nrela, addr(Synth::RelaDyn)));
     }
     if !l.relr.is_empty() {
-        // DT_RELRSZ, DT_RELR, DT_RELRENT (the gABI's numbers; `object` does not name them).
-        d.push((36, addr(Synth::RelrDyn)));
-        d.push((35, l.relr_words.len() as u64 * 8));
-        d.push((37, 8));
+        // DT_RELR, DT_RELRSZ, DT_RELRENT (the gABI's numbers; `object` does not name them), or
+        // Android's older tags with --use-android-relr-tags.
+        let tags = if c.use_android_relr_tags { [android::DT_ANDROID_RELR, android::DT_ANDROID_RELRSZ, android::DT_ANDROID_RELRENT] } else { [36, 35, 37] };
+        d.push((tags[0], addr(Synth::RelrDyn)));
+        d.push((tags[1], l.relr_words.len() as u64 * 8));
+        d.push((tags[2], 8));
     }
     if !l.plt.is_empty() {
         d.push((elf::DT_JMPREL, addr(Synth::RelaPlt)));
@@ -479,6 +478,7 @@ pub fn write(l: &Layout, s: Synth, buf: &mut [u8]) {
         Synth::Verneed => write_verneed(l, buf),
         Synth::GnuHash => write_gnu_hash(l, buf),
         Synth::SysvHash => write_sysv_hash(l, buf),
+        Synth::RelaDyn if crate::elf::android_rela::enabled(l) => crate::elf::android_rela::write(l, buf),
         Synth::RelaDyn => write_rela_dyn(l, buf),
         Synth::RelrDyn => crate::elf::relr::write(l, buf),
         Synth::RelaPlt => write_rela_plt(l, buf),
@@ -738,9 +738,15 @@ pub(crate) fn place_addr(l: &Layout, p: Place) -> u64 {
 }
 
 fn write_rela(l: &Layout, d: &DynRel, out: &mut [u8]) {
-    put64(out, 0, place_addr(l, d.place));
+    let (offset, info, addend) = rela_fields(l, d);
+    put64(out, 0, offset);
+    put64(out, 8, info);
+    put64(out, 16, addend);
+}
+
+/// A dynamic relocation's `r_offset`, `r_info` and `r_addend`.
+pub fn rela_fields(l: &Layout, d: &DynRel) -> (u64, u64, u64) {
     let sym = d.sym.and_then(|id| l.dynsym_index.get(&id).copied()).unwrap_or(0) as u64;
-    put64(out, 8, (sym << 32) | d.r_type as u64);
     let addend = match d.addend {
         Addend::Const(a) => a as u64,
         Addend::TlsOffsetOf(t, a) => l.addr_of(t).wrapping_sub(l.tls_start()).wrapping_add(a as u64),
@@ -753,7 +759,20 @@ fn write_rela(l: &Layout, d: &DynRel, out: &mut [u8]) {
             }
         }
     };
-    put64(out, 16, addend);
+    (place_addr(l, d.place), (sym << 32) | d.r_type as u64, addend)
+}
+
+/// `.rela.dyn`'s dynamic tags for `nrela` relocations at `at`: in Android's packed format its
+/// own tags, the entry size kept and no DT_RELACOUNT (lld).
+fn rela_tags(l: &Layout, nrela: u64, at: u64) -> Vec<(u32, u64)> {
+    if android::enabled(l) {
+        return vec![(android::DT_ANDROID_RELA, at), (android::DT_ANDROID_RELASZ, l.android_rela.len() as u64), (elf::DT_RELAENT, 24)];
+    }
+    let mut d = vec![(elf::DT_RELA, at), (elf::DT_RELASZ, nrela * 24), (elf::DT_RELAENT, 24)];
+    if l.relative_count > 0 {
+        d.push((elf::DT_RELACOUNT, l.relative_count as u64));
+    }
+    d
 }
 
 /// The address of an IFUNC's resolver (its symbol value).

@@ -541,6 +541,20 @@ enum GTok {
     Class(usize),
 }
 
+/// An llvm `GlobPattern` for the options that take one (`--undefined-glob=`).
+pub struct SymbolGlob(Glob);
+
+impl SymbolGlob {
+    /// The compiled pattern, or llvm's message for a malformed one.
+    pub fn new(pat: &[u8]) -> Result<SymbolGlob, String> {
+        Glob::compile(pat).map(SymbolGlob)
+    }
+
+    pub fn matches(&self, name: &[u8]) -> bool {
+        self.0.matches(name)
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Glob {
     toks: Vec<GTok>,

@@ -122,7 +122,8 @@ pub fn write_output(l: &Layout, laps: &mut crate::trace::Laps) -> Result<()> {
                 Synth::Verdef => (idx_of(Synth::DynStr), crate::elf::synthetic::verdef_count(l) as u32, 0),
                 Synth::GnuHash => (idx_of(Synth::DynSym), 0, 0),
                 Synth::SysvHash => (idx_of(Synth::DynSym), 0, 4),
-                Synth::RelaDyn => (idx_of(Synth::DynSym), 0, 24),
+                // Android's packed format is a byte stream (lld: entsize 1).
+                Synth::RelaDyn => (idx_of(Synth::DynSym), 0, if crate::elf::android_rela::enabled(l) { 1 } else { 24 }),
                 Synth::RelrDyn => (0, 0, 8),
                 Synth::RelaPlt => (idx_of(Synth::DynSym), idx_of(Synth::GotPlt), 24),
                 Synth::Dynamic => (idx_of(Synth::DynStr), 0, 16),

@@ -452,6 +452,14 @@ fn segment_start(l: &Layout, groups: &[SegGroup], gi: usize, at: (u64, u64), pad
                 let skew = padding_start.unwrap_or(addr) % max_page;
                 align_up(addr, max_page) + skew
             };
+            // The segment's alignment is its largest section's if that exceeds a page (lld's
+            // p_align), and its first section's offset is congruent to its address modulo it.
+            let seg_align = g.sections.iter().map(|&i| l.osecs[i].align).max().unwrap_or(1).max(max_page);
+            if seg_align > max_page {
+                let first_align = g.sections.first().map_or(1, |&i| l.osecs[i].align);
+                let d = align_up(addr, first_align) - addr;
+                return (align_to_skew(off, seg_align, addr + d).wrapping_sub(d), addr);
+            }
             (align_to_skew(off, max_page, addr), addr)
         }
         None => (off, addr),

@@ -132,7 +132,7 @@ fn collect_dynamic_relocs(l: &mut Layout) {
 /// The dynamic relocation GOT slot `slot` (for `t`, of `kind`) needs, if any: symbolic when
 /// `t` is preemptible; otherwise RELATIVE for an address in PIC output, IRELATIVE for an
 /// IFUNC only loaded through the GOT, a TP offset in a shared library, a module ID for TLS.
-fn got_slot_reloc(l: &mut Layout, slot: usize, t: Target, kind: GotKind) {
+pub(super) fn got_slot_reloc(l: &mut Layout, slot: usize, t: Target, kind: GotKind) {
     let c = l.config;
     let preempt = l.is_preemptible(t);
     let place = Place::GotSlot(slot as u32);
@@ -201,10 +201,12 @@ fn add_reloc_plt_got_sections(l: &mut Layout) {
     let x = elf::SHF_EXECINSTR;
     let need_reladyn = !l.dynrels.is_empty() || !l.irelatives.is_empty();
     if need_reladyn {
-        add_synth(l, Synth::RelaDyn, ".rela.dyn", elf::SHT_RELA, a, 8);
+        let t = if crate::elf::android_rela::enabled(l) { crate::elf::android_rela::SHT_ANDROID_RELA } else { elf::SHT_RELA };
+        add_synth(l, Synth::RelaDyn, ".rela.dyn", t, a, 8);
     }
     if !l.relr.is_empty() {
-        add_synth(l, Synth::RelrDyn, ".relr.dyn", elf::SHT_RELR, a, 8);
+        let t = if c.use_android_relr_tags { crate::elf::android_rela::SHT_ANDROID_RELR } else { elf::SHT_RELR };
+        add_synth(l, Synth::RelrDyn, ".relr.dyn", t, a, 8);
     }
     if !l.plt.is_empty() {
         add_synth(l, Synth::RelaPlt, ".rela.plt", elf::SHT_RELA, a | elf::SHF_INFO_LINK, 8);

@@ -32,6 +32,7 @@ mod checks;
 mod create;
 mod dynsym;
 mod pieces;
+mod relax;
 pub(crate) mod reloc_check;
 mod scan;
 mod sections;
@@ -254,6 +255,8 @@ pub struct Layout<'r> {
     /// are known.
     pub relr: Vec<Place>,
     pub relr_words: Vec<u64>,
+    /// `.rela.dyn` in Android's packed format, once addresses are known (`elf::android_rela`).
+    pub android_rela: Vec<u8>,
     /// What the relocation scan decided for single relocations (relaxations, skips), per file,
     /// as (section, relocation index, fix) in that order: the writer walks a section's entries
     /// alongside its relocations instead of looking each relocation up in a table.
@@ -325,10 +328,10 @@ fn flag(flags: u64, f: u32) -> bool {
 
 /// lld's rule for the output section name of an input section.
 pub fn output_name(name: &[u8], keep_text_prefix: bool) -> &[u8] {
-    // `-z keep-text-section-prefix`: lld's hot/cold/startup/exit/split text keeps its own
-    // output section (`.text.hot.f` and `.text.hot` go to `.text.hot`).
+    // `-z keep-text-section-prefix`: lld's hot/unknown/cold/startup/exit/split text keeps its
+    // own output section (`.text.hot.f` and `.text.hot` go to `.text.hot`).
     if keep_text_prefix {
-        for v in [&b".text.hot"[..], b".text.unlikely", b".text.startup", b".text.exit", b".text.split"] {
+        for v in [&b".text.hot"[..], b".text.unknown", b".text.unlikely", b".text.startup", b".text.exit", b".text.split"] {
             if name.starts_with(v) && (name.len() == v.len() || name[v.len()] == b'.') {
                 return v;
             }
@@ -348,6 +351,8 @@ pub fn output_name(name: &[u8], keep_text_prefix: bool) -> &[u8] {
         Some(b'f') => &[b".fini_array"],
         Some(b'A') => &[b".ARM.exidx", b".ARM.extab"],
         Some(b'c') => &[b".ctors"],
+        // The small-data sections (lld 22 names them for every target).
+        Some(b's') => &[b".sbss", b".sdata", b".srodata"],
         _ => &[],
     };
     for p in candidates {
@@ -380,7 +385,7 @@ impl<'r> Layout<'r> {
 
     /// Resolves an object's symbol index to what a relocation refers to.
     pub fn target_of(&self, f: FileId, i: usize) -> Target {
-        match self.r.global_of(f, i) {
+        match self.r.reloc_target(f, i) {
             Some(id) => Target::Global(id),
             None => Target::Local(f, i as u32),
         }
@@ -407,7 +412,8 @@ impl<'r> Layout<'r> {
                     // What the linker defines is hidden or protected, except the end markers
                     // a library exports (lld); never preempted otherwise.
                     Def::Undefined | Def::Lazy(_) if self.is_linker_defined(id) => {
-                        let symbolic = self.config.bsymbolic || !self.config.dynamic_lists.is_empty();
+                        // lld defines them STB_GLOBAL and STT_NOTYPE.
+                        let symbolic = self.config.bsymbolic.binds_locally(elf::STT_NOTYPE, false) || !self.config.dynamic_lists.is_empty();
                         self.config.shared && self.exports_linker_defined(id) && self.visibility(id) == elf::STV_DEFAULT && (s.dynamic_listed || !symbolic)
                     }
                     // A shared library leaves undefined symbols to the loader.
@@ -425,13 +431,16 @@ impl<'r> Layout<'r> {
                     // In a shared library an exported default-visibility definition can be
                     // interposed by the executable or an earlier library (unless -Bsymbolic).
                     Def::Defined(f, i) if self.config.shared && s.visibility == elf::STV_DEFAULT && !s.forced_local => {
-                        let func = matches!(self.sym(f, i).st_type(), elf::STT_FUNC | elf::STT_GNU_IFUNC);
+                        let d = self.sym(f, i);
+                        let weak = d.st_bind() == elf::STB_WEAK;
                         // With --dynamic-list, a library's unlisted symbols bind locally (lld).
-                        let symbolic = self.config.bsymbolic || (self.config.bsymbolic_functions && func) || !self.config.dynamic_lists.is_empty();
+                        let symbolic = self.config.bsymbolic.binds_locally(d.st_type(), weak) || !self.config.dynamic_lists.is_empty();
                         (s.dynamic_listed || !symbolic) && self.sym(f, i).st_shndx(LE) != elf::SHN_ABS
                     }
                     Def::Common(..) if self.config.shared && s.visibility == elf::STV_DEFAULT && !s.forced_local => {
-                        s.dynamic_listed || (!self.config.bsymbolic && self.config.dynamic_lists.is_empty())
+                        // A common symbol becomes a global STT_OBJECT definition in `.bss`.
+                        let symbolic = self.config.bsymbolic.binds_locally(elf::STT_OBJECT, false) || !self.config.dynamic_lists.is_empty();
+                        s.dynamic_listed || !symbolic
                     }
                     _ => false,
                 }
@@ -477,8 +486,31 @@ impl<'r> Layout<'r> {
             Target::Local(f, i) => self.sym(f, i as usize).st_type() == elf::STT_GNU_IFUNC,
             Target::Global(id) => match self.r.symbols[id].def {
                 Def::Defined(f, i) => self.sym(f, i).st_type() == elf::STT_GNU_IFUNC,
+                Def::Synthetic => self.script_alias_is_ifunc(id, 0),
                 _ => false,
             },
+        }
+    }
+
+    /// A script assignment `alias = sym;` or `--defsym=alias=sym` (a bare symbol, nothing else;
+    /// a script without SECTIONS has its plain assignments read as `--defsym`s) gives `alias` the
+    /// type of `sym` in lld (ExprValue carries it): the alias of an IFUNC is an IFUNC itself, at
+    /// the resolver's address, called through an IPLT entry of its own.
+    fn script_alias_is_ifunc(&self, id: SymbolId, depth: u32) -> bool {
+        let name = String::from_utf8_lossy(self.r.symbols[id].name);
+        let target = match self.config.defsym.iter().rev().find(|(n, _)| *n == name) {
+            Some((_, e)) => e.trim().to_string(),
+            None => {
+                let Some(a) = self.config.script.assigns().into_iter().rev().find(|a| a.name == name) else { return false };
+                let crate::elf::script::ast::Expr::Sym(target) = &a.expr else { return false };
+                target.clone()
+            }
+        };
+        let Some(tid) = self.r.lookup(target.as_bytes()) else { return false };
+        match self.r.symbols[tid].def {
+            Def::Defined(f, i) => self.sym(f, i).st_type() == elf::STT_GNU_IFUNC,
+            Def::Synthetic if depth < 16 && tid != id => self.script_alias_is_ifunc(tid, depth + 1),
+            _ => false,
         }
     }
 
@@ -511,10 +543,10 @@ impl<'r> Layout<'r> {
     /// `--defsym=foo=0x1000` is absolute; `--defsym=foo=bar` moves with `bar`.
     fn synthetic_is_abs(&self, id: SymbolId) -> bool {
         let name = self.r.symbols[id].name;
-        if self.config.script.active() {
-            if let Some(abs) = self.script_sym_is_abs(&String::from_utf8_lossy(name), 0) {
-                return abs;
-            }
+        // A script's assignment, in SECTIONS or at the top level of a script without it
+        // (`PROVIDE(sym = 0x1234)` is absolute, as in lld).
+        if let Some(abs) = self.script_sym_is_abs(&String::from_utf8_lossy(name), 0) {
+            return abs;
         }
         self.config.defsym.iter().any(|(n, e)| n.as_bytes() == name && crate::elf::resolve::defsym_target(e).is_none())
     }
@@ -774,6 +806,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         relative_count: 0,
         relr: Vec::new(),
         relr_words: Vec::new(),
+        android_rela: Vec::new(),
         site_fix: Default::default(),
         excluded_defs: reloc_check::excluded_defs(r),
         dynsyms: Vec::new(),
@@ -860,17 +893,34 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     }
     l.laps.lap("Create synthetic sections");
     assign_addresses(&mut l)?;
-    // `.relr.dyn`'s size depends on the addresses it encodes; it precedes the code, so addresses
-    // are assigned again until it settles (it never shrinks, so this ends).
-    while crate::elf::relr::update(&mut l) {
-        assign_addresses(&mut l)?;
-    }
+    finalize_address_dependent(&mut l)?;
     crate::elf::icf::alias(&mut l, true);
     crate::elf::emit_relocs::finish(&mut l);
     compute_symbol_values(&mut l)?;
     l.merged_addr = merged_chunk_addrs(&l);
     l.laps.lap("Assign addresses");
     Ok(l)
+}
+
+/// What depends on the addresses and changes sizes, redone with addresses assigned again until
+/// nothing changes (lld's finalizeAddressDependentContent): GOTPCRELX relaxations that do not
+/// reach go back to the GOT (`relax`), then `.rela.dyn` in Android's packed format and
+/// `.relr.dyn` are re-encoded. None of them shrinks, so this ends.
+fn finalize_address_dependent(l: &mut Layout) -> Result<()> {
+    loop {
+        // Relocation addends and relaxed targets need symbol values.
+        if relax::may_overflow(l) || crate::elf::android_rela::enabled(l) {
+            crate::elf::icf::alias(l, true);
+            symbol_values(l)?;
+        }
+        let mut changed = relax::revert_out_of_range(l);
+        changed |= crate::elf::android_rela::update(l);
+        changed |= crate::elf::relr::update(l);
+        if !changed {
+            return Ok(());
+        }
+        assign_addresses(l)?;
+    }
 }
 
 /// The address of every merged chunk, once the layout is final: the writer resolves every
@@ -935,5 +985,8 @@ mod output_name_tests {
         }
         assert_eq!(output_name(b".text.hot.f", true), b".text.hot");
         assert_eq!(output_name(b".text.hot.f", false), b".text");
+        assert_eq!(output_name(b".text.unknown.f", true), b".text.unknown");
+        assert_eq!(output_name(b".srodata.x", false), b".srodata");
+        assert_eq!(output_name(b".sdata2.x", false), b".sdata2.x");
     }
 }

@@ -141,7 +141,10 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
     // Aliases of a copy-relocated object (same library, same address) share its one copy, as
     // lld's `addCopyRelSymbol` makes them: the library's own references through any of its names
     // see the executable's copy, and `&foo == &bar` holds when the program takes both (one copy,
-    // the first the scan met, stands for all).
+    // the first the scan met, stands for all). As in lld's getSymbolsAt, an alias is any global
+    // of the library at that address but a TLS or absolute one, and the name joins the copy
+    // whichever library the link bound it to (an earlier library defining it too is overruled:
+    // the copy is defined and exported under that name).
     let copies = std::mem::take(&mut l.copies);
     let mut aliased = std::collections::HashSet::new();
     for id in copies {
@@ -153,11 +156,12 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
         let dso = r.dso(f);
         let v = dso.syms[k].sym.st_value(LE);
         for (k2, ds) in dso.syms.iter().enumerate() {
-            if k2 == k || !ds.defined || ds.hidden || ds.sym.st_value(LE) != v || ds.sym.st_type() != elf::STT_OBJECT {
+            let (ty, shndx) = (ds.sym.st_type(), ds.sym.st_shndx(LE));
+            if k2 == k || !ds.defined || ds.hidden || ds.sym.st_value(LE) != v || ty == elf::STT_TLS || shndx == elf::SHN_ABS {
                 continue;
             }
             if let Some(aid) = r.lookup(ds.name) {
-                if r.symbols[aid].def == Def::Shared(f, k2) && !l.copies.contains(&aid) && aliased.insert(aid) {
+                if matches!(r.symbols[aid].def, Def::Shared(..)) && !l.copies.contains(&aid) && aliased.insert(aid) {
                     l.copy_alias.insert(aid, id);
                     l.sym_flags.entry(Target::Global(aid)).or_default().copy = true;
                 }

@@ -464,7 +464,7 @@ fn scan_eh_frame(l: &Layout, f: FileId, s: u32, live: &Live) -> Result<EhScan> {
         }
         let Some(rel) = first_rel(rec.offset, rec.len) else { continue };
         let si = rel.r_sym(LE, false) as usize;
-        let (tf, ts) = match r.global_of(f, si) {
+        let (tf, ts) = match r.reloc_target(f, si) {
             Some(id) => match r.symbols[id].def {
                 Def::Defined(tf, ti) => (tf, r.obj(tf).shndx(ti) as usize),
                 _ => continue,

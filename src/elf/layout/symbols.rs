@@ -4,7 +4,11 @@
 #[allow(unused_imports)]
 use super::*;
 
-pub(super) fn compute_symbol_values(l: &mut Layout) -> Result<()> {
+/// Every symbol's value from the current addresses (`l.sym_value`, and the linker-defined ones
+/// in `l.synthetic_syms`): what the address-dependent sections (Android's packed relocations,
+/// the GOTPCRELX range check) read while the layout still moves, and the start of
+/// `compute_symbol_values`.
+pub(super) fn symbol_values(l: &mut Layout) -> Result<()> {
     let r = l.r;
     let find = |l: &Layout, name: &str| l.osecs.iter().find(|o| o.name == name).map(|o| (o.addr, o.size));
     let mut values = vec![0u64; r.symbols.len()];
@@ -114,6 +118,13 @@ pub(super) fn compute_symbol_values(l: &mut Layout) -> Result<()> {
         l.synthetic_syms.insert(id, v);
     }
     l.sym_value = values;
+    Ok(())
+}
+
+/// The final symbol values, the script's top-level assignments and the entry point.
+pub(super) fn compute_symbol_values(l: &mut Layout) -> Result<()> {
+    symbol_values(l)?;
+    let r = l.r;
     // A script's assignments outside SECTIONS, now that sections have their addresses.
     crate::elf::script::toplevel::assign_symbols(l)?;
     // Entry point.
