@@ -457,16 +457,17 @@ fn canonical_flags(flags: &[String]) -> Vec<String> {
     settings.into_iter().map(|(k, v)| format!("{k}={v}")).collect()
 }
 
-/// What dtld said when it failed a link (its first error, generated names blanked), or what
-/// ld.lld said when only ld.lld failed: the same cause gives the same signature whether the
-/// other linker failed too or not.
+/// What each linker did with a link that diverged, `dtld fails: <first error> | ld.lld links`
+/// (or `dtld links | ld.lld fails: ...`, or both failing), generated names and paths blanked.
 fn link_signature(outs: &[Outcome]) -> String {
-    let msg = |o: &Outcome| first_error(&o.stderr_text()).unwrap_or_else(|| o.status_text());
-    if outs[0].success() {
-        format!("only ld.lld fails: {}", error_class(&msg(&outs[1])))
-    } else {
-        format!("dtld fails: {}", error_class(&msg(&outs[0])))
-    }
+    let side = |who: &str, o: &Outcome| {
+        if o.success() {
+            format!("{who} links")
+        } else {
+            format!("{who} fails: {}", error_class(&first_error(&o.stderr_text()).unwrap_or_else(|| o.status_text())))
+        }
+    };
+    format!("{} | {}", side("dtld", &outs[0]), side("ld.lld", &outs[1]))
 }
 
 /// An error message with the names of generated symbols and files blanked, so that messages

@@ -89,8 +89,8 @@ struct Bucket {
     name: String,
     /// Its essential features (those whose ablation alone ends the divergence).
     features: Vec<String>,
-    /// For a link that diverged: the errors' signature (`exec::link_signature`).
-    signature: Option<String>,
+    /// For a link that diverged: a pattern of the errors' signature (`exec::link_signature`).
+    signature: Option<regex::Regex>,
     what: String,
 }
 
@@ -101,15 +101,58 @@ const STRUCTURAL: &[&str] = &["shared", "archive", "thin-archive", "lib-deps"];
 /// Divergences known when this was written, with the features that cause them (each has a
 /// fixture in fixtures/elf/; they fail until dtld is fixed). Listed so that a run attributes
 /// their many occurrences by a cheap check instead of shrinking each one again.
-const KNOWN: &[(&str, &[&str], Option<&str>, &str)] = &[];
+/// More specific buckets come first: a case with an ifunc and a script is checked against the
+/// script bucket before the ifunc one.
+const KNOWN: &[(&str, &[&str], Option<&str>, &str)] = &[
+    ("fuzz-crel", &["crel"], None, "CREL relocation sections ignored"),
+    ("fuzz-copyrel-alias", &["alias"], None, "one copy relocation per alias of a copied variable"),
+    ("fuzz-wrap-defining-object", &["wrap"], None, "--wrap does not redirect references in the defining object"),
+    ("fuzz-bsymbolic-last-wins", &["bsymbolic", "bsymbolic-functions"], None, "-Bsymbolic and -Bsymbolic-functions both applied (lld: the last wins)"),
+    ("fuzz-bsymbolic-non-weak-functions", &[], Some(r"^dtld fails: unknown argument '-Bsymbolic-non-weak-functions'"), "option not supported"),
+    (
+        "fuzz-lto-version-script-hidden",
+        &[],
+        Some(r"^dtld fails: version script assignment of '[^']*' to symbol '_' failed: symbol not defined \| ld.lld links$"),
+        "version script checked after LTO",
+    ),
+    ("fuzz-shlib-undefined", &[], Some(r"^dtld links \| ld.lld fails: undefined reference: _$"), "--no-allow-shlib-undefined not enforced"),
+    ("fuzz-symver-undefined-shared", &[], Some(r"^dtld links \| ld.lld fails: undefined symbol: _@FZ_1$"), "undefined versioned reference accepted in -shared"),
+    (
+        "fuzz-hidden-referenced-by-dso",
+        &[],
+        Some(r"^dtld links \| ld.lld fails: non-exported symbol '_' in _ is referenced by DSO _$"),
+        "hidden symbol referenced by a DSO accepted",
+    ),
+    ("fuzz-tpoff32-shared-message", &[], Some(r"^dtld fails: _:\(_\): relocation R_X86_64_TPOFF32 against preemptible symbol"), "TPOFF32 in -shared: message"),
+    (
+        "fuzz-tpoff32-shared-bsymbolic",
+        &[],
+        Some(
+            r"^dtld fails: relocation R_X86_64_(32|PC32) cannot be used against symbol '_'; recompile with -fPIC \| ld.lld fails: relocation R_X86_64_TPOFF32 against _ cannot be used with -shared$",
+        ),
+        "TPOFF32 in -shared not reported when the symbol is not preemptible",
+    ),
+    ("fuzz-script-insert", &[], Some(r"^dtld fails: INSERT AFTER \S+ is not supported by dtld"), "INSERT not supported"),
+    (
+        "fuzz-script-undefined-message",
+        &[],
+        Some(r"^dtld fails: -defsym:1: symbol not found: _ \| ld.lld fails: _:1: symbol not found: _$"),
+        "script location in the message",
+    ),
+    ("fuzz-script-shared-target", &[], Some(r"^dtld links \| ld.lld fails: _:1: symbol not found: _$"), "script assignment from a shared symbol accepted"),
+    ("fuzz-script-ifunc-alias", &["script", "ifunc"], None, "script alias of an ifunc is not an ifunc"),
+    ("fuzz-script-separate-code", &["script-layout", "separate-code"], None, "SECTIONS layout with -z separate-code crashes"),
+    ("fuzz-ifunc-needed-order", &["as-needed", "ifunc"], None, "libraries loaded in another order (DT_NEEDED)"),
+    ("fuzz-ifunc-exe-referenced-by-dso", &["ifunc"], None, "executable's ifunc referenced by a DSO exported differently"),
+];
 
 #[derive(Default)]
 struct Stats {
     cases: u64,
     same: u64,
     both_failed: u64,
-    /// First error message → count, for the links both linkers refused.
-    errors: BTreeMap<String, u64>,
+    /// First error message → count and the first seed, for the links both linkers refused.
+    errors: BTreeMap<String, (u64, u64)>,
     findings: Vec<Finding>,
     buckets: Vec<Bucket>,
     shrinks_started: usize,
@@ -181,7 +224,7 @@ fn setup(cfg: Config) -> Result<Ctx, String> {
             .map(|(n, f, sig, w)| Bucket {
                 name: n.to_string(),
                 features: f.iter().map(|s| s.to_string()).collect(),
-                signature: sig.map(String::from),
+                signature: sig.map(|s| regex::Regex::new(s).expect("valid KNOWN pattern")),
                 what: w.to_string(),
             })
             .collect(),
@@ -230,7 +273,7 @@ fn run_batch(ctx: &Ctx, program: u64, ids: std::ops::RangeInclusive<u64>) -> Res
             Verdict::Same => same += 1,
             Verdict::BothFailed(e) => {
                 both_failed += 1;
-                *ctx.stats.lock().unwrap().errors.entry(exec::error_class(e)).or_default() += 1;
+                ctx.stats.lock().unwrap().errors.entry(exec::error_class(e)).or_insert((0, id)).0 += 1;
             }
             Verdict::Diverged(kind, detail, signature) => {
                 keep = true;
@@ -314,14 +357,16 @@ fn write_repro(dir: &Path, id: u64, commands: &[String], detail: &str, replay: &
     let _ = fs::write(dir.join("divergence.txt"), detail);
 }
 
-/// The known bucket this divergence belongs to. A link that diverged belongs to the bucket
-/// with its signature. A program that behaved differently belongs to the first bucket (of
-/// programs) whose specific features it has and which are each essential to it: taking any
-/// one of them out ends the divergence, as for the bucket's shrunk reproducer.
+/// The known bucket this divergence belongs to. A link that diverged belongs to a bucket whose
+/// pattern its signature matches. Otherwise it belongs to the first bucket without a pattern
+/// whose specific features it has and which are each essential to it: taking any one of them
+/// out ends the divergence, as for the bucket's shrunk reproducer.
 fn attribute(ctx: &Ctx, st: &features::State, tags: &[String], signature: Option<&str>, dir: &Path, cache: &Path) -> Option<String> {
     let buckets = ctx.stats.lock().unwrap().buckets.clone();
     if let Some(sig) = signature {
-        return buckets.iter().find(|b| b.signature.as_deref() == Some(sig)).map(|b| b.name.clone());
+        if let Some(b) = buckets.iter().find(|b| b.signature.as_ref().is_some_and(|re| re.is_match(sig))) {
+            return Some(b.name.clone());
+        }
     }
     'bucket: for b in buckets.iter().filter(|b| b.signature.is_none()) {
         let specific: Vec<&String> = b.features.iter().filter(|f| !STRUCTURAL.contains(&f.as_str())).collect();
@@ -359,7 +404,26 @@ fn new_bucket(ctx: &Ctx, st: &features::State, id: u64, kind: DivKind, signature
             let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             eprintln!("fuzzlink: seed {id} shrunk in {:.0} s to {} (essential features: {})", t0.elapsed().as_secs_f64(), dir.display(), essential.join(" "));
             let what = format!("{} divergence, {}", kind.name(), dir.display());
-            ctx.stats.lock().unwrap().buckets.push(Bucket { name: name.clone(), features: essential, signature, what });
+            let mut stats = ctx.stats.lock().unwrap();
+            // The same cause shrunk from another case often keeps one feature more or less:
+            // the run counts it with the bucket whose essential features nest with these, and
+            // keeps the smaller set.
+            let nested = |b: &Bucket| {
+                b.signature.is_none()
+                    && signature.is_none()
+                    && !b.features.is_empty()
+                    && !essential.is_empty()
+                    && (b.features.iter().all(|f| essential.contains(f)) || essential.iter().all(|f| b.features.contains(f)))
+            };
+            if let Some(b) = stats.buckets.iter_mut().find(|b| nested(b)) {
+                if essential.len() < b.features.len() {
+                    b.features = essential;
+                }
+                eprintln!("fuzzlink: seed {id} counted with {} (its features nest with these)", b.name);
+                return Some(b.name.clone());
+            }
+            let signature = signature.map(|s| regex::Regex::new(&format!("^{}$", regex::escape(&s))).expect("escaped pattern"));
+            stats.buckets.push(Bucket { name: name.clone(), features: essential, signature, what });
             Some(name)
         }
         Err(e) => {
@@ -410,7 +474,7 @@ fn summary(ctx: &Ctx, started: Instant) {
     for b in &st.buckets {
         let ids: Vec<String> = st.findings.iter().filter(|f| f.bucket.as_deref() == Some(&b.name)).map(|f| f.id.to_string()).collect();
         if !ids.is_empty() {
-            let sig = b.signature.as_ref().map_or(String::new(), |s| format!(" \"{s}\""));
+            let sig = b.signature.as_ref().map_or(String::new(), |s| format!(" /{s}/"));
             eprintln!(
                 "  {}: {} [{}]{sig} ({}): seeds {}",
                 b.name,
@@ -432,12 +496,12 @@ fn summary(ctx: &Ctx, started: Instant) {
     for f in st.findings.iter().filter(|f| f.bucket.is_none()).take(30) {
         eprintln!("  seed {} {}: {}", f.id, f.kind.map_or("broken", |k| k.name()), f.summary);
     }
-    let mut errs: Vec<(&String, &u64)> = st.errors.iter().collect();
-    errs.sort_by(|a, b| b.1.cmp(a.1));
+    let mut errs: Vec<(&String, &(u64, u64))> = st.errors.iter().collect();
+    errs.sort_by_key(|e| std::cmp::Reverse(e.1 .0));
     if !errs.is_empty() {
-        eprintln!("  links both linkers refused, by first error:");
-        for (e, n) in errs.iter().take(8) {
-            eprintln!("    {n:6}  {e}");
+        eprintln!("  links both linkers refused, by first error (count, first seed):");
+        for (e, (n, seed)) in errs.iter().take(10) {
+            eprintln!("    {n:6} {seed:8}  {e}");
         }
     }
 }

@@ -263,6 +263,17 @@ impl Program {
             })
     }
 
+    /// Whether a unit takes part in local-dynamic or local-exec TLS accesses (as the accessing
+    /// or the defining unit): such code is only right while the two stay in one module, so
+    /// shapes never move these units against the plan.
+    pub fn pinned(&self, tu: usize) -> bool {
+        self.ents.iter().any(|e| {
+            let local = e.uses.iter().any(|u| matches!(u.model, Some(TlsModel::LocalDynamic | TlsModel::LocalExec)));
+            e.uses.iter().any(|u| u.tu == tu && matches!(u.model, Some(TlsModel::LocalDynamic | TlsModel::LocalExec)))
+                || local && e.defs.iter().any(|d| d.tu == tu)
+        })
+    }
+
     /// Entities with two strong definitions (they need two link units).
     pub fn has_interposition(&self) -> bool {
         self.ents.iter().any(|e| e.defs.iter().filter(|d| d.strength == Strength::Strong).count() > 1)

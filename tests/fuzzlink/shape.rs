@@ -206,7 +206,7 @@ pub fn generate(p: &Program, shape: u64) -> Shape {
             }
         };
         // Now and then against the plan (errors and odd resolutions are wanted too).
-        if t != 0 && r.chance(5) {
+        if t != 0 && r.chance(5) && !p.pinned(t) {
             home = match r.below(3) {
                 0 => Home::Object,
                 1 => Home::Archive(r.below(narchives)),
@@ -401,6 +401,13 @@ fn version_script(p: &Program, members: &[usize], script: Script) -> String {
             let kept = keep(seed);
             let mut r = Rng::new(&[seed, 2]);
             let (mut v1, mut v2) = (String::new(), String::new());
+            // `local: *` would also hide the names `.symver` gives versions to: listing the
+            // name in `FZ_1` keeps both of its versions global.
+            for e in &p.ents {
+                if matches!(e.kind, Kind::Versioned) && e.defs.iter().any(|d| members.contains(&d.tu)) {
+                    v1.push_str(&format!(" {};", e.name));
+                }
+            }
             for n in kept {
                 if r.chance(50) {
                     v1.push_str(&format!(" {n};"));
@@ -518,7 +525,10 @@ pub fn case(p: &Program, s: &Shape) -> Case {
             link_args.extend(deps);
         }
         link_args.extend(sh.flags.iter().cloned());
-        if let Some(script) = sh.script {
+        // A library that ended up with versioned definitions (a unit moved or two libraries
+        // merged) needs the nodes `FZ_1` and `FZ_2`.
+        let versions = p.ents.iter().any(|e| matches!(e.kind, Kind::Versioned) && e.defs.iter().any(|d| members.contains(&d.tu)));
+        if let Some(script) = sh.script.or(versions.then_some(Script::All)) {
             let map = format!("libfz{k}.map");
             files.push((map.clone(), version_script(p, &members, script)));
             link_args.push(format!("-Wl,--version-script=$SRC/{map}"));
