@@ -212,8 +212,12 @@ impl Run<'_> {
             match compare_links(&outs[0], &outs[1]) {
                 LinkCmp::BothOk => {}
                 LinkCmp::BothFailed(e) => return Ok(Verdict::BothFailed(format!("{}: {e}", l.name))),
-                LinkCmp::Verdict(d) => return Ok(Verdict::Diverged(DivKind::LibVerdict, format!("link of {}: {d}", l.name), Some(link_signature(&outs)))),
-                LinkCmp::Error(d) => return Ok(Verdict::Diverged(DivKind::LibError, format!("link of {}: {d}", l.name), Some(link_signature(&outs)))),
+                LinkCmp::Verdict(d) => {
+                    return Ok(Verdict::Diverged(DivKind::LibVerdict, format!("link of {}: {d}", l.name), Some(format!("lib: {}", link_signature(&outs)))))
+                }
+                LinkCmp::Error(d) => {
+                    return Ok(Verdict::Diverged(DivKind::LibError, format!("link of {}: {d}", l.name), Some(format!("lib: {}", link_signature(&outs)))))
+                }
             }
         }
         let mut outs = Vec::new();
@@ -473,7 +477,9 @@ fn link_signature(outs: &[Outcome]) -> String {
 /// An error message with the names of generated symbols and files blanked, so that messages
 /// of one kind count together.
 pub fn error_class(e: &str) -> String {
-    let files = regex::Regex::new(r"'[^' ]*(\.o|\.a|\.so|\.lds|\.map|\))'|[^ ']*/[^ ':]*").expect("valid regex");
+    // Quoted file names (ThinLTO's objects are named like `'../prog.lto.libx.a(u2.o at 258).o'`)
+    // and paths.
+    let files = regex::Regex::new(r"'[^']*(\.o|\.a|\.so|\.lds|\.map|\))'|[^ ']*/[^ ':]*").expect("valid regex");
     let names = regex::Regex::new(r"\b(fz\d+_[a-z0-9_]+|[gftvckx]\d+(_a\d+|_old|_\d)?|u\d+|main|libfz\w*\.(so|a|map))\b").expect("valid regex");
     names.replace_all(&files.replace_all(e, "_"), "_").chars().take(120).collect()
 }

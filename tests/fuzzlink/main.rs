@@ -7,15 +7,19 @@
 //! program is compiled once per compile variant (a content-addressed cache) and linked in its
 //! 16 shapes. One trial per program (`fuzzlink/cases-<first>-<last>`), so libtest-mimic runs
 //! programs in parallel on every core and `cargo test -- <filter>` for other targets skips
-//! the fuzzer. A divergence prints its seed and a replay command, is shrunk (units, entities,
-//! flags dropped while it still diverges the same way) and written as a fixture of the
-//! differential harness under `<target>/fuzzlink/repro/fuzz-<kind>-<seed>/`.
+//! the fuzzer. A divergence prints its seed and a replay command; it is attributed to a known
+//! one (`KNOWN`: the `fuzz-*` fixtures) when the errors' signature or its essential features
+//! say so, and otherwise shrunk (units, entities, flags dropped while it still diverges the
+//! same way) and written as a fixture of the differential harness under
+//! `<target>/fuzzlink/repro/fuzz-<kind>-<seed>/`.
 //!
 //! Environment:
 //! - `FUZZLINK_SEED`: the first case (default 0); `FUZZLINK_CASES`: how many (default 2,000;
 //!   `FUZZLINK_LONG=1`: 100,000).
 //! - `FUZZLINK_SHRINK`: how many divergences to shrink (default 4; 0 = none).
 //! - `FUZZLINK_KEEP=1`: keep every case's directory (divergent ones are always kept).
+//! - `FUZZLINK_AVOID=<feature,...>`: leave these features out of every case (`features.rs`),
+//!   to look for new divergences while known ones are open.
 //! - `FUZZLINK_DRIVER=1`: run every link through clang instead of running the linker command
 //!   clang would run (`exec::LinkTemplates`; slower, for checking that shortcut).
 //! - `DTLD`: the linker under test.
@@ -108,27 +112,37 @@ const KNOWN: &[(&str, &[&str], Option<&str>, &str)] = &[
     ("fuzz-copyrel-alias", &["alias"], None, "one copy relocation per alias of a copied variable"),
     ("fuzz-wrap-defining-object", &["wrap"], None, "--wrap does not redirect references in the defining object"),
     ("fuzz-bsymbolic-last-wins", &["bsymbolic", "bsymbolic-functions"], None, "-Bsymbolic and -Bsymbolic-functions both applied (lld: the last wins)"),
-    ("fuzz-bsymbolic-non-weak-functions", &[], Some(r"^dtld fails: unknown argument '-Bsymbolic-non-weak-functions'"), "option not supported"),
+    ("fuzz-bsymbolic-non-weak-functions", &[], Some(r"^lib: dtld fails: unknown argument '-Bsymbolic-non-weak-functions'"), "option not supported"),
     (
         "fuzz-lto-version-script-hidden",
         &[],
-        Some(r"^dtld fails: version script assignment of '[^']*' to symbol '_' failed: symbol not defined \| ld.lld links$"),
+        Some(r"^lib: dtld fails: version script assignment of '[^']*' to symbol '_' failed: symbol not defined \| ld.lld links$"),
         "version script checked after LTO",
     ),
     ("fuzz-shlib-undefined", &[], Some(r"^dtld links \| ld.lld fails: undefined reference: _$"), "--no-allow-shlib-undefined not enforced"),
-    ("fuzz-symver-undefined-shared", &[], Some(r"^dtld links \| ld.lld fails: undefined symbol: _@FZ_1$"), "undefined versioned reference accepted in -shared"),
+    (
+        "fuzz-symver-undefined-shared",
+        &[],
+        Some(r"^lib: dtld links \| ld.lld fails: undefined symbol: _@FZ_1$"),
+        "undefined versioned reference accepted in -shared",
+    ),
     (
         "fuzz-hidden-referenced-by-dso",
         &[],
         Some(r"^dtld links \| ld.lld fails: non-exported symbol '_' in _ is referenced by DSO _$"),
         "hidden symbol referenced by a DSO accepted",
     ),
-    ("fuzz-tpoff32-shared-message", &[], Some(r"^dtld fails: _:\(_\): relocation R_X86_64_TPOFF32 against preemptible symbol"), "TPOFF32 in -shared: message"),
+    (
+        "fuzz-tpoff32-shared-message",
+        &[],
+        Some(r"^lib: dtld fails: _:\(_\): relocation R_X86_64_TPOFF32 against preemptible symbol"),
+        "TPOFF32 in -shared: message",
+    ),
     (
         "fuzz-tpoff32-shared-bsymbolic",
         &[],
         Some(
-            r"^dtld fails: relocation R_X86_64_(32|PC32) cannot be used against symbol '_'; recompile with -fPIC \| ld.lld fails: relocation R_X86_64_TPOFF32 against _ cannot be used with -shared$",
+            r"^lib: dtld fails: relocation R_X86_64_(32|PC32) cannot be used against symbol '_'; recompile with -fPIC \| ld.lld fails: relocation R_X86_64_TPOFF32 against _ cannot be used with -shared$",
         ),
         "TPOFF32 in -shared not reported when the symbol is not preemptible",
     ),
@@ -140,8 +154,47 @@ const KNOWN: &[(&str, &[&str], Option<&str>, &str)] = &[
         "script location in the message",
     ),
     ("fuzz-script-shared-target", &[], Some(r"^dtld links \| ld.lld fails: _:1: symbol not found: _$"), "script assignment from a shared symbol accepted"),
+    (
+        "fuzz-pc32-shared-undefined",
+        &[],
+        Some(
+            r"^lib: dtld (links|fails: relocation R_X86_64_32 cannot be used against symbol '_'; recompile with -fPIC) \| ld.lld fails: relocation R_X86_64_PC32 cannot be used against symbol '_'; recompile with -fPIC$",
+        ),
+        "PC32 to a preemptible symbol in -shared accepted",
+    ),
+    ("fuzz-symver-weak-lazy-static", &[], Some(r"^dtld links \| ld.lld fails: undefined symbol: _@@FZ_2$"), "weak reference meeting a lazy name@@VER"),
+    (
+        "fuzz-abs64-text-pie",
+        &[],
+        Some(r"^dtld links \| ld.lld fails: relocation R_X86_64_64 cannot be used against local symbol; recompile with -fPIC$"),
+        "text relocation in a PIE accepted",
+    ),
+    (
+        "fuzz-weak-undef-abs-pie",
+        &[],
+        Some(
+            r"^dtld (links|fails: relocation R_X86_64_\w+ cannot be used against (local )?symbol.*) \| ld.lld fails: relocation R_X86_64_(32|PC32) cannot be used against symbol '_'; recompile with -fPIC$",
+        ),
+        "non-PIC references to an undefined weak symbol in a PIE accepted",
+    ),
+    (
+        "fuzz-symver-reloc-message",
+        &[],
+        Some(
+            r"^dtld fails: relocation R_X86_64_\w+ cannot be used against symbol '_'; recompile with -fPIC \| ld.lld fails: relocation R_X86_64_\w+ cannot be used against symbol '_@@FZ_2'; recompile with -fPIC$",
+        ),
+        "versioned name in the message",
+    ),
+    (
+        "fuzz-lto-archive-symver",
+        &["lto", "versioned"],
+        Some(r"^dtld fails: undefined symbol: _ \| ld.lld links$"),
+        "bitcode member defining a name only through .symver not pulled",
+    ),
+    ("fuzz-lto-symver-exe-order", &["lto", "versioned"], None, "versions in a ThinLTO executable exported in another order"),
     ("fuzz-script-ifunc-alias", &["script", "ifunc"], None, "script alias of an ifunc is not an ifunc"),
     ("fuzz-script-separate-code", &["script-layout", "separate-code"], None, "SECTIONS layout with -z separate-code crashes"),
+    ("fuzz-gotpcrelx-absolute", &["script"], None, "GOTPCRELX to an absolute symbol relaxed in a PIE"),
     ("fuzz-ifunc-needed-order", &["as-needed", "ifunc"], None, "libraries loaded in another order (DT_NEEDED)"),
     ("fuzz-ifunc-exe-referenced-by-dso", &["ifunc"], None, "executable's ifunc referenced by a DSO exported differently"),
 ];
@@ -358,13 +411,14 @@ fn write_repro(dir: &Path, id: u64, commands: &[String], detail: &str, replay: &
 }
 
 /// The known bucket this divergence belongs to. A link that diverged belongs to a bucket whose
-/// pattern its signature matches. Otherwise it belongs to the first bucket without a pattern
+/// pattern its signature matches (and whose features it has, if the bucket names any). Otherwise it belongs to the first bucket without a pattern
 /// whose specific features it has and which are each essential to it: taking any one of them
 /// out ends the divergence, as for the bucket's shrunk reproducer.
 fn attribute(ctx: &Ctx, st: &features::State, tags: &[String], signature: Option<&str>, dir: &Path, cache: &Path) -> Option<String> {
     let buckets = ctx.stats.lock().unwrap().buckets.clone();
     if let Some(sig) = signature {
-        if let Some(b) = buckets.iter().find(|b| b.signature.as_ref().is_some_and(|re| re.is_match(sig))) {
+        let fits = |b: &&Bucket| b.signature.as_ref().is_some_and(|re| re.is_match(sig)) && b.features.iter().all(|f| tags.contains(f));
+        if let Some(b) = buckets.iter().find(fits) {
             return Some(b.name.clone());
         }
     }

@@ -465,8 +465,9 @@ fn gen_defs(r: &mut Rng, p: &Program, e: &mut Entity, c_tus: &[usize]) {
     if !versioned && !ifunc && !is_tls && r.chance(5) {
         return;
     }
-    // Versioned functions prefer a library.
-    let home = if versioned && p.nlibs > 0 && r.chance(80) {
+    // Versioned functions live in a library when there is one (in an executable, without a
+    // version script, both versions are exported under the bare name).
+    let home = if versioned && p.nlibs > 0 {
         let libs: Vec<usize> = (0..ntus).filter(|&t| p.tus[t].plan != Unit::Exe).collect();
         *r.pick(&libs)
     } else {

@@ -440,7 +440,7 @@ pub fn shrink(env: &Env, st: &State, id: u64, kind: DivKind, signature: Option<&
         fs::write(dir.join(&file), text).map_err(|e| format!("write {file}: {e}"))?;
     }
     fs::write(dir.join("divergence.txt"), &detail).map_err(|e| e.to_string())?;
-    let _ = fs::remove_dir_all(work.join("try"));
-    let _ = fs::remove_dir_all(&cache);
+    // The fixture directory holds everything the shrink found.
+    let _ = fs::remove_dir_all(&work);
     Ok((cur, dir, essential))
 }
