@@ -4,8 +4,8 @@
 //! file, the ThinLTO staging directory with its shards and objects), just as a failed link does
 //! not. Destructors do that on every normal return path; a signal needs process-wide state,
 //! the one exception to "no globals" in dtld: paths register here while they exist, and a
-//! watcher thread removes them, stops child processes (a distributor) and exits with status 1,
-//! as ld.lld does on SIGINT.
+//! watcher thread removes them, stops child processes (a distributor) and ends the process by
+//! the signal, as ld.lld does.
 
 use std::path::PathBuf;
 use std::sync::{Mutex, Once};
@@ -16,6 +16,14 @@ static PATHS: Mutex<Vec<(u64, PathBuf, Option<(u64, u64)>)>> = Mutex::new(Vec::n
 static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 static NEXT: Mutex<u64> = Mutex::new(0);
 static INIT: Once = Once::new();
+/// A signal arrived: the link is being torn down (a child that fails now failed because of it).
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a signal is ending the link (the watcher is removing the temporaries and will end
+/// the process): a failure seen now is the signal's, not one to report.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
+}
 
 /// Removes the path when dropped, and on a signal while it lives.
 pub struct Registered {
@@ -88,6 +96,7 @@ fn install() {
         };
         std::thread::spawn(move || {
             if let Some(sig) = signals.forever().next() {
+                INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
                 for &pid in CHILDREN.lock().unwrap_or_else(|e| e.into_inner()).iter() {
                     // SAFETY: kill(2) with a pid we spawned and a valid signal number.
                     unsafe {
@@ -114,8 +123,10 @@ fn install() {
                         }
                     }
                 }
-                eprintln!("{}: error: interrupted by signal {sig}", crate::diag::program());
-                std::process::exit(1);
+                // As ld.lld (LLVM's signal handler): nothing printed, and the process ends by the
+                // signal itself, so the caller sees it die of SIGINT, SIGTERM or SIGHUP.
+                let _ = signal_hook::low_level::emulate_default_handler(sig);
+                std::process::exit(128 + sig);
             }
         });
     });

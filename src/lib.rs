@@ -76,6 +76,8 @@ fn run_main(program: &str, argv: &[String], may_fork: bool) -> i32 {
     match driver::flavor(program, argv) {
         (driver::Flavor::Gnu, skip) => main_gnu(&argv[skip..], may_fork),
         (driver::Flavor::MinGw, _) => main_coff(driver::mingw::parse(argv), "", driver::mingw::help_text(), may_fork),
+        // `lld-link /lib ...` is llvm-lib.
+        (driver::Flavor::Link, skip) if driver::lib::is_lib(&argv[skip..]) => driver::lib::main(&argv[skip + 1..]),
         (driver::Flavor::Link, skip) => main_coff(driver::link::parse(&argv[skip..]), "", driver::link::help_text(), may_fork),
     }
 }

@@ -269,13 +269,68 @@ impl StagingDir {
 /// A staging directory being removed by a thread of its own (`StagingDir::remove_in_background`):
 /// the link goes on meanwhile (thousands of `unlinkat` wait on the file system, not the CPU),
 /// and dropping this waits until the directory is gone, so nothing is left behind at exit.
+/// Work started with `timed` also says how long its steps took (`join_into` a trace).
 #[must_use]
-pub struct Removal(Vec<std::thread::JoinHandle<()>>);
+pub struct Removal(Vec<(std::thread::JoinHandle<()>, Option<std::sync::Arc<Steps>>)>);
+
+/// The steps a background task timed: (name, detail, start, duration).
+#[derive(Default)]
+pub struct Steps(std::sync::Mutex<Vec<(&'static str, String, std::time::Instant, std::time::Duration)>>);
+
+impl Steps {
+    /// Gives the steps called `name` the detail `relabel` returns for theirs (a step recorded
+    /// before its final detail was known).
+    pub fn relabel(&self, name: &str, relabel: &dyn Fn(&str) -> Option<String>) {
+        for step in self.0.lock().unwrap_or_else(|e| e.into_inner()).iter_mut().filter(|s| s.0 == name) {
+            if let Some(d) = relabel(&step.1) {
+                step.1 = d;
+            }
+        }
+    }
+
+    /// Moves the steps recorded so far into `trace`, as steps of the stage under way.
+    pub fn record(&self, trace: &mut crate::trace::Trace) {
+        for (name, detail, start, dur) in std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner())) {
+            trace.part(name, &detail, start, dur);
+        }
+    }
+
+    /// Runs `f` as the step `name` (with `detail`), timed.
+    pub fn time<T>(&self, name: &'static str, detail: &str, f: impl FnOnce() -> T) -> T {
+        let start = std::time::Instant::now();
+        let r = f();
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push((name, detail.to_string(), start, start.elapsed()));
+        r
+    }
+}
 
 impl Removal {
     /// Other work under way in a thread of its own (`h`), waited for in the same way.
     pub fn thread(h: Option<std::thread::JoinHandle<()>>) -> Removal {
-        Removal(h.into_iter().collect())
+        Removal(h.into_iter().map(|h| (h, None)).collect())
+    }
+
+    /// `f` on a thread of its own (`thread_name`), recording its steps (`Steps::time`); if no
+    /// thread can be started, it runs here.
+    pub fn timed(thread_name: &str, f: impl FnOnce(&Steps) + Send + 'static) -> Removal {
+        let steps = std::sync::Arc::new(Steps::default());
+        let s = steps.clone();
+        let f = std::sync::Arc::new(std::sync::Mutex::new(Some(f)));
+        let g = f.clone();
+        let h = std::thread::Builder::new().name(thread_name.into()).spawn(move || {
+            if let Some(f) = g.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                f(&s);
+            }
+        });
+        match h {
+            Ok(h) => Removal(vec![(h, Some(steps))]),
+            Err(_) => {
+                if let Some(f) = f.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                    f(&steps);
+                }
+                Removal(Vec::new())
+            }
+        }
     }
 
     /// This work and `other`'s, waited for together.
@@ -283,11 +338,22 @@ impl Removal {
         self.0.append(&mut other.0);
         self
     }
+
+    /// Waits for all of it and records the timed steps in `trace` (on its second track: they
+    /// ran alongside the link).
+    pub fn join_into(mut self, trace: &mut crate::trace::Trace) {
+        for (h, steps) in self.0.drain(..) {
+            let _ = h.join();
+            for (name, detail, start, dur) in steps.map(|s| std::mem::take(&mut *s.0.lock().unwrap_or_else(|e| e.into_inner()))).unwrap_or_default() {
+                trace.background(name, &detail, start, dur);
+            }
+        }
+    }
 }
 
 impl Drop for Removal {
     fn drop(&mut self) {
-        for h in self.0.drain(..) {
+        for (h, _) in self.0.drain(..) {
             let _ = h.join();
         }
     }

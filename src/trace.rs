@@ -74,6 +74,12 @@ impl Trace {
         self.events.push((name.to_string(), detail.to_string(), ts, dur.as_micros(), kind));
     }
 
+    /// Records one step of a stage that ran from `start` for `dur` (drawn inside it; not in
+    /// `--verbose`'s list): DTLTO's per-module steps, under lld's names.
+    pub fn part(&mut self, name: &str, detail: &str, start: Instant, dur: std::time::Duration) {
+        self.event(name, detail, start, dur, Kind::Part);
+    }
+
     /// Records the parts of a stage (drawn inside it).
     pub fn laps(&mut self, laps: &Laps) {
         for &(name, start, dur) in &laps.parts {
@@ -92,6 +98,25 @@ impl Trace {
                 "{{\"pid\":1,\"tid\":{tid},\"ph\":\"X\",\"ts\":{ts},\"dur\":{dur},\"name\":{},\"args\":{{\"detail\":{}}}}}",
                 crate::util::json::json_string(name),
                 crate::util::json::json_string(detail)
+            ));
+        }
+        // LLVM's time profiler ends with one "Total <name>" event per name: the summed duration,
+        // how many there were and their average (lld's DTLTO tests count events by these).
+        let mut totals: Vec<(&str, u128, u64)> = Vec::new();
+        for (name, _, _, dur, _) in &self.events {
+            match totals.iter_mut().find(|t| t.0 == name) {
+                Some(t) => {
+                    t.1 += dur;
+                    t.2 += 1;
+                }
+                None => totals.push((name, *dur, 1)),
+            }
+        }
+        for (name, dur, count) in totals {
+            ev.push(format!(
+                "{{\"pid\":1,\"tid\":0,\"ph\":\"X\",\"ts\":0,\"dur\":{dur},\"name\":{},\"args\":{{\"count\":{count},\"avg ms\":{}}}}}",
+                crate::util::json::json_string(&format!("Total {name}")),
+                dur / u128::from(count) / 1000
             ));
         }
         ev.push("{\"pid\":1,\"tid\":0,\"ph\":\"M\",\"name\":\"process_name\",\"args\":{\"name\":\"dtld\"}}".to_string());

@@ -480,14 +480,16 @@ impl Client {
 /// The bytes of a blob to upload, checked against its digest (a file may have changed since it
 /// was hashed).
 fn load(d: &re::Digest, src: &Source) -> Result<Vec<u8>, String> {
-    let data = match src {
-        Source::Bytes(b) => b.clone(),
-        Source::File(p) => std::fs::read(p).map_err(|e| format!("cannot read '{p}': {e}"))?,
-    };
-    if let Source::File(p) = src {
-        if digest(&data) != *d {
-            return Err(format!("'{p}' changed during the link"));
+    let (data, p) = match src {
+        Source::Bytes(b) => return Ok(b.clone()),
+        Source::File(p) => (std::fs::read(p).map_err(|e| format!("cannot read '{p}': {e}"))?, p),
+        Source::Shard { path, names, module } => {
+            let shard = std::fs::read(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
+            (crate::action::rename_shard(&shard, names, module).map_err(|e| format!("'{path}': {e}"))?, path)
         }
+    };
+    if digest(&data) != *d {
+        return Err(format!("'{p}' changed during the link"));
     }
     Ok(data)
 }

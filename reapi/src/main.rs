@@ -1,10 +1,12 @@
 //! `dtld-reapi`: a DTLTO distributor that runs the ThinLTO backend compilations as Actions on a
 //! Remote Execution API v2 engine (Buildbarn, BuildBuddy, NativeLink, BuildGrid, buildbox-casd).
 //!
-//! The linker (dtld, or ld.lld-22) runs `[dtld-reapi, args..., <job file>]`. Because dtld names
-//! every temporary deterministically, the Actions of a link are identical across links, build
-//! directories and machines, so a relink of unchanged inputs is served from the engine's action
-//! cache without executing anything. Usage and deployment: `docs/remote.md`.
+//! The linker (dtld, or ld.lld-22) runs `[dtld-reapi, args..., <job file>]`. The job file names
+//! the temporaries by the link's process id and the inputs by the paths they were given, so inside
+//! an Action every file is named by its content instead (and the module paths inside each summary
+//! shard are renamed to match): the Actions of a link are identical across links, build
+//! directories, processes and machines, and a relink of unchanged inputs is served from the
+//! engine's action cache without executing anything. Usage and deployment: `docs/remote.md`.
 //!
 //! This file is the command line (every option also has a `DTLD_REAPI_*` environment variable,
 //! so `-Xthinlto-distributor=` is optional), the compiler's identity, the local fallback, the
@@ -33,7 +35,7 @@ use dtld_distributor::{generate, jobfile, progress, run};
 /// to a JSON job file and runs this program with it, for example through `clang -flto=thin
 /// -fuse-ld=dtld -fthinlto-distributor=dtld-reapi` with `DTLD_REAPI_ENDPOINT=grpc://HOST:PORT`.
 /// Each compilation becomes an Action on the engine (Buildbarn, BuildBuddy, NativeLink,
-/// BuildGrid, buildbox-casd); because dtld names every input deterministically, a relink of
+/// BuildGrid, buildbox-casd) in which every file is named by its content, so a relink of
 /// unchanged inputs from any directory or machine is served from the engine's action cache.
 #[derive(Parser, Debug)]
 #[command(
@@ -98,7 +100,7 @@ struct Cli {
 
     /// Compile a job on this machine when the engine cannot (unreachable, failed action, output
     /// missing, ...)
-    #[arg(long, env = "DTLD_REAPI_LOCAL_FALLBACK")]
+    #[arg(long, env = "DTLD_REAPI_LOCAL_FALLBACK", value_parser = clap::builder::BoolishValueParser::new())]
     local_fallback: bool,
 
     /// Progress display: a status line on a terminal and one line per job otherwise (auto), the
@@ -131,7 +133,7 @@ fn main() -> ExitCode {
     if let Some(code) = generate::intercept(Cli::command, &extras) {
         return code;
     }
-    let cli = Cli::parse();
+    let cli: Cli = generate::parse_or_exit("dtld-reapi");
     let started = Instant::now();
     let usage = |m: &str| -> ExitCode {
         eprintln!("dtld-reapi: error: {m}");

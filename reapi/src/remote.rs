@@ -1,18 +1,21 @@
 //! One link's jobs on the engine, in the order that costs the least:
 //!
 //! 1. hash every input file once (files shared by many jobs, such as an imported module, are read
-//!    once) and build every job's Action;
+//!    once), rename every job's summary shard to the content names of its modules, and build
+//!    every job's Action (`action`: nothing in it depends on the job file's paths or the link's
+//!    process id, so the same inputs give the same Actions in any directory);
 //! 2. ask the action cache for every Action (GetActionResult), in parallel; a hit only needs its
 //!    outputs downloaded, so a relink that hits everywhere uploads nothing and executes nothing;
 //! 3. for the misses, ask the CAS which blobs it lacks (FindMissingBlobs) and upload each missing
-//!    blob once for the whole link;
+//!    blob once for the whole link (a renamed shard is renamed again from its file at upload);
 //! 4. Execute the misses, at most `parallelism` at a time, and download their outputs.
 //!
-//! Every output is checked before it is written where the linker expects it: its digest, that it
-//! is not empty and that it is an ELF or COFF object. A job that cannot be done remotely is
-//! returned as a failure with the reason, and `main` decides whether to compile it locally.
-//! When the engine stops answering (retries used up on UNAVAILABLE), jobs that have not started
-//! fail at once instead of each waiting through its own retries.
+//! Every output is checked before it is written where the linker expects it, the job's own
+//! `outputs[n]` (the Action names it `out.o`): its digest, that it is not empty and that it is an
+//! ELF or COFF object. A job that cannot be done remotely is returned as a failure with the
+//! reason, and `main` decides whether to compile it locally. When the engine stops answering
+//! (retries used up on UNAVAILABLE), jobs that have not started fail at once instead of each
+//! waiting through its own retries.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -63,7 +66,8 @@ struct Shared {
     client: Client,
     caps: Capabilities,
     file: JobFile,
-    built: Vec<Built>,
+    /// Each job's Action; `None` for a job that failed before reaching the engine.
+    built: Vec<Option<Built>>,
     progress: Arc<Mutex<Progress>>,
     /// Set when a call failed for good with a transient status: the engine is gone.
     down: AtomicBool,
@@ -82,32 +86,51 @@ enum Miss {
     Failed(String),
 }
 
+impl Shared {
+    /// Job `i`'s Action (only jobs that have one are looked up and executed).
+    fn built(&self, i: usize) -> &Built {
+        self.built[i].as_ref().expect("only jobs with an Action reach the engine")
+    }
+}
+
 fn lock(p: &Mutex<Progress>) -> std::sync::MutexGuard<'_, Progress> {
     p.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Hashes the input files, builds the Actions, and runs the jobs on the engine.
 pub async fn run(file: JobFile, cwd: &Path, client: Client, cfg: &Config, progress: Arc<Mutex<Progress>>) -> Result<Outcome, String> {
-    let paths = file.common_inputs.iter().chain(file.jobs.iter().flat_map(|j| j.inputs.iter().chain(&j.outputs)));
-    let layout = layout::compute(cwd, paths.map(String::as_str))?;
+    let layout = layout::compute(cwd, file.common_inputs.iter().map(String::as_str))?;
 
-    // Every input file once.
+    // Every input file once; the shards (`inputs[1]`, one per job) are read when renamed.
     let mut digests: HashMap<String, re::Digest> = HashMap::new();
-    for p in file.common_inputs.iter().chain(file.jobs.iter().flat_map(|j| &j.inputs)) {
+    let files = file.jobs.iter().flat_map(|j| j.inputs.iter().take(1).chain(j.inputs.iter().skip(2)));
+    for p in file.common_inputs.iter().chain(files) {
         if !digests.contains_key(p) {
             let data = std::fs::read(p).map_err(|e| format!("cannot read input '{p}': {e}"))?;
             digests.insert(p.clone(), action::digest(&data));
         }
     }
     let settings = Settings { layout: &layout, common_args: &file.common_args, common_inputs: &file.common_inputs, platform: &cfg.platform, salt: &cfg.salt };
+    // A job whose Action cannot be built (its shard unreadable or not naming its module) fails
+    // alone; the others go on.
     let mut built = Vec::with_capacity(file.jobs.len());
-    for j in &file.jobs {
-        let b = action::build(&settings, &j.args, &j.inputs, &j.outputs, &|p| digests[p].clone())
-            .map_err(|e| format!("job {} -> {}: {e}", j.module(), j.output()))?;
-        if cfg.verbose {
-            lock(&progress).message(&format!("dtld-reapi: {} -> {}: action {}/{}\n", j.module(), j.output(), b.action_digest.hash, b.action_digest.size_bytes));
+    let mut failures: Vec<Failure> = Vec::new();
+    for (i, j) in file.jobs.iter().enumerate() {
+        let b = std::fs::read(&j.inputs[1])
+            .map_err(|e| format!("cannot read input '{}': {e}", j.inputs[1]))
+            .and_then(|shard| action::build(&settings, j, &|p| digests[p].clone(), &shard));
+        match &b {
+            Ok(b) if cfg.verbose => lock(&progress).message(&format!(
+                "dtld-reapi: {} -> {}: action {}/{}\n",
+                j.module(),
+                j.output(),
+                b.action_digest.hash,
+                b.action_digest.size_bytes
+            )),
+            Ok(_) => {}
+            Err(reason) => failures.push(Failure { job: i, reason: format!("cannot make its Action: {reason}") }),
         }
-        built.push(b);
+        built.push(b.ok());
     }
 
     let mut outcome = Outcome::default();
@@ -115,7 +138,9 @@ pub async fn run(file: JobFile, cwd: &Path, client: Client, cfg: &Config, progre
         Ok(c) => c,
         Err(e) => {
             let reason = format!("the REAPI engine is not usable: {e}");
-            outcome.failures = (0..file.jobs.len()).map(|job| Failure { job, reason: reason.clone() }).collect();
+            failures.extend((0..file.jobs.len()).filter(|&i| built[i].is_some()).map(|job| Failure { job, reason: reason.clone() }));
+            failures.sort_by_key(|f| f.job);
+            outcome.failures = failures;
             return Ok(outcome);
         }
     };
@@ -125,7 +150,7 @@ pub async fn run(file: JobFile, cwd: &Path, client: Client, cfg: &Config, progre
     // 2. The action cache.
     let lookups = Arc::new(Semaphore::new(cfg.parallelism.max(32)));
     let mut set = JoinSet::new();
-    for i in 0..n {
+    for i in (0..n).filter(|&i| shared.built[i].is_some()) {
         let (s, sem) = (shared.clone(), lookups.clone());
         set.spawn(async move {
             let _permit = sem.acquire_owned().await;
@@ -133,7 +158,6 @@ pub async fn run(file: JobFile, cwd: &Path, client: Client, cfg: &Config, progre
         });
     }
     let mut misses: Vec<(usize, bool)> = Vec::new();
-    let mut failures: Vec<Failure> = Vec::new();
     while let Some(r) = set.join_next().await {
         let (i, r) = r.map_err(|e| format!("internal error: a job task failed: {e}"))?;
         match r {
@@ -149,7 +173,7 @@ pub async fn run(file: JobFile, cwd: &Path, client: Client, cfg: &Config, progre
         let mut seen = HashSet::new();
         let mut blobs = Vec::new();
         for &(i, _) in &misses {
-            for (d, src) in &shared.built[i].blobs {
+            for (d, src) in &shared.built(i).blobs {
                 if seen.insert(action::key(d)) {
                     blobs.push((d.clone(), src.clone()));
                 }
@@ -212,7 +236,7 @@ async fn lookup(s: &Shared, i: usize) -> Result<(), Miss> {
     }
     let job = &s.file.jobs[i];
     let start = Instant::now();
-    let result = match s.client.cached_result(&s.built[i].action_digest).await {
+    let result = match s.client.cached_result(&s.built(i).action_digest).await {
         Ok(Some(r)) if r.exit_code == 0 => r,
         Ok(Some(_)) => return Err(Miss::Retry { skip_cache_lookup: true }),
         Ok(None) => return Err(Miss::Retry { skip_cache_lookup: false }),
@@ -249,7 +273,7 @@ async fn execute(s: &Shared, i: usize, skip_cache_lookup: bool) -> Result<Done, 
 
 async fn run_action(s: &Shared, i: usize, skip_cache_lookup: bool) -> Result<Done, String> {
     let job = &s.file.jobs[i];
-    let resp = s.client.execute(&s.built[i].action_digest, skip_cache_lookup, s.timeout).await.map_err(|st| call_failed(s, "Execute", &st))?;
+    let resp = s.client.execute(&s.built(i).action_digest, skip_cache_lookup, s.timeout).await.map_err(|st| call_failed(s, "Execute", &st))?;
     let Some(result) = resp.result else {
         return Err("the engine returned no result".into());
     };
@@ -266,7 +290,9 @@ async fn run_action(s: &Shared, i: usize, skip_cache_lookup: bool) -> Result<Don
             }
         }
         if !text.is_empty() {
-            let mut block = format!("dtld-reapi: output of {} -> {}:\n{}", job.module(), job.output(), String::from_utf8_lossy(&text));
+            // The compiler names the files by their names in the Action: give them their paths.
+            let text = s.built(i).unname(&String::from_utf8_lossy(&text));
+            let mut block = format!("dtld-reapi: output of {} -> {}:\n{text}", job.module(), job.output());
             if !block.ends_with('\n') {
                 block.push('\n');
             }
@@ -298,9 +324,8 @@ enum OutputError {
 async fn outputs(s: &Shared, i: usize, result: &re::ActionResult) -> Result<(), OutputError> {
     let job = &s.file.jobs[i];
     let mut files = Vec::new();
-    for local in &job.outputs {
-        let wanted = layout::normalize(local).join("/");
-        let Some(f) = result.output_files.iter().find(|f| f.path == wanted) else {
+    for (local, wanted) in job.outputs.iter().zip(&s.built(i).outputs) {
+        let Some(f) = result.output_files.iter().find(|f| f.path == *wanted) else {
             return Err(OutputError::Invalid(format!("the engine's result has no output '{wanted}'")));
         };
         let d = f.digest.clone().unwrap_or_default();

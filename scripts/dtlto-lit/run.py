@@ -112,7 +112,6 @@ config.available_features.update([
 ])
 # dtld's thin link needs to know where LLVM is when no clang or plugin tells it (lld has LLVM
 # built in); harmless for lld.
-config.environment["DTLD_LLVM_DIR"] = p["dtld_llvm_dir"]
 '''
 
 CLANG_WRAPPER = '''#!/bin/sh
@@ -201,7 +200,6 @@ def run_lit(args, name, suite, tests, linkers):
         "llvm_src_root": os.path.join(args.tests, "llvm"),
         # Only the post-22 *-serialization-sync.cpp tests use it; there is no LLVM build tree.
         "llvm_obj_root": os.path.join(args.out, "no-llvm-obj-root"),
-        "dtld_llvm_dir": os.path.dirname(args.llvm_bin.rstrip("/")),
     }
     cmd = ["/usr/bin/python3", os.path.join(args.llvm_bin, "lit"), "-j", str(args.jobs), "-q",
            "--timeout", str(args.timeout), "-o", os.path.join(d, "results.json")]

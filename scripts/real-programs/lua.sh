@@ -18,13 +18,14 @@
 #                                                   target/release/dtld-distribute), and require
 #                                                   that no temporary is left next to the programs
 #        LUA_DTLTO_REF=<distributor>                 the distributor of the ld.lld-22 side
-#                                                   (default: LUA_DTLTO). For LUA_DTLTO=dtld-reapi
-#                                                   (REAPI), use target/release/dtld-distribute:
-#                                                   lld names the inputs by absolute path, which
-#                                                   dtld-reapi refuses. dtld-reapi reads its engine
-#                                                   from DTLD_REAPI_ENDPOINT (run under
-#                                                   `scripts/buildbox.sh serve`), from the repository
-#                                                   root (the job file's paths must be relative)
+#                                                   (default: LUA_DTLTO). .ci/run gives
+#                                                   target/release/dtld-distribute here with
+#                                                   LUA_DTLTO=dtld-reapi (REAPI), so the reference
+#                                                   does not depend on the engine. dtld-reapi reads
+#                                                   its engine from DTLD_REAPI_ENDPOINT (run under
+#                                                   `scripts/buildbox.sh serve`); the job file's
+#                                                   inputs may be absolute paths (only a sample
+#                                                   profile must be relative)
 #        LUA_DTLTO_ARGS=a,b                          -Xthinlto-distributor=a,b on the dtld side
 # The downloaded source is cached under target/real-programs/src/ (delete it to refetch).
 set -euo pipefail

@@ -16,13 +16,10 @@
 //! linker members, `//` long-name member when needed), the import
 //! descriptor object `__IMPORT_DESCRIPTOR_<lib>`, the
 //! `__NULL_IMPORT_DESCRIPTOR` object, the `\x7f<lib>_NULL_THUNK_DATA`
-//! object, then one short import per non-private export. Deterministic:
-//! time stamps, uid and gid are 0, member mode 644, symbol-table mode 0,
-//! exactly like LLVM's deterministic archive writer.
+//! object, then one short import per non-private export. The archive itself
+//! is written by LLVM's deterministic archive writer's rules (`lib.rs`).
 //!
 //! Pure: no I/O, no global state, deterministic.
-
-use std::collections::BTreeMap;
 
 use object::pe::{
     IMAGE_FILE_MACHINE_AMD64, IMAGE_FILE_MACHINE_ARM64, IMAGE_FILE_MACHINE_ARM64EC, IMAGE_FILE_MACHINE_ARM64X, IMAGE_FILE_MACHINE_ARMNT,
@@ -400,26 +397,6 @@ struct Member {
     symbols: Vec<String>,
 }
 
-/// Appends `s` padded with spaces to `width` (the archive header fields).
-fn field(out: &mut Vec<u8>, s: &str, width: usize) {
-    debug_assert!(s.len() <= width, "{s:?} does not fit in {width} bytes");
-    out.extend_from_slice(s.as_bytes());
-    out.resize(out.len() + width.saturating_sub(s.len()), b' ');
-}
-
-/// A member header in LLVM's deterministic style: time 0, uid 0, gid 0.
-fn member_header(out: &mut Vec<u8>, name: &str, mode: &str, size: usize) {
-    field(out, name, 16);
-    field(out, "0", 12);
-    field(out, "0", 6);
-    field(out, "0", 6);
-    field(out, mode, 8);
-    field(out, &size.to_string(), 10);
-    out.extend_from_slice(b"`\n");
-}
-
-const AR_HEADER_SIZE: usize = 60;
-
 /// Writes the complete MinGW import library for `dll_name`, as ld.lld-22
 /// `--out-implib` does on x86-64.
 ///
@@ -482,98 +459,18 @@ pub fn write_import_library(dll_name: &str, exports: &[ImplibExport]) -> Vec<u8>
     write_coff_archive(import_name, &members)
 }
 
-/// LLVM's `writeArchive(..., K_COFF, Deterministic = true)` for members
-/// that all carry the same name.
+/// LLVM's `writeArchive(..., K_COFF, Deterministic = true)` for members that all carry the same
+/// name (`lib.rs`).
 fn write_coff_archive(member_name: &str, members: &[Member]) -> Vec<u8> {
-    // Symbol list: first definition wins, later duplicates are dropped from
-    // both linker members. Indices are 1-based member numbers.
-    let mut map: BTreeMap<&[u8], u16> = BTreeMap::new();
-    let mut ordered: Vec<(&str, usize)> = Vec::new();
-    for (i, m) in members.iter().enumerate() {
-        for s in &m.symbols {
-            if !map.contains_key(s.as_bytes()) {
-                map.insert(s.as_bytes(), (i + 1) as u16);
-                ordered.push((s, i));
-            }
-        }
-    }
-    let names_size: usize = ordered.iter().map(|(s, _)| s.len() + 1).sum();
-
-    // First linker member.
-    let mut symtab_size = 4 + 4 * ordered.len() + names_size;
-    symtab_size += symtab_size % 2;
-    // Second linker member.
-    let mut symmap_size = 4 + 4 * members.len() + 4 + 2 * map.len() + names_size;
-    symmap_size += symmap_size % 2;
-    // Long member names.
-    let long_name = member_name.len() >= 16 || member_name.contains('/');
-    let strtab_len = if long_name { member_name.len() + 1 } else { 0 };
-    let strtab_member = if long_name { AR_HEADER_SIZE + strtab_len + strtab_len % 2 } else { 0 };
-
-    let headers = 8 + AR_HEADER_SIZE + symtab_size + AR_HEADER_SIZE + symmap_size + strtab_member;
-    let mut offsets = Vec::with_capacity(members.len());
-    let mut pos = headers;
-    for m in members {
-        offsets.push(pos as u32);
-        pos += AR_HEADER_SIZE + m.data.len() + m.data.len() % 2;
-    }
-
-    let mut out = Vec::with_capacity(pos);
-    out.extend_from_slice(b"!<arch>\n");
-
-    member_header(&mut out, "/", "0", symtab_size);
-    let start = out.len();
-    out.extend_from_slice(&(ordered.len() as u32).to_be_bytes());
-    for &(_, i) in &ordered {
-        out.extend_from_slice(&offsets[i].to_be_bytes());
-    }
-    for &(s, _) in &ordered {
-        out.extend_from_slice(s.as_bytes());
-        out.push(0);
-    }
-    out.resize(start + symtab_size, 0);
-
-    member_header(&mut out, "/", "0", symmap_size);
-    let start = out.len();
-    out.extend_from_slice(&(members.len() as u32).to_le_bytes());
-    for off in &offsets {
-        out.extend_from_slice(&off.to_le_bytes());
-    }
-    out.extend_from_slice(&(map.len() as u32).to_le_bytes());
-    for idx in map.values() {
-        out.extend_from_slice(&idx.to_le_bytes());
-    }
-    for name in map.keys() {
-        out.extend_from_slice(name);
-        out.push(0);
-    }
-    out.resize(start + symmap_size, 0);
-
-    let header_name = if long_name {
-        // "//" header: only the name and size fields are filled in.
-        let padded = strtab_len + strtab_len % 2;
-        field(&mut out, "//", 48);
-        field(&mut out, &padded.to_string(), 10);
-        out.extend_from_slice(b"`\n");
-        out.extend_from_slice(member_name.as_bytes());
-        out.push(0);
-        if strtab_len % 2 == 1 {
-            out.push(b'\n');
-        }
-        "/0".to_string()
-    } else {
-        format!("{member_name}/")
-    };
-
-    for m in members {
-        member_header(&mut out, &header_name, "644", m.data.len());
-        out.extend_from_slice(&m.data);
-        if m.data.len() % 2 == 1 {
-            out.push(b'\n');
-        }
-    }
-    debug_assert_eq!(out.len(), pos);
-    out
+    let members: Vec<super::lib::NewMember> = members
+        .iter()
+        .map(|m| super::lib::NewMember {
+            name: member_name.to_string(),
+            data: &m.data,
+            symbols: Some(m.symbols.iter().map(|s| s.as_bytes().to_vec()).collect()),
+        })
+        .collect();
+    super::lib::write(&members, super::lib::Options { format: super::lib::Format::Coff, thin: false, symtab: true })
 }
 
 #[cfg(test)]

@@ -14,7 +14,8 @@
 //!
 //! `config.rs` holds the options both drivers fill; `object.rs` parses one COFF object;
 //! `idata.rs`, `pseudoreloc.rs`, `exports.rs`, `baserel.rs`, `implib.rs` and `drectve.rs` are the
-//! pure table formats.
+//! pure table formats. `lib.rs` writes archives as LLVM does (import libraries, and
+//! `lld-link /lib` with `libinput.rs`, what llvm-lib reads from its inputs).
 
 pub mod armap;
 pub mod baserel;
@@ -29,6 +30,8 @@ pub mod icf;
 pub mod idata;
 pub mod implib;
 pub mod layout;
+pub mod lib;
+pub mod libinput;
 pub mod locations;
 pub mod map;
 pub mod merge;

@@ -120,12 +120,21 @@ fn build_id(p: &mut Gnu, v: &Val) {
     c.build_id_hex.clear();
 }
 
+/// lld's `setUnresolvedSymbolPolicy`: each value sets both policies (objects, shared libraries),
+/// and later options override earlier ones.
 fn unresolved_symbols(p: &mut Gnu, v: &Val) {
-    match v.value.unwrap_or("") {
-        "ignore-all" | "ignore-in-object-files" => p.cfg.ignore_unresolved_in_objects = true,
-        "report-all" | "ignore-in-shared-libs" => p.cfg.ignore_unresolved_in_objects = false,
-        other => p.errors.push(format!("unknown --unresolved-symbols value: {other}")),
-    }
+    let (objects, shlibs) = match v.value.unwrap_or("") {
+        "ignore-all" => (false, false),
+        "ignore-in-object-files" => (false, true),
+        "ignore-in-shared-libs" => (true, false),
+        "report-all" => (true, true),
+        other => {
+            p.errors.push(format!("unknown --unresolved-symbols value: {other}"));
+            return;
+        }
+    };
+    p.cfg.report_unresolved = Some(objects);
+    p.cfg.allow_shlib_undefined = Some(!shlibs);
 }
 
 fn threads(p: &mut Gnu, v: &Val) {
@@ -207,7 +216,9 @@ fn cg_profile_sort(p: &mut Gnu, v: &Val) {
 
 fn color(p: &mut Gnu, v: &Val) {
     match v.value {
-        None | Some("auto") | Some("always") | Some("never") => p.color = crate::diag::color_choice(v.value),
+        // A bare --color-diagnostics is lld's alias for =always.
+        None => p.color = Some(true),
+        Some("auto") | Some("always") | Some("never") => p.color = crate::diag::color_choice(v.value),
         Some(other) => p.errors.push(format!("unknown option: --color-diagnostics={other}")),
     }
 }
@@ -380,10 +391,18 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["eh-frame-hdr"], Flag, "", "Create .eh_frame_hdr and PT_GNU_EH_FRAME", Implemented, |p, _| p.cfg.eh_frame_hdr = true),
     opt(&["no-eh-frame-hdr"], Flag, "", "Do not create .eh_frame_hdr", Implemented, |p, _| p.cfg.eh_frame_hdr = false),
     opt(&["gc-sections"], Flag, "", "Garbage-collect unused sections", Implemented, |p, _| p.cfg.gc_sections = true),
-    opt(&["fat-lto-objects"], Flag, "", "Use the .llvm.lto section of FatLTO objects (their bitcode) instead of their code", Implemented, |p, _| p.cfg.fat_lto_objects = true),
+    opt(&["fat-lto-objects"], Flag, "", "Use the .llvm.lto section of FatLTO objects (their bitcode) instead of their code", Implemented, |p, _| {
+        p.cfg.fat_lto_objects = true
+    }),
     opt(&["no-fat-lto-objects"], Flag, "", "Use the code of FatLTO objects, not their bitcode (default)", Implemented, |p, _| p.cfg.fat_lto_objects = false),
     opt(&["no-gc-sections"], Flag, "", "Do not garbage-collect unused sections (default)", Implemented, |p, _| p.cfg.gc_sections = false),
     opt(&["print-gc-sections"], Flag, "", "List removed unused sections", Implemented, |p, _| p.cfg.print_gc_sections = true),
+    opt(&["print-archive-stats"], Value, "<file>", "Write how many members of each archive the link used to <file>", Implemented, |p, v| {
+        p.cfg.print_archive_stats = Some(v.path())
+    }),
+    // lld's hidden `--stats` prints statistics only in builds with LLVM's statistics enabled
+    // (Debian's prints nothing) and changes no output.
+    opt(&["stats"], Flag, "", "", Noop, nothing),
     opt(&["no-print-gc-sections"], Flag, "", "Do not list removed unused sections (default)", Implemented, |p, _| p.cfg.print_gc_sections = false),
     opt(&["enable-new-dtags"], Flag, "", "Use DT_RUNPATH (default)", Implemented, |p, _| p.cfg.enable_new_dtags = true),
     opt(&["disable-new-dtags"], Flag, "", "Use DT_RPATH", Implemented, |p, _| p.cfg.enable_new_dtags = false),
@@ -391,7 +410,9 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["no-allow-shlib-undefined"], Flag, "", "Report unresolved references in shared libraries", Implemented, |p, _| {
         p.cfg.allow_shlib_undefined = Some(false)
     }),
-    opt(&["no-undefined"], Flag, "", "Report unresolved symbols even if linking a shared object (-z defs)", Implemented, |p, _| p.cfg.z_defs = true),
+    opt(&["no-undefined"], Flag, "", "Report unresolved symbols even if linking a shared object (-z defs)", Implemented, |p, _| {
+        p.cfg.report_unresolved = Some(true)
+    }),
     opt(&["unresolved-symbols"], Value, "<policy>", "ignore-all, ignore-in-object-files, ignore-in-shared-libs or report-all", Implemented, unresolved_symbols),
     opt(&["warn-unresolved-symbols"], Flag, "", "Report unresolved symbols as warnings", Implemented, |p, _| p.cfg.warn_unresolved_symbols = true),
     opt(&["error-unresolved-symbols"], Flag, "", "Report unresolved symbols as errors (default)", Implemented, |p, _| p.cfg.warn_unresolved_symbols = false),
@@ -712,7 +733,11 @@ impl Gnu {
                 }
             }
         }
-        self.errors.push(format!("unknown argument '{a}'"));
+        // lld's suggestion: the nearest option one edit away.
+        match super::options::nearest(OPTIONS, &["-", "--"], '=', a) {
+            Some(n) => self.errors.push(format!("unknown argument '{a}', did you mean '{n}'")),
+            None => self.errors.push(format!("unknown argument '{a}'")),
+        }
         1
     }
 }
@@ -835,8 +860,8 @@ static Z: &[ZRow] = &[
     ("lazy", Implemented, |c| c.z_now = false),
     ("execstack", Implemented, |c| c.z_execstack = true),
     ("noexecstack", Implemented, |c| c.z_execstack = false),
-    ("defs", Implemented, |c| c.z_defs = true),
-    ("undefs", Implemented, |c| c.z_defs = false),
+    ("defs", Implemented, |c| c.report_unresolved = Some(true)),
+    ("undefs", Implemented, |c| c.report_unresolved = Some(false)),
     ("text", Implemented, |c| c.z_text = true),
     ("notext", Implemented, |c| c.z_text = false),
     ("start-stop-gc", Implemented, |c| c.z_start_stop_gc = true),
@@ -962,7 +987,7 @@ fn parse_hex(s: &str) -> Option<Vec<u8>> {
 /// The text `--help` prints, from the table.
 pub fn help_text() -> String {
     let mut s = String::new();
-    s.push_str("OVERVIEW: dtld, an x86-64 ELF linker (compatible with GNU linkers)\n\n");
+    s.push_str("OVERVIEW: dtld, an x86-64 ELF and COFF linker with integrated distributed ThinLTO (compatible with GNU linkers)\n\n");
     s.push_str("USAGE: dtld [options] file...\n\nOPTIONS:\n");
     s.push_str(&options::gnu_help(OPTIONS));
     s.push_str("  --lto-*, --thinlto-*            LTO options (recorded for the LTO stage)\n");
@@ -1001,6 +1026,8 @@ pub fn options_markdown() -> String {
     }
     s.push_str("\n### lld-link (`dtld` run as `lld-link`, or `-flavor link`)\n\n");
     s.push_str(&table(super::link::rows()));
+    s.push_str("\n### lld-link `/lib` (llvm-lib: `lld-link /lib ...`, `dtld -flavor link /lib ...`)\n\n");
+    s.push_str(&table(super::lib::rows()));
     s
 }
 
@@ -1171,7 +1198,7 @@ mod tests {
     #[test]
     fn z_keywords() {
         let c = cfg(&["-z", "now", "-znorelro", "-z", "noexecstack", "-z", "defs", "-z", "max-page-size=0x200000", "a.o"]);
-        assert!(c.z_now && !c.z_relro && !c.z_execstack && c.z_defs);
+        assert!(c.z_now && !c.z_relro && !c.z_execstack && c.report_unresolved == Some(true));
         assert_eq!(c.max_page_size, Some(0x200000));
         let c = cfg(&["-z", "execstack", "-z", "notext", "-zseparate-code", "-z", "common-page-size=4096", "a.o"]);
         assert!(c.z_execstack && !c.z_text && c.z_separate == Separate::Code);
@@ -1181,12 +1208,25 @@ mod tests {
         assert_eq!(w, vec!["unknown -z value: bogus-keyword".to_string()]);
         assert_eq!(err(&["-z", "max-page-size=abc", "a.o"]), "invalid max-page-size: abc");
         assert_eq!(err(&["-z", "common-page-size=3", "a.o"]), "common-page-size: value isn't a power of 2");
-        assert!(cfg(&["--no-undefined", "a.o"]).z_defs);
+        assert!(cfg(&["--no-undefined", "a.o"]).report_unresolved == Some(true));
+        // lld's order: the last of them decides each policy.
+        let c = cfg(&["-shared", "--unresolved-symbols=report-all", "-z", "undefs", "a.o"]);
+        assert!(c.unresolved_ignored() && c.shlib_undefined_reported());
+        let c = cfg(&["-shared", "--unresolved-symbols=report-all", "a.o"]);
+        assert!(!c.unresolved_ignored());
+        let c = cfg(&["--unresolved-symbols=ignore-in-shared-libs", "a.o"]);
+        assert!(!c.unresolved_ignored() && !c.shlib_undefined_reported());
     }
 
     #[test]
     fn errors_in_lld_wording() {
         assert_eq!(err(&["--bogus", "a.o"]), "unknown argument '--bogus'");
+        // lld's suggestions (ld.lld-22's words): one edit away, value kept.
+        assert_eq!(err(&["--gc-section", "a.o"]), "unknown argument '--gc-section', did you mean '--gc-sections'");
+        assert_eq!(err(&["--verbos", "a.o"]), "unknown argument '--verbos', did you mean '--verbose'");
+        assert_eq!(err(&["-shred", "a.o"]), "unknown argument '-shred', did you mean '-shared'");
+        assert_eq!(err(&["--sort-secton=name", "a.o"]), "unknown argument '--sort-secton=name', did you mean '--sort-section=name'");
+        assert_eq!(err(&["--no-undefinde", "a.o"]), "unknown argument '--no-undefinde'");
         assert_eq!(err(&["-bogus", "a.o"]), "unknown argument '-bogus'");
         assert_eq!(err(&["a.o", "-o"]), "-o: missing argument");
         assert_eq!(err(&["a.o", "--soname"]), "--soname: missing argument");

@@ -435,7 +435,9 @@ static OPTIONS: &[Opt<Link>] = &[
     opt(&["call-graph-ordering-file"], Value, "<file>", "Layout sections to optimize the given callgraph", Unsupported, nothing),
     opt(&["print-symbol-order"], Value, "<file>", "Print the symbol order of the call-graph sort", Unsupported, nothing),
     opt(&["defarm64native"], Value, "<file>", "ARM64EC: native exports module-definition file", Unsupported, nothing),
-    opt(&["lib"], Flag, "", "Act as llvm-lib (only as the first argument)", Unsupported, nothing),
+    opt(&["lib"], Flag, "", "Act as llvm-lib (as the first argument; elsewhere ignored with a warning)", Implemented, |p, _| {
+        p.c.diag.warn("ignoring /lib since it's not the first argument")
+    }),
     // Accepted and ignored, as lld does (link.exe compatibility, host SDK discovery, PDB and
     // LTO tuning that does not change the image).
     opt(
@@ -505,10 +507,6 @@ pub fn rows() -> Vec<options::RowInfo> {
 }
 
 pub fn parse(argv: &[String]) -> Result<CoffAction> {
-    // `/lib` as the first argument: lld-link acts as llvm-lib.
-    if argv.first().is_some_and(|a| lookup(a).is_some_and(|(o, _, _)| o.names[0] == "lib")) {
-        crate::bail!("/lib (llvm-lib) is not supported by dtld");
-    }
     // lld-link's `LINK` (before the command line) and `_LINK_` (after it) environment variables.
     let mut all = Vec::new();
     if !argv.iter().any(|a| lookup(a).is_some_and(|(o, _, _)| o.names[0] == "lldignoreenv")) {
@@ -631,7 +629,9 @@ impl Link {
         }
         for (i, lazy) in self.inputs {
             let whole = self.whole_all || self.whole_paths.contains(&i);
-            c.inputs.push(CoffInput { path: find_file(&i, &c.lib_paths), whole_archive: whole, lazy });
+            let path = find_file(&i, &c.lib_paths);
+            let suggest = if path.exists() { None } else { super::options::nearest(OPTIONS, &["/", "-"], ':', &i) };
+            c.inputs.push(CoffInput { path, whole_archive: whole, lazy, suggest });
         }
         if c.output.as_os_str().is_empty() && !c.inputs.is_empty() {
             // lld-link names the output after the first input.
@@ -686,6 +686,13 @@ fn expand(argv: &[String], posix: bool, depth: usize, out: &mut Vec<String>) -> 
         expand(&words, posix, depth + 1, out)?;
     }
     Ok(())
+}
+
+/// Expands response files with the Windows quoting rules only, as llvm-lib does.
+pub(crate) fn expand_windows_response_files(argv: &[String]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    expand(argv, false, 0, &mut out)?;
+    Ok(out)
 }
 
 /// Expands response files, honouring `--rsp-quoting=` (lld's `ArgParser::parse`).

@@ -1,9 +1,10 @@
 //! The command lines dtld speaks, as lld's flavours: GNU ld / ld.lld (`gnu.rs`), the MinGW
-//! driver (`mingw.rs`) and lld-link (`link.rs`), each a table over the shared option engine
-//! (`options.rs`). This module picks the flavour and holds what all three share: response
+//! driver (`mingw.rs`) and lld-link (`link.rs`; `lib.rs` when it acts as llvm-lib), each a
+//! table over the shared option engine (`options.rs`). This module picks the flavour and holds what all three share: response
 //! files, numbers, the version line and the recorded command line for `--reproduce`.
 
 pub mod gnu;
+pub mod lib;
 pub mod link;
 pub mod manpage;
 pub mod mingw;

@@ -131,7 +131,7 @@ pub(crate) fn unorderable(l: &Layout, f: FileId, k: usize) -> Option<String> {
             Def::Defined(df, di) => (df, di),
             // lld says nothing when unresolved symbols are ignored (no undefined-symbol
             // diagnostic either).
-            Def::Undefined if !l.config.ignore_unresolved_in_objects => {
+            Def::Undefined if !l.config.unresolved_ignored() => {
                 return Some(format!("{}: unable to order undefined symbol: {name}", r.inputs[f].name));
             }
             _ => return None,

@@ -90,6 +90,8 @@ pub struct Config {
     /// that bitcode.
     pub fat_lto_objects: bool,
     pub print_gc_sections: bool,
+    /// `--print-archive-stats=<file>`: lld's table of archive members used (archive_stats.rs).
+    pub print_archive_stats: Option<std::path::PathBuf>,
     pub icf: Icf,
     /// `--print-icf-sections`: list folded sections on stdout.
     pub print_icf_sections: bool,
@@ -107,7 +109,11 @@ pub struct Config {
     pub z_relro: bool,
     pub z_now: bool,
     pub z_execstack: bool,
-    pub z_defs: bool,
+    /// lld's policy for undefined symbols of objects, set in command-line order by
+    /// `--unresolved-symbols=`, `--no-undefined`, `-z defs` and `-z undefs`: `Some(true)`
+    /// report them, `Some(false)` ignore them; `None` is lld's default (report them, except in a
+    /// shared library). See `unresolved_ignored`.
+    pub report_unresolved: Option<bool>,
     pub z_text: bool,
     /// `-z separate-code` / `-z separate-loadable-segments`: no page holds both code and
     /// other data (lld's SeparateSegmentKind).
@@ -122,6 +128,9 @@ pub struct Config {
     pub soname: Option<String>,
     pub rpath: Vec<String>,
     pub enable_new_dtags: bool,
+    /// lld's policy for undefined symbols of the shared libraries of the link, set in
+    /// command-line order by `--[no-]allow-shlib-undefined` and `--unresolved-symbols=`:
+    /// `None` is lld's default (allowed in a shared library, reported in an executable).
     pub allow_shlib_undefined: Option<bool>,
     pub threads: Option<usize>,
     pub strip_all: bool,
@@ -262,9 +271,6 @@ pub struct Config {
     /// `-z [no]dynamic-undefined-weak`: a library's undefined weak symbols are resolved by the
     /// loader (default) or bound to 0 at link time.
     pub z_dynamic_undefined_weak: bool,
-    /// `--unresolved-symbols=ignore-all|ignore-in-object-files`: undefined symbols of objects
-    /// are not errors (they stay undefined: dynamic in a library, zero in an executable).
-    pub ignore_unresolved_in_objects: bool,
     /// `--warn-unresolved-symbols`: undefined symbols are reported as warnings, not errors
     /// (the last of it and `--error-unresolved-symbols` wins).
     pub warn_unresolved_symbols: bool,
@@ -329,6 +335,7 @@ impl Default for Config {
             gc_sections: false,
             fat_lto_objects: false,
             print_gc_sections: false,
+            print_archive_stats: None,
             icf: Icf::None,
             print_icf_sections: false,
             keep_unique: Vec::new(),
@@ -339,7 +346,7 @@ impl Default for Config {
             z_relro: true,
             z_now: false,
             z_execstack: false,
-            z_defs: false,
+            report_unresolved: None,
             z_text: true,
             z_separate: Separate::None,
             z_rodynamic: false,
@@ -426,7 +433,6 @@ impl Default for Config {
             extracted_deplibs: Vec::new(),
             export_dynamic_symbol_lists: Vec::new(),
             z_dynamic_undefined_weak: true,
-            ignore_unresolved_in_objects: false,
             warn_unresolved_symbols: false,
             warn_common: false,
             warn_backrefs: false,
@@ -480,6 +486,20 @@ impl Config {
     /// only when they point into a mergeable section (`in_merge`, asked only for those).
     pub fn discards_local(&self, name: &[u8], in_merge: impl FnOnce() -> bool) -> bool {
         self.discard_all || (name.starts_with(b".L") && (self.discard_locals || in_merge()))
+    }
+
+    /// Whether undefined symbols of objects are ignored (lld's `UnresolvedPolicy::Ignore` for
+    /// `unresolvedSymbols`): they stay undefined, dynamic in a shared library, zero in an
+    /// executable. The default in a shared library, `--unresolved-symbols=ignore-all` or `-z
+    /// undefs` elsewhere.
+    pub fn unresolved_ignored(&self) -> bool {
+        !self.report_unresolved.unwrap_or(!self.shared)
+    }
+
+    /// Whether undefined symbols of the link's shared libraries are reported (lld's
+    /// `unresolvedSymbolsInShlib`, `--no-allow-shlib-undefined`): by default in an executable.
+    pub fn shlib_undefined_reported(&self) -> bool {
+        !self.allow_shlib_undefined.unwrap_or(self.shared)
     }
 
     /// RELR packing of relative relocations (either option), as lld's `relrPackDynRelocs`.

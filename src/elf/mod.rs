@@ -15,6 +15,7 @@
 //! 6. `write::write_output`: the memory-mapped output filled in parallel, build id, rename;
 //! 7. `map::write_map`: `-Map`. `-r` leaves after step 3 for `relocatable`.
 
+pub mod archive_stats;
 pub mod cdsort;
 pub mod cgsort;
 pub mod compress;
@@ -158,7 +159,7 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     }
     // What LTO leaves under way (the staging directory's removal, the link-cache entry, LLVM's
     // state being freed) goes on until the output is written (dropped last).
-    let mut _lto_cleanup = None;
+    let mut lto_cleanup = None;
     if resolver.resolved().has_bitcode() {
         // LTO replaces the bitcode files by native objects, which join the link in pass 2.
         let out = lto::run(config, resolver.resolved(), preload.as_ref(), &mut trace)?;
@@ -173,7 +174,7 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
             drop(out);
             return finish_trace(config, &trace);
         }
-        _lto_cleanup = out.cleanup;
+        lto_cleanup = out.cleanup;
         let t = std::time::Instant::now();
         resolver.add_lto_objects(out.objects)?;
         trace.stage("Resolve LTO objects", "", t);
@@ -181,9 +182,12 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     let t = std::time::Instant::now();
     let resolved = resolver.finish()?;
     trace.stage("Finish resolution", "", t);
+    if let Some(p) = &config.print_archive_stats {
+        archive_stats::write(&resolved, p)?;
+    }
     if config.trace {
         // --trace: every file that joined the link, in the order it did.
-        for &f in &resolved.load_order {
+        for &f in &resolved.trace_order {
             println!("{}", resolved.inputs[f].name);
         }
     }
@@ -208,6 +212,11 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     // the resolution's tables one by one would only delay the exit (60 ms on a large link).
     std::mem::forget(layout);
     std::mem::forget(resolved);
+    // What LTO left under way ends now (the link waits for it before exiting in any case), and
+    // the trace shows its steps.
+    if let Some(c) = lto_cleanup.take() {
+        c.join_into(&mut trace);
+    }
     finish_trace(config, &trace)
 }
 

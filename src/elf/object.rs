@@ -123,6 +123,97 @@ fn rel_to_rela(rels: &[Rel], target: &InputSection) -> Result<&'static [Rela]> {
     Ok(Box::leak(out.into_boxed_slice()))
 }
 
+/// `SHT_CREL`: LLVM's compact relocations (`clang -Wa,--crel,--allow-experimental-crel`).
+pub(crate) const SHT_CREL: u32 = 0x4000_0014;
+
+/// CREL entries of `target` as RELA (LLVM's `decodeCrel`): a ULEB128 header `count << 3 |
+/// has-addend << 2 | shift`, then per entry a first byte holding flags (symbol, type and addend
+/// deltas follow) and the low bits of the offset delta, the rest of that delta in ULEB128, and
+/// SLEB128 deltas of the symbol index, type and addend. Without explicit addends (REL-style),
+/// each addend is what the relocated field holds.
+fn crel_to_rela(raw: &[u8], target: &InputSection) -> Result<&'static [Rela]> {
+    let bad = || corrupt("invalid CREL relocation section");
+    let mut pos = 0usize;
+    let uleb = |pos: &mut usize| -> Result<u64> {
+        let (mut v, mut shift) = (0u64, 0u32);
+        loop {
+            let b = *raw.get(*pos).ok_or_else(bad)?;
+            *pos += 1;
+            if shift < 64 {
+                v |= u64::from(b & 0x7f) << shift;
+            }
+            shift += 7;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+    };
+    let sleb = |pos: &mut usize| -> Result<i64> {
+        let (mut v, mut shift) = (0i64, 0u32);
+        loop {
+            let b = *raw.get(*pos).ok_or_else(bad)?;
+            *pos += 1;
+            if shift < 64 {
+                v |= i64::from(b & 0x7f) << shift;
+            }
+            shift += 7;
+            if b & 0x80 == 0 {
+                if shift < 64 && b & 0x40 != 0 {
+                    v |= -1i64 << shift;
+                }
+                return Ok(v);
+            }
+        }
+    };
+    let hdr = uleb(&mut pos)?;
+    let count = usize::try_from(hdr / 8).map_err(|_| bad())?;
+    let explicit = hdr & 4 != 0;
+    let flag_bits = if explicit { 3 } else { 2 };
+    let shift = hdr % 4;
+    // Every entry takes a byte at least.
+    if count > raw.len() {
+        return Err(bad());
+    }
+    let (mut offset, mut sym, mut ty, mut addend) = (0u64, 0u64, 0u64, 0u64);
+    let mut out = Vec::with_capacity(count);
+    for _ in 0..count {
+        let b = *raw.get(pos).ok_or_else(bad)?;
+        pos += 1;
+        offset = offset.wrapping_add(u64::from(b) >> flag_bits);
+        if b >= 0x80 {
+            offset = offset.wrapping_add(uleb(&mut pos)?.wrapping_shl(7 - flag_bits)).wrapping_sub(0x80 >> flag_bits);
+        }
+        if b & 1 != 0 {
+            sym = sym.wrapping_add(sleb(&mut pos)? as u64);
+        }
+        if b & 2 != 0 {
+            ty = ty.wrapping_add(sleb(&mut pos)? as u64);
+        }
+        if b & 4 != 0 && explicit {
+            addend = addend.wrapping_add(sleb(&mut pos)? as u64);
+        }
+        let (sym, r_type) = (u32::try_from(sym).map_err(|_| bad())?, u32::try_from(ty).map_err(|_| bad())?);
+        let off = offset.wrapping_shl(shift as u32);
+        let a = if explicit {
+            addend as i64
+        } else if target.sh_type == elf::SHT_NOBITS {
+            0
+        } else {
+            let loc = usize::try_from(off).ok().and_then(|o| target.data.get(o..)).unwrap_or(&[]);
+            dtld_arch::x86_64::implicit_addend(r_type, loc).unwrap_or(0)
+        };
+        out.push(Rela {
+            r_offset: object::U64::new(LE, off),
+            r_info: object::U64::new(LE, (u64::from(sym) << 32) | u64::from(r_type)),
+            r_addend: object::I64::new(LE, a),
+        });
+    }
+    if pos != raw.len() {
+        return Err(bad());
+    }
+    Ok(Box::leak(out.into_boxed_slice()))
+}
+
 fn slice_at(data: &'static [u8], off: u64, size: u64) -> Option<&'static [u8]> {
     let end = off.checked_add(size)?;
     if end > data.len() as u64 {
@@ -361,7 +452,7 @@ fn read_section(input: &'static InputFile, opts: ParseOpts, i: usize, h: &'stati
 /// split is an error.
 fn section_kind(input: &InputFile, opts: ParseOpts, h: &Shdr, name: &[u8], sh_type: u32, flags: u64, size: u64) -> Result<SecKind> {
     Ok(match sh_type {
-        elf::SHT_NULL | elf::SHT_SYMTAB | elf::SHT_STRTAB | elf::SHT_RELA | elf::SHT_REL | elf::SHT_GROUP | elf::SHT_SYMTAB_SHNDX | 0x6fff_4c03 => {
+        elf::SHT_NULL | elf::SHT_SYMTAB | elf::SHT_STRTAB | elf::SHT_RELA | elf::SHT_REL | SHT_CREL | elf::SHT_GROUP | elf::SHT_SYMTAB_SHNDX | 0x6fff_4c03 => {
             SecKind::Ignored
         }
         _ if flags & elf::SHF_EXCLUDE as u64 != 0 => SecKind::Ignored,
@@ -443,12 +534,13 @@ fn read_group(
 /// Attaches relocation sections to their targets, each relocation's symbol checked. RELA is
 /// borrowed from the mapping; REL (LLVM writes it for `.llvm.call-graph-profile`, and other
 /// producers may use it on x86-64 too) is converted once into RELA with the addends read from
-/// the relocated bytes, so every later stage sees one format.
+/// the relocated bytes, and so is CREL (`crel_to_rela`), so every later stage sees one format.
 fn attach_relocs(data: &'static [u8], shdrs: &'static [Shdr], symbols: &[Sym], sections: &mut [InputSection]) -> Result<()> {
     let shnum = shdrs.len();
     for h in shdrs.iter() {
         let is_rel = h.sh_type(LE) == elf::SHT_REL;
-        if h.sh_type(LE) != elf::SHT_RELA && !is_rel {
+        let is_crel = h.sh_type(LE) == SHT_CREL;
+        if h.sh_type(LE) != elf::SHT_RELA && !is_rel && !is_crel {
             continue;
         }
         let target = h.sh_info(LE) as usize;
@@ -456,11 +548,13 @@ fn attach_relocs(data: &'static [u8], shdrs: &'static [Shdr], symbols: &[Sym], s
             bail!("invalid relocated section index {target}");
         }
         let entsize = if is_rel { std::mem::size_of::<Rel>() } else { std::mem::size_of::<Rela>() };
-        if h.sh_entsize(LE) != entsize as u64 {
+        if !is_crel && h.sh_entsize(LE) != entsize as u64 {
             bail!("invalid sh_entsize");
         }
         let raw = slice_at(data, h.sh_offset(LE), h.sh_size(LE)).ok_or_else(|| corrupt("relocation section is out of bounds"))?;
-        let relocs: &'static [Rela] = if is_rel {
+        let relocs: &'static [Rela] = if is_crel {
+            crel_to_rela(raw, &sections[target])?
+        } else if is_rel {
             let rels = object::pod::slice_from_all_bytes::<Rel>(raw).map_err(|_| corrupt("invalid relocation section"))?;
             rel_to_rela(rels, &sections[target])?
         } else {

@@ -623,7 +623,9 @@ fn output_sections(r: &Resolved, objs: &[FileId], sel: &mut Selection) -> Result
                 continue;
             }
             match s.sh_type {
-                elf::SHT_NULL | elf::SHT_SYMTAB | elf::SHT_STRTAB | elf::SHT_RELA | elf::SHT_REL | elf::SHT_SYMTAB_SHNDX => continue,
+                elf::SHT_NULL | elf::SHT_SYMTAB | elf::SHT_STRTAB | elf::SHT_RELA | elf::SHT_REL | crate::elf::object::SHT_CREL | elf::SHT_SYMTAB_SHNDX => {
+                    continue
+                }
                 _ => {}
             }
             if s.name == b".note.GNU-stack" || s.name == b".note.gnu.property" {

@@ -46,22 +46,27 @@ pub(super) struct Prepared<'a> {
 /// after), for naming objects without running the link.
 pub(super) fn object_ids(req: &LtoRequest, names: &[String]) -> Vec<String> {
     let out = req.output.to_string_lossy();
-    module_ids(req, names, &Temps::new(&out, None, true, true))
+    module_ids(req, names, &Temps::new(&out, None, true, true), None)
 }
 
-/// lld 22's module ID of each bitcode file under DTLTO (`DTLTO::addInput`).
-fn module_ids(req: &LtoRequest, names: &[String], temps: &Temps) -> Vec<String> {
-    req.modules
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let input = m.bitcode.input;
-            match &input.archive {
-                // `seq` counts the bitcode files given to LTO, this one included.
-                _ if written_out(req, i) => temps.member(&names[i], i + 1),
-                None => input.name.clone(),
-                Some((archive, member)) => thin_member_path(archive, member),
-            }
+/// lld 22's module ID of each bitcode file under DTLTO (`DTLTO::addInput`), each step timed
+/// into `steps` under lld's name when given.
+fn module_ids(req: &LtoRequest, names: &[String], temps: &Temps, steps: Option<&crate::staging::Steps>) -> Vec<String> {
+    let id = |i: usize| {
+        let input = req.modules[i].bitcode.input;
+        match &input.archive {
+            // `seq` counts the bitcode files given to LTO, this one included.
+            _ if written_out(req, i) => temps.member(&names[i], i + 1),
+            None => input.name.clone(),
+            // lld-link takes a thin member's path as it is (ELF's is normalized).
+            Some((archive, member)) if req.format == irsymtab::ObjectFormat::Coff => coff_thin_member_path(archive, member),
+            Some((archive, member)) => thin_member_path(archive, member),
+        }
+    };
+    (0..req.modules.len())
+        .map(|i| match steps {
+            Some(s) => s.time("Add input for DTLTO", "", || id(i)),
+            None => id(i),
         })
         .collect()
 }
@@ -69,12 +74,17 @@ fn module_ids(req: &LtoRequest, names: &[String], temps: &Temps) -> Vec<String> 
 /// LLVM's `computeThinArchiveMemberPath`: a relative member name is relative to the archive's
 /// directory; `.` and `..` are removed.
 fn thin_member_path(archive: &str, member: &str) -> String {
-    let p = if Path::new(member).is_absolute() {
-        PathBuf::from(member)
-    } else {
-        Path::new(archive).parent().unwrap_or(Path::new("")).join(member)
-    };
+    let p = if Path::new(member).is_absolute() { PathBuf::from(member) } else { Path::new(archive).parent().unwrap_or(Path::new("")).join(member) };
     thinlink::normalize(&p).to_string_lossy().into_owned()
+}
+
+/// lld-link's path of a thin-archive member: the member's name joined to the archive's
+/// directory when relative, as it is otherwise (no `.`/`..` removed).
+fn coff_thin_member_path(archive: &str, member: &str) -> String {
+    if Path::new(member).is_absolute() {
+        return member.to_string();
+    }
+    Path::new(archive).parent().unwrap_or(Path::new("")).join(member).to_string_lossy().into_owned()
 }
 
 /// Whether module `i` is written out for the backends: a regular-archive member, or the
@@ -104,9 +114,10 @@ pub(super) fn run(req: &LtoRequest, p: Prepared, trace: &mut crate::trace::Trace
     let opts = req.opts;
     let out = req.output.to_string_lossy().into_owned();
     // A device as the output (`-o /dev/null`): a private directory for the temporaries.
-    let private = crate::output::is_special_output(req.output).then(|| private_dir()).transpose()?;
+    let private = crate::output::is_special_output(req.output).then(private_dir).transpose()?;
     let temps = Temps::new(&out, private.as_ref().map(|d| d.path().to_string_lossy().into_owned()), opts.save_temps, opts.emit_index_files);
-    let ids = module_ids(req, p.names, &temps);
+    let steps = std::sync::Arc::new(crate::staging::Steps::default());
+    let ids = module_ids(req, p.names, &temps, Some(&steps));
     let tasks = tasks(req);
     // Regular-archive members come from a content-addressed store in the cache directory
     // (`.dtld/member-<XXH3-128>`, hard links: written once, not on every link).
@@ -136,9 +147,11 @@ pub(super) fn run(req: &LtoRequest, p: Prepared, trace: &mut crate::trace::Trace
         Some(c) if !opts.save_temps && !opts.emit_index_files && !opts.emit_imports_files => {
             let c = c.clone();
             let common = p.common.to_vec();
+            let steps = steps.clone();
             Some(Box::new(move |llvm_key: &[u8]| {
                 let key = c.llvm_key(&common, llvm_key);
-                let hit = c.lookup(&key);
+                // (Under the key until the job's shard is named, below.)
+                let hit = steps.time("Check cache for DTLTO", &key, || c.lookup(&key));
                 backend::Known { key, hit }
             }))
         }
@@ -159,11 +172,13 @@ pub(super) fn run(req: &LtoRequest, p: Prepared, trace: &mut crate::trace::Trace
 
     let (jobs, job_module) = backend_jobs(&tl, p.names, &ids, &tasks, &temps);
     let known: Vec<Option<backend::Known>> = job_module.iter().map(|&m| tl.known.get(m).cloned().flatten()).collect();
+    let shard_of: HashMap<&str, &str> = known.iter().zip(&jobs).filter_map(|(k, j)| Some((k.as_ref()?.key.as_str(), j.shard.as_str()))).collect();
+    steps.relabel("Check cache for DTLTO", &|key| shard_of.get(key).map(|s| s.to_string()));
     let cwd = thinlink::abs(Path::new("."));
     if let Some(c) = &cache {
         know_contents(c, &cwd, &modules, &tl, &jobs, &known, &job_module, p.digests);
     }
-    let writer = Writer { temps: &temps, modules: &modules, tl: &tl, cwd: &cwd, written: Default::default() };
+    let writer = Writer { temps: &temps, modules: &modules, tl: &tl, cwd: &cwd, written: Default::default(), steps: &steps };
     if opts.save_temps || opts.emit_index_files {
         // Every file of the thin link is kept for the user, as lld writes them all.
         let all: Vec<&backend::Job> = jobs.iter().collect();
@@ -180,9 +195,11 @@ pub(super) fn run(req: &LtoRequest, p: Prepared, trace: &mut crate::trace::Trace
         temps: &temps,
         prepare: Some(&prepare),
         verbose: req.verbose,
+        steps: &steps,
     };
     let (objs, stats) = dtlto::run(&d, p.common, &jobs, &known, &cwd, cache.as_deref())?;
-    trace.stage("Execute DTLTO distributor", &format!("{} jobs, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached), t_backend);
+    steps.record(trace);
+    trace.stage("Distribute ThinLTO backends", &format!("{} jobs, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached), t_backend);
     if let Some(c) = &cache {
         c.prune(opts.cache_policy.as_deref())?;
     }
@@ -349,7 +366,16 @@ fn backend_jobs(tl: &thinlink::ThinLinkOutput, names: &[String], ids: &[String],
 /// contents, never paths, so a relink, whose paths carry another process id, finds them): each
 /// module's SHA-1, and each such job's shard with its module paths replaced by the modules'
 /// digests (the shard names its module and import sources by path).
-fn know_contents(c: &backend::Cache, cwd: &Path, modules: &[Module], tl: &thinlink::ThinLinkOutput, jobs: &[backend::Job], known: &[Option<backend::Known>], job_module: &[usize], digests: &[[u8; 16]]) {
+fn know_contents(
+    c: &backend::Cache,
+    cwd: &Path,
+    modules: &[Module],
+    tl: &thinlink::ThinLinkOutput,
+    jobs: &[backend::Job],
+    known: &[Option<backend::Known>],
+    job_module: &[usize],
+    digests: &[[u8; 16]],
+) {
     use rayon::prelude::*;
     use sha1::Digest as _;
     if known.iter().all(Option::is_some) {
@@ -385,6 +411,7 @@ struct Writer<'a> {
     tl: &'a thinlink::ThinLinkOutput,
     cwd: &'a Path,
     written: std::sync::Mutex<std::collections::HashSet<usize>>,
+    steps: &'a crate::staging::Steps,
 }
 
 impl Writer<'_> {
@@ -414,12 +441,18 @@ impl Writer<'_> {
             }
         }
         members.par_iter().with_min_len(8).try_for_each(|&i| self.member(&self.modules[i]))?;
-        shards.par_iter().with_min_len(8).try_for_each(|(shard, bytes)| self.temps.create(&self.cwd.join(shard), bytes, Kind::Shard))
+        shards.par_iter().with_min_len(8).try_for_each(|(shard, bytes)| {
+            self.steps.time("Emit individual index for DTLTO", shard, || self.temps.create(&self.cwd.join(shard), bytes, Kind::Shard))
+        })
     }
 
     /// A regular-archive member at its module ID: a hard link to its entry in the member store
     /// of the cache directory, or a new file.
     fn member(&self, m: &Module) -> Result<()> {
+        self.steps.time("Serialize bitcode input for DTLTO", &m.id, || self.write_member(m))
+    }
+
+    fn write_member(&self, m: &Module) -> Result<()> {
         let path = self.cwd.join(&m.id);
         if let Some(store) = &m.store {
             if thinlink::link_from_store(store, m.data, &path) {

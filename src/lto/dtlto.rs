@@ -109,6 +109,8 @@ pub struct Distributor<'a> {
     pub prepare: Option<&'a (dyn Fn(&[&Job]) -> Result<()> + Sync)>,
     /// `--verbose`: how the distributor ended, beyond lld's words.
     pub verbose: bool,
+    /// Where the steps are timed under lld's `--time-trace` names.
+    pub steps: &'a crate::staging::Steps,
 }
 
 /// lld's words for a distributor that did not succeed (`sys::ExecuteAndWait`'s message).
@@ -148,9 +150,11 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], known: &[Option<Kno
                 if let Some(Some(k)) = known.get(i) {
                     return (Some(k.key.clone()), k.hit);
                 }
-                let k = c.key(common, j, cwd);
-                let data = k.as_ref().and_then(|k| c.lookup(k));
-                (k, data)
+                d.steps.time("Check cache for DTLTO", &j.shard, || {
+                    let k = c.key(common, j, cwd);
+                    let data = k.as_ref().and_then(|k| c.lookup(k));
+                    (k, data)
+                })
             })
             .collect();
         stats.cache_files = vec![None; jobs.len()];
@@ -167,7 +171,8 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], known: &[Option<Kno
     if misses.is_empty() {
         if d.temps.kept(Kind::JobFile) {
             // lld writes the job file when every job hit too (and runs no distributor).
-            d.temps.create(&cwd.join(&d.job_file), job_file(d.linker_output, common, d.common_inputs, &[]).as_bytes(), Kind::JobFile)?;
+            let text = job_file(d.linker_output, common, d.common_inputs, &[]);
+            d.steps.time("Emit DTLTO JSON", "", || d.temps.create(&cwd.join(&d.job_file), text.as_bytes(), Kind::JobFile))?;
         }
         return Ok((objects.into_iter().map(|o| o.unwrap_or_default()).collect(), stats));
     }
@@ -178,8 +183,39 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], known: &[Option<Kno
     for j in &miss_jobs {
         d.temps.expect(&cwd.join(&j.output), Kind::Native);
     }
-    let text = job_file(d.linker_output, common, d.common_inputs, &miss_jobs);
-    d.temps.create(&cwd.join(&d.job_file), text.as_bytes(), Kind::JobFile)?;
+    d.steps.time("Emit DTLTO JSON", "", || {
+        let text = job_file(d.linker_output, common, d.common_inputs, &miss_jobs);
+        d.temps.create(&cwd.join(&d.job_file), text.as_bytes(), Kind::JobFile)
+    })?;
+    let status = d.steps.time("Execute DTLTO distributor", d.program, || distribute(d, cwd))?;
+    if !status.success() && crate::cleanup::interrupted() {
+        // A signal is ending the link and stopped the distributor: the watcher removes the
+        // temporaries and ends the process by the signal, as lld ends; nothing to report.
+        std::thread::sleep(std::time::Duration::from_secs(5));
+    }
+    if !status.success() {
+        if d.verbose {
+            eprintln!(
+                "{}: thinlto: distributor {} ended with {} ({} jobs in {})",
+                crate::diag::program(),
+                d.program,
+                describe_status(status),
+                miss_jobs.len(),
+                d.job_file.display()
+            );
+        }
+        use std::os::unix::process::ExitStatusExt;
+        return Err(failed(status.signal().map(|s| {
+            let core = if status.core_dumped() { " (core dumped)" } else { "" };
+            format!("{}{core}", signal_text(s))
+        })));
+    }
+    d.steps.time("Add DTLTO files to the link", "", || read_objects(jobs, &misses, &keys, cwd, cache, &mut objects, &mut stats))?;
+    Ok((objects.into_iter().map(|o| o.unwrap_or_default()).collect(), stats))
+}
+
+/// Runs the distributor on the job file and waits for it.
+fn distribute(d: &Distributor, cwd: &Path) -> Result<std::process::ExitStatus> {
     // lld runs the distributor as given; dtld also finds a bare name on PATH.
     let program = find_program(d.program).ok_or_else(|| failed(Some("posix_spawn failed: No such file or directory".into())))?;
     let mut child = Command::new(&program)
@@ -189,22 +225,23 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], known: &[Option<Kno
         .current_dir(cwd)
         .spawn()
         .map_err(|e| failed(Some(format!("posix_spawn failed: {}", crate::io_error(&e)))))?;
-    let status = {
-        let _stop_on_signal = crate::cleanup::register_child(child.id());
-        child.wait().map_err(|e| failed(Some(crate::io_error(&e))))?
-    };
-    if !status.success() {
-        if d.verbose {
-            eprintln!("{}: thinlto: distributor {} ended with {} ({} jobs in {})", crate::diag::program(), program.display(), describe_status(status), miss_jobs.len(), d.job_file.display());
-        }
-        use std::os::unix::process::ExitStatusExt;
-        return Err(failed(status.signal().map(|s| {
-            let core = if status.core_dumped() { " (core dumped)" } else { "" };
-            format!("{}{core}", signal_text(s))
-        })));
-    }
+    let _stop_on_signal = crate::cleanup::register_child(child.id());
+    child.wait().map_err(|e| failed(Some(crate::io_error(&e))))
+}
+
+/// Reads the objects of the jobs `misses` ran, caches them, and reports every one that is
+/// missing or empty.
+fn read_objects(
+    jobs: &[Job],
+    misses: &[usize],
+    keys: &[Option<String>],
+    cwd: &Path,
+    cache: Option<&Cache>,
+    objects: &mut [Option<Object>],
+    stats: &mut Stats,
+) -> Result<()> {
     let mut errors = Vec::new();
-    for &i in &misses {
+    for &i in misses {
         let j = &jobs[i];
         match std::fs::read(cwd.join(&j.output)) {
             // lld links an empty object as if it had no code (a backend that failed quietly):
@@ -223,10 +260,11 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], known: &[Option<Kno
             Err(e) => errors.push(format!("DTLTO backend compilation: cannot open native object file: {}: {}", j.output, crate::io_error(&e))),
         }
     }
-    if !errors.is_empty() {
-        return Err(Error::many(errors));
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::many(errors))
     }
-    Ok((objects.into_iter().map(|o| o.unwrap_or_default()).collect(), stats))
 }
 
 #[cfg(test)]

@@ -427,10 +427,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let (a, b) = (obj(), [obj(), vec![7; 8]].concat());
         std::fs::write(dir.join("llvmcache-1"), &b).unwrap();
-        let parts = [
-            Stored { of: ObjectOf::Regular, data: &a, cache_file: None },
-            Stored { of: ObjectOf::Task(0), data: &b, cache_file: Some("llvmcache-1".into()) },
-        ];
+        let parts =
+            [Stored { of: ObjectOf::Regular, data: &a, cache_file: None }, Stored { of: ObjectOf::Task(0), data: &b, cache_file: Some("llvmcache-1".into()) }];
         let e = encode(&parts, 2).unwrap();
         // The referenced bytes are not in the entry.
         assert!(!e.windows(b.len()).any(|w| w == &b[..]));

@@ -4,8 +4,10 @@
 //! cannot read LLVM 22 bitcode). It looks, in order, at `--lto-llvm-dir=`, `$DTLD_LLVM_DIR`, the
 //! `-plugin <dir>/lib/LLVMgold.so` clang passes to non-lld linkers, and the
 //! `--thinlto-remote-compiler=<dir>/bin/clang` clang passes with `-fthinlto-distributor=`, and
-//! finally the clang that started dtld (its parent process), for links where clang passes no
-//! `-plugin` (it omits it when it believes the linker is lld, e.g. dtld installed as `ld.lld`).
+//! the clang that started dtld (its parent process), for links where clang passes no
+//! `-plugin` (it omits it when it believes the linker is lld, e.g. dtld installed as `ld.lld`),
+//! and finally the LLVM dtld's own thin-link library was built for (as lld has its LLVM built
+//! in, dtld run by hand on bitcode then links).
 //! The version of the tools found must not be older than the newest bitcode producer.
 
 use std::path::{Path, PathBuf};
@@ -80,7 +82,45 @@ fn candidates(o: &LtoOptions) -> Vec<(PathBuf, String)> {
             c.push((dir.to_path_buf(), format!("the clang that ran dtld ({})", clang.display())));
         }
     }
+    // Last, the LLVM dtld's own thin-link library was built for: dtld run on bitcode by hand,
+    // by a build system that is not clang or from a `--reproduce` tar links as lld does.
+    for (dir, lib) in own_llvm_dirs() {
+        c.push((dir, format!("dtld's thin-link library {}", lib.display())));
+    }
     c
+}
+
+/// The LLVM installations of dtld's in-process libraries (`libdtld-lto-<major>.so` next to the
+/// executable or in its install layout's `lib/dtld/`), newest first: each was linked with the
+/// `RUNPATH` of the libLLVM it was built against, `<dir>/lib`.
+fn own_llvm_dirs() -> Vec<(PathBuf, PathBuf)> {
+    let Some(exe_dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) else { return Vec::new() };
+    let mut libs: Vec<(u32, PathBuf)> = [exe_dir.clone(), exe_dir.join("../lib/dtld")]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let major = name.strip_prefix("libdtld-lto-")?.strip_suffix(".so")?.parse().ok()?;
+            Some((major, e.path()))
+        })
+        .collect();
+    libs.sort_by_key(|l| std::cmp::Reverse(l.0));
+    libs.into_iter()
+        .filter_map(|(_, lib)| {
+            let file = std::fs::File::open(&lib).ok()?;
+            // SAFETY: a read-only private map of a file we only read, as for the tools above.
+            let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+            let runpath = dynamic_strings(&map, object::elf::DT_RUNPATH).filter(|r| !r.is_empty()).or_else(|| dynamic_strings(&map, object::elf::DT_RPATH))?;
+            let dir = runpath
+                .iter()
+                .flat_map(|r| r.split(':'))
+                .map(|d| Path::new(d).parent().map(Path::to_path_buf))
+                .find_map(|d| d.filter(|d| d.join("bin/llvm-lto2").is_file() || d.join("lib/LLVMgold.so").is_file()))?;
+            Some((dir, lib))
+        })
+        .collect()
 }
 
 /// The executable of the parent process when it is a clang driver (`clang`, `clang++`,
@@ -192,6 +232,11 @@ fn dynamic_string(data: &[u8], tags: &[u32]) -> Option<String> {
 
 /// The `DT_NEEDED` names of an ELF executable.
 fn needed_libs(data: &[u8]) -> Option<Vec<String>> {
+    dynamic_strings(data, object::elf::DT_NEEDED)
+}
+
+/// The strings of the dynamic entries tagged `tag` (`DT_NEEDED`, `DT_RUNPATH`) of an ELF file.
+fn dynamic_strings(data: &[u8], tag: u32) -> Option<Vec<String>> {
     use object::read::elf::{Dyn as _, FileHeader as _, SectionHeader as _};
     let h = object::elf::FileHeader64::<object::Endianness>::parse(data).ok()?;
     let e = h.endian().ok()?;
@@ -201,7 +246,7 @@ fn needed_libs(data: &[u8]) -> Option<Vec<String>> {
         let Ok(Some((dyns, link))) = s.dynamic(e, data) else { continue };
         let strings = sections.strings(e, data, link).ok()?;
         for d in dyns {
-            if d.tag32(e) == Some(object::elf::DT_NEEDED) {
+            if d.tag32(e) == Some(tag) {
                 if let Ok(name) = d.string(e, strings) {
                     out.push(String::from_utf8_lossy(name).into_owned());
                 }

@@ -8,7 +8,6 @@
 //! index and imports files a distributed build needs and stops the link.
 
 pub mod backend;
-pub mod bitstream;
 pub mod diagnostics;
 pub mod distributed;
 pub mod dtlto;
@@ -22,10 +21,13 @@ pub mod llvm_symtab;
 pub mod options;
 pub mod plugin_api;
 pub mod plugin_host;
-pub mod shardpaths;
 pub mod skipindex;
 pub mod temps;
 pub mod thinlink;
+
+// LLVM's bitstream and the summary shards' module tables: a crate of their own (the REAPI
+// distributor renames shards too), used here as parts of this stage.
+pub use dtld_bitcode::{bitstream, shardpaths};
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -529,7 +531,10 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         }
         return Ok(LtoOutput { objects, stop: false, cleanup });
     }
-    let cache = opts.cache_dir.as_ref().map(|d| backend::Cache::new(d.clone(), format!("{} {} {}{}", llvm.clang.display(), llvm.version, llvm.identity, profiles_salt(&profiles))));
+    let cache = opts
+        .cache_dir
+        .as_ref()
+        .map(|d| backend::Cache::new(d.clone(), format!("{} {} {}{}", llvm.clang.display(), llvm.version, llvm.identity, profiles_salt(&profiles))));
     let t_thin = std::time::Instant::now();
     let tl = thin_link(&llvm, opts, &cg, &base, &base, &modules, true)?;
     staging.check()?;
@@ -553,7 +558,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
 }
 
 /// The link-cache entry for `objects` (the regular-LTO object first when `regular`), written
-/// on a thread of its own while the link goes on, after which `removal` runs; it names the
+/// on a thread of its own while the link goes on (as `removal` goes on); it names the
 /// backend cache's files that hold the objects (`cache_files`, by ThinLTO object) rather than
 /// copying them (25 MiB and 24 ms for OpenSSL).
 fn store_link_cache(
@@ -567,16 +572,9 @@ fn store_link_cache(
 ) -> crate::staging::Removal {
     let Some(c) = link_cache else { return removal };
     let files = std::iter::repeat_n(None, regular as usize).chain(cache_files.iter().cloned().chain(std::iter::repeat(None)));
-    let stored: Vec<linkcache::Stored<'static>> = objects.iter().zip(of).zip(files).map(|((o, &of), cache_file)| linkcache::Stored { of, data: o.data, cache_file }).collect();
-    crate::staging::Removal::thread(
-        std::thread::Builder::new()
-            .name("dtld-link-cache".into())
-            .spawn(move || {
-                c.store_parts(&stored, n);
-                drop(removal);
-            })
-            .ok(),
-    )
+    let stored: Vec<linkcache::Stored<'static>> =
+        objects.iter().zip(of).zip(files).map(|((o, &of), cache_file)| linkcache::Stored { of, data: o.data, cache_file }).collect();
+    crate::staging::Removal::thread(std::thread::Builder::new().name("dtld-link-cache".into()).spawn(move || c.store_parts(&stored, n)).ok()).and(removal)
 }
 
 /// The SHA-1 of each profile the backends read (`LtoOptions::profiles`), `None` for one that

@@ -149,23 +149,32 @@ impl Temps {
     }
 
     /// Removes what was registered and is not kept, on a thread of its own (the link goes on;
-    /// dropping the `Removal` waits for it).
+    /// dropping the `Removal` waits for it), in lld's two steps: the job's temporaries, then the
+    /// written-out inputs.
     pub fn remove_in_background(self) -> crate::staging::Removal {
         if self.files.lock().unwrap_or_else(|e| e.into_inner()).is_empty() {
             return crate::staging::Removal::thread(None);
         }
-        crate::staging::Removal::thread(std::thread::Builder::new().name("dtld-rm-temps".into()).spawn(move || drop(self)).ok())
+        crate::staging::Removal::timed("dtld-rm-temps", move |steps| {
+            let files = std::mem::take(&mut *self.files.lock().unwrap_or_else(|e| e.into_inner()));
+            let (members, others): (Vec<_>, Vec<_>) = files.into_iter().partition(|(_, k)| *k == Kind::Member);
+            steps.time("Remove DTLTO temporary files", "", || remove(&others));
+            steps.time("Remove temporary inputs for DTLTO", "", || remove(&members));
+        })
+    }
+}
+
+/// Removes the files; one that is missing is no error (lld ignores ENOENT too: a backend that
+/// failed wrote nothing).
+fn remove(files: &[(PathBuf, Kind)]) {
+    for (p, _) in files {
+        let _ = std::fs::remove_file(p);
     }
 }
 
 impl Drop for Temps {
     fn drop(&mut self) {
-        let files = std::mem::take(&mut *self.files.lock().unwrap_or_else(|e| e.into_inner()));
-        for (p, _) in files {
-            // A missing file is no error (lld ignores ENOENT too): a backend that failed wrote
-            // nothing.
-            let _ = std::fs::remove_file(&p);
-        }
+        remove(&std::mem::take(&mut *self.files.lock().unwrap_or_else(|e| e.into_inner())));
     }
 }
 

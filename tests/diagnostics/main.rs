@@ -1,10 +1,12 @@
-//! Why this exists: the differential fixtures compare only the first line of an error, but lld's
-//! diagnostics carry their most useful part after it: the source line from DWARF
-//! (`>>> referenced by main.c:7`), the definition (`>>> defined in libp.so`), the spell
-//! corrector's `>>> did you mean`. Each trial builds real objects with clang-22 (`-g`, DWARF 4
-//! and 5, `-ffunction-sections`, non-PIC code against a library), links them with dtld and with
-//! ld.lld-22, and requires the whole stderr to be the same (but for the program name and the
-//! scratch directory), exit status 1 and no output file.
+//! Why this exists: the differential fixtures compare only the first line of an error, and only
+//! links both linkers refuse; this compares lld's *verdicts*. lld's diagnostics carry their most
+//! useful part after the first line: the source line from DWARF (`>>> referenced by main.c:7`),
+//! the definition (`>>> defined in libp.so`), the spell corrector's `>>> did you mean`. And the
+//! worst bug a linker can have is to link what lld refuses. Each trial builds real objects with
+//! clang-22 (`-g`, DWARF 4 and 5, `-ffunction-sections`, non-PIC code against a library), links
+//! them with dtld and with ld.lld-22, and requires the same verdict (the one the case states for
+//! lld: error, warning or success), the same exit status, the whole stderr the same (but for
+//! the program name and the scratch directory), and no output file after an error.
 //!
 //! Knobs: `DTLD` (linker under test), `DTLD_HARNESS_KEEP=1` (keep trial directories).
 
@@ -30,7 +32,18 @@ struct Case {
     /// A shared library built first with ld.lld-22: (name, source, flags).
     library: Option<(&'static str, &'static str)>,
     args: &'static [&'static str],
+    /// What ld.lld-22 does with it (checked: a case lld no longer treats so is a trial bug).
+    lld: Verdict,
 }
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Verdict {
+    /// Exit 1 with an error.
+    Error,
+    /// Exit 0 with a warning.
+    Warning,
+}
+use Verdict::{Error, Warning};
 
 /// A native x86-64 object and an AArch64 ThinLTO bitcode file.
 const OTHER_MACHINE: &[(&str, &str, &[&str])] = &[
@@ -41,8 +54,8 @@ const OTHER_MACHINE: &[(&str, &str, &[&str])] = &[
 const CASES: &[Case] = &[
     // Bitcode for another machine: refused when the file is parsed, as lld does (dtld's thin
     // link registers only LLVM's X86 target), named against the emulation or the first ELF file.
-    Case { name: "bitcode-other-machine-emulation", sources: OTHER_MACHINE, library: None, args: &["-m", "elf_x86_64", "main.o", "arm.o"] },
-    Case { name: "bitcode-other-machine-first-file", sources: OTHER_MACHINE, library: None, args: &["main.o", "arm.o"] },
+    Case { name: "bitcode-other-machine-emulation", sources: OTHER_MACHINE, library: None, args: &["-m", "elf_x86_64", "main.o", "arm.o"], lld: Error },
+    Case { name: "bitcode-other-machine-first-file", sources: OTHER_MACHINE, library: None, args: &["main.o", "arm.o"], lld: Error },
     // --warn-backrefs: main.o refers to foo, which only a --start-lib object named before it
     // defines (GNU ld would not find it); --fatal-warnings makes the warning fail the link.
     Case {
@@ -50,6 +63,7 @@ const CASES: &[Case] = &[
         sources: &[("main.c", "int foo(void);\nint main(void) { return foo(); }\n", &[]), ("foo.c", "int foo(void) { return 0; }\n", &[])],
         library: None,
         args: &["-e", "main", "--fatal-warnings", "--warn-backrefs", "--start-lib", "foo.o", "--end-lib", "main.o"],
+        lld: Error,
     },
     Case {
         name: "undefined-dwarf5-function-sections",
@@ -60,12 +74,14 @@ const CASES: &[Case] = &[
         )],
         library: None,
         args: &["main.o"],
+        lld: Error,
     },
     Case {
         name: "undefined-dwarf4-variable",
         sources: &[("main.c", "extern int missing_var;\nint *p = &missing_var;\nint main(void) { return *p; }\n", &["-g", "-gdwarf-4"])],
         library: None,
         args: &["main.o"],
+        lld: Error,
     },
     Case {
         name: "duplicate-variable-and-function",
@@ -75,6 +91,7 @@ const CASES: &[Case] = &[
         ],
         library: None,
         args: &["a.o", "b.o"],
+        lld: Error,
     },
     Case {
         name: "spell-corrector",
@@ -84,12 +101,14 @@ const CASES: &[Case] = &[
         ],
         library: None,
         args: &["a.o", "b.o"],
+        lld: Error,
     },
     Case {
         name: "protected-data-copy",
         sources: &[("main.c", "extern int prot_var;\nint main(void) {\n  return prot_var;\n}\n", &["-g", "-fno-pic"])],
         library: Some(("libp.so", "__attribute__((visibility(\"protected\"))) int prot_var = 3;\n")),
         args: &["-no-pie", "main.o", "libp.so"],
+        lld: Error,
     },
     Case {
         name: "protected-function-address",
@@ -100,12 +119,14 @@ const CASES: &[Case] = &[
         )],
         library: Some(("libp.so", "__attribute__((visibility(\"protected\"))) void prot_fn(void) {}\n")),
         args: &["-no-pie", "main.o", "libp.so"],
+        lld: Error,
     },
     Case {
         name: "pic-error-in-shared",
         sources: &[("lib.c", "int global_data = 5;\nint get(void) {\n  return global_data;\n}\n", &["-g", "-fno-pic", "-mcmodel=small"])],
         library: None,
         args: &["-shared", "lib.o"],
+        lld: Error,
     },
     Case {
         name: "cxx-no-demangle",
@@ -115,6 +136,7 @@ const CASES: &[Case] = &[
         ],
         library: None,
         args: &["--no-demangle", "a.o", "b.o"],
+        lld: Error,
     },
     Case {
         name: "cxx-demangle-default",
@@ -124,6 +146,7 @@ const CASES: &[Case] = &[
         ],
         library: None,
         args: &["--demangle", "a.o", "b.o"],
+        lld: Error,
     },
     Case {
         // lld checks the map file can be written before it resolves anything: the undefined
@@ -132,12 +155,14 @@ const CASES: &[Case] = &[
         sources: &[("main.c", "int missing_fn(void);\nint main(void) { return missing_fn(); }\n", &["-g"])],
         library: None,
         args: &["-Map=no-such-dir/out.map", "main.o"],
+        lld: Error,
     },
     Case {
         name: "version-script-not-found",
         sources: &[("main.c", "int main(void) { return 0; }\n", &[])],
         library: None,
         args: &["-L.", "--version-script=exports.map", "main.o"],
+        lld: Error,
     },
     Case {
         // A reference past the end of a mergeable section from a non-allocated one: lld finds
@@ -150,6 +175,7 @@ const CASES: &[Case] = &[
         )],
         library: None,
         args: &["start.o"],
+        lld: Error,
     },
     Case {
         // ... which lld never reaches when the scan found an undefined symbol.
@@ -161,18 +187,85 @@ const CASES: &[Case] = &[
         )],
         library: None,
         args: &["start.o"],
+        lld: Error,
     },
     Case {
         name: "time-trace-granularity-not-a-number",
         sources: &[("start.s", ".globl _start\n_start: ret\n", &[])],
         library: None,
         args: &["--time-trace", "--time-trace-granularity=abc", "start.o"],
+        lld: Error,
+    },
+    // --- Links lld refuses that dtld used to complete (issue 34) ---
+    Case {
+        // Non-PIC code (a PC-relative reference to an extern variable) in a shared library.
+        name: "pic-error-in-shared-undefined",
+        sources: &[("lib.c", "extern int ext_var;\nint get(void) {\n  return ext_var;\n}\n", &["-g", "-fno-pic", "-O2"])],
+        library: None,
+        args: &["-shared", "lib.o"],
+        lld: Error,
+    },
+    Case {
+        // An absolute reference to an undefined weak symbol a library may define, in a PIE: it
+        // stays dynamic, and no dynamic relocation fills a 32-bit field.
+        name: "pic-error-undefined-weak-in-pie",
+        sources: &[("main.c", "extern int wv __attribute__((weak));\nint main(void) {\n  return &wv != 0;\n}\n", &["-g", "-fno-pic"])],
+        library: Some(("libp.so", "int other = 1;\n")),
+        args: &["-pie", "-e", "main", "main.o", "libp.so"],
+        lld: Error,
+    },
+    Case {
+        // An executable against a library that needs a symbol nothing defines
+        // (--no-allow-shlib-undefined, lld's default for executables).
+        name: "shlib-undefined",
+        sources: &[("main.c", "int lib_fn(void);\nint main(void) { return lib_fn(); }\n", &["-g"])],
+        library: Some(("libp.so", "extern int missing_fn(void);\nint lib_fn(void) { return missing_fn(); }\n")),
+        args: &["-e", "main", "main.o", "libp.so"],
+        lld: Error,
+    },
+    Case {
+        // A library's reference to a hidden definition of the executable.
+        name: "shlib-references-hidden-definition",
+        sources: &[(
+            "main.c",
+            "int lib_fn(void);\n__attribute__((visibility(\"hidden\"))) int hidden_in_exe(void) { return 3; }\nint main(void) { return lib_fn(); }\n",
+            &["-g"],
+        )],
+        library: Some(("libp.so", "extern int hidden_in_exe(void);\nint lib_fn(void) { return hidden_in_exe(); }\n")),
+        args: &["-e", "main", "main.o", "libp.so"],
+        lld: Error,
+    },
+    Case {
+        // -shared with --unresolved-symbols=report-all: a library's undefined symbols are errors.
+        name: "shared-report-all-undefined",
+        sources: &[("lib.c", "int missing_fn(void);\nint get(void) {\n  return missing_fn();\n}\n", &["-g", "-fPIC"])],
+        library: None,
+        args: &["-shared", "--unresolved-symbols=report-all", "lib.o"],
+        lld: Error,
+    },
+    Case {
+        // ... and --allow-shlib-undefined after it lets the library's through, not the object's.
+        name: "report-all-then-allow-shlib-undefined",
+        sources: &[("main.c", "int lib_fn(void);\nint missing_here(void);\nint main(void) { return lib_fn() + missing_here(); }\n", &["-g"])],
+        library: Some(("libp.so", "extern int missing_fn(void);\nint lib_fn(void) { return missing_fn(); }\n")),
+        args: &["-e", "main", "--unresolved-symbols=report-all", "--allow-shlib-undefined", "main.o", "libp.so"],
+        lld: Error,
+    },
+    Case {
+        // -z undefs in an executable: lld ignores an undefined function (a warning about the
+        // missing entry is all that remains).
+        name: "z-undefs-executable",
+        sources: &[("main.c", "int missing_fn(void);\nint start(void) { return missing_fn(); }\n", &["-g", "-fPIC"])],
+        library: None,
+        args: &["-pie", "-z", "undefs", "main.o"],
+        lld: Warning,
     },
     Case {
         name: "relocation-out-of-range",
         sources: &[("start.s", ".globl _start\n_start:\n  movl $far_away, %eax\n  ret\n", &["-g"])],
         library: None,
         args: &["--defsym=far_away=0x100000000", "start.o"],
+        lld: Error,
     },
 ];
 
@@ -204,23 +297,28 @@ fn run_case(ctx: &Ctx, case: &Case, dir: &Path) -> Result<(), String> {
         run_tool_ok(Command::new(CLANG).current_dir(dir).args(["-c", "-fPIC", "lib_src.c", "-o", "lib_src.o"]))?;
         run_tool_ok(Command::new(LLD).current_dir(dir).args(["-shared", "lib_src.o", "-o", lib, "-soname", lib]))?;
     }
+    let (status, word) = match case.lld {
+        Error => ("exit 1", "error: "),
+        Warning => ("exit 0", "warning: "),
+    };
     let mut errs = Vec::new();
-    for (who, linker) in [("dtld", ctx.dtld.as_os_str()), ("lld", std::ffi::OsStr::new(LLD))] {
+    // ld.lld-22 first: its verdict must be the case's (else the case tests nothing).
+    for (who, linker) in [("lld", std::ffi::OsStr::new(LLD)), ("dtld", ctx.dtld.as_os_str())] {
         let out = format!("out-{who}");
         let r = run_tool(Command::new(linker).current_dir(dir).args(case.args).args(["-o", &out]))?;
-        if r.status_text() != "exit 1" {
-            return Err(format!("{who}: {} (expected exit 1)\n{}", r.status_text(), r.stderr_text()));
+        if r.status_text() != status {
+            return Err(format!("{who}: {} (ld.lld-22's verdict is {:?}: {status})\n{}", r.status_text(), case.lld, r.stderr_text()));
         }
-        if dir.join(&out).exists() {
+        if case.lld == Error && dir.join(&out).exists() {
             return Err(format!("{who} left an output file after an error"));
         }
         errs.push(normalize(&r.stderr_text(), dir));
     }
     if errs[0] != errs[1] {
-        return Err(format!("diagnostics differ\n--- dtld\n{}\n--- ld.lld-22\n{}", errs[0], errs[1]));
+        return Err(format!("diagnostics differ\n--- dtld\n{}\n--- ld.lld-22\n{}", errs[1], errs[0]));
     }
-    if !errs[0].contains("error: ") {
-        return Err(format!("no error message: {}", errs[0]));
+    if !errs[0].contains(word) {
+        return Err(format!("no {word}message: {}", errs[0]));
     }
     Ok(())
 }

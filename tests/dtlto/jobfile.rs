@@ -130,13 +130,13 @@ pub(crate) fn import_map(jobs: &[JobView], out: &str) -> Vec<(String, BTreeSet<S
 /// `text` (a job file, a path, a directory listing) with the process ids that ld.lld 22's
 /// temporary names carry replaced by placeholders, so that two links' names compare equal:
 /// `<stem>.<task>.<pid>.native.o` (and its `.thinlto.bc`), `<stem>.<pid>.dist-file.json`, and a
-/// written-out archive member's `<name>.<seq>.<PID in hex>.o` (its name ends in `)`, lld's
-/// `lib.a(m.o at 8)`).
+/// written-out archive member's `<name>.<seq>.<PID in hex>.o` (lld's `lib.a(m.o at 8).3.1A2B.o`,
+/// lld-link's `lib.libm.obj0.3.1A2B.o`).
 pub(crate) fn without_pids(text: &str) -> String {
     let native = Regex::new(r"(\.\d+)\.\d+\.native\.o").expect("valid regex");
     let job = Regex::new(r"\.\d+\.dist-file\.json").expect("valid regex");
-    let member = Regex::new(r"\)(\.\d+)\.[0-9A-F]+\.").expect("valid regex");
+    let member = Regex::new(r"(\.\d+)\.[0-9A-F]+(\.o\b|\.\d+\.PID\.native)").expect("valid regex");
     let t = native.replace_all(text, "$1.PID.native.o");
     let t = job.replace_all(&t, ".PID.dist-file.json");
-    member.replace_all(&t, ")$1.HEXPID.").into_owned()
+    member.replace_all(&t, "$1.HEXPID$2").into_owned()
 }

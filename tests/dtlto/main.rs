@@ -155,6 +155,8 @@ struct Context {
     keep: bool,
     /// The inputs, built once per run (`<root>/.inputs`).
     inputs: OnceLock<Result<PathBuf, String>>,
+    /// Lua's ThinLTO objects, built once per run (`<root>/.lua`).
+    lua: OnceLock<Result<PathBuf, String>>,
 }
 
 type TrialFn = fn(&Work) -> Result<(), String>;
@@ -180,12 +182,14 @@ fn main() {
     add("job-file/vs-lld", false, |t| vs_lld(t, Variant::Pie));
     add("job-file/vs-lld/nopie", false, |t| vs_lld(t, Variant::NoPie));
     add("job-file/vs-lld/options", false, |t| vs_lld(t, Variant::Options));
+    add("job-file/vs-lld/lua", false, lua);
     add("temporaries/vs-lld/default", false, |t| temporaries(t, &[]));
     add("temporaries/vs-lld/save-temps", false, |t| temporaries(t, &["-Wl,--save-temps"]));
     add("temporaries/vs-lld/emit-index-files", false, |t| temporaries(t, &["-Wl,--thinlto-emit-index-files"]));
     add("temporaries/vs-lld/emit-imports-files", false, |t| temporaries(t, &["-Wl,--thinlto-emit-imports-files"]));
     add("temporaries/vs-lld/emit-both", false, |t| temporaries(t, &["-Wl,--thinlto-emit-index-files", "-Wl,--thinlto-emit-imports-files"]));
     add("temporaries/vs-lld/cache-dir", false, |t| temporaries(t, &["-Wl,--thinlto-cache-dir=cache"]));
+    add("time-trace/vs-lld", false, time_trace);
     add("job-file/vs-lld-link/msvc", false, vs_lld_link);
     add("errors/vs-lld-link/bitcode-other-machine", false, coff_other_machine);
     add("distributor/dtld-distribute-with-lld", false, |t| with_dtld_distribute(t, Linker::Lld));
@@ -250,6 +254,7 @@ impl Context {
             root: target_dir().join("dtlto-tests"),
             keep: std::env::var("DTLD_HARNESS_KEEP").is_ok_and(|v| !v.is_empty() && v != "0"),
             inputs: OnceLock::new(),
+            lua: OnceLock::new(),
         })
     }
 
@@ -263,6 +268,12 @@ impl Context {
         } else {
             line.starts_with("dtld: error: ")
         }
+    }
+
+    /// Lua's objects as ThinLTO bitcode (`lua.o`, `liblua.a`), built on first use into
+    /// `<root>/.lua/`.
+    fn lua_objects(&self) -> Result<&Path, String> {
+        self.lua.get_or_init(|| build_lua(&self.root.join(".lua"))).as_deref().map_err(|e| format!("building Lua failed: {e}"))
     }
 
     /// The inputs, built on first use into `<root>/.inputs/` (the commands are in
@@ -311,6 +322,40 @@ fn build_inputs(dir: &Path) -> Result<PathBuf, String> {
     ar.current_dir(dir.join("lib")).args(["rcsT", "libthin.a", "thin.o"]);
     step(ar)?;
     let _ = fs::write(dir.join("commands.txt"), log.join("\n") + "\n");
+    Ok(dir.to_path_buf())
+}
+
+/// Lua's objects for the `job-file/vs-lld/lua` trial: the source from Debian's package (fetched
+/// into the shared cache by `scripts/real-programs/lua-source.sh`), compiled as Lua's `linux`
+/// target with `-flto=thin -g`, its library members in a regular archive.
+fn build_lua(dir: &Path) -> Result<PathBuf, String> {
+    let script = dtld_tests::workspace_root().join("scripts/real-programs/lua-source.sh");
+    let out = run_tool_ok(Command::new("bash").arg(&script))?;
+    let tree = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let src = tree.join("src");
+    if !src.join("lua.c").is_file() {
+        return Err(format!("{} printed {}, which has no src/lua.c", script.display(), tree.display()));
+    }
+    fresh_dir(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut members = Vec::new();
+    let mut sources: Vec<PathBuf> =
+        fs::read_dir(&src).map_err(|e| e.to_string())?.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "c")).collect();
+    sources.sort();
+    for c in &sources {
+        let stem = c.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let obj = format!("{stem}.o");
+        let mut cmd = Command::new(llvm("clang"));
+        cmd.current_dir(dir).args(["-std=gnu99", "-O2", "-g", "-fPIE", "-flto=thin", "-DLUA_COMPAT_5_3", "-DLUA_USE_LINUX", "-c"]).arg(c).args(["-o", &obj]);
+        run_tool_ok(&mut cmd)?;
+        if stem != "lua" && stem != "luac" {
+            members.push(obj);
+        }
+    }
+    run_tool_ok(Command::new(llvm("llvm-ar")).current_dir(dir).args(["rcs", "liblua.a"]).args(&members))?;
+    for m in &members {
+        fs::remove_file(dir.join(m)).map_err(|e| e.to_string())?;
+    }
+    let _ = fs::remove_file(dir.join("luac.o"));
     Ok(dir.to_path_buf())
 }
 
@@ -453,8 +498,10 @@ impl Work<'_> {
             return Err(format!("the {} link of {out} failed ({}):\n{}", linker.name(), o.status_text(), o.stderr_text()));
         }
         let after = snapshot(cwd)?;
-        let left: Vec<String> =
-            changes(&before, &after).into_iter().filter(|f| f != out && !allowed.iter().any(|a| f == a || f.starts_with(&format!("{a}/")) || a.strip_prefix('*').is_some_and(|s| f.ends_with(s)))).collect();
+        let left: Vec<String> = changes(&before, &after)
+            .into_iter()
+            .filter(|f| f != out && !allowed.iter().any(|a| f == a || f.starts_with(&format!("{a}/")) || a.strip_prefix('*').is_some_and(|s| f.ends_with(s))))
+            .collect();
         if !left.is_empty() {
             return Err(format!("the {} link of {out} left files besides {out}: {left:?}", linker.name()));
         }
@@ -549,7 +596,11 @@ fn vs_lld(t: &Work, variant: Variant) -> Result<(), String> {
     // IDs, temporary names and places included), and the same files next to it when the
     // distributor starts.
     if without_pids(&ours.text) != without_pids(&theirs.text) {
-        problems.push(format!("the job files differ once process ids are replaced:\n  dtld: {}\n  lld:  {}", without_pids(&ours.text), without_pids(&theirs.text)));
+        problems.push(format!(
+            "the job files differ once process ids are replaced:\n  dtld: {}\n  lld:  {}",
+            without_pids(&ours.text),
+            without_pids(&theirs.text)
+        ));
     }
     let listing = |c: &Call| -> Vec<String> { c.staged.iter().map(|n| without_pids(n)).collect() };
     if listing(ours) != listing(theirs) {
@@ -656,8 +707,22 @@ fn vs_lld_link(t: &Work) -> Result<(), String> {
             Linker::Dtld => dtld_link.clone(),
             Linker::Lld => lld_link.clone(),
         };
+        // mid.obj in a thin archive in another directory (lld-link keeps its member path as
+        // `lib/../mid.obj`), leaf.obj in a regular archive loaded whole (lld-link names
+        // /wholearchive members with offset 0): both named in the job file.
+        fs::create_dir_all(dir.join("lib")).map_err(|e| e.to_string())?;
+        t.ok(Command::new(llvm("llvm-lib")).current_dir(&dir).args(["/llvmlibthin", "/out:lib/mid.lib", "mid.obj"]))?;
+        t.ok(Command::new(llvm("llvm-lib")).current_dir(&dir).args(["/out:leaf.lib", "leaf.obj"]))?;
         let base = |cmd: &mut Command| {
-            cmd.current_dir(&dir).args(["/entry:main", "/nodefaultlib", "/subsystem:console", "/out:prog.exe", "main.obj", "mid.obj", "leaf.obj"]);
+            cmd.current_dir(&dir).args([
+                "/entry:main",
+                "/nodefaultlib",
+                "/subsystem:console",
+                "/out:prog.exe",
+                "main.obj",
+                "lib/mid.lib",
+                "/wholearchive:leaf.lib",
+            ]);
         };
         // Without /thinlto-remote-compiler: lld-link's own error.
         let mut cmd = Command::new(&program);
@@ -695,7 +760,11 @@ fn vs_lld_link(t: &Work) -> Result<(), String> {
     // IDs, temporary names and places included), and the same files next to it when the
     // distributor starts.
     if without_pids(&ours.text) != without_pids(&theirs.text) {
-        problems.push(format!("the job files differ once process ids are replaced:\n  dtld: {}\n  lld:  {}", without_pids(&ours.text), without_pids(&theirs.text)));
+        problems.push(format!(
+            "the job files differ once process ids are replaced:\n  dtld: {}\n  lld:  {}",
+            without_pids(&ours.text),
+            without_pids(&theirs.text)
+        ));
     }
     let listing = |c: &Call| -> Vec<String> { c.staged.iter().map(|n| without_pids(n)).collect() };
     if listing(ours) != listing(theirs) {
@@ -782,6 +851,111 @@ fn temporaries(t: &Work, flags: &[&str]) -> Result<(), String> {
         only(&left[0], &left[1]),
         only(&left[1], &left[0])
     ))
+}
+
+/// Lua 5.4 (Debian's source, `scripts/real-programs/lua-source.sh`) as ThinLTO bitcode, `lua.o`
+/// and `liblua.a` (a regular archive: its members are written out for the backends), linked
+/// through the recording distributor by the linker under test and by ld.lld-22, each in its own
+/// copy of the objects: the job files are equal once process ids are replaced, the distributor
+/// sees the same files next to the job file, both links leave exactly `lua`, and both
+/// interpreters compute the same.
+fn lua(t: &Work) -> Result<(), String> {
+    let objs = t.ctx.lua_objects()?;
+    let mut calls = Vec::new();
+    for linker in [Linker::Dtld, Linker::Lld] {
+        let cwd = t.path(linker.name());
+        copy_tree(objs, &cwd)?;
+        let rec = t.recorder(&format!("rec-{}", linker.name()), "run")?;
+        let before = snapshot(&cwd)?;
+        let mut cmd = Command::new(llvm("clang"));
+        let mut dist = OsString::from("-fthinlto-distributor=");
+        dist.push(&rec.script);
+        cmd.current_dir(&cwd).arg(linker.fuse_ld(&t.ctx.dtld)).args(["-flto=thin", "-Wl,-E"]).arg(dist).args(["lua.o", "liblua.a", "-lm", "-ldl", "-o", "lua"]);
+        let o = t.run(&mut cmd)?;
+        if !o.success() {
+            return Err(format!("the {} link of lua failed ({}):\n{}", linker.name(), o.status_text(), o.stderr_text()));
+        }
+        let left: Vec<String> = changes(&before, &snapshot(&cwd)?).into_iter().filter(|f| f != "lua").collect();
+        if !left.is_empty() {
+            return Err(format!("the {} link left files besides lua: {left:?}", linker.name()));
+        }
+        let mut run = Command::new(cwd.join("lua"));
+        run.current_dir(&cwd).args(["-e", "local t = {} for i = 1, 100 do t[i] = i * i end print(#t, t[7], string.format('%5.2f', math.pi), ('x'):rep(3))"]);
+        let r = t.run(&mut run)?;
+        if !r.success() || String::from_utf8_lossy(&r.stdout) != "100\t49\t 3.14\txxx\n" {
+            return Err(format!("{}'s lua printed {:?} ({})", linker.name(), String::from_utf8_lossy(&r.stdout), r.status_text()));
+        }
+        calls.push(rec.one_call(linker.name())?);
+    }
+    let (ours, theirs) = (&calls[0], &calls[1]);
+    if theirs.json["jobs"].as_array().map_or(0, Vec::len) < 30 {
+        return Err(format!("ld.lld-22's job file has fewer jobs than Lua has modules (trial bug?): {}", theirs.text));
+    }
+    let mut problems = Vec::new();
+    if without_pids(&ours.text) != without_pids(&theirs.text) {
+        problems.push(format!(
+            "the job files differ once process ids are replaced:\n  dtld: {}\n  lld:  {}",
+            without_pids(&ours.text),
+            without_pids(&theirs.text)
+        ));
+    }
+    let listing = |c: &Call| -> Vec<String> { c.staged.iter().map(|n| without_pids(n)).collect() };
+    if listing(ours) != listing(theirs) {
+        problems.push(format!("the job file's directory when the distributor starts:\n  dtld: {:?}\n  lld:  {:?}", listing(ours), listing(theirs)));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// `--time-trace`: the DTLTO steps under lld 22's names, as many of each (the `Total <name>`
+/// events' counts) as ld.lld-22 records, and the same details for the per-file ones once
+/// process ids are replaced.
+fn time_trace(t: &Work) -> Result<(), String> {
+    let mut seen = Vec::new();
+    for linker in [Linker::Dtld, Linker::Lld] {
+        let cwd = t.inputs(linker.name())?;
+        let rec = t.recorder(&format!("rec-{}", linker.name()), "run")?;
+        let flags = ["-Wl,--time-trace=trace.json", "-Wl,--time-trace-granularity=0", "-Wl,--thinlto-cache-dir=cache"];
+        t.link_and_run(&cwd, linker, &rec.script.clone().into_os_string(), "prog", &flags, EXPECTED, &["trace.json", "cache"])?;
+        let text = fs::read_to_string(cwd.join("trace.json")).map_err(|e| format!("{}: trace.json: {e}", linker.name()))?;
+        let json: Value = serde_json::from_str(&text).map_err(|e| format!("{}: trace.json is not JSON: {e}", linker.name()))?;
+        let mut steps = BTreeMap::new();
+        for e in json["traceEvents"].as_array().into_iter().flatten() {
+            let name = e["name"].as_str().unwrap_or_default();
+            if !name.contains("DTLTO") {
+                continue;
+            }
+            match name.strip_prefix("Total ") {
+                Some(n) => {
+                    steps.insert(format!("{n}: count"), e["args"]["count"].to_string());
+                }
+                None if ["Serialize bitcode input for DTLTO", "Emit individual index for DTLTO", "Check cache for DTLTO"].contains(&name) => {
+                    steps
+                        .entry(format!("{name}: details"))
+                        .or_insert_with(String::new)
+                        .push_str(&format!("{} ", without_pids(e["args"]["detail"].as_str().unwrap_or_default())));
+                }
+                None => {}
+            }
+        }
+        for v in steps.values_mut() {
+            let mut words: Vec<&str> = v.split_whitespace().collect();
+            words.sort_unstable();
+            *v = words.join(" ");
+        }
+        seen.push(steps);
+    }
+    if seen[1].is_empty() {
+        return Err("ld.lld-22 recorded no DTLTO steps (trial bug?)".into());
+    }
+    if seen[0] == seen[1] {
+        Ok(())
+    } else {
+        Err(format!("DTLTO steps in the time trace:\n  dtld: {:?}\n  lld:  {:?}", seen[0], seen[1]))
+    }
 }
 
 // ---- dtld-distribute ----------------------------------------------------------------------
@@ -892,7 +1066,14 @@ fn fault(t: &Work, kind: Fault) -> Result<(), String> {
                 parse_job_file(&call.text, &call.json)?
             }
         };
-        runs.push(FaultRun { status: out.status_text(), first_error: errors.first().cloned(), errors: errors.len(), left: changes(&before, &snapshot(&cwd)?), stderr, jobs });
+        runs.push(FaultRun {
+            status: out.status_text(),
+            first_error: errors.first().cloned(),
+            errors: errors.len(),
+            left: changes(&before, &snapshot(&cwd)?),
+            stderr,
+            jobs,
+        });
     }
     let ours = &runs[0];
     let mut problems = Vec::new();
@@ -912,7 +1093,8 @@ fn fault(t: &Work, kind: Fault) -> Result<(), String> {
             problems.push(format!("the first error differs from ld.lld-22's:\n  dtld: {:?}\n  lld:  {:?}", ours.first_error, lld.first_error));
         }
     }
-    let names_a_module = |text: &str| MODULES.iter().any(|m| text.contains(m)) || ours.jobs.iter().any(|j| text.contains(&j.module) || text.contains(&j.output));
+    let names_a_module =
+        |text: &str| MODULES.iter().any(|m| text.contains(m)) || ours.jobs.iter().any(|j| text.contains(&j.module) || text.contains(&j.output));
     match kind {
         Fault::NoOutputs if !t.ctx.dtld_is_lld => {
             if ours.jobs.len() != MODULES.len() {
@@ -1232,7 +1414,8 @@ fn cache(t: &Work, change: Change) -> Result<(), String> {
             // thin link keeps the other shards in memory).
             let job_file = Path::new(calls[1].argv.last().map_or("", String::as_str));
             let dir = job_file.parent().unwrap_or(Path::new(""));
-            let existing: BTreeSet<String> = fs::read_dir(cwd.join(dir)).map_err(|e| e.to_string())?.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+            let existing: BTreeSet<String> =
+                fs::read_dir(cwd.join(dir)).map_err(|e| e.to_string())?.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
             let new: BTreeSet<String> = calls[1].staged.difference(&existing).cloned().collect();
             let mut needed: BTreeSet<String> = job_file.file_name().map(|n| n.to_string_lossy().into_owned()).into_iter().collect();
             for j in calls[1].json["jobs"].as_array().into_iter().flatten() {
@@ -1569,6 +1752,7 @@ fn identities(_: &Work) -> Result<(), String> {
         ),
         ("sub/libarch.a(arch.o at 84).4.1A2B.o", "sub/libarch.a(arch.o at 84).4.HEXPID.o"),
         ("main.o mid.2.99.native.o", "main.o mid.2.PID.native.o"),
+        ("leaf.libleaf.obj0.2.7296.2.55.native.o leaf.libleaf.obj0.2.72BC.o", "leaf.libleaf.obj0.2.HEXPID.2.PID.native.o leaf.libleaf.obj0.2.HEXPID.o"),
     ];
     wrong.extend(pids.iter().filter(|(p, want)| without_pids(p) != *want).map(|(p, want)| format!("{p} -> {} (expected {want})", without_pids(p))));
     if wrong.is_empty() {

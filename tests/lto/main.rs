@@ -24,10 +24,10 @@
 //!   writes. Changing one module, or an LTO option, takes the normal path again; a damaged
 //!   link-cache entry is not used (the link takes the normal path, writes the same program,
 //!   and stores a good entry that the next relink uses), nor is a damaged entry of the store of
-//!   archive members (`dtld-member-*`) the staging links from (which the library, staging
+//!   archive members (`.dtld/member-*`) the staging links from (which the library, staging
 //!   nothing, must not create).
 //! * `staging/persistent`: in-process ThinLTO by `llvm-lto2` with a cache directory keeps its staging tree
-//!   in the cache (`dtld.stage-*`) from one link of an output to the next. Relinks that change
+//!   in the cache (`.dtld/stage-*`) from one link of an output to the next. Relinks that change
 //!   a module and drop another (so a `lto.<task>` object of the previous link is left over) must
 //!   print what ld.lld-22's program of the same inputs prints, be byte for byte the program of a
 //!   link with an empty cache, reuse the unchanged module's staged entry and rewrite `lto.1` in
@@ -126,6 +126,8 @@ fn main() {
     add("errors/newer-producer/dtld-only", lld, newer_producer);
     // lld has LLVM built in and links bitcode without any plugin.
     add("errors/no-usable-llvm/dtld-only", lld, no_usable_llvm);
+    // dtld on bitcode with nothing naming LLVM uses its own library's, as lld its built-in one.
+    add("llvm/own-library", false, llvm_own_library);
     // lld has LLVM built in: nothing to discover.
     add("llvm/from-parent-clang/dtld-only", lld, llvm_from_parent_clang);
     add("options/backend", false, backend_options);
@@ -636,19 +638,24 @@ fn link_cache(t: &Work, mode: CacheMode) -> Result<(), String> {
         let stdout = t.run_program(out)?;
         Ok((stderr.contains(SKIPPED), bytes, stdout))
     };
+    // dtld's own files are in the cache directory's hidden `.dtld/`.
     let named = |prefix: &str| -> Vec<PathBuf> {
-        fs::read_dir(t.path("cache"))
+        let (dir, prefix) = match prefix.strip_prefix(".dtld/") {
+            Some(p) => (t.path("cache/.dtld"), p),
+            None => (t.path("cache"), prefix),
+        };
+        fs::read_dir(dir)
             .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(prefix))).collect())
             .unwrap_or_default()
     };
-    let entries = || named("dtld-link-");
+    let entries = || named(".dtld/link-");
 
     let (skipped, first, out1) = link("p1", "cache", &[])?;
     if skipped || out1 != "mid=33 leaf=104\n" {
         return Err(format!("first link: skipped the thin link: {skipped}, printed {out1:?}"));
     }
     if entries().len() != 1 {
-        return Err(format!("after the first link, expected one dtld-link-* entry in the cache, found {:?}", entries()));
+        return Err(format!("after the first link, expected one .dtld/link-* entry in the cache, found {:?}", entries()));
     }
     let (skipped, second, _) = link("p2", "cache", &[])?;
     if !skipped {
@@ -670,13 +677,13 @@ fn link_cache(t: &Work, mode: CacheMode) -> Result<(), String> {
     // p2's. Relinking p1 unchanged keeps both; after an input's modification time changes,
     // p1's stamp changes and p2's does not, and the link is the same program.
     let stamps = || -> Vec<(PathBuf, Vec<u8>)> {
-        let mut v: Vec<_> = named("dtld-inputs-").into_iter().map(|p| (p.clone(), fs::read(&p).unwrap_or_default())).collect();
+        let mut v: Vec<_> = named(".dtld/inputs-").into_iter().map(|p| (p.clone(), fs::read(&p).unwrap_or_default())).collect();
         v.sort();
         v
     };
     let before = stamps();
     if before.len() != 2 || before.iter().any(|(_, d)| d.len() != 16) {
-        return Err(format!("after links of p1 and p2, expected two 16-byte dtld-inputs-* files in the cache, found {before:?}"));
+        return Err(format!("after links of p1 and p2, expected two 16-byte .dtld/inputs-* files in the cache, found {before:?}"));
     }
     link("p1", "cache", &[])?;
     if stamps() != before {
@@ -700,13 +707,13 @@ fn link_cache(t: &Work, mode: CacheMode) -> Result<(), String> {
 
     // The paths that stage modules stage archive members from the cache's member store; the
     // in-process library stages nothing.
-    let members = named("dtld-member-");
+    let members = named(".dtld/member-");
     if (mode == CacheMode::Library) != members.is_empty() {
-        return Err(format!("dtld-member-* entries (staged archive members) in the cache directory: {members:?}"));
+        return Err(format!(".dtld/member-* entries (staged archive members) in the cache directory: {members:?}"));
     }
     // A damaged entry is not used: the normal path, the same program, then a good entry. The
     // damaged member store entry is not staged either.
-    for e in entries().into_iter().chain(named("dtld-member-")) {
+    for e in entries().into_iter().chain(named(".dtld/member-")) {
         let mut d = fs::read(&e).map_err(|x| x.to_string())?;
         let mid = d.len() / 2;
         d[mid] ^= 0x5a;
@@ -763,15 +770,15 @@ fn persistent_staging(t: &Work) -> Result<(), String> {
         Ok((bytes, stdout))
     };
     let stage = || -> Result<PathBuf, String> {
-        let dirs: Vec<PathBuf> = fs::read_dir(t.path("cache"))
-            .map_err(|e| format!("read cache: {e}"))?
+        let dirs: Vec<PathBuf> = fs::read_dir(t.path("cache/.dtld"))
+            .map_err(|e| format!("read cache/.dtld: {e}"))?
             .flatten()
             .map(|e| e.path())
-            .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("dtld.stage-")))
+            .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("stage-")))
             .collect();
         match dirs.as_slice() {
             [d] => Ok(d.clone()),
-            _ => Err(format!("expected one dtld.stage-* directory in the cache, found {dirs:?}")),
+            _ => Err(format!("expected one .dtld/stage-* directory in the cache, found {dirs:?}")),
         }
     };
     let inode = |dir: &Path, pred: &dyn Fn(&str) -> bool| -> Option<u64> {
@@ -1024,7 +1031,11 @@ fn llvm_from_parent_clang(t: &Work) -> Result<(), String> {
 /// was run (dtld never takes LLVM tools from `PATH`).
 fn no_usable_llvm(t: &Work) -> Result<(), String> {
     build_err_inputs(t, &[], &[])?;
-    let dtld = t.ctx.dtld.to_string_lossy().into_owned();
+    // A copy of dtld without its thin-link library beside it (whose LLVM it would use).
+    let bare = t.ctx.root.join(".bare-dtld");
+    fs::create_dir_all(&bare).map_err(|e| e.to_string())?;
+    fs::copy(&t.ctx.dtld, bare.join("dtld")).map_err(|e| format!("copy dtld: {e}"))?;
+    let dtld = bare.join("dtld").to_string_lossy().into_owned();
     let argv: Vec<String> = [dtld.as_str(), "-e", "main", "main.o", "a.o", "-o", "out/prog"].iter().map(|s| s.to_string()).collect();
     expect_clean_failure(t, &argv, &[("PATH", Some("/usr/bin")), ("DTLD_LLVM_DIR", None)])?;
 
@@ -1044,6 +1055,35 @@ fn no_usable_llvm(t: &Work) -> Result<(), String> {
     expect_clean_failure(t, &argv, &[("PATH", Some(&path)), ("DTLD_LLVM_DIR", None)])?;
     if let Ok(calls) = fs::read_to_string(&marker) {
         return Err(format!("dtld ran LLVM tools found in PATH:\n{calls}"));
+    }
+    Ok(())
+}
+
+/// `dtld -e main main.o a.o` on ThinLTO bitcode, run directly with no environment naming LLVM
+/// (no clang as its parent, no `-plugin`, no `DTLD_LLVM_DIR`): it uses the LLVM its own
+/// thin-link library was built for and links, as ld.lld-22 links with its built-in LLVM; both
+/// programs print the same.
+fn llvm_own_library(t: &Work) -> Result<(), String> {
+    build_err_inputs(t, &[], &[])?;
+    let mut outputs = Vec::new();
+    for (name, linker) in [("dtld", t.ctx.dtld.clone()), ("lld", PathBuf::from("/usr/bin/ld.lld-22"))] {
+        let crt: Vec<String> = ["Scrt1.o", "crti.o", "crtn.o"].iter().map(|c| format!("/lib/x86_64-linux-gnu/{c}")).collect();
+        let mut cmd = Command::new(&linker);
+        cmd.current_dir(&t.dir)
+            .env_remove("DTLD_LLVM_DIR")
+            .env("PATH", "/usr/bin:/bin")
+            .args(["-pie", "-dynamic-linker", "/lib64/ld-linux-x86-64.so.2", "-o", &format!("prog.{name}")])
+            .args(&crt[..2])
+            .args(["main.o", "a.o", "-L/lib/x86_64-linux-gnu", "-lc"])
+            .arg(&crt[2]);
+        let o = t.run(&mut cmd)?;
+        if !o.success() {
+            return Err(format!("{name} on bitcode without LLVM named failed ({}):\n{}", o.status_text(), o.stderr_text()));
+        }
+        outputs.push(t.run_program(&format!("prog.{name}"))?);
+    }
+    if outputs[0] != outputs[1] {
+        return Err(format!("dtld's program printed {:?}, lld's {:?}", outputs[0], outputs[1]));
     }
     Ok(())
 }

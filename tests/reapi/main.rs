@@ -1,6 +1,9 @@
 //! Why this exists: `dtld-reapi` (reapi/) runs DTLTO backends as Actions on a REAPI engine, and
 //! only a real engine shows that its Actions execute, that its cache keys are the same across
-//! build directories, and that it fails cleanly when the engine misbehaves. Each trial starts its
+//! build directories, output names and process ids (the job files of dtld and ld.lld-22 name
+//! their temporaries with the link's process id; dtld-reapi names every file inside an Action by
+//! its content and renames the modules inside each summary shard to match), and that it fails
+//! cleanly when the engine misbehaves. Each trial starts its
 //! own buildbox-casd in local-execution mode (actions run by buildbox-run in a bubblewrap
 //! sandbox) on a free 127.0.0.1 port with a fresh absolute cache directory, and kills it by PID
 //! when the trial ends, also on failure (a guard). If casd, buildbox-run or bwrap is missing, every
@@ -16,13 +19,23 @@
 //! Trials:
 //! * `link/dtld-vs-lld`: dtld through dtld-reapi (with `-Xthinlto-distributor=--platform=..`)
 //!   and ld.lld-22 through the local dtld-distribute: same program output; 5 jobs executed on a
-//!   fresh engine; nothing but the program is left.
-//! * `cache/cross-directory`: the same link in tree A, then in a copy of it at a different path:
-//!   the relink has 5/5 cache hits, no Execute, uploads nothing, and the programs are identical.
-//!   `cache/cross-directory-output-above-cwd`: the same with `-o ../out/prog` (the input root is
-//!   then the parent of the working directory).
-//! * `cache/lld-gets-no-hits`: ld.lld-22 through dtld-reapi, then relinked from the copy: 0/5
-//!   hits, because lld's temporary names carry its PID (the program is still right).
+//!   fresh engine; nothing but the program is left; and the program is byte for byte the one dtld
+//!   links through dtld-distribute (the backends compiled under content names, `m/<sha>.o`,
+//!   make the same code as under the job file's names).
+//! * `cache/cross-directory`: the link in tree A (`-o prog`), then in a copy of it at another,
+//!   deeper path, with absolute input paths and another output (`-o bin/other`), by another
+//!   process: the relink has 5/5 cache hits, no Execute, uploads nothing, and the programs are
+//!   identical.
+//! * `cache/cross-directory-sample-profile-above-cwd`: the same from a subdirectory with
+//!   `-Wl,--lto-sample-profile=../prof/app.prof` and `-o ../out/prog`: the profile, a common
+//!   input, keeps its path in the input root (which is then the parent of the working
+//!   directory); 5/5 hits from the copy, then 0/5 once the profile's content changes.
+//! * `cache/lld-cross-directory`: ld.lld-22 through dtld-reapi in tree A, then in the copy with
+//!   another output name: 5/5 hits, no Execute, no upload, and both programs print the expected
+//!   line. (lld orders a shard's modules by their paths, so its relinks hit when the inputs and
+//!   the output directory are named alike relative to the working directory, as here; and with
+//!   many regular-archive members its shards change with its process id, see docs/remote.md,
+//!   which this program's one member was not seen to do in 200 links.)
 //! * `faults/unreachable`, `faults/action-fails`, `faults/output-missing`,
 //!   `faults/engine-killed`: exit 1, a `dtld: error:` line, the reason from dtld-reapi (the
 //!   engine's status; the compiler's message and the job's module; the missing output), no output
@@ -93,9 +106,9 @@ fn main() {
         }));
     };
     add("link/dtld-vs-lld", dtld_vs_lld);
-    add("cache/cross-directory", |c, d| cross_directory(c, d, false));
-    add("cache/cross-directory-output-above-cwd", |c, d| cross_directory(c, d, true));
-    add("cache/lld-gets-no-hits", lld_no_hits);
+    add("cache/cross-directory", cross_directory);
+    add("cache/cross-directory-sample-profile-above-cwd", cross_directory_profile);
+    add("cache/lld-cross-directory", lld_cross_directory);
     add("faults/unreachable", |c, d| fault(c, d, Fault::Unreachable));
     add("faults/unreachable-local-fallback", |c, d| fault(c, d, Fault::UnreachableFallback));
     add("faults/action-fails", |c, d| fault(c, d, Fault::ActionFails));
@@ -266,10 +279,26 @@ fn expect_counts(stderr: &str, want: &[(&str, &str)]) -> Result<(), String> {
 /// `clang -flto=thin` linking the inputs in `cwd` to `out`, through `distributor` with extra
 /// linker flags; the engine comes from `DTLD_REAPI_ENDPOINT` only.
 fn link(ctx: &Context, linker: Linker, cwd: &Path, out: &str, distributor: &Path, endpoint: &str, extra: &[&str]) -> Result<Outcome, String> {
+    let inputs: Vec<PathBuf> = INPUTS.iter().map(PathBuf::from).collect();
+    link_inputs(ctx, linker, cwd, &inputs, out, distributor, endpoint, extra)
+}
+
+/// `link` with the inputs named by `inputs` (relative to `cwd`, or absolute).
+#[allow(clippy::too_many_arguments)]
+fn link_inputs(
+    ctx: &Context,
+    linker: Linker,
+    cwd: &Path,
+    inputs: &[PathBuf],
+    out: &str,
+    distributor: &Path,
+    endpoint: &str,
+    extra: &[&str],
+) -> Result<Outcome, String> {
     let mut cmd = Command::new(CLANG);
     cmd.current_dir(cwd).env("DTLD_REAPI_ENDPOINT", endpoint).env("DTLD_REAPI_RETRIES", "2").args(["-flto=thin", "-O2"]);
     cmd.arg(linker.fuse_ld(&ctx.dtld));
-    cmd.arg(format!("-fthinlto-distributor={}", distributor.display())).args(extra).args(INPUTS).arg("-o").arg(out);
+    cmd.arg(format!("-fthinlto-distributor={}", distributor.display())).args(extra).args(inputs).arg("-o").arg(out);
     run_tool(&mut cmd)
 }
 
@@ -304,9 +333,10 @@ fn leftovers(dir: &Path, keep: &[&str]) -> Result<Vec<String>, String> {
 
 fn dtld_vs_lld(ctx: &Context, dir: &Path) -> Result<(), String> {
     let engine = Engine::start(ctx, dir)?;
-    let (a, b) = (dir.join("dtld"), dir.join("lld"));
+    let (a, b, c) = (dir.join("dtld"), dir.join("lld"), dir.join("dtld-local"));
     tree(ctx, &a)?;
     tree(ctx, &b)?;
+    tree(ctx, &c)?;
     let o = link(ctx, Linker::Dtld, &a, "prog", &ctx.reapi, &engine.endpoint(), &["-Xthinlto-distributor=--platform=OSFamily=linux,--platform=ISA=x86-64"])?;
     ok(&o, "dtld link through dtld-reapi")?;
     expect_counts(&o.stderr_text(), &[("jobs", "5"), ("executed", "5"), ("cache_hits", "0"), ("failed", "0"), ("fell_back", "0"), ("retried", "0")])?;
@@ -317,6 +347,13 @@ fn dtld_vs_lld(ctx: &Context, dir: &Path) -> Result<(), String> {
     if x != EXPECTED || y != EXPECTED {
         return Err(format!("programs print {x:?} (dtld, REAPI) and {y:?} (lld, local); expected {EXPECTED:?}"));
     }
+    // The backends on the engine compile `m/<sha>.o` with a renamed shard; here they compile
+    // the job file's own names: the code must be the same.
+    let o = link(ctx, Linker::Dtld, &c, "prog", local, &engine.endpoint(), &[])?;
+    ok(&o, "dtld link through dtld-distribute")?;
+    if fs::read(a.join("prog")).map_err(|e| e.to_string())? != fs::read(c.join("prog")).map_err(|e| e.to_string())? {
+        return Err("dtld's program linked through dtld-reapi differs from the one linked through dtld-distribute".into());
+    }
     let left = leftovers(&a, &["prog"])?;
     if !left.is_empty() {
         return Err(format!("left behind by the dtld link: {left:?}"));
@@ -324,19 +361,22 @@ fn dtld_vs_lld(ctx: &Context, dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn cross_directory(ctx: &Context, dir: &Path, above: bool) -> Result<(), String> {
+fn cross_directory(ctx: &Context, dir: &Path) -> Result<(), String> {
     let engine = Engine::start(ctx, dir)?;
-    // Tree B is deeper and differently named: nothing of the absolute path may matter.
+    // Tree B is deeper and differently named, its inputs are named by absolute paths and its
+    // output is another file in a subdirectory, and the link is another process: nothing of
+    // that may matter.
     let (a, b) = (dir.join("a"), dir.join("elsewhere/deeper/b"));
-    let (sub, out) = if above { ("work", "../out/prog") } else { ("", "prog") };
     let mut programs = Vec::new();
-    for (n, t) in [a, b].iter().enumerate() {
-        let cwd = t.join(sub);
-        tree(ctx, &cwd)?;
-        if above {
-            fs::create_dir_all(t.join("out")).map_err(|e| e.to_string())?;
-        }
-        let o = link(ctx, Linker::Dtld, &cwd, out, &ctx.reapi, &engine.endpoint(), &["-Xthinlto-distributor=--verbose"])?;
+    for (n, t) in [&a, &b].into_iter().enumerate() {
+        tree(ctx, t)?;
+        let (inputs, out): (Vec<PathBuf>, &str) = if n == 0 {
+            (INPUTS.iter().map(PathBuf::from).collect(), "prog")
+        } else {
+            fs::create_dir_all(t.join("bin")).map_err(|e| e.to_string())?;
+            (INPUTS.iter().map(|i| t.join(i)).collect(), "bin/other")
+        };
+        let o = link_inputs(ctx, Linker::Dtld, t, &inputs, out, &ctx.reapi, &engine.endpoint(), &["-Xthinlto-distributor=--verbose"])?;
         ok(&o, "dtld link through dtld-reapi")?;
         let err = o.stderr_text();
         if n == 0 {
@@ -345,12 +385,16 @@ fn cross_directory(ctx: &Context, dir: &Path, above: bool) -> Result<(), String>
             // Every Action is in the cache: no Execute call, no upload.
             expect_counts(&err, &[("jobs", "5"), ("executed", "0"), ("cache_hits", "5"), ("uploaded_bytes", "0"), ("failed", "0")])?;
         }
-        let prog = cwd.join(out);
+        let prog = t.join(out);
         let got = run_program(&prog)?;
         if got != EXPECTED {
             return Err(format!("program prints {got:?}, expected {EXPECTED:?}"));
         }
         programs.push(fs::read(&prog).map_err(|e| e.to_string())?);
+        let left = leftovers(t, &[out])?;
+        if !left.is_empty() {
+            return Err(format!("left behind by the link: {left:?}"));
+        }
     }
     if programs[0] != programs[1] {
         return Err("the two links' programs differ".into());
@@ -358,18 +402,53 @@ fn cross_directory(ctx: &Context, dir: &Path, above: bool) -> Result<(), String>
     Ok(())
 }
 
-fn lld_no_hits(ctx: &Context, dir: &Path) -> Result<(), String> {
+const PROFILE: &str = "main:1000:1\n 1: 1000\nutil:400:40\n 1: 400\n";
+
+fn cross_directory_profile(ctx: &Context, dir: &Path) -> Result<(), String> {
     let engine = Engine::start(ctx, dir)?;
-    let (a, b) = (dir.join("a"), dir.join("b"));
-    for (n, t) in [a, b].iter().enumerate() {
+    let (a, b) = (dir.join("a"), dir.join("elsewhere/b"));
+    let extra = ["-Wl,--lto-sample-profile=../prof/app.prof"];
+    // The third link changes the profile's content, not its name: every key changes.
+    for (n, t) in [&a, &b, &b].into_iter().enumerate() {
+        let cwd = t.join("work");
+        if n < 2 {
+            tree(ctx, &cwd)?;
+            fs::create_dir_all(t.join("out")).map_err(|e| e.to_string())?;
+            fs::create_dir_all(t.join("prof")).map_err(|e| e.to_string())?;
+        }
+        let profile = if n < 2 { PROFILE.to_string() } else { PROFILE.replace("1000", "900") };
+        fs::write(t.join("prof/app.prof"), profile).map_err(|e| e.to_string())?;
+        let o = link(ctx, Linker::Dtld, &cwd, "../out/prog", &ctx.reapi, &engine.endpoint(), &extra)?;
+        ok(&o, "dtld link through dtld-reapi")?;
+        let err = o.stderr_text();
+        match n {
+            1 => expect_counts(&err, &[("jobs", "5"), ("executed", "0"), ("cache_hits", "5"), ("uploaded_bytes", "0")])?,
+            _ => expect_counts(&err, &[("jobs", "5"), ("executed", "5"), ("cache_hits", "0")])?,
+        }
+        let got = run_program(&t.join("out/prog"))?;
+        if got != EXPECTED {
+            return Err(format!("program prints {got:?}, expected {EXPECTED:?}"));
+        }
+    }
+    Ok(())
+}
+
+fn lld_cross_directory(ctx: &Context, dir: &Path) -> Result<(), String> {
+    let engine = Engine::start(ctx, dir)?;
+    let (a, b) = (dir.join("a"), dir.join("elsewhere/b"));
+    for (n, (t, out)) in [(&a, "prog"), (&b, "other")].into_iter().enumerate() {
         tree(ctx, t)?;
-        let o = link(ctx, Linker::Lld, t, "prog", &ctx.reapi, &engine.endpoint(), &[])?;
+        let o = link(ctx, Linker::Lld, t, out, &ctx.reapi, &engine.endpoint(), &[])?;
         ok(&o, "ld.lld-22 link through dtld-reapi")?;
-        // lld's shard and object names contain its PID (and archive members its PID in hex,
-        // inside the shards too), so no Action repeats.
-        let _ = n;
-        expect_counts(&o.stderr_text(), &[("jobs", "5"), ("cache_hits", "0"), ("executed", "5")])?;
-        let got = run_program(&t.join("prog"))?;
+        // lld's shard and object names contain its process id, and a regular-archive member's
+        // name its process id in hex, inside the shards too: none of it enters an Action.
+        let err = o.stderr_text();
+        if n == 0 {
+            expect_counts(&err, &[("jobs", "5"), ("cache_hits", "0"), ("executed", "5")])?;
+        } else {
+            expect_counts(&err, &[("jobs", "5"), ("cache_hits", "5"), ("executed", "0"), ("uploaded_bytes", "0"), ("failed", "0")])?;
+        }
+        let got = run_program(&t.join(out))?;
         if got != EXPECTED {
             return Err(format!("program prints {got:?}, expected {EXPECTED:?}"));
         }
@@ -446,9 +525,9 @@ fn fault(ctx: &Context, dir: &Path, f: Fault) -> Result<(), String> {
     let want: &[&str] = match f {
         Fault::Unreachable => &["the REAPI engine is not usable", "UNAVAILABLE"],
         Fault::ActionFails => {
-            &["dtld-reapi: output of prog.dtld-lto/", "main.o", "unknown argument: '-fno-such-option-dtld'", "compiler exited with code 1 on the engine"]
+            &["dtld-reapi: output of main.o -> main.1.", "unknown argument: '-fno-such-option-dtld'", "compiler exited with code 1 on the engine"]
         }
-        Fault::OutputMissing => &["the engine's result has no output 'prog.dtld-lto/"],
+        Fault::OutputMissing => &["main.o -> main.1.", "the engine's result has no output 'out.o'"],
         Fault::EngineKilled => &["dtld-reapi: error: ", "UNAVAILABLE"],
         Fault::UnreachableFallback => &[],
     };

@@ -62,7 +62,8 @@ impl Resolver<'_> {
         let data = match crate::input::map_file(&input.path) {
             Ok(d) => d,
             Err(e) => {
-                self.errors.push(format!("could not open '{path}': {}", crate::io_error(&e)));
+                let suggestion = input.suggest.as_ref().map(|s| format!("; did you mean '{s}'")).unwrap_or_default();
+                self.errors.push(format!("could not open '{path}': {}{suggestion}", crate::io_error(&e)));
                 return;
             }
         };
@@ -106,8 +107,13 @@ impl Resolver<'_> {
             let thin = data.starts_with(crate::archive::THIN_MAGIC);
             self.archives.push(Archive { path: path.clone(), thin, lazy_object: false, members: map, seen: HashSet::new() });
             if input.whole_archive {
-                for off in order {
-                    self.add_member(a, off, "<whole-archive>");
+                // As lld-link: every member now, in order (before members that symbols of earlier
+                // files extract, which wait in the queue), its LTO module named with the
+                // member's index instead of its offset.
+                for (index, off) in order.into_iter().enumerate() {
+                    if self.archives[a].seen.insert(off) {
+                        self.load_member(a, off, "<whole-archive>", index);
+                    }
                 }
                 return;
             }

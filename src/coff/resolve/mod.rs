@@ -437,6 +437,26 @@ impl<'a> Resolver<'a> {
         id
     }
 
+    /// Loads member `off` of archive `a`, extracted for `why` (a symbol, or `<whole-archive>`);
+    /// `named_off` is the offset its LTO module is named with (lld-link's `addArchiveBuffer`).
+    pub(super) fn load_member(&mut self, a: usize, off: usize, why: &str, named_off: usize) {
+        let Some((name, data)) = self.archives[a].members.get(&off).cloned() else {
+            return;
+        };
+        if self.archives[a].lazy_object {
+            self.add_buffer(data, &name, "", None);
+            return;
+        }
+        let parent = self.archives[a].path.clone();
+        let thin = self.archives[a].thin;
+        let before = self.r.files.len();
+        self.add_buffer(data, &name, &parent, Some((named_off, thin)));
+        // lld's addArchiveBuffer logs objects and bitcode, not import members.
+        if self.config.verbose && self.r.files.len() > before && !matches!(self.r.files[before].kind, Kind::Import(_)) {
+            self.log(&format!("Loaded {} for {}", self.r.files[before].name, demangle(why, self.config.demangle)));
+        }
+    }
+
     /// Runs the queue until empty. Returns whether anything was processed.
     fn run(&mut self) -> bool {
         let mut any = false;
@@ -444,23 +464,7 @@ impl<'a> Resolver<'a> {
             any = true;
             match t {
                 Task::Path(i) => self.load_path(&i),
-                Task::Member(a, off, why) => {
-                    let Some((name, data)) = self.archives[a].members.get(&off).cloned() else {
-                        continue;
-                    };
-                    if self.archives[a].lazy_object {
-                        self.add_buffer(data, &name, "", None);
-                        continue;
-                    }
-                    let parent = self.archives[a].path.clone();
-                    let thin = self.archives[a].thin;
-                    let before = self.r.files.len();
-                    self.add_buffer(data, &name, &parent, Some((off, thin)));
-                    // lld's addArchiveBuffer logs objects and bitcode, not import members.
-                    if self.config.verbose && self.r.files.len() > before && !matches!(self.r.files[before].kind, Kind::Import(_)) {
-                        self.log(&format!("Loaded {} for {}", self.r.files[before].name, demangle(&why, self.config.demangle)));
-                    }
-                }
+                Task::Member(a, off, why) => self.load_member(a, off, &why, off),
             }
         }
         any

@@ -10,8 +10,9 @@ use object::read::elf::SectionHeader as _;
 use crate::elf::config::Config;
 use crate::elf::gc::Live;
 use crate::elf::object::SecKind;
-use crate::elf::resolve::{Def, File, Resolved};
+use crate::elf::resolve::{Def, File, Resolved, SymbolId};
 use crate::elf::LE;
+use std::collections::HashSet;
 
 /// lld's `addReservedSymbols`: `_GLOBAL_OFFSET_TABLE_` names the GOT, so an input that defines
 /// it is refused (not for `-r`, which defines nothing).
@@ -26,6 +27,53 @@ pub(super) fn reserved_symbol_errors(config: &Config, r: &Resolved) -> Vec<Strin
         }
         _ => Vec::new(),
     }
+}
+
+/// lld's `--no-allow-shlib-undefined` (the default for an executable): every shared library of
+/// the link whose `DT_NEEDED` libraries are all in the link must find each symbol it needs (a
+/// non-weak undefined symbol of its dynamic symbol table) defined by a library or by the output,
+/// and not by a definition the output keeps local. `linker_defined`: a symbol the linker
+/// defines (`_end`, `__bss_start`, ...), which the output exports.
+pub(super) fn shlib_undefined_errors(config: &Config, r: &Resolved, linker_defined: &dyn Fn(SymbolId) -> bool) -> Vec<String> {
+    if config.relocatable || !config.shlib_undefined_reported() {
+        return Vec::new();
+    }
+    let sonames: HashSet<&str> = r.files.iter().filter_map(|f| if let File::Shared(d) = f { Some(d.soname.as_str()) } else { None }).collect();
+    let mut errors = Vec::new();
+    for (f, file) in r.files.iter().enumerate() {
+        let File::Shared(dso) = file else { continue };
+        if !r.loaded[f] || !dso.needed.iter().all(|n| sonames.contains(n.as_str())) {
+            continue;
+        }
+        let mut seen = HashSet::new();
+        for ds in dso.syms.iter().filter(|s| !s.defined && s.sym.st_bind() != elf::STB_WEAK) {
+            // A versioned reference is the symbol `name@version` (resolve.rs names it so).
+            let versioned = ds.version.map(|v| [ds.name, b"@", v].concat());
+            let Some(id) = r.lookup(versioned.as_deref().unwrap_or(ds.name)).filter(|&id| seen.insert(id)) else { continue };
+            let sym = &r.symbols[id];
+            if sym.in_dso {
+                continue;
+            }
+            match sym.def {
+                // An object's weak references make the symbol weak: lld then reports nothing.
+                Def::Undefined | Def::Lazy(_) if !linker_defined(id) && !sym.weak => errors.push(format!(
+                    "undefined reference: {}\n>>> referenced by {} (disallowed by --no-allow-shlib-undefined)",
+                    crate::elf::diag::demangle(sym.name),
+                    r.inputs[f].name
+                )),
+                Def::Defined(g, _) | Def::Common(g, _) if sym.forced_local || matches!(sym.visibility, elf::STV_HIDDEN | elf::STV_INTERNAL) => {
+                    errors.push(format!(
+                        "non-exported symbol '{}' in '{}' is referenced by DSO '{}'",
+                        crate::elf::diag::demangle(sym.name),
+                        r.inputs[g].name,
+                        r.inputs[f].name
+                    ))
+                }
+                _ => {}
+            }
+        }
+    }
+    errors
 }
 
 /// lld's check in `resolveShfLinkOrder`: a live `SHF_LINK_ORDER` section whose linked-to

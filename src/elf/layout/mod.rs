@@ -419,7 +419,7 @@ impl<'r> Layout<'r> {
                     // non-weak one that --unresolved-symbols=ignore-* or --warn-unresolved-symbols
                     // let through (lld: an undefined symbol of a dynamic output is preemptible).
                     Def::Undefined | Def::Lazy(_) => {
-                        let let_through = self.config.ignore_unresolved_in_objects || self.config.warn_unresolved_symbols;
+                        let let_through = self.config.unresolved_ignored() || self.config.warn_unresolved_symbols;
                         (s.weak || let_through) && s.visibility == elf::STV_DEFAULT && self.has_dso()
                     }
                     // In a shared library an exported default-visibility definition can be

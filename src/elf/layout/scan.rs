@@ -130,12 +130,21 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
             errors.push(msg);
         }
     }
+    errors.extend(super::checks::shlib_undefined_errors(l.config, r, &|id| l.is_linker_defined(id)));
     if !errors.is_empty() {
         return Err(Error::many(errors));
     }
-    // Aliases of copy-relocated objects (same library, same address) move with the copy, so the
-    // library's own references through any of its names see the executable's copy.
-    for &id in &l.copies.clone() {
+    // Aliases of a copy-relocated object (same library, same address) share its one copy, as
+    // lld's `addCopyRelSymbol` makes them: the library's own references through any of its names
+    // see the executable's copy, and `&foo == &bar` holds when the program takes both (one copy,
+    // the first the scan met, stands for all).
+    let copies = std::mem::take(&mut l.copies);
+    let mut aliased = std::collections::HashSet::new();
+    for id in copies {
+        if aliased.contains(&id) {
+            continue;
+        }
+        l.copies.push(id);
         let Def::Shared(f, k) = r.symbols[id].def else { continue };
         let dso = r.dso(f);
         let v = dso.syms[k].sym.st_value(LE);
@@ -144,7 +153,7 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
                 continue;
             }
             if let Some(aid) = r.lookup(ds.name) {
-                if r.symbols[aid].def == Def::Shared(f, k2) && !l.copies.contains(&aid) {
+                if r.symbols[aid].def == Def::Shared(f, k2) && !l.copies.contains(&aid) && aliased.insert(aid) {
                     l.copy_alias.insert(aid, id);
                     l.sym_flags.entry(Target::Global(aid)).or_default().copy = true;
                 }
@@ -273,12 +282,10 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
     // Undefined symbols.
     if let Target::Global(id) = t {
         let sym = &l.r.symbols[id];
-        // In a shared library (without -z defs) default-visibility undefined symbols
-        // are resolved at load time.
-        let allowed_in_dso = l.config.shared && (!l.config.z_defs || l.config.ignore_unresolved_in_objects) && sym.visibility == elf::STV_DEFAULT;
-        // --unresolved-symbols=ignore-all|ignore-in-object-files: no diagnostic, and the
-        // reference resolves as an undefined weak one would (lld's UnresolvedPolicy::Ignore).
-        let ignored = l.config.ignore_unresolved_in_objects && sym.visibility == elf::STV_DEFAULT;
+        // lld's UnresolvedPolicy::Ignore (a shared library's default, `-z undefs`,
+        // `--unresolved-symbols=ignore-*`): no diagnostic for a default-visibility symbol, which
+        // a library leaves to the loader and an executable resolves as an undefined weak one.
+        let ignored = l.config.unresolved_ignored() && sym.visibility == elf::STV_DEFAULT;
         // A hidden or protected reference cannot be resolved by a library (lld demotes the
         // library's definition to undefined).
         let undef = matches!(sym.def, Def::Undefined | Def::Lazy(_))
@@ -287,7 +294,7 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
         // A library's definition demoted by a hidden reference leaves the references' binding:
         // all weak resolves to 0 without a diagnostic (lld).
         let weak = if matches!(sym.def, Def::Shared(..)) { !sym.strong_ref } else { sym.weak };
-        if undef && !weak && !l.is_linker_defined(id) && !allowed_in_dso && !ignored {
+        if undef && !weak && !l.is_linker_defined(id) && !ignored {
             out.undefined.push((id, f, s as u32, off));
             // --warn-unresolved-symbols: the reference resolves to 0, as a weak one (a hidden
             // or protected symbol, which cannot come from elsewhere, stays an error, as in lld).
@@ -344,7 +351,13 @@ fn scan_abs(l: &Layout, site: &RelSite, out: &mut ScanOut) {
         } else if l.config.shared {
             out.errors.push(reloc_check::pic_error(l, f, s, off, r_type, t));
         } else if matches!(r.symbols[id].def, Def::Undefined | Def::Lazy(_)) {
-            // Undefined weak: resolves to zero.
+            // An undefined weak symbol a library may define at load time: in a position-
+            // independent executable it stays dynamic (lld's -z dynamic-undefined-weak default
+            // for PIC), so a field that no dynamic relocation can fill is lld's error; in a
+            // position-dependent one it resolves to zero.
+            if l.is_pic {
+                out.errors.push(reloc_check::pic_error(l, f, s, off, r_type, t));
+            }
         } else if let Some(n) = reloc_check::define_in_exe(l, f, s, off, r_type, id, &mut out.errors) {
             out.needs.push((t, n));
         }
@@ -374,6 +387,12 @@ fn scan_pc(l: &Layout, site: &RelSite, out: &mut ScanOut) {
         if info.kind == RelKind::PltPc {
             out.needs.push((t, N_PLT));
         } else if matches!(r.symbols[id].def, Def::Undefined | Def::Lazy(_)) {
+            // A symbol left to the loader (undefined in a library, undefined weak in a
+            // position-independent executable): no dynamic relocation fills a PC-relative field,
+            // lld's error; in a position-dependent executable an undefined weak one is zero.
+            if l.is_pic {
+                out.errors.push(reloc_check::pic_error(l, f, s, off, r_type, t));
+            }
         } else if l.config.shared {
             // Only an executable (PIE included, as lld) can take a library
             // symbol's address with a copy or a canonical PLT entry.

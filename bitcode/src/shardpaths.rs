@@ -11,7 +11,7 @@
 //! MODULE_BLOCK's lengths are patched, and every other byte is kept (blocks start and end on
 //! 32-bit words, so the rest moves as bytes). Only the shards of the jobs that run are renamed.
 
-use crate::lto::bitstream::{BitWriter, BitstreamCursor, Entry, END_BLOCK};
+use crate::bitstream::{BitWriter, BitstreamCursor, Entry, END_BLOCK};
 
 /// Block ids and record codes of LLVM's bitcode (`LLVMBitCodes.h`).
 const MODULE_BLOCK_ID: u32 = 8;
