@@ -494,7 +494,7 @@ fn new_bucket(ctx: &Ctx, st: &features::State, id: u64, kind: DivKind, signature
                 return Some(b.name.clone());
             }
             let signature = signature.map(|s| regex::Regex::new(&format!("^{}$", regex::escape(&s))).expect("escaped pattern"));
-            stats.buckets.push(Bucket { name: name.clone(), features: essential, signature, what });
+            stats.buckets.push(Bucket { name: name.clone(), features: essential, signature, what, open: false });
             Some(name)
         }
         Err(e) => {
