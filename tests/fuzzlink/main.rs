@@ -112,6 +112,7 @@ const STRUCTURAL: &[&str] = &["shared", "archive", "thin-archive", "lib-deps"];
 /// script bucket before the ifunc one.
 const KNOWN: &[(&str, &[&str], Option<&str>, &str)] = &[
     ("fuzz-crel", &["crel"], None, "CREL relocation sections ignored"),
+    ("fuzz-copyrel-alias-interposed", &["alias", "interpose"], None, "the aliased name of a copied alias not bound to the copy"),
     ("fuzz-copyrel-alias", &["alias"], None, "one copy relocation per alias of a copied variable"),
     ("fuzz-wrap-defining-object", &["wrap"], None, "--wrap does not redirect references in the defining object"),
     ("fuzz-bsymbolic-last-wins", &["bsymbolic", "bsymbolic-functions"], None, "-Bsymbolic and -Bsymbolic-functions both applied (lld: the last wins)"),
