@@ -211,6 +211,10 @@ pub struct Fixture {
     pub stdin: Vec<u8>,
     pub env: Vec<(String, String)>,
     pub expect_error: Option<Regex>,
+    /// `//#Open: <why>`: a known divergence from ld.lld-22 that dtld does not fix yet (a
+    /// reproducer of the link fuzzer, issue 39). The trial passes while the fixture still
+    /// fails, and fails once it passes, so that the directive is removed with the fix.
+    pub open: Option<String>,
     pub diff_ignore: Vec<String>,
     /// PE fixtures: the variants to run (`//#Variants:`, default all three). Empty for ELF.
     pub variants: Vec<Variant>,
@@ -328,6 +332,7 @@ const KEYS: &[&str] = &[
     "Stdin",
     "Env",
     "ExpectError",
+    "Open",
     "DiffIgnore",
     "SectionSizes",
     "SectionBytes",
@@ -348,7 +353,8 @@ pub fn parse(name: &str, primary: &Path, known_keys: &[&str]) -> Result<Fixture,
 /// Directive keys that PE fixtures do not take (they have no link modes and no gcc driver, and
 /// every PE fixture runs with and without ThinLTO through `Variants`; the debug-build and
 /// output-scrubbing comparisons are ELF-only).
-const ELF_ONLY_KEYS: &[&str] = &["Modes", "Drivers", "Lto", "SectionSizes", "SectionBytes", "Compiler", "Gdb", "GdbExpect", "DwarfDump", "Readelf", "Scrub"];
+const ELF_ONLY_KEYS: &[&str] =
+    &["Modes", "Drivers", "Lto", "SectionSizes", "SectionBytes", "Compiler", "Gdb", "GdbExpect", "DwarfDump", "Readelf", "Scrub", "Open"];
 /// Directive keys only PE fixtures take.
 const PE_ONLY_KEYS: &[&str] = &["Variants", "SearchArchive", "LibArchive", "PdbDump"];
 /// Directive keys only `fixtures/buildmodes/` fixtures take.
@@ -356,6 +362,7 @@ const BUILDMODES_ONLY_KEYS: &[&str] = &["Flow"];
 /// Directive keys `fixtures/buildmodes/` fixtures do not take: their flows link programs only,
 /// with the clang driver and native objects, and compare what the profile tools report.
 const NOT_BUILDMODES_KEYS: &[&str] = &[
+    "Open",
     "Drivers",
     "Compiler",
     "SectionBytes",
@@ -393,6 +400,7 @@ pub fn parse_for(target: Target, name: &str, primary: &Path, known_keys: &[&str]
         stdin: Vec::new(),
         env: Vec::new(),
         expect_error: None,
+        open: None,
         diff_ignore: Vec::new(),
         variants: match target {
             Target::Elf | Target::BuildModes => Vec::new(),
@@ -590,6 +598,12 @@ fn build_directive(fx: &mut Fixture, target: Target, src_dir: &Path, key: &str, 
 /// them.
 fn check_directive(fx: &mut Fixture, key: &str, value: &str, known_keys: &[&str]) -> Result<bool, String> {
     match key {
+        "Open" => {
+            if value.trim().is_empty() {
+                return Err("`Open` needs a reason (what dtld does differently)".into());
+            }
+            fx.open = Some(value.trim().to_string());
+        }
         "ExpectError" => {
             if fx.expect_error.is_some() {
                 return Err("more than one `ExpectError`".into());

@@ -1,0 +1,579 @@
+//! The differential link fuzzer (issue 39): seeded random C/C++ programs linked in random
+//! shapes by dtld and by ld.lld-22; both links must give the same verdict and both programs
+//! the same exit status, stdout and stderr. See docs/reliability.md ("Differential link
+//! fuzzing") for what the generator covers and how to run it.
+//!
+//! A case is named by one number, its seed: program `seed / 16`, shape `seed % 16`. Every
+//! program is compiled once per compile variant (a content-addressed cache) and linked in its
+//! 16 shapes. One trial per program (`fuzzlink/cases-<first>-<last>`), so libtest-mimic runs
+//! programs in parallel on every core and `cargo test -- <filter>` for other targets skips
+//! the fuzzer. A divergence prints its seed and a replay command; it is attributed to a known
+//! one (`KNOWN`: the `fuzz-*` fixtures) when the errors' signature or its essential features
+//! say so, and otherwise shrunk (units, entities, flags dropped while it still diverges the
+//! same way) and written as a fixture of the differential harness under
+//! `<target>/fuzzlink/repro/fuzz-<kind>-<seed>/`.
+//!
+//! Environment:
+//! - `FUZZLINK_SEED`: the first case (default 0); `FUZZLINK_CASES`: how many (default 2,000;
+//!   `FUZZLINK_LONG=1`: 100,000).
+//! - `FUZZLINK_SHRINK`: how many divergences to shrink (default 4; 0 = none).
+//! - `FUZZLINK_KEEP=1`: keep every case's directory (divergent ones are always kept).
+//! - `FUZZLINK_AVOID=<feature,...>`: leave these features out of every case (`features.rs`),
+//!   to look for new divergences while known ones are open.
+//! - `FUZZLINK_DRIVER=1`: run every link through clang instead of running the linker command
+//!   clang would run (`exec::LinkTemplates`; slower, for checking that shortcut).
+//! - `DTLD`: the linker under test.
+
+mod case;
+mod codegen;
+mod exec;
+mod features;
+mod model;
+mod rng;
+mod shape;
+mod shrink;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use dtld_tests::{check_tools, find_dtld, find_in_path, fresh_dir, lock_target_subdir, target_dir, wrapper_dir, CLANG, CLANGXX, GCC, LLD, LLVM_AR};
+use libtest_mimic::{Arguments, Failed, Trial};
+
+use exec::{DivKind, Env, Verdict};
+
+/// Shapes per program (the low bits of a seed).
+pub const SHAPES: u64 = 16;
+
+struct Config {
+    start: u64,
+    count: u64,
+    shrink: usize,
+    keep: bool,
+    /// Features ablated from every case (`FUZZLINK_AVOID`).
+    avoid: Vec<String>,
+}
+
+impl Config {
+    fn from_env() -> Result<Config, String> {
+        let num = |key: &str| -> Result<Option<u64>, String> {
+            match std::env::var(key) {
+                Ok(v) if !v.is_empty() => v.replace('_', "").parse().map(Some).map_err(|_| format!("${key}={v} is not a number")),
+                _ => Ok(None),
+            }
+        };
+        let long = std::env::var("FUZZLINK_LONG").is_ok_and(|v| !v.is_empty() && v != "0");
+        Ok(Config {
+            start: num("FUZZLINK_SEED")?.unwrap_or(0),
+            count: num("FUZZLINK_CASES")?.unwrap_or(if long { 100_000 } else { 2_000 }),
+            shrink: num("FUZZLINK_SHRINK")?.unwrap_or(4) as usize,
+            keep: std::env::var("FUZZLINK_KEEP").is_ok_and(|v| !v.is_empty() && v != "0"),
+            avoid: features::parse_list(&std::env::var("FUZZLINK_AVOID").unwrap_or_default())?,
+        })
+    }
+}
+
+/// One divergent (or broken) case.
+#[derive(Clone)]
+struct Finding {
+    id: u64,
+    kind: Option<DivKind>,
+    tags: Vec<String>,
+    summary: String,
+    /// The bucket it was attributed to (by name).
+    bucket: Option<String>,
+}
+
+/// A known divergence: a shrunk reproducer and the features it needs. A new divergence
+/// belongs to it when the new case has those features and stops diverging without them.
+#[derive(Clone)]
+struct Bucket {
+    name: String,
+    /// Its essential features (those whose ablation alone ends the divergence).
+    features: Vec<String>,
+    /// For a link that diverged: a pattern of the errors' signature (`exec::link_signature`).
+    signature: Option<regex::Regex>,
+    what: String,
+    /// Its fixture (`fixtures/elf/<name>`) says `//#Open:`: dtld does not fix it yet, so a run
+    /// reports its cases without failing. A closed bucket's cases fail the run (a regression).
+    open: bool,
+}
+
+/// Features that change the whole shape of a link: taking one out ends nearly every
+/// divergence, so they say nothing about which one a case has.
+const STRUCTURAL: &[&str] = &["shared", "archive", "thin-archive", "lib-deps"];
+
+/// Divergences known when this was written, with the features that cause them (each has a
+/// fixture in fixtures/elf/; they fail until dtld is fixed). Listed so that a run attributes
+/// their many occurrences by a cheap check instead of shrinking each one again.
+/// More specific buckets come first: a case with an ifunc and a script is checked against the
+/// script bucket before the ifunc one.
+const KNOWN: &[(&str, &[&str], Option<&str>, &str)] = &[
+    ("fuzz-crel", &["crel"], None, "CREL relocation sections ignored"),
+    ("fuzz-copyrel-alias-interposed", &["alias", "interpose"], None, "the aliased name of a copied alias not bound to the copy"),
+    ("fuzz-copyrel-alias", &["alias"], None, "one copy relocation per alias of a copied variable"),
+    ("fuzz-wrap-defining-object", &["wrap"], None, "--wrap does not redirect references in the defining object"),
+    ("fuzz-bsymbolic-last-wins", &["bsymbolic", "bsymbolic-functions"], None, "-Bsymbolic and -Bsymbolic-functions both applied (lld: the last wins)"),
+    ("fuzz-bsymbolic-non-weak-functions", &[], Some(r"^lib: dtld fails: unknown argument '-Bsymbolic-non-weak-functions'"), "option not supported"),
+    (
+        "fuzz-lto-version-script-hidden",
+        &[],
+        Some(r"^lib: dtld fails: version script assignment of '[^']*' to symbol '_' failed: symbol not defined \| ld.lld links$"),
+        "version script checked after LTO",
+    ),
+    ("fuzz-shlib-undefined", &[], Some(r"^dtld links \| ld.lld fails: undefined reference: _$"), "--no-allow-shlib-undefined not enforced"),
+    (
+        "fuzz-symver-undefined-shared",
+        &[],
+        Some(r"^lib: dtld links \| ld.lld fails: undefined symbol: _@FZ_1$"),
+        "undefined versioned reference accepted in -shared",
+    ),
+    (
+        "fuzz-hidden-referenced-by-dso",
+        &[],
+        Some(r"^dtld links \| ld.lld fails: non-exported symbol '_' in _ is referenced by DSO _$"),
+        "hidden symbol referenced by a DSO accepted",
+    ),
+    (
+        "fuzz-tpoff32-shared-message",
+        &[],
+        Some(r"^lib: dtld fails: _:\(_\): relocation R_X86_64_TPOFF32 against preemptible symbol"),
+        "TPOFF32 in -shared: message",
+    ),
+    (
+        "fuzz-tpoff32-shared-bsymbolic",
+        &[],
+        Some(
+            r"^lib: dtld fails: relocation R_X86_64_(32|PC32) cannot be used against symbol '_'; recompile with -fPIC \| ld.lld fails: relocation R_X86_64_TPOFF32 against _ cannot be used with -shared$",
+        ),
+        "TPOFF32 in -shared not reported when the symbol is not preemptible",
+    ),
+    ("fuzz-script-insert", &[], Some(r"^dtld fails: INSERT AFTER \S+ is not supported by dtld"), "INSERT not supported"),
+    (
+        "fuzz-script-undefined-message",
+        &[],
+        Some(r"^dtld fails: -defsym:1: symbol not found: _ \| ld.lld fails: _:1: symbol not found: _$"),
+        "script location in the message",
+    ),
+    ("fuzz-script-shared-target", &[], Some(r"^dtld links \| ld.lld fails: _:1: symbol not found: _$"), "script assignment from a shared symbol accepted"),
+    (
+        "fuzz-pc32-shared-undefined",
+        &[],
+        Some(
+            r"^lib: dtld (links|fails: relocation R_X86_64_32 cannot be used against symbol '_'; recompile with -fPIC) \| ld.lld fails: relocation R_X86_64_PC32 cannot be used against symbol '_'; recompile with -fPIC$",
+        ),
+        "PC32 to a preemptible symbol in -shared accepted",
+    ),
+    ("fuzz-symver-weak-lazy-static", &[], Some(r"^dtld links \| ld.lld fails: undefined symbol: _@@FZ_2$"), "weak reference meeting a lazy name@@VER"),
+    (
+        "fuzz-abs64-text-pie",
+        &[],
+        Some(r"^dtld links \| ld.lld fails: relocation R_X86_64_64 cannot be used against local symbol; recompile with -fPIC$"),
+        "text relocation in a PIE accepted",
+    ),
+    (
+        "fuzz-weak-undef-abs-pie",
+        &[],
+        Some(
+            r"^dtld (links|fails: relocation R_X86_64_\w+ cannot be used against (local )?symbol.*) \| ld.lld fails: relocation R_X86_64_(32|PC32) cannot be used against symbol '_'; recompile with -fPIC$",
+        ),
+        "non-PIC references to an undefined weak symbol in a PIE accepted",
+    ),
+    (
+        "fuzz-symver-reloc-message",
+        &[],
+        Some(
+            r"^dtld fails: relocation R_X86_64_\w+ cannot be used against symbol '_'; recompile with -fPIC \| ld.lld fails: relocation R_X86_64_\w+ cannot be used against symbol '_@@FZ_2'; recompile with -fPIC$",
+        ),
+        "versioned name in the message",
+    ),
+    (
+        "fuzz-lto-archive-symver",
+        &["lto", "versioned"],
+        Some(r"^dtld fails: undefined symbol: _ \| ld.lld links$"),
+        "bitcode member defining a name only through .symver not pulled",
+    ),
+    ("fuzz-lto-symver-exe-order", &["lto", "versioned"], None, "versions in a ThinLTO executable exported in another order"),
+    ("fuzz-script-ifunc-alias", &["script", "ifunc"], None, "script alias of an ifunc is not an ifunc"),
+    ("fuzz-script-separate-code", &["script-layout", "separate-code"], None, "SECTIONS layout with -z separate-code crashes"),
+    ("fuzz-gotpcrelx-absolute", &["script"], None, "GOTPCRELX to an absolute symbol relaxed in a PIE"),
+    ("fuzz-ifunc-needed-order", &["as-needed", "ifunc"], None, "libraries loaded in another order (DT_NEEDED)"),
+    ("fuzz-ifunc-exe-referenced-by-dso", &["ifunc"], None, "executable's ifunc referenced by a DSO exported differently"),
+];
+
+#[derive(Default)]
+struct Stats {
+    cases: u64,
+    same: u64,
+    both_failed: u64,
+    /// First error message → count and the first seed, for the links both linkers refused.
+    errors: BTreeMap<String, (u64, u64)>,
+    findings: Vec<Finding>,
+    buckets: Vec<Bucket>,
+    shrinks_started: usize,
+    /// Seconds spent compiling, linking, running (summed over threads).
+    times: [f64; 3],
+}
+
+struct Ctx {
+    env: Env,
+    cfg: Config,
+    stats: Mutex<Stats>,
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let started = Instant::now();
+    let cfg = match Config::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("fuzzlink: {e}");
+            std::process::exit(2);
+        }
+    };
+    let _lock = lock_target_subdir("fuzzlink", "link fuzzer");
+    let ctx = setup(cfg).map(Arc::new);
+    let mut trials = Vec::new();
+    let (start, count) = match &ctx {
+        Ok(c) => (c.cfg.start, c.cfg.count),
+        Err(_) => (0, 1),
+    };
+    let end = start + count;
+    let mut first = start;
+    while first < end {
+        let program = first / SHAPES;
+        let last = ((program + 1) * SHAPES).min(end) - 1;
+        let ctx = ctx.clone();
+        trials.push(Trial::test(format!("fuzzlink/cases-{first}-{last}"), move || {
+            let ctx = ctx.map_err(Failed::from)?;
+            run_batch(&ctx, program, first..=last).map_err(Failed::from)
+        }));
+        first = last + 1;
+    }
+    let conclusion = libtest_mimic::run(&args, trials);
+    if let Ok(ctx) = &ctx {
+        summary(ctx, started);
+    }
+    conclusion.exit();
+}
+
+fn setup(cfg: Config) -> Result<Ctx, String> {
+    check_tools(&[CLANG, CLANGXX, LLD, LLVM_AR, GCC])?;
+    let dtld = find_dtld()?;
+    let root = target_dir().join("fuzzlink");
+    let tools = root.join(".tools");
+    let io = |e: std::io::Error| format!("cannot set up {}: {e}", tools.display());
+    let lld = find_in_path(LLD).ok_or("ld.lld-22 not in PATH")?;
+    let gcc_dtld_dir = wrapper_dir(&tools.join("gcc-dtld"), "ld", &dtld).map_err(io)?;
+    let gcc_lld_dir = wrapper_dir(&tools.join("gcc-lld"), "ld.lld", &lld).map_err(io)?;
+    let mut versions = Vec::new();
+    for tool in [CLANG, GCC] {
+        let out = std::process::Command::new(tool).arg("--version").output().map_err(|e| format!("{tool} --version: {e}"))?;
+        versions.extend(out.stdout);
+    }
+    let via_driver = std::env::var("FUZZLINK_DRIVER").is_ok_and(|v| !v.is_empty() && v != "0");
+    let templates = exec::LinkTemplates::new(tools.join("templates")).map_err(io)?;
+    let stats = Stats {
+        buckets: KNOWN
+            .iter()
+            .map(|(n, f, sig, w)| Bucket {
+                name: n.to_string(),
+                features: f.iter().map(|s| s.to_string()).collect(),
+                signature: sig.map(|s| regex::Regex::new(s).expect("valid KNOWN pattern")),
+                what: w.to_string(),
+                open: fixture_is_open(n),
+            })
+            .collect(),
+        ..Stats::default()
+    };
+    Ok(Ctx { env: Env { dtld, root, gcc_dtld_dir, gcc_lld_dir, versions, via_driver, templates }, cfg, stats: Mutex::new(stats) })
+}
+
+/// Whether the harness fixture of known divergence `name` is still marked `//#Open:` (a
+/// fixture directory's `main.c`/`main.cc`, or `<name>.c`/`<name>.cc`).
+fn fixture_is_open(name: &str) -> bool {
+    let dir = dtld_tests::workspace_root().join("fixtures").join("elf");
+    let candidates = [dir.join(name).join("main.c"), dir.join(name).join("main.cc"), dir.join(format!("{name}.c")), dir.join(format!("{name}.cc"))];
+    candidates.iter().filter_map(|p| fs::read_to_string(p).ok()).any(|t| t.lines().any(|l| l.trim_start().starts_with("//#Open:")))
+}
+
+/// The command that replays one case.
+fn replay_command(ctx: &Ctx, id: u64) -> String {
+    let avoid = if ctx.cfg.avoid.is_empty() { String::new() } else { format!("FUZZLINK_AVOID={} ", ctx.cfg.avoid.join(",")) };
+    format!("{avoid}FUZZLINK_SEED={id} FUZZLINK_CASES=1 FUZZLINK_KEEP=1 cargo test --release -p dtld-tests --test fuzzlink")
+}
+
+/// Case `id`: shape `id % SHAPES` of program `p`, without the avoided features.
+fn make_state(ctx: &Ctx, p: &model::Program, id: u64) -> features::State {
+    let mut st = (p.clone(), shape::generate(p, id % SHAPES));
+    for f in &ctx.cfg.avoid {
+        features::ablate(&mut st, f);
+    }
+    st
+}
+
+fn run_batch(ctx: &Ctx, program: u64, ids: std::ops::RangeInclusive<u64>) -> Result<(), String> {
+    let t0 = Instant::now();
+    let p = model::generate(program);
+    let bdir = ctx.env.root.join(format!("p{program}"));
+    let cache = bdir.join("cache");
+    fresh_dir(&cache).map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
+    let (mut same, mut both_failed, mut open_known, mut kept) = (0u64, 0u64, 0u64, false);
+    let mut failures = Vec::new();
+    let n = ids.clone().count();
+    for id in ids.clone() {
+        let st = make_state(ctx, &p, id);
+        let case = shape::case(&st.0, &st.1);
+        let dir = bdir.join(format!("c{id}"));
+        let ran = exec::run_case(&ctx.env, &case, &dir, &cache);
+        {
+            let mut stats = ctx.stats.lock().unwrap();
+            for i in 0..3 {
+                stats.times[i] += ran.times[i];
+            }
+        }
+        let mut keep = ctx.cfg.keep;
+        match &ran.verdict {
+            Verdict::Same => same += 1,
+            Verdict::BothFailed(e) => {
+                both_failed += 1;
+                ctx.stats.lock().unwrap().errors.entry(exec::error_class(e)).or_insert((0, id)).0 += 1;
+            }
+            Verdict::Diverged(kind, detail, signature) => {
+                keep = true;
+                let tags = features::tags(&st);
+                write_repro(&dir, id, &ran.commands, detail, &replay_command(ctx, id));
+                let bucket =
+                    attribute(ctx, &st, &tags, signature.as_deref(), &bdir.join("attr"), &cache).or_else(|| new_bucket(ctx, &st, id, *kind, signature.clone()));
+                eprintln!(
+                    "fuzzlink: DIVERGENCE seed {id} ({}) [{}]{}: {}\n  replay: {}",
+                    kind.name(),
+                    tags.join(" "),
+                    bucket.as_ref().map_or(String::new(), |b| format!(" -> {b}")),
+                    first_line(detail),
+                    replay_command(ctx, id)
+                );
+                let open = bucket.as_ref().is_some_and(|b| ctx.stats.lock().unwrap().buckets.iter().any(|k| &k.name == b && k.open));
+                if open {
+                    open_known += 1;
+                } else {
+                    failures.push(format!(
+                        "seed {id}: {} divergence{}: {}\n  kept: {}\n  replay: {}",
+                        kind.name(),
+                        bucket.as_ref().map_or(String::new(), |b| format!(" ({b})")),
+                        first_line(detail),
+                        dir.display(),
+                        replay_command(ctx, id)
+                    ));
+                }
+                ctx.stats.lock().unwrap().findings.push(Finding { id, kind: Some(*kind), tags, summary: first_line(detail), bucket });
+            }
+            Verdict::Broken(e) => {
+                keep = true;
+                write_repro(&dir, id, &ran.commands, e, &replay_command(ctx, id));
+                eprintln!("fuzzlink: BROKEN CASE seed {id} (a generator or tool problem): {}\n  replay: {}", first_line(e), replay_command(ctx, id));
+                failures.push(format!("seed {id}: broken case: {e}\n  kept: {}", dir.display()));
+                ctx.stats.lock().unwrap().findings.push(Finding { id, kind: None, tags: features::tags(&st), summary: first_line(e), bucket: None });
+            }
+        }
+        if keep {
+            if ctx.cfg.keep {
+                write_repro(&dir, id, &ran.commands, &format!("{:?}", ran.verdict), &replay_command(ctx, id));
+            }
+            kept = true;
+        } else {
+            let _ = fs::remove_dir_all(&dir);
+        }
+    }
+    {
+        let mut st = ctx.stats.lock().unwrap();
+        st.cases += n as u64;
+        st.same += same;
+        st.both_failed += both_failed;
+    }
+    eprintln!(
+        "fuzzlink: seeds {}-{} (program {program}): {n} cases, {same} same, {both_failed} both failed, {} divergent ({open_known} of them known and open), {:.1} s",
+        ids.start(),
+        ids.end(),
+        failures.len() as u64 + open_known,
+        t0.elapsed().as_secs_f64()
+    );
+    if !ctx.cfg.keep {
+        let _ = fs::remove_dir_all(&cache);
+    }
+    if !kept {
+        let _ = fs::remove_dir_all(&bdir);
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("\n"))
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").chars().take(200).collect()
+}
+
+fn write_repro(dir: &Path, id: u64, commands: &[String], detail: &str, replay: &str) {
+    let _ = fs::create_dir_all(dir);
+    let mut text = format!("#!/bin/sh\n# fuzzlink seed {id}; replay: {replay}\nset -x\n");
+    for c in commands {
+        text.push_str(c);
+        text.push('\n');
+    }
+    let _ = fs::write(dir.join("commands.sh"), text);
+    let _ = fs::write(dir.join("divergence.txt"), detail);
+}
+
+/// The known bucket this divergence belongs to. A link that diverged belongs to a bucket whose
+/// pattern its signature matches (and whose features it has, if the bucket names any). Otherwise it belongs to the first bucket without a pattern
+/// whose specific features it has and which are each essential to it: taking any one of them
+/// out ends the divergence, as for the bucket's shrunk reproducer.
+fn attribute(ctx: &Ctx, st: &features::State, tags: &[String], signature: Option<&str>, dir: &Path, cache: &Path) -> Option<String> {
+    let buckets = ctx.stats.lock().unwrap().buckets.clone();
+    if let Some(sig) = signature {
+        let fits = |b: &&Bucket| b.signature.as_ref().is_some_and(|re| re.is_match(sig)) && b.features.iter().all(|f| tags.contains(f));
+        if let Some(b) = buckets.iter().find(fits) {
+            return Some(b.name.clone());
+        }
+    }
+    'bucket: for b in buckets.iter().filter(|b| b.signature.is_none()) {
+        let specific: Vec<&String> = b.features.iter().filter(|f| !STRUCTURAL.contains(&f.as_str())).collect();
+        if specific.is_empty() || !specific.iter().all(|f| tags.contains(f)) {
+            continue;
+        }
+        for f in specific {
+            let mut c = st.clone();
+            features::ablate(&mut c, f);
+            let still = shrink::divergence(&ctx.env, &c, dir, cache);
+            let _ = fs::remove_dir_all(dir);
+            if still.is_some() {
+                continue 'bucket;
+            }
+        }
+        return Some(b.name.clone());
+    }
+    None
+}
+
+/// Shrinks a divergence no bucket explains (while the run's shrink budget lasts) and makes its
+/// reproducer a new bucket.
+fn new_bucket(ctx: &Ctx, st: &features::State, id: u64, kind: DivKind, signature: Option<String>) -> Option<String> {
+    {
+        let mut stats = ctx.stats.lock().unwrap();
+        if stats.shrinks_started >= ctx.cfg.shrink {
+            return None;
+        }
+        stats.shrinks_started += 1;
+    }
+    eprintln!("fuzzlink: shrinking seed {id} ({})...", kind.name());
+    let t0 = Instant::now();
+    match shrink::shrink(&ctx.env, st, id, kind, signature.as_deref(), &ctx.env.root.join("repro")) {
+        Ok((_, dir, essential)) => {
+            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            eprintln!("fuzzlink: seed {id} shrunk in {:.0} s to {} (essential features: {})", t0.elapsed().as_secs_f64(), dir.display(), essential.join(" "));
+            let what = format!("{} divergence, {}", kind.name(), dir.display());
+            let mut stats = ctx.stats.lock().unwrap();
+            // The same cause shrunk from another case often keeps one feature more or less:
+            // the run counts it with the bucket whose essential features nest with these, and
+            // keeps the smaller set.
+            let nested = |b: &Bucket| {
+                b.signature.is_none()
+                    && signature.is_none()
+                    && !b.features.is_empty()
+                    && !essential.is_empty()
+                    && (b.features.iter().all(|f| essential.contains(f)) || essential.iter().all(|f| b.features.contains(f)))
+            };
+            if let Some(b) = stats.buckets.iter_mut().find(|b| nested(b)) {
+                if essential.len() < b.features.len() {
+                    b.features = essential;
+                }
+                eprintln!("fuzzlink: seed {id} counted with {} (its features nest with these)", b.name);
+                return Some(b.name.clone());
+            }
+            let signature = signature.map(|s| regex::Regex::new(&format!("^{}$", regex::escape(&s))).expect("escaped pattern"));
+            stats.buckets.push(Bucket { name: name.clone(), features: essential, signature, what, open: false });
+            Some(name)
+        }
+        Err(e) => {
+            eprintln!("fuzzlink: shrinking seed {id} failed: {e}");
+            None
+        }
+    }
+}
+
+fn summary(ctx: &Ctx, started: Instant) {
+    let st = ctx.stats.lock().unwrap();
+    if st.cases == 0 {
+        return;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "\nfuzzlink summary: {} cases (seeds {}..{}{}) in {:.0} s ({:.0} cases/min): {} same, {} both failed alike, {} divergent, {} broken",
+        st.cases,
+        ctx.cfg.start,
+        ctx.cfg.start + ctx.cfg.count,
+        if ctx.cfg.avoid.is_empty() { String::new() } else { format!(", avoiding {}", ctx.cfg.avoid.join(",")) },
+        secs,
+        st.cases as f64 * 60.0 / secs,
+        st.same,
+        st.both_failed,
+        st.findings.iter().filter(|f| f.kind.is_some()).count(),
+        st.findings.iter().filter(|f| f.kind.is_none()).count()
+    );
+    eprintln!("  time in compiles {:.0} s, links {:.0} s, program runs {:.0} s (all threads)", st.times[0], st.times[1], st.times[2]);
+    let mut by_kind: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    for f in &st.findings {
+        by_kind.entry(f.kind.map_or("broken", |k| k.name())).or_default().push(f.id);
+    }
+    for (k, ids) in &by_kind {
+        let shown: Vec<String> = ids.iter().take(12).map(|i| i.to_string()).collect();
+        eprintln!("  {k}: {} (seeds {}{})", ids.len(), shown.join(" "), if ids.len() > 12 { " ..." } else { "" });
+    }
+    let mut by_tag: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in st.findings.iter().filter(|f| f.kind.is_some()) {
+        for t in &f.tags {
+            *by_tag.entry(t.as_str()).or_default() += 1;
+        }
+    }
+    if !by_tag.is_empty() {
+        let tags: Vec<String> = by_tag.iter().map(|(t, n)| format!("{t}={n}")).collect();
+        eprintln!("  features of the divergent cases: {}", tags.join(" "));
+    }
+    for b in &st.buckets {
+        let ids: Vec<String> = st.findings.iter().filter(|f| f.bucket.as_deref() == Some(&b.name)).map(|f| f.id.to_string()).collect();
+        if !ids.is_empty() {
+            let sig = b.signature.as_ref().map_or(String::new(), |s| format!(" /{s}/"));
+            eprintln!(
+                "  {}: {} [{}]{sig} ({}): seeds {}",
+                b.name,
+                ids.len(),
+                b.features.join(" "),
+                b.what,
+                ids.iter().take(10).cloned().collect::<Vec<_>>().join(" ")
+            );
+        }
+    }
+    let unattributed: Vec<String> = st.findings.iter().filter(|f| f.kind.is_some() && f.bucket.is_none()).map(|f| f.id.to_string()).collect();
+    if !unattributed.is_empty() {
+        eprintln!(
+            "  not attributed to a known divergence: {} (seeds {})",
+            unattributed.len(),
+            unattributed.iter().take(20).cloned().collect::<Vec<_>>().join(" ")
+        );
+    }
+    for f in st.findings.iter().filter(|f| f.bucket.is_none()).take(30) {
+        eprintln!("  seed {} {}: {}", f.id, f.kind.map_or("broken", |k| k.name()), f.summary);
+    }
+    let mut errs: Vec<(&String, &(u64, u64))> = st.errors.iter().collect();
+    errs.sort_by_key(|e| std::cmp::Reverse(e.1 .0));
+    if !errs.is_empty() {
+        eprintln!("  links both linkers refused, by first error (count, first seed):");
+        for (e, (n, seed)) in errs.iter().take(10) {
+            eprintln!("    {n:6} {seed:8}  {e}");
+        }
+    }
+}
