@@ -125,6 +125,12 @@ const KNOWN: &[(&str, &[&str], Option<&str>, &str)] = &[
     ),
     ("fuzz-shlib-undefined", &[], Some(r"^dtld links \| ld.lld fails: undefined reference: _$"), "--no-allow-shlib-undefined not enforced"),
     (
+        "fuzz-lto-hidden-referenced-by-dso",
+        &[],
+        Some(r"^dtld fails: non-exported symbol '_' in _ is referenced by DSO _ \| ld.lld fails: undefined reference: _$"),
+        "a hidden bitcode definition a DSO references stays visible to LTO",
+    ),
+    (
         "fuzz-symver-undefined-shared",
         &[],
         Some(r"^lib: dtld links \| ld.lld fails: undefined symbol: _@FZ_1$"),
