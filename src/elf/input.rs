@@ -106,6 +106,11 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
     if l.config.dependent_libraries && !l.config.relocatable {
         l.add_dependent_libraries();
     }
+    // lld's inferMachineType: without -m, the machine comes from an ELF or bitcode input
+    // (archive members count); linker scripts alone do not say it.
+    if l.errors.is_empty() && l.config.emulation.is_none() && l.first_elf.is_none() && !l.files.iter().any(|f| f.kind == FileKind::Bitcode) {
+        l.errors.push("target emulation unknown: -m or at least one .o file required".into());
+    }
     let Loader { files, mut errors, search, entry, externs, output, layout, versions, log, assign_args, .. } = l;
     let mut script = crate::elf::script::ast::LayoutScript::default();
     for c in layout {

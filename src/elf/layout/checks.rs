@@ -100,3 +100,25 @@ pub(super) fn link_order_errors(r: &Resolved, live: &Live) -> Vec<String> {
     }
     errors
 }
+
+/// `-z cet-report=warning|error` (lld's readSecurityNotes): each object, in the order it joined
+/// the link, without the x86 IBT or SHSTK feature bit in its `.note.gnu.property`.
+pub(super) fn cet_report(config: &Config, r: &Resolved) {
+    let Some(policy) = config.z_cet_report.as_deref().filter(|p| *p != "none") else {
+        return;
+    };
+    for &f in &r.load_order {
+        let File::Obj(o) = &r.files[f] else { continue };
+        let features = crate::elf::relocatable::x86_features(o);
+        for (bit, name) in [(1, "IBT"), (2, "SHSTK")] {
+            if features & bit == 0 {
+                let msg = format!("{}: -z cet-report: file does not have GNU_PROPERTY_X86_FEATURE_1_{name} property", r.inputs[f].name);
+                if policy == "error" {
+                    config.diag.error(&msg);
+                } else {
+                    config.diag.warn(&msg);
+                }
+            }
+        }
+    }
+}

@@ -808,6 +808,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     if !reserved.is_empty() {
         return Err(Error::many(reserved));
     }
+    checks::cet_report(config, r);
     let liveness = crate::elf::gc::mark_live(config, r);
     l.laps.lap("Mark live sections");
     let link_order = checks::link_order_errors(r, &liveness.live);

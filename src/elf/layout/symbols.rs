@@ -124,7 +124,8 @@ pub(super) fn compute_symbol_values(l: &mut Layout) -> Result<()> {
             if let Some(v) = parse_int(&entry_name) {
                 v
             } else {
-                if l.config.entry.is_some() || !l.config.shared {
+                // lld warns while writing the header, which an earlier error never reaches.
+                if (l.config.entry.is_some() || !l.config.shared) && l.config.diag.error_count() == 0 {
                     l.config.diag.warn(&format!("cannot find entry symbol {entry_name}; not setting start address"));
                 }
                 0
