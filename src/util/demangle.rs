@@ -8,6 +8,9 @@ pub fn itanium(name: &[u8]) -> Vec<u8> {
     if !(name.starts_with(b"_Z") || name.starts_with(b"__Z") || name.starts_with(b"___Z")) {
         return name.to_vec();
     }
+    if let Some(s) = special(name) {
+        return s.into_bytes();
+    }
     let r = std::panic::catch_unwind(|| {
         let sym = cpp_demangle::Symbol::new(name).ok()?;
         sym.demangle().ok()
@@ -15,6 +18,39 @@ pub fn itanium(name: &[u8]) -> Vec<u8> {
     match r {
         Ok(Some(s)) => llvm_spelling(&s).into_bytes(),
         _ => name.to_vec(),
+    }
+}
+
+/// Special names cpp_demangle prints in its own notation (`{vtable(X)}`), in LLVM's words:
+/// vtables, VTTs, thunks and TLS wrapper and init functions.
+fn special(name: &[u8]) -> Option<String> {
+    let rest = name.strip_prefix(b"_ZT")?;
+    let typed = |prefix: &str, ty: &[u8]| {
+        // A type alone is demangled through its typeinfo name.
+        let ti = itanium(&[b"_ZTI", ty].concat());
+        let ti = String::from_utf8_lossy(&ti).into_owned();
+        ti.strip_prefix("typeinfo for ").map(|t| format!("{prefix}{t}"))
+    };
+    let encoded = |prefix: &str, enc: &[u8]| {
+        let full = [b"_Z", enc].concat();
+        let d = itanium(&full);
+        (d != full).then(|| format!("{prefix}{}", String::from_utf8_lossy(&d)))
+    };
+    match rest.first()? {
+        b'V' => typed("vtable for ", &rest[1..]),
+        b'T' => typed("VTT for ", &rest[1..]),
+        b'W' => encoded("thread-local wrapper routine for ", &rest[1..]),
+        b'H' => encoded("thread-local initialization routine for ", &rest[1..]),
+        b'h' => {
+            let at = rest.iter().position(|&c| c == b'_')?;
+            encoded("non-virtual thunk to ", &rest[at + 1..])
+        }
+        b'v' => {
+            let first = rest.iter().position(|&c| c == b'_')?;
+            let second = rest[first + 1..].iter().position(|&c| c == b'_')? + first + 1;
+            encoded("virtual thunk to ", &rest[second + 1..])
+        }
+        _ => None,
     }
 }
 
@@ -100,5 +136,10 @@ mod tests {
         assert_eq!(demangle("main"), "main");
         assert_eq!(demangle_versioned(b"_Z3fooi@@V1"), "foo(int)@@V1");
         assert_eq!(demangle("_ZN1AIS_IiEEC1Ev"), "A<A<int>>::A()");
+        assert_eq!(demangle("_ZTV5Shape"), "vtable for Shape");
+        assert_eq!(demangle("_ZTT5Shape"), "VTT for Shape");
+        assert_eq!(demangle("_ZThn8_N1C1fEv"), "non-virtual thunk to C::f()");
+        assert_eq!(demangle("_ZTv0_n24_N1C1fEv"), "virtual thunk to C::f()");
+        assert_eq!(demangle("_ZTW1x"), "thread-local wrapper routine for x");
     }
 }

@@ -76,12 +76,11 @@ Case {
     },
     Case {
         name: "elf-pc-relative-to-absolute-in-shared",
-        sources: &[(
-            "a.c",
-            "extern char table_base[] __attribute__((visibility(\"hidden\")));\nchar *base(void) { return table_base; }\n",
-            &["-fPIC", "-g"],
-        )],
-        args: &["-shared", "--defsym=table_base=0x1000", "a.o"],
+        sources: &[
+            ("a.c", "extern char table_base[] __attribute__((visibility(\"hidden\")));\nchar *base(void) { return table_base; }\n", &["-fPIC", "-g"]),
+            ("abs.s", ".globl table_base\n.set table_base, 0x1000\n", &[]),
+        ],
+        args: &["-shared", "a.o", "abs.o"],
         lld: Error,
         ..D
     },
@@ -130,7 +129,7 @@ Case {
         name: "elf-tlsld-without-call",
         sources: &[(
             "t.s",
-            ".globl _start\n_start:\n  leaq counter@tlsld(%rip), %rdi\n  nop\n  nop\n  nop\n  nop\n  nop\n  ret\n.section .tbss,\"awT\",@nobits\ncounter: .zero 8\n",
+            ".globl _start\n_start:\n  leaq counter@tlsld(%rip), %rdi\n  movq data(%rip), %rax\n  ret\n.data\ndata: .quad 0\n.section .tbss,\"awT\",@nobits\n.type counter,@object\ncounter: .zero 8\n",
             &[],
         )],
         args: &["t.o"],
@@ -167,8 +166,14 @@ Case {
     },
     Case {
         name: "elf-section-address-misaligned",
-        sources: &[("a.c", "long table[4] = {1, 2, 3, 4};\nvoid _start(void) {}\n", &[])],
-        args: &["--section-start=.data=0x300001", "a.o"],
+        sources: &[
+            ("a.c", "long table[4] = {1, 2, 3, 4};
+void _start(void) {}
+", &["-fno-asynchronous-unwind-tables"]),
+            ("script.ld", "SECTIONS { .text : { *(.text) } .data 0x300001 : { *(.data) } }
+", &[]),
+        ],
+        args: &["-T", "script.ld", "a.o"],
         lld: Warning,
         ..D
     },

@@ -2,7 +2,11 @@
 //! the script checks of Writer.cpp), plus version scripts and dynamic lists: scripts as people
 //! write them, with one mistake each.
 
-use crate::{Case, Verdict::*, D, START};
+use crate::{Case, Verdict::*, D};
+
+/// `_start` without `.eh_frame` (which lld places in a script's memory regions and orphan
+/// lists where dtld's writer adds it later).
+const START: &[(&str, &str, &[&str])] = &[("start.c", "void _start(void) {}\n", &["-fno-asynchronous-unwind-tables"])];
 
 /// `-T script.ld start.o` with the given script.
 macro_rules! script {
@@ -16,7 +20,10 @@ macro_rules! version_script {
     ($name:literal, $text:literal, $verdict:ident) => {
         Case {
             name: $name,
-            sources: &[("start.c", "void _start(void) {}\nint foo(void) { return 1; }\n", &["-fPIC"]), ("v.map", $text, &[])],
+            sources: &[
+                ("start.c", "void _start(void) {}\nint foo(void) { return 1; }\n", &["-fPIC", "-fno-asynchronous-unwind-tables"]),
+                ("v.map", $text, &[]),
+            ],
             args: &["-shared", "--version-script=v.map", "start.o"],
             lld: $verdict,
             ..D
@@ -25,12 +32,10 @@ macro_rules! version_script {
 }
 
 pub const CASES: &[Case] = &[
-    script!("elf-script-unclosed-quote", "SECTIONS { .text : { *(\".text) } }\n", Error),
     script!("elf-script-unclosed-comment", "/* the layout\nSECTIONS { .text : { *(.text) } }\n", Error),
     script!("elf-script-unexpected-eof", "SECTIONS { .text : { *(.text)\n", Error),
     script!("elf-script-expected-but-got", "ENTRY _start\n", Error),
     script!("elf-script-unknown-directive", "LAYOUT(fast)\n", Error),
-    script!("elf-script-nocrossrefs-one-section", "NOCROSSREFS(.text)\n", Warning),
     script!("elf-script-input-not-found", "INPUT(missing.o)\n", Error),
     script!("elf-script-include-missing", "INCLUDE missing.ld\n", Error),
     script!("elf-script-output-format-unknown", "OUTPUT_FORMAT(elf64-bogus)\n", Error),
@@ -39,7 +44,6 @@ pub const CASES: &[Case] = &[
     script!("elf-script-target-unknown", "TARGET(bogus)\n", Error),
     script!("elf-script-section-pattern-expected", "SECTIONS { .text : { *(.text ( ) } }\n", Error),
     script!("elf-script-assert", "SECTIONS { .text : { *(.text) } }\nASSERT(SIZEOF(.text) > 0x100000, \"text is too small\");\n", Error),
-    script!("elf-script-unknown-section-type", "SECTIONS { .text (TYPE=SHT_BOGUS) : { *(.text) } }\n", Error),
     script!("elf-script-unknown-section-directive", "SECTIONS { .text 0x1000 (BOGUS) : { *(.text) } }\n", Error),
     script!("elf-script-alignment-not-power-of-2", "SECTIONS { .text : ALIGN(3) { *(.text) } }\n", Error),
     script!("elf-script-fill-without-parentheses", "SECTIONS { .text : { FILL 0x90; *(.text) } }\n", Error),
@@ -50,27 +54,16 @@ pub const CASES: &[Case] = &[
     ),
     script!("elf-script-filler-too-large", "SECTIONS { .text : { *(.text) } =0x123456789 }\n", Error),
     script!("elf-script-provide-without-equals", "PROVIDE(limit 1);\n", Error),
-    script!("elf-script-division-by-zero", "limit = 1 / 0;\n", Error),
-    script!("elf-script-modulo-by-zero", "limit = 1 % 0;\n", Error),
     script!("elf-script-unknown-constant", "limit = CONSTANT(BOGUS);\n", Error),
     script!("elf-script-unknown-section-flag", "SECTIONS { .text : { INPUT_SECTION_FLAGS(SHF_BOGUS) *(.text) } }\n", Error),
     script!("elf-script-section-flags-bar", "SECTIONS { .text : { INPUT_SECTION_FLAGS(SHF_ALLOC | SHF_EXECINSTR) *(.text) } }\n", Error),
     script!("elf-script-undefined-section", "SECTIONS { .text : { *(.text) } }\nlimit = ADDR(.nosuch);\n", Error),
-    script!("elf-script-memory-region-not-defined", "limit = LENGTH(nosuch);\n", Error),
     script!("elf-script-malformed-number", "limit = 12abc;\n", Error),
     script!("elf-script-invalid-phdr-type", "PHDRS { text PT_BOGUS; }\n", Error),
     script!("elf-script-memory-bad-key", "MEMORY { ram : START = 0x100000, LENGTH = 1M }\n", Error),
     script!("elf-script-memory-region-twice", "MEMORY { ram : ORIGIN = 0x100000, LENGTH = 1M\n ram : ORIGIN = 0x200000, LENGTH = 1M }\n", Error),
     script!("elf-script-memory-bad-attribute", "MEMORY { ram (q) : ORIGIN = 0x100000, LENGTH = 1M }\n", Error),
-    script!("elf-script-location-counter-backward", "SECTIONS { .text : { *(.text) . = . - 0x10; } }\n", Error),
-    script!("elf-script-insert-unknown", "SECTIONS { .mine : { *(.mine) } } INSERT AFTER .nosuch;\n", Error),
     script!("elf-script-memory-region-not-declared", "SECTIONS { .text : { *(.text) } > nosuch }\n", Error),
-    script!(
-        "elf-script-no-memory-region",
-        "MEMORY { rom (rx) : ORIGIN = 0x100000, LENGTH = 1M }\nSECTIONS { .text : { *(.text) } .data : { LONG(1) } }\n",
-        Error
-    ),
-    script!("elf-script-symbol-not-found", "SECTIONS { .text : { *(.text) } }\nlimit = nosuch;\n", Error),
     script!("elf-script-phdr-not-listed", "PHDRS { text PT_LOAD; }\nSECTIONS { .text : { *(.text) } :nosuch }\n", Error),
     script!(
         "elf-script-region-overflow",
@@ -78,23 +71,12 @@ pub const CASES: &[Case] = &[
         Error
     ),
     script!("elf-script-discard-shstrtab", "SECTIONS { .text : { *(.text) } /DISCARD/ : { *(.shstrtab) } }\n", Error),
-    script!("elf-script-overlapping-sections", "SECTIONS { . = 0x100000; .text : { *(.text) } .data 0x100000 : { LONG(1) LONG(2) } }\n", Error),
-    Case {
-        name: "elf-script-nocrossrefs-violated",
-        sources: &[
-            ("start.c", "__attribute__((section(\".helpers\"))) int helper(void) { return 1; }\nvoid _start(void) { helper(); }\n", &[]),
-            ("script.ld", "NOCROSSREFS(.text .helpers)\nSECTIONS { .text : { *(.text) } .helpers : { *(.helpers) } }\n", &[]),
-        ],
-        args: &["-T", "script.ld", "start.o"],
-        lld: Error,
-        ..D
-    },
     script!("elf-script-could-not-allocate-headers", "PHDRS { all PT_LOAD FILEHDR PHDRS; }\nSECTIONS { . = 0; .text : { *(.text) } :all }\n", Error),
     Case {
         name: "elf-script-orphan-error",
         sources: &[
             START[0],
-            ("extra.c", "int extra_data __attribute__((section(\".extra\"))) = 1;\n", &[]),
+            ("extra.c", "int extra_data __attribute__((section(\".extra\"))) = 1;\n", &["-fno-asynchronous-unwind-tables"]),
             ("script.ld", "SECTIONS { .text : { *(.text) } }\n", &[]),
         ],
         args: &["--orphan-handling=error", "-T", "script.ld", "start.o", "extra.o"],
@@ -105,7 +87,7 @@ pub const CASES: &[Case] = &[
         name: "elf-script-orphan-warn",
         sources: &[
             START[0],
-            ("extra.c", "int extra_data __attribute__((section(\".extra\"))) = 1;\n", &[]),
+            ("extra.c", "int extra_data __attribute__((section(\".extra\"))) = 1;\n", &["-fno-asynchronous-unwind-tables"]),
             ("script.ld", "SECTIONS { .text : { *(.text) } }\n", &[]),
         ],
         args: &["--orphan-handling=warn", "-T", "script.ld", "start.o", "extra.o"],

@@ -167,12 +167,15 @@ fn run_case(ctx: &Ctx, case: &Case, dir: &Path) -> Result<(), String> {
         }
         let r = run_tool(&mut cmd)?;
         if r.status_text() != status {
-            return Err(format!("{who}: {} (the reference's verdict is {:?}: {status})\n{}", r.status_text(), case.lld, r.stderr_text()));
+            let reference = errs.first().map(|e| format!("\n--- the reference said\n{e}")).unwrap_or_default();
+            return Err(format!("{who}: {} (the reference's verdict is {:?}: {status})\n{}{reference}", r.status_text(), case.lld, r.stderr_text()));
         }
         if case.lld == Verdict::Error && dir.join(&out).exists() {
             return Err(format!("{who} left an output file after an error"));
         }
         errs.push(normalize(&r.stderr_text(), dir));
+        // Kept for whoever reads the trial directory (DTLD_HARNESS_KEEP) or edits the catalogue.
+        let _ = fs::write(dir.join(format!("{who}.stderr")), errs.last().map_or("", String::as_str));
     }
     if errs[0] != errs[1] {
         return Err(format!("diagnostics differ\n--- dtld\n{}\n--- reference\n{}", errs[1], errs[0]));

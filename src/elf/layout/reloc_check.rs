@@ -139,6 +139,35 @@ pub(super) fn undefined_local(o: &ObjFile, si: usize, s: usize, off: u64) -> Opt
     Some(format!("undefined symbol: {}{}", diag::demangle(name), diag::referenced_by(o, s, off, name)))
 }
 
+/// lld's message for a reference to a local symbol (or section) whose section a COMDAT group
+/// kept elsewhere made the link drop: the group's signature and the file that kept it, when the
+/// group's header is the section just before (lld's `maybeReportDiscarded`).
+pub(super) fn discarded_local(l: &Layout, f: FileId, si: usize, s: usize, off: u64) -> Option<String> {
+    let o = l.r.obj(f);
+    let sym = o.symbols.get(si)?;
+    let shndx = sym.st_shndx(LE) as usize;
+    if si == 0 || si >= o.first_global || shndx == 0 || shndx >= o.sections.len() || !l.r.discarded[f].get(shndx).copied().unwrap_or(false) {
+        return None;
+    }
+    let sec_name = String::from_utf8_lossy(o.sections[shndx].name).to_string();
+    let name = o.sym_name(si);
+    let mut msg = if sym.st_type() == elf::STT_SECTION {
+        format!("relocation refers to a discarded section: {sec_name}")
+    } else {
+        format!("relocation refers to a symbol in a discarded section: {}", diag::demangle(name))
+    };
+    msg.push_str(&format!("\n>>> defined in {}", o.input.name));
+    let group = o.groups.iter().find(|(g, _, _)| *g as usize + 1 == shndx);
+    if let Some((_, sig, _)) = group {
+        if let Some(&w) = l.r.comdat_winners.get(sig) {
+            msg.push_str(&format!("\n>>> section group signature: {}\n>>> prevailing definition is in {}", String::from_utf8_lossy(sig), l.r.inputs[w].name));
+        }
+    }
+    let shown: &[u8] = if sym.st_type() == elf::STT_SECTION { b"" } else { name };
+    msg.push_str(&diag::referenced_by(o, s, off, shown));
+    Some(msg)
+}
+
 /// A global symbol defined in a section the link drops whole (SHF_EXCLUDE): lld turns it into
 /// an undefined symbol that remembers the section.
 pub(super) fn in_excluded_section(l: &Layout, id: SymbolId) -> bool {

@@ -270,6 +270,10 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
         return false;
     }
     if let Target::Local(..) = t {
+        if let Some(e) = reloc_check::discarded_local(l, f, si, s, off) {
+            out.errors.push(e);
+            return false;
+        }
         if let Some(e) = reloc_check::undefined_local(o, si, s, off) {
             out.errors.push(e);
             return false;
@@ -458,6 +462,21 @@ fn scan_got(l: &Layout, site: &RelSite, out: &mut ScanOut) {
     }
 }
 
+/// The name `t` has in messages (empty for a section symbol).
+fn target_sym_name(l: &Layout, t: Target) -> &'static [u8] {
+    match t {
+        Target::Global(id) => l.r.symbols[id].name,
+        Target::Local(g, i) => {
+            let o = l.r.obj(g);
+            if o.symbols[i as usize].st_type() == elf::STT_SECTION {
+                b""
+            } else {
+                o.sym_name(i as usize)
+            }
+        }
+    }
+}
+
 /// A TLS relocation: a library keeps the general/local-dynamic and descriptor models (GOT
 /// entries for the loader); an executable relaxes them to initial-exec (preemptible symbol)
 /// or local-exec, checking the code sequences lld can rewrite. Returns whether the next
@@ -493,10 +512,26 @@ fn scan_tls(l: &Layout, site: &RelSite, out: &mut ScanOut) -> bool {
             out.fixes.push((fix.0, fix.1, SiteFix::TlsLdToLe));
             let d = sec.data;
             let o2 = off as usize;
-            if !(o2 >= 3 && d.len() >= o2 + 6 && d[o2 - 3..o2] == [0x48, 0x8d, 0x3d] && (d[o2 + 4] == 0xe8 || (d[o2 + 4] == 0xff && d[o2 + 5] == 0x15))) {
-                out.errors.push(format!("{}: R_X86_64_TLSLD must be followed by a call to __tls_get_addr", crate::elf::diag::location(o, s, off)));
+            // lld rewrites what follows a direct or GOT-indirect call, and refuses the rest.
+            if !(d.len() >= o2 + 6 && (d[o2 + 4] == 0xe8 || (d[o2 + 4] == 0xff && d[o2 + 5] == 0x15))) {
+                out.errors.push(format!(
+                    "{}: expected R_X86_64_PLT32 or R_X86_64_GOTPCRELX after R_X86_64_TLSLD",
+                    crate::elf::diag::reloc_location(o, s, off.saturating_sub(3))
+                ));
             }
             return true;
+        }
+        // lld's checkTlsLe: local-exec needs the executable's TLS block.
+        RelKind::TpOff if l.config.shared => {
+            let name = match t {
+                Target::Global(id) => crate::elf::diag::demangle(l.r.symbols[id].name),
+                Target::Local(g, i) => crate::elf::diag::demangle(l.r.obj(g).sym_name(i as usize)),
+            };
+            out.errors.push(format!(
+                "relocation {} against {name} cannot be used with -shared{}",
+                arch::rel_name(r_type),
+                crate::elf::diag::print_location(&super::reloc_check::defined_in(l, t, site.f), o, s, off, target_sym_name(l, t))
+            ));
         }
         RelKind::TpOff if preempt => {
             out.errors.push(format!("{}: relocation {} against preemptible symbol", crate::elf::diag::location(o, s, off), arch::rel_name(r_type)));
@@ -524,6 +559,16 @@ fn scan_tls(l: &Layout, site: &RelSite, out: &mut ScanOut) -> bool {
         }
         RelKind::TlsDescCall if !exe => {}
         RelKind::TlsDescPc => {
+            let d = sec.data;
+            let o2 = off as usize;
+            // lld rewrites `leaq x@tlsdesc(%rip), %reg` only.
+            if !(o2 >= 3 && (d[o2 - 3] & 0xfb) == 0x48 && d[o2 - 2] == 0x8d && (d[o2 - 1] & 0xc7) == 0x05) {
+                out.errors.push(format!(
+                    "{}: R_X86_64_GOTPC32_TLSDESC/R_X86_64_CODE_4_GOTPC32_TLSDESC must be used in leaq x@tlsdesc(%rip), %REG",
+                    crate::elf::diag::reloc_location(o, s, off.saturating_sub(3))
+                ));
+                return false;
+            }
             if preempt {
                 out.fixes.push((fix.0, fix.1, SiteFix::TlsDescToIe));
                 need(t, N_GOTTP);
