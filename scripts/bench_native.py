@@ -1,9 +1,11 @@
 """The native real-program workloads of scripts/bench.py and DTLTO against LLVM's distributor.
 
 Why this exists: issue 15's native targets (faster than mold on a large archive-heavy link and on
-a large link with debug information) and its DTLTO target (dtld with dtld-distribute against
-ld.lld-22 with LLVM's reference distributor) need real programs, built once and kept under
-target/: this file prepares them (`scripts/bench.py --prepare`) and describes their links.
+a large link with debug information), its DTLTO target (dtld with dtld-distribute against
+ld.lld-22 with LLVM's reference distributor) and issue 37's big link (clang itself, against mold
+3.0 and wild) need real programs, built once and kept under target/ (clang-static under
+$BENCH_ROOT, shared with other checkouts): this file prepares them (`scripts/bench.py
+--prepare`) and describes their links.
 
   openssl-native      OpenSSL 4.0.3's `openssl` program (crates.io's openssl-src 400.0.2+4.0.3
                       sources), compiled by clang-22 -O2 -fPIE, no LTO: 57 objects, libapps.a,
@@ -13,6 +15,12 @@ target/: this file prepares them (`scripts/bench.py --prepare`) and describes th
                       DWARF; --gc-sections as rustc links), its final link captured by ld.lld-22
                       with --reproduce (scripts/real-programs/rust-debug.sh) and replayed from the
                       extracted tree (`@response.txt`, --chroot .) by every linker
+  clang-static        clang-22 itself, linked statically from Debian's LLVM/clang archives (the big
+                      link of the field: 5 objects, 241 archives, a 230 MB PIE with 84k dynamic
+                      symbols): ../shared/workloads/clang-static/build.sh writes its link line into
+                      $BENCH_ROOT/build/clang-static (link.args, for the clang driver), check.sh
+                      runs the linked clangs; it needs Debian's libclang-22-dev, llvm-22-dev and
+                      libpolly-22-dev, and is skipped, with the reason, without them
   lua-dtlto-e2e       Lua 5.4 ThinLTO objects linked end to end through DTLTO, no cache: dtld
                       with dtld-distribute against ld.lld-22 with LLVM's llvm/utils/dtlto/local.py
                       (the base), and ld.lld-22 with dtld-distribute as a third column
@@ -38,6 +46,15 @@ OPENSSL_VARIANTS = {"openssl-native": "-O2 -fPIE", "openssl-native-g": "-O2 -g -
 # --openssl default): the same sources and configuration, compiled to ThinLTO bitcode.
 OPENSSL_THIN = "openssl-thin"
 OPENSSL_CFLAGS = dict(OPENSSL_VARIANTS, **{OPENSSL_THIN: "-O2 -flto=thin -fPIE"})
+BENCH_ROOT = os.environ.get("BENCH_ROOT", os.path.expanduser("~/.cache/dtld-bench"))
+CLANG_STATIC = os.path.join(BENCH_ROOT, "build", "clang-static")
+# What build.sh needs of Debian's LLVM dev packages (one library of each).
+CLANG_STATIC_LIBS = ("libclangFrontendTool.a", "libLLVMSupport.a", "libPolly.a")
+
+
+def slug(label):
+    """A linker's label as a file name part: "mold 3.0" -> "mold-3.0"."""
+    return label.replace(" ", "-").replace("/", "-")
 
 
 def openssl_tree(name):
@@ -113,7 +130,47 @@ def local_py():
     return os.environ.get("DTLD_LLVM_LOCAL_PY", os.path.join(OUT, "llvm-dtlto-local.py"))
 
 
-def prepare(names, dtld, log):
+def llvm_libdir():
+    try:
+        return subprocess.run(["llvm-config-22", "--libdir"], stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "/usr/lib/llvm-22/lib"
+
+
+def clang_static_missing(workloads, built=True):
+    """Why the clang-static workload cannot run (None when it can): its scripts, Debian's LLVM
+    dev packages, or (with `built`) its build in $BENCH_ROOT."""
+    d = os.path.join(workloads, "clang-static")
+    if not (os.path.isfile(os.path.join(d, "build.sh")) and os.path.isfile(os.path.join(d, "check.sh"))):
+        return f"no clang-static/build.sh and check.sh in {os.path.abspath(workloads)} (give --workloads DIR)"
+    lib = llvm_libdir()
+    for a in CLANG_STATIC_LIBS:
+        if not os.path.isfile(os.path.join(lib, a)):
+            return (f"Debian's LLVM dev packages are missing (no {os.path.join(lib, a)}): "
+                    "apt-get install -y libclang-22-dev llvm-22-dev libpolly-22-dev")
+    if built and not os.path.isfile(os.path.join(CLANG_STATIC, "link.args")):
+        return f"not built in {CLANG_STATIC} (scripts/bench.py --prepare --only clang-static runs its build.sh)"
+    return None
+
+
+def clang_static_check(workloads):
+    return os.path.join(workloads, "clang-static", "check.sh")
+
+
+def prepare_clang_static(workloads, log):
+    """Runs the workload's build.sh (about 30 s) unless its link line is there; says why not when
+    it cannot (the run then reports the workload as skipped)."""
+    why = clang_static_missing(workloads, built=False)
+    if why or os.path.isfile(os.path.join(CLANG_STATIC, "link.args")):
+        if why:
+            log(f"bench: clang-static cannot be prepared: {why}")
+        return
+    log(f"bench: building the clang-static workload into {CLANG_STATIC} (its build.sh, about 30 s)")
+    subprocess.run(["bash", os.path.join(workloads, "clang-static", "build.sh")], check=True,
+                   env={**os.environ, "BENCH_ROOT": BENCH_ROOT, "JOBS": str(os.cpu_count() or 1)})
+
+
+def prepare(names, dtld, log, workloads):
     """--prepare: builds what the named workloads (all if empty) need and is missing."""
     for name in OPENSSL_VARIANTS:
         if not names or name in names:
@@ -124,35 +181,55 @@ def prepare(names, dtld, log):
         prepare_large_debug(dtld, log)
     if not names or "lua-dtlto-e2e" in names:
         prepare_local_py(log)
+    if not names or "clang-static" in names:
+        prepare_clang_static(workloads, log)
 
 
-def native_workloads(linkers, only, link_command, clang):
-    """[(name, {linker: (cmd, cwd, env)})] of the native real-program links that are present."""
-    out = []
+def native_workloads(linkers, only, link_command, clang, workloads):
+    """[(name, {linker: (cmd, cwd, env)}, {linker: output})] of the native real-program links that
+    are present, and [(name, why)] of those that cannot run (clang-static)."""
+    out, skipped = [], []
     work = os.path.join(OUT, "work-native")
     os.makedirs(work, exist_ok=True)
     for name in OPENSSL_VARIANTS:
         tree = openssl_tree(name)
         if (only and name not in only) or not os.path.isfile(os.path.join(tree, "libcrypto.a")):
             continue
-        links = {}
+        links, outs = {}, {}
         for lname, l in linkers:
-            links[lname] = (link_command([clang, f"-fuse-ld={l}", "-pie", *openssl_link(tree), "-o", os.path.join(work, f"{name}.{lname}")], tree), tree, None)
-        out.append((name, links))
+            outs[lname] = os.path.join(work, f"{name}.{slug(lname)}")
+            links[lname] = (link_command([clang, f"-fuse-ld={l}", "-pie", *openssl_link(tree), "-o", outs[lname]], tree), tree, None)
+        out.append((name, links, outs))
     repro = large_debug_tree()
     if (not only or "large-debug" in only) and os.path.isfile(os.path.join(repro, "response.txt")):
-        links = {}
+        links, outs = {}, {}
         for lname, l in linkers:
             exe = {"lld": "ld.lld-22", "mold": "mold"}.get(l, l)
             # A later -o wins over the response file's; relative, because mold reads an absolute
             # output path below --chroot too.
-            links[lname] = ([exe, "@response.txt", "-o", f"large-debug.{lname}"], repro, None)
-        out.append(("large-debug", links))
-    return out
+            outs[lname] = os.path.join(repro, f"large-debug.{slug(lname)}")
+            links[lname] = ([exe, "@response.txt", "-o", f"large-debug.{slug(lname)}"], repro, None)
+        out.append(("large-debug", links, outs))
+    if not only or "clang-static" in only:
+        why = clang_static_missing(workloads)
+        if why:
+            skipped.append(("clang-static", why))
+        else:
+            # The clang driver's own link line (link.args: --gc-sections, -rdynamic, the objects,
+            # archives and system libraries), PIE as Debian's clang-22 links by default.
+            work = os.path.join(OUT, "work-clang-static")
+            os.makedirs(work, exist_ok=True)
+            links, outs = {}, {}
+            for lname, l in linkers:
+                outs[lname] = os.path.join(work, f"clang-static.{slug(lname)}")
+                cmd = link_command([clang, f"-fuse-ld={l}", f"@{os.path.join(CLANG_STATIC, 'link.args')}", "-o", outs[lname]], work)
+                links[lname] = (cmd, work, None)
+            out.append(("clang-static", links, outs))
+    return out, skipped
 
 
 def dtlto_e2e_workloads(linkers, dist, only, link_command, clang):
-    """lua-dtlto-e2e (see the docstring): [(name, links)] when Lua's ThinLTO objects and
+    """lua-dtlto-e2e (see the docstring): [(name, links, outputs)] when Lua's ThinLTO objects and
     LLVM's local.py are present."""
     lua = os.path.join(ROOT, "target", "real-programs", "lua", "obj-pic-lto-thin")
     if (only and "lua-dtlto-e2e" not in only) or not os.path.isdir(lua):
@@ -162,7 +239,7 @@ def dtlto_e2e_workloads(linkers, dist, only, link_command, clang):
         return []
     objs = [os.path.join(lua, f) for f in sorted(os.listdir(lua)) if f.endswith(".o") and f != "luac.o"]
     work = os.path.join(OUT, "work-dtlto-e2e")
-    links = {}
+    links, outs = {}, {}
     sides = [(lname, l, [f"-fthinlto-distributor={dist}"]) for lname, l in linkers if lname in ("dtld", "dtld-before")]
     # lld starts the distributor with posix_spawn, without a PATH search: an absolute python3.
     python = shutil.which("python3") or sys.executable
@@ -171,5 +248,6 @@ def dtlto_e2e_workloads(linkers, dist, only, link_command, clang):
     for lname, l, dflags in sides:
         d = os.path.join(work, lname)
         os.makedirs(d, exist_ok=True)
-        links[lname] = (link_command([clang, f"-fuse-ld={l}", "-flto=thin", "-pie", *dflags, *objs, "-lm", "-o", os.path.join(d, "lua")], d), d, None)
-    return [("lua-dtlto-e2e", links)]
+        outs[lname] = os.path.join(d, "lua")
+        links[lname] = (link_command([clang, f"-fuse-ld={l}", "-flto=thin", "-pie", *dflags, *objs, "-lm", "-o", outs[lname]], d), d, None)
+    return [("lua-dtlto-e2e", links, outs)]

@@ -55,11 +55,20 @@ fn single_threaded() -> bool {
     status.lines().find_map(|l| l.strip_prefix("Threads:")).is_some_and(|n| n.trim() == "1")
 }
 
+/// Whether DTLD_NO_FORK's value asks for one process: set to anything but an empty string, `0`,
+/// `false`, `no` or `off` (in any case), as the distributors read their boolean variables.
+fn no_fork(v: Option<&std::ffi::OsStr>) -> bool {
+    v.is_some_and(|v| {
+        let v = v.to_string_lossy().to_ascii_lowercase();
+        !matches!(v.as_str(), "" | "0" | "false" | "no" | "off")
+    })
+}
+
 /// Forks when `wanted` (and DTLD_NO_FORK is not set) and the process can: returns in the child
 /// with the handle that releases the parent, or `None` when the link stays in this process.
 /// The parent never returns from here: it exits with the child's status.
 pub fn fork(wanted: bool) -> Option<Detached> {
-    if !wanted || std::env::var_os("DTLD_NO_FORK").is_some_and(|v| !v.is_empty() && v != "0") || !single_threaded() {
+    if !wanted || no_fork(std::env::var_os("DTLD_NO_FORK").as_deref()) || !single_threaded() {
         return None;
     }
     let mut fds = [0 as libc::c_int; 2];
@@ -228,5 +237,22 @@ impl Detached {
             libc::write(self.notify, (&byte as *const u8).cast(), 1);
             libc::close(self.notify);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::no_fork;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn no_fork_reads_booleans() {
+        for v in ["1", "true", "YES", "on", "y"] {
+            assert!(no_fork(Some(OsStr::new(v))), "{v}");
+        }
+        for v in ["", "0", "false", "No", "OFF"] {
+            assert!(!no_fork(Some(OsStr::new(v))), "{v}");
+        }
+        assert!(!no_fork(None));
     }
 }

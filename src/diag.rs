@@ -126,6 +126,11 @@ impl Diag {
         }
     }
 
+    /// lld's `Log` (printed under `--verbose`): `<program>: <msg>`.
+    pub fn log(&self, msg: &str) {
+        let _ = writeln!(std::io::stderr().lock(), "{}: {msg}", program());
+    }
+
     /// lld's `Warn`: a warning, or an error under `--fatal-warnings`.
     pub fn warn(&self, msg: &str) {
         if self.fatal_warnings {

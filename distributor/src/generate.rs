@@ -131,6 +131,38 @@ fn write_sections(cmd: clap::Command, extras: &ManExtras, out: &mut Vec<u8>) -> 
     man.render_version_section(out)
 }
 
+/// Parses the command line as clap does, with its errors under the program's name
+/// (`dtld-reapi: error: invalid value ...`, exit 2), as the rest of the program's messages;
+/// `--help` and `--version` print and exit 0.
+pub fn parse_or_exit<C: clap::Parser>(program: &str) -> C {
+    match C::try_parse() {
+        Ok(c) => c,
+        Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => e.exit(),
+        Err(e) => {
+            let text = e.render().to_string();
+            eprintln!("{program}: {}", text.trim_end());
+            if let Some(var) = env_source::<C>(&e) {
+                eprintln!("{program}: note: the value comes from the environment variable {var}");
+            }
+            std::process::exit(2);
+        }
+    }
+}
+
+/// The environment variable an invalid value came from: the option the error names has one, it
+/// is set, and the command line does not give the option itself.
+fn env_source<C: clap::CommandFactory>(e: &clap::Error) -> Option<String> {
+    let clap::error::ContextValue::String(flag) = e.get(clap::error::ContextKind::InvalidArg)? else {
+        return None;
+    };
+    let long = flag.split([' ', '=']).next()?.strip_prefix("--")?;
+    let cmd = C::command();
+    let arg = cmd.get_arguments().find(|a| a.get_long() == Some(long))?;
+    let var = arg.get_env()?;
+    let given = std::env::args_os().skip(1).any(|a| a.to_str().is_some_and(|a| a == format!("--{long}") || a.starts_with(&format!("--{long}="))));
+    (std::env::var_os(var).is_some() && !given).then(|| var.to_string_lossy().into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

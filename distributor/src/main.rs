@@ -56,8 +56,8 @@ fn main() -> ExitCode {
     if let Some(code) = generate::intercept(Cli::command, &extras) {
         return code;
     }
-    // clap prints usage errors and exits with status 2 (0 for --help and --version).
-    let cli = Cli::parse();
+    // Usage errors exit with status 2 (0 for --help and --version), under the program's name.
+    let cli: Cli = generate::parse_or_exit("dtld-distribute");
     let shown = cli.job_file.display();
 
     let file = match jobfile::load(&cli.job_file) {
@@ -78,7 +78,11 @@ fn main() -> ExitCode {
         Some(n) if n > 0 => n,
         _ => run::default_parallelism(),
     };
-    let mode = cli.progress.mode();
+    // In a log, a line per job only with --verbose (else a summary and the failures).
+    let mode = match cli.progress.mode() {
+        progress::Mode::Summary if cli.verbose => progress::Mode::Plain,
+        m => m,
+    };
     let signals = run::Signals::install().unwrap_or_else(|e| {
         eprintln!("dtld-distribute: warning: cannot catch SIGINT/SIGTERM ({e}); outputs of interrupted jobs may remain");
         run::Signals::none()
@@ -97,6 +101,9 @@ fn main() -> ExitCode {
             if cli.verbose {
                 let secs = elapsed.as_secs_f64();
                 eprintln!("dtld-distribute: {total} jobs, total {secs:.2} s, max parallel {max_parallel}");
+            } else if progress.wants_summary() {
+                let secs = elapsed.as_secs_f64();
+                eprintln!("dtld-distribute: {} of {total} jobs compiled in {secs:.1} s", total - failures.len());
             }
             if failures.is_empty() {
                 return ExitCode::SUCCESS;

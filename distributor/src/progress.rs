@@ -4,7 +4,8 @@
 //! output is funnelled through one owner on the main thread: a job's captured output is written as
 //! one block (never interleaved with another job's), and on a terminal the single `\r`-redrawn
 //! status line is cleared before a block is printed and redrawn after it. In a log (not a
-//! terminal) an updating line would be noise, so each finished job gets a plain line instead.
+//! terminal) an updating line would be noise, and a line per job is thousands of lines in a CI
+//! log for a large link: only failed jobs get a line there, and the run ends with a summary.
 
 use std::io::Write;
 use std::time::Duration;
@@ -14,8 +15,11 @@ use std::time::Duration;
 pub enum Mode {
     /// One status line, redrawn in place (for terminals).
     Line,
-    /// One line per finished job (for logs).
+    /// One line per finished job (`--progress=always` without a terminal is still `Line`; kept
+    /// for callers that ask for it).
     Plain,
+    /// A line per failed job, and a summary at the end (for logs).
+    Summary,
     /// No progress; errors and job output only.
     Quiet,
 }
@@ -30,15 +34,15 @@ pub enum When {
 }
 
 impl When {
-    /// The display for this choice: `auto` is a status line on a terminal and one line per job
-    /// otherwise.
+    /// The display for this choice: `auto` is a status line on a terminal and, in a log, a line
+    /// per failed job and a summary.
     pub fn mode(self) -> Mode {
         use std::io::IsTerminal;
         match self {
             When::Never => Mode::Quiet,
             When::Always => Mode::Line,
             When::Auto if std::io::stderr().is_terminal() => Mode::Line,
-            When::Auto => Mode::Plain,
+            When::Auto => Mode::Summary,
         }
     }
 }
@@ -106,8 +110,17 @@ impl Progress {
                 let secs = took.as_secs_f64();
                 self.message(&format!("{}: [{}/{}] {output} {what} ({secs:.1}s{note})\n", self.name, self.done, self.total));
             }
-            Mode::Quiet => {}
+            Mode::Summary if !ok => {
+                let secs = took.as_secs_f64();
+                self.message(&format!("{}: [{}/{}] {output} FAILED ({secs:.1}s{note})\n", self.name, self.done, self.total));
+            }
+            Mode::Summary | Mode::Quiet => {}
         }
+    }
+
+    /// Whether the run ends with a summary line (a log's display).
+    pub fn wants_summary(&self) -> bool {
+        self.mode == Mode::Summary
     }
 
     /// Prints `text` (which should end in a newline) as one block, whatever the mode.

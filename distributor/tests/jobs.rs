@@ -139,9 +139,16 @@ fn progress_lines_in_a_log_and_none_with_never() {
     let dir = scratch("progress");
     let cc = fake_compiler(&dir, "cc", WRITE_ELF);
     let jobs = job_file(&dir, cc.to_str().unwrap(), &[("a", 2), ("b", 1)]);
+    // In a log: one summary line, no line per job (thousands of them in a large link's log).
     let run = distribute(&dir, &["-j1", jobs]);
     assert_eq!(run.code, Some(0), "{run:?}");
     let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(lines[0].starts_with("dtld-distribute: 2 of 2 jobs compiled in ") && lines[0].ends_with(" s"), "{}", lines[0]);
+    // --verbose: a line per job.
+    let run = distribute(&dir, &["-j1", "--verbose", jobs]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let lines: Vec<&str> = run.stderr.lines().filter(|l| l.contains("] ")).collect();
     assert_eq!(lines.len(), 2, "{}", run.stderr);
     assert!(lines[0].starts_with("dtld-distribute: [1/2] a.native.o done (") && lines[0].ends_with("s)"), "{}", lines[0]);
     assert!(lines[1].starts_with("dtld-distribute: [2/2] b.native.o done ("), "{}", lines[1]);
@@ -247,7 +254,7 @@ fn usage_errors_exit_2() {
     for args in [&["--bogus", "j.json"][..], &[], &["-j", "x", "j.json"], &["--progress=sometimes", "j.json"], &["a.json", "b.json"]] {
         let run = distribute(&dir, args);
         assert_eq!(run.code, Some(2), "{args:?}: {run:?}");
-        assert!(run.stderr.starts_with("error: "), "{args:?}: {}", run.stderr);
+        assert!(run.stderr.starts_with("dtld-distribute: error: "), "{args:?}: {}", run.stderr);
     }
     let run = distribute(&dir, &["--bogus", "j.json"]);
     assert!(run.stderr.contains("unexpected argument '--bogus'") && run.stderr.contains("Usage: dtld-distribute"), "{}", run.stderr);

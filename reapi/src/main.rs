@@ -100,7 +100,7 @@ struct Cli {
 
     /// Compile a job on this machine when the engine cannot (unreachable, failed action, output
     /// missing, ...)
-    #[arg(long, env = "DTLD_REAPI_LOCAL_FALLBACK")]
+    #[arg(long, env = "DTLD_REAPI_LOCAL_FALLBACK", value_parser = clap::builder::BoolishValueParser::new())]
     local_fallback: bool,
 
     /// Progress display: a status line on a terminal and one line per job otherwise (auto), the
@@ -133,7 +133,7 @@ fn main() -> ExitCode {
     if let Some(code) = generate::intercept(Cli::command, &extras) {
         return code;
     }
-    let cli = Cli::parse();
+    let cli: Cli = generate::parse_or_exit("dtld-reapi");
     let started = Instant::now();
     let usage = |m: &str| -> ExitCode {
         eprintln!("dtld-reapi: error: {m}");

@@ -38,8 +38,9 @@ import analyse  # noqa: E402
 import select_tests  # noqa: E402
 
 LLVM_BIN = "/usr/lib/llvm-22/bin"
-# Where this project's machines keep a copy of llvm-mirror/lld (used when LLD_GIT_DIR is unset).
-MIRROR = "/work/.mirror/llvm-mirror+lld/repo/.git"
+# The documented place for a copy of llvm-mirror/lld's git directory when LLD_GIT_DIR is unset
+# (a clone, or a symlink to one: README.md here).
+CACHE_GIT = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "dtld-lld-lit", "lld.git")
 REF = {"ld.lld": "/usr/bin/ld.lld-22", "lld-link": "/usr/bin/lld-link-22"}
 SUITE_TOPS = {"elf": ["ELF"], "coff": ["COFF", "MinGW"]}
 # LLVM tools whose option parser (OptTable) reads `-foo` as the short options -f -o -o, where
@@ -328,9 +329,9 @@ def main():
     ap.add_argument("--suite", choices=["elf", "coff"], default="elf")
     ap.add_argument("--linker", default=os.path.join(REPO, "target", "release", "dtld"),
                     help="linker under test (default: target/release/dtld)")
-    ap.add_argument("--lld-git-dir", default=os.environ.get("LLD_GIT_DIR") or (MIRROR if os.path.isdir(MIRROR) else None),
+    ap.add_argument("--lld-git-dir", default=os.environ.get("LLD_GIT_DIR") or (CACHE_GIT if os.path.isdir(CACHE_GIT) else None),
                     help="the .git directory of a llvm-mirror/lld checkout (default: $LLD_GIT_DIR, else %s "
-                         "if it exists); needed until the tests are extracted" % MIRROR)
+                         "if it exists); needed until the tests are extracted" % CACHE_GIT)
     ap.add_argument("--commit", default="HEAD", help="lld commit to take the tests from (default: HEAD)")
     ap.add_argument("--work", default=os.environ.get("DTLD_LLD_LIT_WORK", os.path.expanduser("~/.cache/dtld-lld-lit")),
                     help="work directory for the extracted tests and tool wrappers (default: ~/.cache/dtld-lld-lit)")

@@ -26,11 +26,14 @@ pub struct CoffInput {
     /// Between `/start-lib` and `/end-lib` (`--start-lib`/`--end-lib`): an object that joins
     /// the link only if it defines something referenced, like an archive member.
     pub lazy: bool,
+    /// For an input that does not exist: the lld-link option it may be a misspelling of
+    /// (lld-link's `could not open '/entri:main': ...; did you mean '/entry:main'`).
+    pub suggest: Option<String>,
 }
 
 impl CoffInput {
     pub fn new(path: PathBuf, whole_archive: bool) -> CoffInput {
-        CoffInput { path, whole_archive, lazy: false }
+        CoffInput { path, whole_archive, lazy: false, suggest: None }
     }
 }
 

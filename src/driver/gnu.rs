@@ -256,7 +256,9 @@ fn cg_profile_sort(p: &mut Gnu, v: &Val) {
 
 fn color(p: &mut Gnu, v: &Val) {
     match v.value {
-        None | Some("auto") | Some("always") | Some("never") => p.color = crate::diag::color_choice(v.value),
+        // A bare --color-diagnostics is lld's alias for =always.
+        None => p.color = Some(true),
+        Some("auto") | Some("always") | Some("never") => p.color = crate::diag::color_choice(v.value),
         Some(other) => p.errors.push(format!("unknown option: --color-diagnostics={other}")),
     }
 }
@@ -438,6 +440,12 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["no-fat-lto-objects"], Flag, "", "Use the code of FatLTO objects, not their bitcode (default)", Implemented, |p, _| p.cfg.fat_lto_objects = false),
     opt(&["no-gc-sections"], Flag, "", "Do not garbage-collect unused sections (default)", Implemented, |p, _| p.cfg.gc_sections = false),
     opt(&["print-gc-sections"], Flag, "", "List removed unused sections", Implemented, |p, _| p.cfg.print_gc_sections = true),
+    opt(&["print-archive-stats"], Value, "<file>", "Write how many members of each archive the link used to <file>", Implemented, |p, v| {
+        p.cfg.print_archive_stats = Some(v.path())
+    }),
+    // lld's hidden `--stats` prints statistics only in builds with LLVM's statistics enabled
+    // (Debian's prints nothing) and changes no output.
+    opt(&["stats"], Flag, "", "", Noop, nothing),
     opt(&["no-print-gc-sections"], Flag, "", "Do not list removed unused sections (default)", Implemented, |p, _| p.cfg.print_gc_sections = false),
     opt(&["enable-new-dtags"], Flag, "", "Use DT_RUNPATH (default)", Implemented, |p, _| p.cfg.enable_new_dtags = true),
     opt(&["disable-new-dtags"], Flag, "", "Use DT_RPATH", Implemented, |p, _| p.cfg.enable_new_dtags = false),
@@ -793,7 +801,11 @@ impl Gnu {
                 }
             }
         }
-        self.errors.push(format!("unknown argument '{a}'"));
+        // lld's suggestion: the nearest option one edit away.
+        match super::options::nearest(OPTIONS, &["-", "--"], '=', a) {
+            Some(n) => self.errors.push(format!("unknown argument '{a}', did you mean '{n}'")),
+            None => self.errors.push(format!("unknown argument '{a}'")),
+        }
         1
     }
 }
@@ -1217,7 +1229,7 @@ fn parse_hex(s: &str) -> Option<Vec<u8>> {
 /// The text `--help` prints, from the table.
 pub fn help_text() -> String {
     let mut s = String::new();
-    s.push_str("OVERVIEW: dtld, an x86-64 ELF linker (compatible with GNU linkers)\n\n");
+    s.push_str("OVERVIEW: dtld, an x86-64 ELF and COFF linker with integrated distributed ThinLTO (compatible with GNU linkers)\n\n");
     s.push_str("USAGE: dtld [options] file...\n\nOPTIONS:\n");
     s.push_str(&options::gnu_help(OPTIONS));
     s.push_str("  --lto-*, --thinlto-*            LTO options (recorded for the LTO stage)\n");
@@ -1451,6 +1463,12 @@ mod tests {
     #[test]
     fn errors_in_lld_wording() {
         assert_eq!(err(&["--bogus", "a.o"]), "unknown argument '--bogus'");
+        // lld's suggestions (ld.lld-22's words): one edit away, value kept.
+        assert_eq!(err(&["--gc-section", "a.o"]), "unknown argument '--gc-section', did you mean '--gc-sections'");
+        assert_eq!(err(&["--verbos", "a.o"]), "unknown argument '--verbos', did you mean '--verbose'");
+        assert_eq!(err(&["-shred", "a.o"]), "unknown argument '-shred', did you mean '-shared'");
+        assert_eq!(err(&["--sort-secton=name", "a.o"]), "unknown argument '--sort-secton=name', did you mean '--sort-section=name'");
+        assert_eq!(err(&["--no-undefinde", "a.o"]), "unknown argument '--no-undefinde'");
         assert_eq!(err(&["-bogus", "a.o"]), "unknown argument '-bogus'");
         assert_eq!(err(&["a.o", "-o"]), "-o: missing argument");
         assert_eq!(err(&["a.o", "--soname"]), "--soname: missing argument");

@@ -629,7 +629,9 @@ impl Link {
         }
         for (i, lazy) in self.inputs {
             let whole = self.whole_all || self.whole_paths.contains(&i);
-            c.inputs.push(CoffInput { path: find_file(&i, &c.lib_paths), whole_archive: whole, lazy });
+            let path = find_file(&i, &c.lib_paths);
+            let suggest = if path.exists() { None } else { super::options::nearest(OPTIONS, &["/", "-"], ':', &i) };
+            c.inputs.push(CoffInput { path, whole_archive: whole, lazy, suggest });
         }
         if c.output.as_os_str().is_empty() && !c.inputs.is_empty() {
             // lld-link names the output after the first input.

@@ -111,6 +111,61 @@ pub fn apply<S: Report>(state: &mut S, o: &Opt<S>, spelling: &str, value: Option
     }
 }
 
+/// LLVM's `OptTable::findNearest` over `table` for an unknown `arg`: every spelling with each of
+/// `prefixes` (`-`, `--`; `/`, `-`), a spelling that takes a joined value as `name<sep>` whose
+/// value part is set aside and put back; the nearest by edit distance (a candidate that needs a
+/// value it was not given counts one more), the first in table order on a tie. lld suggests it
+/// when the distance is at most 1 (`unknown argument '--gc-section', did you mean
+/// '--gc-sections'`).
+pub fn nearest<S>(table: &[Opt<S>], prefixes: &[&str], sep: char, arg: &str) -> Option<String> {
+    let mut best: Option<(usize, String)> = None;
+    for o in table {
+        for name in o.names.iter().filter(|n| n.len() >= 4) {
+            // A one-letter spelling has `-` only; a value can be joined with `sep`.
+            let forms: Vec<(String, bool)> = match o.arity {
+                Arity::Flag | Arity::Bool => vec![(name.to_string(), false)],
+                Arity::Value | Arity::OptValue => vec![(name.to_string(), false), (format!("{name}{sep}"), true)],
+            };
+            for (cand_name, delim) in forms {
+                let (normalized, rhs) = match (delim, arg.split_once(sep)) {
+                    (true, Some((l, r))) => (format!("{l}{sep}"), r),
+                    _ => (arg.to_string(), ""),
+                };
+                for p in prefixes {
+                    let cand = format!("{p}{cand_name}");
+                    let bound = best.as_ref().map_or(usize::MAX, |b| b.0);
+                    if cand.len().abs_diff(normalized.len()) > bound {
+                        continue;
+                    }
+                    let mut d = edit_distance(cand.as_bytes(), normalized.as_bytes());
+                    if delim && rhs.is_empty() {
+                        d += 1;
+                    }
+                    if d < bound {
+                        best = Some((d, format!("{cand}{rhs}")));
+                    }
+                }
+            }
+        }
+    }
+    best.filter(|b| b.0 <= 1).map(|b| b.1)
+}
+
+/// Levenshtein distance (insertions, deletions, replacements), as LLVM's `edit_distance`.
+fn edit_distance(a: &[u8], b: &[u8]) -> usize {
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == cb { prev } else { 1 + prev.min(row[j]).min(row[j + 1]) };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
 /// A handler for rows whose status says everything.
 pub fn nothing<S>(_: &mut S, _: &Val) {}
 

@@ -90,6 +90,8 @@ pub struct Config {
     /// that bitcode.
     pub fat_lto_objects: bool,
     pub print_gc_sections: bool,
+    /// `--print-archive-stats=<file>`: lld's table of archive members used (archive_stats.rs).
+    pub print_archive_stats: Option<std::path::PathBuf>,
     pub icf: Icf,
     /// `--print-icf-sections`: list folded sections on stdout.
     pub print_icf_sections: bool,
@@ -333,6 +335,7 @@ impl Default for Config {
             gc_sections: false,
             fat_lto_objects: false,
             print_gc_sections: false,
+            print_archive_stats: None,
             icf: Icf::None,
             print_icf_sections: false,
             keep_unique: Vec::new(),

@@ -323,6 +323,10 @@ impl Loader<'_> {
     /// Adds the file at `path` (as written or as found). `with_l`: found by a library search,
     /// so a shared library's default DT_NEEDED is its file name.
     fn add_file(&mut self, path: &str, with_l: bool) {
+        // lld's `--verbose` names every file it opens, as the command line (or a script) gives it.
+        if self.config.verbose {
+            self.config.diag.log(path);
+        }
         let data = match self.read(path) {
             Ok(d) => d,
             Err(e) => {

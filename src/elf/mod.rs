@@ -15,6 +15,7 @@
 //! 6. `write::write_output`: the memory-mapped output filled in parallel, build id, rename;
 //! 7. `map::write_map`: `-Map`. `-r` leaves after step 3 for `relocatable`.
 
+pub mod archive_stats;
 pub mod cdsort;
 pub mod cgsort;
 pub mod compress;
@@ -181,9 +182,12 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     let t = std::time::Instant::now();
     let resolved = resolver.finish()?;
     trace.stage("Finish resolution", "", t);
+    if let Some(p) = &config.print_archive_stats {
+        archive_stats::write(&resolved, p)?;
+    }
     if config.trace {
         // --trace: every file that joined the link, in the order it did.
-        for &f in &resolved.load_order {
+        for &f in &resolved.trace_order {
             println!("{}", resolved.inputs[f].name);
         }
     }

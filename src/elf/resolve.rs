@@ -102,7 +102,15 @@ impl FileNames {
                 }
             }
             File::Shared(s) => {
-                out.keys = s.syms.iter().map(|d| NameKey::new(d.name)).collect();
+                // A versioned reference is named `name@version` (lld's SharedFile::parse).
+                out.keys = s
+                    .syms
+                    .iter()
+                    .map(|d| match d.version.filter(|_| !d.defined) {
+                        Some(v) => NameKey::new(Box::leak([d.name, b"@", v].concat().into_boxed_slice())),
+                        None => NameKey::new(d.name),
+                    })
+                    .collect();
                 out.versioned = s
                     .syms
                     .iter()
@@ -263,6 +271,9 @@ pub struct Resolved {
     /// Files in the order they joined the link (archive members when extracted): lld's order
     /// of LTO modules, hence of ThinLTO tasks.
     pub load_order: Vec<FileId>,
+    /// With --trace, what lld prints: `load_order` plus every later mention of a shared library
+    /// already in the link (lld prints a file before it drops a second copy of a soname).
+    pub trace_order: Vec<FileId>,
     /// The version script's named versions, in verdef order (verdef index = position + 2).
     pub versions: Vec<String>,
     /// Common symbols that several objects declare: the largest alignment of them all (lld
@@ -477,6 +488,7 @@ impl<'c> Resolver<'c> {
                 dso_as_needed: inputs.iter().map(|i| i.as_needed).collect(),
                 inputs: inputs.iter().collect(),
                 load_order: Vec::new(),
+                trace_order: Vec::new(),
                 versions: Vec::new(),
                 common_align: Default::default(),
                 comdat_winners: Default::default(),
@@ -1184,6 +1196,9 @@ impl<'c> Resolver<'c> {
     fn begin(&mut self, f: FileId) {
         if self.r.loaded[f] {
             return;
+        }
+        if self.config.trace {
+            self.r.trace_order.push(f);
         }
         if let File::Shared(s) = &self.r.files[f] {
             if let Some(&first) = self.sonames.get(&s.soname) {

@@ -16,7 +16,10 @@ use crate::input::InputFile;
 #[derive(Debug, Clone)]
 pub struct DsoSym {
     pub name: &'static [u8],
-    /// Version name from verdef, if the symbol has a non-base version.
+    /// Its version's name, if it has one beyond the base: from the version definitions for a
+    /// definition, from the version needs (`SHT_GNU_verneed`) for an undefined reference, which
+    /// the resolver then names `name@version`, as lld does (a reference such as libstdc++'s
+    /// `__udivti3@GCC_3.0` binds to libgcc_s's definition, never to a libgcc.a member).
     pub version: Option<&'static [u8]>,
     /// VERSYM_HIDDEN: only reachable with an explicit `name@version` reference.
     pub hidden: bool,
@@ -64,6 +67,40 @@ fn bounds(data: &'static [u8], off: u64, size: u64) -> Result<&'static [u8]> {
     Ok(&data[off as usize..end as usize])
 }
 
+/// The version needs (`SHT_GNU_verneed` with `sh_info` entries): version index → name, as lld
+/// reads them (an index no entry names reads as the empty name).
+fn version_needs(verneed: Option<(&'static [u8], u32)>, dynstr: &'static [u8], file: &str) -> Result<Vec<&'static [u8]>> {
+    let mut names: Vec<&'static [u8]> = Vec::new();
+    let Some((vn, count)) = verneed else { return Ok(names) };
+    let rd16 = |o: usize| vn.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let rd32 = |o: usize| vn.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
+    let mut off = 0usize;
+    for _ in 0..count {
+        // Verneed: vn_version, vn_cnt (u16), vn_file, vn_aux, vn_next (u32).
+        let (Some(cnt), Some(aux), Some(next)) = (rd16(off + 2), rd32(off + 8), rd32(off + 12)) else {
+            bail!("{file} has an invalid Verneed");
+        };
+        let mut a = off.saturating_add(aux);
+        for _ in 0..cnt {
+            // Vernaux: vna_hash (u32), vna_flags, vna_other (u16), vna_name, vna_next (u32).
+            let (Some(other), Some(name), Some(anext)) = (rd16(a + 6), rd32(a + 8), rd32(a + 12)) else {
+                bail!("{file} has an invalid Vernaux");
+            };
+            if name >= dynstr.len() {
+                bail!("{file} has a Vernaux with an invalid vna_name");
+            }
+            let ndx = (other & 0x7fff) as usize;
+            if ndx >= names.len() {
+                names.resize(ndx + 1, b"");
+            }
+            names[ndx] = c_str(dynstr, name as u32)?;
+            a = a.saturating_add(anext);
+        }
+        off = off.saturating_add(next);
+    }
+    Ok(names)
+}
+
 impl SharedFile {
     pub fn parse(input: &'static InputFile) -> Result<SharedFile> {
         let dso = Self::parse_inner(input).map_err(|e| e.context(&input.name))?;
@@ -86,6 +123,7 @@ impl SharedFile {
         let mut versym: &'static [u8] = &[];
         let mut has_versym = false;
         let mut verdef: Option<(&'static [u8], u32)> = None;
+        let mut verneed: Option<(&'static [u8], u32)> = None;
         let mut dynamic: &'static [u8] = &[];
         let mut ro_ranges = Vec::new();
         // lld's isReadOnly: inside a non-writable PT_LOAD or PT_GNU_RELRO (vtables and
@@ -119,6 +157,7 @@ impl SharedFile {
                     versym = bounds(data, h.sh_offset(LE), h.sh_size(LE))?;
                 }
                 elf::SHT_GNU_VERDEF => verdef = Some((bounds(data, h.sh_offset(LE), h.sh_size(LE))?, h.sh_info(LE))),
+                elf::SHT_GNU_VERNEED => verneed = Some((bounds(data, h.sh_offset(LE), h.sh_size(LE))?, h.sh_info(LE))),
                 elf::SHT_DYNAMIC => dynamic = bounds(data, h.sh_offset(LE), h.sh_size(LE))?,
                 _ => {}
             }
@@ -148,6 +187,7 @@ impl SharedFile {
                 off = off.checked_add(next).ok_or_else(|| Error::new("invalid verdef section"))?;
             }
         }
+        let need_names = version_needs(verneed, dynstr, &input.name)?;
         let mut soname = None;
         let mut needed = Vec::new();
         for d in dynamic.chunks_exact(16) {
@@ -184,7 +224,21 @@ impl SharedFile {
                 continue;
             }
             // Index 1 is the base (global) version: the file's own name, not a symbol version.
-            let version = if ndx >= 2 { ver_names.get(ndx).copied().flatten() } else { None };
+            let version = if ndx < 2 {
+                None
+            } else if defined {
+                ver_names.get(ndx).copied().flatten()
+            } else {
+                // lld's check and words.
+                let Some(&v) = need_names.get(ndx) else {
+                    bail!(
+                        "corrupt input file: version need index {ndx} for symbol {} is out of bounds\n>>> defined in {}",
+                        String::from_utf8_lossy(name),
+                        input.name
+                    );
+                };
+                Some(v)
+            };
             syms.push(DsoSym { name, version, hidden, defined, sym: s });
         }
         let soname = soname.unwrap_or_else(|| input.needed_name.clone());

@@ -443,6 +443,16 @@ enum Parse {
     Failed(String),
 }
 
+/// Whether LLVM rebuilds `file`'s symbol table rather than reading it: a table of another
+/// producer than the library's LLVM (`version`, `LLVM_VERSION_STRING`; rustc's bitcode says `22.1.2-rust-1.95.0-stable`),
+/// none at all, or any table when `LLVM_OVERRIDE_PRODUCER` changes what LLVM expects. The names
+/// of a rebuilt table live in LLVM's `InputFile`, which `LTO::add` frees; LLVM's resolutions
+/// would then be keyed by freed names (hidden symbols shared between two of rustc's codegen
+/// units came out internalized: issue 35), so the library keeps copies of them.
+fn symtab_rebuilt(file: &super::BitcodeFile, version: &str) -> bool {
+    std::env::var_os("LLVM_OVERRIDE_PRODUCER").is_some() || file.ir.producer != version.as_bytes()
+}
+
 /// Parses module `m` under its module ID `name` (which must outlive the LTO state) and checks
 /// that LLVM lists the symbols dtld resolved, in dtld's order.
 /// Parses module `m` under the module ID `id` (`name` in messages; `ids` says how to turn IDs
@@ -563,6 +573,10 @@ pub fn run(
     let args = cl_args(req, cg);
     let arg_ptrs: Vec<*const c_char> = args.iter().map(|a| a.as_ptr()).collect();
     let mut settings = settings(opts);
+    let producer = shim.llvm_version();
+    if req.modules.iter().any(|m| symtab_rebuilt(m.bitcode, &producer)) {
+        settings.push(cstr("keep-symbol-names"));
+    }
     if mode == Mode::Distributed && opts.save_temps {
         // lld's `-save-temps` under DTLTO: LLVM's files of the thin link (`<out>.resolution.txt`,
         // the regular-LTO task's bitcode, `<out>.index.bc`, `<out>.index.dot`).

@@ -11,6 +11,7 @@ pub mod backend;
 pub mod diagnostics;
 pub mod distributed;
 pub mod dtlto;
+pub mod emptyobj;
 pub mod goldhost;
 pub mod goldindex;
 pub mod inproc;
@@ -1276,6 +1277,13 @@ fn finish_index_only(req: &LtoRequest, names: &[String], indexed: &dyn Fn(usize)
     }
     if let Some(f) = &opts.index_only_file {
         write_file(f, linked.as_bytes())?;
+    }
+    // lld runs the regular partition even when it is empty, and writes its object.
+    let all_thin = req.modules.iter().all(|m| m.bitcode.ir.modules.iter().all(|im| im.thin));
+    if let (Some(p), true) = (&opts.obj_path, all_thin) {
+        if let Some(data) = emptyobj::empty_object(req.format) {
+            write_file(p, &data)?;
+        }
     }
     Ok(())
 }

@@ -8,50 +8,53 @@ pub fn itanium(name: &[u8]) -> Vec<u8> {
     if !(name.starts_with(b"_Z") || name.starts_with(b"__Z") || name.starts_with(b"___Z")) {
         return name.to_vec();
     }
-    if let Some(s) = special(name) {
-        return s.into_bytes();
-    }
     let r = std::panic::catch_unwind(|| {
         let sym = cpp_demangle::Symbol::new(name).ok()?;
         sym.demangle().ok()
     });
     match r {
-        Ok(Some(s)) => llvm_spelling(&s).into_bytes(),
+        Ok(Some(s)) => llvm_spelling(&special_names(name, &s)).into_bytes(),
         _ => name.to_vec(),
     }
 }
 
-/// Special names cpp_demangle prints in its own notation (`{vtable(X)}`), in LLVM's words:
-/// vtables, VTTs, thunks and TLS wrapper and init functions.
-fn special(name: &[u8]) -> Option<String> {
-    let rest = name.strip_prefix(b"_ZT")?;
-    let typed = |prefix: &str, ty: &[u8]| {
-        // A type alone is demangled through its typeinfo name.
-        let ti = itanium(&[b"_ZTI", ty].concat());
-        let ti = String::from_utf8_lossy(&ti).into_owned();
-        ti.strip_prefix("typeinfo for ").map(|t| format!("{prefix}{t}"))
-    };
-    let encoded = |prefix: &str, enc: &[u8]| {
-        let full = [b"_Z", enc].concat();
-        let d = itanium(&full);
-        (d != full).then(|| format!("{prefix}{}", String::from_utf8_lossy(&d)))
-    };
-    match rest.first()? {
-        b'V' => typed("vtable for ", &rest[1..]),
-        b'T' => typed("VTT for ", &rest[1..]),
-        b'W' => encoded("thread-local wrapper routine for ", &rest[1..]),
-        b'H' => encoded("thread-local initialization routine for ", &rest[1..]),
-        b'h' => {
-            let at = rest.iter().position(|&c| c == b'_')?;
-            encoded("non-virtual thunk to ", &rest[at + 1..])
+/// cpp_demangle's spelling of the Itanium special names in LLVM's words, which lld prints
+/// (`vtable for A`, not `{vtable(A)}`): decided by the mangled prefix, since cpp_demangle prints
+/// thunks with their offsets.
+fn special_names(mangled: &[u8], s: &str) -> String {
+    let rest = mangled.strip_prefix(b"_Z").unwrap_or(mangled);
+    let inner = |open: &str| s.strip_prefix(open).and_then(|x| x.strip_suffix(")}"));
+    let prefixed = |words: &str, what: Option<&str>| what.map(|w| format!("{words}{w}"));
+    let out = if rest.starts_with(b"TV") {
+        prefixed("vtable for ", inner("{vtable("))
+    } else if rest.starts_with(b"TT") {
+        prefixed("VTT for ", inner("{vtt("))
+    } else if rest.starts_with(b"Th") || rest.starts_with(b"Tv") || rest.starts_with(b"Tc") {
+        // `{virtual override thunk({offset(-8)}, [{offset(..)}, ]F)}`: the function after the
+        // offsets.
+        let words = match rest[1] {
+            b'h' => "non-virtual thunk to ",
+            b'v' => "virtual thunk to ",
+            _ => "covariant return thunk to ",
+        };
+        let mut f = inner("{virtual override thunk(");
+        while let Some(x) = f.filter(|x| x.starts_with('{')) {
+            f = x.find("}, ").map(|i| &x[i + 3..]);
         }
-        b'v' => {
-            let first = rest.iter().position(|&c| c == b'_')?;
-            let second = rest[first + 1..].iter().position(|&c| c == b'_')? + first + 1;
-            encoded("virtual thunk to ", &rest[second + 1..])
-        }
-        _ => None,
-    }
+        prefixed(words, f)
+    } else if rest.starts_with(b"TH") {
+        prefixed("thread-local initialization routine for ", s.strip_prefix("TLS init function for "))
+    } else if rest.starts_with(b"TW") {
+        prefixed("thread-local wrapper routine for ", s.strip_prefix("TLS wrapper function for "))
+    } else if rest.starts_with(b"TC") {
+        // LLVM names the derived class first: `construction vtable for C-in-A::B`.
+        s.strip_prefix("construction vtable for ").and_then(|x| x.split_once("-in-")).map(|(a, b)| format!("construction vtable for {b}-in-{a}"))
+    } else if rest.starts_with(b"GR") {
+        s.strip_prefix("reference temporary #").and_then(|x| x.split_once(" for ")).map(|(_, e)| format!("reference temporary for {e}"))
+    } else {
+        None
+    };
+    out.unwrap_or_else(|| s.to_string())
 }
 
 /// Rewrites cpp_demangle's (libiberty-style) output into llvm's `ItaniumDemangle` spelling,
@@ -136,10 +139,25 @@ mod tests {
         assert_eq!(demangle("main"), "main");
         assert_eq!(demangle_versioned(b"_Z3fooi@@V1"), "foo(int)@@V1");
         assert_eq!(demangle("_ZN1AIS_IiEEC1Ev"), "A<A<int>>::A()");
-        assert_eq!(demangle("_ZTV5Shape"), "vtable for Shape");
-        assert_eq!(demangle("_ZTT5Shape"), "VTT for Shape");
-        assert_eq!(demangle("_ZThn8_N1C1fEv"), "non-virtual thunk to C::f()");
-        assert_eq!(demangle("_ZTv0_n24_N1C1fEv"), "virtual thunk to C::f()");
-        assert_eq!(demangle("_ZTW1x"), "thread-local wrapper routine for x");
+        // The special names as llvm-cxxfilt-22 prints them.
+        for (mangled, llvm) in [
+            ("_ZTV1A", "vtable for A"),
+            ("_ZTT1C", "VTT for C"),
+            ("_ZTI1A", "typeinfo for A"),
+            ("_ZTS1A", "typeinfo name for A"),
+            ("_ZTIi", "typeinfo for int"),
+            ("_ZThn8_N1B1fEv", "non-virtual thunk to B::f()"),
+            ("_ZTv0_n24_N1B1fEv", "virtual thunk to B::f()"),
+            ("_ZTch0_h16_N1D1gEv", "covariant return thunk to D::g()"),
+            ("_ZGVZ1fvE1x", "guard variable for f()::x"),
+            ("_ZTH1x", "thread-local initialization routine for x"),
+            ("_ZTW1x", "thread-local wrapper routine for x"),
+            ("_ZTCN1A1BE0_1C", "construction vtable for C-in-A::B"),
+            ("_ZGR1x_", "reference temporary for x"),
+            ("_ZTVN3foo3BarIiEE", "vtable for foo::Bar<int>"),
+            ("_ZTISt9exception", "typeinfo for std::exception"),
+        ] {
+            assert_eq!(demangle(mangled), llvm, "{mangled}");
+        }
     }
 }

@@ -112,6 +112,7 @@ fn main() {
     add("index-only/llvm-lto2", false, |t| index_only(t, IndexVariant::Lto2));
     add("index-only/helper", false, |t| index_only(t, IndexVariant::Helper));
     add("index-only/gold", false, |t| index_only(t, IndexVariant::Gold));
+    add("index-only/lto-obj-path", false, |t| index_only(t, IndexVariant::ObjPath));
     // lld prints no `dtld: thinlto:` line; ignored (not failed) in the lld self-test.
     add("cache/dtld-only", lld, cache);
     add("link-cache/in-process/dtld-only", lld, |t| link_cache(t, CacheMode::Library));
@@ -253,6 +254,10 @@ enum IndexVariant {
     /// `Plain` with LLVMgold in a fork of dtld (`DTLD_THIN_LINK=gold`): the path of an LLVM
     /// installation without dtld's in-process library. Byte for byte lld's files.
     Gold,
+    /// `Plain` with `--lto-obj-path=lto.o`: lld writes the (empty) regular-LTO partition's
+    /// object there although every module is ThinLTO. Compared by its symbols (`llvm-nm -a`)
+    /// and its kind, since LLVM's code generator and dtld write the empty object differently.
+    ObjPath,
 }
 
 fn index_only(t: &Work, variant: IndexVariant) -> Result<(), String> {
@@ -301,6 +306,7 @@ fn index_only(t: &Work, variant: IndexVariant) -> Result<(), String> {
     match variant {
         IndexVariant::PrefixReplace => wl.push("-Wl,--thinlto-prefix-replace=in/;out/"),
         IndexVariant::SuffixReplace => wl.push("-Wl,--thinlto-object-suffix-replace=.min.o;.o"),
+        IndexVariant::ObjPath => wl.push("-Wl,--lto-obj-path=lto.o"),
         _ => {}
     }
 
@@ -370,6 +376,8 @@ fn index_only(t: &Work, variant: IndexVariant) -> Result<(), String> {
             continue;
         } else if rel.ends_with(".thinlto.bc") {
             (disassemble(t, "dtld", rel)?, disassemble(t, "lld", rel)?)
+        } else if rel == "lto.o" {
+            (object_summary(t, "dtld", rel)?, object_summary(t, "lld", rel)?)
         } else {
             let read = |p: &Path| fs::read(p).map_err(|e| format!("read {}: {e}", p.display()));
             (String::from_utf8_lossy(&read(&a)?).into_owned(), String::from_utf8_lossy(&read(&b)?).into_owned())
@@ -426,6 +434,17 @@ fn rerun_index_only(t: &Work, wl: &[&str], inputs: &[String], files: &[String]) 
 
 /// `llvm-dis` of an index file, run in the copy's directory with the relative name, with the
 /// file name the tool prints (`; ModuleID = '...'`, `source_filename = "..."`) normalised.
+/// What an object is and defines: `llvm-readobj --file-header`'s format line and `llvm-nm -a`.
+fn object_summary(t: &Work, copy: &str, rel: &str) -> Result<String, String> {
+    let mut nm = Command::new(llvm("llvm-nm"));
+    nm.current_dir(t.path(copy)).args(["-a", rel]);
+    let mut ro = Command::new(llvm("llvm-readobj"));
+    ro.current_dir(t.path(copy)).args(["--file-header", rel]);
+    let format =
+        String::from_utf8_lossy(&t.ok(&mut ro)?.stdout).lines().filter(|l| l.starts_with("Format:") || l.contains("Type:")).collect::<Vec<_>>().join("\n");
+    Ok(format!("{format}\n{}", String::from_utf8_lossy(&t.ok(&mut nm)?.stdout)))
+}
+
 fn disassemble(t: &Work, copy: &str, rel: &str) -> Result<String, String> {
     let mut cmd = Command::new(llvm("llvm-dis"));
     cmd.current_dir(t.path(copy)).arg(rel).arg("-o").arg("-");

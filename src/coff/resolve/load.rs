@@ -62,7 +62,8 @@ impl Resolver<'_> {
         let data = match crate::input::map_file(&input.path) {
             Ok(d) => d,
             Err(e) => {
-                self.errors.push(format!("could not open '{path}': {}", crate::io_error(&e)));
+                let suggestion = input.suggest.as_ref().map(|s| format!("; did you mean '{s}'")).unwrap_or_default();
+                self.errors.push(format!("could not open '{path}': {}{suggestion}", crate::io_error(&e)));
                 return;
             }
         };

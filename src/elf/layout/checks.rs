@@ -47,13 +47,16 @@ pub(super) fn shlib_undefined_errors(config: &Config, r: &Resolved, linker_defin
         }
         let mut seen = HashSet::new();
         for ds in dso.syms.iter().filter(|s| !s.defined && s.sym.st_bind() != elf::STB_WEAK) {
-            let Some(id) = r.lookup(ds.name).filter(|&id| seen.insert(id)) else { continue };
+            // A versioned reference is the symbol `name@version` (resolve.rs names it so).
+            let versioned = ds.version.map(|v| [ds.name, b"@", v].concat());
+            let Some(id) = r.lookup(versioned.as_deref().unwrap_or(ds.name)).filter(|&id| seen.insert(id)) else { continue };
             let sym = &r.symbols[id];
             if sym.in_dso {
                 continue;
             }
             match sym.def {
-                Def::Undefined | Def::Lazy(_) if !linker_defined(id) => errors.push(format!(
+                // An object's weak references make the symbol weak: lld then reports nothing.
+                Def::Undefined | Def::Lazy(_) if !linker_defined(id) && !sym.weak => errors.push(format!(
                     "undefined reference: {}\n>>> referenced by {} (disallowed by --no-allow-shlib-undefined)",
                     crate::elf::diag::demangle(sym.name),
                     r.inputs[f].name

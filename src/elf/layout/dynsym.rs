@@ -69,13 +69,15 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
         assign_indices(l, list);
         return;
     }
-    list.sort_by_key(|&id| (is_defined_for_dynsym(l, id), 0u32, id));
-    let nbuckets = crate::elf::synthetic::gnu_hash_nbuckets(list.iter().filter(|&&id| is_defined_for_dynsym(l, id)).count());
-    list.sort_by_key(|&id| {
-        let d = is_defined_for_dynsym(l, id);
-        let b = if d { crate::elf::synthetic::gnu_hash(dyn_name(l, id)) % nbuckets } else { 0 };
-        (d, b)
-    });
+    // Undefined ones first, then by bucket, then by symbol id: each key computed once (hashing
+    // the names inside the comparisons cost clang's static link 15% of its CPU).
+    let defined: Vec<bool> = list.iter().map(|&id| is_defined_for_dynsym(l, id)).collect();
+    let nbuckets = crate::elf::synthetic::gnu_hash_nbuckets(defined.iter().filter(|&&d| d).count());
+    let mut keyed: Vec<(bool, u32, SymbolId)> =
+        list.iter().zip(&defined).map(|(&id, &d)| (d, if d { crate::elf::synthetic::gnu_hash(dyn_name(l, id)) % nbuckets } else { 0 }, id)).collect();
+    keyed.sort_unstable();
+    list.clear();
+    list.extend(keyed.into_iter().map(|(_, _, id)| id));
     assign_indices(l, list);
 }
 

@@ -366,6 +366,8 @@ static std::string apply_setting(lto::Config &conf, StringRef setting) {
     conf.DwoDir = value.str();
   else if (key == "disable-verify")
     conf.DisableVerify = true;
+  else if (key == "keep-symbol-names")
+    conf.KeepSymbolNameCopies = true;
   else
     return "unknown setting '" + key.str() + "'";
   return "";
@@ -405,6 +407,10 @@ DTLD_API dtld_lto *dtld_lto_create(const dtld_lto_config *cfg, dtld_lto_diag_fn 
   }
   if (auto ft = codegen::getExplicitFileType())
     conf.CGFileType = *ft;
+  // The symbol names live in dtld's mapped inputs for the whole link (as lld's do), unless a
+  // module's symbol table is one LLVM rebuilds: its names then live in the InputFile, which
+  // `LTO::add` frees, and dtld asks for copies (`keep-symbol-names`, inproc.rs).
+  conf.KeepSymbolNameCopies = false;
   for (size_t i = 0; i < cfg->settingc; ++i) {
     std::string e = apply_setting(conf, cfg->settings[i]);
     if (!e.empty()) {
@@ -415,8 +421,6 @@ DTLD_API dtld_lto *dtld_lto_create(const dtld_lto_config *cfg, dtld_lto_diag_fn 
   }
   conf.PTO.LoopVectorization = conf.OptLevel > 1;
   conf.PTO.SLPVectorization = conf.OptLevel > 1;
-  // The symbol names live in dtld's buffers for the whole link (as lld's do).
-  conf.KeepSymbolNameCopies = false;
   conf.DiagHandler = [h](const DiagnosticInfo &di) {
     std::string text;
     raw_string_ostream os(text);

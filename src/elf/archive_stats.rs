@@ -1,0 +1,51 @@
+//! `--print-archive-stats=<file>`: lld's table of how much of each archive a link used.
+//!
+//! Why it exists: build engineers size their static libraries by it (which archives a program
+//! barely uses), and lld writes it, so dtld does too, in lld's format: a header line
+//! `members\textracted\tarchive`, then one line per archive as the command line (or a script)
+//! named it, in that order: how many members it holds, how many joined the link, its path
+//! (not the archives of `--whole-archive`, whose members lld adds as objects).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::elf::resolve::Resolved;
+use crate::error::{Error, Result};
+
+/// The table for the link `r`.
+fn table(r: &Resolved) -> String {
+    let mut out = String::from("members\textracted\tarchive\n");
+    // The members of one archive occurrence are consecutive inputs of one group.
+    let mut current: Option<(&str, u32, usize, usize)> = None;
+    let flush = |c: Option<(&str, u32, usize, usize)>, out: &mut String| {
+        if let Some((path, _, members, extracted)) = c {
+            let _ = writeln!(out, "{members}\t{extracted}\t{path}");
+        }
+    };
+    for (f, input) in r.inputs.iter().enumerate() {
+        // Members of a --whole-archive archive join as plain objects: lld lists no archive for
+        // them.
+        let Some((archive, _)) = input.archive.as_ref().filter(|_| input.lazy) else {
+            flush(current.take(), &mut out);
+            continue;
+        };
+        match &mut current {
+            Some((path, group, members, extracted)) if *path == archive.as_str() && *group == input.group => {
+                *members += 1;
+                *extracted += usize::from(r.loaded[f]);
+            }
+            _ => {
+                flush(current.take(), &mut out);
+                current = Some((archive.as_str(), input.group, 1, usize::from(r.loaded[f])));
+            }
+        }
+    }
+    flush(current, &mut out);
+    out
+}
+
+/// Writes the table to `path` (lld's error when it cannot).
+pub fn write(r: &Resolved, path: &Path) -> Result<()> {
+    crate::outfile::write_atomic(path, table(r).as_bytes())
+        .map_err(|e| Error::new(format!("--print-archive-stats=: cannot open {}: {}", path.display(), crate::io_error(&e))))
+}
