@@ -86,6 +86,7 @@ impl Resolver<'_> {
             };
             let a = self.archives.len();
             let mut map = HashMap::new();
+            let mut unreadable = HashMap::new();
             let mut order = Vec::new();
             for m in members {
                 let bytes: &'static [u8] = match m.data {
@@ -94,8 +95,12 @@ impl Resolver<'_> {
                         let dir = Path::new(&path).parent().unwrap_or(Path::new(""));
                         match crate::input::map_file(&dir.join(&m.name)) {
                             Ok(d) => d,
+                            Err(e) if input.whole_archive => {
+                                self.errors.push(format!("{path}: could not get the buffer for a child of the archive: '{}': {}", m.name, crate::io_error(&e)));
+                                continue;
+                            }
                             Err(e) => {
-                                self.errors.push(format!("{path}: could not get the buffer for a child of the archive: {}", crate::io_error(&e)));
+                                unreadable.insert(m.offset, (m.name.clone(), crate::io_error(&e)));
                                 continue;
                             }
                         }
@@ -105,7 +110,7 @@ impl Resolver<'_> {
                 map.insert(m.offset, (m.name.clone(), bytes));
             }
             let thin = data.starts_with(crate::archive::THIN_MAGIC);
-            self.archives.push(Archive { path: path.clone(), thin, lazy_object: false, members: map, seen: HashSet::new() });
+            self.archives.push(Archive { path: path.clone(), thin, lazy_object: false, members: map, unreadable, seen: HashSet::new() });
             if input.whole_archive {
                 // As lld-link: every member now, in order (before members that symbols of earlier
                 // files extract, which wait in the queue), its LTO module named with the
@@ -143,6 +148,7 @@ impl Resolver<'_> {
                 thin: false,
                 lazy_object: true,
                 members: HashMap::from([(0, (path.clone(), data))]),
+                unreadable: HashMap::new(),
                 seen: HashSet::new(),
             });
             for name in member_symbols(data) {

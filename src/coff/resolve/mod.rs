@@ -156,6 +156,9 @@ struct Archive {
     lazy_object: bool,
     /// Member header offset → (name, bytes).
     members: HashMap<usize, (String, &'static [u8])>,
+    /// Thin-archive members that could not be read: offset → (name, reason). As lld-link, it
+    /// is an error only when a symbol extracts the member.
+    unreadable: HashMap<usize, (String, String)>,
     seen: HashSet<usize>,
 }
 
@@ -441,6 +444,14 @@ impl<'a> Resolver<'a> {
     /// `named_off` is the offset its LTO module is named with (lld-link's `addArchiveBuffer`).
     pub(super) fn load_member(&mut self, a: usize, off: usize, why: &str, named_off: usize) {
         let Some((name, data)) = self.archives[a].members.get(&off).cloned() else {
+            if let Some((member, reason)) = self.archives[a].unreadable.get(&off) {
+                let e = format!(
+                    "could not get the buffer for the member defining symbol {}: {}({member}): {reason}",
+                    demangle(why, self.config.demangle),
+                    self.archives[a].path
+                );
+                self.errors.push(e);
+            }
             return;
         };
         if self.archives[a].lazy_object {
