@@ -55,8 +55,10 @@ pub(super) fn shlib_undefined_errors(config: &Config, r: &Resolved, linker_defin
                 continue;
             }
             match sym.def {
-                // An object's weak references make the symbol weak: lld then reports nothing.
-                Def::Undefined | Def::Lazy(_) if !linker_defined(id) && !sym.weak => errors.push(format!(
+                // An object's weak references make the symbol weak: lld then reports nothing. A
+                // symbol only libraries reference keeps their (global) binding, though dtld's
+                // resolver calls it weak for want of a strong object reference.
+                Def::Undefined | Def::Lazy(_) if !linker_defined(id) && !(sym.weak && sym.obj_ref) => errors.push(format!(
                     "undefined reference: {}\n>>> referenced by {} (disallowed by --no-allow-shlib-undefined)",
                     crate::elf::diag::demangle(sym.name),
                     r.inputs[f].name
