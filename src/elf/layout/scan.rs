@@ -270,9 +270,13 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
         return false;
     }
     if let Target::Local(..) = t {
-        if let Some(e) = reloc_check::discarded_local(l, f, si, s, off) {
-            out.errors.push(e);
-            return false;
+        // An FDE of a function a COMDAT group dropped goes with it (lld scans only the FDEs it
+        // keeps), so only other sections' references are errors.
+        if sec.kind != crate::elf::object::SecKind::EhFrame {
+            if let Some(e) = reloc_check::discarded_local(l, f, si, s, off) {
+                out.errors.push(e);
+                return false;
+            }
         }
         if let Some(e) = reloc_check::undefined_local(o, si, s, off) {
             out.errors.push(e);
