@@ -124,7 +124,7 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
         if l.config.gc_sections && l.config.z_start_stop_gc && sym.name.starts_with(b"__start_") {
             msg.push_str("\n>>> the encapsulation symbol needs to be retained under --gc-sections properly; consider -z nostart-stop-gc (see https://lld.llvm.org/ELF/start-stop-gc)");
         }
-        if l.config.warn_unresolved_symbols && sym.visibility == elf::STV_DEFAULT {
+        if l.config.warn_unresolved_symbols && sym.visibility == elf::STV_DEFAULT && !versioned_reference(sym.name) {
             l.config.diag.warn(&msg);
         } else {
             errors.push(msg);
@@ -302,16 +302,24 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
         // A library's definition demoted by a hidden reference leaves the references' binding:
         // all weak resolves to 0 without a diagnostic (lld).
         let weak = if matches!(sym.def, Def::Shared(..)) { !sym.strong_ref } else { sym.weak };
-        if undef && !weak && !l.is_linker_defined(id) && !ignored {
+        // lld's maybeReportUndefined: a versioned reference (`foo@VER`) is an error whatever
+        // the policy or binding, since no Verneed entry can be made without a defining file.
+        let versioned = undef && versioned_reference(sym.name);
+        if undef && (versioned || !weak && !ignored) && !l.is_linker_defined(id) {
             out.undefined.push((id, f, s as u32, off));
             // --warn-unresolved-symbols: the reference resolves to 0, as a weak one (a hidden
             // or protected symbol, which cannot come from elsewhere, stays an error, as in lld).
-            if !(l.config.warn_unresolved_symbols && sym.visibility == elf::STV_DEFAULT) {
+            if versioned || !(l.config.warn_unresolved_symbols && sym.visibility == elf::STV_DEFAULT) {
                 return false;
             }
         }
     }
     true
+}
+
+/// A symbol an object names with a version (`foo@VER`; lld's `hasVersionSuffix`).
+fn versioned_reference(name: &[u8]) -> bool {
+    name.contains(&b'@')
 }
 
 /// What a relocation in an allocated section needs, by its kind; returns whether the next
