@@ -42,11 +42,24 @@ fn target_name(l: &Layout, t: Target) -> &'static [u8] {
     }
 }
 
+/// `t`'s name in a message as lld's `toStr(Symbol)` writes it: demangled, with the `@@VER` of a
+/// definition an object named `foo@@VER` (lld keeps that suffix after the name it truncates).
+fn shown_name(l: &Layout, t: Target) -> String {
+    let name = diag::demangle(target_name(l, t));
+    match t {
+        Target::Global(id) => match l.r.symbols[id].default_version {
+            Some(v) => format!("{name}@@{}", String::from_utf8_lossy(v)),
+            None => name,
+        },
+        Target::Local(..) => name,
+    }
+}
+
 /// `relocation R cannot be used against symbol 'x'; recompile with -fPIC` (or `local symbol`).
 pub(super) fn pic_error(l: &Layout, f: FileId, s: usize, off: u64, r_type: u32, t: Target) -> String {
     let o = l.r.obj(f);
     let name = target_name(l, t);
-    let what = if name.is_empty() { "local symbol".to_string() } else { format!("symbol '{}'", diag::demangle(name)) };
+    let what = if name.is_empty() { "local symbol".to_string() } else { format!("symbol '{}'", shown_name(l, t)) };
     format!(
         "relocation {} cannot be used against {what}; recompile with -fPIC{}",
         dtld_arch::x86_64::rel_name(r_type),
