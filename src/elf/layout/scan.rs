@@ -384,7 +384,9 @@ fn scan_abs(l: &Layout, site: &RelSite, out: &mut ScanOut) {
             relative_fix(out);
         }
     } else if l.is_pic && !l.is_absolute(t) {
-        if info.field.size() == 8 {
+        // lld's canWrite: a dynamic relocation may patch a writable section, or any with
+        // -z notext; a read-only one (non-PIC code's movabs in .text) is the -fPIC error.
+        if info.field.size() == 8 && (writable || !l.config.z_text) {
             out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(t, addend) });
             relative_fix(out);
         } else {
