@@ -58,7 +58,7 @@ pub(super) fn shlib_undefined_errors(config: &Config, r: &Resolved, linker_defin
                 // An object's weak references make the symbol weak: lld then reports nothing. A
                 // symbol only libraries reference keeps their (global) binding, though dtld's
                 // resolver calls it weak for want of a strong object reference.
-                Def::Undefined | Def::Lazy(_) if !linker_defined(id) && !(sym.weak && sym.obj_ref) => errors.push(format!(
+                Def::Undefined | Def::Lazy(_) if !linker_defined(id) && !weakly_referenced(sym) => errors.push(format!(
                     "undefined reference: {}\n>>> referenced by {} (disallowed by --no-allow-shlib-undefined)",
                     crate::elf::diag::demangle(sym.name),
                     r.inputs[f].name
@@ -76,6 +76,12 @@ pub(super) fn shlib_undefined_errors(config: &Config, r: &Resolved, linker_defin
         }
     }
     errors
+}
+
+/// An object referenced the symbol, and only weakly (lld then leaves the library's reference
+/// alone).
+fn weakly_referenced(sym: &crate::elf::resolve::Symbol) -> bool {
+    sym.weak && sym.obj_ref
 }
 
 /// lld's check in `resolveShfLinkOrder`: a live `SHF_LINK_ORDER` section whose linked-to
