@@ -281,14 +281,22 @@ impl Cache {
         false
     }
 
-    /// lld's `--thinlto-cache-policy` (`prune_interval`, `prune_after`, `cache_size_bytes`,
-    /// `cache_size_files`; `cache_size=N%` is accepted and not enforced) over dtld's entries.
-    pub fn prune(&self, policy: Option<&str>) -> Result<()> {
+    /// lld's `--thinlto-cache-policy` over the cache, as LLVM's `pruneCache`: nothing when the
+    /// policy sets no limit, else (at most once per `prune_interval`, by `llvmcache.timestamp`)
+    /// LLVM's entries (`llvmcache-*`, `Thin-*`) unused for `prune_after` are removed, then the
+    /// least recently used ones until at most `cache_size_files` remain and their size is
+    /// within `cache_size_bytes` and `cache_size`% of the space available. `created`: the files
+    /// this link made and their bytes (lld's buffers, one per task), for LLVM's two warnings.
+    /// dtld's own files (`.dtld/`) are pruned by the same policy, counted apart.
+    pub fn prune(&self, policy: Option<&str>, created: Option<(usize, u64)>) -> Result<()> {
         let p = CachePolicy::parse(policy.unwrap_or(""))?;
+        if p.expire_after.is_none() && p.max_percent == 0 && p.max_bytes.is_none() && p.max_files.is_none() {
+            return Ok(());
+        }
         let stamp = self.dir.join("llvmcache.timestamp");
         if let Some(interval) = p.interval {
             if let Ok(m) = std::fs::metadata(&stamp).and_then(|m| m.modified()) {
-                if SystemTime::now().duration_since(m).is_ok_and(|age| age < interval) {
+                if SystemTime::now().duration_since(m).is_ok_and(|age| age <= interval) {
                     return Ok(());
                 }
             }
@@ -307,41 +315,92 @@ impl Cache {
                 }
             }
         }
-        let now = SystemTime::now();
-        let mut entries: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
-        // The backend entries (and LLVM's own, as its pruning would), and dtld's own files.
-        let top = std::fs::read_dir(&self.dir).into_iter().flatten().flatten().filter(|e| e.file_name().as_encoded_bytes().starts_with(b"llvmcache-"));
+        let llvm = std::fs::read_dir(&self.dir).into_iter().flatten().flatten().filter(|e| {
+            let n = e.file_name();
+            n.as_encoded_bytes().starts_with(b"llvmcache-") || n.as_encoded_bytes().starts_with(b"Thin-")
+        });
+        prune_entries(&self.dir, &p, llvm, created);
         let own = std::fs::read_dir(own_dir(&self.dir)).into_iter().flatten().flatten().filter(|e| {
             let n = e.file_name();
             let n = n.as_encoded_bytes();
             [&b"link-"[..], b"member-", b"inputs-", b"symtab-"].iter().any(|p| n.starts_with(p))
         });
-        for e in top.chain(own) {
-            let Ok(md) = e.metadata() else { continue };
-            let t = md.modified().unwrap_or(now);
-            if let Some(after) = p.expire_after {
-                if now.duration_since(t).is_ok_and(|age| age > after) {
-                    let _ = std::fs::remove_file(e.path());
-                    continue;
-                }
-            }
-            entries.push((t, md.len(), e.path()));
-        }
-        entries.sort();
-        let mut total: u64 = entries.iter().map(|e| e.1).sum();
-        let mut count = entries.len() as u64;
-        for (_, size, path) in entries {
-            let over_bytes = p.max_bytes.is_some_and(|m| total > m);
-            let over_files = p.max_files.is_some_and(|m| count > m);
-            if !over_bytes && !over_files {
-                break;
-            }
-            let _ = std::fs::remove_file(path);
-            total -= size;
-            count -= 1;
-        }
+        prune_entries(&self.dir, &p, own, None);
         Ok(())
     }
+}
+
+/// One set of cache files pruned by policy `p` (LLVM's `pruneCache` after the timestamp check).
+fn prune_entries(dir: &Path, p: &CachePolicy, entries: impl Iterator<Item = std::fs::DirEntry>, created: Option<(usize, u64)>) {
+    let now = SystemTime::now();
+    // (last use, size, path), ordered as LLVM orders them: least recently used first, then the
+    // larger, then by path.
+    let mut files: Vec<(SystemTime, std::cmp::Reverse<u64>, PathBuf)> = Vec::new();
+    for e in entries {
+        let Ok(md) = e.metadata() else { continue };
+        let used = match (md.accessed(), md.modified()) {
+            (Ok(a), Ok(m)) => a.max(m),
+            (Ok(t), _) | (_, Ok(t)) => t,
+            _ => now,
+        };
+        if let Some(after) = p.expire_after {
+            if now.duration_since(used).is_ok_and(|age| age > after) {
+                let _ = std::fs::remove_file(e.path());
+                continue;
+            }
+        }
+        files.push((used, std::cmp::Reverse(md.len()), e.path()));
+    }
+    files.sort();
+    let mut total: u64 = files.iter().map(|f| f.1 .0).sum();
+    let mut count = files.len() as u64;
+    let mut next = files.into_iter();
+    let mut remove = |total: &mut u64, count: &mut u64| match next.next() {
+        Some((_, std::cmp::Reverse(size), path)) => {
+            let _ = std::fs::remove_file(path);
+            *total -= size;
+            *count -= 1;
+            true
+        }
+        None => false,
+    };
+    if let Some(max) = p.max_files {
+        if let Some((n, _)) = created.filter(|&(n, _)| n as u64 > max) {
+            cache_warning(&format!("ThinLTO cache pruning happens since the number of created files ({n}) exceeds the maximum number of files ({max}); consider adjusting --thinlto-cache-policy"));
+        }
+        while count > max && remove(&mut total, &mut count) {}
+    }
+    if p.max_percent > 0 || p.max_bytes.is_some() {
+        let available = total + free_space(dir);
+        let percent = if p.max_percent == 0 { 100 } else { p.max_percent };
+        let target = (available as u128 * percent as u128 / 100) as u64;
+        let target = target.min(p.max_bytes.unwrap_or(available));
+        if let Some((_, bytes)) = created.filter(|&(_, b)| b > target) {
+            cache_warning(&format!(
+                "ThinLTO cache pruning happens since the total size of the cache files consumed by the current link job ({bytes}  bytes) exceeds maximum cache size ({target} bytes); consider adjusting --thinlto-cache-policy"
+            ));
+        }
+        while total > target && remove(&mut total, &mut count) {}
+    }
+}
+
+/// The free space of the file system holding `dir` (LLVM's `space_info::free`).
+fn free_space(dir: &Path) -> u64 {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else { return 0 };
+    // SAFETY: statvfs is plain data, for which all-zero bytes are a valid value.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid C string and `st` a writable statvfs the call fills.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return 0;
+    }
+    (st.f_bfree as u64).saturating_mul(st.f_frsize as u64)
+}
+
+/// LLVM's cache warnings are LLVM's (`WithColor::warning()`): `warning: ...`, no program name.
+fn cache_warning(msg: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "warning: {msg}");
 }
 
 #[derive(Debug, PartialEq)]
@@ -350,6 +409,8 @@ pub struct CachePolicy {
     pub expire_after: Option<Duration>,
     pub max_bytes: Option<u64>,
     pub max_files: Option<u64>,
+    /// `cache_size=N%` of the space available to the cache (LLVM's default 75; 0: no limit).
+    pub max_percent: u64,
 }
 
 impl CachePolicy {
@@ -359,6 +420,7 @@ impl CachePolicy {
             expire_after: Some(Duration::from_secs(7 * 24 * 3600)),
             max_bytes: None,
             max_files: Some(1_000_000),
+            max_percent: 75,
         };
         let duration = |v: &str| -> Result<Duration> {
             let (num, unit) = v.split_at(v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len()));
@@ -380,9 +442,12 @@ impl CachePolicy {
                     p.expire_after = if d.is_zero() { None } else { Some(d) };
                 }
                 "cache_size" => {
-                    if !v.ends_with('%') || v[..v.len() - 1].parse::<u32>().map_or(true, |n| n > 100) {
-                        crate::bail!("'{v}' must be a percentage");
+                    let Some(num) = v.strip_suffix('%') else { crate::bail!("'{v}' must be a percentage") };
+                    let n: u64 = num.parse().map_err(|_| Error::new(format!("'{num}' not an integer")))?;
+                    if n > 100 {
+                        crate::bail!("'{num}' must be between 0 and 100");
                     }
+                    p.max_percent = n;
                 }
                 "cache_size_bytes" => {
                     let (num, unit) = v.split_at(v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len()));

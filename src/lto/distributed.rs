@@ -201,7 +201,7 @@ pub(super) fn run(req: &LtoRequest, p: Prepared, trace: &mut crate::trace::Trace
     steps.record(trace);
     trace.stage("Distribute ThinLTO backends", &format!("{} jobs, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached), t_backend);
     if let Some(c) = &cache {
-        c.prune(opts.cache_policy.as_deref())?;
+        c.prune(opts.cache_policy.as_deref(), Some((jobs.len() + 1, objs.iter().map(|o| o.len() as u64).sum())))?;
     }
     if req.verbose {
         eprintln!("{}: thinlto: {} modules, {} compiled, {} cached", crate::diag::program(), jobs.len(), stats.compiled, stats.cached);

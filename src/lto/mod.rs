@@ -437,7 +437,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
         opts.report_knobs(way, &warn)?;
         trace.stage("Link cache", &format!("hit: {} modules, thin link skipped", hit.modules), t_digest);
         if let Some(d) = &opts.cache_dir {
-            backend::Cache::new(d.clone(), String::new()).prune(opts.cache_policy.as_deref())?;
+            backend::Cache::new(d.clone(), String::new()).prune(opts.cache_policy.as_deref(), None)?;
         }
         if req.verbose {
             eprintln!("{}: thinlto: {} modules, 0 compiled, {} cached", crate::diag::program(), hit.modules, hit.modules);
@@ -545,7 +545,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     let (objs, stats) = backend::run_local(&common, &jobs, &base, cg.threads, cache.as_ref())?;
     trace.stage("ThinLTO backends", &format!("{} jobs, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached), t_backend);
     if let Some(c) = &cache {
-        c.prune(opts.cache_policy.as_deref())?;
+        c.prune(opts.cache_policy.as_deref(), Some((jobs.len() + 1, objs.iter().map(|o| o.len() as u64).sum())))?;
     }
     if req.verbose {
         eprintln!("{}: thinlto: {} modules, {} compiled, {} cached", crate::diag::program(), jobs.len(), stats.compiled, stats.cached);
@@ -850,7 +850,8 @@ fn in_process(
     };
     let tl = thinlink::run(llvm, opts, cg, stage, stage, modules, &mode)?;
     tl.record(trace, "Thin link and backends (llvm-lto2)");
-    backend_stats(req, llvm, before, tl.thin_objects.len(), modules.len(), t, trace)?;
+    let bytes = tl.thin_objects.iter().map(|o| o.len() as u64).sum();
+    backend_stats(req, llvm, before, (tl.thin_objects.len(), bytes), modules.len(), t, trace)?;
     emit_index_files(opts, &tl, names, ids, stage)?;
     let tasks = tl.thin_objects.len();
     let objects = lto_objects(req, names, tl.regular_object.map(Cow::Owned), tl.thin_objects.into_iter().map(Cow::Owned).collect())?;
@@ -897,7 +898,8 @@ fn in_process_shim(
         }
     }
     let tasks = thin.len();
-    backend_stats(req, llvm, before, tasks, req.modules.len(), t, trace)?;
+    let bytes = thin.iter().map(|o| o.len() as u64).sum();
+    backend_stats(req, llvm, before, (tasks, bytes), req.modules.len(), t, trace)?;
     trace.laps(&produced.laps);
     let (objects, of) = lto_objects(req, names, regular, thin)?;
     Ok(Some(InProcessObjects { objects, of, tasks, cache_files, state: produced.state.take() }))
@@ -917,12 +919,13 @@ struct InProcessObjects {
 }
 
 /// Records and reports how many of `tasks` ThinLTO objects were compiled and how many came from
-/// LLVM's cache (new cache entries since `before`), and prunes the cache.
+/// LLVM's cache (new cache entries since `before`), and prunes the cache (`bytes`: the size of
+/// those objects, for LLVM's warnings).
 fn backend_stats(
     req: &LtoRequest,
     llvm: &llvm::Llvm,
     before: usize,
-    tasks: usize,
+    (tasks, bytes): (usize, u64),
     modules: usize,
     t: std::time::Instant,
     trace: &mut crate::trace::Trace,
@@ -933,7 +936,8 @@ fn backend_stats(
     trace.stage("Thin link and ThinLTO backends", &format!("{modules} modules, {compiled} compiled, {cached} cached, LLVM {}", llvm.version), t);
     if let Some(d) = &opts.cache_dir {
         let cache = backend::Cache::new(d.clone(), String::new());
-        cache.prune(opts.cache_policy.as_deref())?;
+        // lld's count is LTO's tasks: the regular partition and one per ThinLTO module.
+        cache.prune(opts.cache_policy.as_deref(), Some((tasks + 1, bytes)))?;
     }
     if req.verbose {
         eprintln!("{}: thinlto: {tasks} modules, {compiled} compiled, {cached} cached", crate::diag::program());

@@ -115,6 +115,7 @@ fn main() {
     add("index-only/lto-obj-path", false, |t| index_only(t, IndexVariant::ObjPath));
     // lld prints no `dtld: thinlto:` line; ignored (not failed) in the lld self-test.
     add("cache/dtld-only", lld, cache);
+    add("cache/policy", false, cache_policy);
     add("link-cache/in-process/dtld-only", lld, |t| link_cache(t, CacheMode::Library));
     add("link-cache/in-process-llvm-lto2/dtld-only", lld, |t| link_cache(t, CacheMode::Lto2));
     add("link-cache/dtlto/dtld-only", lld, |t| link_cache(t, CacheMode::Dtlto));
@@ -524,6 +525,80 @@ fn time_passes(t: &Work) -> Result<(), String> {
     }
     if said[0] != said[1] {
         return Err(format!("dtld printed the reports and ran as {:?}, ld.lld-22 as {:?}", said[0], said[1]));
+    }
+    Ok(())
+}
+
+/// `--thinlto-cache-policy` as LLVM's `pruneCache` applies it, against ld.lld-22: each linker
+/// gets its own cache directory, seeded with files of the same names, sizes and ages, and runs
+/// the same sequence of links (expiry, size and file-count limits, limits of 0 meaning none,
+/// files not named `llvmcache-*` left alone, least recently used removed first). After each,
+/// the names left in the directory (not dtld's own `.dtld/`) and LLVM's warnings on stderr must
+/// be the same.
+fn cache_policy(t: &Work) -> Result<(), String> {
+    t.write("main.c", CACHE_MAIN)?;
+    t.write("mid.c", CACHE_MID)?;
+    t.write("leaf.c", cache_leaf(7))?;
+    for stem in ["main", "mid", "leaf"] {
+        t.compile(".", &format!("{stem}.c"), &format!("{stem}.o"), &["-flto=thin", "-O2"])?;
+    }
+    let age = |p: &Path, when: std::time::SystemTime| -> Result<(), String> {
+        fs::File::options()
+            .write(true)
+            .open(p)
+            .and_then(|f| f.set_times(fs::FileTimes::new().set_accessed(when).set_modified(when)))
+            .map_err(|e| format!("{}: {e}", p.display()))
+    };
+    // (policy, files to plant first: (name, size, seconds old))
+    let steps: &[(&str, &[(&str, usize, u64)])] = &[
+        ("prune_after=1h:prune_interval=0s", &[("llvmcache-old", 10, 7200), ("unrelated", 10, 7200)]),
+        ("cache_size_bytes=128k:prune_interval=0s", &[("llvmcache-big", 65537, 0)]),
+        ("cache_size_bytes=32k:prune_interval=0s", &[]),
+        ("prune_after=0s:cache_size=0%:cache_size_files=0:prune_interval=0s", &[]),
+        ("prune_after=0s:cache_size=0%:cache_size_files=1:prune_interval=0s", &[]),
+        ("prune_after=0s:cache_size=0%:cache_size_files=3:prune_interval=0s", &[("llvmcache-lru", 4, 3000), ("llvmcache-recent", 4, 60)]),
+        ("prune_interval=0s:cache_size_files=1:cache_size_bytes=1", &[]),
+    ];
+    let mut seen: Vec<Vec<String>> = Vec::new();
+    for linker in [Linker::Dtld, Linker::Lld] {
+        let dir = t.path(&format!("cache-{}", linker.name()));
+        fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let mut record = Vec::new();
+        for (k, (policy, plant)) in steps.iter().enumerate() {
+            for &(name, size, secs) in plant.iter() {
+                let p = dir.join(name);
+                fs::write(&p, vec![b' '; size]).map_err(|e| e.to_string())?;
+                age(&p, std::time::SystemTime::now() - std::time::Duration::from_secs(secs))?;
+            }
+            let mut cmd = t.clang_link(&t.dir, linker);
+            cmd.args(["-flto=thin", "main.o", "mid.o", "leaf.o", "-o", &format!("prog-{}", linker.name())]);
+            cmd.arg(format!("-Wl,--thinlto-cache-dir={}", dir.display())).arg(format!("-Wl,--thinlto-cache-policy={policy}"));
+            let o = t.run(&mut cmd)?;
+            if !o.success() {
+                return Err(format!("{} step {k} ({policy}): the link failed ({}):\n{}", linker.name(), o.status_text(), o.stderr_text()));
+            }
+            let mut names: Vec<String> = fs::read_dir(&dir)
+                .map_err(|e| e.to_string())?
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.'))
+                // LLVM's entries are named by content hashes that differ between the two
+                // linkers' inputs only in what each wrote; the planted ones keep their names.
+                .map(|n| if n.starts_with("llvmcache-") && n.len() == 50 { "llvmcache-<hash>".to_string() } else { n })
+                .collect();
+            names.sort();
+            let stderr = o.stderr_text();
+            let warnings: Vec<&str> = stderr.lines().filter(|l| l.starts_with("warning: ThinLTO cache")).map(|l| l.trim()).collect::<Vec<_>>();
+            record.push(format!("step {k} ({policy}): {names:?} {warnings:?}"));
+        }
+        seen.push(record);
+    }
+    let diffs: Vec<String> = seen[0].iter().zip(&seen[1]).filter(|(a, b)| a != b).map(|(a, b)| format!("dtld:      {a}\nld.lld-22: {b}")).collect();
+    if !diffs.is_empty() {
+        return Err(diffs.join("\n"));
+    }
+    if !seen[1].iter().any(|s| s.contains("warning: ThinLTO cache pruning")) {
+        return Err(format!("ld.lld-22 printed no pruning warning (trial bug?):\n{}", seen[1].join("\n")));
     }
     Ok(())
 }

@@ -292,19 +292,19 @@ fn place_bss_symbols(l: &mut Layout) {
     }
     let script_common = |l: &Layout, id: SymbolId| l.script_plan.as_ref().and_then(|p| p.commons.get(&id)).map(|m| m.desc);
     // `.bss` (made first, so that it precedes the others in ties), unless a script places all.
+    let ro_copy = |l: &Layout, id: SymbolId| match l.r.symbols[id].def {
+        Def::Shared(f, k) => l.r.dso(f).is_read_only(l.r.dso(f).syms[k].sym.st_value(LE)),
+        _ => false,
+    };
     let mut bss_idx = None;
-    if bss_syms.iter().any(|&id| script_common(l, id).is_none()) {
+    if bss_syms.iter().any(|&id| script_common(l, id).is_none() && !ro_copy(l, id) && !l.is_tls(Target::Global(id))) {
         bss_idx = Some(bss_section(l));
     }
     let mut tbss_idx = None;
     let mut relro_idx = None;
     for id in bss_syms {
         let is_tls = l.is_tls(Target::Global(id));
-        let ro_copy = match l.r.symbols[id].def {
-            Def::Shared(f, k) => l.r.dso(f).is_read_only(l.r.dso(f).syms[k].sym.st_value(LE)),
-            _ => false,
-        };
-        let target = if ro_copy {
+        let target = if ro_copy(l, id) {
             *relro_idx.get_or_insert_with(|| {
                 let mut os = new_osec(".bss.rel.ro", elf::SHT_NOBITS, (a | w) as u64, 1);
                 os.relro = true;

@@ -542,7 +542,13 @@ fn adopt_synthetic(l: &mut Layout, plan: &Plan) -> (HashMap<usize, usize>, HashM
         if l.osecs[i].script_desc.is_some() || l.osecs[i].name.is_empty() {
             continue;
         }
-        let Some(Chunk::Synthetic(sy)) = l.osecs[i].chunks.first().copied() else { continue };
+        // Synthetic sections, and `.bss.rel.ro` of copy relocations (an input section named
+        // so in lld, where a pattern or the description of that name takes it).
+        let sy = match l.osecs[i].chunks.first().copied() {
+            Some(Chunk::Synthetic(sy)) => Some(sy),
+            Some(Chunk::Bss(_)) if l.osecs[i].name == ".bss.rel.ro" => None,
+            _ => continue,
+        };
         let name = l.osecs[i].name.clone();
         // Which description's pattern takes it (file pattern `*`).
         let mut found = None;
@@ -565,10 +571,10 @@ fn adopt_synthetic(l: &mut Layout, plan: &Plan) -> (HashMap<usize, usize>, HashM
         }
         let Some((di, ci)) = found else { continue };
         if plan.descs[di].name == "/DISCARD/" {
-            if sy == Synth::Comment {
+            if sy == Some(Synth::Comment) {
                 l.osecs[i].name = String::new();
                 l.osecs[i].chunks.clear();
-                l.synth_osec.remove(&sy);
+                l.synth_osec.remove(&Synth::Comment);
             }
             continue;
         }

@@ -45,6 +45,32 @@ fn needs_load(os: &OutSec) -> bool {
     os.flags & elf::SHF_ALLOC as u64 != 0 && !(os.flags & elf::SHF_TLS as u64 != 0 && os.sh_type == elf::SHT_NOBITS) && !os.noload
 }
 
+/// lld's `createPhdrs` check: once a section that is not RELRO follows the RELRO ones, a later
+/// RELRO section cannot be covered by the one PT_GNU_RELRO (a script can put `.got.plt` between
+/// `.dynamic` and `.bss.rel.ro`); an error for each, as lld.
+fn relro_contiguous(l: &Layout, relro_on: bool) -> Result<()> {
+    if !relro_on {
+        return Ok(());
+    }
+    let (mut in_relro, mut ended, mut errs) = (false, false, Vec::new());
+    for o in l.osecs.iter().filter(|o| needs_load(o)) {
+        if o.relro {
+            in_relro = true;
+            if ended {
+                errs.push(format!("section: {} is not contiguous with other relro sections", o.name));
+            }
+        } else if in_relro {
+            in_relro = false;
+            ended = true;
+        }
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::many(errs))
+    }
+}
+
 /// lld's `createPhdrs` over the script's section order.
 fn segments(l: &Layout, plan: &Plan, relro_on: bool) -> Vec<Seg> {
     let mut v: Vec<Seg> = Vec::new();
@@ -210,6 +236,9 @@ fn explicit_segments(l: &Layout, plan: &Plan) -> Result<Vec<Seg>> {
 /// setPhdrs).
 pub(super) fn place_segments(l: &mut Layout, plan: &Plan, extra: &Extra, relro_on: bool) -> Result<()> {
     let explicit = !l.config.script.phdrs.is_empty();
+    if !explicit {
+        relro_contiguous(l, relro_on)?;
+    }
     let mut segs = if explicit { explicit_segments(l, plan)? } else { segments(l, plan, relro_on) };
     let nphdr = segs.len();
     let mp = max_page(l.config);
