@@ -6,6 +6,9 @@
 
 use std::fmt;
 
+/// The first character of a message `Error::context` leaves without a file name (and drops).
+pub const NO_CONTEXT: char = '\u{1}';
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
     pub messages: Vec<String>,
@@ -24,6 +27,11 @@ impl Error {
     pub fn context(mut self, ctx: impl fmt::Display) -> Self {
         let ctx = ctx.to_string();
         for m in &mut self.messages {
+            // A message marked as the link's own (NO_CONTEXT first) names no file (lld's).
+            if let Some(rest) = m.strip_prefix(NO_CONTEXT) {
+                *m = rest.to_string();
+                continue;
+            }
             // A message that already starts with the name (`file:(.text): ...`, `file is
             // incompatible ...`) keeps it once; one that names a part of the file (`:(.text):
             // ...`) continues its name, as lld's `file:(section): message`.

@@ -60,7 +60,7 @@ fn with_input<R>(name: &str, data: &[u8], kind: FileKind, f: impl FnOnce(&'stati
 /// groups, and every symbol name.
 pub fn elf_object(data: &[u8]) {
     with_input("fuzz.o", data, FileKind::Object, |f| {
-        if let Ok(o) = crate::elf::object::ObjFile::parse(f, crate::elf::object::ParseOpts { merge: true, relocatable: false }) {
+        if let Ok(o) = crate::elf::object::ObjFile::parse(f, crate::elf::object::ParseOpts { merge: true, relocatable: false, execstack: false }) {
             for i in 0..o.symbols.len() {
                 let _ = o.sym_name(i);
             }

@@ -42,8 +42,48 @@ pub struct Gnu {
     t_sections: Vec<(&'static str, u64)>,
     /// `--image-base`'s value as written (for lld's warning).
     image_base_text: Option<String>,
+    /// What lld's `checkOptions` looks at once every option is read.
+    checks: Checks,
+    /// Indexes in `cfg.inputs` of the `-T` scripts (searched in the -L paths, as lld's
+    /// `searchScript`).
+    scripts: Vec<usize>,
     /// The last `--pack-dyn-relocs=` value.
     pack_dyn_relocs: Option<String>,
+}
+
+/// Options lld refuses for x86-64 or in some combinations (its `checkOptions`), and the
+/// `-z` report policies (`-z bti-report=warning`): recorded while parsing, checked in lld's
+/// order by `check_options` once the whole command line is read.
+#[derive(Default)]
+struct Checks {
+    cmse_implib: bool,
+    in_implib: bool,
+    out_implib: bool,
+    fix_cortex_a8: bool,
+    be8: bool,
+    execute_only: bool,
+    fix_cortex_a53: bool,
+    z_pac_plt: bool,
+    z_force_bti: bool,
+    z_force_ibt: bool,
+    z_retpolineplt: bool,
+    z_ifunc_noplt: bool,
+    z_nosectionheader: bool,
+    toc_optimize: bool,
+    pcrel_optimize: bool,
+    relax_gp: bool,
+    debug_names: bool,
+    /// `-z <name>-report=<policy>`, the last of each (none, warning or error).
+    reports: Vec<(&'static str, &'static str)>,
+    z_gcs: bool,
+    z_zicfilp: bool,
+    z_zicfiss: bool,
+}
+
+impl Checks {
+    fn report(&self, name: &str) -> &'static str {
+        self.reports.iter().rev().find(|(n, _)| *n == name).map_or("none", |(_, v)| v)
+    }
 }
 
 impl Report for Gnu {
@@ -319,6 +359,8 @@ fn start_lib(p: &mut Gnu, _: &Val) {
         p.errors.push("may not nest --start-lib in --start-group".into());
     }
     p.in_lib = true;
+    // lld's isInGroup: --start-lib opens a group too (a --start-group inside is "nested").
+    p.in_group = true;
     p.input(InputArg::StartLib);
 }
 
@@ -327,6 +369,7 @@ fn end_lib(p: &mut Gnu, _: &Val) {
         p.errors.push("stray --end-lib".into());
     }
     p.in_lib = false;
+    p.in_group = false;
     p.input(InputArg::EndLib);
 }
 
@@ -463,7 +506,10 @@ static OPTIONS: &[Opt<Gnu>] = &[
     }),
     opt(&["defsym"], Value, "<sym>=<value>", "Define a symbol", Implemented, defsym),
     opt(&["warn-backrefs-exclude"], Value, "<glob>", "An archive (or --start-lib object) that --warn-backrefs does not warn about", Implemented, |p, v| {
-        p.cfg.warn_backrefs_exclude.push(v.str())
+        match glob_error(&v.str()) {
+            Some(e) => p.errors.push(format!("{}: {e}: {}", v.spelling, v.str())),
+            None => p.cfg.warn_backrefs_exclude.push(v.str()),
+        }
     }),
     opt(&["wrap"], Value, "<sym>", "Use wrapper functions for <sym>", Implemented, |p, v| p.cfg.wrap.push(v.str())),
     opt(&["init"], Value, "<sym>", "Symbol for DT_INIT", Implemented, |p, v| p.cfg.init = Some(v.str())),
@@ -507,7 +553,10 @@ static OPTIONS: &[Opt<Gnu>] = &[
         p.input(InputArg::Static(true));
     }),
     opt(&["no-nmagic"], Flag, "", "Page align sections (default)", Implemented, |p, _| p.cfg.nmagic = false),
-    opt(&["script", "T"], Value, "<file>", "Read a linker script", Implemented, |p, v| p.file_input(v.str())),
+    opt(&["script", "T"], Value, "<file>", "Read a linker script", Implemented, |p, v| {
+        p.scripts.push(p.cfg.inputs.len());
+        p.file_input(v.str())
+    }),
     opt(&["reproduce"], Value, "<file>", "Write a tar file with the inputs and command line to reproduce the link", Implemented, |p, v| {
         p.cfg.reproduce = Some(v.path())
     }),
@@ -662,6 +711,23 @@ static OPTIONS: &[Opt<Gnu>] = &[
     }),
     opt(&["no-fork"], Flag, "", "Link in one process (for debuggers)", Implemented, |p, _| p.cfg.fork = false),
     opt(&["enable-non-contiguous-regions"], Flag, "", "Spill input sections to later matching output sections", Ignored, nothing),
+    // Options for other targets: errors on x86-64, as in lld (check_options).
+    opt(&["cmse-implib"], Flag, "", "ARM only (an error on x86-64, as in lld)", Implemented, |p, _| p.checks.cmse_implib = true),
+    opt(&["in-implib"], Value, "<file>", "ARM only (an error on x86-64, as in lld)", Implemented, |p, _| p.checks.in_implib = true),
+    opt(&["out-implib"], Value, "<file>", "ARM only (an error on x86-64, as in lld)", Implemented, |p, _| p.checks.out_implib = true),
+    opt(&["fix-cortex-a8"], Flag, "", "ARM only (an error on x86-64, as in lld)", Implemented, |p, _| p.checks.fix_cortex_a8 = true),
+    opt(&["be8"], Flag, "", "ARM only (an error on x86-64, as in lld)", Implemented, |p, _| p.checks.be8 = true),
+    opt(&["execute-only"], Flag, "", "AArch64 only (an error on x86-64, as in lld)", Implemented, |p, _| p.checks.execute_only = true),
+    opt(&["no-execute-only"], Flag, "", "AArch64 only (the default)", Implemented, |p, _| p.checks.execute_only = false),
+    opt(&["fix-cortex-a53-843419"], Flag, "", "AArch64 only (an error on x86-64, as in lld)", Implemented, |p, _| p.checks.fix_cortex_a53 = true),
+    opt(&["toc-optimize"], Flag, "", "PowerPC64 only (an error on x86-64, as in lld)", Implemented, |p, _| p.checks.toc_optimize = true),
+    opt(&["no-toc-optimize"], Flag, "", "PowerPC64 only (the default elsewhere)", Implemented, |p, _| p.checks.toc_optimize = false),
+    opt(&["pcrel-optimize"], Flag, "", "PowerPC64 only (an error on x86-64, as in lld)", Implemented, |p, _| p.checks.pcrel_optimize = true),
+    opt(&["no-pcrel-optimize"], Flag, "", "PowerPC64 only (the default elsewhere)", Implemented, |p, _| p.checks.pcrel_optimize = false),
+    opt(&["relax-gp"], Flag, "", "RISC-V only (an error on x86-64, as in lld)", Implemented, |p, _| p.checks.relax_gp = true),
+    opt(&["no-relax-gp"], Flag, "", "RISC-V only (the default)", Implemented, |p, _| p.checks.relax_gp = false),
+    opt(&["debug-names"], Flag, "", "Generate a merged .debug_names section (not implemented: an error)", Implemented, |p, _| p.checks.debug_names = true),
+    opt(&["no-debug-names"], Flag, "", "Do not generate .debug_names (default)", Implemented, |p, _| p.checks.debug_names = false),
 ];
 
 /// One-letter options that take a value joined or separate (single dash only).
@@ -710,6 +776,8 @@ impl Gnu {
             t_sections: Vec::new(),
             image_base_text: None,
             pack_dyn_relocs: None,
+            checks: Checks::default(),
+            scripts: Vec::new(),
         }
     }
 
@@ -808,30 +876,18 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
         // The listed order replaces the call graph's, as in lld.
         p.cfg.cg_profile_sort = CgProfileSort::None;
     }
-    if p.cfg.strip_all && p.cfg.emit_relocs {
-        p.errors.push("--strip-all and --emit-relocs may not be used together".into());
-    }
     // lld's --noinhibit-exec reports undefined symbols as warnings and writes the output.
     if p.cfg.noinhibit_exec {
         p.cfg.warn_unresolved_symbols = true;
     }
-    if !p.cfg.shared && !p.cfg.filter.is_empty() {
-        p.errors.push("-F may not be used without -shared".into());
-    }
-    if !p.cfg.shared && !p.cfg.auxiliary.is_empty() {
-        p.errors.push("-f may not be used without -shared".into());
-    }
-    if p.cfg.relocatable && p.cfg.gdb_index {
-        p.errors.push("-r and --gdb-index may not be used together".into());
-    }
-    if p.cfg.relocatable && p.cfg.icf != crate::elf::config::Icf::None {
-        p.errors.push("-r and --icf may not be used together".into());
-    }
+    check_lto_options(&mut p);
+    check_options(&mut p);
     finish_addresses(&mut p);
     finish_packing(&mut p);
     // Apply the sysroot to `-L=dir` and `-L$SYSROOT/dir` (it may come after the -L options).
     let sysroot = p.cfg.sysroot.clone();
     p.cfg.library_paths = p.raw_lib_paths.iter().map(|d| apply_sysroot(d, sysroot.as_deref())).collect();
+    find_scripts(&mut p);
     let mut diag = crate::diag::Diag::new(p.cfg.fatal_warnings, p.error_limit, p.color);
     diag.suppress_warnings = p.no_warnings;
     diag.vs_diagnostics = p.vs_diagnostics;
@@ -866,6 +922,140 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
         p.cfg.comment = v;
     }
     Ok(Action::Link(p.cfg))
+}
+
+/// lld's `checkOptions`, in its order: options for other targets (dtld links x86-64 only),
+/// then combinations lld refuses.
+fn check_options(p: &mut Gnu) {
+    let k = &p.checks;
+    let c = &p.cfg;
+    let mut e: Vec<String> = Vec::new();
+    let mut say = |cond: bool, msg: &str| {
+        if cond {
+            e.push(msg.to_string());
+        }
+    };
+    say(k.cmse_implib, "--cmse-implib is only supported on ARM targets");
+    say(k.in_implib, "--in-implib is only supported on ARM targets");
+    say(k.out_implib, "--out-implib is only supported on ARM targets");
+    say(k.fix_cortex_a8 && !c.relocatable, "--fix-cortex-a8 is only supported on ARM targets");
+    say(k.be8, "--be8 is only supported on ARM targets");
+    say(k.execute_only, "--execute-only is only supported on AArch64 targets");
+    say(k.fix_cortex_a53 && !c.relocatable, "--fix-cortex-a53-843419 is only supported on AArch64");
+    say(k.z_pac_plt, "-z pac-plt only supported on AArch64");
+    say(k.z_force_bti, "-z force-bti only supported on AArch64");
+    say(k.report("bti-report") != "none", "-z bti-report only supported on AArch64");
+    say(k.report("pauth-report") != "none", "-z pauth-report only supported on AArch64");
+    say(k.report("gcs-report") != "none", "-z gcs-report only supported on AArch64");
+    // Unset, -z gcs-report-dynamic follows -z gcs-report (capped at warning).
+    let gcs_dynamic = k.reports.iter().any(|(n, _)| *n == "gcs-report-dynamic");
+    say(k.report("gcs-report-dynamic") != "none" || (!gcs_dynamic && k.report("gcs-report") != "none"), "-z gcs-report-dynamic only supported on AArch64");
+    say(k.z_gcs, "-z gcs only supported on AArch64");
+    say(k.report("execute-only-report") != "none", "-z execute-only-report only supported on AArch64 and ARM");
+    say(k.toc_optimize, "--toc-optimize is only supported on PowerPC64 targets");
+    say(k.pcrel_optimize, "--pcrel-optimize is only supported on PowerPC64 targets");
+    say(k.relax_gp, "--relax-gp is only supported on RISC-V targets");
+    say(k.report("zicfilp-unlabeled-report") != "none", "-z zicfilip-unlabeled-report is only supported on RISC-V targets");
+    say(k.report("zicfilp-func-sig-report") != "none", "-z zicfilip-func-sig-report is only supported on RISC-V targets");
+    say(k.report("zicfiss-report") != "none", "-z zicfiss-report is only supported on RISC-V targets");
+    say(k.z_zicfilp, "-z zicfilp is only supported on RISC-V targets");
+    say(k.z_zicfiss, "-z zicfiss is only supported on RISC-V targets");
+    say(c.pie && c.shared, "-shared and -pie may not be used together");
+    say(!c.shared && !c.filter.is_empty(), "-F may not be used without -shared");
+    say(!c.shared && !c.auxiliary.is_empty(), "-f may not be used without -shared");
+    say(c.strip_all && c.emit_relocs, "--strip-all and --emit-relocs may not be used together");
+    // -z text is lld's default.
+    say(c.z_text && k.z_ifunc_noplt, "-z text and -z ifunc-noplt may not be used together");
+    if c.relocatable {
+        say(c.shared, "-r and -shared may not be used together");
+        say(c.gdb_index, "-r and --gdb-index may not be used together");
+        say(c.icf != crate::elf::config::Icf::None, "-r and --icf may not be used together");
+        say(c.pie, "-r and -pie may not be used together");
+        // -shared implies --export-dynamic.
+        say(c.export_dynamic || c.shared, "-r and --export-dynamic may not be used together");
+        say(k.debug_names, "-r and --debug-names may not be used together");
+        say(k.z_nosectionheader, "-r and -z nosectionheader may not be used together");
+    }
+    say(k.execute_only && c.no_rosegment, "--execute-only and --no-rosegment cannot be used together");
+    say(k.z_retpolineplt && k.z_force_ibt, "-z force-ibt may not be used with -z retpolineplt");
+    // What lld implements and dtld does not, once lld's own refusals are said.
+    if e.is_empty() {
+        let unsupported = [
+            (k.z_force_ibt, "-z force-ibt is not supported"),
+            (k.z_retpolineplt, "-z retpolineplt is not supported"),
+            (k.z_ifunc_noplt, "-z ifunc-noplt is not supported"),
+            (k.z_nosectionheader, "-z nosectionheader is not supported"),
+            (k.debug_names, "--debug-names is not supported"),
+        ];
+        e.extend(unsupported.iter().filter(|(on, _)| *on).map(|(_, m)| m.to_string()));
+    }
+    p.errors.extend(e);
+}
+
+/// `-T file`: the file as named, else in the -L paths (lld's `searchScript`), else lld's error.
+fn find_scripts(p: &mut Gnu) {
+    for i in std::mem::take(&mut p.scripts) {
+        let Some(InputArg::File(path)) = p.cfg.inputs.get(i) else { continue };
+        if path.exists() {
+            continue;
+        }
+        let found = p.cfg.library_paths.iter().map(|d| d.join(path)).find(|c| c.exists());
+        match found {
+            Some(f) => p.cfg.inputs[i] = InputArg::File(f),
+            None => p.errors.push(format!("cannot find linker script {}", path.display())),
+        }
+    }
+}
+
+/// lld reads its LTO options with the command line (readConfigs): their errors do not wait
+/// for bitcode. dtld's LTO stage reads them again when it runs.
+fn check_lto_options(p: &mut Gnu) {
+    let c = &p.cfg;
+    if let Err(e) = crate::lto::options::LtoOptions::from_args(c.plugin.as_deref(), &c.lto_args, &c.plugin_opts, &[]) {
+        p.errors.extend(e.messages);
+    }
+    // --lto-known-safe-vtables= names vtables (`_ZTV...`) when the validation is on.
+    let validate = c.lto_args.iter().rev().find_map(|a| match a.trim_start_matches('-') {
+        "lto-validate-all-vtables-have-type-infos" => Some(true),
+        "no-lto-validate-all-vtables-have-type-infos" => Some(false),
+        _ => None,
+    });
+    if validate == Some(true) {
+        for a in &c.lto_args {
+            if let Some(v) = a.trim_start_matches('-').strip_prefix("lto-known-safe-vtables=") {
+                match v.strip_prefix("_ZTV") {
+                    None => p.errors.push(format!("--lto-known-safe-vtables=: expected symbol to start with _ZTV, but got {v}")),
+                    Some(rest) => {
+                        if let Some(g) = glob_error(rest) {
+                            p.errors.push(format!("--lto-known-safe-vtables=: {g}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// LLVM's `GlobPattern::create` errors, for the options lld reads as globs.
+fn glob_error(pat: &str) -> Option<String> {
+    let b = pat.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => {
+                if i + 1 == b.len() {
+                    return Some("invalid glob pattern, stray '\\'".into());
+                }
+                i += 2;
+            }
+            b'[' => match pat.get(i + 2..).and_then(|r| r.find(']')) {
+                Some(end) => i = i + 2 + end + 1,
+                None => return Some("invalid glob pattern, unmatched '['".into()),
+            },
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 /// Section addresses and paging after every option is read: `-T<section>` over
@@ -940,8 +1130,10 @@ static Z: &[ZRow] = &[
     ("nocombreloc", Noop, |_| {}),
     ("rela", Noop, |_| {}),
     ("hazardplt", Noop, |_| {}),
-    ("force-bti", Noop, |_| {}),
-    ("pac-plt", Noop, |_| {}),
+    // AArch64 only: errors on x86-64 (check_options), as in lld.
+    ("force-bti", Implemented, |_| {}),
+    ("pac-plt", Implemented, |_| {}),
+    ("nopac-plt", Implemented, |_| {}),
     ("nomark-plt", Noop, |_| {}),
     ("nounique", Noop, |_| {}),
     ("wxneeded", Implemented, |c| c.z_wxneeded = true),
@@ -955,15 +1147,33 @@ static Z: &[ZRow] = &[
     ("x86-64-v3", Ignored, |_| {}),
     ("x86-64-v4", Ignored, |_| {}),
     ("report-relative", Ignored, |_| {}),
-    // Not implemented, and the output would not have the property asked for.
+    ("sectionheader", Noop, |_| {}),
+    // Not implemented, and the output would not have the property asked for: refused by
+    // check_options after lld's own checks on them.
     ("retpolineplt", Unsupported, |_| {}),
     ("force-ibt", Unsupported, |_| {}),
+    ("ifunc-noplt", Unsupported, |_| {}),
+    ("nosectionheader", Unsupported, |_| {}),
 ];
 
 fn z_keyword(p: &mut Gnu, k: &str) {
     if let Some(&(_, status, apply)) = Z.iter().find(|(n, _, _)| *n == k) {
         apply(&mut p.cfg);
+        let ck = &mut p.checks;
+        match k {
+            "pac-plt" => ck.z_pac_plt = true,
+            "nopac-plt" => ck.z_pac_plt = false,
+            "force-bti" => ck.z_force_bti = true,
+            "retpolineplt" => ck.z_retpolineplt = true,
+            "force-ibt" => ck.z_force_ibt = true,
+            "ifunc-noplt" => ck.z_ifunc_noplt = true,
+            "nosectionheader" => ck.z_nosectionheader = true,
+            "sectionheader" => ck.z_nosectionheader = false,
+            _ => {}
+        }
         match status {
+            // Said by check_options, after lld's own checks.
+            _ if matches!(k, "retpolineplt" | "force-ibt" | "ifunc-noplt" | "nosectionheader") => {}
             Implemented | Noop => {}
             Ignored => p.warnings.push(format!("-z {k} is not supported; ignored")),
             Unsupported => p.errors.push(format!("-z {k} is not supported")),
@@ -988,6 +1198,7 @@ fn z_keyword_value(p: &mut Gnu, k: &str, key: &str, value: &str) {
         },
         "dead-reloc-in-nonalloc" => match value.rsplit_once('=') {
             Some((glob, v)) if !glob.is_empty() && !v.is_empty() => match parse_num(v.trim()) {
+                Some(_) if glob_error(glob).is_some() => p.errors.push(format!("-z dead-reloc-in-nonalloc=: {}: {glob}", glob_error(glob).unwrap_or_default())),
                 Some(n) => c.dead_reloc_in_nonalloc.push((glob.to_string(), n)),
                 None => p.errors.push(format!("-z dead-reloc-in-nonalloc=: expected a non-negative integer, but got '{v}'")),
             },
@@ -1001,23 +1212,54 @@ fn z_keyword_value(p: &mut Gnu, k: &str, key: &str, value: &str) {
             "none" | "warning" | "error" => c.z_cet_report = Some(value.to_string()),
             _ => p.errors.push(format!("unknown -z cet-report= value: {value}")),
         },
-        // lld's default visibility for __start_/__stop_ symbols.
-        "start-stop-visibility" if value == "protected" => {}
-        // Reports for other architectures, or features dtld does not implement.
-        "start-stop-visibility"
-        | "bti-report"
+        // lld's report policies for other targets: refused by check_options unless `none`.
+        "bti-report"
         | "execute-only-report"
-        | "gcs"
         | "gcs-report"
-        | "memtag-mode"
-        | "zicfilp"
-        | "zicfiss"
-        | "zicfilp-report"
-        | "zicfiss-report"
+        | "gcs-report-dynamic"
+        | "pauth-report"
         | "zicfilp-unlabeled-report"
         | "zicfilp-func-sig-report"
-        | "isa-level-report"
-        | "pauth-report" => p.warnings.push(format!("-z {k} is not supported; ignored")),
+        | "zicfiss-report" => {
+            const KEYS: &[&str] = &[
+                "bti-report",
+                "execute-only-report",
+                "gcs-report",
+                "gcs-report-dynamic",
+                "pauth-report",
+                "zicfilp-unlabeled-report",
+                "zicfilp-func-sig-report",
+                "zicfiss-report",
+            ];
+            let key = KEYS.iter().copied().find(|n| *n == key).unwrap_or("bti-report");
+            match value {
+                "none" => p.checks.reports.push((key, "none")),
+                "warning" => p.checks.reports.push((key, "warning")),
+                "error" => p.checks.reports.push((key, "error")),
+                _ => p.errors.push(format!("unknown -z {key}= value: {value}")),
+            }
+        }
+        "gcs" => match value {
+            "implicit" => p.checks.z_gcs = false,
+            "never" | "always" => p.checks.z_gcs = true,
+            _ => p.errors.push(format!("unknown -z gcs= value: {value}")),
+        },
+        "zicfilp" => match value {
+            "implicit" => p.checks.z_zicfilp = false,
+            "unlabeled" | "func-sig" | "never" => p.checks.z_zicfilp = true,
+            _ => p.errors.push(format!("unknown -z zicfilp= value: {value}")),
+        },
+        "zicfiss" => match value {
+            "implicit" => p.checks.z_zicfiss = false,
+            "always" | "never" => p.checks.z_zicfiss = true,
+            _ => p.errors.push(format!("unknown -z zicfiss= value: {value}")),
+        },
+        // lld's default visibility for __start_/__stop_ symbols.
+        "start-stop-visibility" if value == "protected" => {}
+        "start-stop-visibility" => match value {
+            "default" | "internal" | "hidden" => p.warnings.push(format!("-z {k} is not supported; ignored")),
+            _ => p.errors.push(format!("unknown -z start-stop-visibility= value: {value}")),
+        },
         _ => p.warnings.push(format!("unknown -z value: {k}")),
     }
 }
@@ -1378,7 +1620,8 @@ mod tests {
         assert_eq!(warnings(&["--image-base=0x100800", "a.o"]), vec!["--image-base: address isn't multiple of page size: 0x100800"]);
         let c = cfg(&["--start-lib", "a.o", "--end-lib", "b.o"]);
         assert_eq!(c.inputs, vec![InputArg::StartLib, InputArg::File("a.o".into()), InputArg::EndLib, InputArg::File("b.o".into())]);
-        assert_eq!(err(&["--start-lib", "--start-lib", "a.o"]), "nested --start-lib");
+        // lld says both (its group check sees the open --start-lib as a group).
+        assert_eq!(err(&["--start-lib", "--start-lib", "a.o"]), "nested --start-lib\nmay not nest --start-lib in --start-group");
         assert_eq!(err(&["--end-lib", "a.o"]), "stray --end-lib");
         // lld takes --thinlto-cache-policy's value joined or separate.
         assert_eq!(cfg(&["--thinlto-cache-policy", "prune_after=1h", "a.o"]).lto_args, vec!["--thinlto-cache-policy=prune_after=1h"]);

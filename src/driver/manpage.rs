@@ -416,10 +416,13 @@ mod tests {
                 "<level>" => "3".into(),
                 "<N>" => "2".into(),
                 "[=<file>]" => "=list.txt".into(),
-                "<old>;<new>[;<native>]" => "a/;b/;c/".into(),
+                // The third part needs --thinlto-index-only (lld checks it with the command line).
+                "<old>;<new>[;<native>]" => "a/;b/".into(),
                 "<old>;<new>" => ".o;.bc".into(),
                 "<pipeline>" => "default<O2>".into(),
                 "<all|none|file>" => "all".into(),
+                // Checked with the command line now, as lld does.
+                "<policy>" => "prune_after=1h".into(),
                 m => {
                     assert!(m.starts_with('<') && m.ends_with('>'), "{m}");
                     "value".into()

@@ -172,6 +172,9 @@ pub struct Config {
     /// For each `--defsym`: how many input arguments (`-T` scripts included) came before it,
     /// so that it and the scripts' assignments apply in command-line order (lld).
     pub defsym_at: Vec<usize>,
+    /// For each `defsym` after the scripts joined them: where lld says it was written
+    /// (`-defsym:1`, or a script's `file:line`), for `symbol not found`.
+    pub defsym_loc: Vec<String>,
     pub wrap: Vec<String>,
     pub plugin: Option<String>,
     pub plugin_opts: Vec<String>,
@@ -399,6 +402,7 @@ impl Default for Config {
             strip_debug: false,
             defsym: Vec::new(),
             defsym_at: Vec::new(),
+            defsym_loc: Vec::new(),
             wrap: Vec::new(),
             plugin: None,
             plugin_opts: Vec::new(),

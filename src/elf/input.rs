@@ -106,6 +106,11 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
     if l.config.dependent_libraries && !l.config.relocatable {
         l.add_dependent_libraries();
     }
+    // lld's inferMachineType: without -m, the machine comes from an ELF or bitcode input
+    // (archive members count); linker scripts alone do not say it.
+    if l.errors.is_empty() && l.config.emulation.is_none() && l.first_elf.is_none() && !l.files.iter().any(|f| f.kind == FileKind::Bitcode) {
+        l.errors.push("target emulation unknown: -m or at least one .o file required".into());
+    }
     let Loader { files, mut errors, search, entry, externs, output, layout, versions, log, assign_args, .. } = l;
     let mut script = crate::elf::script::ast::LayoutScript::default();
     for c in layout {
@@ -125,7 +130,7 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
                 script.cmds.push(crate::elf::script::ast::SecCmd::Assign(a));
                 continue;
             }
-            assigns.push((assign_args.get(k).copied().unwrap_or(usize::MAX), a.name, text));
+            assigns.push((assign_args.get(k).copied().unwrap_or(usize::MAX), a.name, text, a.pos.to_string()));
         }
     }
     if !errors.is_empty() {
@@ -148,19 +153,19 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
 }
 
 /// Puts a script's plain assignments among the `--defsym`s in command-line order (a later one
-/// wins, as in lld): `assigns` are (input argument index, name, expression).
-fn merge_defsyms(config: &mut Config, assigns: Vec<(usize, String, String)>) {
-    let mut all: Vec<(usize, usize, (String, String))> = Vec::new();
+/// wins, as in lld): `assigns` are (input argument index, name, expression, script position).
+fn merge_defsyms(config: &mut Config, assigns: Vec<(usize, String, String, String)>) {
+    let mut all: Vec<(usize, usize, (String, String), String)> = Vec::new();
     let at = std::mem::take(&mut config.defsym_at);
     for (k, d) in std::mem::take(&mut config.defsym).into_iter().enumerate() {
         // A --defsym after n inputs comes before the scripts of input n.
-        all.push((2 * at.get(k).copied().unwrap_or(0), all.len(), d));
+        all.push((2 * at.get(k).copied().unwrap_or(0), all.len(), d, "-defsym:1".to_string()));
     }
-    for (ai, name, text) in assigns {
-        all.push((2 * ai.min(usize::MAX / 4) + 1, all.len(), (name, text)));
+    for (ai, name, text, pos) in assigns {
+        all.push((2 * ai.min(usize::MAX / 4) + 1, all.len(), (name, text), pos));
     }
-    all.sort_by_key(|&(pos, seq, _)| (pos, seq));
-    config.defsym = all.into_iter().map(|(_, _, d)| d).collect();
+    all.sort_by_key(|&(pos, seq, _, _)| (pos, seq));
+    (config.defsym, config.defsym_loc) = all.into_iter().map(|(_, _, d, loc)| (d, loc)).unzip();
 }
 
 /// The positional state that `--push-state` saves.

@@ -53,6 +53,8 @@ pub struct ParseOpts {
     pub merge: bool,
     /// `-r`: sections the final link consumes (`.deplibs`) are kept as regular ones.
     pub relocatable: bool,
+    /// `-z execstack`: an executable `.note.GNU-stack` is then no error.
+    pub execstack: bool,
 }
 
 pub struct ObjFile {
@@ -464,7 +466,20 @@ fn section_kind(input: &InputFile, opts: ParseOpts, h: &Shdr, name: &[u8], sh_ty
             }
             SecKind::Ignored
         }
-        _ if name == b".note.GNU-stack" => SecKind::Ignored,
+        // lld asks for an executable stack to be said on the command line.
+        _ if name == b".note.GNU-stack" => {
+            if flags & elf::SHF_EXECINSTR as u64 != 0 && !opts.relocatable && !opts.execstack {
+                bail!("{}: requires an executable stack, but -z execstack is not specified", input.name);
+            }
+            SecKind::Ignored
+        }
+        // -fsplit-stack objects: -r cannot say which functions were compiled so (lld).
+        _ if name == b".note.GNU-split-stack" && opts.relocatable => {
+            bail!("{}cannot mix split-stack and non-split-stack in a relocatable link", crate::error::NO_CONTEXT)
+        }
+        // lld's section types: the generic ones it knows, any processor-specific one, OS and
+        // user ones unless marked otherwise; an unknown generic type is refused.
+        t if !known_section_type(t, flags) => bail!("{}:({}): unknown section type 0x{t:x}", input.name, String::from_utf8_lossy(name)),
         _ if name == b".note.gnu.property" => SecKind::Ignored,
         _ if name == b".eh_frame" && sh_type == elf::SHT_PROGBITS || sh_type == elf::SHT_X86_64_UNWIND => SecKind::EhFrame,
         // lld's shouldMerge: non-alloc sections too (`.debug_str`), not empty ones,
@@ -486,6 +501,35 @@ fn section_kind(input: &InputFile, opts: ParseOpts, h: &Shdr, name: &[u8], sh_ty
         _ if name.starts_with(b".gnu.lto_") || name == b".llvm_addrsig" => SecKind::Ignored,
         _ => SecKind::Regular,
     })
+}
+
+/// lld's section types: the generic ones it reads, and its `isKnownSpecificSectionType`.
+fn known_section_type(t: u32, flags: u64) -> bool {
+    const GENERIC: &[u32] = &[
+        elf::SHT_PROGBITS,
+        elf::SHT_NOTE,
+        elf::SHT_NOBITS,
+        elf::SHT_INIT_ARRAY,
+        elf::SHT_FINI_ARRAY,
+        elf::SHT_PREINIT_ARRAY,
+        elf::SHT_NULL,
+        elf::SHT_SYMTAB,
+        elf::SHT_STRTAB,
+        elf::SHT_REL,
+        elf::SHT_RELA,
+        elf::SHT_GROUP,
+        elf::SHT_SYMTAB_SHNDX,
+    ];
+    if GENERIC.contains(&t) {
+        return true;
+    }
+    if (elf::SHT_LOUSER..=elf::SHT_HIUSER).contains(&t) && flags & elf::SHF_ALLOC as u64 == 0 {
+        return true;
+    }
+    if (elf::SHT_LOOS..=elf::SHT_HIOS).contains(&t) && flags & elf::SHF_OS_NONCONFORMING as u64 == 0 {
+        return true;
+    }
+    (elf::SHT_LOPROC..=elf::SHT_HIPROC).contains(&t)
 }
 
 /// A SHT_GROUP section (header `h`, contents `words`): its flag word, its signature (the

@@ -337,9 +337,9 @@ mod tests {
 
     #[test]
     fn response_file_spells_options_as_lld() {
+        // No `-T`: a script that does not exist is an error of the command line (lld's
+        // searchScript); render_spelling covers its spelling.
         let argv: Vec<String> = [
-            "-T",
-            "no/s.t",
             "--version-script=no/v.map",
             "-lc",
             "-znow",
@@ -369,7 +369,7 @@ mod tests {
         assert_eq!(c.chroot.as_deref(), Some(Path::new("/c")));
         assert_eq!(
             response_file(&c),
-            "--chroot .\n--script no/s.t\n--version-script no/v.map\n-l c\n-z now\n--build-id=sha1\n\
+            "--chroot .\n--version-script no/v.map\n-l c\n-z now\n--build-id=sha1\n\
              --build-id=md5\n--Map y.map\n-o p\n\"no/a b.o\"\n--hash-style gnu\n-soname foo\n--entry main\n\
              --lto-O2\n-L no/dir\n--chroot /c\n"
         );

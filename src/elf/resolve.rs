@@ -282,6 +282,9 @@ pub struct Resolved {
     /// `--wrap=foo`: `foo` → `__wrap_foo`, for the references of the object that defines `foo`
     /// (`reloc_target`); empty without `--wrap`.
     pub wrap_redirect: crate::util::fasthash::FastMap<SymbolId, SymbolId>,
+    /// COMDAT group signature → the file whose group was kept (for lld's message about a
+    /// reference into a discarded group).
+    pub comdat_winners: FastMap<&'static [u8], FileId>,
 }
 
 /// A GCC IR visibility (`LDPV_*`: default, protected, internal, hidden) as an ELF `STV_*`.
@@ -426,7 +429,7 @@ impl<'c> Resolver<'c> {
     pub fn start(config: &'c Config, inputs: &'static [InputFile]) -> Result<Resolver<'c>> {
         // Parse every input in parallel: parsing is zero-copy validation, so it is cheap even for
         // archive members that will never be extracted.
-        let opts = ParseOpts { merge: config.opt_level > 0 || config.relocatable, relocatable: config.relocatable };
+        let opts = ParseOpts { merge: config.opt_level > 0 || config.relocatable, relocatable: config.relocatable, execstack: config.z_execstack };
         let claim_gcc = crate::elf::gcc_lto::plugin(config).is_some();
         // Option errors are reported when LTO runs; here they only mean no LLVM to ask.
         let lto_opts = crate::elf::lto::options(config).ok();
@@ -507,6 +510,7 @@ impl<'c> Resolver<'c> {
                 versions: Vec::new(),
                 common_align: Default::default(),
                 wrap_redirect: Default::default(),
+                comdat_winners: Default::default(),
             },
             comdats: FastMap::default(),
             frames: Vec::new(),
@@ -608,7 +612,8 @@ impl<'c> Resolver<'c> {
         let first = self.r.files.len();
         self.lto_first_file = Some(first);
         let objects: Vec<&'static InputFile> = objects.into_iter().map(|o| &*Box::leak(Box::new(o))).collect();
-        let opts = ParseOpts { merge: self.config.opt_level > 0 || self.config.relocatable, relocatable: self.config.relocatable };
+        let opts =
+            ParseOpts { merge: self.config.opt_level > 0 || self.config.relocatable, relocatable: self.config.relocatable, execstack: self.config.z_execstack };
         let wrap = &self.config.wrap;
         let (parsed, names): (Vec<Result<File>>, Vec<FileNames>) = objects
             .par_iter()
@@ -664,6 +669,10 @@ impl<'c> Resolver<'c> {
     /// Final bindings: `--defsym` overrides, unreferenced lazy symbols become undefined.
     pub fn finish(mut self) -> Result<Resolved> {
         let config = self.config;
+        let tls = self.tls_mismatches();
+        if !tls.is_empty() {
+            return Err(Error::many(tls));
+        }
         let mut rs = &mut self;
         // --defsym definitions override whatever the inputs define, as in lld.
         for (name, _) in &config.defsym {
@@ -696,6 +705,7 @@ impl<'c> Resolver<'c> {
         // Symbols of --as-needed libraries that nothing needs are not bound to them (the library is
         // not in DT_NEEDED, so the reference stays an undefined weak one).
         let _ = &mut rs;
+        self.r.comdat_winners = std::mem::take(&mut self.comdats);
         let mut r = self.r;
         // --exclude-libs: definitions from the named archives are not exported; before the
         // versions, which then need not exist for them (lld: `version-exclude-libs.s`).
@@ -1010,9 +1020,14 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
             _ => sym.version = 1,
         }
     }
-    if let Some(s) = script.as_ref().filter(|_| !config.undefined_version) {
+    if let Some(s) = script.as_ref() {
         let names: Vec<&'static [u8]> = r.symbols.iter().filter(|s| defined(s.def) || matches!(s.def, Def::Lazy(_)) || reserved(s)).map(|s| s.name).collect();
-        errors.extend(s.undefined_version_errors(names));
+        for w in s.reassign_warnings(names.iter().copied()) {
+            config.diag.warn(&w);
+        }
+        if !config.undefined_version {
+            errors.extend(s.undefined_version_errors(names));
+        }
     }
     if !errors.is_empty() {
         return Err(Error::many(errors));
@@ -1558,6 +1573,31 @@ impl<'c> Resolver<'c> {
                 }
             }
         }
+    }
+
+    /// lld's postParse check: a TLS definition meets a non-TLS symbol (a definition or a typed
+    /// reference) of the same name in a loaded object, in the order the objects joined.
+    fn tls_mismatches(&self) -> Vec<String> {
+        let r = &self.r;
+        let tls_file = |id: SymbolId| match r.symbols[id].def {
+            Def::Defined(df, i) | Def::Common(df, i) => (r.obj(df).symbols[i].st_type() == elf::STT_TLS).then_some(df),
+            _ => None,
+        };
+        let mut out = Vec::new();
+        for &f in &r.load_order {
+            let File::Obj(o) = &r.files[f] else { continue };
+            for (k, s) in o.symbols.iter().skip(o.first_global).enumerate() {
+                if matches!(s.st_type(), elf::STT_TLS | elf::STT_NOTYPE) {
+                    continue;
+                }
+                let Some(&id) = r.sym_ids[f].get(k) else { continue };
+                if let Some(df) = tls_file(id) {
+                    let name = crate::elf::diag::demangle(r.symbols[id].name);
+                    out.push(format!("TLS attribute mismatch: {name}\n>>> in {}\n>>> in {}", r.inputs[df].name, r.inputs[f].name));
+                }
+            }
+        }
+        out
     }
 
     /// Two absolute definitions of the same value are no conflict (lld, for GNU ld

@@ -198,6 +198,44 @@ struct Parser<'t> {
     depth: usize,
 }
 
+/// The BFD names lld's `OUTPUT_FORMAT` knows (its `parseBfdName`), with `-freebsd` or not.
+fn known_bfd_name(name: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "binary",
+        "elf32-i386",
+        "elf32-avr",
+        "elf32-iamcu",
+        "elf32-littlearm",
+        "elf32-bigarm",
+        "elf32-x86-64",
+        "elf64-aarch64",
+        "elf64-littleaarch64",
+        "elf64-bigaarch64",
+        "elf32-powerpc",
+        "elf32-powerpcle",
+        "elf64-powerpc",
+        "elf64-powerpcle",
+        "elf64-x86-64",
+        "elf32-tradbigmips",
+        "elf32-bigmips",
+        "elf32-ntradbigmips",
+        "elf32-tradlittlemips",
+        "elf32-ntradlittlemips",
+        "elf64-tradbigmips",
+        "elf64-tradlittlemips",
+        "elf32-littleriscv",
+        "elf64-littleriscv",
+        "elf64-sparc",
+        "elf32-msp430",
+        "elf32-loongarch",
+        "elf64-loongarch",
+        "elf64-s390",
+        "elf32-hexagon",
+        "elf32-littlehexagon",
+    ];
+    NAMES.contains(&name.strip_suffix("-freebsd").unwrap_or(name))
+}
+
 /// Layout commands, parsed by `script::parse`.
 const LAYOUT: &[&str] = &[
     "SECTIONS",
@@ -298,16 +336,25 @@ impl<'t> Parser<'t> {
                 }
                 "OUTPUT_FORMAT" => {
                     self.expect("(")?;
-                    self.next()?;
-                    let t2 = self.next()?;
-                    if !t2.is(")") {
-                        if !t2.is(",") {
-                            return Err(self.err_at(&t2, &format!(", expected, but got {}", t2.text)));
+                    let name = self.next()?;
+                    let mut last = self.next()?;
+                    if !last.is(")") {
+                        if !last.is(",") {
+                            return Err(self.err_at(&last, &format!(", expected, but got {}", last.text)));
                         }
                         self.next()?;
                         self.expect(",")?;
                         self.next()?;
-                        self.expect(")")?;
+                        last = self.next()?;
+                        if !last.is(")") {
+                            return Err(self.err_at(&last, &format!(") expected, but got {}", last.text)));
+                        }
+                    }
+                    // lld's parseBfdName: an unknown name is refused (-EB/-EL, which pick another
+                    // of the three names, are not dtld options).
+                    let bfd = name.text.trim_matches('"');
+                    if !known_bfd_name(bfd) {
+                        return Err(self.err_at(&last, &format!("unknown output format name: {bfd}")));
                     }
                 }
                 "OUTPUT_ARCH" => {
@@ -315,7 +362,12 @@ impl<'t> Parser<'t> {
                     while !self.next()?.is(")") {}
                 }
                 "TARGET" => {
-                    self.paren_name()?;
+                    // lld: TARGET(elf...) or TARGET(binary), as --format.
+                    let t = self.paren_name()?;
+                    if !t.starts_with("elf") && t != "binary" {
+                        let close = self.toks[self.pos - 1].clone();
+                        return Err(self.err_at(&close, &format!("unknown target: {t}")));
+                    }
                 }
                 "SEARCH_DIR" => {
                     let d = self.paren_name()?;

@@ -73,6 +73,16 @@ pub fn section_order(l: &Layout, path: &std::path::Path) -> Result<HashMap<Sec, 
             Def::Shared(f, _) if warn => {
                 l.config.diag.warn(&format!("{}: unable to order shared symbol: {}", r.inputs[f].name, String::from_utf8_lossy(s.name)))
             }
+            // lld names the file that referred to it first (none when unresolved symbols are
+            // ignored, as it then reports no undefined symbol either).
+            Def::Undefined if warn && !l.config.unresolved_ignored() => {
+                let first = r
+                    .objects_in_load_order()
+                    .find(|(g, o)| (o.first_global..o.symbols.len()).any(|k| r.global_of(*g, k).is_some_and(|id| std::ptr::eq(&r.symbols[id], s))));
+                if let Some((g, _)) = first {
+                    l.config.diag.warn(&format!("{}: unable to order undefined symbol: {}", r.inputs[g].name, String::from_utf8_lossy(s.name)));
+                }
+            }
             _ => {}
         }
     }

@@ -116,6 +116,8 @@ struct Tok {
     /// Raw token text; quoted tokens keep their quotes.
     text: String,
     line: u32,
+    /// lld's context lines for an error at this token: `\n>>> <line>\n>>> <caret>`.
+    ctx: String,
 }
 
 /// Characters that may form an unquoted token (lld's `State::Script` set).
@@ -205,7 +207,12 @@ fn tokenize(text: &str, file: &str) -> (Vec<Tok>, Option<String>) {
         };
         let end = (start + len).min(b.len());
         let s = text.get(start..end).map(str::to_string).unwrap_or_else(|| String::from_utf8_lossy(&b[start..end]).into_owned());
-        toks.push(Tok { text: s, line: tok_line });
+        let line_start = b[..start].iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1);
+        let line_end = b[start..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| start + p);
+        let line_text = String::from_utf8_lossy(&b[line_start..line_end]).trim_end_matches('\r').to_string();
+        let col = String::from_utf8_lossy(&b[line_start..start]).chars().count();
+        let ctx = format!("\n>>> {line_text}\n>>> {}^", " ".repeat(col));
+        toks.push(Tok { text: s, line: tok_line, ctx });
         i = end;
     }
 }
@@ -229,15 +236,22 @@ struct Parser<'a> {
     file: &'a str,
     /// Line of the last consumed token (lld's `prevTokLine`); errors are reported there.
     prev_line: u32,
+    /// The last consumed token's context lines (lld's `setError` shows them).
+    prev_ctx: String,
 }
 
 impl<'a> Parser<'a> {
     fn new(text: &str, file: &'a str) -> Self {
         let (toks, lex_err) = tokenize(text, file);
-        Parser { toks, pos: 0, lex_err, file, prev_line: 1 }
+        Parser { toks, pos: 0, lex_err, file, prev_line: 1, prev_ctx: String::new() }
     }
 
     fn err(&self, msg: &str) -> String {
+        format!("{}:{}: {}{}", self.file, self.prev_line, msg, self.prev_ctx)
+    }
+
+    /// An error lld reports without context lines (at the end of the input).
+    fn err_plain(&self, msg: &str) -> String {
         format!("{}:{}: {}", self.file, self.prev_line, msg)
     }
 
@@ -257,6 +271,7 @@ impl<'a> Parser<'a> {
         match self.toks.get(self.pos) {
             Some(t) => {
                 self.prev_line = t.line;
+                self.prev_ctx = t.ctx.clone();
                 self.pos += 1;
                 Ok(t.text.clone())
             }
@@ -281,7 +296,7 @@ impl<'a> Parser<'a> {
             return Ok(());
         }
         if tok.is_empty() {
-            Err(self.err("unexpected EOF"))
+            Err(self.err_plain("unexpected EOF"))
         } else {
             Err(self.err(&format!("{s} expected, but got {tok}")))
         }
@@ -294,7 +309,7 @@ impl<'a> Parser<'a> {
             return Ok(None);
         }
         if tok.is_empty() {
-            return Err(self.err("unexpected EOF"));
+            return Err(self.err_plain("unexpected EOF"));
         }
         Ok(Some(tok))
     }
@@ -929,6 +944,39 @@ impl VersionScript {
         Vec::new()
     }
 
+    /// lld's `attempt to reassign symbol` warnings (assignExactVersion): an exact pattern
+    /// naming a `defined` symbol that an earlier version (or scope) already took, in lld's
+    /// order (each version's globals, then its locals).
+    pub fn reassign_warnings<'n>(&self, defined: impl IntoIterator<Item = &'n [u8]>) -> Vec<String> {
+        let (anon_locals, anon_globals) = anon_patterns(&self.versions);
+        let defs = lld_defs(&self.versions, &anon_locals, &anon_globals);
+        let keys: std::collections::HashSet<Vec<u8>> = defined.into_iter().map(|n| table_key(n).to_vec()).collect();
+        let mut assigned: std::collections::HashMap<&str, String> = std::collections::HashMap::new();
+        let mut out = Vec::new();
+        for d in &defs {
+            for (pats, is_local) in [(d.non_local, false), (d.local, true)] {
+                for p in pats.iter().filter(|p| p.kind == PatternKind::Exact && p.lang != Lang::Cxx) {
+                    if !keys.contains(p.text.as_bytes()) {
+                        continue;
+                    }
+                    let label = match (is_local, d.id) {
+                        (true, _) | (false, VersionAssign::Local) => "VER_NDX_LOCAL".to_string(),
+                        (false, VersionAssign::Global) => "VER_NDX_GLOBAL".to_string(),
+                        (false, VersionAssign::Named(_)) => format!("version '{}'", d.name),
+                    };
+                    match assigned.get(p.text.as_str()) {
+                        None => {
+                            assigned.insert(p.text.as_str(), label);
+                        }
+                        Some(old) if *old != label => out.push(format!("attempt to reassign symbol '{}' of {old} to {label}", p.text)),
+                        Some(_) => {}
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// lld's `--no-undefined-version` check (its default): one message per exact pattern that
     /// matches none of the `defined` symbol names (as `pattern` or `pattern@VERSION`), in lld's
     /// order, e.g. "version script assignment of 'V1' to symbol 'foo' failed: symbol not
@@ -1144,8 +1192,11 @@ mod tests {
         assert!(m.matches(b"b@V1"));
         assert!(!m.matches(b"b@@V1"));
         assert!(m.matches(b"a@@V1"));
-        assert_eq!(parse_dynamic_list("{ local: a; };", "d.list").unwrap_err(), "d.list:1: \"local:\" scope not supported in --dynamic-list");
-        assert_eq!(parse_dynamic_list("{ a; };\nx", "d.list").unwrap_err(), "d.list:1: EOF expected, but got x");
+        assert_eq!(
+            parse_dynamic_list("{ local: a; };", "d.list").unwrap_err(),
+            "d.list:1: \"local:\" scope not supported in --dynamic-list\n>>> { local: a; };\n>>>              ^"
+        );
+        assert_eq!(parse_dynamic_list("{ a; };\nx", "d.list").unwrap_err(), "d.list:1: EOF expected, but got x\n>>> { a; };\n>>>       ^");
         assert_eq!(parse_dynamic_list("{ a; }", "d.list").unwrap_err(), "d.list:1: unexpected EOF");
         assert_eq!(parse_dynamic_list("", "d.list").unwrap_err(), "d.list:1: unexpected EOF");
         assert_eq!(parse_dynamic_list("{ a[; };", "d.list").unwrap_err(), "d.list:1: invalid glob pattern, unmatched '[': a[");
@@ -1349,9 +1400,9 @@ mod tests {
 
     #[test]
     fn error_missing_semicolon() {
-        assert_eq!(perr("VER_1 {\n  global:\n    foo\n};\n"), "t.map:4: ; expected, but got }");
-        assert_eq!(perr("V1 { a; } V0 V2;"), "t.map:1: ; expected, but got V2");
-        assert_eq!(perr("{ extern \"C++\" { a; b; } }"), "t.map:1: ; expected, but got }");
+        assert_eq!(perr("VER_1 {\n  global:\n    foo\n};\n"), "t.map:4: ; expected, but got }\n>>> };\n>>> ^");
+        assert_eq!(perr("V1 { a; } V0 V2;"), "t.map:1: ; expected, but got V2\n>>> V1 { a; } V0 V2;\n>>>              ^");
+        assert_eq!(perr("{ extern \"C++\" { a; b; } }"), "t.map:1: ; expected, but got }\n>>> { extern \"C++\" { a; b; } }\n>>>                          ^");
     }
 
     #[test]
@@ -1366,18 +1417,21 @@ mod tests {
 
     #[test]
     fn error_unknown_token() {
-        assert_eq!(perr("V1 ( a; };"), "t.map:1: { expected, but got (");
-        assert_eq!(perr("V1 {\n extern \"Java\" { a; };\n};"), "t.map:2: Unknown language");
+        assert_eq!(perr("V1 ( a; };"), "t.map:1: { expected, but got (\n>>> V1 ( a; };\n>>>    ^");
+        assert_eq!(perr("V1 {\n extern \"Java\" { a; };\n};"), "t.map:2: Unknown language\n>>>  extern \"Java\" { a; };\n>>>         ^");
         assert_eq!(perr("}"), "t.map:1: EOF expected, but got }");
         // lld has no "unknown directive" in version scripts: a stray word is a version name.
         assert_eq!(perr("x"), "t.map:1: unexpected EOF");
-        assert_eq!(perr("{ a; };\nV1 { b; };"), "t.map:1: EOF expected, but got V1");
+        assert_eq!(perr("{ a; };\nV1 { b; };"), "t.map:1: EOF expected, but got V1\n>>> { a; };\n>>>       ^");
     }
 
     #[test]
     fn error_two_anonymous_versions() {
-        assert_eq!(perr("{ a; };\n{ b; };"), "t.map:1: EOF expected, but got {");
-        assert_eq!(perr("V1 { a; };\n{ b; };"), "t.map:2: anonymous version definition is used in combination with other version definitions");
+        assert_eq!(perr("{ a; };\n{ b; };"), "t.map:1: EOF expected, but got {\n>>> { a; };\n>>>       ^");
+        assert_eq!(
+            perr("V1 { a; };\n{ b; };"),
+            "t.map:2: anonymous version definition is used in combination with other version definitions\n>>> { b; };\n>>> ^"
+        );
     }
 
     #[test]
@@ -1386,7 +1440,7 @@ mod tests {
         assert_eq!(perr("/* x"), "t.map:1: unclosed comment in a linker script");
         assert_eq!(perr("V1 {\n\n  \"foo;\n};"), "t.map:3: unclosed quote");
         // An earlier syntax error wins over a later lexing error, as in lld's lazy lexer.
-        assert_eq!(perr("V1 { a }\n\"oops"), "t.map:1: ; expected, but got }");
+        assert_eq!(perr("V1 { a }\n\"oops"), "t.map:1: ; expected, but got }\n>>> V1 { a }\n>>>        ^");
     }
 
     #[test]

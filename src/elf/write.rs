@@ -703,6 +703,32 @@ fn nonalloc_local<'l>(
 /// folded): the tombstone where there is one, else S + A as the kind says.
 fn write_nonalloc(l: &Layout, site: &Site, dead: bool, tombstone: Option<u64>, dst: &mut [u8], errs: &mut Vec<String>) {
     let Site { r_type, info, off, p, a, t, sa, .. } = *site;
+    // lld's relocateNonAlloc: absolute values only. A PC-relative one is resolved as if the
+    // section were at address 0 (GNU ld does so), with a warning; anything else is an error.
+    if !matches!(info.kind, RelKind::None | RelKind::Abs | RelKind::DtpOff | RelKind::Size | RelKind::RelGotBase) {
+        let o = l.obj(site.f);
+        let name = match t {
+            Target::Global(id) => crate::elf::diag::demangle(l.r.symbols[id].name),
+            Target::Local(g, i) => {
+                let og = l.r.obj(g);
+                if og.symbols[i as usize].st_type() == elf::STT_SECTION {
+                    String::new()
+                } else {
+                    crate::elf::diag::demangle(og.sym_name(i as usize))
+                }
+            }
+        };
+        let msg = format!(
+            "{}: has non-ABS relocation {} against symbol '{name}'",
+            crate::elf::diag::reloc_location(o, site.s as usize, off as u64),
+            arch::rel_name(r_type)
+        );
+        if info.kind != RelKind::Pc {
+            errs.push(msg);
+            return;
+        }
+        l.config.diag.warn(&msg);
+    }
     if dead && matches!(info.kind, RelKind::Abs | RelKind::DtpOff) {
         if let Some(tomb) = tombstone {
             let v = if r_type == arch::r::R32 { tomb & 0xffff_ffff } else { tomb };

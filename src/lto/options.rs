@@ -198,7 +198,7 @@ fn parse_jobs(opt: &str, v: &str) -> Result<Option<usize>> {
     // lld also accepts `heavyweight`-style strategies; a plain number is what users write.
     match v.parse::<usize>() {
         Ok(n) => Ok(Some(n)),
-        Err(_) => crate::bail!("{opt}: expected a positive integer or 'all', but got '{v}'"),
+        Err(_) => crate::bail!("{opt}: invalid job count: {v}"),
     }
 }
 
@@ -210,6 +210,45 @@ fn parse_level(arg: &str, v: &str, max: u32) -> Result<u32> {
         Ok(n) => crate::bail!("invalid optimization level for LTO: {}", n as u32),
         Err(_) => crate::bail!("{arg}: number expected, but got '{v}'"),
     }
+}
+
+/// LLVM's `parseCachePruningPolicy` checks, with its words: `key=value` pairs joined by `:`.
+fn check_cache_policy(policy: &str) -> std::result::Result<(), String> {
+    let duration = |d: &str| -> std::result::Result<(), String> {
+        if d.is_empty() {
+            return Err("Duration must not be empty".into());
+        }
+        let (num, unit) = d.split_at(d.len() - 1);
+        if !matches!(unit, "s" | "m" | "h") {
+            return Err(format!("'{d}' must end with one of 's', 'm' or 'h'"));
+        }
+        num.parse::<u64>().map(|_| ()).map_err(|_| format!("'{num}' not an integer"))
+    };
+    for entry in policy.split(':').filter(|e| !e.is_empty()) {
+        let (key, value) = entry.split_once('=').unwrap_or((entry, ""));
+        match key {
+            "prune_interval" | "prune_after" => duration(value)?,
+            "cache_size" => {
+                let Some(pct) = value.strip_suffix('%') else {
+                    return Err(format!("'{value}' must be a percentage"));
+                };
+                match pct.parse::<u64>() {
+                    Ok(n) if n <= 100 => {}
+                    Ok(_) => return Err(format!("'{pct}' must be between 0 and 100")),
+                    Err(_) => return Err(format!("'{pct}' not an integer")),
+                }
+            }
+            "cache_size_bytes" => {
+                let digits = value.trim_end_matches(['k', 'K', 'm', 'M', 'g', 'G']);
+                digits.parse::<u64>().map_err(|_| format!("'{digits}' not an integer"))?;
+            }
+            "cache_size_files" => {
+                value.parse::<u64>().map_err(|_| format!("'{value}' not an integer"))?;
+            }
+            _ => return Err(format!("Unknown key: '{key}'")),
+        }
+    }
+    Ok(())
 }
 
 impl LtoOptions {
@@ -242,6 +281,17 @@ impl LtoOptions {
                 errors.extend(e.messages);
             }
         }
+        // lld's readConfigs checks on the ThinLTO index options.
+        if o.emit_index_files && !o.index_only {
+            if o.object_suffix_replace.is_some() {
+                errors.push("--thinlto-object-suffix-replace is not supported with --thinlto-emit-index-files".into());
+            } else if o.prefix_replace.is_some() {
+                errors.push("--thinlto-prefix-replace is not supported with --thinlto-emit-index-files".into());
+            }
+        }
+        if o.prefix_replace.as_ref().is_some_and(|p| !p.2.is_empty()) && o.index_only_file.is_none() {
+            errors.push("--thinlto-prefix-replace=old_dir;new_dir;obj_dir must be used with --thinlto-index-only=".into());
+        }
         if is_llvm_plugin {
             for v in plugin_opts {
                 if let Err(e) = o.apply_plugin_opt(v) {
@@ -271,10 +321,22 @@ impl LtoOptions {
         let v = || value.unwrap_or("").to_string();
         match (name, value) {
             (n, None) if n.starts_with("lto-O") => self.opt_level = parse_level(spelled, &n[5..], 3)?,
-            (n, None) if n.starts_with("lto-CGO") => self.cg_opt_level = Some(parse_level(spelled, &n[7..], 3)?),
-            ("thinlto-jobs", Some(j)) => self.jobs = parse_jobs(spelled, j)?,
+            (n, None) if n.starts_with("lto-CGO") => {
+                // lld: any number is read, and one LLVM has no code generation level for fails.
+                let level = parse_level(spelled, &n[7..], u32::MAX)?;
+                if level > 3 {
+                    crate::bail!("invalid codegen optimization level for LTO: {level}");
+                }
+                self.cg_opt_level = Some(level);
+            }
+            ("thinlto-jobs", Some(j)) => self.jobs = parse_jobs("--thinlto-jobs", j)?,
             ("thinlto-cache-dir", Some(_)) => self.cache_dir = Some(PathBuf::from(v())),
-            ("thinlto-cache-policy", Some(_)) => self.cache_policy = Some(v()),
+            ("thinlto-cache-policy", Some(p)) => {
+                if let Err(e) = check_cache_policy(p) {
+                    crate::bail!("--thinlto-cache-policy: invalid cache policy: {e}");
+                }
+                self.cache_policy = Some(v());
+            }
             ("thinlto-index-only", None) => self.index_only = true,
             ("thinlto-index-only", Some(f)) => {
                 self.index_only = true;
@@ -290,7 +352,19 @@ impl LtoOptions {
                 let p = split_semicolon("--thinlto-object-suffix-replace=", p, 2)?;
                 self.object_suffix_replace = Some((p[0].clone(), p[1].clone()));
             }
-            ("save-temps", _) => self.save_temps = true,
+            ("save-temps", None) => self.save_temps = true,
+            ("save-temps", Some(v)) => {
+                // lld's list of what --save-temps= can name.
+                const VALUES: &[&str] = &["resolution", "preopt", "promote", "internalize", "import", "opt", "precodegen", "prelink", "combinedindex"];
+                if !VALUES.contains(&v) {
+                    crate::bail!("unknown --save-temps value: {v}");
+                }
+                self.save_temps = true;
+            }
+            // --lto=thin|full pick the LTO kind of unified modules, which dtld does not choose.
+            ("lto", Some("default")) => {}
+            ("lto", Some("thin" | "full")) => self.dropped.push((spelled.to_string(), true)),
+            ("lto", Some(m)) => crate::bail!("unknown LTO mode: {m}"),
             ("lto-obj-path", Some(_)) => self.obj_path = Some(PathBuf::from(v())),
             ("lto-partitions", Some(p)) => {
                 self.partitions = match p.parse::<u32>() {
@@ -416,7 +490,7 @@ impl LtoOptions {
         let spelled = format!("--plugin-opt={v}");
         match (name, value) {
             ("mcpu", Some(c)) => self.mcpu = Some(c.to_string()),
-            ("jobs", Some(j)) => self.jobs = parse_jobs("-plugin-opt=jobs=", j)?,
+            ("jobs", Some(j)) => self.jobs = parse_jobs("--thinlto-jobs", j)?,
             ("thinlto", None) => {}
             ("cache-dir", Some(d)) => self.cache_dir = Some(PathBuf::from(d)),
             ("cache-policy", Some(p)) => self.cache_policy = Some(p.to_string()),

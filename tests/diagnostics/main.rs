@@ -1,14 +1,32 @@
-//! Why this exists: the differential fixtures compare only the first line of an error, and only
-//! links both linkers refuse; this compares lld's *verdicts*. lld's diagnostics carry their most
-//! useful part after the first line: the source line from DWARF (`>>> referenced by main.c:7`),
-//! the definition (`>>> defined in libp.so`), the spell corrector's `>>> did you mean`. And the
-//! worst bug a linker can have is to link what lld refuses. Each trial builds real objects with
-//! clang-22 (`-g`, DWARF 4 and 5, `-ffunction-sections`, non-PIC code against a library), links
-//! them with dtld and with ld.lld-22, and requires the same verdict (the one the case states for
-//! lld: error, warning or success), the same exit status, the whole stderr the same (but for
-//! the program name and the scratch directory), and no output file after an error.
+//! Why this exists: the worst bug a linker can have is to link what lld refuses, and the next
+//! worst is to refuse in other words. docs/diagnostics.md lists every error and warning ld.lld 22
+//! (x86-64 ELF) and lld-link 22 (x86-64 COFF) can give; this target holds one differential trial
+//! per diagnostic that can arise, and checks the catalogue against the trials.
+//!
+//! Each trial builds real inputs (C or C++ compiled by clang-22 where a compiler can produce
+//! the situation, assembly only where it cannot, linker scripts and other text files as
+//! written), links them with dtld and with the reference (ld.lld-22, or lld-link-22 for COFF
+//! cases, dtld then being run as `lld-link` through a symlink: it picks its flavour from its
+//! program name), and requires the same verdict (the one the case states for lld: error,
+//! warning or success), the same exit status, the whole stderr the same (but for the program
+//! name and the scratch directory), and no output file after an error. The trial also checks
+//! that lld's stderr still holds the words docs/diagnostics.md records for the rows naming the
+//! case, and the `catalogue` trial that every `tested` row names a case that exists, that every
+//! case is named by a row, and that the summary's counts are right.
+//!
+//! The cases are split by area: `elf_driver.rs` (command line), `elf_input.rs` (input files),
+//! `elf_symbols.rs` (resolution, versions), `elf_relocs.rs` (relocations, layout, writing),
+//! `elf_script.rs` (linker scripts), `coff.rs` (lld-link and the MinGW driver).
 //!
 //! Knobs: `DTLD` (linker under test), `DTLD_HARNESS_KEEP=1` (keep trial directories).
+
+mod catalogue;
+mod coff;
+mod elf_driver;
+mod elf_input;
+mod elf_relocs;
+mod elf_script;
+mod elf_symbols;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -18,256 +36,68 @@ use std::sync::Arc;
 use dtld_tests::{find_dtld, fresh_dir, lock_target_subdir, run_tool, run_tool_ok, target_dir, CLANG, LLD};
 use libtest_mimic::{Arguments, Failed, Trial};
 
+/// The reference for lld-link cases.
+const LLD_LINK: &str = "lld-link-22";
+
 struct Ctx {
     dtld: PathBuf,
+    /// A directory holding `lld-link`, a symlink to dtld (its COFF flavour).
+    lld_link_dir: PathBuf,
     root: PathBuf,
     keep: bool,
 }
 
-/// One trial: sources (name, text) compiled with their flags, then a link with `args`
-/// (`$DIR` is the trial directory; objects are named after their sources).
-struct Case {
-    name: &'static str,
-    sources: &'static [(&'static str, &'static str, &'static [&'static str])],
-    /// A shared library built first with ld.lld-22: (name, source, flags).
-    library: Option<(&'static str, &'static str)>,
-    args: &'static [&'static str],
-    /// What ld.lld-22 does with it (checked: a case lld no longer treats so is a trial bug).
-    lld: Verdict,
+/// Which command line the case speaks.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Flavor {
+    /// ld.lld (and dtld as `dtld`); sources compiled for x86_64-linux-gnu. `-m i386pep`
+    /// selects lld's MinGW driver here too.
+    Elf,
+    /// lld-link (and dtld as `lld-link`); sources compiled for x86_64-pc-windows-msvc.
+    Coff,
 }
 
+/// One trial: sources (name, text, compiler flags) written to the trial directory and compiled
+/// when they are C, C++ or assembly (`.c`, `.cc`, `.s`; objects are named after their sources),
+/// written as they are otherwise (linker scripts, version scripts, lists); then the `prep`
+/// commands; then a link with `args` (and `-o out-<who>` / `/out:out-<who>.exe` unless
+/// `output` is false).
+#[derive(Clone, Copy)]
+pub struct Case {
+    pub name: &'static str,
+    pub flavor: Flavor,
+    pub sources: &'static [(&'static str, &'static str, &'static [&'static str])],
+    /// A shared library built first with ld.lld-22 from C: (name, source).
+    pub library: Option<(&'static str, &'static str)>,
+    /// Commands run in the trial directory before the link (`llvm-ar-22 rc libx.a x.o`).
+    pub prep: &'static [&'static [&'static str]],
+    pub args: &'static [&'static str],
+    /// Append the output option.
+    pub output: bool,
+    /// What the reference does with it (checked: a case the reference no longer treats so is a
+    /// trial bug).
+    pub lld: Verdict,
+}
+
+/// The defaults a case's table row starts from (`..D`).
+pub const D: Case = Case { name: "", flavor: Flavor::Elf, sources: &[], library: None, prep: &[], args: &[], output: true, lld: Verdict::Error };
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Verdict {
+pub enum Verdict {
     /// Exit 1 with an error.
     Error,
     /// Exit 0 with a warning.
     Warning,
+    /// Exit 0 without a diagnostic.
+    Success,
 }
-use Verdict::{Error, Warning};
 
-/// A native x86-64 object and an AArch64 ThinLTO bitcode file.
-const OTHER_MACHINE: &[(&str, &str, &[&str])] = &[
-    ("main.c", "int arm_fn(void);\nint main(void) { return 0; }\n", &[]),
-    ("arm.c", "int arm_fn(void) { return 1; }\n", &["--target=aarch64-linux-gnu", "-flto=thin"]),
-];
+/// `_start` in C: the input most command-line cases need (any linkable object).
+pub const START: &[(&str, &str, &[&str])] = &[("start.c", "void _start(void) {}\n", &[])];
 
-const CASES: &[Case] = &[
-    // Bitcode for another machine: refused when the file is parsed, as lld does (dtld's thin
-    // link registers only LLVM's X86 target), named against the emulation or the first ELF file.
-    Case { name: "bitcode-other-machine-emulation", sources: OTHER_MACHINE, library: None, args: &["-m", "elf_x86_64", "main.o", "arm.o"], lld: Error },
-    Case { name: "bitcode-other-machine-first-file", sources: OTHER_MACHINE, library: None, args: &["main.o", "arm.o"], lld: Error },
-    // --warn-backrefs: main.o refers to foo, which only a --start-lib object named before it
-    // defines (GNU ld would not find it); --fatal-warnings makes the warning fail the link.
-    Case {
-        name: "warn-backrefs-start-lib",
-        sources: &[("main.c", "int foo(void);\nint main(void) { return foo(); }\n", &[]), ("foo.c", "int foo(void) { return 0; }\n", &[])],
-        library: None,
-        args: &["-e", "main", "--fatal-warnings", "--warn-backrefs", "--start-lib", "foo.o", "--end-lib", "main.o"],
-        lld: Error,
-    },
-    Case {
-        name: "undefined-dwarf5-function-sections",
-        sources: &[(
-            "main.c",
-            "int missing_fn(int);\nint helper(int x) {\n  return missing_fn(x) + 1;\n}\nint main(void) {\n  return missing_fn(2);\n}\n",
-            &["-g", "-gdwarf-5", "-ffunction-sections", "-O1"],
-        )],
-        library: None,
-        args: &["main.o"],
-        lld: Error,
-    },
-    Case {
-        name: "undefined-dwarf4-variable",
-        sources: &[("main.c", "extern int missing_var;\nint *p = &missing_var;\nint main(void) { return *p; }\n", &["-g", "-gdwarf-4"])],
-        library: None,
-        args: &["main.o"],
-        lld: Error,
-    },
-    Case {
-        name: "duplicate-variable-and-function",
-        sources: &[
-            ("a.c", "int shared_counter = 1;\nint twice(void) { return 2; }\nint main(void) { return twice(); }\n", &["-g"]),
-            ("b.c", "\n\nint shared_counter = 2;\nint twice(void) {\n  return 3;\n}\n", &["-g"]),
-        ],
-        library: None,
-        args: &["a.o", "b.o"],
-        lld: Error,
-    },
-    Case {
-        name: "spell-corrector",
-        sources: &[
-            ("a.c", "int compute_total(int);\nint main(void) { return compute_total(1); }\n", &["-g"]),
-            ("b.c", "int compute_totals(int x) { return x; }\n", &[]),
-        ],
-        library: None,
-        args: &["a.o", "b.o"],
-        lld: Error,
-    },
-    Case {
-        name: "protected-data-copy",
-        sources: &[("main.c", "extern int prot_var;\nint main(void) {\n  return prot_var;\n}\n", &["-g", "-fno-pic"])],
-        library: Some(("libp.so", "__attribute__((visibility(\"protected\"))) int prot_var = 3;\n")),
-        args: &["-no-pie", "main.o", "libp.so"],
-        lld: Error,
-    },
-    Case {
-        name: "protected-function-address",
-        sources: &[(
-            "main.c",
-            "void prot_fn(void);\nvoid *addr(void) {\n  return (void *)prot_fn;\n}\nint main(void) { return addr() != 0; }\n",
-            &["-g", "-fno-pic"],
-        )],
-        library: Some(("libp.so", "__attribute__((visibility(\"protected\"))) void prot_fn(void) {}\n")),
-        args: &["-no-pie", "main.o", "libp.so"],
-        lld: Error,
-    },
-    Case {
-        name: "pic-error-in-shared",
-        sources: &[("lib.c", "int global_data = 5;\nint get(void) {\n  return global_data;\n}\n", &["-g", "-fno-pic", "-mcmodel=small"])],
-        library: None,
-        args: &["-shared", "lib.o"],
-        lld: Error,
-    },
-    Case {
-        name: "cxx-no-demangle",
-        sources: &[
-            ("a.cc", "int twice(int x) { return 2 * x; }\nint main() { return twice(1); }\n", &["-g"]),
-            ("b.cc", "double scale(double);\nint twice(int x) {\n  return (int)scale(x);\n}\n", &["-g", "-O1"]),
-        ],
-        library: None,
-        args: &["--no-demangle", "a.o", "b.o"],
-        lld: Error,
-    },
-    Case {
-        name: "cxx-demangle-default",
-        sources: &[
-            ("a.cc", "namespace geo { double area(double r); }\nint main() { return (int)geo::area(2.0); }\n", &["-g"]),
-            ("b.cc", "namespace geo { double area(float r) { return r * r; } }\n", &[]),
-        ],
-        library: None,
-        args: &["--demangle", "a.o", "b.o"],
-        lld: Error,
-    },
-    Case {
-        // lld checks the map file can be written before it resolves anything: the undefined
-        // symbol is never reported.
-        name: "unwritable-map-before-undefined",
-        sources: &[("main.c", "int missing_fn(void);\nint main(void) { return missing_fn(); }\n", &["-g"])],
-        library: None,
-        args: &["-Map=no-such-dir/out.map", "main.o"],
-        lld: Error,
-    },
-    Case {
-        name: "version-script-not-found",
-        sources: &[("main.c", "int main(void) { return 0; }\n", &[])],
-        library: None,
-        args: &["-L.", "--version-script=exports.map", "main.o"],
-        lld: Error,
-    },
-    Case {
-        // A reference past the end of a mergeable section from a non-allocated one: lld finds
-        // it while writing, as dtld's writer does.
-        name: "merge-offset-from-non-alloc",
-        sources: &[(
-            "start.s",
-            ".globl _start\n_start: ret\n.section .mystr,\"MS\",@progbits,1\n.asciz \"abc\"\n.section .myinfo,\"\",@progbits\n.long .mystr + 2\n.long .mystr + 100\n",
-            &[],
-        )],
-        library: None,
-        args: &["start.o"],
-        lld: Error,
-    },
-    Case {
-        // ... which lld never reaches when the scan found an undefined symbol.
-        name: "merge-offset-from-non-alloc-after-undefined",
-        sources: &[(
-            "start.s",
-            ".globl _start\n_start: call missing_fn\n.section .mystr,\"MS\",@progbits,1\n.asciz \"abc\"\n.section .myinfo,\"\",@progbits\n.long .mystr + 100\n",
-            &[],
-        )],
-        library: None,
-        args: &["start.o"],
-        lld: Error,
-    },
-    Case {
-        name: "time-trace-granularity-not-a-number",
-        sources: &[("start.s", ".globl _start\n_start: ret\n", &[])],
-        library: None,
-        args: &["--time-trace", "--time-trace-granularity=abc", "start.o"],
-        lld: Error,
-    },
-    // --- Links lld refuses that dtld used to complete (issue 34) ---
-    Case {
-        // Non-PIC code (a PC-relative reference to an extern variable) in a shared library.
-        name: "pic-error-in-shared-undefined",
-        sources: &[("lib.c", "extern int ext_var;\nint get(void) {\n  return ext_var;\n}\n", &["-g", "-fno-pic", "-O2"])],
-        library: None,
-        args: &["-shared", "lib.o"],
-        lld: Error,
-    },
-    Case {
-        // An absolute reference to an undefined weak symbol a library may define, in a PIE: it
-        // stays dynamic, and no dynamic relocation fills a 32-bit field.
-        name: "pic-error-undefined-weak-in-pie",
-        sources: &[("main.c", "extern int wv __attribute__((weak));\nint main(void) {\n  return &wv != 0;\n}\n", &["-g", "-fno-pic"])],
-        library: Some(("libp.so", "int other = 1;\n")),
-        args: &["-pie", "-e", "main", "main.o", "libp.so"],
-        lld: Error,
-    },
-    Case {
-        // An executable against a library that needs a symbol nothing defines
-        // (--no-allow-shlib-undefined, lld's default for executables).
-        name: "shlib-undefined",
-        sources: &[("main.c", "int lib_fn(void);\nint main(void) { return lib_fn(); }\n", &["-g"])],
-        library: Some(("libp.so", "extern int missing_fn(void);\nint lib_fn(void) { return missing_fn(); }\n")),
-        args: &["-e", "main", "main.o", "libp.so"],
-        lld: Error,
-    },
-    Case {
-        // A library's reference to a hidden definition of the executable.
-        name: "shlib-references-hidden-definition",
-        sources: &[(
-            "main.c",
-            "int lib_fn(void);\n__attribute__((visibility(\"hidden\"))) int hidden_in_exe(void) { return 3; }\nint main(void) { return lib_fn(); }\n",
-            &["-g"],
-        )],
-        library: Some(("libp.so", "extern int hidden_in_exe(void);\nint lib_fn(void) { return hidden_in_exe(); }\n")),
-        args: &["-e", "main", "main.o", "libp.so"],
-        lld: Error,
-    },
-    Case {
-        // -shared with --unresolved-symbols=report-all: a library's undefined symbols are errors.
-        name: "shared-report-all-undefined",
-        sources: &[("lib.c", "int missing_fn(void);\nint get(void) {\n  return missing_fn();\n}\n", &["-g", "-fPIC"])],
-        library: None,
-        args: &["-shared", "--unresolved-symbols=report-all", "lib.o"],
-        lld: Error,
-    },
-    Case {
-        // ... and --allow-shlib-undefined after it lets the library's through, not the object's.
-        name: "report-all-then-allow-shlib-undefined",
-        sources: &[("main.c", "int lib_fn(void);\nint missing_here(void);\nint main(void) { return lib_fn() + missing_here(); }\n", &["-g"])],
-        library: Some(("libp.so", "extern int missing_fn(void);\nint lib_fn(void) { return missing_fn(); }\n")),
-        args: &["-e", "main", "--unresolved-symbols=report-all", "--allow-shlib-undefined", "main.o", "libp.so"],
-        lld: Error,
-    },
-    Case {
-        // -z undefs in an executable: lld ignores an undefined function (a warning about the
-        // missing entry is all that remains).
-        name: "z-undefs-executable",
-        sources: &[("main.c", "int missing_fn(void);\nint start(void) { return missing_fn(); }\n", &["-g", "-fPIC"])],
-        library: None,
-        args: &["-pie", "-z", "undefs", "main.o"],
-        lld: Warning,
-    },
-    Case {
-        name: "relocation-out-of-range",
-        sources: &[("start.s", ".globl _start\n_start:\n  movl $far_away, %eax\n  ret\n", &["-g"])],
-        library: None,
-        args: &["--defsym=far_away=0x100000000", "start.o"],
-        lld: Error,
-    },
-];
+fn cases() -> Vec<&'static Case> {
+    [elf_driver::CASES, elf_input::CASES, elf_symbols::CASES, elf_relocs::CASES, elf_script::CASES, coff::CASES].into_iter().flatten().collect()
+}
 
 /// stderr with the program name and the trial directory taken out.
 fn normalize(err: &str, dir: &Path) -> String {
@@ -275,7 +105,7 @@ fn normalize(err: &str, dir: &Path) -> String {
     err.lines()
         .map(|l| {
             let l = l.replace(&d, "");
-            for p in ["dtld: ", "ld.lld-22: ", "ld.lld: "] {
+            for p in ["dtld: ", "ld.lld-22: ", "ld.lld: ", "lld-link-22: ", "lld-link: "] {
                 if let Some(rest) = l.strip_prefix(p) {
                     return rest.to_string();
                 }
@@ -286,64 +116,116 @@ fn normalize(err: &str, dir: &Path) -> String {
         .join("\n")
 }
 
-fn run_case(ctx: &Ctx, case: &Case, dir: &Path) -> Result<(), String> {
+fn compile(case: &Case, dir: &Path) -> Result<(), String> {
+    let target = match case.flavor {
+        Flavor::Elf => "--target=x86_64-linux-gnu",
+        Flavor::Coff => "--target=x86_64-pc-windows-msvc",
+    };
     for (name, text, flags) in case.sources {
         fs::write(dir.join(name), text).map_err(|e| e.to_string())?;
-        let obj = Path::new(name).with_extension("o");
-        run_tool_ok(Command::new(CLANG).current_dir(dir).args(["-c", "--target=x86_64-linux-gnu"]).args(*flags).arg(name).arg("-o").arg(obj))?;
+        let ext = Path::new(name).extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !matches!(ext, "c" | "cc" | "s" | "S") {
+            continue;
+        }
+        let obj = Path::new(name).with_extension(if case.flavor == Flavor::Coff { "obj" } else { "o" });
+        let compiler = if ext == "cc" { dtld_tests::CLANGXX } else { CLANG };
+        run_tool_ok(Command::new(compiler).current_dir(dir).args(["-c", target]).args(*flags).arg(name).arg("-o").arg(obj))?;
     }
     if let Some((lib, text)) = case.library {
         fs::write(dir.join("lib_src.c"), text).map_err(|e| e.to_string())?;
-        run_tool_ok(Command::new(CLANG).current_dir(dir).args(["-c", "-fPIC", "lib_src.c", "-o", "lib_src.o"]))?;
+        run_tool_ok(Command::new(CLANG).current_dir(dir).args(["-c", "-fPIC", "--target=x86_64-linux-gnu", "lib_src.c", "-o", "lib_src.o"]))?;
         run_tool_ok(Command::new(LLD).current_dir(dir).args(["-shared", "lib_src.o", "-o", lib, "-soname", lib]))?;
     }
+    for cmd in case.prep {
+        run_tool_ok(Command::new(cmd[0]).current_dir(dir).args(&cmd[1..]))?;
+    }
+    Ok(())
+}
+
+fn run_case(ctx: &Ctx, case: &Case, dir: &Path) -> Result<(), String> {
+    compile(case, dir)?;
     let (status, word) = match case.lld {
-        Error => ("exit 1", "error: "),
-        Warning => ("exit 0", "warning: "),
+        Verdict::Error => ("exit 1", Some("error: ")),
+        Verdict::Warning => ("exit 0", Some("warning: ")),
+        Verdict::Success => ("exit 0", None),
     };
     let mut errs = Vec::new();
-    // ld.lld-22 first: its verdict must be the case's (else the case tests nothing).
-    for (who, linker) in [("lld", std::ffi::OsStr::new(LLD)), ("dtld", ctx.dtld.as_os_str())] {
-        let out = format!("out-{who}");
-        let r = run_tool(Command::new(linker).current_dir(dir).args(case.args).args(["-o", &out]))?;
-        if r.status_text() != status {
-            return Err(format!("{who}: {} (ld.lld-22's verdict is {:?}: {status})\n{}", r.status_text(), case.lld, r.stderr_text()));
+    // The reference first: its verdict must be the case's (else the case tests nothing).
+    for who in ["lld", "dtld"] {
+        let (mut cmd, out) = match (case.flavor, who) {
+            (Flavor::Elf, "lld") => (Command::new(LLD), format!("out-{who}")),
+            (Flavor::Elf, _) => (Command::new(&ctx.dtld), format!("out-{who}")),
+            (Flavor::Coff, "lld") => (Command::new(LLD_LINK), format!("out-{who}.exe")),
+            (Flavor::Coff, _) => (Command::new(ctx.lld_link_dir.join("lld-link")), format!("out-{who}.exe")),
+        };
+        cmd.current_dir(dir).args(case.args);
+        if case.output {
+            match case.flavor {
+                Flavor::Elf => cmd.args(["-o", &out]),
+                Flavor::Coff => cmd.arg(format!("/out:{out}")),
+            };
         }
-        if case.lld == Error && dir.join(&out).exists() {
+        let r = run_tool(&mut cmd)?;
+        if r.status_text() != status {
+            let reference = errs.first().map(|e| format!("\n--- the reference said\n{e}")).unwrap_or_default();
+            return Err(format!("{who}: {} (the reference's verdict is {:?}: {status})\n{}{reference}", r.status_text(), case.lld, r.stderr_text()));
+        }
+        if case.lld == Verdict::Error && dir.join(&out).exists() {
             return Err(format!("{who} left an output file after an error"));
         }
         errs.push(normalize(&r.stderr_text(), dir));
+        // Kept for whoever reads the trial directory (DTLD_HARNESS_KEEP) or edits the catalogue.
+        let _ = fs::write(dir.join(format!("{who}.stderr")), errs.last().map_or("", String::as_str));
     }
     if errs[0] != errs[1] {
-        return Err(format!("diagnostics differ\n--- dtld\n{}\n--- ld.lld-22\n{}", errs[1], errs[0]));
+        return Err(format!("diagnostics differ\n--- dtld\n{}\n--- reference\n{}", errs[1], errs[0]));
     }
-    if !errs[0].contains(word) {
-        return Err(format!("no {word}message: {}", errs[0]));
+    match word {
+        Some(w) if !errs[0].contains(w) => return Err(format!("no {w}message: {}", errs[0])),
+        None if !errs[0].is_empty() => return Err(format!("the reference said something on a success: {}", errs[0])),
+        _ => {}
+    }
+    // The words docs/diagnostics.md records for this case must still be the reference's.
+    for (id, words) in catalogue::words_for(case.name)? {
+        if let Some(missing) = catalogue::missing_fragment(&words, &errs[0]) {
+            return Err(format!("{id}: the reference no longer says `{missing}` (docs/diagnostics.md records `{words}`)\n{}", errs[0]));
+        }
     }
     Ok(())
+}
+
+fn setup(root: &Path, dtld: &Path) -> Result<PathBuf, String> {
+    let bin = root.join("bin");
+    fs::create_dir_all(&bin).map_err(|e| format!("mkdir {}: {e}", bin.display()))?;
+    let link = bin.join("lld-link");
+    let _ = fs::remove_file(&link);
+    std::os::unix::fs::symlink(dtld, &link).map_err(|e| format!("symlink {}: {e}", link.display()))?;
+    Ok(bin)
 }
 
 fn main() {
     let args = Arguments::from_args();
     let _lock = lock_target_subdir("diagnostics-tests", "diagnostics test");
-    let ctx = find_dtld().map(|dtld| {
-        Arc::new(Ctx { dtld, root: target_dir().join("diagnostics-tests"), keep: std::env::var("DTLD_HARNESS_KEEP").is_ok_and(|v| !v.is_empty() && v != "0") })
+    let root = target_dir().join("diagnostics-tests");
+    let ctx = find_dtld().and_then(|dtld| {
+        let lld_link_dir = setup(&root, &dtld)?;
+        Ok(Arc::new(Ctx { dtld, lld_link_dir, root: root.clone(), keep: std::env::var("DTLD_HARNESS_KEEP").is_ok_and(|v| !v.is_empty() && v != "0") }))
     });
-    let trials = CASES
-        .iter()
-        .map(|case| {
-            let ctx = ctx.clone();
-            Trial::test(case.name, move || {
-                let ctx = ctx.map_err(Failed::from)?;
-                let dir = ctx.root.join(case.name);
-                fresh_dir(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
-                let r = run_case(&ctx, case, &dir);
-                if r.is_ok() && !ctx.keep {
-                    let _ = fs::remove_dir_all(&dir);
-                }
-                r.map_err(Failed::from)
-            })
+    let all = cases();
+    let names: Vec<&'static str> = all.iter().map(|c| c.name).collect();
+    let mut trials = vec![Trial::test("catalogue", move || catalogue::check(&names).map_err(Failed::from))];
+    trials.extend(all.into_iter().map(|case| {
+        let ctx = ctx.clone();
+        Trial::test(case.name, move || {
+            let ctx = ctx.map_err(Failed::from)?;
+            let dir = ctx.root.join(case.name);
+            fresh_dir(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
+            let r = run_case(&ctx, case, &dir);
+            if r.is_ok() && !ctx.keep {
+                let _ = fs::remove_dir_all(&dir);
+            }
+            r.map_err(Failed::from)
         })
-        .collect();
+    }));
     libtest_mimic::run(&args, trials).exit();
 }

@@ -62,8 +62,10 @@ pub(super) fn shlib_undefined_errors(
                 continue;
             }
             match sym.def {
-                // An object's weak references make the symbol weak: lld then reports nothing.
-                Def::Undefined | Def::Lazy(_) if !linker_defined(id) && !sym.weak => errors.push(format!(
+                // An object's weak references make the symbol weak: lld then reports nothing. A
+                // symbol only libraries reference keeps their (global) binding, though dtld's
+                // resolver calls it weak for want of a strong object reference.
+                Def::Undefined | Def::Lazy(_) if !linker_defined(id) && !weakly_referenced(sym) => errors.push(format!(
                     "undefined reference: {}\n>>> referenced by {} (disallowed by --no-allow-shlib-undefined)",
                     crate::elf::diag::demangle(sym.name),
                     r.inputs[f].name
@@ -86,6 +88,12 @@ pub(super) fn shlib_undefined_errors(
         }
     }
     errors
+}
+
+/// An object referenced the symbol, and only weakly (lld then leaves the library's reference
+/// alone).
+fn weakly_referenced(sym: &crate::elf::resolve::Symbol) -> bool {
+    sym.weak && sym.obj_ref
 }
 
 /// lld's check in `resolveShfLinkOrder`: a live `SHF_LINK_ORDER` section whose linked-to
@@ -114,4 +122,26 @@ pub(super) fn link_order_errors(r: &Resolved, live: &Live) -> Vec<String> {
         }
     }
     errors
+}
+
+/// `-z cet-report=warning|error` (lld's readSecurityNotes): each object, in the order it joined
+/// the link, without the x86 IBT or SHSTK feature bit in its `.note.gnu.property`.
+pub(super) fn cet_report(config: &Config, r: &Resolved) {
+    let Some(policy) = config.z_cet_report.as_deref().filter(|p| *p != "none") else {
+        return;
+    };
+    for &f in &r.load_order {
+        let File::Obj(o) = &r.files[f] else { continue };
+        let features = crate::elf::relocatable::x86_features(o);
+        for (bit, name) in [(1, "IBT"), (2, "SHSTK")] {
+            if features & bit == 0 {
+                let msg = format!("{}: -z cet-report: file does not have GNU_PROPERTY_X86_FEATURE_1_{name} property", r.inputs[f].name);
+                if policy == "error" {
+                    config.diag.error(&msg);
+                } else {
+                    config.diag.warn(&msg);
+                }
+            }
+        }
+    }
 }

@@ -295,6 +295,8 @@ pub struct Layout<'r> {
     pub dynstr_off: FastMap<Vec<u8>, u32>,
     /// x86 feature bits written in `.note.gnu.property` (0: no note).
     pub x86_features: u32,
+    /// Warnings a repeated address pass must say once (lld says them after the last pass).
+    pub warned_once: std::sync::Mutex<std::collections::HashSet<String>>,
     /// With a SECTIONS script: the matching of input sections to its descriptions.
     pub script_plan: Option<crate::elf::script::place::Plan>,
     /// Symbols a linker script assigns: value and output section (None: absolute).
@@ -830,6 +832,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         dynstr: vec![0],
         dynstr_off: Default::default(),
         x86_features: 0,
+        warned_once: Default::default(),
         script_plan: None,
         script_syms: Default::default(),
         script_extra: Default::default(),
@@ -841,6 +844,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     if !reserved.is_empty() {
         return Err(Error::many(reserved));
     }
+    checks::cet_report(config, r);
     let liveness = crate::elf::gc::mark_live(config, r);
     l.laps.lap("Mark live sections");
     let link_order = checks::link_order_errors(r, &liveness.live);
@@ -872,6 +876,9 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         crate::elf::gdb_index::drop_pub_sections(r, &mut live);
     }
     if config.script.has_sections && !config.relocatable {
+        if crate::elf::script::place::discards_shstrtab(config) {
+            return Err(Error::new("discarding .shstrtab section is not allowed"));
+        }
         l.script_plan = Some(crate::elf::script::place::plan(config, r, &live));
     }
     l.laps.lap("Fold identical code");

@@ -42,11 +42,24 @@ fn target_name(l: &Layout, t: Target) -> &'static [u8] {
     }
 }
 
+/// `t`'s name in a message as lld's `toStr(Symbol)` writes it: demangled, with the `@@VER` of a
+/// definition an object named `foo@@VER` (lld keeps that suffix after the name it truncates).
+fn shown_name(l: &Layout, t: Target) -> String {
+    let name = diag::demangle(target_name(l, t));
+    match t {
+        Target::Global(id) => match l.r.symbols[id].default_version {
+            Some(v) => format!("{name}@@{}", String::from_utf8_lossy(v)),
+            None => name,
+        },
+        Target::Local(..) => name,
+    }
+}
+
 /// `relocation R cannot be used against symbol 'x'; recompile with -fPIC` (or `local symbol`).
 pub(super) fn pic_error(l: &Layout, f: FileId, s: usize, off: u64, r_type: u32, t: Target) -> String {
     let o = l.r.obj(f);
     let name = target_name(l, t);
-    let what = if name.is_empty() { "local symbol".to_string() } else { format!("symbol '{}'", diag::demangle(name)) };
+    let what = if name.is_empty() { "local symbol".to_string() } else { format!("symbol '{}'", shown_name(l, t)) };
     format!(
         "relocation {} cannot be used against {what}; recompile with -fPIC{}",
         dtld_arch::x86_64::rel_name(r_type),
@@ -137,6 +150,35 @@ pub(super) fn undefined_local(o: &ObjFile, si: usize, s: usize, off: u64) -> Opt
     }
     let name = o.sym_name(si);
     Some(format!("undefined symbol: {}{}", diag::demangle(name), diag::referenced_by(o, s, off, name)))
+}
+
+/// lld's message for a reference to a local symbol (or section) whose section a COMDAT group
+/// kept elsewhere made the link drop: the group's signature and the file that kept it, when the
+/// group's header is the section just before (lld's `maybeReportDiscarded`).
+pub(super) fn discarded_local(l: &Layout, f: FileId, si: usize, s: usize, off: u64) -> Option<String> {
+    let o = l.r.obj(f);
+    let sym = o.symbols.get(si)?;
+    let shndx = sym.st_shndx(LE) as usize;
+    if si == 0 || si >= o.first_global || shndx == 0 || shndx >= o.sections.len() || !l.r.discarded[f].get(shndx).copied().unwrap_or(false) {
+        return None;
+    }
+    let sec_name = String::from_utf8_lossy(o.sections[shndx].name).to_string();
+    let name = o.sym_name(si);
+    let mut msg = if sym.st_type() == elf::STT_SECTION {
+        format!("relocation refers to a discarded section: {sec_name}")
+    } else {
+        format!("relocation refers to a symbol in a discarded section: {}", diag::demangle(name))
+    };
+    msg.push_str(&format!("\n>>> defined in {}", o.input.name));
+    let group = o.groups.iter().find(|(g, _, _)| *g as usize + 1 == shndx);
+    if let Some((_, sig, _)) = group {
+        if let Some(&w) = l.r.comdat_winners.get(sig) {
+            msg.push_str(&format!("\n>>> section group signature: {}\n>>> prevailing definition is in {}", String::from_utf8_lossy(sig), l.r.inputs[w].name));
+        }
+    }
+    let shown: &[u8] = if sym.st_type() == elf::STT_SECTION { b"" } else { name };
+    msg.push_str(&diag::referenced_by(o, s, off, shown));
+    Some(msg)
 }
 
 /// A global symbol defined in a section the link drops whole (SHF_EXCLUDE): lld turns it into

@@ -124,7 +124,7 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
         if l.config.gc_sections && l.config.z_start_stop_gc && sym.name.starts_with(b"__start_") {
             msg.push_str("\n>>> the encapsulation symbol needs to be retained under --gc-sections properly; consider -z nostart-stop-gc (see https://lld.llvm.org/ELF/start-stop-gc)");
         }
-        if l.config.warn_unresolved_symbols && sym.visibility == elf::STV_DEFAULT {
+        if l.config.warn_unresolved_symbols && sym.visibility == elf::STV_DEFAULT && !versioned_reference(sym.name) {
             l.config.diag.warn(&msg);
         } else {
             errors.push(msg);
@@ -278,6 +278,14 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
         return false;
     }
     if let Target::Local(..) = t {
+        // An FDE of a function a COMDAT group dropped goes with it (lld scans only the FDEs it
+        // keeps), so only other sections' references are errors.
+        if sec.kind != crate::elf::object::SecKind::EhFrame {
+            if let Some(e) = reloc_check::discarded_local(l, f, si, s, off) {
+                out.errors.push(e);
+                return false;
+            }
+        }
         if let Some(e) = reloc_check::undefined_local(o, si, s, off) {
             out.errors.push(e);
             return false;
@@ -302,16 +310,24 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
         // A library's definition demoted by a hidden reference leaves the references' binding:
         // all weak resolves to 0 without a diagnostic (lld).
         let weak = if matches!(sym.def, Def::Shared(..)) { !sym.strong_ref } else { sym.weak };
-        if undef && !weak && !l.is_linker_defined(id) && !ignored {
+        // lld's maybeReportUndefined: a versioned reference (`foo@VER`) is an error whatever
+        // the policy or binding, since no Verneed entry can be made without a defining file.
+        let versioned = undef && versioned_reference(sym.name);
+        if undef && (versioned || !weak && !ignored) && !l.is_linker_defined(id) {
             out.undefined.push((id, f, s as u32, off));
             // --warn-unresolved-symbols: the reference resolves to 0, as a weak one (a hidden
             // or protected symbol, which cannot come from elsewhere, stays an error, as in lld).
-            if !(l.config.warn_unresolved_symbols && sym.visibility == elf::STV_DEFAULT) {
+            if versioned || !(l.config.warn_unresolved_symbols && sym.visibility == elf::STV_DEFAULT) {
                 return false;
             }
         }
     }
     true
+}
+
+/// A symbol an object names with a version (`foo@VER`; lld's `hasVersionSuffix`).
+fn versioned_reference(name: &[u8]) -> bool {
+    name.contains(&b'@')
 }
 
 /// What a relocation in an allocated section needs, by its kind; returns whether the next
@@ -376,7 +392,9 @@ fn scan_abs(l: &Layout, site: &RelSite, out: &mut ScanOut) {
             relative_fix(out);
         }
     } else if l.is_pic && !l.is_absolute(t) {
-        if info.field.size() == 8 {
+        // lld's canWrite: a dynamic relocation may patch a writable section, or any with
+        // -z notext; a read-only one (non-PIC code's movabs in .text) is the -fPIC error.
+        if info.field.size() == 8 && (writable || !l.config.z_text) {
             out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(t, addend) });
             relative_fix(out);
         } else {
@@ -466,6 +484,21 @@ fn scan_got(l: &Layout, site: &RelSite, out: &mut ScanOut) {
     }
 }
 
+/// The name `t` has in messages (empty for a section symbol).
+fn target_sym_name(l: &Layout, t: Target) -> &'static [u8] {
+    match t {
+        Target::Global(id) => l.r.symbols[id].name,
+        Target::Local(g, i) => {
+            let o = l.r.obj(g);
+            if o.symbols[i as usize].st_type() == elf::STT_SECTION {
+                b""
+            } else {
+                o.sym_name(i as usize)
+            }
+        }
+    }
+}
+
 /// A TLS relocation: a library keeps the general/local-dynamic and descriptor models (GOT
 /// entries for the loader); an executable relaxes them to initial-exec (preemptible symbol)
 /// or local-exec, checking the code sequences lld can rewrite. Returns whether the next
@@ -501,10 +534,26 @@ fn scan_tls(l: &Layout, site: &RelSite, out: &mut ScanOut) -> bool {
             out.fixes.push((fix.0, fix.1, SiteFix::TlsLdToLe));
             let d = sec.data;
             let o2 = off as usize;
-            if !(o2 >= 3 && d.len() >= o2 + 6 && d[o2 - 3..o2] == [0x48, 0x8d, 0x3d] && (d[o2 + 4] == 0xe8 || (d[o2 + 4] == 0xff && d[o2 + 5] == 0x15))) {
-                out.errors.push(format!("{}: R_X86_64_TLSLD must be followed by a call to __tls_get_addr", crate::elf::diag::location(o, s, off)));
+            // lld rewrites what follows a direct or GOT-indirect call, and refuses the rest.
+            if !(d.len() >= o2 + 6 && (d[o2 + 4] == 0xe8 || (d[o2 + 4] == 0xff && d[o2 + 5] == 0x15))) {
+                out.errors.push(format!(
+                    "{}: expected R_X86_64_PLT32 or R_X86_64_GOTPCRELX after R_X86_64_TLSLD",
+                    crate::elf::diag::reloc_location(o, s, off.saturating_sub(3))
+                ));
             }
             return true;
+        }
+        // lld's checkTlsLe: local-exec needs the executable's TLS block.
+        RelKind::TpOff if l.config.shared => {
+            let name = match t {
+                Target::Global(id) => crate::elf::diag::demangle(l.r.symbols[id].name),
+                Target::Local(g, i) => crate::elf::diag::demangle(l.r.obj(g).sym_name(i as usize)),
+            };
+            out.errors.push(format!(
+                "relocation {} against {name} cannot be used with -shared{}",
+                arch::rel_name(r_type),
+                crate::elf::diag::print_location(&super::reloc_check::defined_in(l, t, site.f), o, s, off, target_sym_name(l, t))
+            ));
         }
         RelKind::TpOff if preempt => {
             out.errors.push(format!("{}: relocation {} against preemptible symbol", crate::elf::diag::location(o, s, off), arch::rel_name(r_type)));
@@ -532,6 +581,16 @@ fn scan_tls(l: &Layout, site: &RelSite, out: &mut ScanOut) -> bool {
         }
         RelKind::TlsDescCall if !exe => {}
         RelKind::TlsDescPc => {
+            let d = sec.data;
+            let o2 = off as usize;
+            // lld rewrites `leaq x@tlsdesc(%rip), %reg` only.
+            if !(o2 >= 3 && (d[o2 - 3] & 0xfb) == 0x48 && d[o2 - 2] == 0x8d && (d[o2 - 1] & 0xc7) == 0x05) {
+                out.errors.push(format!(
+                    "{}: R_X86_64_GOTPC32_TLSDESC/R_X86_64_CODE_4_GOTPC32_TLSDESC must be used in leaq x@tlsdesc(%rip), %REG",
+                    crate::elf::diag::reloc_location(o, s, off.saturating_sub(3))
+                ));
+                return false;
+            }
             if preempt {
                 out.fixes.push((fix.0, fix.1, SiteFix::TlsDescToIe));
                 need(t, N_GOTTP);

@@ -99,13 +99,19 @@ pub(super) fn symbol_values(l: &mut Layout) -> Result<()> {
         }
     }
     // --defsym values, in command-line order (a later one may use an earlier one).
-    for (name, expr) in &l.config.defsym {
+    for (k, (name, expr)) in l.config.defsym.iter().enumerate() {
         let Some(id) = r.lookup(name.as_bytes()) else { continue };
         let off = crate::elf::resolve::defsym_offset(expr).unwrap_or(0);
         let base = match crate::elf::resolve::defsym_target(expr) {
+            // lld's getSymbolValue: a definition of the output (a library's does not count).
             Some(t) => match r.lookup(t.as_bytes()) {
-                Some(tid) if !matches!(r.symbols[tid].def, Def::Undefined | Def::Lazy(_)) || l.synthetic_syms.contains_key(&tid) => values[tid],
-                _ => return Err(Error::new(format!("-defsym:1: symbol not found: {t}"))),
+                Some(tid) if !matches!(r.symbols[tid].def, Def::Undefined | Def::Lazy(_) | Def::Shared(..)) || l.synthetic_syms.contains_key(&tid) => {
+                    values[tid]
+                }
+                _ => {
+                    let loc = l.config.defsym_loc.get(k).map_or("-defsym:1", String::as_str);
+                    return Err(Error::new(format!("{loc}: symbol not found: {t}")));
+                }
             },
             None => 0,
         };
@@ -135,7 +141,8 @@ pub(super) fn compute_symbol_values(l: &mut Layout) -> Result<()> {
             if let Some(v) = parse_int(&entry_name) {
                 v
             } else {
-                if l.config.entry.is_some() || !l.config.shared {
+                // lld warns while writing the header, which an earlier error never reaches.
+                if (l.config.entry.is_some() || !l.config.shared) && l.config.diag.error_count() == 0 {
                     l.config.diag.warn(&format!("cannot find entry symbol {entry_name}; not setting start address"));
                 }
                 0

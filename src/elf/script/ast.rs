@@ -8,6 +8,9 @@
 pub struct Pos {
     pub file: String,
     pub line: usize,
+    /// lld's context lines for an error found after parsing (`\n>>> <line>\n>>> <caret>`),
+    /// when the command recorded them; empty otherwise.
+    pub ctx: String,
 }
 
 impl std::fmt::Display for Pos {
@@ -118,6 +121,16 @@ pub struct InputDesc {
     pub exclude_files: Globs,
     pub patterns: Vec<SectionPattern>,
     pub keep: bool,
+    /// `INPUT_SECTION_FLAGS(a & !b)`: flags a section must have, and must not.
+    pub with_flags: u64,
+    pub without_flags: u64,
+}
+
+impl InputDesc {
+    /// Whether a section's flags pass the description's `INPUT_SECTION_FLAGS`.
+    pub fn flags_match(&self, flags: u64) -> bool {
+        flags & self.with_flags == self.with_flags && flags & self.without_flags == 0
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -224,16 +237,16 @@ impl LayoutScript {
             LayoutCmd::Memory(m) => {
                 for (k, r) in m.iter().enumerate() {
                     if defined(self, &r.name) || m[..k].iter().any(|o| o.name == r.name) {
-                        return Err(format!("{}: region '{}' already defined", r.pos, r.name));
+                        return Err(format!("{}: region '{}' already defined{}", r.pos, r.name, r.pos.ctx));
                     }
                 }
             }
             LayoutCmd::RegionAlias(a, r, p) => {
                 if defined(self, a) {
-                    return Err(format!("{p}: redefinition of memory region '{a}'"));
+                    return Err(format!("{p}: redefinition of memory region '{a}'{}", p.ctx));
                 }
                 if !defined(self, r) {
-                    return Err(format!("{p}: memory region '{r}' is not defined"));
+                    return Err(format!("{p}: memory region '{r}' is not defined{}", p.ctx));
                 }
             }
             _ => {}

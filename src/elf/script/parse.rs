@@ -50,7 +50,15 @@ impl<'a> Lexer<'a> {
     }
 
     pub fn here(&self) -> Pos {
-        Pos { file: self.name.to_string(), line: self.line_of(self.last) }
+        Pos { file: self.name.to_string(), line: self.line_of(self.last), ctx: String::new() }
+    }
+
+    /// `here()` with lld's context lines at the last token read (for errors reported after the
+    /// command is parsed).
+    fn here_ctx(&self) -> Pos {
+        let msg = self.err_at(self.last, "").to_string();
+        let ctx = msg.find('\n').map(|k| msg[k..].to_string()).unwrap_or_default();
+        Pos { ctx, ..self.here() }
     }
 
     fn err_at(&self, at: usize, msg: &str) -> Error {
@@ -392,12 +400,12 @@ impl<'a> Lexer<'a> {
                 Expr::Assert(Box::new(e), msg)
             }
             "CONSTANT" => {
-                let at = self.last;
                 let c = self.paren_literal()?;
                 match c.as_str() {
                     "MAXPAGESIZE" => Expr::MaxPageSize,
                     "COMMONPAGESIZE" => Expr::CommonPageSize,
-                    _ => return Err(self.err_at(at, &format!("unknown constant: {c}"))),
+                    // lld's caret: the `)` just read.
+                    _ => return Err(self.err(&format!("unknown constant: {c}"))),
                 }
             }
             "DATA_SEGMENT_ALIGN" => {
@@ -492,6 +500,13 @@ impl<'a> Lexer<'a> {
             "PROVIDE" | "HIDDEN" | "PROVIDE_HIDDEN" => {
                 self.expect(Mode::Stmt, "(")?;
                 let n = self.next(Mode::Stmt)?;
+                // lld: the name, then `=` (a compound assignment is no PROVIDE).
+                if let Some(eq) = self.peek(Mode::Stmt)? {
+                    if !eq.is("=") {
+                        self.next(Mode::Stmt)?;
+                        return Err(self.err(&format!("= expected, but got {}", eq.text)));
+                    }
+                }
                 let mut a = self.symbol_assign(n.text, n.start)?;
                 self.expect(Mode::Expr, ")")?;
                 a.provide = t.text != "HIDDEN";
@@ -561,7 +576,7 @@ impl<'a> Lexer<'a> {
                 }
                 if t.is("(") || t.is("{") || t.is("}") || t.is(";") {
                     self.next(Mode::Pattern)?;
-                    return Err(self.err_at(t.start, &format!("section pattern is expected, but got {}", t.text)));
+                    return Err(self.err_at(t.start, "section pattern is expected"));
                 }
                 self.next(Mode::Pattern)?;
                 if t.is(",") {
@@ -599,7 +614,7 @@ impl<'a> Lexer<'a> {
                 self.section_list(outer, SortKind::Default, &mut patterns)?;
             }
         }
-        Ok(InputDesc { file, exclude_files, patterns, keep })
+        Ok(InputDesc { file, exclude_files, patterns, keep, with_flags: 0, without_flags: 0 })
     }
 
     /// An input section description starting with `t` (a file pattern, `KEEP`,
@@ -607,12 +622,67 @@ impl<'a> Lexer<'a> {
     fn input_desc(&mut self, t: Tok) -> Result<InputDesc> {
         if t.is("KEEP") {
             self.expect(Mode::Pattern, "(")?;
+            let mut flags = (0, 0);
+            if self.consume(Mode::Pattern, "INPUT_SECTION_FLAGS")? {
+                flags = self.section_flags()?;
+            }
             let f = self.next(Mode::Pattern)?;
-            let d = self.input_desc_file(f, true)?;
+            let mut d = self.input_desc_file(f, true)?;
+            (d.with_flags, d.without_flags) = flags;
             self.expect(Mode::Pattern, ")")?;
             return Ok(d);
         }
+        if t.is("INPUT_SECTION_FLAGS") {
+            let flags = self.section_flags()?;
+            let f = self.next(Mode::Pattern)?;
+            let mut d = self.input_desc_file(f, false)?;
+            (d.with_flags, d.without_flags) = flags;
+            return Ok(d);
+        }
         self.input_desc_file(t, false)
+    }
+
+    /// `INPUT_SECTION_FLAGS(flag & !flag ...)` after the keyword (lld's
+    /// readInputSectionFlags): flags a section must have and must not have.
+    fn section_flags(&mut self) -> Result<(u64, u64)> {
+        self.expect(Mode::Pattern, "(")?;
+        let (mut with, mut without) = (0u64, 0u64);
+        loop {
+            let t = self.next(Mode::Pattern)?;
+            let name = t.text.trim_matches('"');
+            let (negated, name) = match name.strip_prefix('!') {
+                Some(n) => (true, n),
+                None => (false, name),
+            };
+            let flag = parse_int(name).or(match name {
+                "SHF_WRITE" => Some(0x1),
+                "SHF_ALLOC" => Some(0x2),
+                "SHF_EXECINSTR" => Some(0x4),
+                "SHF_MERGE" => Some(0x10),
+                "SHF_STRINGS" => Some(0x20),
+                "SHF_INFO_LINK" => Some(0x40),
+                "SHF_LINK_ORDER" => Some(0x80),
+                "SHF_OS_NONCONFORMING" => Some(0x100),
+                "SHF_GROUP" => Some(0x200),
+                "SHF_TLS" => Some(0x400),
+                "SHF_COMPRESSED" => Some(0x800),
+                "SHF_EXCLUDE" => Some(0x8000_0000),
+                "SHF_ARM_PURECODE" => Some(0x2000_0000),
+                _ => None,
+            });
+            match flag {
+                Some(v) if negated => without |= v,
+                Some(v) => with |= v,
+                None => return Err(self.err_at(t.start, &format!("unrecognised flag: {name}"))),
+            }
+            if self.consume(Mode::Pattern, ")")? {
+                return Ok((with, without));
+            }
+            if !self.consume(Mode::Pattern, "&")? {
+                let t = self.next(Mode::Pattern)?;
+                return Err(self.err_at(t.start, "expected & or )"));
+            }
+        }
     }
 
     fn input_desc_file(&mut self, t: Tok, keep: bool) -> Result<InputDesc> {
@@ -630,7 +700,7 @@ impl<'a> Lexer<'a> {
                 sort_outer: SortKind::Default,
                 sort_inner: SortKind::Default,
             };
-            return Ok(InputDesc { file: t.text, exclude_files: Globs::default(), patterns: vec![pat], keep });
+            return Ok(InputDesc { file: t.text, exclude_files: Globs::default(), patterns: vec![pat], keep, with_flags: 0, without_flags: 0 });
         }
         self.input_rules(t.text, Globs::default(), keep)
     }
@@ -675,9 +745,9 @@ impl<'a> Lexer<'a> {
         if !self.peek_is(Mode::Stmt, ":")? && !self.section_directive(&mut d)? {
             d.addr = Some(self.expr()?);
             if self.peek_is(Mode::Stmt, "(")? && !self.section_directive(&mut d)? {
-                self.next(Mode::Stmt)?;
-                let t = self.next(Mode::Stmt)?;
-                return Err(self.err_at(t.start, &format!("unknown section directive: {}", t.text)));
+                let paren = self.next(Mode::Stmt)?;
+                let t = self.peek(Mode::Stmt)?.map(|t| t.text).unwrap_or_default();
+                return Err(self.err_at(paren.start, &format!("unknown section directive: {t}")));
             }
         }
         self.expect(Mode::Stmt, ":")?;
@@ -731,6 +801,11 @@ impl<'a> Lexer<'a> {
                 }
                 "CONSTRUCTORS" => {}
                 "FILL" => {
+                    // lld's caret: the FILL just read.
+                    if !self.peek_is(Mode::Expr, "(")? {
+                        let got = self.peek(Mode::Expr)?.map(|t| t.text).unwrap_or_default();
+                        return Err(self.err(&format!("( expected, but got {got}")));
+                    }
                     self.expect(Mode::Expr, "(")?;
                     d.fill = Some(self.fill_value(false)?);
                     self.expect(Mode::Expr, ")")?;
@@ -941,7 +1016,6 @@ impl<'a> Lexer<'a> {
             if t.is("INCLUDE") {
                 return Err(self.err_at(t.start, "INCLUDE inside MEMORY is not supported in linker scripts by dtld"));
             }
-            let pos = self.here();
             let name = t.text;
             let (mut flags, mut neg) = (0u64, 0u64);
             if self.consume(Mode::Stmt, "(")? {
@@ -967,19 +1041,24 @@ impl<'a> Lexer<'a> {
                 self.expect(Mode::Stmt, ")")?;
             }
             self.expect(Mode::Stmt, ":")?;
+            // lld's caret for a wrong keyword: the token before it.
+            let prev = self.last;
             let kw = self.next(Mode::Stmt)?;
             if !matches!(kw.text.as_str(), "ORIGIN" | "org" | "o") {
-                return Err(self.err_at(kw.start, "expected one of: ORIGIN, org, or o"));
+                return Err(self.err_at(prev, "expected one of: ORIGIN, org, or o"));
             }
             self.expect(Mode::Stmt, "=")?;
             let origin = self.expr()?;
             self.expect(Mode::Stmt, ",")?;
+            let prev = self.last;
             let kw = self.next(Mode::Stmt)?;
             if !matches!(kw.text.as_str(), "LENGTH" | "len" | "l") {
-                return Err(self.err_at(kw.start, "expected one of: LENGTH, len, or l"));
+                return Err(self.err_at(prev, "expected one of: LENGTH, len, or l"));
             }
             self.expect(Mode::Stmt, "=")?;
             let length = self.expr()?;
+            // lld reports a region defined twice here, at the length's last token.
+            let pos = self.here_ctx();
             v.push(MemRegion { name, origin, length, flags, neg_flags: neg, pos });
         }
     }
@@ -1067,6 +1146,7 @@ impl<'a> Lexer<'a> {
                 self.expect(Mode::Stmt, ",")?;
                 let r = self.next(Mode::Pattern)?.text;
                 self.expect(Mode::Stmt, ")")?;
+                let pos = Pos { line: pos.line, ..self.here_ctx() };
                 Ok(vec![LayoutCmd::RegionAlias(a, r, pos)])
             }
             x => Err(self.err_at(t.start, &format!("{x} is not supported in linker scripts by dtld"))),

@@ -128,12 +128,22 @@ pub fn is_kept(config: &Config, r: &Resolved, f: FileId, s: usize) -> bool {
         let SecCmd::Out(o) = c else { continue };
         for ic in &o.cmds {
             let InCmd::Input(d) = ic else { continue };
-            if d.keep && input_matches(d, &fname, &name).is_some() {
+            if d.keep && d.flags_match(sec.flags) && input_matches(d, &fname, &name).is_some() {
                 return true;
             }
         }
     }
     false
+}
+
+/// Whether a `/DISCARD/` pattern takes the section header string table, which lld's
+/// `LinkerScript::discard` refuses (`.shstrtab` is a section of the linker's own file).
+pub fn discards_shstrtab(config: &Config) -> bool {
+    config.script.cmds.iter().any(|c| {
+        let SecCmd::Out(o) = c else { return false };
+        o.name == "/DISCARD/"
+            && o.cmds.iter().any(|ic| matches!(ic, InCmd::Input(d) if d.flags_match(0) && input_matches(d, "<internal>", ".shstrtab").is_some()))
+    })
 }
 
 /// The index of the first pattern of `d` that takes a section `name` of file `fname`.
@@ -193,8 +203,8 @@ pub fn plan(config: &Config, r: &Resolved, live: &crate::elf::gc::Live) -> Plan 
             let mut after_prev_sort = 0;
             for pat in &id.patterns {
                 let before = ret.len();
-                for (ci, Cand { name, fname, .. }) in cands.iter().enumerate() {
-                    if taken[ci] || local_taken.contains(&ci) {
+                for (ci, Cand { name, fname, flags, .. }) in cands.iter().enumerate() {
+                    if taken[ci] || local_taken.contains(&ci) || !id.flags_match(*flags) {
                         continue;
                     }
                     if !file_matches(&id.file, fname) || id.exclude_files.matches(fname) || pat.exclude_files.matches(fname) || !pat.names.matches(name) {
@@ -636,36 +646,48 @@ fn report_orphans(l: &Layout, orphans: &[usize]) {
             l.config.diag.warn(&msg);
         }
     };
+    // lld's order: input sections as the objects joined the link (file, then section), then
+    // its own sections (`.comment` first, which it adds before the other synthetic ones).
+    let rank: std::collections::HashMap<usize, usize> = l.r.load_order.iter().enumerate().map(|(k, &f)| (f, k)).collect();
+    let mut inputs: Vec<((usize, usize), String)> = Vec::new();
+    let mut synthetic: Vec<String> = Vec::new();
+    let input_msg = |f: usize, s: u32, os: &str| {
+        format!(
+            "{}:({}) is being placed in '{os}'",
+            l.r.files.get(f).map_or("<internal>", crate::elf::resolve::File::name),
+            String::from_utf8_lossy(l.obj(f).sections[s as usize].name)
+        )
+    };
     for &o in orphans {
         let os = &l.osecs[o];
-        let mut inputs: Vec<String> = Vec::new();
         for c in &os.chunks {
             match *c {
-                Chunk::Input(f, s) => inputs.push(format!(
-                    "{}:({})",
-                    l.r.files.get(f).map_or("<internal>", crate::elf::resolve::File::name),
-                    String::from_utf8_lossy(l.obj(f).sections[s as usize].name)
-                )),
+                Chunk::Input(f, s) => inputs.push(((rank.get(&f).copied().unwrap_or(usize::MAX), s as usize), input_msg(f, s, &os.name))),
                 Chunk::Merged(m) => {
                     let mut keys: Vec<_> = l.merged[m].pieces.keys().copied().collect();
                     keys.sort();
                     keys.dedup();
                     for (f, s) in keys {
-                        inputs.push(format!(
-                            "{}:({})",
-                            l.r.files.get(f).map_or("<internal>", crate::elf::resolve::File::name),
-                            String::from_utf8_lossy(l.obj(f).sections[s as usize].name)
-                        ));
+                        inputs.push(((rank.get(&f).copied().unwrap_or(usize::MAX), s as usize), input_msg(f, s, &os.name)));
                     }
                 }
                 Chunk::Synthetic(Synth::RelroPadding) => {}
-                _ => inputs.push(format!("<internal>:({})", os.name)),
+                _ => {
+                    let msg = format!("<internal>:({}) is being placed in '{}'", os.name, os.name);
+                    if os.name == ".comment" {
+                        synthetic.insert(0, msg);
+                    } else {
+                        synthetic.push(msg);
+                    }
+                }
             }
         }
-        inputs.dedup();
-        for i in inputs {
-            say(format!("{i} is being placed in '{}'", os.name));
-        }
+    }
+    inputs.sort_by_key(|(k, _)| *k);
+    inputs.dedup_by(|a, b| a.1 == b.1);
+    synthetic.dedup();
+    for m in inputs.into_iter().map(|(_, m)| m).chain(synthetic) {
+        say(m);
     }
     // The symbol and string tables are lld's synthetic sections too, and orphans.
     for name in [".symtab", ".shstrtab", ".strtab"] {
@@ -1042,9 +1064,10 @@ fn run_pass(p: &mut Pass, items: &[Item]) -> Result<Extra> {
                     p.dot = align_up(p.dot, p.l.osecs[os].align);
                 } else if !p.dot.is_multiple_of(p.l.osecs[os].align.max(1)) {
                     // lld keeps an explicit address that is not aligned, with a warning.
-                    p.l.config
-                        .diag
-                        .warn(&format!("address (0x{:x}) of section {} is not a multiple of alignment ({})", p.dot, p.l.osecs[os].name, p.l.osecs[os].align));
+                    let msg = format!("address (0x{:x}) of section {} is not a multiple of alignment ({})", p.dot, p.l.osecs[os].name, p.l.osecs[os].align);
+                    if p.l.warned_once.lock().is_ok_and(|mut w| w.insert(msg.clone())) {
+                        p.l.config.diag.warn(&msg);
+                    }
                 }
                 p.l.osecs[os].addr = p.dot;
                 p.cur = Some(os);
@@ -1127,7 +1150,9 @@ fn choose_region(p: &Pass, os: usize, d: Option<&OutDesc>, alloc: bool, prev_reg
     };
     if let Some(r) = &region {
         if !p.regions.contains_key(r) {
-            return Err(Error::new(format!("{}: memory region '{}' not declared", d.map_or(String::new(), |d| d.pos.to_string()), r)));
+            // lld says it without a place.
+            let _ = d;
+            return Err(Error::new(format!("memory region '{r}' not declared")));
         }
     }
     Ok(region)
