@@ -164,10 +164,8 @@ pub fn check(cases: &[&str]) -> Result<(), String> {
                     problems.push(format!("{}: names `{c}`, which is no case of tests/diagnostics", r.id));
                 }
             }
-            Status::Fixture(f) => {
-                if !dtld_tests::workspace_root().join("fixtures").join(f).exists() {
-                    problems.push(format!("{}: names fixture `{f}`, which does not exist", r.id));
-                }
+            Status::Fixture(f) if !dtld_tests::workspace_root().join("fixtures").join(f).exists() => {
+                problems.push(format!("{}: names fixture `{f}`, which does not exist", r.id));
             }
             _ => {}
         }
