@@ -365,6 +365,14 @@ impl Resolved {
         }
     }
 
+    /// The symbol a name in a `--defsym` or linker-script expression means: under
+    /// `--wrap=foo`, `foo` is `__wrap_foo` (lld's `SymbolTable::wrap` renames its map, and
+    /// expressions are evaluated after it).
+    pub fn lookup_expr(&self, name: &[u8]) -> Option<SymbolId> {
+        let id = self.lookup(name)?;
+        Some(self.wrap_redirect.get(&id).copied().unwrap_or(id))
+    }
+
     /// The global symbol a relocation against an object's symbol index `i` reaches, if it is
     /// global: `global_of`, except that under `--wrap=foo` the object defining `foo` reaches
     /// `__wrap_foo` too. lld rewrites every file's pointer to `foo` (`redirectSymbols`); the

@@ -104,7 +104,7 @@ pub(super) fn symbol_values(l: &mut Layout) -> Result<()> {
         let off = crate::elf::resolve::defsym_offset(expr).unwrap_or(0);
         let base = match crate::elf::resolve::defsym_target(expr) {
             // lld's getSymbolValue: a definition of the output (a library's does not count).
-            Some(t) => match r.lookup(t.as_bytes()) {
+            Some(t) => match r.lookup_expr(t.as_bytes()) {
                 Some(tid) if !matches!(r.symbols[tid].def, Def::Undefined | Def::Lazy(_) | Def::Shared(..)) || l.synthetic_syms.contains_key(&tid) => {
                     values[tid]
                 }

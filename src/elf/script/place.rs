@@ -355,7 +355,7 @@ impl Env for Pass<'_, '_> {
             return Ok(*v);
         }
         let r = self.l.r;
-        let Some(id) = r.lookup(name.as_bytes()) else { return Err(format!("symbol not found: {name}")) };
+        let Some(id) = r.lookup_expr(name.as_bytes()) else { return Err(format!("symbol not found: {name}")) };
         match r.symbols[id].def {
             Def::Defined(f, i) => {
                 let s = self.l.sym(f, i);

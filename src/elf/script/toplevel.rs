@@ -45,7 +45,7 @@ impl Env for TopEnv<'_, '_> {
             return Ok(*v);
         }
         let l = self.l;
-        let Some(id) = l.r.lookup(name.as_bytes()) else { return Err(format!("symbol not found: {name}")) };
+        let Some(id) = l.r.lookup_expr(name.as_bytes()) else { return Err(format!("symbol not found: {name}")) };
         if let Some(&v) = l.synthetic_syms.get(&id) {
             return Ok(Val::abs(v));
         }
