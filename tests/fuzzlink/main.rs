@@ -202,6 +202,7 @@ const KNOWN: &[(&str, &[&str], Option<&str>, &str)] = &[
         "bitcode member defining a name only through .symver not pulled",
     ),
     ("fuzz-lto-symver-exe-order", &["lto", "versioned"], None, "versions in a ThinLTO executable exported in another order"),
+    ("fuzz-script-ifunc-alias-static", &["script", "ifunc"], None, "address identity of a script alias of an ifunc in a static link"),
     ("fuzz-script-ifunc-alias", &["script", "ifunc"], None, "script alias of an ifunc is not an ifunc"),
     ("fuzz-script-separate-code", &["script-layout", "separate-code"], None, "SECTIONS layout with -z separate-code crashes"),
     ("fuzz-gotpcrelx-absolute", &["script"], None, "GOTPCRELX to an absolute symbol relaxed in a PIE"),
