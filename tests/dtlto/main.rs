@@ -1173,10 +1173,11 @@ fn cache_profile(t: &Work, own_key: bool) -> Result<(), String> {
     let mut flags = vec!["-Wl,--thinlto-cache-dir=cache", "-Wl,--lto-sample-profile=prof.txt"];
     let mut allowed = vec!["cache", "prof.txt"];
     if own_key {
-        // The index files go under idx/ (their names hold archive member offsets).
-        flags.extend(["-Wl,--thinlto-emit-index-files", "-Wl,--thinlto-prefix-replace=;idx/"]);
+        // The index files go next to the inputs (lld refuses --thinlto-prefix-replace with
+        // --thinlto-emit-index-files outside --thinlto-index-only).
+        flags.push("-Wl,--thinlto-emit-index-files");
         // lld keeps the jobs' shards with --thinlto-emit-index-files.
-        allowed.extend(["idx", "*.native.o.thinlto.bc"]);
+        allowed.extend(["*.thinlto.bc"]);
     }
     let jobs_of = |k: usize| -> Result<usize, String> {
         let calls = rec.calls()?;
