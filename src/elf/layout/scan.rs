@@ -280,9 +280,15 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
     if let Target::Local(..) = t {
         // An FDE of a function a COMDAT group dropped goes with it (lld scans only the FDEs it
         // keeps), so only other sections' references are errors.
-        if sec.kind != crate::elf::object::SecKind::EhFrame {
+        // `.gcc_except_table` entries of such a function are not reported either (lld).
+        if sec.kind != crate::elf::object::SecKind::EhFrame && sec.name != b".gcc_except_table" {
             if let Some(e) = reloc_check::discarded_local(l, f, si, s, off) {
-                out.errors.push(e);
+                // --noinhibit-exec makes it a warning, as every undefined-symbol report.
+                if l.config.noinhibit_exec {
+                    l.config.diag.warn(&e);
+                } else {
+                    out.errors.push(e);
+                }
                 return false;
             }
         }
