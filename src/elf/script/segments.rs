@@ -45,30 +45,44 @@ fn needs_load(os: &OutSec) -> bool {
     os.flags & elf::SHF_ALLOC as u64 != 0 && !(os.flags & elf::SHF_TLS as u64 != 0 && os.sh_type == elf::SHT_NOBITS) && !os.noload
 }
 
-/// lld's `createPhdrs` check: once a section that is not RELRO follows the RELRO ones, a later
-/// RELRO section cannot be covered by the one PT_GNU_RELRO (a script can put `.got.plt` between
-/// `.dynamic` and `.bss.rel.ro`); an error for each, as lld.
-fn relro_contiguous(l: &Layout, relro_on: bool) -> Result<()> {
-    if !relro_on {
-        return Ok(());
-    }
-    let (mut in_relro, mut ended, mut errs) = (false, false, Vec::new());
-    for o in l.osecs.iter().filter(|o| needs_load(o)) {
-        if o.relro {
+/// lld's RELRO walk in `createPhdrs`: the RELRO sections of the first run (what PT_GNU_RELRO
+/// covers), the section that ends the last run, and the RELRO sections after the first run, which no
+/// PT_GNU_RELRO can cover (a script can put `.got.plt` between `.dynamic` and `.bss.rel.ro`).
+struct RelroRun {
+    secs: Vec<usize>,
+    end: Option<usize>,
+    late: Vec<usize>,
+}
+
+fn relro_run(l: &Layout, relro_on: bool) -> RelroRun {
+    let mut run = RelroRun { secs: Vec::new(), end: None, late: Vec::new() };
+    let mut in_relro = false;
+    for (i, o) in l.osecs.iter().enumerate() {
+        if !needs_load(o) {
+            continue;
+        }
+        if relro_on && o.relro {
             in_relro = true;
-            if ended {
-                errs.push(format!("section: {} is not contiguous with other relro sections", o.name));
+            if run.end.is_none() {
+                run.secs.push(i);
+            } else {
+                run.late.push(i);
             }
         } else if in_relro {
             in_relro = false;
-            ended = true;
+            run.end = Some(i);
         }
     }
-    if errs.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::many(errs))
+    run
+}
+
+/// lld's error for each RELRO section after the end of the RELRO run.
+fn relro_contiguous(l: &Layout, relro_on: bool) -> Result<()> {
+    let late = relro_run(l, relro_on).late;
+    if late.is_empty() {
+        return Ok(());
     }
+    Err(Error::many(late.iter().map(|&i| format!("section: {} is not contiguous with other relro sections", l.osecs[i].name)).collect()))
 }
 
 /// lld's `createPhdrs` over the script's section order.
@@ -86,24 +100,7 @@ fn segments(l: &Layout, plan: &Plan, relro_on: bool) -> Vec<Seg> {
     let mut flags = if l.config.omagic { elf::PF_R | elf::PF_W | elf::PF_X } else { elf::PF_R };
     v.push(Seg { p_type: elf::PT_LOAD, flags, secs: vec![], headers: true, phdrs_only: false });
     let mut cur = v.len() - 1;
-    let is_relro = |o: &OutSec| relro_on && o.relro;
-    let mut relro_secs = Vec::new();
-    let mut in_relro = false;
-    let mut relro_end = None;
-    for (i, o) in l.osecs.iter().enumerate() {
-        if !needs_load(o) {
-            continue;
-        }
-        if is_relro(o) {
-            in_relro = true;
-            if relro_end.is_none() {
-                relro_secs.push(i);
-            }
-        } else if in_relro {
-            in_relro = false;
-            relro_end = Some(i);
-        }
-    }
+    let RelroRun { secs: relro_secs, end: relro_end, .. } = relro_run(l, relro_on);
     let region_of = |i: usize| l.osecs[i].script_desc.and_then(|d| plan.descs[d].region.clone());
     let lma_region_of = |i: usize| l.osecs[i].script_desc.and_then(|d| plan.descs[d].lma_region.clone());
     let lma_expr_of = |i: usize| l.osecs[i].script_desc.is_some_and(|d| plan.descs[d].lma.is_some());
