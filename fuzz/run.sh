@@ -67,6 +67,8 @@ run() {  # target seconds [only-committed]
     # Findings are files in artifacts/<target>/.
     local found; found=$(( $(ls "$FUZZ/artifacts/$t" | wc -l) - before ))
     echo "fuzz: $t: ${secs}s, $found new finding(s) in fuzz/artifacts/$t"
+    # Name them, so a CI log says which kind (crash-, timeout-, oom-, slow-unit-) and which input.
+    [ "$found" = 0 ] || ls -t "$FUZZ/artifacts/$t" | head -n "$found" | sed "s|^|fuzz: $t: finding |"
     [ "$found" = 0 ]
 }
 

@@ -94,7 +94,16 @@ fn version_needs(verneed: Option<(&'static [u8], u32)>, dynstr: &'static [u8], f
                 names.resize(ndx + 1, b"");
             }
             names[ndx] = c_str(dynstr, name as u32)?;
+            // A zero vna_next would read the same entry again with the same effect: lld loops
+            // on (to vn_cnt), dtld stops, with the same result in a bounded time.
+            if anext == 0 {
+                break;
+            }
             a = a.saturating_add(anext);
+        }
+        // Likewise a zero vn_next (sh_info may claim four billion entries).
+        if next == 0 {
+            break;
         }
         off = off.saturating_add(next);
     }
