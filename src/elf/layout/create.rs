@@ -43,7 +43,9 @@ pub(super) fn create_synthetic(l: &mut Layout) {
 fn add_note_sections(l: &mut Layout) {
     let c = l.config;
     let a = elf::SHF_ALLOC;
-    let interp = !c.shared && !c.relocatable && !c.no_dynamic_linker && c.dynamic_linker.as_deref().is_some_and(|d| !d.is_empty());
+    // A PHDRS command without PT_INTERP leaves .interp out (lld's needsInterpSection).
+    let script_allows = c.script.phdrs.is_empty() || c.script.phdrs.iter().any(|d| d.p_type == elf::PT_INTERP);
+    let interp = !c.shared && !c.relocatable && !c.no_dynamic_linker && c.dynamic_linker.as_deref().is_some_and(|d| !d.is_empty()) && script_allows;
     if interp {
         add_synth(l, Synth::Interp, ".interp", elf::SHT_PROGBITS, a, 1);
     }

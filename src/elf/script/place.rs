@@ -338,6 +338,8 @@ struct Pass<'a, 'r> {
     regions: HashMap<String, (u64, u64)>,
     region_pos: HashMap<String, u64>,
     assert_msgs: std::cell::RefCell<Vec<String>>,
+    /// With PHDRS and no SECTIONS: the output section that begins the PT_LOAD.
+    load_start: Option<usize>,
 }
 
 impl Env for Pass<'_, '_> {
@@ -434,8 +436,8 @@ pub(super) fn max_page(c: &Config) -> u64 {
 
 /// Builds the item list: script commands with their output sections, empty descriptions
 /// kept or dropped as lld does, orphans inserted at lld's positions.
-fn build_items(l: &mut Layout, plan: &Plan) -> Vec<Item> {
-    let (desc_osec, chunk_cmd) = adopt_synthetic(l, plan);
+fn build_items(l: &mut Layout, plan: &Plan) -> Result<Vec<Item>> {
+    let (desc_osec, chunk_cmd) = adopt_synthetic(l, plan)?;
     order_chunks(l, plan, &desc_osec, &chunk_cmd);
     // Items in script order.
     let mut items: Vec<Item> = Vec::new();
@@ -524,12 +526,16 @@ fn build_items(l: &mut Layout, plan: &Plan) -> Vec<Item> {
         items.splice(pos..pos, run);
         k = end;
     }
-    items
+    Ok(items)
 }
 
 /// Synthetic output sections a description's pattern (or name) takes join that description;
 /// returns each description's output section and, for the chunks moved, their command key.
-fn adopt_synthetic(l: &mut Layout, plan: &Plan) -> (HashMap<usize, usize>, HashMap<(usize, usize), u64>) {
+/// `/DISCARD/` drops the synthetic sections nothing else refers to by address (lld discards any
+/// synthetic section but `.shstrtab`); one dtld cannot leave out is an error, never ignored.
+type Adopted = (HashMap<usize, usize>, HashMap<(usize, usize), u64>);
+fn adopt_synthetic(l: &mut Layout, plan: &Plan) -> Result<Adopted> {
+    let mut refused = Vec::new();
     let mut desc_osec: HashMap<usize, usize> = HashMap::new();
     let mut chunk_cmd: HashMap<(usize, usize), u64> = HashMap::new();
     for (i, os) in l.osecs.iter().enumerate() {
@@ -571,10 +577,13 @@ fn adopt_synthetic(l: &mut Layout, plan: &Plan) -> (HashMap<usize, usize>, HashM
         }
         let Some((di, ci)) = found else { continue };
         if plan.descs[di].name == "/DISCARD/" {
-            if sy == Some(Synth::Comment) {
-                l.osecs[i].name = String::new();
-                l.osecs[i].chunks.clear();
-                l.synth_osec.remove(&Synth::Comment);
+            match sy {
+                Some(s @ (Synth::Comment | Synth::GnuHash | Synth::SysvHash | Synth::BuildId | Synth::GnuProperty)) => {
+                    l.osecs[i].name = String::new();
+                    l.osecs[i].chunks.clear();
+                    l.synth_osec.remove(&s);
+                }
+                _ => refused.push(format!("discarding {name} section is not supported by dtld")),
             }
             continue;
         }
@@ -605,7 +614,10 @@ fn adopt_synthetic(l: &mut Layout, plan: &Plan) -> (HashMap<usize, usize>, HashM
             }
         }
     }
-    (desc_osec, chunk_cmd)
+    if !refused.is_empty() {
+        return Err(Error::many(refused));
+    }
+    Ok((desc_osec, chunk_cmd))
 }
 
 /// The order of chunks inside each description's section: by the script's sequence.
@@ -871,7 +883,7 @@ pub struct Extra {
 
 /// Runs the script: order, sizes, addresses, symbol values, program headers, file offsets.
 pub fn assign_addresses(l: &mut Layout, plan: &Plan) -> Result<()> {
-    let items = build_items(l, plan);
+    let items = build_items(l, plan)?;
     // Reorder the output sections to the item order; non-alloc ones keep their place too.
     let mut order: Vec<usize> = Vec::new();
     for it in &items {
@@ -905,12 +917,20 @@ pub fn assign_addresses(l: &mut Layout, plan: &Plan) -> Result<()> {
     }
     let mut extra = Extra::default();
     let mut syms = HashMap::new();
-    let start_dot = l.config.image_base.unwrap_or(0);
+    // `.` starts at --image-base (else 0) with SECTIONS; with only PHDRS, after the headers at
+    // the default image base, and the first section of the PT_LOAD takes a page of its own
+    // (at the same offset in the page), as in lld's layout without SECTIONS.
+    let only_phdrs = !l.config.script.has_sections;
+    let start_dot = if only_phdrs { l.image_base + header_size } else { l.config.image_base.unwrap_or(0) };
+    let load_start = if only_phdrs && l.config.script.phdrs.iter().any(|d| d.p_type == elf::PT_LOAD) {
+        l.osecs.iter().position(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.flags & elf::SHF_TLS as u64 == 0)
+    } else {
+        None
+    };
     for pass in 0..3 {
         let mut p = Pass {
             l: &mut *l,
             plan,
-            // `.` starts at --image-base (else 0) with a script.
             dot: start_dot,
             cur: None,
             syms: std::mem::take(&mut syms),
@@ -920,6 +940,7 @@ pub fn assign_addresses(l: &mut Layout, plan: &Plan) -> Result<()> {
             regions: regions.clone(),
             region_pos: HashMap::new(),
             assert_msgs: Default::default(),
+            load_start,
         };
         extra = run_pass(&mut p, &items)?;
         let errs = p.errors.take();
@@ -1059,6 +1080,10 @@ fn run_pass(p: &mut Pass, items: &[Item]) -> Result<Extra> {
                     if let Some(a) = start {
                         p.dot = a;
                     }
+                }
+                if p.load_start == Some(os) && !has_addr {
+                    let mp = max_page(p.l.config);
+                    p.dot = align_up(p.dot, mp) + p.dot % mp;
                 }
                 if !has_addr || !alloc {
                     p.dot = align_up(p.dot, p.l.osecs[os].align);

@@ -426,6 +426,8 @@ fn program_headers(
         p.align = match s.p_type {
             // The page size, or the most aligned section's alignment if larger (-n: page 1).
             elf::PT_LOAD => s.secs.iter().map(|&i| l.osecs[i].align).fold(mp, u64::max),
+            // An empty PT_TLS (declared in PHDRS) has alignment 0, as lld's.
+            elf::PT_TLS if s.secs.is_empty() => 0,
             elf::PT_TLS | elf::PT_NOTE => s.secs.iter().map(|&i| l.osecs[i].align).max().unwrap_or(1),
             elf::PT_DYNAMIC => 8,
             elf::PT_GNU_EH_FRAME => 4,
