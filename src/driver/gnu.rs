@@ -117,6 +117,15 @@ fn emulation(p: &mut Gnu, v: &Val) {
     }
 }
 
+/// `--format`/`-b` (lld's isFormatBinary): positional, for the files that follow.
+fn format(p: &mut Gnu, v: &Val) {
+    match v.value.unwrap_or("") {
+        "binary" => p.input(InputArg::Binary(true)),
+        "elf" | "default" => p.input(InputArg::Binary(false)),
+        other => p.errors.push(format!("unknown --format value: {other} (supported formats: elf, default, binary)")),
+    }
+}
+
 fn hash_style(p: &mut Gnu, v: &Val) {
     // The last --hash-style wins (ld.lld 22: `--hash-style=gnu --hash-style=sysv` writes only
     // .hash); clang passes its own first.
@@ -446,6 +455,7 @@ static OPTIONS: &[Opt<Gnu>] = &[
     opt(&["no-undefined-version"], Flag, "", "Version scripts naming undefined symbols are an error (default)", Implemented, |p, _| {
         p.cfg.undefined_version = false
     }),
+    opt(&["format", "b"], Value, "[default,elf,binary]", "Change the input format of the inputs following this option", Implemented, format),
     opt(&["hash-style"], Value, "<style>", "Hash table style: sysv, gnu or both", Implemented, hash_style),
     opt(&["build-id"], OptValue, "[=fast|md5|sha1|uuid|none|0x<hex>]", "Generate a .note.gnu.build-id section", Implemented, build_id),
     opt(&["eh-frame-hdr"], Flag, "", "Create .eh_frame_hdr and PT_GNU_EH_FRAME", Implemented, |p, _| p.cfg.eh_frame_hdr = true),

@@ -30,6 +30,9 @@ pub enum InputArg {
     /// `--start-lib` / `--end-lib`: the object files between are lazy, like archive members.
     StartLib,
     EndLib,
+    /// `--format=binary`/`-b binary` (true) or `elf`/`default` (false): how the following files
+    /// are read (lld's formatBinary; not saved by --push-state).
+    Binary(bool),
 }
 
 /// `--call-graph-profile-sort=`: the algorithm that orders code by its call graph.

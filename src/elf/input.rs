@@ -62,6 +62,7 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
         search: config.library_paths.clone(),
         maps: HashMap::new(),
         first_elf: None,
+        format_binary: false,
         script_depth: 0,
         script_stack: Vec::new(),
         scripts_read: 0,
@@ -85,6 +86,7 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
             InputArg::AsNeeded(b) => l.state.as_needed = *b,
             InputArg::Static(b) => l.state.bstatic = *b,
             InputArg::WholeArchive(b) => l.state.whole_archive = *b,
+            InputArg::Binary(b) => l.format_binary = *b,
             InputArg::StartGroup => l.in_group = true,
             InputArg::StartLib => {
                 l.in_lib = true;
@@ -188,6 +190,8 @@ struct Loader<'c> {
     maps: HashMap<PathBuf, &'static [u8]>,
     /// The first ELF file, which lld names in "is incompatible with" errors when there is no -m.
     first_elf: Option<String>,
+    /// `-b binary` / `TARGET(binary)` in force.
+    format_binary: bool,
     script_depth: usize,
     /// The scripts being read (canonical paths): a script that names itself, directly or
     /// through others, is an error instead of an exponential expansion.
@@ -334,6 +338,12 @@ impl Loader<'_> {
                 return;
             }
         };
+        // `-b binary`: whatever the file holds, its bytes are the input (lld checks this first).
+        if self.format_binary {
+            let obj: &'static [u8] = Box::leak(crate::elf::binary_input::object_for(path, data).into_boxed_slice());
+            self.push(path, PathBuf::from(path), obj, FileKind::Object, String::new());
+            return;
+        }
         if data.starts_with(archive::MAGIC) || data.starts_with(archive::THIN_MAGIC) {
             self.add_archive(path, data);
             return;
@@ -622,6 +632,7 @@ impl Loader<'_> {
                 }
                 script::Command::Extern(syms) => self.externs.extend(syms.iter().cloned()),
                 script::Command::Output(o) => self.output = Some(o.clone()),
+                script::Command::Target(b) => self.format_binary = *b,
                 script::Command::Group(true) => group_stack.push(std::mem::replace(&mut self.in_group, true)),
                 script::Command::Group(false) => {
                     self.in_group = group_stack.pop().unwrap_or(false);

@@ -17,6 +17,7 @@
 
 pub mod android_rela;
 pub mod archive_stats;
+pub mod binary_input;
 pub mod cdsort;
 pub mod cgsort;
 pub mod compress;

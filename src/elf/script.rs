@@ -39,6 +39,8 @@ pub enum Command {
     Entry(String),
     /// `EXTERN(sym ...)`: like `-u`.
     Extern(Vec<String>),
+    /// `TARGET(binary)` (true) or `TARGET(elf...)` (false): as `--format` for the files after it.
+    Target(bool),
     /// `OUTPUT(file)`: the output file unless `-o` gave one.
     Output(String),
     /// `VERSION { ... }`: a version script inside a linker script (the text between braces).
@@ -368,6 +370,7 @@ impl<'t> Parser<'t> {
                         let close = self.toks[self.pos - 1].clone();
                         return Err(self.err_at(&close, &format!("unknown target: {t}")));
                     }
+                    out.push(Command::Target(t == "binary"));
                 }
                 "SEARCH_DIR" => {
                     let d = self.paren_name()?;

@@ -13,6 +13,9 @@
 //!   (`bin/dtld`, `lib/dtld/libdtld-lto-22.so`), run directly on ThinLTO bitcode
 //!   (`dtld -e main a.o b.o`, no compiler driver, no DTLD_* variable): it links with its own
 //!   thin-link library, as ld.lld-22 links, and the programs agree.
+//! * `format/*`: `-b binary` / `--format=default` embed a file as lld does (the program that
+//!   prints it agrees, and `-r` gives the `_binary_*` symbols lld gives); unknown formats and
+//!   script targets are refused in lld's words.
 //! * `env/*`: boolean variables read as `1/0/true/false/yes/no/on/off`; a bad value is an error
 //!   that starts with the program's name and names the variable; `--help` says what dtld is.
 //!
@@ -56,6 +59,12 @@ fn main() {
         ("env/reapi-booleans", reapi_booleans),
         ("env/distribute-usage", distribute_usage),
         ("env/help", help),
+        ("format/binary", format_binary),
+        ("format/unknown", |c, w| format_words(c, w, &["--format=elf32", "x.o"])),
+        ("format/unknown-target", |c, w| {
+            w.write("t.lds", "TARGET(foo)\n")?;
+            format_words(c, w, &["-T", "t.lds"])
+        }),
     ];
     let trials = trials
         .into_iter()
@@ -217,6 +226,57 @@ int main(void){ int v = twice(helper(20)); char b[2] = {(char)('0' + v / 10), (c
     let (a, b) = (out("lld")?, out("dtld")?);
     if a != b || a != "42" {
         return Err(format!("outputs: ld.lld-22 {a:?}, dtld {b:?}"));
+    }
+    Ok(())
+}
+
+/// A blob embedded with `-b binary` (path as given, so `_binary_data_blob_txt_*`), printed by
+/// a program entered at main (write(2) and _exit(2) only, as `installed_thin_bitcode`).
+fn format_binary(c: &Context, w: &TrialDir) -> Result<(), String> {
+    compile(
+        w,
+        "m",
+        "#include <unistd.h>\nextern const char _binary_data_blob_txt_start[], _binary_data_blob_txt_end[], _binary_data_blob_txt_size[];\n\
+int main(void){ long n = _binary_data_blob_txt_end - _binary_data_blob_txt_start; \
+if (n != (long)_binary_data_blob_txt_size) _exit(3); write(1, _binary_data_blob_txt_start, n); _exit(0); }\n",
+        &[],
+    )?;
+    fs::create_dir_all(w.path("data")).map_err(|e| e.to_string())?;
+    w.write("data/blob.txt", "embedded by -b binary\n")?;
+    let mut args = vec!["-e", "main", "m.o", "-b", "binary", "data/blob.txt", "--format=default"];
+    args.extend(LIBC_ARGS);
+    args.extend(["-o", "{out}"]);
+    let (lld, dtld) = both(c, w, &args)?;
+    if !lld.success() || !dtld.success() {
+        return Err(format!("ld.lld-22: {} {}; dtld: {} {}", lld.status_text(), lld.stderr_text(), dtld.status_text(), dtld.stderr_text()));
+    }
+    let out = |p: &str| -> Result<String, String> { Ok(String::from_utf8_lossy(&w.run(&mut w.cmd(w.path(p)))?.stdout).into_owned()) };
+    let (a, b) = (out("lld")?, out("dtld")?);
+    if a != b || a != "embedded by -b binary\n" {
+        return Err(format!("outputs: ld.lld-22 {a:?}, dtld {b:?}"));
+    }
+    // -r: the same symbols (name, value, section kind) in both objects.
+    let (lld, dtld) = both(c, w, &["-r", "-m", "elf_x86_64", "-b", "binary", "data/blob.txt", "-o", "{out}.o"])?;
+    if !lld.success() || !dtld.success() {
+        return Err(format!("-r: ld.lld-22: {} {}; dtld: {} {}", lld.status_text(), lld.stderr_text(), dtld.status_text(), dtld.stderr_text()));
+    }
+    let nm = |p: &str| -> Result<String, String> { Ok(String::from_utf8_lossy(&w.run(&mut w.cmd("llvm-nm-22").arg(p))?.stdout).into_owned()) };
+    let (a, b) = (nm("lld.o")?, nm("dtld.o")?);
+    if a != b || !a.contains("_binary_data_blob_txt_size") {
+        return Err(format!("-r symbols differ:\n--- ld.lld-22\n{a}--- dtld\n{b}"));
+    }
+    Ok(())
+}
+
+/// A refused format: the same exit status and words as ld.lld-22.
+fn format_words(c: &Context, w: &TrialDir, args: &[&str]) -> Result<(), String> {
+    compile(w, "x", "int x;\n", &[])?;
+    let mut args = args.to_vec();
+    args.extend(["-o", "{out}"]);
+    let (lld, dtld) = both(c, w, &args)?;
+    let seen = |o: &Outcome| (o.status_text(), unname(&o.stderr_text()));
+    if lld.success() || seen(&lld) != seen(&dtld) {
+        return Err(format!("ld.lld-22: {:?}; dtld: {:?}", seen(&lld), seen(&dtld)));
     }
     Ok(())
 }
