@@ -260,7 +260,7 @@ if (n != (long)_binary_data_blob_txt_size) _exit(3); write(1, _binary_data_blob_
     if !lld.success() || !dtld.success() {
         return Err(format!("-r: ld.lld-22: {} {}; dtld: {} {}", lld.status_text(), lld.stderr_text(), dtld.status_text(), dtld.stderr_text()));
     }
-    let nm = |p: &str| -> Result<String, String> { Ok(String::from_utf8_lossy(&w.run(&mut w.cmd("llvm-nm-22").arg(p))?.stdout).into_owned()) };
+    let nm = |p: &str| -> Result<String, String> { Ok(String::from_utf8_lossy(&w.run(w.cmd("llvm-nm-22").arg(p))?.stdout).into_owned()) };
     let (a, b) = (nm("lld.o")?, nm("dtld.o")?);
     if a != b || !a.contains("_binary_data_blob_txt_size") {
         return Err(format!("-r symbols differ:\n--- ld.lld-22\n{a}--- dtld\n{b}"));
