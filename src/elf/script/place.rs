@@ -259,7 +259,34 @@ pub fn plan(config: &Config, r: &Resolved, live: &crate::elf::gc::Live) -> Plan 
             }
         }
     }
+    discard_link_order_dependents(r, &mut discard, &mut matches);
     Plan { descs, matches, commons, discard, disabled }
+}
+
+/// lld's `LinkerScript::discard` discards a section's SHF_LINK_ORDER dependents with it (and
+/// theirs), whatever description their own names match.
+fn discard_link_order_dependents(r: &Resolved, discard: &mut HashSet<(FileId, u32)>, matches: &mut HashMap<(FileId, u32), Match>) {
+    let mut work: Vec<(FileId, u32)> = discard.iter().copied().collect();
+    let mut by_file: HashMap<FileId, HashMap<u32, Vec<u32>>> = HashMap::new();
+    while let Some((f, s)) = work.pop() {
+        let deps = by_file.entry(f).or_insert_with(|| {
+            let mut m: HashMap<u32, Vec<u32>> = HashMap::new();
+            if let crate::elf::resolve::File::Obj(o) = &r.files[f] {
+                for (k, sec) in o.sections.iter().enumerate() {
+                    if sec.flags & elf::SHF_LINK_ORDER as u64 != 0 {
+                        m.entry(object::read::elf::SectionHeader::sh_link(sec.hdr, crate::elf::LE)).or_default().push(k as u32);
+                    }
+                }
+            }
+            m
+        });
+        for &d in deps.get(&s).map(Vec::as_slice).unwrap_or(&[]) {
+            if discard.insert((f, d)) {
+                matches.remove(&(f, d));
+                work.push((f, d));
+            }
+        }
+    }
 }
 
 fn glob_match(p: &str, s: &str) -> bool {
