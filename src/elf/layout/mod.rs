@@ -299,6 +299,9 @@ pub struct Layout<'r> {
     pub warned_once: std::sync::Mutex<std::collections::HashSet<String>>,
     /// With a SECTIONS script: the matching of input sections to its descriptions.
     pub script_plan: Option<crate::elf::script::place::Plan>,
+    /// With a SECTIONS script: the priorities of `--symbol-ordering-file` or the call graph,
+    /// applied inside each input section description (lld's sortISDBySectionOrder).
+    pub section_priority: HashMap<(FileId, u32), u32>,
     /// Symbols a linker script assigns: value and output section (None: absolute).
     pub script_syms: FastMap<SymbolId, (u64, Option<usize>)>,
     /// Data commands, fills and load addresses of the script's output sections.
@@ -834,6 +837,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         x86_features: 0,
         warned_once: Default::default(),
         script_plan: None,
+        section_priority: HashMap::new(),
         script_syms: Default::default(),
         script_extra: Default::default(),
         icf_folded: Default::default(),

@@ -378,6 +378,11 @@ pub(super) fn order_sections(l: &mut Layout) -> Result<()> {
     if order.is_empty() {
         return Ok(());
     }
+    // A script's descriptions order their sections again when the layout runs (orphans keep
+    // the order given here).
+    if l.script_plan.is_some() {
+        l.section_priority = order.clone();
+    }
     for os in l.osecs.iter_mut() {
         if os.name == ".init" || os.name == ".fini" {
             continue;

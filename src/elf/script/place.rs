@@ -651,15 +651,31 @@ fn adopt_synthetic(l: &mut Layout, plan: &Plan) -> Result<Adopted> {
 fn order_chunks(l: &mut Layout, plan: &Plan, desc_osec: &HashMap<usize, usize>, chunk_cmd: &HashMap<(usize, usize), u64>) {
     for (&_d, &os) in desc_osec.iter() {
         let chunks = l.osecs[os].chunks.clone();
-        let mut keyed: Vec<(u64, usize, Chunk)> = chunks
+        // Inside one input section description (the bits of a key above 40), the sections an
+        // ordering file or the call graph ranks go first, by rank; the others follow in their
+        // order (not in .init and .fini).
+        let ranked = !l.section_priority.is_empty() && l.osecs[os].name != ".init" && l.osecs[os].name != ".fini";
+        const LOW: u64 = (1u64 << 40) - 1;
+        let split = |v: u64| (v >> 40, (1u64 << 40) | (v & LOW));
+        let mut keyed: Vec<((u64, u64), usize, Chunk)> = chunks
             .iter()
             .enumerate()
             .map(|(k, c)| {
                 let key = match c {
-                    Chunk::Input(f, s) => plan.matches.get(&(*f, *s)).map_or(u64::MAX, |m| m.order),
-                    Chunk::Merged(m) => l.merged[*m].pieces.keys().filter_map(|k| plan.matches.get(k)).map(|m| m.order).min().unwrap_or(u64::MAX),
-                    Chunk::Bss(id) if plan.commons.contains_key(id) => plan.commons[id].order,
-                    _ => chunk_cmd.get(&(os, k)).map_or(u64::MAX - 1, |&v| seq_of_cmd((v >> 32) as usize)),
+                    Chunk::Input(f, s) => match plan.matches.get(&(*f, *s)) {
+                        Some(m) => match l.section_priority.get(&(*f, *s)) {
+                            Some(&p) if ranked => (m.order >> 40, p as u64),
+                            _ => split(m.order),
+                        },
+                        // An orphan: its output section is one description of its own.
+                        None => match l.section_priority.get(&(*f, *s)) {
+                            Some(&p) if ranked => (u64::MAX >> 40, p as u64),
+                            _ => split(u64::MAX),
+                        },
+                    },
+                    Chunk::Merged(m) => split(l.merged[*m].pieces.keys().filter_map(|k| plan.matches.get(k)).map(|m| m.order).min().unwrap_or(u64::MAX)),
+                    Chunk::Bss(id) if plan.commons.contains_key(id) => split(plan.commons[id].order),
+                    _ => split(chunk_cmd.get(&(os, k)).map_or(u64::MAX - 1, |&v| seq_of_cmd((v >> 32) as usize))),
                 };
                 (key, k, *c)
             })
