@@ -285,6 +285,9 @@ pub struct Resolved {
     /// COMDAT group signature → the file whose group was kept (for lld's message about a
     /// reference into a discarded group).
     pub comdat_winners: FastMap<&'static [u8], FileId>,
+    /// With bitcode and a version script: what the script's checks found before LTO (lld's
+    /// order), reported by `apply_versions` instead of checking the final symbols.
+    pub version_errors_before_lto: Option<Vec<String>>,
 }
 
 /// A GCC IR visibility (`LDPV_*`: default, protected, internal, hidden) as an ELF `STV_*`.
@@ -519,6 +522,7 @@ impl<'c> Resolver<'c> {
                 common_align: Default::default(),
                 wrap_redirect: Default::default(),
                 comdat_winners: Default::default(),
+                version_errors_before_lto: None,
             },
             comdats: FastMap::default(),
             frames: Vec::new(),
@@ -598,6 +602,12 @@ impl<'c> Resolver<'c> {
             mark_dynamic_listed(config, &mut rs.r)?;
         }
         Ok(rs)
+    }
+
+    /// Before LTO, as lld: the version script's checks on the symbols bitcode still defines.
+    pub fn check_versions_before_lto(&mut self) -> Result<()> {
+        self.r.version_errors_before_lto = crate::elf::version_checks::before_lto(self.config, &self.r)?;
+        Ok(())
     }
 
     /// The state after pass 1, for the LTO stage.
@@ -930,17 +940,18 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
     let mut errors = Vec::new();
     let script = version_script(config)?;
     mark_dynamic_listed(config, r)?;
-    if let Some(s) = &script {
-        r.versions = s.version_names().iter().map(|v| v.to_string()).collect();
+    // With bitcode, the script was checked before LTO (`version_checks::before_lto`).
+    let checked = r.version_errors_before_lto.take();
+    if let Some(s) = script.as_ref().filter(|_| checked.is_none()) {
         for w in s.warnings() {
             config.diag.warn(&w);
         }
     }
+    if let Some(s) = &script {
+        r.versions = s.version_names().iter().map(|v| v.to_string()).collect();
+    }
     let defined = |d: Def| matches!(d, Def::Defined(..) | Def::Common(..));
-    // lld defines the referenced end markers (`_end`, `etext`, ...) before it applies the
-    // version script, so `local: *` hides them and a version names them like definitions.
-    let reserved =
-        |s: &Symbol| matches!(s.def, Def::Undefined | Def::Lazy(_)) && !config.script.has_sections && crate::elf::layout::is_public_linker_defined(s.name);
+    let reserved = |s: &Symbol| crate::elf::version_checks::reserved(config, s);
     // `.symver foo, foo@VER` keeps both names in the object: the unversioned `foo` at the same
     // place is not exported (lld), only `foo@VER` is.
     let mut aliased: Vec<SymbolId> = Vec::new();
@@ -1028,14 +1039,10 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
             _ => sym.version = 1,
         }
     }
-    if let Some(s) = script.as_ref() {
-        let names: Vec<&'static [u8]> = r.symbols.iter().filter(|s| defined(s.def) || matches!(s.def, Def::Lazy(_)) || reserved(s)).map(|s| s.name).collect();
-        for w in s.reassign_warnings(names.iter().copied()) {
-            config.diag.warn(&w);
-        }
-        if !config.undefined_version {
-            errors.extend(s.undefined_version_errors(names));
-        }
+    match (checked, script.as_ref()) {
+        (Some(e), _) => errors.extend(e),
+        (None, Some(s)) => errors.extend(crate::elf::version_checks::check(config, s, r)),
+        (None, None) => {}
     }
     if !errors.is_empty() {
         return Err(Error::many(errors));
