@@ -6,8 +6,10 @@
 //!
 //! * `p` Prevailing: this file's definition is the one the link chose;
 //! * `x` VisibleToRegularObj: native code, the command line (`-u`, the entry point — `_start` by
-//!   default —, `-init`/`-fini`, `--wrap`, `--defsym`), a shared library or the dynamic symbol table can see the symbol, or it lives in
-//!   a section named like a C identifier whose `__start_`/`__stop_` symbols are referenced;
+//!   default —, `-init`/`-fini`, `--wrap`, `--defsym`) or the dynamic symbol table can see the
+//!   symbol (a shared library's reference counts only through it: a hidden definition a library
+//!   references is internalized, as lld does), or it lives in a section named like a C
+//!   identifier whose `__start_`/`__stop_` symbols are referenced;
 //! * `l` FinalDefinitionInLinkageUnit: (executable output or non-default visibility) and
 //!   defined in this link (not by a shared library, not absolute);
 //! * `r` LinkerRedefined: `--defsym` (a script) defines it.

@@ -1683,7 +1683,9 @@ impl<'c> Resolver<'c> {
                 if self.r.symbols[id].ref_type.is_none() {
                     self.r.symbols[id].ref_type = Some(d_type);
                 }
-                self.r.symbols[id].used_in_regular = true;
+                // Not `used_in_regular` (lld sets isUsedInRegularObj for objects only): LTO
+                // keeps the definition when the output exports it (`lto::exported`), so a
+                // hidden one is internalized and the reference left undefined.
                 if !weak {
                     self.r.symbols[id].dso_strong_ref = true;
                     dso_steps.push(Step::DsoRef(id));
