@@ -53,7 +53,7 @@ fn exported(config: &Config, script: Option<&VersionScript>, sym: &Symbol) -> bo
     if !matches!(sym.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) {
         return false;
     }
-    if !sym.name.contains(&b'@') && script.is_some_and(|s| s.assign(sym.name) == Some(VersionAssign::Local)) {
+    if !sym.name.contains(&b'@') && sym.default_version.is_none() && script.is_some_and(|s| s.assign(sym.name) == Some(VersionAssign::Local)) {
         return false;
     }
     if config.shared {

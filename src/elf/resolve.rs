@@ -129,6 +129,16 @@ impl FileNames {
     }
 }
 
+/// A bitcode definition `foo@@VER` (`.symver` in module asm) binds as `foo`, as an object's
+/// does and as lld files every `@@` name (its lazy archive symbols too): the name it binds
+/// under and VER.
+fn default_versioned(name: &'static [u8]) -> (&'static [u8], Option<&'static [u8]>) {
+    match crate::elf::version_script::split_versioned(name) {
+        Some((base, ver, true)) if !ver.is_empty() => (base, Some(ver)),
+        _ => (name, None),
+    }
+}
+
 /// `FileNames::sections` of a symbol in no section (undefined, absolute, common).
 const NO_SECTION: u32 = u32::MAX;
 /// `FileNames::sections` of a symbol defined in an SHT_GROUP section.
@@ -623,6 +633,8 @@ impl<'c> Resolver<'c> {
             if let Def::Bitcode(..) = sym.def {
                 sym.def = Def::Undefined;
                 sym.weak = false;
+                // The object LTO generated names the version again if it keeps the definition.
+                sym.default_version = None;
             }
             sym.strong_ref = sym.strong_ref_native;
             sym.obj_ref = sym.obj_ref_native;
@@ -1209,7 +1221,7 @@ impl<'c> Resolver<'c> {
                 for k in 0..b.syms.len() {
                     let s = b.sym(k);
                     if !s.undefined() {
-                        names.push(NameKey::new(s.name));
+                        names.push(NameKey::new(default_versioned(s.name).0));
                     }
                 }
             }
@@ -1384,7 +1396,7 @@ impl<'c> Resolver<'c> {
                 (s.name, s.undefined() || lost, s.weak(), s.common(), ir_visibility(s.visibility()))
             })
             .collect();
-        self.bind_ir_symbols(f, syms);
+        self.bind_ir_symbols(f, syms, true);
     }
 
     /// A GCC LTO object joins: its IR symbols bind like a bitcode file's. A COMDAT key another
@@ -1404,19 +1416,26 @@ impl<'c> Resolver<'c> {
                 (s.name, s.undefined() || lost, s.weak(), s.common(), gcc_visibility(s.visibility))
             })
             .collect();
-        self.bind_ir_symbols(f, syms);
+        self.bind_ir_symbols(f, syms, false);
     }
 
     /// Binds the symbols of an IR file (LLVM bitcode or GCC LTO), given as (name, undefined,
     /// weak, common, visibility) in symbol-table order: the strictest visibility wins, undefined
     /// ones are queued as references (pulled depth-first after this file), definitions bind as
-    /// `Def::Bitcode(f, k)`.
-    fn bind_ir_symbols(&mut self, f: FileId, syms: Vec<(&'static [u8], bool, bool, bool, u8)>) {
+    /// `Def::Bitcode(f, k)`. `versioned`: a `foo@@VER` definition binds as `foo` (LLVM bitcode).
+    fn bind_ir_symbols(&mut self, f: FileId, syms: Vec<(&'static [u8], bool, bool, bool, u8)>, versioned: bool) {
         let mut ids = Vec::with_capacity(syms.len());
         let mut undefined_steps = Vec::new();
         for (k, (name, undefined, weak, common, vis)) in syms.into_iter().enumerate() {
-            let name = if undefined { wrapped_name(&self.config.wrap, name) } else { name };
+            let (name, default_version) = match (undefined, versioned) {
+                (true, _) => (wrapped_name(&self.config.wrap, name), None),
+                (false, true) => default_versioned(name),
+                (false, false) => (name, None),
+            };
             let id = self.intern(name);
+            if default_version.is_some() {
+                self.r.symbols[id].default_version = default_version;
+            }
             ids.push(id);
             let sym = &mut self.r.symbols[id];
             if vis_rank(vis) < vis_rank(sym.visibility) {
