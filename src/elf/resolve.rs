@@ -1422,31 +1422,42 @@ impl<'c> Resolver<'c> {
     /// Binds the symbols of an IR file (LLVM bitcode or GCC LTO), given as (name, undefined,
     /// weak, common, visibility) in symbol-table order: the strictest visibility wins, undefined
     /// ones are queued as references (pulled depth-first after this file), definitions bind as
-    /// `Def::Bitcode(f, k)`. `versioned`: a `foo@@VER` definition binds as `foo` (LLVM bitcode).
-    fn bind_ir_symbols(&mut self, f: FileId, syms: Vec<(&'static [u8], bool, bool, bool, u8)>, versioned: bool) {
-        let mut ids = Vec::with_capacity(syms.len());
+    /// `Def::Bitcode(f, k)`. `llvm`: lld's rules for bitcode, a `foo@@VER` definition binds as
+    /// `foo`, and the definitions enter the symbol table before the references (lld's
+    /// `BitcodeFile::parse`; the order decides which of two exported copies of one name comes
+    /// first in `.dynsym`, `fuzz-lto-symver-exe-order`).
+    fn bind_ir_symbols(&mut self, f: FileId, syms: Vec<(&'static [u8], bool, bool, bool, u8)>, llvm: bool) {
+        let mut ids = vec![0; syms.len()];
         let mut undefined_steps = Vec::new();
-        for (k, (name, undefined, weak, common, vis)) in syms.into_iter().enumerate() {
-            let (name, default_version) = match (undefined, versioned) {
-                (true, _) => (wrapped_name(&self.config.wrap, name), None),
-                (false, true) => default_versioned(name),
-                (false, false) => (name, None),
-            };
-            let id = self.intern(name);
-            if default_version.is_some() {
-                self.r.symbols[id].default_version = default_version;
+        for pass in [false, true] {
+            for (k, &(name, undefined, weak, common, vis)) in syms.iter().enumerate() {
+                if llvm && undefined != pass {
+                    continue;
+                }
+                let (name, default_version) = match (undefined, llvm) {
+                    (true, _) => (wrapped_name(&self.config.wrap, name), None),
+                    (false, true) => default_versioned(name),
+                    (false, false) => (name, None),
+                };
+                let id = self.intern(name);
+                if default_version.is_some() {
+                    self.r.symbols[id].default_version = default_version;
+                }
+                ids[k] = id;
+                let sym = &mut self.r.symbols[id];
+                if vis_rank(vis) < vis_rank(sym.visibility) {
+                    sym.visibility = vis;
+                }
+                if undefined {
+                    undefined_steps.push(Step::Undefined { id, weak, native: false });
+                } else if common {
+                    self.add_common(id, Def::Bitcode(f, k));
+                } else {
+                    self.add_defined(id, Def::Bitcode(f, k), weak);
+                }
             }
-            ids.push(id);
-            let sym = &mut self.r.symbols[id];
-            if vis_rank(vis) < vis_rank(sym.visibility) {
-                sym.visibility = vis;
-            }
-            if undefined {
-                undefined_steps.push(Step::Undefined { id, weak, native: false });
-            } else if common {
-                self.add_common(id, Def::Bitcode(f, k));
-            } else {
-                self.add_defined(id, Def::Bitcode(f, k), weak);
+            if !llvm {
+                break;
             }
         }
         self.r.sym_ids[f] = ids;
