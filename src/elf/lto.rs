@@ -117,7 +117,8 @@ pub fn compute(config: &Config, script: Option<&VersionScript>, r: &Resolved, fi
                     let id = r.sym_ids[f][k];
                     let sym = &r.symbols[id];
                     let replaced = assigned.contains(sym.name);
-                    let prevailing = !ir.undefined() && sym.def == Def::Bitcode(f, k) && !replaced;
+                    // By file, as lld (`sym->file == &f`): `foo` and `foo@@V` of one file are one symbol.
+                    let prevailing = !ir.undefined() && matches!(sym.def, Def::Bitcode(df, _) if df == f) && !replaced;
                     let defined_here = match sym.def {
                         Def::Bitcode(..) | Def::Common(..) => true,
                         Def::Defined(df, di) => {

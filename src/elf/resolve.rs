@@ -1448,11 +1448,15 @@ impl<'c> Resolver<'c> {
                 if vis_rank(vis) < vis_rank(sym.visibility) {
                     sym.visibility = vis;
                 }
+                // lld reports no duplicate within one bitcode file (`BitcodeFile::postParse`):
+                // `foo` and `.symver foo, foo@@@V` (`foo@@V`) are one symbol, its first
+                // definition (`lto/version-script2.ll`).
+                let same_file = matches!(sym.def, Def::Bitcode(df, _) if df == f) && !weak && !sym.weak;
                 if undefined {
                     undefined_steps.push(Step::Undefined { id, weak, native: false });
                 } else if common {
                     self.add_common(id, Def::Bitcode(f, k));
-                } else {
+                } else if !(llvm && same_file) {
                     self.add_defined(id, Def::Bitcode(f, k), weak);
                 }
             }
