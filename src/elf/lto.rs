@@ -6,8 +6,10 @@
 //!
 //! * `p` Prevailing: this file's definition is the one the link chose;
 //! * `x` VisibleToRegularObj: native code, the command line (`-u`, the entry point — `_start` by
-//!   default —, `-init`/`-fini`, `--wrap`, `--defsym`), a shared library or the dynamic symbol table can see the symbol, or it lives in
-//!   a section named like a C identifier whose `__start_`/`__stop_` symbols are referenced;
+//!   default —, `-init`/`-fini`, `--wrap`, `--defsym`) or the dynamic symbol table can see the
+//!   symbol (a shared library's reference counts only through it: a hidden definition a library
+//!   references is internalized, as lld does), or it lives in a section named like a C
+//!   identifier whose `__start_`/`__stop_` symbols are referenced;
 //! * `l` FinalDefinitionInLinkageUnit: (executable output or non-default visibility) and
 //!   defined in this link (not by a shared library, not absolute);
 //! * `r` LinkerRedefined: `--defsym` (a script) defines it.
@@ -51,7 +53,7 @@ fn exported(config: &Config, script: Option<&VersionScript>, sym: &Symbol) -> bo
     if !matches!(sym.visibility, elf::STV_DEFAULT | elf::STV_PROTECTED) {
         return false;
     }
-    if !sym.name.contains(&b'@') && script.is_some_and(|s| s.assign(sym.name) == Some(VersionAssign::Local)) {
+    if !sym.name.contains(&b'@') && sym.default_version.is_none() && script.is_some_and(|s| s.assign(sym.name) == Some(VersionAssign::Local)) {
         return false;
     }
     if config.shared {
@@ -115,7 +117,8 @@ pub fn compute(config: &Config, script: Option<&VersionScript>, r: &Resolved, fi
                     let id = r.sym_ids[f][k];
                     let sym = &r.symbols[id];
                     let replaced = assigned.contains(sym.name);
-                    let prevailing = !ir.undefined() && sym.def == Def::Bitcode(f, k) && !replaced;
+                    // By file, as lld (`sym->file == &f`): `foo` and `foo@@V` of one file are one symbol.
+                    let prevailing = !ir.undefined() && matches!(sym.def, Def::Bitcode(df, _) if df == f) && !replaced;
                     let defined_here = match sym.def {
                         Def::Bitcode(..) | Def::Common(..) => true,
                         Def::Defined(df, di) => {

@@ -45,6 +45,7 @@ pub mod script;
 pub mod shared;
 pub mod symorder;
 pub mod synthetic;
+pub mod version_checks;
 pub mod version_script;
 pub mod write;
 
@@ -164,11 +165,16 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     let mut lto_cleanup = None;
     if resolver.resolved().has_bitcode() {
         // LTO replaces the bitcode files by native objects, which join the link in pass 2.
+        resolver.check_versions_before_lto()?;
         let out = lto::run(config, resolver.resolved(), preload.as_ref(), &mut trace)?;
         if let Some(s) = &stamp {
             s.record();
         }
         if out.stop {
+            // lld fails an index-only link too when the version script's checks did.
+            if let Some(e) = resolver.resolved().version_errors_before_lto.as_ref().filter(|e| !e.is_empty()) {
+                return Err(crate::error::Error::many(e.clone()));
+            }
             // As at the end of a native link: the process ends here, and freeing the
             // resolution's tables one by one would only delay its exit (8 ms for OpenSSL's
             // thin link). `out` goes: its drop removes the temporaries.

@@ -129,6 +129,16 @@ impl FileNames {
     }
 }
 
+/// A bitcode definition `foo@@VER` (`.symver` in module asm) binds as `foo`, as an object's
+/// does and as lld files every `@@` name (its lazy archive symbols too): the name it binds
+/// under and VER.
+fn default_versioned(name: &'static [u8]) -> (&'static [u8], Option<&'static [u8]>) {
+    match crate::elf::version_script::split_versioned(name) {
+        Some((base, ver, true)) if !ver.is_empty() => (base, Some(ver)),
+        _ => (name, None),
+    }
+}
+
 /// `FileNames::sections` of a symbol in no section (undefined, absolute, common).
 const NO_SECTION: u32 = u32::MAX;
 /// `FileNames::sections` of a symbol defined in an SHT_GROUP section.
@@ -285,6 +295,9 @@ pub struct Resolved {
     /// COMDAT group signature → the file whose group was kept (for lld's message about a
     /// reference into a discarded group).
     pub comdat_winners: FastMap<&'static [u8], FileId>,
+    /// With bitcode and a version script: what the script's checks found before LTO (lld's
+    /// order), reported by `apply_versions` instead of checking the final symbols.
+    pub version_errors_before_lto: Option<Vec<String>>,
 }
 
 /// A GCC IR visibility (`LDPV_*`: default, protected, internal, hidden) as an ELF `STV_*`.
@@ -519,6 +532,7 @@ impl<'c> Resolver<'c> {
                 common_align: Default::default(),
                 wrap_redirect: Default::default(),
                 comdat_winners: Default::default(),
+                version_errors_before_lto: None,
             },
             comdats: FastMap::default(),
             frames: Vec::new(),
@@ -600,6 +614,12 @@ impl<'c> Resolver<'c> {
         Ok(rs)
     }
 
+    /// Before LTO, as lld: the version script's checks on the symbols bitcode still defines.
+    pub fn check_versions_before_lto(&mut self) -> Result<()> {
+        self.r.version_errors_before_lto = crate::elf::version_checks::before_lto(self.config, &self.r)?;
+        Ok(())
+    }
+
     /// The state after pass 1, for the LTO stage.
     pub fn resolved(&self) -> &Resolved {
         &self.r
@@ -613,6 +633,8 @@ impl<'c> Resolver<'c> {
             if let Def::Bitcode(..) = sym.def {
                 sym.def = Def::Undefined;
                 sym.weak = false;
+                // The object LTO generated names the version again if it keeps the definition.
+                sym.default_version = None;
             }
             sym.strong_ref = sym.strong_ref_native;
             sym.obj_ref = sym.obj_ref_native;
@@ -930,17 +952,18 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
     let mut errors = Vec::new();
     let script = version_script(config)?;
     mark_dynamic_listed(config, r)?;
-    if let Some(s) = &script {
-        r.versions = s.version_names().iter().map(|v| v.to_string()).collect();
+    // With bitcode, the script was checked before LTO (`version_checks::before_lto`).
+    let checked = r.version_errors_before_lto.take();
+    if let Some(s) = script.as_ref().filter(|_| checked.is_none()) {
         for w in s.warnings() {
             config.diag.warn(&w);
         }
     }
+    if let Some(s) = &script {
+        r.versions = s.version_names().iter().map(|v| v.to_string()).collect();
+    }
     let defined = |d: Def| matches!(d, Def::Defined(..) | Def::Common(..));
-    // lld defines the referenced end markers (`_end`, `etext`, ...) before it applies the
-    // version script, so `local: *` hides them and a version names them like definitions.
-    let reserved =
-        |s: &Symbol| matches!(s.def, Def::Undefined | Def::Lazy(_)) && !config.script.has_sections && crate::elf::layout::is_public_linker_defined(s.name);
+    let reserved = |s: &Symbol| crate::elf::version_checks::reserved(config, s);
     // `.symver foo, foo@VER` keeps both names in the object: the unversioned `foo` at the same
     // place is not exported (lld), only `foo@VER` is.
     let mut aliased: Vec<SymbolId> = Vec::new();
@@ -1028,14 +1051,10 @@ fn apply_versions(config: &Config, r: &mut Resolved) -> Result<()> {
             _ => sym.version = 1,
         }
     }
-    if let Some(s) = script.as_ref() {
-        let names: Vec<&'static [u8]> = r.symbols.iter().filter(|s| defined(s.def) || matches!(s.def, Def::Lazy(_)) || reserved(s)).map(|s| s.name).collect();
-        for w in s.reassign_warnings(names.iter().copied()) {
-            config.diag.warn(&w);
-        }
-        if !config.undefined_version {
-            errors.extend(s.undefined_version_errors(names));
-        }
+    match (checked, script.as_ref()) {
+        (Some(e), _) => errors.extend(e),
+        (None, Some(s)) => errors.extend(crate::elf::version_checks::check(config, s, r)),
+        (None, None) => {}
     }
     if !errors.is_empty() {
         return Err(Error::many(errors));
@@ -1202,7 +1221,7 @@ impl<'c> Resolver<'c> {
                 for k in 0..b.syms.len() {
                     let s = b.sym(k);
                     if !s.undefined() {
-                        names.push(NameKey::new(s.name));
+                        names.push(NameKey::new(default_versioned(s.name).0));
                     }
                 }
             }
@@ -1377,7 +1396,7 @@ impl<'c> Resolver<'c> {
                 (s.name, s.undefined() || lost, s.weak(), s.common(), ir_visibility(s.visibility()))
             })
             .collect();
-        self.bind_ir_symbols(f, syms);
+        self.bind_ir_symbols(f, syms, true);
     }
 
     /// A GCC LTO object joins: its IR symbols bind like a bitcode file's. A COMDAT key another
@@ -1397,30 +1416,52 @@ impl<'c> Resolver<'c> {
                 (s.name, s.undefined() || lost, s.weak(), s.common(), gcc_visibility(s.visibility))
             })
             .collect();
-        self.bind_ir_symbols(f, syms);
+        self.bind_ir_symbols(f, syms, false);
     }
 
     /// Binds the symbols of an IR file (LLVM bitcode or GCC LTO), given as (name, undefined,
     /// weak, common, visibility) in symbol-table order: the strictest visibility wins, undefined
     /// ones are queued as references (pulled depth-first after this file), definitions bind as
-    /// `Def::Bitcode(f, k)`.
-    fn bind_ir_symbols(&mut self, f: FileId, syms: Vec<(&'static [u8], bool, bool, bool, u8)>) {
-        let mut ids = Vec::with_capacity(syms.len());
+    /// `Def::Bitcode(f, k)`. `llvm`: lld's rules for bitcode, a `foo@@VER` definition binds as
+    /// `foo`, and the definitions enter the symbol table before the references (lld's
+    /// `BitcodeFile::parse`; the order decides which of two exported copies of one name comes
+    /// first in `.dynsym`, `fuzz-lto-symver-exe-order`).
+    fn bind_ir_symbols(&mut self, f: FileId, syms: Vec<(&'static [u8], bool, bool, bool, u8)>, llvm: bool) {
+        let mut ids = vec![0; syms.len()];
         let mut undefined_steps = Vec::new();
-        for (k, (name, undefined, weak, common, vis)) in syms.into_iter().enumerate() {
-            let name = if undefined { wrapped_name(&self.config.wrap, name) } else { name };
-            let id = self.intern(name);
-            ids.push(id);
-            let sym = &mut self.r.symbols[id];
-            if vis_rank(vis) < vis_rank(sym.visibility) {
-                sym.visibility = vis;
+        for pass in [false, true] {
+            for (k, &(name, undefined, weak, common, vis)) in syms.iter().enumerate() {
+                if llvm && undefined != pass {
+                    continue;
+                }
+                let (name, default_version) = match (undefined, llvm) {
+                    (true, _) => (wrapped_name(&self.config.wrap, name), None),
+                    (false, true) => default_versioned(name),
+                    (false, false) => (name, None),
+                };
+                let id = self.intern(name);
+                if default_version.is_some() {
+                    self.r.symbols[id].default_version = default_version;
+                }
+                ids[k] = id;
+                let sym = &mut self.r.symbols[id];
+                if vis_rank(vis) < vis_rank(sym.visibility) {
+                    sym.visibility = vis;
+                }
+                // lld reports no duplicate within one bitcode file (`BitcodeFile::postParse`):
+                // `foo` and `.symver foo, foo@@@V` (`foo@@V`) are one symbol, its first
+                // definition (`lto/version-script2.ll`).
+                let same_file = matches!(sym.def, Def::Bitcode(df, _) if df == f) && !weak && !sym.weak;
+                if undefined {
+                    undefined_steps.push(Step::Undefined { id, weak, native: false });
+                } else if common {
+                    self.add_common(id, Def::Bitcode(f, k));
+                } else if !(llvm && same_file) {
+                    self.add_defined(id, Def::Bitcode(f, k), weak);
+                }
             }
-            if undefined {
-                undefined_steps.push(Step::Undefined { id, weak, native: false });
-            } else if common {
-                self.add_common(id, Def::Bitcode(f, k));
-            } else {
-                self.add_defined(id, Def::Bitcode(f, k), weak);
+            if !llvm {
+                break;
             }
         }
         self.r.sym_ids[f] = ids;
@@ -1676,7 +1717,9 @@ impl<'c> Resolver<'c> {
                 if self.r.symbols[id].ref_type.is_none() {
                     self.r.symbols[id].ref_type = Some(d_type);
                 }
-                self.r.symbols[id].used_in_regular = true;
+                // Not `used_in_regular` (lld sets isUsedInRegularObj for objects only): LTO
+                // keeps the definition when the output exports it (`lto::exported`), so a
+                // hidden one is internalized and the reference left undefined.
                 if !weak {
                     self.r.symbols[id].dso_strong_ref = true;
                     dso_steps.push(Step::DsoRef(id));
