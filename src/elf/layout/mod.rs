@@ -248,6 +248,9 @@ pub struct Layout<'r> {
     /// IFUNCs whose address is taken other than through the GOT: every reference uses the
     /// IPLT entry's address (lld's canonical PLT for IFUNCs).
     pub ifunc_canonical: FastSet<Target>,
+    /// Non-preemptible IFUNCs loaded through the GOT but not canonical: their GOT references
+    /// read the IPLT entry's `.got.plt` slot, which IRELATIVE fills (lld's `gotInIgot`).
+    pub got_in_igot: FastSet<Target>,
     pub dynrels: Vec<DynRel>,
     pub irelatives: Vec<DynRel>,
     pub relative_count: usize,
@@ -659,6 +662,15 @@ impl<'r> Layout<'r> {
         self.synth_addr(Synth::Got) + slot as u64 * 8
     }
 
+    /// The address of the GOT slot holding `t`'s address, if it has one: the IPLT entry's
+    /// `.got.plt` slot for an IFUNC only loaded through the GOT (lld's `getGotVA`).
+    pub fn got_addr(&self, t: Target) -> Option<u64> {
+        if self.got_in_igot.contains(&t) {
+            return self.iplt_index.get(&t).map(|&i| self.gotplt_slot_addr(self.iplt_slot(i)));
+        }
+        self.got_index.get(&(t, GotKind::Addr)).map(|&i| self.got_slot_addr(i))
+    }
+
     pub fn gotplt_slot_addr(&self, slot: u32) -> u64 {
         self.synth_addr(Synth::GotPlt) + (3 + slot as u64) * 8
     }
@@ -803,6 +815,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         iplt: Vec::new(),
         iplt_index: Default::default(),
         ifunc_canonical: Default::default(),
+        got_in_igot: Default::default(),
         dynrels: Vec::new(),
         irelatives: Vec::new(),
         relative_count: 0,
