@@ -775,11 +775,20 @@ fn rela_tags(l: &Layout, nrela: u64, at: u64) -> Vec<(u32, u64)> {
     d
 }
 
-/// The address of an IFUNC's resolver (its symbol value).
+/// The address of an IFUNC's resolver (its symbol value; for a script alias of an IFUNC, the
+/// aliased one's, which the alias's value no longer is once that one's IPLT entry is canonical).
 pub fn resolver_addr(l: &Layout, t: Target) -> u64 {
     match t {
         Target::Local(f, i) => l.local_value(f, i as usize),
-        Target::Global(id) => l.sym_value[id],
+        Target::Global(mut id) => {
+            for _ in 0..16 {
+                match (l.r.symbols[id].def, l.script_alias_target(id)) {
+                    (Def::Synthetic, Some(tid)) if tid != id => id = tid,
+                    _ => break,
+                }
+            }
+            l.sym_value[id]
+        }
     }
 }
 

@@ -848,8 +848,8 @@ fn reloc_value(l: &Layout, site: &Site, got_base: u64) -> Option<u64> {
         RelKind::Abs => sa,
         RelKind::Pc => sa.wrapping_sub(p),
         RelKind::PltPc => plt_or_s().wrapping_add(a as u64).wrapping_sub(p),
-        RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex => got_slot(crate::elf::layout::GotKind::Addr).wrapping_add(a as u64).wrapping_sub(p),
-        RelKind::GotOff => got_slot(crate::elf::layout::GotKind::Addr).wrapping_sub(got_base).wrapping_add(a as u64),
+        RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex => l.got_addr(t).unwrap_or(0).wrapping_add(a as u64).wrapping_sub(p),
+        RelKind::GotOff => l.got_addr(t).unwrap_or(0).wrapping_sub(got_base).wrapping_add(a as u64),
         RelKind::GotBasePc => got_base.wrapping_add(a as u64).wrapping_sub(p),
         RelKind::RelGotBase => sa.wrapping_sub(got_base),
         RelKind::PltRelGotBase => plt_or_s().wrapping_add(a as u64).wrapping_sub(got_base),
@@ -1039,9 +1039,7 @@ fn write_eh_frame(l: &Layout, dst: &mut [u8], errs: &mut Vec<String>) {
             let v = match info.kind {
                 RelKind::Pc | RelKind::PltPc => sa.wrapping_sub(p),
                 RelKind::Abs => sa,
-                RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex => {
-                    l.got_index.get(&(t, crate::elf::layout::GotKind::Addr)).map(|&i| l.got_slot_addr(i)).unwrap_or(0).wrapping_add(a as u64).wrapping_sub(p)
-                }
+                RelKind::GotPc | RelKind::GotPcRelax | RelKind::GotPcRelaxRex => l.got_addr(t).unwrap_or(0).wrapping_add(a as u64).wrapping_sub(p),
                 _ => continue,
             };
             if !arch::write_field(&mut dst[out_off as usize..], info.field, v) {

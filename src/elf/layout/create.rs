@@ -132,17 +132,13 @@ fn collect_dynamic_relocs(l: &mut Layout) {
 }
 
 /// The dynamic relocation GOT slot `slot` (for `t`, of `kind`) needs, if any: symbolic when
-/// `t` is preemptible; otherwise RELATIVE for an address in PIC output, IRELATIVE for an
-/// IFUNC only loaded through the GOT, a TP offset in a shared library, a module ID for TLS.
+/// `t` is preemptible; otherwise RELATIVE for an address in PIC output (a canonical IFUNC's
+/// IPLT entry included), a TP offset in a shared library, a module ID for TLS.
 pub(super) fn got_slot_reloc(l: &mut Layout, slot: usize, t: Target, kind: GotKind) {
     let c = l.config;
     let preempt = l.is_preemptible(t);
     let place = Place::GotSlot(slot as u32);
     match kind {
-        GotKind::Addr if !preempt && l.is_ifunc(t) && !l.ifunc_canonical.contains(&t) => {
-            // Only loaded through the GOT: the slot gets the resolver's result directly.
-            l.irelatives.push(DynRel { place, r_type: arch::r::IRELATIVE, sym: None, addend: Addend::AddrOf(t, 0) });
-        }
         GotKind::Addr => {
             if preempt {
                 let Target::Global(id) = t else { unreachable!() };

@@ -100,20 +100,28 @@ fn assign_indices(l: &mut Layout, list: Vec<SymbolId>) {
 pub fn defsym_fields(l: &Layout, id: SymbolId) -> (u32, u64, u8) {
     let name = l.r.symbols[id].name;
     if let Some(&(v, sec)) = l.script_syms.get(&id) {
-        return (sec.map_or(crate::elf::reserved_shndx(elf::SHN_ABS), |s| l.osecs[s].shndx), v, elf::STT_NOTYPE);
+        // `alias = sym;` carries sym's type (lld's ExprValue), as a --defsym does below.
+        let ty = l.script_alias_target(id).map_or(elf::STT_NOTYPE, |tid| alias_type(l, tid));
+        let ty = if ty == elf::STT_TLS { elf::STT_NOTYPE } else { ty };
+        return (sec.map_or(crate::elf::reserved_shndx(elf::SHN_ABS), |s| l.osecs[s].shndx), v, ty);
     }
     let v = l.sym_value[id];
     let expr = l.config.defsym.iter().rev().find(|(n, _)| n.as_bytes() == name).map(|(_, e)| e.as_str());
     let target = expr.and_then(crate::elf::resolve::defsym_target);
     let shndx = crate::elf::write::defsym_shndx(l, id);
     // Only a bare name carries its type (lld: `sym+4` is NOTYPE).
-    let ty = target.filter(|t| expr.is_some_and(|e| e.trim() == *t)).and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| {
-        match l.r.symbols[tid].def {
-            Def::Defined(f, i) => l.sym(f, i).st_type(),
-            _ => elf::STT_NOTYPE,
-        }
-    });
+    let ty = target.filter(|t| expr.is_some_and(|e| e.trim() == *t)).and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| alias_type(l, tid));
     (shndx, v, ty)
+}
+
+/// The type an alias of `tid` gets: its definition's, but the plain function at the IPLT
+/// entry for a canonical IFUNC (lld redirects the symbol there before evaluating scripts).
+fn alias_type(l: &Layout, tid: SymbolId) -> u8 {
+    match l.r.symbols[tid].def {
+        Def::Defined(..) if l.canonical_ifunc_addr(tid).is_some() => elf::STT_FUNC,
+        Def::Defined(f, i) => l.sym(f, i).st_type(),
+        _ => elf::STT_NOTYPE,
+    }
 }
 
 pub fn is_defined_for_dynsym(l: &Layout, id: SymbolId) -> bool {

@@ -248,6 +248,9 @@ pub struct Layout<'r> {
     /// IFUNCs whose address is taken other than through the GOT: every reference uses the
     /// IPLT entry's address (lld's canonical PLT for IFUNCs).
     pub ifunc_canonical: FastSet<Target>,
+    /// Non-preemptible IFUNCs loaded through the GOT but not canonical: their GOT references
+    /// read the IPLT entry's `.got.plt` slot, which IRELATIVE fills (lld's `gotInIgot`).
+    pub got_in_igot: FastSet<Target>,
     pub dynrels: Vec<DynRel>,
     pub irelatives: Vec<DynRel>,
     pub relative_count: usize,
@@ -502,21 +505,38 @@ impl<'r> Layout<'r> {
     /// type of `sym` in lld (ExprValue carries it): the alias of an IFUNC is an IFUNC itself, at
     /// the resolver's address, called through an IPLT entry of its own.
     fn script_alias_is_ifunc(&self, id: SymbolId, depth: u32) -> bool {
-        let name = String::from_utf8_lossy(self.r.symbols[id].name);
-        let target = match self.config.defsym.iter().rev().find(|(n, _)| *n == name) {
-            Some((_, e)) => e.trim().to_string(),
-            None => {
-                let Some(a) = self.config.script.assigns().into_iter().rev().find(|a| a.name == name) else { return false };
-                let crate::elf::script::ast::Expr::Sym(target) = &a.expr else { return false };
-                target.clone()
-            }
-        };
-        let Some(tid) = self.r.lookup(target.as_bytes()) else { return false };
+        let Some(tid) = self.script_alias_target(id) else { return false };
         match self.r.symbols[tid].def {
             Def::Defined(f, i) => self.sym(f, i).st_type() == elf::STT_GNU_IFUNC,
             Def::Synthetic if depth < 16 && tid != id => self.script_alias_is_ifunc(tid, depth + 1),
             _ => false,
         }
+    }
+
+    /// The symbol a script assignment or `--defsym` that is a bare name (`alias = sym;`) makes
+    /// `id` an alias of.
+    pub fn script_alias_target(&self, id: SymbolId) -> Option<SymbolId> {
+        let name = String::from_utf8_lossy(self.r.symbols[id].name);
+        let target = match self.config.defsym.iter().rev().find(|(n, _)| *n == name) {
+            Some((_, e)) => e.trim().to_string(),
+            None => {
+                let a = self.config.script.assigns().into_iter().rev().find(|a| a.name == name)?;
+                let crate::elf::script::ast::Expr::Sym(target) = &a.expr else { return None };
+                target.clone()
+            }
+        };
+        self.r.lookup(target.as_bytes())
+    }
+
+    /// The address of defined global `id`'s canonical IPLT entry, when it is an IFUNC whose
+    /// entry is canonical: the value a script expression naming it reads, as lld evaluates
+    /// scripts after redirecting such a symbol to its entry.
+    pub fn canonical_ifunc_addr(&self, id: SymbolId) -> Option<u64> {
+        let t = Target::Global(id);
+        if !matches!(self.r.symbols[id].def, Def::Defined(..)) || !self.ifunc_canonical.contains(&t) {
+            return None;
+        }
+        self.iplt_index.get(&t).map(|&i| self.iplt_entry_addr(i))
     }
 
     fn is_func(&self, id: SymbolId) -> bool {
@@ -662,6 +682,15 @@ impl<'r> Layout<'r> {
         self.synth_addr(Synth::Got) + slot as u64 * 8
     }
 
+    /// The address of the GOT slot holding `t`'s address, if it has one: the IPLT entry's
+    /// `.got.plt` slot for an IFUNC only loaded through the GOT (lld's `getGotVA`).
+    pub fn got_addr(&self, t: Target) -> Option<u64> {
+        if self.got_in_igot.contains(&t) {
+            return self.iplt_index.get(&t).map(|&i| self.gotplt_slot_addr(self.iplt_slot(i)));
+        }
+        self.got_index.get(&(t, GotKind::Addr)).map(|&i| self.got_slot_addr(i))
+    }
+
     pub fn gotplt_slot_addr(&self, slot: u32) -> u64 {
         self.synth_addr(Synth::GotPlt) + (3 + slot as u64) * 8
     }
@@ -680,9 +709,12 @@ impl<'r> Layout<'r> {
 
     /// The address relocations against `t` use (S): the PLT entry for canonical PLT symbols and
     /// IFUNCs, the copy in .bss for copy-relocated symbols, the definition otherwise.
+    /// A script alias of an IFUNC, canonical or not, is the value its expression gives (lld
+    /// evaluates it again after the scan): the aliased IFUNC's entry or resolver.
     pub fn addr_of(&self, t: Target) -> u64 {
         if let Some(&i) = self.iplt_index.get(&t) {
-            if self.ifunc_canonical.contains(&t) {
+            let alias = matches!(t, Target::Global(id) if matches!(self.r.symbols[id].def, Def::Synthetic));
+            if self.ifunc_canonical.contains(&t) && !alias {
                 return self.iplt_entry_addr(i);
             }
         }
@@ -806,6 +838,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         iplt: Vec::new(),
         iplt_index: Default::default(),
         ifunc_canonical: Default::default(),
+        got_in_igot: Default::default(),
         dynrels: Vec::new(),
         irelatives: Vec::new(),
         relative_count: 0,

@@ -40,14 +40,20 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
     let mut undefined: BTreeMap<SymbolId, Vec<(FileId, u32, u64)>> = BTreeMap::new();
     let mut undef_order: Vec<SymbolId> = Vec::new();
     l.site_fix = vec![Vec::new(); r.files.len()];
+    let mut ifunc_gots: Vec<Target> = Vec::new();
     for (&f, out) in files.iter().zip(outs) {
         errors.extend(out.errors);
         for (t, n) in out.needs {
+            let ifunc_got = n & N_GOT != 0 && l.is_ifunc(t) && !l.is_preemptible(t);
             let fl = l.sym_flags.entry(t).or_default();
             if n & N_GOT != 0 && !fl.got {
                 fl.got = true;
-                l.got_index.insert((t, GotKind::Addr), l.got.len() as u32);
-                l.got.push((t, GotKind::Addr));
+                if ifunc_got {
+                    ifunc_gots.push(t);
+                } else {
+                    l.got_index.insert((t, GotKind::Addr), l.got.len() as u32);
+                    l.got.push((t, GotKind::Addr));
+                }
             }
             if n & N_GOTTP != 0 && !fl.gottp {
                 fl.gottp = true;
@@ -107,6 +113,17 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
                 undef_order.push(id);
             }
             e.push((f, s, off));
+        }
+    }
+    // A non-preemptible IFUNC loaded through the GOT (lld's handleNonPreemptibleIfunc): when its
+    // IPLT entry is canonical (a direct reference), a `.got` slot holds that entry's address;
+    // otherwise GOT references read the entry's own `.got.plt` slot, the resolver's result.
+    for t in ifunc_gots {
+        if l.ifunc_canonical.contains(&t) {
+            l.got_index.insert((t, GotKind::Addr), l.got.len() as u32);
+            l.got.push((t, GotKind::Addr));
+        } else {
+            l.got_in_igot.insert(t);
         }
     }
     errors.extend(copy_errors.into_iter().filter_map(|id| reloc_check::copy_error(l, id)));
@@ -392,10 +409,14 @@ fn scan_abs(l: &Layout, site: &RelSite, out: &mut ScanOut) {
             out.needs.push((t, n));
         }
     } else if l.is_ifunc(t) {
+        // The canonical IPLT entry's address; in PIC output patched where a dynamic relocation
+        // may write (as below), else lld's -fPIC error.
         out.needs.push((t, N_CANON_IFUNC));
-        if l.is_pic && info.field.size() == 8 {
+        if l.is_pic && info.field.size() == 8 && (writable || !l.config.z_text) {
             out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::RELATIVE, sym: None, addend: Addend::AddrOf(t, addend) });
             relative_fix(out);
+        } else if l.is_pic {
+            out.errors.push(reloc_check::pic_error(l, f, s, off, r_type, t));
         }
     } else if l.is_pic && !l.is_absolute(t) {
         // lld's canWrite: a dynamic relocation may patch a writable section, or any with
@@ -447,13 +468,16 @@ fn scan_pc(l: &Layout, site: &RelSite, out: &mut ScanOut) {
 /// A GOT reference: relaxed to a direct reference (GOTPCRELX on a `mov` or an indirect
 /// call/jump, to a symbol that is final and not an absolute one in PIC; in non-PIC output also
 /// REX_GOTPCRELX on `test` and the binary operations, which take the address as an immediate)
-/// when `--relax` allows, else a GOT slot (which holds the canonical IPLT address of a non-PIC
-/// IFUNC). As lld, only an addend of -4 relaxes: another one reads part of the slot.
+/// when `--relax` allows, else a GOT slot. As lld, only an addend of -4 relaxes: another one
+/// reads part of the slot. A non-preemptible IFUNC never relaxes (lld): it gets an IPLT entry,
+/// whose `.got.plt` slot the GOT load reads unless the entry is canonical (see the merge).
 fn scan_got(l: &Layout, site: &RelSite, out: &mut ScanOut) {
     let RelSite { s, k, sec, info, off, t, addend, .. } = *site;
     let preempt = l.is_preemptible(t);
-    let ifunc = l.is_ifunc(t);
-    let mut need = |t: Target, n: u16| out.needs.push((t, n));
+    if !preempt && l.is_ifunc(t) {
+        out.needs.push((t, N_GOT | N_IPLT));
+        return;
+    }
     // --no-relax keeps every GOT load (lld: only GOTPCRELX rewriting is off).
     let relaxable = matches!(info.kind, RelKind::GotPcRelax | RelKind::GotPcRelaxRex)
         && addend == -4
@@ -467,26 +491,14 @@ fn scan_got(l: &Layout, site: &RelSite, out: &mut ScanOut) {
         let o2 = off as usize;
         let is_mov = o2 >= 2 && d[o2 - 2] == 0x8b;
         let is_branch = o2 >= 2 && info.kind == RelKind::GotPcRelax && d[o2 - 2] == 0xff && matches!((d[o2 - 1] >> 3) & 7, 2 | 4);
-        // lld keeps GOT loads of IFUNC addresses (the slot then holds the
-        // canonical IPLT address) and relaxes only calls and jumps.
-        let is_mov = is_mov && !ifunc;
-        let is_imm = !l.is_pic && !ifunc && info.kind == RelKind::GotPcRelaxRex && arch::is_gotpcrelx_imm_form(d, o2);
+        let is_imm = !l.is_pic && info.kind == RelKind::GotPcRelaxRex && arch::is_gotpcrelx_imm_form(d, o2);
         if o2 >= 2 && d[o2 - 1] & 0xc7 == 0x05 && (is_mov || is_branch || is_imm) {
             out.fixes.push((s as u32, k as u32, SiteFix::GotPcRelax));
             relaxed = true;
-            // An IFUNC reached through a relaxed GOT load is called through its
-            // IPLT entry; loading its address makes that entry canonical.
-            if ifunc {
-                need(t, if is_branch { N_IPLT } else { N_CANON_IFUNC });
-            }
         }
     }
     if !relaxed {
-        need(t, N_GOT);
-        if ifunc && !preempt && !l.is_pic {
-            // Non-PIC: the GOT slot holds the canonical IPLT address (lld).
-            need(t, N_CANON_IFUNC);
-        }
+        out.needs.push((t, N_GOT));
     }
 }
 

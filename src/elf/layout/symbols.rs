@@ -106,7 +106,7 @@ pub(super) fn symbol_values(l: &mut Layout) -> Result<()> {
             // lld's getSymbolValue: a definition of the output (a library's does not count).
             Some(t) => match r.lookup_expr(t.as_bytes()) {
                 Some(tid) if !matches!(r.symbols[tid].def, Def::Undefined | Def::Lazy(_) | Def::Shared(..)) || l.synthetic_syms.contains_key(&tid) => {
-                    values[tid]
+                    l.canonical_ifunc_addr(tid).unwrap_or(values[tid])
                 }
                 _ => {
                     let loc = l.config.defsym_loc.get(k).map_or("-defsym:1", String::as_str);

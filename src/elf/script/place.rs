@@ -385,6 +385,9 @@ impl Env for Pass<'_, '_> {
         }
         let r = self.l.r;
         let Some(id) = r.lookup_expr(name.as_bytes()) else { return Err(format!("symbol not found: {name}")) };
+        if let Some(v) = self.l.canonical_ifunc_addr(id) {
+            return Ok(super::toplevel::iplt_val(self.l, v));
+        }
         match r.symbols[id].def {
             Def::Defined(f, i) => {
                 let s = self.l.sym(f, i);

@@ -302,9 +302,14 @@ pub(super) fn place_segments(l: &mut Layout, plan: &Plan, extra: &Extra, relro_o
 
 /// File offsets of the output sections (lld's computeFileOffset): the first section of a
 /// PT_LOAD at its address modulo the page size, the others at their distance from it; the
-/// segment holding the headers tracks addresses from offset 0. Returns the end of the file.
+/// segment holding the headers tracks addresses from offset 0. Under `-z separate-code` (or
+/// separate-loadable-segments) the file after the last executable PT_LOAD starts on a new page,
+/// so that no other segment maps the page its trap padding fills. Returns the end of the file.
 fn file_offsets(l: &mut Layout, segs: &[Seg], load_of: &[Option<usize>], header_load: Option<usize>, header_addr: u64, header_size: u64, mp: u64) -> u64 {
     let first_of = |si: usize, segs: &[Seg]| segs[si].secs.first().copied();
+    let last_rx_end = (l.config.z_separate != crate::elf::config::Separate::None)
+        .then(|| segs.iter().rfind(|s| s.p_type == elf::PT_LOAD && s.flags & elf::PF_X != 0).and_then(|s| s.secs.last().copied()))
+        .flatten();
     let mut off = header_size;
     for i in 0..l.osecs.len() {
         let os = &l.osecs[i];
@@ -339,6 +344,9 @@ fn file_offsets(l: &mut Layout, segs: &[Seg], load_of: &[Option<usize>], header_
             off = o.wrapping_add(l.osecs[i].size);
         } else {
             off = o;
+        }
+        if last_rx_end == Some(i) {
+            off = align_up(off, mp);
         }
     }
     off

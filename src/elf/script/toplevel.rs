@@ -25,6 +25,15 @@ pub fn is_simple_defsym(text: &str) -> bool {
     crate::elf::resolve::defsym_target(text).is_none_or(|t| t.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$')))
 }
 
+/// A canonical IFUNC's IPLT entry at `v`, relative to `.iplt` (lld evaluates script
+/// expressions after redirecting the symbol there).
+pub(crate) fn iplt_val(l: &Layout, v: u64) -> Val {
+    match l.synth_osec.get(&crate::elf::layout::Synth::Iplt) {
+        Some(&os) => Val { off: v.wrapping_sub(l.osecs[os].addr), sec: Some(os), align: 1 },
+        None => Val::abs(v),
+    }
+}
+
 struct TopEnv<'a, 'r> {
     l: &'a Layout<'r>,
     /// Values assigned so far by this stage.
@@ -48,6 +57,9 @@ impl Env for TopEnv<'_, '_> {
         let Some(id) = l.r.lookup_expr(name.as_bytes()) else { return Err(format!("symbol not found: {name}")) };
         if let Some(&v) = l.synthetic_syms.get(&id) {
             return Ok(Val::abs(v));
+        }
+        if let Some(v) = l.canonical_ifunc_addr(id) {
+            return Ok(iplt_val(l, v));
         }
         match l.r.symbols[id].def {
             Def::Defined(f, i) => {
