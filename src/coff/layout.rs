@@ -713,6 +713,15 @@ fn add_export_table(l: &mut Layout, edata: &mut OutSec) -> Result<()> {
     if r.exports.is_empty() {
         return Ok(());
     }
+    // lld's `fixupExports` names the export by its symbol (`g` of `/export:h=g,@1`).
+    let mut ords = std::collections::HashSet::new();
+    for (e, _) in &r.exports {
+        if let Some(o) = e.ordinal.filter(|&o| o != 0) {
+            if !ords.insert(o) {
+                crate::bail!("duplicate export ordinal: {}", e.internal.as_deref().unwrap_or(&e.name));
+            }
+        }
+    }
     let mut ex = Vec::new();
     for (e, _) in &r.exports {
         ex.push(Export {

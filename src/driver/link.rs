@@ -38,6 +38,15 @@ pub struct Link {
     map: Option<String>,
     implib_given: bool,
     profile: bool,
+    /// The last of `/dynamicbase` and `/dynamicbase:no` (lld's check against `/fixed`).
+    dynamicbase_arg: Option<bool>,
+    /// `/manifest:embed` given (what `/manifestinput:` requires).
+    manifest_embed: bool,
+    manifest_input: bool,
+    pdbpagesize: Option<String>,
+    align: Option<String>,
+    driver_given: bool,
+    mingw_ignored_dirs: bool,
 }
 
 impl Report for Link {
@@ -49,6 +58,9 @@ impl Report for Link {
     }
     fn separator(&self) -> char {
         ':'
+    }
+    fn errors_so_far(&self) -> usize {
+        self.errors.len()
     }
 }
 
@@ -87,10 +99,20 @@ fn subsystem(p: &mut Link, v: &Val) {
     }
 }
 
-/// `/stack:reserve[,commit]` and `/heap:reserve[,commit]`.
-fn reserve_commit(v: &Val) -> (u64, u64) {
-    let mut it = v.value.unwrap_or("").split(',').map(parse_num);
-    (it.next().flatten().unwrap_or(1 << 20), it.next().flatten().unwrap_or(4096))
+/// `/stack:reserve[,commit]` and `/heap:reserve[,commit]` (lld's `parseNumbers`).
+fn reserve_commit(p: &mut Link, v: &Val) -> (u64, u64) {
+    match crate::coff::drectve::parse_numbers(v.value.unwrap_or("")) {
+        Ok((r, c)) => (r, c.unwrap_or(4096)),
+        Err(e) => {
+            p.err(e);
+            (1 << 20, 4096)
+        }
+    }
+}
+
+/// lld's `parseNumbers` for one number (`/base:`, `/filealign:`, `/align:`).
+fn number(p: &mut Link, v: &Val) -> Option<u64> {
+    crate::coff::drectve::parse_numbers(v.value.unwrap_or("")).map_err(|e| p.err(e)).ok().map(|(n, _)| n)
 }
 
 fn alternatename(p: &mut Link, v: &Val) {
@@ -125,11 +147,27 @@ fn opt_list(p: &mut Link, v: &Val) {
             // ARM64 branch-range thunks; nothing to do on x86-64 (lld ignores them there too).
             "lbr" | "nolbr" => {}
             "ltodebugpassmanager" => c.lto.extra.push("--lto-debug-pass-manager".into()),
-            o if o.starts_with("lldlto=") => c.lto.opt_level = o[7..].parse().ok(),
-            o if o.starts_with("lldltojobs=") => c.lto.jobs = Some(o[11..].to_string()),
+            o if o.starts_with("lldlto=") => match o[7..].parse::<u32>() {
+                Ok(n) if n <= 3 => c.lto.opt_level = Some(n as _),
+                _ => p.errors.push(format!("/opt:lldlto: invalid optimization level: {}", &o[7..])),
+            },
+            o if o.starts_with("lldltojobs=") => {
+                let j = &o[11..];
+                // LLVM's `get_threadpool_strategy`: `all` or a decimal count.
+                if j != "all" && j.parse::<u32>().is_err() {
+                    p.errors.push(format!("/opt:lldltojobs: invalid job count: {j}"));
+                }
+                c.lto.jobs = Some(j.to_string())
+            }
             // The LTO engine reads (and reports on) these as their GNU spellings.
-            o if o.starts_with("lldltopartitions=") => c.lto.extra.push(format!("--lto-partitions={}", &o[17..])),
-            o if o.starts_with("lldltocgo=") => c.lto.extra.push(format!("--lto-CGO{}", &o[10..])),
+            o if o.starts_with("lldltopartitions=") => match o[17..].parse::<u32>() {
+                Ok(n) if n > 0 => c.lto.extra.push(format!("--lto-partitions={}", &o[17..])),
+                _ => p.errors.push(format!("/opt:lldltopartitions: invalid partition count: {}", &o[17..])),
+            },
+            o if o.starts_with("lldltocgo=") => match o[10..].parse::<u32>() {
+                Ok(n) if n <= 3 => c.lto.extra.push(format!("--lto-CGO{}", &o[10..])),
+                _ => p.errors.push(format!("/opt:lldltocgo: invalid codegen optimization level: {}", &o[10..])),
+            },
             o => p.errors.push(format!("/opt: unknown option: {o}")),
         }
     }
@@ -224,6 +262,57 @@ fn section(p: &mut Link, v: &Val) {
     }
 }
 
+/// lld's `getOldNewOptions`: `old;new`.
+fn old_new(p: &mut Link, v: &Val) {
+    if v.str().split_once(';').is_none_or(|(_, n)| n.is_empty()) {
+        p.err(format!("{} expects 'old;new' format, but got {}", v.spelling_joined(), v.str()));
+    }
+}
+
+/// lld's `parseManifest`: `EMBED[,ID=<n>]` or `NO`; dtld writes no manifest, so only `no` links.
+fn manifest(p: &mut Link, v: &Val) {
+    let Some(arg) = v.value else {
+        return p.err(format!("{} is not supported", v.spelling));
+    };
+    if arg.eq_ignore_ascii_case("no") {
+        return;
+    }
+    let lower = arg.to_ascii_lowercase();
+    let Some(rest) = lower.strip_prefix("embed") else {
+        return p.err(format!("invalid option {arg}"));
+    };
+    let rest = &arg[arg.len() - rest.len()..];
+    if !rest.is_empty() {
+        let Some(id) = rest.to_ascii_lowercase().strip_prefix(",id=").map(|_| &rest[4..]) else {
+            return p.err(format!("invalid option {rest}"));
+        };
+        if parse_num(id).is_none() {
+            return p.err(format!("invalid option {id}"));
+        }
+    }
+    p.manifest_embed = true;
+    p.err(format!("{} is not supported", v.shown()));
+}
+
+/// lld's `parseManifestUAC`: `NO`, or `level=<x>` and `uiAccess=<x>` words.
+fn manifestuac(p: &mut Link, v: &Val) {
+    let mut arg = v.value.unwrap_or("");
+    if arg.eq_ignore_ascii_case("no") {
+        return;
+    }
+    loop {
+        arg = arg.trim_start();
+        if arg.is_empty() {
+            return;
+        }
+        let lower = arg.to_ascii_lowercase();
+        let Some(n) = ["level=", "uiaccess="].iter().find(|k| lower.starts_with(*k)).map(|k| k.len()) else {
+            return p.err(format!("invalid option {arg}"));
+        };
+        arg = arg[n..].split_once(' ').map_or("", |(_, r)| r);
+    }
+}
+
 /// Options that change the output and are not implemented: refused, except in their
 /// "off" form (`/manifest:no`, `/cetcompat:no`), which is what dtld does anyway.
 fn unless_no(p: &mut Link, v: &Val) {
@@ -251,9 +340,9 @@ static OPTIONS: &[Opt<Link>] = &[
         Some(l) => p.c.no_default_libs.push(l.to_ascii_lowercase()),
     }),
     opt(&["disallowlib"], Value, "<lib>", "Same as /nodefaultlib:<lib>", Implemented, |p, v| p.c.no_default_libs.push(v.str().to_ascii_lowercase())),
-    opt(&["base"], Value, "<address>", "Base address of the program", Implemented, |p, v| p.c.image_base = parse_num(v.str().split(',').next().unwrap_or(""))),
-    opt(&["stack"], Value, "<reserve[,commit]>", "Size of the stack", Implemented, |p, v| p.c.stack = reserve_commit(v)),
-    opt(&["heap"], Value, "<reserve[,commit]>", "Size of the heap", Implemented, |p, v| p.c.heap = reserve_commit(v)),
+    opt(&["base"], Value, "<address>", "Base address of the program", Implemented, |p, v| p.c.image_base = number(p, v)),
+    opt(&["stack"], Value, "<reserve[,commit]>", "Size of the stack", Implemented, |p, v| p.c.stack = reserve_commit(p, v)),
+    opt(&["heap"], Value, "<reserve[,commit]>", "Size of the heap", Implemented, |p, v| p.c.heap = reserve_commit(p, v)),
     opt(&["include"], Value, "<symbol>", "Force symbol to be added to symbol table as undefined one", Implemented, |p, v| p.c.includes.push(v.str())),
     opt(&["includeoptional"], Value, "<symbol>", "Add symbol as undefined, but allow it to remain undefined", Implemented, |p, v| {
         p.c.include_optional.push(v.str())
@@ -283,8 +372,20 @@ static OPTIONS: &[Opt<Link>] = &[
     opt(&["debugtype"], Value, "<types>", "Debug info types (cv, pdata, fixup, dwarf)", Implemented, debugtype),
     opt(&["pdb"], Value, "<file>", "PDB file path", Implemented, |p, v| p.c.pdb = Some(v.path())),
     opt(&["pdbaltpath"], Value, "<path>", "PDB file path to embed in the image", Implemented, |p, v| p.c.pdb_altpath = Some(v.str())),
-    opt(&["filealign"], Value, "<n>", "Section alignment in the output file", Implemented, |p, v| p.c.file_align = parse_num(&v.str()).unwrap_or(512) as u32),
-    opt(&["align"], Value, "<n>", "Section alignment", Implemented, |p, v| p.c.section_align = parse_num(&v.str()).unwrap_or(4096) as u32),
+    opt(&["filealign"], Value, "<n>", "Section alignment in the output file", Implemented, |p, v| {
+        if let Some(n) = number(p, v) {
+            if !n.is_power_of_two() {
+                p.err(format!("/filealign: not a power of two: {n}"));
+            }
+            p.c.file_align = n as u32;
+        }
+    }),
+    opt(&["align"], Value, "<n>", "Section alignment", Implemented, |p, v| {
+        if let Some(n) = number(p, v) {
+            p.c.section_align = n as u32;
+            p.align = Some(v.str());
+        }
+    }),
     opt(&["aligncomm"], Value, "<symbol,n>", "Set common symbol alignment (log2)", Implemented, |p, v| {
         let s = v.str();
         match s.split_once(',').and_then(|(n, a)| Some((n, a.parse::<u32>().ok()?))) {
@@ -297,7 +398,10 @@ static OPTIONS: &[Opt<Link>] = &[
         Err(_) => p.err(format!("invalid timestamp: {}.  Expected 32-bit integer", v.str())),
     }),
     opt(&["brepro"], Flag, "", "Use a hash of the executable as the PE header timestamp", Implemented, |p, _| p.c.timestamp = Some(0)),
-    opt(&["dynamicbase"], Bool, "", "Enable ASLR (default)", Implemented, |p, v| p.c.dynamic_base = v.yes()),
+    opt(&["dynamicbase"], Bool, "", "Enable ASLR (default)", Implemented, |p, v| {
+        p.c.dynamic_base = v.yes();
+        p.dynamicbase_arg = Some(v.yes());
+    }),
     opt(&["nxcompat"], Bool, "", "Enable data execution prevention (default)", Implemented, |p, v| p.c.nx_compat = v.yes()),
     opt(&["highentropyva"], Bool, "", "Enable 64-bit ASLR (default on 64-bit)", Implemented, |p, v| p.c.high_entropy_va = v.yes()),
     opt(&["largeaddressaware"], Bool, "", "Enable large addresses (default on 64-bit)", Implemented, |p, v| p.c.large_address_aware = v.yes()),
@@ -312,7 +416,10 @@ static OPTIONS: &[Opt<Link>] = &[
     opt(&["swaprun"], Value, "<cd,net>", "Set IMAGE_FILE_{REMOVABLE,NET}_RUN_FROM_SWAP", Implemented, |p, v| swaprun(p, &v.str())),
     opt(&["swaprun:cd"], Flag, "", "", Implemented, |p, _| swaprun(p, "cd")),
     opt(&["swaprun:net"], Flag, "", "", Implemented, |p, _| swaprun(p, "net")),
-    opt(&["driver"], Flag, "", "Generate a Windows NT Kernel Mode Driver", Implemented, |p, _| p.c.driver = Some((false, false))),
+    opt(&["driver"], Flag, "", "Generate a Windows NT Kernel Mode Driver", Implemented, |p, _| {
+        p.c.driver = Some((false, false));
+        p.driver_given = true;
+    }),
     opt(&["driver:wdm"], Flag, "", "Set IMAGE_FILE_UP_SYSTEM_ONLY", Implemented, |p, _| p.c.driver = Some((true, false))),
     opt(&["driver:uponly"], Flag, "", "Set IMAGE_DLL_CHARACTERISTICS_WDM_DRIVER", Implemented, |p, _| p.c.driver = Some((false, true))),
     opt(&["driver:wdm,uponly", "driver:uponly,wdm"], Flag, "", "", Implemented, |p, _| p.c.driver = Some((true, true))),
@@ -346,7 +453,13 @@ static OPTIONS: &[Opt<Link>] = &[
         Ok(n) => p.c.error_limit = n,
         Err(_) => p.err(format!("/errorlimit: number expected, but got {}", v.str())),
     }),
-    opt(&["threads"], Value, "<n>", "Number of threads", Implemented, |p, v| p.c.threads = v.str().parse().ok()),
+    opt(&["threads"], Value, "<n>", "Number of threads", Implemented, |p, v| {
+        // LLVM's `to_integer(v, n, 0)`: any radix prefix, and more than zero.
+        match crate::coff::drectve::parse_numbers(&v.str()) {
+            Ok((n, None)) if n > 0 && !v.str().contains(',') => p.c.threads = Some(n as usize),
+            _ => p.err(format!("{}: expected a positive integer, but got '{}'", v.spelling_joined(), v.str())),
+        }
+    }),
     opt(&["verbose"], OptValue, "<level>", "Print what the link does", Implemented, |p, _| p.c.verbose = true),
     opt(&["demangle"], Bool, "", "Demangle symbols in output (default)", Implemented, |p, v| p.c.demangle = v.yes()),
     opt(&["ignore"], Value, "<ids>", "Specify warning codes to ignore", Implemented, |p, v| {
@@ -367,16 +480,31 @@ static OPTIONS: &[Opt<Link>] = &[
         Some(f) => p.c.order_file = Some(PathBuf::from(f)),
         None => p.err("malformed /order option: '@' missing".to_string()),
     }),
-    opt(&["functionpadmin"], OptValue, "<n>", "Prepare the image for hotpatching", Unsupported, |p, v| {
-        p.c.function_pad_min = Some(v.value.map_or(6, |n| parse_num(n).unwrap_or(6) as u32))
+    opt(&["functionpadmin"], OptValue, "<n>", "Prepare the image for hotpatching", Unsupported, |p, v| match v.value {
+        Some(n) if parse_num(n).is_none() => p.err(format!("/functionpadmin: invalid argument: {n}")),
+        _ => p.c.function_pad_min = Some(v.value.map_or(6, |n| parse_num(n).unwrap_or(6) as u32)),
     }),
     opt(&["delayload"], Value, "<dll>", "Delay loaded DLL name", Unsupported, |p, v| p.c.delay_load.push(v.str())),
     opt(&["wrap"], Value, "<symbol>", "Use wrapper functions for symbol", Implemented, |p, v| p.c.wrap.push(v.str())),
     opt(&["guard"], Value, "<cf|longjmp|ehcont|no|...>", "Control flow guard (only /guard:no is implemented)", Implemented, guard),
     opt(&["release"], Flag, "", "Set the checksum in the PE header", Unsupported, |p, _| p.c.release = true),
-    opt(&["stub"], Value, "<file>", "Specify DOS stub file", Unsupported, |p, v| p.c.stub = Some(v.path())),
+    opt(&["stub"], Value, "<file>", "Specify DOS stub file", Unsupported, |p, v| {
+        // lld's `parseDosStub` reads the file and checks its `MZ` first.
+        match std::fs::read(v.str()) {
+            Err(e) => p.err(format!("could not open {}: {}", v.str(), crate::io_error(&e))),
+            Ok(d) if !d.starts_with(b"MZ") => p.err(format!("/stub: invalid DOS signature: {}", v.str())),
+            Ok(_) => {}
+        }
+        p.c.stub = Some(v.path())
+    }),
     opt(&["output-def"], Value, "<file>", "Write a module-definition file for the exports", Implemented, |p, v| p.c.output_def = Some(v.path())),
-    opt(&["lldsavetemps"], OptValue, "<stages>", "Save intermediate LTO compilation results", Implemented, |p, _| p.c.lto.save_temps = true),
+    opt(&["lldsavetemps"], OptValue, "<stages>", "Save intermediate LTO compilation results", Implemented, |p, v| {
+        const STAGES: &[&str] = &["resolution", "preopt", "promote", "internalize", "import", "opt", "precodegen", "prelink", "combinedindex"];
+        match v.value {
+            Some(s) if !STAGES.contains(&s) => p.err(format!("unknown /lldsavetemps value: {s}")),
+            _ => p.c.lto.save_temps = true,
+        }
+    }),
     opt(&["lldmingw"], Flag, "", "MinGW semantics (auto-import, pseudo relocations)", Implemented, |p, _| {
         p.c.mingw = true;
         p.c.auto_import = true;
@@ -400,7 +528,10 @@ static OPTIONS: &[Opt<Link>] = &[
     opt(&["thinlto-remote-compiler-arg"], Value, "<arg>", "Argument for the remote compiler", Implemented, |p, v| p.c.lto.remote_compiler_args.push(v.str())),
     opt(&["lldltocache"], Value, "<dir>", "Path to ThinLTO cached object file directory", Implemented, |p, v| p.c.lto.cache_dir = Some(v.str())),
     opt(&["lldltocachepolicy"], Value, "<policy>", "Pruning policy for the ThinLTO cache", Implemented, |p, v| {
-        p.lto(format!("--thinlto-cache-policy={}", v.str()))
+        match crate::lto::options::check_cache_policy(&v.str()) {
+            Err(e) => p.err(format!("/lldltocachepolicy: invalid cache policy: {}: {e}", v.str())),
+            Ok(()) => p.lto(format!("--thinlto-cache-policy={}", v.str())),
+        }
     }),
     opt(&["mllvm"], Value, "<option>", "Options to pass to LLVM", Implemented, |p, v| p.c.lto.mllvm.push(v.str())),
     opt(&["thinlto-index-only"], OptValue, "<file>", "Write the ThinLTO index files and stop", Implemented, |p, v| match v.value {
@@ -409,9 +540,11 @@ static OPTIONS: &[Opt<Link>] = &[
     }),
     opt(&["thinlto-emit-imports-files"], Flag, "", "Write the imports files of ThinLTO", Implemented, |p, _| p.lto("--thinlto-emit-imports-files".into())),
     opt(&["thinlto-prefix-replace"], Value, "<old;new>", "Replace a path prefix in ThinLTO output file names", Implemented, |p, v| {
+        old_new(p, v);
         p.lto(format!("--thinlto-prefix-replace={}", v.str()))
     }),
     opt(&["thinlto-object-suffix-replace"], Value, "<old;new>", "Replace a suffix of ThinLTO object file names", Implemented, |p, v| {
+        old_new(p, v);
         p.lto(format!("--thinlto-object-suffix-replace={}", v.str()))
     }),
     opt(&["lto-obj-path"], Value, "<path>", "Output path for the LTO object file", Implemented, |p, v| p.lto(format!("--lto-obj-path={}", v.str()))),
@@ -426,11 +559,14 @@ static OPTIONS: &[Opt<Link>] = &[
         p.profile = true;
     }),
     opt(&["incremental"], Bool, "", "Keep an unchanged import library (lld's /incremental)", Implemented, |p, v| p.c.incremental = Some(v.yes())),
-    opt(&["manifest"], OptValue, "<embed|no>", "Create a manifest (only /manifest:no)", Implemented, unless_no),
+    opt(&["manifest"], OptValue, "<embed|no>", "Create a manifest (only /manifest:no)", Implemented, manifest),
     opt(&["cetcompat"], Bool, "", "Mark the image CET shadow-stack compatible (only /cetcompat:no)", Implemented, unless_no),
     opt(&["linkrepro"], Value, "<dir>", "Write repro.tar to the directory", Unsupported, nothing),
     opt(&["reproduce"], Value, "<file>", "Write a tar file with the inputs and command line", Unsupported, nothing),
-    opt(&["lldemit"], Value, "<obj|llvm|asm>", "What the LTO code generator emits", Unsupported, nothing),
+    opt(&["lldemit"], Value, "<obj|llvm|asm>", "What the LTO code generator emits", Implemented, |p, v| match v.str().as_str() {
+        "obj" | "llvm" | "asm" => p.err(format!("{} is not supported", v.shown())),
+        s => p.err(format!("/lldemit: unknown option: {s}")),
+    }),
     opt(&["includeglob"], Value, "<glob>", "Force symbols matching the glob to be undefined", Unsupported, nothing),
     opt(&["call-graph-ordering-file"], Value, "<file>", "Layout sections to optimize the given callgraph", Unsupported, nothing),
     opt(&["print-symbol-order"], Value, "<file>", "Print the symbol order of the call-graph sort", Unsupported, nothing),
@@ -450,20 +586,27 @@ static OPTIONS: &[Opt<Link>] = &[
     ),
     opt(&["ltcg", "assemblydebug"], OptValue, "", "", Noop, nothing),
     opt(&["delay", "errorreport", "idlout", "ilk", "ltcgout", "maxilksize", "tlbid", "tlbout", "guardsym", "arm64xsameaddress"], Value, "", "", Noop, nothing),
-    opt(&["diasdkdir", "vctoolsdir", "vctoolsversion", "winsdkdir", "winsdkversion", "winsysroot"], Value, "<dir>", "", Noop, nothing),
+    opt(&["diasdkdir", "vctoolsversion", "winsdkdir", "winsdkversion"], Value, "<dir>", "", Noop, nothing),
+    opt(&["vctoolsdir", "winsysroot"], Value, "<dir>", "", Noop, |p, _| p.mingw_ignored_dirs = true),
     opt(&["lldignoreenv"], Flag, "", "Ignore the LINK and _LINK_ environment variables", Implemented, nothing),
-    opt(&["natvis", "pdbpagesize", "pdbsourcepath", "pdbstream", "pdbstripped", "vfsoverlay", "dwodir"], Value, "", "", Noop, nothing),
+    opt(&["natvis", "pdbsourcepath", "pdbstream", "vfsoverlay", "dwodir"], Value, "", "", Noop, nothing),
     opt(&["print-search-paths", "time", "summary", "noseh", "kill-at"], Flag, "", "", Noop, nothing),
-    opt(
-        &["safeseh", "lld-allow-duplicate-weak", "stdcall-fixup", "inferasanlibs", "call-graph-profile-sort", "lto-pgo-warn-mismatch"],
-        Bool,
-        "",
-        "",
-        Noop,
-        nothing,
-    ),
-    opt(&["dependentloadflag"], OptValue, "", "", Noop, nothing),
-    opt(&["manifestuac", "manifestfile", "manifestdependency", "manifestinput"], Value, "", "", Noop, nothing),
+    opt(&["safeseh", "lld-allow-duplicate-weak", "stdcall-fixup", "call-graph-profile-sort", "lto-pgo-warn-mismatch"], Bool, "", "", Noop, nothing),
+    opt(&["pdbpagesize"], Value, "", "", Noop, |p, v| p.pdbpagesize = Some(v.str())),
+    opt(&["pdbstripped"], Value, "", "", Noop, |p, _| p.c.diag.warn("ignoring /pdbstripped flag, it is not yet supported")),
+    opt(&["inferasanlibs"], Bool, "", "", Noop, |p, v| {
+        if v.yes() {
+            p.c.diag.warn("ignoring '/inferasanlibs', this flag is not supported");
+        }
+    }),
+    opt(&["dependentloadflag"], OptValue, "", "", Noop, |p, v| match v.value {
+        None => p.err("/dependentloadflag: no argument specified".into()),
+        Some(n) if parse_num(n).is_none() => p.err(format!("/dependentloadflag: invalid argument: {n}")),
+        Some(_) => {}
+    }),
+    opt(&["manifestuac"], Value, "", "", Noop, manifestuac),
+    opt(&["manifestinput"], Value, "", "", Noop, |p, _| p.manifest_input = true),
+    opt(&["manifestfile", "manifestdependency"], Value, "", "", Noop, nothing),
 ];
 
 /// Matches one command-line argument against the table: the row, the option as spelled (for
@@ -492,6 +635,16 @@ fn lookup(arg: &str) -> Option<(&'static Opt<Link>, &str, Option<&str>)> {
         }
     }
     best.map(|(o, l)| (o, &arg[..1 + l], Some(&body[l + 1..])))
+}
+
+/// How lld's `getSpelling` names an lld-link option in a message (`/opt:` for `/opt:ref`), or
+/// `None` when the argument is no lld-link option.
+pub fn option_spelling(arg: &str) -> Option<String> {
+    let (o, spelling, v) = lookup(arg)?;
+    Some(match (o.arity, v) {
+        (Value | OptValue, Some(_)) => format!("{spelling}:"),
+        _ => spelling.to_string(),
+    })
 }
 
 /// The `--help` text of the lld-link flavour, from its table. The first line keeps lld-link's
@@ -535,6 +688,13 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
         map: None,
         implib_given: false,
         profile: false,
+        dynamicbase_arg: None,
+        manifest_embed: false,
+        manifest_input: false,
+        pdbpagesize: None,
+        align: None,
+        driver_given: false,
+        mingw_ignored_dirs: false,
     };
     // `/WX` first: it turns the parser's own warnings into errors (lld's `ArgParser::parse`).
     for a in &args {
@@ -559,6 +719,9 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
             match rest {
                 "version" => return Ok(CoffAction::Version),
                 "color-diagnostics" | "no-color-diagnostics" => {}
+                _ if rest.strip_prefix("color-diagnostics=").is_some_and(|v| !matches!(v, "always" | "never" | "auto")) => {
+                    p.err(format!("unknown option: {a}"))
+                }
                 _ if rest.starts_with("color-diagnostics=") || rest.starts_with("rsp-quoting=") || rest.starts_with("time-trace") => {}
                 _ => p.c.diag.warn(&format!("ignoring unknown argument '{a}'")),
             }
@@ -569,7 +732,10 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
         }
         match lookup(a) {
             Some((o, spelling, v)) => options::apply(&mut p, o, spelling, v),
-            None if a.starts_with('-') => p.c.diag.warn(&format!("ignoring unknown argument '{a}'")),
+            None if a.starts_with('-') => match options::nearest(OPTIONS, &["/", "-"], ':', a) {
+                Some(n) => p.c.diag.warn(&format!("ignoring unknown argument '{a}', did you mean '{n}'")),
+                None => p.c.diag.warn(&format!("ignoring unknown argument '{a}'")),
+            },
             None => p.input(a.clone()),
         }
     }
@@ -609,6 +775,46 @@ impl Link {
             }
         }
         c.incremental = Some(incremental);
+        // lld's checks of `linkerMain`, in its order.
+        if c.no_entry && !c.dll {
+            self.errors.push("/noentry must be specified with /dll".into());
+        }
+        if c.fixed && self.dynamicbase_arg == Some(true) {
+            self.errors.push("/fixed must not be specified with /dynamicbase".into());
+        }
+        if let Some(s) = &self.pdbpagesize {
+            if c.debug_pdb && !matches!(crate::coff::drectve::parse_numbers(s), Ok((4096 | 8192 | 16384 | 32768, None))) {
+                self.errors.push(format!("/pdbpagesize: invalid argument: {s}"));
+            }
+        }
+        if let Some(a) = &self.align {
+            if !c.section_align.is_power_of_two() {
+                c.diag.error(&format!("/align: not a power of two: {a}"));
+            }
+            if !self.driver_given {
+                c.diag.warn("/align specified without /driver; image may not run");
+            }
+        }
+        if self.manifest_input && !self.manifest_embed {
+            self.errors.push("/manifestinput: requires /manifest:embed".into());
+        }
+        if self.mingw_ignored_dirs && c.mingw {
+            c.diag.warn("ignoring /vctoolsdir or /winsysroot flags in MinGW mode");
+        }
+        if c.debug_pdb {
+            if let Some(alt) = &c.pdb_altpath {
+                // lld's `parsePDBAltPath`: only %_PDB% and %_EXT% are expanded.
+                let mut rest = alt.as_str();
+                while let Some(a) = rest.find('%') {
+                    let Some(b) = rest[a + 1..].find('%') else { break };
+                    let var = &rest[a..a + b + 2];
+                    if !var.eq_ignore_ascii_case("%_pdb%") && !var.eq_ignore_ascii_case("%_ext%") {
+                        c.diag.warn(&format!("only %_PDB% and %_EXT% supported in /pdbaltpath:, keeping {var} as literal"));
+                    }
+                    rest = &rest[a + b + 2..];
+                }
+            }
+        }
         if c.diag.error_count() > 0 && self.errors.is_empty() {
             // `/WX` made a warning an error; lld stops here too.
             return Err(Error::many(Vec::new()));
@@ -637,6 +843,15 @@ impl Link {
             // lld-link names the output after the first input.
             let first = c.inputs[0].path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             c.output = PathBuf::from(format!("{first}.{}", if c.dll { "dll" } else { "exe" }));
+        }
+        // lld's `tryCreateFile`: fail early if the output cannot be written.
+        if !c.inputs.is_empty() && !c.output.exists() {
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(&c.output) {
+                Ok(_) => {
+                    let _ = std::fs::remove_file(&c.output);
+                }
+                Err(e) => crate::bail!("cannot open output file {}: {}", c.output.display(), crate::io_error(&e)),
+            }
         }
         // lld-link writes an import library for every DLL or image with exports: `/implib:`, or
         // the output's name with `.lib` (in MinGW mode only when asked for).
@@ -738,13 +953,15 @@ fn find_file(name: &str, lib_paths: &[PathBuf]) -> PathBuf {
 /// lld's `parseVersion`: `major[.minor]`.
 fn version(v: &str, errors: &mut Vec<String>) -> (u16, u16) {
     let (ma, mi) = v.split_once('.').unwrap_or((v, "0"));
-    match (ma.parse(), mi.parse()) {
-        (Ok(a), Ok(b)) => (a, b),
-        _ => {
-            errors.push(format!("invalid number: {v}"));
-            (0, 0)
-        }
-    }
+    let Ok(a) = ma.parse() else {
+        errors.push(format!("invalid number: {ma}"));
+        return (0, 0);
+    };
+    let Ok(b) = mi.parse() else {
+        errors.push(format!("invalid number: {mi}"));
+        return (0, 0);
+    };
+    (a, b)
 }
 
 #[cfg(test)]

@@ -71,6 +71,11 @@ impl Val<'_> {
         std::path::PathBuf::from(self.value.unwrap_or(""))
     }
     /// How lld names the option in "is not supported" messages: `--icf=all`, `/mapinfo:exports`.
+    /// The option as lld's `getSpelling` gives it for a joined value: `/threads:`.
+    pub fn spelling_joined(&self) -> String {
+        format!("{}{}", self.spelling, self.sep)
+    }
+
     pub fn shown(&self) -> String {
         match self.value {
             Some(v) => format!("{}{}{v}", self.spelling, self.sep),
@@ -83,6 +88,10 @@ impl Val<'_> {
 pub trait Report {
     fn warning(&mut self, msg: String);
     fn error(&mut self, msg: String);
+    /// Errors reported so far (for flavours that check an unsupported option's value first).
+    fn errors_so_far(&self) -> usize {
+        0
+    }
     /// What joins an option and its value in this flavour's messages.
     fn separator(&self) -> char {
         '='
@@ -103,10 +112,13 @@ pub fn lookup<'t, S>(table: &'t [Opt<S>], name: &str) -> Option<&'t Opt<S>> {
 /// check their value), then the status warning or error.
 pub fn apply<S: Report>(state: &mut S, o: &Opt<S>, spelling: &str, value: Option<&str>) {
     let v = Val { spelling, value, sep: state.separator() };
+    let before = state.errors_so_far();
     (o.apply)(state, &v);
     match o.status {
         Status::Implemented | Status::Noop => {}
         Status::Ignored => state.warning(format!("{} is not supported; ignored", v.shown())),
+        // An invalid value is reported as lld reports it, and only that.
+        Status::Unsupported if state.errors_so_far() != before => {}
         Status::Unsupported => state.error(format!("{} is not supported", v.shown())),
     }
 }

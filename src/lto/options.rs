@@ -213,7 +213,7 @@ fn parse_level(arg: &str, v: &str, max: u32) -> Result<u32> {
 }
 
 /// LLVM's `parseCachePruningPolicy` checks, with its words: `key=value` pairs joined by `:`.
-fn check_cache_policy(policy: &str) -> std::result::Result<(), String> {
+pub fn check_cache_policy(policy: &str) -> std::result::Result<(), String> {
     let duration = |d: &str| -> std::result::Result<(), String> {
         if d.is_empty() {
             return Err("Duration must not be empty".into());

@@ -43,7 +43,21 @@ impl Resolver<'_> {
                     let src = self.r.files[f].name.clone();
                     self.fail_if_mismatch(&key, &value, src);
                 }
-                Directive::Unknown(t) => self.config.diag.warn(&format!("{}: ignoring unknown argument: {t}", self.r.files[f].name)),
+                // lld's `parseDirectives`: an option it does not know is warned about (when
+                // it starts with `-`: a `/` word is an input), and any option or input it does
+                // not take from `.drectve` is an error naming the object.
+                Directive::Unknown(t) => {
+                    let spelling = match crate::driver::link::option_spelling(&t) {
+                        Some(s) => s,
+                        None => {
+                            if t.starts_with('-') {
+                                self.config.diag.warn(&format!("ignoring unknown argument: {t}"));
+                            }
+                            t
+                        }
+                    };
+                    self.errors.push(format!("{spelling} is not allowed in .drectve ({})", self.r.files[f].name));
+                }
                 _ => {}
             }
         }
@@ -91,7 +105,10 @@ impl Resolver<'_> {
                 }
             }
         }
-        // lld-link ignores default libraries it cannot find.
+        // lld-link 22 opens what `findLib` returned, and fails on a library it cannot find
+        // (MinGW's `findLibMinGW` having the last word there).
+        let shown = if self.config.mingw { cands.first() } else { cands.last() }.cloned().unwrap_or_default();
+        self.errors.push(format!("could not open '{shown}': No such file or directory"));
     }
 
     /// lld's `checkFailIfMismatch`: every `/failifmismatch:key=value` (command line and

@@ -214,8 +214,24 @@ impl Resolver<'_> {
             self.errors.push(format!("{display}: is not a native COFF file. Recompile without /GL{q}"));
             return;
         }
+        // lld's `compatibleMachineType`: an object of another machine (which LLVM's
+        // `identify_magic` knows as a COFF object) conflicts with x64.
+        let other = (data.len() >= 20).then(|| match u16::from_le_bytes([data[0], data[1]]) {
+            0x14c => Some("x86"),
+            0x1c4 => Some("arm"),
+            0xaa64 => Some("arm64"),
+            0xa641 => Some("arm64ec"),
+            0xa64e => Some("arm64x"),
+            _ => None,
+        });
+        if let Some(Some(m)) = other {
+            self.errors.push(format!("{display}: machine type {m} conflicts with x64"));
+            return;
+        }
         if !object::is_coff_object(data) {
-            if parent.is_empty() {
+            if parent.is_empty() && data.starts_with(b"MZ") && !self.config.mingw && display.to_ascii_lowercase().ends_with(".dll") {
+                self.errors.push(format!("{display}: bad file type. Did you specify a DLL instead of an import library?"));
+            } else if parent.is_empty() {
                 self.errors.push(format!("{display}: unknown file type"));
             } else {
                 self.errors.push(format!("unknown file type: {display}"));

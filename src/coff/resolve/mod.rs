@@ -787,6 +787,12 @@ impl<'a> Resolver<'a> {
         if !self.duplicates.is_empty() {
             return Err(Error::many(self.duplicates));
         }
+        // lld's driver, after the exports: `/aligncomm:` for a name the link never saw.
+        let mut names: Vec<&String> = self.r.align_comm.keys().filter(|n| self.r.find(n).is_none()).collect();
+        names.sort();
+        for n in names {
+            config.diag.warn(&format!("/aligncomm symbol {n} not found"));
+        }
         let live_before: Vec<Vec<bool>> = if config.verbose { self.r.files.iter().map(|f| f.live.clone()).collect() } else { Vec::new() };
         if config.do_gc() {
             let roots = super::gc::roots(&self.r, config, &self.include, &self.alternate_names);
