@@ -322,13 +322,15 @@ fn file_offsets(l: &mut Layout, segs: &[Seg], load_of: &[Option<usize>], header_
                     os.addr.wrapping_sub(header_addr)
                 }
                 Some(si) if first_of(si, segs) == Some(i) => {
-                    // Same offset as address modulo the page size.
-                    let want = os.addr % mp;
-                    let cur = off % mp;
+                    // Same offset as address modulo the segment's p_align: the page size, or
+                    // its most aligned section's alignment if larger (lld's computeFileOffset).
+                    let a = if segs[si].p_type == elf::PT_LOAD { segs[si].secs.iter().map(|&k| l.osecs[k].align).fold(mp, u64::max) } else { mp };
+                    let want = os.addr % a;
+                    let cur = off % a;
                     if cur <= want {
                         off - cur + want
                     } else {
-                        off - cur + mp + want
+                        off - cur + a + want
                     }
                 }
                 _ if os.sh_type == elf::SHT_NOBITS => off,
