@@ -10,6 +10,7 @@ pub(crate) mod coff;
 pub(crate) mod detach;
 pub(crate) mod diag;
 pub(crate) mod driver;
+pub(crate) mod dwarf;
 pub(crate) mod elf;
 pub(crate) mod error;
 pub mod fuzz;

@@ -31,8 +31,13 @@ pub fn containing_symbol(obj: &ObjFile, sec: u32, addr: u32) -> Option<&'static 
 pub type FileLine = (String, u32);
 
 /// lld's `getFileLine`: CodeView line information, and DWARF's in MinGW mode.
-pub fn file_line(r: &Resolved, f: FileId, sec: u32, addr: u32, _mingw: bool) -> Option<FileLine> {
+pub fn file_line(r: &Resolved, f: FileId, sec: u32, addr: u32, mingw: bool) -> Option<FileLine> {
     let Kind::Obj(obj) = &r.files[f].kind else { return None };
+    // lld's getFileLine: DWARF in MinGW mode, CodeView otherwise.
+    if mingw {
+        let (file, line) = super::dwarf::read(obj).line_at(sec as usize, u64::from(addr))?;
+        return Some((file, u32::try_from(line).unwrap_or(u32::MAX)));
+    }
     super::cvlines::file_line(obj, sec, addr)
 }
 

@@ -24,6 +24,7 @@ pub mod cvlines;
 pub mod deffile;
 pub mod demangle;
 pub mod drectve;
+pub mod dwarf;
 pub mod exports;
 pub mod gc;
 pub mod icf;

@@ -231,7 +231,7 @@ impl ObjFile {
 
     /// Source locations from this object's debug information (read on first use).
     pub fn dwarf(&self) -> &crate::elf::dwarf::Dwarf {
-        self.dwarf.get_or_init(|| crate::elf::dwarf::Dwarf::read(self))
+        self.dwarf.get_or_init(|| crate::elf::dwarf::read(self))
     }
 
     pub fn parse(input: &'static InputFile, opts: ParseOpts) -> Result<ObjFile> {
