@@ -63,6 +63,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::Path;
 
+mod script;
 mod symtab_order;
 
 use object::elf;
@@ -464,18 +465,8 @@ struct Built {
 fn build(config: &Config, r: &Resolved) -> Result<Built> {
     let objs: Vec<FileId> = r.load_order.iter().copied().filter(|&f| r.loaded[f] && matches!(r.files[f], File::Obj(_))).collect();
     let mut sel = select_comdats(r, &objs)?;
-    if config.script.has_sections {
-        // Placing inputs in a script's output sections changes what the object holds: refused
-        // rather than ignored (no silent acceptance).
-        if let Some(name) = config.script.cmds.iter().find_map(|c| match c {
-            crate::elf::script::ast::SecCmd::Out(o) if o.name != "/DISCARD/" => Some(&o.name),
-            _ => None,
-        }) {
-            return Err(Error::new(format!("-r with a linker script's output section descriptions is not supported (only /DISCARD/ is): {name}")));
-        }
-        discard_by_script(config, r, &objs, &mut sel);
-    }
-    let mut secs = output_sections(r, &objs, &mut sel)?;
+    let smap = script::apply(config, r, &objs, &mut sel.dropped)?;
+    let mut secs = output_sections(r, &objs, &mut sel, &smap)?;
     place_inputs(r, &mut secs)?;
     let features = gnu_property_features(config, r, &objs);
     let idx = number_sections(config, &mut secs.osecs, features)?;
@@ -574,24 +565,6 @@ fn select_comdats(r: &Resolved, objs: &[FileId]) -> Result<Selection> {
     Ok(Selection { dropped, kept_groups })
 }
 
-/// A linker script's `/DISCARD/` drops the input sections it matches in a `-r` link too (lld);
-/// the script's other output section descriptions are not applied (see the module comment).
-fn discard_by_script(config: &Config, r: &Resolved, objs: &[FileId], sel: &mut Selection) {
-    let mut live: crate::elf::gc::Live = vec![Vec::new(); r.files.len()];
-    for (f, o) in r.objects_in_load_order() {
-        live[f] = vec![false; o.sections.len()];
-    }
-    for &f in objs {
-        live[f] = sel.dropped[f].iter().map(|&d| !d).collect();
-    }
-    let plan = crate::elf::script::place::plan(config, r, &live);
-    for (f, i) in plan.discard {
-        if let Some(d) = sel.dropped.get_mut(f).and_then(|d| d.get_mut(i as usize)) {
-            *d = true;
-        }
-    }
-}
-
 /// The output sections and which input goes where.
 struct Sections {
     osecs: Vec<OutSec>,
@@ -606,7 +579,7 @@ struct Sections {
 /// name (a kept group's SHT_GROUP section and every SHF_GROUP member get their own);
 /// SHF_LINK_ORDER sections wait until their linked sections are placed, and are dropped with
 /// them. Takes the kept groups out of `sel`.
-fn output_sections(r: &Resolved, objs: &[FileId], sel: &mut Selection) -> Result<Sections> {
+fn output_sections(r: &Resolved, objs: &[FileId], sel: &mut Selection, smap: &script::ScriptMap) -> Result<Sections> {
     let mut place: Vec<Vec<Place>> = vec![Vec::new(); r.files.len()];
     for &f in objs {
         place[f] = vec![None; r.obj(f).sections.len()];
@@ -633,7 +606,7 @@ fn output_sections(r: &Resolved, objs: &[FileId], sel: &mut Selection) -> Result
             }
             if s.sh_type == elf::SHT_GROUP {
                 let Some(g) = sel.kept_groups[f].remove(&(i as u32)) else { continue };
-                osecs.push(new_osec(s.name, Some(g), s, (pos, i as u32, 0), None));
+                osecs.push(new_osec(s.name, Some(g), s, (pos + 1, i as u32, 0), None));
                 members_of.push(Vec::new());
                 place[f][i] = Some(((osecs.len() - 1) as u32, 0));
                 continue;
@@ -642,7 +615,7 @@ fn output_sections(r: &Resolved, objs: &[FileId], sel: &mut Selection) -> Result
                 deferred.push((pos, f, i as u32));
                 continue;
             }
-            if let Some(id) = add_input(&mut osecs, &mut members_of, &mut by_name, r, (pos, f, i as u32), None, &mut errors) {
+            if let Some(id) = add_input(&mut osecs, &mut members_of, &mut by_name, r, smap, (pos, f, i as u32), None, &mut errors) {
                 // The offset is known later; linked-order sections only need the output section.
                 place[f][i] = Some((id as u32, 0));
             }
@@ -662,14 +635,42 @@ fn output_sections(r: &Resolved, objs: &[FileId], sel: &mut Selection) -> Result
                 None => None,
             }
         };
-        if let Some(id) = add_input(&mut osecs, &mut members_of, &mut by_name, r, (pos, f, i), Some(dep), &mut errors) {
+        if let Some(id) = add_input(&mut osecs, &mut members_of, &mut by_name, r, smap, (pos, f, i), Some(dep), &mut errors) {
             place[f][i as usize] = Some((id as u32, 0));
         }
     }
     if !errors.is_empty() {
         return Err(Error::many(errors));
     }
+    // A description's inputs in its order; its ALIGN.
+    for (id, os) in osecs.iter_mut().enumerate() {
+        if let Some(&a) = smap.align.get(os.name) {
+            os.align = os.align.max(a);
+        }
+        if os.first.0 == 0 {
+            members_of[id].sort_by_key(|k| smap.rename.get(k).map_or(u64::MAX, |m| m.2));
+        }
+    }
+    sort_link_order_members(r, &osecs, &place, &mut members_of);
     Ok(Sections { osecs, place, members_of })
+}
+
+/// The SHF_LINK_ORDER inputs of one output section in the order of the sections they link to
+/// (output section, then position in it), as lld's resolveShfLinkOrder.
+fn sort_link_order_members(r: &Resolved, osecs: &[OutSec], place: &[Vec<Place>], members_of: &mut [Vec<(FileId, u32)>]) {
+    let pos_in: HashMap<(FileId, u32), usize> = members_of.iter().flat_map(|m| m.iter().enumerate().map(|(k, &x)| (x, k))).collect();
+    for (id, os) in osecs.iter().enumerate() {
+        if os.link_dep.is_none() || os.group.is_some() || members_of[id].len() < 2 {
+            continue;
+        }
+        members_of[id].sort_by_key(|&(f, i)| {
+            let link = r.obj(f).sections[i as usize].hdr.sh_link(LE);
+            match place[f].get(link as usize).copied().flatten() {
+                Some((out, _)) => (osecs[out as usize].first, pos_in.get(&(f, link)).copied().unwrap_or(usize::MAX)),
+                None => ((usize::MAX, u32::MAX, u32::MAX), usize::MAX),
+            }
+        });
+    }
 }
 
 /// Offsets of the inputs inside their output sections (each at its alignment, or at a
@@ -1369,6 +1370,7 @@ fn add_input(
     members_of: &mut Vec<Vec<(FileId, u32)>>,
     by_name: &mut HashMap<(&'static [u8], Option<usize>), usize>,
     r: &Resolved,
+    smap: &script::ScriptMap,
     (pos, f, i): (usize, FileId, u32),
     link: Option<Option<usize>>,
     errors: &mut Vec<String>,
@@ -1377,14 +1379,21 @@ fn add_input(
     let s = &o.sections[i as usize];
     let dep = link.flatten();
     let linked = s.hdr.sh_link(LE);
-    let key = if link.is_some() && linked != 0 && (linked as usize) < o.sections.len() { (pos, linked, i + 1) } else { (pos, i, 0) };
+    // A script's description comes first, in script order (key 0); the rest in input order.
+    let renamed = smap.rename.get(&(f, i));
+    let name = renamed.map_or(s.name, |m| m.1);
+    let key = match renamed {
+        Some(m) => (0, m.0, 0),
+        None if link.is_some() && linked != 0 && (linked as usize) < o.sections.len() => (pos + 1, linked, i + 1),
+        None => (pos + 1, i, 0),
+    };
     // Group members stay separate; link-order sections merge only with the same linked output.
-    let existing = if s.flags & SHF_GROUP != 0 { None } else { by_name.get(&(s.name, dep)).copied() };
+    let existing = if s.flags & SHF_GROUP != 0 { None } else { by_name.get(&(name, dep)).copied() };
     let Some(id) = existing else {
-        osecs.push(new_osec(s.name, None, s, key, dep));
+        osecs.push(new_osec(name, None, s, key, dep));
         members_of.push(vec![(f, i)]);
         if s.flags & SHF_GROUP == 0 {
-            by_name.insert((s.name, dep), osecs.len() - 1);
+            by_name.insert((name, dep), osecs.len() - 1);
         }
         return Some(osecs.len() - 1);
     };

@@ -503,10 +503,46 @@ fn shared_library(w: &Work) -> Result<(), String> {
 /// A script's output section descriptions are not applied by dtld's -r: refused, never ignored
 /// (ld.lld-22 would rename and combine the sections); `/DISCARD/` alone is applied.
 fn script_output_sections(w: &Work) -> Result<(), String> {
-    w.write("t.c", "int t(void) { return 1; }\n")?;
-    w.ok(w.cmd(CLANG).args(["-c", "t.c", "-o", "t.o"]))?;
-    w.write("out.lds", "SECTIONS { .foo : { *(.text*) } }\n")?;
-    expect_error(w, &["-r", "t.o", "-T", "out.lds", "-o", "out.o"], "-r with a linker script's output section descriptions is not supported")?;
+    // Descriptions rename and merge what they take, in their order, described sections first
+    // with ALIGN applied, as ld.lld-22 does; an unused description's data commands are refused.
+    w.write("t.c", "int t(void) { return 1; }\nint u(void) { return 2; }\nint v = 3;\n")?;
+    w.ok(w.cmd(CLANG).args(["-c", "-ffunction-sections", "-fdata-sections", "t.c", "-o", "t.o"]))?;
+    w.write("out.lds", "SECTIONS { .foo : ALIGN(64) { *(.text.u) *(.text.t) } .bar : { *(.data*) } }\n")?;
+    w.ok(w.cmd(&w.ctx.dtld).args(["-r", "t.o", "-T", "out.lds", "-o", "out.o"]))?;
+    w.ok(w.cmd(LLD).args(["-r", "t.o", "-T", "out.lds", "-o", "out.lld.o"]))?;
+    let table = |f: &str| -> Result<String, String> {
+        let out = String::from_utf8_lossy(&w.ok(w.cmd(READELF).args(["-S", "--wide", f]))?.stdout).into_owned();
+        // Name, type, flags and alignment of every section (offsets differ: .comment).
+        Ok(out
+            .lines()
+            .filter(|l| l.trim_start().starts_with('['))
+            .map(|l| {
+                let c: Vec<&str> = l.split(']').nth(1).unwrap_or("").split_whitespace().collect();
+                let n = c.len();
+                if n < 7 {
+                    return c.join(" ");
+                }
+                format!("{} {} {} {}", c[0], c[1], if n >= 10 { c[n - 4] } else { "" }, c[n - 1])
+            })
+            .filter(|l| !l.starts_with(".comment"))
+            .collect::<Vec<_>>()
+            .join("\n"))
+    };
+    let (ours, theirs) = (table("out.o")?, table("out.lld.o")?);
+    if ours != theirs {
+        return Err(format!("sections differ:\n--- dtld\n{ours}\n--- ld.lld-22\n{theirs}"));
+    }
+    let dump = |f: &str| -> Result<String, String> { Ok(String::from_utf8_lossy(&w.ok(w.cmd(READELF).args(["-x", ".foo", f]))?.stdout).replace(f, "FILE")) };
+    if dump("out.o")? != dump("out.lld.o")? {
+        return Err(format!(".foo differs:\n{}\n{}", dump("out.o")?, dump("out.lld.o")?));
+    }
+    w.write("data.lds", "SECTIONS { .foo : { BYTE(1) *(.text*) } }\n")?;
+    std::fs::remove_file(w.path("out.o")).map_err(|e| e.to_string())?;
+    expect_error(
+        w,
+        &["-r", "t.o", "-T", "data.lds", "-o", "out.o"],
+        "-r with data or symbol assignments inside an output section description is not supported by dtld",
+    )?;
     w.write("discard.lds", "SECTIONS { /DISCARD/ : { *(.comment) } }\n")?;
     w.ok(w.cmd(&w.ctx.dtld).args(["-r", "t.o", "-T", "discard.lds", "-o", "out.o"]))?;
     Ok(())
