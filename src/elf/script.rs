@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 
 pub mod ast;
 pub mod eval;
+pub mod insert;
 pub mod parse;
 pub mod place;
 mod segments;
