@@ -16,6 +16,7 @@ pub mod insert;
 pub mod parse;
 pub mod place;
 mod segments;
+pub(crate) use segments::relro_contiguous;
 pub mod toplevel;
 
 /// Where a token is, for `file:line:` messages and the `>>>` excerpt.

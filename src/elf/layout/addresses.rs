@@ -57,6 +57,10 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
     }
     let relro_on = l.config.z_relro;
     sort_sections(l, relro_on)?;
+    // INSERT can put other sections among the RELRO ones (lld's check in createPhdrs).
+    if l.insert_plan.is_some() {
+        crate::elf::script::relro_contiguous(l, relro_on)?;
+    }
     size_sections(l);
     let groups = segment_groups(l, relro_on);
     let plan = plan_phdrs(l, relro_on, groups.len());

@@ -83,9 +83,13 @@ pub fn plan(config: &Config, r: &Resolved, live: &crate::elf::gc::Live) -> Resul
 /// them; orphans that joined it by name follow, in input order (lld's `recordSection`).
 pub fn order_chunks(l: &mut Layout) {
     let Some(ip) = &l.insert_plan else { return };
+    let order = |k: &(crate::elf::resolve::FileId, u32)| ip.plan.matches.get(k).map(|m| m.order);
     for os in l.osecs.iter_mut().filter(|o| o.script_desc.is_some()) {
+        // A merged section goes where its first matched input would (lld's merge synthetic
+        // section takes the place of the first input it absorbs).
         os.chunks.sort_by_key(|c| match c {
-            Chunk::Input(f, s) => ip.plan.matches.get(&(*f, *s)).map_or(u64::MAX, |m| m.order),
+            Chunk::Input(f, s) => order(&(*f, *s)).unwrap_or(u64::MAX),
+            Chunk::Merged(m) => l.merged[*m].pieces.keys().filter_map(order).min().unwrap_or(u64::MAX),
             _ => u64::MAX,
         });
     }
