@@ -120,8 +120,15 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
             errors.push(e);
         }
     }
+    // INSERT blocks join a SECTIONS command's list now; without one, lld keeps its default
+    // layout and the layout stage moves the blocks' sections (`script::insert`).
+    if script.has_sections && !script.inserts.is_empty() {
+        if let Err(e) = script.splice_inserts() {
+            errors.push(e);
+        }
+    }
     let mut assigns = Vec::new();
-    if !script.active() {
+    if !script.has_sections {
         // Without SECTIONS, plain assignments are `--defsym`s (the layout is the default one);
         // PROVIDE, ASSERT, `.` and other expressions are evaluated after the layout
         // (`script::toplevel`).

@@ -12,9 +12,11 @@ use crate::error::{Error, Result};
 
 pub mod ast;
 pub mod eval;
+pub mod insert;
 pub mod parse;
 pub mod place;
 mod segments;
+pub(crate) use segments::relro_contiguous;
 pub mod toplevel;
 
 /// Where a token is, for `file:line:` messages and the `>>>` excerpt.

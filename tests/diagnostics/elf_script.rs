@@ -71,6 +71,8 @@ pub const CASES: &[Case] = &[
         Error
     ),
     script!("elf-script-discard-shstrtab", "SECTIONS { .text : { *(.text) } /DISCARD/ : { *(.shstrtab) } }\n", Error),
+    script!("elf-script-insert-unknown-section", "SECTIONS { .text.extra : { *(.text.extra) } } INSERT AFTER .nosuch;\n", Error),
+    script!("elf-script-insert-expected-after-before", "SECTIONS { .text : { *(.text) } } INSERT .data;\n", Error),
     script!("elf-script-could-not-allocate-headers", "PHDRS { all PT_LOAD FILEHDR PHDRS; }\nSECTIONS { . = 0; .text : { *(.text) } :all }\n", Error),
     Case {
         name: "elf-script-orphan-error",

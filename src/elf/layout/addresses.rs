@@ -56,7 +56,11 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
         return r;
     }
     let relro_on = l.config.z_relro;
-    sort_sections(l, relro_on);
+    sort_sections(l, relro_on)?;
+    // INSERT can put other sections among the RELRO ones (lld's check in createPhdrs).
+    if l.insert_plan.is_some() {
+        crate::elf::script::relro_contiguous(l, relro_on)?;
+    }
     size_sections(l);
     let groups = segment_groups(l, relro_on);
     let plan = plan_phdrs(l, relro_on, groups.len());
@@ -126,7 +130,7 @@ pub(super) fn synth_order(o: &OutSec) -> u32 {
 /// The output section order: stable by rank (`.tbss` after `.tdata`), synthetic sections in
 /// lld's order within their rank; placeholders emptied earlier (no name) are dropped, and
 /// `synth_osec`/`sec_osec` follow the new indices. Then SHF_LINK_ORDER contents are sorted.
-fn sort_sections(l: &mut Layout, relro_on: bool) {
+fn sort_sections(l: &mut Layout, relro_on: bool) -> Result<()> {
     let mut order: Vec<usize> = (0..l.osecs.len()).filter(|&i| !l.osecs[i].name.is_empty()).collect();
     order.sort_by_key(|&i| {
         let o = &l.osecs[i];
@@ -137,6 +141,7 @@ fn sort_sections(l: &mut Layout, relro_on: bool) {
         let start = l.config.section_start.get(&o.name).copied();
         (start.is_none(), start.unwrap_or(0), rk, so, i)
     });
+    crate::elf::script::insert::apply_moves(l, &mut order)?;
     let osecs: Vec<OutSec> = order.iter().map(|&i| l.osecs[i].clone()).collect();
     // Remap synth_osec and sec_osec indices.
     let mut remap = vec![usize::MAX; l.osecs.len()];
@@ -156,6 +161,7 @@ fn sort_sections(l: &mut Layout, relro_on: bool) {
     }
     l.osecs = osecs;
     sort_link_order(l);
+    Ok(())
 }
 
 /// Chunk offsets and section sizes and alignments (synthetic sizes may depend on earlier

@@ -302,6 +302,8 @@ pub struct Layout<'r> {
     pub warned_once: std::sync::Mutex<std::collections::HashSet<String>>,
     /// With a SECTIONS script: the matching of input sections to its descriptions.
     pub script_plan: Option<crate::elf::script::place::Plan>,
+    /// INSERT blocks without a SECTIONS command: the default layout, with their sections.
+    pub insert_plan: Option<crate::elf::script::insert::InsertPlan>,
     /// With a SECTIONS script: the priorities of `--symbol-ordering-file` or the call graph,
     /// applied inside each input section description (lld's sortISDBySectionOrder).
     pub section_priority: HashMap<(FileId, u32), u32>,
@@ -870,6 +872,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         x86_features: 0,
         warned_once: Default::default(),
         script_plan: None,
+        insert_plan: None,
         section_priority: HashMap::new(),
         script_syms: Default::default(),
         script_extra: Default::default(),
@@ -904,11 +907,9 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     if config.icf != crate::elf::config::Icf::None {
         l.icf_folded = crate::elf::icf::fold(&l, &mut live)?;
     }
-    // INSERT AFTER/BEFORE would change the default layout; until it is implemented, a link
-    // using it fails rather than ignoring where the script puts its sections.
-    if let Some(i) = config.script.inserts.first() {
-        return Err(crate::error::Error::new(format!("INSERT {} {} is not supported by dtld", if i.after { "AFTER" } else { "BEFORE" }, i.anchor)));
-    }
+    // INSERT blocks without SECTIONS: the default layout takes their descriptions (with
+    // SECTIONS they are already part of its command list).
+    l.insert_plan = crate::elf::script::insert::plan(config, r, &live)?;
     if config.gdb_index {
         crate::elf::gdb_index::drop_pub_sections(r, &mut live);
     }

@@ -247,9 +247,9 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&c
             }
             let mut oname = if l.config.relocatable { sec.name } else { default_names[f][s] };
             // With a SECTIONS script, the script decides (orphans keep lld's default name and
-            // join a description of that name).
+            // join a description of that name); so do INSERT blocks without one.
             let mut script_desc = None;
-            if let Some(plan) = &l.script_plan {
+            if let Some(plan) = l.script_plan.as_ref().or(l.insert_plan.as_ref().map(|i| &i.plan)) {
                 if plan.discard.contains(&(f, s as u32)) {
                     continue;
                 }
@@ -364,6 +364,7 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&c
         }
     }
     l.osecs = osecs;
+    crate::elf::script::insert::order_chunks(l);
     Ok(())
 }
 

@@ -200,6 +200,31 @@ pub struct Insert {
     pub after: bool,
     pub anchor: String,
     pub cmds: Vec<SecCmd>,
+    /// How many commands `LayoutScript::cmds` held when this block was read (lld appends the
+    /// block's commands to its command list there, then moves the descriptions).
+    pub at: usize,
+}
+
+impl Insert {
+    /// The names of the block's output section descriptions (lld's `InsertCommand::names`).
+    pub fn names(&self) -> Vec<&str> {
+        self.cmds
+            .iter()
+            .filter_map(|c| match c {
+                SecCmd::Out(o) => Some(o.name.as_str()),
+                SecCmd::Assign(_) => None,
+            })
+            .collect()
+    }
+
+    /// `AFTER` or `BEFORE`.
+    pub fn word(&self) -> &'static str {
+        if self.after {
+            "after"
+        } else {
+            "before"
+        }
+    }
 }
 
 /// One layout command as the parser returns it.
@@ -256,7 +281,10 @@ impl LayoutScript {
                 self.has_sections = true;
                 self.cmds.extend(v);
             }
-            LayoutCmd::Insert(i) => self.inserts.push(i),
+            LayoutCmd::Insert(mut i) => {
+                i.at = self.cmds.len();
+                self.inserts.push(i);
+            }
             LayoutCmd::Assign(a) => self.cmds.push(SecCmd::Assign(a)),
             LayoutCmd::Memory(m) => self.memory.extend(m),
             LayoutCmd::Phdrs(p) => self.phdrs.extend(p),
@@ -265,9 +293,37 @@ impl LayoutScript {
         Ok(())
     }
 
-    /// Whether the script decides the layout (SECTIONS or INSERT blocks).
-    pub fn active(&self) -> bool {
-        self.has_sections || !self.inserts.is_empty()
+    /// With a SECTIONS command, INSERT blocks become part of its command list as lld's
+    /// `processInsertCommands` arranges it: each block's commands where the block was read,
+    /// then its output section descriptions moved next to the description named by the block.
+    /// A name that no description has would be an orphan section's, which dtld cannot place
+    /// before orphan placement: that is refused.
+    pub fn splice_inserts(&mut self) -> std::result::Result<(), String> {
+        let inserts = std::mem::take(&mut self.inserts);
+        for i in inserts.iter().rev() {
+            let at = i.at.min(self.cmds.len());
+            self.cmds.splice(at..at, i.cmds.iter().cloned());
+        }
+        let is_out = |c: &SecCmd, name: &str| matches!(c, SecCmd::Out(o) if o.name == name);
+        for i in &inserts {
+            let mut moves = Vec::new();
+            for name in i.names() {
+                if let Some(k) = self.cmds.iter().position(|c| is_out(c, name)) {
+                    moves.push(self.cmds.remove(k));
+                }
+            }
+            let Some(k) = self.cmds.iter().position(|c| is_out(c, &i.anchor)) else {
+                return Err(format!(
+                    "INSERT {} {}: {} is not an output section of the SECTIONS command (inserting next to an orphan section is not supported by dtld)",
+                    i.word().to_uppercase(),
+                    i.anchor,
+                    i.anchor
+                ));
+            };
+            let k = if i.after { k + 1 } else { k };
+            self.cmds.splice(k..k, moves);
+        }
+        Ok(())
     }
 
     /// Whether an assignment uses `DATA_SEGMENT_RELRO_END` (lld's seenRelroEnd: then, and

@@ -1133,7 +1133,7 @@ impl<'a> Lexer<'a> {
                         _ => return Err(self.err_at(w.start, &format!("expected AFTER/BEFORE, but got '{}'", w.text))),
                     };
                     let anchor = self.next(Mode::Pattern)?.text;
-                    return Ok(vec![LayoutCmd::Insert(Insert { after, anchor, cmds })]);
+                    return Ok(vec![LayoutCmd::Insert(Insert { after, anchor, cmds, at: 0 })]);
                 }
                 Ok(vec![LayoutCmd::Sections(cmds)])
             }

@@ -118,13 +118,13 @@ fn sort_block(cands: &[Cand], block: &mut [usize], outer: SortKind, inner: SortK
 
 /// Whether input section (f, s) is named by a `KEEP` pattern (a `--gc-sections` root).
 pub fn is_kept(config: &Config, r: &Resolved, f: FileId, s: usize) -> bool {
-    if !config.script.has_sections {
+    if !config.script.has_sections && config.script.inserts.is_empty() {
         return false;
     }
     let sec = &r.obj(f).sections[s];
     let name = String::from_utf8_lossy(sec.name);
     let fname = name_for_script(r, f);
-    for c in &config.script.cmds {
+    for c in config.script.cmds.iter().chain(config.script.inserts.iter().flat_map(|i| i.cmds.iter())) {
         let SecCmd::Out(o) = c else { continue };
         for ic in &o.cmds {
             let InCmd::Input(d) = ic else { continue };
@@ -156,7 +156,11 @@ fn input_matches(d: &InputDesc, fname: &str, name: &str) -> Option<usize> {
 
 /// Matches every live input section against the script (lld's `processSectionCommands`).
 pub fn plan(config: &Config, r: &Resolved, live: &crate::elf::gc::Live) -> Plan {
-    let descs = descs_of(&config.script);
+    plan_descs(config, r, live, descs_of(&config.script))
+}
+
+/// Matches every live input section against output section descriptions `descs`, in order.
+pub fn plan_descs(config: &Config, r: &Resolved, live: &crate::elf::gc::Live, descs: Vec<OutDesc>) -> Plan {
     let mut disabled = vec![false; descs.len()];
     let mut matches: HashMap<(FileId, u32), Match> = HashMap::new();
     let mut commons: HashMap<SymbolId, Match> = HashMap::new();

@@ -77,7 +77,7 @@ fn relro_run(l: &Layout, relro_on: bool) -> RelroRun {
 }
 
 /// lld's error for each RELRO section after the end of the RELRO run.
-fn relro_contiguous(l: &Layout, relro_on: bool) -> Result<()> {
+pub(crate) fn relro_contiguous(l: &Layout, relro_on: bool) -> Result<()> {
     let late = relro_run(l, relro_on).late;
     if late.is_empty() {
         return Ok(());

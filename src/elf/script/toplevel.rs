@@ -109,7 +109,7 @@ impl Env for TopEnv<'_, '_> {
 /// the ones before it) into `l.script_syms`; `ASSERT`s that fail are errors (warnings under
 /// `--noinhibit-exec`).
 pub fn assign_symbols(l: &mut Layout) -> Result<()> {
-    if l.config.script.active() {
+    if l.config.script.has_sections {
         return Ok(());
     }
     let mut syms: HashMap<String, Val> = HashMap::new();
