@@ -105,6 +105,9 @@ struct Bucket {
 /// divergence, so they say nothing about which one a case has.
 const STRUCTURAL: &[&str] = &["shared", "archive", "thin-archive", "lib-deps"];
 
+/// The link modes, as case tags: a bucket may name one (its cases are of that mode only).
+const MODES: &[&str] = &["pie", "nopie", "static", "static-pie"];
+
 /// Divergences known when this was written, with the features that cause them (each has a
 /// fixture in fixtures/elf/; they fail until dtld is fixed). Listed so that a run attributes
 /// their many occurrences by a cheap check instead of shrinking each one again.
@@ -202,6 +205,12 @@ const KNOWN: &[(&str, &[&str], Option<&str>, &str)] = &[
         "bitcode member defining a name only through .symver not pulled",
     ),
     ("fuzz-lto-symver-exe-order", &["lto", "versioned"], None, "versions in a ThinLTO executable exported in another order"),
+    (
+        "fuzz-script-ifunc-alias-static-pie",
+        &["static-pie", "script", "ifunc"],
+        None,
+        "ld.lld-22's static-pie program crashes: an IRELATIVE of a script alias of an ifunc names the implementation",
+    ),
     ("fuzz-script-ifunc-alias-static", &["script", "ifunc"], None, "address identity of a script alias of an ifunc in a static link"),
     ("fuzz-script-ifunc-alias", &["script", "ifunc"], None, "script alias of an ifunc is not an ifunc"),
     ("fuzz-script-separate-code", &["script-layout", "separate-code"], None, "SECTIONS layout with -z separate-code crashes"),
@@ -448,7 +457,11 @@ fn attribute(ctx: &Ctx, st: &features::State, tags: &[String], signature: Option
         }
     }
     'bucket: for b in buckets.iter().filter(|b| b.signature.is_none()) {
-        let specific: Vec<&String> = b.features.iter().filter(|f| !STRUCTURAL.contains(&f.as_str())).collect();
+        // A link mode a bucket names must be the case's (it is not ablated: every case has one).
+        if !b.features.iter().filter(|f| MODES.contains(&f.as_str())).all(|f| tags.contains(f)) {
+            continue;
+        }
+        let specific: Vec<&String> = b.features.iter().filter(|f| !STRUCTURAL.contains(&f.as_str()) && !MODES.contains(&f.as_str())).collect();
         if specific.is_empty() || !specific.iter().all(|f| tags.contains(f)) {
             continue;
         }
