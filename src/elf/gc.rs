@@ -299,7 +299,10 @@ impl<'a> Marker<'a> {
                 match r.symbols[id].def {
                     Def::Defined(df, di) => (df, di),
                     Def::Shared(df, _) => {
-                        if !r.symbols[id].weak {
+                        // lld's SharedSymbol keeps the binding of the objects' references
+                        // (weak only if all are), not the library's: a weak definition in
+                        // the library makes it needed too.
+                        if r.symbols[id].strong_ref {
                             self.dso_needed[df].store(true, Relaxed);
                         }
                         return;

@@ -199,6 +199,8 @@ pub enum Def {
     Bitcode(FileId, usize),
 }
 
+mod lazy;
+
 pub use crate::elf::gcc_lto::GccIrFile;
 pub use crate::lto::BitcodeFile;
 
@@ -1204,33 +1206,16 @@ impl<'c> Resolver<'c> {
 
     fn add_lazy_member(&mut self, f: FileId, inputs: &'static [InputFile]) {
         let _ = inputs;
-        let mut names: Vec<NameKey> = Vec::new();
-        match &self.r.files[f] {
-            File::Obj(o) => {
-                // `foo@@VER` is filed as `foo` (its key, as `load_obj` binds it): a reference to
-                // `foo` extracts the member (`version-exclude-libs.s`).
-                let keys = &self.names[f].keys;
-                for i in o.first_global..o.symbols.len() {
-                    let s = &o.symbols[i];
-                    if s.st_shndx(LE) != elf::SHN_UNDEF && s.st_bind() != elf::STB_LOCAL {
-                        names.push(keys[i - o.first_global]);
-                    }
-                }
-            }
-            File::Bitcode(b) => {
-                for k in 0..b.syms.len() {
-                    let s = b.sym(k);
-                    if !s.undefined() {
-                        names.push(NameKey::new(default_versioned(s.name).0));
-                    }
-                }
-            }
-            File::GccIr(g) => names.extend(g.defined_names().map(NameKey::new)),
-            _ => return,
-        }
-        for key in names {
+        let Some(names) = lazy::offered_names(&self.r.files[f], &self.names[f]) else { return };
+        for (key, ver) in names {
             let id = self.intern_key(key);
             let sym = &mut self.r.symbols[id];
+            // lld renames the symbol `foo@@VER` whatever becomes of the member: a reference
+            // left undefined (a weak one does not extract) is then a versioned one, an error
+            // (`layout::scan`).
+            if ver.is_some() {
+                sym.default_version = ver;
+            }
             if sym.def == Def::Undefined {
                 if sym.strong_ref || sym.dso_strong_ref {
                     self.load(f);

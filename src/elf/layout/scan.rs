@@ -141,7 +141,7 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
         if l.config.gc_sections && l.config.z_start_stop_gc && sym.name.starts_with(b"__start_") {
             msg.push_str("\n>>> the encapsulation symbol needs to be retained under --gc-sections properly; consider -z nostart-stop-gc (see https://lld.llvm.org/ELF/start-stop-gc)");
         }
-        if l.config.warn_unresolved_symbols && sym.visibility == elf::STV_DEFAULT && !versioned_reference(sym.name) {
+        if l.config.warn_unresolved_symbols && sym.visibility == elf::STV_DEFAULT && !versioned_reference(sym) {
             l.config.diag.warn(&msg);
         } else {
             errors.push(msg);
@@ -335,7 +335,7 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
         let weak = if matches!(sym.def, Def::Shared(..)) { !sym.strong_ref } else { sym.weak };
         // lld's maybeReportUndefined: a versioned reference (`foo@VER`) is an error whatever
         // the policy or binding, since no Verneed entry can be made without a defining file.
-        let versioned = undef && versioned_reference(sym.name);
+        let versioned = undef && versioned_reference(sym);
         if undef && (versioned || !weak && !ignored) && !l.is_linker_defined(id) {
             out.undefined.push((id, f, s as u32, off));
             // --warn-unresolved-symbols: the reference resolves to 0, as a weak one (a hidden
@@ -348,9 +348,11 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
     true
 }
 
-/// A symbol an object names with a version (`foo@VER`; lld's `hasVersionSuffix`).
-fn versioned_reference(name: &[u8]) -> bool {
-    name.contains(&b'@')
+/// A symbol an object names with a version (`foo@VER`; lld's `hasVersionSuffix`), or one
+/// an archive member's `foo@@VER` definition renamed without being extracted (lld's
+/// `SymbolTable::insert` files `foo@@VER` under `foo` and gives the symbol that name).
+fn versioned_reference(sym: &crate::elf::resolve::Symbol) -> bool {
+    sym.name.contains(&b'@') || sym.default_version.is_some()
 }
 
 /// What a relocation in an allocated section needs, by its kind; returns whether the next
