@@ -487,14 +487,29 @@ fn build_items(l: &mut Layout, plan: &Plan) -> Result<Vec<Item>> {
                     continue;
                 }
                 let desc = &plan.descs[d];
+                let taken = lld_synthetic_taken(l, desc);
                 let osec = match desc_osec.get(&d) {
-                    Some(&o) => o,
+                    Some(&o) => {
+                        if let Some((f, a)) = taken {
+                            l.osecs[o].flags |= f;
+                            l.osecs[o].align = l.osecs[o].align.max(a);
+                        }
+                        o
+                    }
                     None => {
                         if discardable(desc, l) {
                             continue;
                         }
                         let mut os = crate::elf::layout::new_osec_pub(&desc.name, elf::SHT_PROGBITS, 0, 1);
-                        os.flags = prev_flags & ((if desc.nonalloc { 0 } else { elf::SHF_ALLOC as u64 }) | elf::SHF_WRITE as u64 | elf::SHF_EXECINSTR as u64);
+                        let mask = (if desc.nonalloc { 0 } else { elf::SHF_ALLOC as u64 }) | elf::SHF_WRITE as u64 | elf::SHF_EXECINSTR as u64;
+                        os.flags = prev_flags & mask;
+                        // An empty synthetic section of lld's it took leaves its flags and
+                        // alignment, and later empty sections inherit them.
+                        if let Some((f, a)) = taken {
+                            os.flags = f & mask;
+                            os.align = a;
+                            prev_flags = f;
+                        }
                         os.script_desc = Some(d);
                         // An empty `.init_array`, `.data.rel.ro`, ... kept for its symbols is
                         // RELRO by name, as in lld (else PT_GNU_RELRO would stop before it).
@@ -513,7 +528,8 @@ fn build_items(l: &mut Layout, plan: &Plan) -> Result<Vec<Item>> {
                     l.osecs[osec].flags &= !(elf::SHF_ALLOC as u64);
                 }
                 let body = desc_body(l, plan, d, osec);
-                let has_inputs = !l.osecs[osec].chunks.is_empty();
+                // lld's hasInputSections: an empty synthetic section it took counts.
+                let has_inputs = !l.osecs[osec].chunks.is_empty() || taken.is_some();
                 items.push(Item::Sec { osec, desc: Some(d), body, has_inputs });
             }
         }
@@ -561,6 +577,37 @@ fn build_items(l: &mut Layout, plan: &Plan) -> Result<Vec<Item>> {
         k = end;
     }
     Ok(items)
+}
+
+/// lld creates these synthetic sections in every link and removes them when empty, after a
+/// script's description took them: such a description keeps their flags and alignment (lld's
+/// removeUnusedSyntheticSections leaves the output section's flags; `pr36475`). Name, flags,
+/// alignment.
+const LLD_ALWAYS_SYNTHETIC: &[(&str, u32, u64)] = &[
+    (".got", elf::SHF_ALLOC | elf::SHF_WRITE, 8),
+    (".got.plt", elf::SHF_ALLOC | elf::SHF_WRITE, 8),
+    (".plt", elf::SHF_ALLOC | elf::SHF_EXECINSTR, 16),
+    (".iplt", elf::SHF_ALLOC | elf::SHF_EXECINSTR, 16),
+    (".rela.dyn", elf::SHF_ALLOC, 8),
+    (".rela.plt", elf::SHF_ALLOC, 8),
+];
+
+/// The flags and alignment lld's always-created synthetic sections give description `desc`
+/// when it takes one that dtld did not create (by its name, or a pattern of file `*`).
+fn lld_synthetic_taken(l: &Layout, desc: &OutDesc) -> Option<(u64, u64)> {
+    let mut got: Option<(u64, u64)> = None;
+    for &(name, flags, align) in LLD_ALWAYS_SYNTHETIC {
+        if l.osecs.iter().any(|o| o.name == name) {
+            continue;
+        }
+        let by_pattern = desc.cmds.iter().any(|ic| matches!(ic, InCmd::Input(id) if id.file == "*" && id.patterns.iter().any(|p| p.names.matches(name))));
+        if desc.name == name || by_pattern {
+            let g = got.get_or_insert((0, 1));
+            g.0 |= u64::from(flags);
+            g.1 = g.1.max(align);
+        }
+    }
+    got
 }
 
 /// Synthetic output sections a description's pattern (or name) takes join that description;
