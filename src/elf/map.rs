@@ -106,6 +106,11 @@ pub fn map_text(l: &Layout) -> String {
                 Chunk::Bss(id) => {
                     let (label, align) = match l.r.symbols.get(id).map(|x| x.def) {
                         Some(Def::Common(f, i)) => (format!("{}:(COMMON)", file_name(l, f)), l.sym(f, i).st_value(LE).max(1)),
+                        // A copy of read-only data is lld's `.bss.rel.ro` input, wherever a
+                        // script put it (a `.data.rel.ro` description takes it).
+                        Some(Def::Shared(f, k)) if l.r.dso(f).is_read_only(l.r.dso(f).syms[k].sym.st_value(LE)) => {
+                            ("<internal>:(.bss.rel.ro)".to_string(), copy_align(l, id))
+                        }
                         _ => (format!("<internal>:({})", os.name), copy_align(l, id)),
                     };
                     input_line(&mut s, addr, crate::elf::layout::bss_size(l, id), align, &label);

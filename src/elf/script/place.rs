@@ -637,6 +637,10 @@ fn adopt_synthetic(l: &mut Layout, plan: &Plan) -> Result<Adopted> {
             _ => continue,
         };
         let name = l.osecs[i].name.clone();
+        // With a `.data.rel.ro` description, lld names its copy-relocation section
+        // `.data.rel.ro.bss` so that the description's patterns take it and RELRO stays
+        // contiguous (the map still prints `.bss.rel.ro`).
+        let name = if name == ".bss.rel.ro" && plan.desc_by_name(".data.rel.ro").is_some() { ".data.rel.ro.bss".to_string() } else { name };
         // Which description's pattern takes it (file pattern `*`).
         let mut found = None;
         'd: for (di, d) in plan.descs.iter().enumerate() {
