@@ -62,3 +62,12 @@ impl From<object::Error> for Error {
 macro_rules! bail {
     ($($t:tt)*) => { return Err($crate::error::Error::new(format!($($t)*))) };
 }
+
+/// Formats an I/O error the way lld does (the OS message without Rust's "(os error N)").
+pub fn io_error(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(p) => s[..p].to_string(),
+        None => s,
+    }
+}

@@ -46,15 +46,6 @@ pub fn program_name() -> &'static str {
     diag::program()
 }
 
-/// Formats an I/O error the way lld does (the OS message without Rust's "(os error N)").
-pub fn io_error(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(p) => s[..p].to_string(),
-        None => s,
-    }
-}
-
 /// The `dtld` program: parse the command line, link, report errors as lld does.
 /// Returns the process exit code.
 pub fn main_with_args(argv: &[String]) -> i32 {

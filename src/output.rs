@@ -52,20 +52,20 @@ pub(crate) enum Wording {
 impl Wording {
     fn create_error(self, out: &Path, e: &std::io::Error) -> Error {
         match self {
-            Wording::Elf => Error::new(format!("cannot open output file {}: {}", out.display(), crate::io_error(e))),
-            Wording::Coff => Error::new(format!("failed to open {}: {}", out.display(), crate::io_error(e))),
+            Wording::Elf => Error::new(format!("cannot open output file {}: {}", out.display(), crate::error::io_error(e))),
+            Wording::Coff => Error::new(format!("failed to open {}: {}", out.display(), crate::error::io_error(e))),
         }
     }
     fn replace_error(self, out: &Path, e: &std::io::Error) -> Error {
         match self {
-            Wording::Elf => Error::new(format!("cannot open output file {}: {}", out.display(), crate::io_error(e))),
+            Wording::Elf => Error::new(format!("cannot open output file {}: {}", out.display(), crate::error::io_error(e))),
             Wording::Coff => write_error(out, e),
         }
     }
 }
 
 fn write_error(out: &Path, e: &std::io::Error) -> Error {
-    Error::new(format!("failed to write output '{}': {}", out.display(), crate::io_error(e)))
+    Error::new(format!("failed to write output '{}': {}", out.display(), crate::error::io_error(e)))
 }
 
 /// The output image while it is filled, for the ELF and the PE writers alike: a temporary in the

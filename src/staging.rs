@@ -167,7 +167,7 @@ impl StagingDir {
 
     fn open_impl(name: &Path, keep: bool, persistent: bool) -> Result<StagingDir> {
         let shown = name.display().to_string();
-        let err = |what: &str, e: std::io::Error| Error::new(format!("cannot create directory {shown}: {what}{}", crate::io_error(&e)));
+        let err = |what: &str, e: std::io::Error| Error::new(format!("cannot create directory {shown}: {what}{}", crate::error::io_error(&e)));
         let parent_path = match name.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),

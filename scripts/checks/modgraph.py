@@ -301,9 +301,24 @@ def main():
     ap.add_argument("--cycles-only", action="store_true")
     a = ap.parse_args()
     mods = modules(os.path.normpath(a.root), a.crate_name)
+    # `#[macro_export]` macros live at the crate root by Rust's rules, but a use of one
+    # (`crate::bail!`) depends on the module that defines it, not on the root.
+    exported = {}
+    for p, f in mods.items():
+        for m in re.finditer(r"#\[macro_export\]\s*macro_rules!\s*(\w+)", open(f, encoding="utf-8").read()):
+            exported[m.group(1)] = p
     graph, codes, sizes = {}, {}, {}
     for p, f in mods.items():
         graph[p], codes[p], sizes[p] = edges_of(p, f, mods, a.crate_name)
+        if (a.crate_name,) in graph[p] and p != (a.crate_name,):
+            text = strip(open(f, encoding="utf-8").read())
+            root_items = set(re.findall(r"(?<![\w:])crate::([a-z_][a-z0-9_]*)", text))
+            root_items = {i for i in root_items if (a.crate_name, i) not in mods}
+            if root_items and root_items <= set(exported):
+                graph[p].discard((a.crate_name,))
+                for i in root_items:
+                    if exported[i] != p:
+                        graph[p].add(exported[i])
     problems = 0
     if a.graph:
         for p in sorted(graph):

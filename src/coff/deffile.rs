@@ -392,7 +392,7 @@ pub fn parse(text: &[u8]) -> Result<ModuleDef, String> {
 /// configuration. Exports go after the command line's `/export:`s, as in lld; non-zero sizes,
 /// base and version override the command line.
 pub fn apply(config: &mut CoffConfig, path: &Path) -> Result<(), String> {
-    let text = std::fs::read(path).map_err(|e| format!("could not open {}: {}", path.display(), crate::io_error(&e)))?;
+    let text = std::fs::read(path).map_err(|e| format!("could not open {}: {}", path.display(), crate::error::io_error(&e)))?;
     let m = parse(&text)?;
     if config.output.as_os_str().is_empty() && !m.output_file.is_empty() {
         config.output = m.output_file.clone().into();

@@ -32,7 +32,7 @@ const PAGE_SIZE: u32 = 4096;
 /// Writes the map of `l` to `path`; an unwritable path fails the link (lld's `fatal`).
 pub fn write_lldmap(l: &Layout, path: &Path) -> Result<()> {
     let text = lldmap_text(l);
-    let fail = |e: std::io::Error| Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e)));
+    let fail = |e: std::io::Error| Error::new(format!("cannot open {}: {}", path.display(), crate::error::io_error(&e)));
     if path.as_os_str() == "-" {
         // LLVM's `raw_fd_ostream` reads `-` as standard output.
         return std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes()).map_err(fail);

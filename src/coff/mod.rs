@@ -169,7 +169,7 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
                 _ => false,
             }
         });
-        std::fs::write(p, text).map_err(|e| Error::new(format!("failed to open {}: {}", p.display(), crate::io_error(&e))))?;
+        std::fs::write(p, text).map_err(|e| Error::new(format!("failed to open {}: {}", p.display(), crate::error::io_error(&e))))?;
     }
     if let Some(p) = &config.out_implib {
         write_implib(&layout, p)?;
@@ -209,7 +209,7 @@ fn write_def_implib(c: &config::CoffConfig) -> Result<()> {
     };
     let path = c.out_implib.clone().unwrap_or_else(|| c.output.with_extension("lib"));
     let bytes = implib::write_import_library(&dll, &exports);
-    std::fs::write(&path, bytes).map_err(|e| Error::new(format!("failed to write {}: {}", path.display(), crate::io_error(&e))))
+    std::fs::write(&path, bytes).map_err(|e| Error::new(format!("failed to write {}: {}", path.display(), crate::error::io_error(&e))))
 }
 
 /// `--out-implib`: an import library for the DLL just written (lld's MinGW `.dll.a`).
@@ -240,5 +240,5 @@ fn write_implib(l: &layout::Layout, path: &std::path::Path) -> Result<()> {
     if l.config.incremental == Some(true) && std::fs::read(path).is_ok_and(|old| old == bytes) {
         return Ok(());
     }
-    crate::outfile::write_atomic(path, &bytes).map_err(|e| Error::new(format!("failed to write {}: {}", path.display(), crate::io_error(&e))))
+    crate::outfile::write_atomic(path, &bytes).map_err(|e| Error::new(format!("failed to write {}: {}", path.display(), crate::error::io_error(&e))))
 }

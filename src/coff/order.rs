@@ -33,7 +33,7 @@ pub fn read_order_file(config: &CoffConfig, r: &Resolved) -> Result<HashMap<Stri
             }
         }
     }
-    let text = std::fs::read(path).map_err(|e| Error::new(format!("could not open {}: {}", path.display(), crate::io_error(&e))))?;
+    let text = std::fs::read(path).map_err(|e| Error::new(format!("could not open {}: {}", path.display(), crate::error::io_error(&e))))?;
     for line in String::from_utf8_lossy(&text).split('\n') {
         let s = line.trim();
         if s.is_empty() || s.starts_with('#') {

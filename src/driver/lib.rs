@@ -218,7 +218,7 @@ fn run(argv: &[String]) -> Result<(), Stop> {
         if !seen.insert(path.clone()) {
             continue;
         }
-        let data = crate::input::map_file(Path::new(&path)).map_err(|e| Stop::Exit(format!("error opening '{path}': {}", crate::io_error(&e))))?;
+        let data = crate::input::map_file(Path::new(&path)).map_err(|e| Stop::Exit(format!("error opening '{path}': {}", crate::error::io_error(&e))))?;
         b.append(&path, data)?;
     }
     let out = match p.out.as_deref().filter(|o| !o.is_empty()) {
@@ -292,7 +292,7 @@ impl Builder {
                     } else {
                         append(Path::new(name).parent().map_or("", |p| p.to_str().unwrap_or("")), &c.name)
                     };
-                    let d = crate::input::map_file(Path::new(&full)).map_err(|e| Stop::Exit(format!("{name}: '{}': {}", c.name, crate::io_error(&e))))?;
+                    let d = crate::input::map_file(Path::new(&full)).map_err(|e| Stop::Exit(format!("{name}: '{}': {}", c.name, crate::error::io_error(&e))))?;
                     self.append(&c.name, d)?;
                 }
             }
@@ -347,13 +347,13 @@ fn write(out: &str, inputs: Vec<Input>, thin: bool, symtab: bool) -> Result<(), 
     }
     let format = if thin { writer::Format::Gnu } else { writer::Format::Coff };
     let bytes = writer::write(&members, writer::Options { format, thin, symtab });
-    crate::outfile::write_atomic(Path::new(out), &bytes).map_err(|e| Stop::Fail(format!("{out}: {}", crate::io_error(&e))))
+    crate::outfile::write_atomic(Path::new(out), &bytes).map_err(|e| Stop::Fail(format!("{out}: {}", crate::error::io_error(&e))))
 }
 
 /// `/list`: the members of the first archive among the inputs, last first (as lib.exe).
 fn list(inputs: &[String]) -> Result<(), Stop> {
     for input in inputs {
-        let data = crate::input::map_file(Path::new(input)).map_err(|e| Stop::Exit(format!("error opening '{input}': {}", crate::io_error(&e))))?;
+        let data = crate::input::map_file(Path::new(input)).map_err(|e| Stop::Exit(format!("error opening '{input}': {}", crate::error::io_error(&e))))?;
         if libinput::identify(data) != Magic::Archive {
             continue;
         }

@@ -491,7 +491,7 @@ static OPTIONS: &[Opt<Link>] = &[
     opt(&["stub"], Value, "<file>", "Specify DOS stub file", Unsupported, |p, v| {
         // lld's `parseDosStub` reads the file and checks its `MZ` first.
         match std::fs::read(v.str()) {
-            Err(e) => p.err(format!("could not open {}: {}", v.str(), crate::io_error(&e))),
+            Err(e) => p.err(format!("could not open {}: {}", v.str(), crate::error::io_error(&e))),
             Ok(d) if !d.starts_with(b"MZ") => p.err(format!("/stub: invalid DOS signature: {}", v.str())),
             Ok(_) => {}
         }
@@ -850,7 +850,7 @@ impl Link {
                 Ok(_) => {
                     let _ = std::fs::remove_file(&c.output);
                 }
-                Err(e) => crate::bail!("cannot open output file {}: {}", c.output.display(), crate::io_error(&e)),
+                Err(e) => crate::bail!("cannot open output file {}: {}", c.output.display(), crate::error::io_error(&e)),
             }
         }
         // lld-link writes an import library for every DLL or image with exports: `/implib:`, or

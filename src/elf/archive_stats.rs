@@ -47,5 +47,5 @@ fn table(r: &Resolved) -> String {
 /// Writes the table to `path` (lld's error when it cannot).
 pub fn write(r: &Resolved, path: &Path) -> Result<()> {
     crate::outfile::write_atomic(path, table(r).as_bytes())
-        .map_err(|e| Error::new(format!("--print-archive-stats=: cannot open {}: {}", path.display(), crate::io_error(&e))))
+        .map_err(|e| Error::new(format!("--print-archive-stats=: cannot open {}: {}", path.display(), crate::error::io_error(&e))))
 }

@@ -154,7 +154,7 @@ pub(crate) fn unorderable(l: &Layout, f: FileId, k: usize) -> Option<String> {
 /// looked up among every symbol of every object file, locals included; of equal names the last
 /// file's wins.
 fn read_file(l: &Layout, path: &std::path::Path) -> Result<Profile> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))?;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::new(format!("cannot open {}: {}", path.display(), crate::error::io_error(&e))))?;
     let name = path.display().to_string();
     let mut by_name: HashMap<&[u8], (FileId, usize)> = HashMap::new();
     for (f, o) in l.r.objects_in_load_order() {
@@ -360,8 +360,8 @@ fn print_symbol_order(l: &Layout, path: &std::path::Path, order: &[usize], secs:
             out.push(b'\n');
         }
     }
-    let mut file = std::fs::File::create(path).map_err(|e| Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))?;
-    file.write_all(&out).map_err(|e| Error::new(format!("cannot write {}: {}", path.display(), crate::io_error(&e))))
+    let mut file = std::fs::File::create(path).map_err(|e| Error::new(format!("cannot open {}: {}", path.display(), crate::error::io_error(&e))))?;
+    file.write_all(&out).map_err(|e| Error::new(format!("cannot write {}: {}", path.display(), crate::error::io_error(&e))))
 }
 
 #[cfg(test)]

@@ -58,10 +58,10 @@ pub fn write_map(l: &Layout, path: &Path) -> Result<()> {
         return out
             .write_all(text.as_bytes())
             .and_then(|()| out.flush())
-            .map_err(|e| Error::new(format!("cannot write map file {shown}: {}", crate::io_error(&e))));
+            .map_err(|e| Error::new(format!("cannot write map file {shown}: {}", crate::error::io_error(&e))));
     }
     // Through a temporary: `-Map` naming an input never truncates it while it is mapped.
-    crate::outfile::write_atomic(path, text.as_bytes()).map_err(|e| Error::new(format!("cannot open map file {shown}: {}", crate::io_error(&e))))
+    crate::outfile::write_atomic(path, text.as_bytes()).map_err(|e| Error::new(format!("cannot open map file {shown}: {}", crate::error::io_error(&e))))
 }
 
 /// The whole map as text.

@@ -241,7 +241,7 @@ fn load_inputs(config: &crate::elf::config::Config) -> crate::error::Result<(&'s
     for (path, what) in [(Some(&config.output), "output file"), (config.map_file.as_ref(), "map file")] {
         let Some(p) = path else { continue };
         if let Err(e) = crate::outfile::check_writable(p) {
-            unwritable.push(format!("cannot open {what} {}: {}", p.display(), crate::io_error(&e)));
+            unwritable.push(format!("cannot open {what} {}: {}", p.display(), crate::error::io_error(&e)));
         }
     }
     if !unwritable.is_empty() {

@@ -1470,8 +1470,8 @@ fn write_relas(plan: &Plan, i: usize, dst: &mut [u8], warns: &mut Vec<String>) {
 /// output that is not a regular file (`/dev/null`, a FIFO) is written in place, as lld does.
 fn write_file(out_path: &Path, image: &[u8]) -> Result<()> {
     use std::io::Write as _;
-    let open_err = |e: std::io::Error| Error::new(format!("cannot open output file {}: {}", out_path.display(), crate::io_error(&e)));
-    let write_err = |e: std::io::Error| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::io_error(&e)));
+    let open_err = |e: std::io::Error| Error::new(format!("cannot open output file {}: {}", out_path.display(), crate::error::io_error(&e)));
+    let write_err = |e: std::io::Error| Error::new(format!("failed to write output '{}': {}", out_path.display(), crate::error::io_error(&e)));
     if crate::output::is_stdout(out_path) {
         let mut so = std::io::stdout().lock();
         return so.write_all(image).and_then(|_| so.flush()).map_err(write_err);

@@ -62,7 +62,7 @@ pub fn write_reproduce(config: &Config, tar: &Path, read: &ReadLog) -> Result<()
     // leaves no half archive, and an archive named like an input does not truncate it.
     let tmp = crate::outfile::TmpFile::create(tar, 0).map_err(|_| Error::new(format!("--reproduce: cannot open {}", tar.display())))?;
     let mut w = TarWriter::new(std::io::BufWriter::new(&tmp.file), root);
-    let fail = |e: std::io::Error| Error::new(format!("--reproduce: cannot write {}: {}", tar.display(), crate::io_error(&e)));
+    let fail = |e: std::io::Error| Error::new(format!("--reproduce: cannot write {}: {}", tar.display(), crate::error::io_error(&e)));
     w.append("response.txt", response_file(config).as_bytes()).map_err(fail)?;
     w.append("version.txt", format!("{}\n", crate::driver::version_string()).as_bytes()).map_err(fail)?;
     for (path, data) in read {

@@ -851,7 +851,7 @@ fn read_script_file(config: &Config, path: &std::path::Path) -> Result<String> {
     };
     std::fs::read(&found)
         .map(|d| String::from_utf8_lossy(&d).into_owned())
-        .map_err(|e| Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))
+        .map_err(|e| Error::new(format!("cannot open {}: {}", path.display(), crate::error::io_error(&e))))
 }
 
 /// The errors of reading and parsing the dynamic lists and version scripts alone: lld reads

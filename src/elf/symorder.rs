@@ -40,7 +40,7 @@ pub fn read_names<'t>(file: &str, text: &'t str, mut warn: impl FnMut(String)) -
 /// The priority (lower first, from 1) of every input section a listed symbol is defined in.
 pub fn section_order(l: &Layout, path: &std::path::Path) -> Result<HashMap<Sec, u32>> {
     let warn = l.config.warn_symbol_ordering;
-    let text = std::fs::read_to_string(path).map_err(|e| Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))?;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::new(format!("cannot open {}: {}", path.display(), crate::error::io_error(&e))))?;
     let names = read_names(&path.display().to_string(), &text, |m| {
         if warn {
             l.config.diag.warn(&m)

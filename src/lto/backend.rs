@@ -562,7 +562,7 @@ fn run_one(common: &[String], job: &Job, cwd: &Path, cache: Option<&Cache>) -> s
         .args(job.args())
         .current_dir(cwd)
         .output()
-        .map_err(|e| format!("ThinLTO backend for {}: cannot run {}: {}", job.display, common[0], crate::io_error(&e)))?;
+        .map_err(|e| format!("ThinLTO backend for {}: cannot run {}: {}", job.display, common[0], crate::error::io_error(&e)))?;
     let messages = String::from_utf8_lossy(&output.stderr).trim_end().to_string();
     if !output.status.success() {
         let status = match output.status.code() {
@@ -576,7 +576,7 @@ fn run_one(common: &[String], job: &Job, cwd: &Path, cache: Option<&Cache>) -> s
         ));
     }
     let data = std::fs::read(&out_path)
-        .map_err(|e| format!("ThinLTO backend for {}: cannot open native object file {}: {}", job.display, job.output, crate::io_error(&e)))?;
+        .map_err(|e| format!("ThinLTO backend for {}: cannot open native object file {}: {}", job.display, job.output, crate::error::io_error(&e)))?;
     if let Err(e) = check_object(&data) {
         return Err(format!(
             "ThinLTO backend for {}: {}: {e}{}",

@@ -327,7 +327,7 @@ fn staged_thin_link(req: &LtoRequest, p: &Prepared, ids: &[String]) -> Result<(t
     for (i, shard) in tl.shards.iter().enumerate() {
         let Some(shard) = shard else { continue };
         let path = dir.join(shard);
-        let bytes = std::fs::read(&path).map_err(|e| crate::error::Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))?;
+        let bytes = std::fs::read(&path).map_err(|e| crate::error::Error::new(format!("cannot open {}: {}", path.display(), crate::error::io_error(&e))))?;
         let renamed = super::shardpaths::rename_modules(&bytes, &rename).map_err(|e| crate::error::Error::new(format!("{}: {e}", path.display())))?;
         data[i] = Some(renamed);
     }

@@ -224,9 +224,9 @@ fn distribute(d: &Distributor, cwd: &Path) -> Result<std::process::ExitStatus> {
         .arg(&d.job_file)
         .current_dir(cwd)
         .spawn()
-        .map_err(|e| failed(Some(format!("posix_spawn failed: {}", crate::io_error(&e)))))?;
+        .map_err(|e| failed(Some(format!("posix_spawn failed: {}", crate::error::io_error(&e)))))?;
     let _stop_on_signal = crate::cleanup::register_child(child.id());
-    child.wait().map_err(|e| failed(Some(crate::io_error(&e))))
+    child.wait().map_err(|e| failed(Some(crate::error::io_error(&e))))
 }
 
 /// Reads the objects of the jobs `misses` ran, caches them, and reports every one that is
@@ -257,7 +257,7 @@ fn read_objects(
                 stats.compiled += 1;
                 objects[i] = Some(Object::Owned(data));
             }
-            Err(e) => errors.push(format!("DTLTO backend compilation: cannot open native object file: {}: {}", j.output, crate::io_error(&e))),
+            Err(e) => errors.push(format!("DTLTO backend compilation: cannot open native object file: {}: {}", j.output, crate::error::io_error(&e))),
         }
     }
     if errors.is_empty() {

@@ -137,7 +137,7 @@ impl Request {
 /// Same contract as `thinlink::run`, via LLVMgold.so hosted in a helper process (this
 /// executable, re-run with `--dtld-gold-helper`).
 pub fn run(plugin: &Path, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, work: &Path, modules: &[Module]) -> Result<ThinLinkOutput> {
-    let exe = std::env::current_exe().map_err(|e| Error::new(format!("thin link (LLVMgold): cannot find the dtld executable: {}", crate::io_error(&e))))?;
+    let exe = std::env::current_exe().map_err(|e| Error::new(format!("thin link (LLVMgold): cannot find the dtld executable: {}", crate::error::io_error(&e))))?;
     run_with_helper(&exe, plugin, opts, cg, cwd, work, modules)
 }
 
@@ -214,13 +214,13 @@ pub(crate) fn run_with_helper(
         });
     }
     let req_path = work.join("goldhost.req");
-    std::fs::write(&req_path, req.encode()).map_err(|e| Error::new(format!("cannot write {}: {}", req_path.display(), crate::io_error(&e))))?;
+    std::fs::write(&req_path, req.encode()).map_err(|e| Error::new(format!("cannot write {}: {}", req_path.display(), crate::error::io_error(&e))))?;
     let out = Command::new(helper)
         .arg(HELPER_FLAG)
         .arg(&req_path)
         .current_dir(cwd)
         .output()
-        .map_err(|e| Error::new(format!("thin link (LLVMgold): cannot run {}: {}", helper.display(), crate::io_error(&e))))?;
+        .map_err(|e| Error::new(format!("thin link (LLVMgold): cannot run {}: {}", helper.display(), crate::error::io_error(&e))))?;
     check_helper(&out)?;
     let mut shards = Vec::new();
     let mut imports = Vec::new();
@@ -734,7 +734,7 @@ fn read_request(args: &[String]) -> std::result::Result<(Request, Vec<HostFile>)
         _ => return Err(format!("usage: dtld {HELPER_FLAG} <request file>|-")),
     };
     if req_path == "-" {
-        let input = crate::input::map_file(Path::new("/dev/stdin")).map_err(|e| format!("cannot read the request: {}", crate::io_error(&e)))?;
+        let input = crate::input::map_file(Path::new("/dev/stdin")).map_err(|e| format!("cannot read the request: {}", crate::error::io_error(&e)))?;
         let end = input.windows(5).position(|w| w == b"\nend\n").map(|p| p + 5).ok_or("request is truncated")?;
         let text = std::str::from_utf8(&input[..end]).map_err(|_| "request is not text")?;
         let req = Request::decode(text)?;
@@ -751,12 +751,12 @@ fn read_request(args: &[String]) -> std::result::Result<(Request, Vec<HostFile>)
         }
         return Ok((req, files));
     }
-    let text = std::fs::read_to_string(req_path).map_err(|e| format!("cannot read {req_path}: {}", crate::io_error(&e)))?;
+    let text = std::fs::read_to_string(req_path).map_err(|e| format!("cannot read {req_path}: {}", crate::error::io_error(&e)))?;
     let req = Request::decode(&text)?;
     let mut files = Vec::new();
     for m in &req.modules {
-        let file = std::fs::File::open(&m.path).map_err(|e| format!("cannot open {}: {}", m.path, crate::io_error(&e)))?;
-        let data = std::fs::read(&m.path).map_err(|e| format!("cannot read {}: {}", m.path, crate::io_error(&e)))?;
+        let file = std::fs::File::open(&m.path).map_err(|e| format!("cannot open {}: {}", m.path, crate::error::io_error(&e)))?;
+        let data = std::fs::read(&m.path).map_err(|e| format!("cannot read {}: {}", m.path, crate::error::io_error(&e)))?;
         // The descriptor stays open until the process exits (the plugin reads through it).
         let fd = std::os::fd::IntoRawFd::into_raw_fd(file);
         files.push(host_file(m, fd, 0, Box::leak(data.into_boxed_slice()))?);

@@ -169,11 +169,11 @@ pub fn run(plugin: &Path, req: &LtoRequest, cg: &CodegenSettings, names: &[Strin
         Some(out) => out,
         None => {
             let exe =
-                std::env::current_exe().map_err(|e| Error::new(format!("thin link (LLVMgold): cannot find the dtld executable: {}", crate::io_error(&e))))?;
+                std::env::current_exe().map_err(|e| Error::new(format!("thin link (LLVMgold): cannot find the dtld executable: {}", crate::error::io_error(&e))))?;
             let text = goldhost::view_request(plugin, &req.output.to_string_lossy(), kind, &options, &modules);
             let mut parts: Vec<&[u8]> = vec![text.as_bytes()];
             parts.extend(modules.iter().map(|m| m.data));
-            let input = memory_file(&parts).map_err(|e| Error::new(format!("thin link (LLVMgold): cannot create its input: {}", crate::io_error(&e))))?;
+            let input = memory_file(&parts).map_err(|e| Error::new(format!("thin link (LLVMgold): cannot create its input: {}", crate::error::io_error(&e))))?;
             Command::new(&exe)
                 .arg(goldhost::HELPER_FLAG)
                 .arg("-")
@@ -181,7 +181,7 @@ pub fn run(plugin: &Path, req: &LtoRequest, cg: &CodegenSettings, names: &[Strin
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
                 .output()
-                .map_err(|e| Error::new(format!("thin link (LLVMgold): cannot run {}: {}", exe.display(), crate::io_error(&e))))?
+                .map_err(|e| Error::new(format!("thin link (LLVMgold): cannot run {}: {}", exe.display(), crate::error::io_error(&e))))?
         }
     };
     if out.status.code() == Some(goldhost::HELPER_DIFFERS) {

@@ -370,7 +370,7 @@ fn relative_to_cwd(p: &str) -> String {
 }
 
 fn create_dir(p: &Path) -> Result<()> {
-    std::fs::create_dir_all(p).map_err(|e| Error::new(format!("cannot create directory {}: {}", p.display(), crate::io_error(&e))))
+    std::fs::create_dir_all(p).map_err(|e| Error::new(format!("cannot create directory {}: {}", p.display(), crate::error::io_error(&e))))
 }
 
 fn thread_count(o: &LtoOptions) -> usize {
@@ -1007,7 +1007,7 @@ fn save_temps(req: &LtoRequest, stage: &Path, out: &str, names: &[String], thin_
         }
     }
     write_file(Path::new(&format!("{out}.resolution.txt")), res.as_bytes())?;
-    let entries = std::fs::read_dir(stage).map_err(|e| Error::new(format!("cannot read {}: {}", stage.display(), crate::io_error(&e))))?;
+    let entries = std::fs::read_dir(stage).map_err(|e| Error::new(format!("cannot read {}: {}", stage.display(), crate::error::io_error(&e))))?;
     for e in entries.flatten() {
         let file = e.file_name().to_string_lossy().into_owned();
         let Some(rest) = file.strip_prefix("lto.") else { continue };
@@ -1067,11 +1067,11 @@ fn write_file(p: &Path, data: &[u8]) -> Result<()> {
     if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
         create_dir(parent)?;
     }
-    crate::outfile::write_atomic(p, data).map_err(|e| Error::new(format!("cannot open {}: {}", p.display(), crate::io_error(&e))))
+    crate::outfile::write_atomic(p, data).map_err(|e| Error::new(format!("cannot open {}: {}", p.display(), crate::error::io_error(&e))))
 }
 
 fn copy_file(from: &Path, to: &Path) -> Result<()> {
-    let data = std::fs::read(from).map_err(|e| Error::new(format!("cannot open {}: {}", from.display(), crate::io_error(&e))))?;
+    let data = std::fs::read(from).map_err(|e| Error::new(format!("cannot open {}: {}", from.display(), crate::error::io_error(&e))))?;
     write_file(to, &data)
 }
 
@@ -1099,7 +1099,7 @@ fn write_file_if_changed(p: &Path, data: &[u8]) -> Result<()> {
 }
 
 fn copy_file_if_changed(from: &Path, to: &Path) -> Result<()> {
-    let data = std::fs::read(from).map_err(|e| Error::new(format!("cannot open {}: {}", from.display(), crate::io_error(&e))))?;
+    let data = std::fs::read(from).map_err(|e| Error::new(format!("cannot open {}: {}", from.display(), crate::error::io_error(&e))))?;
     write_file_if_changed(to, &data)
 }
 

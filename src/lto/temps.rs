@@ -142,9 +142,9 @@ impl Temps {
     pub fn create(&self, path: &Path, data: &[u8], kind: Kind) -> Result<()> {
         self.expect(path, kind);
         create_exclusive(path, data).map_err(|e| match kind {
-            Kind::Member => Error::new(format!("Failed to create file {}: {}", path.display(), crate::io_error(&e))),
+            Kind::Member => Error::new(format!("Failed to create file {}: {}", path.display(), crate::error::io_error(&e))),
             Kind::JobFile => Error::new(format!("DTLTO backend compilation: failed to generate distributor JSON script: {}", path.display())),
-            _ => Error::new(format!("'cannot open {}': {}", path.display(), crate::io_error(&e))),
+            _ => Error::new(format!("'cannot open {}': {}", path.display(), crate::error::io_error(&e))),
         })
     }
 

@@ -80,7 +80,7 @@ pub fn leading_parents(p: &Path) -> usize {
 /// be made (a persistent staging tree, or the same module staged twice) is kept as it is.
 fn place(path: &Path, m: &Module) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.is_dir()) {
-        std::fs::create_dir_all(parent).map_err(|e| Error::new(format!("cannot create directory {}: {}", parent.display(), crate::io_error(&e))))?;
+        std::fs::create_dir_all(parent).map_err(|e| Error::new(format!("cannot create directory {}: {}", parent.display(), crate::error::io_error(&e))))?;
     }
     let linked = match &m.source {
         Some(src) => {
@@ -96,7 +96,7 @@ fn place(path: &Path, m: &Module) -> Result<()> {
     let linked = linked || m.store.as_ref().is_some_and(|store| link_from_store(store, m.data, path));
     if !linked {
         let _ = std::fs::remove_file(path);
-        std::fs::write(path, m.data).map_err(|e| Error::new(format!("Failed to create file {}: {}", path.display(), crate::io_error(&e))))?;
+        std::fs::write(path, m.data).map_err(|e| Error::new(format!("Failed to create file {}: {}", path.display(), crate::error::io_error(&e))))?;
     }
     Ok(())
 }
@@ -345,8 +345,8 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
     }
     let rsp = work.join("thinlink.rsp");
     {
-        let mut f = std::fs::File::create(&rsp).map_err(|e| Error::new(format!("cannot open {}: {}", rsp.display(), crate::io_error(&e))))?;
-        f.write_all(text.as_bytes()).map_err(|e| Error::new(format!("cannot write {}: {}", rsp.display(), crate::io_error(&e))))?;
+        let mut f = std::fs::File::create(&rsp).map_err(|e| Error::new(format!("cannot open {}: {}", rsp.display(), crate::error::io_error(&e))))?;
+        f.write_all(text.as_bytes()).map_err(|e| Error::new(format!("cannot write {}: {}", rsp.display(), crate::error::io_error(&e))))?;
     }
     mark_outputs_stale(work);
     let t_run = std::time::Instant::now();
@@ -355,7 +355,7 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
         .arg(format!("@{}", abs(&rsp).display()))
         .current_dir(cwd)
         .output()
-        .map_err(|e| Error::new(format!("cannot run {}: {}", llvm.lto2.display(), crate::io_error(&e))))?;
+        .map_err(|e| Error::new(format!("cannot run {}: {}", llvm.lto2.display(), crate::error::io_error(&e))))?;
     if out.status.success() {
         super::diagnostics::forward(&out.stderr, modules);
     } else {
@@ -404,7 +404,7 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
         use rayon::prelude::*;
         thin_objects = tasks
             .par_iter()
-            .map(|(_, p)| std::fs::read(p).map_err(|e| Error::new(format!("cannot open {}: {}", p.display(), crate::io_error(&e)))))
+            .map(|(_, p)| std::fs::read(p).map_err(|e| Error::new(format!("cannot open {}: {}", p.display(), crate::error::io_error(&e)))))
             .collect::<Result<Vec<_>>>()?;
     }
     Ok(ThinLinkOutput {

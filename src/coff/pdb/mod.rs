@@ -65,7 +65,7 @@ pub fn write(l: &Layout) -> Result<()> {
     if !l.config.debug_pdb {
         return Ok(());
     }
-    let image = std::fs::read(&l.config.output).map_err(|e| Error::new(format!("cannot read {}: {}", l.config.output.display(), crate::io_error(&e))))?;
+    let image = std::fs::read(&l.config.output).map_err(|e| Error::new(format!("cannot read {}: {}", l.config.output.display(), crate::error::io_error(&e))))?;
     let ch = &l.chunks[cv];
     let os = &l.osecs[ch.osec];
     let rec = (os.file_off + ch.rva - os.rva) as usize;
@@ -158,7 +158,7 @@ pub fn write(l: &Layout) -> Result<()> {
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    crate::outfile::write_atomic(path, bytes).map_err(|e| Error::new(format!("cannot open {}: {}", path.display(), crate::io_error(&e))))
+    crate::outfile::write_atomic(path, bytes).map_err(|e| Error::new(format!("cannot open {}: {}", path.display(), crate::error::io_error(&e))))
 }
 
 fn u32_at(b: &[u8], o: usize) -> u32 {

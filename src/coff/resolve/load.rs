@@ -63,7 +63,7 @@ impl Resolver<'_> {
             Ok(d) => d,
             Err(e) => {
                 let suggestion = input.suggest.as_ref().map(|s| format!("; did you mean '{s}'")).unwrap_or_default();
-                self.errors.push(format!("could not open '{path}': {}{suggestion}", crate::io_error(&e)));
+                self.errors.push(format!("could not open '{path}': {}{suggestion}", crate::error::io_error(&e)));
                 return;
             }
         };
@@ -96,11 +96,11 @@ impl Resolver<'_> {
                         match crate::input::map_file(&dir.join(&m.name)) {
                             Ok(d) => d,
                             Err(e) if input.whole_archive => {
-                                self.errors.push(format!("{path}: could not get the buffer for a child of the archive: '{}': {}", m.name, crate::io_error(&e)));
+                                self.errors.push(format!("{path}: could not get the buffer for a child of the archive: '{}': {}", m.name, crate::error::io_error(&e)));
                                 continue;
                             }
                             Err(e) => {
-                                unreadable.insert(m.offset, (m.name.clone(), crate::io_error(&e)));
+                                unreadable.insert(m.offset, (m.name.clone(), crate::error::io_error(&e)));
                                 continue;
                             }
                         }

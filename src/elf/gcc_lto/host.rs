@@ -197,7 +197,7 @@ impl Response {
 /// directory and with dtld's environment (`COLLECT_GCC_OPTIONS`, `MAKEFLAGS` and the jobserver
 /// file descriptors reach `lto-wrapper` unchanged).
 pub fn run(req: &Request) -> Result<Response> {
-    let exe = std::env::current_exe().map_err(|e| Error::new(format!("GCC LTO: cannot find the dtld executable: {}", crate::io_error(&e))))?;
+    let exe = std::env::current_exe().map_err(|e| Error::new(format!("GCC LTO: cannot find the dtld executable: {}", crate::error::io_error(&e))))?;
     run_with_helper(&exe, req)
 }
 
@@ -208,7 +208,7 @@ pub(crate) fn run_with_helper(helper: &Path, req: &Request) -> Result<Response> 
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .map_err(|e| Error::new(format!("GCC LTO: cannot run {}: {}", helper.display(), crate::io_error(&e))))?;
+        .map_err(|e| Error::new(format!("GCC LTO: cannot run {}: {}", helper.display(), crate::error::io_error(&e))))?;
     let _guard = crate::cleanup::register_child(child.id());
     let text = req.encode();
     let mut stdin = child.stdin.take().expect("piped stdin");
@@ -218,8 +218,8 @@ pub(crate) fn run_with_helper(helper: &Path, req: &Request) -> Result<Response> 
     drop(stdin);
     let mut out = Vec::new();
     let read = child.stdout.take().expect("piped stdout").read_to_end(&mut out);
-    let status = child.wait().map_err(|e| Error::new(format!("GCC LTO: waiting for the plugin host: {}", crate::io_error(&e))))?;
-    read.map_err(|e| Error::new(format!("GCC LTO: reading from the plugin host: {}", crate::io_error(&e))))?;
+    let status = child.wait().map_err(|e| Error::new(format!("GCC LTO: waiting for the plugin host: {}", crate::error::io_error(&e))))?;
+    read.map_err(|e| Error::new(format!("GCC LTO: reading from the plugin host: {}", crate::error::io_error(&e))))?;
     let resp = Response::decode(&out).map_err(|e| Error::new(format!("GCC LTO: {e}")))?;
     if !resp.errors.is_empty() {
         return Err(Error::many(resp.errors));
@@ -530,7 +530,7 @@ fn symbol_mismatch(f: &HostFile) -> Option<String> {
 
 fn helper() -> std::result::Result<i32, String> {
     let mut text = String::new();
-    std::io::stdin().read_to_string(&mut text).map_err(|e| format!("GCC LTO: cannot read the request: {}", crate::io_error(&e)))?;
+    std::io::stdin().read_to_string(&mut text).map_err(|e| format!("GCC LTO: cannot read the request: {}", crate::error::io_error(&e)))?;
     let req = Request::decode(&text).map_err(|e| format!("GCC LTO: {e}"))?;
 
     let mut files = Vec::new();
@@ -568,7 +568,7 @@ fn helper() -> std::result::Result<i32, String> {
     )?;
     let claim = plugin_host::claim_hook().ok_or("GCC LTO: the plugin registered no claim-file hook")?;
     for (i, f) in req.files.iter().enumerate() {
-        let file = std::fs::File::open(&f.path).map_err(|e| format!("cannot open {}: {}", f.path, crate::io_error(&e)))?;
+        let file = std::fs::File::open(&f.path).map_err(|e| format!("cannot open {}: {}", f.path, crate::error::io_error(&e)))?;
         let name = with_host(|h| h.files[i].path.as_ptr()).ok_or("GCC LTO: no host state")?;
         let input = PluginInputFile { name, fd: file.as_raw_fd(), offset: f.offset as i64, filesize: f.size as i64, handle: handle_of(i) };
         let mut claimed: c_int = 0;
@@ -611,10 +611,10 @@ fn helper() -> std::result::Result<i32, String> {
     }
     let (objects, libraries, library_paths) =
         with_host(|h| (h.objects.clone(), h.libraries.clone(), h.library_paths.clone())).ok_or("GCC LTO: no host state")?;
-    let io = |e: std::io::Error| format!("GCC LTO: writing to dtld: {}", crate::io_error(&e));
+    let io = |e: std::io::Error| format!("GCC LTO: writing to dtld: {}", crate::error::io_error(&e));
     with_response(|out| -> std::result::Result<(), String> {
         for p in &objects {
-            let data = std::fs::read(p).map_err(|e| format!("cannot open {p}: {}", crate::io_error(&e)))?;
+            let data = std::fs::read(p).map_err(|e| format!("cannot open {p}: {}", crate::error::io_error(&e)))?;
             writeln!(out, "object {} {}", hex(p.as_bytes()), data.len()).map_err(io)?;
             out.write_all(&data).map_err(io)?;
         }

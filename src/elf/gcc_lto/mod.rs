@@ -104,9 +104,9 @@ fn member_offset(input: &InputFile) -> Result<(String, u64)> {
     }
     use std::os::unix::fs::FileExt;
     let bad = |what: String| Error::new(format!("{}: {what}", input.name));
-    let f = std::fs::File::open(&input.path).map_err(|e| bad(format!("cannot open {}: {}", input.path.display(), crate::io_error(&e))))?;
+    let f = std::fs::File::open(&input.path).map_err(|e| bad(format!("cannot open {}: {}", input.path.display(), crate::error::io_error(&e))))?;
     let mut hdr = [0u8; 60];
-    f.read_exact_at(&mut hdr, input.archive_offset).map_err(|e| bad(format!("cannot read the member header: {}", crate::io_error(&e))))?;
+    f.read_exact_at(&mut hdr, input.archive_offset).map_err(|e| bad(format!("cannot read the member header: {}", crate::error::io_error(&e))))?;
     let mut at = input.archive_offset + 60;
     if let Some(digits) = hdr[..16].strip_prefix(b"#1/") {
         let n: u64 = std::str::from_utf8(digits).ok().and_then(|s| s.trim().parse().ok()).ok_or_else(|| bad("bad BSD member name".into()))?;
@@ -114,7 +114,7 @@ fn member_offset(input: &InputFile) -> Result<(String, u64)> {
     }
     // The bytes there must be the member dtld read.
     let mut probe = vec![0u8; input.data.len().min(64)];
-    f.read_exact_at(&mut probe, at).map_err(|e| bad(format!("cannot read the member: {}", crate::io_error(&e))))?;
+    f.read_exact_at(&mut probe, at).map_err(|e| bad(format!("cannot read the member: {}", crate::error::io_error(&e))))?;
     if probe != input.data[..probe.len()] {
         return Err(bad(format!("member data not found at offset {at} of {archive}")));
     }

@@ -52,7 +52,7 @@ impl Exports {
         let read = |p: &std::path::Path| -> Result<String> {
             std::fs::read(p)
                 .map(|d| String::from_utf8_lossy(&d).into_owned())
-                .map_err(|e| Error::new(format!("cannot open {}: {}", p.display(), crate::io_error(&e))))
+                .map_err(|e| Error::new(format!("cannot open {}: {}", p.display(), crate::error::io_error(&e))))
         };
         let mut scripts = Vec::new();
         for p in &config.version_scripts {
