@@ -292,7 +292,8 @@ impl Builder {
                     } else {
                         append(Path::new(name).parent().map_or("", |p| p.to_str().unwrap_or("")), &c.name)
                     };
-                    let d = crate::input::map_file(Path::new(&full)).map_err(|e| Stop::Exit(format!("{name}: '{}': {}", c.name, crate::error::io_error(&e))))?;
+                    let d =
+                        crate::input::map_file(Path::new(&full)).map_err(|e| Stop::Exit(format!("{name}: '{}': {}", c.name, crate::error::io_error(&e))))?;
                     self.append(&c.name, d)?;
                 }
             }

@@ -137,7 +137,8 @@ impl Request {
 /// Same contract as `thinlink::run`, via LLVMgold.so hosted in a helper process (this
 /// executable, re-run with `--dtld-gold-helper`).
 pub fn run(plugin: &Path, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, work: &Path, modules: &[Module]) -> Result<ThinLinkOutput> {
-    let exe = std::env::current_exe().map_err(|e| Error::new(format!("thin link (LLVMgold): cannot find the dtld executable: {}", crate::error::io_error(&e))))?;
+    let exe =
+        std::env::current_exe().map_err(|e| Error::new(format!("thin link (LLVMgold): cannot find the dtld executable: {}", crate::error::io_error(&e))))?;
     run_with_helper(&exe, plugin, opts, cg, cwd, work, modules)
 }
 

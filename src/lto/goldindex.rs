@@ -168,12 +168,13 @@ pub fn run(plugin: &Path, req: &LtoRequest, cg: &CodegenSettings, names: &[Strin
     let out = match forked.then(|| goldhost::run_forked(plugin, req.preload, &req.output.to_string_lossy(), kind, &options, &modules)).flatten() {
         Some(out) => out,
         None => {
-            let exe =
-                std::env::current_exe().map_err(|e| Error::new(format!("thin link (LLVMgold): cannot find the dtld executable: {}", crate::error::io_error(&e))))?;
+            let exe = std::env::current_exe()
+                .map_err(|e| Error::new(format!("thin link (LLVMgold): cannot find the dtld executable: {}", crate::error::io_error(&e))))?;
             let text = goldhost::view_request(plugin, &req.output.to_string_lossy(), kind, &options, &modules);
             let mut parts: Vec<&[u8]> = vec![text.as_bytes()];
             parts.extend(modules.iter().map(|m| m.data));
-            let input = memory_file(&parts).map_err(|e| Error::new(format!("thin link (LLVMgold): cannot create its input: {}", crate::error::io_error(&e))))?;
+            let input =
+                memory_file(&parts).map_err(|e| Error::new(format!("thin link (LLVMgold): cannot create its input: {}", crate::error::io_error(&e))))?;
             Command::new(&exe)
                 .arg(goldhost::HELPER_FLAG)
                 .arg("-")

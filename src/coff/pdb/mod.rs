@@ -65,7 +65,8 @@ pub fn write(l: &Layout) -> Result<()> {
     if !l.config.debug_pdb {
         return Ok(());
     }
-    let image = std::fs::read(&l.config.output).map_err(|e| Error::new(format!("cannot read {}: {}", l.config.output.display(), crate::error::io_error(&e))))?;
+    let image =
+        std::fs::read(&l.config.output).map_err(|e| Error::new(format!("cannot read {}: {}", l.config.output.display(), crate::error::io_error(&e))))?;
     let ch = &l.chunks[cv];
     let os = &l.osecs[ch.osec];
     let rec = (os.file_off + ch.rva - os.rva) as usize;

@@ -96,7 +96,11 @@ impl Resolver<'_> {
                         match crate::input::map_file(&dir.join(&m.name)) {
                             Ok(d) => d,
                             Err(e) if input.whole_archive => {
-                                self.errors.push(format!("{path}: could not get the buffer for a child of the archive: '{}': {}", m.name, crate::error::io_error(&e)));
+                                self.errors.push(format!(
+                                    "{path}: could not get the buffer for a child of the archive: '{}': {}",
+                                    m.name,
+                                    crate::error::io_error(&e)
+                                ));
                                 continue;
                             }
                             Err(e) => {
