@@ -191,7 +191,7 @@ fn check_load_config(l: &Layout) -> Result<Option<u32>> {
     }
     if ch.align < 8 {
         config.diag.warn(&format!("'_load_config_used' is misaligned (expected alignment to be 8 bytes, got {} instead)", ch.align));
-    } else if off % 8 != 0 {
+    } else if !off.is_multiple_of(8) {
         config.diag.warn(&format!("'_load_config_used' is misaligned (section offset is {off:#x} not aligned to 8 bytes)"));
     }
     // DependentLoadFlags: the u16 at 78 of the 64-bit structure.

@@ -978,6 +978,31 @@ fn version(v: &str, errors: &mut Vec<String>) -> (u16, u16) {
     (a, b)
 }
 
+/// What LLVM's `GlobPattern::create` says of a pattern it refuses (only the unmatched `[`,
+/// the one way a glob is malformed; dtld refuses `/includeglob` itself otherwise).
+fn glob_error(pat: &str) -> Option<&'static str> {
+    let b = pat.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'[' => {
+                // `[]...]` and `[!]...]`: a `]` right after the opening is a member.
+                let mut j = i + 1;
+                if j < b.len() && (b[j] == b'!' || b[j] == b'^') {
+                    j += 1;
+                }
+                match b.get(j + 1..).and_then(|rest| rest.iter().position(|&c| c == b']')) {
+                    Some(k) => i = j + 1 + k + 1,
+                    None => return Some("invalid glob pattern, unmatched '['"),
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1050,29 +1075,4 @@ mod tests {
         }
         assert!(help_text().contains("/out:<file>") && help_text().contains("/dynamicbase[:no]"));
     }
-}
-
-/// What LLVM's `GlobPattern::create` says of a pattern it refuses (only the unmatched `[`,
-/// the one way a glob is malformed; dtld refuses `/includeglob` itself otherwise).
-fn glob_error(pat: &str) -> Option<&'static str> {
-    let b = pat.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 2,
-            b'[' => {
-                // `[]...]` and `[!]...]`: a `]` right after the opening is a member.
-                let mut j = i + 1;
-                if j < b.len() && (b[j] == b'!' || b[j] == b'^') {
-                    j += 1;
-                }
-                match b.get(j + 1..).and_then(|rest| rest.iter().position(|&c| c == b']')) {
-                    Some(k) => i = j + 1 + k + 1,
-                    None => return Some("invalid glob pattern, unmatched '['"),
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    None
 }
