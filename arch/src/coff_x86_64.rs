@@ -92,7 +92,9 @@ pub const fn baserel_type(k: CoffRelKind) -> Option<u16> {
 pub const fn pseudo_reloc_bits(k: CoffRelKind) -> u32 {
     match k {
         CoffRelKind::Addr64 => 64,
-        CoffRelKind::Addr32 | CoffRelKind::Addr32Nb | CoffRelKind::Rel32 { .. } => 32,
+        // Not ADDR32NB: an RVA cannot be fixed up at run time (lld: "unable to automatically
+        // import from ... with relocation type IMAGE_REL_AMD64_ADDR32NB").
+        CoffRelKind::Addr32 | CoffRelKind::Rel32 { .. } => 32,
         _ => 0,
     }
 }

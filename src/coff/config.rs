@@ -195,6 +195,10 @@ pub struct CoffConfig {
     pub wrap: Vec<String>,
     /// `/guard:cf` (and `longjmp`, `ehcont`).
     pub guard_cf: bool,
+    /// `/machine:` given (else lld warns when no input file sets the machine).
+    pub machine_given: bool,
+    /// `/dependentloadflag:<n>`: written into `_load_config_used` (lld's DependentLoadFlags).
+    pub dependent_load_flags: u16,
     pub guard_longjmp: bool,
     pub guard_ehcont: bool,
     /// `/pdb:` (`/debug` without it: next to the output).
@@ -295,6 +299,8 @@ impl CoffConfig {
             delay_load: Vec::new(),
             wrap: Vec::new(),
             guard_cf: false,
+            machine_given: false,
+            dependent_load_flags: 0,
             guard_longjmp: false,
             guard_ehcont: false,
             pdb: None,

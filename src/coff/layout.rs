@@ -645,6 +645,7 @@ type PseudoSite = (usize, u32, SymId, u32);
 fn add_pseudo_relocs(l: &mut Layout, rdata: &mut OutSec) -> Result<Vec<PseudoSite>> {
     let (config, r) = (l.config, l.r);
     let mut pseudo_sites: Vec<PseudoSite> = Vec::new();
+    let (mut errors, mut late) = (Vec::new(), Vec::new());
     if !(config.auto_import || config.pseudo_relocs) {
         return Ok(pseudo_sites);
     }
@@ -662,22 +663,27 @@ fn add_pseudo_relocs(l: &mut Layout, rdata: &mut OutSec) -> Result<Vec<PseudoSit
                 let ty = rel.typ.get(object::LittleEndian);
                 let bits = arch::kind(ty).map(arch::pseudo_reloc_bits).unwrap_or(0);
                 if bits == 0 {
-                    return Err(Error::new(format!(
-                        "unable to automatically import from {} with relocation type {} in {}",
-                        r.symbols[id].name,
-                        arch::name(ty),
-                        file.name
-                    )));
-                }
-                if !config.pseudo_relocs {
-                    return Err(Error::new(format!("automatic dllimport of {} in {} requires pseudo relocations", r.symbols[id].name, file.name)));
+                    errors.push(format!("unable to automatically import from {} with relocation type {} in {}", r.symbols[id].name, arch::name(ty), file.name));
+                    continue;
                 }
                 if bits < 64 {
                     config.diag.warn(&format!("runtime pseudo relocation in {} against symbol {} is too narrow (only {bits} bits wide); this can fail at runtime depending on memory layout", file.name, r.symbols[id].name));
                 }
+                if !config.pseudo_relocs {
+                    late.push(format!("automatic dllimport of {} in {} requires pseudo relocations", r.symbols[id].name, file.name));
+                }
                 pseudo_sites.push((c, rel.virtual_address.get(object::LittleEndian), id, bits));
             }
         }
+    }
+    // lld's createRuntimePseudoRelocs: every site is an error without pseudo relocations, and
+    // with them the MinGW runtime's relocator must be there to apply them.
+    errors.extend(late);
+    if config.pseudo_relocs && !pseudo_sites.is_empty() && r.find("_pei386_runtime_relocator").is_none() {
+        errors.push("output image has runtime pseudo relocations, but the function _pei386_runtime_relocator is missing; it is needed for fixing the relocations at runtime".into());
+    }
+    if !errors.is_empty() {
+        return Err(Error::many(errors));
     }
     let t = l.add_chunk(ChunkKind::PseudoTable, pseudoreloc::table_size(pseudo_sites.len()), 4, true);
     let e = l.add_chunk(ChunkKind::Empty, 0, 1, false);

@@ -9,11 +9,18 @@ use super::demangle::display as demangle;
 use super::object::ObjFile;
 use super::resolve::{FileId, Kind, Resolved};
 
-/// The nearest symbol at or before `addr` in section `sec` (1-based; lld's `getSymbol`).
+/// The nearest symbol at or before `addr` in section `sec` (1-based; lld's `getSymbol`). The
+/// section's own symbol (`.data`) names the site only when no other symbol does, as lld's
+/// `>>> referenced by c2.obj:(.data)`.
 pub fn containing_symbol(obj: &ObjFile, sec: u32, addr: u32) -> Option<&'static str> {
     let mut best: Option<(u32, &'static str)> = None;
+    let mut section_sym = None;
     for s in &obj.symbols {
-        if s.is_aux || s.section != sec as i32 || s.secdef.is_some() || s.value > addr || s.class == object::pe::IMAGE_SYM_CLASS_LABEL {
+        if s.is_aux || s.section != sec as i32 || s.value > addr || s.class == object::pe::IMAGE_SYM_CLASS_LABEL {
+            continue;
+        }
+        if s.secdef.is_some() {
+            section_sym = section_sym.or(Some(s.name));
             continue;
         }
         if !(s.is_external() || s.class == object::pe::IMAGE_SYM_CLASS_STATIC) {
@@ -24,7 +31,7 @@ pub fn containing_symbol(obj: &ObjFile, sec: u32, addr: u32) -> Option<&'static 
         }
         best = Some((s.value, s.name));
     }
-    best.map(|b| b.1)
+    best.map(|b| b.1).or(section_sym)
 }
 
 /// A source position for an offset in a section: (file name, line).

@@ -160,8 +160,54 @@ fn build_symtab(l: &Layout) -> Symtab {
     Symtab { syms, count: entries.len() as u32, strtab, sec_names }
 }
 
+/// lld's checks of `_load_config_used` (`writeHeader`'s errors, then `checkLoadConfig`'s
+/// warnings): where it is, what its first field (the structure's size) says, and whether it
+/// holds the fields `/dependentloadflag` needs. Returns where DependentLoadFlags goes.
+fn check_load_config(l: &Layout) -> Result<Option<u32>> {
+    let config = l.config;
+    let lc = l.r.find("_load_config_used").filter(|&id| matches!(l.r.symbols[id].def, Def::Regular(..)));
+    let (Some(id), Some(c)) = (lc, lc.and_then(|id| l.sym_chunk(id))) else {
+        if config.dependent_load_flags != 0 {
+            config.diag.warn("_load_config_used not found, /dependentloadflag will have no effect");
+        }
+        return Ok(None);
+    };
+    let Def::Regular(f, i) = l.r.symbols[id].def else { return Ok(None) };
+    let off = l.r.obj(f).symbols[i as usize].value;
+    let ch = &l.chunks[c];
+    if !ch.has_data {
+        return Err(Error::new("_load_config_used points to uninitialized data"));
+    }
+    if off as u64 + 4 > ch.size as u64 {
+        return Err(Error::new("_load_config_used section chunk is too small"));
+    }
+    let data = match ch.kind {
+        ChunkKind::Section { file, sec } => l.r.obj(file).sections[sec as usize].data,
+        _ => &[],
+    };
+    let size = data.get(off as usize..off as usize + 4).map_or(0, |v| u32::from_le_bytes(v.try_into().unwrap()));
+    if off as u64 + size as u64 > ch.size as u64 {
+        return Err(Error::new("_load_config_used specifies a size larger than its containing section chunk"));
+    }
+    if ch.align < 8 {
+        config.diag.warn(&format!("'_load_config_used' is misaligned (expected alignment to be 8 bytes, got {} instead)", ch.align));
+    } else if !off.is_multiple_of(8) {
+        config.diag.warn(&format!("'_load_config_used' is misaligned (section offset is {off:#x} not aligned to 8 bytes)"));
+    }
+    // DependentLoadFlags: the u16 at 78 of the 64-bit structure.
+    if config.dependent_load_flags != 0 {
+        if size < 80 {
+            config.diag.warn("'_load_config_used' structure too small to include DependentLoadFlags");
+        } else {
+            return Ok(Some(ch.rva + off + 78));
+        }
+    }
+    Ok(None)
+}
+
 pub fn write(l: &Layout) -> Result<()> {
     let config = l.config;
+    let dependent_load_flags = check_load_config(l)?;
     let out_path = &config.output;
     let st = build_symtab(l);
     let has_symtab = st.count != 0 || !st.strtab.is_empty();
@@ -179,6 +225,11 @@ pub fn write(l: &Layout) -> Result<()> {
     if !errors.is_empty() {
         // (Diag separates a multi-line message from the next by a blank line, as lld.)
         return Err(Error::many(errors));
+    }
+    if let Some(rva) = dependent_load_flags {
+        if let Some(os) = l.osecs.iter().find(|os| os.rva <= rva && rva + 2 <= os.rva + os.raw_size) {
+            put16(buf, (os.file_off + rva - os.rva) as usize, config.dependent_load_flags);
+        }
     }
     if has_symtab {
         let o = symtab_off as usize;
@@ -471,7 +522,7 @@ fn write_sections(l: &Layout, b: &mut [u8], errors: &mut Vec<String>) {
                         let va = rel.virtual_address.get(LE) as usize;
                         let idx = rel.symbol_table_index.get(LE) as usize;
                         let Some(kind) = arch::kind(ty) else {
-                            errors.push(format!("{}: unknown relocation type {:#x}", r.files[file].name, ty));
+                            errors.push(format!("unsupported relocation type {:#x} in {}", ty, r.files[file].name));
                             continue;
                         };
                         let target = match l.target(file, idx) {

@@ -47,6 +47,8 @@ pub struct Link {
     align: Option<String>,
     driver_given: bool,
     mingw_ignored_dirs: bool,
+    /// `/hotpatchcompatible` (lld requires 6 bytes of `/functionpadmin` with it).
+    hotpatch: bool,
 }
 
 impl Report for Link {
@@ -364,6 +366,7 @@ static OPTIONS: &[Opt<Link>] = &[
     opt(&["def"], Value, "<file>", "Use module-definition file", Implemented, |p, v| p.def_file = Some(v.str())),
     opt(&["machine"], Value, "<machine>", "Specify target platform (x64)", Implemented, |p, v| {
         let m = v.str();
+        p.c.machine_given = true;
         if !m.eq_ignore_ascii_case("x64") && !m.eq_ignore_ascii_case("amd64") {
             p.err(format!("unknown /machine argument: {m}"));
         }
@@ -492,6 +495,7 @@ static OPTIONS: &[Opt<Link>] = &[
         // lld's `parseDosStub` reads the file and checks its `MZ` first.
         match std::fs::read(v.str()) {
             Err(e) => p.err(format!("could not open {}: {}", v.str(), crate::error::io_error(&e))),
+            Ok(d) if d.len() < 64 => p.err(format!("/stub: stub must be greater than or equal to 64 bytes: {}", v.str())),
             Ok(d) if !d.starts_with(b"MZ") => p.err(format!("/stub: invalid DOS signature: {}", v.str())),
             Ok(_) => {}
         }
@@ -567,7 +571,11 @@ static OPTIONS: &[Opt<Link>] = &[
         "obj" | "llvm" | "asm" => p.err(format!("{} is not supported", v.shown())),
         s => p.err(format!("/lldemit: unknown option: {s}")),
     }),
-    opt(&["includeglob"], Value, "<glob>", "Force symbols matching the glob to be undefined", Unsupported, nothing),
+    opt(&["includeglob"], Value, "<glob>", "Force symbols matching the glob to be undefined", Unsupported, |p, v| {
+        if let Some(e) = glob_error(v.value.unwrap_or("")) {
+            p.err(format!("/includeglob: {e}"));
+        }
+    }),
     opt(&["call-graph-ordering-file"], Value, "<file>", "Layout sections to optimize the given callgraph", Unsupported, nothing),
     opt(&["print-symbol-order"], Value, "<file>", "Print the symbol order of the call-graph sort", Unsupported, nothing),
     opt(&["defarm64native"], Value, "<file>", "ARM64EC: native exports module-definition file", Unsupported, nothing),
@@ -599,11 +607,13 @@ static OPTIONS: &[Opt<Link>] = &[
             p.c.diag.warn("ignoring '/inferasanlibs', this flag is not supported");
         }
     }),
-    opt(&["dependentloadflag"], OptValue, "", "", Noop, |p, v| match v.value {
+    opt(&["dependentloadflag"], OptValue, "<flags>", "DependentLoadFlags of the load configuration (_load_config_used)", Implemented, |p, v| match v.value {
         None => p.err("/dependentloadflag: no argument specified".into()),
         Some(n) if parse_num(n).is_none() => p.err(format!("/dependentloadflag: invalid argument: {n}")),
-        Some(_) => {}
+        Some(n) => p.c.dependent_load_flags = parse_num(n).unwrap_or(0) as u16,
     }),
+    // Valid only with `/functionpadmin` (refused), so never more than lld's check.
+    opt(&["hotpatchcompatible"], Flag, "", "", Noop, |p, _| p.hotpatch = true),
     opt(&["manifestuac"], Value, "", "", Noop, manifestuac),
     opt(&["manifestinput"], Value, "", "", Noop, |p, _| p.manifest_input = true),
     opt(&["manifestfile", "manifestdependency"], Value, "", "", Noop, nothing),
@@ -695,6 +705,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
         align: None,
         driver_given: false,
         mingw_ignored_dirs: false,
+        hotpatch: false,
     };
     // `/WX` first: it turns the parser's own warnings into errors (lld's `ArgParser::parse`).
     for a in &args {
@@ -794,6 +805,9 @@ impl Link {
             if !self.driver_given {
                 c.diag.warn("/align specified without /driver; image may not run");
             }
+        }
+        if self.hotpatch && c.function_pad_min.is_none_or(|n| n < 6) {
+            self.errors.push("/hotpatchcompatible: requires at least 6 bytes of /functionpadmin".into());
         }
         if self.manifest_input && !self.manifest_embed {
             self.errors.push("/manifestinput: requires /manifest:embed".into());
@@ -962,6 +976,31 @@ fn version(v: &str, errors: &mut Vec<String>) -> (u16, u16) {
         return (0, 0);
     };
     (a, b)
+}
+
+/// What LLVM's `GlobPattern::create` says of a pattern it refuses (only the unmatched `[`,
+/// the one way a glob is malformed; dtld refuses `/includeglob` itself otherwise).
+fn glob_error(pat: &str) -> Option<&'static str> {
+    let b = pat.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'[' => {
+                // `[]...]` and `[!]...]`: a `]` right after the opening is a member.
+                let mut j = i + 1;
+                if j < b.len() && (b[j] == b'!' || b[j] == b'^') {
+                    j += 1;
+                }
+                match b.get(j + 1..).and_then(|rest| rest.iter().position(|&c| c == b']')) {
+                    Some(k) => i = j + 1 + k + 1,
+                    None => return Some("invalid glob pattern, unmatched '['"),
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -68,6 +68,9 @@ pub struct Mingw {
     strip_all: bool,
     strip_debug: bool,
     build_id: Option<bool>,
+    /// How `--guard-longjmp` was spelled when it is the last of it and `--no-guard-longjmp`
+    /// (lld warns that it does nothing without `--guard-cf`).
+    longjmp: Option<String>,
 }
 
 impl Report for Mingw {
@@ -108,7 +111,8 @@ fn icf(p: &mut Mingw, v: &Val) {
 fn error_limit(p: &mut Mingw, v: &Val) {
     match v.value.unwrap_or("").parse::<usize>() {
         Ok(n) => p.c.error_limit = n,
-        Err(_) => p.errors.push(format!("{}: number expected, but got {}", v.shown(), v.str())),
+        // lld names the option as spelled, without its value (`--error-limit=x` too).
+        Err(_) => p.errors.push(format!("{}: number expected, but got {}", v.spelling, v.str())),
     }
 }
 
@@ -254,8 +258,14 @@ static OPTIONS: &[Opt<Mingw>] = &[
     }),
     opt(&["guard-cf"], Flag, "", "Enable Control Flow Guard", Implemented, |p, _| guard_cf(p, true)),
     opt(&["no-guard-cf"], Flag, "", "Do not enable Control Flow Guard (default)", Implemented, |p, _| guard_cf(p, false)),
-    opt(&["guard-longjmp"], Flag, "", "Enable longjmp protection", Implemented, |p, _| p.c.guard_longjmp = true),
-    opt(&["no-guard-longjmp"], Flag, "", "Do not enable longjmp protection", Implemented, |p, _| p.c.guard_longjmp = false),
+    opt(&["guard-longjmp"], Flag, "", "Enable longjmp protection", Implemented, |p, v| {
+        p.c.guard_longjmp = true;
+        p.longjmp = Some(v.spelling.to_string());
+    }),
+    opt(&["no-guard-longjmp"], Flag, "", "Do not enable longjmp protection", Implemented, |p, _| {
+        p.c.guard_longjmp = false;
+        p.longjmp = None;
+    }),
     opt(&["pdb"], Value, "<file>", "Output PDB debug info file (empty: named after the output)", Implemented, pdb),
     // Without effect on x86-64 (lld passes them to lld-link, which ignores them there), or
     // accepted and ignored by lld's MinGW driver.
@@ -309,6 +319,7 @@ impl Mingw {
             strip_all: false,
             strip_debug: false,
             build_id: None,
+            longjmp: None,
         }
     }
 
@@ -456,6 +467,8 @@ pub fn help_text() -> String {
 pub fn parse(argv: &[String]) -> Result<CoffAction> {
     let args = crate::driver::expand_response_files(argv)?;
     let mut c = CoffConfig::new(true);
+    // `-m i386pep` becomes `-machine:x64`.
+    c.machine_given = true;
     c.debug = DebugMode::Dwarf;
     // lld's MinGW driver always passes `-opt:ref` or `-opt:noref`.
     c.gc = Some(false);
@@ -471,6 +484,9 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
         return Ok(CoffAction::Help);
     }
     p.settle();
+    if let Some(s) = p.longjmp.take().filter(|_| !p.c.guard_cf) {
+        p.warnings.push(format!("parameter {s} only takes effect when used with --guard-cf"));
+    }
     for w in &p.warnings {
         p.c.diag.warn(w);
     }

@@ -1,6 +1,6 @@
 //! lld-link and MinGW diagnostics (lld/COFF): see docs/diagnostics.md.
 
-use crate::{Case, Flavor::Coff, Verdict::*, D};
+use crate::{Case, Flavor::Coff, Flavor::Elf, Verdict::*, D};
 
 /// `main` in C, the input most command-line cases need.
 const MAIN: &[(&str, &str, &[&str])] = &[("main.c", "int main(void) { return 0; }\n", &[])];
@@ -313,3 +313,285 @@ pub const CASES: &[Case] = &[
     def!("coff-def-export-undefined", Error, "EXPORTS\n  nosuch\n"),
     cl!("coff-def-missing", Error, "/def:nosuch.def"),
 ];
+
+/// A MinGW link (`ld.lld -m i386pep`) of `f.o` (entry `f`) with more arguments.
+macro_rules! mingw {
+    ($name:literal, $verdict:expr, $($arg:literal),*) => {
+        Case { name: $name, flavor: Elf, sources: MINGW_F, args: &["-m", "i386pep", "f.o", "-e", "f", $($arg),*], lld: $verdict, ..D }
+    };
+}
+
+/// `f` compiled for MinGW (the MinGW driver's cases run as ld.lld, hence the second target).
+const MINGW_F: &[(&str, &str, &[&str])] = &[("f.c", "int f(void) { return 0; }\n", &["--target=x86_64-w64-mingw32"])];
+/// `var`, data, in a DLL with its import library v.lib (the auto-import cases).
+const VAR_DLL: &[&[&str]] = &[&["lld-link-22", "/dll", "/noentry", "v.o", "/export:var,DATA", "/out:v.dll", "/implib:v.lib"]];
+/// A 32-bit PC-relative reference to `var` (auto-imported: a runtime pseudo relocation).
+const NARROW: (&str, &str, &[&str]) = ("n.s", ".globl f\nf:\n  movl var(%rip), %eax\n  ret\n", &["--target=x86_64-w64-mingw32"]);
+const VAR: (&str, &str, &[&str]) = ("v.c", "int var = 3;\n", &["--target=x86_64-w64-mingw32"]);
+const RELOCATOR: (&str, &str, &[&str]) = ("rr.s", ".globl _pei386_runtime_relocator\n_pei386_runtime_relocator:\n  ret\n", &["--target=x86_64-w64-mingw32"]);
+/// `main` and `mainCRTStartup` (a console entry that is not missing).
+const CRT: (&str, &str, &[&str]) = ("crt.c", "int mainCRTStartup(void) { return 0; }\nint WinMainCRTStartup(void) { return 0; }\n", &[]);
+/// `_load_config_used` as assembly (the load configuration checks).
+macro_rules! loadcfg {
+    ($name:literal, $verdict:expr, $asm:literal $(, $arg:literal)*) => {
+        Case {
+            name: $name,
+            flavor: Coff,
+            sources: &[MAIN[0], ("lc.s", $asm, &[])],
+            args: &["main.obj", "lc.obj", "/entry:main", "/subsystem:console" $(, $arg)*],
+            lld: $verdict,
+            ..D
+        }
+    };
+}
+
+pub const CASES2: &[Case] = &[
+    // The MinGW driver (lld/MinGW/Driver.cpp).
+    Case { name: "coff-mingw-no-input-files", flavor: Elf, args: &["-m", "i386pep"], lld: Error, ..D },
+    Case {
+        name: "coff-mingw-missing-argument",
+        flavor: Elf,
+        sources: MINGW_F,
+        args: &["-m", "i386pep", "f.o", "-e", "f", "-o"],
+        output: false,
+        lld: Error,
+        ..D
+    },
+    mingw!("coff-mingw-unknown-argument", Error, "--bogus-x"),
+    mingw!("coff-mingw-library-not-found", Error, "-lnosuch"),
+    mingw!("coff-mingw-library-colon-not-found", Error, "-l:nosuch.a"),
+    mingw!("coff-mingw-icf-unknown", Error, "--icf=foo"),
+    mingw!("coff-mingw-unknown-emulation", Error, "-m", "foo"),
+    mingw!("coff-mingw-guard-longjmp", Warning, "--guard-longjmp"),
+    mingw!("coff-mingw-error-limit-invalid", Error, "--error-limit=x"),
+    // MinGW auto-import and runtime pseudo relocations.
+    Case {
+        name: "coff-auto-import-needs-pseudo-relocs",
+        flavor: Elf,
+        sources: &[NARROW, VAR],
+        prep: VAR_DLL,
+        args: &["-m", "i386pep", "n.o", "v.lib", "-e", "f", "--disable-runtime-pseudo-reloc"],
+        lld: Error,
+        ..D
+    },
+    Case {
+        name: "coff-pseudo-reloc-too-narrow",
+        flavor: Elf,
+        sources: &[NARROW, VAR, RELOCATOR],
+        prep: VAR_DLL,
+        args: &["-m", "i386pep", "n.o", "rr.o", "v.lib", "-e", "f"],
+        lld: Warning,
+        ..D
+    },
+    Case {
+        name: "coff-pseudo-reloc-no-relocator",
+        flavor: Elf,
+        sources: &[NARROW, VAR],
+        prep: VAR_DLL,
+        args: &["-m", "i386pep", "n.o", "v.lib", "-e", "f"],
+        lld: Error,
+        ..D
+    },
+    Case {
+        name: "coff-auto-import-bad-relocation",
+        flavor: Elf,
+        sources: &[("r.s", ".globl f\nf:\n  ret\n.data\n.rva var\n", &["--target=x86_64-w64-mingw32"]), VAR],
+        prep: VAR_DLL,
+        args: &["-m", "i386pep", "r.o", "v.lib", "-e", "f"],
+        lld: Error,
+        ..D
+    },
+    // Symbols, exports, entry points.
+    Case {
+        name: "coff-machine-not-specified",
+        flavor: Coff,
+        sources: MAIN_G,
+        prep: &[&["llvm-ar-22", "rc", "g.lib", "g.obj"]],
+        args: &["g.lib", "/dll", "/noentry"],
+        lld: Warning,
+        ..D
+    },
+    Case {
+        name: "coff-secrel-absolute",
+        flavor: Coff,
+        sources: &[MAIN[0], ("sa.s", ".section .data,\"dw\"\n.secrel32 abs_sym\n", &[]), ("ab.s", ".globl abs_sym\nabs_sym = 0x10\n", &[])],
+        args: &["main.obj", "sa.obj", "ab.obj", "/entry:main", "/subsystem:console", "/opt:noref"],
+        lld: Error,
+        ..D
+    },
+    clg!("coff-root-locally-defined-imported", Warning, "/include:__imp_g"),
+    Case {
+        name: "coff-errorlimit-reached",
+        flavor: Coff,
+        sources: &[("u.c", "int f(void);\nint h(void);\nint main(void) { return f() + h(); }\n", &[])],
+        args: &["u.obj", "/entry:main", "/subsystem:console", "/errorlimit:1"],
+        lld: Error,
+        ..D
+    },
+    Case {
+        name: "coff-stub-too-small",
+        flavor: Coff,
+        sources: &[MAIN[0], ("s.bin", "MZxx", &[])],
+        args: &["main.obj", "/entry:main", "/subsystem:console", "/stub:s.bin"],
+        lld: Error,
+        ..D
+    },
+    Case {
+        name: "coff-found-both-main-wmain",
+        flavor: Coff,
+        sources: &[MAIN[0], ("wm.c", "int wmain(void) { return 0; }\n", &[]), CRT],
+        args: &["main.obj", "wm.obj", "crt.obj", "/subsystem:console"],
+        lld: Warning,
+        ..D
+    },
+    Case {
+        name: "coff-found-both-winmain-wwinmain",
+        flavor: Coff,
+        sources: &[("w.c", "int WinMain(void) { return 0; }\nint wWinMain(void) { return 0; }\n", &[]), CRT],
+        args: &["w.obj", "crt.obj", "/subsystem:windows"],
+        lld: Warning,
+        ..D
+    },
+    Case {
+        name: "coff-found-main-and-winmain",
+        flavor: Coff,
+        sources: &[MAIN[0], ("w.c", "int WinMain(void) { return 0; }\n", &[]), CRT],
+        args: &["main.obj", "w.obj", "crt.obj"],
+        lld: Warning,
+        ..D
+    },
+    cl!("coff-thinlto-distributor-without-compiler", Error, "/thinlto-distributor:x"),
+    cl!("coff-hotpatchcompatible-padmin", Error, "/hotpatchcompatible"),
+    cl!("coff-includeglob-invalid", Error, "/includeglob:["),
+    Case {
+        name: "coff-too-many-exports",
+        flavor: Coff,
+        sources: MAIN_G,
+        prep: &[&["sh", "-c", "{ echo EXPORTS; seq 1 65536 | sed 's/.*/  e&=g/'; } > big.def"]],
+        args: &["main.obj", "g.obj", "/dll", "/noentry", "/def:big.def"],
+        lld: Error,
+        ..D
+    },
+    Case {
+        name: "coff-discarded-section-reference",
+        flavor: Coff,
+        sources: &[
+            MAIN[0],
+            ("c1.s", ".section .text$f,\"xr\",discard,f\n.globl f\nf: ret\n", &[]),
+            ("c2.s", ".section .text$f,\"xr\",discard,f\n.globl f\nf: ret\n.section .rdata$x,\"dr\",associative,f\nlx: .long 1\n.data\n.quad lx\n", &[]),
+        ],
+        args: &["main.obj", "c1.obj", "c2.obj", "/entry:main", "/subsystem:console", "/opt:noref"],
+        lld: Error,
+        ..D
+    },
+    Case {
+        name: "coff-conflicting-comdat",
+        flavor: Coff,
+        sources: &[
+            MAIN[0],
+            ("c3.s", ".section .text$g,\"xr\",largest,g\n.globl g\ng: ret\n", &[]),
+            ("c4.s", ".section .text$g,\"xr\",same_size,g\n.globl g\ng: ret\n", &[]),
+        ],
+        args: &["main.obj", "c3.obj", "c4.obj", "/entry:main", "/subsystem:console"],
+        lld: Error,
+        ..D
+    },
+    Case {
+        name: "coff-unsupported-relocation",
+        flavor: Coff,
+        sources: &[("ur.yaml", UR_YAML, &[])],
+        prep: &[&["yaml2obj-22", "ur.yaml", "-o", "ur.obj"]],
+        args: &["ur.obj", "/entry:main", "/subsystem:console"],
+        lld: Error,
+        ..D
+    },
+    Case {
+        name: "coff-section-too-large",
+        flavor: Coff,
+        sources: &[MAIN[0], ("hb.s", ".section .bss$a,\"bw\"\n.zero 0x80000000\n.section .bss$b,\"bw\"\n.zero 0x80000000\n", &[])],
+        args: &["main.obj", "hb.obj", "/entry:main", "/subsystem:console", "/opt:noref"],
+        lld: Error,
+        ..D
+    },
+    // Input files.
+    Case {
+        name: "coff-failed-to-parse-archive",
+        flavor: Coff,
+        sources: &[MAIN[0], ("bad.lib", "!<arch>\ngarbage garbage garbage\n", &[])],
+        args: &["main.obj", "/wholearchive:bad.lib", "/entry:main", "/subsystem:console"],
+        lld: Error,
+        ..D
+    },
+    Case {
+        name: "coff-malformed-archive",
+        flavor: Coff,
+        sources: &[MAIN[0], ("bad.lib", "!<arch>\ngarbage garbage garbage\n", &[])],
+        args: &["main.obj", "bad.lib", "/entry:main", "/subsystem:console"],
+        lld: Error,
+        ..D
+    },
+    Case {
+        name: "coff-archive-member-unknown-file-type",
+        flavor: Coff,
+        sources: &[MAIN[0], ("junk.txt", "junk\n", &[])],
+        prep: &[&["llvm-ar-22", "rc", "j.lib", "junk.txt"]],
+        args: &["main.obj", "/wholearchive:j.lib", "/entry:main", "/subsystem:console"],
+        lld: Error,
+        ..D
+    },
+    // The load configuration (lld's Writer::checkLoadConfig).
+    cl!("coff-dependentloadflag-no-load-config", Warning, "/dependentloadflag:0x800"),
+    loadcfg!(
+        "coff-load-config-misaligned",
+        Warning,
+        ".section .rdata,\"dr\"\n.p2align 2\n.globl _load_config_used\n_load_config_used:\n.long 0x140\n.zero 0x13c\n"
+    ),
+    loadcfg!(
+        "coff-load-config-misaligned-offset",
+        Warning,
+        ".section .rdata,\"dr\"\n.p2align 3\n.long 0\n.globl _load_config_used\n_load_config_used:\n.long 0x140\n.zero 0x13c\n"
+    ),
+    loadcfg!("coff-load-config-chunk-too-small", Error, ".section .rdata,\"dr\"\n.p2align 3\n.globl _load_config_used\n_load_config_used:\n.short 0\n"),
+    loadcfg!(
+        "coff-load-config-size-too-large",
+        Error,
+        ".section .rdata,\"dr\"\n.p2align 3\n.globl _load_config_used\n_load_config_used:\n.long 0x140\n.long 0\n"
+    ),
+    loadcfg!("coff-load-config-uninitialized", Error, ".bss\n.p2align 3\n.globl _load_config_used\n_load_config_used:\n.zero 0x140\n"),
+    loadcfg!(
+        "coff-load-config-no-dependentloadflags",
+        Warning,
+        ".section .rdata,\"dr\"\n.p2align 3\n.globl _load_config_used\n_load_config_used:\n.long 0x40\n.zero 0x3c\n",
+        "/dependentloadflag:0x800"
+    ),
+];
+
+/// An object with an IMAGE_REL_AMD64_SREL32 relocation, which lld-link does not apply.
+const UR_YAML: &str = "--- !COFF
+header:
+  Machine:         IMAGE_FILE_MACHINE_AMD64
+  Characteristics: [  ]
+sections:
+  - Name:            .text
+    Characteristics: [ IMAGE_SCN_CNT_CODE, IMAGE_SCN_MEM_EXECUTE, IMAGE_SCN_MEM_READ ]
+    Alignment:       16
+    SectionData:     C300000000
+    Relocations:
+      - VirtualAddress:  1
+        SymbolName:      main
+        Type:            IMAGE_REL_AMD64_SREL32
+symbols:
+  - Name:            .text
+    Value:           0
+    SectionNumber:   1
+    SimpleType:      IMAGE_SYM_TYPE_NULL
+    ComplexType:     IMAGE_SYM_DTYPE_NULL
+    StorageClass:    IMAGE_SYM_CLASS_STATIC
+  - Name:            main
+    Value:           0
+    SectionNumber:   1
+    SimpleType:      IMAGE_SYM_TYPE_NULL
+    ComplexType:     IMAGE_SYM_DTYPE_FUNCTION
+    StorageClass:    IMAGE_SYM_CLASS_EXTERNAL
+...
+";

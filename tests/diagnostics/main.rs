@@ -96,7 +96,7 @@ pub enum Verdict {
 pub const START: &[(&str, &str, &[&str])] = &[("start.c", "void _start(void) {}\n", &[])];
 
 fn cases() -> Vec<&'static Case> {
-    [elf_driver::CASES, elf_input::CASES, elf_symbols::CASES, elf_relocs::CASES, elf_script::CASES, coff::CASES].into_iter().flatten().collect()
+    [elf_driver::CASES, elf_input::CASES, elf_symbols::CASES, elf_relocs::CASES, elf_script::CASES, coff::CASES, coff::CASES2].into_iter().flatten().collect()
 }
 
 /// stderr with the program name and the trial directory taken out.
@@ -105,7 +105,7 @@ fn normalize(err: &str, dir: &Path) -> String {
     err.lines()
         .map(|l| {
             let l = l.replace(&d, "");
-            for p in ["dtld: ", "ld.lld-22: ", "ld.lld: ", "lld-link-22: ", "lld-link: "] {
+            for p in ["dtld: ", "ld.lld-22: ", "ld.lld: ", "lld-link-22: ", "lld-link: ", "lld: "] {
                 if let Some(rest) = l.strip_prefix(p) {
                     return rest.to_string();
                 }

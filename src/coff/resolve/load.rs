@@ -238,7 +238,8 @@ impl Resolver<'_> {
             } else if parent.is_empty() {
                 self.errors.push(format!("{display}: unknown file type"));
             } else {
-                self.errors.push(format!("unknown file type: {display}"));
+                // lld's addArchiveBuffer names the member's buffer: the member name alone.
+                self.errors.push(format!("unknown file type: {name}"));
             }
             return;
         }

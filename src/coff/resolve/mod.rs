@@ -591,6 +591,11 @@ impl<'a> Resolver<'a> {
         if !self.errors.is_empty() {
             return Err(Error::many(std::mem::take(&mut self.errors)));
         }
+        // lld takes the machine from the first file that has one; with none read yet (only
+        // archives so far) and no /machine, it assumes x64 aloud.
+        if !config.machine_given && self.r.files.is_empty() {
+            config.diag.warn("/machine is not specified. x64 is assumed");
+        }
         self.convert_resources()?;
         // lld stops after reading the command line's files if any of them clashed.
         if !self.duplicates.is_empty() {

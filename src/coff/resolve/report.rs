@@ -61,6 +61,25 @@ impl Resolver<'_> {
             return;
         }
         let locals: HashSet<SymId> = self.r.local_imports.iter().copied().collect();
+        let warn = |who: &str, id: SymId| {
+            let Def::LocalImport(t) = self.r.symbols[id].def else { return };
+            let def_file = match self.r.symbols[t].def {
+                Def::Regular(df, _) | Def::Common(df, _, _) | Def::Bitcode(df, _) => self.r.files[df].name.clone(),
+                _ => "<internal>".into(),
+            };
+            let msg =
+                format!("{who}: locally defined symbol imported: {} (defined in {def_file}) [LNK4217]", demangle(self.r.symbols[t].name, self.config.demangle));
+            self.config.diag.warn_code("4217", &msg);
+        };
+        // GC roots first (the entry, `/include:`), as `<root>`, as lld's reportProblemSymbols.
+        let mut roots: Vec<SymId> = self.r.entry.into_iter().collect();
+        roots.extend(self.include.iter().filter_map(|n| self.r.find(n)));
+        let mut root_seen = HashSet::new();
+        for id in roots {
+            if locals.contains(&id) && root_seen.insert(id) {
+                warn("<root>", id);
+            }
+        }
         for &f in &self.r.obj_order {
             let mut seen = HashSet::new();
             for r in &self.r.files[f].syms {
@@ -68,17 +87,7 @@ impl Resolver<'_> {
                 if !locals.contains(&id) || !seen.insert(id) {
                     continue;
                 }
-                let Def::LocalImport(t) = self.r.symbols[id].def else { continue };
-                let def_file = match self.r.symbols[t].def {
-                    Def::Regular(df, _) | Def::Common(df, _, _) | Def::Bitcode(df, _) => self.r.files[df].name.clone(),
-                    _ => "<internal>".into(),
-                };
-                let msg = format!(
-                    "{}: locally defined symbol imported: {} (defined in {def_file}) [LNK4217]",
-                    self.r.files[f].name,
-                    demangle(self.r.symbols[t].name, self.config.demangle)
-                );
-                self.config.diag.warn_code("4217", &msg);
+                warn(&self.r.files[f].name, id);
             }
         }
     }
