@@ -10,6 +10,8 @@
 
 use object::elf;
 
+use crate::output::{put16, put32, put64};
+
 /// The symbol-name stem lld derives from the path: `_binary_` + path, non-alphanumerics as `_`.
 pub fn symbol_stem(path: &str) -> String {
     let s = format!("_binary_{path}");
@@ -89,16 +91,6 @@ pub fn object_for(path: &str, data: &[u8]) -> Vec<u8> {
         put64(&mut out, o + 56, entsize);
     }
     out
-}
-
-fn put16(b: &mut [u8], o: usize, v: u16) {
-    b[o..o + 2].copy_from_slice(&v.to_le_bytes());
-}
-fn put32(b: &mut [u8], o: usize, v: u32) {
-    b[o..o + 4].copy_from_slice(&v.to_le_bytes());
-}
-fn put64(b: &mut [u8], o: usize, v: u64) {
-    b[o..o + 8].copy_from_slice(&v.to_le_bytes());
 }
 
 #[cfg(test)]
