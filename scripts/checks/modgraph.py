@@ -136,6 +136,7 @@ def modules(root, crate):
 
 def expand_use(tree):
     """`a::{b, c::{d, e}}` -> ['a::b', 'a::c::d', 'a::c::e'] (aliases and globs kept as paths)."""
+    tree = re.sub(r"\s+as\s+", "@as@", tree)
     tree = re.sub(r"\s+", "", tree)
     depth = 0
     for i, ch in enumerate(tree):
@@ -161,7 +162,7 @@ def expand_use(tree):
                         res.append(prefix + e if e != "self" else prefix.rstrip(":"))
                 return res
             depth += 1
-    return [tree.split("as")[0] if re.search(r"\bas\b", tree) else tree]
+    return [tree.split("@as@")[0]]
 
 
 def resolve(segs, here, mods, crate):

@@ -88,8 +88,8 @@ fn read_objects(l: &Layout) -> Result<Profile> {
                 return Err(Error::new(format!("{}: number of relocations doesn't match Weights", o.input.name)));
             }
             for (k, &w) in weights.iter().enumerate() {
-                let from = sec.relocs[2 * k].r_sym(crate::elf::LE, false) as usize;
-                let to = sec.relocs[2 * k + 1].r_sym(crate::elf::LE, false) as usize;
+                let from = sec.relocs[2 * k].r_sym(crate::elf::types::LE, false) as usize;
+                let to = sec.relocs[2 * k + 1].r_sym(crate::elf::types::LE, false) as usize;
                 if let (Some(a), Some(b)) = (section_of(l, f, from), section_of(l, f, to)) {
                     p.add(&mut index, a, b, w);
                 }
@@ -138,7 +138,7 @@ pub(crate) fn unorderable(l: &Layout, f: FileId, k: usize) -> Option<String> {
         },
         None => (f, k),
     };
-    let raw = r.obj(df).symbols.get(di)?.st_shndx(crate::elf::LE);
+    let raw = r.obj(df).symbols.get(di)?.st_shndx(crate::elf::types::LE);
     let file = &r.inputs[df].name;
     if raw == elf::SHN_ABS {
         return Some(format!("{file}: unable to order absolute symbol: {name}"));

@@ -14,7 +14,7 @@ use object::elf;
 use object::read::elf::{FileHeader as _, SectionHeader as _};
 
 use crate::elf::resolve::{File, Resolved};
-use crate::elf::LE;
+use crate::elf::types::LE;
 
 /// The section type of `.deplibs`.
 const SHT_LLVM_DEPENDENT_LIBRARIES: u32 = 0x6fff_4c04;

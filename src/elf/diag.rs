@@ -7,7 +7,7 @@ use object::elf;
 use object::read::elf::Sym as _;
 
 use crate::elf::object::ObjFile;
-use crate::elf::LE;
+use crate::elf::types::LE;
 
 /// A symbol name in an ELF diagnostic: marked for the diagnostics context, which prints it
 /// demangled (C++ and Rust) unless `--no-demangle`.

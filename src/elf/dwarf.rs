@@ -6,7 +6,7 @@ use object::read::elf::{Rela as _, Sym as _};
 
 pub use crate::dwarf::Dwarf;
 use crate::elf::object::ObjFile;
-use crate::elf::LE;
+use crate::elf::types::LE;
 
 /// Reads `o`'s debug information; an object without (or with unreadable) DWARF gives an empty
 /// one, as lld then falls back to the STT_FILE name.

@@ -20,7 +20,7 @@ use object::read::elf::{Rela as _, SectionHeader as _};
 use crate::elf::layout::{new_osec, Chunk, Layout, OutSec};
 use crate::elf::object::SecKind;
 use crate::elf::resolve::{FileId, SymbolId};
-use crate::elf::LE;
+use crate::elf::types::LE;
 
 /// Adds the `.rela*` output sections (after `assign_sections`, while `sec_osec` still says
 /// which input sections are in the output).

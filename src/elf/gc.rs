@@ -37,7 +37,7 @@ use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
 use crate::elf::config::Config;
 use crate::elf::object::{ObjFile, SecKind};
 use crate::elf::resolve::{Def, File, FileId, Resolved, SymbolId};
-use crate::elf::LE;
+use crate::elf::types::LE;
 
 /// Per file, per section: whether the section goes into the output.
 pub type Live = Vec<Vec<bool>>;

@@ -29,7 +29,7 @@ use crate::elf::gc::{is_c_ident, Live};
 use crate::elf::layout::{output_name, Layout, Target};
 use crate::elf::object::SecKind;
 use crate::elf::resolve::{Def, FileId};
-use crate::elf::LE;
+use crate::elf::types::LE;
 use crate::error::{Error, Result};
 
 /// An input section: (file, section index).

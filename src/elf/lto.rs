@@ -123,7 +123,7 @@ pub fn compute(config: &Config, script: Option<&VersionScript>, r: &Resolved, fi
                         Def::Bitcode(..) | Def::Common(..) => true,
                         Def::Defined(df, di) => {
                             let s = &r.obj(df).symbols[di];
-                            s.st_shndx(crate::elf::LE) != elf::SHN_ABS
+                            s.st_shndx(crate::elf::types::LE) != elf::SHN_ABS
                         }
                         _ => false,
                     };

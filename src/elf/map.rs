@@ -31,7 +31,7 @@ use object::read::elf::Sym as _;
 use crate::elf::layout::{Chunk, Layout, Synth, Target};
 use crate::elf::object::SecKind;
 use crate::elf::resolve::{Def, File, FileId, SymbolId};
-use crate::elf::LE;
+use crate::elf::types::LE;
 use crate::error::{Error, Result};
 
 /// Where a symbol lives, for grouping symbols under their input-section line.

@@ -20,7 +20,7 @@ use object::elf;
 use rayon::prelude::*;
 
 use crate::elf::resolve::{FileId, Resolved};
-use crate::elf::LE;
+use crate::elf::types::LE;
 use crate::error::{Error, Result};
 use crate::util::fasthash::{FastMap, HashKeyedMap};
 

@@ -45,58 +45,10 @@ pub mod script;
 pub mod shared;
 pub mod symorder;
 pub mod synthetic;
+pub mod types;
 pub mod version_checks;
 pub mod version_script;
 pub mod write;
-
-pub type LE = ::object::LittleEndian;
-pub const LE: ::object::LittleEndian = ::object::LittleEndian;
-pub type Sym = ::object::elf::Sym64<LE>;
-
-/// An output symbol's section as the symbol table writers take it: an output section index of
-/// any size, 0 (undefined), or a reserved index (SHN_ABS, SHN_COMMON) as `reserved_shndx`
-/// gives it, above every real index, so that section 0xfff1 of a huge output is never SHN_ABS.
-pub const fn reserved_shndx(raw: u16) -> u32 {
-    0xffff_0000 | raw as u32
-}
-
-/// What a symbol table entry holds for section `shndx` (see `reserved_shndx`): its 16-bit
-/// `st_shndx`, and its SHT_SYMTAB_SHNDX word, which is the index itself when it does not fit
-/// (`st_shndx` is then SHN_XINDEX) and 0 otherwise.
-pub const fn split_shndx(shndx: u32) -> (u16, u32) {
-    if shndx >= reserved_shndx(0) {
-        (shndx as u16, 0)
-    } else if shndx >= ::object::elf::SHN_LORESERVE as u32 {
-        (::object::elf::SHN_XINDEX, shndx)
-    } else {
-        (shndx as u16, 0)
-    }
-}
-
-/// The ELF header's `e_shnum` and `e_shstrndx` for `nsections` section headers whose name table
-/// is header `shstrtab_index`. A value of SHN_LORESERVE or more does not fit: it goes to the null
-/// section header `null` (its sh_size holds the count, its sh_link the index) and the header
-/// field says 0 or SHN_XINDEX, as ELF's extended section numbering says. Both writers (final
-/// links and `-r`) use it.
-pub fn section_header_counts(null: &mut [u8], nsections: usize, shstrtab_index: usize) -> (u16, u16) {
-    let lore = ::object::elf::SHN_LORESERVE as usize;
-    let shnum = if nsections >= lore {
-        null[32..40].copy_from_slice(&(nsections as u64).to_le_bytes());
-        0
-    } else {
-        nsections as u16
-    };
-    let shstrndx = if shstrtab_index >= lore {
-        null[40..44].copy_from_slice(&(shstrtab_index as u32).to_le_bytes());
-        ::object::elf::SHN_XINDEX
-    } else {
-        shstrtab_index as u16
-    };
-    (shnum, shstrndx)
-}
-pub type Rela = ::object::elf::Rela64<LE>;
-pub type Shdr = ::object::elf::SectionHeader64<LE>;
-pub type Ehdr = ::object::elf::FileHeader64<LE>;
 
 /// Runs one link described by `config`.
 pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {

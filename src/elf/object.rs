@@ -9,8 +9,8 @@
 use object::elf;
 use object::read::elf::{FileHeader, SectionHeader, Sym as _};
 
-use super::{Ehdr, Rela, Shdr, Sym, LE};
 use crate::bail;
+use crate::elf::types::{Ehdr, Rela, Shdr, Sym, LE};
 use crate::error::{Error, Result};
 use crate::input::InputFile;
 
@@ -103,7 +103,7 @@ pub(crate) fn inflate_budget(file_size: usize) -> u64 {
     (file_size as u64).saturating_mul(64).max(64 << 20)
 }
 
-type Rel = object::elf::Rel64<crate::elf::LE>;
+type Rel = object::elf::Rel64<crate::elf::types::LE>;
 
 /// REL entries of `target` as RELA: each addend is the value the relocated field holds.
 fn rel_to_rela(rels: &[Rel], target: &InputSection) -> Result<&'static [Rela]> {

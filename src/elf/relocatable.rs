@@ -73,7 +73,7 @@ use rayon::prelude::*;
 use crate::elf::config::{BuildId, Config};
 use crate::elf::object::ObjFile;
 use crate::elf::resolve::{Def, File, FileId, Resolved};
-use crate::elf::{reserved_shndx as reserved, split_shndx, LE};
+use crate::elf::types::{reserved_shndx as reserved, split_shndx, LE};
 use crate::error::{Error, Result};
 
 const SHF_ALLOC: u64 = elf::SHF_ALLOC as u64;
@@ -1250,7 +1250,7 @@ fn alloc_image(shoff: u64, nsections: usize) -> Result<Vec<u8>> {
 /// sh_size and sh_link), as ELF's extended section numbering says.
 fn write_elf_header(buf: &mut [u8], shoff: u64, nsections: usize, shstrtab_index: u32) {
     let null = shoff as usize;
-    let (e_shnum, e_shstrndx) = crate::elf::section_header_counts(&mut buf[null..null + 64], nsections, shstrtab_index as usize);
+    let (e_shnum, e_shstrndx) = crate::elf::types::section_header_counts(&mut buf[null..null + 64], nsections, shstrtab_index as usize);
     let h = &mut buf[..64];
     h[..4].copy_from_slice(b"\x7fELF");
     h[4] = elf::ELFCLASS64;

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use crate::elf::config::Config;
 use crate::elf::object::{ObjFile, ParseOpts, SecKind};
 use crate::elf::shared::SharedFile;
-use crate::elf::LE;
+use crate::elf::types::LE;
 use crate::error::{Error, Result};
 use crate::input::{FileKind, InputFile};
 use crate::util::fasthash::{FastMap, PassThrough};

@@ -8,8 +8,8 @@ use object::elf;
 use object::read::elf::{FileHeader, SectionHeader, Sym as _};
 
 use super::object::c_str;
-use super::{Ehdr, Sym, LE};
 use crate::bail;
+use crate::elf::types::{Ehdr, Sym, LE};
 use crate::error::{Error, Result};
 use crate::input::InputFile;
 

@@ -11,7 +11,7 @@ use object::read::elf::Sym as _;
 use crate::elf::android_rela as android;
 use crate::elf::layout::{is_defined_for_dynsym, Addend, Chunk, DynRel, Layout, Place, Synth, Target};
 use crate::elf::resolve::{Def, SymbolId};
-use crate::elf::LE;
+use crate::elf::types::LE;
 use crate::output::{put16, put32, put64};
 use dtld_arch::x86_64 as arch;
 
@@ -356,7 +356,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
         // function at its IPLT entry, so that a library's references resolve to the address
         // the executable uses (lld; the loader would otherwise call the resolver).
         Def::Defined(f, i) if l.ifunc_canonical.contains(&t) => {
-            let iplt = l.synth_osec.get(&Synth::Iplt).map_or(0, |&o| crate::elf::split_shndx(l.osecs[o].shndx).0);
+            let iplt = l.synth_osec.get(&Synth::Iplt).map_or(0, |&o| crate::elf::types::split_shndx(l.osecs[o].shndx).0);
             let bind = l.sym(f, i).st_bind();
             (iplt, l.addr_of(t), 0, (bind << 4) | elf::STT_FUNC)
         }
@@ -368,7 +368,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
                 elf::SHN_ABS
             } else {
                 match l.obj(f).sym_section(i).and_then(|sh| l.sec_osec[f].get(sh as usize).copied()) {
-                    Some(o) if o != u32::MAX => crate::elf::split_shndx(l.osecs[o as usize].shndx).0,
+                    Some(o) if o != u32::MAX => crate::elf::types::split_shndx(l.osecs[o as usize].shndx).0,
                     _ => return (elf::SHN_UNDEF, 0, 0, sym.st_info()),
                 }
             };
@@ -381,7 +381,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
         Def::Common(f, i) => {
             let sym = l.sym(f, i);
             let os = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(id))).map(|o| o.shndx).unwrap_or(0);
-            (crate::elf::split_shndx(os).0, l.sym_value[id], sym.st_size(LE), (elf::STB_GLOBAL << 4) | elf::STT_OBJECT)
+            (crate::elf::types::split_shndx(os).0, l.sym_value[id], sym.st_size(LE), (elf::STB_GLOBAL << 4) | elf::STT_OBJECT)
         }
         Def::Shared(f, k) => {
             let ds = l.r.dso(f).syms[k].sym;
@@ -406,7 +406,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
                 } else {
                     ds.st_bind()
                 };
-                (crate::elf::split_shndx(os).0, l.sym_value[id], ds.st_size(LE), (bind << 4) | ty)
+                (crate::elf::types::split_shndx(os).0, l.sym_value[id], ds.st_size(LE), (bind << 4) | ty)
             } else if flags.is_some_and(|f| f.canonical) {
                 (0, l.plt_entry_addr(l.plt_index[&id]), 0, info)
             } else {
@@ -415,7 +415,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
         }
         Def::Synthetic => {
             let (shndx, v, ty) = crate::elf::layout::defsym_fields(l, id);
-            (crate::elf::split_shndx(shndx).0, v, 0, (elf::STB_GLOBAL << 4) | ty)
+            (crate::elf::types::split_shndx(shndx).0, v, 0, (elf::STB_GLOBAL << 4) | ty)
         }
         _ => match l.synthetic_syms.get(&id) {
             // `__start_foo`/`__stop_foo` exported with --export-dynamic or -shared: defined in
@@ -423,7 +423,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
             // So are the end markers (`_end` in the section it ends).
             Some(&v) => {
                 let (info, shndx, v, size) = crate::elf::write::linker_defined_entry(l, s.name, v);
-                (crate::elf::split_shndx(shndx).0, v, size, info)
+                (crate::elf::types::split_shndx(shndx).0, v, size, info)
             }
             // An undefined symbol (weak in executables; a library's may be strong).
             None => {

@@ -19,12 +19,12 @@ use rayon::prelude::*;
 use crate::elf::layout::{Chunk, Layout, SiteFix, Synth, Target};
 use crate::elf::resolve::Def;
 use crate::elf::synthetic;
-use crate::elf::LE;
+use crate::elf::types::LE;
 use crate::error::{Error, Result};
 use crate::output::{umask, MappedOutput, Wording};
 
 /// SHN_ABS as the symbol table builder takes it (`reserved_shndx`).
-const ABS: u32 = crate::elf::reserved_shndx(elf::SHN_ABS);
+const ABS: u32 = crate::elf::types::reserved_shndx(elf::SHN_ABS);
 
 struct SymtabOut {
     symtab: Vec<u8>,
@@ -281,7 +281,7 @@ fn write_shdr(b: &mut [u8], name: u32, ty: u32, flags: u64, addr: u64, off: u64,
 /// says.
 fn write_headers(l: &Layout, buf: &mut [u8], shoff: u64, nsections: usize, shstrtab_index: usize) {
     let null = shoff as usize;
-    let (shnum, shstrndx) = crate::elf::section_header_counts(&mut buf[null..null + 64], nsections, shstrtab_index);
+    let (shnum, shstrndx) = crate::elf::types::section_header_counts(&mut buf[null..null + 64], nsections, shstrtab_index);
     let h = &mut buf[..64];
     h[..4].copy_from_slice(b"\x7fELF");
     h[4] = 2; // ELFCLASS64
@@ -1184,7 +1184,7 @@ impl SymtabBuilder {
     /// Appends one symbol, its name (if any) to the string table; returns its index. `shndx`
     /// is an output section index, 0 or a `reserved_shndx`.
     fn push(&mut self, name: &[u8], info: u8, other: u8, shndx: u32, value: u64, size: u64) -> u32 {
-        let (shndx, x) = crate::elf::split_shndx(shndx);
+        let (shndx, x) = crate::elf::types::split_shndx(shndx);
         self.xindex.push(x);
         let name_off = if name.is_empty() {
             0

@@ -21,7 +21,7 @@ use object::elf;
 use object::read::elf::Sym as _;
 
 use crate::elf::resolve::{File, FileId, Resolved};
-use crate::elf::LE;
+use crate::elf::types::LE;
 
 /// The names a file defines and the names it references without `weak`.
 fn symbols(r: &Resolved, f: FileId) -> (Vec<&'static [u8]>, Vec<&'static [u8]>) {

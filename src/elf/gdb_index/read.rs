@@ -15,7 +15,7 @@ use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
 
 use crate::elf::object::{ObjFile, SecKind};
 use crate::elf::resolve::{Def, FileId, Resolved};
-use crate::elf::LE;
+use crate::elf::types::LE;
 
 type R = gimli::EndianSlice<'static, LittleEndian>;
 

@@ -11,7 +11,7 @@ use crate::elf::config::Config;
 use crate::elf::gc::Live;
 use crate::elf::object::SecKind;
 use crate::elf::resolve::{Def, File, FileId, Resolved, SymbolId};
-use crate::elf::LE;
+use crate::elf::types::LE;
 use std::collections::HashSet;
 
 /// lld's `addReservedSymbols`: `_GLOBAL_OFFSET_TABLE_` names the GOT, so an input that defines

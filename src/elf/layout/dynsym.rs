@@ -103,7 +103,7 @@ pub fn defsym_fields(l: &Layout, id: SymbolId) -> (u32, u64, u8) {
         // `alias = sym;` carries sym's type (lld's ExprValue), as a --defsym does below.
         let ty = l.script_alias_target(id).map_or(elf::STT_NOTYPE, |tid| alias_type(l, tid));
         let ty = if ty == elf::STT_TLS { elf::STT_NOTYPE } else { ty };
-        return (sec.map_or(crate::elf::reserved_shndx(elf::SHN_ABS), |s| l.osecs[s].shndx), v, ty);
+        return (sec.map_or(crate::elf::types::reserved_shndx(elf::SHN_ABS), |s| l.osecs[s].shndx), v, ty);
     }
     let v = l.sym_value[id];
     let expr = l.config.defsym.iter().rev().find(|(n, _)| n.as_bytes() == name).map(|(_, e)| e.as_str());

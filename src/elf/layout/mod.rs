@@ -24,7 +24,7 @@ use object::read::elf::{Rela as _, Sym as _};
 use crate::elf::config::Config;
 use crate::elf::object::{ObjFile, SecKind};
 use crate::elf::resolve::{Def, File, FileId, Resolved, SymbolId};
-use crate::elf::{Sym, LE};
+use crate::elf::types::{Sym, LE};
 use crate::error::{Error, Result};
 
 mod addresses;
@@ -409,7 +409,7 @@ impl<'r> Layout<'r> {
             .filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr <= v && v <= o.addr + o.size)
             .map(|o| o.shndx)
             .next_back()
-            .unwrap_or(crate::elf::reserved_shndx(elf::SHN_ABS))
+            .unwrap_or(crate::elf::types::reserved_shndx(elf::SHN_ABS))
     }
 
     pub fn is_preemptible(&self, t: Target) -> bool {

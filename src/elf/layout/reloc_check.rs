@@ -11,7 +11,7 @@ use super::{Layout, Target, N_CANON, N_COPY};
 use crate::elf::diag;
 use crate::elf::object::ObjFile;
 use crate::elf::resolve::{Def, FileId, SymbolId};
-use crate::elf::LE;
+use crate::elf::types::LE;
 
 /// The file that defines `t` as lld names it after `>>> defined in` (`f`, the referencing
 /// object, for an undefined or local symbol; `<internal>` for one the linker defines).
@@ -219,7 +219,7 @@ pub(crate) fn merge_offset_error(l: &Layout, t: Target, addend: i64) -> Option<S
 /// `merge_offset_error` for symbol `sym` of `o`, defined in `sec`.
 pub(crate) fn merge_offset_error_in(
     o: &crate::elf::object::ObjFile,
-    sym: &crate::elf::Sym,
+    sym: &crate::elf::types::Sym,
     sec: &crate::elf::object::InputSection,
     addend: i64,
 ) -> Option<String> {

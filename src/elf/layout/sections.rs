@@ -405,7 +405,7 @@ pub(super) fn order_sections(l: &mut Layout) -> Result<()> {
 
 /// lld's `OffsetGetter`: every relocation of an `.eh_frame` section (but R_X86_64_NONE) must lie
 /// inside one of its CIE or FDE records (`recs`, by offset).
-fn pieces_hold_relocs(recs: &[crate::elf::eh_frame::Record], relocs: &[crate::elf::Rela]) -> Result<()> {
+fn pieces_hold_relocs(recs: &[crate::elf::eh_frame::Record], relocs: &[crate::elf::types::Rela]) -> Result<()> {
     for rel in relocs {
         if rel.r_type(LE, false) == elf::R_X86_64_NONE {
             continue;
@@ -450,7 +450,7 @@ fn scan_eh_frame(l: &Layout, f: FileId, s: u32, live: &Live) -> Result<EhScan> {
     // binary search finds it, else the first one in the range.
     let sorted = relocs.is_sorted_by_key(|rel| rel.r_offset(LE));
     let first_rel = |off: u64, len: u64| {
-        let inside = |rel: &&crate::elf::Rela| rel.r_offset(LE) >= off && rel.r_offset(LE) < off + len;
+        let inside = |rel: &&crate::elf::types::Rela| rel.r_offset(LE) >= off && rel.r_offset(LE) < off + len;
         if sorted {
             relocs.get(relocs.partition_point(|rel| rel.r_offset(LE) < off)).filter(inside)
         } else {

@@ -9,7 +9,7 @@ use object::elf;
 use object::read::elf::Sym as _;
 
 use super::{default_versioned, File, FileNames, NameKey};
-use crate::elf::LE;
+use crate::elf::types::LE;
 
 /// Each global name file `file` defines, with the VER of a `foo@@VER` definition; `None` for a
 /// file that offers no lazy names. `names`: the file's `FileNames` (the keys `load_obj` binds

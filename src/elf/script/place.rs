@@ -173,7 +173,7 @@ pub fn plan_descs(config: &Config, r: &Resolved, live: &crate::elf::gc::Live, de
     let mut seen_common: HashSet<SymbolId> = HashSet::new();
     for (f, o) in r.objects_in_load_order() {
         let globals = o.first_global.min(o.symbols.len())..o.symbols.len();
-        if !o.symbols[globals.clone()].iter().any(|y| object::read::elf::Sym::st_shndx(y, crate::elf::LE) == elf::SHN_COMMON) {
+        if !o.symbols[globals.clone()].iter().any(|y| object::read::elf::Sym::st_shndx(y, crate::elf::types::LE) == elf::SHN_COMMON) {
             continue;
         }
         for i in globals {
@@ -278,7 +278,7 @@ fn discard_link_order_dependents(r: &Resolved, discard: &mut HashSet<(FileId, u3
             if let crate::elf::resolve::File::Obj(o) = &r.files[f] {
                 for (k, sec) in o.sections.iter().enumerate() {
                     if sec.flags & elf::SHF_LINK_ORDER as u64 != 0 {
-                        m.entry(object::read::elf::SectionHeader::sh_link(sec.hdr, crate::elf::LE)).or_default().push(k as u32);
+                        m.entry(object::read::elf::SectionHeader::sh_link(sec.hdr, crate::elf::types::LE)).or_default().push(k as u32);
                     }
                 }
             }
@@ -396,12 +396,12 @@ impl Env for Pass<'_, '_> {
             Def::Defined(f, i) => {
                 let s = self.l.sym(f, i);
                 use object::read::elf::Sym as _;
-                if s.st_shndx(crate::elf::LE) == elf::SHN_ABS {
-                    return Ok(Val::abs(s.st_value(crate::elf::LE)));
+                if s.st_shndx(crate::elf::types::LE) == elf::SHN_ABS {
+                    return Ok(Val::abs(s.st_value(crate::elf::types::LE)));
                 }
                 let sh = self.l.obj(f).shndx(i);
                 let os = self.l.sec_osec.get(f).and_then(|v| v.get(sh as usize)).copied().unwrap_or(u32::MAX);
-                let addr = self.l.section_addr(f, sh, s.st_value(crate::elf::LE)).unwrap_or(0);
+                let addr = self.l.section_addr(f, sh, s.st_value(crate::elf::types::LE)).unwrap_or(0);
                 if os == u32::MAX {
                     return Ok(Val::abs(addr));
                 }

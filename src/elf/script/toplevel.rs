@@ -67,7 +67,7 @@ impl Env for TopEnv<'_, '_> {
                 let sh = l.obj(f).shndx(i);
                 let v = l.sym_value[id];
                 let os = l.sec_osec.get(f).and_then(|v| v.get(sh as usize)).copied().unwrap_or(u32::MAX);
-                if s.st_shndx(crate::elf::LE) == elf::SHN_ABS || os == u32::MAX {
+                if s.st_shndx(crate::elf::types::LE) == elf::SHN_ABS || os == u32::MAX {
                     return Ok(Val::abs(v));
                 }
                 Ok(Val { off: v.wrapping_sub(l.osecs[os as usize].addr), sec: Some(os as usize), align: 1 })
