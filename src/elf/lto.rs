@@ -11,7 +11,8 @@
 //!   references is internalized, as lld does), or it lives in a section named like a C
 //!   identifier whose `__start_`/`__stop_` symbols are referenced;
 //! * `l` FinalDefinitionInLinkageUnit: (executable output or non-default visibility) and
-//!   defined in this link (not by a shared library, not absolute);
+//!   defined in this link (not by a shared library, not absolute, not common) when the file
+//!   is added: a bitcode definition counts only for its own file and those added before it;
 //! * `r` LinkerRedefined: `--defsym` (a script) defines it.
 
 use std::collections::HashSet;
@@ -105,6 +106,14 @@ pub fn compute(config: &Config, script: Option<&VersionScript>, r: &Resolved, fi
         .collect();
     let assigned: HashSet<&[u8]> = assigned.iter().map(|n| n.as_bytes()).collect();
     let assigned = &assigned;
+    // lld hands the files to LTO in this order and turns each prevailing bitcode definition
+    // into an undefined symbol once its file is added, so a later file's reference to it is
+    // not a final definition (`dyn_cast<Defined>(sym)` fails): `u3.o,t0,` after `main.o,t0,pl`.
+    let mut position = vec![usize::MAX; r.sym_ids.len()];
+    for (k, &f) in files.iter().enumerate() {
+        position[f] = k;
+    }
+    let position = &position;
     // Per file independently (1,141 files and ~100,000 symbols for OpenSSL's thin link).
     use rayon::prelude::*;
     files
@@ -120,7 +129,9 @@ pub fn compute(config: &Config, script: Option<&VersionScript>, r: &Resolved, fi
                     // By file, as lld (`sym->file == &f`): `foo` and `foo@@V` of one file are one symbol.
                     let prevailing = !ir.undefined() && matches!(sym.def, Def::Bitcode(df, _) if df == f) && !replaced;
                     let defined_here = match sym.def {
-                        Def::Bitcode(..) | Def::Common(..) => true,
+                        Def::Bitcode(df, _) => position[f] <= position[df],
+                        // A common symbol is not `Defined` in lld.
+                        Def::Common(..) => false,
                         Def::Defined(df, di) => {
                             let s = &r.obj(df).symbols[di];
                             s.st_shndx(crate::elf::types::LE) != elf::SHN_ABS

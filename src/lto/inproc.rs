@@ -495,20 +495,38 @@ fn parse<'s>(shim: &'s Shim, m: &super::LtoModule, id: &str, name: &str, ids: &M
 /// up in string maps millions of times (11.8 million lookups for an OpenSSL relink, each
 /// hashing and comparing the whole ID). `\x01<n>\x01` (at most 16 bytes, XXH3's shortest case)
 /// instead of lld's `./libcrypto.a(libcrypto-lib-cms_env.o at 2083662)`: 5% fewer instructions
-/// in the whole relink (callgrind). LLVM's messages get the names back (`unmask`). Where LLVM
+/// in the whole relink (callgrind). The number is the name's rank, zero-padded to one width,
+/// so the IDs sort as the names do: a backend imports from its source modules in the sorted
+/// order of their IDs, and the first module a declaration is imported from decides its
+/// attributes (`dso_local` of an `extern_weak` function from a `-fno-pic` module), so another
+/// order is other code than lld's. LLVM's messages get the names back (`unmask`). Where LLVM
 /// may print a module ID itself (`-mllvm` options, the pass manager's debug output) or write
 /// one into a file (remarks and the other `Knob`s), and for an index-only link's files, the IDs
 /// are the names; DTLTO's shards get theirs back (`shardpaths.rs`).
 pub struct ModuleIds {
     pub ids: &'static [String],
-    names: &'static [String],
+    /// The names by rank (the number inside a short ID).
+    by_rank: Vec<&'static str>,
     short: bool,
 }
 
 impl ModuleIds {
     pub fn new(names: &'static [String], short: bool) -> ModuleIds {
-        let ids = if short { Box::leak((0..names.len()).map(|i| format!("\u{1}{i}\u{1}")).collect::<Vec<_>>().into_boxed_slice()) } else { names };
-        ModuleIds { ids, names, short }
+        let mut by_rank: Vec<&'static str> = names.iter().map(String::as_str).collect();
+        by_rank.sort_unstable();
+        if !short {
+            return ModuleIds { ids: names, by_rank, short };
+        }
+        let width = names.len().saturating_sub(1).to_string().len();
+        let ids = names
+            .iter()
+            .map(|n| {
+                // Equal names share a rank (LLVM refuses two modules of one ID anyway).
+                let rank = by_rank.partition_point(|m| *m < n.as_str());
+                format!("\u{1}{rank:0width$}\u{1}")
+            })
+            .collect::<Vec<_>>();
+        ModuleIds { ids: Box::leak(ids.into_boxed_slice()), by_rank, short }
     }
 
     /// `text` with every short module ID replaced by the module's name.
@@ -523,7 +541,7 @@ impl ModuleIds {
             let after = &rest[at + 1..];
             let digits = after.bytes().take_while(u8::is_ascii_digit).count();
             let name =
-                (digits > 0 && after[digits..].starts_with('\u{1}')).then(|| after[..digits].parse::<usize>().ok()).flatten().and_then(|i| self.names.get(i));
+                (digits > 0 && after[digits..].starts_with('\u{1}')).then(|| after[..digits].parse::<usize>().ok()).flatten().and_then(|i| self.by_rank.get(i));
             match name {
                 Some(n) => {
                     out.push_str(n);
@@ -724,12 +742,20 @@ fn print_diag(severity: c_int, msg: &str) {
 mod tests {
     #[test]
     fn short_module_ids_unmask() {
-        let names: &'static [String] = Box::leak(vec!["./a.a(x.o at 8)".to_string(), "b.o".to_string()].into_boxed_slice());
+        let names: &'static [String] = Box::leak(vec!["b.o".to_string(), "./a.a(x.o at 8)".to_string()].into_boxed_slice());
         let ids = super::ModuleIds::new(names, true);
-        assert_eq!(ids.ids, ["\u{1}0\u{1}", "\u{1}1\u{1}"]);
+        // Ranked as the names sort, so the IDs sort the same way.
+        assert_eq!(ids.ids, ["\u{1}1\u{1}", "\u{1}0\u{1}"]);
         assert!(ids.ids.iter().all(|i| i.len() <= 16));
-        let text = format!("conflicting values in '{}' and '{}'", ids.ids[0], ids.ids[1]);
+        let text = format!("conflicting values in '{}' and '{}'", ids.ids[1], ids.ids[0]);
         assert_eq!(ids.unmask(&text), "conflicting values in './a.a(x.o at 8)' and 'b.o'");
+        let many: &'static [String] = Box::leak((0..12).rev().map(|i| format!("m{i:02}.o")).collect::<Vec<_>>().into_boxed_slice());
+        let wide = super::ModuleIds::new(many, true);
+        assert_eq!(wide.ids[0], "\u{1}11\u{1}");
+        assert_eq!(wide.ids[11], "\u{1}00\u{1}");
+        let mut sorted = wide.ids.to_vec();
+        sorted.sort();
+        assert_eq!(sorted.iter().map(|i| wide.unmask(i)).collect::<Vec<_>>(), many.iter().rev().cloned().collect::<Vec<_>>());
         // Not an ID: left as it is.
         assert_eq!(ids.unmask("a\u{1}7\u{1}b \u{1}x\u{1} \u{1}"), "a\u{1}7\u{1}b \u{1}x\u{1} \u{1}");
         let same = super::ModuleIds::new(names, false);

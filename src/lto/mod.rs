@@ -659,12 +659,18 @@ fn open_staging(req: &LtoRequest, out: &str, persistent: Option<&PathBuf>) -> Re
     Ok((staging, stage_rel))
 }
 
-/// Each module's ID in the staging tree: `<prefix><content hash>-<file name>`, so the same
-/// bitcode gets the same ID in every link; the same bytes under the same name twice (a file
-/// named twice, or copies in two directories) get `-2`, `-3`... after the hash. All in one
-/// directory: a directory per module was an inode more to allocate and free per module.
+/// Each module's ID in the staging tree: `<prefix><rank>-<content hash>-<file name>`, so the
+/// same bitcode under the same names gets the same ID in every link; the same bytes under the
+/// same name twice (a file named twice, or copies in two directories) get `-2`, `-3`... after
+/// the hash. The rank (zero-padded) is the module name's place in sorted order, so the IDs sort
+/// as lld's module names do: a backend imports from its source modules in that order, and the
+/// first one a declaration comes from decides its attributes (see `inproc::ModuleIds`). All
+/// in one directory: a directory per module was an inode more to allocate and free per module.
 fn module_ids(req: &LtoRequest, names: &[String], digests: &[[u8; 16]], prefix: &str) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
+    let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
+    sorted.sort_unstable();
+    let width = names.len().saturating_sub(1).to_string().len();
     req.modules
         .iter()
         .zip(names)
@@ -672,11 +678,12 @@ fn module_ids(req: &LtoRequest, names: &[String], digests: &[[u8; 16]], prefix: 
         .map(|((_, n), digest)| {
             let tag = content_tag(digest);
             let file = stage_name(n);
-            let mut id = format!("{prefix}{tag}-{file}");
+            let rank = sorted.partition_point(|m| *m < n.as_str());
+            let mut id = format!("{prefix}{rank:0width$}-{tag}-{file}");
             let mut k = 1;
             while !seen.insert(id.clone()) {
                 k += 1;
-                id = format!("{prefix}{tag}-{k}-{file}");
+                id = format!("{prefix}{rank:0width$}-{tag}-{k}-{file}");
             }
             id
         })
