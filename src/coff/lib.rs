@@ -158,8 +158,10 @@ pub fn write(members: &[NewMember], opts: Options) -> Vec<u8> {
     let map_names: usize = syms.map.keys().map(|k| k.len() + 1).sum();
     let symmap_size = pad2(8 + 4 * members.len() + 2 * syms.map.len() + map_names);
     let strtab_member = if strtab.is_empty() { 0 } else { HEADER + pad2(strtab.len()) };
+    // A GNU archive without symbols gets no symbol table at all (llvm-lib's writer).
+    let write_symtab = opts.symtab && (format == Format::Coff || !syms.names.is_empty());
     let mut headers_size = 8 + strtab_member;
-    if opts.symtab {
+    if write_symtab {
         headers_size += HEADER + symtab_size;
         if format == Format::Coff {
             headers_size += HEADER + symmap_size;
@@ -174,7 +176,7 @@ pub fn write(members: &[NewMember], opts: Options) -> Vec<u8> {
 
     let mut out = Vec::with_capacity(pos);
     out.extend_from_slice(if opts.thin { b"!<thin>\n" } else { b"!<arch>\n" });
-    if opts.symtab && (format == Format::Coff || !syms.names.is_empty()) {
+    if write_symtab {
         symtab_header(&mut out, symtab_size);
         let start = out.len();
         out.extend_from_slice(&(syms.members.len() as u32).to_be_bytes());

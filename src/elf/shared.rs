@@ -137,13 +137,14 @@ impl SharedFile {
         let mut ro_ranges = Vec::new();
         // lld's isReadOnly: inside a non-writable PT_LOAD or PT_GNU_RELRO (vtables and
         // typeinfo in .data.rel.ro count as read-only).
-        let rd16 = |o: usize| data.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize);
-        let rd32 = |o: usize| data.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        let rd64 = |o: usize| data.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
+        let at = |o: usize, n: usize| o.checked_add(n).and_then(|end| data.get(o..end));
+        let rd16 = |o: usize| at(o, 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize);
+        let rd32 = |o: usize| at(o, 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let rd64 = |o: usize| at(o, 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
         if let (Some(phoff), Some(phentsize), Some(phnum)) = (rd64(0x20), rd16(0x36), rd16(0x38)) {
             for k in 0..phnum.min(4096) {
                 let Some(base) = (phoff as usize).checked_add(k.saturating_mul(phentsize)) else { break };
-                let (Some(ty), Some(flags), Some(vaddr), Some(memsz)) = (rd32(base), rd32(base + 4), rd64(base + 16), rd64(base + 40)) else { break };
+                let (Some(ty), Some(flags), Some(vaddr), Some(memsz)) = (rd32(base), rd32(base.saturating_add(4)), rd64(base.saturating_add(16)), rd64(base.saturating_add(40))) else { break };
                 if (ty == elf::PT_LOAD || ty == elf::PT_GNU_RELRO) && flags & elf::PF_W == 0 {
                     ro_ranges.push((vaddr, memsz));
                 }
