@@ -478,8 +478,9 @@ pub fn relax_tls_ie_to_le(sec: &mut [u8], off: usize) -> bool {
             true
         }
         0x03 => {
-            if reg == 4 && rex & 0x04 == 0 {
-                // add to %rsp: keep it an add with immediate.
+            if reg == 4 {
+                // add to %rsp or %r12: keep it an add with immediate (`lea tpoff(%rsp|%r12)`
+                // needs a SIB byte, which does not fit).
                 sec[rex_i] = new_rex;
                 sec[op_i] = 0x81;
                 sec[modrm_i] = 0xc0 | reg;
@@ -665,6 +666,21 @@ mod tests {
         let mut c = [0x4c, 0x8b, 0x25, 0, 0, 0, 0];
         assert!(relax_tls_ie_to_le(&mut c, 3));
         assert_eq!(c[..3], [0x49, 0xc7, 0xc4]);
+    }
+
+    #[test]
+    fn ie_to_le_add_to_r12_and_rsp_stays_add() {
+        // 4c 03 25 <disp>: add x@gottpoff(%rip), %r12 -> 49 81 c4: add $tpoff, %r12 (as lld)
+        let mut c = [0x4c, 0x03, 0x25, 0, 0, 0, 0];
+        assert!(relax_tls_ie_to_le(&mut c, 3));
+        assert_eq!(c[..3], [0x49, 0x81, 0xc4]);
+        let mut c = [0x48, 0x03, 0x25, 0, 0, 0, 0];
+        assert!(relax_tls_ie_to_le(&mut c, 3));
+        assert_eq!(c[..3], [0x48, 0x81, 0xc4]);
+        // 4c 03 2d: add ..., %r13 -> 4d 8d ad: lea tpoff(%r13), %r13
+        let mut c = [0x4c, 0x03, 0x2d, 0, 0, 0, 0];
+        assert!(relax_tls_ie_to_le(&mut c, 3));
+        assert_eq!(c[..3], [0x4d, 0x8d, 0xad]);
     }
 
     #[test]

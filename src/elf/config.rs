@@ -176,7 +176,7 @@ pub struct Config {
     /// so that it and the scripts' assignments apply in command-line order (lld).
     pub defsym_at: Vec<usize>,
     /// For each `defsym` after the scripts joined them: where lld says it was written
-    /// (`-defsym:1`, or a script's `file:line`), for `symbol not found`.
+    /// (`--defsym:1`, or a script's `file:line`), for `symbol not found`.
     pub defsym_loc: Vec<String>,
     pub wrap: Vec<String>,
     pub plugin: Option<String>,

@@ -168,7 +168,7 @@ fn merge_defsyms(config: &mut Config, assigns: Vec<(usize, String, String, Strin
     let at = std::mem::take(&mut config.defsym_at);
     for (k, d) in std::mem::take(&mut config.defsym).into_iter().enumerate() {
         // A --defsym after n inputs comes before the scripts of input n.
-        all.push((2 * at.get(k).copied().unwrap_or(0), all.len(), d, "-defsym:1".to_string()));
+        all.push((2 * at.get(k).copied().unwrap_or(0), all.len(), d, "--defsym:1".to_string()));
     }
     for (ai, name, text, pos) in assigns {
         all.push((2 * ai.min(usize::MAX / 4) + 1, all.len(), (name, text), pos));

@@ -1328,13 +1328,24 @@ impl<'c> Resolver<'c> {
                 self.r.symbols[id].default_version = default_version;
             }
             ids.push(id);
-            {
-                let sym = &mut self.r.symbols[id];
-                if vis_rank(vis) < vis_rank(sym.visibility) {
-                    sym.visibility = vis;
+            // A reference `--wrap` renamed (`foo` bound as `__wrap_foo`) gives its visibility to
+            // the name it was written with: lld merges visibility while reading the file and
+            // redirects the reference afterwards, so a hidden reference to `foo` hides `foo`.
+            let vis_id = if shndx == elf::SHN_UNDEF && vis != elf::STV_DEFAULT && !self.config.wrap.is_empty() {
+                let File::Obj(o) = &self.r.files[f] else { unreachable!() };
+                let written = o.sym_name(i);
+                if written != name {
+                    self.intern_key(NameKey::new(written))
+                } else {
+                    id
                 }
-                sym.used_in_regular = true;
+            } else {
+                id
+            };
+            if vis_rank(vis) < vis_rank(self.r.symbols[vis_id].visibility) {
+                self.r.symbols[vis_id].visibility = vis;
             }
+            self.r.symbols[id].used_in_regular = true;
             if bind == elf::STB_LOCAL {
                 self.errors.push(format!(
                     "{}: local symbol {} found in the global part of the symbol table",

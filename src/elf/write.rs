@@ -530,7 +530,10 @@ fn fill_chunks(l: &Layout, i: usize, range: std::ops::Range<usize>, start: u64, 
                     apply_relocs(l, f, s, os.addr + off, dst, errs);
                 }
             }
-            Chunk::Merged(m) => l.merged[m].write_to(dst),
+            Chunk::Merged(m) => {
+                l.merged[m].write_to(dst);
+                apply_merged_relocs(l, m, os.addr + off, dst, errs);
+            }
             Chunk::Bss(_) => {}
             Chunk::Synthetic(Synth::EhFrame) => write_eh_frame(l, dst, errs),
             Chunk::Synthetic(Synth::EhFrameHdr) => write_eh_frame_hdr(l, dst, errs),
@@ -557,8 +560,55 @@ fn tpoff(l: &Layout, s: u64) -> u64 {
     s.wrapping_sub(l.tls_end())
 }
 
+/// Applies the relocations of the mergeable input sections of merged chunk `m` (at `base`,
+/// written to `dst`): gcc's constant pools of non-PIC code (`.rodata.cst8` holding a function's
+/// address) carry them. Each relocation is applied to its piece where the piece landed, as lld
+/// does: pieces are merged by their bytes before relocation, so when two merged pieces carry
+/// different relocations the later input's value wins, as in lld.
+fn apply_merged_relocs(l: &Layout, m: usize, base: u64, dst: &mut [u8], errs: &mut Vec<String>) {
+    let merged = &l.merged[m];
+    let mut inputs: Vec<(usize, u32)> = merged.pieces.keys().copied().filter(|&(f, s)| !l.obj(f).sections[s as usize].relocs.is_empty()).collect();
+    if inputs.is_empty() {
+        return;
+    }
+    inputs.sort_unstable();
+    for (f, s) in inputs {
+        let sec = &l.obj(f).sections[s as usize];
+        let pieces = &merged.pieces[&(f, s)];
+        let mut copy = sec.data.to_vec();
+        let mut touched: Vec<(u64, u64)> = Vec::new();
+        for (k, rel) in sec.relocs.iter().enumerate() {
+            let off = rel.r_offset(LE);
+            let Some((pin, pout)) = pieces.find(off) else { continue };
+            if !pieces.is_live(off) {
+                continue;
+            }
+            apply_relocs_in(l, f, s, (base + pout).wrapping_sub(pin), &mut copy, errs, k..k + 1);
+            touched.push((pin, pout));
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        for (pin, pout) in touched {
+            // The piece runs to the next piece's start (or the section's end).
+            let next = pieces.list.partition_point(|&(i, _)| i <= pin);
+            let end = pieces.list.get(next).map_or(copy.len() as u64, |&(i, _)| i);
+            let len = (end - pin) as usize;
+            let (pin, pout) = (pin as usize, pout as usize);
+            if pout + len <= dst.len() {
+                dst[pout..pout + len].copy_from_slice(&copy[pin..pin + len]);
+            }
+        }
+    }
+}
+
 /// Applies the relocations of input section (f, s), whose copy is `dst` at address `base`.
 fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &mut Vec<String>) {
+    let n = l.obj(f).sections[s as usize].relocs.len();
+    apply_relocs_in(l, f, s, base, dst, errs, 0..n);
+}
+
+/// `apply_relocs` for the relocations `ks` (indexes into the section's relocations).
+fn apply_relocs_in(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &mut Vec<String>, ks: std::ops::Range<usize>) {
     let o = l.obj(f);
     let sec = &o.sections[s as usize];
     let alloc = sec.flags & elf::SHF_ALLOC as u64 != 0;
@@ -570,7 +620,7 @@ fn apply_relocs(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs: &
     // The scan's fixes of this section, in relocation order, walked alongside.
     let fixes = if alloc { l.section_fixes(f, s) } else { &[] };
     let mut next_fix = 0;
-    for (k, rel) in sec.relocs.iter().enumerate() {
+    for (k, rel) in sec.relocs.iter().enumerate().skip(ks.start).take(ks.len()) {
         let mut fix = SiteFix::Normal;
         while next_fix < fixes.len() && fixes[next_fix].1 as usize <= k {
             if fixes[next_fix].1 as usize == k {
@@ -1537,7 +1587,7 @@ pub(crate) fn defsym_shndx(l: &Layout, id: crate::elf::resolve::SymbolId) -> u32
     let Some(target) = expr.and_then(crate::elf::resolve::defsym_target) else {
         return if expr.is_some() { ABS } else { l.shndx_at(l.sym_value[id]) };
     };
-    l.r.lookup(target.as_bytes())
+    l.r.lookup_expr(target.as_bytes())
         .filter(|&t| !matches!(l.r.symbols[t].def, Def::Synthetic))
         .and_then(|t| global_entry(l, t))
         .map(|e| e.1)

@@ -9,6 +9,13 @@ const MAIN_FOO: &[(&str, &str, &[&str])] =
     &[("main.c", "int foo(void);\nvoid _start(void) { foo(); }\n", &[]), ("foo.c", "int foo(void) { return 0; }\n", &[])];
 
 pub const CASES: &[Case] = &[
+    // A --defsym naming a symbol nothing defines (lld names the option `--defsym`, however
+    // it was spelt).
+Case {
+        name: "elf-defsym-symbol-not-found",
+        sources: &[("main.c", "int main(void) { return 0; }\n", &[])],
+        args: &["-e", "main", "-defsym=alias=nosuch", "main.o"],
+        lld: Error, ..D },
     // --warn-backrefs: main.o refers to foo, which only a --start-lib object named before it
     // defines (GNU ld would not find it); --fatal-warnings makes the warning fail the link.
 Case {

@@ -110,7 +110,8 @@ pub fn defsym_fields(l: &Layout, id: SymbolId) -> (u32, u64, u8) {
     let target = expr.and_then(crate::elf::resolve::defsym_target);
     let shndx = crate::elf::write::defsym_shndx(l, id);
     // Only a bare name carries its type (lld: `sym+4` is NOTYPE).
-    let ty = target.filter(|t| expr.is_some_and(|e| e.trim() == *t)).and_then(|t| l.r.lookup(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| alias_type(l, tid));
+    let ty =
+        target.filter(|t| expr.is_some_and(|e| e.trim() == *t)).and_then(|t| l.r.lookup_expr(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| alias_type(l, tid));
     (shndx, v, ty)
 }
 

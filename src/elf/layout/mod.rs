@@ -527,7 +527,7 @@ impl<'r> Layout<'r> {
                 target.clone()
             }
         };
-        self.r.lookup(target.as_bytes())
+        self.r.lookup_expr(target.as_bytes())
     }
 
     /// The address of defined global `id`'s canonical IPLT entry, when it is an IFUNC whose
@@ -768,9 +768,14 @@ impl<'r> Layout<'r> {
         self.addr_of(t).wrapping_add(addend as u64)
     }
 
+    /// The thread pointer's place relative to the TLS segment (x86-64's variant II: the block
+    /// ends at the thread pointer): its end rounded up to the segment's alignment. The loader
+    /// keeps `p_vaddr`'s offset within the alignment (glibc's `l_tls_firstbyte_offset`), so
+    /// a segment a script starts off-alignment still gets aligned variables (lld's
+    /// `getTlsTpOffset`: `p_memsz + ((-p_vaddr - p_memsz) & (p_align - 1))` below the pointer).
     pub fn tls_end(&self) -> u64 {
         match self.tls {
-            Some((start, memsz, align)) => start + align_up(memsz, align),
+            Some((start, memsz, align)) => align_up(start + memsz, align),
             None => 0,
         }
     }

@@ -394,7 +394,11 @@ fn scan_abs(l: &Layout, site: &RelSite, out: &mut ScanOut) {
     };
     if l.is_preemptible(t) {
         let Target::Global(id) = t else { unreachable!() };
-        if info.field.size() == 8 && (writable || !l.config.z_text) {
+        // A position-dependent executable's absolute address of a symbol no input defines is
+        // zero at link time (lld: no dynamic relocation, although the symbol is dynamic and
+        // its GOT and PLT entries are bound by the loader).
+        let undefined_in_pde = !l.is_pic && matches!(r.symbols[id].def, Def::Undefined | Def::Lazy(_));
+        if info.field.size() == 8 && (writable || !l.config.z_text) && !undefined_in_pde {
             out.dynrels.push(DynRel { place: Place::Input(f, s as u32, off), r_type: arch::r::R64, sym: Some(id), addend: Addend::Const(addend) });
             out.fixes.push((s as u32, k as u32, if apply { SiteFix::WriteAddend } else { SiteFix::Skip }));
         } else if l.config.shared {

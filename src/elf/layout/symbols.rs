@@ -109,7 +109,7 @@ pub(super) fn symbol_values(l: &mut Layout) -> Result<()> {
                     l.canonical_ifunc_addr(tid).unwrap_or(values[tid])
                 }
                 _ => {
-                    let loc = l.config.defsym_loc.get(k).map_or("-defsym:1", String::as_str);
+                    let loc = l.config.defsym_loc.get(k).map_or("--defsym:1", String::as_str);
                     return Err(Error::new(format!("{loc}: symbol not found: {t}")));
                 }
             },
