@@ -256,7 +256,10 @@ impl Run<'_> {
         let show = |o: &Outcome| format!("{}\n--- stdout ---\n{}--- stderr ---\n{}", o.status_text(), String::from_utf8_lossy(&o.stdout), o.stderr_text());
         let detail = || format!("=== dtld-linked program: {}\n=== lld-linked program: {}", show(ours), show(theirs));
         if ours.status_text() != theirs.status_text() {
-            return Ok(Verdict::Diverged(DivKind::Exit, detail(), None));
+            // The two statuses are the signature: a bucket may name "ld.lld's program crashes,
+            // dtld's runs" (an lld bug) without claiming other exit divergences of its features.
+            let signature = format!("run: dtld {}, ld.lld {}", ours.status_text(), theirs.status_text());
+            return Ok(Verdict::Diverged(DivKind::Exit, detail(), Some(signature)));
         }
         if ours.stdout != theirs.stdout {
             return Ok(Verdict::Diverged(DivKind::Stdout, format!("{}\n{}", first_line_difference(&ours.stdout, &theirs.stdout), detail()), None));
@@ -419,7 +422,9 @@ fn compare_links(ours: &Outcome, theirs: &Outcome) -> LinkCmp {
     match (ours.success(), theirs.success()) {
         (true, true) => LinkCmp::BothOk,
         (false, false) => {
-            let (os, ts) = (ours.stderr_text(), theirs.stderr_text());
+            // The programs are named after their linker (prog.dtld, prog.lld), and so are LTO's
+            // objects in messages (`../prog.lld.lto.main.o`).
+            let (os, ts) = (ours.stderr_text().replace("prog.dtld", "prog.$LINKER"), theirs.stderr_text().replace("prog.lld", "prog.$LINKER"));
             let (o, t) = (first_error(&os), first_error(&ts));
             // ld.lld reports undefined symbols in an order that changes from run to run: the
             // first errors agree when each is among the other side's errors.
