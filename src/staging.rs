@@ -160,6 +160,21 @@ impl StagingDir {
         Self::open_impl(name, true, true)
     }
 
+    /// Renames each entry for which `rename` gives a new name that no entry has yet (a rename
+    /// keeps the file: its inode, its bytes, its page cache).
+    pub fn rename_entries(&self, rename: &dyn Fn(&CStr) -> Option<CString>) {
+        let fd = self.fd.as_raw_fd();
+        let Ok(names) = list(fd) else { return };
+        for name in names {
+            let Some(new) = rename(&name) else { continue };
+            if new.as_c_str() == name.as_c_str() || lstat_at(fd, &new).is_ok() {
+                continue;
+            }
+            // SAFETY: renameat within a directory descriptor we own, NUL-terminated names.
+            unsafe { libc::renameat(fd, name.as_ptr(), fd, new.as_ptr()) };
+        }
+    }
+
     /// Removes every entry of the directory whose name `keep` rejects (the lock always stays).
     pub fn retain(&self, keep: &dyn Fn(&CStr) -> bool) {
         clear_at(self.fd.as_raw_fd(), &|n: &CStr| n == c".lock" || keep(n), 0);

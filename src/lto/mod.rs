@@ -501,6 +501,13 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     if persistent.is_some() {
         // What a previous link of this output staged and that this one does not use goes;
         // the rest is reused (`thinlink::place`) or rewritten in place (`lto.<task>`).
+        // A module staged by an earlier link under another rank (the set of modules changed)
+        // is renamed to its new ID rather than staged again.
+        let by_content: std::collections::HashMap<&[u8], &str> = ids.iter().filter_map(|i| Some((unranked(i.as_bytes())?, i.as_str()))).collect();
+        staging.rename_entries(&|n: &std::ffi::CStr| {
+            let id = by_content.get(unranked(n.to_bytes())?)?;
+            std::ffi::CString::new(*id).ok()
+        });
         let keep: std::collections::HashSet<&[u8]> = ids.iter().map(|i| i.as_bytes()).collect();
         staging.retain(&|n: &std::ffi::CStr| {
             let n = n.to_bytes();
@@ -688,6 +695,12 @@ fn module_ids(req: &LtoRequest, names: &[String], digests: &[[u8; 16]], prefix: 
             id
         })
         .collect()
+}
+
+/// A staged module ID without its rank (`<hash>-<file>` of `<rank>-<hash>-<file>`).
+fn unranked(id: &[u8]) -> Option<&[u8]> {
+    let dash = id.iter().position(|&b| b == b'-')?;
+    (dash > 0 && id[..dash].iter().all(u8::is_ascii_digit)).then(|| &id[dash + 1..])
 }
 
 /// One backend job per module the thin link wrote a shard for (its output

@@ -99,10 +99,13 @@ fn cases() -> Vec<&'static Case> {
     [elf_driver::CASES, elf_input::CASES, elf_symbols::CASES, elf_relocs::CASES, elf_script::CASES, coff::CASES, coff::CASES2].into_iter().flatten().collect()
 }
 
-/// stderr with the program name and the trial directory taken out.
+/// stderr with the program name and the trial directory taken out, and a line that repeats the
+/// one before it said once: lld reports an expression's error once per address-assignment
+/// pass (`--defsym:1: symbol not found` three times), the same diagnostic.
 fn normalize(err: &str, dir: &Path) -> String {
     let d = format!("{}/", dir.display());
-    err.lines()
+    let mut lines: Vec<String> = err
+        .lines()
         .map(|l| {
             let l = l.replace(&d, "");
             for p in ["dtld: ", "ld.lld-22: ", "ld.lld: ", "lld-link-22: ", "lld-link: ", "lld: "] {
@@ -112,8 +115,9 @@ fn normalize(err: &str, dir: &Path) -> String {
             }
             l
         })
-        .collect::<Vec<_>>()
-        .join("\n")
+        .collect();
+    lines.dedup();
+    lines.join("\n")
 }
 
 fn compile(case: &Case, dir: &Path) -> Result<(), String> {
