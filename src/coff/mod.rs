@@ -127,6 +127,7 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
                 output: &config.output,
                 format: crate::lto::irsymtab::ObjectFormat::Coff,
                 pic: false,
+                relocatable: false,
                 verbose: config.verbose,
                 opts: &opts,
                 modules: resolver.lto_modules(),

@@ -179,6 +179,7 @@ pub fn run(
         output: &config.output,
         format: crate::lto::irsymtab::ObjectFormat::Elf,
         pic: config.pie || config.shared,
+        relocatable: config.relocatable,
         verbose: config.verbose,
         opts: &opts,
         modules,

@@ -13,7 +13,7 @@
 //! 5. `layout::layout`: liveness (`gc`), output sections (`merge`, `cgsort`), the relocation
 //!    scan, dynamic symbols, addresses, symbol values;
 //! 6. `write::write_output`: the memory-mapped output filled in parallel, build id, rename;
-//! 7. `map::write_map`: `-Map`. `-r` leaves after step 3 for `relocatable`.
+//! 7. `map::write_map`: `-Map`. `-r` leaves after step 4 for `relocatable`.
 
 pub mod android_rela;
 pub mod archive_stats;
@@ -102,16 +102,6 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
         trace.stage("Resolve LTO objects", "", t);
     }
     let recycle = recycle.flatten();
-    if config.relocatable {
-        let resolved = resolver.finish()?;
-        if let Some(r) = recycle {
-            r.join(&mut trace);
-        }
-        let written = relocatable::write_relocatable(config, &resolved);
-        // Not freed, as after a native link.
-        std::mem::forget(resolved);
-        return written.and_then(|()| finish_trace(config, &trace));
-    }
     // What LTO leaves under way (the staging directory's removal, the link-cache entry, LLVM's
     // state being freed) goes on until the output is written (dropped last).
     let mut lto_cleanup = None;
@@ -138,6 +128,18 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
         let t = std::time::Instant::now();
         resolver.add_lto_objects(out.objects)?;
         trace.stage("Resolve LTO objects", "", t);
+    }
+    if config.relocatable {
+        // With bitcode, LTO's objects (every symbol kept visible) are what `-r` combines.
+        let resolved = resolver.finish()?;
+        if let Some(r) = recycle {
+            r.join(&mut trace);
+        }
+        let written = relocatable::write_relocatable(config, &resolved);
+        // Not freed, as after a native link.
+        std::mem::forget(resolved);
+        drop(lto_cleanup);
+        return written.and_then(|()| finish_trace(config, &trace));
     }
     let t = std::time::Instant::now();
     let resolved = resolver.finish()?;

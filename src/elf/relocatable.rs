@@ -50,11 +50,12 @@
 //! * lld creates an unused NOBITS `COMMON` section (sized for the commons, which stay
 //!   SHN_COMMON); dtld does not.
 //! * `--gc-sections` is ignored (lld collects garbage from the `-e`/`-u` roots).
-//! * Of a linker script's `SECTIONS`, only `/DISCARD/` is applied; other output section
-//!   descriptions are an error (lld places the inputs in the script's output sections).
+//! * A linker script's `SECTIONS` is applied as lld applies it under `-r` (`relocatable/
+//!   script.rs`), but data commands and assignments inside a description are an error.
 //! * lld places a `.rela` section where its first input relocation section appeared; dtld puts
 //!   each `.rela` right after its section.
-//! * LLVM bitcode inputs are an error ("LLVM bitcode input with -r is not supported yet").
+//! * LLVM bitcode inputs go through LTO first (`elf::link`), as lld's: the objects it returns,
+//!   every symbol kept visible, are what this writes.
 //!   GCC LTO objects are not: with GCC's plugin they are replaced, before this writer runs, by
 //!   the object the plugin returns for `LDPO_REL` (merged IR, or native code), as GNU ld does
 //!   (`lto::gcc`); that object's `.gnu.lto_*` sections (SHF_EXCLUDE) are kept like any section.
@@ -375,7 +376,6 @@ pub fn write_relocatable(config: &Config, r: &Resolved) -> Result<()> {
             continue;
         }
         match file {
-            File::Bitcode(b) => errors.push(format!("{}: LLVM bitcode input with -r is not supported yet", b.input.name)),
             File::Shared(s) => errors.push(format!("attempted static link of dynamic object {}", s.input.name)),
             _ => {}
         }
@@ -514,7 +514,8 @@ struct Selection {
 }
 
 /// COMDAT selection, recomputed in load order as the resolver did (the first file to bring a
-/// signature keeps its group); non-COMDAT groups are always kept. A discarded group drops its
+/// signature keeps its group); non-COMDAT groups are always kept, and so are the groups of
+/// LTO's objects (lld reads them ignoring COMDATs). A discarded group drops its
 /// members and its SHT_GROUP section, on top of what the resolver discarded.
 fn select_comdats(r: &Resolved, objs: &[FileId]) -> Result<Selection> {
     let nfiles = r.files.len();
@@ -542,7 +543,8 @@ fn select_comdats(r: &Resolved, objs: &[FileId]) -> Result<Selection> {
                 continue;
             }
             let comdat = words[0] & elf::GRP_COMDAT != 0;
-            let kept = if comdat {
+            let from_lto = r.lto_first_file.is_some_and(|first| f >= first);
+            let kept = if comdat && !from_lto {
                 let sig = o.groups.iter().find(|g| g.0 as usize == i).map(|g| g.1).unwrap_or(b"");
                 comdat_seen.insert(sig) && !members.iter().any(|&m| r.discarded[f].get(m as usize).copied().unwrap_or(false))
             } else {

@@ -297,6 +297,9 @@ pub struct Resolved {
     /// COMDAT group signature → the file whose group was kept (for lld's message about a
     /// reference into a discarded group).
     pub comdat_winners: FastMap<&'static [u8], FileId>,
+    /// The first file LTO generated, if it ran: lld reads those objects ignoring COMDATs
+    /// (each keeps its groups, even with a signature seen before).
+    pub lto_first_file: Option<FileId>,
     /// With bitcode and a version script: what the script's checks found before LTO (lld's
     /// order), reported by `apply_versions` instead of checking the final symbols.
     pub version_errors_before_lto: Option<Vec<String>>,
@@ -534,6 +537,7 @@ impl<'c> Resolver<'c> {
                 common_align: Default::default(),
                 wrap_redirect: Default::default(),
                 comdat_winners: Default::default(),
+                lto_first_file: None,
                 version_errors_before_lto: None,
             },
             comdats: FastMap::default(),
@@ -643,6 +647,7 @@ impl<'c> Resolver<'c> {
         }
         let first = self.r.files.len();
         self.lto_first_file = Some(first);
+        self.r.lto_first_file = Some(first);
         let objects: Vec<&'static InputFile> = objects.into_iter().map(|o| &*Box::leak(Box::new(o))).collect();
         let opts =
             ParseOpts { merge: self.config.opt_level > 0 || self.config.relocatable, relocatable: self.config.relocatable, execstack: self.config.z_execstack };

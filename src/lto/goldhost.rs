@@ -46,7 +46,7 @@ use crate::lto::thinlink::{self, CodegenSettings, Module, ThinLinkOutput};
 pub const HELPER_FLAG: &str = "--dtld-gold-helper";
 
 use super::plugin_api::{
-    format_message, is_undef, PluginInputFile, PluginSymbol, LDPL_ERROR, LDPL_FATAL, LDPL_WARNING, LDPO_DYN, LDPO_EXEC, LDPO_PIE, LDPR_PREEMPTED_IR,
+    format_message, is_undef, PluginInputFile, PluginSymbol, LDPL_ERROR, LDPL_FATAL, LDPL_WARNING, LDPO_DYN, LDPO_EXEC, LDPO_PIE, LDPO_REL, LDPR_PREEMPTED_IR,
     LDPR_PREEMPTED_REG, LDPR_PREVAILING_DEF, LDPR_PREVAILING_DEF_IRONLY, LDPR_RESOLVED_EXEC, LDPR_RESOLVED_IR, LDPR_UNDEF, LDPS_BAD_HANDLE, LDPS_ERR,
     LDPS_NO_SYMS, LDPS_OK, LDPT_ADD_INPUT_FILE, LDPT_ADD_SYMBOLS, LDPT_GET_INPUT_FILE, LDPT_GET_SYMBOLS, LDPT_GET_SYMBOLS_V2, LDPT_GET_SYMBOLS_V3,
     LDPT_GET_VIEW, LDPT_MESSAGE, LDPT_RELEASE_INPUT_FILE,
@@ -168,6 +168,9 @@ pub(crate) fn plugin_options(opts: &LtoOptions, cg: &CodegenSettings, obj_path: 
 }
 
 fn linker_output(cg: &CodegenSettings, modules: &[Module]) -> usize {
+    if cg.relocatable {
+        return LDPO_REL;
+    }
     if !cg.pic {
         return LDPO_EXEC;
     }
@@ -954,7 +957,7 @@ mod tests {
                 place: true,
             })
             .collect();
-        let cg = CodegenSettings { opt_level: 2, cg_opt_level: None, pic: false, mcpu: None, mattrs: Vec::new(), threads: 2 };
+        let cg = CodegenSettings { opt_level: 2, cg_opt_level: None, pic: false, relocatable: false, mcpu: None, mattrs: Vec::new(), threads: 2 };
         let opts = LtoOptions::default();
         let (dg, dl) = (tmp.join("gold"), tmp.join("lto2"));
         for d in [&dg, &dl] {

@@ -397,12 +397,11 @@ pub fn unsupported(req: &LtoRequest, names: &[String], mode: Mode) -> Option<Str
 /// The code generation options as `llvm-lto2` gets them on its command line (`thinlink.rs`),
 /// for LLVM's option parser.
 fn cl_args(req: &LtoRequest, cg: &CodegenSettings) -> Vec<CString> {
-    let mut a = vec![
-        format!("--relocation-model={}", if cg.pic { "pic" } else { "static" }),
-        "--function-sections".into(),
-        "--data-sections".into(),
-        "--addrsig".into(),
-    ];
+    let mut a = Vec::new();
+    if !cg.relocatable {
+        a.push(format!("--relocation-model={}", if cg.pic { "pic" } else { "static" }));
+    }
+    a.extend(["--function-sections".into(), "--data-sections".into(), "--addrsig".into()]);
     if let Some(c) = &cg.mcpu {
         a.push(format!("--mcpu={c}"));
     }
@@ -591,6 +590,10 @@ pub fn run(
     let args = cl_args(req, cg);
     let arg_ptrs: Vec<*const c_char> = args.iter().map(|a| a.as_ptr()).collect();
     let mut settings = settings(opts);
+    if cg.relocatable {
+        // lld's `RelocModel = std::nullopt` for `-r`: each module keeps its own.
+        settings.push(cstr("relocation-model-from-module="));
+    }
     let producer = shim.llvm_version();
     if req.modules.iter().any(|m| symtab_rebuilt(m.bitcode, &producer)) {
         settings.push(cstr("keep-symbol-names"));

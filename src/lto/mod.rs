@@ -133,6 +133,9 @@ pub struct LtoRequest<'a> {
     pub format: irsymtab::ObjectFormat,
     /// Position-independent code for the backends (ELF `-pie`/`-shared`; never for COFF).
     pub pic: bool,
+    /// `-r`: the backends keep each module's own relocation model (lld's `RelocModel =
+    /// std::nullopt`), and the objects join a relocatable output.
+    pub relocatable: bool,
     pub verbose: bool,
     pub opts: &'a LtoOptions,
     /// Loaded bitcode files, in the order they joined the link.
@@ -617,6 +620,7 @@ fn codegen_settings(req: &LtoRequest) -> CodegenSettings {
         opt_level: opts.opt_level,
         cg_opt_level: opts.cg_opt_level,
         pic: req.pic || coff,
+        relocatable: req.relocatable,
         mcpu: opts.mcpu.clone(),
         mattrs: opts.mattrs.clone(),
         threads: thread_count(opts),
@@ -755,8 +759,8 @@ fn backend_command(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings) ->
             opts.sample_profile.as_deref(),
             opts.no_pgo_warn_mismatch,
             // lld's in-process backends use the static relocation model for non-PIC output;
-            // clang would otherwise default to PIE code.
-            &if cg.pic { Vec::new() } else { vec!["-fno-pic".to_string()] },
+            // clang would otherwise default to PIE code. `-r` keeps the module's.
+            &if cg.pic || cg.relocatable { Vec::new() } else { vec!["-fno-pic".to_string()] },
         )
     }
 }

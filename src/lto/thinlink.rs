@@ -46,6 +46,8 @@ pub struct CodegenSettings {
     pub opt_level: u32,
     pub cg_opt_level: Option<u32>,
     pub pic: bool,
+    /// `-r`: no relocation model is imposed (each module keeps its own, as in lld).
+    pub relocatable: bool,
     pub mcpu: Option<String>,
     pub mattrs: Vec<String>,
     pub threads: usize,
@@ -287,9 +289,11 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
             a
         }
     };
+    args.push(format!("-O{}", cg.opt_level));
+    if !cg.relocatable {
+        args.push(format!("--relocation-model={}", if cg.pic { "pic" } else { "static" }));
+    }
     args.extend([
-        format!("-O{}", cg.opt_level),
-        format!("--relocation-model={}", if cg.pic { "pic" } else { "static" }),
         "--function-sections".into(),
         "--data-sections".into(),
         "--addrsig".into(),

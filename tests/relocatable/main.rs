@@ -28,7 +28,8 @@
 //! trials: corrupt objects (truncated, garbage after the ELF magic, section table out of bounds)
 //! (and a symbol claiming an extended section index without the table: ld.lld-22's message)
 //! must fail with exit 1, a `dtld: error:` line, no output and no temporary file; a shared
-//! library and an LLVM bitcode input must be refused with lld's / dtld's message.
+//! library must be refused with lld's message. Bitcode inputs (ThinLTO and full LTO) go
+//! through LTO first and are compared like the others.
 //!
 //! Every trial works in `<target>/relocatable-tests/<trial>/`, recreated for each run and
 //! deleted when the trial passes (kept on failure, or always with `DTLD_HARNESS_KEEP=1`).
@@ -105,12 +106,8 @@ fn main() {
             run_trial(&ctx, &format!("combine-{}", case.name), |w| combine(w, case)).map_err(Failed::from)
         }));
     }
-    let errs: [(&str, fn(&Work) -> Result<(), String>); 4] = [
-        ("errors/corrupt-objects", corrupt_objects),
-        ("errors/shared-library", shared_library),
-        ("errors/bitcode", bitcode),
-        ("errors/script-output-sections", script_output_sections),
-    ];
+    let errs: [(&str, fn(&Work) -> Result<(), String>); 3] =
+        [("errors/corrupt-objects", corrupt_objects), ("errors/shared-library", shared_library), ("errors/script-output-sections", script_output_sections)];
     for (name, f) in errs {
         let ctx = ctx.clone();
         let dir = name.replace('/', "-");
@@ -548,12 +545,6 @@ fn script_output_sections(w: &Work) -> Result<(), String> {
     Ok(())
 }
 
-fn bitcode(w: &Work) -> Result<(), String> {
-    w.write("b.c", "int b(void) { return 1; }\n")?;
-    w.ok(w.cmd(CLANG).args(["-flto=thin", "-c", "b.c", "-o", "b.o"]))?;
-    expect_error(w, &["-r", "b.o", "-o", "out.o"], "LLVM bitcode input with -r is not supported yet")
-}
-
 // ---------------------------------------------------------------------------------------------
 // Input sets.
 // ---------------------------------------------------------------------------------------------
@@ -810,6 +801,10 @@ int main(void) {
 
 static CASES: &[Case] = &[
     Case { name: "c-basic", ..BASE },
+    // Bitcode: LTO first (every symbol kept), then the relocatable link of its objects, as lld.
+    Case { name: "c-thinlto", flags: &["-O1", "-flto=thin"], ..BASE },
+    Case { name: "c-full-lto", flags: &["-O1", "-flto"], ..BASE },
+    Case { name: "cxx-thinlto-comdat-eh", sources: CXX_SOURCES, flags: &["-O1", "-flto=thin"], combine: &["c1.o", "c2.o"], cxx: true, ..BASE },
     Case { name: "c-O0-debug", flags: &["-O0", "-g"], ..BASE },
     Case { name: "c-function-sections", flags: &["-O2", "-ffunction-sections", "-fdata-sections"], ..BASE },
     Case { name: "c-compressed-debug", flags: &["-O1", "-g", "-gz=zlib"], ..BASE },

@@ -323,6 +323,8 @@ static std::string apply_setting(lto::Config &conf, StringRef setting) {
     conf.SampleProfile = value.str();
   else if (key == "no-pgo-warn-mismatch")
     conf.PGOWarnMismatch = false;
+  else if (key == "relocation-model-from-module")
+    conf.RelocModel = std::nullopt;
   else if (key == "cs-profile-generate")
     conf.RunCSIRInstr = true;
   else if (key == "cs-profile-path")
