@@ -375,9 +375,8 @@ pub fn write_relocatable(config: &Config, r: &Resolved) -> Result<()> {
         if !r.loaded[f] {
             continue;
         }
-        match file {
-            File::Shared(s) => errors.push(format!("attempted static link of dynamic object {}", s.input.name)),
-            _ => {}
+        if let File::Shared(s) = file {
+            errors.push(format!("attempted static link of dynamic object {}", s.input.name));
         }
     }
     if !errors.is_empty() {
