@@ -367,6 +367,14 @@ impl<'a> Marker<'a> {
                 this.mark_symbol(&mut found, id);
             }
         }
+        // What `--defsym` expressions read (lld turns them into script assignments, whose
+        // symbols are roots): an ifunc whose only reference is `--defsym=alias=f` keeps its
+        // resolver.
+        for t in config.defsym.iter().filter_map(|(_, e)| crate::elf::resolve::defsym_target(e)) {
+            if let Some(id) = r.lookup_expr(t.as_bytes()) {
+                this.mark_symbol(&mut found, id);
+            }
+        }
         // The sections that are roots, each file on its own, and the ones named like C
         // identifiers (`c_named` is filled after this pass, so the roots' `.eh_frame`
         // references to a `__start_X` keep nothing).

@@ -218,6 +218,15 @@ const KNOWN: &[(&str, &[&str], Option<&str>, &str)] = &[
         Some(r"^run: dtld exit 0, ld\.lld signal 11$"),
         "ld.lld-22's program crashes: an IRELATIVE of a script alias of an ifunc names the implementation (any link mode)",
     ),
+    (
+        // The same lld bug through a --defsym alias (seeds 304266-304270).
+        "fuzz-script-ifunc-alias-static-pie",
+        &["defsym", "ifunc"],
+        Some(r"^run: dtld exit 0, ld\.lld signal 11$"),
+        "ld.lld-22's program crashes: an IRELATIVE of a --defsym alias of an ifunc names another function",
+    ),
+    ("fuzz-defsym-shared-canonical", &["defsym", "nopie"], None, "--defsym of a library symbol the executable gives a canonical PLT entry or a copy"),
+    ("fuzz-defsym-ifunc-gc", &["defsym", "ifunc", "gc"], None, "--gc-sections collected what only a --defsym reads"),
     ("fuzz-script-ifunc-alias-static", &["script", "ifunc"], None, "address identity of a script alias of an ifunc in a static link"),
     ("fuzz-script-ifunc-alias", &["script", "ifunc"], None, "script alias of an ifunc is not an ifunc"),
     ("fuzz-script-separate-code", &["script-layout", "separate-code"], None, "SECTIONS layout with -z separate-code crashes"),

@@ -121,6 +121,9 @@ fn alias_type(l: &Layout, tid: SymbolId) -> u8 {
     match l.r.symbols[tid].def {
         Def::Defined(..) if l.canonical_ifunc_addr(tid).is_some() => elf::STT_FUNC,
         Def::Defined(f, i) => l.sym(f, i).st_type(),
+        // A library's symbol with a canonical PLT entry or a copy here (lld's replaceWithDefined
+        // keeps its type).
+        Def::Shared(f, k) if l.sym_flags.get(&Target::Global(tid)).is_some_and(|fl| fl.copy || fl.canonical) => l.r.dso(f).syms[k].sym.st_type(),
         _ => elf::STT_NOTYPE,
     }
 }

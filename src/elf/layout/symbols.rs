@@ -108,6 +108,16 @@ pub(super) fn symbol_values(l: &mut Layout) -> Result<()> {
                 Some(tid) if !matches!(r.symbols[tid].def, Def::Undefined | Def::Lazy(_) | Def::Shared(..)) || l.synthetic_syms.contains_key(&tid) => {
                     l.canonical_ifunc_addr(tid).unwrap_or(values[tid])
                 }
+                // A library's symbol the executable gives a canonical PLT entry or a copy is
+                // defined there (lld replaces it by a Defined during the scan, before scripts
+                // are evaluated): its address is that entry or copy.
+                Some(tid) if matches!(r.symbols[tid].def, Def::Shared(..)) && l.sym_flags.get(&Target::Global(tid)).is_some_and(|f| f.canonical || f.copy) => {
+                    if l.sym_flags[&Target::Global(tid)].canonical {
+                        l.addr_of(Target::Global(tid))
+                    } else {
+                        values[tid]
+                    }
+                }
                 _ => {
                     let loc = l.config.defsym_loc.get(k).map_or("--defsym:1", String::as_str);
                     return Err(Error::new(format!("{loc}: symbol not found: {t}")));
