@@ -263,6 +263,18 @@ pub struct Symbol {
     pub ref_type: Option<u8>,
 }
 
+impl Symbol {
+    /// The name in a message as lld's `toString(Symbol)` writes it: demangled, with the `@@VER`
+    /// of a definition an object named `foo@@VER` (lld keeps that suffix after the name).
+    pub fn shown_name(&self) -> String {
+        let name = crate::elf::diag::demangle(self.name);
+        match self.default_version {
+            Some(v) => format!("{name}@@{}", String::from_utf8_lossy(v)),
+            None => name,
+        }
+    }
+}
+
 pub struct Resolved {
     pub files: Vec<File>,
     /// Whether each file joined the link.

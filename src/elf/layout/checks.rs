@@ -76,12 +76,7 @@ pub(super) fn shlib_undefined_errors(
                     r.inputs[f].name
                 )),
                 Def::Defined(g, _) | Def::Common(g, _) if sym.forced_local || matches!(sym.visibility, elf::STV_HIDDEN | elf::STV_INTERNAL) => {
-                    errors.push(format!(
-                        "non-exported symbol '{}' in '{}' is referenced by DSO '{}'",
-                        crate::elf::diag::demangle(sym.name),
-                        r.inputs[g].name,
-                        r.inputs[f].name
-                    ))
+                    errors.push(format!("non-exported symbol '{}' in '{}' is referenced by DSO '{}'", sym.shown_name(), r.inputs[g].name, r.inputs[f].name))
                 }
                 _ => {}
             }

@@ -45,13 +45,9 @@ fn target_name(l: &Layout, t: Target) -> &'static [u8] {
 /// `t`'s name in a message as lld's `toStr(Symbol)` writes it: demangled, with the `@@VER` of a
 /// definition an object named `foo@@VER` (lld keeps that suffix after the name it truncates).
 fn shown_name(l: &Layout, t: Target) -> String {
-    let name = diag::demangle(target_name(l, t));
     match t {
-        Target::Global(id) => match l.r.symbols[id].default_version {
-            Some(v) => format!("{name}@@{}", String::from_utf8_lossy(v)),
-            None => name,
-        },
-        Target::Local(..) => name,
+        Target::Global(id) => l.r.symbols[id].shown_name(),
+        Target::Local(..) => diag::demangle(target_name(l, t)),
     }
 }
 

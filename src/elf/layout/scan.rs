@@ -147,8 +147,9 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
             errors.push(msg);
         }
     }
+    // A section `--icf` folded is not dead: its symbols now name the one kept in its place.
     let dead = |f: FileId, di: usize| match &r.files[f] {
-        File::Obj(o) => o.sym_section(di).is_some_and(|sh| live[f].get(sh as usize).is_some_and(|&lv| !lv)),
+        File::Obj(o) => o.sym_section(di).is_some_and(|sh| live[f].get(sh as usize).is_some_and(|&lv| !lv) && !l.icf_folded.contains_key(&(f, sh))),
         _ => false,
     };
     errors.extend(super::checks::shlib_undefined_errors(l.config, r, &|id| l.is_linker_defined(id), &dead));

@@ -29,10 +29,7 @@ pub(super) fn message(l: &Layout, id: SymbolId, refs: &[(FileId, u32, u64)], spe
             format!("relocation refers to a symbol in a discarded section: {}\n>>> defined in {}", diag::demangle(sym.name), r.inputs[g].name)
         }
         // lld prints the version suffix a `foo@@VER` definition gave the name (`scan.rs`).
-        _ => match sym.default_version {
-            Some(v) => format!("undefined {vis}symbol: {}@@{}", diag::demangle(sym.name), String::from_utf8_lossy(v)),
-            None => format!("undefined {vis}symbol: {}", diag::demangle(sym.name)),
-        },
+        _ => format!("undefined {vis}symbol: {}", sym.shown_name()),
     };
     for &(f, s, off) in refs.iter().take(3) {
         let o = r.obj(f);
