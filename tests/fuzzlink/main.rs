@@ -228,6 +228,8 @@ const KNOWN: &[(&str, &[&str], Option<&str>, &str)] = &[
     ("fuzz-icf-shlib-undefined", &["icf", "export-dynamic"], None, "a symbol in a section --icf folded seen as dead by --no-allow-shlib-undefined"),
     ("fuzz-versioned-name-in-message", &["vis-hidden", "versioned"], None, "a default-versioned name without its @@VER in lld's message"),
     ("fuzz-defsym-O2-lld-call", &["lto-O2", "defsym"], None, "ld.lld-22 -O2 calls another function than a --defsym alias names (an lld bug)"),
+    // The same lld bug through a linker-script alias (`fzsa = f5;`, seed 309052).
+    ("fuzz-defsym-O2-lld-call", &["lto-O2", "script"], None, "ld.lld-22 -O2 calls another function than a script alias names (an lld bug)"),
     ("fuzz-defsym-shared-canonical", &["defsym", "nopie"], None, "--defsym of a library symbol the executable gives a canonical PLT entry or a copy"),
     ("fuzz-defsym-ifunc-gc", &["defsym", "ifunc", "gc"], None, "--gc-sections collected what only a --defsym reads"),
     ("fuzz-script-ifunc-alias-static", &["script", "ifunc"], None, "address identity of a script alias of an ifunc in a static link"),
