@@ -22,6 +22,7 @@ Usage: see scripts/lld-lit/README.md, or run.py --help.
 
 import argparse
 import hashlib
+import glob
 import json
 import os
 import re
@@ -417,6 +418,10 @@ def main():
     os.makedirs(tmpdir)
     copy = os.path.join(tmpdir, os.path.basename(linker))
     shutil.copy2(linker, copy)
+    # dtld's in-process thin-link library sits next to it (its default LTO path); without the
+    # copy, the tests would see only the llvm-lto2 fallback.
+    for lib in glob.glob(os.path.join(os.path.dirname(os.path.abspath(linker)), "libdtld-lto-*.so")):
+        shutil.copy2(lib, tmpdir)
     linker_sha = sha256(copy)
 
     started = time.time()

@@ -107,6 +107,16 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     let mut lto_cleanup = None;
     if resolver.resolved().has_bitcode() {
         // LTO replaces the bitcode files by native objects, which join the link in pass 2.
+        if let Ok(o) = lto::options(config) {
+            let r = resolver.resolved();
+            let bitcode: Vec<&crate::lto::BitcodeFile> = r.load_order.iter().filter_map(|&f| r.bitcode(f)).collect();
+            let producers: Vec<(String, String)> =
+                bitcode.iter().map(|b| (b.input.name.clone(), String::from_utf8_lossy(b.ir.producer).into_owned())).collect();
+            let triple = bitcode.first().map(|b| String::from_utf8_lossy(b.ir.target_triple).into_owned()).unwrap_or_default();
+            if let Some(libcalls) = crate::lto::runtime_libcalls(&o, &producers, &triple, preload.as_ref()) {
+                resolver.extract_bitcode_libcalls(&libcalls);
+            }
+        }
         resolver.check_versions_before_lto()?;
         let out = lto::run(config, resolver.resolved(), preload.as_ref(), &mut trace)?;
         if let Some(s) = &stamp {

@@ -632,6 +632,21 @@ impl<'c> Resolver<'c> {
         Ok(rs)
     }
 
+    /// Before LTO, as lld (`handleLibcall`): an archive member in bitcode that defines one of
+    /// `libcalls` (the runtime functions code generation may call, which no module's symbol
+    /// table need name) is extracted now, so that LTO compiles it; native ones wait until the
+    /// LTO objects are added (their extraction could bring in what the program never uses).
+    pub fn extract_bitcode_libcalls(&mut self, libcalls: &[String]) {
+        for name in libcalls {
+            let Some(id) = self.r.lookup(name.as_bytes()) else { continue };
+            if let Def::Lazy(m) = self.r.symbols[id].def {
+                if self.r.inputs[m].kind == crate::input::FileKind::Bitcode {
+                    self.load(m);
+                }
+            }
+        }
+    }
+
     /// Before LTO, as lld: the version script's checks on the symbols bitcode still defines.
     pub fn check_versions_before_lto(&mut self) -> Result<()> {
         self.r.version_errors_before_lto = crate::elf::version_checks::before_lto(self.config, &self.r)?;

@@ -31,7 +31,7 @@ use super::LtoRequest;
 use crate::error::{Error, Result};
 
 /// The interface version `dtld_lto_abi()` must return.
-const ABI: c_uint = 5;
+const ABI: c_uint = 6;
 
 #[repr(C)]
 struct Config {
@@ -84,6 +84,7 @@ struct Api {
     release: unsafe extern "C" fn(*mut c_void),
     free_string: unsafe extern "C" fn(*mut c_char),
     llvm_version: unsafe extern "C" fn() -> *const c_char,
+    runtime_libcalls: unsafe extern "C" fn(*const c_char) -> *mut c_char,
 }
 
 /// The loaded library. It is never unloaded (LLVM registers process-wide state).
@@ -151,6 +152,7 @@ impl Shim {
             release: sym!("dtld_lto_release"),
             free_string: sym!("dtld_lto_free_string"),
             llvm_version: sym!("dtld_lto_llvm_version"),
+            runtime_libcalls: sym!("dtld_lto_runtime_libcalls"),
         };
         std::mem::forget(lib);
         Ok(Shim { api })
@@ -160,6 +162,22 @@ impl Shim {
     pub fn llvm_version(&self) -> String {
         // SAFETY: returns a static NUL-terminated string.
         unsafe { CStr::from_ptr((self.api.llvm_version)()) }.to_string_lossy().into_owned()
+    }
+
+    /// The runtime library functions code generation may call for `triple` (LLVM's
+    /// `LTO::getRuntimeLibcallSymbols`).
+    pub fn runtime_libcalls(&self, triple: &str) -> Vec<String> {
+        let t = cstr(triple);
+        // SAFETY: takes a NUL-terminated string, returns a malloc'd one (or null).
+        let p = unsafe { (self.api.runtime_libcalls)(t.as_ptr()) };
+        if p.is_null() {
+            return Vec::new();
+        }
+        // SAFETY: a NUL-terminated string from the library's malloc, freed once here.
+        let s = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+        // SAFETY: as above.
+        unsafe { (self.api.free_string)(p) };
+        s.lines().map(str::to_string).collect()
     }
 
     /// Takes an error string the library allocated.

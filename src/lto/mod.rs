@@ -180,6 +180,21 @@ pub fn preload(o: &LtoOptions) -> Option<goldhost::Preload> {
     goldhost::Preload::start(gold)
 }
 
+/// lld's libcall handling before LTO: the runtime library functions code generation may call
+/// for `triple`, from the in-process library of the LLVM the link will use (`None` without
+/// one, or when another LLVM was loaded early: one process hosts one libLLVM).
+pub fn runtime_libcalls(o: &LtoOptions, producers: &[(String, String)], triple: &str, preload: Option<&goldhost::Preload>) -> Option<Vec<String>> {
+    if thin_link_forced("llvm-lto2") || thin_link_forced("helper") {
+        return None;
+    }
+    let llvm = llvm::discover(o, producers).ok()?;
+    let path = inproc::find(&llvm.dir)?;
+    if preload.is_some_and(|p| !p.ready_for(&path)) {
+        return None;
+    }
+    Some(inproc::Shim::load(&path).ok()?.runtime_libcalls(triple))
+}
+
 /// The in-process library for the link's LLVM, loaded, when it can do this link; otherwise why
 /// not, for `--verbose` (`None`: there is no library).
 fn shim_for(

@@ -128,6 +128,7 @@ fn main() {
     add("errors/newer-producer/dtld-only", lld, newer_producer);
     // lld has LLVM built in and links bitcode without any plugin.
     add("errors/no-usable-llvm/dtld-only", lld, no_usable_llvm);
+    add("libcall-archive", false, libcall_archive);
     // dtld on bitcode with nothing naming LLVM uses its own library's, as lld its built-in one.
     add("llvm/own-library", false, llvm_own_library);
     // lld has LLVM built in: nothing to discover.
@@ -1178,6 +1179,33 @@ fn llvm_own_library(t: &Work) -> Result<(), String> {
     }
     if outputs[0] != outputs[1] {
         return Err(format!("dtld's program printed {:?}, lld's {:?}", outputs[0], outputs[1]));
+    }
+    Ok(())
+}
+
+/// A runtime library call only LTO's code generator makes (`__builtin_memcpy` of 1024 bytes:
+/// memcpy is in no module's symbol table), defined by a bitcode archive member: lld extracts
+/// such a member before LTO (`LTO::getRuntimeLibcallSymbols`), so LTO compiles it with the
+/// program; a native member defining another libcall stays out. Both outputs must define
+/// memcpy and not the native member's `__sync_val_compare_and_swap_8`.
+fn libcall_archive(t: &Work) -> Result<(), String> {
+    t.write("s.c", "void _start(char *a, char *b) { __builtin_memcpy(a, b, 1024); }\n")?;
+    t.write("m.c", "void *memcpy(void *d, const void *s, unsigned long n) { (void)s; (void)n; return d; }\n")?;
+    t.write("sync.s", ".globl __sync_val_compare_and_swap_8\n__sync_val_compare_and_swap_8:\n  ret\n")?;
+    t.ok(Command::new(llvm("clang")).current_dir(&t.dir).args(["-O2", "-flto=thin", "-c", "s.c", "m.c"]))?;
+    t.ok(Command::new(llvm("clang")).current_dir(&t.dir).args(["-c", "sync.s"]))?;
+    t.ok(Command::new(llvm("llvm-ar")).current_dir(&t.dir).args(["rcs", "lib.a", "m.o", "sync.o"]))?;
+    let mut symbols = Vec::new();
+    for (name, linker) in [("dtld", t.ctx.dtld.clone()), ("lld", PathBuf::from("/usr/bin/ld.lld-22"))] {
+        let out = format!("prog.{name}");
+        t.ok(Command::new(&linker).current_dir(&t.dir).args(["-e", "_start", "s.o", "lib.a", "-o", &out]))?;
+        let nm = t.run(Command::new(llvm("llvm-nm")).current_dir(&t.dir).arg(&out))?;
+        let defined: Vec<String> =
+            String::from_utf8_lossy(&nm.stdout).lines().filter(|l| l.contains(" T ")).filter_map(|l| l.split_whitespace().last().map(str::to_string)).collect();
+        symbols.push(defined);
+    }
+    if symbols[0] != symbols[1] || !symbols[1].iter().any(|s| s == "memcpy") {
+        return Err(format!("defined functions: dtld {:?}, ld.lld-22 {:?}", symbols[0], symbols[1]));
     }
     Ok(())
 }

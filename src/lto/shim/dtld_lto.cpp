@@ -61,7 +61,7 @@ static const GVSummaryMapTy &defined_in(const DenseMap<StringRef, GVSummaryMapTy
 extern "C" {
 
 // Interface version: dtld refuses a library whose `dtld_lto_abi()` differs.
-enum { DTLD_LTO_ABI = 5 };
+enum { DTLD_LTO_ABI = 6 };
 
 // Resolution bits, one byte per symbol in the order `InputFile::symbols()` lists them
 // (llvm-lto2's `-r` letters p, l, x, r).
@@ -170,6 +170,18 @@ DTLD_API unsigned dtld_lto_abi(void) { return DTLD_LTO_ABI; }
 DTLD_API const char *dtld_lto_llvm_version(void) { return LLVM_VERSION_STRING; }
 
 DTLD_API void dtld_lto_free_string(char *s) { std::free(s); }
+
+// The runtime library functions code generation may call for `triple` that a module's symbol
+// table need not name (`LTO::getRuntimeLibcallSymbols`), one per line; freed with
+// dtld_lto_free_string. lld extracts lazy bitcode defining one of them before LTO.
+DTLD_API char *dtld_lto_runtime_libcalls(const char *triple) {
+  std::string out;
+  for (const char *s : lto::LTO::getRuntimeLibcallSymbols(Triple(triple))) {
+    out += s;
+    out += '\n';
+  }
+  return strdup(out.c_str());
+}
 
 // Registers the targets and parses `cl_args` into LLVM's options; once per process (LLVM's
 // option parser accumulates). Returns null, or the parser's complaint.
