@@ -331,7 +331,10 @@ impl Run<'_> {
     /// order> -o <out> <linker selection> <kind flags>` (the harness's order; `-flto=thin` among
     /// the user arguments of a library moves to the kind flags: it selects the link's kind).
     fn link(&mut self, side: &Side, cxx: bool, kind: &[String], user: &[String], out: &str) -> Result<Outcome, String> {
-        let (lto, user): (Vec<String>, Vec<String>) = user.iter().cloned().partition(|a| a == "-flto=thin");
+        let (lto, mut user): (Vec<String>, Vec<String>) = user.iter().cloned().partition(|a| a == "-flto=thin");
+        // Every error, not the first 20: ld.lld scans relocations in parallel, so which 20 it
+        // prints varies, and the first errors are compared as sets (`compare_links`).
+        user.push("-Wl,--error-limit=0".to_string());
         let mut kind = kind.to_vec();
         kind.extend(lto);
         let mut drv = self.driver(side, cxx);
