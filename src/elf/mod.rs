@@ -38,6 +38,7 @@ pub mod map;
 pub mod merge;
 pub mod object;
 pub mod relocatable;
+pub mod relocate;
 pub mod relr;
 pub mod reproduce;
 pub mod resolve;
