@@ -254,12 +254,10 @@ pub struct Recycle {
 }
 
 impl Recycle {
-    /// Waits for the thread (done long before in all but the smallest links), and records it in
-    /// the `--time-trace` with what it did.
-    pub fn join(self, trace: &mut crate::trace::Trace) {
-        if let Ok((what, end)) = self.thread.join() {
-            trace.background("Drop the replaced output's page cache", &what, self.start, end - self.start);
-        }
+    /// Waits for the thread (done long before in all but the smallest links): what it did, when
+    /// it started and how long it took (`Trace::recycled` records it).
+    pub fn join(self) -> Option<(String, std::time::Instant, std::time::Duration)> {
+        self.thread.join().ok().map(|(what, end)| (what, self.start, end - self.start))
     }
 }
 
@@ -308,7 +306,7 @@ fn drop_clean_cache(file: &File) -> String {
 /// link so that a long link does not end in "cannot open"): a temporary is made and dropped;
 /// nothing is left and `out` itself is not touched.
 pub fn check_writable(out: &Path) -> io::Result<()> {
-    if out.as_os_str() == "-" || crate::output::is_special_output(out) {
+    if out.as_os_str() == "-" || is_special_output(out) {
         return Ok(());
     }
     if out.is_dir() {
@@ -320,11 +318,31 @@ pub fn check_writable(out: &Path) -> io::Result<()> {
 /// Writes `bytes` to `out` through a temporary (see the module comment). Special files
 /// (`/dev/null`, a FIFO, `/dev/stdout`) are written in place.
 pub fn write_atomic(out: &Path, bytes: &[u8]) -> io::Result<()> {
-    if crate::output::is_special_output(out) {
+    if is_special_output(out) {
         return std::fs::write(out, bytes);
     }
     let mut t = TmpFile::create(out, 0)?;
     use std::io::Write;
     t.file.write_all(bytes)?;
-    t.persist(out, 0o666 & !crate::output::umask())
+    t.persist(out, 0o666 & !umask())
+}
+
+/// An existing output that is neither a regular file nor a directory (`/dev/null`, a FIFO):
+/// written in place, never replaced by a renamed temporary.
+pub(crate) fn is_special_output(out: &std::path::Path) -> bool {
+    std::fs::metadata(out).map(|m| !m.file_type().is_file() && !m.file_type().is_dir()).unwrap_or(false)
+}
+
+/// The process umask (output files get `0o755 & !umask`, as lld's do).
+pub(crate) fn umask() -> u32 {
+    // The process umask, read without changing it for longer than this call.
+    unsafe extern "C" {
+        fn umask(mask: u32) -> u32;
+    }
+    // SAFETY: umask only swaps the process's file-mode mask; it is restored right away.
+    unsafe {
+        let old = umask(0o022);
+        umask(old);
+        old
+    }
 }

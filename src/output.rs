@@ -28,11 +28,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
-/// An existing output that is neither a regular file nor a directory (`/dev/null`, a FIFO):
-/// written in place, never replaced by a renamed temporary.
-pub(crate) fn is_special_output(out: &Path) -> bool {
-    fs::metadata(out).map(|m| !m.file_type().is_file() && !m.file_type().is_dir()).unwrap_or(false)
-}
+pub(crate) use crate::outfile::{is_special_output, umask};
 
 /// `-o -`: the image goes to standard output (as lld writes it).
 pub(crate) fn is_stdout(out: &Path) -> bool {
@@ -193,18 +189,4 @@ pub(crate) fn put32(b: &mut [u8], off: usize, v: u32) {
 }
 pub(crate) fn put64(b: &mut [u8], off: usize, v: u64) {
     b[off..off + 8].copy_from_slice(&v.to_le_bytes());
-}
-
-/// The process umask (output files get `0o755 & !umask`, as lld's do).
-pub(crate) fn umask() -> u32 {
-    // The process umask, read without changing it for longer than this call.
-    unsafe extern "C" {
-        fn umask(mask: u32) -> u32;
-    }
-    // SAFETY: umask only swaps the process's file-mode mask; it is restored right away.
-    unsafe {
-        let old = umask(0o022);
-        umask(old);
-        old
-    }
 }

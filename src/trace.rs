@@ -53,6 +53,14 @@ impl Laps {
 }
 
 impl Trace {
+    /// Records the replaced output's page-cache recycling (`outfile::recycle_replaced`), done on
+    /// a thread of its own alongside the link.
+    pub fn recycled(&mut self, r: crate::outfile::Recycle) {
+        if let Some((what, start, took)) = r.join() {
+            self.background("Drop the replaced output's page cache", &what, start, took);
+        }
+    }
+
     /// Records a stage that started at `since` and ends now.
     pub fn stage(&mut self, name: &str, detail: &str, since: Instant) {
         self.event(name, detail, since, since.elapsed(), Kind::Stage);

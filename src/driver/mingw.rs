@@ -12,10 +12,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::coff::config::{CoffConfig, CoffInput, DebugMode};
+use crate::driver::common::{parse_num, CoffAction};
 use crate::driver::options::{self, lookup, nothing, opt, Opt, Report, Val};
 use crate::driver::options::{Arity::*, Status::*};
-use crate::driver::parse_num;
-use crate::driver::CoffAction;
 use crate::error::{Error, Result};
 
 /// Whether a GNU-style command line asks for a PE target (lld's `isPETarget`): the first `-m`
@@ -465,7 +464,7 @@ pub fn help_text() -> String {
 
 /// Parses a MinGW command line (argv without the program name, response files expanded).
 pub fn parse(argv: &[String]) -> Result<CoffAction> {
-    let args = crate::driver::expand_response_files(argv)?;
+    let args = crate::driver::common::expand_response_files(argv)?;
     let mut c = CoffConfig::new(true);
     // `-m i386pep` becomes `-machine:x64`.
     c.machine_given = true;

@@ -144,7 +144,7 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
         // With bitcode, LTO's objects (every symbol kept visible) are what `-r` combines.
         let resolved = resolver.finish()?;
         if let Some(r) = recycle {
-            r.join(&mut trace);
+            trace.recycled(r);
         }
         let written = relocatable::write_relocatable(config, &resolved);
         // Not freed, as after a native link.
@@ -171,7 +171,7 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     // A warning made an error by --fatal-warnings fails the link before anything is written.
     config.diag.check()?;
     if let Some(r) = recycle {
-        r.join(&mut trace);
+        trace.recycled(r);
     }
     let t = std::time::Instant::now();
     let mut laps = crate::trace::Laps::default();
