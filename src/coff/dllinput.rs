@@ -18,6 +18,7 @@ pub fn is_pe_image(data: &[u8]) -> bool {
 }
 
 /// One export as an import member: the symbols it defines and the member's bytes.
+#[derive(Debug)]
 pub struct DllExport {
     pub symbols: Vec<String>,
     pub member: Vec<u8>,

@@ -603,7 +603,9 @@ static OPTIONS: &[Opt<Link>] = &[
     opt(&["natvis", "pdbsourcepath", "pdbstream", "vfsoverlay", "dwodir"], Value, "", "", Noop, nothing),
     opt(&["print-search-paths", "time", "summary", "noseh", "kill-at"], Flag, "", "", Noop, nothing),
     opt(&["safeseh", "lld-allow-duplicate-weak", "stdcall-fixup", "lto-pgo-warn-mismatch"], Bool, "", "", Noop, nothing),
-    opt(&["call-graph-profile-sort"], Bool, "", "Read the objects' call graph profiles (default)", Implemented, |p, v| p.c.cg_profile_sort = v.yes()),
+    opt(&["call-graph-profile-sort"], Bool, "", "Check the objects' call graph profiles (default; no reordering yet)", Implemented, |p, v| {
+        p.c.cg_profile_sort = v.yes()
+    }),
     opt(&["pdbpagesize"], Value, "", "", Noop, |p, v| p.pdbpagesize = Some(v.str())),
     opt(&["pdbstripped"], Value, "", "", Noop, |p, _| p.c.diag.warn("ignoring /pdbstripped flag, it is not yet supported")),
     opt(&["inferasanlibs"], Bool, "", "", Noop, |p, v| {

@@ -40,7 +40,7 @@ fn load_problem(path: &str, obj_dir: &Path) -> Option<String> {
 /// Whether `.debug$H` holds global type hashes lld can use: its header (magic 0x133C9C5,
 /// version 0, BLAKE3) and whole 8-byte hashes.
 fn usable_ghashes(h: &[u8]) -> bool {
-    h.len() >= 8 && h[0..4] == [0xC5, 0xC9, 0x33, 0x01] && h[4..6] == [0, 0] && h[6..8] == [2, 0] && (h.len() - 8) % 8 == 0
+    h.len() >= 8 && h[0..4] == [0xC5, 0xC9, 0x33, 0x01] && h[4..6] == [0, 0] && h[6..8] == [2, 0] && (h.len() - 8).is_multiple_of(8)
 }
 
 /// Warns for every live object whose CodeView types live in a type server (LNK4099), after
