@@ -161,6 +161,9 @@ pub struct CoffConfig {
     pub gc: Option<bool>,
     /// `/opt:icf` (MinGW `--icf=all`), `/opt:noicf`; `None`: lld-link's default (with `/opt:ref`).
     pub icf: Option<bool>,
+    /// `/call-graph-profile-sort[:no]` (default on): lld reads every object's
+    /// `.llvm.call-graph-profile` section when it is on.
+    pub cg_profile_sort: bool,
     /// `/opt:safeicf` (MinGW `--icf=safe`): only sections whose address is not taken.
     pub icf_safe: bool,
     /// `/incremental[:no]`; the driver settles it (lld: an unchanged import library is kept).
@@ -206,6 +209,9 @@ pub struct CoffConfig {
     pub pdb_altpath: Option<String>,
     /// `/debug` asked for a PDB (lld-link's `/debug`, `/debug:full`, `/debug:ghash`).
     pub debug_pdb: bool,
+    /// lld merges the PDB's types by their global hashes (`/debug`, `/debug:full`,
+    /// `/debug:ghash`; not `/debug:noghash`).
+    pub debug_ghash: bool,
     /// MinGW `--pdb` without `-S`/`-s`: DWARF sections stay but the symbol table gets no
     /// symbols (lld's MinGW driver passes `-debug` only; its string table still names long
     /// section names).
@@ -280,6 +286,7 @@ impl CoffConfig {
             print_version: false,
             gc: None,
             icf: None,
+            cg_profile_sort: true,
             icf_safe: false,
             tail_merge: None,
             incremental: None,
@@ -306,6 +313,7 @@ impl CoffConfig {
             pdb: None,
             pdb_altpath: None,
             debug_pdb: false,
+            debug_ghash: false,
             pdb_no_symbols: false,
             map: None,
             no_implib: false,

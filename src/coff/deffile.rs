@@ -419,7 +419,7 @@ pub fn apply(config: &mut CoffConfig, path: &Path) -> Result<(), String> {
     if m.minor_image_version != 0 {
         config.image_version.1 = m.minor_image_version as u16;
     }
-    config.exports.extend(m.exports);
+    config.exports.extend(m.exports.into_iter().map(|e| ExportSpec { source: crate::coff::drectve::ExportSource::Def, ..e }));
     Ok(())
 }
 

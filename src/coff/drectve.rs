@@ -84,7 +84,7 @@ pub enum Directive {
 /// A parsed `/export:` argument:
 /// `name[=internal][,@ordinal[,NONAME]][,DATA][,CONSTANT][,PRIVATE][,EXPORTAS,name]`
 /// or `name=otherdll.func` (a forwarder).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ExportSpec {
     /// The exported name (lld's `extName` if given, else `name`).
     pub name: String,
@@ -104,6 +104,82 @@ pub struct ExportSpec {
     /// `==name` in a `.def` file: the name the import library imports
     /// (`IMPORT_NAME_EXPORTAS` there); the DLL still exports `name`.
     pub import_name: Option<String>,
+    /// Where it was given; set by whoever collects it (the parsers leave the default).
+    pub source: ExportSource,
+}
+
+/// Where an export was given (lld's `ExportSource`), for the warnings about one name exported
+/// twice in different ways.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ExportSource {
+    #[default]
+    Export,
+    Def,
+    /// A `.drectve` of an object; `early` when the object was read with the command line's
+    /// files, before lld adds `/export` and `/def` to its list.
+    Directives {
+        early: bool,
+    },
+}
+
+impl ExportSource {
+    fn name(self) -> &'static str {
+        match self {
+            ExportSource::Export => "/export",
+            ExportSource::Def => "/def",
+            ExportSource::Directives { .. } => "source file (directives)",
+        }
+    }
+
+    /// lld's order of its export list: early directives, `/export`, `/def`, later directives.
+    fn rank(self) -> u8 {
+        match self {
+            ExportSource::Directives { early: true } => 0,
+            ExportSource::Export => 1,
+            ExportSource::Def => 2,
+            ExportSource::Directives { early: false } => 3,
+        }
+    }
+}
+
+/// The exports of a link, one per exported name, as lld's `fixupExports` keeps them (with its
+/// warnings): a later export of the same symbol in other terms replaces one from directives
+/// silently and is otherwise dropped with a warning naming both sources; an export of another
+/// symbol under a name already taken is dropped silently. Returns them in lld's list order,
+/// and first lld's error for two exports given one ordinal (checked on the whole list).
+pub fn unique_exports(mut specs: Vec<ExportSpec>) -> Result<(Vec<ExportSpec>, Vec<String>), String> {
+    specs.sort_by_key(|e| e.source.rank());
+    let symbol = |e: &ExportSpec| e.internal.clone().unwrap_or_else(|| e.name.clone());
+    let mut ordinals = std::collections::HashSet::new();
+    for e in &specs {
+        if let Some(o) = e.ordinal.filter(|&o| o != 0) {
+            if !ordinals.insert(o) {
+                return Err(format!("duplicate export ordinal: {}", symbol(e)));
+            }
+        }
+    }
+    let mut out: Vec<ExportSpec> = Vec::new();
+    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut warnings = Vec::new();
+    for e in specs {
+        let Some(&k) = at.get(e.table_name()) else {
+            at.insert(e.table_name().to_string(), out.len());
+            out.push(e);
+            continue;
+        };
+        let old = &out[k];
+        if (ExportSpec { source: old.source, ..e.clone() }) == *old || symbol(old) != symbol(&e) {
+            continue;
+        }
+        if matches!(old.source, ExportSource::Directives { .. }) {
+            out[k] = e;
+        } else if old.source == e.source {
+            warnings.push(format!("duplicate {} option: {}", e.source.name(), symbol(&e)));
+        } else {
+            warnings.push(format!("duplicate export: {} first seen in {}, now in {}", symbol(&e), old.source.name(), e.source.name()));
+        }
+    }
+    Ok((out, warnings))
 }
 
 impl ExportSpec {

@@ -57,9 +57,28 @@ fn target(r: &Resolved, f: FileId, idx: usize) -> Target {
     }
 }
 
+/// One ULEB128 number from the front of `b` and its length, or LLVM's `decodeULEB128` error.
+fn uleb128(b: &[u8]) -> Result<(u64, usize), &'static str> {
+    let (mut v, mut shift) = (0u64, 0u32);
+    for (n, &byte) in b.iter().enumerate() {
+        let slice = u64::from(byte & 0x7f);
+        if (shift == 63 && slice > 1) || (shift > 63 && slice != 0) {
+            return Err("uleb128 too big for uint64");
+        }
+        if shift < 64 {
+            v |= slice << shift;
+        }
+        shift += 7;
+        if byte & 0x80 == 0 {
+            return Ok((v, n + 1));
+        }
+    }
+    Err("malformed uleb128, extends past end")
+}
+
 /// lld's `markAddrsig` over exports and `.llvm_addrsig` tables: the sections whose address the
-/// program may compare.
-fn keep_unique(r: &Resolved) -> std::collections::HashSet<Sec> {
+/// program may compare. A table lld cannot read stops the link (lld's `findKeepUniqueSections`).
+fn keep_unique(r: &Resolved) -> Result<std::collections::HashSet<Sec>, String> {
     let mut out = std::collections::HashSet::new();
     let mut mark = |t: Target| {
         if let Target::Regular(_, s) = t {
@@ -76,18 +95,14 @@ fn keep_unique(r: &Resolved) -> std::collections::HashSet<Sec> {
     }
     for &f in &r.obj_order {
         let Kind::Obj(obj) = &r.files[f].kind else { continue };
+        let file = &r.files[f].name;
         match obj.sections.iter().find(|s| s.name == ".llvm_addrsig") {
             Some(sec) => {
                 let mut b = sec.data;
                 while !b.is_empty() {
-                    let (mut v, mut shift, mut n) = (0u64, 0u32, 0usize);
-                    while n < b.len() {
-                        v |= ((b[n] & 0x7f) as u64) << shift.min(63);
-                        shift += 7;
-                        n += 1;
-                        if b[n - 1] & 0x80 == 0 {
-                            break;
-                        }
+                    let (v, n) = uleb128(b).map_err(|e| format!("{file}: could not decode addrsig section: {e}"))?;
+                    if v >= r.files[f].syms.len() as u64 {
+                        return Err(format!("{file}: invalid symbol index in addrsig section"));
                     }
                     b = &b[n..];
                     mark(target(r, f, v as usize));
@@ -100,14 +115,14 @@ fn keep_unique(r: &Resolved) -> std::collections::HashSet<Sec> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// Runs ICF over the live sections of `r` and records the folds in `r.icf_folded`.
-/// Returns lld's `/verbose` lines.
-pub fn fold(r: &mut Resolved, config: &CoffConfig) -> Vec<String> {
+/// Returns lld's `/verbose` lines, or the error of an address-significance table lld cannot read.
+pub fn fold(r: &mut Resolved, config: &CoffConfig) -> Result<Vec<String>, String> {
     let safe = config.icf_safe;
-    let unique = keep_unique(r);
+    let unique = keep_unique(r)?;
     // Every live section chunk, in lld's `getChunks()` order; the eligible ones.
     let mut order: Vec<Sec> = Vec::new();
     for &f in &r.obj_order {
@@ -145,7 +160,7 @@ pub fn fold(r: &mut Resolved, config: &CoffConfig) -> Vec<String> {
     };
     let elig: Vec<Sec> = order.iter().copied().filter(|&s| eligible(r, s)).collect();
     if elig.len() < 2 {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let index: HashMap<Sec, usize> = elig.iter().enumerate().map(|(i, &s)| (s, i)).collect();
     // Associative children that take part (not debug or CFG metadata), ordered by name as lld
@@ -248,5 +263,5 @@ pub fn fold(r: &mut Resolved, config: &CoffConfig) -> Vec<String> {
         r.files[f].live[k as usize] = false;
         r.icf_folded.insert((f, k), (kf, kk));
     }
-    log
+    Ok(log)
 }

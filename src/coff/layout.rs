@@ -287,6 +287,14 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
         add_ctor_sentinels(&mut l, &mut osecs, pre.ctors, pre.dtors);
     }
     add_export_table(&mut l, &mut osecs[pre.edata])?;
+    // lld's writer, with the export table made: a scalar deleting destructor should not be
+    // exported (its callers would delete with the DLL's allocator).
+    for (_, id) in &l.r.exports {
+        let name = l.r.symbols[*id].name;
+        if name.starts_with("??_G") {
+            l.config.diag.warn(&format!("export of deleting dtor: {}", super::demangle::display(name, l.config.demangle)));
+        }
+    }
     let pdata_chunks = &osecs[pre.pdata].chunks;
     let pdata_range = (pdata_chunks.first().copied(), pdata_chunks.last().copied());
     let merge = merge_rules(config, r)?;
@@ -718,15 +726,6 @@ fn add_export_table(l: &mut Layout, edata: &mut OutSec) -> Result<()> {
     }
     if r.exports.is_empty() {
         return Ok(());
-    }
-    // lld's `fixupExports` names the export by its symbol (`g` of `/export:h=g,@1`).
-    let mut ords = std::collections::HashSet::new();
-    for (e, _) in &r.exports {
-        if let Some(o) = e.ordinal.filter(|&o| o != 0) {
-            if !ords.insert(o) {
-                crate::bail!("duplicate export ordinal: {}", e.internal.as_deref().unwrap_or(&e.name));
-            }
-        }
     }
     let mut ex = Vec::new();
     for (e, _) in &r.exports {

@@ -23,6 +23,7 @@ pub mod config;
 pub mod cvlines;
 pub mod deffile;
 pub mod demangle;
+pub mod dllinput;
 pub mod drectve;
 pub mod dwarf;
 pub mod exports;
@@ -148,6 +149,9 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
     let layout = layout::layout(config, &resolved)?;
     if config.debug_pdb {
         pdb::check_type_servers(&layout);
+        if config.pdb.is_some() && layout.debug_dir.is_some() {
+            pdb::check_checksums(&layout).map_err(Error::new)?;
+        }
     }
     if config.diag.error_count() > 0 {
         // `/WX`: a warning was an error; nothing is written.
@@ -158,7 +162,11 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
         map::write_lldmap(&layout, p)?;
     }
     write::write(&layout)?;
-    pdb::write(&layout)?;
+    if let Err(e) = pdb::write(&layout) {
+        // lld writes the PDB before it commits the image: no image without its PDB.
+        let _ = std::fs::remove_file(&config.output);
+        return Err(e);
+    }
     if let Some(p) = &config.output_def {
         // lld marks an export DATA when its symbol's chunk is not executable.
         let by_name = layout.r.exports_by_table_name();

@@ -90,13 +90,15 @@ pub struct ObjFile {
 
 /// Whether the bytes start like an x86-64 or machine-neutral COFF object (regular or bigobj).
 pub fn is_coff_object(data: &[u8]) -> bool {
-    if data.len() >= 20 && u16::from_le_bytes([data[0], data[1]]) == pe::IMAGE_FILE_MACHINE_AMD64 {
+    // `identify_magic` looks at the first four bytes only: a shorter header is an object that
+    // cannot be parsed (lld: "Could not parse").
+    if data.len() >= 4 && u16::from_le_bytes([data[0], data[1]]) == pe::IMAGE_FILE_MACHINE_AMD64 {
         return true;
     }
     // IMAGE_FILE_MACHINE_UNKNOWN (LLVM's `identify_magic`: two zero bytes not followed by
     // the 0xFFFF of an import or anonymous object): machine-neutral objects, such as one
     // holding only weak aliases.
-    if data.len() >= 20 && data[0..2] == [0, 0] && data[2..4] != [0xff, 0xff] {
+    if data.len() >= 4 && data[0..2] == [0, 0] && data[2..4] != [0xff, 0xff] {
         return true;
     }
     is_bigobj(data)
@@ -206,6 +208,11 @@ fn parse_with<H: CoffHeader>(data: &'static [u8]) -> Result<ObjFile, String> {
             return Err(INVALID.to_string());
         }
         let section = s.section_number();
+        // lld's createDefined: -1 is absolute and -2 debug; any other number below one names
+        // none of the sections.
+        if section < pe::IMAGE_SYM_DEBUG {
+            return Err(format!("{name} should not refer to special section {section}"));
+        }
         if section > 0 && section as usize > sections.len() {
             return Err(format!("{name} should not refer to non-existent section {section}"));
         }

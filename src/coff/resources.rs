@@ -219,7 +219,9 @@ impl Tree {
         if !is_res(data) {
             return Err(format!("{name}: not a .res file"));
         }
-        if data.len() == LEADING_HEADER {
+        // LLVM's `getHeadEntry`: less than an entry header's fixed parts (prefix and suffix, 24
+        // bytes) after the leading header is a file without entries, not a truncated one.
+        if data.len() < LEADING_HEADER + 24 {
             return Ok(());
         }
         let origin = self.inputs.len();

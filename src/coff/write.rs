@@ -56,8 +56,14 @@ fn finalize_strtab(names: &[String], table: &mut Vec<u8>, offsets: &mut std::col
 /// lld's `createSymbolAndStringTable`.
 fn build_symtab(l: &Layout) -> Symtab {
     let mut long: Vec<String> = Vec::new();
+    // lld warns about the string table's long names unless it is writing DWARF or COFF symbols
+    // (`/debug:dwarf`, `/debug:symtab`), which tools expect long names with, or is MinGW's.
+    let warn = !l.config.mingw && (l.config.debug_pdb || l.config.debug == DebugMode::None);
     for o in &l.osecs {
         if o.name.len() > 8 && o.chars & DISCARD != 0 {
+            if warn {
+                l.config.diag.warn(&format!("section name {} is longer than 8 characters and will use a non-standard string table", o.name));
+            }
             long.push(o.name.clone());
         }
     }
@@ -548,6 +554,14 @@ fn write_sections(l: &Layout, b: &mut [u8], errors: &mut Vec<String>) {
                             }
                             errors.push("SECREL relocation cannot be applied to absolute symbols".into());
                             continue;
+                        }
+                        if let (arch::CoffRelKind::SecRel, Some(base)) = (kind, section_rva) {
+                            // lld adds a symbol's value to its chunk's RVA in 32 bits: a value
+                            // that wraps below its output section is out of the section's reach.
+                            if (srva as u32 as u64).wrapping_sub(base) > u64::from(u32::MAX) {
+                                errors.push(format!("overflow in SECREL relocation in section: {}", s.name));
+                                continue;
+                            }
                         }
                         let place = arch::Place { p: ch.rva as u64 + va as u64, image_base: l.image_base, section_rva, section_index };
                         if va + arch::width(kind) > out.len() {

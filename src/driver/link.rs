@@ -181,15 +181,18 @@ fn debug(p: &mut Link, v: &Val) {
         "" | "full" | "ghash" | "noghash" => {
             c.debug = DebugMode::Dwarf;
             c.debug_pdb = true;
+            c.debug_ghash = !v.str().eq_ignore_ascii_case("noghash");
         }
         "fastlink" => {
             c.diag.warn("/debug:fastlink unsupported; using /debug:full");
             c.debug = DebugMode::Dwarf;
             c.debug_pdb = true;
+            c.debug_ghash = true;
         }
         "none" => {
             c.debug = DebugMode::None;
             c.debug_pdb = false;
+            c.debug_ghash = false;
         }
         "dwarf" => c.debug = DebugMode::Dwarf,
         "symtab" => c.debug = DebugMode::Symtab,
@@ -599,7 +602,10 @@ static OPTIONS: &[Opt<Link>] = &[
     opt(&["lldignoreenv"], Flag, "", "Ignore the LINK and _LINK_ environment variables", Implemented, nothing),
     opt(&["natvis", "pdbsourcepath", "pdbstream", "vfsoverlay", "dwodir"], Value, "", "", Noop, nothing),
     opt(&["print-search-paths", "time", "summary", "noseh", "kill-at"], Flag, "", "", Noop, nothing),
-    opt(&["safeseh", "lld-allow-duplicate-weak", "stdcall-fixup", "call-graph-profile-sort", "lto-pgo-warn-mismatch"], Bool, "", "", Noop, nothing),
+    opt(&["safeseh", "lld-allow-duplicate-weak", "stdcall-fixup", "lto-pgo-warn-mismatch"], Bool, "", "", Noop, nothing),
+    opt(&["call-graph-profile-sort"], Bool, "", "Check the objects' call graph profiles (default; no reordering yet)", Implemented, |p, v| {
+        p.c.cg_profile_sort = v.yes()
+    }),
     opt(&["pdbpagesize"], Value, "", "", Noop, |p, v| p.pdbpagesize = Some(v.str())),
     opt(&["pdbstripped"], Value, "", "", Noop, |p, _| p.c.diag.warn("ignoring /pdbstripped flag, it is not yet supported")),
     opt(&["inferasanlibs"], Bool, "", "", Noop, |p, v| {

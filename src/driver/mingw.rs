@@ -118,6 +118,7 @@ fn error_limit(p: &mut Mingw, v: &Val) {
 fn pdb(p: &mut Mingw, v: &Val) {
     // lld's MinGW driver: `--pdb=` (empty) names the PDB after the output.
     p.c.debug_pdb = true;
+    p.c.debug_ghash = true;
     if let Some(f) = v.value.filter(|f| !f.is_empty()) {
         p.c.pdb = Some(PathBuf::from(f));
     }

@@ -97,12 +97,37 @@ fn llvm_spelling(s: &str) -> String {
     out
 }
 
+/// msvc-demangler spells the compiler's special member functions out (`scalar deleting
+/// destructor'); LLVM's `MicrosoftDemangle` (and so lld, and llvm-undname) abbreviates them.
+fn llvm_msvc_spelling(mut s: String) -> String {
+    const NAMES: [(&str, &str); 12] = [
+        ("`vbase destructor'", "`vbase dtor'"),
+        ("`vector deleting destructor'", "`vector deleting dtor'"),
+        ("`default constructor closure'", "`default ctor closure'"),
+        ("`scalar deleting destructor'", "`scalar deleting dtor'"),
+        ("`vector constructor iterator'", "`vector ctor iterator'"),
+        ("`vector destructor iterator'", "`vector dtor iterator'"),
+        ("`vector vbase constructor iterator'", "`vector vbase ctor iterator'"),
+        ("`eh vector constructor iterator'", "`eh vector ctor iterator'"),
+        ("`eh vector destructor iterator'", "`eh vector dtor iterator'"),
+        ("`eh vector vbase constructor iterator'", "`eh vector vbase ctor iterator'"),
+        ("`copy constructor closure'", "`copy ctor closure'"),
+        ("`local vftable constructor closure'", "`local vftable ctor closure'"),
+    ];
+    if s.contains("structor") {
+        for (long, short) in NAMES {
+            s = s.replace(long, short);
+        }
+    }
+    s
+}
+
 /// LLVM's `demangle`: whichever mangling `name` uses; anything else (or a name that fails to
 /// demangle) as it is.
 pub fn demangle(name: &str) -> String {
     if name.starts_with('?') {
         return match msvc_demangler::demangle(name, msvc_demangler::DemangleFlags::llvm()) {
-            Ok(d) => d,
+            Ok(d) => llvm_msvc_spelling(d),
             Err(_) => name.to_string(),
         };
     }
@@ -139,6 +164,10 @@ mod tests {
         assert_eq!(demangle("main"), "main");
         assert_eq!(demangle_versioned(b"_Z3fooi@@V1"), "foo(int)@@V1");
         assert_eq!(demangle("_ZN1AIS_IiEEC1Ev"), "A<A<int>>::A()");
+        // The compiler's special members as llvm-undname-22 prints them.
+        assert_eq!(demangle("??_GFoo@@UEAAPEAXI@Z"), "public: virtual void * __cdecl Foo::`scalar deleting dtor'(unsigned int)");
+        assert_eq!(demangle("??_FFoo@@QEAAXXZ"), "public: void __cdecl Foo::`default ctor closure'(void)");
+        assert_eq!(demangle("??_LFoo@@YAXXZ"), "void __cdecl Foo::`eh vector ctor iterator'(void)");
         // The special names as llvm-cxxfilt-22 prints them.
         for (mangled, llvm) in [
             ("_ZTV1A", "vtable for A"),

@@ -16,12 +16,13 @@
 //!
 //! The cases are split by area: `elf_driver.rs` (command line), `elf_input.rs` (input files),
 //! `elf_symbols.rs` (resolution, versions), `elf_relocs.rs` (relocations, layout, writing),
-//! `elf_script.rs` (linker scripts), `coff.rs` (lld-link and the MinGW driver).
+//! `elf_script.rs` (linker scripts), `coff.rs` (lld-link and the MinGW driver), `coff_crafted.rs` (lld-link with crafted inputs).
 //!
 //! Knobs: `DTLD` (linker under test), `DTLD_HARNESS_KEEP=1` (keep trial directories).
 
 mod catalogue;
 mod coff;
+mod coff_crafted;
 mod elf_driver;
 mod elf_input;
 mod elf_relocs;
@@ -96,7 +97,10 @@ pub enum Verdict {
 pub const START: &[(&str, &str, &[&str])] = &[("start.c", "void _start(void) {}\n", &[])];
 
 fn cases() -> Vec<&'static Case> {
-    [elf_driver::CASES, elf_input::CASES, elf_symbols::CASES, elf_relocs::CASES, elf_script::CASES, coff::CASES, coff::CASES2].into_iter().flatten().collect()
+    [elf_driver::CASES, elf_input::CASES, elf_symbols::CASES, elf_relocs::CASES, elf_script::CASES, coff::CASES, coff::CASES2, coff_crafted::CASES3]
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// stderr with the program name and the trial directory taken out, and a line that repeats the
@@ -162,6 +166,11 @@ fn run_case(ctx: &Ctx, case: &Case, dir: &Path) -> Result<(), String> {
             (Flavor::Coff, "lld") => (Command::new(LLD_LINK), format!("out-{who}.exe")),
             (Flavor::Coff, _) => (Command::new(ctx.lld_link_dir.join("lld-link")), format!("out-{who}.exe")),
         };
+        if who == "dtld" && std::env::var_os("DTLD_LLVM_DIR").is_none() {
+            // dtld's LTO runs the LLVM of the clang that started it; run directly, it is told
+            // which (Debian's LLVM 22, whose clang-22 compiled the inputs).
+            cmd.env("DTLD_LLVM_DIR", "/usr/lib/llvm-22");
+        }
         cmd.current_dir(dir).args(case.args);
         if case.output {
             match case.flavor {

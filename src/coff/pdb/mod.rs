@@ -14,6 +14,7 @@ pub mod strtab;
 mod types;
 mod typeserver;
 
+pub use modules::check_checksums;
 pub use typeserver::check as check_type_servers;
 
 use std::collections::HashMap;
@@ -158,8 +159,9 @@ pub fn write(l: &Layout) -> Result<()> {
     write_file(path, &file)
 }
 
+/// lld reports the file system's words, then that the PDB was not written.
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    crate::outfile::write_atomic(path, bytes).map_err(|e| Error::new(format!("cannot open {}: {}", path.display(), crate::error::io_error(&e))))
+    crate::outfile::write_atomic(path, bytes).map_err(|e| Error::many(vec![crate::error::io_error(&e), format!("failed to write PDB file {}", path.display())]))
 }
 
 fn u32_at(b: &[u8], o: usize) -> u32 {

@@ -254,22 +254,58 @@ fn push_subsection(out: &mut Vec<u8>, kind: u32, data: &[u8]) {
     out.resize(out.len().next_multiple_of(4), 0);
 }
 
-impl DebugS<'_> {
-    fn section(&mut self, data: &[u8], raw: &[u8], sh: &mut Shared) {
-        if data.len() < 4 || u32_at(data, 0) != 4 {
-            return;
+/// The subsections of a `.debug$S` section that starts with the CodeView magic: (kind, start,
+/// end of the body), the kinds the producer marked ignorable left out.
+fn subsections(data: &[u8]) -> Vec<(u32, usize, usize)> {
+    let mut out = Vec::new();
+    let mut p = 4;
+    while p + 8 <= data.len() {
+        let kind = u32_at(data, p);
+        let len = u32_at(data, p + 4) as usize;
+        let end = (p + 8 + len).min(data.len());
+        if kind & 0x8000_0000 == 0 {
+            out.push((kind, p + 8, end));
         }
-        let mut p = 4;
-        while p + 8 <= data.len() {
-            let kind = u32_at(data, p);
-            let len = u32_at(data, p + 4) as usize;
-            let end = (p + 8 + len).min(data.len());
-            let body = &data[p + 8..end];
-            let raw_body = &raw[p + 8..end];
-            p = (p + 8 + len).next_multiple_of(4);
-            if kind & 0x8000_0000 != 0 {
+        p = (p + 8 + len).next_multiple_of(4);
+    }
+    out
+}
+
+/// lld's fatal error for an object whose live `.debug$S` sections hold file checksums but no
+/// string table to name the files with. dtld writes the PDB after the image, so this is asked
+/// before the image is written: lld stops before committing it.
+pub fn check_checksums(l: &Layout) -> Result<(), String> {
+    for &f in &l.r.obj_order {
+        let Kind::Obj(obj) = &l.r.files[f].kind else { continue };
+        let (mut checksums, mut strings) = (false, false);
+        for (k, s) in obj.sections.iter().enumerate() {
+            if s.name != ".debug$S" || s.data.len() < 4 || u32_at(s.data, 0) != 4 || !debug_section_live(l, f, k) {
                 continue;
             }
+            for (kind, _, _) in subsections(s.data) {
+                checksums |= kind == 0xf4;
+                strings |= kind == 0xf3;
+            }
+        }
+        if checksums && !strings {
+            return Err(".debug$S sections with a checksums subsection must also contain a string table subsection".into());
+        }
+    }
+    Ok(())
+}
+
+impl DebugS<'_> {
+    fn section(&mut self, data: &[u8], raw: &[u8], sh: &mut Shared) {
+        if data.len() < 4 {
+            return;
+        }
+        if u32_at(data, 0) != 4 {
+            sh.warnings.push(format!("ignoring section .debug$S with unrecognized magic 0x{:X}", u32_at(data, 0)));
+            return;
+        }
+        for (kind, start, end) in subsections(data) {
+            let body = &data[start..end];
+            let raw_body = &raw[start..end];
             match kind {
                 0xf1 => self.symbols(body, sh),
                 0xf2 => push_subsection(&mut self.m.c13, kind, body),
@@ -297,6 +333,10 @@ impl DebugS<'_> {
 
     /// One symbol subsection: records to the module stream and the globals.
     fn symbols(&mut self, body: &[u8], sh: &mut Shared) {
+        if body.is_empty() {
+            sh.warnings.push(format!("empty symbols subsection in {}", self.name));
+            return;
+        }
         let Some(recs) = cv::records(body) else {
             sh.warnings.push(format!("corrupt symbol records in {}", self.name));
             return;
@@ -378,6 +418,10 @@ impl DebugS<'_> {
     /// lld's `DebugSHandler::finish`: string table references and the new checksum table.
     fn finish(&mut self, sh: &mut Shared) {
         let Some(strs) = self.str_tab.take() else {
+            // (Checksums without a string table were refused before the image was written.)
+            if !self.strtab_fixups.is_empty() {
+                sh.warnings.push("No StringTable subsection was encountered, but there are string table references".into());
+            }
             return;
         };
         let string_at = |o: u32| -> Vec<u8> { cv::cstr(strs.get(o as usize..).unwrap_or(&[])).to_vec() };

@@ -2,7 +2,8 @@
 //! `/Zi` keep their types in a separate PDB (a "type server") and name it in an
 //! `LF_TYPESERVER2` record in `.debug$T`: lld's LNK4099 warning when the type server cannot be
 //! loaded (missing, or not an MSF file), a warning of dtld's own when it could have been (types
-//! from type servers are not merged yet; the object's symbols are left out).
+//! from type servers are not merged yet; the object's symbols are left out). And lld's warning
+//! that the type hashes of a precompiled-header object go unused.
 
 use std::path::Path;
 
@@ -36,8 +37,25 @@ fn load_problem(path: &str, obj_dir: &Path) -> Option<String> {
     }
 }
 
-/// Warns for every live object whose CodeView types live in a type server (LNK4099).
+/// Whether `.debug$H` holds global type hashes lld can use: its header (magic 0x133C9C5,
+/// version 0, BLAKE3) and whole 8-byte hashes.
+fn usable_ghashes(h: &[u8]) -> bool {
+    h.len() >= 8 && h[0..4] == [0xC5, 0xC9, 0x33, 0x01] && h[4..6] == [0, 0] && h[6..8] == [2, 0] && (h.len() - 8).is_multiple_of(8)
+}
+
+/// Warns for every live object whose CodeView types live in a type server (LNK4099), after
+/// lld's warning for a precompiled-header object (types in `.debug$P`) with type hashes, which
+/// lld's ghash merging (on with `/debug`, off with `/debug:noghash`) does not use.
 pub fn check(l: &Layout) {
+    if l.config.debug_ghash {
+        for &f in &l.r.obj_order {
+            let Kind::Obj(obj) = &l.r.files[f].kind else { continue };
+            let pch = obj.sections.iter().find(|s| s.name == ".debug$P").is_some_and(|s| s.data.len() > 4);
+            if pch && obj.sections.iter().find(|s| s.name == ".debug$H").is_some_and(|s| usable_ghashes(s.data)) {
+                l.config.diag.warn("ignoring .debug$H section; pch with ghash is not implemented");
+            }
+        }
+    }
     for &f in &l.r.obj_order {
         let file = &l.r.files[f];
         let Kind::Obj(obj) = &file.kind else { continue };

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::{FileId, Resolver};
 use crate::coff::config::CoffInput;
-use crate::coff::drectve::{self, Directive};
+use crate::coff::drectve::{self, Directive, ExportSource, ExportSpec};
 
 impl Resolver<'_> {
     pub(super) fn parse_directives(&mut self, f: FileId, text: &[u8]) {
@@ -23,8 +23,16 @@ impl Resolver<'_> {
         for d in ds {
             match d {
                 Directive::DefaultLib(l) => self.add_default_lib(&l),
-                Directive::Export(e) if self.export_names.insert(e.name.clone()) => {
-                    self.add_undefined(e.internal.as_deref().unwrap_or(&e.name).to_string().as_str(), false);
+                Directive::Export(e) => {
+                    // lld skips a directive export it has seen (headers repeat them in every
+                    // object) and keeps the others for `fixupExports` to merge.
+                    let e = ExportSpec { source: ExportSource::Directives { early: !self.exports_added }, ..e };
+                    if !self.directive_exports.insert(ExportSpec { source: ExportSource::default(), ..e.clone() }) {
+                        continue;
+                    }
+                    if self.export_names.insert(e.name.clone()) {
+                        self.add_undefined(e.internal.as_deref().unwrap_or(&e.name).to_string().as_str(), false);
+                    }
                     self.export_specs.push(e);
                 }
                 Directive::Include(n) => {

@@ -114,7 +114,7 @@ impl Resolver<'_> {
                 map.insert(m.offset, (m.name.clone(), bytes));
             }
             let thin = data.starts_with(crate::archive::THIN_MAGIC);
-            self.archives.push(Archive { path: path.clone(), thin, lazy_object: false, members: map, unreadable, seen: HashSet::new() });
+            self.archives.push(Archive { path: path.clone(), thin, lazy_object: false, dll: false, members: map, unreadable, seen: HashSet::new() });
             if input.whole_archive {
                 // As lld-link: every member now, in order (before members that symbols of earlier
                 // files extract, which wait in the queue), its LTO module named with the
@@ -126,10 +126,13 @@ impl Resolver<'_> {
                 }
                 return;
             }
+            let mut warned = HashSet::new();
             match crate::coff::armap::symbols(data) {
                 Some(syms) => {
                     for (name, off) in syms {
-                        self.add_lazy(name, a, off);
+                        if !self.imported_dllmain(a, name, off, &mut warned) {
+                            self.add_lazy(name, a, off);
+                        }
                     }
                 }
                 None => {
@@ -137,7 +140,9 @@ impl Resolver<'_> {
                     for off in order {
                         let (_, bytes) = self.archives[a].members[&off];
                         for name in member_symbols(bytes) {
-                            self.add_lazy(&name, a, off);
+                            if !self.imported_dllmain(a, &name, off, &mut warned) {
+                                self.add_lazy(&name, a, off);
+                            }
                         }
                     }
                 }
@@ -151,6 +156,7 @@ impl Resolver<'_> {
                 path: path.clone(),
                 thin: false,
                 lazy_object: true,
+                dll: false,
                 members: HashMap::from([(0, (path.clone(), data))]),
                 unreadable: HashMap::new(),
                 seen: HashSet::new(),
@@ -161,6 +167,60 @@ impl Resolver<'_> {
             return;
         }
         self.add_buffer(data, &path, "", None);
+    }
+
+    /// lld's `DLLFile`: a DLL in a MinGW link offers its exports as lazy import symbols.
+    fn add_dll(&mut self, data: &[u8], display: String) {
+        let exports = match crate::coff::dllinput::read(data, &display) {
+            Ok(e) => e,
+            Err(e) => {
+                self.errors.extend(e);
+                return;
+            }
+        };
+        let a = self.archives.len();
+        let mut members = HashMap::new();
+        let mut symbols = Vec::new();
+        for (k, e) in exports.into_iter().enumerate() {
+            let dll = crate::coff::implib::parse_short_import(&e.member).map(|i| i.dll).unwrap_or_default();
+            members.insert(k, (dll, &*Box::leak(e.member.into_boxed_slice())));
+            symbols.extend(e.symbols.into_iter().map(|s| (s, k)));
+        }
+        self.archives.push(Archive { path: display, thin: false, lazy_object: false, dll: true, members, unreadable: HashMap::new(), seen: HashSet::new() });
+        for (name, k) in symbols {
+            self.add_lazy(&name, a, k);
+        }
+    }
+
+    /// lld leaves out of the link a `DllMain` that an import library offers (a DLL that
+    /// exported its own `DllMain` by mistake), saying so once per import member.
+    fn imported_dllmain(&self, a: usize, name: &str, off: usize, warned: &mut HashSet<usize>) -> bool {
+        if name != "DllMain" && name != "__imp_DllMain" {
+            return false;
+        }
+        let Some((_, bytes)) = self.archives[a].members.get(&off) else { return false };
+        if !implib::is_short_import(bytes) {
+            return false;
+        }
+        if warned.insert(off) {
+            self.config.diag.warn_code(
+                "importeddllmain",
+                &format!(
+                    "{}: skipping imported DllMain symbol [importeddllmain]\nNOTE: this might be a mistake when the DLL/library was produced.",
+                    self.archives[a].path
+                ),
+            );
+        }
+        true
+    }
+
+    /// lld's error for a module of machine `m` in an x64 link: an ARM64EC module without
+    /// `/machine:` could belong to an ARM64EC or ARM64X image, and lld will not guess.
+    fn machine_conflict(&self, display: &str, m: &str) -> String {
+        if m == "arm64ec" && !self.config.machine_given {
+            return format!("{display}: machine type arm64ec is ambiguous and cannot be inferred, use /machine:arm64ec or /machine:arm64x");
+        }
+        format!("{display}: machine type {m} conflicts with x64")
     }
 
     /// Adds one object, import member or bitcode file (lld's `addArchiveBuffer`/`addFile`).
@@ -175,13 +235,25 @@ impl Resolver<'_> {
             return;
         }
         if implib::is_short_import(data) {
+            if parent.is_empty() {
+                // lld reads an import member only from an archive; given by itself it is an
+                // object that LLVM's COFF object reader refuses.
+                self.errors.push(format!("{display} is not a COFF file"));
+                return;
+            }
             match implib::parse_short_import(data) {
                 Ok(imp) => self.add_short_import(imp, display, name, parent),
+                Err(e) if e == implib::BROKEN => self.errors.push(e),
                 Err(e) => self.errors.push(format!("{display}: {e}")),
             }
             return;
         }
         if crate::lto::irsymtab::is_bitcode(data) {
+            if self.lto_done {
+                // A member the compiled code needs (`_fltused`, say) that is bitcode itself.
+                self.errors.push(format!("LTO object file {display} linked in after doing LTO compilation."));
+                return;
+            }
             // The format-neutral description LTO works from (lld's module naming needs the
             // archive, the member and its offset).
             let (path, archive) = match member {
@@ -206,7 +278,7 @@ impl Resolver<'_> {
             match crate::lto::BitcodeFile::parse(input, None) {
                 // lld-link: a module for a known other machine conflicts with x64 (dtld's only).
                 Ok(b) => match b.foreign_machine() {
-                    Some(m) if !m.is_empty() => self.errors.push(format!("{display}: machine type {m} conflicts with x64")),
+                    Some(m) if !m.is_empty() => self.errors.push(self.machine_conflict(&display, m)),
                     _ => self.add_bitcode(b, display, name, parent),
                 },
                 Err(e) => self.errors.extend(e.messages),
@@ -214,8 +286,9 @@ impl Resolver<'_> {
             return;
         }
         if object::is_cl_gl_object(data) {
-            let q = if parent.is_empty() { "" } else { "?" };
-            self.errors.push(format!("{display}: is not a native COFF file. Recompile without /GL{q}"));
+            // lld's addArchiveBuffer names a member's buffer by the member name alone.
+            let (who, q) = if parent.is_empty() { (display.as_str(), "") } else { (name, "?") };
+            self.errors.push(format!("{who}: is not a native COFF file. Recompile without /GL{q}"));
             return;
         }
         // lld's `compatibleMachineType`: an object of another machine (which LLVM's
@@ -229,7 +302,11 @@ impl Resolver<'_> {
             _ => None,
         });
         if let Some(Some(m)) = other {
-            self.errors.push(format!("{display}: machine type {m} conflicts with x64"));
+            self.errors.push(self.machine_conflict(&display, m));
+            return;
+        }
+        if parent.is_empty() && self.config.mingw && crate::coff::dllinput::is_pe_image(data) {
+            self.add_dll(data, display);
             return;
         }
         if !object::is_coff_object(data) {

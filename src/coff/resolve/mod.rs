@@ -154,6 +154,9 @@ struct Archive {
     /// Not an archive: one object between `/start-lib` and `/end-lib` (a lazy object, loaded
     /// like an archive member but named as a plain file).
     lazy_object: bool,
+    /// A DLL given to a MinGW link: its "members" are the import members of its exports
+    /// (`dllinput.rs`), each named by the DLL's own name, as lld names them.
+    dll: bool,
     /// Member header offset → (name, bytes).
     members: HashMap<usize, (String, &'static [u8])>,
     /// Thin-archive members that could not be read: offset → (name, reason). As lld-link, it
@@ -179,7 +182,8 @@ pub struct Resolved {
     pub symbols: Vec<Symbol>,
     pub by_name: HashMap<&'static str, SymId>,
     pub entry: Option<SymId>,
-    /// Exports: command line, then `.drectve` (ExportSpec) with the symbol each names.
+    /// Exports, one per name in lld's list order (`.drectve` of the command line's objects,
+    /// `/export`, `/def`, later `.drectve`), with the symbol each names.
     pub exports: Vec<(ExportSpec, SymId)>,
     pub exclude_symbols: Vec<String>,
     pub subsystem: u16,
@@ -238,6 +242,13 @@ pub struct Resolver<'a> {
     export_specs: Vec<ExportSpec>,
     /// The names in `export_specs`, for duplicate checks in constant time.
     export_names: HashSet<String>,
+    /// LTO has compiled the bitcode: a bitcode file read from now on comes too late.
+    lto_done: bool,
+    /// The `.drectve` exports seen, each kept once.
+    directive_exports: HashSet<ExportSpec>,
+    /// The command line's exports have been added to the link: a `.drectve` export read from
+    /// now on follows them in lld's list.
+    exports_added: bool,
     /// `/failifmismatch`: key → (value, who set it).
     must_match: HashMap<String, (String, String)>,
     /// `.res` inputs (name, bytes), in command-line order.
@@ -287,6 +298,9 @@ impl<'a> Resolver<'a> {
             default_libs: Vec::new(),
             export_specs: config.exports.clone(),
             export_names: config.exports.iter().map(|e| e.name.clone()).collect(),
+            lto_done: false,
+            directive_exports: HashSet::new(),
+            exports_added: false,
             must_match: HashMap::new(),
             res_files: Vec::new(),
             rsrc_objs: Vec::new(),
@@ -458,6 +472,14 @@ impl<'a> Resolver<'a> {
             self.add_buffer(data, &name, "", None);
             return;
         }
+        if self.archives[a].dll {
+            // lld's `DLLFile::makeImport`: the import file is named by the DLL's name alone.
+            match crate::coff::implib::parse_short_import(data) {
+                Ok(imp) => self.add_short_import(imp, name.clone(), &name, ""),
+                Err(e) => self.errors.push(format!("{name}: {e}")),
+            }
+            return;
+        }
         let parent = self.archives[a].path.clone();
         let thin = self.archives[a].thin;
         let before = self.r.files.len();
@@ -606,6 +628,10 @@ impl<'a> Resolver<'a> {
         for n in config.includes.clone() {
             self.add_undefined(&n, false);
         }
+        // lld reads what `/include:` pulls in with the command line's files, before it adds
+        // the exports: their `.drectve` exports come first in its list.
+        self.run();
+        self.exports_added = true;
         loop {
             let specs = self.export_specs.clone();
             for e in specs.iter().filter(|e| e.forward_to.is_none()) {
@@ -782,16 +808,21 @@ impl<'a> Resolver<'a> {
                 self.r.obj_order.push(f);
             }
         }
+        if !self.duplicates.is_empty() {
+            return Err(Error::many(self.duplicates));
+        }
+        // lld's `fixupExports`: one export per name, with its warnings.
+        let (specs, warnings) = crate::coff::drectve::unique_exports(std::mem::take(&mut self.export_specs)).map_err(Error::new)?;
+        for w in &warnings {
+            config.diag.warn(w);
+        }
         let mut exports = Vec::new();
-        for e in std::mem::take(&mut self.export_specs) {
+        for e in specs {
             let n = e.internal.clone().unwrap_or_else(|| e.name.clone());
             let id = self.r.find(&n).unwrap_or_else(|| self.insert(&n).0);
             exports.push((e, id));
         }
         self.r.exports = exports;
-        if !self.duplicates.is_empty() {
-            return Err(Error::many(self.duplicates));
-        }
         // lld's driver, after the exports: `/aligncomm:` for a name the link never saw.
         let mut names: Vec<&String> = self.r.align_comm.keys().filter(|n| self.r.find(n).is_none()).collect();
         names.sort();
@@ -799,12 +830,15 @@ impl<'a> Resolver<'a> {
             config.diag.warn(&format!("/aligncomm symbol {n} not found"));
         }
         let live_before: Vec<Vec<bool>> = if config.verbose { self.r.files.iter().map(|f| f.live.clone()).collect() } else { Vec::new() };
+        if config.cg_profile_sort {
+            check_call_graph_profiles(&self.r).map_err(Error::new)?;
+        }
         if config.do_gc() {
             let roots = super::gc::roots(&self.r, config, &self.include, &self.alternate_names);
             super::gc::mark_live(&mut self.r, &roots, config.mingw);
         }
         if config.do_icf() {
-            for line in super::icf::fold(&mut self.r, config) {
+            for line in super::icf::fold(&mut self.r, config).map_err(Error::new)? {
                 self.log(&line);
             }
         }
@@ -863,6 +897,7 @@ impl<'a> Resolver<'a> {
                 s.bitcode_common = 0;
             }
         }
+        self.lto_done = true;
         for o in objects {
             self.add_buffer(o.data, &o.name, "", None);
         }
@@ -954,4 +989,21 @@ impl<'a> Resolver<'a> {
         }
         Err(Error::many(out))
     }
+}
+
+/// lld reads each object's `.llvm.call-graph-profile` (records of a 32-bit caller index, a
+/// 32-bit callee index and a 64-bit count) before it collects garbage, and stops at a record
+/// cut short. dtld does not order sections by the profile; it only refuses what lld refuses.
+fn check_call_graph_profiles(r: &Resolved) -> Result<(), String> {
+    for &f in &r.obj_order {
+        let Kind::Obj(obj) = &r.files[f].kind else { continue };
+        let Some(sec) = obj.sections.iter().find(|s| s.name == ".llvm.call-graph-profile") else { continue };
+        let mut n = sec.data.len() % 16;
+        if n != 0 {
+            // The first field the remainder cannot hold.
+            n = if n < 8 { 32 } else { 64 };
+            return Err(format!("{}: Expected {n}-bit integer", r.files[f].name));
+        }
+    }
+    Ok(())
 }
