@@ -225,6 +225,9 @@ pub struct CoffConfig {
     /// `/def:` without inputs: only the import library is written (lld's `createImportLibrary`
     /// with `asLib`).
     pub implib_only: bool,
+    /// `/linkrepro:`, `/reproduce:` or `LLD_REPRODUCE`: the archive and what the link reads
+    /// into it (`reproduce.rs`).
+    pub repro: Option<super::reproduce::Repro>,
 }
 
 impl CoffConfig {
@@ -294,6 +297,7 @@ impl CoffConfig {
             merges: Vec::new(),
             section_attrs: Vec::new(),
             order_file: None,
+            repro: None,
             align_comm: Vec::new(),
             function_pad_min: None,
             delay_load: Vec::new(),

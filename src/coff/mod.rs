@@ -40,6 +40,7 @@ pub mod object;
 pub mod order;
 pub mod pdb;
 pub mod pseudoreloc;
+pub mod reproduce;
 pub mod resolve;
 pub mod resources;
 pub mod write;
@@ -76,7 +77,17 @@ fn refuse_unimplemented(c: &config::CoffConfig) -> Result<()> {
 
 /// Runs one COFF link; at most `/errorlimit:` errors are reported, as lld does.
 pub fn link(config: &config::CoffConfig) -> Result<()> {
-    link_inner(config).map_err(|mut e| {
+    let linked = link_inner(config);
+    // `/linkrepro`: the archive holds what was read, whether or not the link succeeded.
+    let linked = match (config.repro.as_ref().map(reproduce::Repro::write), linked) {
+        (None | Some(Ok(())), r) => r,
+        (Some(Err(e)), Ok(())) => Err(e),
+        (Some(Err(e)), Err(mut l)) => {
+            l.messages.extend(e.messages);
+            Err(l)
+        }
+    };
+    linked.map_err(|mut e| {
         let limit = config.error_limit;
         if limit > 0 && e.messages.len() > limit && !e.messages.iter().any(|m| m.starts_with("too many errors emitted")) {
             e.messages.truncate(limit);

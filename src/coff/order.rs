@@ -34,6 +34,9 @@ pub fn read_order_file(config: &CoffConfig, r: &Resolved) -> Result<HashMap<Stri
         }
     }
     let text = std::fs::read(path).map_err(|e| Error::new(format!("could not open {}: {}", path.display(), crate::error::io_error(&e))))?;
+    if let Some(r) = &config.repro {
+        r.read_owned(path, text.clone());
+    }
     for line in String::from_utf8_lossy(&text).split('\n') {
         let s = line.trim();
         if s.is_empty() || s.starts_with('#') {

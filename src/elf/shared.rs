@@ -144,7 +144,11 @@ impl SharedFile {
         if let (Some(phoff), Some(phentsize), Some(phnum)) = (rd64(0x20), rd16(0x36), rd16(0x38)) {
             for k in 0..phnum.min(4096) {
                 let Some(base) = (phoff as usize).checked_add(k.saturating_mul(phentsize)) else { break };
-                let (Some(ty), Some(flags), Some(vaddr), Some(memsz)) = (rd32(base), rd32(base.saturating_add(4)), rd64(base.saturating_add(16)), rd64(base.saturating_add(40))) else { break };
+                let (Some(ty), Some(flags), Some(vaddr), Some(memsz)) =
+                    (rd32(base), rd32(base.saturating_add(4)), rd64(base.saturating_add(16)), rd64(base.saturating_add(40)))
+                else {
+                    break;
+                };
                 if (ty == elf::PT_LOAD || ty == elf::PT_GNU_RELRO) && flags & elf::PF_W == 0 {
                     ro_ranges.push((vaddr, memsz));
                 }

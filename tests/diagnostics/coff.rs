@@ -595,3 +595,7 @@ symbols:
     StorageClass:    IMAGE_SYM_CLASS_EXTERNAL
 ...
 ";
+
+/// lld-link's output options (`/linkrepro`, `/reproduce`, `/call-graph-ordering-file`, `/map`),
+/// kept apart from the lists above so that work on them and on those merges cleanly.
+pub const OUTPUT_OPTION_CASES: &[Case] = &[cl!("coff-linkrepro-failed", Error, "/linkrepro:nodir")];

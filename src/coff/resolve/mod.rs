@@ -14,7 +14,7 @@
 //! (`add_objects`), as lld's `compileBitcodeFiles` does.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::config::{CoffConfig, CoffInput, ExportSpec};
 use super::demangle::display as demangle;
@@ -460,6 +460,10 @@ impl<'a> Resolver<'a> {
         }
         let parent = self.archives[a].path.clone();
         let thin = self.archives[a].thin;
+        if let (true, Some(r)) = (thin, &self.config.repro) {
+            // lld reads a thin archive's member when it is extracted.
+            r.read(&Path::new(&parent).parent().unwrap_or(Path::new("")).join(&name), data);
+        }
         let before = self.r.files.len();
         self.add_buffer(data, &name, &parent, Some((named_off, thin)));
         // lld's addArchiveBuffer logs objects and bitcode, not import members.
@@ -600,6 +604,9 @@ impl<'a> Resolver<'a> {
         // lld stops after reading the command line's files if any of them clashed.
         if !self.duplicates.is_empty() {
             return Err(Error::many(std::mem::take(&mut self.duplicates)));
+        }
+        if let Some(r) = &config.repro {
+            r.response_point();
         }
         self.choose_entry()?;
         self.define_linker_symbols();
