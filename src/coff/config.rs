@@ -185,6 +185,10 @@ pub struct CoffConfig {
     pub section_attrs: Vec<(String, u32)>,
     /// `/order:@file`.
     pub order_file: Option<PathBuf>,
+    /// `/call-graph-ordering-file:` and `/call-graph-profile-sort[:no]` (on by default): the
+    /// call-graph order of `cgsort.rs`.
+    pub call_graph_ordering_file: Option<PathBuf>,
+    pub call_graph_profile_sort: bool,
     /// `/aligncomm:name,n` (alignment `1 << n`).
     pub align_comm: Vec<(String, u32)>,
     /// `/functionpadmin[:n]`.
@@ -297,6 +301,8 @@ impl CoffConfig {
             merges: Vec::new(),
             section_attrs: Vec::new(),
             order_file: None,
+            call_graph_ordering_file: None,
+            call_graph_profile_sort: true,
             repro: None,
             align_comm: Vec::new(),
             function_pad_min: None,

@@ -19,6 +19,7 @@
 
 pub mod armap;
 pub mod baserel;
+pub mod cgsort;
 pub mod config;
 pub mod cvlines;
 pub mod deffile;

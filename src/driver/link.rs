@@ -581,7 +581,12 @@ static OPTIONS: &[Opt<Link>] = &[
             p.err(format!("/includeglob: {e}"));
         }
     }),
-    opt(&["call-graph-ordering-file"], Value, "<file>", "Layout sections to optimize the given callgraph", Unsupported, nothing),
+    opt(&["call-graph-ordering-file"], Value, "<file>", "Layout sections to optimize the given callgraph", Implemented, |p, v| {
+        p.c.call_graph_ordering_file = Some(v.path())
+    }),
+    opt(&["call-graph-profile-sort"], Bool, "", "Order sections by the objects' call-graph profiles (default)", Implemented, |p, v| {
+        p.c.call_graph_profile_sort = v.yes()
+    }),
     opt(&["print-symbol-order"], Value, "<file>", "Print the symbol order of the call-graph sort", Unsupported, nothing),
     opt(&["defarm64native"], Value, "<file>", "ARM64EC: native exports module-definition file", Unsupported, nothing),
     opt(&["lib"], Flag, "", "Act as llvm-lib (as the first argument; elsewhere ignored with a warning)", Implemented, |p, _| {
@@ -604,7 +609,7 @@ static OPTIONS: &[Opt<Link>] = &[
     opt(&["lldignoreenv"], Flag, "", "Ignore the LINK and _LINK_ environment variables", Implemented, nothing),
     opt(&["natvis", "pdbsourcepath", "pdbstream", "vfsoverlay", "dwodir"], Value, "", "", Noop, nothing),
     opt(&["print-search-paths", "time", "summary", "noseh", "kill-at"], Flag, "", "", Noop, nothing),
-    opt(&["safeseh", "lld-allow-duplicate-weak", "stdcall-fixup", "call-graph-profile-sort", "lto-pgo-warn-mismatch"], Bool, "", "", Noop, nothing),
+    opt(&["safeseh", "lld-allow-duplicate-weak", "stdcall-fixup", "lto-pgo-warn-mismatch"], Bool, "", "", Noop, nothing),
     opt(&["pdbpagesize"], Value, "", "", Noop, |p, v| p.pdbpagesize = Some(v.str())),
     opt(&["pdbstripped"], Value, "", "", Noop, |p, _| p.c.diag.warn("ignoring /pdbstripped flag, it is not yet supported")),
     opt(&["inferasanlibs"], Bool, "", "", Noop, |p, v| {
