@@ -214,8 +214,11 @@ pub struct CoffConfig {
     /// symbols (lld's MinGW driver passes `-debug` only; its string table still names long
     /// section names).
     pub pdb_no_symbols: bool,
-    /// `/map[:file]`: link.exe's map format.
+    /// `/map[:file]`: link.exe's map format (`linkmap.rs`); `/mapinfo:exports` adds the exports.
     pub map: Option<PathBuf>,
+    pub map_info_exports: bool,
+    /// `/Brepro` (the map says `Repro mode` instead of the time stamp's date).
+    pub brepro: bool,
     /// `/noimplib`: no import library for a DLL.
     pub no_implib: bool,
     /// `/force:unresolved` (or `/force`): undefined symbols are warnings.
@@ -304,6 +307,8 @@ impl CoffConfig {
             call_graph_ordering_file: None,
             call_graph_profile_sort: true,
             repro: None,
+            map_info_exports: false,
+            brepro: false,
             align_comm: Vec::new(),
             function_pad_min: None,
             delay_load: Vec::new(),

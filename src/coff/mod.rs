@@ -34,6 +34,7 @@ pub mod implib;
 pub mod layout;
 pub mod lib;
 pub mod libinput;
+pub mod linkmap;
 pub mod locations;
 pub mod map;
 pub mod merge;
@@ -57,9 +58,6 @@ fn refuse_unimplemented(c: &config::CoffConfig) -> Result<()> {
     }
     if c.function_pad_min.is_some() {
         errors.push("/functionpadmin (hotpatch padding) is not supported by dtld".to_string());
-    }
-    if c.map.is_some() {
-        errors.push("/map (link.exe's map format) is not supported by dtld; use /lldmap for lld's map".to_string());
     }
     if c.guard_cf {
         errors.push("/guard:cf (control flow guard tables) is not supported by dtld".to_string());
@@ -167,6 +165,9 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
     if let Some(p) = &config.lldmap {
         // Before the image: lld fails on an unwritable map before committing the output.
         map::write_lldmap(&layout, p)?;
+    }
+    if let Some(p) = &config.map {
+        linkmap::write(&layout, p)?;
     }
     write::write(&layout)?;
     pdb::write(&layout)?;

@@ -33,9 +33,11 @@ pub struct Link {
     inputs: Vec<(String, bool)>,
     in_lib: bool,
     def_file: Option<String>,
-    /// `/lldmap` and `/map` (`Some("")`: named after the output).
+    /// `/lldmap` and `/map` (`Some("")`: named after the output); `/mapinfo:`s (spelling,
+    /// value), read only with `/map`.
     lldmap: Option<String>,
     map: Option<String>,
+    mapinfo: Vec<(String, String)>,
     implib_given: bool,
     profile: bool,
     /// The last of `/dynamicbase` and `/dynamicbase:no` (lld's check against `/fixed`).
@@ -365,8 +367,10 @@ static OPTIONS: &[Opt<Link>] = &[
     }),
     opt(&["noimplib"], Flag, "", "Don't output an import lib", Implemented, |p, _| p.c.no_implib = true),
     opt(&["lldmap"], OptValue, "<file>", "Write an lld map file", Implemented, |p, v| p.lldmap = Some(v.str())),
-    opt(&["map"], OptValue, "<file>", "Write a link.exe-style map file", Unsupported, |p, v| p.map = Some(v.str())),
-    opt(&["mapinfo"], Value, "<exports>", "Include the specified information in a map file", Ignored, nothing),
+    opt(&["map"], OptValue, "<file>", "Write a link.exe-style map file", Implemented, |p, v| p.map = Some(v.str())),
+    opt(&["mapinfo"], Value, "<exports>", "Include the specified information in a map file", Implemented, |p, v| {
+        p.mapinfo.push((v.spelling_joined(), v.str()))
+    }),
     opt(&["opt"], Value, "<options>", "Control optimizations (ref, noref, icf, noicf, lldtailmerge, lldlto=N, ...)", Implemented, opt_list),
     opt(&["def"], Value, "<file>", "Use module-definition file", Implemented, |p, v| p.def_file = Some(v.str())),
     opt(&["machine"], Value, "<machine>", "Specify target platform (x64)", Implemented, |p, v| {
@@ -405,7 +409,10 @@ static OPTIONS: &[Opt<Link>] = &[
         Ok(t) => p.c.timestamp = Some(t),
         Err(_) => p.err(format!("invalid timestamp: {}.  Expected 32-bit integer", v.str())),
     }),
-    opt(&["brepro"], Flag, "", "Use a hash of the executable as the PE header timestamp", Implemented, |p, _| p.c.timestamp = Some(0)),
+    opt(&["brepro"], Flag, "", "Use a hash of the executable as the PE header timestamp", Implemented, |p, _| {
+        p.c.timestamp = Some(0);
+        p.c.brepro = true;
+    }),
     opt(&["dynamicbase"], Bool, "", "Enable ASLR (default)", Implemented, |p, v| {
         p.c.dynamic_base = v.yes();
         p.dynamicbase_arg = Some(v.yes());
@@ -706,6 +713,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
         def_file: None,
         lldmap: None,
         map: None,
+        mapinfo: Vec::new(),
         implib_given: false,
         profile: false,
         dynamicbase_arg: None,
@@ -934,8 +942,23 @@ impl Link {
                 m
             })
         };
-        let lldmap = self.lldmap.map(|m| named_after_output(m, "map"));
+        if self.map.is_some() {
+            for (spelling, v) in &self.mapinfo {
+                match v.as_str() {
+                    "exports" => c.map_info_exports = true,
+                    _ => crate::bail!("unknown option: {spelling}{v}"),
+                }
+            }
+        }
+        let mut lldmap = self.lldmap.map(|m| named_after_output(m, "map"));
         let map = self.map.map(|m| named_after_output(m, "map"));
+        if lldmap.is_some() && lldmap == map {
+            c.diag.warn(&format!(
+                "/lldmap and /map have the same output file '{}'.\n>>> ignoring /lldmap",
+                map.as_ref().map_or(String::new(), |m| m.display().to_string())
+            ));
+            lldmap = None;
+        }
         let pdb = (c.debug_pdb && c.pdb.is_none()).then(|| named_after_output(String::new(), "pdb"));
         c.lldmap = lldmap.or(c.lldmap.take());
         c.map = map.or(c.map.take());

@@ -624,4 +624,6 @@ pub const OUTPUT_OPTION_CASES: &[Case] = &[
         lld: Warning,
         ..D
     },
+    cl!("coff-lldmap-map-same-file", Warning, "/map:x.map", "/lldmap:x.map"),
+    cl!("coff-mapinfo-unknown", Error, "/map:x.map", "/mapinfo:exports", "/mapinfo:bogus"),
 ];
