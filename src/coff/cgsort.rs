@@ -19,7 +19,8 @@
 //! Unlike ELF, no edge is dropped for joining two output sections: lld-link sorts before it has
 //! output sections. The order then works as an `/order` file does (`order.rs`): a section is
 //! placed by its COMDAT leader's name, so sections that are no COMDAT stay where they are.
-//! `/order` turns all of this off, and naming both files is an error.
+//! `/order` turns all of this off, and naming both files is an error. `/print-symbol-order:`
+//! writes the ordered sections' external COMDAT leaders, one a line.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -180,10 +181,23 @@ pub fn order(config: &CoffConfig, r: &Resolved) -> Result<HashMap<String, i64>> 
     }
     let sizes: Vec<u64> = secs.iter().map(|&(f, k)| r.obj(f).sections[k as usize].size as u64).collect();
     let mut out = HashMap::new();
+    let mut printed = String::new();
     for (pos, &i) in crate::util::hfsort::hfsort(&sizes, &edges).iter().enumerate() {
         let (f, k) = secs[i];
         if let Some(&leader) = r.files[f].leaders.get(&k) {
-            out.insert(r.obj(f).symbols[leader as usize].name.to_string(), i32::MIN as i64 + pos as i64);
+            let sym = &r.obj(f).symbols[leader as usize];
+            out.insert(sym.name.to_string(), i32::MIN as i64 + pos as i64);
+            // lld prints external leaders only, though it orders static ones too.
+            if sym.is_external() {
+                printed.push_str(sym.name);
+                printed.push('\n');
+            }
+        }
+    }
+    // `/print-symbol-order:`: the COMDAT leaders of the ordered sections, in order.
+    if let Some(p) = &config.print_symbol_order {
+        if let Err(e) = std::fs::write(p, printed) {
+            config.diag.error(&format!("cannot open {}: {}", p.display(), crate::error::io_error(&e)));
         }
     }
     Ok(out)

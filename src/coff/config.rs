@@ -189,6 +189,8 @@ pub struct CoffConfig {
     /// call-graph order of `cgsort.rs`.
     pub call_graph_ordering_file: Option<PathBuf>,
     pub call_graph_profile_sort: bool,
+    /// `/print-symbol-order:`: where the call-graph order's symbols are written.
+    pub print_symbol_order: Option<PathBuf>,
     /// `/aligncomm:name,n` (alignment `1 << n`).
     pub align_comm: Vec<(String, u32)>,
     /// `/functionpadmin[:n]`.
@@ -306,6 +308,7 @@ impl CoffConfig {
             order_file: None,
             call_graph_ordering_file: None,
             call_graph_profile_sort: true,
+            print_symbol_order: None,
             repro: None,
             map_info_exports: false,
             brepro: false,

@@ -594,7 +594,7 @@ static OPTIONS: &[Opt<Link>] = &[
     opt(&["call-graph-profile-sort"], Bool, "", "Order sections by the objects' call-graph profiles (default)", Implemented, |p, v| {
         p.c.call_graph_profile_sort = v.yes()
     }),
-    opt(&["print-symbol-order"], Value, "<file>", "Print the symbol order of the call-graph sort", Unsupported, nothing),
+    opt(&["print-symbol-order"], Value, "<file>", "Print the symbol order of the call-graph sort", Implemented, |p, v| p.c.print_symbol_order = Some(v.path())),
     opt(&["defarm64native"], Value, "<file>", "ARM64EC: native exports module-definition file", Unsupported, nothing),
     opt(&["lib"], Flag, "", "Act as llvm-lib (as the first argument; elsewhere ignored with a warning)", Implemented, |p, _| {
         p.c.diag.warn("ignoring /lib since it's not the first argument")

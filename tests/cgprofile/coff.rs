@@ -9,8 +9,9 @@
 //! linkers: by default, with `/call-graph-profile-sort:no`, with an ordering file (statics,
 //! unknown names, comments, hex and octal weights, self calls) with and without `/opt:noref`,
 //! and with `/ignore:4037`. The lld maps (`/lldmap`, which dtld writes byte for byte as lld
-//! does) and the warnings must be the same; the default order must differ from the unordered
-//! one, or the trial would test nothing.
+//! does), the warnings and the `/print-symbol-order:` files must be the same (no file when
+//! nothing is ordered); the default order must differ from the unordered one, or the trial
+//! would test nothing.
 
 use std::fs;
 use std::path::PathBuf;
@@ -91,10 +92,12 @@ pub fn pgo_and_file(w: &Work) -> Result<(), String> {
                 .args(["t0.obj", "t1.obj", "libcg.lib", "stub.obj", "/entry:main", "/subsystem:console", "/nodefaultlib"])
                 .args(*extra)
                 .arg(format!("/lldmap:{base}.map"))
+                .arg(format!("/print-symbol-order:{base}.sym"))
                 .arg(format!("/out:{base}.exe")))?;
             let mut warnings: Vec<String> = res.stderr_text().lines().filter_map(|l| l.split_once("warning: ").map(|(_, m)| m.to_string())).collect();
             warnings.sort();
-            out.push((w.read_string(&format!("{base}.map"))?, warnings));
+            let sym = fs::read_to_string(w.path(&format!("{base}.sym"))).ok();
+            out.push((w.read_string(&format!("{base}.map"))?, warnings, sym));
         }
         if out[0].0 != out[1].0 {
             let (a, b) = (out[0].0.lines(), out[1].0.lines());
@@ -105,6 +108,9 @@ pub fn pgo_and_file(w: &Work) -> Result<(), String> {
                 show(&out[0].0),
                 show(&out[1].0)
             ));
+        }
+        if out[0].2 != out[1].2 || (*what != "no-sort" && out[0].2.as_ref().is_none_or(|s| s.is_empty())) {
+            return Err(format!("{what}: /print-symbol-order: files differ or are empty:\n  lld:  {:?}\n  dtld: {:?}", out[0].2, out[1].2));
         }
         if out[0].1 != out[1].1 {
             return Err(format!("{what}: warnings differ:\n  lld:  {:?}\n  dtld: {:?}", out[0].1, out[1].1));
