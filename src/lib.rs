@@ -20,6 +20,7 @@ pub(crate) mod lto;
 pub(crate) mod outfile;
 pub(crate) mod output;
 pub(crate) mod staging;
+pub(crate) mod tar;
 pub(crate) mod trace;
 pub(crate) mod util;
 

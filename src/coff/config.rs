@@ -161,9 +161,6 @@ pub struct CoffConfig {
     pub gc: Option<bool>,
     /// `/opt:icf` (MinGW `--icf=all`), `/opt:noicf`; `None`: lld-link's default (with `/opt:ref`).
     pub icf: Option<bool>,
-    /// `/call-graph-profile-sort[:no]` (default on): lld reads every object's
-    /// `.llvm.call-graph-profile` section when it is on.
-    pub cg_profile_sort: bool,
     /// `/opt:safeicf` (MinGW `--icf=safe`): only sections whose address is not taken.
     pub icf_safe: bool,
     /// `/incremental[:no]`; the driver settles it (lld: an unchanged import library is kept).
@@ -188,6 +185,12 @@ pub struct CoffConfig {
     pub section_attrs: Vec<(String, u32)>,
     /// `/order:@file`.
     pub order_file: Option<PathBuf>,
+    /// `/call-graph-ordering-file:` and `/call-graph-profile-sort[:no]` (on by default): the
+    /// call-graph order of `cgsort.rs`.
+    pub call_graph_ordering_file: Option<PathBuf>,
+    pub call_graph_profile_sort: bool,
+    /// `/print-symbol-order:`: where the call-graph order's symbols are written.
+    pub print_symbol_order: Option<PathBuf>,
     /// `/aligncomm:name,n` (alignment `1 << n`).
     pub align_comm: Vec<(String, u32)>,
     /// `/functionpadmin[:n]`.
@@ -216,8 +219,11 @@ pub struct CoffConfig {
     /// symbols (lld's MinGW driver passes `-debug` only; its string table still names long
     /// section names).
     pub pdb_no_symbols: bool,
-    /// `/map[:file]`: link.exe's map format.
+    /// `/map[:file]`: link.exe's map format (`linkmap.rs`); `/mapinfo:exports` adds the exports.
     pub map: Option<PathBuf>,
+    pub map_info_exports: bool,
+    /// `/Brepro` (the map says `Repro mode` instead of the time stamp's date).
+    pub brepro: bool,
     /// `/noimplib`: no import library for a DLL.
     pub no_implib: bool,
     /// `/force:unresolved` (or `/force`): undefined symbols are warnings.
@@ -231,6 +237,9 @@ pub struct CoffConfig {
     /// `/def:` without inputs: only the import library is written (lld's `createImportLibrary`
     /// with `asLib`).
     pub implib_only: bool,
+    /// `/linkrepro:`, `/reproduce:` or `LLD_REPRODUCE`: the archive and what the link reads
+    /// into it (`reproduce.rs`).
+    pub repro: Option<super::reproduce::Repro>,
 }
 
 impl CoffConfig {
@@ -286,7 +295,6 @@ impl CoffConfig {
             print_version: false,
             gc: None,
             icf: None,
-            cg_profile_sort: true,
             icf_safe: false,
             tail_merge: None,
             incremental: None,
@@ -301,6 +309,12 @@ impl CoffConfig {
             merges: Vec::new(),
             section_attrs: Vec::new(),
             order_file: None,
+            call_graph_ordering_file: None,
+            call_graph_profile_sort: true,
+            print_symbol_order: None,
+            repro: None,
+            map_info_exports: false,
+            brepro: false,
             align_comm: Vec::new(),
             function_pad_min: None,
             delay_load: Vec::new(),

@@ -531,10 +531,15 @@ fn add_import_tables(l: &mut Layout, partial: &mut Partial) {
     }
 }
 
-/// `/order:@file` (lld's sortSections), then `.CRT` chunks in section order.
+/// `/order:@file` or the call graph (lld's sortSections), then `.CRT` chunks in section order.
 fn sort_partials(l: &Layout, partial: &mut Partial) -> Result<()> {
     let (config, r) = (l.config, l.r);
-    let order = super::order::read_order_file(config, r)?;
+    if config.order_file.is_some() && config.call_graph_ordering_file.is_some() {
+        config.diag.error("/order and /call-graph-order-file may not be used together");
+    }
+    let mut order = super::order::read_order_file(config, r)?;
+    // The call graph's order replaces `/order`'s (which turns it off), as lld's sortSections.
+    order.extend(super::cgsort::order(config, r)?);
     let sec_key = |chunks: &[Chunk], c: usize| match chunks[c].kind {
         ChunkKind::Section { file, sec } => Some((file, sec)),
         _ => None,

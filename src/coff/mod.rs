@@ -19,6 +19,7 @@
 
 pub mod armap;
 pub mod baserel;
+pub mod cgsort;
 pub mod config;
 pub mod cvlines;
 pub mod deffile;
@@ -34,6 +35,7 @@ pub mod implib;
 pub mod layout;
 pub mod lib;
 pub mod libinput;
+pub mod linkmap;
 pub mod locations;
 pub mod map;
 pub mod merge;
@@ -41,6 +43,7 @@ pub mod object;
 pub mod order;
 pub mod pdb;
 pub mod pseudoreloc;
+pub mod reproduce;
 pub mod resolve;
 pub mod resources;
 pub mod write;
@@ -56,9 +59,6 @@ fn refuse_unimplemented(c: &config::CoffConfig) -> Result<()> {
     }
     if c.function_pad_min.is_some() {
         errors.push("/functionpadmin (hotpatch padding) is not supported by dtld".to_string());
-    }
-    if c.map.is_some() {
-        errors.push("/map (link.exe's map format) is not supported by dtld; use /lldmap for lld's map".to_string());
     }
     if c.guard_cf {
         errors.push("/guard:cf (control flow guard tables) is not supported by dtld".to_string());
@@ -77,7 +77,17 @@ fn refuse_unimplemented(c: &config::CoffConfig) -> Result<()> {
 
 /// Runs one COFF link; at most `/errorlimit:` errors are reported, as lld does.
 pub fn link(config: &config::CoffConfig) -> Result<()> {
-    link_inner(config).map_err(|mut e| {
+    let linked = link_inner(config);
+    // `/linkrepro`: the archive holds what was read, whether or not the link succeeded.
+    let linked = match (config.repro.as_ref().map(reproduce::Repro::write), linked) {
+        (None | Some(Ok(())), r) => r,
+        (Some(Err(e)), Ok(())) => Err(e),
+        (Some(Err(e)), Err(mut l)) => {
+            l.messages.extend(e.messages);
+            Err(l)
+        }
+    };
+    linked.map_err(|mut e| {
         let limit = config.error_limit;
         if limit > 0 && e.messages.len() > limit && !e.messages.iter().any(|m| m.starts_with("too many errors emitted")) {
             e.messages.truncate(limit);
@@ -160,6 +170,9 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
     if let Some(p) = &config.lldmap {
         // Before the image: lld fails on an unwritable map before committing the output.
         map::write_lldmap(&layout, p)?;
+    }
+    if let Some(p) = &config.map {
+        linkmap::write(&layout, p)?;
     }
     write::write(&layout)?;
     if let Err(e) = pdb::write(&layout) {

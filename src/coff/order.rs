@@ -1,8 +1,8 @@
 //! Chunk order inside a section: `/order:@file` and the `.CRT` rule.
 //!
-//! lld-link's `/order:@file` lists COMDAT leader symbols, one a line; their sections come first
-//! in each partial section, in the file's order, everything else after in input order
-//! (lld's `parseOrderFile` and `sortBySectionOrder`). A name no read COMDAT section is led by
+//! lld-link's `/order:@file` lists COMDAT leader symbols (static ones too), one a line; their
+//! sections come first in each partial section, in the file's order, everything else after in
+//! input order (lld's `parseOrderFile` and `sortBySectionOrder`). A name no read COMDAT section is led by
 //! gets lld's LNK4037 warning. `.CRT$*` partial sections keep each object's sections in section
 //! number order (`sortCRTSectionChunks`: cl.exe's dynamic initializers rely on it).
 
@@ -25,15 +25,16 @@ pub fn read_order_file(config: &CoffConfig, r: &Resolved) -> Result<HashMap<Stri
         for c in &file.chunks {
             if let ChunkSrc::Sec(k) = *c {
                 if let Some(&i) = file.leaders.get(&k) {
-                    let s = &obj.symbols[i as usize];
-                    if s.is_external() {
-                        leaders.insert(s.name);
-                    }
+                    // Static leaders too (a `static` function compiled with `/Gy`).
+                    leaders.insert(obj.symbols[i as usize].name);
                 }
             }
         }
     }
     let text = std::fs::read(path).map_err(|e| Error::new(format!("could not open {}: {}", path.display(), crate::error::io_error(&e))))?;
+    if let Some(r) = &config.repro {
+        r.read_owned(path, text.clone());
+    }
     for line in String::from_utf8_lossy(&text).split('\n') {
         let s = line.trim();
         if s.is_empty() || s.starts_with('#') {
@@ -53,14 +54,7 @@ pub fn read_order_file(config: &CoffConfig, r: &Resolved) -> Result<HashMap<Stri
 pub fn priority(order: &HashMap<String, i64>, r: &Resolved, file: usize, sec: u32) -> i64 {
     let f = &r.files[file];
     match f.leaders.get(&sec) {
-        Some(&i) => {
-            let s = &r.obj(file).symbols[i as usize];
-            if s.is_external() {
-                order.get(s.name).copied().unwrap_or(0)
-            } else {
-                0
-            }
-        }
+        Some(&i) => order.get(r.obj(file).symbols[i as usize].name).copied().unwrap_or(0),
         None => 0,
     }
 }

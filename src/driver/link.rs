@@ -17,7 +17,7 @@ use crate::coff::config::{CoffConfig, CoffInput, DebugMode};
 use crate::driver::mingw::subsystem_id;
 use crate::driver::options::{self, nothing, opt, Arity::*, Opt, Report, Status::*, Val};
 use crate::driver::parse_num;
-use crate::driver::CoffAction;
+use crate::driver::{CmdArg, CoffAction};
 use crate::error::{Error, Result};
 
 /// The lld-link parse state: the configuration being filled, and what is settled only after the
@@ -33,9 +33,11 @@ pub struct Link {
     inputs: Vec<(String, bool)>,
     in_lib: bool,
     def_file: Option<String>,
-    /// `/lldmap` and `/map` (`Some("")`: named after the output).
+    /// `/lldmap` and `/map` (`Some("")`: named after the output); `/mapinfo:`s (spelling,
+    /// value), read only with `/map`.
     lldmap: Option<String>,
     map: Option<String>,
+    mapinfo: Vec<(String, String)>,
     implib_given: bool,
     profile: bool,
     /// The last of `/dynamicbase` and `/dynamicbase:no` (lld's check against `/fixed`).
@@ -49,6 +51,11 @@ pub struct Link {
     mingw_ignored_dirs: bool,
     /// `/hotpatchcompatible` (lld requires 6 bytes of `/functionpadmin` with it).
     hotpatch: bool,
+    /// The arguments as read, for `/linkrepro`'s response file; the last `/reproduce:` and
+    /// `/linkrepro:`.
+    cmdline: Vec<CmdArg>,
+    reproduce: Option<String>,
+    linkrepro: Option<String>,
 }
 
 impl Report for Link {
@@ -363,8 +370,10 @@ static OPTIONS: &[Opt<Link>] = &[
     }),
     opt(&["noimplib"], Flag, "", "Don't output an import lib", Implemented, |p, _| p.c.no_implib = true),
     opt(&["lldmap"], OptValue, "<file>", "Write an lld map file", Implemented, |p, v| p.lldmap = Some(v.str())),
-    opt(&["map"], OptValue, "<file>", "Write a link.exe-style map file", Unsupported, |p, v| p.map = Some(v.str())),
-    opt(&["mapinfo"], Value, "<exports>", "Include the specified information in a map file", Ignored, nothing),
+    opt(&["map"], OptValue, "<file>", "Write a link.exe-style map file", Implemented, |p, v| p.map = Some(v.str())),
+    opt(&["mapinfo"], Value, "<exports>", "Include the specified information in a map file", Implemented, |p, v| {
+        p.mapinfo.push((v.spelling_joined(), v.str()))
+    }),
     opt(&["opt"], Value, "<options>", "Control optimizations (ref, noref, icf, noicf, lldtailmerge, lldlto=N, ...)", Implemented, opt_list),
     opt(&["def"], Value, "<file>", "Use module-definition file", Implemented, |p, v| p.def_file = Some(v.str())),
     opt(&["machine"], Value, "<machine>", "Specify target platform (x64)", Implemented, |p, v| {
@@ -403,7 +412,10 @@ static OPTIONS: &[Opt<Link>] = &[
         Ok(t) => p.c.timestamp = Some(t),
         Err(_) => p.err(format!("invalid timestamp: {}.  Expected 32-bit integer", v.str())),
     }),
-    opt(&["brepro"], Flag, "", "Use a hash of the executable as the PE header timestamp", Implemented, |p, _| p.c.timestamp = Some(0)),
+    opt(&["brepro"], Flag, "", "Use a hash of the executable as the PE header timestamp", Implemented, |p, _| {
+        p.c.timestamp = Some(0);
+        p.c.brepro = true;
+    }),
     opt(&["dynamicbase"], Bool, "", "Enable ASLR (default)", Implemented, |p, v| {
         p.c.dynamic_base = v.yes();
         p.dynamicbase_arg = Some(v.yes());
@@ -568,8 +580,8 @@ static OPTIONS: &[Opt<Link>] = &[
     opt(&["incremental"], Bool, "", "Keep an unchanged import library (lld's /incremental)", Implemented, |p, v| p.c.incremental = Some(v.yes())),
     opt(&["manifest"], OptValue, "<embed|no>", "Create a manifest (only /manifest:no)", Implemented, manifest),
     opt(&["cetcompat"], Bool, "", "Mark the image CET shadow-stack compatible (only /cetcompat:no)", Implemented, unless_no),
-    opt(&["linkrepro"], Value, "<dir>", "Write repro.tar to the directory", Unsupported, nothing),
-    opt(&["reproduce"], Value, "<file>", "Write a tar file with the inputs and command line", Unsupported, nothing),
+    opt(&["linkrepro"], Value, "<dir>", "Write repro.tar to the directory", Implemented, |p, v| p.linkrepro = Some(v.str())),
+    opt(&["reproduce"], Value, "<file>", "Write a tar file with the inputs and command line", Implemented, |p, v| p.reproduce = Some(v.str())),
     opt(&["lldemit"], Value, "<obj|llvm|asm>", "What the LTO code generator emits", Implemented, |p, v| match v.str().as_str() {
         "obj" | "llvm" | "asm" => p.err(format!("{} is not supported", v.shown())),
         s => p.err(format!("/lldemit: unknown option: {s}")),
@@ -579,8 +591,13 @@ static OPTIONS: &[Opt<Link>] = &[
             p.err(format!("/includeglob: {e}"));
         }
     }),
-    opt(&["call-graph-ordering-file"], Value, "<file>", "Layout sections to optimize the given callgraph", Unsupported, nothing),
-    opt(&["print-symbol-order"], Value, "<file>", "Print the symbol order of the call-graph sort", Unsupported, nothing),
+    opt(&["call-graph-ordering-file"], Value, "<file>", "Layout sections to optimize the given callgraph", Implemented, |p, v| {
+        p.c.call_graph_ordering_file = Some(v.path())
+    }),
+    opt(&["call-graph-profile-sort"], Bool, "", "Order sections by the objects' call-graph profiles (default)", Implemented, |p, v| {
+        p.c.call_graph_profile_sort = v.yes()
+    }),
+    opt(&["print-symbol-order"], Value, "<file>", "Print the symbol order of the call-graph sort", Implemented, |p, v| p.c.print_symbol_order = Some(v.path())),
     opt(&["defarm64native"], Value, "<file>", "ARM64EC: native exports module-definition file", Unsupported, nothing),
     opt(&["lib"], Flag, "", "Act as llvm-lib (as the first argument; elsewhere ignored with a warning)", Implemented, |p, _| {
         p.c.diag.warn("ignoring /lib since it's not the first argument")
@@ -603,9 +620,6 @@ static OPTIONS: &[Opt<Link>] = &[
     opt(&["natvis", "pdbsourcepath", "pdbstream", "vfsoverlay", "dwodir"], Value, "", "", Noop, nothing),
     opt(&["print-search-paths", "time", "summary", "noseh", "kill-at"], Flag, "", "", Noop, nothing),
     opt(&["safeseh", "lld-allow-duplicate-weak", "stdcall-fixup", "lto-pgo-warn-mismatch"], Bool, "", "", Noop, nothing),
-    opt(&["call-graph-profile-sort"], Bool, "", "Check the objects' call graph profiles (default; no reordering yet)", Implemented, |p, v| {
-        p.c.cg_profile_sort = v.yes()
-    }),
     opt(&["pdbpagesize"], Value, "", "", Noop, |p, v| p.pdbpagesize = Some(v.str())),
     opt(&["pdbstripped"], Value, "", "", Noop, |p, _| p.c.diag.warn("ignoring /pdbstripped flag, it is not yet supported")),
     opt(&["inferasanlibs"], Bool, "", "", Noop, |p, v| {
@@ -702,6 +716,7 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
         def_file: None,
         lldmap: None,
         map: None,
+        mapinfo: Vec::new(),
         implib_given: false,
         profile: false,
         dynamicbase_arg: None,
@@ -712,6 +727,9 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
         driver_given: false,
         mingw_ignored_dirs: false,
         hotpatch: false,
+        cmdline: Vec::new(),
+        reproduce: None,
+        linkrepro: None,
     };
     // `/WX` first: it turns the parser's own warnings into errors (lld's `ArgParser::parse`).
     for a in &args {
@@ -742,18 +760,37 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
                 _ if rest.starts_with("color-diagnostics=") || rest.starts_with("rsp-quoting=") || rest.starts_with("time-trace") => {}
                 _ => p.c.diag.warn(&format!("ignoring unknown argument '{a}'")),
             }
+            p.cmdline.push(CmdArg::Raw(a.clone()));
             continue;
         }
         if matches!(a.trim_start_matches('-'), "color-diagnostics" | "no-color-diagnostics") || a.trim_start_matches('-').starts_with("color-diagnostics=") {
+            p.cmdline.push(CmdArg::Raw(a.clone()));
             continue;
         }
         match lookup(a) {
-            Some((o, spelling, v)) => options::apply(&mut p, o, spelling, v),
-            None if a.starts_with('-') => match options::nearest(OPTIONS, &["/", "-"], ':', a) {
-                Some(n) => p.c.diag.warn(&format!("ignoring unknown argument '{a}', did you mean '{n}'")),
-                None => p.c.diag.warn(&format!("ignoring unknown argument '{a}'")),
-            },
-            None => p.input(a.clone()),
+            Some((o, spelling, v)) => {
+                p.cmdline.push(CmdArg::option(o.names[0], spelling, v, true));
+                options::apply(&mut p, o, spelling, v)
+            }
+            None if a.starts_with('-') => {
+                p.cmdline.push(CmdArg::Raw(a.clone()));
+                match options::nearest(OPTIONS, &["/", "-"], ':', a) {
+                    Some(n) => p.c.diag.warn(&format!("ignoring unknown argument '{a}', did you mean '{n}'")),
+                    None => p.c.diag.warn(&format!("ignoring unknown argument '{a}'")),
+                }
+            }
+            None => {
+                p.cmdline.push(CmdArg::Input(a.clone()));
+                p.input(a.clone())
+            }
+        }
+    }
+    if !p.c.mingw {
+        // lld-link's `addClangLibSearchPaths`: clang's runtime libraries, found from the
+        // linker's own place (`<root>/bin/lld-link`), come before `LIB`'s directories.
+        if let Some(root) = std::env::current_exe().ok().and_then(|e| Some(e.parent()?.parent()?.to_path_buf())) {
+            let rt = root.join("lib/clang/22/lib");
+            p.c.lib_paths.extend([rt.join("windows"), rt, root.join("lib")]);
         }
     }
     if p.help {
@@ -771,8 +808,26 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
 }
 
 impl Link {
+    /// `/linkrepro`, `/reproduce`, `LLD_REPRODUCE`: the archive is opened before lld-link's other
+    /// checks (its error comes first, and `no input files` after it).
+    fn reproducer(&mut self) -> Result<()> {
+        let Some(tar) = crate::coff::reproduce::tar_path(self.reproduce.as_deref(), self.linkrepro.as_deref()) else { return Ok(()) };
+        match crate::coff::reproduce::check_tar(&tar) {
+            Err(e) if !self.have_input && self.def_file.is_none() => return Err(Error::many(vec![e, "no input files".into()])),
+            Err(e) => self.errors.insert(0, e),
+            Ok(()) => {
+                let response = crate::coff::reproduce::response_file(&self.cmdline, &self.c.lib_paths);
+                let mut r = crate::coff::reproduce::Repro::new(tar, response);
+                r.def_file = self.def_file.as_ref().map(PathBuf::from);
+                self.c.repro = Some(r);
+            }
+        }
+        Ok(())
+    }
+
     /// What depends on the whole command line: `/incremental`, the inputs, default names.
     fn finish(mut self) -> Result<CoffAction> {
+        self.reproducer()?;
         let c = &mut self.c;
         if c.lto.distributor.is_some() && c.lto.remote_compiler.as_deref().unwrap_or("").is_empty() {
             self.errors.push("A value must be specified for /thinlto-remote-compiler if /thinlto-distributor is specified.".into());
@@ -890,8 +945,23 @@ impl Link {
                 m
             })
         };
-        let lldmap = self.lldmap.map(|m| named_after_output(m, "map"));
+        if self.map.is_some() {
+            for (spelling, v) in &self.mapinfo {
+                match v.as_str() {
+                    "exports" => c.map_info_exports = true,
+                    _ => crate::bail!("unknown option: {spelling}{v}"),
+                }
+            }
+        }
+        let mut lldmap = self.lldmap.map(|m| named_after_output(m, "map"));
         let map = self.map.map(|m| named_after_output(m, "map"));
+        if lldmap.is_some() && lldmap == map {
+            c.diag.warn(&format!(
+                "/lldmap and /map have the same output file '{}'.\n>>> ignoring /lldmap",
+                map.as_ref().map_or(String::new(), |m| m.display().to_string())
+            ));
+            lldmap = None;
+        }
         let pdb = (c.debug_pdb && c.pdb.is_none()).then(|| named_after_output(String::new(), "pdb"));
         c.lldmap = lldmap.or(c.lldmap.take());
         c.map = map.or(c.map.take());
@@ -1065,8 +1135,8 @@ mod tests {
 
     #[test]
     fn statuses_warn_or_refuse_by_name() {
-        let e = parse(&s(&["/delayload:a.dll", "/linkrepro:d", "/manifest:no", "/cetcompat:no", "x.obj"])).err().unwrap();
-        assert_eq!(e.messages, ["/delayload:a.dll is not supported", "/linkrepro:d is not supported"]);
+        let e = parse(&s(&["/delayload:a.dll", "/defarm64native:d", "/manifest:no", "/cetcompat:no", "x.obj"])).err().unwrap();
+        assert_eq!(e.messages, ["/delayload:a.dll is not supported", "/defarm64native:d is not supported"]);
         assert!(parse(&s(&["/manifest", "x.obj"])).is_err());
         assert!(parse(&s(&["/mapinfo:exports", "/nologo", "/ltcg:pgo", "/winsdkdir:x", "x.obj"])).is_ok());
         // Every option of the table is found by each of its names, with its arity.

@@ -2,7 +2,7 @@
 //! default, gives the sections a call graph profile connects.
 //!
 //! Why it exists: ld.lld 22 orders hot code with LLVM's `computeCacheDirectedLayout`
-//! (CodeLayout.cpp) rather than C³ (`cgsort::hfsort`), and a drop-in must place every function
+//! (CodeLayout.cpp) rather than C³ (`util::hfsort`), and a drop-in must place every function
 //! where lld does. This is our own implementation of the same greedy algorithm, with the same
 //! model, constants, floating-point evaluation order and tie-breakers, so that equal inputs give
 //! the identical order.

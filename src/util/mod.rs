@@ -3,4 +3,5 @@
 pub mod demangle;
 pub mod fasthash;
 pub mod glob;
+pub mod hfsort;
 pub mod json;

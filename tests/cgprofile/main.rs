@@ -22,9 +22,13 @@
 //!   `dtld` directly: the same order under cdsort and hfsort. Ties are where a reimplementation
 //!   goes wrong (which orientation, which pair first); a PGO program rarely has them.
 //!
+//! `coff.rs` does the same for lld-link (C³ over the objects' profiles or an ordering file).
+//!
 //! Trials work in `<target>/cgprofile-tests/<trial>/`, deleted when they pass (kept on failure,
 //! or always with `DTLD_HARNESS_KEEP=1`). `DTLD` names the linker under test (default
 //! `<target>/release/dtld`).
+
+mod coff;
 
 use std::fs;
 use std::path::PathBuf;
@@ -43,6 +47,7 @@ fn main() {
         trial("cgprofile/ordering-file-vs-lld", ordering_file),
         trial("cgprofile/small-graphs-vs-lld", small_graphs),
         trial("cgprofile/symbol-ordering-file-vs-lld", symbol_ordering_file),
+        trial("cgprofile/coff-pgo-and-file-vs-lld-link", coff::pgo_and_file),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -64,7 +69,7 @@ impl std::ops::Deref for Work<'_> {
 }
 
 fn run_trial(name: &str, f: fn(&Work) -> Result<(), String>) -> Result<(), String> {
-    check_tools(&[CLANG, LLD, LLVM_AR, PROFDATA])?;
+    check_tools(&[CLANG, LLD, LLVM_AR, PROFDATA, "lld-link-22"])?;
     let dtld = find_dtld()?;
     let dir = target_dir().join("cgprofile-tests").join(name.replace('/', "-"));
     run_in(&dir, keep_requested(), &[], |t| f(&Work { dtld, t }))

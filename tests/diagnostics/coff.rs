@@ -595,3 +595,35 @@ symbols:
     StorageClass:    IMAGE_SYM_CLASS_EXTERNAL
 ...
 ";
+
+/// lld-link's output options (`/linkrepro`, `/reproduce`, `/call-graph-ordering-file`, `/map`),
+/// kept apart from the lists above so that work on them and on those merges cleanly.
+pub const OUTPUT_OPTION_CASES: &[Case] = &[
+    cl!("coff-linkrepro-failed", Error, "/linkrepro:nodir"),
+    Case {
+        name: "coff-order-and-call-graph-file",
+        flavor: Coff,
+        sources: &[MAIN[0], ("o.txt", "main\n", &[]), ("cg.txt", "main main 1\n", &[])],
+        args: &["main.obj", "/entry:main", "/subsystem:console", "/order:@o.txt", "/call-graph-ordering-file:cg.txt"],
+        lld: Error,
+        ..D
+    },
+    Case {
+        name: "coff-call-graph-parse-error",
+        flavor: Coff,
+        sources: &[MAIN[0], ("cg.txt", "main main 1\nmain  main 2\n", &[])],
+        args: &["main.obj", "/entry:main", "/subsystem:console", "/call-graph-ordering-file:cg.txt"],
+        lld: Error,
+        ..D
+    },
+    Case {
+        name: "coff-call-graph-no-such-symbol",
+        flavor: Coff,
+        sources: &[MAIN[0], ("cg.txt", "# a comment\nmain nosuch 0x10\n", &[])],
+        args: &["main.obj", "/entry:main", "/subsystem:console", "/call-graph-ordering-file:cg.txt"],
+        lld: Warning,
+        ..D
+    },
+    cl!("coff-lldmap-map-same-file", Warning, "/map:x.map", "/lldmap:x.map"),
+    cl!("coff-mapinfo-unknown", Error, "/map:x.map", "/mapinfo:exports", "/mapinfo:bogus"),
+];

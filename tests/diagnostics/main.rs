@@ -97,10 +97,20 @@ pub enum Verdict {
 pub const START: &[(&str, &str, &[&str])] = &[("start.c", "void _start(void) {}\n", &[])];
 
 fn cases() -> Vec<&'static Case> {
-    [elf_driver::CASES, elf_input::CASES, elf_symbols::CASES, elf_relocs::CASES, elf_script::CASES, coff::CASES, coff::CASES2, coff_crafted::CASES3]
-        .into_iter()
-        .flatten()
-        .collect()
+    [
+        elf_driver::CASES,
+        elf_input::CASES,
+        elf_symbols::CASES,
+        elf_relocs::CASES,
+        elf_script::CASES,
+        coff::CASES,
+        coff::CASES2,
+        coff_crafted::CASES3,
+        coff::OUTPUT_OPTION_CASES,
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// stderr with the program name and the trial directory taken out, and a line that repeats the

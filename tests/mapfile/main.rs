@@ -19,7 +19,8 @@
 //! * an unwritable map path fails the link with lld's message, exit 1 and no output file;
 //! * COFF: MinGW's `-Map` and lld-link's `/lldmap:` write lld's COFF map (`LLDMapFile.cpp`),
 //!   byte-identical to ld.lld-22's / lld-link-22's for the same MinGW program (two objects, an
-//!   archive, commons, statics) and for an lld-link link of `llvm-mc` objects.
+//!   archive, commons, statics) and for an lld-link link of `llvm-mc` objects;
+//! * lld-link's `/map` (link.exe's format): `linkmap.rs`.
 //!
 //! * `--time-trace`: a program built with `-g -ffunction-sections` and linked with
 //!   `--gc-sections` by dtld and by ld.lld-22, both traces read as Chrome traces (lld's is the
@@ -31,6 +32,8 @@
 //! Trials work in `<target>/mapfile-tests/<trial>/`, deleted when they pass (kept on failure,
 //! or always with `DTLD_HARNESS_KEEP=1`). `DTLD` names the linker under test (default
 //! `<target>/release/dtld`).
+
+mod linkmap;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -52,6 +55,7 @@ fn main() {
         trial("map/unwritable-path", unwritable),
         trial("map/coff-mingw-vs-lld", coff_mingw_vs_lld),
         trial("map/coff-lld-link-vs-lld", coff_lld_link_vs_lld),
+        trial("map/coff-link-exe-map-vs-lld-link", linkmap::link_map_vs_lld_link),
         trial("time-trace/debug-gc-sections-vs-lld", time_trace_vs_lld),
     ];
     libtest_mimic::run(&args, trials).exit();

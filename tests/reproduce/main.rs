@@ -13,8 +13,12 @@
 //! * `LLD_REPRODUCE=<file>` does the same as the option; a link that fails after loading still
 //!   leaves the archive; an unwritable archive path fails with lld's message and exit 1.
 //!
+//! `coff.rs` does the same for lld-link's `/linkrepro:` and `/reproduce:` against lld-link-22.
+//!
 //! Trials work in `<target>/reproduce-tests/<trial>/`, deleted when they pass (kept on failure,
 //! or always with `DTLD_HARNESS_KEEP=1`). `DTLD` names the linker under test.
+
+mod coff;
 
 use std::fs;
 use std::path::PathBuf;
@@ -26,7 +30,12 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 fn main() {
     let args = Arguments::from_args();
-    let trials = vec![trial("reproduce/replay-from-tar", replay), trial("reproduce/env-and-errors", env_and_errors)];
+    let trials = vec![
+        trial("reproduce/replay-from-tar", replay),
+        trial("reproduce/env-and-errors", env_and_errors),
+        trial("reproduce/coff-linkrepro", coff::linkrepro),
+        trial("reproduce/coff-reproduce-and-failure", coff::reproduce_and_failure),
+    ];
     libtest_mimic::run(&args, trials).exit();
 }
 
@@ -47,7 +56,7 @@ impl std::ops::Deref for Work<'_> {
 }
 
 fn run_trial(name: &str, f: fn(&Work) -> Result<(), String>) -> Result<(), String> {
-    check_tools(&[CLANG, LLD, LLVM_AR, "tar"])?;
+    check_tools(&[CLANG, LLD, LLVM_AR, "tar", "lld-link-22"])?;
     let dtld = find_dtld()?;
     let dir = target_dir().join("reproduce-tests").join(name.replace('/', "-"));
     run_in(&dir, keep_requested(), &[], |t| f(&Work { dtld, t }))

@@ -27,10 +27,15 @@ fn type_server_path(data: &[u8]) -> Option<String> {
 
 /// Why the type server at `path` (as named, or its file name next to the object) cannot be
 /// used, in LLVM's words; `None` if a PDB is there.
-fn load_problem(path: &str, obj_dir: &Path) -> Option<String> {
+/// A PDB read goes into `/linkrepro`'s archive.
+fn load_problem(path: &str, obj_dir: &Path, repro: Option<&crate::coff::reproduce::Repro>) -> Option<String> {
     let file_name = path.rsplit(['\\', '/']).next().unwrap_or(path);
-    let data = std::fs::read(path).or_else(|_| std::fs::read(obj_dir.join(file_name)));
-    match data {
+    let beside = obj_dir.join(file_name);
+    let data = std::fs::read(path).map(|d| (Path::new(path), d)).or_else(|_| std::fs::read(&beside).map(|d| (beside.as_path(), d)));
+    if let (Ok((p, d)), Some(r)) = (&data, repro) {
+        r.read_owned(p, d.clone());
+    }
+    match data.map(|(_, d)| d) {
         Err(_) => Some("No such file or directory".to_string()),
         Ok(d) if !d.starts_with(MSF_MAGIC) => Some("The PDB file is corrupt. MSF superblock is missing".to_string()),
         Ok(_) => None,
@@ -64,7 +69,7 @@ pub fn check(l: &Layout) {
             continue;
         };
         let dir = Path::new(&file.name).parent().unwrap_or(Path::new("."));
-        let msg = match load_problem(&path, dir) {
+        let msg = match load_problem(&path, dir, l.config.repro.as_ref()) {
             Some(why) => format!("Cannot use debug info for '{}' [LNK4099]\n>>> failed to load reference '{path}': {why}", file.name),
             None => {
                 format!("Cannot use debug info for '{}' [LNK4099]\n>>> type server '{path}': dtld does not merge types from type server PDBs yet", file.name)
@@ -97,9 +102,9 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("dtld-ts-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("bad.pdb"), b"not an msf").unwrap();
-        assert_eq!(load_problem("C:\\nowhere\\gone.pdb", &dir).as_deref(), Some("No such file or directory"));
+        assert_eq!(load_problem("C:\\nowhere\\gone.pdb", &dir, None).as_deref(), Some("No such file or directory"));
         // Found by its file name next to the object.
-        assert_eq!(load_problem("C:\\elsewhere\\bad.pdb", &dir).as_deref(), Some("The PDB file is corrupt. MSF superblock is missing"));
+        assert_eq!(load_problem("C:\\elsewhere\\bad.pdb", &dir, None).as_deref(), Some("The PDB file is corrupt. MSF superblock is missing"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

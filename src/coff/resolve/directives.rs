@@ -105,7 +105,8 @@ impl Resolver<'_> {
                 self.enqueue_path(CoffInput::new(PathBuf::from(c), false));
                 return;
             }
-            for d in &self.config.lib_paths {
+            // lld's `findFile`: the current directory is the first search path.
+            for d in std::iter::once(Path::new("")).chain(self.config.lib_paths.iter().map(PathBuf::as_path)) {
                 let p = d.join(c);
                 if p.exists() {
                     self.enqueue_path(CoffInput::new(p, false));

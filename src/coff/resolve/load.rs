@@ -67,6 +67,9 @@ impl Resolver<'_> {
                 return;
             }
         };
+        if let Some(r) = &self.config.repro {
+            r.read(&input.path, data);
+        }
         if data.starts_with(crate::archive::MAGIC) || data.starts_with(crate::archive::THIN_MAGIC) {
             let members = match crate::archive::parse(data) {
                 Ok(m) => m,

@@ -14,7 +14,7 @@
 //! (`add_objects`), as lld's `compileBitcodeFiles` does.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::config::{CoffConfig, CoffInput, ExportSpec};
 use super::demangle::display as demangle;
@@ -482,6 +482,10 @@ impl<'a> Resolver<'a> {
         }
         let parent = self.archives[a].path.clone();
         let thin = self.archives[a].thin;
+        if let (true, Some(r)) = (thin, &self.config.repro) {
+            // lld reads a thin archive's member when it is extracted.
+            r.read(&Path::new(&parent).parent().unwrap_or(Path::new("")).join(&name), data);
+        }
         let before = self.r.files.len();
         self.add_buffer(data, &name, &parent, Some((named_off, thin)));
         // lld's addArchiveBuffer logs objects and bitcode, not import members.
@@ -622,6 +626,9 @@ impl<'a> Resolver<'a> {
         // lld stops after reading the command line's files if any of them clashed.
         if !self.duplicates.is_empty() {
             return Err(Error::many(std::mem::take(&mut self.duplicates)));
+        }
+        if let Some(r) = &config.repro {
+            r.response_point();
         }
         self.choose_entry()?;
         self.define_linker_symbols();
@@ -830,7 +837,7 @@ impl<'a> Resolver<'a> {
             config.diag.warn(&format!("/aligncomm symbol {n} not found"));
         }
         let live_before: Vec<Vec<bool>> = if config.verbose { self.r.files.iter().map(|f| f.live.clone()).collect() } else { Vec::new() };
-        if config.cg_profile_sort {
+        if config.call_graph_profile_sort {
             check_call_graph_profiles(&self.r).map_err(Error::new)?;
         }
         if config.do_gc() {
@@ -993,7 +1000,7 @@ impl<'a> Resolver<'a> {
 
 /// lld reads each object's `.llvm.call-graph-profile` (records of a 32-bit caller index, a
 /// 32-bit callee index and a 64-bit count) before it collects garbage, and stops at a record
-/// cut short. dtld does not order sections by the profile; it only refuses what lld refuses.
+/// cut short: checked here, where lld reads them (the ordering is `coff::cgsort`'s).
 fn check_call_graph_profiles(r: &Resolved) -> Result<(), String> {
     for &f in &r.obj_order {
         let Kind::Obj(obj) = &r.files[f].kind else { continue };
