@@ -528,11 +528,21 @@ pub struct ModuleIds {
 }
 
 impl ModuleIds {
-    pub fn new(names: &'static [String], short: bool) -> ModuleIds {
+    /// `sorted`: the numbers rank the names (in-process backends, which import in the IDs'
+    /// order); otherwise they are the command-line order (DTLTO: the backends see the paths
+    /// again, and the thin link's shards then do not depend on the directory the names are
+    /// relative to, which a remote cache keyed by content needs).
+    pub fn new(names: &'static [String], short: bool, sorted: bool) -> ModuleIds {
         let mut by_rank: Vec<&'static str> = names.iter().map(String::as_str).collect();
-        by_rank.sort_unstable();
+        if sorted {
+            by_rank.sort_unstable();
+        }
         if !short {
             return ModuleIds { ids: names, by_rank, short };
+        }
+        if !sorted {
+            let ids = (0..names.len()).map(|i| format!("\u{1}{i}\u{1}")).collect::<Vec<_>>();
+            return ModuleIds { ids: Box::leak(ids.into_boxed_slice()), by_rank, short };
         }
         let width = names.len().saturating_sub(1).to_string().len();
         let ids = names
@@ -602,7 +612,7 @@ pub fn run(
         Mode::Backends => true,
         Mode::Distributed => !keeps_files,
     };
-    let ids = ModuleIds::new(names, short && opts.mllvm.is_empty() && opts.tuning.is_empty() && !opts.debug_pass_manager);
+    let ids = ModuleIds::new(names, short && opts.mllvm.is_empty() && opts.tuning.is_empty() && !opts.debug_pass_manager, mode == Mode::Backends);
     let fail = |m: String| Error::new(format!("thin link (LLVM {version}): {m}"));
     let mut laps = crate::trace::Laps::default();
     let args = cl_args(req, cg);
@@ -764,14 +774,14 @@ mod tests {
     #[test]
     fn short_module_ids_unmask() {
         let names: &'static [String] = Box::leak(vec!["b.o".to_string(), "./a.a(x.o at 8)".to_string()].into_boxed_slice());
-        let ids = super::ModuleIds::new(names, true);
+        let ids = super::ModuleIds::new(names, true, true);
         // Ranked as the names sort, so the IDs sort the same way.
         assert_eq!(ids.ids, ["\u{1}1\u{1}", "\u{1}0\u{1}"]);
         assert!(ids.ids.iter().all(|i| i.len() <= 16));
         let text = format!("conflicting values in '{}' and '{}'", ids.ids[1], ids.ids[0]);
         assert_eq!(ids.unmask(&text), "conflicting values in './a.a(x.o at 8)' and 'b.o'");
         let many: &'static [String] = Box::leak((0..12).rev().map(|i| format!("m{i:02}.o")).collect::<Vec<_>>().into_boxed_slice());
-        let wide = super::ModuleIds::new(many, true);
+        let wide = super::ModuleIds::new(many, true, true);
         assert_eq!(wide.ids[0], "\u{1}11\u{1}");
         assert_eq!(wide.ids[11], "\u{1}00\u{1}");
         let mut sorted = wide.ids.to_vec();
@@ -779,7 +789,10 @@ mod tests {
         assert_eq!(sorted.iter().map(|i| wide.unmask(i)).collect::<Vec<_>>(), many.iter().rev().cloned().collect::<Vec<_>>());
         // Not an ID: left as it is.
         assert_eq!(ids.unmask("a\u{1}7\u{1}b \u{1}x\u{1} \u{1}"), "a\u{1}7\u{1}b \u{1}x\u{1} \u{1}");
-        let same = super::ModuleIds::new(names, false);
+        let same = super::ModuleIds::new(names, false, true);
+        let ordered = super::ModuleIds::new(names, true, false);
+        assert_eq!(ordered.ids, ["\u{1}0\u{1}", "\u{1}1\u{1}"]);
+        assert_eq!(ordered.unmask(&ordered.ids[1]), "./a.a(x.o at 8)");
         assert_eq!(same.ids, names);
         assert_eq!(same.unmask(&text), text);
     }
