@@ -635,9 +635,6 @@ impl<'a> Resolver<'a> {
         for n in config.includes.clone() {
             self.add_undefined(&n, false);
         }
-        // lld reads what `/include:` pulls in with the command line's files, before it adds
-        // the exports: their `.drectve` exports come first in its list.
-        self.run();
         self.exports_added = true;
         loop {
             let specs = self.export_specs.clone();
