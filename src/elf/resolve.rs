@@ -438,6 +438,23 @@ pub struct Resolver<'c> {
     names: Vec<FileNames>,
     /// The parts of pass 1 (parsing, binding), for `--time-trace`.
     pub laps: crate::trace::Laps,
+    /// `--wrap=foo`: how the files referred to `foo` under the names they wrote (`foo`, bound as
+    /// `__wrap_foo`, and `__real_foo`, bound as `foo`), keyed by `foo`'s id (`bind_wrapped`).
+    wrap_refs: FastMap<SymbolId, WrapRefs>,
+}
+
+/// The references to a `--wrap`ped name `foo`, by the names the files wrote (lld reads the files
+/// with those names and redirects the references only afterwards, `addWrappedSymbols`).
+#[derive(Clone, Copy, Default)]
+struct WrapRefs {
+    /// `foo` was referenced (each reference binds to `__wrap_foo`).
+    renamed: bool,
+    /// ... strongly: as in lld, that extracts the archive member defining `foo`.
+    renamed_strong: bool,
+    /// `__real_foo` was referenced (each reference binds to `foo`).
+    real: bool,
+    /// ... strongly.
+    real_strong: bool,
 }
 
 /// Parses one input; `opts.merge`: split SHF_MERGE sections (lld: at `-O1` and above, and always for
@@ -560,6 +577,7 @@ impl<'c> Resolver<'c> {
             sonames: std::collections::HashMap::new(),
             names,
             laps,
+            wrap_refs: Default::default(),
         };
         // -u and the entry symbol act as undefined references before any file, so they extract
         // archive members wherever they are on the command line.
@@ -588,6 +606,7 @@ impl<'c> Resolver<'c> {
             }
         }
         rs.undefined_globs();
+        rs.bind_wrapped();
         rs.report_backrefs();
         rs.laps.lap("Bind symbols");
         // After the files, as lld: the symbols `--defsym` expressions read are referenced like
@@ -1189,6 +1208,11 @@ impl<'c> Resolver<'c> {
             let from = top.file;
             let (member, id) = match step {
                 Step::Undefined { id, weak, native } => (self.add_undefined(id, weak, native), id),
+                Step::Wrapped { id, weak } => (self.add_wrapped_reference(id, weak), id),
+                Step::Real { id, weak, native } => {
+                    self.add_real_reference(id, weak, native);
+                    (None, id)
+                }
                 Step::DsoRef(id) => match self.r.symbols[id].def {
                     Def::Lazy(m) => (Some(m), id),
                     _ => (None, id),
@@ -1249,7 +1273,7 @@ impl<'c> Resolver<'c> {
                 sym.default_version = ver;
             }
             if sym.def == Def::Undefined {
-                if sym.strong_ref || sym.dso_strong_ref {
+                if sym.strong_ref || sym.dso_strong_ref || self.wrap_refs.get(&id).is_some_and(|w| w.renamed_strong) {
                     self.load(f);
                 } else {
                     sym.def = Def::Lazy(f);
@@ -1389,7 +1413,11 @@ impl<'c> Resolver<'c> {
             if shndx == elf::SHN_UNDEF && self.r.symbols[id].ref_type.is_none() {
                 self.r.symbols[id].ref_type = Some(s.st_type());
             }
-            if shndx == elf::SHN_UNDEF || in_discarded {
+            if shndx == elf::SHN_UNDEF && !self.config.wrap.is_empty() {
+                let File::Obj(o) = &self.r.files[f] else { unreachable!() };
+                let written = o.sym_name(i);
+                self.wrapped_steps(written, name, id, bind == elf::STB_WEAK, true, &mut undefined_steps);
+            } else if shndx == elf::SHN_UNDEF || in_discarded {
                 undefined_steps.push(Step::Undefined { id, weak: bind == elf::STB_WEAK, native: true });
             } else if shndx == elf::SHN_COMMON {
                 self.add_common(id, Def::Common(f, i));
@@ -1462,6 +1490,7 @@ impl<'c> Resolver<'c> {
                 if llvm && undefined != pass {
                     continue;
                 }
+                let written = name;
                 let (name, default_version) = match (undefined, llvm) {
                     (true, _) => (wrapped_name(&self.config.wrap, name), None),
                     (false, true) => default_versioned(name),
@@ -1481,7 +1510,7 @@ impl<'c> Resolver<'c> {
                 // definition (`lto/version-script2.ll`).
                 let same_file = matches!(sym.def, Def::Bitcode(df, _) if df == f) && !weak && !sym.weak;
                 if undefined {
-                    undefined_steps.push(Step::Undefined { id, weak, native: false });
+                    self.wrapped_steps(written, name, id, weak, false, &mut undefined_steps);
                 } else if common {
                     self.add_common(id, Def::Bitcode(f, k));
                 } else if !(llvm && same_file) {
@@ -1529,6 +1558,94 @@ impl<'c> Resolver<'c> {
         sym.strong_ref_native = true;
         sym.used_in_regular = true;
         id
+    }
+
+    /// The steps of an undefined reference written as `written` and bound to `id` (named `name`):
+    /// a plain reference, or under `--wrap=foo` one written `foo` (bound to `__wrap_foo`, and
+    /// extracting `foo`'s member as in lld) or `__real_foo` (bound to `foo`, extracting nothing
+    /// until `bind_wrapped`).
+    fn wrapped_steps(&mut self, written: &'static [u8], name: &'static [u8], id: SymbolId, weak: bool, native: bool, steps: &mut Vec<Step>) {
+        if written == name {
+            steps.push(Step::Undefined { id, weak, native });
+        } else if written.strip_prefix(b"__real_") == Some(name) {
+            steps.push(Step::Real { id, weak, native });
+        } else {
+            steps.push(Step::Undefined { id, weak, native });
+            let wid = self.intern(written);
+            steps.push(Step::Wrapped { id: wid, weak });
+        }
+    }
+
+    /// A reference written `foo` that `--wrap=foo` bound to `__wrap_foo` (`id` is `foo`'s): lld
+    /// reads the files before it redirects, so a strong one extracts the member defining `foo`
+    /// (and makes a library defining it needed); returns that member.
+    fn add_wrapped_reference(&mut self, id: SymbolId, weak: bool) -> Option<FileId> {
+        let w = self.wrap_refs.entry(id).or_default();
+        w.renamed = true;
+        if weak {
+            // lld: a weak reference to a lazy symbol makes its binding weak, also after
+            // `bind_wrapped` gave it `__real_foo`'s (an object LTO generated that still refers
+            // to `foo` weakly: the redirected `__real_foo` references are then weak ones).
+            let sym = &mut self.r.symbols[id];
+            if matches!(sym.def, Def::Lazy(_)) {
+                sym.strong_ref = false;
+                sym.strong_ref_native = false;
+            }
+            return None;
+        }
+        w.renamed_strong = true;
+        match self.r.symbols[id].def {
+            Def::Lazy(m) => Some(m),
+            Def::Shared(df, _) => {
+                self.r.dso_needed[df] = true;
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// A reference written `__real_foo`, bound to `foo` (`id`): it neither extracts nor binds
+    /// while the files are read (lld binds `foo` after them, `bind_wrapped`); after LTO, where
+    /// lld resolves it against `__real_foo` and redirects it only then, it changes nothing.
+    fn add_real_reference(&mut self, id: SymbolId, weak: bool, native: bool) {
+        let sym = &mut self.r.symbols[id];
+        sym.obj_ref = true;
+        sym.obj_ref_native |= native;
+        if self.lto_first_file.is_some() {
+            return;
+        }
+        let w = self.wrap_refs.entry(id).or_default();
+        w.real = true;
+        w.real_strong |= !weak;
+    }
+
+    /// After the files, as lld's `addWrappedSymbols`: for `--wrap=foo` with `__real_foo`
+    /// referenced, `foo` is referenced with the binding the files gave it (weak when every
+    /// reference written `foo` was weak, so nothing is extracted then; strong when `foo` was
+    /// not referenced at all), and then takes `__real_foo`'s binding, which decides whether an
+    /// unresolved `foo` is an error.
+    fn bind_wrapped(&mut self) {
+        let config = self.config;
+        for (k, w) in config.wrap.iter().enumerate() {
+            if config.wrap[..k].contains(w) {
+                continue;
+            }
+            let Some(id) = self.r.lookup(w.as_bytes()) else { continue };
+            let Some(refs) = self.wrap_refs.get(&id).copied() else { continue };
+            if !refs.real {
+                continue;
+            }
+            let weak_binding = refs.renamed && !refs.renamed_strong;
+            match self.r.symbols[id].def {
+                Def::Lazy(m) if !weak_binding => self.load(m),
+                Def::Shared(df, _) if !weak_binding => self.r.dso_needed[df] = true,
+                _ => {}
+            }
+            // The binding outlives LTO (lld sets it on the symbol, not on a file's reference).
+            let sym = &mut self.r.symbols[id];
+            sym.strong_ref |= refs.real_strong;
+            sym.strong_ref_native |= refs.real_strong;
+        }
     }
 
     /// A reference to `id`; returns the archive member it extracts, if any.
@@ -1791,6 +1908,11 @@ enum Step {
     Undefined { id: SymbolId, weak: bool, native: bool },
     /// A shared library's non-weak undefined reference: it extracts a lazy definition.
     DsoRef(SymbolId),
+    /// Under `--wrap=foo`, a reference written `foo` (`id` is `foo`'s; the reference itself is
+    /// an `Undefined` step of `__wrap_foo`).
+    Wrapped { id: SymbolId, weak: bool },
+    /// Under `--wrap=foo`, a reference written `__real_foo` (`id` is `foo`'s).
+    Real { id: SymbolId, weak: bool, native: bool },
 }
 
 struct Frame {

@@ -123,6 +123,7 @@ const KNOWN: &[(&str, &[&str], Option<&str>, &str)] = &[
     ("fuzz-tls-ie-add-r12", &["gcc-compile", "tls"], None, "IE to LE relaxation of an add into %r12"),
     ("fuzz-tls-misaligned-segment", &["script-layout", "tls"], None, "TP offsets of a TLS segment a script starts off its alignment"),
     ("fuzz-wrap-defsym-ifunc", &["wrap", "defsym", "ifunc"], None, "--defsym of a wrapped ifunc typed by the real symbol"),
+    ("fuzz-wrap-real-weak-only", &["wrap", "weak-ref"], None, "__real_ of a weakly referenced wrapped name extracted its member"),
     ("fuzz-wrap-defining-object", &["wrap"], None, "--wrap does not redirect references in the defining object"),
     ("fuzz-undef-abs-nopie", &["nopie", "unresolved"], None, "absolute address of an undefined symbol in a non-PIE left to the loader"),
     ("fuzz-bsymbolic-last-wins", &["bsymbolic", "bsymbolic-functions"], None, "-Bsymbolic and -Bsymbolic-functions both applied (lld: the last wins)"),
