@@ -19,7 +19,8 @@
 //! * `.eh_frame` is concatenated with its relocations; a relocation that points at a discarded
 //!   section (through a section symbol) becomes R_X86_64_NONE against symbol 0, which makes the
 //!   final link drop that FDE, exactly as lld does.
-//! * Each output section with relocations gets `.rela<name>` right after it: every input
+//! * Each output section with relocations gets `.rela<name>` right after it (a script's description
+//!   where lld's orphan placement puts it, `script::described_rela_places`): every input
 //!   relocation, r_offset shifted by the input section's offset in the output section; a
 //!   section symbol becomes the output section's symbol, its addend the output offset of
 //!   (input offset + addend); other locals map to their copies, globals to the output global.
@@ -65,7 +66,10 @@ use std::fs;
 use std::path::Path;
 
 mod script;
+mod symtab;
 mod symtab_order;
+
+use symtab::{global_facts, globals, used_locals, SymTab};
 
 use object::elf;
 use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
@@ -135,6 +139,12 @@ struct OutSec {
     /// Deduplicated pieces of SHF_MERGE inputs: the contents, and for
     /// each input its pieces as (input offset, output offset), sorted.
     merged: Option<Merged>,
+    /// A script's data commands in this section, and their offsets once placed.
+    data: Vec<script::DataCmd>,
+    data_off: Vec<u64>,
+    /// A script's description: the place of its `.rela` section, which lld creates as an
+    /// orphan where the first input relocation section of its inputs stands (`first`'s form).
+    rela_first: Option<(usize, u32, u32)>,
 }
 
 struct Merged {
@@ -466,7 +476,7 @@ fn build(config: &Config, r: &Resolved) -> Result<Built> {
     let mut sel = select_comdats(r, &objs)?;
     let smap = script::apply(config, r, &objs, &mut sel.dropped)?;
     let mut secs = output_sections(r, &objs, &mut sel, &smap)?;
-    place_inputs(r, &mut secs)?;
+    place_inputs(r, &mut secs, &smap)?;
     let features = gnu_property_features(config, r, &objs);
     let idx = number_sections(config, &mut secs.osecs, features)?;
 
@@ -643,6 +653,20 @@ fn output_sections(r: &Resolved, objs: &[FileId], sel: &mut Selection, smap: &sc
     if !errors.is_empty() {
         return Err(Error::many(errors));
     }
+    // Data commands join their description's section (made for them when nothing else does).
+    for (desc, name, data) in &smap.data {
+        let id = *by_name.entry((name, None)).or_insert_with(|| {
+            osecs.push(script::data_osec(name, *desc));
+            members_of.push(Vec::new());
+            osecs.len() - 1
+        });
+        let os = &mut osecs[id];
+        os.data = data.clone();
+        os.merge_ok = false;
+        if os.sh_type == elf::SHT_NOBITS {
+            os.sh_type = elf::SHT_PROGBITS;
+        }
+    }
     // A description's inputs in its order; its ALIGN.
     for (id, os) in osecs.iter_mut().enumerate() {
         if let Some(&a) = smap.align.get(os.name) {
@@ -653,6 +677,7 @@ fn output_sections(r: &Resolved, objs: &[FileId], sel: &mut Selection, smap: &sc
         }
     }
     sort_link_order_members(r, &osecs, &place, &mut members_of);
+    script::described_rela_places(r, objs, &mut osecs, &members_of);
     Ok(Sections { osecs, place, members_of })
 }
 
@@ -678,7 +703,7 @@ fn sort_link_order_members(r: &Resolved, osecs: &[OutSec], place: &[Vec<Place>],
 /// multiple of the entry size too while the section stays SHF_MERGE), the sections' sizes
 /// and relocation counts; then the SHF_MERGE sections that can be deduplicated are, which
 /// replaces their size.
-fn place_inputs(r: &Resolved, secs: &mut Sections) -> Result<()> {
+fn place_inputs(r: &Resolved, secs: &mut Sections, smap: &script::ScriptMap) -> Result<()> {
     for (id, os) in secs.osecs.iter_mut().enumerate() {
         if os.group.is_some() {
             continue;
@@ -687,7 +712,18 @@ fn place_inputs(r: &Resolved, secs: &mut Sections) -> Result<()> {
             os.flags &= !(SHF_MERGE | SHF_STRINGS);
         }
         let mut off = 0u64;
+        // A script's data commands go before the first input that follows them, unaligned.
+        let mut data_off = Vec::with_capacity(os.data.len());
+        let mut place_data = |until: u64, off: &mut u64| {
+            while let Some(d) = os.data.get(data_off.len()).filter(|d| d.key < until) {
+                data_off.push(*off);
+                *off += d.size as u64;
+            }
+        };
         for &(f, i) in &secs.members_of[id] {
+            if !os.data.is_empty() {
+                place_data(smap.rename.get(&(f, i)).map_or(u64::MAX, |m| m.2), &mut off);
+            }
             let s = &r.obj(f).sections[i as usize];
             let step = if os.merge_ok { lcm(s.align, os.entsize).ok_or_else(too_large)? } else { s.align };
             off = align_to(off, step)?;
@@ -696,6 +732,8 @@ fn place_inputs(r: &Resolved, secs: &mut Sections) -> Result<()> {
             os.nrelocs += s.relocs.len() as u64;
             off = off.checked_add(s.size).ok_or_else(too_large)?;
         }
+        place_data(u64::MAX, &mut off);
+        os.data_off = data_off;
         os.size = off;
     }
     let merged: Vec<(usize, Option<Merged>)> = secs
@@ -751,13 +789,26 @@ struct Indices {
 fn number_sections(config: &Config, osecs: &mut [OutSec], features: u32) -> Result<Indices> {
     let mut order: Vec<usize> = (0..osecs.len()).collect();
     order.sort_by_key(|&i| osecs[i].first);
-    let mut slots: Vec<Slot> = Vec::new();
+    // Each `.rela` right after its section, or for a script's description where lld's orphan
+    // placement puts it (`rela_first`).
+    let mut keyed: Vec<((usize, u32, u32), u8, Slot)> = Vec::with_capacity(order.len() * 2);
     for &i in &order {
-        slots.push(Slot::Sec(i));
-        osecs[i].index = slots.len() as u32;
+        keyed.push((osecs[i].first, 0, Slot::Sec(i)));
         if osecs[i].nrelocs > 0 {
-            slots.push(Slot::Rela(i));
-            osecs[i].rela_index = slots.len() as u32;
+            keyed.push(match osecs[i].rela_first {
+                Some(k) => (k, 0, Slot::Rela(i)),
+                None => (osecs[i].first, 1, Slot::Rela(i)),
+            });
+        }
+    }
+    keyed.sort_by_key(|k| (k.0, k.1));
+    let mut slots: Vec<Slot> = Vec::with_capacity(keyed.len());
+    for (_, _, slot) in keyed {
+        slots.push(slot);
+        match slot {
+            Slot::Sec(i) => osecs[i].index = slots.len() as u32,
+            Slot::Rela(i) => osecs[i].rela_index = slots.len() as u32,
+            Slot::Synth(_) => {}
         }
     }
     if features != 0 {
@@ -784,251 +835,6 @@ fn number_sections(config: &Config, osecs: &mut [OutSec], features: u32) -> Resu
     let strtab_index = slot_index(Synth::Strtab);
     let shstrtab_index = slot_index(Synth::Shstrtab);
     Ok(Indices { order, slots, nsections, build_id_len, symtab_index, strtab_index, shstrtab_index })
-}
-
-/// The output `.symtab`, its `.strtab` and its `.symtab_shndx` words, filled in symbol index
-/// order.
-struct SymTab {
-    data: Vec<u8>,
-    strtab: StrTab,
-    /// One word per symbol: the section index of a symbol whose `st_shndx` is SHN_XINDEX, 0
-    /// for the others (the SHT_SYMTAB_SHNDX contents).
-    xindex: Vec<u32>,
-}
-
-impl SymTab {
-    /// A table holding the null symbol.
-    fn new() -> SymTab {
-        SymTab { data: vec![0; SYM_SIZE as usize], strtab: StrTab::new(), xindex: vec![0] }
-    }
-
-    /// The number of symbols so far: the index of the next one.
-    fn count(&self) -> u32 {
-        (self.data.len() as u64 / SYM_SIZE) as u32
-    }
-
-    /// Appends a symbol whose name is at `name` in the string table and whose section is
-    /// `shndx` (an output section index, 0, or `reserved(..)`); returns its index. An index
-    /// `st_shndx` cannot hold goes to the extended table, with SHN_XINDEX in its place.
-    fn push(&mut self, name: u32, info: u8, other: u8, shndx: u32, value: u64, size: u64) -> u32 {
-        let idx = self.count();
-        let (st_shndx, x) = split_shndx(shndx);
-        self.xindex.push(x);
-        let t = &mut self.data;
-        t.extend_from_slice(&name.to_le_bytes());
-        t.push(info);
-        t.push(other);
-        t.extend_from_slice(&st_shndx.to_le_bytes());
-        t.extend_from_slice(&value.to_le_bytes());
-        t.extend_from_slice(&size.to_le_bytes());
-        idx
-    }
-}
-
-/// Per file: which locals a relocation of a written section uses (those are kept whatever
-/// the discard policy). Empty for files that are not objects of the link.
-fn used_locals(r: &Resolved, place: &[Vec<Place>]) -> Vec<Vec<bool>> {
-    (0..r.files.len())
-        .into_par_iter()
-        .map(|f| {
-            let File::Obj(o) = &r.files[f] else { return Vec::new() };
-            if place[f].is_empty() {
-                return Vec::new();
-            }
-            let mut u = vec![false; o.first_global];
-            for (i, s) in o.sections.iter().enumerate() {
-                if place[f][i].is_none() {
-                    continue;
-                }
-                for rel in s.relocs {
-                    let k = rel.r_sym(LE, false) as usize;
-                    if k < u.len() {
-                        u[k] = true;
-                    }
-                }
-            }
-            u
-        })
-        .collect()
-}
-
-/// The locals that name a kept group's signature: they must survive even when no relocation
-/// uses them.
-fn signature_locals(osecs: &[OutSec]) -> HashSet<(FileId, usize)> {
-    osecs.iter().filter_map(|os| os.group.as_ref().map(|g| (g.file, g.sig_sym))).collect()
-}
-
-/// The locals object `f` keeps, appended to `syms` (the order among files and section symbols
-/// is `symtab_order`'s): its locals (section symbols excepted) that are defined in a written
-/// section or absolute, unless `--discard-all`, or `--discard-locals` (or a merge section) for
-/// `.L` names, drops them; a local that a relocation uses or that names a kept group (`must`)
-/// is always kept. Returns the output index of each local (0 = not written).
-fn file_locals(config: &Config, r: &Resolved, f: FileId, secs: &Sections, used: &[Vec<bool>], must: &HashSet<(FileId, usize)>, syms: &mut SymTab) -> Vec<u32> {
-    let (place, osecs) = (&secs.place, &secs.osecs);
-    let o = r.obj(f);
-    let mut lidx = vec![0; o.first_global];
-    for i in 1..o.first_global {
-        let s = &o.symbols[i];
-        let ty = s.st_type();
-        if ty == elf::STT_SECTION {
-            continue;
-        }
-        let (out_shndx, value, in_merge) = match (s.st_shndx(LE), o.sym_section(i)) {
-            (elf::SHN_ABS, _) => (reserved(elf::SHN_ABS), s.st_value(LE), false),
-            (_, None) => continue,
-            (_, Some(shndx)) => match locate(place, osecs, f, shndx as usize, s.st_value(LE)) {
-                Some((os, at)) => (osecs[os as usize].index, at, o.sections[shndx as usize].flags & SHF_MERGE != 0),
-                // GCC defines group signatures (`wm4.*`, `_ZN...C5Ev`) as locals in the
-                // SHT_GROUP section itself; lld writes those of a discarded group as
-                // absolute symbols (the group section has no input section), and so do we.
-                None if o.sections[shndx as usize].sh_type == elf::SHT_GROUP => (reserved(elf::SHN_ABS), s.st_value(LE), false),
-                None => continue,
-            },
-        };
-        let name = o.sym_name(i);
-        let keep = used[f].get(i).copied().unwrap_or(false) || must.contains(&(f, i)) || !config.discards_local(name, || in_merge);
-        if !keep {
-            continue;
-        }
-        let n = syms.strtab.add(name);
-        lidx[i] = syms.push(n, s.st_info, s.st_other, out_shndx, value, s.st_size(LE));
-    }
-    lidx
-}
-
-/// What the objects say about each global: whether one names it, the type of its first
-/// undefined reference, and its largest common alignment.
-struct GlobalFacts {
-    referenced: Vec<bool>,
-    und_type: Vec<u8>,
-    common_align: Vec<u64>,
-}
-
-/// Collects the `GlobalFacts` of every global from the objects, in load order.
-fn global_facts(r: &Resolved, objs: &[FileId]) -> GlobalFacts {
-    let nsyms = r.symbols.len();
-    let mut referenced = vec![false; nsyms];
-    let mut und_type = vec![elf::STT_NOTYPE; nsyms];
-    let mut und_seen = vec![false; nsyms];
-    let mut common_align = vec![1u64; nsyms];
-    for &f in objs {
-        let o = r.obj(f);
-        for (k, &id) in r.sym_ids[f].iter().enumerate() {
-            let Some(s) = o.symbols.get(o.first_global + k) else { continue };
-            let Some(slot) = referenced.get_mut(id) else { continue };
-            *slot = true;
-            match s.st_shndx(LE) {
-                elf::SHN_UNDEF if !und_seen[id] => {
-                    und_seen[id] = true;
-                    und_type[id] = s.st_type();
-                }
-                elf::SHN_COMMON => common_align[id] = common_align[id].max(s.st_value(LE)),
-                _ => {}
-            }
-        }
-    }
-    GlobalFacts { referenced, und_type, common_align }
-}
-
-/// An output symbol entry: (st_info, st_other, st_shndx, st_value, st_size).
-type SymEntry = (u8, u8, u32, u64, u64);
-
-/// The globals, appended to `syms` in resolver order: defined ones (value relative to the
-/// output section; undefined when their section is not written), commons (SHN_COMMON,
-/// alignment in st_value), `--defsym` symbols, and undefined ones that an object names.
-/// Returns per global symbol its output index (0 = not written); a `--defsym` whose target is
-/// not in a written section is an error.
-fn globals(config: &Config, r: &Resolved, secs: &Sections, facts: &GlobalFacts, syms: &mut SymTab) -> Result<Vec<u32>> {
-    let (place, osecs) = (&secs.place, &secs.osecs);
-    let mut errors: Vec<String> = Vec::new();
-    let mut gidx = vec![0u32; r.symbols.len()];
-    for (id, sym) in r.symbols.iter().enumerate() {
-        let weak_bind = |w: bool| if w { elf::STB_WEAK } else { elf::STB_GLOBAL };
-        let vis = sym.visibility & 3;
-        let (info, other, shndx, value, size) = match sym.def {
-            Def::Defined(f, i) => {
-                let o = r.obj(f);
-                let s = &o.symbols[i];
-                // STB_GNU_UNIQUE survives -r, as with lld.
-                let bind = match s.st_bind() {
-                    elf::STB_GNU_UNIQUE => elf::STB_GNU_UNIQUE,
-                    b => weak_bind(b == elf::STB_WEAK),
-                };
-                let other = (s.st_other & !3) | vis;
-                if s.st_shndx(LE) == elf::SHN_ABS {
-                    ((bind << 4) | s.st_type(), other, reserved(elf::SHN_ABS), s.st_value(LE), s.st_size(LE))
-                } else {
-                    match locate(place, osecs, f, o.shndx(i) as usize, s.st_value(LE)) {
-                        Some((os, at)) => ((bind << 4) | s.st_type(), other, osecs[os as usize].index, at, s.st_size(LE)),
-                        // Defined in a section that is not written: an undefined reference.
-                        None => ((bind << 4) | s.st_type(), vis, 0, 0, 0),
-                    }
-                }
-            }
-            Def::Common(f, i) => {
-                let s = &r.obj(f).symbols[i];
-                (
-                    (elf::STB_GLOBAL << 4) | s.st_type(),
-                    (s.st_other & !3) | vis,
-                    reserved(elf::SHN_COMMON),
-                    facts.common_align[id].max(s.st_value(LE)).max(1),
-                    s.st_size(LE),
-                )
-            }
-            Def::Synthetic => match defsym_entry(config, r, secs, sym.name, vis) {
-                Some(Ok(e)) => e,
-                Some(Err(e)) => {
-                    errors.push(e);
-                    continue;
-                }
-                None => continue,
-            },
-            Def::Undefined | Def::Lazy(_) => {
-                if !facts.referenced[id] {
-                    continue;
-                }
-                ((weak_bind(sym.weak) << 4) | facts.und_type[id], vis, 0, 0, 0)
-            }
-            Def::Shared(..) | Def::Bitcode(..) => continue,
-        };
-        let n = syms.strtab.add(sym.name);
-        gidx[id] = syms.push(n, info, other, shndx, value, size);
-    }
-    if !errors.is_empty() {
-        return Err(Error::many(errors));
-    }
-    Ok(gidx)
-}
-
-/// The entry of synthetic symbol `name` with visibility `vis`: its last `--defsym`, absolute
-/// for a number, else its target's section and value plus the offset. `None` when no
-/// `--defsym` defines it (the symbol is not written); an error message when the target is
-/// not defined in a written section.
-fn defsym_entry(config: &Config, r: &Resolved, secs: &Sections, name: &[u8], vis: u8) -> Option<std::result::Result<SymEntry, String>> {
-    let name = String::from_utf8_lossy(name);
-    let (_, expr) = config.defsym.iter().rev().find(|(n, _)| *n == name)?;
-    let add = crate::elf::resolve::defsym_offset(expr).unwrap_or(0) as u64;
-    let Some(t) = crate::elf::resolve::defsym_target(expr) else {
-        return Some(Ok(((elf::STB_GLOBAL << 4) | elf::STT_NOTYPE, vis, reserved(elf::SHN_ABS), add, 0)));
-    };
-    let target = r.lookup(t.as_bytes()).map(|t| r.symbols[t].def);
-    let resolved = match target {
-        Some(Def::Defined(f, i)) => {
-            let s = &r.obj(f).symbols[i];
-            if s.st_shndx(LE) == elf::SHN_ABS {
-                Some((s.st_type(), reserved(elf::SHN_ABS), s.st_value(LE).wrapping_add(add)))
-            } else {
-                let o = r.obj(f);
-                locate(&secs.place, &secs.osecs, f, o.shndx(i) as usize, s.st_value(LE))
-                    .map(|(os, at)| (s.st_type(), secs.osecs[os as usize].index, at.wrapping_add(add)))
-            }
-        }
-        _ => None,
-    };
-    Some(match resolved {
-        Some((ty, sh, v)) => Ok(((elf::STB_GLOBAL << 4) | ty, vis, sh, v, 0)),
-        None => Err(format!("--defsym {name}={expr}: {t} is not defined in a section of this -r link")),
-    })
 }
 
 /// Section names: `.shstrtab` and each header's name offset in it, in index order
@@ -1338,6 +1144,10 @@ fn write_section(plan: &Plan, i: usize, group_data: &HashMap<usize, Vec<u8>>, ds
                 dst[at..at + s.data.len()].copy_from_slice(s.data);
             }
         }
+        for (d, &at) in os.data.iter().zip(&os.data_off) {
+            let n = d.size as usize;
+            dst[at as usize..at as usize + n].copy_from_slice(&d.value.to_le_bytes()[..n]);
+        }
     }
 }
 
@@ -1360,6 +1170,9 @@ fn new_osec(name: &'static [u8], group: Option<Group>, s: &crate::elf::object::I
         rela_index: 0,
         sym: 0,
         merged: None,
+        data: Vec::new(),
+        data_off: Vec::new(),
+        rela_first: None,
     }
 }
 

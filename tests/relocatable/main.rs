@@ -497,49 +497,59 @@ fn shared_library(w: &Work) -> Result<(), String> {
     expect_error(w, &["-r", "-pie", "s.o", "-o", "out.o"], "-r and -pie may not be used together")
 }
 
-/// A script's output section descriptions are not applied by dtld's -r: refused, never ignored
-/// (ld.lld-22 would rename and combine the sections); `/DISCARD/` alone is applied.
+/// A script's output section descriptions under -r, as ld.lld-22 applies them: they rename and
+/// merge what they take, in their order, described sections first with ALIGN applied, data
+/// commands written among the inputs (a description of data alone makes a section of its own),
+/// each description's `.rela` where lld's orphan placement puts it; `/DISCARD/` drops.
+/// What dtld cannot apply (data naming a symbol) is refused, never ignored.
 fn script_output_sections(w: &Work) -> Result<(), String> {
-    // Descriptions rename and merge what they take, in their order, described sections first
-    // with ALIGN applied, as ld.lld-22 does; an unused description's data commands are refused.
-    w.write("t.c", "int t(void) { return 1; }\nint u(void) { return 2; }\nint v = 3;\n")?;
+    w.write("t.c", "int t(void) { return 1; }\nint u(void) { return 2; }\nint v = 3;\nint x(void) { return t() + u(); }\n")?;
     w.ok(w.cmd(CLANG).args(["-c", "-ffunction-sections", "-fdata-sections", "t.c", "-o", "t.o"]))?;
-    w.write("out.lds", "SECTIONS { .foo : ALIGN(64) { *(.text.u) *(.text.t) } .bar : { *(.data*) } }\n")?;
-    w.ok(w.cmd(&w.ctx.dtld).args(["-r", "t.o", "-T", "out.lds", "-o", "out.o"]))?;
-    w.ok(w.cmd(LLD).args(["-r", "t.o", "-T", "out.lds", "-o", "out.lld.o"]))?;
+    w.write("out.lds", "SECTIONS { .foo : ALIGN(64) { *(.text.u) *(.text.t) *(.text.x) } .bar : { *(.data*) } }\n")?;
+    w.write(
+        "data.lds",
+        "SECTIONS { .foo : { BYTE(1) *(.text.u) SHORT(0x2233) *(.text.t) LONG(0x44556677) *(.text.x) QUAD(0x1122334455667788) } .dat : { BYTE(9) } }\n",
+    )?;
+    // Name, type, flags, link, info and alignment of every section (offsets differ: lld puts
+    // the relocation sections' contents last), the symbols and the relocations.
     let table = |f: &str| -> Result<String, String> {
-        let out = String::from_utf8_lossy(&w.ok(w.cmd(READELF).args(["-S", "--wide", f]))?.stdout).into_owned();
-        // Name, type, flags and alignment of every section (offsets differ: .comment).
+        let out = String::from_utf8_lossy(&w.ok(w.cmd(READELF).args(["-S", "-s", "-r", "--wide", f]))?.stdout).into_owned();
         Ok(out
             .lines()
-            .filter(|l| l.trim_start().starts_with('['))
+            .filter(|l| !l.contains(".comment") && !l.contains(" at offset ") && !l.contains("starting at offset"))
             .map(|l| {
+                if !l.trim_start().starts_with('[') {
+                    return l.to_string();
+                }
                 let c: Vec<&str> = l.split(']').nth(1).unwrap_or("").split_whitespace().collect();
                 let n = c.len();
                 if n < 7 {
                     return c.join(" ");
                 }
-                format!("{} {} {} {}", c[0], c[1], if n >= 10 { c[n - 4] } else { "" }, c[n - 1])
+                format!("{} {} {} {} {} {}", c[0], c[1], if n >= 10 { c[n - 4] } else { "" }, c[n - 3], c[n - 2], c[n - 1])
             })
-            .filter(|l| !l.starts_with(".comment"))
             .collect::<Vec<_>>()
             .join("\n"))
     };
-    let (ours, theirs) = (table("out.o")?, table("out.lld.o")?);
-    if ours != theirs {
-        return Err(format!("sections differ:\n--- dtld\n{ours}\n--- ld.lld-22\n{theirs}"));
+    let dump =
+        |f: &str, sec: &str| -> Result<String, String> { Ok(String::from_utf8_lossy(&w.ok(w.cmd(READELF).args(["-x", sec, f]))?.stdout).replace(f, "FILE")) };
+    for script in ["out.lds", "data.lds"] {
+        w.ok(w.cmd(&w.ctx.dtld).args(["-r", "t.o", "-T", script, "-o", "out.o"]))?;
+        w.ok(w.cmd(LLD).args(["-r", "t.o", "-T", script, "-o", "out.lld.o"]))?;
+        let (ours, theirs) = (table("out.o")?, table("out.lld.o")?);
+        if ours != theirs {
+            return Err(format!("{script}: sections differ:\n--- dtld\n{ours}\n--- ld.lld-22\n{theirs}"));
+        }
+        if dump("out.o", ".foo")? != dump("out.lld.o", ".foo")? {
+            return Err(format!("{script}: .foo differs:\n{}\n{}", dump("out.o", ".foo")?, dump("out.lld.o", ".foo")?));
+        }
     }
-    let dump = |f: &str| -> Result<String, String> { Ok(String::from_utf8_lossy(&w.ok(w.cmd(READELF).args(["-x", ".foo", f]))?.stdout).replace(f, "FILE")) };
-    if dump("out.o")? != dump("out.lld.o")? {
-        return Err(format!(".foo differs:\n{}\n{}", dump("out.o")?, dump("out.lld.o")?));
+    if dump("out.o", ".dat")? != dump("out.lld.o", ".dat")? {
+        return Err(format!(".dat differs:\n{}\n{}", dump("out.o", ".dat")?, dump("out.lld.o", ".dat")?));
     }
-    w.write("data.lds", "SECTIONS { .foo : { BYTE(1) *(.text*) } }\n")?;
+    w.write("sym.lds", "SECTIONS { .foo : { *(.text*) LONG(t) } }\n")?;
     std::fs::remove_file(w.path("out.o")).map_err(|e| e.to_string())?;
-    expect_error(
-        w,
-        &["-r", "t.o", "-T", "data.lds", "-o", "out.o"],
-        "-r with data or symbol assignments inside an output section description is not supported by dtld",
-    )?;
+    expect_error(w, &["-r", "t.o", "-T", "sym.lds", "-o", "out.o"], "-r with a data command naming a symbol is not supported by dtld")?;
     w.write("discard.lds", "SECTIONS { /DISCARD/ : { *(.comment) } }\n")?;
     w.ok(w.cmd(&w.ctx.dtld).args(["-r", "t.o", "-T", "discard.lds", "-o", "out.o"]))?;
     Ok(())

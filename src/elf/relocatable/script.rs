@@ -7,11 +7,17 @@
 //! no effect, as in lld's output.
 //!
 //! Why it exists: `ld -r -T script` is how kernel modules and prelinked objects are built;
-//! dtld refused any description but `/DISCARD/` rather than ignoring the script. What it still
-//! cannot apply (data commands, assignments inside a description) stays an error.
+//! dtld refused any description but `/DISCARD/` rather than ignoring the script. Data commands
+//! (`BYTE` .. `QUAD`) with constant values are written where they stand among the inputs (a
+//! description with only data makes an `A` section, as lld's); what dtld still cannot apply
+//! (assignments inside a description, data naming symbols) stays an error.
 
 use std::collections::HashMap;
 
+use object::elf;
+use object::read::elf::SectionHeader as _;
+
+use super::{OutSec, LE};
 use crate::elf::config::Config;
 use crate::elf::resolve::{FileId, Resolved};
 use crate::elf::script::ast::{InCmd, SecCmd};
@@ -24,6 +30,17 @@ pub(super) struct ScriptMap {
     pub rename: HashMap<(FileId, u32), (u32, &'static [u8], u64)>,
     /// Output section name → the alignment its description's `ALIGN` asks for.
     pub align: HashMap<&'static [u8], u64>,
+    /// The descriptions with data commands: (description index, its name, the commands).
+    pub data: Vec<(u32, &'static [u8], Vec<DataCmd>)>,
+}
+
+/// A data command of a description, constant-valued: `key` orders it among the description's
+/// inputs (their `order`s: the command index in the top bits), `size` bytes of `value`.
+#[derive(Clone, Copy)]
+pub(super) struct DataCmd {
+    pub key: u64,
+    pub size: u8,
+    pub value: u64,
 }
 
 /// Applies `config`'s script to the objects: marks the discarded sections in `dropped` and
@@ -54,11 +71,25 @@ pub(super) fn apply(config: &Config, r: &Resolved, objs: &[FileId], dropped: &mu
             names.push(b"/DISCARD/");
             continue;
         }
-        if d.cmds.iter().any(|ic| !matches!(ic, InCmd::Input(_))) {
-            errors.push(format!("{}: -r with data or symbol assignments inside an output section description is not supported by dtld: {}", d.pos, d.name));
-        }
         // Few and small: the names live as long as the link's other names.
         let name: &'static [u8] = Box::leak(d.name.clone().into_bytes().into_boxed_slice());
+        let mut data = Vec::new();
+        for (ci, ic) in d.cmds.iter().enumerate() {
+            match ic {
+                InCmd::Input(_) => {}
+                InCmd::Assign(_) => {
+                    errors.push(format!("{}: -r with symbol assignments inside an output section description is not supported by dtld: {}", d.pos, d.name))
+                }
+                // The key sorts before the inputs of later commands (`place::plan`'s order).
+                InCmd::Data(size, e) => match crate::elf::script::eval::const_value(e) {
+                    Some(value) => data.push(DataCmd { key: (ci as u64) << 40, size: *size, value }),
+                    None => errors.push(format!("{}: -r with a data command naming a symbol is not supported by dtld: {}", d.pos, d.name)),
+                },
+            }
+        }
+        if !data.is_empty() {
+            map.data.push((names.len() as u32, name, data));
+        }
         names.push(name);
         if let Some(e) = &d.align {
             match crate::elf::script::eval::const_value(e) {
@@ -79,4 +110,54 @@ pub(super) fn apply(config: &Config, r: &Resolved, objs: &[FileId], dropped: &mu
         }
     }
     Ok(map)
+}
+
+/// The output section of description `desc` (named `name`) that has data commands but no
+/// inputs: allocated, bytes of its own (lld's flags for it).
+pub(super) fn data_osec(name: &'static [u8], desc: u32) -> OutSec {
+    OutSec {
+        name,
+        group: None,
+        sh_type: elf::SHT_PROGBITS,
+        flags: elf::SHF_ALLOC as u64,
+        align: 1,
+        entsize: 0,
+        merge_ok: false,
+        members: Vec::new(),
+        size: 0,
+        link_dep: None,
+        first: (0, desc, 0),
+        nrelocs: 0,
+        index: 0,
+        rela_index: 0,
+        sym: 0,
+        merged: None,
+        data: Vec::new(),
+        data_off: Vec::new(),
+        rela_first: None,
+    }
+}
+
+/// Sets `rela_first` of the script's descriptions that have relocations: the input order key
+/// of their inputs' first relocation section.
+pub(super) fn described_rela_places(r: &Resolved, objs: &[FileId], osecs: &mut [OutSec], members_of: &[Vec<(FileId, u32)>]) {
+    let pos_of: HashMap<FileId, usize> = objs.iter().enumerate().map(|(p, &f)| (f, p)).collect();
+    let mut rela_of: HashMap<FileId, HashMap<u32, u32>> = HashMap::new();
+    for (id, os) in osecs.iter_mut().enumerate() {
+        if os.first.0 != 0 || os.group.is_some() {
+            continue;
+        }
+        os.rela_first = members_of[id]
+            .iter()
+            .filter(|&&(f, i)| !r.obj(f).sections[i as usize].relocs.is_empty())
+            .filter_map(|&(f, i)| {
+                let relas = rela_of.entry(f).or_insert_with(|| {
+                    let o = r.obj(f);
+                    let is_rel = |t: u32| matches!(t, elf::SHT_RELA | elf::SHT_REL | crate::elf::object::SHT_CREL);
+                    o.sections.iter().enumerate().filter(|(_, s)| is_rel(s.sh_type)).map(|(k, s)| (s.hdr.sh_info(LE), k as u32)).collect()
+                });
+                Some((pos_of.get(&f)? + 1, *relas.get(&i)?, 0))
+            })
+            .min();
+    }
 }

@@ -13,7 +13,8 @@ use std::collections::HashMap;
 use object::elf;
 use object::read::elf::SectionHeader as _;
 
-use super::{file_locals, signature_locals, OutSec, Sections, SymTab, LE, SHF_MERGE};
+use super::symtab::{file_locals, signature_locals, SymTab};
+use super::{OutSec, Sections, LE, SHF_MERGE};
 use crate::elf::config::Config;
 use crate::elf::resolve::{FileId, Resolved};
 
@@ -48,6 +49,10 @@ pub(super) fn push_locals(
     let push_sections_of = |file: Option<FileId>, by_owner: &mut HashMap<Option<FileId>, Vec<usize>>, osecs: &mut [OutSec], syms: &mut SymTab| {
         for i in by_owner.remove(&file).unwrap_or_default() {
             let os = &mut osecs[i];
+            // A section made only of a script's data commands has no section symbol in lld.
+            if os.members.is_empty() && os.group.is_none() && !os.data.is_empty() {
+                continue;
+            }
             os.sym = syms.push(0, elf::STT_SECTION, 0, os.index, 0, 0);
         }
     };
