@@ -1,0 +1,135 @@
+//! `--wrap=foo` while symbols are bound: a reference written `foo` binds to `__wrap_foo` and
+//! one written `__real_foo` to `foo`, as the files are read, but what they extract and how
+//! `foo` is bound follow lld, which reads the files with the names they wrote and redirects
+//! only afterwards (`addWrappedSymbols`): a strong `foo` still extracts `foo`'s member, and
+//! `__real_foo` binds `foo` after the files, with `foo`'s own binding.
+//!
+//! Why it exists: those rules are the part of resolution that only `--wrap` needs; apart from
+//! `resolve.rs` (over its size limit) they read as one piece.
+
+use super::{leak_name, Def, FileId, Resolver, Step, SymbolId};
+
+/// `--wrap=foo`: undefined references to `foo` bind to `__wrap_foo`, and references to
+/// `__real_foo` bind to `foo` (GNU ld's rule: definitions keep their names).
+pub(super) fn wrapped_name(wrap: &[String], name: &'static [u8]) -> &'static [u8] {
+    if wrap.is_empty() {
+        return name;
+    }
+    let s = match std::str::from_utf8(name) {
+        Ok(s) => s,
+        Err(_) => return name,
+    };
+    if wrap.iter().any(|w| w == s) {
+        return leak_name(&format!("__wrap_{s}"));
+    }
+    if let Some(real) = s.strip_prefix("__real_") {
+        if wrap.iter().any(|w| w == real) {
+            return leak_name(real);
+        }
+    }
+    name
+}
+
+/// The references to a `--wrap`ped name `foo`, by the names the files wrote (lld reads the files
+/// with those names and redirects the references only afterwards, `addWrappedSymbols`).
+#[derive(Clone, Copy, Default)]
+pub(super) struct WrapRefs {
+    /// `foo` was referenced (each reference binds to `__wrap_foo`).
+    pub(super) renamed: bool,
+    /// ... strongly: as in lld, that extracts the archive member defining `foo`.
+    pub(super) renamed_strong: bool,
+    /// `__real_foo` was referenced (each reference binds to `foo`).
+    pub(super) real: bool,
+    /// ... strongly.
+    pub(super) real_strong: bool,
+}
+
+impl Resolver<'_> {
+    /// The steps of an undefined reference written as `written` and bound to `id` (named `name`):
+    /// a plain reference, or under `--wrap=foo` one written `foo` (bound to `__wrap_foo`, and
+    /// extracting `foo`'s member as in lld) or `__real_foo` (bound to `foo`, extracting nothing
+    /// until `bind_wrapped`).
+    pub(super) fn wrapped_steps(&mut self, written: &'static [u8], name: &'static [u8], id: SymbolId, weak: bool, native: bool, steps: &mut Vec<Step>) {
+        if written == name {
+            steps.push(Step::Undefined { id, weak, native });
+        } else if written.strip_prefix(b"__real_") == Some(name) {
+            steps.push(Step::Real { id, weak, native });
+        } else {
+            steps.push(Step::Undefined { id, weak, native });
+            let wid = self.intern(written);
+            steps.push(Step::Wrapped { id: wid, weak });
+        }
+    }
+
+    /// A reference written `foo` that `--wrap=foo` bound to `__wrap_foo` (`id` is `foo`'s): lld
+    /// reads the files before it redirects, so a strong one extracts the member defining `foo`
+    /// (and makes a library defining it needed); returns that member.
+    pub(super) fn add_wrapped_reference(&mut self, id: SymbolId, weak: bool) -> Option<FileId> {
+        let w = self.wrap_refs.entry(id).or_default();
+        w.renamed = true;
+        if weak {
+            // lld: a weak reference to a lazy symbol makes its binding weak, also after
+            // `bind_wrapped` gave it `__real_foo`'s (an object LTO generated that still refers
+            // to `foo` weakly: the redirected `__real_foo` references are then weak ones).
+            let sym = &mut self.r.symbols[id];
+            if matches!(sym.def, Def::Lazy(_)) {
+                sym.strong_ref = false;
+                sym.strong_ref_native = false;
+            }
+            return None;
+        }
+        w.renamed_strong = true;
+        match self.r.symbols[id].def {
+            Def::Lazy(m) => Some(m),
+            Def::Shared(df, _) => {
+                self.r.dso_needed[df] = true;
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// A reference written `__real_foo`, bound to `foo` (`id`): it neither extracts nor binds
+    /// while the files are read (lld binds `foo` after them, `bind_wrapped`); after LTO, where
+    /// lld resolves it against `__real_foo` and redirects it only then, it changes nothing.
+    pub(super) fn add_real_reference(&mut self, id: SymbolId, weak: bool, native: bool) {
+        let sym = &mut self.r.symbols[id];
+        sym.obj_ref = true;
+        sym.obj_ref_native |= native;
+        if self.lto_first_file.is_some() {
+            return;
+        }
+        let w = self.wrap_refs.entry(id).or_default();
+        w.real = true;
+        w.real_strong |= !weak;
+    }
+
+    /// After the files, as lld's `addWrappedSymbols`: for `--wrap=foo` with `__real_foo`
+    /// referenced, `foo` is referenced with the binding the files gave it (weak when every
+    /// reference written `foo` was weak, so nothing is extracted then; strong when `foo` was
+    /// not referenced at all), and then takes `__real_foo`'s binding, which decides whether an
+    /// unresolved `foo` is an error.
+    pub(super) fn bind_wrapped(&mut self) {
+        let config = self.config;
+        for (k, w) in config.wrap.iter().enumerate() {
+            if config.wrap[..k].contains(w) {
+                continue;
+            }
+            let Some(id) = self.r.lookup(w.as_bytes()) else { continue };
+            let Some(refs) = self.wrap_refs.get(&id).copied() else { continue };
+            if !refs.real {
+                continue;
+            }
+            let weak_binding = refs.renamed && !refs.renamed_strong;
+            match self.r.symbols[id].def {
+                Def::Lazy(m) if !weak_binding => self.load(m),
+                Def::Shared(df, _) if !weak_binding => self.r.dso_needed[df] = true,
+                _ => {}
+            }
+            // The binding outlives LTO (lld sets it on the symbol, not on a file's reference).
+            let sym = &mut self.r.symbols[id];
+            sym.strong_ref |= refs.real_strong;
+            sym.strong_ref_native |= refs.real_strong;
+        }
+    }
+}
