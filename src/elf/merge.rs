@@ -292,6 +292,166 @@ fn prefetch(b: &[u8]) {
     let _ = b;
 }
 
+/// A merged chunk's contents (output offset, bytes), its length and each input's pieces.
+type MergedParts = (Vec<(u64, Vec<u8>)>, u64, Vec<PieceList>);
+
+/// `merge`'s tail merging of strings (`-O2`): one table, each string followed by the ones it
+/// ends, which then share its bytes. Returns the contents, their length and each input's pieces.
+fn merge_tail(r: &Resolved, inputs: &[(FileId, u32)], split: Vec<Pieces>, align: u64) -> MergedParts {
+    let bytes = |k: usize, p: &Piece| -> &'static [u8] {
+        let (f, s) = inputs[k];
+        &r.obj(f).sections[s as usize].data[p.start as usize..p.end as usize]
+    };
+    // Output offset of every live piece, per input section, in piece order.
+    let mut out_off: Vec<Vec<u64>> = split.iter().map(|v| vec![0; v.list.len()]).collect();
+    // One table; strings sorted so that each is followed by the ones it ends.
+    let mut index: FastMap<&'static [u8], usize> = FastMap::default();
+    let mut uniq: Vec<&'static [u8]> = Vec::new();
+    for (k, pieces) in split.iter().enumerate() {
+        for (_, p) in pieces.live_pieces() {
+            let b = bytes(k, p);
+            index.entry(b).or_insert_with(|| {
+                uniq.push(b);
+                uniq.len() - 1
+            });
+        }
+    }
+    let mut order: Vec<usize> = (0..uniq.len()).collect();
+    // Descending by reversed bytes; a string that is a suffix of another sorts after it.
+    order.sort_by(|&a, &b| uniq[b].iter().rev().cmp(uniq[a].iter().rev()));
+    let mut offs = vec![0u64; uniq.len()];
+    let mut size = 0u64;
+    let mut previous: &[u8] = &[];
+    let mut layout: Vec<(u64, usize)> = Vec::with_capacity(uniq.len());
+    for i in order {
+        let sbytes = uniq[i];
+        if previous.ends_with(sbytes) {
+            let pos = size - sbytes.len() as u64;
+            if pos.is_multiple_of(align) {
+                offs[i] = pos;
+                continue;
+            }
+        }
+        size = align_up(size, align);
+        offs[i] = size;
+        layout.push((size, i));
+        size += sbytes.len() as u64;
+        previous = sbytes;
+    }
+    let mut buf = vec![0u8; size as usize];
+    for (o, i) in layout {
+        buf[o as usize..o as usize + uniq[i].len()].copy_from_slice(uniq[i]);
+    }
+    for (k, pieces) in split.iter().enumerate() {
+        for (j, p) in pieces.live_pieces() {
+            out_off[k][j] = offs[index[bytes(k, p)]];
+        }
+    }
+    let len = buf.len() as u64;
+    let parts = vec![(0, buf)];
+    let lists = inputs
+        .par_iter()
+        .zip(split.into_par_iter().zip(out_off))
+        .map(|(&(f, s), (ps, offs))| {
+            let list = ps.list.iter().zip(offs).map(|(p, o)| (p.start as u64, o)).collect();
+            PieceList::new(list, r.obj(f).sections[s as usize].data.len(), ps.dead)
+        })
+        .collect();
+    (parts, len, lists)
+}
+
+/// `merge`'s deduplication without tail merging, sharded by hash and parallel in every step.
+/// Returns the contents, their length and each input's pieces.
+fn merge_sharded(r: &Resolved, inputs: &[(FileId, u32)], split: Vec<Pieces>, align: u64) -> MergedParts {
+    let bytes = |k: usize, p: &Piece| -> &'static [u8] {
+        let (f, s) = inputs[k];
+        &r.obj(f).sections[s as usize].data[p.start as usize..p.end as usize]
+    };
+    // Every step over the pieces runs in parallel (a large debug link has millions): each
+    // input groups its live pieces by shard (a counting sort that keeps piece order), each
+    // shard deduplicates its groups in input order, the shards' buffers are copied into
+    // place side by side, and each input then reads its pieces' offsets from the shards.
+    let grouped: Vec<(Vec<(u64, &'static [u8])>, [u32; SHARDS + 1])> = split
+        .par_iter()
+        .enumerate()
+        .map(|(k, pieces)| {
+            let mut bounds = [0u32; SHARDS + 1];
+            for (_, p) in pieces.live_pieces() {
+                bounds[shard_of(p.hash) + 1] += 1;
+            }
+            for i in 0..SHARDS {
+                bounds[i + 1] += bounds[i];
+            }
+            let mut next = bounds;
+            // Each piece's hash and bytes, grouped by shard: a shard then reads its pieces
+            // from a few runs of consecutive records instead of one `Piece` per cache line.
+            let mut order = vec![(0u64, &[][..]); bounds[SHARDS] as usize];
+            for (_, p) in pieces.live_pieces() {
+                let sh = shard_of(p.hash);
+                order[next[sh] as usize] = (p.hash, bytes(k, p));
+                next[sh] += 1;
+            }
+            (order, bounds)
+        })
+        .collect();
+    let shards: Vec<(Vec<u8>, Vec<u64>)> = (0..SHARDS)
+        .into_par_iter()
+        .map(|sh| {
+            let count = grouped.iter().map(|(_, b)| (b[sh + 1] - b[sh]) as usize).sum();
+            let mut list: Vec<(u64, &[u8])> = Vec::with_capacity(count);
+            for (order, b) in &grouped {
+                list.extend_from_slice(&order[b[sh] as usize..b[sh + 1] as usize]);
+            }
+            dedup_shard(&list, align)
+        })
+        .collect();
+    let mut base = [0u64; SHARDS];
+    let mut off = 0u64;
+    for (i, (buf, _)) in shards.iter().enumerate() {
+        if !buf.is_empty() {
+            off = align_up(off, align);
+        }
+        base[i] = off;
+        off += buf.len() as u64;
+    }
+    let len = off;
+    let (bufs, offs): (Vec<Vec<u8>>, Vec<Vec<u64>>) = shards.into_iter().unzip();
+    let parts = bufs.into_iter().enumerate().filter(|(_, b)| !b.is_empty()).map(|(i, b)| (base[i], b)).collect();
+    // Where each input's pieces start in each shard's list.
+    let mut starts: Vec<[u32; SHARDS]> = Vec::with_capacity(grouped.len());
+    let mut acc = [0u32; SHARDS];
+    for (_, b) in &grouped {
+        starts.push(acc);
+        for sh in 0..SHARDS {
+            acc[sh] += b[sh + 1] - b[sh];
+        }
+    }
+    let lists = inputs
+        .par_iter()
+        .zip(split.into_par_iter().zip(starts))
+        .map(|(&(f, s), (ps, mut at))| {
+            let list = ps
+                .list
+                .iter()
+                .enumerate()
+                .map(|(j, p)| {
+                    let o = if ps.live(j) {
+                        let sh = shard_of(p.hash);
+                        let o = base[sh] + offs[sh][at[sh] as usize];
+                        at[sh] += 1;
+                        o
+                    } else {
+                        0
+                    };
+                    (p.start as u64, o)
+                })
+                .collect();
+            PieceList::new(list, r.obj(f).sections[s as usize].data.len(), ps.dead)
+        })
+        .collect();
+    (parts, len, lists)
+}
+
 /// Builds one merged chunk from `inputs` (in input order). `merge_refs`: under
 /// `--gc-sections`, the referenced offsets of allocated merge sections. `tail`: tail-merge
 /// strings (`-O2`).
@@ -311,153 +471,7 @@ pub fn merge(r: &Resolved, inputs: &[(FileId, u32)], merge_refs: Option<&FastMap
             split(r, f, s, refs.as_deref())
         })
         .collect::<Result<_>>()?;
-    let bytes = |k: usize, p: &Piece| -> &'static [u8] {
-        let (f, s) = inputs[k];
-        &r.obj(f).sections[s as usize].data[p.start as usize..p.end as usize]
-    };
-    let parts: Vec<(u64, Vec<u8>)>;
-    let len: u64;
-    let lists: Vec<PieceList>;
-    if tail && strings {
-        // Output offset of every live piece, per input section, in piece order.
-        let mut out_off: Vec<Vec<u64>> = split.iter().map(|v| vec![0; v.list.len()]).collect();
-        // One table; strings sorted so that each is followed by the ones it ends.
-        let mut index: FastMap<&'static [u8], usize> = FastMap::default();
-        let mut uniq: Vec<&'static [u8]> = Vec::new();
-        for (k, pieces) in split.iter().enumerate() {
-            for (_, p) in pieces.live_pieces() {
-                let b = bytes(k, p);
-                index.entry(b).or_insert_with(|| {
-                    uniq.push(b);
-                    uniq.len() - 1
-                });
-            }
-        }
-        let mut order: Vec<usize> = (0..uniq.len()).collect();
-        // Descending by reversed bytes; a string that is a suffix of another sorts after it.
-        order.sort_by(|&a, &b| uniq[b].iter().rev().cmp(uniq[a].iter().rev()));
-        let mut offs = vec![0u64; uniq.len()];
-        let mut size = 0u64;
-        let mut previous: &[u8] = &[];
-        let mut layout: Vec<(u64, usize)> = Vec::with_capacity(uniq.len());
-        for i in order {
-            let sbytes = uniq[i];
-            if previous.ends_with(sbytes) {
-                let pos = size - sbytes.len() as u64;
-                if pos.is_multiple_of(align) {
-                    offs[i] = pos;
-                    continue;
-                }
-            }
-            size = align_up(size, align);
-            offs[i] = size;
-            layout.push((size, i));
-            size += sbytes.len() as u64;
-            previous = sbytes;
-        }
-        let mut buf = vec![0u8; size as usize];
-        for (o, i) in layout {
-            buf[o as usize..o as usize + uniq[i].len()].copy_from_slice(uniq[i]);
-        }
-        for (k, pieces) in split.iter().enumerate() {
-            for (j, p) in pieces.live_pieces() {
-                out_off[k][j] = offs[index[bytes(k, p)]];
-            }
-        }
-        len = buf.len() as u64;
-        parts = vec![(0, buf)];
-        lists = inputs
-            .par_iter()
-            .zip(split.into_par_iter().zip(out_off))
-            .map(|(&(f, s), (ps, offs))| {
-                let list = ps.list.iter().zip(offs).map(|(p, o)| (p.start as u64, o)).collect();
-                PieceList::new(list, r.obj(f).sections[s as usize].data.len(), ps.dead)
-            })
-            .collect();
-    } else {
-        // Every step over the pieces runs in parallel (a large debug link has millions): each
-        // input groups its live pieces by shard (a counting sort that keeps piece order), each
-        // shard deduplicates its groups in input order, the shards' buffers are copied into
-        // place side by side, and each input then reads its pieces' offsets from the shards.
-        let grouped: Vec<(Vec<(u64, &'static [u8])>, [u32; SHARDS + 1])> = split
-            .par_iter()
-            .enumerate()
-            .map(|(k, pieces)| {
-                let mut bounds = [0u32; SHARDS + 1];
-                for (_, p) in pieces.live_pieces() {
-                    bounds[shard_of(p.hash) + 1] += 1;
-                }
-                for i in 0..SHARDS {
-                    bounds[i + 1] += bounds[i];
-                }
-                let mut next = bounds;
-                // Each piece's hash and bytes, grouped by shard: a shard then reads its pieces
-                // from a few runs of consecutive records instead of one `Piece` per cache line.
-                let mut order = vec![(0u64, &[][..]); bounds[SHARDS] as usize];
-                for (_, p) in pieces.live_pieces() {
-                    let sh = shard_of(p.hash);
-                    order[next[sh] as usize] = (p.hash, bytes(k, p));
-                    next[sh] += 1;
-                }
-                (order, bounds)
-            })
-            .collect();
-        let shards: Vec<(Vec<u8>, Vec<u64>)> = (0..SHARDS)
-            .into_par_iter()
-            .map(|sh| {
-                let count = grouped.iter().map(|(_, b)| (b[sh + 1] - b[sh]) as usize).sum();
-                let mut list: Vec<(u64, &[u8])> = Vec::with_capacity(count);
-                for (order, b) in &grouped {
-                    list.extend_from_slice(&order[b[sh] as usize..b[sh + 1] as usize]);
-                }
-                dedup_shard(&list, align)
-            })
-            .collect();
-        let mut base = [0u64; SHARDS];
-        let mut off = 0u64;
-        for (i, (buf, _)) in shards.iter().enumerate() {
-            if !buf.is_empty() {
-                off = align_up(off, align);
-            }
-            base[i] = off;
-            off += buf.len() as u64;
-        }
-        len = off;
-        let (bufs, offs): (Vec<Vec<u8>>, Vec<Vec<u64>>) = shards.into_iter().unzip();
-        parts = bufs.into_iter().enumerate().filter(|(_, b)| !b.is_empty()).map(|(i, b)| (base[i], b)).collect();
-        // Where each input's pieces start in each shard's list.
-        let mut starts: Vec<[u32; SHARDS]> = Vec::with_capacity(grouped.len());
-        let mut acc = [0u32; SHARDS];
-        for (_, b) in &grouped {
-            starts.push(acc);
-            for sh in 0..SHARDS {
-                acc[sh] += b[sh + 1] - b[sh];
-            }
-        }
-        lists = inputs
-            .par_iter()
-            .zip(split.into_par_iter().zip(starts))
-            .map(|(&(f, s), (ps, mut at))| {
-                let list = ps
-                    .list
-                    .iter()
-                    .enumerate()
-                    .map(|(j, p)| {
-                        let o = if ps.live(j) {
-                            let sh = shard_of(p.hash);
-                            let o = base[sh] + offs[sh][at[sh] as usize];
-                            at[sh] += 1;
-                            o
-                        } else {
-                            0
-                        };
-                        (p.start as u64, o)
-                    })
-                    .collect();
-                PieceList::new(list, r.obj(f).sections[s as usize].data.len(), ps.dead)
-            })
-            .collect();
-    }
+    let (parts, len, lists) = if tail && strings { merge_tail(r, inputs, split, align) } else { merge_sharded(r, inputs, split, align) };
     let pieces = inputs.iter().copied().zip(lists).collect();
     Ok(Merged { parts, len, align, pieces })
 }

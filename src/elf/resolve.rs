@@ -453,7 +453,10 @@ fn parse_file(f: &'static InputFile, opts: ParseOpts, claim_gcc: bool, llvm: Opt
 impl<'c> Resolver<'c> {
     /// Parses every input and binds every symbol (pass 1). With bitcode in the link, the LTO stage
     /// reads `resolved()`, and its objects join with `add_lto_objects` before `finish`.
-    pub fn start(config: &'c Config, inputs: &'static [InputFile]) -> Result<Resolver<'c>> {
+    /// Parses every input in parallel (zero-copy validation, so cheap even for archive members
+    /// that will never be extracted): the files, each one's names, and the errors lld gives for
+    /// them (a corrupt member that is never extracted is no error, as in lld).
+    fn parse_inputs(config: &Config, inputs: &'static [InputFile]) -> Result<(Vec<File>, Vec<FileNames>)> {
         // Parse every input in parallel: parsing is zero-copy validation, so it is cheap even for
         // archive members that will never be extracted.
         let opts = ParseOpts { merge: config.opt_level > 0 || config.relocatable, relocatable: config.relocatable, execstack: config.z_execstack };
@@ -461,7 +464,6 @@ impl<'c> Resolver<'c> {
         // Option errors are reported when LTO runs; here they only mean no LLVM to ask.
         let lto_opts = crate::elf::lto::options(config).ok();
         let wrap = &config.wrap;
-        let mut laps = crate::trace::Laps::default();
         let (parsed, names): (Vec<Result<File>>, Vec<FileNames>) = inputs
             .par_iter()
             .map(|f| {
@@ -504,6 +506,12 @@ impl<'c> Resolver<'c> {
         if !errors.is_empty() {
             return Err(Error::many(errors));
         }
+        Ok((files, names))
+    }
+
+    pub fn start(config: &'c Config, inputs: &'static [InputFile]) -> Result<Resolver<'c>> {
+        let mut laps = crate::trace::Laps::default();
+        let (files, names) = Self::parse_inputs(config, inputs)?;
         laps.lap("Parse input files");
         let n = files.len();
         let sym_ids = files
@@ -581,37 +589,7 @@ impl<'c> Resolver<'c> {
         rs.bind_wrapped();
         rs.report_backrefs();
         rs.laps.lap("Bind symbols");
-        // After the files, as lld: the symbols `--defsym` expressions read are referenced like
-        // `-u` names (an archive member defining one is extracted now), then the names they
-        // define join; names new to the link follow the files' in the symbol table.
-        for name in config.defsym.iter().filter_map(|(_, e)| defsym_target(e)) {
-            let id = rs.add_root(name);
-            match rs.r.symbols[id].def {
-                Def::Lazy(m) => rs.load(m),
-                Def::Shared(df, _) => rs.r.dso_needed[df] = true,
-                _ => {}
-            }
-        }
-        for (name, _) in &config.defsym {
-            let id = rs.intern(leak_name(name));
-            rs.r.symbols[id].used_in_regular = true;
-            rs.r.symbols[id].script_defined = true;
-        }
-        // After the files, as lld (names new to the link follow theirs in the symbol table):
-        // the symbols a script's expressions read are used like `-u` names, and its
-        // assignments define symbols (PROVIDE only if referenced, decided in `finish`).
-        for name in config.script.referenced_symbols() {
-            let id = rs.intern(leak_name(&name));
-            rs.r.symbols[id].used_in_regular = true;
-        }
-        for a in config.script.assigns() {
-            if a.name == "." || a.provide {
-                continue;
-            }
-            let id = rs.intern(leak_name(&a.name));
-            rs.r.symbols[id].used_in_regular = true;
-            rs.r.symbols[id].script_defined = true;
-        }
+        rs.bind_command_line_names();
         if !rs.errors.is_empty() {
             return Err(Error::many(rs.errors));
         }
@@ -621,6 +599,42 @@ impl<'c> Resolver<'c> {
             mark_dynamic_listed(config, &mut rs.r)?;
         }
         Ok(rs)
+    }
+
+    /// After the files, as lld: the names `--defsym` and the script read and define join the
+    /// symbol table (after the files' names).
+    fn bind_command_line_names(&mut self) {
+        // After the files, as lld: the symbols `--defsym` expressions read are referenced like
+        // `-u` names (an archive member defining one is extracted now), then the names they
+        // define join; names new to the link follow the files' in the symbol table.
+        for name in self.config.defsym.iter().filter_map(|(_, e)| defsym_target(e)) {
+            let id = self.add_root(name);
+            match self.r.symbols[id].def {
+                Def::Lazy(m) => self.load(m),
+                Def::Shared(df, _) => self.r.dso_needed[df] = true,
+                _ => {}
+            }
+        }
+        for (name, _) in &self.config.defsym {
+            let id = self.intern(leak_name(name));
+            self.r.symbols[id].used_in_regular = true;
+            self.r.symbols[id].script_defined = true;
+        }
+        // After the files, as lld (names new to the link follow theirs in the symbol table):
+        // the symbols a script's expressions read are used like `-u` names, and its
+        // assignments define symbols (PROVIDE only if referenced, decided in `finish`).
+        for name in self.config.script.referenced_symbols() {
+            let id = self.intern(leak_name(&name));
+            self.r.symbols[id].used_in_regular = true;
+        }
+        for a in self.config.script.assigns() {
+            if a.name == "." || a.provide {
+                continue;
+            }
+            let id = self.intern(leak_name(&a.name));
+            self.r.symbols[id].used_in_regular = true;
+            self.r.symbols[id].script_defined = true;
+        }
     }
 
     /// Before LTO, as lld (`handleLibcall`): an archive member in bitcode that defines one of

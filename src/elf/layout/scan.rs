@@ -127,26 +127,7 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
         }
     }
     errors.extend(copy_errors.into_iter().filter_map(|id| reloc_check::copy_error(l, id)));
-    // Undefined symbols, grouped per symbol with up to 3 references, like lld (which tries to
-    // correct the spelling of the first two).
-    for (k, id) in undef_order.into_iter().enumerate() {
-        let refs = &undefined[&id];
-        let sym = &r.symbols[id];
-        let mut msg = super::undef::message(l, id, refs, k < 2);
-        if sym.name.starts_with(b"_ZTV") {
-            msg.push_str(
-                "\n>>> the vtable symbol may be undefined because the class is missing its key function (see https://lld.llvm.org/missingkeyfunction)",
-            );
-        }
-        if l.config.gc_sections && l.config.z_start_stop_gc && sym.name.starts_with(b"__start_") {
-            msg.push_str("\n>>> the encapsulation symbol needs to be retained under --gc-sections properly; consider -z nostart-stop-gc (see https://lld.llvm.org/ELF/start-stop-gc)");
-        }
-        if l.config.warn_unresolved_symbols && sym.visibility == elf::STV_DEFAULT && !versioned_reference(sym) {
-            l.config.diag.warn(&msg);
-        } else {
-            errors.push(msg);
-        }
-    }
+    undefined_messages(l, &undefined, undef_order, &mut errors);
     // A section `--icf` folded is not dead: its symbols now name the one kept in its place.
     let dead = |f: FileId, di: usize| match &r.files[f] {
         File::Obj(o) => o.sym_section(di).is_some_and(|sh| live[f].get(sh as usize).is_some_and(|&lv| !lv) && !l.icf_folded.contains_key(&(f, sh))),
@@ -156,6 +137,14 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
     if !errors.is_empty() {
         return Err(Error::many(errors));
     }
+    share_copies_with_aliases(l);
+    Ok(())
+}
+
+/// Aliases of a copy-relocated object (same library, same address) share its one copy (see
+/// the comment inside).
+fn share_copies_with_aliases(l: &mut Layout) {
+    let r = l.r;
     // Aliases of a copy-relocated object (same library, same address) share its one copy, as
     // lld's `addCopyRelSymbol` makes them: the library's own references through any of its names
     // see the executable's copy, and `&foo == &bar` holds when the program takes both (one copy,
@@ -186,7 +175,32 @@ pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
             }
         }
     }
-    Ok(())
+}
+
+/// The undefined-symbol messages, in the order the symbols were met (errors, or warnings with
+/// `--warn-unresolved-symbols`).
+fn undefined_messages(l: &Layout, undefined: &BTreeMap<SymbolId, Vec<(FileId, u32, u64)>>, undef_order: Vec<SymbolId>, errors: &mut Vec<String>) {
+    let r = l.r;
+    // Undefined symbols, grouped per symbol with up to 3 references, like lld (which tries to
+    // correct the spelling of the first two).
+    for (k, id) in undef_order.into_iter().enumerate() {
+        let refs = &undefined[&id];
+        let sym = &r.symbols[id];
+        let mut msg = super::undef::message(l, id, refs, k < 2);
+        if sym.name.starts_with(b"_ZTV") {
+            msg.push_str(
+                "\n>>> the vtable symbol may be undefined because the class is missing its key function (see https://lld.llvm.org/missingkeyfunction)",
+            );
+        }
+        if l.config.gc_sections && l.config.z_start_stop_gc && sym.name.starts_with(b"__start_") {
+            msg.push_str("\n>>> the encapsulation symbol needs to be retained under --gc-sections properly; consider -z nostart-stop-gc (see https://lld.llvm.org/ELF/start-stop-gc)");
+        }
+        if l.config.warn_unresolved_symbols && sym.visibility == elf::STV_DEFAULT && !versioned_reference(sym) {
+            l.config.diag.warn(&msg);
+        } else {
+            errors.push(msg);
+        }
+    }
 }
 
 /// Scans the relocations of file `f`'s live sections: what each needs (GOT slots, PLT

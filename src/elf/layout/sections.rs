@@ -265,7 +265,6 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&c
             // another PROGBITS-like type join it (union of flags, type PROGBITS); a TLS
             // mismatch or another type is lld's error (`output_conflict`).
             let ty = output_type(sec.sh_type, oname);
-            let is_alloc = flag(sec.flags, elf::SHF_ALLOC);
             let key = match script_desc {
                 Some(d) => (oname, u32::MAX - d as u32, u64::MAX),
                 None => (oname, 0, 0),
@@ -286,32 +285,7 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&c
                     i
                 }
             };
-            let os = &mut osecs[idx];
-            if has_input[idx] {
-                if let Some(e) = output_conflict(o, sec, os, ty) {
-                    errors.push(e);
-                }
-            }
-            if has_input[idx] && os.sh_type != ty {
-                os.sh_type = elf::SHT_PROGBITS;
-            }
-            // Output flags are the union of the inputs' (lld keeps SHF_MERGE/STRINGS/GNU_RETAIN
-            // too), minus the ones that only describe an input section.
-            os.flags |= sec.flags & !(elf::SHF_GROUP as u64 | elf::SHF_INFO_LINK as u64);
-            // sh_entsize is the inputs' entry size when they all agree, else 0 (lld's
-            // commitSection): merged strings keep 1, merged 8-byte constants 8.
-            let ent = sec.hdr.sh_entsize.get(LE);
-            if !std::mem::replace(&mut has_input[idx], true) {
-                os.entsize = ent;
-            } else if os.entsize != ent {
-                os.entsize = 0;
-            }
-            if !is_alloc && flag(sec.flags, elf::SHF_MERGE) && flag(sec.flags, elf::SHF_STRINGS) {
-                // .comment: keep merge flags so readers see strings.
-                os.flags |= (elf::SHF_MERGE | elf::SHF_STRINGS) as u64;
-                os.entsize = 1;
-            }
-            os.align = os.align.max(sec.align);
+            join_output(o, sec, &mut osecs[idx], ty, &mut has_input[idx], &mut errors);
             l.sec_osec[f][s] = idx as u32;
             if sec.kind == SecKind::Merge {
                 let ent = sec.hdr.sh_entsize.get(LE);
@@ -351,9 +325,50 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&c
         add_eh_frame(l, &mut osecs, &eh_inputs, live)?;
         l.laps.lap("Build .eh_frame");
     }
-    // Sort init/fini array inputs by priority (stable: same priority keeps input order); a
-    // SECTIONS script orders them itself (SORT_BY_INIT_PRIORITY), as in lld.
-    for os in osecs.iter_mut().filter(|_| l.script_plan.is_none()) {
+    if l.script_plan.is_none() {
+        sort_init_arrays(r, &mut osecs);
+    }
+    l.osecs = osecs;
+    crate::elf::script::insert::order_chunks(l);
+    Ok(())
+}
+
+/// Input section `sec` of `o` joins output section `os` (`has_input`: whether one did before):
+/// one output section per name, as lld: same-named inputs with other flags or another
+/// PROGBITS-like type join it (union of flags, type PROGBITS); a TLS mismatch or another type
+/// is lld's error (`output_conflict`).
+fn join_output(o: &ObjFile, sec: &crate::elf::object::InputSection, os: &mut OutSec, ty: u32, has_input: &mut bool, errors: &mut Vec<String>) {
+    if *has_input {
+        if let Some(e) = output_conflict(o, sec, os, ty) {
+            errors.push(e);
+        }
+    }
+    if *has_input && os.sh_type != ty {
+        os.sh_type = elf::SHT_PROGBITS;
+    }
+    // Output flags are the union of the inputs' (lld keeps SHF_MERGE/STRINGS/GNU_RETAIN
+    // too), minus the ones that only describe an input section.
+    os.flags |= sec.flags & !(elf::SHF_GROUP as u64 | elf::SHF_INFO_LINK as u64);
+    // sh_entsize is the inputs' entry size when they all agree, else 0 (lld's
+    // commitSection): merged strings keep 1, merged 8-byte constants 8.
+    let ent = sec.hdr.sh_entsize.get(LE);
+    if !std::mem::replace(has_input, true) {
+        os.entsize = ent;
+    } else if os.entsize != ent {
+        os.entsize = 0;
+    }
+    if !flag(sec.flags, elf::SHF_ALLOC) && flag(sec.flags, elf::SHF_MERGE) && flag(sec.flags, elf::SHF_STRINGS) {
+        // .comment: keep merge flags so readers see strings.
+        os.flags |= (elf::SHF_MERGE | elf::SHF_STRINGS) as u64;
+        os.entsize = 1;
+    }
+    os.align = os.align.max(sec.align);
+}
+
+/// Init/fini array inputs sorted by priority (stable: same priority keeps input order), without
+/// a SECTIONS script (which orders them itself, SORT_BY_INIT_PRIORITY, as in lld).
+fn sort_init_arrays(r: &Resolved, osecs: &mut [OutSec]) {
+    for os in osecs.iter_mut() {
         if matches!(os.sh_type, elf::SHT_INIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_PREINIT_ARRAY) {
             let mut chunks = std::mem::take(&mut os.chunks);
             chunks.sort_by_key(|c| match c {
@@ -363,9 +378,6 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&c
             os.chunks = chunks;
         }
     }
-    l.osecs = osecs;
-    crate::elf::script::insert::order_chunks(l);
-    Ok(())
 }
 
 /// Input sections the symbol ordering file or the call graph profile orders go first in their output section, in that
