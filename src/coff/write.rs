@@ -100,8 +100,19 @@ fn build_symtab(l: &Layout) -> Symtab {
                             continue;
                         }
                         if let Def::Absolute(v) = s.def {
-                            entries.push((s.name, v as u32, -1, typ, class));
-                            continue;
+                            // `/guard:cf`'s counts and flags have new values; its tables are
+                            // in `.rdata` (below).
+                            match l.guard.value(id) {
+                                Some(super::guardcf::GuardValue::Table(_)) => {}
+                                Some(super::guardcf::GuardValue::Absolute(n)) => {
+                                    entries.push((s.name, n as u32, -1, typ, class));
+                                    continue;
+                                }
+                                None => {
+                                    entries.push((s.name, v as u32, -1, typ, class));
+                                    continue;
+                                }
+                            }
                         }
                         let Some(c) = l.sym_chunk(id) else { continue };
                         let Some(rva) = l.sym_rva(id) else { continue };
