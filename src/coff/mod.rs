@@ -154,6 +154,7 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
         _lto_cleanup = out.cleanup;
     }
     let resolved = resolver.finish()?;
+    write::warn_missing_load_config(config, &resolved);
     let layout = layout::layout(config, &resolved)?;
     if config.debug_pdb {
         pdb::check_type_servers(&layout);

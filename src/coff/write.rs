@@ -177,6 +177,20 @@ fn build_symtab(l: &Layout) -> Symtab {
     Symtab { syms, count: entries.len() as u32, strtab, sec_names }
 }
 
+/// Without a `_load_config_used` definition, what needs one has no effect: lld's
+/// `SymbolTable::initializeLoadConfig` warns before the image is laid out.
+pub fn warn_missing_load_config(config: &super::config::CoffConfig, r: &super::resolve::Resolved) {
+    if r.find("_load_config_used").is_some_and(|id| matches!(r.symbols[id].def, Def::Regular(..))) {
+        return;
+    }
+    if config.guard_cf {
+        config.diag.warn("Control Flow Guard is enabled but '_load_config_used' is missing");
+    }
+    if config.dependent_load_flags != 0 {
+        config.diag.warn("_load_config_used not found, /dependentloadflag will have no effect");
+    }
+}
+
 /// lld's checks of `_load_config_used` (`writeHeader`'s errors, then `checkLoadConfig`'s
 /// warnings): where it is, what its first field (the structure's size) says, and whether it
 /// holds the fields `/dependentloadflag` needs. Returns its RVA and size (`/guard:cf`'s fields
@@ -185,12 +199,6 @@ fn check_load_config(l: &Layout) -> Result<Option<(u32, u32)>> {
     let config = l.config;
     let lc = l.r.find("_load_config_used").filter(|&id| matches!(l.r.symbols[id].def, Def::Regular(..)));
     let (Some(id), Some(c)) = (lc, lc.and_then(|id| l.sym_chunk(id))) else {
-        if config.guard_cf {
-            config.diag.warn("Control Flow Guard is enabled but '_load_config_used' is missing");
-        }
-        if config.dependent_load_flags != 0 {
-            config.diag.warn("_load_config_used not found, /dependentloadflag will have no effect");
-        }
         return Ok(None);
     };
     let Def::Regular(f, i) = l.r.symbols[id].def else { return Ok(None) };
