@@ -85,7 +85,7 @@ pub fn is_guard_section(name: &str) -> bool {
 
 /// The object's `@feat.00` value (0 without one).
 fn feat00(obj: &super::object::ObjFile) -> u32 {
-    obj.symbols.iter().filter(|s| !s.is_aux && s.is_absolute() && s.name == "@feat.00").last().map_or(0, |s| s.value)
+    obj.symbols.iter().rfind(|s| !s.is_aux && s.is_absolute() && s.name == "@feat.00").map_or(0, |s| s.value)
 }
 
 /// The tables being collected.
