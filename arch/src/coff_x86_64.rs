@@ -79,10 +79,12 @@ pub const fn width(k: CoffRelKind) -> usize {
 }
 
 /// The base relocation (`IMAGE_REL_BASED_*`) a relocation of this kind needs when the image can
-/// be rebased; only 64-bit absolute addresses do on x86-64 (lld's `getBaserelType`).
+/// be rebased: absolute addresses, 64-bit and (truncated) 32-bit ones, as lld 22's
+/// `getBaserelType`.
 pub const fn baserel_type(k: CoffRelKind) -> Option<u16> {
     match k {
         CoffRelKind::Addr64 => Some(10), // IMAGE_REL_BASED_DIR64
+        CoffRelKind::Addr32 => Some(3),  // IMAGE_REL_BASED_HIGHLOW
         _ => None,
     }
 }
@@ -173,6 +175,7 @@ mod tests {
         assert_eq!(kind(9), Some(CoffRelKind::Rel32 { extra: 5 }));
         assert_eq!(kind(0x11), None);
         assert_eq!(baserel_type(CoffRelKind::Addr64), Some(10));
+        assert_eq!(baserel_type(CoffRelKind::Addr32), Some(3));
         assert_eq!(baserel_type(CoffRelKind::Addr32Nb), None);
     }
 

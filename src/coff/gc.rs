@@ -3,9 +3,9 @@
 //! This module exists so that `--gc-sections` output matches lld's: only COMDAT sections are
 //! subject to collection (with `-ffunction-sections -fdata-sections` every function and
 //! variable has one). Every non-COMDAT section that resolution kept is a root (DWARF sections
-//! are kept but do not keep anything alive), and so are the symbols lld's driver adds as GC
-//! roots (the entry point, `/include:` and `-u`, exports — auto-exported ones too —, the
-//! targets of `/alternatename:`, `_load_config_used`). Marking follows relocations: a
+//! and `/guard:cf`'s `.gfids$y`-like index sections are kept but do not keep anything alive),
+//! and so are the symbols lld's driver adds as GC roots (the entry point, `/include:` and `-u`,
+//! exports — auto-exported ones too —, the targets of `/alternatename:`, `_load_config_used`). Marking follows relocations: a
 //! relocation to a symbol defined in a section keeps that section; to a short import's `__imp_`
 //! symbol keeps the import; to its thunk keeps the import and the thunk. A kept section keeps
 //! its associative COMDAT children (and, in MinGW mode, the `.pdata$f`/`.xdata$f`/
@@ -65,7 +65,8 @@ pub fn mark_live(r: &mut Resolved, roots: &[SymId], mingw: bool) {
         for k in 0..n {
             if file.live[k] && !obj.sections[k].is_comdat() {
                 marked[f][k] = true;
-                if !is_dwarf(obj.sections[k].name) {
+                // Nor do `/guard:cf`'s index sections, which are no chunks in lld.
+                if !is_dwarf(obj.sections[k].name) && !super::guardcf::is_guard_section(obj.sections[k].name) {
                     work.push((f, k as u32));
                 }
             }

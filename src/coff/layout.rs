@@ -17,6 +17,7 @@ use object::pe;
 
 use super::config::{CoffConfig, DebugMode};
 use super::exports::Export;
+use super::guardcf::GuardValue;
 use super::idata::{self, DllImports};
 use super::pseudoreloc::{self, PseudoReloc};
 use super::resolve::{ChunkSrc, Def, FileId, Kind, Resolved, SymId, SymRef, Synth};
@@ -58,6 +59,8 @@ pub enum ChunkKind {
     Reloc,
     /// Tail-merged string literals of one alignment (`merged[i]`).
     Merge(usize),
+    /// A `/guard:cf` table of RVAs (`guard.tables[i]`).
+    GuardTable(usize),
 }
 
 #[derive(Debug, Clone)]
@@ -115,6 +118,8 @@ pub struct Layout<'a> {
     /// Tail-merged string literals (`merge.rs`): per chunk, its bytes and the section chunks
     /// placed inside it with their offsets.
     pub merged: Vec<(Vec<u8>, Vec<(usize, u32)>)>,
+    /// `/guard:cf`'s tables and the values of the `__guard_*` symbols (`guardcf.rs`).
+    pub guard: super::guardcf::GuardTables,
 }
 
 /// lld's `getOutputSectionName`.
@@ -141,7 +146,7 @@ fn align_to(v: u64, a: u64) -> u64 {
 }
 
 impl<'a> Layout<'a> {
-    fn add_chunk(&mut self, kind: ChunkKind, size: u32, align: u32, has_data: bool) -> usize {
+    pub(super) fn add_chunk(&mut self, kind: ChunkKind, size: u32, align: u32, has_data: bool) -> usize {
         self.chunks.push(Chunk { kind, size, align: align.max(1), has_data, rva: 0, osec: usize::MAX });
         self.chunks.len() - 1
     }
@@ -156,7 +161,11 @@ impl<'a> Layout<'a> {
                 Some(self.chunks[c].rva as u64 + s.value as u64)
             }
             Def::Common(f, idx, _) => self.common_chunk.iter().find(|c| c.0 == f && c.1 == idx).map(|c| self.chunks[c.2].rva as u64),
-            Def::Absolute(v) => Some(v.wrapping_sub(self.image_base)),
+            Def::Absolute(v) => match self.guard.value(id) {
+                Some(GuardValue::Table(c)) => Some(self.chunks[c].rva as u64),
+                Some(GuardValue::Absolute(n)) => Some(n.wrapping_sub(self.image_base)),
+                None => Some(v.wrapping_sub(self.image_base)),
+            },
             Def::Synthetic(Synth::ImageBase) => Some(0),
             Def::Synthetic(Synth::CtorList) => self.ctor_chunks.map(|c| self.chunks[c.0].rva as u64),
             Def::Synthetic(Synth::DtorList) => self.ctor_chunks.map(|c| self.chunks[c.1].rva as u64),
@@ -215,6 +224,7 @@ impl<'a> Layout<'a> {
             Def::Synthetic(Synth::DtorList) => self.ctor_chunks.map(|c| c.1),
             Def::Synthetic(Synth::PseudoRelocList) => self.pseudo_chunk.map(|c| c.0),
             Def::Synthetic(Synth::PseudoRelocListEnd) => self.pseudo_chunk.map(|c| c.1),
+            Def::Absolute(_) => self.guard.table_chunk(id),
             _ => None,
         }
     }
@@ -226,7 +236,7 @@ impl<'a> Layout<'a> {
             SymRef::None => None,
             SymRef::Global(id) => {
                 let rva = self.sym_rva(id)?;
-                let abs = matches!(self.r.symbols[id].def, Def::Absolute(_));
+                let abs = matches!(self.r.symbols[id].def, Def::Absolute(_)) && self.guard.table_chunk(id).is_none();
                 Some((rva, self.sym_chunk(id), abs))
             }
             SymRef::Local { sec, value } => {
@@ -282,6 +292,7 @@ pub fn layout<'a>(config: &'a CoffConfig, r: &'a Resolved) -> Result<Layout<'a>>
     add_merged_strings(&mut l, &mut osecs[pre.rdata], merge_groups);
     add_local_imports(&mut l, &mut osecs[pre.rdata]);
     add_debug_directory(&mut l, &mut osecs[if config.mingw { pre.buildid } else { pre.rdata }]);
+    super::guardcf::add_tables(&mut l, &mut osecs[pre.rdata]);
     let pseudo_sites = add_pseudo_relocs(&mut l, &mut osecs[pre.rdata])?;
     if config.mingw {
         add_ctor_sentinels(&mut l, &mut osecs, pre.ctors, pre.dtors);
@@ -352,6 +363,7 @@ impl<'a> Layout<'a> {
             image_base: config.image_base(),
             dll_name,
             merged: Vec::new(),
+            guard: Default::default(),
         }
     }
 }

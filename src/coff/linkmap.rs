@@ -125,6 +125,8 @@ fn line(l: &Layout, s: MapSym, out: &mut String) {
         }
         MapSym::Global(id) => {
             let descr = match r.symbols[id].def {
+                // `/guard:cf`'s tables: lld made them synthetic symbols.
+                Def::Absolute(_) if l.guard.table_chunk(id).is_some() => "<linker-defined>".to_string(),
                 Def::Absolute(_) => "<absolute>".to_string(),
                 Def::Synthetic(_) => "<linker-defined>".to_string(),
                 Def::Common(..) => "<common>".to_string(),
@@ -144,7 +146,7 @@ fn line(l: &Layout, s: MapSym, out: &mut String) {
             let os = &l.osecs[l.chunks[c].osec];
             (os.index, v.wrapping_sub(os.rva as u64))
         }
-        (_, MapSym::Global(id)) if matches!(r.symbols[id].def, Def::Absolute(_)) => (0, l.image_base.wrapping_add(v)),
+        (_, MapSym::Global(id)) if matches!(r.symbols[id].def, Def::Absolute(_)) && l.guard.table_chunk(id).is_none() => (0, l.image_base.wrapping_add(v)),
         (None, MapSym::Local(..)) => (0, l.image_base.wrapping_add(v)),
         _ => (0, 0),
     };

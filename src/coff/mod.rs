@@ -29,6 +29,7 @@ pub mod drectve;
 pub mod dwarf;
 pub mod exports;
 pub mod gc;
+pub mod guardcf;
 pub mod icf;
 pub mod idata;
 pub mod implib;
@@ -59,9 +60,6 @@ fn refuse_unimplemented(c: &config::CoffConfig) -> Result<()> {
     }
     if c.function_pad_min.is_some() {
         errors.push("/functionpadmin (hotpatch padding) is not supported by dtld".to_string());
-    }
-    if c.guard_cf {
-        errors.push("/guard:cf (control flow guard tables) is not supported by dtld".to_string());
     }
     if c.stub.is_some() {
         errors.push("/stub (a custom DOS stub) is not supported by dtld".to_string());
@@ -156,6 +154,7 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
         _lto_cleanup = out.cleanup;
     }
     let resolved = resolver.finish()?;
+    write::warn_missing_load_config(config, &resolved);
     let layout = layout::layout(config, &resolved)?;
     if config.debug_pdb {
         pdb::check_type_servers(&layout);

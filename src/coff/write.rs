@@ -100,8 +100,19 @@ fn build_symtab(l: &Layout) -> Symtab {
                             continue;
                         }
                         if let Def::Absolute(v) = s.def {
-                            entries.push((s.name, v as u32, -1, typ, class));
-                            continue;
+                            // `/guard:cf`'s counts and flags have new values; its tables are
+                            // in `.rdata` (below).
+                            match l.guard.value(id) {
+                                Some(super::guardcf::GuardValue::Table(_)) => {}
+                                Some(super::guardcf::GuardValue::Absolute(n)) => {
+                                    entries.push((s.name, n as u32, -1, typ, class));
+                                    continue;
+                                }
+                                None => {
+                                    entries.push((s.name, v as u32, -1, typ, class));
+                                    continue;
+                                }
+                            }
                         }
                         let Some(c) = l.sym_chunk(id) else { continue };
                         let Some(rva) = l.sym_rva(id) else { continue };
@@ -166,16 +177,28 @@ fn build_symtab(l: &Layout) -> Symtab {
     Symtab { syms, count: entries.len() as u32, strtab, sec_names }
 }
 
+/// Without a `_load_config_used` definition, what needs one has no effect: lld's
+/// `SymbolTable::initializeLoadConfig` warns before the image is laid out.
+pub fn warn_missing_load_config(config: &super::config::CoffConfig, r: &super::resolve::Resolved) {
+    if r.find("_load_config_used").is_some_and(|id| matches!(r.symbols[id].def, Def::Regular(..))) {
+        return;
+    }
+    if config.guard_cf {
+        config.diag.warn("Control Flow Guard is enabled but '_load_config_used' is missing");
+    }
+    if config.dependent_load_flags != 0 {
+        config.diag.warn("_load_config_used not found, /dependentloadflag will have no effect");
+    }
+}
+
 /// lld's checks of `_load_config_used` (`writeHeader`'s errors, then `checkLoadConfig`'s
 /// warnings): where it is, what its first field (the structure's size) says, and whether it
-/// holds the fields `/dependentloadflag` needs. Returns where DependentLoadFlags goes.
-fn check_load_config(l: &Layout) -> Result<Option<u32>> {
+/// holds the fields `/dependentloadflag` needs. Returns its RVA and size (`/guard:cf`'s fields
+/// are checked once the image holds them, `guardcf::check_load_config`).
+fn check_load_config(l: &Layout) -> Result<Option<(u32, u32)>> {
     let config = l.config;
     let lc = l.r.find("_load_config_used").filter(|&id| matches!(l.r.symbols[id].def, Def::Regular(..)));
     let (Some(id), Some(c)) = (lc, lc.and_then(|id| l.sym_chunk(id))) else {
-        if config.dependent_load_flags != 0 {
-            config.diag.warn("_load_config_used not found, /dependentloadflag will have no effect");
-        }
         return Ok(None);
     };
     let Def::Regular(f, i) = l.r.symbols[id].def else { return Ok(None) };
@@ -201,19 +224,15 @@ fn check_load_config(l: &Layout) -> Result<Option<u32>> {
         config.diag.warn(&format!("'_load_config_used' is misaligned (section offset is {off:#x} not aligned to 8 bytes)"));
     }
     // DependentLoadFlags: the u16 at 78 of the 64-bit structure.
-    if config.dependent_load_flags != 0 {
-        if size < 80 {
-            config.diag.warn("'_load_config_used' structure too small to include DependentLoadFlags");
-        } else {
-            return Ok(Some(ch.rva + off + 78));
-        }
+    if config.dependent_load_flags != 0 && size < 80 {
+        config.diag.warn("'_load_config_used' structure too small to include DependentLoadFlags");
     }
-    Ok(None)
+    Ok(Some((ch.rva + off, size)))
 }
 
 pub fn write(l: &Layout) -> Result<()> {
     let config = l.config;
-    let dependent_load_flags = check_load_config(l)?;
+    let load_config = check_load_config(l)?;
     let out_path = &config.output;
     let st = build_symtab(l);
     let has_symtab = st.count != 0 || !st.strtab.is_empty();
@@ -232,9 +251,13 @@ pub fn write(l: &Layout) -> Result<()> {
         // (Diag separates a multi-line message from the next by a blank line, as lld.)
         return Err(Error::many(errors));
     }
-    if let Some(rva) = dependent_load_flags {
-        if let Some(os) = l.osecs.iter().find(|os| os.rva <= rva && rva + 2 <= os.rva + os.raw_size) {
-            put16(buf, (os.file_off + rva - os.rva) as usize, config.dependent_load_flags);
+    if let Some((rva, size)) = load_config {
+        let at = l.osecs.iter().find(|os| os.rva <= rva && rva < os.rva + os.raw_size).map(|os| (os.file_off + rva - os.rva) as usize);
+        if let Some(o) = at {
+            if config.dependent_load_flags != 0 && size >= 80 && o + 80 <= buf.len() {
+                put16(buf, o + 78, config.dependent_load_flags);
+            }
+            super::guardcf::check_load_config(l, &buf[o..buf.len().min(o + size as usize)], size);
         }
     }
     if has_symtab {
@@ -628,6 +651,11 @@ fn write_sections(l: &Layout, b: &mut [u8], errors: &mut Vec<String>) {
                 }
                 ChunkKind::Reloc => out.copy_from_slice(&l.reloc),
                 ChunkKind::Merge(k) => out.copy_from_slice(&l.merged[k].0),
+                ChunkKind::GuardTable(k) => {
+                    for (i, rva) in l.guard.rvas(l, k).into_iter().enumerate() {
+                        put32(out, 4 * i, rva);
+                    }
+                }
                 _ => {}
             }
         }

@@ -230,8 +230,14 @@ fn swaprun(p: &mut Link, list: &str) {
     }
 }
 
+/// `/guard:`: lld reads only the last one (an earlier invalid value is no error), each of its
+/// comma-separated words in turn.
 fn guard(p: &mut Link, v: &Val) {
+    p.errors.retain(|e| !e.starts_with("invalid argument to /guard: "));
     let c = &mut p.c;
+    c.guard_cf = false;
+    c.guard_longjmp = false;
+    c.guard_ehcont = false;
     for g in v.str().split(',') {
         match g.to_ascii_lowercase().as_str() {
             "no" => {
@@ -241,7 +247,7 @@ fn guard(p: &mut Link, v: &Val) {
             }
             "nolongjmp" => c.guard_longjmp = false,
             "noehcont" => c.guard_ehcont = false,
-            "cf" | "full" | "longjmp" => {
+            "cf" | "longjmp" => {
                 c.guard_cf = true;
                 c.guard_longjmp = true;
             }
@@ -504,7 +510,7 @@ static OPTIONS: &[Opt<Link>] = &[
     }),
     opt(&["delayload"], Value, "<dll>", "Delay loaded DLL name", Unsupported, |p, v| p.c.delay_load.push(v.str())),
     opt(&["wrap"], Value, "<symbol>", "Use wrapper functions for symbol", Implemented, |p, v| p.c.wrap.push(v.str())),
-    opt(&["guard"], Value, "<cf|longjmp|ehcont|no|...>", "Control flow guard (only /guard:no is implemented)", Implemented, guard),
+    opt(&["guard"], Value, "<cf|longjmp|ehcont|no|...>", "Control flow guard tables (the last /guard: counts)", Implemented, guard),
     opt(&["release"], Flag, "", "Set the checksum in the PE header", Unsupported, |p, _| p.c.release = true),
     opt(&["stub"], Value, "<file>", "Specify DOS stub file", Unsupported, |p, v| {
         // lld's `parseDosStub` reads the file and checks its `MZ` first.

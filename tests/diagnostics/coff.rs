@@ -331,6 +331,14 @@ const VAR: (&str, &str, &[&str]) = ("v.c", "int var = 3;\n", &["--target=x86_64-
 const RELOCATOR: (&str, &str, &[&str]) = ("rr.s", ".globl _pei386_runtime_relocator\n_pei386_runtime_relocator:\n  ret\n", &["--target=x86_64-w64-mingw32"]);
 /// `main` and `mainCRTStartup` (a console entry that is not missing).
 const CRT: (&str, &str, &[&str]) = ("crt.c", "int mainCRTStartup(void) { return 0; }\nint WinMainCRTStartup(void) { return 0; }\n", &[]);
+/// `main` in an object built with guard CF (`@feat.00` bit 0x800: its `.gfids$y` lists the
+/// address-taken functions), as assembly.
+macro_rules! guard_main {
+    () => {
+        ".def @feat.00; .scl 3; .type 0; .endef\n.globl @feat.00\n@feat.00 = 0x800\n.text\n.def main; .scl 2; .type 32; .endef\n.globl main\nmain:\n  ret\n"
+    };
+}
+
 /// `_load_config_used` as assembly (the load configuration checks).
 macro_rules! loadcfg {
     ($name:literal, $verdict:expr, $asm:literal $(, $arg:literal)*) => {
@@ -564,6 +572,36 @@ pub const CASES2: &[Case] = &[
         ".section .rdata,\"dr\"\n.p2align 3\n.globl _load_config_used\n_load_config_used:\n.long 0x40\n.zero 0x3c\n",
         "/dependentloadflag:0x800"
     ),
+    // Control Flow Guard (lld's createGuardCFTables and checkLoadConfigGuardData).
+    cl!("coff-guard-no-load-config", Warning, "/guard:cf"),
+    loadcfg!(
+        "coff-load-config-guard-too-small",
+        Warning,
+        ".section .rdata,\"dr\"\n.p2align 3\n.globl _load_config_used\n_load_config_used:\n.long 0x40\n.zero 0x3c\n",
+        "/guard:cf"
+    ),
+    loadcfg!(
+        "coff-load-config-guard-not-set",
+        Warning,
+        ".section .rdata,\"dr\"\n.p2align 3\n.globl _load_config_used\n_load_config_used:\n.long 0x140\n.zero 0x13c\n",
+        "/guard:cf"
+    ),
+    Case {
+        name: "coff-guard-index-section-size",
+        flavor: Coff,
+        sources: &[("gf.s", concat!(guard_main!(), ".section .gfids$y,\"dr\"\n.symidx main\n.byte 0\n"), &[])],
+        args: &["gf.obj", "/entry:main", "/subsystem:console", "/guard:cf"],
+        lld: Warning,
+        ..D
+    },
+    Case {
+        name: "coff-guard-index-invalid",
+        flavor: Coff,
+        sources: &[("gf.s", concat!(guard_main!(), ".section .gfids$y,\"dr\"\n.symidx main\n.long 0x400\n"), &[])],
+        args: &["gf.obj", "/entry:main", "/subsystem:console", "/guard:cf"],
+        lld: Warning,
+        ..D
+    },
 ];
 
 /// An object with an IMAGE_REL_AMD64_SREL32 relocation, which lld-link does not apply.

@@ -226,6 +226,8 @@ fn publics(l: &Layout) -> Vec<gsi::Public> {
             Def::Common(..) | Def::LocalImport(_) | Def::ImportData(_) => false,
             Def::ImportThunk(_) => true,
             Def::Synthetic(_) => false,
+            // `/guard:cf`'s tables (lld made them synthetic symbols).
+            Def::Absolute(_) if l.guard.table_chunk(id).is_some() => false,
             _ => continue,
         };
         let name = s.name;

@@ -343,6 +343,7 @@ impl Resolver<'_> {
             commons: Vec::new(),
             chunks: Vec::new(),
             leaders: HashMap::new(),
+            guard_sections: Vec::new(),
         });
         f
     }

@@ -137,6 +137,9 @@ pub struct InFile {
     /// Obj: per section (0-based), the symbol index of its COMDAT leader (lld's
     /// `SectionChunk::sym`: names it in ICF's and `/verbose`'s messages).
     pub leaders: HashMap<u32, u32>,
+    /// Obj: the live `.gfids$y`-like sections (0-based) in lld's chunk order; they list symbol
+    /// indices for `/guard:cf` (`guardcf.rs`) and are no chunks.
+    pub guard_sections: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

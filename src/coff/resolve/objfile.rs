@@ -205,6 +205,11 @@ impl Resolver<'_> {
             order.retain(|c| !matches!(c, ChunkSrc::Sec(k) if rsrc.contains(k)));
             self.rsrc_objs.push((f, rsrc));
         }
+        // `/guard:cf`'s symbol-index sections are read by `guardcf.rs`, never output (lld keeps
+        // them out of the file's chunks).
+        let is_guard = |c: &ChunkSrc| matches!(*c, ChunkSrc::Sec(k) if crate::coff::guardcf::is_guard_section(obj.sections[k as usize].name));
+        let guard_sections: Vec<u32> = order.iter().filter(|c| is_guard(c)).map(|c| if let ChunkSrc::Sec(k) = *c { k } else { 0 }).collect();
+        order.retain(|c| !is_guard(c));
         for r in &st.syms {
             if let SymRef::Global(id) = *r {
                 self.r.symbols[id].used_in_regular = true;
@@ -216,6 +221,7 @@ impl Resolver<'_> {
         file.commons = st.commons;
         file.chunks = order;
         file.leaders = st.leaders;
+        file.guard_sections = guard_sections;
     }
 
     pub(super) fn create_regular(&mut self, f: FileId, obj: &ObjFile, i: usize) -> SymRef {
