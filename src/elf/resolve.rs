@@ -623,9 +623,16 @@ impl<'c> Resolver<'c> {
         // After the files, as lld (names new to the link follow theirs in the symbol table):
         // the symbols a script's expressions read are used like `-u` names, and its
         // assignments define symbols (PROVIDE only if referenced, decided in `finish`).
+        // lld references each with `addUnusedUndefined` (a strong reference): an archive member
+        // defining one is extracted, a library defining one is needed.
         for name in self.config.script.referenced_symbols() {
             let id = self.intern(leak_name(&name));
             self.r.symbols[id].used_in_regular = true;
+            match self.r.symbols[id].def {
+                Def::Lazy(m) => self.load(m),
+                Def::Shared(df, _) => self.r.dso_needed[df] = true,
+                _ => {}
+            }
         }
         for a in self.config.script.assigns() {
             if a.name == "." || a.provide {
@@ -1341,6 +1348,10 @@ impl<'c> Resolver<'c> {
                 if !weak {
                     self.r.symbols[id].dso_strong_ref = true;
                     dso_steps.push(Step::DsoRef(id));
+                } else if !self.config.wrap.is_empty() && matches!(self.r.symbols[id].def, Def::Lazy(_) | Def::Undefined) {
+                    // lld: a weak reference makes a lazy symbol's binding weak, a library's
+                    // too, which `--wrap`'s `__real_` binding then keeps (`bind_wrapped`).
+                    self.wrap_refs.entry(id).or_default().renamed = true;
                 }
                 continue;
             }

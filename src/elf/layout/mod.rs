@@ -933,7 +933,17 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     order_sections(&mut l)?;
     decide_linker_symbols(&mut l);
     l.laps.lap("Order sections");
-    scan_relocations(&mut l, &live)?;
+    let defsym_errors = symbols::defsym_target_errors(&l);
+    match scan_relocations(&mut l, &live) {
+        Err(mut e) if !defsym_errors.is_empty() => {
+            e.messages.splice(0..0, defsym_errors);
+            return Err(e);
+        }
+        r => r?,
+    }
+    if !defsym_errors.is_empty() {
+        return Err(Error::many(defsym_errors));
+    }
     l.laps.lap("Scan relocations");
     build_dynsyms(&mut l);
     crate::elf::synthetic::prepare_dynamic_strings(&mut l);

@@ -169,3 +169,24 @@ pub(super) fn parse_int(s: &str) -> Option<u64> {
         s.parse().ok()
     }
 }
+
+/// lld evaluates `--defsym` expressions before it scans relocations, so a target that nothing
+/// defines is reported (`--defsym:1: symbol not found: f`) before the undefined references to
+/// it: the errors of the targets that are undefined here (not defined by the link itself, nor
+/// by a script or another `--defsym`).
+pub(super) fn defsym_target_errors(l: &Layout) -> Vec<String> {
+    let r = l.r;
+    let mut errors = Vec::new();
+    for (k, (name, expr)) in l.config.defsym.iter().enumerate() {
+        let (Some(_), Some(t)) = (r.lookup(name.as_bytes()), crate::elf::resolve::defsym_target(expr)) else { continue };
+        let missing = match r.lookup_expr(t.as_bytes()) {
+            None => true,
+            Some(tid) => matches!(r.symbols[tid].def, Def::Undefined | Def::Lazy(_)) && !r.symbols[tid].script_defined && !l.is_linker_defined(tid),
+        };
+        if missing {
+            let loc = l.config.defsym_loc.get(k).map_or("--defsym:1", String::as_str);
+            errors.push(format!("{loc}: symbol not found: {t}"));
+        }
+    }
+    errors
+}

@@ -34,7 +34,8 @@ pub(super) fn wrapped_name(wrap: &[String], name: &'static [u8]) -> &'static [u8
 /// with those names and redirects the references only afterwards, `addWrappedSymbols`).
 #[derive(Clone, Copy, Default)]
 pub(super) struct WrapRefs {
-    /// `foo` was referenced (each reference binds to `__wrap_foo`).
+    /// `foo` was referenced (an object's reference binds to `__wrap_foo`; a library's weak
+    /// reference to a lazy `foo` counts too: it makes the binding weak in lld).
     pub(super) renamed: bool,
     /// ... strongly: as in lld, that extracts the archive member defining `foo`.
     pub(super) renamed_strong: bool,
