@@ -672,7 +672,7 @@ pub fn run(
             if sev == 0 {
                 msgs.push(ids.unmask(&m));
             } else {
-                print_diag(sev, &ids.unmask(&m));
+                print_diag(req.diag, sev, &ids.unmask(&m));
             }
         }
         Error::many(msgs.into_iter().map(|m| format!("thin link (LLVM {version}): {m}")).collect())
@@ -705,7 +705,7 @@ pub fn run(
         return Err(report((!err.is_null()).then(|| shim.take_error(err))));
     }
     for (sev, m) in sink.diags.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
-        print_diag(sev, &ids.unmask(&m));
+        print_diag(req.diag, sev, &ids.unmask(&m));
     }
     // The LTO state (the combined index, every module's symbol table) is left to the process
     // exit after an index-only thin link (tearing it down took LLVMgold 19 ms on OpenSSL);
@@ -715,31 +715,8 @@ pub fn run(
     objects.sort_by_key(|o| o.0);
     let position: std::collections::HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
     let at = |module: &str| position.get(module).copied().unwrap_or(usize::MAX);
-    let mut indexes: Vec<Option<Index>> = (0..names.len()).map(|_| None).collect();
-    let mut produced_indexes = std::mem::take(&mut *sink.indexes.lock().unwrap_or_else(|p| p.into_inner()));
-    if ids.short {
-        // The shards name their modules by path again, as the backends read them.
-        use rayon::prelude::*;
-        produced_indexes
-            .par_iter_mut()
-            .map(|ix| {
-                ix.module = ids.unmask(&ix.module);
-                for i in &mut ix.imports {
-                    *i = ids.unmask(i);
-                }
-                let rename = |p: &[u8]| -> Option<Vec<u8>> { p.contains(&1).then(|| ids.unmask(&String::from_utf8_lossy(p)).into_bytes()) };
-                ix.shard = super::shardpaths::rename_modules(&ix.shard, &rename).map_err(|e| format!("{}: {e}", ix.module))?;
-                Ok(())
-            })
-            .collect::<std::result::Result<(), String>>()
-            .map_err(|e| fail(format!("internal error: {e}")))?;
-    }
-    for ix in produced_indexes {
-        let Some(slot) = indexes.get_mut(at(&ix.module)) else {
-            return Err(fail(format!("internal error: an index for {}, which is no module of the link", ix.module)));
-        };
-        *slot = Some(ix);
-    }
+    let produced_indexes = std::mem::take(&mut *sink.indexes.lock().unwrap_or_else(|p| p.into_inner()));
+    let indexes = module_indexes(produced_indexes, &ids, names.len(), &at).map_err(fail)?;
     let mut probed: Vec<Option<super::backend::Known>> = (0..names.len()).map(|_| None).collect();
     for (module, known) in std::mem::take(&mut *sink.probed.lock().unwrap_or_else(|p| p.into_inner())) {
         let module = ids.unmask(&module);
@@ -759,14 +736,44 @@ pub fn run(
     Ok(Ok(Produced { objects, indexes, probed, laps, state }))
 }
 
-/// LLVM's warning or remark as lld prints it (`diagnostics.rs`'s words).
-fn print_diag(severity: c_int, msg: &str) {
-    let kind = match severity {
-        2 => "remark",
-        3 => "note",
-        _ => "warning",
-    };
-    eprintln!("{}: {kind}: {msg}", crate::diag::program());
+/// The index files the thin link produced (DTLTO's shards, index-only links), one per module
+/// in module order (`at`: a module's position), the short module IDs turned back into paths.
+fn module_indexes(mut produced_indexes: Vec<Index>, ids: &ModuleIds, n: usize, at: &dyn Fn(&str) -> usize) -> std::result::Result<Vec<Option<Index>>, String> {
+    let mut indexes: Vec<Option<Index>> = (0..n).map(|_| None).collect();
+    if ids.short {
+        // The shards name their modules by path again, as the backends read them.
+        use rayon::prelude::*;
+        produced_indexes
+            .par_iter_mut()
+            .map(|ix| {
+                ix.module = ids.unmask(&ix.module);
+                for i in &mut ix.imports {
+                    *i = ids.unmask(i);
+                }
+                let rename = |p: &[u8]| -> Option<Vec<u8>> { p.contains(&1).then(|| ids.unmask(&String::from_utf8_lossy(p)).into_bytes()) };
+                ix.shard = super::shardpaths::rename_modules(&ix.shard, &rename).map_err(|e| format!("{}: {e}", ix.module))?;
+                Ok(())
+            })
+            .collect::<std::result::Result<(), String>>()
+            .map_err(|e| format!("internal error: {e}"))?;
+    }
+    for ix in produced_indexes {
+        let Some(slot) = indexes.get_mut(at(&ix.module)) else {
+            return Err(format!("internal error: an index for {}, which is no module of the link", ix.module));
+        };
+        *slot = Some(ix);
+    }
+    Ok(indexes)
+}
+
+/// LLVM's warning or remark as lld prints it (`diagnostics.rs`'s words); a warning is lld's
+/// `warn`, so `--fatal-warnings` makes it an error and `-w`/`--no-warnings` silences it.
+fn print_diag(diag: &crate::diag::Diag, severity: c_int, msg: &str) {
+    match severity {
+        2 => diag.log(&format!("remark: {msg}")),
+        3 => diag.log(&format!("note: {msg}")),
+        _ => diag.warn(msg),
+    }
 }
 
 #[cfg(test)]

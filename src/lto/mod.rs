@@ -496,26 +496,32 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     // Committed to `llvm-lto2` or to clang backends: what they cannot pass on is said (or
     // refused) before anything is staged.
     opts.report_knobs(if in_process_lto2 { options::Way::Lto2 } else { options::Way::Clang }, &warn)?;
+    let prepared = distributed::Prepared {
+        llvm: &llvm,
+        cg: &cg,
+        names: &names,
+        common: &common,
+        digests: &fingerprints,
+        profiles_salt: profiles_salt(&profiles),
+        link_cache,
+    };
     if dtlto {
-        let prepared = distributed::Prepared {
-            llvm: &llvm,
-            cg: &cg,
-            names: &names,
-            common: &common,
-            digests: &fingerprints,
-            profiles_salt: profiles_salt(&profiles),
-            link_cache,
-        };
         return distributed::run(req, prepared, trace);
     }
-    // Local backends: the thin link by llvm-lto2 (or in-process llvm-lto2) on modules staged
-    // under `<output>.dtld-lto/` (content-named: the same bitcode gets the same path in every
-    // link), clang for each backend.
-    let digests = &fingerprints;
+    run_local(req, prepared, in_process_lto2, trace)
+}
+
+/// Local backends: the thin link by llvm-lto2 (or in-process llvm-lto2, `in_process_lto2`) on
+/// modules staged under `<output>.dtld-lto/` (content-named: the same bitcode gets the same path
+/// in every link), clang for each backend.
+fn run_local(req: &LtoRequest, p: distributed::Prepared, in_process_lto2: bool, trace: &mut crate::trace::Trace) -> Result<LtoOutput> {
+    let (opts, llvm, cg, names, common, link_cache) = (req.opts, p.llvm, p.cg, p.names, p.common, p.link_cache);
+    let out = req.output.to_string_lossy().into_owned();
+    let digests = p.digests;
     let persistent = in_process_lto2.then_some(opts.cache_dir.as_ref()).flatten().filter(|_| !opts.save_temps && !crate::output::is_special_output(req.output));
     let (staging, _) = open_staging(req, &out, persistent)?;
     let base = staging.path().to_path_buf();
-    let ids = module_ids(req, &names, digests, "");
+    let ids = module_ids(req, names, digests, "");
     if persistent.is_some() {
         // What a previous link of this output staged and that this one does not use goes;
         // the rest is reused (`thinlink::place`) or rewritten in place (`lto.<task>`).
@@ -550,7 +556,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     if in_process_lto2 {
         // In-process ThinLTO, as lld: llvm-lto2 runs the thin link and the backends in its
         // thread pool, with LLVM's own ThinLTO cache.
-        let ((objects, of), n) = in_process(req, &llvm, &cg, &names, &ids, &modules, &base, trace)?;
+        let ((objects, of), n) = in_process(req, llvm, cg, names, &ids, &modules, &base, trace)?;
         let cleanup = Some(staging.remove_in_background());
         if let Some(c) = &link_cache {
             c.store(&objects, &of, n);
@@ -560,14 +566,14 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     let cache = opts
         .cache_dir
         .as_ref()
-        .map(|d| backend::Cache::new(d.clone(), format!("{} {} {}{}", llvm.clang.display(), llvm.version, llvm.identity, profiles_salt(&profiles))));
+        .map(|d| backend::Cache::new(d.clone(), format!("{} {} {}{}", llvm.clang.display(), llvm.version, llvm.identity, p.profiles_salt)));
     let t_thin = std::time::Instant::now();
-    let tl = thin_link(&llvm, opts, &cg, &base, &base, &modules, true)?;
+    let tl = thin_link(llvm, opts, cg, &base, &base, &modules, true)?;
     staging.check()?;
     trace.stage("Thin link", &format!("{} modules, LLVM {}", modules.len(), llvm.version), t_thin);
-    let (jobs, job_module) = backend_jobs(&tl, &names, &ids);
+    let (jobs, job_module) = backend_jobs(&tl, names, &ids);
     let t_backend = std::time::Instant::now();
-    let (objs, stats) = backend::run_local(&common, &jobs, &base, cg.threads, cache.as_ref())?;
+    let (objs, stats) = backend::run_local(common, &jobs, &base, cg.threads, cache.as_ref())?;
     trace.stage("ThinLTO backends", &format!("{} jobs, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached), t_backend);
     if let Some(c) = &cache {
         c.prune(opts.cache_policy.as_deref(), Some((jobs.len() + 1, objs.iter().map(|o| o.len() as u64).sum())))?;
@@ -575,9 +581,9 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
     if req.verbose {
         eprintln!("{}: thinlto: {} modules, {} compiled, {} cached", crate::diag::program(), jobs.len(), stats.compiled, stats.cached);
     }
-    emit_index_files(opts, &tl, &names, &ids, &base)?;
+    emit_index_files(opts, &tl, names, &ids, &base)?;
     let regular = tl.regular_object.is_some();
-    let (objects, of) = native_objects(opts, &out, tl.regular_object, objs, &names, &job_module, req.format)?;
+    let (objects, of) = native_objects(opts, &out, tl.regular_object, objs, names, &job_module, req.format)?;
     let removal = staging.remove_in_background();
     let cleanup = store_link_cache(link_cache, &objects, &of, regular, &stats.cache_files, jobs.len(), removal);
     Ok(LtoOutput { objects, stop: false, cleanup: Some(cleanup) })

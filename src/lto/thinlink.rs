@@ -266,66 +266,7 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
     let t_stage = std::time::Instant::now();
     stage(cwd, modules)?;
     let out_base = work.join("lto");
-    let mut args: Vec<String> = match mode {
-        Mode::DistributedIndexes { imports } => {
-            let mut a = vec!["-thinlto-distributed-indexes".to_string()];
-            if *imports {
-                a.push("-thinlto-emit-imports".into());
-            }
-            a
-        }
-        Mode::InProcess { cache_dir, emit_indexes, save_temps } => {
-            let mut a = Vec::new();
-            if *save_temps {
-                a.push("-save-temps".into());
-            }
-            if *emit_indexes {
-                a.push("-thinlto-emit-indexes".into());
-                a.push("-thinlto-emit-imports".into());
-            }
-            if let Some(d) = cache_dir {
-                a.push(format!("--cache-dir={}", abs(d).display()));
-            }
-            a
-        }
-    };
-    args.push(format!("-O{}", cg.opt_level));
-    if !cg.relocatable {
-        args.push(format!("--relocation-model={}", if cg.pic { "pic" } else { "static" }));
-    }
-    args.extend([
-        "--function-sections".into(),
-        "--data-sections".into(),
-        "--addrsig".into(),
-        format!("--thinlto-threads={}", cg.threads.max(1)),
-        "-o".into(),
-        abs(&out_base).to_string_lossy().into_owned(),
-    ]);
-    if let Some(l) = cg.cg_opt_level {
-        args.push(format!("--cg-opt-level={l}"));
-    }
-    if let Some(c) = &cg.mcpu {
-        args.push(format!("--mcpu={c}"));
-    }
-    if !cg.mattrs.is_empty() {
-        args.push(format!("--mattr={}", cg.mattrs.join(",")));
-    }
-    if opts.debug_pass_manager {
-        args.push("--debug-pass-manager".into());
-    }
-    if let Some(p) = &opts.sample_profile {
-        args.push(format!("--lto-sample-profile-file={p}"));
-    }
-    if opts.no_pgo_warn_mismatch {
-        args.push("--no-pgo-warn-mismatch".into());
-    }
-    for t in opts.tuning.iter().filter(|t| t.knob.honoured_by(super::options::Way::Lto2)) {
-        args.extend(t.knob.lto2_args(&t.value));
-    }
-    args.extend(opts.mllvm.iter().cloned());
-    for m in modules {
-        args.push(m.id.clone());
-    }
+    let args = lto2_args(opts, cg, modules, mode, &out_base);
     // The response file: the arguments above, then one `-r=` per symbol (39,000 for an
     // OpenSSL relink), quoted straight into one buffer.
     let mut text =
@@ -420,6 +361,72 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
         known: Vec::new(),
         times: [t_stage, t_run, t_read, std::time::Instant::now()],
     })
+}
+
+/// llvm-lto2's options for the thin link of `modules` in `mode`, its output files based at
+/// `out_base`, and the modules (the `-r=` resolutions follow in the response file).
+fn lto2_args(opts: &LtoOptions, cg: &CodegenSettings, modules: &[Module], mode: &Mode, out_base: &Path) -> Vec<String> {
+    let mut args: Vec<String> = match mode {
+        Mode::DistributedIndexes { imports } => {
+            let mut a = vec!["-thinlto-distributed-indexes".to_string()];
+            if *imports {
+                a.push("-thinlto-emit-imports".into());
+            }
+            a
+        }
+        Mode::InProcess { cache_dir, emit_indexes, save_temps } => {
+            let mut a = Vec::new();
+            if *save_temps {
+                a.push("-save-temps".into());
+            }
+            if *emit_indexes {
+                a.push("-thinlto-emit-indexes".into());
+                a.push("-thinlto-emit-imports".into());
+            }
+            if let Some(d) = cache_dir {
+                a.push(format!("--cache-dir={}", abs(d).display()));
+            }
+            a
+        }
+    };
+    args.push(format!("-O{}", cg.opt_level));
+    if !cg.relocatable {
+        args.push(format!("--relocation-model={}", if cg.pic { "pic" } else { "static" }));
+    }
+    args.extend([
+        "--function-sections".into(),
+        "--data-sections".into(),
+        "--addrsig".into(),
+        format!("--thinlto-threads={}", cg.threads.max(1)),
+        "-o".into(),
+        abs(out_base).to_string_lossy().into_owned(),
+    ]);
+    if let Some(l) = cg.cg_opt_level {
+        args.push(format!("--cg-opt-level={l}"));
+    }
+    if let Some(c) = &cg.mcpu {
+        args.push(format!("--mcpu={c}"));
+    }
+    if !cg.mattrs.is_empty() {
+        args.push(format!("--mattr={}", cg.mattrs.join(",")));
+    }
+    if opts.debug_pass_manager {
+        args.push("--debug-pass-manager".into());
+    }
+    if let Some(p) = &opts.sample_profile {
+        args.push(format!("--lto-sample-profile-file={p}"));
+    }
+    if opts.no_pgo_warn_mismatch {
+        args.push("--no-pgo-warn-mismatch".into());
+    }
+    for t in opts.tuning.iter().filter(|t| t.knob.honoured_by(super::options::Way::Lto2)) {
+        args.extend(t.knob.lto2_args(&t.value));
+    }
+    args.extend(opts.mllvm.iter().cloned());
+    for m in modules {
+        args.push(m.id.clone());
+    }
+    args
 }
 
 /// What a thin link wrote next to each module (its ID, relative to `cwd`): the shard

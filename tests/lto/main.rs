@@ -135,6 +135,7 @@ fn main() {
     add("llvm/from-parent-clang/dtld-only", lld, llvm_from_parent_clang);
     add("options/backend", false, backend_options);
     add("options/time-passes", false, time_passes);
+    add("options/fatal-warnings-llvm", false, fatal_llvm_warnings);
     // lld implements the options dtld refuses, and prints no such warnings.
     add("options/not-implemented/dtld-only", lld, not_implemented_options);
     libtest_mimic::run(&args, trials).exit();
@@ -526,6 +527,42 @@ fn time_passes(t: &Work) -> Result<(), String> {
     }
     if said[0] != said[1] {
         return Err(format!("dtld printed the reports and ran as {:?}, ld.lld-22 as {:?}", said[0], said[1]));
+    }
+    Ok(())
+}
+
+/// An LLVM warning during LTO is a linker warning, as in lld: `--fatal-warnings` makes it an
+/// error (exit 1, nothing written) and `--no-warnings` silences it. Two modules whose module
+/// flag `foo` (behaviour Warning) conflict, merged by regular LTO: ld.lld-22 and dtld must give
+/// the same verdicts and words in the three modes (dtld once exited 0 under
+/// `--fatal-warnings`).
+fn fatal_llvm_warnings(t: &Work) -> Result<(), String> {
+    const LAYOUT: &str =
+        "target datalayout = \"e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128\"\ntarget triple = \"x86_64-pc-linux-gnu\"\n";
+    t.write("main.ll", &format!("{LAYOUT}define i32 @main() {{ ret i32 0 }}\n"))?;
+    for i in 1..=2 {
+        t.write(
+            &format!("m{i}.ll"),
+            &format!("{LAYOUT}define i32 @f{i}() {{ ret i32 {i} }}\n!llvm.module.flags = !{{!0}}\n!0 = !{{i32 2, !\"foo\", i32 {i}}}\n"),
+        )?;
+    }
+    for stem in ["main", "m1", "m2"] {
+        let o = t.run(Command::new(llvm("llvm-as")).current_dir(&t.dir).args([&format!("{stem}.ll"), "-o", &format!("{stem}.o")]))?;
+        if !o.success() {
+            return Err(format!("llvm-as {stem}.ll failed:\n{}", o.stderr_text()));
+        }
+    }
+    for flags in [&[][..], &["--fatal-warnings"][..], &["--no-warnings"][..]] {
+        let mut said = Vec::new();
+        for (linker, out) in [(t.ctx.dtld.clone(), "x.dtld"), (llvm("ld.lld"), "x.lld")] {
+            let _ = std::fs::remove_file(t.path(out));
+            let o = t.run(Command::new(&linker).current_dir(&t.dir).args(flags).args(["main.o", "m1.o", "m2.o", "-e", "main", "-o", out]))?;
+            let text = o.stderr_text().replace(out, "OUT").replace("ld.lld-22: ", "LINKER: ").replace("ld.lld: ", "LINKER: ").replace("dtld: ", "LINKER: ");
+            said.push((o.success(), t.path(out).exists(), text));
+        }
+        if said[0] != said[1] {
+            return Err(format!("{flags:?}: dtld (exit 0, output, stderr) {:?}, ld.lld-22 {:?}", said[0], said[1]));
+        }
     }
     Ok(())
 }
