@@ -539,11 +539,11 @@ fn time_passes(t: &Work) -> Result<(), String> {
 fn fatal_llvm_warnings(t: &Work) -> Result<(), String> {
     const LAYOUT: &str =
         "target datalayout = \"e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128\"\ntarget triple = \"x86_64-pc-linux-gnu\"\n";
-    t.write("main.ll", &format!("{LAYOUT}define i32 @main() {{ ret i32 0 }}\n"))?;
+    t.write("main.ll", format!("{LAYOUT}define i32 @main() {{ ret i32 0 }}\n"))?;
     for i in 1..=2 {
         t.write(
             &format!("m{i}.ll"),
-            &format!("{LAYOUT}define i32 @f{i}() {{ ret i32 {i} }}\n!llvm.module.flags = !{{!0}}\n!0 = !{{i32 2, !\"foo\", i32 {i}}}\n"),
+            format!("{LAYOUT}define i32 @f{i}() {{ ret i32 {i} }}\n!llvm.module.flags = !{{!0}}\n!0 = !{{i32 2, !\"foo\", i32 {i}}}\n"),
         )?;
     }
     for stem in ["main", "m1", "m2"] {
