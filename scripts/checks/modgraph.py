@@ -15,9 +15,10 @@ A path is resolved to the longest prefix that names a module of the crate, so `c
 depends on `elf` (its `mod.rs`), wherever `Sym` was first defined: a re-export through a parent
 is a dependency on the parent. Code under `#[cfg(test)]` is left out: tests may reach anything.
 
-Usage: scripts/checks/modgraph.py [--root src] [--crate-name dtld] [--graph] [--cycles-only]
+Usage: scripts/checks/modgraph.py [--root src] [--crate-name dtld] [--graph] [--cycles-only | --limits-only]
 Exit status 1 if anything is reported. `--graph` prints every edge (for a picture:
-`| sed 's/ -> / /' | tsort`), `--cycles-only` checks only the import cycles.
+`| sed 's/ -> / /' | tsort`), `--cycles-only` checks only the import cycles, `--limits-only`
+only the size limits (what CI enforces until the cycles are gone).
 """
 import argparse
 import os
@@ -300,6 +301,7 @@ def main():
     ap.add_argument("--crate-name", default="dtld")
     ap.add_argument("--graph", action="store_true")
     ap.add_argument("--cycles-only", action="store_true")
+    ap.add_argument("--limits-only", action="store_true", help="check only the file and function size limits (CI)")
     a = ap.parse_args()
     mods = modules(os.path.normpath(a.root), a.crate_name)
     # `#[macro_export]` macros live at the crate root by Rust's rules, but a use of one
@@ -325,7 +327,7 @@ def main():
         for p in sorted(graph):
             for q in sorted(graph[p]):
                 print("%s -> %s" % (name(p), name(q)))
-    for comp in sorted((c for c in sccs(graph) if len(c) > 1), key=len, reverse=True):
+    for comp in sorted((c for c in sccs(graph) if len(c) > 1 and not a.limits_only), key=len, reverse=True):
         problems += 1
         cyc = one_cycle(comp, graph)
         print("cycle: %d modules: %s" % (len(comp), ", ".join(sorted(name(p) for p in comp))))
@@ -338,7 +340,7 @@ def main():
             for fn, first, n in long_functions(codes[p]):
                 problems += 1
                 print("function over %d lines: %s:%d: fn %s: %d lines" % (FN_LIMIT, os.path.relpath(mods[p]), first, fn, n))
-            if p[-1] not in ALLOWED_STDERR:
+            if p[-1] not in ALLOWED_STDERR and not a.limits_only:
                 for m in re.finditer(r"\beprintln!|\beprint!|\bstd::io::stderr\b|\bio::stderr\(\)", codes[p]):
                     problems += 1
                     print("stderr write outside the diagnostics module: %s:%d" % (os.path.relpath(mods[p]), codes[p].count("\n", 0, m.start()) + 1))
