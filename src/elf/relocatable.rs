@@ -1153,17 +1153,22 @@ fn write_section(plan: &Plan, i: usize, group_data: &HashMap<usize, Vec<u8>>, ds
 
 fn new_osec(name: &'static [u8], group: Option<Group>, s: &crate::elf::object::InputSection, first: (usize, u32, u32), link_dep: Option<usize>) -> OutSec {
     let entsize = s.hdr.sh_entsize(LE);
+    OutSec { group, entsize, merge_ok: s.flags & SHF_MERGE != 0 && entsize > 0, link_dep, ..empty_osec(name, s.sh_type, s.flags, s.align.max(1), first) }
+}
+
+/// An output section with nothing in it yet: no members, no group, not mergeable.
+fn empty_osec(name: &'static [u8], sh_type: u32, flags: u64, align: u64, first: (usize, u32, u32)) -> OutSec {
     OutSec {
         name,
-        group,
-        sh_type: s.sh_type,
-        flags: s.flags,
-        align: s.align.max(1),
-        entsize,
-        merge_ok: s.flags & SHF_MERGE != 0 && entsize > 0,
+        group: None,
+        sh_type,
+        flags,
+        align,
+        entsize: 0,
+        merge_ok: false,
         members: Vec::new(),
         size: 0,
-        link_dep,
+        link_dep: None,
         first,
         nrelocs: 0,
         index: 0,

@@ -609,11 +609,7 @@ impl<'c> Resolver<'c> {
         // define join; names new to the link follow the files' in the symbol table.
         for name in self.config.defsym.iter().filter_map(|(_, e)| defsym_target(e)) {
             let id = self.add_root(name);
-            match self.r.symbols[id].def {
-                Def::Lazy(m) => self.load(m),
-                Def::Shared(df, _) => self.r.dso_needed[df] = true,
-                _ => {}
-            }
+            self.add_unused_undefined(id);
         }
         for (name, _) in &self.config.defsym {
             let id = self.intern(leak_name(name));
@@ -628,11 +624,7 @@ impl<'c> Resolver<'c> {
         for name in self.config.script.referenced_symbols() {
             let id = self.intern(leak_name(&name));
             self.r.symbols[id].used_in_regular = true;
-            match self.r.symbols[id].def {
-                Def::Lazy(m) => self.load(m),
-                Def::Shared(df, _) => self.r.dso_needed[df] = true,
-                _ => {}
-            }
+            self.add_unused_undefined(id);
         }
         for a in self.config.script.assigns() {
             if a.name == "." || a.provide {
@@ -641,6 +633,17 @@ impl<'c> Resolver<'c> {
             let id = self.intern(leak_name(&a.name));
             self.r.symbols[id].used_in_regular = true;
             self.r.symbols[id].script_defined = true;
+        }
+    }
+
+    /// lld's `addUnusedUndefined` after the files: a strong reference to `id` from the command
+    /// line or a script extracts the archive member defining it, or makes the library defining
+    /// it needed.
+    fn add_unused_undefined(&mut self, id: SymbolId) {
+        match self.r.symbols[id].def {
+            Def::Lazy(m) => self.load(m),
+            Def::Shared(df, _) => self.r.dso_needed[df] = true,
+            _ => {}
         }
     }
 

@@ -115,27 +115,7 @@ pub(super) fn apply(config: &Config, r: &Resolved, objs: &[FileId], dropped: &mu
 /// The output section of description `desc` (named `name`) that has data commands but no
 /// inputs: allocated, bytes of its own (lld's flags for it).
 pub(super) fn data_osec(name: &'static [u8], desc: u32) -> OutSec {
-    OutSec {
-        name,
-        group: None,
-        sh_type: elf::SHT_PROGBITS,
-        flags: elf::SHF_ALLOC as u64,
-        align: 1,
-        entsize: 0,
-        merge_ok: false,
-        members: Vec::new(),
-        size: 0,
-        link_dep: None,
-        first: (0, desc, 0),
-        nrelocs: 0,
-        index: 0,
-        rela_index: 0,
-        sym: 0,
-        merged: None,
-        data: Vec::new(),
-        data_off: Vec::new(),
-        rela_first: None,
-    }
+    super::empty_osec(name, elf::SHT_PROGBITS, elf::SHF_ALLOC as u64, 1, (0, desc, 0))
 }
 
 /// Sets `rela_first` of the script's descriptions that have relocations: the input order key

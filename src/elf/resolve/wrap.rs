@@ -121,11 +121,8 @@ impl Resolver<'_> {
             if !refs.real {
                 continue;
             }
-            let weak_binding = refs.renamed && !refs.renamed_strong;
-            match self.r.symbols[id].def {
-                Def::Lazy(m) if !weak_binding => self.load(m),
-                Def::Shared(df, _) if !weak_binding => self.r.dso_needed[df] = true,
-                _ => {}
+            if !refs.renamed || refs.renamed_strong {
+                self.add_unused_undefined(id);
             }
             // The binding outlives LTO (lld sets it on the symbol, not on a file's reference).
             let sym = &mut self.r.symbols[id];
