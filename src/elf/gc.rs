@@ -362,8 +362,10 @@ impl<'a> Marker<'a> {
         let init = config.init.clone().unwrap_or_else(|| "_init".into());
         let fini = config.fini.clone().unwrap_or_else(|| "_fini".into());
         let names: Vec<String> = [entry, init, fini].into_iter().chain(config.undefined.iter().cloned()).chain(config.script.referenced_symbols()).collect();
+        // Looked up as lld's `symtab.find` after `--wrap` renamed its map: `-u foo` or a script
+        // reading `foo` under `--wrap=foo` keeps `__wrap_foo`.
         for name in &names {
-            if let Some(id) = r.lookup(name.as_bytes()) {
+            if let Some(id) = r.lookup_expr(name.as_bytes()) {
                 this.mark_symbol(&mut found, id);
             }
         }
