@@ -223,7 +223,7 @@ impl Detached {
     pub fn finish(self, code: i32) {
         use std::io::Write;
         let _ = std::io::stdout().flush();
-        let _ = std::io::stderr().flush();
+        crate::diag::flush();
         // SAFETY: open/dup2/close/write on descriptors we own, with a NUL-terminated path.
         unsafe {
             let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);

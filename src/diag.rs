@@ -131,6 +131,34 @@ impl Diag {
         let _ = writeln!(std::io::stderr().lock(), "{}: {msg}", program());
     }
 
+    /// A remark LLVM asked to show (`-pass-remarks`): `<program>: remark: <msg>`.
+    pub fn remark(&self, msg: &str) {
+        self.print("remark", "34", msg);
+    }
+
+    /// A helper process's stderr (or LLVM's, rendered so by `lto::diagnostics`), passed on as
+    /// this link's: its `dtld: error: `, `dtld: warning: ` and `dtld: remark: ` lines as this
+    /// link's errors, warnings and remarks (so `--fatal-warnings` and `-w` apply), its other
+    /// `dtld: ` lines under this program's name, the rest as they are.
+    pub fn forward(&self, text: &str) {
+        for l in text.lines() {
+            match l.strip_prefix("dtld: ") {
+                Some(rest) => {
+                    if let Some(e) = rest.strip_prefix("error: ") {
+                        self.error(e);
+                    } else if let Some(w) = rest.strip_prefix("warning: ") {
+                        self.warn(w);
+                    } else if let Some(r) = rest.strip_prefix("remark: ") {
+                        self.remark(r);
+                    } else {
+                        self.log(rest);
+                    }
+                }
+                None => verbatim(l),
+            }
+        }
+    }
+
     /// lld's `Warn`: a warning, or an error under `--fatal-warnings`.
     pub fn warn(&self, msg: &str) {
         if self.fatal_warnings {
@@ -296,6 +324,40 @@ pub fn render_names(msg: &str, demangle: bool) -> std::borrow::Cow<'_, str> {
 /// `warn` for code that has no link context (the command line before it is parsed).
 pub fn warn_plain(msg: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{}: warning: {msg}", program());
+}
+
+/// An error where there is no link context: the command line before it is parsed, the plugin
+/// helper processes (whose stderr the link reads back, `Diag::forward`), the panic hook.
+pub fn error_plain(msg: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{}: error: {msg}", program());
+}
+
+/// `Diag::log` where there is no link context (the plugin helper processes).
+pub fn log_plain(msg: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{}: {msg}", program());
+}
+
+/// Text printed as it is, one line per line: what another program wrote for the user (LLVM's
+/// `-time-passes` reports and cache warnings, a backend compiler's messages, llvm-lib's bare
+/// messages), which lld shows unchanged too.
+pub fn verbatim(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    if !text.ends_with('\n') {
+        let _ = err.write_all(b"\n");
+    }
+}
+
+/// A plugin helper process's message to the link that runs it: `dtld: <msg>` on its stderr,
+/// with a fixed name whatever the executable is called; the link reads it back and prints it as
+/// its own (`Diag::forward`).
+pub fn to_parent(msg: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "dtld: {msg}");
+}
+
+/// Flushes stderr before the process hands its descriptors on (`detach`).
+pub fn flush() {
+    let _ = std::io::stderr().flush();
 }
 
 #[cfg(test)]

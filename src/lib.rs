@@ -47,6 +47,11 @@ pub fn program_name() -> &'static str {
     diag::program()
 }
 
+/// `<program>: error: <msg>` on stderr, for the executable's panic hook.
+pub fn print_error(msg: &str) {
+    diag::error_plain(msg);
+}
+
 /// The `dtld` program: parse the command line, link, report errors as lld does.
 /// Returns the process exit code.
 pub fn main_with_args(argv: &[String]) -> i32 {
@@ -175,10 +180,9 @@ fn link_code(threads: Option<usize>, diag: &diag::Diag, run: impl FnOnce() -> Re
     }
 }
 
+/// A command line that cannot be parsed: its errors, before there is a link's `Diag`.
 fn report(e: &error::Error) {
-    use std::io::Write;
-    let mut err = std::io::stderr().lock();
     for m in &e.messages {
-        let _ = writeln!(err, "{}: error: {m}", crate::diag::program());
+        diag::error_plain(m);
     }
 }

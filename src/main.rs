@@ -12,7 +12,7 @@ fn main() {
         std::process::exit(code);
     }
     std::panic::set_hook(Box::new(|info| {
-        eprintln!("{}: error: internal linker error: {info}", dtld::program_name());
+        dtld::print_error(&format!("internal linker error: {info}"));
     }));
     let code = std::panic::catch_unwind(|| dtld::main_process(&program, &argv)).unwrap_or(1);
     std::process::exit(code);

@@ -18,7 +18,8 @@ is a dependency on the parent. Code under `#[cfg(test)]` is left out: tests may 
 Usage: scripts/checks/modgraph.py [--root src] [--crate-name dtld] [--graph] [--cycles-only | --limits-only]
 Exit status 1 if anything is reported. `--graph` prints every edge (for a picture:
 `| sed 's/ -> / /' | tsort`), `--cycles-only` checks only the import cycles, `--limits-only`
-only the size limits (what CI enforces until the cycles are gone).
+everything but them: the size limits and the stderr rule (what CI enforces until the cycles are
+gone).
 """
 import argparse
 import os
@@ -301,7 +302,7 @@ def main():
     ap.add_argument("--crate-name", default="dtld")
     ap.add_argument("--graph", action="store_true")
     ap.add_argument("--cycles-only", action="store_true")
-    ap.add_argument("--limits-only", action="store_true", help="check only the file and function size limits (CI)")
+    ap.add_argument("--limits-only", action="store_true", help="check all but the import cycles: the size limits and the stderr rule (CI)")
     a = ap.parse_args()
     mods = modules(os.path.normpath(a.root), a.crate_name)
     # `#[macro_export]` macros live at the crate root by Rust's rules, but a use of one
@@ -340,7 +341,7 @@ def main():
             for fn, first, n in long_functions(codes[p]):
                 problems += 1
                 print("function over %d lines: %s:%d: fn %s: %d lines" % (FN_LIMIT, os.path.relpath(mods[p]), first, fn, n))
-            if p[-1] not in ALLOWED_STDERR and not a.limits_only:
+            if name(p) not in ALLOWED_STDERR:
                 for m in re.finditer(r"\beprintln!|\beprint!|\bstd::io::stderr\b|\bio::stderr\(\)", codes[p]):
                     problems += 1
                     print("stderr write outside the diagnostics module: %s:%d" % (os.path.relpath(mods[p]), codes[p].count("\n", 0, m.start()) + 1))

@@ -564,13 +564,13 @@ fn sort_partials(l: &Layout, partial: &mut Partial) -> Result<()> {
     for ((name, _), v) in partial.iter_mut() {
         if output_name(name) == ".CRT" {
             if config.verbose {
-                eprintln!("{}: Processing section {name} -> .CRT", crate::diag::program());
+                config.diag.log(&format!("Processing section {name} -> .CRT"));
             }
             super::order::sort_crt(v, |c| sec_key(&l.chunks, c).map(|(f, k)| (f, k + 1)));
             if config.verbose {
                 for &c in v.iter() {
                     if let Some((f, k)) = sec_key(&l.chunks, c) {
-                        eprintln!("{}:   {}: {} ({})", crate::diag::program(), r.files[f].name, r.obj(f).sections[k as usize].name, k + 1);
+                        config.diag.log(&format!("  {}: {} ({})", r.files[f].name, r.obj(f).sections[k as usize].name, k + 1));
                     }
                 }
             }

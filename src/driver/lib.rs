@@ -128,7 +128,7 @@ fn help_text() -> String {
 
 /// Prints one of llvm-lib's messages as it does: bare, on stderr.
 fn say(msg: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{msg}");
+    crate::diag::verbatim(msg);
 }
 
 /// Runs llvm-lib on lld-link's arguments after `/lib`; returns the exit code.

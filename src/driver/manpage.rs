@@ -75,14 +75,14 @@ pub fn intercept(argv: &[String]) -> Option<i32> {
         _ => return None,
     };
     if what != "man" {
-        eprintln!("{}: error: --generate: unknown kind '{what}' (expected: man)", crate::diag::program());
+        crate::diag::error_plain(&format!("--generate: unknown kind '{what}' (expected: man)"));
         return Some(1);
     }
     use std::io::Write;
     match std::io::stdout().lock().write_all(page().as_bytes()) {
         Ok(()) => Some(0),
         Err(e) => {
-            eprintln!("{}: error: --generate=man: {e}", crate::diag::program());
+            crate::diag::error_plain(&format!("--generate=man: {e}"));
             Some(1)
         }
     }

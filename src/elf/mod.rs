@@ -218,7 +218,7 @@ fn load_inputs(config: &crate::elf::config::Config) -> crate::error::Result<(&'s
 
 fn finish_trace(config: &crate::elf::config::Config, trace: &crate::trace::Trace) -> crate::error::Result<()> {
     if config.verbose {
-        eprintln!("{}", trace.summary());
+        crate::diag::verbatim(&trace.summary());
     }
     if let Some(p) = &config.time_trace {
         let path = match (&config.time_trace_file, p.as_os_str().is_empty()) {

@@ -59,7 +59,7 @@
 //!   every symbol kept visible, are what this writes.
 //!   GCC LTO objects are not: with GCC's plugin they are replaced, before this writer runs, by
 //!   the object the plugin returns for `LDPO_REL` (merged IR, or native code), as GNU ld does
-//!   (`lto::gcc`); that object's `.gnu.lto_*` sections (SHF_EXCLUDE) are kept like any section.
+//!   (`elf::gcc_lto`); that object's `.gnu.lto_*` sections (SHF_EXCLUDE) are kept like any section.
 
 use std::collections::{HashMap, HashSet};
 use std::fs;

@@ -153,7 +153,7 @@ pub enum File {
     /// LLVM bitcode: resolved like an object from its irsymtab; LTO turns it into objects.
     Bitcode(BitcodeFile),
     /// A GCC LTO object (`gcc -flto`): resolved from its IR symbol table; GCC's plugin turns it
-    /// into objects (`lto::gcc`).
+    /// into objects (`elf::gcc_lto`).
     GccIr(GccIrFile),
     /// Inputs this stage does not link (bitcode before LTO support, unused members that failed to
     /// parse lazily, ...).

@@ -399,8 +399,7 @@ fn free_space(dir: &Path) -> u64 {
 
 /// LLVM's cache warnings are LLVM's (`WithColor::warning()`): `warning: ...`, no program name.
 fn cache_warning(msg: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "warning: {msg}");
+    crate::diag::verbatim(&format!("warning: {msg}"));
 }
 
 #[derive(Debug, PartialEq)]
@@ -586,7 +585,7 @@ fn run_one(common: &[String], job: &Job, cwd: &Path, cache: Option<&Cache>) -> s
         ));
     }
     if !messages.is_empty() {
-        eprintln!("{messages}");
+        crate::diag::verbatim(&messages);
     }
     let cache_file = match (cache, &key) {
         (Some(c), Some(k)) if c.store(k, &data) => Some(Cache::file_name(k)),

@@ -4,29 +4,30 @@
 //! conflicting values`, `ignoring debug info with an invalid version`) come out as lld
 //! warnings naming the input (`lib.a(m.o at 8)`), and reports asked for with `-mllvm` (such as
 //! `-time-passes`) are printed as they are. dtld runs `llvm-lto2` in a child, which prints the
-//! same text on its stderr but names modules by their staged IDs. `forward` puts that text on
-//! dtld's stderr: diagnostic lines as `dtld: warning:` (or `remark:`) with module IDs replaced
-//! by lld's names, report lines (indented or `===` rules, as LLVM's timers and statistics
-//! print them) unchanged.
-
-use std::io::Write as _;
+//! same text on its stderr but names modules by their staged IDs. `render` turns that text into
+//! what the link passes on through its `Diag` (`Diag::forward`, so `--fatal-warnings` and `-w`
+//! apply as to lld's): diagnostic lines as `dtld: warning:` (or `remark:`) with module IDs
+//! replaced by lld's names, report lines (indented or `===` rules, as LLVM's timers and
+//! statistics print them) unchanged.
 
 use super::thinlink::Module;
 
-/// Forwards `stderr` of a successful `llvm-lto2 run` over `modules`.
-pub fn forward(stderr: &[u8], modules: &[Module]) {
+/// `stderr` of a successful `llvm-lto2 run` over `modules`, as lines for `Diag::forward`.
+pub fn render(stderr: &[u8], modules: &[Module]) -> String {
     if stderr.iter().all(u8::is_ascii_whitespace) {
-        return;
+        return String::new();
     }
     let text = String::from_utf8_lossy(stderr);
-    let mut err = std::io::stderr().lock();
+    let mut out = String::new();
     for line in text.lines() {
-        let _ = writeln!(err, "{}", render(line, modules));
+        out.push_str(&render_line(line, modules));
+        out.push('\n');
     }
+    out
 }
 
-/// One line as dtld prints it (see the module comment).
-fn render(line: &str, modules: &[Module]) -> String {
+/// One line as `Diag::forward` takes it (see the module comment).
+fn render_line(line: &str, modules: &[Module]) -> String {
     if line.is_empty() || line.starts_with([' ', '\t', '=']) {
         return line.to_string();
     }
@@ -35,7 +36,7 @@ fn render(line: &str, modules: &[Module]) -> String {
         Some(r) => ("remark", r),
         None => ("warning", line.strip_prefix("warning: ").unwrap_or(line)),
     };
-    format!("{}: {kind}: {}", crate::diag::program(), with_names(msg, modules))
+    format!("dtld: {kind}: {}", with_names(msg, modules))
 }
 
 /// `msg` with every module ID that appears in it as a whole path replaced by the module's
@@ -77,17 +78,20 @@ mod tests {
     fn llvm_lines_as_lld_prints_them() {
         let ms = [module("0a1b-t2.bc", "t.a(t2.bc at 8)"), module("x-0a1b-t2.bc", "other.bc")];
         assert_eq!(
-            render("linking module flags 'foo': IDs have conflicting values ('i32 2' from 0a1b-t2.bc with 'i32 1' from ld-temp.o)", &ms),
+            render_line("linking module flags 'foo': IDs have conflicting values ('i32 2' from 0a1b-t2.bc with 'i32 1' from ld-temp.o)", &ms),
             "dtld: warning: linking module flags 'foo': IDs have conflicting values ('i32 2' from t.a(t2.bc at 8) with 'i32 1' from ld-temp.o)"
         );
         assert_eq!(
-            render("ignoring debug info with an invalid version (1) in x-0a1b-t2.bc", &ms),
+            render_line("ignoring debug info with an invalid version (1) in x-0a1b-t2.bc", &ms),
             "dtld: warning: ignoring debug info with an invalid version (1) in other.bc"
         );
-        assert_eq!(render("remark: 0a1b-t2.bc:3:1: f inlined", &ms), "dtld: remark: t.a(t2.bc at 8):3:1: f inlined");
-        assert_eq!(render("  Total Execution Time: 0.0033 seconds (0.0033 wall clock)", &ms), "  Total Execution Time: 0.0033 seconds (0.0033 wall clock)");
-        assert_eq!(render("===----===", &ms), "===----===");
+        assert_eq!(render_line("remark: 0a1b-t2.bc:3:1: f inlined", &ms), "dtld: remark: t.a(t2.bc at 8):3:1: f inlined");
+        assert_eq!(
+            render_line("  Total Execution Time: 0.0033 seconds (0.0033 wall clock)", &ms),
+            "  Total Execution Time: 0.0033 seconds (0.0033 wall clock)"
+        );
+        assert_eq!(render_line("===----===", &ms), "===----===");
         // Not a whole path: left alone.
-        assert_eq!(render("see y0a1b-t2.bc", &ms), "dtld: warning: see y0a1b-t2.bc");
+        assert_eq!(render_line("see y0a1b-t2.bc", &ms), "dtld: warning: see y0a1b-t2.bc");
     }
 }

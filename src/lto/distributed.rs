@@ -194,7 +194,7 @@ pub(super) fn run(req: &LtoRequest, p: Prepared, trace: &mut crate::trace::Trace
         job_file: PathBuf::from(temps.job_file()),
         temps: &temps,
         prepare: Some(&prepare),
-        verbose: req.verbose,
+        verbose: req.verbose.then_some(req.diag),
         steps: &steps,
     };
     let (objs, stats) = dtlto::run(&d, p.common, &jobs, &known, &cwd, cache.as_deref())?;
@@ -204,7 +204,7 @@ pub(super) fn run(req: &LtoRequest, p: Prepared, trace: &mut crate::trace::Trace
         c.prune(opts.cache_policy.as_deref(), Some((jobs.len() + 1, objs.iter().map(|o| o.len() as u64).sum())))?;
     }
     if req.verbose {
-        eprintln!("{}: thinlto: {} modules, {} compiled, {} cached", crate::diag::program(), jobs.len(), stats.compiled, stats.cached);
+        req.diag.log(&format!("thinlto: {} modules, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached));
     }
     emit_index_files(req, p.names, &skip_index)?;
     let mut tl = tl;
@@ -256,7 +256,7 @@ fn thin_link_in_process(
         Some(Ok(shim)) => shim,
         Some(Err(why)) => {
             if req.verbose {
-                eprintln!("{}: thinlto: thin link not in process: {why}", crate::diag::program());
+                req.diag.log(&format!("thinlto: thin link not in process: {why}"));
             }
             return Ok(None);
         }
@@ -298,6 +298,7 @@ fn thin_link_in_process(
             in_memory: Some(data),
             known: std::mem::take(&mut produced.probed),
             times: [t_run, t_run, t_read, std::time::Instant::now()],
+            messages: String::new(),
         },
         freeing,
         skip_index,
@@ -320,6 +321,7 @@ fn staged_thin_link(req: &LtoRequest, p: &Prepared, ids: &[String]) -> Result<(t
     let staged_ids = super::module_ids(req, p.names, p.digests, "");
     let modules: Vec<Module> = staged_ids.iter().enumerate().map(|(i, id)| super::make_module(req, i, id.clone())).collect();
     let mut tl = super::thin_link(p.llvm, req.opts, p.cg, &dir, &dir, &modules, true)?;
+    req.diag.forward(&tl.messages);
     staging.check()?;
     let to_lld: HashMap<&str, &str> = staged_ids.iter().map(String::as_str).zip(ids.iter().map(String::as_str)).collect();
     let rename = |path: &[u8]| std::str::from_utf8(path).ok().and_then(|p| to_lld.get(p)).map(|s| s.as_bytes().to_vec());

@@ -107,8 +107,8 @@ pub struct Distributor<'a> {
     /// thin link left it in memory: called with the jobs that miss the cache, before the job
     /// file is written.
     pub prepare: Option<&'a (dyn Fn(&[&Job]) -> Result<()> + Sync)>,
-    /// `--verbose`: how the distributor ended, beyond lld's words.
-    pub verbose: bool,
+    /// `--verbose`: the link's diagnostics, told how the distributor ended, beyond lld's words.
+    pub verbose: Option<&'a crate::diag::Diag>,
     /// Where the steps are timed under lld's `--time-trace` names.
     pub steps: &'a crate::staging::Steps,
 }
@@ -194,15 +194,14 @@ pub fn run(d: &Distributor, common: &[String], jobs: &[Job], known: &[Option<Kno
         std::thread::sleep(std::time::Duration::from_secs(5));
     }
     if !status.success() {
-        if d.verbose {
-            eprintln!(
-                "{}: thinlto: distributor {} ended with {} ({} jobs in {})",
-                crate::diag::program(),
+        if let Some(diag) = d.verbose {
+            diag.log(&format!(
+                "thinlto: distributor {} ended with {} ({} jobs in {})",
                 d.program,
                 describe_status(status),
                 miss_jobs.len(),
                 d.job_file.display()
-            );
+            ));
         }
         use std::os::unix::process::ExitStatusExt;
         return Err(failed(status.signal().map(|s| {

@@ -225,7 +225,7 @@ pub(crate) fn run_with_helper(
         .current_dir(cwd)
         .output()
         .map_err(|e| Error::new(format!("thin link (LLVMgold): cannot run {}: {}", helper.display(), crate::error::io_error(&e))))?;
-    check_helper(&out)?;
+    let messages = check_helper(&out)?;
     let mut shards = Vec::new();
     let mut imports = Vec::new();
     for m in modules {
@@ -238,12 +238,13 @@ pub(crate) fn run_with_helper(
     }
     let regular_object = std::fs::read(&obj_path).ok().filter(|d| has_real_symbols(d));
     let now = std::time::Instant::now();
-    Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects: Vec::new(), in_memory: None, known: Vec::new(), times: [now; 4] })
+    Ok(ThinLinkOutput { shards, imports, regular_object, thin_objects: Vec::new(), in_memory: None, known: Vec::new(), times: [now; 4], messages })
 }
 
 /// The helper's result: its errors (`dtld: error: ` lines, or all it said when it failed
-/// without one) as the link's, its other lines passed on.
-pub(crate) fn check_helper(out: &std::process::Output) -> Result<()> {
+/// without one) as the link's; otherwise what it said, for the link to pass on
+/// (`Diag::forward`).
+pub(crate) fn check_helper(out: &std::process::Output) -> Result<String> {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     let errors: Vec<String> = lines.iter().filter_map(|l| l.strip_prefix("dtld: error: ").map(str::to_string)).collect();
@@ -254,14 +255,7 @@ pub(crate) fn check_helper(out: &std::process::Output) -> Result<()> {
         }
         return Err(Error::many(msgs));
     }
-    // The helper names itself `dtld`; its lines are the link's, under the link's name.
-    for l in &lines {
-        match l.strip_prefix("dtld: ") {
-            Some(rest) => eprintln!("{}: {rest}", crate::diag::program()),
-            None => eprintln!("{l}"),
-        }
-    }
-    Ok(())
+    Ok(stderr.into_owned())
 }
 
 /// The exit status of a helper that found the plugin's view of a module's symbols differing
@@ -678,7 +672,7 @@ unsafe extern "C" fn cb_add_input_file(path: *const c_char) -> c_int {
     // Only reached outside index-only mode, which dtld never asks for.
     guarded(|| {
         let p = c_str_lossy(path);
-        eprintln!("dtld: error: thin link (LLVMgold): unexpected native object from the plugin: {p}");
+        crate::diag::to_parent(&format!("error: thin link (LLVMgold): unexpected native object from the plugin: {p}"));
         with_host(|h| h.errors += 1);
         LDPS_ERR
     })
@@ -693,12 +687,12 @@ unsafe extern "C" fn cb_message(level: c_int, fmt: *const c_char, a1: usize, a2:
         let text = if fmt.is_null() { String::new() } else { unsafe { format_message(CStr::from_ptr(fmt).to_bytes(), [a1, a2, a3, a4]) } };
         match level {
             LDPL_FATAL | LDPL_ERROR => {
-                eprintln!("dtld: error: thin link (LLVMgold): {text}");
+                crate::diag::to_parent(&format!("error: thin link (LLVMgold): {text}"));
                 with_host(|h| h.errors += 1);
             }
-            // The plugin runs in a helper process without the link's diagnostics context.
-            LDPL_WARNING => crate::diag::warn_plain(&format!("thin link (LLVMgold): {text}")),
-            _ => eprintln!("dtld: thin link (LLVMgold): {text}"),
+            // The plugin runs in a helper process: the link prints its lines (`check_helper`).
+            LDPL_WARNING => crate::diag::to_parent(&format!("warning: thin link (LLVMgold): {text}")),
+            _ => crate::diag::to_parent(&format!("thin link (LLVMgold): {text}")),
         }
     });
     if level == LDPL_FATAL || r.is_err() {
@@ -709,7 +703,7 @@ unsafe extern "C" fn cb_message(level: c_int, fmt: *const c_char, a1: usize, a2:
 }
 
 fn helper_fail(msg: impl std::fmt::Display) -> i32 {
-    eprintln!("dtld: error: thin link (LLVMgold): {msg}");
+    crate::diag::to_parent(&format!("error: thin link (LLVMgold): {msg}"));
     1
 }
 
@@ -824,7 +818,7 @@ fn host(req: Request, files: Vec<HostFile>) -> std::result::Result<i32, String> 
             );
             // Nothing is written yet: the in-place thin link falls back to llvm-lto2.
             if m.view.is_some() {
-                eprintln!("{msg}");
+                crate::diag::verbatim(&msg);
                 return Ok(HELPER_DIFFERS);
             }
             return Err(msg);

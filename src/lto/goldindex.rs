@@ -189,7 +189,7 @@ pub fn run(plugin: &Path, req: &LtoRequest, cg: &CodegenSettings, names: &[Strin
         let why = String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("").to_string();
         return Ok(Outcome::Fallback(why));
     }
-    goldhost::check_helper(&out)?;
+    req.diag.forward(&goldhost::check_helper(&out)?);
     Ok(Outcome::Written)
 }
 

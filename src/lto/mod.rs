@@ -3,7 +3,7 @@
 //! dtld resolves bitcode symbols itself (from the irsymtab, `irsymtab.rs`, in `resolve.rs`);
 //! the user's LLVM only performs the summary analysis (`thinlink.rs`, `llvm-lto2 run`) and code
 //! generation (`backend.rs`, `clang -fthinlto-index=`). This stage runs between resolution and
-//! layout: it takes pass 1's bindings, computes lld's resolutions (`resolution.rs`), and returns
+//! layout: it takes pass 1's bindings, computes lld's resolutions (`elf/lto.rs` for ELF), and returns
 //! native objects that join the link in pass 2 — or, with `--thinlto-index-only`, writes the
 //! index and imports files a distributed build needs and stops the link.
 
@@ -235,13 +235,13 @@ fn run_in_process(
     match inproc::run(shim, req, cg, names, mode, probe, &llvm.version)? {
         Ok(p) => {
             if req.verbose {
-                eprintln!("{}: thinlto: thin link in process (LLVM {})", crate::diag::program(), shim.llvm_version());
+                req.diag.log(&format!("thinlto: thin link in process (LLVM {})", shim.llvm_version()));
             }
             Ok(Some(p))
         }
         Err(why) => {
             if req.verbose {
-                eprintln!("{}: thinlto: thin link not in process: {why}", crate::diag::program());
+                req.diag.log(&format!("thinlto: thin link not in process: {why}"));
             }
             Ok(None)
         }
@@ -458,8 +458,8 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
             backend::Cache::new(d.clone(), String::new()).prune(opts.cache_policy.as_deref(), None)?;
         }
         if req.verbose {
-            eprintln!("{}: thinlto: {} modules, 0 compiled, {} cached", crate::diag::program(), hit.modules, hit.modules);
-            eprintln!("{}: thinlto: inputs and options unchanged since a previous link: its result is reused, the thin link skipped", crate::diag::program());
+            req.diag.log(&format!("thinlto: {} modules, 0 compiled, {} cached", hit.modules, hit.modules));
+            req.diag.log("thinlto: inputs and options unchanged since a previous link: its result is reused, the thin link skipped");
         }
         return Ok(LtoOutput { objects: hit.objects, stop: false, cleanup: None });
     }
@@ -489,7 +489,7 @@ pub fn run_request(req: &LtoRequest, trace: &mut crate::trace::Trace) -> Result<
                     return Ok(LtoOutput { objects, stop: false, cleanup });
                 }
             }
-            Some(Err(why)) if req.verbose => eprintln!("{}: thinlto: thin link not in process: {why}", crate::diag::program()),
+            Some(Err(why)) if req.verbose => req.diag.log(&format!("thinlto: thin link not in process: {why}")),
             _ => {}
         }
     }
@@ -569,6 +569,7 @@ fn run_local(req: &LtoRequest, p: distributed::Prepared, in_process_lto2: bool, 
         .map(|d| backend::Cache::new(d.clone(), format!("{} {} {}{}", llvm.clang.display(), llvm.version, llvm.identity, p.profiles_salt)));
     let t_thin = std::time::Instant::now();
     let tl = thin_link(llvm, opts, cg, &base, &base, &modules, true)?;
+    req.diag.forward(&tl.messages);
     staging.check()?;
     trace.stage("Thin link", &format!("{} modules, LLVM {}", modules.len(), llvm.version), t_thin);
     let (jobs, job_module) = backend_jobs(&tl, names, &ids);
@@ -579,7 +580,7 @@ fn run_local(req: &LtoRequest, p: distributed::Prepared, in_process_lto2: bool, 
         c.prune(opts.cache_policy.as_deref(), Some((jobs.len() + 1, objs.iter().map(|o| o.len() as u64).sum())))?;
     }
     if req.verbose {
-        eprintln!("{}: thinlto: {} modules, {} compiled, {} cached", crate::diag::program(), jobs.len(), stats.compiled, stats.cached);
+        req.diag.log(&format!("thinlto: {} modules, {} compiled, {} cached", jobs.len(), stats.compiled, stats.cached));
     }
     emit_index_files(opts, &tl, names, &ids, &base)?;
     let regular = tl.regular_object.is_some();
@@ -894,6 +895,7 @@ fn in_process(
         save_temps: opts.save_temps,
     };
     let tl = thinlink::run(llvm, opts, cg, stage, stage, modules, &mode)?;
+    req.diag.forward(&tl.messages);
     tl.record(trace, "Thin link and backends (llvm-lto2)");
     let bytes = tl.thin_objects.iter().map(|o| o.len() as u64).sum();
     backend_stats(req, llvm, before, (tl.thin_objects.len(), bytes), modules.len(), t, trace)?;
@@ -985,7 +987,7 @@ fn backend_stats(
         cache.prune(opts.cache_policy.as_deref(), Some((tasks + 1, bytes)))?;
     }
     if req.verbose {
-        eprintln!("{}: thinlto: {tasks} modules, {compiled} compiled, {cached} cached", crate::diag::program());
+        req.diag.log(&format!("thinlto: {tasks} modules, {compiled} compiled, {cached} cached"));
     }
     Ok(())
 }
@@ -1174,7 +1176,7 @@ fn index_only(
                 return Ok(());
             }
         }
-        Some(Err(why)) if req.verbose => eprintln!("{}: thinlto: thin link not in process: {why}", crate::diag::program()),
+        Some(Err(why)) if req.verbose => req.diag.log(&format!("thinlto: thin link not in process: {why}")),
         _ => {}
     }
     // In place through LLVMgold when it can be told dtld's resolutions (`goldindex.rs`): no
@@ -1191,7 +1193,7 @@ fn index_only(
             }
             goldindex::Outcome::Fallback(why) => {
                 if req.verbose {
-                    eprintln!("{}: thinlto: thin link by llvm-lto2: {why}", crate::diag::program());
+                    req.diag.log(&format!("thinlto: thin link by llvm-lto2: {why}"));
                 }
             }
         }
@@ -1245,7 +1247,10 @@ fn index_only(
         }
     };
     let tl = match result {
-        Ok(tl) => tl,
+        Ok(tl) => {
+            req.diag.forward(&tl.messages);
+            tl
+        }
         Err(e) => {
             remove_side_files(&written);
             return Err(e);

@@ -5,7 +5,7 @@
 //! and defaults. `-plugin-opt=` values are lld's aliases for the options clang passes to a
 //! linker it believes uses LLVMgold.so (`O2`, `mcpu=`, `thinlto`, `jobs=`, ...). When the plugin
 //! is GCC's `liblto_plugin.so` (gcc always passes it), its options are GCC's: they are not read
-//! here but handed to GCC's plugin unchanged (`lto::gcc`).
+//! here but handed to GCC's plugin unchanged (`elf::gcc_lto`).
 
 use std::path::PathBuf;
 

@@ -227,6 +227,9 @@ fn rsp_escape_into(out: &mut String, s: &str) {
 
 /// What the thin link produced, per module (same order as the input modules).
 pub struct ThinLinkOutput {
+    /// What LLVM said during a successful thin link, as `dtld: warning: ...` lines and report
+    /// text (`diagnostics::render`), for the caller to pass on through the link's `Diag`.
+    pub messages: String,
     /// `Some(shard path)` for ThinLTO modules (relative to the working directory), `None` for
     /// regular-LTO modules.
     pub shards: Vec<Option<PathBuf>>,
@@ -301,9 +304,7 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
         .current_dir(cwd)
         .output()
         .map_err(|e| Error::new(format!("cannot run {}: {}", llvm.lto2.display(), crate::error::io_error(&e))))?;
-    if out.status.success() {
-        super::diagnostics::forward(&out.stderr, modules);
-    } else {
+    if !out.status.success() {
         let text = String::from_utf8_lossy(&out.stderr);
         let mut msgs: Vec<String> = text
             .lines()
@@ -321,6 +322,7 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
         }
         return Err(Error::many(msgs));
     }
+    let messages = super::diagnostics::render(&out.stderr, modules);
     let t_read = std::time::Instant::now();
     // In-process backends without index files write no shards: nothing to look for (two
     // failing system calls per module).
@@ -360,6 +362,7 @@ pub fn run(llvm: &Llvm, opts: &LtoOptions, cg: &CodegenSettings, cwd: &Path, wor
         in_memory: None,
         known: Vec::new(),
         times: [t_stage, t_run, t_read, std::time::Instant::now()],
+        messages,
     })
 }
 

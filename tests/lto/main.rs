@@ -552,16 +552,22 @@ fn fatal_llvm_warnings(t: &Work) -> Result<(), String> {
             return Err(format!("llvm-as {stem}.ll failed:\n{}", o.stderr_text()));
         }
     }
-    for flags in [&[][..], &["--fatal-warnings"][..], &["--no-warnings"][..]] {
+    // dtld's two paths: LLVM in its process (the library), and `llvm-lto2` in a child whose
+    // stderr dtld passes on through its diagnostics.
+    for (path, flags) in ["", "llvm-lto2"].into_iter().flat_map(|p| [&[][..], &["--fatal-warnings"][..], &["--no-warnings"][..]].map(|f| (p, f))) {
         let mut said = Vec::new();
         for (linker, out) in [(t.ctx.dtld.clone(), "x.dtld"), (llvm("ld.lld"), "x.lld")] {
             let _ = std::fs::remove_file(t.path(out));
-            let o = t.run(Command::new(&linker).current_dir(&t.dir).args(flags).args(["main.o", "m1.o", "m2.o", "-e", "main", "-o", out]))?;
+            let mut cmd = Command::new(&linker);
+            if !path.is_empty() {
+                cmd.env("DTLD_THIN_LINK", path);
+            }
+            let o = t.run(cmd.current_dir(&t.dir).args(flags).args(["main.o", "m1.o", "m2.o", "-e", "main", "-o", out]))?;
             let text = o.stderr_text().replace(out, "OUT").replace("ld.lld-22: ", "LINKER: ").replace("ld.lld: ", "LINKER: ").replace("dtld: ", "LINKER: ");
             said.push((o.success(), t.path(out).exists(), text));
         }
         if said[0] != said[1] {
-            return Err(format!("{flags:?}: dtld (exit 0, output, stderr) {:?}, ld.lld-22 {:?}", said[0], said[1]));
+            return Err(format!("{flags:?} (DTLD_THIN_LINK={path:?}): dtld (exit 0, output, stderr) {:?}, ld.lld-22 {:?}", said[0], said[1]));
         }
     }
     Ok(())

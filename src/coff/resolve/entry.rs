@@ -63,7 +63,7 @@ impl Resolver<'_> {
         let wwinmain = self.find_underscore_mangle("wWinMain");
         if main || wmain {
             if winmain || wwinmain {
-                crate::diag::warn_plain(&format!(
+                self.config.diag.warn(&format!(
                     "found {} and {}; defaulting to /subsystem:console",
                     if main { "main" } else { "wmain" },
                     if winmain { "WinMain" } else { "wWinMain" }
@@ -84,7 +84,7 @@ impl Resolver<'_> {
                 if !self.find_underscore_mangle("WinMain") {
                     return "wWinMainCRTStartup";
                 }
-                crate::diag::warn_plain("found both wWinMain and WinMain; using latter");
+                self.config.diag.warn("found both wWinMain and WinMain; using latter");
             }
             return "WinMainCRTStartup";
         }
@@ -92,7 +92,7 @@ impl Resolver<'_> {
             if !self.find_underscore_mangle("main") {
                 return "wmainCRTStartup";
             }
-            crate::diag::warn_plain("found both wmain and main; using latter");
+            self.config.diag.warn("found both wmain and main; using latter");
         }
         "mainCRTStartup"
     }

@@ -594,7 +594,7 @@ impl<'a> Resolver<'a> {
     /// `/verbose` output (lld's `Log`).
     fn log(&self, msg: &str) {
         if self.config.verbose {
-            eprintln!("{}: {msg}", crate::diag::program());
+            self.config.diag.log(msg);
         }
     }
 

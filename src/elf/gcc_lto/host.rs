@@ -452,9 +452,10 @@ unsafe extern "C" fn cb_message(level: c_int, fmt: *const c_char, a1: usize, a2:
         let text = if fmt.is_null() { String::new() } else { unsafe { format_message(CStr::from_ptr(fmt).to_bytes(), [a1, a2, a3, a4]) } };
         match level {
             LDPL_FATAL | LDPL_ERROR => report_error(format!("GCC LTO: {text}")),
-            // The plugin runs in a helper process without the link's diagnostics context.
+            // The plugin runs in a helper process without the link's diagnostics context; its
+            // stderr is the link's (GNU ld prints the plugin's warnings as they come, too).
             LDPL_WARNING => crate::diag::warn_plain(&format!("GCC LTO: {text}")),
-            _ => eprintln!("dtld: GCC LTO: {text}"),
+            _ => crate::diag::log_plain(&format!("GCC LTO: {text}")),
         }
     });
     if level == LDPL_FATAL || r.is_err() {

@@ -224,7 +224,7 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
     }
     trace.stage("GCC LTO (plugin)", &format!("{} IR files, {objects} objects", gcc.len()), t);
     if config.verbose {
-        eprintln!("{}: GCC LTO: {} IR files claimed by {plugin}, {objects} objects back", crate::diag::program(), gcc.len());
+        config.diag.log(&format!("GCC LTO: {} IR files claimed by {plugin}, {objects} objects back", gcc.len()));
     }
     Ok(files)
 }
