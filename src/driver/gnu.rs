@@ -24,6 +24,9 @@ use crate::error::{Error, Result};
 /// The parse state the table's handlers update.
 pub struct Gnu {
     pub cfg: Config,
+    /// The `--lto-*` / `--thinlto-*` arguments as written, read into `cfg.lto` at the end
+    /// (their meaning depends on `-plugin`, which may come after them).
+    lto_args: Vec<String>,
     errors: Vec<String>,
     warnings: Vec<String>,
     in_group: bool,
@@ -770,6 +773,7 @@ impl Gnu {
     fn new() -> Gnu {
         Gnu {
             cfg: Config::default(),
+            lto_args: Vec::new(),
             errors: Vec::new(),
             warnings: Vec::new(),
             in_group: false,
@@ -837,14 +841,14 @@ impl Gnu {
                 match args.get(i + 1) {
                     Some(v) => {
                         self.cfg.cmdline.push(CmdArg::Raw(format!("--{body}={v}")));
-                        self.cfg.lto_args.push(format!("--{body}={v}"));
+                        self.lto_args.push(format!("--{body}={v}"));
                     }
                     None => self.errors.push(format!("{a}: missing argument")),
                 }
                 return 2;
             }
             self.cfg.cmdline.push(CmdArg::Raw(a.clone()));
-            self.cfg.lto_args.push(a.clone());
+            self.lto_args.push(a.clone());
             return 1;
         }
         // 4. A one-letter option with a joined value (`-omain`, `-lfoo`, `-znow`, `-O2`).
@@ -1018,20 +1022,21 @@ fn find_scripts(p: &mut Gnu) {
 }
 
 /// lld reads its LTO options with the command line (readConfigs): their errors do not wait
-/// for bitcode. dtld's LTO stage reads them again when it runs.
+/// for bitcode, and every later stage reads `cfg.lto`.
 fn check_lto_options(p: &mut Gnu) {
     let c = &p.cfg;
-    if let Err(e) = crate::lto::options::LtoOptions::from_args(c.plugin.as_deref(), &c.lto_args, &c.plugin_opts, &[]) {
-        p.errors.extend(e.messages);
+    match crate::lto::options::LtoOptions::from_args(c.plugin.as_deref(), &p.lto_args, &c.plugin_opts, &c.mllvm) {
+        Ok(o) => p.cfg.lto = o,
+        Err(e) => p.errors.extend(e.messages),
     }
     // --lto-known-safe-vtables= names vtables (`_ZTV...`) when the validation is on.
-    let validate = c.lto_args.iter().rev().find_map(|a| match a.trim_start_matches('-') {
+    let validate = p.lto_args.iter().rev().find_map(|a| match a.trim_start_matches('-') {
         "lto-validate-all-vtables-have-type-infos" => Some(true),
         "no-lto-validate-all-vtables-have-type-infos" => Some(false),
         _ => None,
     });
     if validate == Some(true) {
-        for a in &c.lto_args {
+        for a in &p.lto_args {
             if let Some(v) = a.trim_start_matches('-').strip_prefix("lto-known-safe-vtables=") {
                 match v.strip_prefix("_ZTV") {
                     None => p.errors.push(format!("--lto-known-safe-vtables=: expected symbol to start with _ZTV, but got {v}")),
@@ -1078,17 +1083,17 @@ fn finish_addresses(p: &mut Gnu) {
     let c = &mut p.cfg;
     if c.omagic || c.nmagic {
         c.z_relro = false;
-        if c.max_page_size.is_some_and(|v| v != crate::elf::layout::PAGE) {
+        if c.max_page_size.is_some_and(|v| v != crate::elf::layout::model::PAGE) {
             p.warnings.push("-z max-page-size set, but paging disabled by omagic or nmagic".into());
         }
-        if c.common_page_size.is_some_and(|v| v != crate::elf::layout::PAGE) {
+        if c.common_page_size.is_some_and(|v| v != crate::elf::layout::model::PAGE) {
             p.warnings.push("-z common-page-size set, but paging disabled by omagic or nmagic".into());
         }
         c.max_page_size = Some(1);
         c.common_page_size = Some(1);
     }
     if let Some(b) = c.image_base {
-        let page = c.max_page_size.unwrap_or(crate::elf::layout::PAGE);
+        let page = c.max_page_size.unwrap_or(crate::elf::layout::model::PAGE);
         if b % page != 0 {
             let shown = p.image_base_text.clone().unwrap_or(format!("0x{b:x}"));
             p.warnings.push(format!("--image-base: address isn't multiple of page size: {shown}"));
@@ -1587,7 +1592,7 @@ mod tests {
         assert_eq!(c.plugin_opts, vec!["/usr/lib/gcc/lto-wrapper", "-fresolution=/tmp/x.res", "O2"]);
         assert_eq!(c.mllvm, vec!["-foo"]);
         let c = cfg(&["--lto-O3", "--thinlto-cache-dir=/tmp/c", "--lto-partitions=2", "-O2", "a.o"]);
-        assert_eq!(c.lto_args, vec!["--lto-O3", "--thinlto-cache-dir=/tmp/c", "--lto-partitions=2"]);
+        assert_eq!((c.lto.opt_level, c.lto.cache_dir.as_deref(), c.lto.partitions), (3, Some(std::path::Path::new("/tmp/c")), 2));
         assert_eq!(c.opt_level, 2);
         assert_eq!(cfg(&["-O", "0", "a.o"]).opt_level, 0);
         let c = cfg(&["-Map", "out.map", "--version-script=v.map", "--version-script", "w.map", "a.o"]);
@@ -1634,7 +1639,7 @@ mod tests {
         assert_eq!(err(&["--start-lib", "--start-lib", "a.o"]), "nested --start-lib\nmay not nest --start-lib in --start-group");
         assert_eq!(err(&["--end-lib", "a.o"]), "stray --end-lib");
         // lld takes --thinlto-cache-policy's value joined or separate.
-        assert_eq!(cfg(&["--thinlto-cache-policy", "prune_after=1h", "a.o"]).lto_args, vec!["--thinlto-cache-policy=prune_after=1h"]);
+        assert_eq!(cfg(&["--thinlto-cache-policy", "prune_after=1h", "a.o"]).lto.cache_policy.as_deref(), Some("prune_after=1h"));
         assert!(cfg(&["--gnu-unique", "--no-gnu-unique", "a.o"]).no_gnu_unique);
         let c = cfg(&["--no-relax", "--fatal-warnings", "--icf=none", "--error-limit=0", "-nostdlib", "a.o"]);
         assert!(!c.relax && c.fatal_warnings);

@@ -17,7 +17,7 @@
 
 use dtld_arch::x86_64 as arch;
 
-use crate::elf::layout::Layout;
+use crate::elf::layout::model::Layout;
 
 /// SHT_ANDROID_REL / SHT_ANDROID_RELA (SHT_LOOS + 1 / + 2) and SHT_ANDROID_RELR.
 pub const SHT_ANDROID_RELA: u32 = 0x6000_0002;

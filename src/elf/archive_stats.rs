@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::elf::resolve::Resolved;
+use crate::elf::symtab::Resolved;
 use crate::error::{Error, Result};
 
 /// The table for the link `r`.

@@ -22,8 +22,8 @@ use object::read::elf::Sym as _;
 
 use crate::elf::config::CgProfileSort;
 
-use crate::elf::layout::Layout;
-use crate::elf::resolve::{Def, FileId};
+use crate::elf::layout::model::Layout;
+use crate::elf::symtab::{Def, FileId};
 use crate::error::{Error, Result};
 
 /// `SHT_LLVM_CALL_GRAPH_PROFILE`.

@@ -15,8 +15,14 @@ use flate2::{Compress, Compression, FlushCompress};
 use object::elf;
 use rayon::prelude::*;
 
-use crate::elf::config::DebugCompression;
 use crate::error::{Error, Result};
+
+/// The format `--compress-debug-sections` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DebugCompression {
+    Zlib,
+    Zstd,
+}
 
 /// lld's shard size.
 const SHARD: usize = 1 << 20;

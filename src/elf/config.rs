@@ -212,8 +212,9 @@ pub struct Config {
     pub compress_debug: Option<DebugCompression>,
     /// `--gdb-index`: write `.gdb_index` (`elf::gdb_index`).
     pub gdb_index: bool,
-    /// Raw `--lto-*` / `--thinlto-*` arguments, as written (implemented by the LTO stage).
-    pub lto_args: Vec<String>,
+    /// The LTO options (`--lto-*`, `--thinlto-*`, `-plugin-opt=`, `-mllvm`), read once with
+    /// the command line (`driver::gnu`), as lld's readConfigs reads them.
+    pub lto: crate::lto::options::LtoOptions,
     /// `-Map` / `--Map=` / `-M` (`-M` prints to stdout: recorded as `-`).
     pub map_file: Option<PathBuf>,
     /// `--reproduce=<file.tar>` (`LLD_REPRODUCE` is read at link time).
@@ -420,10 +421,10 @@ impl Default for Config {
             emulation: None,
             print_version: false,
             opt_level: 1,
-            lto_args: Vec::new(),
+            lto: Default::default(),
             map_file: None,
             reproduce: None,
-            comment: crate::elf::synthetic::COMMENT.to_string(),
+            comment: COMMENT.to_string(),
             chroot: None,
             cmdline: Vec::new(),
             version_scripts: Vec::new(),
@@ -554,9 +555,46 @@ impl Config {
     }
 }
 
-/// The format `--compress-debug-sections` asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DebugCompression {
-    Zlib,
-    Zstd,
+pub use crate::elf::compress::DebugCompression;
+
+/// dtld's `.comment` string (without its NUL), the default of `comment`.
+pub const COMMENT: &str = "Linker: dtld 0.1.0";
+
+impl Config {
+    /// GCC's LTO plugin, when the command line names one with `-plugin` (`liblto_plugin.so`,
+    /// also when versioned or installed as `/usr/lib/bfd-plugins/liblto_plugin.so`): then the
+    /// link claims GCC IR objects (`elf::gcc_lto`).
+    pub fn gcc_plugin(&self) -> Option<&str> {
+        self.plugin.as_deref().filter(|p| Path::new(p).file_name().is_some_and(|n| n.to_string_lossy().contains("lto_plugin")))
+    }
+}
+
+/// The symbol a `--defsym` expression refers to (`sym`, `sym+4`), or `None` for a number.
+pub fn defsym_target(expr: &str) -> Option<&str> {
+    let base = expr.split(['+', '-']).next().unwrap_or("").trim();
+    if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
+        None
+    } else {
+        Some(base)
+    }
+}
+
+/// The constant part of a `--defsym` expression (`sym+4` → 4, `0x1000` → 0x1000).
+pub fn defsym_offset(expr: &str) -> Option<i64> {
+    let parse = |t: &str| -> Option<i64> {
+        let t = t.trim();
+        if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            i64::from_str_radix(h, 16).ok()
+        } else {
+            t.parse().ok()
+        }
+    };
+    match expr.find(['+', '-']) {
+        Some(p) if defsym_target(expr).is_some() => {
+            let v = parse(&expr[p + 1..])?;
+            Some(if &expr[p..p + 1] == "-" { -v } else { v })
+        }
+        Some(_) | None if defsym_target(expr).is_some() => Some(0),
+        _ => parse(expr),
+    }
 }

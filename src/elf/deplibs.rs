@@ -13,7 +13,7 @@
 use object::elf;
 use object::read::elf::{FileHeader as _, SectionHeader as _};
 
-use crate::elf::resolve::{File, Resolved};
+use crate::elf::symtab::{File, Resolved};
 use crate::elf::types::LE;
 
 /// The section type of `.deplibs`.

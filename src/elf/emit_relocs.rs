@@ -17,9 +17,12 @@ use std::collections::{HashMap, HashSet};
 use object::elf;
 use object::read::elf::{Rela as _, SectionHeader as _};
 
-use crate::elf::layout::{new_osec, Chunk, Layout, OutSec};
+use crate::elf::layout::{
+    model::{Chunk, Layout, OutSec},
+    sections::new_osec,
+};
 use crate::elf::object::SecKind;
-use crate::elf::resolve::{FileId, SymbolId};
+use crate::elf::symtab::{FileId, SymbolId};
 use crate::elf::types::LE;
 
 /// Adds the `.rela*` output sections (after `assign_sections`, while `sec_osec` still says
@@ -108,7 +111,7 @@ pub fn section_symbol_file(l: &Layout, os: &OutSec) -> Option<FileId> {
 fn symbol_chunk(l: &Layout, os: &OutSec) -> Option<Option<FileId>> {
     os.chunks.iter().find_map(|c| match *c {
         Chunk::Input(f, s) if l.obj(f).sections[s as usize].kind != SecKind::EhFrame => Some(Some(f)),
-        Chunk::Merged(_) | Chunk::Synthetic(crate::elf::layout::Synth::Comment | crate::elf::layout::Synth::Interp) => Some(None),
+        Chunk::Merged(_) | Chunk::Synthetic(crate::elf::layout::model::Synth::Comment | crate::elf::layout::model::Synth::Interp) => Some(None),
         _ => None,
     })
 }
@@ -209,6 +212,6 @@ fn entry(l: &Layout, index: &SymIndex, f: FileId, si: usize, ty: u32, addend: i6
         return (0, elf::R_X86_64_NONE, addend);
     }
     let base = l.osecs[os as usize].addr;
-    let a = l.addr_with_addend(crate::elf::layout::Target::Local(f, si as u32), addend).wrapping_sub(base) as i64;
+    let a = l.addr_with_addend(crate::elf::layout::model::Target::Local(f, si as u32), addend).wrapping_sub(base) as i64;
     (index.sections.get(&(os as usize)).copied().unwrap_or(0), ty, a)
 }

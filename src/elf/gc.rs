@@ -36,7 +36,7 @@ use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
 
 use crate::elf::config::Config;
 use crate::elf::object::{ObjFile, SecKind};
-use crate::elf::resolve::{Def, File, FileId, Resolved, SymbolId};
+use crate::elf::symtab::{Def, File, FileId, Resolved, SymbolId};
 use crate::elf::types::LE;
 
 /// Per file, per section: whether the section goes into the output.
@@ -372,7 +372,7 @@ impl<'a> Marker<'a> {
         // What `--defsym` expressions read (lld turns them into script assignments, whose
         // symbols are roots): an ifunc whose only reference is `--defsym=alias=f` keeps its
         // resolver.
-        for t in config.defsym.iter().filter_map(|(_, e)| crate::elf::resolve::defsym_target(e)) {
+        for t in config.defsym.iter().filter_map(|(_, e)| crate::elf::config::defsym_target(e)) {
             if let Some(id) = r.lookup_expr(t.as_bytes()) {
                 this.mark_symbol(&mut found, id);
             }

@@ -26,9 +26,9 @@ use rayon::prelude::*;
 
 use crate::elf::config::Icf;
 use crate::elf::gc::{is_c_ident, Live};
-use crate::elf::layout::{output_name, Layout, Target};
+use crate::elf::layout::model::{output_name, Layout, Target};
 use crate::elf::object::SecKind;
-use crate::elf::resolve::{Def, FileId};
+use crate::elf::symtab::{Def, FileId};
 use crate::elf::types::LE;
 use crate::error::{Error, Result};
 

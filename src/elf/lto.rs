@@ -21,7 +21,7 @@ use object::elf;
 use object::read::elf::Sym as _;
 
 use crate::elf::config::Config;
-use crate::elf::resolve::{Def, FileId, Resolved, Symbol};
+use crate::elf::symtab::{Def, FileId, Resolved, Symbol};
 use crate::elf::version_script::{VersionAssign, VersionScript};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -165,7 +165,7 @@ pub fn run(
     preload: Option<&crate::lto::goldhost::Preload>,
     trace: &mut crate::trace::Trace,
 ) -> crate::error::Result<crate::lto::LtoOutput> {
-    let opts = options(config)?;
+    let opts = &config.lto;
     let files: Vec<usize> = r.load_order.iter().copied().filter(|&f| r.bitcode(f).is_some()).collect();
     let script = crate::elf::resolve::version_script(config)?;
     let res = compute(config, script.as_ref(), r, &files);
@@ -190,12 +190,6 @@ pub fn run(
     crate::lto::run_request(&req, trace)
 }
 
-/// The LTO options of a GNU-style command line (`--lto-*`, `--thinlto-*`, `-plugin-opt=`,
-/// `-mllvm`).
-pub fn options(c: &Config) -> crate::error::Result<crate::lto::options::LtoOptions> {
-    crate::lto::options::LtoOptions::from_args(c.plugin.as_deref(), &c.lto_args, &c.plugin_opts, &c.mllvm)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,7 +207,6 @@ mod tests {
 
 #[cfg(test)]
 mod option_tests {
-    use super::*;
     use crate::error::Result;
     use crate::lto::options::LtoOptions;
 
@@ -221,7 +214,7 @@ mod option_tests {
         let mut argv = vec!["dtld".to_string()];
         argv.extend(args.iter().map(|s| s.to_string()));
         match crate::driver::gnu::parse(&argv)? {
-            crate::driver::Action::Link(c) => options(&c),
+            crate::driver::Action::Link(c) => Ok(c.lto),
             _ => panic!("not a link"),
         }
     }

@@ -19,7 +19,7 @@
 use object::elf;
 use rayon::prelude::*;
 
-use crate::elf::resolve::{FileId, Resolved};
+use crate::elf::symtab::{FileId, Resolved};
 use crate::elf::types::LE;
 use crate::error::{Error, Result};
 use crate::util::fasthash::{FastMap, HashKeyedMap};

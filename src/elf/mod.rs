@@ -41,10 +41,12 @@ pub mod relocatable;
 pub mod relocate;
 pub mod relr;
 pub mod reproduce;
+pub mod reserved;
 pub mod resolve;
 pub mod script;
 pub mod shared;
 pub mod symorder;
+pub mod symtab;
 pub mod synthetic;
 pub mod types;
 pub mod version_checks;
@@ -69,17 +71,14 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     let (config, mut resolver) = loop {
         let (config, inputs) = load_inputs(&wanted)?;
         trace.stage("Load input files", "", t);
-        let lto_opts = lto::options(config).ok();
         if recycle.is_none() {
-            recycle = Some(if lto_opts.as_ref().is_some_and(|o| o.index_only) { None } else { crate::outfile::recycle_replaced(&config.output) });
+            recycle = Some(if config.lto.index_only { None } else { crate::outfile::recycle_replaced(&config.output) });
         }
         // Only for bitcode the link certainly has (not archive members it may not extract).
         if preload.is_none() && stamp.is_none() && !config.relocatable && inputs.iter().any(|i| !i.lazy && i.kind == crate::input::FileKind::Bitcode) {
-            if let Some(o) = &lto_opts {
-                stamp = crate::lto::linkcache::InputsStamp::new(o, &config.output, inputs);
-                if !stamp.as_ref().is_some_and(|s| s.unchanged()) {
-                    preload = crate::lto::preload(o);
-                }
+            stamp = crate::lto::linkcache::InputsStamp::new(&config.lto, &config.output, inputs);
+            if !stamp.as_ref().is_some_and(|s| s.unchanged()) {
+                preload = crate::lto::preload(&config.lto);
             }
         }
         let t = std::time::Instant::now();
@@ -108,7 +107,8 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     let mut lto_cleanup = None;
     if resolver.resolved().has_bitcode() {
         // LTO replaces the bitcode files by native objects, which join the link in pass 2.
-        if let Ok(o) = lto::options(config) {
+        {
+            let o = &config.lto;
             let r = resolver.resolved();
             let bitcode: Vec<&crate::lto::BitcodeFile> = r.load_order.iter().filter_map(|&f| r.bitcode(f)).collect();
             let producers: Vec<(String, String)> =

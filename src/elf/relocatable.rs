@@ -77,7 +77,7 @@ use rayon::prelude::*;
 
 use crate::elf::config::{BuildId, Config};
 use crate::elf::object::ObjFile;
-use crate::elf::resolve::{Def, File, FileId, Resolved};
+use crate::elf::symtab::{Def, File, FileId, Resolved};
 use crate::elf::types::{reserved_shndx as reserved, split_shndx, LE};
 use crate::error::{Error, Result};
 

@@ -11,8 +11,8 @@ use dtld_arch::x86_64::{self as arch, Field, RelKind};
 use object::elf;
 use object::read::elf::{Rela as _, Sym as _};
 
-use crate::elf::layout::{Layout, SiteFix, Synth, Target};
-use crate::elf::resolve::Def;
+use crate::elf::layout::model::{Layout, SiteFix, Synth, Target};
+use crate::elf::symtab::Def;
 use crate::elf::types::LE;
 use crate::error::{Error, Result};
 
@@ -74,7 +74,7 @@ fn apply_relocs_in(l: &Layout, f: usize, s: u32, base: u64, dst: &mut [u8], errs
     let alloc = sec.flags & elf::SHF_ALLOC as u64 != 0;
     let tombstone = if alloc { None } else { tombstone_of(l, sec.name) };
     let got_base = l.synth_osec.get(&Synth::GotPlt).or(l.synth_osec.get(&Synth::Got)).map(|&i| l.osecs[i].addr).unwrap_or(0);
-    let mut cur = crate::elf::layout::PieceCursor::default();
+    let mut cur = crate::elf::layout::pieces::PieceCursor::default();
     // `nonalloc_local` leaves code ICF folded (tombstoned in debug info) to the general path.
     let fast_local = l.icf_folded.is_empty();
     // The scan's fixes of this section, in relocation order, walked alongside.
@@ -181,7 +181,7 @@ fn nonalloc_local<'l>(
     f: usize,
     si: usize,
     a: i64,
-    cur: &mut crate::elf::layout::PieceCursor<'l>,
+    cur: &mut crate::elf::layout::pieces::PieceCursor<'l>,
 ) -> Option<std::result::Result<(u64, bool), String>> {
     use crate::elf::object::SecKind;
     let o = l.obj(f);
@@ -299,7 +299,7 @@ fn apply_alloc_reloc(l: &Layout, site: &Site, fix: SiteFix, got_base: u64, dst: 
         }
         SiteFix::TlsGdToIe => {
             if let Some(no) = arch::relax_tls_gd_to_ie(dst, off) {
-                let slot = l.got_slot_addr(l.got_index[&(t, crate::elf::layout::GotKind::TpOff)]);
+                let slot = l.got_slot_addr(l.got_index[&(t, crate::elf::layout::model::GotKind::TpOff)]);
                 let np = base + no as u64;
                 write(dst, no, Field::I32, slot.wrapping_sub(np + 4), errs);
             }
@@ -319,7 +319,7 @@ fn apply_alloc_reloc(l: &Layout, site: &Site, fix: SiteFix, got_base: u64, dst: 
         }
         SiteFix::TlsDescToIe => {
             if arch::relax_tlsdesc_to_ie(dst, off) {
-                let slot = l.got_slot_addr(l.got_index[&(t, crate::elf::layout::GotKind::TpOff)]);
+                let slot = l.got_slot_addr(l.got_index[&(t, crate::elf::layout::model::GotKind::TpOff)]);
                 write(dst, off, Field::I32, slot.wrapping_add(a as u64).wrapping_sub(p), errs);
             }
         }
@@ -370,16 +370,16 @@ fn reloc_value(l: &Layout, site: &Site, got_base: u64) -> Option<u64> {
         RelKind::DtpOff if !l.config.shared => tpoff(l, s_val).wrapping_add(a as u64),
         RelKind::DtpOff => s_val.wrapping_sub(l.tls_start()).wrapping_add(a as u64),
         RelKind::TpOff => tpoff(l, s_val).wrapping_add(a as u64),
-        RelKind::GotTpOff => got_slot(crate::elf::layout::GotKind::TpOff).wrapping_add(a as u64).wrapping_sub(p),
-        RelKind::TlsGd if l.config.shared => got_slot(crate::elf::layout::GotKind::TlsGdMod).wrapping_add(a as u64).wrapping_sub(p),
+        RelKind::GotTpOff => got_slot(crate::elf::layout::model::GotKind::TpOff).wrapping_add(a as u64).wrapping_sub(p),
+        RelKind::TlsGd if l.config.shared => got_slot(crate::elf::layout::model::GotKind::TlsGdMod).wrapping_add(a as u64).wrapping_sub(p),
         RelKind::TlsLd if l.config.shared => l
             .got_index
-            .get(&(crate::elf::layout::TLS_LD_TARGET, crate::elf::layout::GotKind::TlsLdMod))
+            .get(&(crate::elf::layout::model::TLS_LD_TARGET, crate::elf::layout::model::GotKind::TlsLdMod))
             .map(|&i| l.got_slot_addr(i))
             .unwrap_or(0)
             .wrapping_add(a as u64)
             .wrapping_sub(p),
-        RelKind::TlsDescPc if l.config.shared => got_slot(crate::elf::layout::GotKind::TlsDesc).wrapping_add(a as u64).wrapping_sub(p),
+        RelKind::TlsDescPc if l.config.shared => got_slot(crate::elf::layout::model::GotKind::TlsDesc).wrapping_add(a as u64).wrapping_sub(p),
         RelKind::TlsGd | RelKind::TlsLd | RelKind::TlsDescPc | RelKind::TlsDescCall => return None,
         RelKind::None | RelKind::Unknown => return None,
     })

@@ -11,8 +11,8 @@
 use dtld_arch::x86_64 as arch;
 
 use crate::elf::config::Config;
-use crate::elf::layout::{DynRel, Layout, Place};
-use crate::elf::resolve::{FileId, Resolved};
+use crate::elf::layout::model::{DynRel, Layout, Place};
+use crate::elf::symtab::{FileId, Resolved};
 
 /// Moves the relative relocations RELR can carry from `l.dynrels` to `l.relr`.
 pub fn split(l: &mut Layout) {

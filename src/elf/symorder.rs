@@ -15,8 +15,8 @@
 use std::collections::HashMap;
 
 use crate::elf::cgsort::{section_of, unorderable, Sec};
-use crate::elf::layout::Layout;
-use crate::elf::resolve::Def;
+use crate::elf::layout::model::Layout;
+use crate::elf::symtab::Def;
 use crate::error::{Error, Result};
 
 /// The names of ordering file `file` (its text) in order, each once: lines are trimmed, empty

@@ -9,14 +9,14 @@ use object::elf;
 use object::read::elf::Sym as _;
 
 use crate::elf::android_rela as android;
-use crate::elf::layout::{is_defined_for_dynsym, Addend, Chunk, DynRel, Layout, Place, Synth, Target};
-use crate::elf::resolve::{Def, SymbolId};
+use crate::elf::layout::{
+    dynsym::is_defined_for_dynsym,
+    model::{Addend, Chunk, DynRel, Layout, Place, Synth, Target},
+};
+use crate::elf::symtab::{Def, SymbolId};
 use crate::elf::types::LE;
 use crate::output::{put16, put32, put64};
 use dtld_arch::x86_64 as arch;
-
-/// dtld's `.comment` string (without its NUL).
-pub const COMMENT: &str = "Linker: dtld 0.1.0";
 
 /// GNU hash function (`dl_new_hash`).
 pub fn gnu_hash(name: &[u8]) -> u32 {
@@ -68,7 +68,7 @@ pub fn prepare_dynamic_strings(l: &mut Layout) {
     // lld's order: the dynamic symbols' names, then the .dynamic entries' strings in the
     // order of their tags (DT_FILTER, DT_AUXILIARY, DT_RUNPATH, DT_NEEDED, DT_SONAME).
     for &id in &l.dynsyms.clone() {
-        add(crate::elf::layout::dyn_name(l, id), &mut strs);
+        add(crate::elf::layout::dynsym::dyn_name(l, id), &mut strs);
     }
     for name in l.config.filter.iter().chain(&l.config.auxiliary) {
         add(name.as_bytes(), &mut strs);
@@ -266,7 +266,7 @@ pub fn dynamic_entries(l: &Layout) -> Vec<(u32, u64)> {
         flags |= elf::DF_SYMBOLIC as u64;
     }
     // Initial-exec TLS in a shared library needs static TLS space at load time.
-    if c.shared && l.got.iter().any(|(_, k)| *k == crate::elf::layout::GotKind::TpOff) {
+    if c.shared && l.got.iter().any(|(_, k)| *k == crate::elf::layout::model::GotKind::TpOff) {
         flags |= elf::DF_STATIC_TLS as u64;
     }
     if flags != 0 {
@@ -414,7 +414,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
             }
         }
         Def::Synthetic => {
-            let (shndx, v, ty) = crate::elf::layout::defsym_fields(l, id);
+            let (shndx, v, ty) = crate::elf::layout::dynsym::defsym_fields(l, id);
             (crate::elf::types::split_shndx(shndx).0, v, 0, (elf::STB_GLOBAL << 4) | ty)
         }
         _ => match l.synthetic_syms.get(&id) {
@@ -526,11 +526,11 @@ fn write_dynsym(l: &Layout, buf: &mut [u8]) {
     for (i, &id) in l.dynsyms.iter().enumerate() {
         let o = (i + 1) * 24;
         let (shndx, value, size, info) = dynsym_fields(l, id);
-        put32(buf, o, dynstr(l, crate::elf::layout::dyn_name(l, id)));
+        put32(buf, o, dynstr(l, crate::elf::layout::dynsym::dyn_name(l, id)));
         buf[o + 4] = info;
         let name = l.r.symbols[id].name;
         let start_stop =
-            matches!(l.r.symbols[id].def, Def::Undefined) && l.synthetic_syms.contains_key(&id) && !crate::elf::layout::is_public_linker_defined(name);
+            matches!(l.r.symbols[id].def, Def::Undefined) && l.synthetic_syms.contains_key(&id) && !crate::elf::reserved::is_public_linker_defined(name);
         buf[o + 5] = if matches!(l.r.symbols[id].def, Def::Shared(..)) {
             0
         } else if start_stop {
@@ -615,7 +615,7 @@ fn write_sysv_hash(l: &Layout, buf: &mut [u8]) {
     let (buckets, chains) = buf[8..].split_at_mut(n * 4);
     for (i, &id) in l.dynsyms.iter().enumerate() {
         let idx = i + 1;
-        let h = sysv_hash(crate::elf::layout::dyn_name(l, id)) as usize % n;
+        let h = sysv_hash(crate::elf::layout::dynsym::dyn_name(l, id)) as usize % n;
         let prev = u32::from_le_bytes(buckets[h * 4..h * 4 + 4].try_into().unwrap());
         put32(chains, idx * 4, prev);
         put32(buckets, h * 4, idx as u32);
@@ -682,31 +682,31 @@ fn write_dynamic(l: &Layout, buf: &mut [u8]) {
 fn write_got(l: &Layout, buf: &mut [u8]) {
     for (i, &(t, kind)) in l.got.iter().enumerate() {
         let v = match kind {
-            crate::elf::layout::GotKind::Addr => {
+            crate::elf::layout::model::GotKind::Addr => {
                 if l.is_preemptible(t) {
                     0
                 } else {
                     l.addr_of(t)
                 }
             }
-            crate::elf::layout::GotKind::TpOff => {
+            crate::elf::layout::model::GotKind::TpOff => {
                 if l.is_preemptible(t) || l.config.shared {
                     0
                 } else {
                     l.addr_of(t).wrapping_sub(l.tls_end())
                 }
             }
-            crate::elf::layout::GotKind::TlsGdOff => {
+            crate::elf::layout::model::GotKind::TlsGdOff => {
                 if l.is_preemptible(t) {
                     0
                 } else {
                     l.addr_of(t).wrapping_sub(l.tls_start())
                 }
             }
-            crate::elf::layout::GotKind::TlsGdMod
-            | crate::elf::layout::GotKind::TlsLdMod
-            | crate::elf::layout::GotKind::Zero
-            | crate::elf::layout::GotKind::TlsDesc => 0,
+            crate::elf::layout::model::GotKind::TlsGdMod
+            | crate::elf::layout::model::GotKind::TlsLdMod
+            | crate::elf::layout::model::GotKind::Zero
+            | crate::elf::layout::model::GotKind::TlsDesc => 0,
         };
         put64(buf, i * 8, v);
     }
@@ -806,7 +806,7 @@ fn write_gnu_hash(l: &Layout, buf: &mut [u8]) {
     let buckets_off = bloom_off + words * 8;
     let chain_off = buckets_off + nbuckets as usize * 4;
     let defined: Vec<(usize, u32)> =
-        l.dynsyms.iter().enumerate().skip(first_defined - 1).map(|(i, &id)| (i + 1, gnu_hash(crate::elf::layout::dyn_name(l, id)))).collect();
+        l.dynsyms.iter().enumerate().skip(first_defined - 1).map(|(i, &id)| (i + 1, gnu_hash(crate::elf::layout::dynsym::dyn_name(l, id)))).collect();
     for &(_, h) in &defined {
         let w = ((h / 64) as usize) & (words - 1);
         let mut v = u64::from_le_bytes(buf[bloom_off + w * 8..bloom_off + w * 8 + 8].try_into().unwrap());

@@ -11,7 +11,7 @@
 //! instead of checking again.
 
 use crate::elf::config::Config;
-use crate::elf::resolve::{Def, Resolved, Symbol};
+use crate::elf::symtab::{Def, Resolved, Symbol};
 use crate::elf::version_script::VersionScript;
 
 /// Whether `sym` counts as defined for the version script: a definition (native, common, or,
@@ -28,7 +28,7 @@ pub fn defined_for_script(config: &Config, sym: &Symbol) -> bool {
 /// A referenced linker-defined end marker: lld defines it before the version script applies,
 /// so `local: *` hides it and a version names it like a definition.
 pub fn reserved(config: &Config, sym: &Symbol) -> bool {
-    matches!(sym.def, Def::Undefined | Def::Lazy(_)) && !config.script.has_sections && crate::elf::layout::is_public_linker_defined(sym.name)
+    matches!(sym.def, Def::Undefined | Def::Lazy(_)) && !config.script.has_sections && crate::elf::reserved::is_public_linker_defined(sym.name)
 }
 
 /// The script's warnings about `r`'s symbols (printed now) and its errors (returned).

@@ -16,9 +16,9 @@ use object::elf;
 use object::read::elf::{Rela as _, Sym as _};
 use rayon::prelude::*;
 
-use crate::elf::layout::{Chunk, Layout, Synth, Target};
+use crate::elf::layout::model::{Chunk, Layout, Synth, Target};
 use crate::elf::relocate::{apply_merged_relocs, apply_relocs, out_of_range, relocation_errors, RangeAt};
-use crate::elf::resolve::Def;
+use crate::elf::symtab::Def;
 use crate::elf::synthetic;
 use crate::elf::types::LE;
 use crate::error::{Error, Result};
@@ -136,7 +136,7 @@ pub fn write_output(l: &Layout, laps: &mut crate::trace::Laps) -> Result<()> {
             // `--emit-relocs`: the symbol table, and the section relocated.
             Some(Chunk::Input(..)) if crate::elf::emit_relocs::is_rela_osec(l, os) => (l.osecs.len() as u32 + 1, crate::elf::emit_relocs::info_of(l, os), 24),
             Some(&Chunk::Input(f, s)) if os.flags & elf::SHF_LINK_ORDER as u64 != 0 => {
-                let link = crate::elf::layout::link_order_dep(l, f, s)
+                let link = crate::elf::layout::sections::link_order_dep(l, f, s)
                     .and_then(|d| l.sec_osec[f].get(d as usize).copied())
                     .filter(|&o| o != u32::MAX)
                     .map_or(0, |o| l.osecs[o as usize].shndx);
@@ -198,7 +198,7 @@ impl Tail {
         let mut off = end;
         let mut symtab_off = 0;
         if let Some(s) = symtab {
-            off = crate::elf::layout::align_up(off, 8);
+            off = crate::elf::layout::model::align_up(off, 8);
             symtab_off = off;
             off += s.symtab.len() as u64;
         }
@@ -210,7 +210,7 @@ impl Tail {
         off += shstrtab;
         let strtab_off = off;
         off += symtab.map_or(0, |s| s.strtab.len() as u64);
-        let shoff = crate::elf::layout::align_up(off, 8);
+        let shoff = crate::elf::layout::model::align_up(off, 8);
         Tail { symtab_off, xindex_off, shstrtab_off, strtab_off, shoff, total: shoff + nsections as u64 * 64 }
     }
 }
@@ -238,7 +238,7 @@ fn write_traps(l: &Layout, buf: &mut [u8]) {
     if l.config.z_separate == crate::elf::config::Separate::None {
         return;
     }
-    let page = l.config.max_page_size.unwrap_or(crate::elf::layout::PAGE);
+    let page = l.config.max_page_size.unwrap_or(crate::elf::layout::model::PAGE);
     let mut fill = |from: u64, to: u64| {
         let (mut i, end) = ((from & !3) as usize, (to as usize).min(buf.len()));
         while i + 4 <= end {
@@ -247,19 +247,19 @@ fn write_traps(l: &Layout, buf: &mut [u8]) {
         }
     };
     for ph in l.phdrs.iter().filter(|p| p.p_type == elf::PT_LOAD && p.flags & elf::PF_X != 0) {
-        let mut secs: Vec<&crate::elf::layout::OutSec> = l
+        let mut secs: Vec<&crate::elf::layout::model::OutSec> = l
             .osecs
             .iter()
             .filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && !(o.flags & elf::SHF_TLS as u64 != 0 && o.sh_type == elf::SHT_NOBITS))
             .filter(|o| o.addr >= ph.vaddr && o.addr + o.size <= ph.vaddr + ph.memsz && o.offset >= ph.offset)
             .collect();
         secs.sort_by_key(|o| o.offset);
-        let end_of = |o: &crate::elf::layout::OutSec| o.offset + if o.sh_type == elf::SHT_NOBITS { 0 } else { o.size };
+        let end_of = |o: &crate::elf::layout::model::OutSec| o.offset + if o.sh_type == elf::SHT_NOBITS { 0 } else { o.size };
         for w in secs.windows(2) {
             fill(end_of(w[0]), w[1].offset);
         }
         let end = secs.iter().map(|o| end_of(o)).max().unwrap_or(ph.offset + ph.filesz);
-        fill(end, crate::elf::layout::align_up(end, page));
+        fill(end, crate::elf::layout::model::align_up(end, page));
     }
 }
 
@@ -382,7 +382,7 @@ fn place_sections(l: &Layout) -> Result<Placement> {
         for i in rest {
             // A compressed section is aligned to 1 (lld), the others keep their alignment.
             let align = if p.compressed[i].is_some() { 1 } else { l.osecs[i].align.max(1) };
-            cursor = crate::elf::layout::align_up(cursor, align);
+            cursor = crate::elf::layout::model::align_up(cursor, align);
             p.offset[i] = cursor;
             cursor += p.size[i];
         }
@@ -551,7 +551,7 @@ fn chunk_size(l: &Layout, c: Chunk) -> (u64, u64) {
     match c {
         Chunk::Input(f, s) => (l.obj(f).sections[s as usize].size, 1),
         Chunk::Merged(m) => (l.merged[m].size(), 1),
-        Chunk::Bss(id) => (crate::elf::layout::bss_size(l, id), 1),
+        Chunk::Bss(id) => (crate::elf::layout::addresses::bss_size(l, id), 1),
         Chunk::Synthetic(Synth::RelroPadding) => (0, 1),
         Chunk::Synthetic(s) => (synthetic::size(l, s), 1),
     }
@@ -607,7 +607,7 @@ fn write_eh_frame(l: &Layout, dst: &mut [u8], errs: &mut Vec<String>) {
 }
 
 /// The kept record of one input `.eh_frame` section (`recs`, by input offset) that holds `off`.
-fn eh_record_at<'l>(l: &'l Layout, recs: &[u32], off: u64) -> Option<&'l crate::elf::layout::EhRecord> {
+fn eh_record_at<'l>(l: &'l Layout, recs: &[u32], off: u64) -> Option<&'l crate::elf::layout::model::EhRecord> {
     let k = recs.partition_point(|&i| l.eh_records[i as usize].in_off <= off);
     let rec = &l.eh_records[*recs.get(k.checked_sub(1)?)? as usize];
     (off < rec.in_off + rec.len).then_some(rec)
@@ -733,7 +733,7 @@ struct SymtabBuilder {
 const INTERNAL_GROUP: usize = usize::MAX;
 
 /// The group of a `--defsym` or script symbol: lld gives each assignment a file of its own.
-fn script_group(id: crate::elf::resolve::SymbolId) -> usize {
+fn script_group(id: crate::elf::symtab::SymbolId) -> usize {
     usize::MAX - 1 - id
 }
 
@@ -863,7 +863,7 @@ fn push_locals(l: &Layout, t: &mut SymtabBuilder) {
     // Which locals each file contributes, and their values, decided for all files in parallel
     // (lookups all over the layout: a large debug link has millions of locals); then appended
     // in load order.
-    let files: Vec<(crate::elf::resolve::FileId, &crate::elf::object::ObjFile)> = l.r.objects_in_load_order().collect();
+    let files: Vec<(crate::elf::symtab::FileId, &crate::elf::object::ObjFile)> = l.r.objects_in_load_order().collect();
     let entries: Vec<Vec<(usize, u32, u64)>> = files
         .par_iter()
         .map(|&(f, o)| {
@@ -920,7 +920,7 @@ type GlobalRow = (bool, &'static [u8], u8, u8, u32, u64, u64, usize);
 /// Global `id`'s row: STB_LOCAL when local to the output, the bare name (versions are in
 /// `.gnu.version`), lld's visibility for `__start_`/`__stop_`, and the file it belongs to for
 /// lld's grouping of the locals.
-fn global_row(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<GlobalRow> {
+fn global_row(l: &Layout, id: crate::elf::symtab::SymbolId) -> Option<GlobalRow> {
     {
         // First whether it is written at all: most symbols of a large link are not (archive
         // members never extracted), and the rest only matters for those that are.
@@ -930,7 +930,7 @@ fn global_row(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<GlobalRow
         let linker_defined = l.synthetic_syms.contains_key(&id) && matches!(sym.def, Def::Undefined | Def::Lazy(_));
         // lld defines `_end`, `_etext`, `_edata` (and their unprefixed forms) and `__bss_start`
         // as ordinary globals; the other linker-defined symbols are hidden.
-        let public = crate::elf::layout::is_public_linker_defined(sym.name);
+        let public = crate::elf::reserved::is_public_linker_defined(sym.name);
         let local = matches!(l.visibility(id), elf::STV_HIDDEN | elf::STV_INTERNAL)
             || (linker_defined && !start_stop && !public)
             || (sym.forced_local && (matches!(sym.def, Def::Defined(..) | Def::Common(..)) || linker_defined));
@@ -1000,7 +1000,7 @@ fn push_globals(l: &Layout, locals: bool, rows: &[Option<GlobalRow>], t: &mut Sy
 /// `None` when it is not written (defined in a section not in the output or in a merge piece
 /// --gc-sections dropped, a shared symbol without a dynamic symbol, bitcode, an undefined
 /// symbol neither linker-defined nor weak and named by an object).
-fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u32, u64, u64)> {
+fn global_entry(l: &Layout, id: crate::elf::symtab::SymbolId) -> Option<(u8, u32, u64, u64)> {
     let sym = &l.r.symbols[id];
     Some(match sym.def {
         Def::Defined(..) if l.ifunc_canonical.contains(&Target::Global(id)) => {
@@ -1080,18 +1080,18 @@ fn global_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> Option<(u8, u3
 
 /// A `--defsym` or script symbol's `.symtab` entry: its section, value and type as `.dynsym`
 /// has them (`layout::defsym_fields`).
-fn defsym_entry(l: &Layout, id: crate::elf::resolve::SymbolId) -> (u8, u32, u64, u64) {
-    let (shndx, v, ty) = crate::elf::layout::defsym_fields(l, id);
+fn defsym_entry(l: &Layout, id: crate::elf::symtab::SymbolId) -> (u8, u32, u64, u64) {
+    let (shndx, v, ty) = crate::elf::layout::dynsym::defsym_fields(l, id);
     (elf::STB_GLOBAL << 4 | ty, shndx, v, 0)
 }
 
 /// The output section index of `--defsym` symbol `id` (ABS for a number): `sym+4` stays in
 /// `sym`'s section, even past its end as `etext+2` is (lld: the sum of an address and a
 /// number is relative to the address's section); else the section holding its value.
-pub(crate) fn defsym_shndx(l: &Layout, id: crate::elf::resolve::SymbolId) -> u32 {
+pub(crate) fn defsym_shndx(l: &Layout, id: crate::elf::symtab::SymbolId) -> u32 {
     let name = l.r.symbols[id].name;
     let expr = l.config.defsym.iter().rev().find(|(n, _)| n.as_bytes() == name).map(|(_, e)| e.as_str());
-    let Some(target) = expr.and_then(crate::elf::resolve::defsym_target) else {
+    let Some(target) = expr.and_then(crate::elf::config::defsym_target) else {
         return if expr.is_some() { ABS } else { l.shndx_at(l.sym_value[id]) };
     };
     l.r.lookup_expr(target.as_bytes())
@@ -1126,7 +1126,7 @@ pub(crate) fn linker_defined_entry(l: &Layout, name: &[u8], v: u64) -> (u8, u32,
     (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, shndx.unwrap_or(ABS), v, 0)
 }
 
-fn sym_bind_of(l: &Layout, id: crate::elf::resolve::SymbolId) -> u8 {
+fn sym_bind_of(l: &Layout, id: crate::elf::symtab::SymbolId) -> u8 {
     match l.r.symbols[id].def {
         Def::Defined(f, i) => l.sym(f, i).st_bind(),
         _ => elf::STB_GLOBAL,

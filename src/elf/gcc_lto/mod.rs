@@ -37,22 +37,15 @@ pub mod symtab;
 use std::path::{Path, PathBuf};
 
 use crate::elf::config::{Config, InputArg};
-use crate::elf::resolve::{File, FileId, Resolved};
+use crate::elf::symtab::{File, FileId, Resolved};
 use crate::error::{Error, Result};
 use crate::input::InputFile;
 use crate::lto::plugin_api::{LDPO_DYN, LDPO_EXEC, LDPO_PIE, LDPO_REL};
 use crate::lto::plugin_host::RequestHead;
-pub use symtab::GccIrFile;
-
-/// Whether a `-plugin` path is GCC's LTO plugin (`liblto_plugin.so`, also when versioned or
-/// installed as `/usr/lib/bfd-plugins/liblto_plugin.so`).
-pub fn is_gcc_plugin(path: &str) -> bool {
-    Path::new(path).file_name().is_some_and(|n| n.to_string_lossy().contains("lto_plugin"))
-}
 
 /// GCC's plugin, when the command line names it.
-pub fn plugin(config: &Config) -> Option<&str> {
-    config.plugin.as_deref().filter(|p| is_gcc_plugin(p))
+fn plugin(config: &Config) -> Option<&str> {
+    config.gcc_plugin()
 }
 
 /// The GCC IR files that joined the link, in the order they did.

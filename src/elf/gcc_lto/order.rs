@@ -20,7 +20,7 @@ use std::collections::HashSet;
 use object::elf;
 use object::read::elf::Sym as _;
 
-use crate::elf::resolve::{File, FileId, Resolved};
+use crate::elf::symtab::{File, FileId, Resolved};
 use crate::elf::types::LE;
 
 /// The names a file defines and the names it references without `weak`.

@@ -29,8 +29,9 @@ use std::ffi::c_int;
 
 use object::elf;
 
+use crate::elf::config::defsym_target;
 use crate::elf::config::Config;
-use crate::elf::resolve::{defsym_target, Def, File, FileId, Resolved, Symbol};
+use crate::elf::symtab::{Def, File, FileId, Resolved, Symbol};
 use crate::elf::version_script::{self as vs, DynamicListMatcher, VersionAssign, VersionScript};
 use crate::error::{Error, Result};
 use crate::lto::plugin_api::{

@@ -20,9 +20,9 @@ mod read;
 use rayon::prelude::*;
 
 use crate::elf::gc::Live;
-use crate::elf::layout::{Layout, Synth};
+use crate::elf::layout::model::{Layout, Synth};
 use crate::elf::object::SecKind;
-use crate::elf::resolve::{File, FileId, Resolved};
+use crate::elf::symtab::{File, FileId, Resolved};
 use crate::error::{Error, Result};
 
 const HEADER: u64 = 24;
@@ -99,7 +99,7 @@ pub fn create(l: &mut Layout) -> Result<()> {
         size += c.cus.len() as u64 * 16 + c.areas.len() as u64 * 20;
     }
     l.gdb_index = Some(GdbIndex { chunks, symbols, size });
-    crate::elf::layout::add_synth_pub(l, Synth::GdbIndex, ".gdb_index", object::elf::SHT_PROGBITS, 0, 1);
+    crate::elf::layout::create::add_synth(l, Synth::GdbIndex, ".gdb_index", object::elf::SHT_PROGBITS, 0, 1);
     Ok(())
 }
 

@@ -14,7 +14,7 @@ use object::elf;
 use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
 
 use crate::elf::object::{ObjFile, SecKind};
-use crate::elf::resolve::{Def, FileId, Resolved};
+use crate::elf::symtab::{Def, FileId, Resolved};
 use crate::elf::types::LE;
 
 type R = gimli::EndianSlice<'static, LittleEndian>;

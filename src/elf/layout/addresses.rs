@@ -2,7 +2,19 @@
 //! file offset, and each chunk's place within its section.
 
 #[allow(unused_imports)]
-use super::*;
+use std::collections::{BTreeMap, HashMap};
+
+use object::elf;
+use object::read::elf::Sym as _;
+
+use crate::elf::config::Config;
+use crate::elf::object::SecKind;
+use crate::elf::symtab::{Def, SymbolId};
+use crate::elf::types::LE;
+use crate::error::Result;
+
+use super::model::*;
+use super::sections::*;
 use crate::elf::config::Separate;
 
 pub(super) fn bss_align(l: &Layout, id: SymbolId) -> u64 {
@@ -35,7 +47,7 @@ pub fn bss_size(l: &Layout, id: SymbolId) -> u64 {
 // Addresses
 // ------------------------------------------------------------------------------------------------
 
-pub(super) fn chunk_size_align(l: &Layout, c: Chunk) -> (u64, u64) {
+pub(crate) fn chunk_size_align(l: &Layout, c: Chunk) -> (u64, u64) {
     match c {
         Chunk::Input(f, s) => {
             let sec = &l.obj(f).sections[s as usize];
@@ -86,7 +98,7 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
 
 /// A synthetic section's place among the sections of its rank, in lld's order (500 for the
 /// other sections).
-pub(super) fn synth_order(o: &OutSec) -> u32 {
+pub(crate) fn synth_order(o: &OutSec) -> u32 {
     match o.chunks.first() {
         // `--emit-relocs` sections: lld creates them with the first input relocation section,
         // before the synthetic `.comment`.

@@ -10,7 +10,7 @@ use object::read::elf::SectionHeader as _;
 use crate::elf::config::Config;
 use crate::elf::gc::Live;
 use crate::elf::object::SecKind;
-use crate::elf::resolve::{Def, File, FileId, Resolved, SymbolId};
+use crate::elf::symtab::{Def, File, FileId, Resolved, SymbolId};
 use crate::elf::types::LE;
 use std::collections::HashSet;
 
@@ -87,7 +87,7 @@ pub(super) fn shlib_undefined_errors(
 
 /// An object referenced the symbol, and only weakly (lld then leaves the library's reference
 /// alone).
-fn weakly_referenced(sym: &crate::elf::resolve::Symbol) -> bool {
+fn weakly_referenced(sym: &crate::elf::symtab::Symbol) -> bool {
     sym.weak && sym.obj_ref
 }
 

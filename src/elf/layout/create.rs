@@ -2,9 +2,19 @@
 //! sections, notes, `.eh_frame_hdr`, ... a link needs, and which output section each joins.
 
 #[allow(unused_imports)]
-use super::*;
+use std::collections::{BTreeMap, HashMap};
 
-pub(super) fn add_synth(l: &mut Layout, s: Synth, name: &str, sh_type: u32, flags: u32, align: u64) {
+use dtld_arch::x86_64::{self as arch};
+use object::elf;
+use object::read::elf::Sym as _;
+
+use crate::elf::symtab::{Def, File, SymbolId};
+use crate::elf::types::LE;
+
+use super::model::*;
+use super::{addresses::*, sections::*};
+
+pub(crate) fn add_synth(l: &mut Layout, s: Synth, name: &str, sh_type: u32, flags: u32, align: u64) {
     let mut os = new_osec(name, sh_type, flags as u64, align);
     os.chunks.push(Chunk::Synthetic(s));
     os.relro = is_relro_name(name, flags as u64, sh_type);

@@ -2,7 +2,14 @@
 //! and the fields each gets.
 
 #[allow(unused_imports)]
-use super::*;
+use std::collections::{BTreeMap, HashMap};
+
+use object::elf;
+
+use crate::elf::symtab::{Def, SymbolId};
+
+use super::model::*;
+use super::scan::*;
 
 pub(super) fn build_dynsyms(l: &mut Layout) {
     if !l.has_dynamic {
@@ -107,7 +114,7 @@ pub fn defsym_fields(l: &Layout, id: SymbolId) -> (u32, u64, u8) {
     }
     let v = l.sym_value[id];
     let expr = l.config.defsym.iter().rev().find(|(n, _)| n.as_bytes() == name).map(|(_, e)| e.as_str());
-    let target = expr.and_then(crate::elf::resolve::defsym_target);
+    let target = expr.and_then(crate::elf::config::defsym_target);
     let shndx = crate::elf::write::defsym_shndx(l, id);
     // Only a bare name carries its type (lld: `sym+4` is NOTYPE).
     let ty =

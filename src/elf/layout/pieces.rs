@@ -8,7 +8,7 @@
 //! changes. The piece within the list is found by `PieceList::find`'s bucket index.
 
 use crate::elf::merge::PieceList;
-use crate::elf::resolve::FileId;
+use crate::elf::symtab::FileId;
 
 /// The last merged input section looked up and its pieces.
 pub struct PieceCursor<'l> {

@@ -9,7 +9,17 @@
 //! This module is that check, run in the layout's address loop.
 
 #[allow(unused_imports)]
-use super::*;
+use std::collections::{BTreeMap, HashMap};
+
+use dtld_arch::x86_64::{self as arch};
+use object::elf;
+use object::read::elf::Rela as _;
+
+use crate::elf::symtab::FileId;
+use crate::elf::types::LE;
+
+use super::create::*;
+use super::model::*;
 
 /// Reverts the relaxed GOTPCRELX references in executable sections whose value no longer fits
 /// 32 signed bits, giving their symbols GOT slots; true when a slot was added (sizes changed,

@@ -10,7 +10,7 @@ use object::read::elf::Sym as _;
 use super::{Layout, Target, N_CANON, N_COPY};
 use crate::elf::diag;
 use crate::elf::object::ObjFile;
-use crate::elf::resolve::{Def, FileId, SymbolId};
+use crate::elf::symtab::{Def, FileId, SymbolId};
 use crate::elf::types::LE;
 
 /// The file that defines `t` as lld names it after `>>> defined in` (`f`, the referencing
@@ -184,10 +184,10 @@ pub(super) fn in_excluded_section(l: &Layout, id: SymbolId) -> bool {
 }
 
 /// `Layout::excluded_defs`: computed once per symbol rather than once per reference.
-pub(super) fn excluded_defs(r: &crate::elf::resolve::Resolved) -> Vec<bool> {
+pub(super) fn excluded_defs(r: &crate::elf::symtab::Resolved) -> Vec<bool> {
     use rayon::prelude::*;
     let excluded = |f: FileId| {
-        r.loaded[f] && matches!(r.files[f], crate::elf::resolve::File::Obj(_)) && r.obj(f).sections.iter().any(|s| s.flags & u64::from(elf::SHF_EXCLUDE) != 0)
+        r.loaded[f] && matches!(r.files[f], crate::elf::symtab::File::Obj(_)) && r.obj(f).sections.iter().any(|s| s.flags & u64::from(elf::SHF_EXCLUDE) != 0)
     };
     if !(0..r.files.len()).any(excluded) {
         return Vec::new();

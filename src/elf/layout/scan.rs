@@ -3,7 +3,20 @@
 //! relaxations (lld's `scanRelocations`); linker-defined symbols are decided before it.
 
 #[allow(unused_imports)]
-use super::*;
+use std::collections::{BTreeMap, HashMap};
+
+use dtld_arch::x86_64::{self as arch, RelKind};
+use object::elf;
+use object::read::elf::{Rela as _, Sym as _};
+
+use crate::elf::object::ObjFile;
+use crate::elf::symtab::{Def, File, FileId, SymbolId};
+use crate::elf::types::LE;
+use crate::error::{Error, Result};
+
+use super::model::*;
+use super::reloc_check;
+use crate::elf::gc::Live;
 
 pub(super) struct ScanOut {
     needs: Vec<(Target, u16)>,
@@ -366,7 +379,7 @@ fn needs_scan(l: &Layout, site: &RelSite, si: usize, out: &mut ScanOut) -> bool 
 /// A symbol an object names with a version (`foo@VER`; lld's `hasVersionSuffix`), or one
 /// an archive member's `foo@@VER` definition renamed without being extracted (lld's
 /// `SymbolTable::insert` files `foo@@VER` under `foo` and gives the symbol that name).
-fn versioned_reference(sym: &crate::elf::resolve::Symbol) -> bool {
+fn versioned_reference(sym: &crate::elf::symtab::Symbol) -> bool {
     sym.name.contains(&b'@') || sym.default_version.is_some()
 }
 
@@ -669,7 +682,7 @@ pub(super) fn decide_linker_symbols(l: &mut Layout) {
         .symbols
         .iter()
         .map(|s| {
-            if !matches!(s.def, Def::Undefined | Def::Lazy(_)) || !is_linker_defined(s.name) {
+            if !matches!(s.def, Def::Undefined | Def::Lazy(_)) || !crate::elf::reserved::is_linker_defined(s.name) {
                 return false;
             }
             match s.name {
@@ -688,42 +701,6 @@ pub(super) fn decide_linker_symbols(l: &mut Layout) {
         })
         .collect();
     l.linker_defined = defined;
-}
-
-/// The reserved symbols lld defines with default visibility (the end markers): the others are
-/// hidden, or protected (`__start_`/`__stop_`).
-pub fn is_public_linker_defined(name: &[u8]) -> bool {
-    matches!(name, b"_end" | b"end" | b"_etext" | b"etext" | b"_edata" | b"edata" | b"__bss_start")
-}
-
-/// Names the linker may define when referenced (`decide_linker_symbols` says when it does).
-pub fn is_linker_defined(name: &[u8]) -> bool {
-    matches!(
-        name,
-        b"_GLOBAL_OFFSET_TABLE_"
-            | b"__ehdr_start"
-            | b"__executable_start"
-            | b"_DYNAMIC"
-            | b"__bss_start"
-            | b"_end"
-            | b"end"
-            | b"_etext"
-            | b"etext"
-            | b"_edata"
-            | b"edata"
-            | b"__init_array_start"
-            | b"__init_array_end"
-            | b"__fini_array_start"
-            | b"__fini_array_end"
-            | b"__preinit_array_start"
-            | b"__preinit_array_end"
-            | b"__rela_iplt_start"
-            | b"__rela_iplt_end"
-            | b"_TLS_MODULE_BASE_"
-            | b"__dso_handle"
-            | b"__GNU_EH_FRAME_HDR"
-    ) || name.starts_with(b"__start_")
-        || name.starts_with(b"__stop_")
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -3,7 +3,19 @@
 //! (lld's ranks, init priorities, SHF_LINK_ORDER).
 
 #[allow(unused_imports)]
-use super::*;
+use std::collections::{BTreeMap, HashMap};
+
+use object::elf;
+use object::read::elf::Rela as _;
+
+use crate::elf::object::{ObjFile, SecKind};
+use crate::elf::symtab::{Def, File, FileId, Resolved};
+use crate::elf::types::LE;
+use crate::error::{Error, Result};
+use crate::util::fasthash::FastMap;
+
+use super::model::*;
+use crate::elf::gc::Live;
 use rayon::prelude::*;
 
 /// Priority of `.init_array.N` / `.ctors.N` style names for sorting (no suffix = 65536).
@@ -87,7 +99,7 @@ pub(super) fn rank(os: &OutSec, relro_enabled: bool) -> u32 {
     rank
 }
 
-pub(super) fn is_relro_name(name: &str, flags: u64, sh_type: u32) -> bool {
+pub(crate) fn is_relro_name(name: &str, flags: u64, sh_type: u32) -> bool {
     if !flag(flags, elf::SHF_WRITE) {
         return false;
     }
@@ -593,7 +605,7 @@ pub fn link_order_dep(l: &Layout, f: FileId, s: u32) -> Option<u32> {
 /// the sections they are linked to are (sanitizer coverage's PC table must follow its counters,
 /// for example); those linked to nothing go last. Output sections are already in address
 /// order, and chunk positions follow offsets, so positions stand in for addresses.
-pub(super) fn sort_link_order(l: &mut Layout) {
+pub(crate) fn sort_link_order(l: &mut Layout) {
     let targets: Vec<usize> = (0..l.osecs.len()).filter(|&i| flag(l.osecs[i].flags, elf::SHF_LINK_ORDER)).collect();
     if targets.is_empty() {
         return;

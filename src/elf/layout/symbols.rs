@@ -2,7 +2,16 @@
 //! copy-relocated, PLT-canonical) and the entry point.
 
 #[allow(unused_imports)]
-use super::*;
+use std::collections::{BTreeMap, HashMap};
+
+use object::elf;
+use object::read::elf::Sym as _;
+
+use crate::elf::symtab::{Def, SymbolId};
+use crate::elf::types::LE;
+use crate::error::{Error, Result};
+
+use super::model::*;
 
 /// Every symbol's value from the current addresses (`l.sym_value`, and the linker-defined ones
 /// in `l.synthetic_syms`): what the address-dependent sections (Android's packed relocations,
@@ -101,8 +110,8 @@ pub(super) fn symbol_values(l: &mut Layout) -> Result<()> {
     // --defsym values, in command-line order (a later one may use an earlier one).
     for (k, (name, expr)) in l.config.defsym.iter().enumerate() {
         let Some(id) = r.lookup(name.as_bytes()) else { continue };
-        let off = crate::elf::resolve::defsym_offset(expr).unwrap_or(0);
-        let base = match crate::elf::resolve::defsym_target(expr) {
+        let off = crate::elf::config::defsym_offset(expr).unwrap_or(0);
+        let base = match crate::elf::config::defsym_target(expr) {
             // lld's getSymbolValue: a definition of the output (a library's does not count).
             Some(t) => match r.lookup_expr(t.as_bytes()) {
                 Some(tid) if !matches!(r.symbols[tid].def, Def::Undefined | Def::Lazy(_) | Def::Shared(..)) || l.synthetic_syms.contains_key(&tid) => {
@@ -178,7 +187,7 @@ pub(super) fn defsym_target_errors(l: &Layout) -> Vec<String> {
     let r = l.r;
     let mut errors = Vec::new();
     for (k, (name, expr)) in l.config.defsym.iter().enumerate() {
-        let (Some(_), Some(t)) = (r.lookup(name.as_bytes()), crate::elf::resolve::defsym_target(expr)) else { continue };
+        let (Some(_), Some(t)) = (r.lookup(name.as_bytes()), crate::elf::config::defsym_target(expr)) else { continue };
         let missing = match r.lookup_expr(t.as_bytes()) {
             None => true,
             Some(tid) => matches!(r.symbols[tid].def, Def::Undefined | Def::Lazy(_)) && !r.symbols[tid].script_defined && !l.is_linker_defined(tid),

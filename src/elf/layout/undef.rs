@@ -9,7 +9,7 @@ use object::read::elf::Sym as _;
 
 use super::Layout;
 use crate::elf::diag;
-use crate::elf::resolve::{Def, FileId, SymbolId};
+use crate::elf::symtab::{Def, FileId, SymbolId};
 use crate::elf::types::LE;
 
 /// The message for undefined symbol `id` referenced at `refs` (file, section, offset);

@@ -19,8 +19,8 @@ use object::read::elf::SectionHeader as _;
 
 use super::{OutSec, LE};
 use crate::elf::config::Config;
-use crate::elf::resolve::{FileId, Resolved};
 use crate::elf::script::ast::{InCmd, SecCmd};
+use crate::elf::symtab::{FileId, Resolved};
 use crate::error::{Error, Result};
 
 /// Where the script puts the inputs it takes.

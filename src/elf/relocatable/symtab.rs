@@ -237,8 +237,8 @@ pub(super) fn globals(config: &Config, r: &Resolved, secs: &Sections, facts: &Gl
 pub(super) fn defsym_entry(config: &Config, r: &Resolved, secs: &Sections, name: &[u8], vis: u8) -> Option<std::result::Result<SymEntry, String>> {
     let name = String::from_utf8_lossy(name);
     let (_, expr) = config.defsym.iter().rev().find(|(n, _)| *n == name)?;
-    let add = crate::elf::resolve::defsym_offset(expr).unwrap_or(0) as u64;
-    let Some(t) = crate::elf::resolve::defsym_target(expr) else {
+    let add = crate::elf::config::defsym_offset(expr).unwrap_or(0) as u64;
+    let Some(t) = crate::elf::config::defsym_target(expr) else {
         return Some(Ok(((elf::STB_GLOBAL << 4) | elf::STT_NOTYPE, vis, reserved(elf::SHN_ABS), add, 0)));
     };
     let target = r.lookup(t.as_bytes()).map(|t| r.symbols[t].def);

@@ -14,8 +14,8 @@
 use super::ast::{InCmd, OutDesc, SecCmd};
 use super::place::Plan;
 use crate::elf::config::Config;
-use crate::elf::layout::{Chunk, Layout};
-use crate::elf::resolve::Resolved;
+use crate::elf::layout::model::{Chunk, Layout};
+use crate::elf::symtab::Resolved;
 use crate::error::{Error, Result};
 
 /// The INSERT blocks' descriptions matched against the inputs, and where each block goes.
@@ -83,7 +83,7 @@ pub fn plan(config: &Config, r: &Resolved, live: &crate::elf::gc::Live) -> Resul
 /// them; orphans that joined it by name follow, in input order (lld's `recordSection`).
 pub fn order_chunks(l: &mut Layout) {
     let Some(ip) = &l.insert_plan else { return };
-    let order = |k: &(crate::elf::resolve::FileId, u32)| ip.plan.matches.get(k).map(|m| m.order);
+    let order = |k: &(crate::elf::symtab::FileId, u32)| ip.plan.matches.get(k).map(|m| m.order);
     for os in l.osecs.iter_mut().filter(|o| o.script_desc.is_some()) {
         // A merged section goes where its first matched input would (lld's merge synthetic
         // section takes the place of the first input it absorbs).

@@ -12,8 +12,8 @@ use object::elf;
 use super::ast::*;
 use super::eval::{self, Env, SecInfo, Val};
 use crate::elf::config::Config;
-use crate::elf::layout::{align_up, Chunk, Layout, OutSec, Synth};
-use crate::elf::resolve::{Def, FileId, Resolved, SymbolId};
+use crate::elf::layout::model::{align_up, Chunk, Layout, OutSec, Synth};
+use crate::elf::symtab::{Def, FileId, Resolved, SymbolId};
 use crate::error::{Error, Result};
 
 /// Where an input section goes: output description `desc`, at sequence `order` (the script's
@@ -275,7 +275,7 @@ fn discard_link_order_dependents(r: &Resolved, discard: &mut HashSet<(FileId, u3
     while let Some((f, s)) = work.pop() {
         let deps = by_file.entry(f).or_insert_with(|| {
             let mut m: HashMap<u32, Vec<u32>> = HashMap::new();
-            if let crate::elf::resolve::File::Obj(o) = &r.files[f] {
+            if let crate::elf::symtab::File::Obj(o) = &r.files[f] {
                 for (k, sec) in o.sections.iter().enumerate() {
                     if sec.flags & elf::SHF_LINK_ORDER as u64 != 0 {
                         m.entry(object::read::elf::SectionHeader::sh_link(sec.hdr, crate::elf::types::LE)).or_default().push(k as u32);
@@ -411,7 +411,7 @@ impl Env for Pass<'_, '_> {
             Def::Common(..) => Ok(Val::abs(0)),
             // A copy-relocated symbol is defined where its copy is (lld replaces it with a
             // Defined); other shared symbols have no address here.
-            Def::Shared(..) if self.l.sym_flags.get(&crate::elf::layout::Target::Global(id)).is_some_and(|f| f.copy) => {
+            Def::Shared(..) if self.l.sym_flags.get(&crate::elf::layout::model::Target::Global(id)).is_some_and(|f| f.copy) => {
                 let primary = self.l.copy_alias.get(&id).copied().unwrap_or(id);
                 let at = self.l.osecs.iter().enumerate().find_map(|(oi, o)| {
                     let k = o.chunks.iter().position(|c| *c == Chunk::Bss(primary))?;
@@ -454,7 +454,7 @@ impl Env for Pass<'_, '_> {
         max_page(self.l.config)
     }
     fn common_page_size(&self) -> u64 {
-        self.l.config.common_page_size.unwrap_or(crate::elf::layout::PAGE).min(max_page(self.l.config))
+        self.l.config.common_page_size.unwrap_or(crate::elf::layout::model::PAGE).min(max_page(self.l.config))
     }
     fn region(&self, name: &str) -> std::result::Result<(u64, u64), String> {
         self.regions.get(name).copied().ok_or_else(|| format!("memory region not defined: {name}"))
@@ -465,7 +465,7 @@ impl Env for Pass<'_, '_> {
 }
 
 pub(super) fn max_page(c: &Config) -> u64 {
-    c.max_page_size.unwrap_or(crate::elf::layout::PAGE)
+    c.max_page_size.unwrap_or(crate::elf::layout::model::PAGE)
 }
 
 /// Builds the item list: script commands with their output sections, empty descriptions
@@ -500,7 +500,7 @@ fn build_items(l: &mut Layout, plan: &Plan) -> Result<Vec<Item>> {
                         if discardable(desc, l) {
                             continue;
                         }
-                        let mut os = crate::elf::layout::new_osec_pub(&desc.name, elf::SHT_PROGBITS, 0, 1);
+                        let mut os = crate::elf::layout::sections::new_osec(&desc.name, elf::SHT_PROGBITS, 0, 1);
                         let mask = (if desc.nonalloc { 0 } else { elf::SHF_ALLOC as u64 }) | elf::SHF_WRITE as u64 | elf::SHF_EXECINSTR as u64;
                         os.flags = prev_flags & mask;
                         // An empty synthetic section of lld's it took leaves its flags and
@@ -513,7 +513,7 @@ fn build_items(l: &mut Layout, plan: &Plan) -> Result<Vec<Item>> {
                         os.script_desc = Some(d);
                         // An empty `.init_array`, `.data.rel.ro`, ... kept for its symbols is
                         // RELRO by name, as in lld (else PT_GNU_RELRO would stop before it).
-                        os.relro = crate::elf::layout::is_relro_name_pub(&desc.name, os.flags, os.sh_type);
+                        os.relro = crate::elf::layout::sections::is_relro_name(&desc.name, os.flags, os.sh_type);
                         l.osecs.push(os);
                         l.osecs.len() - 1
                     }
@@ -537,7 +537,7 @@ fn build_items(l: &mut Layout, plan: &Plan) -> Result<Vec<Item>> {
     // Orphans, sorted by rank, each placed by proximity (lld's findOrphanPos).
     let mut orphans: Vec<usize> = (0..l.osecs.len()).filter(|&i| l.osecs[i].script_desc.is_none() && !l.osecs[i].name.is_empty()).collect();
     let ranks: Vec<u32> = l.osecs.iter().map(bit_rank).collect();
-    orphans.sort_by_key(|&i| (ranks[i], crate::elf::layout::synth_order_pub(&l.osecs[i]), i));
+    orphans.sort_by_key(|&i| (ranks[i], crate::elf::layout::addresses::synth_order(&l.osecs[i]), i));
     // lld skips a leading `. = ...` before the first section.
     let first = items.iter().position(|it| !matches!(it, Item::Assign(a) if a.name != ".")).map_or(items.len(), |p| {
         if matches!(items[p], Item::Assign(_)) {
@@ -767,7 +767,7 @@ fn report_orphans(l: &Layout, orphans: &[usize]) {
     let input_msg = |f: usize, s: u32, os: &str| {
         format!(
             "{}:({}) is being placed in '{os}'",
-            l.r.files.get(f).map_or("<internal>", crate::elf::resolve::File::name),
+            l.r.files.get(f).map_or("<internal>", crate::elf::symtab::File::name),
             String::from_utf8_lossy(l.obj(f).sections[s as usize].name)
         )
     };
@@ -1000,7 +1000,7 @@ pub fn assign_addresses(l: &mut Layout, plan: &Plan) -> Result<()> {
             a => a,
         })
         .collect();
-    crate::elf::layout::sort_link_order_pub(l);
+    crate::elf::layout::sections::sort_link_order(l);
     // Program header plan (needs only the order and flags).
     let relro_on = l.config.z_relro;
     let nphdr = super::segments::count_phdrs(l, plan, relro_on);
@@ -1106,7 +1106,7 @@ fn reorder(l: &mut Layout, order: &[usize]) -> Vec<usize> {
 }
 
 fn chunk_size_align(l: &Layout, c: Chunk) -> (u64, u64) {
-    crate::elf::layout::chunk_size_align_pub(l, c)
+    crate::elf::layout::addresses::chunk_size_align(l, c)
 }
 
 fn err_at(pos: &Pos, msg: &str) -> String {

@@ -6,7 +6,7 @@
 use object::elf;
 
 use super::place::{max_page, Extra, Plan};
-use crate::elf::layout::{align_up, Layout, OutSec, Phdr, Synth};
+use crate::elf::layout::model::{align_up, Layout, OutSec, Phdr, Synth};
 use crate::error::{Error, Result};
 
 /// The number of program headers the script layout will create (for SIZEOF_HEADERS).

@@ -12,23 +12,23 @@ use object::read::elf::Sym as _;
 
 use super::ast::SecCmd;
 use super::eval::{self, Env, SecInfo, Val};
-use crate::elf::layout::Layout;
-use crate::elf::resolve::Def;
+use crate::elf::layout::model::Layout;
+use crate::elf::symtab::Def;
 use crate::error::{Error, Result};
 
 /// Whether a top-level assignment's expression is one `--defsym` handles: a number, or a
 /// symbol name with an optional `+N` / `-N`.
 pub fn is_simple_defsym(text: &str) -> bool {
-    if crate::elf::resolve::defsym_offset(text).is_none() {
+    if crate::elf::config::defsym_offset(text).is_none() {
         return false;
     }
-    crate::elf::resolve::defsym_target(text).is_none_or(|t| t.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$')))
+    crate::elf::config::defsym_target(text).is_none_or(|t| t.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$')))
 }
 
 /// A canonical IFUNC's IPLT entry at `v`, relative to `.iplt` (lld evaluates script
 /// expressions after redirecting the symbol there).
 pub(crate) fn iplt_val(l: &Layout, v: u64) -> Val {
-    match l.synth_osec.get(&crate::elf::layout::Synth::Iplt) {
+    match l.synth_osec.get(&crate::elf::layout::model::Synth::Iplt) {
         Some(&os) => Val { off: v.wrapping_sub(l.osecs[os].addr), sec: Some(os), align: 1 },
         None => Val::abs(v),
     }
@@ -92,10 +92,10 @@ impl Env for TopEnv<'_, '_> {
         64 + 56 * self.l.phdrs.len() as u64
     }
     fn max_page_size(&self) -> u64 {
-        self.l.config.max_page_size.unwrap_or(crate::elf::layout::PAGE)
+        self.l.config.max_page_size.unwrap_or(crate::elf::layout::model::PAGE)
     }
     fn common_page_size(&self) -> u64 {
-        self.l.config.common_page_size.unwrap_or(crate::elf::layout::PAGE).min(self.max_page_size())
+        self.l.config.common_page_size.unwrap_or(crate::elf::layout::model::PAGE).min(self.max_page_size())
     }
     fn region(&self, name: &str) -> std::result::Result<(u64, u64), String> {
         Err(format!("memory region '{name}' not declared"))
