@@ -4,7 +4,7 @@
 //!
 //! Why it is format-neutral: ELF objects and MinGW's COFF objects (lld's `getFileLineDwarf`
 //! with `-lldmingw`) carry the same DWARF; each format relocates its debug sections itself
-//! (`elf::dwarf`, `coff::dwarf`) and hands them here. A 64-bit address into an allocated
+//! (`elf::object`, `coff::dwarf`) and hands them here. A 64-bit address into an allocated
 //! section (DW_LNE_set_address, DW_AT_low_pc) keeps the target section's index plus one in its
 //! top bits (`tag`), so that the sequences of `-ffunction-sections` code, which all start at 0,
 //! stay apart, as LLVM's `SectionedAddress` keeps them.

@@ -6,6 +6,7 @@
 
 pub(crate) mod archive;
 pub(crate) mod cleanup;
+pub(crate) mod cmdline;
 pub(crate) mod coff;
 pub(crate) mod detach;
 pub(crate) mod diag;

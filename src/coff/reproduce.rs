@@ -28,7 +28,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::driver::CmdArg;
+use crate::cmdline::CmdArg;
 use crate::error::{Error, Result};
 use crate::tar::{relative_to_root, TarWriter};
 

@@ -921,7 +921,7 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
         }
         // lld reads the dynamic lists and version scripts with the command line: their errors
         // come before `no input files` (through `diag`, for --vs-diagnostics).
-        let script_errors = crate::elf::resolve::script_file_errors(&p.cfg);
+        let script_errors = crate::elf::version_input::script_file_errors(&p.cfg);
         if !script_errors.is_empty() {
             for e in &script_errors {
                 diag.error(e);

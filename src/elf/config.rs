@@ -128,6 +128,9 @@ pub struct Config {
     pub print_gc_sections: bool,
     /// `--print-archive-stats=<file>`: lld's table of archive members used (archive_stats.rs).
     pub print_archive_stats: Option<std::path::PathBuf>,
+    /// Archives without members the loader read (not under `--whole-archive`), each with the
+    /// number of input files before it: `--print-archive-stats` lists them too, as lld does.
+    pub empty_archives: Vec<(usize, String)>,
     pub icf: Icf,
     /// `--print-icf-sections`: list folded sections on stdout.
     pub print_icf_sections: bool,
@@ -225,7 +228,7 @@ pub struct Config {
     /// `LLD_VERSION` environment variable when set (lld's hook for stable test output).
     pub comment: String,
     /// The command line as parsed, for `--reproduce`'s response.txt.
-    pub cmdline: Vec<crate::driver::CmdArg>,
+    pub cmdline: Vec<crate::cmdline::CmdArg>,
     /// `--version-script=` files, in order.
     pub version_scripts: Vec<PathBuf>,
     /// `--dynamic-list=` files, in order.
@@ -381,6 +384,7 @@ impl Default for Config {
             fat_lto_objects: false,
             print_gc_sections: false,
             print_archive_stats: None,
+            empty_archives: Vec::new(),
             icf: Icf::None,
             print_icf_sections: false,
             keep_unique: Vec::new(),

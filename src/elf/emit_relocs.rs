@@ -17,10 +17,8 @@ use std::collections::{HashMap, HashSet};
 use object::elf;
 use object::read::elf::{Rela as _, SectionHeader as _};
 
-use crate::elf::layout::{
-    model::{Chunk, Layout, OutSec},
-    sections::new_osec,
-};
+use crate::elf::layout::model::{Chunk, Layout, OutSec};
+use crate::elf::layout::sections::new_osec;
 use crate::elf::object::SecKind;
 use crate::elf::symtab::{FileId, SymbolId};
 use crate::elf::types::LE;

@@ -441,7 +441,7 @@ impl<'a> Marker<'a> {
         if sec.kind == SecKind::EhFrame {
             return (Root::EhFrame, false);
         }
-        if flag(sec.flags, elf::SHF_GNU_RETAIN) || crate::elf::script::place::is_kept(self.config, self.r, f, s) {
+        if flag(sec.flags, elf::SHF_GNU_RETAIN) || crate::elf::script::select::is_kept(self.config, self.r, f, s) {
             return (Root::Kept, false);
         }
         if flag(sec.flags, elf::SHF_LINK_ORDER) {

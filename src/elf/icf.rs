@@ -32,11 +32,7 @@ use crate::elf::symtab::{Def, FileId};
 use crate::elf::types::LE;
 use crate::error::{Error, Result};
 
-/// An input section: (file, section index).
-pub type Sec = (FileId, u32);
-
-/// Each folded section → the section that stays in its place.
-pub type Folded = HashMap<Sec, Sec>;
+pub use crate::elf::layout::model::{Folded, Sec};
 
 /// What one relocation resolves to, apart from which input section it points into.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

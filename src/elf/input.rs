@@ -71,6 +71,7 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
         layout: Vec::new(),
         versions: Vec::new(),
         output: None,
+        empty_archives: Vec::new(),
         nostdlib: config.nostdlib,
         in_lib: false,
         next_group: 0,
@@ -113,7 +114,7 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
     if l.errors.is_empty() && l.config.emulation.is_none() && l.first_elf.is_none() && !l.files.iter().any(|f| f.kind == FileKind::Bitcode) {
         l.errors.push("target emulation unknown: -m or at least one .o file required".into());
     }
-    let Loader { files, mut errors, search, entry, externs, output, layout, versions, log, assign_args, .. } = l;
+    let Loader { files, mut errors, search, entry, externs, output, layout, versions, log, assign_args, empty_archives, .. } = l;
     let mut script = crate::elf::script::ast::LayoutScript::default();
     for c in layout {
         if let Err(e) = script.add(c) {
@@ -149,6 +150,7 @@ pub fn load_logged(config: &mut Config) -> (Result<Vec<InputFile>>, ReadLog) {
         config.entry = entry;
     }
     config.undefined.extend(externs);
+    config.empty_archives = empty_archives;
     merge_defsyms(config, assigns);
     config.script = script;
     config.inline_version_scripts.extend(versions);
@@ -214,6 +216,9 @@ struct Loader<'c> {
     assign_args: Vec<usize>,
     versions: Vec<(String, String)>,
     output: Option<String>,
+    /// Archives without members (not under `--whole-archive`): where they came in the input
+    /// list (`Config::empty_archives`).
+    empty_archives: Vec<(usize, String)>,
     nostdlib: bool,
     log: ReadLog,
     /// Between `--start-lib` and `--end-lib`: objects join as lazy members of an implicit archive.
@@ -423,6 +428,9 @@ impl Loader<'_> {
             }
         };
         let whole = self.state.whole_archive;
+        if members.is_empty() && !whole {
+            self.empty_archives.push((self.files.len(), path.to_string()));
+        }
         let dir = Path::new(path).parent().map(Path::to_path_buf).unwrap_or_default();
         for m in members {
             let display = format!("{path}({})", m.name);

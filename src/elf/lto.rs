@@ -167,7 +167,7 @@ pub fn run(
 ) -> crate::error::Result<crate::lto::LtoOutput> {
     let opts = &config.lto;
     let files: Vec<usize> = r.load_order.iter().copied().filter(|&f| r.bitcode(f).is_some()).collect();
-    let script = crate::elf::resolve::version_script(config)?;
+    let script = crate::elf::version_input::version_script(config)?;
     let res = compute(config, script.as_ref(), r, &files);
     let modules = files
         .iter()

@@ -24,7 +24,6 @@ pub mod compress;
 pub mod config;
 pub mod deplibs;
 pub mod diag;
-pub mod dwarf;
 pub mod eh_frame;
 pub mod emit_relocs;
 pub mod gc;
@@ -50,6 +49,7 @@ pub mod symtab;
 pub mod synthetic;
 pub mod types;
 pub mod version_checks;
+pub mod version_input;
 pub mod version_script;
 pub mod write;
 
@@ -156,7 +156,7 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     let resolved = resolver.finish()?;
     trace.stage("Finish resolution", "", t);
     if let Some(p) = &config.print_archive_stats {
-        archive_stats::write(&resolved, p)?;
+        archive_stats::write(config, &resolved, p)?;
     }
     if config.trace {
         // --trace: every file that joined the link, in the order it did.

@@ -71,7 +71,7 @@ pub struct ObjFile {
     /// Groups without GRP_COMDAT: member section indices (for liveness only).
     pub plain_groups: Vec<Vec<u32>>,
     /// The DWARF line tables and variables, read the first time a diagnostic asks (`dwarf()`).
-    pub dwarf: std::sync::OnceLock<crate::elf::dwarf::Dwarf>,
+    pub dwarf: std::sync::OnceLock<crate::dwarf::Dwarf>,
 }
 
 fn corrupt(msg: impl std::fmt::Display) -> Error {
@@ -230,8 +230,8 @@ impl ObjFile {
     }
 
     /// Source locations from this object's debug information (read on first use).
-    pub fn dwarf(&self) -> &crate::elf::dwarf::Dwarf {
-        self.dwarf.get_or_init(|| crate::elf::dwarf::read(self))
+    pub fn dwarf(&self) -> &crate::dwarf::Dwarf {
+        self.dwarf.get_or_init(|| read_dwarf(self))
     }
 
     pub fn parse(input: &'static InputFile, opts: ParseOpts) -> Result<ObjFile> {
@@ -640,4 +640,87 @@ fn check_symbols(symbols: &[Sym], xindex: &[object::U32<LE>], strtab: &'static [
         }
     }
     Ok(())
+}
+
+/// The x86 feature property of `.note.gnu.property` (`GNU_PROPERTY_X86_FEATURE_1_AND`).
+pub(crate) const GNU_PROPERTY_X86_FEATURE_1_AND: u32 = 0xc000_0002;
+
+/// The AND-able x86 feature bits of an object's `.note.gnu.property` (0 when it has none).
+pub(crate) fn x86_features(o: &ObjFile) -> u32 {
+    let mut found = None;
+    for s in &o.sections {
+        if s.name != b".note.gnu.property" || s.sh_type != elf::SHT_NOTE {
+            continue;
+        }
+        let d = s.data;
+        let mut p = 0usize;
+        let rd = |o: usize| d.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        while p + 12 <= d.len() {
+            let (Some(namesz), Some(descsz), Some(ty)) = (rd(p), rd(p + 4), rd(p + 8)) else { break };
+            let name_end = p + 12 + namesz as usize;
+            let desc = (name_end + 7) & !7;
+            let end = desc.saturating_add(descsz as usize);
+            if end > d.len() || name_end > d.len() {
+                break;
+            }
+            if ty == elf::NT_GNU_PROPERTY_TYPE_0 && &d[p + 12..name_end] == b"GNU\0" {
+                let mut q = desc;
+                while q + 8 <= end {
+                    let (Some(pt), Some(sz)) = (rd(q), rd(q + 4)) else { break };
+                    if pt == GNU_PROPERTY_X86_FEATURE_1_AND && sz >= 4 {
+                        // Several FEATURE_1_AND properties of one object add up (lld).
+                        found = Some(found.unwrap_or(0) | rd(q + 8).unwrap_or(0));
+                    }
+                    q = (q + 8 + sz as usize + 7) & !7;
+                }
+            }
+            p = (end + 7) & !7;
+        }
+    }
+    found.unwrap_or(0)
+}
+
+// ------------------------------------------------------------------------------------------------
+// Debug information for diagnostics: the object's debug sections relocated for `crate::dwarf`
+// (lld's `DWARFCache` over an ELF object): the reader is format-neutral, only the relocations
+// are ELF's.
+// ------------------------------------------------------------------------------------------------
+
+/// Reads `o`'s debug information; an object without (or with unreadable) DWARF gives an empty
+/// one, as lld then falls back to the STT_FILE name.
+fn read_dwarf(o: &ObjFile) -> crate::dwarf::Dwarf {
+    if !o.sections.iter().any(|s| s.name == b".debug_info") {
+        return crate::dwarf::Dwarf::default();
+    }
+    crate::dwarf::Dwarf::from_sections(|name| relocated(o, name.as_bytes()))
+}
+
+/// A copy of debug section `name` of `o` with its relocations applied: absolute references to
+/// other debug sections resolve to offsets, 64-bit references into allocated sections to the
+/// offset tagged with the section's index (plus one, so that 0 means "absolute").
+fn relocated(o: &ObjFile, name: &[u8]) -> Option<Vec<u8>> {
+    use object::read::elf::Rela as _;
+    let sec = o.sections.iter().find(|s| s.name == name)?;
+    let mut data = sec.data.to_vec();
+    for rel in sec.relocs {
+        let r_type = rel.r_type(LE, false);
+        let size = match r_type {
+            elf::R_X86_64_64 => 8,
+            elf::R_X86_64_32 | elf::R_X86_64_32S => 4,
+            _ => continue,
+        };
+        let off = rel.r_offset(LE) as usize;
+        let Some(field) = data.get_mut(off..off + size) else { continue };
+        let si = rel.r_sym(LE, false) as usize;
+        let Some(sym) = o.symbols.get(si) else { continue };
+        let mut v = sym.st_value(LE).wrapping_add(rel.r_addend(LE) as u64);
+        if let Some(shndx) = o.sym_section(si) {
+            let alloc = o.sections.get(shndx as usize).is_some_and(|s| s.flags & u64::from(elf::SHF_ALLOC) != 0);
+            if size == 8 && alloc {
+                v = crate::dwarf::tag(v, shndx);
+            }
+        }
+        field.copy_from_slice(&v.to_le_bytes()[..size]);
+    }
+    Some(data)
 }

@@ -89,7 +89,8 @@ const SHF_INFO_LINK: u64 = elf::SHF_INFO_LINK as u64;
 const SHF_LINK_ORDER: u64 = elf::SHF_LINK_ORDER as u64;
 const SHF_GROUP: u64 = elf::SHF_GROUP as u64;
 const SHF_TLS: u64 = elf::SHF_TLS as u64;
-const GNU_PROPERTY_X86_FEATURE_1_AND: u32 = 0xc000_0002;
+use crate::elf::object::{x86_features, GNU_PROPERTY_X86_FEATURE_1_AND};
+use crate::elf::types::{progbits_like, type_name};
 const GNU_PROPERTY_X86_FEATURE_1_IBT: u32 = 1;
 const GNU_PROPERTY_X86_FEATURE_1_SHSTK: u32 = 2;
 const SYM_SIZE: u64 = 24;
@@ -303,70 +304,8 @@ fn lossy(s: &[u8]) -> String {
     String::from_utf8_lossy(s).into_owned()
 }
 
-pub(crate) fn type_name(t: u32) -> String {
-    match t {
-        elf::SHT_NULL => "SHT_NULL".into(),
-        elf::SHT_PROGBITS => "SHT_PROGBITS".into(),
-        elf::SHT_SYMTAB => "SHT_SYMTAB".into(),
-        elf::SHT_STRTAB => "SHT_STRTAB".into(),
-        elf::SHT_RELA => "SHT_RELA".into(),
-        elf::SHT_NOTE => "SHT_NOTE".into(),
-        elf::SHT_NOBITS => "SHT_NOBITS".into(),
-        elf::SHT_INIT_ARRAY => "SHT_INIT_ARRAY".into(),
-        elf::SHT_FINI_ARRAY => "SHT_FINI_ARRAY".into(),
-        elf::SHT_PREINIT_ARRAY => "SHT_PREINIT_ARRAY".into(),
-        elf::SHT_GROUP => "SHT_GROUP".into(),
-        elf::SHT_X86_64_UNWIND => "SHT_X86_64_UNWIND".into(),
-        _ => format!("0x{t:x}"),
-    }
-}
-
-/// lld's `canMergeToProgbits`: types that may share an output section (which becomes
-/// SHT_PROGBITS).
-pub(crate) fn progbits_like(t: u32) -> bool {
-    matches!(
-        t,
-        elf::SHT_NOBITS | elf::SHT_PROGBITS | elf::SHT_INIT_ARRAY | elf::SHT_PREINIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_NOTE | elf::SHT_X86_64_UNWIND
-    )
-}
-
 fn is_debug(name: &[u8]) -> bool {
     name.starts_with(b".debug") || name.starts_with(b".zdebug")
-}
-
-/// The AND-able x86 feature bits of an object's `.note.gnu.property` (0 when it has none).
-pub(crate) fn x86_features(o: &ObjFile) -> u32 {
-    let mut found = None;
-    for s in &o.sections {
-        if s.name != b".note.gnu.property" || s.sh_type != elf::SHT_NOTE {
-            continue;
-        }
-        let d = s.data;
-        let mut p = 0usize;
-        let rd = |o: usize| d.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        while p + 12 <= d.len() {
-            let (Some(namesz), Some(descsz), Some(ty)) = (rd(p), rd(p + 4), rd(p + 8)) else { break };
-            let name_end = p + 12 + namesz as usize;
-            let desc = (name_end + 7) & !7;
-            let end = desc.saturating_add(descsz as usize);
-            if end > d.len() || name_end > d.len() {
-                break;
-            }
-            if ty == elf::NT_GNU_PROPERTY_TYPE_0 && &d[p + 12..name_end] == b"GNU\0" {
-                let mut q = desc;
-                while q + 8 <= end {
-                    let (Some(pt), Some(sz)) = (rd(q), rd(q + 4)) else { break };
-                    if pt == GNU_PROPERTY_X86_FEATURE_1_AND && sz >= 4 {
-                        // Several FEATURE_1_AND properties of one object add up (lld).
-                        found = Some(found.unwrap_or(0) | rd(q + 8).unwrap_or(0));
-                    }
-                    q = (q + 8 + sz as usize + 7) & !7;
-                }
-            }
-            p = (end + 7) & !7;
-        }
-    }
-    found.unwrap_or(0)
 }
 
 /// Writes `config.output` as the relocatable combination of every object in the link.

@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::input::InputFile;
 use crate::tar::{relative_to_root, TarWriter};
 
-pub use crate::driver::CmdArg;
+pub use crate::cmdline::CmdArg;
 
 /// The archive to write, if any: the last `--reproduce`, else `$LLD_REPRODUCE`.
 pub fn tar_path(config: &Config) -> Option<PathBuf> {
@@ -60,7 +60,7 @@ pub fn write_reproduce(config: &Config, tar: &Path, read: &ReadLog) -> Result<()
     let mut w = TarWriter::new(std::io::BufWriter::new(&tmp.file), root);
     let fail = |e: std::io::Error| Error::new(format!("--reproduce: cannot write {}: {}", tar.display(), crate::error::io_error(&e)));
     w.append("response.txt", response_file(config).as_bytes()).map_err(fail)?;
-    w.append("version.txt", format!("{}\n", crate::driver::version_string()).as_bytes()).map_err(fail)?;
+    w.append("version.txt", format!("{}\n", crate::cmdline::version_string()).as_bytes()).map_err(fail)?;
     for (path, data) in read {
         w.append(&relative_to_root(path), data).map_err(fail)?;
     }

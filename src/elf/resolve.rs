@@ -22,102 +22,15 @@ use crate::error::{Error, Result};
 use crate::input::{FileKind, InputFile};
 use crate::util::fasthash::FastMap;
 
-/// What the serial pass needs of one file's global names, computed in parallel with its parse.
-#[derive(Default)]
-struct FileNames {
-    /// An object: one key per global symbol (from `first_global`), the name it binds under
-    /// (`foo` for a `foo@@VER` definition, `__wrap_foo` for an undefined `foo` under
-    /// `--wrap=foo`). A shared library: one per dynamic symbol, its plain name.
-    keys: Vec<NameKey>,
-    /// An object: (symbol index, VER) of each `foo@@VER` definition, by index.
-    default_versions: Vec<(u32, &'static [u8])>,
-    /// An object: each global symbol's section (`NO_SECTION`, or `IN_GROUP_SECTION` for one
-    /// defined in an SHT_GROUP section itself, which never holds a definition).
-    sections: Vec<u32>,
-    /// A shared library: `name@VER` of each versioned definition.
-    versioned: Vec<Option<NameKey>>,
-}
-
-impl FileNames {
-    fn of(file: &File, wrap: &[String]) -> FileNames {
-        let mut out = FileNames::default();
-        match file {
-            File::Obj(o) => {
-                out.keys.reserve_exact(o.symbols.len().saturating_sub(o.first_global));
-                out.sections = (o.first_global..o.symbols.len())
-                    .map(|i| match o.sym_section(i) {
-                        Some(sh) if o.sections.get(sh as usize).is_some_and(|s| s.kind == SecKind::Ignored && s.sh_type == elf::SHT_GROUP) => IN_GROUP_SECTION,
-                        Some(sh) => sh,
-                        None => NO_SECTION,
-                    })
-                    .collect();
-                for i in o.first_global..o.symbols.len() {
-                    let name = o.sym_name(i);
-                    let undefined = o.symbols[i].st_shndx(LE) == elf::SHN_UNDEF;
-                    // `foo@@VER` defines `foo` (its default version): unversioned references
-                    // bind to it.
-                    let name = match (undefined, crate::elf::version_script::split_versioned(name)) {
-                        (false, Some((base, ver, true))) if !ver.is_empty() => {
-                            out.default_versions.push((i as u32, ver));
-                            base
-                        }
-                        (true, _) => wrapped_name(wrap, name),
-                        _ => name,
-                    };
-                    out.keys.push(NameKey::new(name));
-                }
-            }
-            File::Shared(s) => {
-                // A versioned reference is named `name@version` (lld's SharedFile::parse).
-                out.keys = s
-                    .syms
-                    .iter()
-                    .map(|d| match d.version.filter(|_| !d.defined) {
-                        Some(v) => NameKey::new(Box::leak([d.name, b"@", v].concat().into_boxed_slice())),
-                        None => NameKey::new(d.name),
-                    })
-                    .collect();
-                out.versioned = s
-                    .syms
-                    .iter()
-                    .map(|d| {
-                        let v = d.version.filter(|_| d.defined)?;
-                        let mut full = d.name.to_vec();
-                        full.push(b'@');
-                        full.extend_from_slice(v);
-                        Some(NameKey::new(Box::leak(full.into_boxed_slice())))
-                    })
-                    .collect();
-            }
-            _ => {}
-        }
-        out
-    }
-}
-
-/// A bitcode definition `foo@@VER` (`.symver` in module asm) binds as `foo`, as an object's
-/// does and as lld files every `@@` name (its lazy archive symbols too): the name it binds
-/// under and VER.
-fn default_versioned(name: &'static [u8]) -> (&'static [u8], Option<&'static [u8]>) {
-    match crate::elf::version_script::split_versioned(name) {
-        Some((base, ver, true)) if !ver.is_empty() => (base, Some(ver)),
-        _ => (name, None),
-    }
-}
-
-/// `FileNames::sections` of a symbol in no section (undefined, absolute, common).
-const NO_SECTION: u32 = u32::MAX;
-/// `FileNames::sections` of a symbol defined in an SHT_GROUP section.
-const IN_GROUP_SECTION: u32 = u32::MAX - 1;
-
 mod bind;
 mod lazy;
+mod state;
 mod versions;
 mod wrap;
 
+pub use state::Resolver;
+use state::{default_versioned, leak_name, wrapped_name, FileNames, Frame, Step, IN_GROUP_SECTION, NO_SECTION};
 use versions::{apply_versions, mark_dynamic_listed};
-pub use versions::{script_file_errors, version_script};
-use wrap::{wrapped_name, WrapRefs};
 
 use crate::elf::config::defsym_target;
 pub use crate::elf::symtab::{BitcodeFile, Def, File, FileId, GccIrFile, NameKey, NameMap, Resolved, Symbol, SymbolId};
@@ -149,30 +62,6 @@ fn vis_rank(v: u8) -> u8 {
         elf::STV_HIDDEN => 1,
         _ => 0,
     }
-}
-
-pub struct Resolver<'c> {
-    config: &'c Config,
-    r: Resolved,
-    comdats: FastMap<&'static [u8], FileId>,
-    /// Files whose undefined references are being resolved, innermost last (see `load`).
-    frames: Vec<Frame>,
-    /// `--warn-backrefs`: (symbol, referring file, extracted member), first reference only.
-    backrefs: Vec<(SymbolId, FileId, FileId)>,
-    errors: Vec<String>,
-    /// Files from this id on were generated by LTO: their COMDAT groups are kept as they are
-    /// (LTO already chose the prevailing copies), and bitcode can no longer be extracted.
-    lto_first_file: Option<FileId>,
-    /// Sonames of the shared libraries loaded so far: a library named twice (`-lgcc_s ...
-    /// -lgcc_s`) is linked once, as lld does.
-    sonames: std::collections::HashMap<String, FileId>,
-    /// For each file: its global names, hashed (taken when an object loads).
-    names: Vec<FileNames>,
-    /// The parts of pass 1 (parsing, binding), for `--time-trace`.
-    pub laps: crate::trace::Laps,
-    /// `--wrap=foo`: how the files referred to `foo` under the names they wrote (`foo`, bound as
-    /// `__wrap_foo`, and `__real_foo`, bound as `foo`), keyed by `foo`'s id (`bind_wrapped`).
-    wrap_refs: FastMap<SymbolId, WrapRefs>,
 }
 
 /// Parses one input; `opts.merge`: split SHF_MERGE sections (lld: at `-O1` and above, and always for
@@ -624,10 +513,6 @@ fn demote_shared_start_stop(config: &Config, r: &mut Resolved) {
     for id in demote {
         r.symbols[id].def = Def::Undefined;
     }
-}
-
-fn leak_name(s: &str) -> &'static [u8] {
-    Box::leak(s.as_bytes().to_vec().into_boxed_slice())
 }
 
 impl<'c> Resolver<'c> {
@@ -1101,25 +986,4 @@ impl<'c> Resolver<'c> {
         }
         self.frames.push(Frame { file: f, steps: dso_steps, next: 0 });
     }
-}
-
-/// One step of resolving a loaded file's references (see `Resolver::load`).
-#[derive(Clone, Copy)]
-enum Step {
-    /// An undefined symbol of an object or bitcode file.
-    Undefined { id: SymbolId, weak: bool, native: bool },
-    /// A shared library's non-weak undefined reference: it extracts a lazy definition.
-    DsoRef(SymbolId),
-    /// Under `--wrap=foo`, a reference written `foo` (`id` is `foo`'s; the reference itself is
-    /// an `Undefined` step of `__wrap_foo`).
-    Wrapped { id: SymbolId, weak: bool },
-    /// Under `--wrap=foo`, a reference written `__real_foo` (`id` is `foo`'s).
-    Real { id: SymbolId, weak: bool, native: bool },
-}
-
-struct Frame {
-    /// The file whose references these are.
-    file: FileId,
-    steps: Vec<Step>,
-    next: usize,
 }

@@ -15,18 +15,12 @@ pub mod eval;
 pub mod insert;
 pub mod parse;
 pub mod place;
-mod segments;
-pub(crate) use segments::relro_contiguous;
+pub mod plan;
+pub(crate) mod segments;
+pub mod select;
+pub(crate) use ast::format_error;
+pub use ast::Loc;
 pub mod toplevel;
-
-/// Where a token is, for `file:line:` messages and the `>>>` excerpt.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Loc {
-    pub line: usize,
-    /// Column of the token in `line_text`, in characters.
-    pub col: usize,
-    pub line_text: String,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
@@ -66,17 +60,6 @@ impl Script {
     pub fn error_at(&self, loc: &Loc, msg: &str) -> String {
         format_error(&self.name, Some(loc), loc.line, msg)
     }
-}
-
-pub(crate) fn format_error(name: &str, loc: Option<&Loc>, line: usize, msg: &str) -> String {
-    let mut s = format!("{name}:{line}: {msg}");
-    if let Some(loc) = loc {
-        if loc.col <= 256 {
-            let text: String = loc.line_text.chars().take(loc.col + 80).map(|c| if c.is_control() && c != '\t' { '?' } else { c }).collect();
-            s.push_str(&format!("\n>>> {text}\n>>> {}^", " ".repeat(loc.col)));
-        }
-    }
-    s
 }
 
 #[derive(Debug, Clone)]

@@ -9,10 +9,8 @@ use object::elf;
 use object::read::elf::Sym as _;
 
 use crate::elf::android_rela as android;
-use crate::elf::layout::{
-    dynsym::is_defined_for_dynsym,
-    model::{Addend, Chunk, DynRel, Layout, Place, Synth, Target},
-};
+use crate::elf::layout::dynsym::is_defined_for_dynsym;
+use crate::elf::layout::model::{Addend, Chunk, DynRel, Layout, Place, Synth, Target};
 use crate::elf::symtab::{Def, SymbolId};
 use crate::elf::types::LE;
 use crate::output::{put16, put32, put64};

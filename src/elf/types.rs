@@ -2,6 +2,8 @@
 //! relocations) and the section-index encoding the symbol-table writers share. They sit below
 //! every stage so that no stage imports `elf/mod.rs`, which drives them all.
 
+use ::object::elf;
+
 pub type LE = ::object::LittleEndian;
 pub const LE: ::object::LittleEndian = ::object::LittleEndian;
 pub type Sym = ::object::elf::Sym64<LE>;
@@ -50,3 +52,31 @@ pub fn section_header_counts(null: &mut [u8], nsections: usize, shstrtab_index: 
 pub type Rela = ::object::elf::Rela64<LE>;
 pub type Shdr = ::object::elf::SectionHeader64<LE>;
 pub type Ehdr = ::object::elf::FileHeader64<LE>;
+
+/// A section type as lld names it in messages (`SHT_PROGBITS`, or the number).
+pub(crate) fn type_name(t: u32) -> String {
+    match t {
+        elf::SHT_NULL => "SHT_NULL".into(),
+        elf::SHT_PROGBITS => "SHT_PROGBITS".into(),
+        elf::SHT_SYMTAB => "SHT_SYMTAB".into(),
+        elf::SHT_STRTAB => "SHT_STRTAB".into(),
+        elf::SHT_RELA => "SHT_RELA".into(),
+        elf::SHT_NOTE => "SHT_NOTE".into(),
+        elf::SHT_NOBITS => "SHT_NOBITS".into(),
+        elf::SHT_INIT_ARRAY => "SHT_INIT_ARRAY".into(),
+        elf::SHT_FINI_ARRAY => "SHT_FINI_ARRAY".into(),
+        elf::SHT_PREINIT_ARRAY => "SHT_PREINIT_ARRAY".into(),
+        elf::SHT_GROUP => "SHT_GROUP".into(),
+        elf::SHT_X86_64_UNWIND => "SHT_X86_64_UNWIND".into(),
+        _ => format!("0x{t:x}"),
+    }
+}
+
+/// lld's `canMergeToProgbits`: types that may share an output section (which becomes
+/// SHT_PROGBITS).
+pub(crate) fn progbits_like(t: u32) -> bool {
+    matches!(
+        t,
+        elf::SHT_NOBITS | elf::SHT_PROGBITS | elf::SHT_INIT_ARRAY | elf::SHT_PREINIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_NOTE | elf::SHT_X86_64_UNWIND
+    )
+}

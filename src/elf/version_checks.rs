@@ -47,7 +47,7 @@ pub fn check(config: &Config, script: &VersionScript, r: &Resolved) -> Vec<Strin
 /// the symbols before LTO. The errors are kept for `apply_versions` (lld fails the link after
 /// LTO has run); `None` without a version script.
 pub fn before_lto(config: &Config, r: &Resolved) -> crate::error::Result<Option<Vec<String>>> {
-    let Some(script) = crate::elf::resolve::version_script(config)? else { return Ok(None) };
+    let Some(script) = crate::elf::version_input::version_script(config)? else { return Ok(None) };
     for w in script.warnings() {
         config.diag.warn(&w);
     }

@@ -136,11 +136,17 @@ fn archive_stats(c: &Context, w: &TrialDir) -> Result<(), String> {
     w.ok(w.cmd(LLVM_AR).args(["rc", "libf.a", "f.o", "unused.o"]))?;
     w.ok(w.cmd(LLVM_AR).args(["rc", "--thin", "libg.a", "g.o", "unused.o"]))?;
     w.ok(w.cmd(LLVM_AR).args(["rc", "libh.a", "h.o"]))?;
+    // An archive without members (glibc's librt.a and libdl.a are such): lld lists it, `0 0`,
+    // in its place; one named twice is listed twice (lld counts per occurrence).
+    w.write("libempty.a", "!<arch>\n")?;
     let args = [
         "--print-archive-stats={out}.txt",
         "-e",
         "main",
+        "libempty.a",
         "main.o",
+        "libf.a",
+        "libempty.a",
         "libf.a",
         "libg.a",
         "--whole-archive",
@@ -149,6 +155,7 @@ fn archive_stats(c: &Context, w: &TrialDir) -> Result<(), String> {
         "--start-lib",
         "lazy.o",
         "--end-lib",
+        "libempty.a",
         "-o",
         "{out}",
     ];
@@ -157,6 +164,9 @@ fn archive_stats(c: &Context, w: &TrialDir) -> Result<(), String> {
         return Err(format!("ld.lld-22: {} {}; dtld: {} {}", lld.status_text(), lld.stderr_text(), dtld.status_text(), dtld.stderr_text()));
     }
     let (a, b) = (w.read_string("lld.txt")?, w.read_string("dtld.txt")?);
+    if a.matches("libempty.a").count() != 3 {
+        return Err(format!("ld.lld-22 did not list the empty archive three times:\n{a}"));
+    }
     if a != b {
         return Err(format!("archive stats differ:\n--- ld.lld-22\n{a}--- dtld\n{b}"));
     }

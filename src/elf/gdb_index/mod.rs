@@ -15,7 +15,10 @@
 //!
 //! Sizes are decided with the other synthetic sections; the writer fills in the addresses.
 
-mod read;
+pub(crate) mod read;
+
+pub use read::GdbIndex;
+use read::{Chunk, GdbSymbol};
 
 use rayon::prelude::*;
 
@@ -27,27 +30,6 @@ use crate::error::{Error, Result};
 
 const HEADER: u64 = 24;
 const SHARDS: usize = 32;
-
-pub struct GdbIndex {
-    chunks: Vec<Chunk>,
-    symbols: Vec<GdbSymbol>,
-    pub size: u64,
-}
-
-struct Chunk {
-    file: FileId,
-    info_sec: Option<u32>,
-    cus: Vec<(u64, u64)>,
-    areas: Vec<read::Area>,
-}
-
-struct GdbSymbol {
-    name: &'static [u8],
-    hash: u32,
-    cu_vector: Vec<u32>,
-    cu_vector_off: u32,
-    name_off: u32,
-}
 
 /// `.debug_gnu_pubnames` and `.debug_gnu_pubtypes` serve only the index: with `--gdb-index`
 /// they are not copied to the output (lld).

@@ -522,6 +522,27 @@ fn read_pub(s: &Sect, cus: &[(u64, u64)], names: &mut Vec<NameEntry>) -> Result<
     Ok(())
 }
 
+pub struct GdbIndex {
+    pub(crate) chunks: Vec<Chunk>,
+    pub(crate) symbols: Vec<GdbSymbol>,
+    pub size: u64,
+}
+
+pub(crate) struct Chunk {
+    pub(crate) file: FileId,
+    pub(crate) info_sec: Option<u32>,
+    pub(crate) cus: Vec<(u64, u64)>,
+    pub(crate) areas: Vec<Area>,
+}
+
+pub(crate) struct GdbSymbol {
+    pub(crate) name: &'static [u8],
+    pub(crate) hash: u32,
+    pub(crate) cu_vector: Vec<u32>,
+    pub(crate) cu_vector_off: u32,
+    pub(crate) name_off: u32,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

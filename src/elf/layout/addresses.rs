@@ -71,7 +71,7 @@ pub(super) fn assign_addresses(l: &mut Layout) -> Result<()> {
     sort_sections(l, relro_on)?;
     // INSERT can put other sections among the RELRO ones (lld's check in createPhdrs).
     if l.insert_plan.is_some() {
-        crate::elf::script::relro_contiguous(l, relro_on)?;
+        crate::elf::script::segments::relro_contiguous(l, relro_on)?;
     }
     size_sections(l);
     let groups = segment_groups(l, relro_on);

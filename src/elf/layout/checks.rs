@@ -127,7 +127,7 @@ pub(super) fn cet_report(config: &Config, r: &Resolved) {
     };
     for &f in &r.load_order {
         let File::Obj(o) = &r.files[f] else { continue };
-        let features = crate::elf::relocatable::x86_features(o);
+        let features = crate::elf::object::x86_features(o);
         for (bit, name) in [(1, "IBT"), (2, "SHSTK")] {
             if features & bit == 0 {
                 let msg = format!("{}: -z cet-report: file does not have GNU_PROPERTY_X86_FEATURE_1_{name} property", r.inputs[f].name);

@@ -65,7 +65,7 @@ fn add_note_sections(l: &mut Layout) {
     for (f, file) in l.r.files.iter().enumerate() {
         if let File::Obj(o) = file {
             if l.r.loaded[f] {
-                features &= crate::elf::relocatable::x86_features(o);
+                features &= crate::elf::object::x86_features(o);
             }
         }
     }

@@ -132,7 +132,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         crate::elf::gdb_index::drop_pub_sections(r, &mut live);
     }
     if (config.script.has_sections || !config.script.phdrs.is_empty()) && !config.relocatable {
-        if crate::elf::script::place::discards_shstrtab(config) {
+        if crate::elf::script::select::discards_shstrtab(config) {
             return Err(Error::new("discarding .shstrtab section is not allowed"));
         }
         l.script_plan = Some(crate::elf::script::place::plan(config, r, &live));

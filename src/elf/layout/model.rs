@@ -22,6 +22,27 @@ use crate::elf::types::{Sym, LE};
 
 use super::pieces::PieceCursor;
 
+/// What the relocation scan finds a symbol needs (bits of its `needs`): a GOT slot, a PLT entry,
+/// a copy, a canonical PLT entry, ...
+pub(crate) const N_GOT: u16 = 1;
+pub(crate) const N_PLT: u16 = 2;
+pub(crate) const N_GOTTP: u16 = 4;
+pub(crate) const N_COPY: u16 = 8;
+pub(crate) const N_CANON: u16 = 16;
+pub(crate) const N_IPLT: u16 = 32;
+/// The IFUNC's address is taken directly: its IPLT entry becomes its canonical address.
+pub(crate) const N_CANON_IFUNC: u16 = 64;
+/// A general-dynamic GOT pair (or, for `TLS_LD_TARGET`, the local-dynamic pair).
+pub(crate) const N_GOTGD: u16 = 128;
+/// A TLS descriptor (two GOT slots resolved by the loader's R_X86_64_TLSDESC).
+pub(crate) const N_GOTDESC: u16 = 256;
+
+/// An input section: (file, section index).
+pub type Sec = (FileId, u32);
+
+/// `--icf`: each folded section → the section that stays in its place (`elf::icf`).
+pub type Folded = HashMap<Sec, Sec>;
+
 pub const PAGE: u64 = 0x1000;
 
 /// What a relocation refers to: a global symbol, or a local symbol of one object.
@@ -275,20 +296,20 @@ pub struct Layout<'r> {
     /// Warnings a repeated address pass must say once (lld says them after the last pass).
     pub warned_once: std::sync::Mutex<std::collections::HashSet<String>>,
     /// With a SECTIONS script: the matching of input sections to its descriptions.
-    pub script_plan: Option<crate::elf::script::place::Plan>,
+    pub script_plan: Option<crate::elf::script::plan::Plan>,
     /// INSERT blocks without a SECTIONS command: the default layout, with their sections.
-    pub insert_plan: Option<crate::elf::script::insert::InsertPlan>,
+    pub insert_plan: Option<crate::elf::script::plan::InsertPlan>,
     /// With a SECTIONS script: the priorities of `--symbol-ordering-file` or the call graph,
     /// applied inside each input section description (lld's sortISDBySectionOrder).
     pub section_priority: HashMap<(FileId, u32), u32>,
     /// Symbols a linker script assigns: value and output section (None: absolute).
     pub script_syms: FastMap<SymbolId, (u64, Option<usize>)>,
     /// Data commands, fills and load addresses of the script's output sections.
-    pub script_extra: crate::elf::script::place::Extra,
+    pub script_extra: crate::elf::script::plan::Extra,
     /// `--icf`: each folded input section → the one kept in its place (`elf::icf`).
-    pub icf_folded: crate::elf::icf::Folded,
+    pub icf_folded: Folded,
     /// `--gdb-index`: the index, sized with the synthetic sections.
-    pub gdb_index: Option<crate::elf::gdb_index::GdbIndex>,
+    pub gdb_index: Option<crate::elf::gdb_index::read::GdbIndex>,
     /// How long each part of the layout took (`--time-trace`).
     pub laps: crate::trace::Laps,
 }

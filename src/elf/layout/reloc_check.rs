@@ -7,7 +7,7 @@
 use object::elf;
 use object::read::elf::Sym as _;
 
-use super::{Layout, Target, N_CANON, N_COPY};
+use super::model::{Layout, Target, N_CANON, N_COPY};
 use crate::elf::diag;
 use crate::elf::object::ObjFile;
 use crate::elf::symtab::{Def, FileId, SymbolId};

@@ -27,19 +27,6 @@ pub(super) struct ScanOut {
     errors: Vec<String>,
 }
 
-pub(super) const N_GOT: u16 = 1;
-pub(super) const N_PLT: u16 = 2;
-pub(super) const N_GOTTP: u16 = 4;
-pub(super) const N_COPY: u16 = 8;
-pub(super) const N_CANON: u16 = 16;
-pub(super) const N_IPLT: u16 = 32;
-/// The IFUNC's address is taken directly: its IPLT entry becomes its canonical address.
-pub(super) const N_CANON_IFUNC: u16 = 64;
-/// A general-dynamic GOT pair (or, for `TLS_LD_TARGET`, the local-dynamic pair).
-pub(super) const N_GOTGD: u16 = 128;
-/// A TLS descriptor (two GOT slots resolved by the loader's R_X86_64_TLSDESC).
-pub(super) const N_GOTDESC: u16 = 256;
-
 pub(super) fn scan_relocations(l: &mut Layout, live: &Live) -> Result<()> {
     use rayon::prelude::*;
     let r = l.r;

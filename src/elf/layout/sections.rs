@@ -193,7 +193,7 @@ fn output_conflict(o: &ObjFile, sec: &crate::elf::object::InputSection, os: &Out
             os.flags
         ));
     }
-    let (rt, pl) = (crate::elf::relocatable::type_name, crate::elf::relocatable::progbits_like);
+    let (rt, pl) = (crate::elf::types::type_name, crate::elf::types::progbits_like);
     if os.sh_type != ty && !(pl(os.sh_type) && pl(ty)) {
         return Some(format!(
             "section type mismatch for {}\n>>> {}:({}): {}\n>>> output section {}: {}",

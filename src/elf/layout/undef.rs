@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use object::elf;
 use object::read::elf::Sym as _;
 
-use super::Layout;
+use super::model::Layout;
 use crate::elf::diag;
 use crate::elf::symtab::{Def, FileId, SymbolId};
 use crate::elf::types::LE;

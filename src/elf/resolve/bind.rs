@@ -6,7 +6,12 @@
 //! Why it exists: these are the rules lld's `Symbol::resolve` holds, the part of resolution that
 //! decides between definitions; `resolve.rs` drives the files through them.
 
-use super::*;
+use object::elf;
+use object::read::elf::Sym as _;
+
+use super::state::*;
+use crate::elf::symtab::*;
+use crate::elf::types::LE;
 
 impl Resolver<'_> {
     /// A reference to `id`; returns the archive member it extracts, if any.

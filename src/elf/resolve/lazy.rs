@@ -8,7 +8,8 @@
 use object::elf;
 use object::read::elf::Sym as _;
 
-use super::{default_versioned, File, FileNames, NameKey};
+use super::state::{default_versioned, FileNames};
+use crate::elf::symtab::{File, NameKey};
 use crate::elf::types::LE;
 
 /// Each global name file `file` defines, with the VER of a `foo@@VER` definition; `None` for a

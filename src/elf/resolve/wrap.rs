@@ -7,43 +7,8 @@
 //! Why it exists: those rules are the part of resolution that only `--wrap` needs; apart from
 //! `resolve.rs` (over its size limit) they read as one piece.
 
-use super::{leak_name, Def, FileId, Resolver, Step, SymbolId};
-
-/// `--wrap=foo`: undefined references to `foo` bind to `__wrap_foo`, and references to
-/// `__real_foo` bind to `foo` (GNU ld's rule: definitions keep their names).
-pub(super) fn wrapped_name(wrap: &[String], name: &'static [u8]) -> &'static [u8] {
-    if wrap.is_empty() {
-        return name;
-    }
-    let s = match std::str::from_utf8(name) {
-        Ok(s) => s,
-        Err(_) => return name,
-    };
-    if wrap.iter().any(|w| w == s) {
-        return leak_name(&format!("__wrap_{s}"));
-    }
-    if let Some(real) = s.strip_prefix("__real_") {
-        if wrap.iter().any(|w| w == real) {
-            return leak_name(real);
-        }
-    }
-    name
-}
-
-/// The references to a `--wrap`ped name `foo`, by the names the files wrote (lld reads the files
-/// with those names and redirects the references only afterwards, `addWrappedSymbols`).
-#[derive(Clone, Copy, Default)]
-pub(super) struct WrapRefs {
-    /// `foo` was referenced (an object's reference binds to `__wrap_foo`; a library's weak
-    /// reference to a lazy `foo` counts too: it makes the binding weak in lld).
-    pub(super) renamed: bool,
-    /// ... strongly: as in lld, that extracts the archive member defining `foo`.
-    pub(super) renamed_strong: bool,
-    /// `__real_foo` was referenced (each reference binds to `foo`).
-    pub(super) real: bool,
-    /// ... strongly.
-    pub(super) real_strong: bool,
-}
+use super::state::{Resolver, Step};
+use crate::elf::symtab::{Def, FileId, SymbolId};
 
 impl Resolver<'_> {
     /// The steps of an undefined reference written as `written` and bound to `id` (named `name`):

@@ -517,6 +517,27 @@ impl Globs {
     }
 }
 
+/// Where a token is, for `file:line:` messages and the `>>>` excerpt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loc {
+    pub line: usize,
+    /// Column of the token in `line_text`, in characters.
+    pub col: usize,
+    pub line_text: String,
+}
+
+/// `name:line: msg` plus the `>>>` excerpt pointing at `loc`, as lld prints script errors.
+pub(crate) fn format_error(name: &str, loc: Option<&Loc>, line: usize, msg: &str) -> String {
+    let mut s = format!("{name}:{line}: {msg}");
+    if let Some(loc) = loc {
+        if loc.col <= 256 {
+            let text: String = loc.line_text.chars().take(loc.col + 80).map(|c| if c.is_control() && c != '\t' { '?' } else { c }).collect();
+            s.push_str(&format!("\n>>> {text}\n>>> {}^", " ".repeat(loc.col)));
+        }
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,18 +12,11 @@
 //! assignments and `/DISCARD/` in such blocks are refused as not supported.
 
 use super::ast::{InCmd, OutDesc, SecCmd};
-use super::place::Plan;
+use super::plan::InsertPlan;
 use crate::elf::config::Config;
 use crate::elf::layout::model::{Chunk, Layout};
 use crate::elf::symtab::Resolved;
 use crate::error::{Error, Result};
-
-/// The INSERT blocks' descriptions matched against the inputs, and where each block goes.
-pub struct InsertPlan {
-    pub plan: Plan,
-    /// Per block: the names of its descriptions, after (true) or before, the anchor's name.
-    moves: Vec<(Vec<String>, bool, String)>,
-}
 
 /// Why dtld cannot lay out description `d` of an INSERT block, if it cannot.
 fn unsupported(d: &OutDesc) -> Option<&'static str> {

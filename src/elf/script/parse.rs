@@ -68,8 +68,8 @@ impl<'a> Lexer<'a> {
         let le = self.src[at..].iter().position(|&c| c == b'\n').map_or(self.src.len(), |p| at + p);
         let text = String::from_utf8_lossy(&self.src[ls..le]).trim_end_matches('\r').to_string();
         let col = String::from_utf8_lossy(&self.src[ls..at]).chars().count();
-        let loc = crate::elf::script::Loc { line, col, line_text: text };
-        Error::new(crate::elf::script::format_error(self.name, Some(&loc), line, msg))
+        let loc = super::ast::Loc { line, col, line_text: text };
+        Error::new(super::ast::format_error(self.name, Some(&loc), line, msg))
     }
 
     fn err(&self, msg: &str) -> Error {

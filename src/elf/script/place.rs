@@ -11,49 +11,12 @@ use object::elf;
 
 use super::ast::*;
 use super::eval::{self, Env, SecInfo, Val};
+pub use super::plan::{Extra, Match, Plan};
+use super::select::{file_matches, name_for_script};
 use crate::elf::config::Config;
 use crate::elf::layout::model::{align_up, Chunk, Layout, OutSec, Synth};
 use crate::elf::symtab::{Def, FileId, Resolved, SymbolId};
 use crate::error::{Error, Result};
-
-/// Where an input section goes: output description `desc`, at sequence `order` (the script's
-/// order of input section descriptions and SORT keys).
-#[derive(Debug, Clone, Copy)]
-pub struct Match {
-    pub desc: usize,
-    pub order: u64,
-}
-
-/// The decisions made before the output sections exist.
-pub struct Plan {
-    /// Every output section description, in script order.
-    pub descs: Vec<OutDesc>,
-    pub matches: HashMap<(FileId, u32), Match>,
-    /// Common symbols a `COMMON` pattern takes (lld turns each into an input section named
-    /// `COMMON` of its file, after every other input section).
-    pub commons: HashMap<SymbolId, Match>,
-    pub discard: HashSet<(FileId, u32)>,
-    /// Descriptions dropped because ONLY_IF_RO/RW did not hold.
-    pub disabled: Vec<bool>,
-}
-
-impl Plan {
-    pub fn desc_by_name(&self, name: &str) -> Option<usize> {
-        (0..self.descs.len()).find(|&d| !self.disabled[d] && self.descs[d].name == name)
-    }
-}
-
-/// The name a file pattern matches: the path as given, `archive:member` for archive members.
-fn name_for_script(r: &Resolved, f: FileId) -> String {
-    match &r.inputs[f].archive {
-        Some((a, m)) => format!("{a}:{m}"),
-        None => r.inputs[f].name.clone(),
-    }
-}
-
-fn file_matches(pat: &str, name: &str) -> bool {
-    pat == "*" || glob_match(pat, name)
-}
 
 fn descs_of(script: &LayoutScript) -> Vec<OutDesc> {
     script
@@ -114,44 +77,6 @@ fn sort_block(cands: &[Cand], block: &mut [usize], outer: SortKind, inner: SortK
             block.sort_by(|&a, &b| sort_key_cmp(kind, &cands[a], &cands[b]));
         }
     }
-}
-
-/// Whether input section (f, s) is named by a `KEEP` pattern (a `--gc-sections` root).
-pub fn is_kept(config: &Config, r: &Resolved, f: FileId, s: usize) -> bool {
-    if !config.script.has_sections && config.script.inserts.is_empty() {
-        return false;
-    }
-    let sec = &r.obj(f).sections[s];
-    let name = String::from_utf8_lossy(sec.name);
-    let fname = name_for_script(r, f);
-    for c in config.script.cmds.iter().chain(config.script.inserts.iter().flat_map(|i| i.cmds.iter())) {
-        let SecCmd::Out(o) = c else { continue };
-        for ic in &o.cmds {
-            let InCmd::Input(d) = ic else { continue };
-            if d.keep && d.flags_match(sec.flags) && input_matches(d, &fname, &name).is_some() {
-                return true;
-            }
-        }
-    }
-    false
-}
-
-/// Whether a `/DISCARD/` pattern takes the section header string table, which lld's
-/// `LinkerScript::discard` refuses (`.shstrtab` is a section of the linker's own file).
-pub fn discards_shstrtab(config: &Config) -> bool {
-    config.script.cmds.iter().any(|c| {
-        let SecCmd::Out(o) = c else { return false };
-        o.name == "/DISCARD/"
-            && o.cmds.iter().any(|ic| matches!(ic, InCmd::Input(d) if d.flags_match(0) && input_matches(d, "<internal>", ".shstrtab").is_some()))
-    })
-}
-
-/// The index of the first pattern of `d` that takes a section `name` of file `fname`.
-fn input_matches(d: &InputDesc, fname: &str, name: &str) -> Option<usize> {
-    if !file_matches(&d.file, fname) || d.exclude_files.matches(fname) {
-        return None;
-    }
-    d.patterns.iter().position(|p| p.names.matches(name) && !p.exclude_files.matches(fname))
 }
 
 /// Matches every live input section against the script (lld's `processSectionCommands`).
@@ -291,10 +216,6 @@ fn discard_link_order_dependents(r: &Resolved, discard: &mut HashSet<(FileId, u3
             }
         }
     }
-}
-
-fn glob_match(p: &str, s: &str) -> bool {
-    super::ast::glob_match(p, s)
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -969,17 +890,6 @@ fn synth_cmd(d: &OutDesc, name: &str) -> Option<usize> {
 /// The command index (within its description) of a match's sequence key.
 fn cmd_index_of_order(ord: u64) -> usize {
     (ord >> 40) as usize
-}
-
-/// Data commands and fills recorded for the writer.
-#[derive(Debug, Clone, Default)]
-pub struct Extra {
-    /// Per output section: (offset, size, value) of BYTE/SHORT/LONG/QUAD.
-    pub data: HashMap<usize, Vec<(u64, u8, u64)>>,
-    /// Per output section: its fill pattern (big-endian 4 bytes).
-    pub fill: HashMap<usize, u32>,
-    /// Per output section: its load address when it differs from its address.
-    pub lma: HashMap<usize, u64>,
 }
 
 /// Runs the script: order, sizes, addresses, symbol values, program headers, file offsets.
