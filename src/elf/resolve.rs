@@ -192,6 +192,7 @@ impl<'c> Resolver<'c> {
             names,
             laps,
             wrap_refs: Default::default(),
+            wrap_active: config.wrap.clone(),
         };
         // -u and the entry symbol act as undefined references before any file, so they extract
         // archive members wherever they are on the command line.
@@ -327,7 +328,7 @@ impl<'c> Resolver<'c> {
         let objects: Vec<&'static InputFile> = objects.into_iter().map(|o| &*Box::leak(Box::new(o))).collect();
         let opts =
             ParseOpts { merge: self.config.opt_level > 0 || self.config.relocatable, relocatable: self.config.relocatable, execstack: self.config.z_execstack };
-        let wrap = &self.config.wrap;
+        let wrap = &self.wrap_active;
         let (parsed, names): (Vec<Result<File>>, Vec<FileNames>) = objects
             .par_iter()
             .map(|f| {

@@ -125,6 +125,9 @@ pub struct Resolver<'c> {
     /// `--wrap=foo`: how the files referred to `foo` under the names they wrote (`foo`, bound as
     /// `__wrap_foo`, and `__real_foo`, bound as `foo`), keyed by `foo`'s id (`bind_wrapped`).
     pub(super) wrap_refs: FastMap<SymbolId, WrapRefs>,
+    /// The `--wrap` names that take effect (`bind_wrapped`): lld ignores one no file names.
+    /// The objects LTO generates are read with these.
+    pub(super) wrap_active: Vec<String>,
 }
 
 /// One step of resolving a loaded file's references (see `Resolver::load`).

@@ -7,7 +7,8 @@
 //! Why it exists: those rules are the part of resolution that only `--wrap` needs; apart from
 //! `resolve.rs` (over its size limit) they read as one piece.
 
-use super::state::{Resolver, Step};
+use super::state::{leak_name, Resolver, Step, WrapRefs};
+use crate::elf::symtab::NameKey;
 use crate::elf::symtab::{Def, FileId, SymbolId};
 
 impl Resolver<'_> {
@@ -70,6 +71,20 @@ impl Resolver<'_> {
         w.real_strong |= !weak;
     }
 
+    /// Whether lld's symbol table would have `foo` (`id`, named `w`) when it applies `--wrap`:
+    /// a file refers to it as written (an object's reference, bound as `__wrap_foo`; a
+    /// library's), something defines it (also lazily), or `-u`, a script or `--defsym` names it.
+    fn names_wrapped(&self, id: SymbolId, w: &str, refs: WrapRefs) -> bool {
+        let sym = &self.r.symbols[id];
+        let config = self.config;
+        refs.renamed
+            || !matches!(sym.def, Def::Undefined)
+            || sym.dso_ref
+            || config.undefined.iter().any(|u| u == w)
+            || config.script.referenced_symbols().iter().any(|n| n == w)
+            || config.defsym.iter().any(|(n, e)| n == w || crate::elf::config::defsym_target(e) == Some(w))
+    }
+
     /// After the files, as lld's `addWrappedSymbols`: for `--wrap=foo` with `__real_foo`
     /// referenced, `foo` is referenced with the binding the files gave it (weak when every
     /// reference written `foo` was weak, so nothing is extracted then; strong when `foo` was
@@ -85,6 +100,32 @@ impl Resolver<'_> {
             let Some(refs) = self.wrap_refs.get(&id).copied() else { continue };
             if !refs.real {
                 continue;
+            }
+            if !self.names_wrapped(id, w, refs) {
+                // lld's `addWrappedSymbols` skips a `foo` its symbol table does not have (no
+                // file, `-u`, script or `--defsym` names it): the references written
+                // `__real_foo` keep that name, an undefined `__real_foo` (its error, its
+                // `.dynsym` entry), and the objects LTO generates are read without the wrap.
+                // (`__real_foo` itself is in the table as the placeholder `start` interns for
+                // LTO; it trades names with `foo`'s symbol, which the references bound to.)
+                let real = leak_name(&format!("__real_{w}"));
+                let placeholder = self.r.lookup(real);
+                let bare = |s: &crate::elf::symtab::Symbol| matches!(s.def, Def::Undefined) && !s.obj_ref && !s.dso_ref;
+                if placeholder.is_none_or(|p| bare(&self.r.symbols[p])) {
+                    let name = self.r.symbols[id].name;
+                    self.r.by_name.insert(NameKey::new(real), id);
+                    self.r.symbols[id].name = real;
+                    match placeholder {
+                        Some(p) => {
+                            self.r.by_name.insert(NameKey::new(name), p);
+                            self.r.symbols[p].name = name;
+                        }
+                        None => {
+                            self.r.by_name.remove(&NameKey::new(name));
+                        }
+                    }
+                    self.wrap_active.retain(|x| x != w);
+                }
             }
             if !refs.renamed || refs.renamed_strong {
                 self.add_unused_undefined(id);
