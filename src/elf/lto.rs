@@ -181,7 +181,7 @@ pub fn run(
         pic: config.pie || config.shared,
         relocatable: config.relocatable,
         verbose: config.verbose,
-        opts: &opts,
+        opts,
         modules,
         lazy,
         preload,

@@ -114,7 +114,7 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
             let producers: Vec<(String, String)> =
                 bitcode.iter().map(|b| (b.input.name.clone(), String::from_utf8_lossy(b.ir.producer).into_owned())).collect();
             let triple = bitcode.first().map(|b| String::from_utf8_lossy(b.ir.target_triple).into_owned()).unwrap_or_default();
-            if let Some(libcalls) = crate::lto::runtime_libcalls(&o, &producers, &triple, preload.as_ref()) {
+            if let Some(libcalls) = crate::lto::runtime_libcalls(o, &producers, &triple, preload.as_ref()) {
                 resolver.extract_bitcode_libcalls(&libcalls);
             }
         }
