@@ -61,7 +61,7 @@ pub fn update(l: &mut Layout) -> bool {
         .iter()
         .chain(l.irelatives.iter())
         .map(|d| {
-            let (offset, info, addend) = crate::elf::synthetic::rela_fields(l, d);
+            let (offset, info, addend) = crate::elf::layout::model::rela_fields(l, d);
             Rela { offset, info, addend: addend as i64 }
         })
         .collect();

@@ -113,7 +113,7 @@ pub fn map_text(l: &Layout) -> String {
                         }
                         _ => (format!("<internal>:({})", os.name), copy_align(l, id)),
                     };
-                    input_line(&mut s, addr, crate::elf::layout::addresses::bss_size(l, id), align, &label);
+                    input_line(&mut s, addr, crate::elf::layout::sizes::bss_size(l, id), align, &label);
                     symbol_lines(&mut s, syms.get(&Home::Bss(id)).unwrap_or(&no_syms));
                 }
                 Chunk::Synthetic(Synth::EhFrame) => eh_frame_lines(&mut s, l, addr),
@@ -280,7 +280,7 @@ fn section_symbols(l: &Layout) -> HashMap<Home, Vec<SymLine>> {
                             continue;
                         }
                         let primary = l.copy_alias.get(&id).copied().unwrap_or(id);
-                        let size = crate::elf::layout::addresses::bss_size(l, id);
+                        let size = crate::elf::layout::sizes::bss_size(l, id);
                         (Home::Bss(primary), l.sym_value.get(id).copied().unwrap_or(0), size, demangle(sym.name))
                     }
                     _ => continue,

@@ -44,6 +44,7 @@ pub mod reserved;
 pub mod resolve;
 pub mod script;
 pub mod shared;
+pub mod symentry;
 pub mod symorder;
 pub mod symtab;
 pub mod synthetic;

@@ -65,119 +65,26 @@ use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::Path;
 
+mod model;
 mod script;
 mod symtab;
 mod symtab_order;
 
+use model::*;
+
 use symtab::{global_facts, globals, used_locals, SymTab};
 
 use object::elf;
-use object::read::elf::{Rela as _, SectionHeader as _, Sym as _};
+use object::read::elf::{Rela as _, SectionHeader as _};
 use rayon::prelude::*;
 
 use crate::elf::config::{BuildId, Config};
 use crate::elf::object::ObjFile;
-use crate::elf::symtab::{Def, File, FileId, Resolved};
-use crate::elf::types::{reserved_shndx as reserved, split_shndx, LE};
-use crate::error::{Error, Result};
-
-const SHF_ALLOC: u64 = elf::SHF_ALLOC as u64;
-const SHF_EXECINSTR: u64 = elf::SHF_EXECINSTR as u64;
-const SHF_MERGE: u64 = elf::SHF_MERGE as u64;
-const SHF_STRINGS: u64 = elf::SHF_STRINGS as u64;
-const SHF_INFO_LINK: u64 = elf::SHF_INFO_LINK as u64;
-const SHF_LINK_ORDER: u64 = elf::SHF_LINK_ORDER as u64;
-const SHF_GROUP: u64 = elf::SHF_GROUP as u64;
-const SHF_TLS: u64 = elf::SHF_TLS as u64;
 use crate::elf::object::{x86_features, GNU_PROPERTY_X86_FEATURE_1_AND};
+use crate::elf::symtab::{File, FileId, Resolved};
+use crate::elf::types::LE;
 use crate::elf::types::{progbits_like, type_name};
-const GNU_PROPERTY_X86_FEATURE_1_IBT: u32 = 1;
-const GNU_PROPERTY_X86_FEATURE_1_SHSTK: u32 = 2;
-const SYM_SIZE: u64 = 24;
-const RELA_SIZE: u64 = 24;
-const SHDR_SIZE: u64 = 64;
-
-/// An input section's place in the output: (output section id, offset in it).
-type Place = Option<(u32, u64)>;
-
-#[derive(Clone, Copy)]
-struct Member {
-    file: FileId,
-    shndx: u32,
-    off: u64,
-}
-
-struct Group {
-    file: FileId,
-    /// The group's flag word (GRP_COMDAT or 0) and its member section indices.
-    flag: u32,
-    members: Vec<u32>,
-    /// The input symbol index (sh_info) of the signature.
-    sig_sym: usize,
-}
-
-struct OutSec {
-    name: &'static [u8],
-    group: Option<Group>,
-    sh_type: u32,
-    flags: u64,
-    align: u64,
-    entsize: u64,
-    /// Every input is SHF_MERGE with the same entry size and string-ness.
-    merge_ok: bool,
-    members: Vec<Member>,
-    size: u64,
-    /// The output section an SHF_LINK_ORDER section links to.
-    link_dep: Option<usize>,
-    /// The output order: the position of the first input (index in load order, section index,
-    /// 0), or for SHF_LINK_ORDER sections their linked section's (then 1 + their own index),
-    /// as lld's `-r` creates those output sections right after their linked sections'.
-    first: (usize, u32, u32),
-    nrelocs: u64,
-    index: u32,
-    rela_index: u32,
-    sym: u32,
-    /// Deduplicated pieces of SHF_MERGE inputs: the contents, and for
-    /// each input its pieces as (input offset, output offset), sorted.
-    merged: Option<Merged>,
-    /// A script's data commands in this section, and their offsets once placed.
-    data: Vec<script::DataCmd>,
-    data_off: Vec<u64>,
-    /// A script's description: the place of its `.rela` section, which lld creates as an
-    /// orphan where the first input relocation section of its inputs stands (`first`'s form).
-    rela_first: Option<(usize, u32, u32)>,
-}
-
-struct Merged {
-    data: Vec<u8>,
-    pieces: HashMap<(FileId, u32), Vec<(u64, u64)>>,
-}
-
-/// Where offset `x` of input section `shndx` of file `f` is in the output: (output section,
-/// offset in it), through the piece table when the strings were merged.
-fn locate(place: &[Vec<Place>], osecs: &[OutSec], f: FileId, shndx: usize, x: u64) -> Option<(u32, u64)> {
-    let (os, off) = place.get(f)?.get(shndx).copied().flatten()?;
-    match &osecs[os as usize].merged {
-        Some(m) => {
-            let t = m.pieces.get(&(f, shndx as u32)).map(Vec::as_slice).unwrap_or(&[]);
-            Some((os, map_piece(t, x)))
-        }
-        None => Some((os, off.wrapping_add(x))),
-    }
-}
-
-/// The output offset of input offset `x` given a piece table; offsets before the first piece
-/// (negative addends) or past the last follow the nearest piece, as the bytes around a string
-/// move with it.
-fn map_piece(t: &[(u64, u64)], x: u64) -> u64 {
-    let (i, o) = if (x as i64) < 0 || t.is_empty() {
-        t.first().copied().unwrap_or((0, 0))
-    } else {
-        let k = t.partition_point(|&(i, _)| i <= x);
-        t[k.saturating_sub(1)]
-    };
-    o.wrapping_add(x.wrapping_sub(i))
-}
+use crate::error::{Error, Result};
 
 /// Deduplicates the pieces of the SHF_MERGE sections `members` (lld merges them in -r links
 /// too, without tail merging): with SHF_STRINGS, strings ended by an all-zero entry of
@@ -226,54 +133,6 @@ fn merge_pieces(r: &Resolved, members: &[Member], strings: bool, entsize: u64, a
         pieces.insert((m.file, m.shndx), t);
     }
     Some(Merged { data, pieces })
-}
-
-/// A section the writer adds itself.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Synth {
-    GnuProperty,
-    BuildId,
-    GnuStack,
-    Symtab,
-    /// `.symtab_shndx`: symbols' section indices that do not fit `st_shndx` (written when
-    /// the output has 65,280 sections or more, as lld does).
-    SymtabShndx,
-    Shstrtab,
-    Strtab,
-}
-
-/// One section header of the output, in index order.
-#[derive(Clone, Copy)]
-enum Slot {
-    Sec(usize),
-    Rela(usize),
-    Synth(Synth),
-}
-
-/// A string table with deduplicated entries.
-#[derive(Default)]
-struct StrTab {
-    data: Vec<u8>,
-    map: HashMap<&'static [u8], u32>,
-}
-
-impl StrTab {
-    fn new() -> StrTab {
-        StrTab { data: vec![0], map: HashMap::new() }
-    }
-    fn add(&mut self, s: &'static [u8]) -> u32 {
-        if s.is_empty() {
-            return 0;
-        }
-        if let Some(&o) = self.map.get(s) {
-            return o;
-        }
-        let o = self.data.len() as u32;
-        self.data.extend_from_slice(s);
-        self.data.push(0);
-        self.map.insert(s, o);
-        o
-    }
 }
 
 fn too_large() -> Error {
@@ -513,16 +372,6 @@ fn select_comdats(r: &Resolved, objs: &[FileId]) -> Result<Selection> {
         return Err(Error::many(errors));
     }
     Ok(Selection { dropped, kept_groups })
-}
-
-/// The output sections and which input goes where.
-struct Sections {
-    osecs: Vec<OutSec>,
-    /// Per object, per input section: its output section and offset (the offset is 0 until
-    /// `place_inputs`).
-    place: Vec<Vec<Place>>,
-    /// Per output section: its inputs in order (file, section index).
-    members_of: Vec<Vec<(FileId, u32)>>,
 }
 
 /// Output sections, in input order: each kept input section joins the output section of its
@@ -1093,31 +942,6 @@ fn write_section(plan: &Plan, i: usize, group_data: &HashMap<usize, Vec<u8>>, ds
 fn new_osec(name: &'static [u8], group: Option<Group>, s: &crate::elf::object::InputSection, first: (usize, u32, u32), link_dep: Option<usize>) -> OutSec {
     let entsize = s.hdr.sh_entsize(LE);
     OutSec { group, entsize, merge_ok: s.flags & SHF_MERGE != 0 && entsize > 0, link_dep, ..empty_osec(name, s.sh_type, s.flags, s.align.max(1), first) }
-}
-
-/// An output section with nothing in it yet: no members, no group, not mergeable.
-fn empty_osec(name: &'static [u8], sh_type: u32, flags: u64, align: u64, first: (usize, u32, u32)) -> OutSec {
-    OutSec {
-        name,
-        group: None,
-        sh_type,
-        flags,
-        align,
-        entsize: 0,
-        merge_ok: false,
-        members: Vec::new(),
-        size: 0,
-        link_dep: None,
-        first,
-        nrelocs: 0,
-        index: 0,
-        rela_index: 0,
-        sym: 0,
-        merged: None,
-        data: Vec::new(),
-        data_off: Vec::new(),
-        rela_first: None,
-    }
 }
 
 /// Adds input section (`pos`, `f`, `i`) to the output section of its name, creating it when

@@ -56,7 +56,7 @@ pub fn update(l: &mut Layout) -> bool {
     if l.relr.is_empty() {
         return false;
     }
-    let mut addrs: Vec<u64> = l.relr.iter().map(|&p| crate::elf::synthetic::place_addr(l, p)).collect();
+    let mut addrs: Vec<u64> = l.relr.iter().map(|&p| crate::elf::layout::model::place_addr(l, p)).collect();
     addrs.sort_unstable();
     let mut words = encode(&addrs);
     let old = l.relr_words.len();

@@ -10,38 +10,13 @@ use object::read::elf::Sym as _;
 
 use crate::elf::android_rela as android;
 use crate::elf::layout::dynsym::is_defined_for_dynsym;
-use crate::elf::layout::model::{Addend, Chunk, DynRel, Layout, Place, Synth, Target};
+use crate::elf::layout::model::{rela_fields, Chunk, DynRel, Layout, Synth, Target};
 use crate::elf::symtab::{Def, SymbolId};
 use crate::elf::types::LE;
 use crate::output::{put16, put32, put64};
 use dtld_arch::x86_64 as arch;
 
-/// GNU hash function (`dl_new_hash`).
-pub fn gnu_hash(name: &[u8]) -> u32 {
-    let mut h: u32 = 5381;
-    for &c in name {
-        h = h.wrapping_mul(33).wrapping_add(c as u32);
-    }
-    h
-}
-
-/// SysV ELF hash.
-pub fn sysv_hash(name: &[u8]) -> u32 {
-    let mut h: u32 = 0;
-    for &c in name {
-        h = (h << 4).wrapping_add(c as u32);
-        let g = h & 0xf000_0000;
-        if g != 0 {
-            h ^= g >> 24;
-        }
-        h &= !g;
-    }
-    h
-}
-
-pub fn gnu_hash_nbuckets(ndefined: usize) -> u32 {
-    (ndefined as u32 / 4).max(1)
-}
+pub use crate::elf::types::{gnu_hash, gnu_hash_nbuckets, sysv_hash};
 
 fn bloom_words(ndefined: usize) -> usize {
     // One 64-bit word per 8 symbols (two bits each at about 1/4 fill), a power of two.
@@ -412,7 +387,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
             }
         }
         Def::Synthetic => {
-            let (shndx, v, ty) = crate::elf::layout::dynsym::defsym_fields(l, id);
+            let (shndx, v, ty) = crate::elf::symentry::defsym_fields(l, id);
             (crate::elf::types::split_shndx(shndx).0, v, 0, (elf::STB_GLOBAL << 4) | ty)
         }
         _ => match l.synthetic_syms.get(&id) {
@@ -420,7 +395,7 @@ fn dynsym_fields(l: &Layout, id: SymbolId) -> (u16, u64, u64, u8) {
             // the output section `foo`, as lld writes them.
             // So are the end markers (`_end` in the section it ends).
             Some(&v) => {
-                let (info, shndx, v, size) = crate::elf::write::linker_defined_entry(l, s.name, v);
+                let (info, shndx, v, size) = crate::elf::symentry::linker_defined_entry(l, s.name, v);
                 (crate::elf::types::split_shndx(shndx).0, v, size, info)
             }
             // An undefined symbol (weak in executables; a library's may be strong).
@@ -726,38 +701,11 @@ fn write_gotplt(l: &Layout, buf: &mut [u8]) {
     }
 }
 
-pub(crate) fn place_addr(l: &Layout, p: Place) -> u64 {
-    match p {
-        Place::Input(f, s, off) => l.section_addr(f, s, off).unwrap_or(0),
-        Place::GotSlot(i) => l.got_slot_addr(i),
-        Place::GotPltSlot(i) => l.gotplt_slot_addr(i),
-        Place::Copy(id) => l.sym_value[id],
-    }
-}
-
 fn write_rela(l: &Layout, d: &DynRel, out: &mut [u8]) {
     let (offset, info, addend) = rela_fields(l, d);
     put64(out, 0, offset);
     put64(out, 8, info);
     put64(out, 16, addend);
-}
-
-/// A dynamic relocation's `r_offset`, `r_info` and `r_addend`.
-pub fn rela_fields(l: &Layout, d: &DynRel) -> (u64, u64, u64) {
-    let sym = d.sym.and_then(|id| l.dynsym_index.get(&id).copied()).unwrap_or(0) as u64;
-    let addend = match d.addend {
-        Addend::Const(a) => a as u64,
-        Addend::TlsOffsetOf(t, a) => l.addr_of(t).wrapping_sub(l.tls_start()).wrapping_add(a as u64),
-        Addend::AddrOf(t, a) => {
-            if d.r_type == arch::r::IRELATIVE {
-                // The resolver's own address, not the IPLT entry.
-                resolver_addr(l, t).wrapping_add(a as u64)
-            } else {
-                l.addr_with_addend(t, a)
-            }
-        }
-    };
-    (place_addr(l, d.place), (sym << 32) | d.r_type as u64, addend)
 }
 
 /// `.rela.dyn`'s dynamic tags for `nrela` relocations at `at`: in Android's packed format its
@@ -771,23 +719,6 @@ fn rela_tags(l: &Layout, nrela: u64, at: u64) -> Vec<(u32, u64)> {
         d.push((elf::DT_RELACOUNT, l.relative_count as u64));
     }
     d
-}
-
-/// The address of an IFUNC's resolver (its symbol value; for a script alias of an IFUNC, the
-/// aliased one's, which the alias's value no longer is once that one's IPLT entry is canonical).
-pub fn resolver_addr(l: &Layout, t: Target) -> u64 {
-    match t {
-        Target::Local(f, i) => l.local_value(f, i as usize),
-        Target::Global(mut id) => {
-            for _ in 0..16 {
-                match (l.r.symbols[id].def, l.script_alias_target(id)) {
-                    (Def::Synthetic, Some(tid)) if tid != id => id = tid,
-                    _ => break,
-                }
-            }
-            l.sym_value[id]
-        }
-    }
 }
 
 fn write_gnu_hash(l: &Layout, buf: &mut [u8]) {

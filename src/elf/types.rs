@@ -80,3 +80,33 @@ pub(crate) fn progbits_like(t: u32) -> bool {
         elf::SHT_NOBITS | elf::SHT_PROGBITS | elf::SHT_INIT_ARRAY | elf::SHT_PREINIT_ARRAY | elf::SHT_FINI_ARRAY | elf::SHT_NOTE | elf::SHT_X86_64_UNWIND
     )
 }
+
+// The ELF hash functions of `.gnu.hash` and `.hash`.
+
+/// GNU hash function (`dl_new_hash`).
+pub fn gnu_hash(name: &[u8]) -> u32 {
+    let mut h: u32 = 5381;
+    for &c in name {
+        h = h.wrapping_mul(33).wrapping_add(c as u32);
+    }
+    h
+}
+
+/// SysV ELF hash.
+pub fn sysv_hash(name: &[u8]) -> u32 {
+    let mut h: u32 = 0;
+    for &c in name {
+        h = (h << 4).wrapping_add(c as u32);
+        let g = h & 0xf000_0000;
+        if g != 0 {
+            h ^= g >> 24;
+        }
+        h &= !g;
+    }
+    h
+}
+
+/// The bucket count of `.gnu.hash` for `ndefined` defined dynamic symbols.
+pub fn gnu_hash_nbuckets(ndefined: usize) -> u32 {
+    (ndefined as u32 / 4).max(1)
+}

@@ -16,7 +16,7 @@ use object::elf;
 use object::read::elf::{Rela as _, Sym as _};
 use rayon::prelude::*;
 
-use crate::elf::layout::model::{Chunk, Layout, Synth, Target};
+use crate::elf::layout::model::{Chunk, Layout, Synth};
 use crate::elf::relocate::{apply_merged_relocs, apply_relocs, out_of_range, relocation_errors, RangeAt};
 use crate::elf::symtab::Def;
 use crate::elf::synthetic;
@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::output::{umask, MappedOutput, Wording};
 
 /// SHN_ABS as the symbol table builder takes it (`reserved_shndx`).
-const ABS: u32 = crate::elf::types::reserved_shndx(elf::SHN_ABS);
+use crate::elf::symentry::{global_entry, osec_index, ABS};
 
 struct SymtabOut {
     symtab: Vec<u8>,
@@ -551,7 +551,7 @@ fn chunk_size(l: &Layout, c: Chunk) -> (u64, u64) {
     match c {
         Chunk::Input(f, s) => (l.obj(f).sections[s as usize].size, 1),
         Chunk::Merged(m) => (l.merged[m].size(), 1),
-        Chunk::Bss(id) => (crate::elf::layout::addresses::bss_size(l, id), 1),
+        Chunk::Bss(id) => (crate::elf::layout::sizes::bss_size(l, id), 1),
         Chunk::Synthetic(Synth::RelroPadding) => (0, 1),
         Chunk::Synthetic(s) => (synthetic::size(l, s), 1),
     }
@@ -837,21 +837,6 @@ impl SymtabBuilder {
     }
 }
 
-/// The output section index of input section `sh` of file `f` (SHN_ABS stays); `None` when
-/// the symbol is undefined, in a reserved index, or in a section not in the output.
-fn osec_index(l: &Layout, f: usize, i: usize) -> Option<u32> {
-    if l.sym(f, i).st_shndx(LE) == elf::SHN_ABS {
-        return Some(ABS);
-    }
-    let sh = l.obj(f).sym_section(i)?;
-    let x = *l.sec_osec[f].get(sh as usize)?;
-    if x == u32::MAX {
-        None
-    } else {
-        Some(l.osecs[x as usize].shndx)
-    }
-}
-
 /// The objects' locals, file by file (in the order the files joined the link, as lld), under
 /// lld's discard policy: -x drops every local, -X every `.L` temporary, and by default `.L`
 /// symbols go only when they point into mergeable sections; section symbols and locals of
@@ -993,143 +978,6 @@ fn push_globals(l: &Layout, locals: bool, rows: &[Option<GlobalRow>], t: &mut Sy
                 t.push_global(usize::MAX, b"_DYNAMIC", elf::STB_LOCAL << 4 | elf::STT_NOTYPE, elf::STV_HIDDEN, o.shndx, o.addr, 0);
             }
         }
-    }
-}
-
-/// Global `id`'s (st_info, st_shndx, st_value, st_size) as its definition gives them, or
-/// `None` when it is not written (defined in a section not in the output or in a merge piece
-/// --gc-sections dropped, a shared symbol without a dynamic symbol, bitcode, an undefined
-/// symbol neither linker-defined nor weak and named by an object).
-fn global_entry(l: &Layout, id: crate::elf::symtab::SymbolId) -> Option<(u8, u32, u64, u64)> {
-    let sym = &l.r.symbols[id];
-    Some(match sym.def {
-        Def::Defined(..) if l.ifunc_canonical.contains(&Target::Global(id)) => {
-            // A canonical IFUNC is, to everyone, the function at its IPLT entry.
-            let iplt = l.synth_osec.get(&Synth::Iplt).map(|&i| l.osecs[i].shndx).unwrap_or(0);
-            let info = (sym_bind_of(l, id) << 4) | elf::STT_FUNC;
-            (info, iplt, l.addr_of(Target::Global(id)), 0)
-        }
-        Def::Defined(f, i) => {
-            let s = l.sym(f, i);
-            let shndx = osec_index(l, f, i)?;
-            // Like a local, a global defined in a merge piece that --gc-sections dropped is
-            // left out (lld's includeInSymtab asks the piece's liveness for every symbol).
-            if let Some(sh) = l.obj(f).sym_section(i) {
-                if !l.merge_piece_live(f, sh, s.st_value(LE)) {
-                    return None;
-                }
-            }
-            let mut v = l.sym_value[id];
-            if s.st_type() == elf::STT_TLS {
-                v = v.wrapping_sub(l.tls_start());
-            }
-            let info = if s.st_bind() == elf::STB_GNU_UNIQUE && l.config.no_gnu_unique { (elf::STB_GLOBAL << 4) | s.st_type() } else { s.st_info() };
-            (info, shndx, v, s.st_size(LE))
-        }
-        Def::Common(f, i) => {
-            let s = l.sym(f, i);
-            let shndx = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(id))).map(|o| o.shndx).unwrap_or(0);
-            let ty = if s.st_type() == elf::STT_TLS { elf::STT_TLS } else { elf::STT_OBJECT };
-            (elf::STB_GLOBAL << 4 | ty, shndx, l.sym_value[id], s.st_size(LE))
-        }
-        // A script assignment never evaluated (in an ONLY_IF_RO/RW description that was
-        // dropped) defines nothing, as in lld.
-        Def::Synthetic if !l.synthetic_syms.contains_key(&id) => return None,
-        Def::Synthetic => defsym_entry(l, id),
-        Def::Shared(fi, k) => {
-            let ds = l.r.dso(fi).syms[k].sym;
-            if !l.dynsym_index.contains_key(&id) {
-                return None;
-            }
-            let bind = if !sym.obj_ref {
-                ds.st_bind()
-            } else if sym.strong_ref {
-                elf::STB_GLOBAL
-            } else {
-                elf::STB_WEAK
-            };
-            // A library's IFUNC is a plain function to its users, as in `.dynsym` (lld).
-            let ty = if ds.st_type() == elf::STT_GNU_IFUNC { elf::STT_FUNC } else { ds.st_type() };
-            let copy = l.sym_flags.get(&Target::Global(id)).is_some_and(|f| f.copy);
-            if copy {
-                let primary = l.copy_alias.get(&id).copied().unwrap_or(id);
-                let shndx = l.osecs.iter().find(|o| o.chunks.contains(&Chunk::Bss(primary))).map(|o| o.shndx).unwrap_or(0);
-                (bind << 4 | ty, shndx, l.sym_value[id], ds.st_size(LE))
-            } else {
-                (bind << 4 | ty, 0, 0, 0)
-            }
-        }
-        Def::Bitcode(..) => return None,
-        Def::Undefined | Def::Lazy(_) => {
-            if let Some(&v) = l.synthetic_syms.get(&id) {
-                linker_defined_entry(l, sym.name, v)
-            } else if sym.weak && sym.obj_ref {
-                // Only names a loaded object refers to: lazy symbols of members that were
-                // never extracted are not part of the output (lld's isUsedInRegularObj).
-                (elf::STB_WEAK << 4 | sym.ref_type.unwrap_or(elf::STT_NOTYPE), 0, 0, 0)
-            } else if sym.obj_ref && l.gc_used.as_ref().is_none_or(|u| u.contains(&id)) {
-                // Left to the loader (a shared library's, or `--unresolved-symbols=ignore-all`):
-                // lld's includeInSymtab keeps it, under --gc-sections if a live section uses it.
-                (elf::STB_GLOBAL << 4 | sym.ref_type.unwrap_or(elf::STT_NOTYPE), 0, 0, 0)
-            } else {
-                return None;
-            }
-        }
-    })
-}
-
-/// A `--defsym` or script symbol's `.symtab` entry: its section, value and type as `.dynsym`
-/// has them (`layout::defsym_fields`).
-fn defsym_entry(l: &Layout, id: crate::elf::symtab::SymbolId) -> (u8, u32, u64, u64) {
-    let (shndx, v, ty) = crate::elf::layout::dynsym::defsym_fields(l, id);
-    (elf::STB_GLOBAL << 4 | ty, shndx, v, 0)
-}
-
-/// The output section index of `--defsym` symbol `id` (ABS for a number): `sym+4` stays in
-/// `sym`'s section, even past its end as `etext+2` is (lld: the sum of an address and a
-/// number is relative to the address's section); else the section holding its value.
-pub(crate) fn defsym_shndx(l: &Layout, id: crate::elf::symtab::SymbolId) -> u32 {
-    let name = l.r.symbols[id].name;
-    let expr = l.config.defsym.iter().rev().find(|(n, _)| n.as_bytes() == name).map(|(_, e)| e.as_str());
-    let Some(target) = expr.and_then(crate::elf::config::defsym_target) else {
-        return if expr.is_some() { ABS } else { l.shndx_at(l.sym_value[id]) };
-    };
-    l.r.lookup_expr(target.as_bytes())
-        .filter(|&t| !matches!(l.r.symbols[t].def, Def::Synthetic))
-        .and_then(|t| global_entry(l, t))
-        .map(|e| e.1)
-        .filter(|&x| x != 0)
-        .unwrap_or_else(|| l.shndx_at(l.sym_value[id]))
-}
-
-/// A linker-defined symbol `name` with value `v`: it belongs to the output section it
-/// points into (`__start_foo` to `foo`, `__bss_start` to `.bss`, `_end` to the last
-/// section), as in lld; absolute when there is none.
-pub(crate) fn linker_defined_entry(l: &Layout, name: &[u8], v: u64) -> (u8, u32, u64, u64) {
-    let sec = name.strip_prefix(b"__start_").or_else(|| name.strip_prefix(b"__stop_"));
-    let shndx = match sec {
-        Some(n) => l.osecs.iter().find(|o| o.name.as_bytes() == n).map(|o| o.shndx),
-        None if name == b"__bss_start" => l.osecs.iter().find(|o| o.name == ".bss").map(|o| o.shndx),
-        // lld defines these relative to the ELF header, which it reports as the first output
-        // section.
-        None if matches!(name, b"__ehdr_start" | b"__executable_start" | b"__dso_handle") => l.osecs.first().map(|o| o.shndx),
-        // End symbols belong to the section they end (lld: `etext` in the last
-        // code section, `edata` in the last PROGBITS one).
-        None => l
-            .osecs
-            .iter()
-            .filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.size > 0 && o.addr < v && v <= o.addr + o.size)
-            .chain(l.osecs.iter().filter(|o| o.flags & elf::SHF_ALLOC as u64 != 0 && o.addr == v))
-            .map(|o| o.shndx)
-            .next(),
-    };
-    (elf::STB_GLOBAL << 4 | elf::STT_NOTYPE, shndx.unwrap_or(ABS), v, 0)
-}
-
-fn sym_bind_of(l: &Layout, id: crate::elf::symtab::SymbolId) -> u8 {
-    match l.r.symbols[id].def {
-        Def::Defined(f, i) => l.sym(f, i).st_bind(),
-        _ => elf::STB_GLOBAL,
     }
 }
 

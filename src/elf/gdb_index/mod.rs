@@ -23,7 +23,7 @@ use read::{Chunk, GdbSymbol};
 use rayon::prelude::*;
 
 use crate::elf::gc::Live;
-use crate::elf::layout::model::{Layout, Synth};
+use crate::elf::layout::model::Layout;
 use crate::elf::object::SecKind;
 use crate::elf::symtab::{File, FileId, Resolved};
 use crate::error::{Error, Result};
@@ -81,7 +81,6 @@ pub fn create(l: &mut Layout) -> Result<()> {
         size += c.cus.len() as u64 * 16 + c.areas.len() as u64 * 20;
     }
     l.gdb_index = Some(GdbIndex { chunks, symbols, size });
-    crate::elf::layout::create::add_synth(l, Synth::GdbIndex, ".gdb_index", object::elf::SHT_PROGBITS, 0, 1);
     Ok(())
 }
 

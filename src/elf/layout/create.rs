@@ -12,6 +12,7 @@ use crate::elf::symtab::{Def, File, SymbolId};
 use crate::elf::types::LE;
 
 use super::model::*;
+use super::sizes::bss_align;
 use super::{addresses::*, sections::*};
 
 pub(crate) fn add_synth(l: &mut Layout, s: Synth, name: &str, sh_type: u32, flags: u32, align: u64) {

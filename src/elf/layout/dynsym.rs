@@ -79,9 +79,9 @@ pub(super) fn build_dynsyms(l: &mut Layout) {
     // Undefined ones first, then by bucket, then by symbol id: each key computed once (hashing
     // the names inside the comparisons cost clang's static link 15% of its CPU).
     let defined: Vec<bool> = list.iter().map(|&id| is_defined_for_dynsym(l, id)).collect();
-    let nbuckets = crate::elf::synthetic::gnu_hash_nbuckets(defined.iter().filter(|&&d| d).count());
+    let nbuckets = crate::elf::types::gnu_hash_nbuckets(defined.iter().filter(|&&d| d).count());
     let mut keyed: Vec<(bool, u32, SymbolId)> =
-        list.iter().zip(&defined).map(|(&id, &d)| (d, if d { crate::elf::synthetic::gnu_hash(dyn_name(l, id)) % nbuckets } else { 0 }, id)).collect();
+        list.iter().zip(&defined).map(|(&id, &d)| (d, if d { crate::elf::types::gnu_hash(dyn_name(l, id)) % nbuckets } else { 0 }, id)).collect();
     keyed.sort_unstable();
     list.clear();
     list.extend(keyed.into_iter().map(|(_, _, id)| id));
@@ -94,45 +94,6 @@ fn assign_indices(l: &mut Layout, list: Vec<SymbolId>) {
         l.dynsym_index.insert(id, i as u32 + 1);
     }
     l.dynsyms = list;
-}
-
-/// Defined-in-this-output for .dynsym purposes (copy relocations and canonical PLT entries are
-/// "defined" in the sense that they have an address here, but lld keeps canonical PLT symbols
-/// undefined with a non-zero value; copies are defined).
-/// Section index (as `reserved_shndx` encodes it), value and symbol type of a `--defsym` or
-/// script symbol, for `.symtab` and `.dynsym` alike: a script assignment is absolute or in the
-/// section `.` was in; a `--defsym` (the last one of its name, whose value it has) is absolute
-/// for a number, else in its target's section (`write::defsym_shndx`), typed like its target
-/// (lld).
-pub fn defsym_fields(l: &Layout, id: SymbolId) -> (u32, u64, u8) {
-    let name = l.r.symbols[id].name;
-    if let Some(&(v, sec)) = l.script_syms.get(&id) {
-        // `alias = sym;` carries sym's type (lld's ExprValue), as a --defsym does below.
-        let ty = l.script_alias_target(id).map_or(elf::STT_NOTYPE, |tid| alias_type(l, tid));
-        let ty = if ty == elf::STT_TLS { elf::STT_NOTYPE } else { ty };
-        return (sec.map_or(crate::elf::types::reserved_shndx(elf::SHN_ABS), |s| l.osecs[s].shndx), v, ty);
-    }
-    let v = l.sym_value[id];
-    let expr = l.config.defsym.iter().rev().find(|(n, _)| n.as_bytes() == name).map(|(_, e)| e.as_str());
-    let target = expr.and_then(crate::elf::config::defsym_target);
-    let shndx = crate::elf::write::defsym_shndx(l, id);
-    // Only a bare name carries its type (lld: `sym+4` is NOTYPE).
-    let ty =
-        target.filter(|t| expr.is_some_and(|e| e.trim() == *t)).and_then(|t| l.r.lookup_expr(t.as_bytes())).map_or(elf::STT_NOTYPE, |tid| alias_type(l, tid));
-    (shndx, v, ty)
-}
-
-/// The type an alias of `tid` gets: its definition's, but the plain function at the IPLT
-/// entry for a canonical IFUNC (lld redirects the symbol there before evaluating scripts).
-fn alias_type(l: &Layout, tid: SymbolId) -> u8 {
-    match l.r.symbols[tid].def {
-        Def::Defined(..) if l.canonical_ifunc_addr(tid).is_some() => elf::STT_FUNC,
-        Def::Defined(f, i) => l.sym(f, i).st_type(),
-        // A library's symbol with a canonical PLT entry or a copy here (lld's replaceWithDefined
-        // keeps its type).
-        Def::Shared(f, k) if l.sym_flags.get(&Target::Global(tid)).is_some_and(|fl| fl.copy || fl.canonical) => l.r.dso(f).syms[k].sym.st_type(),
-        _ => elf::STT_NOTYPE,
-    }
 }
 
 pub fn is_defined_for_dynsym(l: &Layout, id: SymbolId) -> bool {

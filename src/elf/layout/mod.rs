@@ -29,12 +29,24 @@ mod relax;
 pub(crate) mod reloc_check;
 mod scan;
 pub(crate) mod sections;
+pub(crate) mod sizes;
 mod symbols;
 mod undef;
 
 #[allow(unused_imports)]
 use model::*;
 use {addresses::*, create::*, dynsym::*, scan::*, sections::*, symbols::*};
+
+/// Addresses: the script layout stage with a `SECTIONS` command (`script::place`), lld's
+/// default rules otherwise (`addresses`).
+fn place(l: &mut Layout) -> Result<()> {
+    if let Some(plan) = l.script_plan.take() {
+        let r = crate::elf::script::place::assign_addresses(l, &plan);
+        l.script_plan = Some(plan);
+        return r;
+    }
+    assign_addresses(l)
+}
 
 /// Builds the layout. `errors` collects undefined-symbol and relocation errors.
 pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
@@ -139,6 +151,7 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     }
     l.laps.lap("Fold identical code");
     assign_sections(&mut l, &live, liveness.merge_refs.as_ref())?;
+    crate::elf::script::insert::order_chunks(&mut l);
     if config.emit_relocs {
         crate::elf::emit_relocs::create(&mut l);
     }
@@ -163,9 +176,10 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
     create_synthetic(&mut l);
     if config.gdb_index {
         crate::elf::gdb_index::create(&mut l)?;
+        add_synth(&mut l, Synth::GdbIndex, ".gdb_index", object::elf::SHT_PROGBITS, 0, 1);
     }
     l.laps.lap("Create synthetic sections");
-    assign_addresses(&mut l)?;
+    place(&mut l)?;
     finalize_address_dependent(&mut l)?;
     crate::elf::icf::alias(&mut l, true);
     crate::elf::emit_relocs::finish(&mut l);
@@ -192,7 +206,7 @@ fn finalize_address_dependent(l: &mut Layout) -> Result<()> {
         if !changed {
             return Ok(());
         }
-        assign_addresses(l)?;
+        place(l)?;
     }
 }
 

@@ -787,3 +787,49 @@ pub fn align_up(v: u64, a: u64) -> u64 {
         (v + a - 1) & !(a - 1)
     }
 }
+
+// Dynamic relocations as the writer and the packed formats (RELR, Android) write them.
+
+pub(crate) fn place_addr(l: &Layout, p: Place) -> u64 {
+    match p {
+        Place::Input(f, s, off) => l.section_addr(f, s, off).unwrap_or(0),
+        Place::GotSlot(i) => l.got_slot_addr(i),
+        Place::GotPltSlot(i) => l.gotplt_slot_addr(i),
+        Place::Copy(id) => l.sym_value[id],
+    }
+}
+
+/// A dynamic relocation's `r_offset`, `r_info` and `r_addend`.
+pub fn rela_fields(l: &Layout, d: &DynRel) -> (u64, u64, u64) {
+    let sym = d.sym.and_then(|id| l.dynsym_index.get(&id).copied()).unwrap_or(0) as u64;
+    let addend = match d.addend {
+        Addend::Const(a) => a as u64,
+        Addend::TlsOffsetOf(t, a) => l.addr_of(t).wrapping_sub(l.tls_start()).wrapping_add(a as u64),
+        Addend::AddrOf(t, a) => {
+            if d.r_type == arch::r::IRELATIVE {
+                // The resolver's own address, not the IPLT entry.
+                resolver_addr(l, t).wrapping_add(a as u64)
+            } else {
+                l.addr_with_addend(t, a)
+            }
+        }
+    };
+    (place_addr(l, d.place), (sym << 32) | d.r_type as u64, addend)
+}
+
+/// The address of an IFUNC's resolver (its symbol value; for a script alias of an IFUNC, the
+/// aliased one's, which the alias's value no longer is once that one's IPLT entry is canonical).
+pub fn resolver_addr(l: &Layout, t: Target) -> u64 {
+    match t {
+        Target::Local(f, i) => l.local_value(f, i as usize),
+        Target::Global(mut id) => {
+            for _ in 0..16 {
+                match (l.r.symbols[id].def, l.script_alias_target(id)) {
+                    (Def::Synthetic, Some(tid)) if tid != id => id = tid,
+                    _ => break,
+                }
+            }
+            l.sym_value[id]
+        }
+    }
+}

@@ -341,7 +341,6 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&c
         sort_init_arrays(r, &mut osecs);
     }
     l.osecs = osecs;
-    crate::elf::script::insert::order_chunks(l);
     Ok(())
 }
 

@@ -17,10 +17,11 @@ use std::collections::HashMap;
 use object::elf;
 use object::read::elf::SectionHeader as _;
 
-use super::{OutSec, LE};
+use super::model::{empty_osec, DataCmd, OutSec};
 use crate::elf::config::Config;
 use crate::elf::script::ast::{InCmd, SecCmd};
 use crate::elf::symtab::{FileId, Resolved};
+use crate::elf::types::LE;
 use crate::error::{Error, Result};
 
 /// Where the script puts the inputs it takes.
@@ -32,15 +33,6 @@ pub(super) struct ScriptMap {
     pub align: HashMap<&'static [u8], u64>,
     /// The descriptions with data commands: (description index, its name, the commands).
     pub data: Vec<(u32, &'static [u8], Vec<DataCmd>)>,
-}
-
-/// A data command of a description, constant-valued: `key` orders it among the description's
-/// inputs (their `order`s: the command index in the top bits), `size` bytes of `value`.
-#[derive(Clone, Copy)]
-pub(super) struct DataCmd {
-    pub key: u64,
-    pub size: u8,
-    pub value: u64,
 }
 
 /// Applies `config`'s script to the objects: marks the discarded sections in `dropped` and
@@ -115,7 +107,7 @@ pub(super) fn apply(config: &Config, r: &Resolved, objs: &[FileId], dropped: &mu
 /// The output section of description `desc` (named `name`) that has data commands but no
 /// inputs: allocated, bytes of its own (lld's flags for it).
 pub(super) fn data_osec(name: &'static [u8], desc: u32) -> OutSec {
-    super::empty_osec(name, elf::SHT_PROGBITS, elf::SHF_ALLOC as u64, 1, (0, desc, 0))
+    empty_osec(name, elf::SHT_PROGBITS, elf::SHF_ALLOC as u64, 1, (0, desc, 0))
 }
 
 /// Sets `rela_first` of the script's descriptions that have relocations: the input order key

@@ -6,7 +6,17 @@
 //! Why it exists: the symbol table is the largest part of `-r`'s writer that the section
 //! layout does not need; apart, both stay readable.
 
-use super::*;
+use std::collections::HashSet;
+
+use object::elf;
+use object::read::elf::Sym as _;
+use rayon::prelude::*;
+
+use super::model::*;
+use crate::elf::config::Config;
+use crate::elf::symtab::{Def, File, FileId, Resolved};
+use crate::elf::types::{reserved_shndx as reserved, split_shndx, LE};
+use crate::error::{Error, Result};
 
 /// The output `.symtab`, its `.strtab` and its `.symtab_shndx` words, filled in symbol index
 /// order.

@@ -13,10 +13,11 @@ use std::collections::HashMap;
 use object::elf;
 use object::read::elf::SectionHeader as _;
 
+use super::model::{OutSec, Sections, SHF_MERGE};
 use super::symtab::{file_locals, signature_locals, SymTab};
-use super::{OutSec, Sections, LE, SHF_MERGE};
 use crate::elf::config::Config;
 use crate::elf::symtab::{FileId, Resolved};
+use crate::elf::types::LE;
 
 /// Appends the locals to `syms` (after the null symbol) in lld's order, setting each written
 /// output section's `sym`. `order` lists the output sections that get a section symbol, in

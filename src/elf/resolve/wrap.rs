@@ -73,7 +73,8 @@ impl Resolver<'_> {
 
     /// Whether lld's symbol table would have `foo` (`id`, named `w`) when it applies `--wrap`:
     /// a file refers to it as written (an object's reference, bound as `__wrap_foo`; a
-    /// library's), something defines it (also lazily), or `-u`, a script or `--defsym` names it.
+    /// library's), something defines it (also lazily), or `-u`, a script (reading or assigning it)
+    /// or `--defsym` names it.
     fn names_wrapped(&self, id: SymbolId, w: &str, refs: WrapRefs) -> bool {
         let sym = &self.r.symbols[id];
         let config = self.config;
@@ -82,6 +83,7 @@ impl Resolver<'_> {
             || sym.dso_ref
             || config.undefined.iter().any(|u| u == w)
             || config.script.referenced_symbols().iter().any(|n| n == w)
+            || config.script.assigns().iter().any(|a| a.name == w)
             || config.defsym.iter().any(|(n, e)| n == w || crate::elf::config::defsym_target(e) == Some(w))
     }
 

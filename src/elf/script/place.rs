@@ -12,6 +12,7 @@ use object::elf;
 use super::ast::*;
 use super::eval::{self, Env, SecInfo, Val};
 pub use super::plan::{Extra, Match, Plan};
+use super::segments::max_page;
 use super::select::{file_matches, name_for_script};
 use crate::elf::config::Config;
 use crate::elf::layout::model::{align_up, Chunk, Layout, OutSec, Synth};
@@ -385,10 +386,6 @@ impl Env for Pass<'_, '_> {
     }
 }
 
-pub(super) fn max_page(c: &Config) -> u64 {
-    c.max_page_size.unwrap_or(crate::elf::layout::model::PAGE)
-}
-
 /// Builds the item list: script commands with their output sections, empty descriptions
 /// kept or dropped as lld does, orphans inserted at lld's positions.
 fn build_items(l: &mut Layout, plan: &Plan) -> Result<Vec<Item>> {
@@ -458,7 +455,7 @@ fn build_items(l: &mut Layout, plan: &Plan) -> Result<Vec<Item>> {
     // Orphans, sorted by rank, each placed by proximity (lld's findOrphanPos).
     let mut orphans: Vec<usize> = (0..l.osecs.len()).filter(|&i| l.osecs[i].script_desc.is_none() && !l.osecs[i].name.is_empty()).collect();
     let ranks: Vec<u32> = l.osecs.iter().map(bit_rank).collect();
-    orphans.sort_by_key(|&i| (ranks[i], crate::elf::layout::addresses::synth_order(&l.osecs[i]), i));
+    orphans.sort_by_key(|&i| (ranks[i], crate::elf::layout::sizes::synth_order(&l.osecs[i]), i));
     // lld skips a leading `. = ...` before the first section.
     let first = items.iter().position(|it| !matches!(it, Item::Assign(a) if a.name != ".")).map_or(items.len(), |p| {
         if matches!(items[p], Item::Assign(_)) {
@@ -1016,7 +1013,7 @@ fn reorder(l: &mut Layout, order: &[usize]) -> Vec<usize> {
 }
 
 fn chunk_size_align(l: &Layout, c: Chunk) -> (u64, u64) {
-    crate::elf::layout::addresses::chunk_size_align(l, c)
+    crate::elf::layout::sizes::chunk_size_align(l, c)
 }
 
 fn err_at(pos: &Pos, msg: &str) -> String {

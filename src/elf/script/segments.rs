@@ -5,7 +5,7 @@
 
 use object::elf;
 
-use super::place::{max_page, Extra, Plan};
+use super::plan::{Extra, Plan};
 use crate::elf::layout::model::{align_up, Layout, OutSec, Phdr, Synth};
 use crate::error::{Error, Result};
 
@@ -458,4 +458,9 @@ fn program_headers(
         ph.push(p);
     }
     (ph, tls)
+}
+
+/// The maximum page size (`-z max-page-size`, lld's default for x86-64 otherwise).
+pub(crate) fn max_page(c: &crate::elf::config::Config) -> u64 {
+    c.max_page_size.unwrap_or(crate::elf::layout::model::PAGE)
 }
