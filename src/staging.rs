@@ -254,8 +254,8 @@ impl StagingDir {
             if !persistent {
                 clear_at(fd.as_raw_fd(), &|n: &CStr| n == c".lock", 0);
             }
-            let pinned = pin(&fd, id).unwrap_or_else(|| crate::lto::thinlink::abs(name));
-            let _signal = (!keep).then(|| crate::cleanup::register_dir(crate::lto::thinlink::abs(name), id));
+            let pinned = pin(&fd, id).unwrap_or_else(|| crate::util::path::abs(name));
+            let _signal = (!keep).then(|| crate::cleanup::register_dir(crate::util::path::abs(name), id));
             return Ok(StagingDir { name: name.to_path_buf(), parent, base, fd, id, pinned, keep, _lock: Some(lock), _signal });
         }
         crate::bail!("cannot create directory {shown}: it keeps being replaced")

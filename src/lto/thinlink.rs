@@ -492,14 +492,7 @@ impl ThinLinkOutput {
     }
 }
 
-/// `p` made absolute against the current directory (without resolving symlinks).
-pub fn abs(p: &Path) -> PathBuf {
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir().map(|d| d.join(p)).unwrap_or_else(|_| p.to_path_buf())
-    }
-}
+pub use crate::util::path::abs;
 
 #[cfg(test)]
 mod tests {

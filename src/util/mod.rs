@@ -5,3 +5,4 @@ pub mod fasthash;
 pub mod glob;
 pub mod hfsort;
 pub mod json;
+pub mod path;
