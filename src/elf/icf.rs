@@ -32,7 +32,7 @@ use crate::elf::symtab::{Def, FileId};
 use crate::elf::types::LE;
 use crate::error::{Error, Result};
 
-pub use crate::elf::layout::model::{Folded, Sec};
+use crate::elf::layout::model::{Folded, Sec};
 
 /// What one relocation resolves to, apart from which input section it points into.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -33,7 +33,7 @@ use state::{default_versioned, leak_name, wrapped_name, FileNames, Frame, Step, 
 use versions::{apply_versions, mark_dynamic_listed};
 
 use crate::elf::config::defsym_target;
-pub use crate::elf::symtab::{BitcodeFile, Def, File, FileId, GccIrFile, NameKey, NameMap, Resolved, Symbol, SymbolId};
+use crate::elf::symtab::{BitcodeFile, Def, File, FileId, GccIrFile, NameKey, NameMap, Resolved, Symbol, SymbolId};
 
 /// irsymtab visibility (LLVM's order: default, hidden, protected) as an ELF `STV_*`.
 fn ir_visibility(v: u8) -> u8 {

@@ -16,7 +16,7 @@ use crate::elf::types::LE;
 use crate::output::{put16, put32, put64};
 use dtld_arch::x86_64 as arch;
 
-pub use crate::elf::types::{gnu_hash, gnu_hash_nbuckets, sysv_hash};
+use crate::elf::types::{gnu_hash, gnu_hash_nbuckets, sysv_hash};
 
 fn bloom_words(ndefined: usize) -> usize {
     // One 64-bit word per 8 symbols (two bits each at about 1/4 fill), a power of two.

@@ -121,7 +121,7 @@ pub(super) fn run(req: &LtoRequest, p: Prepared, trace: &mut crate::trace::Trace
     let tasks = tasks(req);
     // Regular-archive members come from a content-addressed store in the cache directory
     // (`.dtld/member-<XXH3-128>`, hard links: written once, not on every link).
-    let store = |i: usize| opts.cache_dir.as_ref().map(|d| backend::own_dir(&thinlink::abs(d)).join(format!("member-{}", super::hex(&p.digests[i]))));
+    let store = |i: usize| opts.cache_dir.as_ref().map(|d| backend::own_dir(&crate::util::path::abs(d)).join(format!("member-{}", super::hex(&p.digests[i]))));
     let modules: Vec<Module> = ids
         .iter()
         .enumerate()
@@ -174,7 +174,7 @@ pub(super) fn run(req: &LtoRequest, p: Prepared, trace: &mut crate::trace::Trace
     let known: Vec<Option<backend::Known>> = job_module.iter().map(|&m| tl.known.get(m).cloned().flatten()).collect();
     let shard_of: HashMap<&str, &str> = known.iter().zip(&jobs).filter_map(|(k, j)| Some((k.as_ref()?.key.as_str(), j.shard.as_str()))).collect();
     steps.relabel("Check cache for DTLTO", &|key| shard_of.get(key).map(|s| s.to_string()));
-    let cwd = thinlink::abs(Path::new("."));
+    let cwd = crate::util::path::abs(Path::new("."));
     if let Some(c) = &cache {
         know_contents(c, &cwd, &modules, &tl, &jobs, &known, &job_module, p.digests);
     }

@@ -196,7 +196,7 @@ pub(crate) fn run_with_helper(
     modules: &[Module],
 ) -> Result<ThinLinkOutput> {
     thinlink::stage(cwd, modules)?;
-    let work = thinlink::abs(work);
+    let work = crate::util::path::abs(work);
     let obj_path = work.join("lto.0");
     let _ = std::fs::remove_file(&obj_path);
     let mut req = Request {

@@ -642,7 +642,7 @@ pub fn run(
     let probing = probe.is_some();
     let sink: &'static Sink = Box::leak(Box::new(Sink { files, probe, ..Default::default() }));
     let ctx = sink as *const Sink as *mut c_void;
-    let cache = opts.cache_dir.as_ref().filter(|_| mode == Mode::Backends).map(|d| cstr(&super::thinlink::abs(d).to_string_lossy()));
+    let cache = opts.cache_dir.as_ref().filter(|_| mode == Mode::Backends).map(|d| cstr(&crate::util::path::abs(d).to_string_lossy()));
     let config = Config {
         opt_level: opts.opt_level,
         cg_opt_level: cg.cg_opt_level.map_or(-1, |l| l as c_int),

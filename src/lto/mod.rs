@@ -540,7 +540,7 @@ fn run_local(req: &LtoRequest, p: distributed::Prepared, in_process_lto2: bool, 
     }
     // Archive members are staged from a content-addressed store in the cache directory
     // (`.dtld/member-<XXH3-128>`, hard links: written once, not on every link).
-    let store = |i: usize| opts.cache_dir.as_ref().map(|d| backend::own_dir(&thinlink::abs(d)).join(format!("member-{}", hex(&digests[i]))));
+    let store = |i: usize| opts.cache_dir.as_ref().map(|d| backend::own_dir(&crate::util::path::abs(d)).join(format!("member-{}", hex(&digests[i]))));
     let modules: Vec<Module> = ids
         .iter()
         .enumerate()
@@ -676,9 +676,9 @@ fn open_staging(req: &LtoRequest, out: &str, persistent: Option<&PathBuf>) -> Re
     if let Some(cache) = persistent {
         use sha1::Digest as _;
         create_dir(cache)?;
-        let key = sha1::Sha1::digest(thinlink::abs(req.output).as_os_str().as_encoded_bytes());
+        let key = sha1::Sha1::digest(crate::util::path::abs(req.output).as_os_str().as_encoded_bytes());
         create_dir(&backend::own_dir(cache))?;
-        let dir = backend::own_dir(&thinlink::abs(cache)).join(format!("stage-{}", hex(&key[..8])));
+        let dir = backend::own_dir(&crate::util::path::abs(cache)).join(format!("stage-{}", hex(&key[..8])));
         let staging = crate::staging::StagingDir::open_persistent(&dir)?;
         return Ok((staging, dir.to_string_lossy().into_owned()));
     }
@@ -1351,7 +1351,7 @@ fn thinlink_placed(
     modules: &[Module],
 ) -> Result<thinlink::ThinLinkOutput> {
     // Absolute modules are already in place; the others are staged under `cwd`.
-    let work = thinlink::abs(work);
+    let work = crate::util::path::abs(work);
     thin_link(llvm, opts, cg, cwd, &work, modules, opts.emit_imports_files)
 }
 

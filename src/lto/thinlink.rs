@@ -15,6 +15,7 @@ use std::process::Command;
 use crate::error::{Error, Result};
 use crate::lto::llvm::Llvm;
 use crate::lto::options::LtoOptions;
+use crate::util::path::abs;
 
 /// One bitcode module handed to the thin link.
 #[derive(Debug, Clone)]
@@ -491,8 +492,6 @@ impl ThinLinkOutput {
         trace.span("Read thin link outputs", "", c, d - c);
     }
 }
-
-pub use crate::util::path::abs;
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,7 @@ use object::elf;
 
 use super::ast::*;
 use super::eval::{self, Env, SecInfo, Val};
-pub use super::plan::{Extra, Match, Plan};
+use super::plan::{Extra, Match, Plan};
 use super::segments::max_page;
 use super::select::{file_matches, name_for_script};
 use crate::elf::config::Config;
