@@ -132,7 +132,7 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
             Error::many(msgs)
         })?;
         let out = {
-            let req = crate::lto::LtoRequest {
+            let req = crate::lto::request::LtoRequest {
                 output: &config.output,
                 format: crate::lto::irsymtab::ObjectFormat::Coff,
                 pic: false,

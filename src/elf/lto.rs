@@ -34,8 +34,8 @@ pub struct SymRes {
 
 impl SymRes {
     /// The resolution LTO gets (read as the letters `llvm-lto2 run -r` expects).
-    pub fn flags(&self) -> crate::lto::Res {
-        use crate::lto::Res;
+    pub fn flags(&self) -> crate::lto::bitcode::Res {
+        use crate::lto::bitcode::Res;
         let bit = |on: bool, b: u8| if on { b } else { 0 };
         Res(bit(self.prevailing, Res::PREVAILING)
             | bit(self.final_in_unit, Res::FINAL_IN_UNIT)
@@ -164,7 +164,7 @@ pub fn run(
     r: &Resolved,
     preload: Option<&crate::lto::goldhost::Preload>,
     trace: &mut crate::trace::Trace,
-) -> crate::error::Result<crate::lto::LtoOutput> {
+) -> crate::error::Result<crate::lto::request::LtoOutput> {
     let opts = &config.lto;
     let files: Vec<usize> = r.load_order.iter().copied().filter(|&f| r.bitcode(f).is_some()).collect();
     let script = crate::elf::version_input::version_script(config)?;
@@ -172,10 +172,10 @@ pub fn run(
     let modules = files
         .iter()
         .zip(res)
-        .map(|(&f, res)| crate::lto::LtoModule { bitcode: r.bitcode(f).expect("bitcode"), flags: res.iter().map(|s| s.flags()).collect() })
+        .map(|(&f, res)| crate::lto::bitcode::LtoModule { bitcode: r.bitcode(f).expect("bitcode"), flags: res.iter().map(|s| s.flags()).collect() })
         .collect();
     let lazy = (0..r.files.len()).filter(|&f| r.bitcode(f).is_some() && !r.loaded[f]).map(|f| r.inputs[f]).collect();
-    let req = crate::lto::LtoRequest {
+    let req = crate::lto::request::LtoRequest {
         output: &config.output,
         format: crate::lto::irsymtab::ObjectFormat::Elf,
         pic: config.pie || config.shared,

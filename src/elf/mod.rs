@@ -111,7 +111,7 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
         {
             let o = &config.lto;
             let r = resolver.resolved();
-            let bitcode: Vec<&crate::lto::BitcodeFile> = r.load_order.iter().filter_map(|&f| r.bitcode(f)).collect();
+            let bitcode: Vec<&crate::lto::bitcode::BitcodeFile> = r.load_order.iter().filter_map(|&f| r.bitcode(f)).collect();
             let producers: Vec<(String, String)> =
                 bitcode.iter().map(|b| (b.input.name.clone(), String::from_utf8_lossy(b.ir.producer).into_owned())).collect();
             let triple = bitcode.first().map(|b| String::from_utf8_lossy(b.ir.target_triple).into_owned()).unwrap_or_default();

@@ -17,7 +17,7 @@ use crate::input::InputFile;
 use crate::util::fasthash::{FastMap, PassThrough};
 
 pub use crate::elf::gcc_lto::symtab::GccIrFile;
-pub use crate::lto::BitcodeFile;
+pub use crate::lto::bitcode::BitcodeFile;
 
 /// A symbol name and its hash. The hash is computed once per name occurrence, in parallel while
 /// the files are parsed (`FileNames`), so the serial resolution pass (one file after another,

@@ -10,7 +10,7 @@
 //! replaced by lld's names, report lines (indented or `===` rules, as LLVM's timers and
 //! statistics print them) unchanged.
 
-use super::thinlink::Module;
+use super::bitcode::Module;
 
 /// `stderr` of a successful `llvm-lto2 run` over `modules`, as lines for `Diag::forward`.
 pub fn render(stderr: &[u8], modules: &[Module]) -> String {

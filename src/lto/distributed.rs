@@ -22,9 +22,11 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::bitcode::Module;
+use super::request::{LtoOutput, LtoRequest};
 use super::temps::{Kind, Temps};
-use super::thinlink::{self, CodegenSettings, Module};
-use super::{backend, dtlto, inproc, irsymtab, linkcache, llvm, LtoOutput, LtoRequest};
+use super::thinlink::{self, CodegenSettings};
+use super::{backend, dtlto, inproc, irsymtab, linkcache, llvm};
 use crate::error::Result;
 
 /// What `mod.rs` has worked out for the link before choosing this way of running it.
@@ -121,18 +123,19 @@ pub(super) fn run(req: &LtoRequest, p: Prepared, trace: &mut crate::trace::Trace
     let tasks = tasks(req);
     // Regular-archive members come from a content-addressed store in the cache directory
     // (`.dtld/member-<XXH3-128>`, hard links: written once, not on every link).
-    let store = |i: usize| opts.cache_dir.as_ref().map(|d| backend::own_dir(&crate::util::path::abs(d)).join(format!("member-{}", super::hex(&p.digests[i]))));
+    let store =
+        |i: usize| opts.cache_dir.as_ref().map(|d| backend::own_dir(&crate::util::path::abs(d)).join(format!("member-{}", super::naming::hex(&p.digests[i]))));
     let modules: Vec<Module> = ids
         .iter()
         .enumerate()
         .map(|(i, id)| {
-            let m = super::make_module(req, i, id.clone());
+            let m = super::steps::make_module(req, i, id.clone());
             let placed = written_out(req, i);
             Module { place: placed, source: None, store: if placed { store(i) } else { None }, ..m }
         })
         .collect();
     if let Some(d) = opts.cache_dir.as_ref().filter(|_| modules.iter().any(|m| m.store.is_some())) {
-        super::create_dir(&backend::own_dir(d))?;
+        super::files::create_dir(&backend::own_dir(d))?;
     }
     let cache = opts.cache_dir.as_ref().map(|d| {
         std::sync::Arc::new(backend::Cache::new(
@@ -213,19 +216,19 @@ pub(super) fn run(req: &LtoRequest, p: Prepared, trace: &mut crate::trace::Trace
     drop(tl);
     // The shards (11 MiB for OpenSSL) are not needed any more: their memory goes back before
     // the objects are linked.
-    super::release_free_memory();
-    let (objects, of) = super::native_objects(opts, &out, regular, objs, &ids, &job_module, req.format)?;
+    super::files::release_free_memory();
+    let (objects, of) = super::steps::native_objects(opts, &out, regular, objs, &ids, &job_module, req.format)?;
     if opts.save_temps {
         // lld keeps each object under the name it links it by.
         for o in &objects {
-            super::write_file(&o.path, o.data)?;
+            super::files::write_file(&o.path, o.data)?;
         }
     }
     let mut removal = temps.remove_in_background();
     for r in [staging, freeing, private.map(crate::staging::StagingDir::remove_in_background)].into_iter().flatten() {
         removal = removal.and(r);
     }
-    let cleanup = super::store_link_cache(p.link_cache, &objects, &of, has_regular, &stats.cache_files, jobs.len(), removal);
+    let cleanup = super::steps::store_link_cache(p.link_cache, &objects, &of, has_regular, &stats.cache_files, jobs.len(), removal);
     Ok(LtoOutput { objects, stop: false, cleanup: Some(cleanup) })
 }
 
@@ -252,7 +255,7 @@ fn thin_link_in_process(
     trace: &mut crate::trace::Trace,
 ) -> Result<Option<InProcess>> {
     let ids: Vec<String> = modules.iter().map(|m| m.id.clone()).collect();
-    let shim = match super::shim_for(req, llvm, &ids, inproc::Mode::Distributed, trace) {
+    let shim = match super::steps::shim_for(req, llvm, &ids, inproc::Mode::Distributed, trace) {
         Some(Ok(shim)) => shim,
         Some(Err(why)) => {
             if req.verbose {
@@ -265,7 +268,7 @@ fn thin_link_in_process(
     thinlink::unique_ids(modules)?;
     let skip_index = shim.skip_index();
     let t_run = std::time::Instant::now();
-    let Some(mut produced) = super::run_in_process(req, &shim, llvm, cg, &ids, inproc::Mode::Distributed, probe)? else {
+    let Some(mut produced) = super::steps::run_in_process(req, &shim, llvm, cg, &ids, inproc::Mode::Distributed, probe)? else {
         return Ok(None);
     };
     let t_read = std::time::Instant::now();
@@ -316,11 +319,11 @@ fn private_dir() -> Result<crate::staging::StagingDir> {
 /// library's are. The directory is no longer needed then (the caller removes it).
 fn staged_thin_link(req: &LtoRequest, p: &Prepared, ids: &[String]) -> Result<(thinlink::ThinLinkOutput, crate::staging::StagingDir)> {
     let out = req.output.to_string_lossy().into_owned();
-    let (staging, _) = super::open_staging(req, &out, None)?;
+    let (staging, _) = super::steps::open_staging(req, &out, None)?;
     let dir = staging.path().to_path_buf();
-    let staged_ids = super::module_ids(req, p.names, p.digests, "");
-    let modules: Vec<Module> = staged_ids.iter().enumerate().map(|(i, id)| super::make_module(req, i, id.clone())).collect();
-    let mut tl = super::thin_link(p.llvm, req.opts, p.cg, &dir, &dir, &modules, true)?;
+    let staged_ids = super::naming::module_ids(req, p.names, p.digests, "");
+    let modules: Vec<Module> = staged_ids.iter().enumerate().map(|(i, id)| super::steps::make_module(req, i, id.clone())).collect();
+    let mut tl = super::steps::thin_link(p.llvm, req.opts, p.cg, &dir, &dir, &modules, true)?;
     req.diag.forward(&tl.messages);
     staging.check()?;
     let to_lld: HashMap<&str, &str> = staged_ids.iter().map(String::as_str).zip(ids.iter().map(String::as_str)).collect();
@@ -330,7 +333,7 @@ fn staged_thin_link(req: &LtoRequest, p: &Prepared, ids: &[String]) -> Result<(t
         let Some(shard) = shard else { continue };
         let path = dir.join(shard);
         let bytes = std::fs::read(&path).map_err(|e| crate::error::Error::new(format!("cannot open {}: {}", path.display(), crate::error::io_error(&e))))?;
-        let renamed = super::shardpaths::rename_modules(&bytes, &rename).map_err(|e| crate::error::Error::new(format!("{}: {e}", path.display())))?;
+        let renamed = dtld_bitcode::shardpaths::rename_modules(&bytes, &rename).map_err(|e| crate::error::Error::new(format!("{}: {e}", path.display())))?;
         data[i] = Some(renamed);
     }
     for imports in &mut tl.imports {
@@ -388,7 +391,7 @@ fn know_contents(
     for (m, d) in modules.iter().zip(sha1s) {
         c.know(cwd.join(&m.id), m.data, d);
     }
-    let tags: HashMap<&[u8], String> = modules.iter().zip(digests).map(|(m, d)| (m.id.as_bytes(), super::hex(d))).collect();
+    let tags: HashMap<&[u8], String> = modules.iter().zip(digests).map(|(m, d)| (m.id.as_bytes(), super::naming::hex(d))).collect();
     let rename = |p: &[u8]| tags.get(p).map(|t| t.as_bytes().to_vec());
     let shards: Vec<(PathBuf, Vec<u8>)> = jobs
         .par_iter()
@@ -397,7 +400,7 @@ fn know_contents(
         .filter(|(_, k)| k.is_none())
         .filter_map(|((j, &i), _)| {
             let bytes = data[i].as_deref()?;
-            Some((cwd.join(&j.shard), super::shardpaths::rename_modules(bytes, &rename).unwrap_or_else(|_| bytes.to_vec())))
+            Some((cwd.join(&j.shard), dtld_bitcode::shardpaths::rename_modules(bytes, &rename).unwrap_or_else(|_| bytes.to_vec())))
         })
         .collect();
     for (path, canonical) in shards {
@@ -474,7 +477,7 @@ fn write_imports_files(ids: &[String], tl: &thinlink::ThinLinkOutput) -> Result<
         sources.sort_unstable();
         sources.dedup();
         let text: String = sources.iter().map(|s| format!("{s}\n")).collect();
-        super::write_file(Path::new(&format!("{id}.imports")), text.as_bytes())?;
+        super::files::write_file(Path::new(&format!("{id}.imports")), text.as_bytes())?;
     }
     Ok(())
 }
@@ -491,12 +494,13 @@ fn emit_index_files(req: &LtoRequest, names: &[String], skip_index: &[u8]) -> Re
         return Ok(());
     }
     let (old, new) = opts.prefix_replace.as_ref().map(|(o, n, _)| (o.as_str(), n.as_str())).unwrap_or(("", ""));
-    let lazy: Vec<String> = req.lazy.iter().map(|input| super::suffix_replaced(&super::module_name(input, Some(opts), req.format), opts)).collect();
+    let lazy: Vec<String> =
+        req.lazy.iter().map(|input| super::naming::suffix_replaced(&super::naming::module_name(input, Some(opts), req.format), opts)).collect();
     for (name, contents) in names.iter().map(|n| (n, &[][..])).chain(lazy.iter().map(|n| (n, skip_index))) {
-        let dest = super::prefix_replaced(name, old, new);
-        super::write_file(Path::new(&format!("{dest}.thinlto.bc")), contents)?;
+        let dest = super::naming::prefix_replaced(name, old, new);
+        super::files::write_file(Path::new(&format!("{dest}.thinlto.bc")), contents)?;
         if opts.emit_imports_files {
-            super::write_file(Path::new(&format!("{dest}.imports")), b"")?;
+            super::files::write_file(Path::new(&format!("{dest}.imports")), b"")?;
         }
     }
     Ok(())

@@ -39,8 +39,9 @@ use std::process::Command;
 use std::sync::Mutex;
 
 use crate::error::{Error, Result};
+use crate::lto::bitcode::Module;
 use crate::lto::options::LtoOptions;
-use crate::lto::thinlink::{self, CodegenSettings, Module, ThinLinkOutput};
+use crate::lto::thinlink::{self, CodegenSettings, ThinLinkOutput};
 
 /// The hidden subcommand that runs the plugin host.
 pub const HELPER_FLAG: &str = "--dtld-gold-helper";
@@ -945,7 +946,7 @@ mod tests {
                         } else {
                             0
                         };
-                        (s.name, crate::lto::Res(f))
+                        (s.name, crate::lto::bitcode::Res(f))
                     })
                     .collect(),
                 place: true,

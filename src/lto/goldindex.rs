@@ -27,8 +27,8 @@ use std::process::{Command, Stdio};
 
 use super::goldhost;
 use super::plugin_api::{LDPO_DYN, LDPO_EXEC, LDPO_PIE};
+use super::request::LtoRequest;
 use super::thinlink::CodegenSettings;
-use super::LtoRequest;
 use crate::error::{Error, Result};
 
 /// What the in-place thin link did.
@@ -156,7 +156,7 @@ pub fn run(plugin: &Path, req: &LtoRequest, cg: &CodegenSettings, names: &[Strin
         })
         .collect();
     // Bitcode files the link did not need get LLVM's skip index, as lld writes them.
-    let lazy_names: Vec<String> = req.lazy.iter().map(|i| super::module_name(i, Some(opts), req.format)).collect();
+    let lazy_names: Vec<String> = req.lazy.iter().map(|i| super::naming::module_name(i, Some(opts), req.format)).collect();
     for (input, name) in req.lazy.iter().zip(&lazy_names) {
         modules.push(goldhost::ViewModule { name, data: input.data, syms: Vec::new(), skip: true });
     }
@@ -164,7 +164,7 @@ pub fn run(plugin: &Path, req: &LtoRequest, cg: &CodegenSettings, names: &[Strin
     if let Some(m) = modules.iter().find(|m| !seen.insert(m.name)) {
         return Ok(Outcome::Fallback(format!("two bitcode files are named {}", m.name)));
     }
-    let forked = !super::thin_link_forced("helper");
+    let forked = !super::llvm::thin_link_forced("helper");
     let out = match forked.then(|| goldhost::run_forked(plugin, req.preload, &req.output.to_string_lossy(), kind, &options, &modules)).flatten() {
         Some(out) => out,
         None => {

@@ -26,8 +26,8 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use super::request::LtoRequest;
 use super::thinlink::CodegenSettings;
-use super::LtoRequest;
 use crate::error::{Error, Result};
 
 /// The interface version `dtld_lto_abi()` must return.
@@ -94,7 +94,7 @@ pub struct Shim {
 
 /// `DTLD_THIN_LINK` names another path (llvm-lto2, LLVMgold in a fork or in the helper).
 fn other_path_forced() -> bool {
-    ["llvm-lto2", "gold", "helper"].iter().any(|h| super::thin_link_forced(h))
+    ["llvm-lto2", "gold", "helper"].iter().any(|h| super::llvm::thin_link_forced(h))
 }
 
 /// The library for the LLVM installation at `dir` (`/usr/lib/llvm-22`): next to the dtld
@@ -265,7 +265,7 @@ unsafe extern "C" fn on_index(
     };
     let module = String::from_utf8_lossy(module).into_owned();
     if let Some(files) = &sink.files {
-        if let Err(e) = super::write_index(files, &module, shard, imports) {
+        if let Err(e) = write_index(files, &module, shard, imports) {
             sink.write_errors.lock().unwrap_or_else(|p| p.into_inner()).push((module, e));
         }
         return;
@@ -466,7 +466,7 @@ enum Parse {
 /// of a rebuilt table live in LLVM's `InputFile`, which `LTO::add` frees; LLVM's resolutions
 /// would then be keyed by freed names (hidden symbols shared between two of rustc's codegen
 /// units came out internalized: issue 35), so the library keeps copies of them.
-fn symtab_rebuilt(file: &super::BitcodeFile, version: &str) -> bool {
+fn symtab_rebuilt(file: &super::bitcode::BitcodeFile, version: &str) -> bool {
     std::env::var_os("LLVM_OVERRIDE_PRODUCER").is_some() || file.ir.producer != version.as_bytes()
 }
 
@@ -474,7 +474,7 @@ fn symtab_rebuilt(file: &super::BitcodeFile, version: &str) -> bool {
 /// that LLVM lists the symbols dtld resolved, in dtld's order.
 /// Parses module `m` under the module ID `id` (`name` in messages; `ids` says how to turn IDs
 /// in LLVM's words back into names).
-fn parse<'s>(shim: &'s Shim, m: &super::LtoModule, id: &str, name: &str, ids: &ModuleIds) -> std::result::Result<Input<'s>, Parse> {
+fn parse<'s>(shim: &'s Shim, m: &super::bitcode::LtoModule, id: &str, name: &str, ids: &ModuleIds) -> std::result::Result<Input<'s>, Parse> {
     let data = m.bitcode.input.data;
     let mut err = std::ptr::null_mut();
     // SAFETY: `data` and `id` outlive the call and the InputFile: dtld's mapped inputs live
@@ -751,7 +751,7 @@ fn module_indexes(mut produced_indexes: Vec<Index>, ids: &ModuleIds, n: usize, a
                     *i = ids.unmask(i);
                 }
                 let rename = |p: &[u8]| -> Option<Vec<u8>> { p.contains(&1).then(|| ids.unmask(&String::from_utf8_lossy(p)).into_bytes()) };
-                ix.shard = super::shardpaths::rename_modules(&ix.shard, &rename).map_err(|e| format!("{}: {e}", ix.module))?;
+                ix.shard = dtld_bitcode::shardpaths::rename_modules(&ix.shard, &rename).map_err(|e| format!("{}: {e}", ix.module))?;
                 Ok(())
             })
             .collect::<std::result::Result<(), String>>()
@@ -808,7 +808,7 @@ mod tests {
     fn resolution_bits_are_the_librarys() {
         // dtld_lto.cpp: DTLD_RES_PREVAILING 1, FINAL_IN_LINKAGE_UNIT 2, VISIBLE_TO_REGULAR_OBJ 4,
         // LINKER_REDEFINED 8.
-        use super::super::Res;
+        use super::super::bitcode::Res;
         assert_eq!((Res::PREVAILING, Res::FINAL_IN_UNIT, Res::VISIBLE_TO_REGULAR, Res::LINKER_REDEFINED), (1, 2, 4, 8));
         assert_eq!(Res(0).as_str(), "");
         assert_eq!(Res(7).as_str(), "plx");
@@ -816,4 +816,20 @@ mod tests {
         assert_eq!(Res(5).as_str(), "px");
         assert_eq!(Res(15).as_str(), "plxr");
     }
+}
+
+/// Writes one module's index (and, when asked, imports: `imports` is the file's text) file
+/// where lld writes it: next to the module, under `--thinlto-prefix-replace`'s new prefix. Called
+/// by the in-process index-only thin link for each module as LLVM produces it. A file that already
+/// holds exactly those bytes (the same link run again, or a module whose imports did not change)
+/// is not written again, only given a new modification time (build systems see it as written):
+/// LLVM truncated and rewrote each, and ext4 flushes a file truncated and written again when it is
+/// closed, 60-70 ms of OpenSSL's 650 ms thin link.
+pub(crate) fn write_index(files: &IndexFiles, module: &str, shard: &[u8], imports: &[u8]) -> Result<()> {
+    let dest = super::naming::prefix_replaced(module, &files.old, &files.new);
+    super::files::write_file_if_changed(Path::new(&format!("{dest}.thinlto.bc")), shard)?;
+    if files.imports {
+        super::files::write_file_if_changed(Path::new(&format!("{dest}.imports")), imports)?;
+    }
+    Ok(())
 }

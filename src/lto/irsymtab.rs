@@ -13,7 +13,7 @@
 
 use std::ops::Range;
 
-use super::bitstream::{BitstreamCursor, Entry};
+use dtld_bitcode::bitstream::{BitstreamCursor, Entry};
 
 /// Top-level and module block ids (`llvm/Bitcode/LLVMBitCodes.h`).
 const MODULE_BLOCK_ID: u32 = 8;

@@ -39,7 +39,7 @@ const MAGIC: &[u8] = b"dtld-link-cache 3\n";
 /// names it; a hit is named for the link that uses it), its bytes, and the file of LLVM's cache
 /// in the cache directory that holds exactly those bytes, if any.
 pub struct Stored<'a> {
-    pub of: super::ObjectOf,
+    pub of: super::request::ObjectOf,
     pub data: &'a [u8],
     pub cache_file: Option<String>,
 }
@@ -153,7 +153,7 @@ pub struct Hit {
 impl LinkCache {
     /// The cache entry for this link, or `None` when it has no cache directory or writes side
     /// files an entry would not reproduce.
-    pub fn new(req: &super::LtoRequest, names: &[String], fingerprints: &[[u8; 16]], parts: &KeyParts) -> Option<LinkCache> {
+    pub fn new(req: &super::request::LtoRequest, names: &[String], fingerprints: &[[u8; 16]], parts: &KeyParts) -> Option<LinkCache> {
         let o = req.opts;
         let dir = o.cache_dir.clone().filter(|_| applies(o))?;
         let mut h = Sha1::new();
@@ -200,7 +200,7 @@ impl LinkCache {
     }
 
     /// The previous result, verified, each object named by `name`; a damaged entry is removed.
-    pub fn lookup(&self, name: &(dyn Fn(super::ObjectOf) -> String + Sync)) -> Option<Hit> {
+    pub fn lookup(&self, name: &(dyn Fn(super::request::ObjectOf) -> String + Sync)) -> Option<Hit> {
         let p = self.entry();
         let (f, data) = crate::lto::backend::read_entry(&p)?;
         match decode(&data, name, Some(&self.dir)) {
@@ -218,7 +218,7 @@ impl LinkCache {
 
     /// Records this link's result: `objects` (what each was compiled from in `of`) and the
     /// module count.
-    pub fn store(&self, objects: &[InputFile], of: &[super::ObjectOf], modules: usize) {
+    pub fn store(&self, objects: &[InputFile], of: &[super::request::ObjectOf], modules: usize) {
         let parts: Vec<Stored> = objects.iter().zip(of).map(|(o, &of)| Stored { of, data: o.data, cache_file: None }).collect();
         self.store_parts(&parts, modules);
     }
@@ -313,7 +313,7 @@ enum Body<'a> {
 }
 
 /// The hit an entry records, its objects read (referenced ones from `dir`) and checked.
-fn decode(data: &[u8], name: &(dyn Fn(super::ObjectOf) -> String + Sync), dir: Option<&std::path::Path>) -> Option<Hit> {
+fn decode(data: &[u8], name: &(dyn Fn(super::request::ObjectOf) -> String + Sync), dir: Option<&std::path::Path>) -> Option<Hit> {
     use rayon::prelude::*;
     let body_len = data.len().checked_sub(16)?;
     let (body, sum) = data.split_at(body_len);
@@ -325,7 +325,7 @@ fn decode(data: &[u8], name: &(dyn Fn(super::ObjectOf) -> String + Sync), dir: O
     let count = r.num()?;
     let mut records = Vec::with_capacity(count.min(1 << 20));
     for _ in 0..count {
-        let of = super::ObjectOf::from_code(u64::from_le_bytes(r.take(8)?.try_into().ok()?))?;
+        let of = super::request::ObjectOf::from_code(u64::from_le_bytes(r.take(8)?.try_into().ok()?))?;
         let b = match r.take(1)?[0] {
             0 => {
                 let n = r.num()?;
@@ -356,7 +356,7 @@ fn decode(data: &[u8], name: &(dyn Fn(super::ObjectOf) -> String + Sync), dir: O
                 }
             };
             super::backend::check_object(&obj).ok()?;
-            Some(super::lto_input_bytes(name(of), obj))
+            Some(super::files::lto_input_bytes(name(of), obj))
         })
         .collect();
     Some(Hit { objects: objects?, modules })
@@ -386,7 +386,7 @@ mod tests {
         d
     }
 
-    use super::super::ObjectOf;
+    use super::super::request::ObjectOf;
 
     /// Names as a link writing `q` gives them.
     fn q(of: ObjectOf) -> String {

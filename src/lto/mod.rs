@@ -8,10 +8,12 @@
 //! index and imports files a distributed build needs and stops the link.
 
 pub mod backend;
+pub mod bitcode;
 pub mod diagnostics;
 pub mod distributed;
 pub mod dtlto;
 pub mod emptyobj;
+pub mod files;
 pub mod goldhost;
 pub mod goldindex;
 pub mod inproc;
@@ -19,142 +21,29 @@ pub mod irsymtab;
 pub mod linkcache;
 pub mod llvm;
 pub mod llvm_symtab;
+pub mod naming;
 pub mod options;
 pub mod plugin_api;
 pub mod plugin_host;
+pub mod request;
 pub mod skipindex;
+pub mod steps;
 pub mod temps;
 pub mod thinlink;
-
-// LLVM's bitstream and the summary shards' module tables: a crate of their own (the REAPI
-// distributor renames shards too), used here as parts of this stage.
-pub use dtld_bitcode::{bitstream, shardpaths};
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::input::{FileKind, InputFile};
-use irsymtab::{IrFile, IrSymbol};
+use crate::input::InputFile;
+use bitcode::Module;
+use files::{copy_file, copy_file_if_changed, create_dir, lto_input_bytes, write_file, write_file_if_changed};
+use llvm::thin_link_forced;
+use naming::{hex, module_ids, module_name, object_name, prefix_replaced, unranked};
 use options::LtoOptions;
-use thinlink::{CodegenSettings, Module};
-
-/// A bitcode input: its irsymtab, and the symbols LTO wants a resolution for, in LTO's order.
-/// Format-neutral: the ELF and the COFF resolvers both keep their bitcode inputs as these.
-pub struct BitcodeFile {
-    pub input: &'static InputFile,
-    pub ir: IrFile<'static>,
-    /// Indices into `ir.symbols` of the symbols `lto::InputFile::symbols()` lists.
-    pub syms: Vec<u32>,
-}
-
-impl BitcodeFile {
-    /// Reads `input`'s symbols; with `llvm` (the link's LTO options, which say where the
-    /// user's LLVM is), a file without a usable irsymtab gets its table from that LLVM
-    /// (`llvm_symtab.rs`), as LLVM itself rebuilds one; without, that is an error.
-    pub fn parse(input: &'static InputFile, llvm: Option<&LtoOptions>) -> Result<BitcodeFile> {
-        let ir = match (irsymtab::parse(input.data), llvm) {
-            (Err(e), Some(o)) if e.starts_with(irsymtab::NO_IRSYMTAB) => llvm_symtab::rebuild(input, o, &e),
-            (r, _) => r,
-        };
-        let ir = ir.map_err(|e| Error::new(format!("{}: {e}", input.name)))?;
-        // `lto_symbols()` order, as indices (the table's size bounds them well below 2^32).
-        let syms = ir.modules.iter().flat_map(|m| m.begin..m.end).filter(|&i| ir.symbols.get(i as usize).is_some_and(|s| s.is_lto_symbol())).collect();
-        Ok(BitcodeFile { input, ir, syms })
-    }
-    /// The machine of a module for another machine than x86-64, by its triple's arch: lld-link's
-    /// name for it ("x86", "arm", "arm64", "arm64ec"), or "" for an arch lld-link does not map
-    /// to a machine type; `None` for x86-64 or no triple. dtld links x86-64 alone (its thin-link
-    /// library registers only LLVM's X86 target), so the resolvers refuse such a module as lld
-    /// refuses it, rather than LLVM failing on it ("No available targets").
-    pub fn foreign_machine(&self) -> Option<&'static str> {
-        let arch = self.ir.target_triple.split(|&b| b == b'-').next().unwrap_or_default();
-        Some(match arch {
-            b"" | b"x86_64" | b"amd64" | b"x86_64h" => return None,
-            b"i386" | b"i486" | b"i586" | b"i686" | b"x86" => "x86",
-            b"aarch64" | b"arm64" => "arm64",
-            b"arm64ec" => "arm64ec",
-            a if a.starts_with(b"arm") || a.starts_with(b"thumb") => "arm",
-            _ => "",
-        })
-    }
-
-    pub fn sym(&self, k: usize) -> &IrSymbol<'static> {
-        &self.ir.symbols[self.syms[k] as usize]
-    }
-}
-
-/// One bitcode file that joined the link, with the resolution of each of its LTO symbols
-/// (`BitcodeFile::syms` order).
-pub struct LtoModule<'a> {
-    pub bitcode: &'a BitcodeFile,
-    pub flags: Vec<Res>,
-}
-
-/// One symbol's LTO resolution: `llvm-lto2`'s `-r` letters `p` (prevailing), `l` (final
-/// definition in the linkage unit), `x` (visible to regular objects), `r` (linker-redefined), as
-/// bits (the in-process library's resolution byte); it reads as its letters, in that order. A
-/// byte instead of a string per symbol: OpenSSL's thin link has 76,000 of them.
-#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
-pub struct Res(pub u8);
-
-impl Res {
-    pub const PREVAILING: u8 = 1;
-    pub const FINAL_IN_UNIT: u8 = 2;
-    pub const VISIBLE_TO_REGULAR: u8 = 4;
-    pub const LINKER_REDEFINED: u8 = 8;
-
-    /// The letters, e.g. `plx`.
-    pub fn as_str(&self) -> &'static str {
-        const LETTERS: [&str; 16] = ["", "p", "l", "pl", "x", "px", "lx", "plx", "r", "pr", "lr", "plr", "xr", "pxr", "lxr", "plxr"];
-        LETTERS[(self.0 & 15) as usize]
-    }
-}
-
-impl std::ops::Deref for Res {
-    type Target = str;
-    fn deref(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl std::fmt::Display for Res {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Everything LTO needs from a link, whatever the object format: the format's driver and
-/// resolver fill this in (ELF: `run`; COFF: `coff`), and `run_request` does the rest.
-pub struct LtoRequest<'a> {
-    pub output: &'a Path,
-    /// The object format the link produces (COFF backends always generate position-independent
-    /// code, but their remote command line never says `-fpic`: lld 22's DTLTO rule).
-    pub format: irsymtab::ObjectFormat,
-    /// Position-independent code for the backends (ELF `-pie`/`-shared`; never for COFF).
-    pub pic: bool,
-    /// `-r`: the backends keep each module's own relocation model (lld's `RelocModel =
-    /// std::nullopt`), and the objects join a relocatable output.
-    pub relocatable: bool,
-    pub verbose: bool,
-    pub opts: &'a LtoOptions,
-    /// Loaded bitcode files, in the order they joined the link.
-    pub modules: Vec<LtoModule<'a>>,
-    /// Bitcode inputs that stayed lazy (index-only mode writes skip indexes for them).
-    pub lazy: Vec<&'a InputFile>,
-    /// The thin link's library (dtld's in-process library, or LLVMgold.so for an index-only
-    /// link), loading since the inputs were read (`preload`).
-    pub preload: Option<&'a goldhost::Preload>,
-    /// Where the LTO step's warnings go (`--fatal-warnings` applies).
-    pub diag: &'a crate::diag::Diag,
-}
-
-/// Whether `DTLD_THIN_LINK` chooses the thin link's way `how` (`llvm-lto2`: never LLVMgold nor
-/// the in-process library; `gold`: LLVMgold in a fork of dtld; `helper`: LLVMgold in the exec'd
-/// helper).
-pub(crate) fn thin_link_forced(how: &str) -> bool {
-    std::env::var_os("DTLD_THIN_LINK").is_some_and(|v| v == how)
-}
+use request::{LtoOutput, LtoRequest, ObjectOf};
+use steps::{codegen_settings, make_module, native_objects, open_staging, run_in_process, shim_for, store_link_cache, thin_link, thinlink_placed};
+use thinlink::CodegenSettings;
 
 /// For a link with bitcode: starts loading, on a thread of its own, the library its thin link
 /// will most likely use (that of the first LLVM installation `llvm.rs` would look at), while
@@ -193,206 +82,6 @@ pub fn runtime_libcalls(o: &LtoOptions, producers: &[(String, String)], triple: 
         return None;
     }
     Some(inproc::Shim::load(&path).ok()?.runtime_libcalls(triple))
-}
-
-/// The in-process library for the link's LLVM, loaded, when it can do this link; otherwise why
-/// not, for `--verbose` (`None`: there is no library).
-fn shim_for(
-    req: &LtoRequest,
-    llvm: &llvm::Llvm,
-    names: &[String],
-    mode: inproc::Mode,
-    trace: &mut crate::trace::Trace,
-) -> Option<std::result::Result<inproc::Shim, String>> {
-    let path = inproc::find(&llvm.dir)?;
-    if let Some(why) = inproc::unsupported(req, names, mode) {
-        return Some(Err(why));
-    }
-    // libLLVM's load (10-12 ms: its relocations and static constructors), which lld pays
-    // before `main`; usually started while the inputs were resolved (`preload`).
-    let t = std::time::Instant::now();
-    if req.preload.is_some_and(|p| !p.ready_for(&path)) {
-        // The early load guessed another LLVM installation (the bitcode's producer chose this
-        // one): one process does not host two libLLVMs; the thin link runs out of process.
-        return Some(Err(format!("{} is loaded already", req.preload.map_or_else(String::new, |p| p.path().display().to_string()))));
-    }
-    let shim = inproc::Shim::load(&path);
-    trace.stage("Load LLVM", &path.display().to_string(), t);
-    Some(shim)
-}
-
-/// `inproc::run` with its `--verbose` lines: the thin link in process, or why not (`None`:
-/// nothing was written, the caller takes another path).
-fn run_in_process(
-    req: &LtoRequest,
-    shim: &inproc::Shim,
-    llvm: &llvm::Llvm,
-    cg: &CodegenSettings,
-    names: &[String],
-    mode: inproc::Mode,
-    probe: Option<inproc::Probe>,
-) -> Result<Option<inproc::Produced>> {
-    match inproc::run(shim, req, cg, names, mode, probe, &llvm.version)? {
-        Ok(p) => {
-            if req.verbose {
-                req.diag.log(&format!("thinlto: thin link in process (LLVM {})", shim.llvm_version()));
-            }
-            Ok(Some(p))
-        }
-        Err(why) => {
-            if req.verbose {
-                req.diag.log(&format!("thinlto: thin link not in process: {why}"));
-            }
-            Ok(None)
-        }
-    }
-}
-
-/// What an LTO object was compiled from, which is what names it (`object_name`): the
-/// regular-LTO partition, the ThinLTO backend of module `i` (in the request's order), or
-/// backend task `k` when the objects do not match the modules one to one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ObjectOf {
-    Regular,
-    Module(usize),
-    Task(usize),
-}
-
-impl ObjectOf {
-    /// One number for the link cache's entries.
-    pub fn code(self) -> u64 {
-        match self {
-            ObjectOf::Regular => 0,
-            ObjectOf::Module(i) => 1 + 2 * i as u64,
-            ObjectOf::Task(k) => 2 + 2 * k as u64,
-        }
-    }
-
-    pub fn from_code(c: u64) -> Option<ObjectOf> {
-        if c == 0 {
-            return Some(ObjectOf::Regular);
-        }
-        let n = usize::try_from((c - 1) / 2).ok()?;
-        Some(if c % 2 == 1 { ObjectOf::Module(n) } else { ObjectOf::Task(n) })
-    }
-}
-
-/// The name of an LTO object of a link writing `out`, given each module's ID (`ids`).
-fn object_name(out: &str, of: ObjectOf, ids: &[String], format: irsymtab::ObjectFormat) -> String {
-    let ext = if format == irsymtab::ObjectFormat::Coff { "obj" } else { "o" };
-    match of {
-        ObjectOf::Regular => format!("{out}.lto.{ext}"),
-        ObjectOf::Module(i) => lto_object_name(out, &ids[i], ext),
-        ObjectOf::Task(k) => format!("{out}.lto.{}.{ext}", k + 1),
-    }
-}
-
-/// What LTO hands back to the link.
-pub struct LtoOutput {
-    /// Native objects, in lld's order: the regular-LTO partition, then one per ThinLTO module.
-    pub objects: Vec<InputFile>,
-    /// `--thinlto-index-only`: the index files are written; the link stops here.
-    pub stop: bool,
-    /// The staging directory's removal, under way while the link goes on; kept until the
-    /// output is written (dropping it waits for the removal).
-    pub cleanup: Option<crate::staging::Removal>,
-}
-
-/// lld's module name, with `--thinlto-object-suffix-replace=` applied (lld applies it in
-/// index-only mode, to the file or member name before the archive decoration). An archive
-/// member is `lib.a(m.o at 8)` for ELF and `lib.libm.obj8` for COFF (lld-link's `BitcodeFile`).
-fn module_name(input: &InputFile, o: Option<&LtoOptions>, format: irsymtab::ObjectFormat) -> String {
-    let replace = |s: &str| match o {
-        Some(o) if o.index_only => suffix_replaced(s, o),
-        _ => s.to_string(),
-    };
-    match &input.archive {
-        Some((archive, member)) => {
-            let member = replace(member);
-            let file = Path::new(&member).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or(member.clone());
-            if format == irsymtab::ObjectFormat::Coff {
-                format!("{archive}{file}{}", input.archive_offset)
-            } else {
-                format!("{archive}({file} at {})", input.archive_offset)
-            }
-        }
-        None => replace(&input.name),
-    }
-}
-
-/// A short content hash (of the module's XXH3-128 fingerprint), so that staged module paths are the same for
-/// the same bitcode in every link (backend cache keys then do not depend on the output name or
-/// directory).
-fn content_tag(digest: &[u8]) -> String {
-    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn hex(d: &[u8]) -> String {
-    d.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Applies `--thinlto-object-suffix-replace=old;new` to a module name.
-fn suffix_replaced(name: &str, o: &LtoOptions) -> String {
-    match &o.object_suffix_replace {
-        Some((old, new)) => match name.strip_suffix(old.as_str()) {
-            Some(stem) => format!("{stem}{new}"),
-            None => name.to_string(),
-        },
-        None => name.to_string(),
-    }
-}
-
-/// Applies `--thinlto-prefix-replace=old;new` to a path (lld's `getThinLTOOutputFile`).
-fn prefix_replaced(path: &str, old: &str, new: &str) -> String {
-    match path.strip_prefix(old) {
-        Some(rest) => format!("{new}{rest}"),
-        None => path.to_string(),
-    }
-}
-
-/// The file name a module gets in the staging tree: the last component of lld's name (so no
-/// directory, absolute or not, enters a backend job), the member's for an archive member
-/// (`lib.a(m.o at 8)` becomes `m.o`: the content tag in front of it keeps IDs apart), ending in
-/// an extension clang compiles (`.o`/`.bc`). Short because the thin link and its cache keys
-/// hash and compare module IDs millions of times (11.8 million string-map lookups for an
-/// OpenSSL relink): `<tag>-libcrypto.a(libcrypto-lib-cms_env.o at 2083662).o` was 27 bytes
-/// longer.
-fn stage_name(name: &str) -> String {
-    let member = name.strip_suffix(')').and_then(|n| n.rsplit_once('(')).map(|(_, m)| m.rsplit_once(" at ").map_or(m, |(m, _)| m));
-    let n = thinlink::normalize(Path::new(member.unwrap_or(name)));
-    let mut s = n.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-    if s.is_empty() {
-        s.push_str("module");
-    }
-    let ext_ok = Path::new(&s).extension().is_some_and(|e| e == "o" || e == "bc" || e == "obj");
-    if !ext_ok {
-        s.push_str(".o");
-    }
-    s
-}
-
-/// `p` relative to the current directory when it is inside it (so a job file written for an
-/// absolute `-o` does not carry the build directory).
-fn relative_to_cwd(p: &str) -> String {
-    let path = Path::new(p);
-    if path.is_absolute() {
-        if let Ok(cwd) = std::env::current_dir() {
-            if let Ok(rel) = path.strip_prefix(&cwd) {
-                if !rel.as_os_str().is_empty() {
-                    return rel.to_string_lossy().into_owned();
-                }
-            }
-        }
-    }
-    p.to_string()
-}
-
-fn create_dir(p: &Path) -> Result<()> {
-    std::fs::create_dir_all(p).map_err(|e| Error::new(format!("cannot create directory {}: {}", p.display(), crate::error::io_error(&e))))
-}
-
-fn thread_count(o: &LtoOptions) -> usize {
-    o.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1)
 }
 
 /// Runs LTO for a link of any format: thin link, backends (in process or through the
@@ -590,26 +279,6 @@ fn run_local(req: &LtoRequest, p: distributed::Prepared, in_process_lto2: bool, 
     Ok(LtoOutput { objects, stop: false, cleanup: Some(cleanup) })
 }
 
-/// The link-cache entry for `objects` (the regular-LTO object first when `regular`), written
-/// on a thread of its own while the link goes on (as `removal` goes on); it names the
-/// backend cache's files that hold the objects (`cache_files`, by ThinLTO object) rather than
-/// copying them (25 MiB and 24 ms for OpenSSL).
-fn store_link_cache(
-    link_cache: Option<linkcache::LinkCache>,
-    objects: &[InputFile],
-    of: &[ObjectOf],
-    regular: bool,
-    cache_files: &[Option<String>],
-    n: usize,
-    removal: crate::staging::Removal,
-) -> crate::staging::Removal {
-    let Some(c) = link_cache else { return removal };
-    let files = std::iter::repeat_n(None, regular as usize).chain(cache_files.iter().cloned().chain(std::iter::repeat(None)));
-    let stored: Vec<linkcache::Stored<'static>> =
-        objects.iter().zip(of).zip(files).map(|((o, &of), cache_file)| linkcache::Stored { of, data: o.data, cache_file }).collect();
-    crate::staging::Removal::thread(std::thread::Builder::new().name("dtld-link-cache".into()).spawn(move || c.store_parts(&stored, n)).ok()).and(removal)
-}
-
 /// The SHA-1 of each profile the backends read (`LtoOptions::profiles`), `None` for one that
 /// cannot be read: a new profile under the same name changes the objects, so the caches key on
 /// the contents.
@@ -630,103 +299,6 @@ fn profiles_salt(profiles: &[Option<[u8; 20]>]) -> String {
             None => " profile unreadable".to_string(),
         })
         .collect()
-}
-
-/// The code generation settings of the link: the request's optimization levels, CPU and
-/// threads; position-independent for `-pie`/`-shared` and always for COFF (lld/COFF/LTO.cpp:
-/// the PIC relocation model on x86-64).
-fn codegen_settings(req: &LtoRequest) -> CodegenSettings {
-    let opts = req.opts;
-    let coff = req.format == irsymtab::ObjectFormat::Coff;
-    CodegenSettings {
-        opt_level: opts.opt_level,
-        cg_opt_level: opts.cg_opt_level,
-        pic: req.pic || coff,
-        relocatable: req.relocatable,
-        mcpu: opts.mcpu.clone(),
-        mattrs: opts.mattrs.clone(),
-        threads: thread_count(opts),
-    }
-}
-
-/// Module `i` of the request for the thin link under module ID `id`: its bytes, the file
-/// it came from when it is a file of its own, and its symbols' resolutions.
-fn make_module(req: &LtoRequest, i: usize, id: String) -> Module {
-    let m = &req.modules[i];
-    let b = m.bitcode;
-    let input = b.input;
-    let source = if (input.archive.is_none() || input.thin_member) && !input.fat_lto { Some(input.path.clone()) } else { None };
-    let name = module_name(input, Some(req.opts), req.format);
-    Module { id, name, data: input.data, source, resolutions: (0..b.syms.len()).map(|k| (b.sym(k).name, m.flags[k])).collect(), place: true, store: None }
-}
-
-/// The staging directory and its name as the backends see it: `<output>.dtld-lto` next to
-/// the output (relative to the current directory when inside it), or a private directory
-/// under the temporary directory when the output is a device (`-o /dev/null`). Created 0700
-/// or refused (a planted symlink, someone else's directory), locked against another link of
-/// the same output, emptied, and reached through its descriptor.
-///
-/// In-process ThinLTO with a cache directory (`persistent`) stages in
-/// `<cache dir>/.dtld/stage-<hash of the output's path>` instead, kept between links of that
-/// output: a relink reuses the staged modules and llvm-lto2 rewrites its objects in place, as
-/// lld creates no file for them (on a loaded ext4, allocating and freeing 3,000 inodes per
-/// link of OpenSSL took seconds). Nothing in it reaches a job or an output: module IDs are
-/// relative to it, and LLVM's cache keys do not name modules.
-fn open_staging(req: &LtoRequest, out: &str, persistent: Option<&PathBuf>) -> Result<(crate::staging::StagingDir, String)> {
-    if let Some(cache) = persistent {
-        use sha1::Digest as _;
-        create_dir(cache)?;
-        let key = sha1::Sha1::digest(crate::util::path::abs(req.output).as_os_str().as_encoded_bytes());
-        create_dir(&backend::own_dir(cache))?;
-        let dir = backend::own_dir(&crate::util::path::abs(cache)).join(format!("stage-{}", hex(&key[..8])));
-        let staging = crate::staging::StagingDir::open_persistent(&dir)?;
-        return Ok((staging, dir.to_string_lossy().into_owned()));
-    }
-    let special = crate::output::is_special_output(req.output);
-    let stage_rel = if special {
-        std::env::temp_dir().join(format!("dtld-lto-{}", std::process::id())).to_string_lossy().into_owned()
-    } else {
-        format!("{}.dtld-lto", relative_to_cwd(out))
-    };
-    let staging = crate::staging::StagingDir::open(Path::new(&stage_rel), req.opts.save_temps)?;
-    Ok((staging, stage_rel))
-}
-
-/// Each module's ID in the staging tree: `<prefix><rank>-<content hash>-<file name>`, so the
-/// same bitcode under the same names gets the same ID in every link; the same bytes under the
-/// same name twice (a file named twice, or copies in two directories) get `-2`, `-3`... after
-/// the hash. The rank (zero-padded) is the module name's place in sorted order, so the IDs sort
-/// as lld's module names do: a backend imports from its source modules in that order, and the
-/// first one a declaration comes from decides its attributes (see `inproc::ModuleIds`). All
-/// in one directory: a directory per module was an inode more to allocate and free per module.
-fn module_ids(req: &LtoRequest, names: &[String], digests: &[[u8; 16]], prefix: &str) -> Vec<String> {
-    let mut seen = std::collections::HashSet::new();
-    let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
-    sorted.sort_unstable();
-    let width = names.len().saturating_sub(1).to_string().len();
-    req.modules
-        .iter()
-        .zip(names)
-        .zip(digests)
-        .map(|((_, n), digest)| {
-            let tag = content_tag(digest);
-            let file = stage_name(n);
-            let rank = sorted.partition_point(|m| *m < n.as_str());
-            let mut id = format!("{prefix}{rank:0width$}-{tag}-{file}");
-            let mut k = 1;
-            while !seen.insert(id.clone()) {
-                k += 1;
-                id = format!("{prefix}{rank:0width$}-{tag}-{k}-{file}");
-            }
-            id
-        })
-        .collect()
-}
-
-/// A staged module ID without its rank (`<hash>-<file>` of `<rank>-<hash>-<file>`).
-fn unranked(id: &[u8]) -> Option<&[u8]> {
-    let dash = id.iter().position(|&b| b == b'-')?;
-    (dash > 0 && id[..dash].iter().all(u8::is_ascii_digit)).then(|| &id[dash + 1..])
 }
 
 /// One backend job per module the thin link wrote a shard for (its output
@@ -785,57 +357,6 @@ fn backend_command(req: &LtoRequest, llvm: &llvm::Llvm, cg: &CodegenSettings) ->
             &if cg.pic || cg.relocatable { Vec::new() } else { vec!["-fno-pic".to_string()] },
         )
     }
-}
-
-/// The name lld gives the object compiled from `module` (a module ID, or `ld-temp.o` for the
-/// regular-LTO partition) when `out` is the output: `<module's directory>/<output's file
-/// name>.lto.<module's stem>.<ext>` with `.`/`..` removed (an archive member `d/a.a(m.o at 8)`
-/// keeps its whole file name), so `a.out.lto.t1.o`. Messages about the object use it, and
-/// `--save-temps` writes it.
-fn lto_object_name(out: &str, module: &str, ext: &str) -> String {
-    let base = if module.ends_with(')') { temps::llvm_filename(module) } else { temps::llvm_stem(module) };
-    let dir = Path::new(module).parent().unwrap_or(Path::new(""));
-    let file = format!("{}.lto.{base}.{ext}", temps::llvm_filename(out));
-    thinlink::normalize(&dir.join(file)).to_string_lossy().into_owned()
-}
-
-/// The native objects for pass 2, in lld's order: the regular-LTO partition (also written
-/// to `--lto-obj-path`; an invalid one is an error), then each backend's object, named as lld
-/// names them (`lto_object_name` of its module ID, `ids`), each checked.
-fn native_objects(
-    opts: &LtoOptions,
-    out: &str,
-    regular: Option<Vec<u8>>,
-    objs: Vec<backend::Object>,
-    ids: &[String],
-    job_module: &[usize],
-    format: irsymtab::ObjectFormat,
-) -> Result<(Vec<InputFile>, Vec<ObjectOf>)> {
-    let mut objects = Vec::new();
-    let mut of = Vec::new();
-    if let Some(data) = regular {
-        if let Some(p) = &opts.obj_path {
-            write_file(p, &data)?;
-        }
-        if backend::check_object(&data).is_err() {
-            crate::bail!("regular LTO: the thin link produced an invalid object");
-        }
-        objects.push(lto_input(object_name(out, ObjectOf::Regular, ids, format), data));
-        of.push(ObjectOf::Regular);
-    }
-    for (k, data) in objs.into_iter().enumerate() {
-        let o = ObjectOf::Module(job_module[k]);
-        let name = object_name(out, o, ids, format);
-        if let Err(e) = backend::check_object(&data) {
-            if format == irsymtab::ObjectFormat::Elf && !data.starts_with(b"\x7fELF") {
-                crate::bail!("{name}: not an ELF file");
-            }
-            crate::bail!("{name}: {e}");
-        }
-        objects.push(lto_input_bytes(name, data));
-        of.push(o);
-    }
-    Ok((objects, of))
 }
 
 /// `--thinlto-emit-index-files` / `--thinlto-emit-imports-files` while linking: lld's files
@@ -1085,71 +606,6 @@ fn save_temps(req: &LtoRequest, stage: &Path, out: &str, names: &[String], thin_
     Ok(())
 }
 
-/// `lto_input` of bytes that may already live as long as the process.
-fn lto_input_bytes(name: String, data: Cow<'static, [u8]>) -> InputFile {
-    match data {
-        Cow::Owned(v) => lto_input(name, v),
-        Cow::Borrowed(b) => InputFile { data: b, ..lto_input(name, Vec::new()) },
-    }
-}
-
-pub(crate) fn lto_input(name: String, data: Vec<u8>) -> InputFile {
-    InputFile {
-        path: PathBuf::from(&name),
-        name,
-        data: Box::leak(data.into_boxed_slice()),
-        kind: FileKind::Object,
-        lazy: false,
-        archive: None,
-        as_needed: false,
-        needed_name: String::new(),
-        archive_offset: 0,
-        thin_member: false,
-        fat_lto: false,
-        group: 0,
-    }
-}
-
-fn write_file(p: &Path, data: &[u8]) -> Result<()> {
-    if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-        create_dir(parent)?;
-    }
-    crate::outfile::write_atomic(p, data).map_err(|e| Error::new(format!("cannot open {}: {}", p.display(), crate::error::io_error(&e))))
-}
-
-fn copy_file(from: &Path, to: &Path) -> Result<()> {
-    let data = std::fs::read(from).map_err(|e| Error::new(format!("cannot open {}: {}", from.display(), crate::error::io_error(&e))))?;
-    write_file(to, &data)
-}
-
-/// `write_file` for the index and imports files of `--thinlto-index-only`, which a relink
-/// mostly writes again with the same bytes: a regular file that already holds exactly `data`
-/// only gets a new modification time (as if written: build systems compare it), so a relink
-/// does not replace a thousand files (each a new inode and a freed one) for nothing.
-fn write_file_if_changed(p: &Path, data: &[u8]) -> Result<()> {
-    use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt;
-    let same = (|| {
-        let f = std::fs::File::options().read(true).write(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(p).ok()?;
-        let m = f.metadata().ok()?;
-        if !m.is_file() || m.len() != data.len() as u64 {
-            return None;
-        }
-        let mut old = Vec::with_capacity(data.len());
-        (&f).take(data.len() as u64 + 1).read_to_end(&mut old).ok()?;
-        (old == data).then(|| f.set_modified(std::time::SystemTime::now()).ok()).flatten()
-    })();
-    match same {
-        Some(()) => Ok(()),
-        None => write_file(p, data),
-    }
-}
-
-fn copy_file_if_changed(from: &Path, to: &Path) -> Result<()> {
-    let data = std::fs::read(from).map_err(|e| Error::new(format!("cannot open {}: {}", from.display(), crate::error::io_error(&e))))?;
-    write_file_if_changed(to, &data)
-}
-
 /// `--thinlto-index-only[=file]`: the thin link only, with lld's module names, so the index
 /// and imports files (and the module paths inside them) are the ones ld.lld writes.
 #[allow(clippy::too_many_arguments)]
@@ -1279,32 +735,6 @@ fn index_only(
     Ok(())
 }
 
-/// Gives the memory freed so far back to the system: glibc keeps freed blocks, and the blocks
-/// LLVM's threads allocated stay in those threads' arenas, resident, until trimmed.
-fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free memory of the allocator's own arenas.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
-/// Writes one module's index (and, when asked, imports: `imports` is the file's text) file
-/// where lld writes it: next to the module, under `--thinlto-prefix-replace`'s new prefix. Called
-/// by the in-process index-only thin link for each module as LLVM produces it. A file that already
-/// holds exactly those bytes (the same link run again, or a module whose imports did not change)
-/// is not written again, only given a new modification time (build systems see it as written):
-/// LLVM truncated and rewrote each, and ext4 flushes a file truncated and written again when it is
-/// closed, 60-70 ms of OpenSSL's 650 ms thin link.
-pub(crate) fn write_index(files: &inproc::IndexFiles, module: &str, shard: &[u8], imports: &[u8]) -> Result<()> {
-    let dest = prefix_replaced(module, &files.old, &files.new);
-    write_file_if_changed(Path::new(&format!("{dest}.thinlto.bc")), shard)?;
-    if files.imports {
-        write_file_if_changed(Path::new(&format!("{dest}.imports")), imports)?;
-    }
-    Ok(())
-}
-
 /// The end of an index-only link, once the thin link wrote the shards: skip indexes for the
 /// bitcode files the link did not need, and the `--thinlto-index-only=` list of the native
 /// objects the final link will read (modules `indexed` says got a shard). `skip_index`: the
@@ -1340,60 +770,4 @@ fn finish_index_only(req: &LtoRequest, names: &[String], indexed: &dyn Fn(usize)
         }
     }
     Ok(())
-}
-
-fn thinlink_placed(
-    llvm: &llvm::Llvm,
-    opts: &LtoOptions,
-    cg: &CodegenSettings,
-    cwd: &Path,
-    work: &Path,
-    modules: &[Module],
-) -> Result<thinlink::ThinLinkOutput> {
-    // Absolute modules are already in place; the others are staged under `cwd`.
-    let work = crate::util::path::abs(work);
-    thin_link(llvm, opts, cg, cwd, &work, modules, opts.emit_imports_files)
-}
-
-/// The thin link by `llvm-lto2`, or by the installation's `LLVMgold.so` when it has no
-/// `llvm-lto2` (`goldhost.rs`).
-fn thin_link(
-    llvm: &llvm::Llvm,
-    opts: &LtoOptions,
-    cg: &CodegenSettings,
-    cwd: &Path,
-    work: &Path,
-    modules: &[Module],
-    imports: bool,
-) -> Result<thinlink::ThinLinkOutput> {
-    match &llvm.gold {
-        Some(gold) if !llvm.lto2.is_file() => goldhost::run(gold, opts, cg, cwd, work, modules),
-        _ => thinlink::run(llvm, opts, cg, cwd, work, modules, &thinlink::Mode::DistributedIndexes { imports }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stage_names() {
-        assert_eq!(stage_name("main.o"), "main.o");
-        assert_eq!(stage_name("../lib/x.o"), "x.o");
-        assert_eq!(stage_name("/abs/y.bc"), "y.bc");
-        assert_eq!(stage_name("lib/libb.a(b.o at 100)"), "b.o");
-        assert_eq!(stage_name("libt.a(dir/t.o)"), "t.o");
-        assert_eq!(stage_name("libb.a(b at 8)"), "b.o");
-        assert_eq!(stage_name("./a/../m.lto"), "m.lto.o");
-        assert_eq!(relative_to_cwd("x/y"), "x/y");
-        let cwd = std::env::current_dir().unwrap();
-        assert_eq!(relative_to_cwd(&cwd.join("out/prog").to_string_lossy()), "out/prog");
-    }
-
-    #[test]
-    fn replacements() {
-        assert_eq!(prefix_replaced("obj/a.o", "obj/", "idx/"), "idx/a.o");
-        assert_eq!(prefix_replaced("a.o", "", "idx/"), "idx/a.o");
-        assert_eq!(prefix_replaced("x/a.o", "obj/", "idx/"), "x/a.o");
-    }
 }

@@ -7,7 +7,7 @@
 //! write one (it only indexes modules of the link), so dtld writes this tiny bitcode file
 //! itself (`bitstream::BitWriter`).
 
-use crate::lto::bitstream::BitWriter;
+use dtld_bitcode::bitstream::BitWriter;
 
 const MODULE_BLOCK: u64 = 8;
 const GLOBALVAL_SUMMARY_BLOCK: u64 = 20;

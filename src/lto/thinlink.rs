@@ -13,32 +13,10 @@ use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 
 use crate::error::{Error, Result};
+use crate::lto::bitcode::Module;
 use crate::lto::llvm::Llvm;
 use crate::lto::options::LtoOptions;
 use crate::util::path::abs;
-
-/// One bitcode module handed to the thin link.
-#[derive(Debug, Clone)]
-pub struct Module {
-    /// The module ID (path relative to the thin link's working directory, or absolute).
-    pub id: String,
-    /// lld's name for the module in diagnostics (`lib.a(m.o at 8)`): LLVM's messages about it
-    /// name `id`, and are shown with this instead (`diagnostics.rs`).
-    pub name: String,
-    /// The bytes to stage at that path (the input's or member's data).
-    pub data: &'static [u8],
-    /// A file on disk with exactly those bytes, to symlink to instead of copying.
-    pub source: Option<PathBuf>,
-    /// `-r` lines: (symbol name, flags).
-    pub resolutions: Vec<(&'static [u8], super::Res)>,
-    /// Whether to create the file at `id` (false: it already exists there, e.g. an absolute
-    /// path to the user's own file).
-    pub place: bool,
-    /// A content-addressed copy of `data` in the ThinLTO cache directory to hard-link from,
-    /// for modules that are no file of their own (archive members): written once, linked into
-    /// every link's staging tree (no new inode per member and link, nothing written again).
-    pub store: Option<PathBuf>,
-}
 
 /// Settings of the code generator for both the regular-LTO partition (compiled by llvm-lto2)
 /// and the ThinLTO backends.

@@ -278,7 +278,7 @@ impl Resolver<'_> {
                 fat_lto: false,
                 group: 0,
             }));
-            match crate::lto::BitcodeFile::parse(input, None) {
+            match crate::lto::bitcode::BitcodeFile::parse(input, None) {
                 // lld-link: a module for a known other machine conflicts with x64 (dtld's only).
                 Ok(b) => match b.foreign_machine() {
                     Some(m) if !m.is_empty() => self.errors.push(self.machine_conflict(&display, m)),
@@ -375,7 +375,7 @@ impl Resolver<'_> {
 
     /// lld's `BitcodeFile::parse`: the symbols LTO resolves (`BitcodeFile::syms`, index `k`
     /// in `Def::Bitcode`), then the module's linker options (`-export:` of dllexport).
-    pub(super) fn add_bitcode(&mut self, b: crate::lto::BitcodeFile, display: String, name: &str, parent: &str) {
+    pub(super) fn add_bitcode(&mut self, b: crate::lto::bitcode::BitcodeFile, display: String, name: &str, parent: &str) {
         let syms: Vec<(String, bool, bool, bool, u32)> = (0..b.syms.len())
             .map(|k| b.sym(k))
             .map(|s| {

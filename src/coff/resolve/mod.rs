@@ -114,7 +114,7 @@ pub enum Kind {
     /// Shared so that resolution can read an object while it adds more files (`add_object`).
     Obj(std::sync::Arc<ObjFile>),
     Import(ShortImport),
-    Bitcode(crate::lto::BitcodeFile),
+    Bitcode(crate::lto::bitcode::BitcodeFile),
 }
 
 pub struct InFile {
@@ -870,7 +870,7 @@ impl<'a> Resolver<'a> {
     /// resolution of each of its symbols — `p` when this file's definition won, `x` when
     /// native code or the command line sees the symbol (lld/COFF/LTO.cpp sets no `l`, and
     /// `r` only for `--wrap`, which the COFF flavours do not have).
-    pub fn lto_modules(&self) -> Vec<crate::lto::LtoModule<'_>> {
+    pub fn lto_modules(&self) -> Vec<crate::lto::bitcode::LtoModule<'_>> {
         let mut out = Vec::new();
         for (f, file) in self.r.files.iter().enumerate() {
             let Kind::Bitcode(b) = &file.kind else { continue };
@@ -889,7 +889,7 @@ impl<'a> Resolver<'a> {
                     res.flags()
                 })
                 .collect();
-            out.push(crate::lto::LtoModule { bitcode: b, flags });
+            out.push(crate::lto::bitcode::LtoModule { bitcode: b, flags });
         }
         out
     }

@@ -206,7 +206,7 @@ pub fn run(config: &Config, r: &Resolved, trace: &mut crate::trace::Trace) -> Re
     }
     let resp = host::run(&req)?;
     let objects = resp.objects.len();
-    let mut files: Vec<InputFile> = resp.objects.into_iter().map(|(path, data)| crate::lto::lto_input(path, data)).collect();
+    let mut files: Vec<InputFile> = resp.objects.into_iter().map(|(path, data)| crate::lto::files::lto_input(path, data)).collect();
     for (path, data) in files.iter().map(|f| (&f.name, f.data)) {
         crate::lto::backend::check_object(data).map_err(|e| Error::new(format!("{path}: {e}")))?;
     }
