@@ -26,7 +26,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use super::config::CoffConfig;
-use super::resolve::{ChunkSrc, Def, FileId, Kind, Resolved, SymRef};
+use super::symtab::{ChunkSrc, Def, FileId, Kind, Resolved, SymRef};
 use crate::error::{Error, Result};
 
 /// A section chunk: (file, 0-based section index).

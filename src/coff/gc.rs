@@ -19,7 +19,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::config::CoffConfig;
-use super::resolve::{Def, FileId, Kind, Resolved, SymId, SymRef};
+use super::symtab::{Def, FileId, Kind, Resolved, SymId, SymRef};
 
 /// lld's `SectionChunk::isDWARF`.
 fn is_dwarf(name: &str) -> bool {
@@ -136,7 +136,7 @@ pub fn mark_live(r: &mut Resolved, roots: &[SymId], mingw: bool) {
 /// Each live COMDAT section's associative children (section indices, 0-based): by the
 /// `IMAGE_COMDAT_SELECT_ASSOCIATIVE` of their definition, and in MinGW mode `.pdata$f`,
 /// `.xdata$f`, `.eh_frame$f` for a `.text$f` (lld's implicit association).
-pub fn assoc_children(file: &super::resolve::InFile, obj: &super::object::ObjFile, mingw: bool) -> HashMap<u32, Vec<u32>> {
+pub fn assoc_children(file: &super::symtab::InFile, obj: &super::object::ObjFile, mingw: bool) -> HashMap<u32, Vec<u32>> {
     let n = obj.sections.len().min(file.live.len());
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
     // MinGW: `.text$f` sections (live, executable, COMDAT) by suffix, for the implicit

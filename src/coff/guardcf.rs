@@ -22,8 +22,8 @@ use std::collections::BTreeSet;
 
 use object::LittleEndian as LE;
 
-use super::layout::{ChunkKind, Layout, OutSec};
-use super::resolve::{ChunkSrc, Def, FileId, Kind, SymId, SymRef, Synth};
+use super::layout::model::{ChunkKind, Entry, GuardValue, Layout, OutSec};
+use super::symtab::{ChunkSrc, Def, FileId, Kind, SymId, SymRef, Synth};
 
 /// `GuardFlags` bits (winnt.h `IMAGE_GUARD_*`).
 const CF_INSTRUMENTED: u64 = 0x100;
@@ -34,49 +34,6 @@ const EH_CONTINUATION_TABLE_PRESENT: u64 = 0x40_0000;
 /// `@feat.00` bits: the object has guard CF tables, and EH continuation tables.
 const FEAT_GUARD_CF: u32 = 0x800;
 const FEAT_GUARD_EHCONT: u32 = 0x4000;
-
-/// One table entry before addresses are known (lld's `ChunkAndOffset`): the chunk and the
-/// offset in it; without a chunk (an absolute symbol) the offset is the RVA.
-pub type Entry = (Option<usize>, u32);
-
-/// What a linker-defined `__guard_*` symbol became.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GuardValue {
-    /// `__guard_*_table`: the table's chunk (lld replaces the absolute symbol by a synthetic
-    /// one, so references to it get base relocations).
-    Table(usize),
-    /// `__guard_*_count` and `__guard_flags`: a new absolute value.
-    Absolute(u64),
-}
-
-/// The tables and the symbol values this stage decided.
-#[derive(Debug, Default)]
-pub struct GuardTables {
-    /// The entries of each table (`ChunkKind::GuardTable(i)`).
-    pub tables: Vec<Vec<Entry>>,
-    /// The `__guard_*` symbols that got a value.
-    pub values: Vec<(SymId, GuardValue)>,
-}
-
-impl GuardTables {
-    pub fn value(&self, id: SymId) -> Option<GuardValue> {
-        self.values.iter().find(|v| v.0 == id).map(|v| v.1)
-    }
-
-    pub fn table_chunk(&self, id: SymId) -> Option<usize> {
-        match self.value(id) {
-            Some(GuardValue::Table(c)) => Some(c),
-            _ => None,
-        }
-    }
-
-    /// Table `i` as written: the entries' RVAs, sorted.
-    pub fn rvas(&self, l: &Layout, i: usize) -> Vec<u32> {
-        let mut v: Vec<u32> = self.tables[i].iter().map(|&(c, off)| c.map_or(0, |c| l.chunks[c].rva).wrapping_add(off)).collect();
-        v.sort_unstable();
-        v
-    }
-}
 
 /// The sections of symbol-table indices lld reads for the tables and never outputs.
 pub fn is_guard_section(name: &str) -> bool {

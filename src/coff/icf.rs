@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 
 use super::config::CoffConfig;
-use super::resolve::{Def, FileId, Kind, Resolved, SymId, SymRef};
+use super::symtab::{Def, FileId, Kind, Resolved, SymId, SymRef};
 
 /// A section: (file, 0-based section index).
 type Sec = (FileId, u32);
@@ -129,7 +129,7 @@ pub fn fold(r: &mut Resolved, config: &CoffConfig) -> Result<Vec<String>, String
         let file = &r.files[f];
         let Kind::Obj(_) = &file.kind else { continue };
         for c in &file.chunks {
-            if let super::resolve::ChunkSrc::Sec(k) = *c {
+            if let super::symtab::ChunkSrc::Sec(k) = *c {
                 if file.live.get(k as usize).copied().unwrap_or(false) {
                     order.push((f, k));
                 }

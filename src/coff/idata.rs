@@ -10,7 +10,7 @@
 //! order; `layout.rs` places them and `write.rs` fills them.
 
 use super::implib::ShortImport;
-use super::resolve::{FileId, Kind, Resolved};
+use super::symtab::{FileId, Kind, Resolved};
 
 /// One DLL's imports, sorted by name.
 pub struct DllImports {

@@ -21,8 +21,8 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::layout::{ChunkKind, Layout};
-use super::resolve::{Def, FileId, Kind, SymId, SymRef};
+use super::layout::model::{ChunkKind, Layout};
+use super::symtab::{Def, FileId, Kind, SymId, SymRef};
 use crate::error::{Error, Result};
 
 /// A symbol of the map: a global, or a file's own symbol.

@@ -7,7 +7,7 @@
 
 use super::demangle::display as demangle;
 use super::object::ObjFile;
-use super::resolve::{FileId, Kind, Resolved};
+use super::symtab::{FileId, Kind, Resolved};
 
 /// The nearest symbol at or before `addr` in section `sec` (1-based; lld's `getSymbol`). The
 /// section's own symbol (`.data`) names the site only when no other symbol does, as lld's
@@ -58,7 +58,7 @@ pub fn symbol_locations(r: &Resolved, f: FileId, sym_index: usize, max: usize, m
     // Sections read (lld's `getChunks()`: live or collected later, not discarded COMDATs).
     let mut read = vec![false; obj.sections.len()];
     for c in &file.chunks {
-        if let super::resolve::ChunkSrc::Sec(k) = *c {
+        if let super::symtab::ChunkSrc::Sec(k) = *c {
             read[k as usize] = true;
         }
     }
@@ -114,7 +114,7 @@ pub fn discarded_reference(r: &Resolved, f: FileId, sec_name: &str, idx: usize, 
         return None;
     }
     let name = match r.files[f].syms.get(idx) {
-        Some(super::resolve::SymRef::Global(id)) => r.symbols[*id].name,
+        Some(super::symtab::SymRef::Global(id)) => r.symbols[*id].name,
         _ => r.obj(f).symbols.get(idx).map_or("", |s| s.name),
     };
     let (locs, _) = symbol_locations(r, f, idx, usize::MAX, mingw, demangle_names);

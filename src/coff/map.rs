@@ -22,8 +22,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::demangle::display as demangle;
-use super::layout::{ChunkKind, Layout};
-use super::resolve::{Def, Kind, SymRef};
+use super::layout::model::{ChunkKind, Layout};
+use super::symtab::{Def, Kind, SymRef};
 use crate::error::{Error, Result};
 
 /// lld's COFF `pageSize`: the alignment printed for every output section.

@@ -10,7 +10,7 @@
 
 use super::config::CoffConfig;
 use super::object::ObjFile;
-use super::resolve::InFile;
+use super::symtab::InFile;
 
 /// Whether section `k` (0-based) of `file` is a string literal lld tail-merges: no relocations,
 /// named `.rdata`, COMDAT leader mangled as a string literal (`??_C@`).

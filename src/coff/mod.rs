@@ -47,6 +47,7 @@ pub mod pseudoreloc;
 pub mod reproduce;
 pub mod resolve;
 pub mod resources;
+pub mod symtab;
 pub mod write;
 
 use crate::error::{Error, Result};
@@ -234,7 +235,7 @@ fn write_def_implib(c: &config::CoffConfig) -> Result<()> {
 }
 
 /// `--out-implib`: an import library for the DLL just written (lld's MinGW `.dll.a`).
-fn write_implib(l: &layout::Layout, path: &std::path::Path) -> Result<()> {
+fn write_implib(l: &layout::model::Layout, path: &std::path::Path) -> Result<()> {
     let by_name = l.r.exports_by_table_name();
     let exports: Vec<implib::ImplibExport> = l
         .exports

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use super::config::CoffConfig;
-use super::resolve::{ChunkSrc, Kind, Resolved};
+use super::symtab::{ChunkSrc, Kind, Resolved};
 use crate::error::{Error, Result};
 
 /// The priority of every symbol named in the order file (lld: `INT_MIN + position`; a name

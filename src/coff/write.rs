@@ -12,8 +12,8 @@ use object::pe;
 use object::LittleEndian as LE;
 
 use super::config::{CoffConfig, DebugMode};
-use super::layout::{ChunkKind, Layout, CODE, DATA, DISCARD};
-use super::resolve::{Def, Kind, SymRef};
+use super::layout::model::{ChunkKind, Layout, CODE, DATA, DISCARD};
+use super::symtab::{Def, Kind, SymRef};
 use crate::error::{Error, Result};
 use crate::output::{put16, put32, put64, MappedOutput, Wording};
 
@@ -103,8 +103,8 @@ fn build_symtab(l: &Layout) -> Symtab {
                             // `/guard:cf`'s counts and flags have new values; its tables are
                             // in `.rdata` (below).
                             match l.guard.value(id) {
-                                Some(super::guardcf::GuardValue::Table(_)) => {}
-                                Some(super::guardcf::GuardValue::Absolute(n)) => {
+                                Some(super::layout::model::GuardValue::Table(_)) => {}
+                                Some(super::layout::model::GuardValue::Absolute(n)) => {
                                     entries.push((s.name, n as u32, -1, typ, class));
                                     continue;
                                 }
@@ -179,7 +179,7 @@ fn build_symtab(l: &Layout) -> Symtab {
 
 /// Without a `_load_config_used` definition, what needs one has no effect: lld's
 /// `SymbolTable::initializeLoadConfig` warns before the image is laid out.
-pub fn warn_missing_load_config(config: &super::config::CoffConfig, r: &super::resolve::Resolved) {
+pub fn warn_missing_load_config(config: &super::config::CoffConfig, r: &super::symtab::Resolved) {
     if r.find("_load_config_used").is_some_and(|id| matches!(r.symbols[id].def, Def::Regular(..))) {
         return;
     }

@@ -20,8 +20,8 @@ pub use typeserver::check as check_type_servers;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
-use super::layout::Layout;
-use super::resolve::{Def, Kind};
+use super::layout::model::Layout;
+use super::symtab::{Def, Kind};
 use crate::error::{Error, Result};
 
 const S_INFO: usize = 1;

@@ -15,8 +15,8 @@ use object::LittleEndian as LE;
 use super::cv::{self, u16_at, u32_at};
 use super::strtab::StringTable;
 use super::types::{jam_crc, IndexMap, Merger, NOT_TRANSLATED};
-use crate::coff::layout::{ChunkKind, Layout};
-use crate::coff::resolve::{ChunkSrc, FileId, Kind};
+use crate::coff::layout::model::{ChunkKind, Layout};
+use crate::coff::symtab::{ChunkSrc, FileId, Kind};
 
 /// A section contribution (DBI's `SectionContrib`).
 #[derive(Clone, Copy)]

@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
-use super::super::layout::Layout;
-use super::super::resolve::Kind;
+use super::super::layout::model::Layout;
+use super::super::symtab::Kind;
 
 const LF_TYPESERVER2: u16 = 0x1515;
 const MSF_MAGIC: &[u8] = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0";

@@ -4,9 +4,10 @@
 //! It exists apart from the rest of resolution because the selection rules (any, no-duplicates,
 //! same-size, exact-match, largest) are a self-contained table of link.exe/lld behaviour.
 
-use super::{Def, FileId, Resolver, SymId};
+use super::Resolver;
 use crate::coff::demangle::display as demangle;
 use crate::coff::object::ObjFile;
+use crate::coff::symtab::{Def, FileId, SymId};
 
 impl Resolver<'_> {
     pub(super) fn add_comdat(&mut self, name: &str, f: FileId, idx: u32) -> (SymId, bool) {

@@ -6,9 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{FileId, Resolver};
+use super::Resolver;
 use crate::coff::config::CoffInput;
 use crate::coff::drectve::{self, Directive, ExportSource, ExportSpec};
+use crate::coff::symtab::FileId;
 
 impl Resolver<'_> {
     pub(super) fn parse_directives(&mut self, f: FileId, text: &[u8]) {

@@ -4,7 +4,8 @@
 //! It exists because these rules only look at the resolved symbol table to choose defaults that
 //! the command line left open; they are not part of binding symbols.
 
-use super::{Def, Resolver, SymId};
+use super::Resolver;
+use crate::coff::symtab::{Def, SymId};
 
 impl Resolver<'_> {
     /// lld's `findMangle` for x86-64: the symbol itself if it is not undefined (an undefined

@@ -7,10 +7,12 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use super::{basename, Archive, Def, FileId, InFile, Kind, Resolver, SymId, Task};
+use super::{basename, Resolver};
+use super::{Archive, Task};
 use crate::coff::config::CoffInput;
 use crate::coff::implib::{self, ImportKind, ShortImport};
 use crate::coff::object;
+use crate::coff::symtab::{Def, FileId, InFile, Kind, SymId};
 
 impl Resolver<'_> {
     pub(super) fn is_lazy(&self, id: SymId) -> bool {

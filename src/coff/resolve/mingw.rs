@@ -6,8 +6,9 @@
 
 use std::collections::HashSet;
 
-use super::{Def, Kind, Resolver, SymId, SymRef};
+use super::Resolver;
 use crate::coff::config::ExportSpec;
+use crate::coff::symtab::{Def, Kind, SymId, SymRef};
 
 impl Resolver<'_> {
     /// MinGW: with no explicit exports, a DLL exports every eligible definition (lld's
@@ -97,10 +98,19 @@ impl Resolver<'_> {
         let rs = &mut self.r.symbols[r];
         rs.def = imp;
     }
+
+    /// MinGW: crtend.o is linked last, whatever its place on the command line (lld's
+    /// `isCrtend` in `LinkerDriver::linkerMain`).
+    pub(super) fn move_crtend_last(&mut self) {
+        if let Some(p) = self.r.obj_order.iter().position(|&f| is_crtend(&self.r.files[f].obj_name)) {
+            let f = self.r.obj_order.remove(p);
+            self.r.obj_order.push(f);
+        }
+    }
 }
 
 /// lld's `isCrtend`.
-pub(super) fn is_crtend(name: &str) -> bool {
+fn is_crtend(name: &str) -> bool {
     let Some(s) = name.strip_suffix(".o") else { return false };
     if s.ends_with("crtend") {
         return true;

@@ -9,8 +9,9 @@ use std::collections::HashMap;
 
 use ::object::pe as object_pe;
 
-use super::{ChunkSrc, Def, FileId, Kind, Resolver, SymId, SymRef};
+use super::Resolver;
 use crate::coff::object::{self, ObjFile};
+use crate::coff::symtab::{ChunkSrc, Def, FileId, Kind, SymId, SymRef};
 
 impl Resolver<'_> {
     /// lld's `ObjFile::initializeChunks` + `initializeSymbols`, in passes: the symbol table with

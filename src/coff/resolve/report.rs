@@ -6,8 +6,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{Def, FileId, Kind, Resolver, SymId, SymRef};
+use super::Resolver;
 use crate::coff::demangle::display as demangle;
+use crate::coff::symtab::{Def, FileId, Kind, SymId, SymRef};
 use crate::error::{Error, Result};
 
 impl Resolver<'_> {
