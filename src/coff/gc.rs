@@ -19,7 +19,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::config::CoffConfig;
-use super::symtab::{Def, FileId, Kind, Resolved, SymId, SymRef};
+use super::symtab::{ChunkSrc, Def, FileId, Kind, Resolved, SymId, SymRef};
 
 /// lld's `SectionChunk::isDWARF`.
 fn is_dwarf(name: &str) -> bool {
@@ -27,9 +27,9 @@ fn is_dwarf(name: &str) -> bool {
 }
 
 /// The GC roots lld's driver registers (`LinkerDriver::addUndefined` / `addGCRoot`):
-/// `includes` are the `/include:` names (command line and `.drectve`), `alternate_names` every
-/// `/alternatename:` pair.
-pub fn roots(r: &Resolved, config: &CoffConfig, includes: &[String], alternate_names: &[(String, String)]) -> Vec<SymId> {
+/// The `/include:` names and `/alternatename:` pairs are resolution's (`Resolved::includes`).
+pub fn roots(r: &Resolved, config: &CoffConfig) -> Vec<SymId> {
+    let (includes, alternate_names) = (&r.includes, &r.alternate_names);
     let mut out: Vec<SymId> = Vec::new();
     out.extend(r.entry);
     for n in includes.iter().chain(&config.include_optional) {
@@ -190,4 +190,25 @@ fn enqueue(r: &Resolved, marked: &mut [Vec<bool>], work: &mut Vec<(FileId, u32)>
     }
     *m = true;
     work.push((f, k as u32));
+}
+
+/// Which sections of each file are live, before GC and ICF drop some (for `log_discarded`).
+pub fn liveness(r: &Resolved) -> Vec<Vec<bool>> {
+    r.files.iter().map(|f| f.live.clone()).collect()
+}
+
+/// `/verbose`: lld's `printDiscardedMessage`, a `Discarded <leader>` line for every section
+/// chunk `/opt:ref` dropped (those ICF folded are not discarded, they are replaced).
+pub fn log_discarded(r: &Resolved, before: &[Vec<bool>], config: &CoffConfig) {
+    for &f in &r.obj_order {
+        let file = &r.files[f];
+        for c in &file.chunks {
+            let ChunkSrc::Sec(k) = *c else { continue };
+            if before[f].get(k as usize) == Some(&true) && !file.live[k as usize] && !r.icf_folded.contains_key(&(f, k)) {
+                if let Some(&i) = file.leaders.get(&k) {
+                    config.diag.log(&format!("Discarded {}", r.obj(f).symbols[i as usize].name));
+                }
+            }
+        }
+    }
 }

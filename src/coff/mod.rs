@@ -7,10 +7,12 @@
 //! 2. `lto::run_request` — with bitcode in the link: lld's COFF resolutions
 //!    (`Resolver::lto_modules`), the thin link and backends (in process or DTLTO), and the
 //!    native objects join in a second pass (`Resolver::add_lto_objects`);
-//! 3. `layout::layout` — chunks, partial and output sections, import tables, pseudo
+//! 3. `gc::mark_live` (`/opt:ref`, from `gc::roots`) and `icf::fold` (`/opt:icf`) — lld's
+//!    `markLive` and `doICF`, on the final symbol table (`symtab::Resolved`);
+//! 4. `layout::layout` — chunks, partial and output sections, import tables, pseudo
 //!    relocations, exports, base relocations, addresses; `map::write_lldmap` writes
 //!    `/lldmap` (MinGW `-Map`);
-//! 4. `write::write` — the PE image; then `--out-implib` writes the import library.
+//! 5. `write::write` — the PE image; then `--out-implib` writes the import library.
 //!
 //! `config.rs` holds the options both drivers fill; `object.rs` parses one COFF object;
 //! `idata.rs`, `pseudoreloc.rs`, `exports.rs`, `baserel.rs`, `implib.rs` and `drectve.rs` are the
@@ -154,7 +156,23 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
         resolver.add_lto_objects(&out.objects)?;
         _lto_cleanup = out.cleanup;
     }
-    let resolved = resolver.finish()?;
+    let mut resolved = resolver.finish()?;
+    // lld's `markLive` (`/opt:ref`) and `doICF` (`/opt:icf`), once the symbol table is final.
+    let live_before = config.verbose.then(|| gc::liveness(&resolved));
+    if config.do_gc() {
+        let roots = gc::roots(&resolved, config);
+        gc::mark_live(&mut resolved, &roots, config.mingw);
+    }
+    if config.do_icf() {
+        for line in icf::fold(&mut resolved, config).map_err(Error::new)? {
+            if config.verbose {
+                config.diag.log(&line);
+            }
+        }
+    }
+    if let Some(before) = live_before {
+        gc::log_discarded(&resolved, &before, config);
+    }
     write::warn_missing_load_config(config, &resolved);
     let layout = layout::layout(config, &resolved)?;
     if config.debug_pdb {

@@ -155,6 +155,10 @@ pub struct Resolved {
     pub align_comm: HashMap<String, u32>,
     /// Sections ICF folded into another: (file, section) → the section that stays (`icf.rs`).
     pub icf_folded: HashMap<(FileId, u32), (FileId, u32)>,
+    /// The `/include:` names (command line and `.drectve`) and every `/alternatename:` pair, as
+    /// resolution left them: what GC's roots name (`gc::roots`).
+    pub includes: Vec<String>,
+    pub alternate_names: Vec<(String, String)>,
     /// Per short import: the `__imp_` symbol and the thunk symbol it defined when read (lld's
     /// `impSym`/`thunkSym`; a later definition replacing them is an error).
     pub import_syms: HashMap<FileId, (Option<SymId>, Option<SymId>)>,

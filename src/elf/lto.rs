@@ -23,26 +23,7 @@ use object::read::elf::Sym as _;
 use crate::elf::config::Config;
 use crate::elf::symtab::{Def, FileId, Resolved, Symbol};
 use crate::elf::version_script::{VersionAssign, VersionScript};
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SymRes {
-    pub prevailing: bool,
-    pub visible_to_regular: bool,
-    pub final_in_unit: bool,
-    pub linker_redefined: bool,
-}
-
-impl SymRes {
-    /// The resolution LTO gets (read as the letters `llvm-lto2 run -r` expects).
-    pub fn flags(&self) -> crate::lto::bitcode::Res {
-        use crate::lto::bitcode::Res;
-        let bit = |on: bool, b: u8| if on { b } else { 0 };
-        Res(bit(self.prevailing, Res::PREVAILING)
-            | bit(self.final_in_unit, Res::FINAL_IN_UNIT)
-            | bit(self.visible_to_regular, Res::VISIBLE_TO_REGULAR)
-            | bit(self.linker_redefined, Res::LINKER_REDEFINED))
-    }
-}
+use crate::lto::bitcode::SymRes;
 
 fn is_c_identifier(s: &[u8]) -> bool {
     !s.is_empty() && !s[0].is_ascii_digit() && s.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')

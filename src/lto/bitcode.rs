@@ -120,3 +120,24 @@ pub struct Module {
     /// every link's staging tree (no new inode per member and link, nothing written again).
     pub store: Option<PathBuf>,
 }
+
+/// One symbol's resolution as the ELF and COFF resolvers decide it, before it is packed into a
+/// `Res` (lld's `SymbolResolution` fields).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SymRes {
+    pub prevailing: bool,
+    pub visible_to_regular: bool,
+    pub final_in_unit: bool,
+    pub linker_redefined: bool,
+}
+
+impl SymRes {
+    /// The resolution LTO gets (read as the letters `llvm-lto2 run -r` expects).
+    pub fn flags(&self) -> Res {
+        let bit = |on: bool, b: u8| if on { b } else { 0 };
+        Res(bit(self.prevailing, Res::PREVAILING)
+            | bit(self.final_in_unit, Res::FINAL_IN_UNIT)
+            | bit(self.visible_to_regular, Res::VISIBLE_TO_REGULAR)
+            | bit(self.linker_redefined, Res::LINKER_REDEFINED))
+    }
+}

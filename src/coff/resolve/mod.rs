@@ -112,6 +112,8 @@ impl<'a> Resolver<'a> {
                 section_attrs: config.section_attrs.clone(),
                 align_comm: config.align_comm.iter().cloned().collect(),
                 icf_folded: HashMap::new(),
+                includes: Vec::new(),
+                alternate_names: Vec::new(),
                 import_syms: HashMap::new(),
             },
             archives: Vec::new(),
@@ -656,33 +658,12 @@ impl<'a> Resolver<'a> {
         for n in names {
             config.diag.warn(&format!("/aligncomm symbol {n} not found"));
         }
-        let live_before: Vec<Vec<bool>> = if config.verbose { self.r.files.iter().map(|f| f.live.clone()).collect() } else { Vec::new() };
         if config.call_graph_profile_sort {
             check_call_graph_profiles(&self.r).map_err(Error::new)?;
         }
-        if config.do_gc() {
-            let roots = super::gc::roots(&self.r, config, &self.include, &self.alternate_names);
-            super::gc::mark_live(&mut self.r, &roots, config.mingw);
-        }
-        if config.do_icf() {
-            for line in super::icf::fold(&mut self.r, config).map_err(Error::new)? {
-                self.log(&line);
-            }
-        }
-        if config.verbose {
-            // lld's `printDiscardedMessage` for every section chunk `/opt:ref` dropped.
-            for &f in &self.r.obj_order {
-                let file = &self.r.files[f];
-                for c in &file.chunks {
-                    let ChunkSrc::Sec(k) = *c else { continue };
-                    if live_before[f].get(k as usize) == Some(&true) && !file.live[k as usize] && !self.r.icf_folded.contains_key(&(f, k)) {
-                        if let Some(&i) = file.leaders.get(&k) {
-                            self.log(&format!("Discarded {}", self.r.obj(f).symbols[i as usize].name));
-                        }
-                    }
-                }
-            }
-        }
+        // What GC's roots name (`gc::roots`), as the command line and the directives left them.
+        self.r.includes = std::mem::take(&mut self.include);
+        self.r.alternate_names = std::mem::take(&mut self.alternate_names);
         Ok(self.r)
     }
 
@@ -698,7 +679,7 @@ impl<'a> Resolver<'a> {
                 .map(|k| {
                     let name = std::str::from_utf8(b.sym(k).name).unwrap_or("");
                     let sym = self.r.find(name).map(|id| &self.r.symbols[id]);
-                    let res = crate::elf::lto::SymRes {
+                    let res = crate::lto::bitcode::SymRes {
                         prevailing: !b.sym(k).undefined() && sym.is_some_and(|s| s.def == Def::Bitcode(f, k)),
                         visible_to_regular: sym.is_some_and(|s| s.used_in_regular),
                         final_in_unit: false,
