@@ -44,55 +44,49 @@ pub use crate::diag::Diag;
 /// An export named on the command line (`/export:`) or in a `.drectve` section.
 pub use super::drectve::ExportSpec;
 
-/// ThinLTO / DTLTO options (lld-link spellings; the MinGW driver maps its own onto them).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// ThinLTO / DTLTO options: the shared engine's `LtoOptions`, filled by the lld-link and MinGW
+/// drivers' option rows as they read their spellings of them (`set`), and finished once per
+/// link (`options`).
+#[derive(Debug, Clone)]
 pub struct CoffLto {
-    pub distributor: Option<String>,
-    pub distributor_args: Vec<String>,
-    pub remote_compiler: Option<String>,
-    pub remote_compiler_args: Vec<String>,
-    pub jobs: Option<String>,
-    pub cache_dir: Option<String>,
-    pub opt_level: Option<u32>,
+    pub options: crate::lto::options::LtoOptions,
+    /// What `set` refused, in the words of the option as the user spelled it: errors of a link
+    /// with bitcode (`coff::link`).
+    pub errors: Vec<String>,
     pub mllvm: Vec<String>,
-    /// `-save-temps` (MinGW) / `/lldsavetemps`: keep the LTO staging directory.
-    pub save_temps: bool,
     /// `-plugin <llvm>/lib/LLVMgold.so`: clang passes it when the linker is not lld; it names
     /// the user's LLVM (`lto::llvm`), and `-plugin-opt=` values are read as lld reads them.
     pub plugin: Option<String>,
     pub plugin_opts: Vec<String>,
-    /// Further LTO options in their GNU spelling (`--thinlto-index-only=f`, `--lto-obj-path=p`,
-    /// ...): both drivers map theirs onto the shared `lto::options` engine.
-    pub extra: Vec<String>,
+}
+
+impl Default for CoffLto {
+    fn default() -> CoffLto {
+        CoffLto { options: crate::lto::options::LtoOptions::new(), errors: Vec::new(), mllvm: Vec::new(), plugin: None, plugin_opts: Vec::new() }
+    }
 }
 
 impl CoffLto {
-    /// The format-neutral LTO options (`lto::options`), from these settings spelled as the GNU
-    /// options they correspond to.
+    /// One LTO option, by ld.lld's name for it (`LtoOptions::set`); `spelled` is the argument
+    /// as the user wrote it (`/lto-obj-path:x.obj`, `/opt:lldltocgo=3`).
+    pub fn set(&mut self, name: &str, value: Option<&str>, spelled: &str) {
+        if let Err(e) = self.options.set(name, value, spelled) {
+            self.errors.extend(e.messages);
+        }
+    }
+
+    /// The link's LTO options, with `-plugin`, `-plugin-opt=` and `-mllvm` (read once per
+    /// link; lld-link checks no options together, so nothing else is added).
     pub fn options(&self) -> crate::error::Result<crate::lto::options::LtoOptions> {
-        let mut args = Vec::new();
-        if let Some(n) = self.opt_level {
-            args.push(format!("--lto-O{n}"));
+        let mut o = self.options.clone();
+        let mut errors = self.errors.clone();
+        if let Err(e) = o.finish(self.plugin.as_deref(), &self.plugin_opts, &self.mllvm, crate::lto::options::Flavor::LldLink) {
+            errors.extend(e.messages);
         }
-        if let Some(j) = &self.jobs {
-            args.push(format!("--thinlto-jobs={j}"));
+        if !errors.is_empty() {
+            return Err(crate::error::Error::many(errors));
         }
-        if let Some(d) = &self.cache_dir {
-            args.push(format!("--thinlto-cache-dir={d}"));
-        }
-        if let Some(d) = &self.distributor {
-            args.push(format!("--thinlto-distributor={d}"));
-        }
-        args.extend(self.distributor_args.iter().map(|a| format!("--thinlto-distributor-arg={a}")));
-        if let Some(c) = &self.remote_compiler {
-            args.push(format!("--thinlto-remote-compiler={c}"));
-        }
-        args.extend(self.remote_compiler_args.iter().map(|a| format!("--thinlto-remote-compiler-arg={a}")));
-        if self.save_temps {
-            args.push("--save-temps".into());
-        }
-        args.extend(self.extra.iter().cloned());
-        crate::lto::options::LtoOptions::from_args(self.plugin.as_deref(), &args, &self.plugin_opts, &self.mllvm)
+        Ok(o)
     }
 }
 

@@ -122,18 +122,7 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
     if resolver.resolved().has_bitcode() {
         // ThinLTO through the same code as ELF (thin link, in-process backends or DTLTO);
         // COFF backends never get `-fpic` (lld/COFF/LTO.cpp).
-        let opts = lto_opts.map_err(|e| {
-            if config.mingw {
-                return e;
-            }
-            // lld-link spells the LTO options `-name:`; the shared engine words them `--name=`.
-            let msgs = e
-                .messages
-                .iter()
-                .map(|m| m.replacen("--thinlto-", "-thinlto-", 1).replacen("--lto-", "-lto-", 1).replacen("= expects", ": expects", 1))
-                .collect();
-            Error::many(msgs)
-        })?;
+        let opts = lto_opts?;
         let out = {
             let req = crate::lto::request::LtoRequest {
                 output: &config.output,

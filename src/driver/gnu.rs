@@ -24,9 +24,9 @@ use crate::error::{Error, Result};
 /// The parse state the table's handlers update.
 pub struct Gnu {
     pub cfg: Config,
-    /// The `--lto-*` / `--thinlto-*` arguments as written, read into `cfg.lto` at the end
-    /// (their meaning depends on `-plugin`, which may come after them).
-    lto_args: Vec<String>,
+    /// What `LtoOptions::set` refused, reported where lld reports its LTO options' errors
+    /// (`check_lto_options`, after the command line).
+    lto_errors: Vec<String>,
     errors: Vec<String>,
     warnings: Vec<String>,
     in_group: bool,
@@ -519,7 +519,7 @@ static OPTIONS: &[Opt<Gnu>] = &[
     }),
     opt(&["defsym"], Value, "<sym>=<value>", "Define a symbol", Implemented, defsym),
     opt(&["warn-backrefs-exclude"], Value, "<glob>", "An archive (or --start-lib object) that --warn-backrefs does not warn about", Implemented, |p, v| {
-        match glob_error(&v.str()) {
+        match crate::util::glob::glob_error(&v.str()) {
             Some(e) => p.errors.push(format!("{}: {e}: {}", v.spelling, v.str())),
             None => p.cfg.warn_backrefs_exclude.push(v.str()),
         }
@@ -772,8 +772,8 @@ const LTO_SEPARATE: &[&str] = &[
 impl Gnu {
     fn new() -> Gnu {
         Gnu {
-            cfg: Config::default(),
-            lto_args: Vec::new(),
+            cfg: Config { lto: crate::lto::options::LtoOptions::new(), ..Config::default() },
+            lto_errors: Vec::new(),
             errors: Vec::new(),
             warnings: Vec::new(),
             in_group: false,
@@ -792,6 +792,13 @@ impl Gnu {
             pack_dyn_relocs: None,
             checks: Checks::default(),
             scripts: Vec::new(),
+        }
+    }
+
+    /// An LTO option, into `cfg.lto` as it is read (`spelled`: the argument as written).
+    fn set_lto(&mut self, name: &str, value: Option<&str>, spelled: &str) {
+        if let Err(e) = self.cfg.lto.set(name, value, spelled) {
+            self.lto_errors.extend(e.messages);
         }
     }
 
@@ -840,15 +847,20 @@ impl Gnu {
             if LTO_SEPARATE.contains(&body) {
                 match args.get(i + 1) {
                     Some(v) => {
-                        self.cfg.cmdline.push(CmdArg::Raw(format!("--{body}={v}")));
-                        self.lto_args.push(format!("--{body}={v}"));
+                        let spelled = format!("--{body}={v}");
+                        self.cfg.cmdline.push(CmdArg::Raw(spelled.clone()));
+                        self.set_lto(body, Some(v), &spelled);
                     }
                     None => self.errors.push(format!("{a}: missing argument")),
                 }
                 return 2;
             }
             self.cfg.cmdline.push(CmdArg::Raw(a.clone()));
-            self.lto_args.push(a.clone());
+            let (name, value) = match body.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (body, None),
+            };
+            self.set_lto(name, value, a);
             return 1;
         }
         // 4. A one-letter option with a joined value (`-omain`, `-lfoo`, `-znow`, `-O2`).
@@ -1022,55 +1034,14 @@ fn find_scripts(p: &mut Gnu) {
 }
 
 /// lld reads its LTO options with the command line (readConfigs): their errors do not wait
-/// for bitcode, and every later stage reads `cfg.lto`.
+/// for bitcode, and every later stage reads `cfg.lto`, filled as each option was read
+/// (`LtoOptions::set`) and finished here.
 fn check_lto_options(p: &mut Gnu) {
-    let c = &p.cfg;
-    match crate::lto::options::LtoOptions::from_args(c.plugin.as_deref(), &p.lto_args, &c.plugin_opts, &c.mllvm) {
-        Ok(o) => p.cfg.lto = o,
-        Err(e) => p.errors.extend(e.messages),
+    p.errors.append(&mut p.lto_errors);
+    let c = &mut p.cfg;
+    if let Err(e) = c.lto.finish(c.plugin.as_deref(), &c.plugin_opts, &c.mllvm, crate::lto::options::Flavor::Gnu) {
+        p.errors.extend(e.messages);
     }
-    // --lto-known-safe-vtables= names vtables (`_ZTV...`) when the validation is on.
-    let validate = p.lto_args.iter().rev().find_map(|a| match a.trim_start_matches('-') {
-        "lto-validate-all-vtables-have-type-infos" => Some(true),
-        "no-lto-validate-all-vtables-have-type-infos" => Some(false),
-        _ => None,
-    });
-    if validate == Some(true) {
-        for a in &p.lto_args {
-            if let Some(v) = a.trim_start_matches('-').strip_prefix("lto-known-safe-vtables=") {
-                match v.strip_prefix("_ZTV") {
-                    None => p.errors.push(format!("--lto-known-safe-vtables=: expected symbol to start with _ZTV, but got {v}")),
-                    Some(rest) => {
-                        if let Some(g) = glob_error(rest) {
-                            p.errors.push(format!("--lto-known-safe-vtables=: {g}"));
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// LLVM's `GlobPattern::create` errors, for the options lld reads as globs.
-fn glob_error(pat: &str) -> Option<String> {
-    let b = pat.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => {
-                if i + 1 == b.len() {
-                    return Some("invalid glob pattern, stray '\\'".into());
-                }
-                i += 2;
-            }
-            b'[' => match pat.get(i + 2..).and_then(|r| r.find(']')) {
-                Some(end) => i = i + 2 + end + 1,
-                None => return Some("invalid glob pattern, unmatched '['".into()),
-            },
-            _ => i += 1,
-        }
-    }
-    None
 }
 
 /// Section addresses and paging after every option is read: `-T<section>` over
@@ -1213,7 +1184,9 @@ fn z_keyword_value(p: &mut Gnu, k: &str, key: &str, value: &str) {
         },
         "dead-reloc-in-nonalloc" => match value.rsplit_once('=') {
             Some((glob, v)) if !glob.is_empty() && !v.is_empty() => match parse_num(v.trim()) {
-                Some(_) if glob_error(glob).is_some() => p.errors.push(format!("-z dead-reloc-in-nonalloc=: {}: {glob}", glob_error(glob).unwrap_or_default())),
+                Some(_) if crate::util::glob::glob_error(glob).is_some() => {
+                    p.errors.push(format!("-z dead-reloc-in-nonalloc=: {}: {glob}", crate::util::glob::glob_error(glob).unwrap_or_default()))
+                }
                 Some(n) => c.dead_reloc_in_nonalloc.push((glob.to_string(), n)),
                 None => p.errors.push(format!("-z dead-reloc-in-nonalloc=: expected a non-negative integer, but got '{v}'")),
             },

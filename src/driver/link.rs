@@ -82,8 +82,9 @@ impl Link {
         version(v, &mut self.errors)
     }
 
-    fn lto(&mut self, s: String) {
-        self.c.lto.extra.push(s);
+    /// An LTO option by ld.lld's name for it (`CoffLto::set`), as the user spelled it.
+    fn lto(&mut self, name: &str, v: &Val) {
+        self.c.lto.set(name, v.value, &v.shown());
     }
 
     fn input(&mut self, name: String) {
@@ -155,9 +156,9 @@ fn opt_list(p: &mut Link, v: &Val) {
             "nolldtailmerge" => c.tail_merge = Some(false),
             // ARM64 branch-range thunks; nothing to do on x86-64 (lld ignores them there too).
             "lbr" | "nolbr" => {}
-            "ltodebugpassmanager" => c.lto.extra.push("--lto-debug-pass-manager".into()),
+            "ltodebugpassmanager" => c.lto.set("lto-debug-pass-manager", None, &format!("{}{}{o}", v.spelling, v.sep)),
             o if o.starts_with("lldlto=") => match o[7..].parse::<u32>() {
-                Ok(n) if n <= 3 => c.lto.opt_level = Some(n as _),
+                Ok(n) if n <= 3 => c.lto.set(&format!("lto-O{n}"), None, &format!("{}{}{o}", v.spelling, v.sep)),
                 _ => p.errors.push(format!("/opt:lldlto: invalid optimization level: {}", &o[7..])),
             },
             o if o.starts_with("lldltojobs=") => {
@@ -166,15 +167,14 @@ fn opt_list(p: &mut Link, v: &Val) {
                 if j != "all" && j.parse::<u32>().is_err() {
                     p.errors.push(format!("/opt:lldltojobs: invalid job count: {j}"));
                 }
-                c.lto.jobs = Some(j.to_string())
+                c.lto.set("thinlto-jobs", Some(j), &format!("{}{}{o}", v.spelling, v.sep))
             }
-            // The LTO engine reads (and reports on) these as their GNU spellings.
             o if o.starts_with("lldltopartitions=") => match o[17..].parse::<u32>() {
-                Ok(n) if n > 0 => c.lto.extra.push(format!("--lto-partitions={}", &o[17..])),
+                Ok(n) if n > 0 => c.lto.set("lto-partitions", Some(&o[17..]), &format!("{}{}{o}", v.spelling, v.sep)),
                 _ => p.errors.push(format!("/opt:lldltopartitions: invalid partition count: {}", &o[17..])),
             },
             o if o.starts_with("lldltocgo=") => match o[10..].parse::<u32>() {
-                Ok(n) if n <= 3 => c.lto.extra.push(format!("--lto-CGO{}", &o[10..])),
+                Ok(n) if n <= 3 => c.lto.set(&format!("lto-CGO{n}"), None, &format!("{}{}{o}", v.spelling, v.sep)),
                 _ => p.errors.push(format!("/opt:lldltocgo: invalid codegen optimization level: {}", &o[10..])),
             },
             o => p.errors.push(format!("/opt: unknown option: {o}")),
@@ -527,7 +527,7 @@ static OPTIONS: &[Opt<Link>] = &[
         const STAGES: &[&str] = &["resolution", "preopt", "promote", "internalize", "import", "opt", "precodegen", "prelink", "combinedindex"];
         match v.value {
             Some(s) if !STAGES.contains(&s) => p.err(format!("unknown /lldsavetemps value: {s}")),
-            _ => p.c.lto.save_temps = true,
+            _ => p.c.lto.set("save-temps", None, &v.shown()),
         }
     }),
     opt(&["lldmingw"], Flag, "", "MinGW semantics (auto-import, pseudo relocations)", Implemented, |p, _| {
@@ -544,40 +544,37 @@ static OPTIONS: &[Opt<Link>] = &[
     }),
     opt(&["build-id"], Bool, "", "Write a build ID (a CodeView debug directory)", Implemented, |p, v| p.c.build_id = v.yes()),
     opt(&["thinlto-distributor"], Value, "<path>", "Distributor to run the ThinLTO backend compilations (DTLTO)", Implemented, |p, v| {
-        p.c.lto.distributor = Some(v.str())
+        p.lto("thinlto-distributor", v)
     }),
-    opt(&["thinlto-distributor-arg"], Value, "<arg>", "Argument for the ThinLTO distributor", Implemented, |p, v| p.c.lto.distributor_args.push(v.str())),
+    opt(&["thinlto-distributor-arg"], Value, "<arg>", "Argument for the ThinLTO distributor", Implemented, |p, v| p.lto("thinlto-distributor-arg", v)),
     opt(&["thinlto-remote-compiler"], Value, "<path>", "Compiler the distributor runs for backend compilations", Implemented, |p, v| {
-        p.c.lto.remote_compiler = Some(v.str())
+        p.lto("thinlto-remote-compiler", v)
     }),
-    opt(&["thinlto-remote-compiler-arg"], Value, "<arg>", "Argument for the remote compiler", Implemented, |p, v| p.c.lto.remote_compiler_args.push(v.str())),
-    opt(&["lldltocache"], Value, "<dir>", "Path to ThinLTO cached object file directory", Implemented, |p, v| p.c.lto.cache_dir = Some(v.str())),
+    opt(&["thinlto-remote-compiler-arg"], Value, "<arg>", "Argument for the remote compiler", Implemented, |p, v| p.lto("thinlto-remote-compiler-arg", v)),
+    opt(&["lldltocache"], Value, "<dir>", "Path to ThinLTO cached object file directory", Implemented, |p, v| p.lto("thinlto-cache-dir", v)),
     opt(&["lldltocachepolicy"], Value, "<policy>", "Pruning policy for the ThinLTO cache", Implemented, |p, v| {
         match crate::lto::options::check_cache_policy(&v.str()) {
             Err(e) => p.err(format!("/lldltocachepolicy: invalid cache policy: {}: {e}", v.str())),
-            Ok(()) => p.lto(format!("--thinlto-cache-policy={}", v.str())),
+            Ok(()) => p.lto("thinlto-cache-policy", v),
         }
     }),
     opt(&["mllvm"], Value, "<option>", "Options to pass to LLVM", Implemented, |p, v| p.c.lto.mllvm.push(v.str())),
     opt(&["thinlto-index-only"], OptValue, "<file>", "Write the ThinLTO index files and stop", Implemented, |p, v| match v.value {
-        None => p.lto("--thinlto-index-only".into()),
-        Some(f) => p.lto(format!("--thinlto-index-only={f}")),
+        _ => p.lto("thinlto-index-only", v),
     }),
-    opt(&["thinlto-emit-imports-files"], Flag, "", "Write the imports files of ThinLTO", Implemented, |p, _| p.lto("--thinlto-emit-imports-files".into())),
+    opt(&["thinlto-emit-imports-files"], Flag, "", "Write the imports files of ThinLTO", Implemented, |p, v| p.lto("thinlto-emit-imports-files", v)),
     opt(&["thinlto-prefix-replace"], Value, "<old;new>", "Replace a path prefix in ThinLTO output file names", Implemented, |p, v| {
         old_new(p, v);
-        p.lto(format!("--thinlto-prefix-replace={}", v.str()))
+        p.lto("thinlto-prefix-replace", v)
     }),
     opt(&["thinlto-object-suffix-replace"], Value, "<old;new>", "Replace a suffix of ThinLTO object file names", Implemented, |p, v| {
         old_new(p, v);
-        p.lto(format!("--thinlto-object-suffix-replace={}", v.str()))
+        p.lto("thinlto-object-suffix-replace", v)
     }),
-    opt(&["lto-obj-path"], Value, "<path>", "Output path for the LTO object file", Implemented, |p, v| p.lto(format!("--lto-obj-path={}", v.str()))),
-    opt(&["lto-sample-profile"], Value, "<file>", "Sample profile file path", Implemented, |p, v| p.lto(format!("--lto-sample-profile={}", v.str()))),
-    opt(&["lto-cs-profile-generate"], Flag, "", "Context sensitive PGO instrumentation", Implemented, |p, _| p.lto("--lto-cs-profile-generate".into())),
-    opt(&["lto-cs-profile-file"], Value, "<file>", "Context sensitive profile file path", Implemented, |p, v| {
-        p.lto(format!("--lto-cs-profile-file={}", v.str()))
-    }),
+    opt(&["lto-obj-path"], Value, "<path>", "Output path for the LTO object file", Implemented, |p, v| p.lto("lto-obj-path", v)),
+    opt(&["lto-sample-profile"], Value, "<file>", "Sample profile file path", Implemented, |p, v| p.lto("lto-sample-profile", v)),
+    opt(&["lto-cs-profile-generate"], Flag, "", "Context sensitive PGO instrumentation", Implemented, |p, v| p.lto("lto-cs-profile-generate", v)),
+    opt(&["lto-cs-profile-file"], Value, "<file>", "Context sensitive profile file path", Implemented, |p, v| p.lto("lto-cs-profile-file", v)),
     opt(&["profile"], Flag, "", "Implies /opt:ref,noicf and /fixed:no", Implemented, |p, _| {
         p.c.gc.get_or_insert(true);
         p.c.icf.get_or_insert(false);
@@ -835,7 +832,7 @@ impl Link {
     fn finish(mut self) -> Result<CoffAction> {
         self.reproducer()?;
         let c = &mut self.c;
-        if c.lto.distributor.is_some() && c.lto.remote_compiler.as_deref().unwrap_or("").is_empty() {
+        if c.lto.options.distributor.is_some() && c.lto.options.remote_compiler.is_none() {
             self.errors.push("A value must be specified for /thinlto-remote-compiler if /thinlto-distributor is specified.".into());
         }
         // lld's `/incremental` (only what it changes here: an unchanged import library is kept);
@@ -1111,7 +1108,7 @@ mod tests {
         assert_eq!(o.cg_opt_level, Some(3));
         assert!(o.debug_pass_manager);
         // One partition is what dtld compiles; the option is reported when LTO runs.
-        assert_eq!(o.dropped, vec![("--lto-partitions=2".to_string(), false)]);
+        assert_eq!(o.dropped, vec![("/opt:lldltopartitions=2".to_string(), false)]);
     }
 
     #[test]

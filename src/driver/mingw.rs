@@ -81,18 +81,13 @@ impl Report for Mingw {
     }
 }
 
-fn push_lto(p: &mut Mingw, s: String) {
-    p.c.lto.extra.push(s);
+/// An LTO option by ld.lld's name for it (`CoffLto::set`), as the user spelled it.
+fn push_lto(p: &mut Mingw, name: &str, v: &Val) {
+    p.c.lto.set(name, v.value, &v.shown());
 }
 
 fn plugin_opt(p: &mut Mingw, v: &Val) {
-    let v = v.str();
-    p.c.lto.plugin_opts.push(v.clone());
-    if let Some(o) = v.strip_prefix("O") {
-        p.c.lto.opt_level = o.parse().ok();
-    } else if let Some(j) = v.strip_prefix("jobs=") {
-        p.c.lto.jobs = Some(j.to_string());
-    }
+    p.c.lto.plugin_opts.push(v.str());
 }
 
 fn icf(p: &mut Mingw, v: &Val) {
@@ -174,15 +169,17 @@ static OPTIONS: &[Opt<Mingw>] = &[
         p.c.exclude_symbols.extend(v.str().split(',').map(String::from))
     }),
     opt(&["icf"], Value, "<all|safe|none>", "Identical code folding", Implemented, icf),
-    opt(&["thinlto-cache-dir"], Value, "<dir>", "Path to ThinLTO cached object file directory", Implemented, |p, v| p.c.lto.cache_dir = Some(v.str())),
-    opt(&["thinlto-jobs"], Value, "<n>", "Number of ThinLTO jobs", Implemented, |p, v| p.c.lto.jobs = Some(v.str())),
-    opt(&["thinlto-distributor"], Value, "<path>", "Distributor for DTLTO backend jobs", Implemented, |p, v| p.c.lto.distributor = Some(v.str())),
-    opt(&["thinlto-remote-compiler"], Value, "<path>", "Compiler for DTLTO backend jobs", Implemented, |p, v| p.c.lto.remote_compiler = Some(v.str())),
-    opt(&["thinlto-distributor-arg"], Value, "<arg>", "Argument for the DTLTO distributor", Implemented, |p, v| p.c.lto.distributor_args.push(v.str())),
+    opt(&["thinlto-cache-dir"], Value, "<dir>", "Path to ThinLTO cached object file directory", Implemented, |p, v| push_lto(p, "thinlto-cache-dir", v)),
+    opt(&["thinlto-jobs"], Value, "<n>", "Number of ThinLTO jobs", Implemented, |p, v| push_lto(p, "thinlto-jobs", v)),
+    opt(&["thinlto-distributor"], Value, "<path>", "Distributor for DTLTO backend jobs", Implemented, |p, v| push_lto(p, "thinlto-distributor", v)),
+    opt(&["thinlto-remote-compiler"], Value, "<path>", "Compiler for DTLTO backend jobs", Implemented, |p, v| push_lto(p, "thinlto-remote-compiler", v)),
+    opt(&["thinlto-distributor-arg"], Value, "<arg>", "Argument for the DTLTO distributor", Implemented, |p, v| push_lto(p, "thinlto-distributor-arg", v)),
     opt(&["thinlto-remote-compiler-arg"], Value, "<arg>", "Argument for the DTLTO remote compiler", Implemented, |p, v| {
-        p.c.lto.remote_compiler_args.push(v.str())
+        push_lto(p, "thinlto-remote-compiler-arg", v)
     }),
-    opt(&["lto-O"], Value, "<n>", "LTO optimization level", Implemented, |p, v| p.c.lto.opt_level = v.value.unwrap_or("").parse().ok()),
+    opt(&["lto-O"], Value, "<n>", "LTO optimization level", Implemented, |p, v| {
+        p.c.lto.set(&format!("lto-O{}", v.str()), None, &format!("{}{}", v.spelling, v.str()))
+    }),
     opt(&["mllvm"], Value, "<arg>", "Options to pass to LLVM", Implemented, |p, v| p.c.lto.mllvm.push(v.str())),
     opt(&["plugin"], Value, "<path>", "The LLVMgold.so clang names (finds the user's LLVM)", Implemented, |p, v| p.c.lto.plugin = Some(v.str())),
     opt(&["plugin-opt"], Value, "<option>", "LTO options, as lld reads them", Implemented, plugin_opt),
@@ -223,27 +220,19 @@ static OPTIONS: &[Opt<Mingw>] = &[
     opt(&["help"], Flag, "", "Print option help", Implemented, |p, _| p.help = true),
     opt(&["demangle"], Flag, "", "Demangle symbol names (default)", Implemented, |p, _| p.c.demangle = true),
     opt(&["no-demangle"], Flag, "", "Do not demangle symbol names", Implemented, |p, _| p.c.demangle = false),
-    opt(&["save-temps"], Flag, "", "Keep the DTLTO staging directory", Implemented, |p, _| p.c.lto.save_temps = true),
-    opt(&["thinlto-index-only"], OptValue, "[=<file>]", "Write ThinLTO index files only", Implemented, |p, v| {
-        push_lto(p, v.value.map_or("--thinlto-index-only".into(), |f| format!("--thinlto-index-only={f}")))
-    }),
-    opt(&["thinlto-emit-imports-files"], Flag, "", "Write the ThinLTO import lists", Implemented, |p, _| push_lto(p, "--thinlto-emit-imports-files".into())),
+    opt(&["save-temps"], Flag, "", "Keep the DTLTO staging directory", Implemented, |p, v| push_lto(p, "save-temps", v)),
+    opt(&["thinlto-index-only"], OptValue, "[=<file>]", "Write ThinLTO index files only", Implemented, |p, v| push_lto(p, "thinlto-index-only", v)),
+    opt(&["thinlto-emit-imports-files"], Flag, "", "Write the ThinLTO import lists", Implemented, |p, v| push_lto(p, "thinlto-emit-imports-files", v)),
     opt(&["thinlto-prefix-replace"], Value, "<old;new>", "ThinLTO output path prefix replacement", Implemented, |p, v| {
-        push_lto(p, format!("--thinlto-prefix-replace={}", v.str()))
+        push_lto(p, "thinlto-prefix-replace", v)
     }),
     opt(&["thinlto-object-suffix-replace"], Value, "<old;new>", "ThinLTO object suffix replacement", Implemented, |p, v| {
-        push_lto(p, format!("--thinlto-object-suffix-replace={}", v.str()))
+        push_lto(p, "thinlto-object-suffix-replace", v)
     }),
-    opt(&["thinlto-cache-policy"], Value, "<policy>", "ThinLTO cache pruning policy", Implemented, |p, v| {
-        push_lto(p, format!("--thinlto-cache-policy={}", v.str()))
-    }),
-    opt(&["lto-sample-profile"], Value, "<file>", "Sample profile for LTO", Implemented, |p, v| push_lto(p, format!("--lto-sample-profile={}", v.str()))),
-    opt(&["lto-cs-profile-generate"], Flag, "", "Context-sensitive PGO instrumentation in LTO", Implemented, |p, _| {
-        push_lto(p, "--lto-cs-profile-generate".into())
-    }),
-    opt(&["lto-cs-profile-file"], Value, "<file>", "Context-sensitive profile for LTO", Implemented, |p, v| {
-        push_lto(p, format!("--lto-cs-profile-file={}", v.str()))
-    }),
+    opt(&["thinlto-cache-policy"], Value, "<policy>", "ThinLTO cache pruning policy", Implemented, |p, v| push_lto(p, "thinlto-cache-policy", v)),
+    opt(&["lto-sample-profile"], Value, "<file>", "Sample profile for LTO", Implemented, |p, v| push_lto(p, "lto-sample-profile", v)),
+    opt(&["lto-cs-profile-generate"], Flag, "", "Context-sensitive PGO instrumentation in LTO", Implemented, |p, v| push_lto(p, "lto-cs-profile-generate", v)),
+    opt(&["lto-cs-profile-file"], Value, "<file>", "Context-sensitive profile for LTO", Implemented, |p, v| push_lto(p, "lto-cs-profile-file", v)),
     opt(&["lto-emit-asm"], Flag, "", "Emit assembly from LTO", Unsupported, nothing),
     opt(&["fatal-warnings"], Flag, "", "Treat warnings as errors", Implemented, |p, _| p.c.diag.fatal_warnings = true),
     opt(&["no-fatal-warnings"], Flag, "", "Do not treat warnings as errors (default)", Implemented, |p, _| p.c.diag.fatal_warnings = false),
@@ -287,7 +276,9 @@ static OPTIONS: &[Opt<Mingw>] = &[
     opt(&["sysroot"], Value, "<dir>", "Ignored (as in lld)", Noop, nothing),
     opt(&["fat-lto-objects"], Flag, "", "Ignored (as in lld)", Noop, nothing),
     opt(&["no-fat-lto-objects"], Flag, "", "Ignored (as in lld)", Noop, nothing),
-    opt(&["lto-CGO"], Value, "<n>", "Code generation optimization level for LTO", Implemented, |p, v| push_lto(p, format!("--lto-CGO{}", v.str()))),
+    opt(&["lto-CGO"], Value, "<n>", "Code generation optimization level for LTO", Implemented, |p, v| {
+        p.c.lto.set(&format!("lto-CGO{}", v.str()), None, &format!("{}{}", v.spelling, v.str()))
+    }),
     // lld options dtld does not implement; each would change the output, so each is an error.
     opt(&["delayload"], Value, "<dll>", "DLL to load only on demand", Unsupported, nothing),
     opt(&["functionpadmin"], OptValue, "[=<n>]", "Prepare for hot-patching", Unsupported, nothing),

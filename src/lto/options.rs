@@ -63,6 +63,21 @@ pub struct LtoOptions {
     pub dropped: Vec<(String, bool)>,
     /// Other warnings about the options (lld's deprecation notes), said with `dropped`.
     pub warnings: Vec<String>,
+    /// `--lto-validate-all-vtables-have-type-infos` (the last of it and its `no-` form), and the
+    /// `--lto-known-safe-vtables=` patterns, which `finish` checks when the validation is on.
+    pub validate_vtables: bool,
+    pub known_safe_vtables: Vec<String>,
+    /// The `dropped` entry of the last partition count other than 1, as spelled (a later one
+    /// replaces it).
+    pub partitions_dropped: Option<String>,
+}
+
+/// Whose command line the options came from: ld.lld checks them together (`finish`), lld-link
+/// does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    Gnu,
+    LldLink,
 }
 
 /// A backend option that lld sets in LLVM's `lto::Config` (or its target options).
@@ -182,7 +197,9 @@ fn report<'a>(dropped: impl Iterator<Item = (&'a str, bool, &'a str)>, warn: &dy
     }
 }
 
-/// Splits `old;new[;third]` the way lld does (an error without a `;`).
+/// Splits `old;new[;third]` the way lld does (an error without a `;`); `opt` is the option as
+/// the user spelled it, up to its value (lld's `getSpelling`: `--thinlto-prefix-replace=`,
+/// `/thinlto-prefix-replace:`).
 fn split_semicolon(opt: &str, v: &str, parts: usize) -> Result<Vec<String>> {
     let p: Vec<String> = v.split(';').map(str::to_string).collect();
     if p.len() < 2 || p.len() > parts {
@@ -252,12 +269,42 @@ pub fn check_cache_policy(policy: &str) -> std::result::Result<(), String> {
 }
 
 impl LtoOptions {
-    /// The format-neutral constructor: the `-plugin` path, the raw `--lto-*`/`--thinlto-*`
-    /// arguments (GNU spelling, e.g. `--thinlto-distributor=d`), the `-plugin-opt=` values and
-    /// the `-mllvm` options. The ELF and the COFF drivers (which translate lld-link's
-    /// `/thinlto-...:` spellings to these) both build their options here.
+    /// The options before the command line says anything: lld's defaults (`-O2`, one
+    /// partition). A driver then gives each LTO option to `set` as it reads it, and calls
+    /// `finish` once the command line is read.
+    pub fn new() -> LtoOptions {
+        LtoOptions { opt_level: 2, partitions: 1, ..Default::default() }
+    }
+
+    /// The options of a GNU-style command line, at once (`new`, `set` for each of `lto_args`,
+    /// `finish`): for tests, which have the arguments as a list.
+    #[cfg(test)]
     pub fn from_args(plugin: Option<&str>, lto_args: &[String], plugin_opts: &[String], mllvm: &[String]) -> Result<LtoOptions> {
-        let mut o = LtoOptions { opt_level: 2, partitions: 1, ..Default::default() };
+        let mut o = LtoOptions::new();
+        let mut errors = Vec::new();
+        for a in lto_args {
+            let body = a.trim_start_matches('-');
+            let (name, value) = match body.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (body, None),
+            };
+            if let Err(e) = o.set(name, value, a) {
+                errors.extend(e.messages);
+            }
+        }
+        if let Err(e) = o.finish(plugin, plugin_opts, mllvm, Flavor::Gnu) {
+            errors.extend(e.messages);
+        }
+        if !errors.is_empty() {
+            return Err(crate::error::Error::many(errors));
+        }
+        Ok(o)
+    }
+
+    /// After the command line: the `-plugin` path, the `-plugin-opt=` values and the `-mllvm`
+    /// options, and the checks lld makes on the options together (ld.lld's `readConfigs`;
+    /// lld-link makes none of them).
+    pub fn finish(&mut self, plugin: Option<&str>, plugin_opts: &[String], mllvm: &[String], flavor: Flavor) -> Result<()> {
         // `-plugin-opt=` options are lld's own LTO options unless GCC's plugin is named (then
         // they are GCC's, for elf/gcc_lto): without `-plugin`, lld reads them as its own.
         let is_llvm_plugin = plugin.is_none_or(|p| {
@@ -267,57 +314,67 @@ impl LtoOptions {
         if let Some(p) = plugin {
             if is_llvm_plugin {
                 // LLVMgold.so named by the compiler driver: the fallback thin-link host.
-                o.plugin = Some(PathBuf::from(p));
+                self.plugin = Some(PathBuf::from(p));
             }
         }
         let mut errors = Vec::new();
-        for a in lto_args {
-            let body = a.trim_start_matches('-');
-            let (name, value) = match body.split_once('=') {
-                Some((n, v)) => (n, Some(v)),
-                None => (body, None),
-            };
-            if let Err(e) = o.apply(name, value, a) {
-                errors.extend(e.messages);
+        if flavor == Flavor::Gnu {
+            // lld's readConfigs checks on the ThinLTO index options.
+            if self.emit_index_files && !self.index_only {
+                if self.object_suffix_replace.is_some() {
+                    errors.push("--thinlto-object-suffix-replace is not supported with --thinlto-emit-index-files".into());
+                } else if self.prefix_replace.is_some() {
+                    errors.push("--thinlto-prefix-replace is not supported with --thinlto-emit-index-files".into());
+                }
             }
-        }
-        // lld's readConfigs checks on the ThinLTO index options.
-        if o.emit_index_files && !o.index_only {
-            if o.object_suffix_replace.is_some() {
-                errors.push("--thinlto-object-suffix-replace is not supported with --thinlto-emit-index-files".into());
-            } else if o.prefix_replace.is_some() {
-                errors.push("--thinlto-prefix-replace is not supported with --thinlto-emit-index-files".into());
+            if self.prefix_replace.as_ref().is_some_and(|p| !p.2.is_empty()) && self.index_only_file.is_none() {
+                errors.push("--thinlto-prefix-replace=old_dir;new_dir;obj_dir must be used with --thinlto-index-only=".into());
             }
-        }
-        if o.prefix_replace.as_ref().is_some_and(|p| !p.2.is_empty()) && o.index_only_file.is_none() {
-            errors.push("--thinlto-prefix-replace=old_dir;new_dir;obj_dir must be used with --thinlto-index-only=".into());
+            // --lto-known-safe-vtables= names vtables (`_ZTV...`) when the validation is on.
+            if self.validate_vtables {
+                for v in &self.known_safe_vtables {
+                    match v.strip_prefix("_ZTV") {
+                        None => errors.push(format!("--lto-known-safe-vtables=: expected symbol to start with _ZTV, but got {v}")),
+                        Some(rest) => {
+                            if let Some(g) = crate::util::glob::glob_error(rest) {
+                                errors.push(format!("--lto-known-safe-vtables=: {g}"));
+                            }
+                        }
+                    }
+                }
+            }
         }
         if is_llvm_plugin {
             for v in plugin_opts {
-                if let Err(e) = o.apply_plugin_opt(v) {
+                if let Err(e) = self.apply_plugin_opt(v) {
                     errors.extend(e.messages);
                 }
             }
         }
-        o.mllvm.extend(mllvm.iter().cloned());
-        if o.whole_program_visibility {
+        self.mllvm.extend(mllvm.iter().cloned());
+        if self.whole_program_visibility {
             // LLVM's option of the same meaning as lld's `Config::HasWholeProgramVisibility`,
             // which every way of running the thin link passes on (`-mllvm` options go to the
             // library, `llvm-lto2` and LLVMgold.so alike).
-            o.mllvm.push("-whole-program-visibility".into());
+            self.mllvm.push("-whole-program-visibility".into());
         }
-        if o.llvm_dir.is_none() {
+        if self.llvm_dir.is_none() {
             if let Some(d) = std::env::var_os("DTLD_LLVM_DIR").filter(|d| !d.is_empty()) {
-                o.llvm_dir = Some(PathBuf::from(d));
+                self.llvm_dir = Some(PathBuf::from(d));
             }
         }
         if !errors.is_empty() {
             return Err(crate::error::Error::many(errors));
         }
-        Ok(o)
+        Ok(())
     }
 
-    fn apply(&mut self, name: &str, value: Option<&str>, spelled: &str) -> Result<()> {
+    /// One LTO option as the command line gives it: `name` in ld.lld's spelling without dashes
+    /// (`thinlto-jobs`, `lto-O3`), its value, and `spelled`, the argument as the user wrote it
+    /// (`--thinlto-jobs=4`, `/lto-obj-path:x.obj`), which the messages about it quote. Each
+    /// driver's option rows call this as they read the option (lld-link's map onto these
+    /// names); a later one replaces an earlier one, as lld reads the last.
+    pub fn set(&mut self, name: &str, value: Option<&str>, spelled: &str) -> Result<()> {
         let v = || value.unwrap_or("").to_string();
         match (name, value) {
             (n, None) if n.starts_with("lto-O") => self.opt_level = parse_level(spelled, &n[5..], 3)?,
@@ -345,11 +402,11 @@ impl LtoOptions {
             ("thinlto-emit-imports-files", None) => self.emit_imports_files = true,
             ("thinlto-emit-index-files", None) => self.emit_index_files = true,
             ("thinlto-prefix-replace", Some(p)) => {
-                let p = split_semicolon("--thinlto-prefix-replace=", p, 3)?;
+                let p = split_semicolon(spelled.strip_suffix(p).unwrap_or(spelled), p, 3)?;
                 self.prefix_replace = Some((p[0].clone(), p[1].clone(), p.get(2).cloned().unwrap_or_default()));
             }
             ("thinlto-object-suffix-replace", Some(p)) => {
-                let p = split_semicolon("--thinlto-object-suffix-replace=", p, 2)?;
+                let p = split_semicolon(spelled.strip_suffix(p).unwrap_or(spelled), p, 2)?;
                 self.object_suffix_replace = Some((p[0].clone(), p[1].clone()));
             }
             ("save-temps", None) => self.save_temps = true,
@@ -373,9 +430,12 @@ impl LtoOptions {
                 };
                 // The regular-LTO module is compiled as one partition: the same code, in one
                 // object instead of several.
-                self.dropped.retain(|(d, _)| !d.contains("lto-partitions="));
+                if let Some(earlier) = self.partitions_dropped.take() {
+                    self.dropped.retain(|(d, _)| *d != earlier);
+                }
                 if self.partitions != 1 {
                     self.dropped.push((spelled.to_string(), false));
+                    self.partitions_dropped = Some(spelled.to_string());
                 }
             }
             ("lto-sample-profile", Some(_)) => self.sample_profile = Some(v()),
@@ -424,9 +484,19 @@ impl LtoOptions {
             // Not implemented. Only compiling one module changes what the link produces; the
             // vtable validation makes devirtualization more careful (going without it could
             // miscompile); the safe-vtable list only tunes that validation.
-            ("thinlto-single-module", Some(_)) | ("lto-validate-all-vtables-have-type-infos", None) => self.dropped.push((spelled.to_string(), true)),
-            ("no-lto-validate-all-vtables-have-type-infos", None) => self.dropped.retain(|(d, _)| !d.ends_with("-lto-validate-all-vtables-have-type-infos")),
-            ("lto-known-safe-vtables", Some(_)) => self.dropped.push((spelled.to_string(), false)),
+            ("thinlto-single-module", Some(_)) => self.dropped.push((spelled.to_string(), true)),
+            ("lto-validate-all-vtables-have-type-infos", None) => {
+                self.validate_vtables = true;
+                self.dropped.push((spelled.to_string(), true));
+            }
+            ("no-lto-validate-all-vtables-have-type-infos", None) => {
+                self.validate_vtables = false;
+                self.dropped.retain(|(d, _)| !d.ends_with("-lto-validate-all-vtables-have-type-infos"));
+            }
+            ("lto-known-safe-vtables", Some(v)) => {
+                self.known_safe_vtables.push(v.to_string());
+                self.dropped.push((spelled.to_string(), false));
+            }
             _ => crate::bail!("unknown argument '{spelled}'"),
         }
         Ok(())
@@ -498,21 +568,21 @@ impl LtoOptions {
             | ("thinlto-emit-imports-files", None)
             | ("thinlto-prefix-replace", Some(_))
             | ("thinlto-object-suffix-replace", Some(_))
-            | ("thinlto-emit-index-files", None) => self.apply(name, value, &spelled)?,
+            | ("thinlto-emit-index-files", None) => self.set(name, value, &spelled)?,
             ("save-temps", None) => self.save_temps = true,
             ("obj-path", Some(p)) => self.obj_path = Some(PathBuf::from(p)),
-            ("lto-partitions", Some(p)) => self.apply("lto-partitions", Some(p), v)?,
+            ("lto-partitions", Some(p)) => self.set("lto-partitions", Some(p), v)?,
             ("sample-profile", Some(p)) => self.sample_profile = Some(p.to_string()),
-            ("emit-asm", None) => self.apply("lto-emit-asm", None, &spelled)?,
-            ("emit-llvm", None) => self.apply("lto-emit-llvm", None, &spelled)?,
+            ("emit-asm", None) => self.set("lto-emit-asm", None, &spelled)?,
+            ("emit-llvm", None) => self.set("lto-emit-llvm", None, &spelled)?,
             ("debug-pass-manager", None) => self.debug_pass_manager = true,
             ("dwo_dir", Some(d)) => self.tune(Knob::DwoDir, d, &spelled),
             ("cs-profile-generate", None) => self.tune(Knob::CsProfileGenerate, "", &spelled),
             ("cs-profile-path", Some(f)) => self.tune(Knob::CsProfilePath, f, &spelled),
             ("opt-remarks-filename", Some(_)) | ("opt-remarks-passes", Some(_)) | ("opt-remarks-format", Some(_)) | ("opt-remarks-with-hotness", None) => {
-                self.apply(name, value, &spelled)?
+                self.set(name, value, &spelled)?
             }
-            ("opt-remarks-hotness-threshold", Some(t)) => self.apply("opt-remarks-hotness-threshold", Some(t), &spelled)?,
+            ("opt-remarks-hotness-threshold", Some(t)) => self.set("opt-remarks-hotness-threshold", Some(t), &spelled)?,
             ("stats-file", Some(f)) => self.tune(Knob::StatsFile, f, &spelled),
             ("disable-verify", None) => self.tune(Knob::DisableVerify, "", &spelled),
             // lld's alias of `--time-trace=<file>`, which the driver reads (`gnu.rs`).

@@ -42,3 +42,25 @@ mod tests {
         assert!(!glob_match(b"a*b", b"ac"));
     }
 }
+
+/// LLVM's `GlobPattern::create` errors, for the options lld reads as globs.
+pub fn glob_error(pat: &str) -> Option<String> {
+    let b = pat.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => {
+                if i + 1 == b.len() {
+                    return Some("invalid glob pattern, stray '\\'".into());
+                }
+                i += 2;
+            }
+            b'[' => match pat.get(i + 2..).and_then(|r| r.find(']')) {
+                Some(end) => i = i + 2 + end + 1,
+                None => return Some("invalid glob pattern, unmatched '['".into()),
+            },
+            _ => i += 1,
+        }
+    }
+    None
+}
