@@ -70,7 +70,9 @@ pub(super) fn shlib_undefined_errors(
                     crate::elf::diag::demangle(sym.name),
                     r.inputs[f].name
                 )),
-                Def::Defined(g, di) if dead(g, di) && !sym.weak => errors.push(format!(
+                // lld's demoteDefined makes a weak definition GLOBAL undefined, so a library's
+                // reference to it is reported whatever the definition's binding.
+                Def::Defined(g, di) if dead(g, di) => errors.push(format!(
                     "undefined reference: {}\n>>> referenced by {} (disallowed by --no-allow-shlib-undefined)",
                     crate::elf::diag::demangle(sym.name),
                     r.inputs[f].name
