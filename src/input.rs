@@ -60,7 +60,7 @@ pub fn map_file(path: &Path) -> std::io::Result<&'static [u8]> {
     if !meta.is_file() {
         // Pipes and other special files cannot be mapped.
         let v = std::fs::read(path)?;
-        return Ok(Box::leak(v.into_boxed_slice()));
+        return Ok(crate::util::keep::slice(v));
     }
     if meta.len() == 0 {
         return Ok(&[]);
@@ -68,6 +68,6 @@ pub fn map_file(path: &Path) -> std::io::Result<&'static [u8]> {
     // SAFETY: the mapping is read-only and private; like every linker we assume inputs are not
     // truncated while we run.
     let m = unsafe { memmap2::Mmap::map(&file)? };
-    let m: &'static memmap2::Mmap = Box::leak(Box::new(m));
+    let m: &'static memmap2::Mmap = crate::util::keep::value(m);
     Ok(&m[..])
 }

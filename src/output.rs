@@ -174,7 +174,7 @@ impl<'p> MappedOutput<'p> {
             }
             tmp.file.write_all_at(&map[..len], 0).map_err(write_err)?;
             // Anonymous memory: freed with the process, after the caller is released.
-            std::mem::forget(map);
+            crate::util::keep::skip_drop(map);
         }
         tmp.persist(out, mode).map_err(|e| wording.replace_error(out, &e))
     }

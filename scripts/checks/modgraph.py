@@ -9,7 +9,9 @@ and reports:
   of it spelled out (`a -> b -> a`);
 * files over the size limit (1,500 lines, tests aside) and functions over 150 lines;
 * writes to stderr (`eprintln!`, `eprint!`, `std::io::stderr`) outside the modules allowed to
-  print (the diagnostics module and the places listed in ALLOWED_STDERR, each with its reason).
+  print (the diagnostics module and the places listed in ALLOWED_STDERR, each with its reason);
+* `Box::leak` and `mem::forget` outside `util/keep.rs`, which says what the link keeps until
+  the process exits and why.
 
 A path is resolved to the longest prefix that names a module of the crate, so `crate::elf::Sym`
 depends on `elf` (its `mod.rs`), wherever `Sym` was first defined: a re-export through a parent
@@ -344,6 +346,10 @@ def main():
             for fn, first, n in long_functions(codes[p]):
                 problems += 1
                 print("function over %d lines: %s:%d: fn %s: %d lines" % (FN_LIMIT, os.path.relpath(mods[p]), first, fn, n))
+            if name(p) != "util::keep":
+                for m in re.finditer(r"\bBox::leak\b|\bmem::forget\b", codes[p]):
+                    problems += 1
+                    print("leak outside util/keep.rs (say why there): %s:%d" % (os.path.relpath(mods[p]), codes[p].count("\n", 0, m.start()) + 1))
             if name(p) not in ALLOWED_STDERR:
                 for m in re.finditer(r"\beprintln!|\beprint!|\bstd::io::stderr\b|\bio::stderr\(\)", codes[p]):
                     problems += 1

@@ -122,7 +122,7 @@ fn is_bigobj(data: &[u8]) -> bool {
 fn leak_str(b: &'static [u8]) -> &'static str {
     match std::str::from_utf8(b) {
         Ok(s) => s,
-        Err(_) => Box::leak(String::from_utf8_lossy(b).into_owned().into_boxed_str()),
+        Err(_) => crate::util::keep::str(String::from_utf8_lossy(b).into_owned()),
     }
 }
 

@@ -541,7 +541,7 @@ mod tests {
         let mut dups = Vec::new();
         t.add_res("a.res", &a, &mut dups).unwrap();
         assert!(dups.is_empty());
-        let bytes: &'static [u8] = Box::leak(t.write_coff(0).into_boxed_slice());
+        let bytes: &'static [u8] = crate::util::keep::slice(t.write_coff(0));
         let obj = crate::coff::object::parse(bytes).unwrap();
         assert_eq!(obj.sections.len(), 2);
         assert_eq!(obj.sections[0].relocs.len(), 3);
@@ -556,7 +556,7 @@ mod tests {
         };
         assert_eq!(sorted(&t2.data), sorted(&t.data));
         // The leaves come back in tree order; from then on the object is a fixed point.
-        let b2: &'static [u8] = Box::leak(t2.write_coff(0).into_boxed_slice());
+        let b2: &'static [u8] = crate::util::keep::slice(t2.write_coff(0));
         let mut t3 = Tree::new(false);
         t3.add_object("y.obj", &crate::coff::object::parse(b2).unwrap(), &mut dups).unwrap();
         assert_eq!(t3.write_coff(0), b2);

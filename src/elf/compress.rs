@@ -156,7 +156,7 @@ pub fn decompress(name: &[u8], d: &'static [u8], budget: &mut u64) -> Result<(&'
     if !ch_align.is_power_of_two() && ch_align != 0 {
         return Err(Error::new(format!("{sec}: invalid alignment in compressed section header")));
     }
-    Ok((Box::leak(out.into_boxed_slice()), ch_align))
+    Ok((crate::util::keep::slice(out), ch_align))
 }
 
 #[cfg(test)]
@@ -185,7 +185,7 @@ mod tests {
             let c = compress_section(kind, &d).expect("compressible");
             assert_eq!(u64::from_le_bytes(c[8..16].try_into().unwrap()), d.len() as u64);
             let mut budget = u64::MAX;
-            let leaked: &'static [u8] = Box::leak(c.into_boxed_slice());
+            let leaked: &'static [u8] = crate::util::keep::slice(c);
             let (back, align) = decompress(b".debug_info", leaked, &mut budget).unwrap();
             assert_eq!(back, &d[..]);
             assert_eq!(align, 1);

@@ -352,7 +352,7 @@ impl Loader<'_> {
         };
         // `-b binary`: whatever the file holds, its bytes are the input (lld checks this first).
         if self.format_binary {
-            let obj: &'static [u8] = Box::leak(crate::elf::binary_input::object_for(path, data).into_boxed_slice());
+            let obj: &'static [u8] = crate::util::keep::slice(crate::elf::binary_input::object_for(path, data));
             self.push(path, PathBuf::from(path), obj, FileKind::Object, String::new());
             return;
         }

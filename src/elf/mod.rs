@@ -132,7 +132,7 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
             // As at the end of a native link: the process ends here, and freeing the
             // resolution's tables one by one would only delay its exit (8 ms for OpenSSL's
             // thin link). `out` goes: its drop removes the temporaries.
-            std::mem::forget(resolver);
+            crate::util::keep::skip_drop(resolver);
             drop(out);
             return finish_trace(config, &trace);
         }
@@ -149,7 +149,7 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
         }
         let written = relocatable::write_relocatable(config, &resolved);
         // Not freed, as after a native link.
-        std::mem::forget(resolved);
+        crate::util::keep::skip_drop(resolved);
         drop(lto_cleanup);
         return written.and_then(|()| finish_trace(config, &trace));
     }
@@ -184,8 +184,8 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     }
     // The process ends with the link (the inputs are leaked already): freeing the layout's and
     // the resolution's tables one by one would only delay the exit (60 ms on a large link).
-    std::mem::forget(layout);
-    std::mem::forget(resolved);
+    crate::util::keep::skip_drop(layout);
+    crate::util::keep::skip_drop(resolved);
     // What LTO left under way ends now (the link waits for it before exiting in any case), and
     // the trace shows its steps.
     if let Some(c) = lto_cleanup.take() {
@@ -202,7 +202,7 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
 fn load_inputs(config: &crate::elf::config::Config) -> crate::error::Result<(&'static crate::elf::config::Config, &'static [crate::input::InputFile])> {
     let mut config = config.clone();
     let (loaded, read) = input::load_logged(&mut config);
-    let inputs: &'static [crate::input::InputFile] = Box::leak(reproduce::after_load(&config, loaded, &read)?.into_boxed_slice());
+    let inputs: &'static [crate::input::InputFile] = crate::util::keep::slice(reproduce::after_load(&config, loaded, &read)?);
     let mut unwritable = Vec::new();
     for (path, what) in [(Some(&config.output), "output file"), (config.map_file.as_ref(), "map file")] {
         let Some(p) = path else { continue };
@@ -214,7 +214,7 @@ fn load_inputs(config: &crate::elf::config::Config) -> crate::error::Result<(&'s
         return Err(crate::error::Error::many(unwritable));
     }
     // Like the inputs, the config lives until the process exits.
-    Ok((Box::leak(Box::new(config)), inputs))
+    Ok((crate::util::keep::value(config), inputs))
 }
 
 fn finish_trace(config: &crate::elf::config::Config, trace: &crate::trace::Trace) -> crate::error::Result<()> {

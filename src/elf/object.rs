@@ -122,7 +122,7 @@ fn rel_to_rela(rels: &[Rel], target: &InputSection) -> Result<&'static [Rela]> {
         };
         out.push(Rela { r_offset: r.r_offset, r_info: r.r_info, r_addend: object::I64::new(LE, addend) });
     }
-    Ok(Box::leak(out.into_boxed_slice()))
+    Ok(crate::util::keep::slice(out))
 }
 
 /// `SHT_CREL`: LLVM's compact relocations (`clang -Wa,--crel,--allow-experimental-crel`).
@@ -213,7 +213,7 @@ fn crel_to_rela(raw: &[u8], target: &InputSection) -> Result<&'static [Rela]> {
     if pos != raw.len() {
         return Err(bad());
     }
-    Ok(Box::leak(out.into_boxed_slice()))
+    Ok(crate::util::keep::slice(out))
 }
 
 fn slice_at(data: &'static [u8], off: u64, size: u64) -> Option<&'static [u8]> {

@@ -636,7 +636,7 @@ fn section_names(plan: &Plan, slots: &[Slot]) -> (StrTab, Vec<u32>) {
             Slot::Rela(i) => {
                 let mut v = b".rela".to_vec();
                 v.extend_from_slice(plan.osecs[i].name);
-                Box::leak(v.into_boxed_slice())
+                crate::util::keep::slice(v)
             }
             Slot::Synth(Synth::GnuProperty) => b".note.gnu.property",
             Slot::Synth(Synth::BuildId) => b".note.gnu.build-id",

@@ -325,7 +325,7 @@ impl<'c> Resolver<'c> {
         let first = self.r.files.len();
         self.lto_first_file = Some(first);
         self.r.lto_first_file = Some(first);
-        let objects: Vec<&'static InputFile> = objects.into_iter().map(|o| &*Box::leak(Box::new(o))).collect();
+        let objects: Vec<&'static InputFile> = objects.into_iter().map(|o| &*crate::util::keep::value(o)).collect();
         let opts =
             ParseOpts { merge: self.config.opt_level > 0 || self.config.relocatable, relocatable: self.config.relocatable, execstack: self.config.z_execstack };
         let wrap = &self.wrap_active;

@@ -162,13 +162,13 @@ pub(crate) fn map_entry(p: &std::path::Path) -> Option<(std::fs::File, std::fs::
     if meta.len() >= MAP_FROM {
         // SAFETY: read-only and private; see above for why the bytes cannot change under us.
         if let Ok(m) = unsafe { memmap2::Mmap::map(&f) } {
-            let m: &'static memmap2::Mmap = Box::leak(Box::new(m));
+            let m: &'static memmap2::Mmap = crate::util::keep::value(m);
             return Some((f, meta, &m[..]));
         }
     }
     let mut data = Vec::with_capacity(meta.len() as usize);
     f.read_to_end(&mut data).ok()?;
-    Some((f, meta, Box::leak(data.into_boxed_slice())))
+    Some((f, meta, crate::util::keep::slice(data)))
 }
 
 impl Cache {

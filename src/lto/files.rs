@@ -25,7 +25,7 @@ pub(crate) fn lto_input(name: String, data: Vec<u8>) -> InputFile {
     InputFile {
         path: PathBuf::from(&name),
         name,
-        data: Box::leak(data.into_boxed_slice()),
+        data: crate::util::keep::slice(data),
         kind: FileKind::Object,
         lazy: false,
         archive: None,

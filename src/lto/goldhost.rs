@@ -322,7 +322,7 @@ impl Preload {
             .spawn(move || {
                 // SAFETY: loading the user's plugin runs its initializers (as the thin link
                 // would); it is never unloaded.
-                unsafe { libloading::Library::new(&p) }.map(std::mem::forget).is_ok()
+                unsafe { libloading::Library::new(&p) }.map(crate::util::keep::loaded_library).is_ok()
             })
             .ok()?;
         Some(Preload { path, loading: Mutex::new(Some(handle)) })
@@ -758,7 +758,7 @@ fn read_request(args: &[String]) -> std::result::Result<(Request, Vec<HostFile>)
         let data = std::fs::read(&m.path).map_err(|e| format!("cannot read {}: {}", m.path, crate::error::io_error(&e)))?;
         // The descriptor stays open until the process exits (the plugin reads through it).
         let fd = std::os::fd::IntoRawFd::into_raw_fd(file);
-        files.push(host_file(m, fd, 0, Box::leak(data.into_boxed_slice()))?);
+        files.push(host_file(m, fd, 0, crate::util::keep::slice(data))?);
     }
     Ok((req, files))
 }
@@ -917,7 +917,7 @@ mod tests {
             let obj = tmp.join(name.replace(".c", ".o"));
             let st = Command::new(llvm.join("bin/clang")).args(["-O2", "-flto=thin", "-c"]).arg(tmp.join(name)).arg("-o").arg(&obj).status().unwrap();
             assert!(st.success());
-            datas.push((name.replace(".c", ".o"), &*Box::leak(std::fs::read(&obj).unwrap().into_boxed_slice())));
+            datas.push((name.replace(".c", ".o"), &*crate::util::keep::slice(std::fs::read(&obj).unwrap())));
         }
         // Executable resolutions as gold derives them: definitions prevail and are final,
         // `main` is visible to regular objects, references to bitcode definitions are final.

@@ -154,7 +154,7 @@ impl Shim {
             llvm_version: sym!("dtld_lto_llvm_version"),
             runtime_libcalls: sym!("dtld_lto_runtime_libcalls"),
         };
-        std::mem::forget(lib);
+        crate::util::keep::loaded_library(lib);
         Ok(Shim { api })
     }
 
@@ -542,7 +542,7 @@ impl ModuleIds {
         }
         if !sorted {
             let ids = (0..names.len()).map(|i| format!("\u{1}{i}\u{1}")).collect::<Vec<_>>();
-            return ModuleIds { ids: Box::leak(ids.into_boxed_slice()), by_rank, short };
+            return ModuleIds { ids: crate::util::keep::slice(ids), by_rank, short };
         }
         let width = names.len().saturating_sub(1).to_string().len();
         let ids = names
@@ -553,7 +553,7 @@ impl ModuleIds {
                 format!("\u{1}{rank:0width$}\u{1}")
             })
             .collect::<Vec<_>>();
-        ModuleIds { ids: Box::leak(ids.into_boxed_slice()), by_rank, short }
+        ModuleIds { ids: crate::util::keep::slice(ids), by_rank, short }
     }
 
     /// `text` with every short module ID replaced by the module's name.
@@ -602,7 +602,7 @@ pub fn run(
     let opts = req.opts;
     let index = mode != Mode::Backends;
     // LLVM keeps the module IDs by reference (in the LTO state, which outlives this call).
-    let names: &'static [String] = Box::leak(names.to_vec().into_boxed_slice());
+    let names: &'static [String] = crate::util::keep::slice(names.to_vec());
     // Short IDs for in-process backends and for DTLTO (whose shards get the paths back,
     // `shardpaths.rs`); index files the user keeps (index-only links, -save-temps,
     // --thinlto-emit-index-files) are LLVM's bytes exactly.
@@ -640,7 +640,7 @@ pub fn run(
     });
     let probe = probe.filter(|_| mode == Mode::Distributed);
     let probing = probe.is_some();
-    let sink: &'static Sink = Box::leak(Box::new(Sink { files, probe, ..Default::default() }));
+    let sink: &'static Sink = crate::util::keep::value(Sink { files, probe, ..Default::default() });
     let ctx = sink as *const Sink as *mut c_void;
     let cache = opts.cache_dir.as_ref().filter(|_| mode == Mode::Backends).map(|d| cstr(&crate::util::path::abs(d).to_string_lossy()));
     let config = Config {
@@ -780,14 +780,14 @@ fn print_diag(diag: &crate::diag::Diag, severity: c_int, msg: &str) {
 mod tests {
     #[test]
     fn short_module_ids_unmask() {
-        let names: &'static [String] = Box::leak(vec!["b.o".to_string(), "./a.a(x.o at 8)".to_string()].into_boxed_slice());
+        let names: &'static [String] = crate::util::keep::slice(vec!["b.o".to_string(), "./a.a(x.o at 8)".to_string()]);
         let ids = super::ModuleIds::new(names, true, true);
         // Ranked as the names sort, so the IDs sort the same way.
         assert_eq!(ids.ids, ["\u{1}1\u{1}", "\u{1}0\u{1}"]);
         assert!(ids.ids.iter().all(|i| i.len() <= 16));
         let text = format!("conflicting values in '{}' and '{}'", ids.ids[1], ids.ids[0]);
         assert_eq!(ids.unmask(&text), "conflicting values in './a.a(x.o at 8)' and 'b.o'");
-        let many: &'static [String] = Box::leak((0..12).rev().map(|i| format!("m{i:02}.o")).collect::<Vec<_>>().into_boxed_slice());
+        let many: &'static [String] = crate::util::keep::slice((0..12).rev().map(|i| format!("m{i:02}.o")).collect::<Vec<_>>());
         let wide = super::ModuleIds::new(many, true, true);
         assert_eq!(wide.ids[0], "\u{1}11\u{1}");
         assert_eq!(wide.ids[11], "\u{1}00\u{1}");

@@ -52,7 +52,7 @@ pub fn rebuild(input: &InputFile, opts: &LtoOptions, why: &str) -> Result<IrFile
             t
         }
     };
-    let text: &'static [u8] = Box::leak(text.into_boxed_slice());
+    let text: &'static [u8] = crate::util::keep::slice(text);
     let mut file = parse_dump(text)?;
     file.ident_producer = ident;
     // The dump does not say which module a symbol belongs to: the first module gets them all
@@ -290,8 +290,8 @@ define void @_start() { call void @patatino() ret void }\n",
         let opt_bc = tmp.join("a.opt.bc");
         assert!(Command::new(dir.join("bin/llvm-as")).arg(&ll).arg("-o").arg(&bc).status().unwrap().success());
         assert!(Command::new(dir.join("bin/opt")).arg(&bc).arg("-o").arg(&opt_bc).status().unwrap().success());
-        let data: &'static [u8] = Box::leak(std::fs::read(&bc).unwrap().into_boxed_slice());
-        let written: &'static [u8] = Box::leak(std::fs::read(&opt_bc).unwrap().into_boxed_slice());
+        let data: &'static [u8] = crate::util::keep::slice(std::fs::read(&bc).unwrap());
+        let written: &'static [u8] = crate::util::keep::slice(std::fs::read(&opt_bc).unwrap());
         let _ = std::fs::remove_dir_all(&tmp);
         assert!(super::super::irsymtab::parse(data).unwrap_err().starts_with(NO_IRSYMTAB));
         let input = InputFile {

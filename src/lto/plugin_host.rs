@@ -232,7 +232,7 @@ pub fn load(head: &RequestHead, who: &str, callbacks: &[(c_int, usize)]) -> Resu
     let lib = unsafe { libloading::Library::new(&head.plugin) }.map_err(|e| format!("{who}cannot load plugin {}: {e}", head.plugin))?;
     // SAFETY: `onload` is the plugin API's entry point with the signature `Onload` declares.
     let onload: Onload = *unsafe { lib.get::<Onload>(b"onload\0") }.map_err(|e| format!("{who}{}: no onload: {e}", head.plugin))?;
-    std::mem::forget(lib);
+    crate::util::keep::loaded_library(lib);
 
     let leak = |s: &str| -> Result<usize, String> { Ok(CString::new(s).map_err(|_| format!("{who}option contains a NUL byte: {s}"))?.into_raw() as usize) };
     let mut tv: Vec<Tv> = callbacks.iter().map(|&(tag, val)| Tv { tag, val }).collect();
@@ -248,7 +248,7 @@ pub fn load(head: &RequestHead, who: &str, callbacks: &[(c_int, usize)]) -> Resu
         tv.push(Tv { tag: LDPT_OPTION, val: leak(o)? });
     }
     tv.push(Tv { tag: LDPT_NULL, val: 0 });
-    let tv: &'static mut [Tv] = Box::leak(tv.into_boxed_slice());
+    let tv: &'static mut [Tv] = crate::util::keep::slice(tv);
     // SAFETY: a valid, NULL-terminated transfer vector that outlives the plugin's use of it.
     let status = unsafe { onload(tv.as_mut_ptr()) };
     if status != LDPS_OK {

@@ -5,4 +5,5 @@ pub mod fasthash;
 pub mod glob;
 pub mod hfsort;
 pub mod json;
+pub mod keep;
 pub mod path;

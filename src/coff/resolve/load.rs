@@ -188,7 +188,7 @@ impl Resolver<'_> {
         let mut symbols = Vec::new();
         for (k, e) in exports.into_iter().enumerate() {
             let dll = crate::coff::implib::parse_short_import(&e.member).map(|i| i.dll).unwrap_or_default();
-            members.insert(k, (dll, &*Box::leak(e.member.into_boxed_slice())));
+            members.insert(k, (dll, &*crate::util::keep::slice(e.member)));
             symbols.extend(e.symbols.into_iter().map(|s| (s, k)));
         }
         self.archives.push(Archive { path: display, thin: false, lazy_object: false, dll: true, members, unreadable: HashMap::new(), seen: HashSet::new() });
@@ -266,7 +266,7 @@ impl Resolver<'_> {
                 Some((_, false)) => (PathBuf::from(parent), Some((parent.to_string(), name.to_string()))),
                 None => (PathBuf::from(name), None),
             };
-            let input: &'static crate::input::InputFile = Box::leak(Box::new(crate::input::InputFile {
+            let input: &'static crate::input::InputFile = crate::util::keep::value(crate::input::InputFile {
                 name: display.clone(),
                 path,
                 data,
@@ -279,7 +279,7 @@ impl Resolver<'_> {
                 thin_member: member.is_some_and(|(_, thin)| thin),
                 fat_lto: false,
                 group: 0,
-            }));
+            });
             match crate::lto::bitcode::BitcodeFile::parse(input, None) {
                 // lld-link: a module for a known other machine conflicts with x64 (dtld's only).
                 Ok(b) => match b.foreign_machine() {

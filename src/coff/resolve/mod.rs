@@ -141,7 +141,7 @@ impl<'a> Resolver<'a> {
         if let Some(&id) = self.r.by_name.get(name) {
             return (id, false);
         }
-        let name: &'static str = Box::leak(name.to_string().into_boxed_str());
+        let name: &'static str = crate::util::keep::str(name.to_string());
         let id = self.r.symbols.len();
         self.r.symbols.push(Symbol {
             name,
@@ -374,7 +374,7 @@ impl<'a> Resolver<'a> {
                 return Err(Error::many(dups));
             }
         }
-        let bytes: &'static [u8] = Box::leak(tree.write_coff(config.timestamp.unwrap_or(0)).into_boxed_slice());
+        let bytes: &'static [u8] = crate::util::keep::slice(tree.write_coff(config.timestamp.unwrap_or(0)));
         let before = self.rsrc_objs.len();
         self.add_buffer(bytes, super::resources::INTERNAL_NAME, "", None);
         for (f, secs) in self.rsrc_objs.drain(before..).collect::<Vec<_>>() {

@@ -92,7 +92,7 @@ impl Replay<'_> {
 /// The files pass 1 loaded (LTO's own objects excluded), in the order GNU ld would have loaded
 /// them; `roots` are the names undefined before any file (`-u`, the entry point).
 pub fn gnu_ld_order(r: &Resolved, roots: &[&str]) -> Vec<FileId> {
-    let undefined = roots.iter().map(|s| &*Box::leak(s.as_bytes().to_vec().into_boxed_slice())).collect();
+    let undefined = roots.iter().map(|s| &*crate::util::keep::slice(s.as_bytes().to_vec())).collect();
     let mut p = Replay { r, defined: HashSet::new(), undefined, order: Vec::new() };
     let n = r.files.len().min(r.loaded.len());
     let mut i = 0;

@@ -171,7 +171,7 @@ mod tests {
         d.extend(entry("_Z1fv", "_Z1fv", LDPK_WEAKDEF, 3, 0));
         d.extend(entry("c", "", LDPK_COMMON, 0, 16));
         d.extend(entry("ext", "", LDPK_UNDEF, 0, 0));
-        let data: &'static [u8] = Box::leak(d.into_boxed_slice());
+        let data: &'static [u8] = crate::util::keep::slice(d);
         let mut out = Vec::new();
         parse_table(data, &mut out).unwrap();
         assert_eq!(out.len(), 4);
@@ -186,7 +186,7 @@ mod tests {
         let mut out = Vec::new();
         assert!(parse_table(b"foo\0\0\x00", &mut out).unwrap_err().contains("truncated"));
         assert!(parse_table(b"foo", &mut out).unwrap_err().contains("unterminated name"));
-        let bad: &'static [u8] = Box::leak(entry("x", "", 9, 0, 0).into_boxed_slice());
+        let bad: &'static [u8] = crate::util::keep::slice(entry("x", "", 9, 0, 0));
         assert!(parse_table(bad, &mut out).unwrap_err().contains("invalid symbol kind 9"));
     }
 

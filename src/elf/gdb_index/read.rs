@@ -562,7 +562,7 @@ mod tests {
         for v in [u64::MAX, 0x10, 1, 3, u64::MAX - 1, 5, 0, 0] {
             d.extend_from_slice(&v.to_le_bytes());
         }
-        let sec = Sect { data: Box::leak(d.into_boxed_slice()), rels: vec![(8, 0x10, 7)] };
+        let sec = Sect { data: crate::util::keep::slice(d), rels: vec![(8, 0x10, 7)] };
         let r = debug_ranges(&sec, 0, 8, None).unwrap();
         assert_eq!(r, vec![(0x11, 0x13, Some(7))]);
         assert!(debug_ranges(&sec, 64, 8, None).is_err());

@@ -64,7 +64,7 @@ pub(super) fn apply(config: &Config, r: &Resolved, objs: &[FileId], dropped: &mu
             continue;
         }
         // Few and small: the names live as long as the link's other names.
-        let name: &'static [u8] = Box::leak(d.name.clone().into_bytes().into_boxed_slice());
+        let name: &'static [u8] = crate::util::keep::slice(d.name.clone().into_bytes());
         let mut data = Vec::new();
         for (ci, ic) in d.cmds.iter().enumerate() {
             match ic {

@@ -71,7 +71,7 @@ impl FileNames {
                     .syms
                     .iter()
                     .map(|d| match d.version.filter(|_| !d.defined) {
-                        Some(v) => NameKey::new(Box::leak([d.name, b"@", v].concat().into_boxed_slice())),
+                        Some(v) => NameKey::new(crate::util::keep::slice([d.name, b"@", v].concat())),
                         None => NameKey::new(d.name),
                     })
                     .collect();
@@ -83,7 +83,7 @@ impl FileNames {
                         let mut full = d.name.to_vec();
                         full.push(b'@');
                         full.extend_from_slice(v);
-                        Some(NameKey::new(Box::leak(full.into_boxed_slice())))
+                        Some(NameKey::new(crate::util::keep::slice(full)))
                     })
                     .collect();
             }
@@ -152,7 +152,7 @@ pub(super) struct Frame {
 }
 
 pub(super) fn leak_name(s: &str) -> &'static [u8] {
-    Box::leak(s.as_bytes().to_vec().into_boxed_slice())
+    crate::util::keep::slice(s.as_bytes().to_vec())
 }
 
 /// `--wrap=foo`: undefined references to `foo` bind to `__wrap_foo`, and references to
