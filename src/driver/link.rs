@@ -559,9 +559,7 @@ static OPTIONS: &[Opt<Link>] = &[
         }
     }),
     opt(&["mllvm"], Value, "<option>", "Options to pass to LLVM", Implemented, |p, v| p.c.lto.mllvm.push(v.str())),
-    opt(&["thinlto-index-only"], OptValue, "<file>", "Write the ThinLTO index files and stop", Implemented, |p, v| match v.value {
-        _ => p.lto("thinlto-index-only", v),
-    }),
+    opt(&["thinlto-index-only"], OptValue, "<file>", "Write the ThinLTO index files and stop", Implemented, |p, v| p.lto("thinlto-index-only", v)),
     opt(&["thinlto-emit-imports-files"], Flag, "", "Write the imports files of ThinLTO", Implemented, |p, v| p.lto("thinlto-emit-imports-files", v)),
     opt(&["thinlto-prefix-replace"], Value, "<old;new>", "Replace a path prefix in ThinLTO output file names", Implemented, |p, v| {
         old_new(p, v);

@@ -776,6 +776,22 @@ fn print_diag(diag: &crate::diag::Diag, severity: c_int, msg: &str) {
     }
 }
 
+/// Writes one module's index (and, when asked, imports: `imports` is the file's text) file
+/// where lld writes it: next to the module, under `--thinlto-prefix-replace`'s new prefix. Called
+/// by the in-process index-only thin link for each module as LLVM produces it. A file that already
+/// holds exactly those bytes (the same link run again, or a module whose imports did not change)
+/// is not written again, only given a new modification time (build systems see it as written):
+/// LLVM truncated and rewrote each, and ext4 flushes a file truncated and written again when it is
+/// closed, 60-70 ms of OpenSSL's 650 ms thin link.
+pub(crate) fn write_index(files: &IndexFiles, module: &str, shard: &[u8], imports: &[u8]) -> Result<()> {
+    let dest = super::naming::prefix_replaced(module, &files.old, &files.new);
+    super::files::write_file_if_changed(Path::new(&format!("{dest}.thinlto.bc")), shard)?;
+    if files.imports {
+        super::files::write_file_if_changed(Path::new(&format!("{dest}.imports")), imports)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -816,20 +832,4 @@ mod tests {
         assert_eq!(Res(5).as_str(), "px");
         assert_eq!(Res(15).as_str(), "plxr");
     }
-}
-
-/// Writes one module's index (and, when asked, imports: `imports` is the file's text) file
-/// where lld writes it: next to the module, under `--thinlto-prefix-replace`'s new prefix. Called
-/// by the in-process index-only thin link for each module as LLVM produces it. A file that already
-/// holds exactly those bytes (the same link run again, or a module whose imports did not change)
-/// is not written again, only given a new modification time (build systems see it as written):
-/// LLVM truncated and rewrote each, and ext4 flushes a file truncated and written again when it is
-/// closed, 60-70 ms of OpenSSL's 650 ms thin link.
-pub(crate) fn write_index(files: &IndexFiles, module: &str, shard: &[u8], imports: &[u8]) -> Result<()> {
-    let dest = super::naming::prefix_replaced(module, &files.old, &files.new);
-    super::files::write_file_if_changed(Path::new(&format!("{dest}.thinlto.bc")), shard)?;
-    if files.imports {
-        super::files::write_file_if_changed(Path::new(&format!("{dest}.imports")), imports)?;
-    }
-    Ok(())
 }

@@ -342,6 +342,13 @@ pub fn discover(o: &LtoOptions, producers: &[(String, String)]) -> Result<Llvm> 
     Err(crate::error::Error::many(problems))
 }
 
+/// Whether `DTLD_THIN_LINK` chooses the thin link's way `how` (`llvm-lto2`: never LLVMgold nor
+/// the in-process library; `gold`: LLVMgold in a fork of dtld; `helper`: LLVMgold in the exec'd
+/// helper).
+pub(crate) fn thin_link_forced(how: &str) -> bool {
+    std::env::var_os("DTLD_THIN_LINK").is_some_and(|v| v == how)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -398,11 +405,4 @@ mod tests {
         let e = discover(&o, &[("a.o".into(), "99.0.0".into())]).unwrap_err();
         assert!(e.messages[0].contains("newer than LLVM"), "{:?}", e.messages);
     }
-}
-
-/// Whether `DTLD_THIN_LINK` chooses the thin link's way `how` (`llvm-lto2`: never LLVMgold nor
-/// the in-process library; `gold`: LLVMgold in a fork of dtld; `helper`: LLVMgold in the exec'd
-/// helper).
-pub(crate) fn thin_link_forced(how: &str) -> bool {
-    std::env::var_os("DTLD_THIN_LINK").is_some_and(|v| v == how)
 }

@@ -28,21 +28,6 @@ pub fn glob_match(pat: &[u8], s: &[u8]) -> bool {
     p == pat.len()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stars_and_questions() {
-        assert!(glob_match(b"foo*", b"foobar"));
-        assert!(glob_match(b"*bar", b"foobar"));
-        assert!(glob_match(b"f?o", b"foo"));
-        assert!(!glob_match(b"f?o", b"fo"));
-        assert!(glob_match(b"*", b""));
-        assert!(!glob_match(b"a*b", b"ac"));
-    }
-}
-
 /// LLVM's `GlobPattern::create` errors, for the options lld reads as globs.
 pub fn glob_error(pat: &str) -> Option<String> {
     let b = pat.as_bytes();
@@ -63,4 +48,19 @@ pub fn glob_error(pat: &str) -> Option<String> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stars_and_questions() {
+        assert!(glob_match(b"foo*", b"foobar"));
+        assert!(glob_match(b"*bar", b"foobar"));
+        assert!(glob_match(b"f?o", b"foo"));
+        assert!(!glob_match(b"f?o", b"fo"));
+        assert!(glob_match(b"*", b""));
+        assert!(!glob_match(b"a*b", b"ac"));
+    }
 }
