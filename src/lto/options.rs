@@ -603,6 +603,26 @@ mod tests {
     use super::*;
     use std::cell::RefCell;
 
+    #[test]
+    fn messages_quote_the_spelling_and_only_ld_lld_checks_options_together() {
+        let mut o = LtoOptions::new();
+        let e = o.set("thinlto-object-suffix-replace", Some("x"), "-thinlto-object-suffix-replace:x").unwrap_err();
+        assert_eq!(e.messages, vec!["-thinlto-object-suffix-replace: expects 'old;new' format, but got x"]);
+        // lld-link takes a third directory without /thinlto-index-only; ld.lld refuses it.
+        let mut o = LtoOptions::new();
+        o.set("thinlto-prefix-replace", Some("a;b;c"), "/thinlto-prefix-replace:a;b;c").unwrap();
+        assert!(o.finish(None, &[], &[], Flavor::LldLink).is_ok());
+        let mut o = LtoOptions::new();
+        o.set("thinlto-prefix-replace", Some("a;b;c"), "--thinlto-prefix-replace=a;b;c").unwrap();
+        let e = o.finish(None, &[], &[], Flavor::Gnu).unwrap_err();
+        assert_eq!(e.messages, vec!["--thinlto-prefix-replace=old_dir;new_dir;obj_dir must be used with --thinlto-index-only="]);
+        // A later partition count takes the earlier one's warning back, whatever its spelling.
+        let mut o = LtoOptions::new();
+        o.set("lto-partitions", Some("2"), "/opt:lldltopartitions=2").unwrap();
+        o.set("lto-partitions", Some("1"), "/opt:lldltopartitions=1").unwrap();
+        assert!(o.dropped.is_empty());
+    }
+
     fn parse(lto: &[&str], plugin: &[&str]) -> Result<LtoOptions> {
         let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
         LtoOptions::from_args(None, &s(lto), &s(plugin), &[])

@@ -63,4 +63,12 @@ mod tests {
         assert!(glob_match(b"*", b""));
         assert!(!glob_match(b"a*b", b"ac"));
     }
+
+    #[test]
+    fn glob_errors_in_llvm_words() {
+        assert_eq!(glob_error("A[bc]*"), None);
+        assert_eq!(glob_error("A\\*"), None);
+        assert_eq!(glob_error("A[bc").as_deref(), Some("invalid glob pattern, unmatched '['"));
+        assert_eq!(glob_error("A\\").as_deref(), Some("invalid glob pattern, stray '\\'"));
+    }
 }
