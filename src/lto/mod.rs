@@ -6,6 +6,11 @@
 //! layout: it takes pass 1's bindings, computes lld's resolutions (`elf/lto.rs` for ELF), and returns
 //! native objects that join the link in pass 2 — or, with `--thinlto-index-only`, writes the
 //! index and imports files a distributed build needs and stops the link.
+//!
+//! This file drives the ways of running it (`run_request`: link cache, in-process library,
+//! in-process `llvm-lto2`, local backends, index only; `distributed.rs`: DTLTO). What they read
+//! sits below them: the request (`request.rs`), the bitcode model (`bitcode.rs`), lld's names
+//! (`naming.rs`), the file writes (`files.rs`) and the steps they share (`steps.rs`).
 
 pub mod backend;
 pub mod bitcode;
