@@ -136,6 +136,13 @@ const KNOWN: &[(&str, &[&str], Option<&str>, &str)] = &[
     ),
     ("fuzz-shlib-undefined", &[], Some(r"^dtld links \| ld.lld fails: undefined reference: _$"), "--no-allow-shlib-undefined not enforced"),
     (
+        // Seed 909126: no LTO, a weak hidden definition --gc-sections collected.
+        "fuzz-gc-weak-hidden-referenced-by-dso",
+        &["gc", "weak-def"],
+        Some(r"^dtld fails: non-exported symbol '_' in _ is referenced by DSO _ \| ld.lld fails: undefined reference: _$"),
+        "a weak definition --gc-sections collected not reported as an undefined reference",
+    ),
+    (
         "fuzz-lto-hidden-referenced-by-dso",
         &[],
         Some(r"^dtld fails: non-exported symbol '_' in _ is referenced by DSO _ \| ld.lld fails: undefined reference: _$"),
