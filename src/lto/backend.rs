@@ -491,6 +491,9 @@ pub struct Stats {
     /// By job: the cache file (a name in the cache directory) that holds the job's object, when
     /// the cache had it or took it.
     pub cache_files: Vec<Option<String>>,
+    /// DTLTO: the jobs whose native object came back empty (a backend that failed quietly), by
+    /// their output's name: linked without them, as lld does, and warned about.
+    pub empty: Vec<String>,
 }
 
 /// Runs `jobs` (`common ++ job.args()`, in `cwd`) with `parallelism` processes at a time, using

@@ -217,6 +217,12 @@ pub(super) fn run(req: &LtoRequest, p: Prepared, trace: &mut crate::trace::Trace
     // The shards (11 MiB for OpenSSL) are not needed any more: their memory goes back before
     // the objects are linked.
     super::files::release_free_memory();
+    // An empty object is linked as no code, as lld links it, and said (not cached as a link).
+    for o in &stats.empty {
+        req.diag.warn(&format!("DTLTO backend compilation: native object file {o} is empty; the link goes on without it"));
+    }
+    let link_cache = if stats.empty.is_empty() { p.link_cache } else { None };
+    let (objs, job_module): (Vec<backend::Object>, Vec<usize>) = objs.into_iter().zip(job_module).filter(|(o, _)| !o.is_empty()).unzip();
     let (objects, of) = super::steps::native_objects(opts, &out, regular, objs, &ids, &job_module, req.format)?;
     if opts.save_temps {
         // lld keeps each object under the name it links it by.
@@ -228,7 +234,7 @@ pub(super) fn run(req: &LtoRequest, p: Prepared, trace: &mut crate::trace::Trace
     for r in [staging, freeing, private.map(crate::staging::StagingDir::remove_in_background)].into_iter().flatten() {
         removal = removal.and(r);
     }
-    let cleanup = super::steps::store_link_cache(p.link_cache, &objects, &of, has_regular, &stats.cache_files, jobs.len(), removal);
+    let cleanup = super::steps::store_link_cache(link_cache, &objects, &of, has_regular, &stats.cache_files, jobs.len(), removal);
     Ok(LtoOutput { objects, stop: false, cleanup: Some(cleanup) })
 }
 

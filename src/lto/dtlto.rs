@@ -229,7 +229,7 @@ fn distribute(d: &Distributor, cwd: &Path) -> Result<std::process::ExitStatus> {
 }
 
 /// Reads the objects of the jobs `misses` ran, caches them, and reports every one that is
-/// missing or empty.
+/// missing (an empty one is recorded in `stats.empty`).
 fn read_objects(
     jobs: &[Job],
     misses: &[usize],
@@ -243,10 +243,15 @@ fn read_objects(
     for &i in misses {
         let j = &jobs[i];
         match std::fs::read(cwd.join(&j.output)) {
-            // lld links an empty object as if it had no code (a backend that failed quietly):
-            // an error here. Other objects are checked as link inputs (`native_objects`), in
-            // lld's words; only good ones are cached.
-            Ok(data) if data.is_empty() => errors.push(format!("DTLTO backend compilation: native object file {} is empty", j.output)),
+            // lld links an empty object as if it had no code (a backend that failed quietly, as
+            // clang 22 does on a module path it cannot load back): so does dtld, which also
+            // says so (`Stats::empty`). Other objects are checked as link inputs
+            // (`native_objects`), in lld's words; only good ones are cached.
+            Ok(data) if data.is_empty() => {
+                stats.compiled += 1;
+                stats.empty.push(j.output.clone());
+                objects[i] = Some(Object::Owned(data));
+            }
             Ok(data) => {
                 if let (Some(c), Some(k)) = (cache, &keys[i]) {
                     if check_object(&data).is_ok() && c.store(k, &data) {
