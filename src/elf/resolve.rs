@@ -972,7 +972,7 @@ impl<'c> Resolver<'c> {
                 match sym.def {
                     Def::Undefined if default_vis => {
                         sym.def = Def::Shared(f, k);
-                        if sym.strong_ref {
+                        if sym.strong_ref_native {
                             self.r.dso_needed[f] = true;
                         }
                         sym.weak = weak;

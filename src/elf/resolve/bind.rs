@@ -29,7 +29,9 @@ impl Resolver<'_> {
         }
         match sym.def {
             Def::Lazy(m) if !weak => return Some(m),
-            Def::Shared(df, _) if !weak => {
+            // Only references left in regular objects make an --as-needed library needed (lld's
+            // isUsedInRegularObj): bitcode's count through the objects LTO makes of it (pass 2).
+            Def::Shared(df, _) if !weak && native => {
                 self.r.dso_needed[df] = true;
             }
             Def::Undefined => {
