@@ -796,8 +796,8 @@ impl Gnu {
     }
 
     /// An LTO option, into `cfg.lto` as it is read (`spelled`: the argument as written).
-    fn set_lto(&mut self, name: &str, value: Option<&str>, spelled: &str) {
-        if let Err(e) = self.cfg.lto.set(name, value, spelled) {
+    fn set_lto(&mut self, spelled: &str) {
+        if let Err(e) = self.cfg.lto.set_arg(spelled) {
             self.lto_errors.extend(e.messages);
         }
     }
@@ -848,19 +848,15 @@ impl Gnu {
                 match args.get(i + 1) {
                     Some(v) => {
                         let spelled = format!("--{body}={v}");
-                        self.cfg.cmdline.push(CmdArg::Raw(spelled.clone()));
-                        self.set_lto(body, Some(v), &spelled);
+                        self.set_lto(&spelled);
+                        self.cfg.cmdline.push(CmdArg::Raw(spelled));
                     }
                     None => self.errors.push(format!("{a}: missing argument")),
                 }
                 return 2;
             }
             self.cfg.cmdline.push(CmdArg::Raw(a.clone()));
-            let (name, value) = match body.split_once('=') {
-                Some((n, v)) => (n, Some(v)),
-                None => (body, None),
-            };
-            self.set_lto(name, value, a);
+            self.set_lto(a);
             return 1;
         }
         // 4. A one-letter option with a joined value (`-omain`, `-lfoo`, `-znow`, `-O2`).

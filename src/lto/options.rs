@@ -283,12 +283,7 @@ impl LtoOptions {
         let mut o = LtoOptions::new();
         let mut errors = Vec::new();
         for a in lto_args {
-            let body = a.trim_start_matches('-');
-            let (name, value) = match body.split_once('=') {
-                Some((n, v)) => (n, Some(v)),
-                None => (body, None),
-            };
-            if let Err(e) = o.set(name, value, a) {
+            if let Err(e) = o.set_arg(a) {
                 errors.extend(e.messages);
             }
         }
@@ -367,6 +362,16 @@ impl LtoOptions {
             return Err(crate::error::Error::many(errors));
         }
         Ok(())
+    }
+
+    /// One LTO option in its GNU spelling, `--name[=value]` (either number of dashes): `set`
+    /// with the name and value split off the argument.
+    pub fn set_arg(&mut self, arg: &str) -> Result<()> {
+        let body = arg.trim_start_matches('-');
+        match body.split_once('=') {
+            Some((name, value)) => self.set(name, Some(value), arg),
+            None => self.set(body, None, arg),
+        }
     }
 
     /// One LTO option as the command line gives it: `name` in ld.lld's spelling without dashes
