@@ -309,8 +309,12 @@ impl<'c> Resolver<'c> {
     }
 
     /// Pass 2: the objects LTO generated replace the bitcode files. Bitcode definitions become
-    /// undefined (the objects define what survived), references count native objects only, and
-    /// the objects are loaded after all other files, as lld does.
+    /// undefined (the objects define what survived), object references count native objects
+    /// only, and the objects are loaded after all other files, as lld does. The binding an
+    /// undefined symbol takes keeps the bitcode's references: lld's `Symbol::binding` is set
+    /// while the bitcode is resolved and LTO does not reset it, so a name bitcode referenced
+    /// strongly stays a GLOBAL undefined (`undefined symbol`) even when only a weak native
+    /// reference is left after LTO.
     pub fn add_lto_objects(&mut self, objects: Vec<InputFile>) -> Result<()> {
         for sym in self.r.symbols.iter_mut() {
             if let Def::Bitcode(..) = sym.def {
@@ -319,7 +323,6 @@ impl<'c> Resolver<'c> {
                 // The object LTO generated names the version again if it keeps the definition.
                 sym.default_version = None;
             }
-            sym.strong_ref = sym.strong_ref_native;
             sym.obj_ref = sym.obj_ref_native;
         }
         let first = self.r.files.len();
