@@ -21,7 +21,7 @@ pub(crate) fn run(program: &str, argv: &[String], may_fork: bool) -> i32 {
 /// A PE link in either flavour; `version_suffix` and `help` are what that flavour's
 /// `--version` and `--help` print.
 fn main_coff(parsed: Result<driver::CoffAction>, version_suffix: &str, help: String, may_fork: bool) -> i32 {
-    let config = match parsed {
+    let mut config = match parsed {
         Ok(driver::CoffAction::Link(c)) => c,
         Ok(driver::CoffAction::Version) => {
             println!("{}{version_suffix}", driver::version_string());
@@ -36,6 +36,9 @@ fn main_coff(parsed: Result<driver::CoffAction>, version_suffix: &str, help: Str
             return 1;
         }
     };
+    if !check_coff_llvm_options(&mut config) {
+        return 1;
+    }
     if config.print_version {
         println!("{} (compatible with GNU linkers)", driver::version_string());
     }
@@ -43,6 +46,28 @@ fn main_coff(parsed: Result<driver::CoffAction>, version_suffix: &str, help: Str
     // (`/errorlimit:0` or `--error-limit=0`), so the reporter here prints every message it gets.
     let diag = diag::Diag::new(false, 0, Some(config.diag.color));
     run_link(config.threads, &diag, may_fork, || coff::link(&config))
+}
+
+/// lld-link's parse of `/mllvm:` (MinGW's `-mllvm` too) once the command line is read: all
+/// options in one parse by LLVM's parser (`lto::cloptions`); a failure prints LLVM's words as
+/// they are and ends the run with exit status 1, as lld-link's `cl::ParseCommandLineOptions`
+/// does. Returns whether the link goes on.
+fn check_coff_llvm_options(config: &mut coff::config::CoffConfig) -> bool {
+    if config.lto.mllvm.is_empty() {
+        return true;
+    }
+    let checks: Vec<(String, String)> = config.lto.mllvm.iter().map(|m| ("/mllvm:".to_string(), m.clone())).collect();
+    let opts = config.lto.options().unwrap_or_else(|_| config.lto.options.clone());
+    let checked = crate::lto::cloptions::check(&opts, &checks, crate::lto::cloptions::Style::LldLink);
+    if let Some(w) = &checked.warning {
+        diag::warn_plain(w);
+    }
+    if let Some(words) = checked.errors.first() {
+        diag::verbatim(words);
+        return false;
+    }
+    config.lto.options.llvm_loaded = checked.loaded;
+    true
 }
 
 fn main_gnu(argv: &[String], may_fork: bool) -> i32 {
@@ -116,9 +141,9 @@ fn link_code(threads: Option<usize>, diag: &diag::Diag, run: impl FnOnce() -> Re
     }
 }
 
-/// A command line that cannot be parsed: its errors, before there is a link's `Diag`.
+/// A command line that cannot be parsed: its errors, before there is a link's `Diag` (one
+/// without colours or a limit, which separates a message of several lines from the next by an
+/// empty line, as lld's do: LLVM's words on an unknown `-mllvm` option take two).
 fn report(e: &error::Error) {
-    for m in &e.messages {
-        diag::error_plain(m);
-    }
+    diag::Diag::new(false, 0, Some(false)).report(e);
 }

@@ -27,6 +27,12 @@ pub struct Gnu {
     /// What `LtoOptions::set` refused, reported where lld reports its LTO options' errors
     /// (`check_lto_options`, after the command line).
     lto_errors: Vec<String>,
+    /// The options for LLVM's option parser (`-mllvm`, `-plugin-opt=-...`), each with how lld
+    /// names the option that carried it and whether it came through `-plugin-opt`
+    /// (`check_lto_options`).
+    llvm_cl: Vec<(String, String, bool)>,
+    /// The option being applied had its value joined with `=` (`-mllvm=-x`).
+    joined: bool,
     errors: Vec<String>,
     warnings: Vec<String>,
     in_group: bool,
@@ -535,9 +541,17 @@ static OPTIONS: &[Opt<Gnu>] = &[
         if let Some(f) = v.str().strip_prefix("time-trace=") {
             p.cfg.time_trace = Some(PathBuf::from(f));
         }
+        // lld: `-plugin-opt=-<x>` is an LLVM option, named `-plugin-opt=-` in its errors.
+        if v.str().starts_with('-') && !crate::lto::options::is_gcc_collect2_opt(&v.str()) {
+            p.llvm_cl.push((format!("{}=-", v.spelling), v.str(), true));
+        }
         p.cfg.plugin_opts.push(v.str())
     }),
-    opt(&["mllvm"], Value, "<opt>", "Option for LLVM (LTO)", Implemented, |p, v| p.cfg.mllvm.push(v.str())),
+    opt(&["mllvm"], Value, "<opt>", "Option for LLVM (LTO)", Implemented, |p, v| {
+        // lld names the joined form (`-mllvm=-x`) by its alias's first spelling, `--mllvm`.
+        p.llvm_cl.push((if p.joined { "--mllvm".to_string() } else { v.spelling.to_string() }, v.str(), false));
+        p.cfg.mllvm.push(v.str())
+    }),
     opt(&["Map"], Value, "<file>", "Print a link map to <file>", Implemented, |p, v| p.cfg.map_file = Some(v.path())),
     opt(&["print-map", "M"], Flag, "", "Print a link map to stdout", Implemented, |p, _| p.cfg.map_file = Some(PathBuf::from("-"))),
     opt(&["Ttext"], Value, "<addr>", "Same as --section-start with .text as the section name", Implemented, |p, v| t_section(p, v, ".text")),
@@ -774,6 +788,8 @@ impl Gnu {
         Gnu {
             cfg: Config { lto: crate::lto::options::LtoOptions::new(), ..Config::default() },
             lto_errors: Vec::new(),
+            llvm_cl: Vec::new(),
+            joined: false,
             errors: Vec::new(),
             warnings: Vec::new(),
             in_group: false,
@@ -837,7 +853,9 @@ impl Gnu {
         if let Some((n, v)) = body.split_once('=') {
             if let Some(o) = lookup(OPTIONS, n) {
                 if o.arity != Flag && n.len() > 1 {
+                    self.joined = true;
                     self.apply(o, &format!("{dashes}{n}"), Some(v));
+                    self.joined = false;
                     return 1;
                 }
             }
@@ -886,6 +904,12 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
         i += p.argument(&args, i);
     }
     if p.version {
+        // lld reads its configuration before it leaves for `--version`: its errors (an unknown
+        // `-mllvm` option, an invalid LTO level) still fail the run.
+        check_lto_options(&mut p);
+        if !p.errors.is_empty() {
+            return Err(Error::many(p.errors));
+        }
         return Ok(Action::Version);
     }
     if p.help {
@@ -1038,6 +1062,16 @@ fn check_lto_options(p: &mut Gnu) {
     if let Err(e) = c.lto.finish(c.plugin.as_deref(), &c.plugin_opts, &c.mllvm, crate::lto::options::Flavor::Gnu) {
         p.errors.extend(e.messages);
     }
+    // LLVM's parser on the LLVM options, as lld's readConfigs runs it: `-plugin-opt=-...` first,
+    // then `-mllvm`; `-plugin-opt=` values are GCC's when GCC's plugin is named (`finish`).
+    let gcc_plugin = c.plugin.as_deref().is_some_and(|pl| pl.rsplit('/').next().unwrap_or(pl).contains("liblto_plugin"));
+    let mut checks: Vec<(String, String)> =
+        p.llvm_cl.iter().filter(|(_, _, from_plugin)| *from_plugin && !gcc_plugin).map(|(s, v, _)| (s.clone(), v.clone())).collect();
+    checks.extend(p.llvm_cl.iter().filter(|(_, _, from_plugin)| !*from_plugin).map(|(s, v, _)| (s.clone(), v.clone())));
+    let checked = crate::lto::cloptions::check(&c.lto, &checks, crate::lto::cloptions::Style::Lld);
+    p.errors.extend(checked.errors);
+    p.warnings.extend(checked.warning);
+    c.lto.llvm_loaded = checked.loaded;
 }
 
 /// Section addresses and paging after every option is read: `-T<section>` over
@@ -1554,12 +1588,12 @@ mod tests {
             "-plugin-opt=-fresolution=/tmp/x.res",
             "--plugin-opt=O2",
             "-mllvm",
-            "-foo",
+            "-import-instr-limit=5",
             "a.o",
         ]);
         assert_eq!(c.plugin.as_deref(), Some("/usr/lib/gcc/liblto_plugin.so"));
         assert_eq!(c.plugin_opts, vec!["/usr/lib/gcc/lto-wrapper", "-fresolution=/tmp/x.res", "O2"]);
-        assert_eq!(c.mllvm, vec!["-foo"]);
+        assert_eq!(c.mllvm, vec!["-import-instr-limit=5"]);
         let c = cfg(&["--lto-O3", "--thinlto-cache-dir=/tmp/c", "--lto-partitions=2", "-O2", "a.o"]);
         assert_eq!((c.lto.opt_level, c.lto.cache_dir.as_deref(), c.lto.partitions), (3, Some(std::path::Path::new("/tmp/c")), 2));
         assert_eq!(c.opt_level, 2);

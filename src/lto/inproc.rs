@@ -31,7 +31,7 @@ use super::thinlink::CodegenSettings;
 use crate::error::{Error, Result};
 
 /// The interface version `dtld_lto_abi()` must return.
-const ABI: c_uint = 6;
+const ABI: c_uint = 7;
 
 #[repr(C)]
 struct Config {
@@ -85,6 +85,7 @@ struct Api {
     free_string: unsafe extern "C" fn(*mut c_char),
     llvm_version: unsafe extern "C" fn() -> *const c_char,
     runtime_libcalls: unsafe extern "C" fn(*const c_char) -> *mut c_char,
+    check_options: unsafe extern "C" fn(*const c_char, *const *const c_char, usize, c_int) -> *mut c_char,
 }
 
 /// The loaded library. It is never unloaded (LLVM registers process-wide state).
@@ -153,6 +154,7 @@ impl Shim {
             free_string: sym!("dtld_lto_free_string"),
             llvm_version: sym!("dtld_lto_llvm_version"),
             runtime_libcalls: sym!("dtld_lto_runtime_libcalls"),
+            check_options: sym!("dtld_lto_check_options"),
         };
         crate::util::keep::loaded_library(lib);
         Ok(Shim { api })
@@ -178,6 +180,29 @@ impl Shim {
         // SAFETY: as above.
         unsafe { (self.api.free_string)(p) };
         s.lines().map(str::to_string).collect()
+    }
+
+    /// LLVM's option parser on the user's options (`dtld_lto_check_options`), as lld's command
+    /// line reading runs it; `prog` is the name LLVM's messages start with. `together`: one
+    /// parse of all (lld-link). Empty when every option parsed; else each failed option's index
+    /// and LLVM's words (one entry, index 0, for `together`).
+    pub fn check_options(&self, prog: &str, opts: &[String], together: bool) -> Vec<(usize, String)> {
+        let prog = cstr(prog);
+        let opts: Vec<CString> = opts.iter().map(|o| cstr(o)).collect();
+        let ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
+        // SAFETY: NUL-terminated strings that outlive the call; returns a malloc'd string or null.
+        let p = unsafe { (self.api.check_options)(prog.as_ptr(), ptrs.as_ptr(), ptrs.len(), c_int::from(together)) };
+        if p.is_null() {
+            return Vec::new();
+        }
+        // SAFETY: a NUL-terminated string from the library's malloc, freed once here.
+        let s = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+        // SAFETY: as above.
+        unsafe { (self.api.free_string)(p) };
+        if together {
+            return vec![(0, s)];
+        }
+        s.split('\x1e').filter_map(|e| e.split_once('\x1f')).filter_map(|(i, words)| Some((i.parse().ok()?, words.to_string()))).collect()
     }
 
     /// Takes an error string the library allocated.

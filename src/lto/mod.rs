@@ -14,6 +14,7 @@
 
 pub mod backend;
 pub mod bitcode;
+pub mod cloptions;
 pub mod diagnostics;
 pub mod distributed;
 pub mod dtlto;
@@ -65,6 +66,9 @@ pub fn preload(o: &LtoOptions) -> Option<goldhost::Preload> {
     }
     let dir = llvm::first_dir(o)?;
     if let Some(shim) = inproc::find(&dir) {
+        if o.llvm_loaded.as_ref().is_some_and(|l| *l != shim) {
+            return None;
+        }
         return goldhost::Preload::start(shim);
     }
     if !o.index_only {
@@ -83,7 +87,7 @@ pub fn runtime_libcalls(o: &LtoOptions, producers: &[(String, String)], triple: 
     }
     let llvm = llvm::discover(o, producers).ok()?;
     let path = inproc::find(&llvm.dir)?;
-    if preload.is_some_and(|p| !p.ready_for(&path)) {
+    if preload.is_some_and(|p| !p.ready_for(&path)) || o.llvm_loaded.as_ref().is_some_and(|l| *l != path) {
         return None;
     }
     Some(inproc::Shim::load(&path).ok()?.runtime_libcalls(triple))

@@ -50,6 +50,9 @@ pub struct LtoOptions {
     /// then the LLVMgold.so given with `-plugin`.
     pub llvm_dir: Option<PathBuf>,
     pub plugin: Option<PathBuf>,
+    /// The LTO library the command line's check of the LLVM options loaded (`cloptions.rs`):
+    /// one process hosts one libLLVM, so a thin link that needs another runs out of process.
+    pub llvm_loaded: Option<PathBuf>,
     pub emit_asm: bool,
     pub emit_llvm: bool,
     pub debug_pass_manager: bool,
@@ -200,6 +203,12 @@ fn report<'a>(dropped: impl Iterator<Item = (&'a str, bool, &'a str)>, warn: &dy
 /// Splits `old;new[;third]` the way lld does (an error without a `;`); `opt` is the option as
 /// the user spelled it, up to its value (lld's `getSpelling`: `--thinlto-prefix-replace=`,
 /// `/thinlto-prefix-replace:`).
+/// The `-plugin-opt=` values GCC's collect2 passes even to links without LTO, which lld's
+/// option table ignores (`-fresolution=`, `-pass-through=`) rather than hand them to LLVM.
+pub fn is_gcc_collect2_opt(v: &str) -> bool {
+    v.starts_with("-fresolution=") || v.starts_with("-pass-through=")
+}
+
 fn split_semicolon(opt: &str, v: &str, parts: usize) -> Result<Vec<String>> {
     let p: Vec<String> = v.split(';').map(str::to_string).collect();
     if p.len() < 2 || p.len() > parts {
@@ -554,8 +563,11 @@ impl LtoOptions {
             return Ok(());
         }
         if let Some(rest) = v.strip_prefix('-') {
-            // Everything starting with '-' goes to LLVM, as with -mllvm.
-            self.mllvm.push(format!("-{rest}"));
+            // Everything starting with '-' goes to LLVM, as with -mllvm, but for the options
+            // GCC's collect2 passes even without LTO, which lld ignores (`is_gcc_collect2_opt`).
+            if !is_gcc_collect2_opt(v) {
+                self.mllvm.push(format!("-{rest}"));
+            }
             return Ok(());
         }
         let (name, value) = match v.split_once('=') {

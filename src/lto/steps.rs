@@ -33,6 +33,11 @@ pub(super) fn shim_for(
     // libLLVM's load (10-12 ms: its relocations and static constructors), which lld pays
     // before `main`; usually started while the inputs were resolved (`preload`).
     let t = std::time::Instant::now();
+    if let Some(loaded) = req.opts.llvm_loaded.as_ref().filter(|l| **l != path) {
+        // The command line's check of the LLVM options loaded another installation's library
+        // (`cloptions.rs`).
+        return Some(Err(format!("{} is loaded already", loaded.display())));
+    }
     if req.preload.is_some_and(|p| !p.ready_for(&path)) {
         // The early load guessed another LLVM installation (the bitcode's producer chose this
         // one): one process does not host two libLLVMs; the thin link runs out of process.

@@ -13,6 +13,8 @@
 //!   (`bin/dtld`, `lib/dtld/libdtld-lto-22.so`), run directly on ThinLTO bitcode
 //!   (`dtld -e main a.o b.o`, no compiler driver, no DTLD_* variable): it links with its own
 //!   thin-link library, as ld.lld-22 links, and the programs agree.
+//! * `llvm-options/known-without-bitcode`: `-mllvm` and `-plugin-opt=-` options LLVM knows, in
+//!   a link without bitcode: read by LLVM's parser as lld reads them, and the link is lld's.
 //! * `format/*`: `-b binary` / `--format=default` embed a file as lld does (the program that
 //!   prints it agrees, and `-r` gives the `_binary_*` symbols lld gives); unknown formats and
 //!   script targets are refused in lld's words.
@@ -59,6 +61,7 @@ fn main() {
         ("env/reapi-booleans", reapi_booleans),
         ("env/distribute-usage", distribute_usage),
         ("env/help", help),
+        ("llvm-options/known-without-bitcode", llvm_options_known),
         ("format/binary", format_binary),
         ("format/unknown", |c, w| format_words(c, w, &["--format=elf32", "x.o"])),
         ("format/unknown-target", |c, w| {
@@ -122,6 +125,24 @@ fn color(c: &Context, w: &TrialDir, flags: &[&str]) -> Result<(), String> {
     }
     if flags.iter().any(|f| *f == "--color-diagnostics" || f.ends_with("=always")) && !flags.contains(&"--no-color-diagnostics") && !b.contains('\u{1b}') {
         return Err(format!("no colour in {b:?}"));
+    }
+    Ok(())
+}
+
+/// LLVM options LLVM knows, in a link without bitcode: LLVM's parser reads them (as lld's
+/// command line does, `lto/cloptions.rs`) and the link goes on as lld's does, saying nothing.
+/// (The unknown ones are tests/diagnostics' `elf-mllvm-*`; the options reaching the thin link
+/// after that parse, tests/lto's `-mllvm -time-passes`.)
+fn llvm_options_known(c: &Context, w: &TrialDir) -> Result<(), String> {
+    compile(w, "u", "int main(void){return 0;}\n", &[])?;
+    let args = ["-mllvm", "-import-instr-limit=5", "--plugin-opt=-function-sections", "-mllvm=-x86-asm-syntax=intel", "-e", "main", "u.o", "-o", "{out}"];
+    let (lld, dtld) = both(c, w, &args)?;
+    if lld.status_text() != "exit 0" || dtld.status_text() != "exit 0" {
+        return Err(format!("exit status: ld.lld-22 {}, dtld {}\n{}", lld.status_text(), dtld.status_text(), dtld.stderr_text()));
+    }
+    let (a, b) = (unname(&lld.stderr_text()), unname(&dtld.stderr_text()));
+    if a != b || !b.is_empty() {
+        return Err(format!("stderr:\n--- ld.lld-22\n{a:?}\n--- dtld\n{b:?}"));
     }
     Ok(())
 }

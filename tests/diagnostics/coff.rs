@@ -152,6 +152,7 @@ pub const CASES: &[Case] = &[
     cl!("coff-wholearchive-missing", Error, "/wholearchive:nosuch.lib"),
     cl!("coff-defaultlib-missing", Error, "/defaultlib:nosuch"),
     cl!("coff-lldltocachepolicy-invalid", Error, "/lldltocachepolicy:foo"),
+    cl!("coff-mllvm-unknown", Exit1, "/mllvm:-bogus-option", "/mllvm:-another-bogus-option"),
     cl!("coff-thinlto-prefix-replace-format", Error, "/thinlto-prefix-replace:x"),
     cl!("coff-vctoolsdir-mingw", Warning, "/lldmingw", "/vctoolsdir:x"),
     cl!("coff-stub-missing", Error, "/stub:nosuch"),
@@ -365,6 +366,7 @@ pub const CASES2: &[Case] = &[
         lld: Error,
         ..D
     },
+    mingw!("coff-mingw-mllvm-unknown", Exit1, "-mllvm", "-bogus-option"),
     mingw!("coff-mingw-unknown-argument", Error, "--bogus-x"),
     mingw!("coff-mingw-library-not-found", Error, "-lnosuch"),
     mingw!("coff-mingw-library-colon-not-found", Error, "-l:nosuch.a"),

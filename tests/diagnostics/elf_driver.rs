@@ -56,6 +56,12 @@ pub const CASES: &[Case] = &[
     Case { name: "elf-pack-dyn-relocs-bogus", sources: START, args: &["--pack-dyn-relocs=bogus", "start.o"], lld: Error, ..D },
     Case { name: "elf-cg-profile-sort-bogus", sources: START, args: &["--call-graph-profile-sort=bogus", "start.o"], lld: Error, ..D },
     Case { name: "elf-compress-debug-sections-bogus", sources: START, args: &["--compress-debug-sections=bogus", "start.o"], lld: Error, ..D },
+    // LLVM's option parser on `-mllvm` and `-plugin-opt=-` options, with or without bitcode.
+    Case { name: "elf-mllvm-unknown", sources: START, args: &["-mllvm", "-bogus-option", "start.o"], lld: Error, ..D },
+    Case { name: "elf-mllvm-joined-unknown", sources: START, args: &["-mllvm=-bogus-option", "-mllvm", "-another-bogus-option", "start.o"], lld: Error, ..D },
+    Case { name: "elf-plugin-opt-minus-unknown", sources: START, args: &["-plugin-opt=-bogus-option", "start.o"], lld: Error, ..D },
+    Case { name: "elf-mllvm-bad-value", sources: START, args: &["-mllvm", "-x86-asm-syntax=wrong", "start.o"], lld: Error, ..D },
+    Case { name: "elf-mllvm-unknown-version-probe", sources: START, args: &["-mllvm", "-bogus-option", "-v"], output: false, lld: Error, ..D },
     Case { name: "elf-thinlto-prefix-replace-format", sources: START, args: &["--thinlto-prefix-replace=foo", "start.o"], lld: Error, ..D },
     Case {
         name: "elf-symbol-and-call-graph-ordering",

@@ -91,6 +91,9 @@ pub enum Verdict {
     Warning,
     /// Exit 0 without a diagnostic.
     Success,
+    /// Exit 1 with another program's words and no `error: ` line: lld-link leaves through LLVM's
+    /// option parser, which prints its complaint about a `/mllvm:` option and exits.
+    Exit1,
 }
 
 /// `_start` in C: the input most command-line cases need (any linkable object).
@@ -121,7 +124,9 @@ fn normalize(err: &str, dir: &Path) -> String {
     let mut lines: Vec<String> = err
         .lines()
         .map(|l| {
-            let l = l.replace(&d, "");
+            // LLVM's option parser names the program inside its words too (`-mllvm: ld.lld:
+            // Unknown command line argument ...  Try: 'ld.lld --help'`).
+            let l = l.replace(&d, "").replace(": dtld: ", ": ld.lld-22: ").replace("'dtld --help'", "'ld.lld-22 --help'");
             for p in ["dtld: ", "ld.lld-22: ", "ld.lld: ", "lld-link-22: ", "lld-link: ", "lld: "] {
                 if let Some(rest) = l.strip_prefix(p) {
                     return rest.to_string();
@@ -166,6 +171,7 @@ fn run_case(ctx: &Ctx, case: &Case, dir: &Path) -> Result<(), String> {
         Verdict::Error => ("exit 1", Some("error: ")),
         Verdict::Warning => ("exit 0", Some("warning: ")),
         Verdict::Success => ("exit 0", None),
+        Verdict::Exit1 => ("exit 1", None),
     };
     let mut errs = Vec::new();
     // The reference first: its verdict must be the case's (else the case tests nothing).
@@ -193,7 +199,7 @@ fn run_case(ctx: &Ctx, case: &Case, dir: &Path) -> Result<(), String> {
             let reference = errs.first().map(|e| format!("\n--- the reference said\n{e}")).unwrap_or_default();
             return Err(format!("{who}: {} (the reference's verdict is {:?}: {status})\n{}{reference}", r.status_text(), case.lld, r.stderr_text()));
         }
-        if case.lld == Verdict::Error && dir.join(&out).exists() {
+        if matches!(case.lld, Verdict::Error | Verdict::Exit1) && dir.join(&out).exists() {
             return Err(format!("{who} left an output file after an error"));
         }
         errs.push(normalize(&r.stderr_text(), dir));
@@ -205,7 +211,8 @@ fn run_case(ctx: &Ctx, case: &Case, dir: &Path) -> Result<(), String> {
     }
     match word {
         Some(w) if !errs[0].contains(w) => return Err(format!("no {w}message: {}", errs[0])),
-        None if !errs[0].is_empty() => return Err(format!("the reference said something on a success: {}", errs[0])),
+        None if case.lld == Verdict::Success && !errs[0].is_empty() => return Err(format!("the reference said something on a success: {}", errs[0])),
+        None if case.lld == Verdict::Exit1 && errs[0].is_empty() => return Err("the reference failed without a word".into()),
         _ => {}
     }
     // The words docs/diagnostics.md records for this case must still be the reference's.

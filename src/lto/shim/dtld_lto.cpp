@@ -61,7 +61,7 @@ static const GVSummaryMapTy &defined_in(const DenseMap<StringRef, GVSummaryMapTy
 extern "C" {
 
 // Interface version: dtld refuses a library whose `dtld_lto_abi()` differs.
-enum { DTLD_LTO_ABI = 6 };
+enum { DTLD_LTO_ABI = 7 };
 
 // Resolution bits, one byte per symbol in the order `InputFile::symbols()` lists them
 // (llvm-lto2's `-r` letters p, l, x, r).
@@ -183,12 +183,11 @@ DTLD_API char *dtld_lto_runtime_libcalls(const char *triple) {
   return strdup(out.c_str());
 }
 
-// Registers the targets and parses `cl_args` into LLVM's options; once per process (LLVM's
-// option parser accumulates). Returns null, or the parser's complaint.
-static char *init_once(const dtld_lto_config *cfg) {
+// Registers LLVM's X86 target and the code generation options (`-mcpu`, ...) that lld's
+// option parser knows; once per process, before any option is parsed.
+static void register_once() {
   static std::once_flag once;
-  static std::string failure;
-  std::call_once(once, [&] {
+  std::call_once(once, [] {
     // Only LLVM's X86 target: dtld links x86-64 alone (a module for another machine is refused
     // before it gets here, `lto::check_machine`), and registering every target LLVM was built
     // with touched 2.3 MiB more of libLLVM (peak memory of Lua's thin link: 71.7 -> 69.4 MiB).
@@ -198,6 +197,16 @@ static char *init_once(const dtld_lto_config *cfg) {
     LLVMInitializeX86AsmPrinter();
     LLVMInitializeX86AsmParser();
     static codegen::RegisterCodeGenFlags flags;
+  });
+}
+
+// Registers the targets and parses `cl_args` into LLVM's options; once per process (LLVM's
+// option parser accumulates). Returns null, or the parser's complaint.
+static char *init_once(const dtld_lto_config *cfg) {
+  static std::once_flag once;
+  static std::string failure;
+  std::call_once(once, [&] {
+    register_once();
     std::vector<const char *> argv{"dtld"};
     for (size_t i = 0; i < cfg->cl_argc; ++i)
       argv.push_back(cfg->cl_args[i]);
@@ -207,6 +216,39 @@ static char *init_once(const dtld_lto_config *cfg) {
       failure = text.empty() ? "cannot parse the LLVM options" : text;
   });
   return failure.empty() ? nullptr : dup_message(failure);
+}
+
+// The user's LLVM options (`-mllvm`) as lld reads them with its command line, so that an unknown
+// one is an error whether or not the link has bitcode: `prog` is the name LLVM's messages start
+// with (lld's argv[0]; lld-link's "lld-link (LLVM option parsing)"). `together` == 0: each
+// option parsed on its own, as ld.lld's parseClangOption does; the result lists the failed
+// ones as "<index>\x1f<LLVM's words>\x1e". `together` != 0: all in one parse, as lld-link's;
+// the result is LLVM's words. Null when every option parsed. Afterwards every option is back to
+// its default (`cl::ResetAllOptionOccurrences`, as lld-link does before its parse), so the
+// thin link's own parse (`init_once`) starts from scratch.
+DTLD_API char *dtld_lto_check_options(const char *prog, const char *const *opts, size_t n, int together) {
+  register_once();
+  std::string out;
+  bool failed = false;
+  if (together) {
+    std::vector<const char *> argv{prog};
+    for (size_t i = 0; i < n; ++i)
+      argv.push_back(opts[i]);
+    std::string text;
+    raw_string_ostream os(text);
+    if (!cl::ParseCommandLineOptions(static_cast<int>(argv.size()), argv.data(), "", &os))
+      out = text, failed = true;
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      const char *argv[] = {prog, opts[i]};
+      std::string text;
+      raw_string_ostream os(text);
+      if (!cl::ParseCommandLineOptions(2, argv, "", &os))
+        out += std::to_string(i) + "\x1f" + text + "\x1e", failed = true;
+    }
+  }
+  cl::ResetAllOptionOccurrences();
+  return failed ? strdup(out.c_str()) : nullptr;
 }
 
 namespace {
