@@ -50,8 +50,8 @@ pub use super::drectve::ExportSpec;
 #[derive(Debug, Clone)]
 pub struct CoffLto {
     pub options: crate::lto::options::LtoOptions,
-    /// What `set` refused, in the words of the option as the user spelled it: errors of a link
-    /// with bitcode (`coff::link`).
+    /// What `set` refused, in the words of the option as the user spelled it: command-line
+    /// errors (`options`, which both drivers call once the command line is read).
     pub errors: Vec<String>,
     pub mllvm: Vec<String>,
     /// `-plugin <llvm>/lib/LLVMgold.so`: clang passes it when the linker is not lld; it names

@@ -104,7 +104,7 @@ fn link_inner(config: &config::CoffConfig) -> Result<()> {
         return write_def_implib(config);
     }
     refuse_unimplemented(config)?;
-    // Parsed once; its errors count only for a link with bitcode (below).
+    // Parsed once (the drivers reported its errors with the command line already).
     let lto_opts = config.lto.options();
     // The replaced output's page cache is dropped while the link runs (`outfile.rs`), unless
     // no output is written (as for ELF); the thread is not waited for.

@@ -166,8 +166,9 @@ fn opt_list(p: &mut Link, v: &Val) {
                 // LLVM's `get_threadpool_strategy`: `all` or a decimal count.
                 if j != "all" && j.parse::<u32>().is_err() {
                     p.errors.push(format!("/opt:lldltojobs: invalid job count: {j}"));
+                } else {
+                    c.lto.set("thinlto-jobs", Some(j), &format!("{}{}{o}", v.spelling, v.sep))
                 }
-                c.lto.set("thinlto-jobs", Some(j), &format!("{}{}{o}", v.spelling, v.sep))
             }
             o if o.starts_with("lldltopartitions=") => match o[17..].parse::<u32>() {
                 Ok(n) if n > 0 => c.lto.set("lto-partitions", Some(&o[17..]), &format!("{}{}{o}", v.spelling, v.sep)),
@@ -280,11 +281,13 @@ fn section(p: &mut Link, v: &Val) {
     }
 }
 
-/// lld's `getOldNewOptions`: `old;new`.
-fn old_new(p: &mut Link, v: &Val) {
+/// lld's `getOldNewOptions`: `old;new`; whether the value is one.
+fn old_new(p: &mut Link, v: &Val) -> bool {
     if v.str().split_once(';').is_none_or(|(_, n)| n.is_empty()) {
         p.err(format!("{} expects 'old;new' format, but got {}", v.spelling_joined(), v.str()));
+        return false;
     }
+    true
 }
 
 /// lld's `parseManifest`: `EMBED[,ID=<n>]` or `NO`; dtld writes no manifest, so only `no` links.
@@ -562,12 +565,14 @@ static OPTIONS: &[Opt<Link>] = &[
     opt(&["thinlto-index-only"], OptValue, "<file>", "Write the ThinLTO index files and stop", Implemented, |p, v| p.lto("thinlto-index-only", v)),
     opt(&["thinlto-emit-imports-files"], Flag, "", "Write the imports files of ThinLTO", Implemented, |p, v| p.lto("thinlto-emit-imports-files", v)),
     opt(&["thinlto-prefix-replace"], Value, "<old;new>", "Replace a path prefix in ThinLTO output file names", Implemented, |p, v| {
-        old_new(p, v);
-        p.lto("thinlto-prefix-replace", v)
+        if old_new(p, v) {
+            p.lto("thinlto-prefix-replace", v)
+        }
     }),
     opt(&["thinlto-object-suffix-replace"], Value, "<old;new>", "Replace a suffix of ThinLTO object file names", Implemented, |p, v| {
-        old_new(p, v);
-        p.lto("thinlto-object-suffix-replace", v)
+        if old_new(p, v) {
+            p.lto("thinlto-object-suffix-replace", v)
+        }
     }),
     opt(&["lto-obj-path"], Value, "<path>", "Output path for the LTO object file", Implemented, |p, v| p.lto("lto-obj-path", v)),
     opt(&["lto-sample-profile"], Value, "<file>", "Sample profile file path", Implemented, |p, v| p.lto("lto-sample-profile", v)),
@@ -832,6 +837,11 @@ impl Link {
         let c = &mut self.c;
         if c.lto.options.distributor.is_some() && c.lto.options.remote_compiler.is_none() {
             self.errors.push("A value must be specified for /thinlto-remote-compiler if /thinlto-distributor is specified.".into());
+        }
+        // lld-link reads its LTO options with the command line: what they refuse is an error of
+        // every link, with bitcode or without.
+        if let Err(e) = c.lto.options() {
+            self.errors.extend(e.messages);
         }
         // lld's `/incremental` (only what it changes here: an unchanged import library is kept);
         // on by default unless something it cannot coexist with is.

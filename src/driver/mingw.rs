@@ -70,6 +70,10 @@ pub struct Mingw {
     /// How `--guard-longjmp` was spelled when it is the last of it and `--no-guard-longjmp`
     /// (lld warns that it does nothing without `--guard-cf`).
     longjmp: Option<String>,
+    /// The LTO options lld's MinGW driver passes on to lld-link only as their last occurrence
+    /// (`--lto-O` and `-plugin-opt=O`, `--thinlto-jobs=` and `-plugin-opt=jobs=`, ...): the
+    /// value and the option as spelled, by lld-link's name (`settle_lto`).
+    lto_last: Vec<(&'static str, String, String)>,
 }
 
 impl Report for Mingw {
@@ -86,8 +90,34 @@ fn push_lto(p: &mut Mingw, name: &str, v: &Val) {
     p.c.lto.set(name, v.value, &v.shown());
 }
 
+/// An LTO option lld's MinGW driver passes on as its last occurrence (`Mingw::lto_last`).
+fn last_lto(p: &mut Mingw, kind: &'static str, value: &str, shown: String) {
+    p.lto_last.retain(|(k, _, _)| *k != kind);
+    p.lto_last.push((kind, value.to_string(), shown));
+}
+
+/// `-plugin-opt=`, by lld's MinGW option table: `O<n>` and `jobs=` are `--lto-O` and
+/// `--thinlto-jobs=`, `-<x>` an LLVM option (`-mllvm:-<x>` to lld-link), GCC's collect2 options
+/// and `thinlto` are ignored, the LLVMgold.so options lld-link has a flag for are read with the
+/// link's LTO options; anything else is lld's error (a path to GCC's `lto-wrapper` aside).
 fn plugin_opt(p: &mut Mingw, v: &Val) {
-    p.c.lto.plugin_opts.push(v.str());
+    let o = v.str();
+    if crate::lto::options::is_gcc_collect2_opt(&o) || o.starts_with("thinlto") {
+        return;
+    }
+    if o.starts_with('-') {
+        p.c.lto.mllvm.push(o);
+    } else if let Some(n) = o.strip_prefix('O') {
+        last_lto(p, "lto-O", n, v.shown());
+    } else if let Some(j) = o.strip_prefix("jobs=") {
+        last_lto(p, "thinlto-jobs", j, v.shown());
+    } else if ["cs-profile-generate", "emit-asm", "emit-llvm"].contains(&o.as_str())
+        || ["cs-profile-path=", "dwo_dir=", "mcpu="].iter().any(|k| o.starts_with(k))
+    {
+        p.c.lto.plugin_opts.push(o);
+    } else if !o.ends_with("lto-wrapper") && !o.ends_with("lto-wrapper.exe") {
+        p.errors.push(format!("{}=: unknown plugin option '{o}'", v.spelling));
+    }
 }
 
 fn icf(p: &mut Mingw, v: &Val) {
@@ -170,16 +200,14 @@ static OPTIONS: &[Opt<Mingw>] = &[
     }),
     opt(&["icf"], Value, "<all|safe|none>", "Identical code folding", Implemented, icf),
     opt(&["thinlto-cache-dir"], Value, "<dir>", "Path to ThinLTO cached object file directory", Implemented, |p, v| push_lto(p, "thinlto-cache-dir", v)),
-    opt(&["thinlto-jobs"], Value, "<n>", "Number of ThinLTO jobs", Implemented, |p, v| push_lto(p, "thinlto-jobs", v)),
+    opt(&["thinlto-jobs"], Value, "<n>", "Number of ThinLTO jobs", Implemented, |p, v| last_lto(p, "thinlto-jobs", &v.str(), v.shown())),
     opt(&["thinlto-distributor"], Value, "<path>", "Distributor for DTLTO backend jobs", Implemented, |p, v| push_lto(p, "thinlto-distributor", v)),
     opt(&["thinlto-remote-compiler"], Value, "<path>", "Compiler for DTLTO backend jobs", Implemented, |p, v| push_lto(p, "thinlto-remote-compiler", v)),
     opt(&["thinlto-distributor-arg"], Value, "<arg>", "Argument for the DTLTO distributor", Implemented, |p, v| push_lto(p, "thinlto-distributor-arg", v)),
     opt(&["thinlto-remote-compiler-arg"], Value, "<arg>", "Argument for the DTLTO remote compiler", Implemented, |p, v| {
         push_lto(p, "thinlto-remote-compiler-arg", v)
     }),
-    opt(&["lto-O"], Value, "<n>", "LTO optimization level", Implemented, |p, v| {
-        p.c.lto.set(&format!("lto-O{}", v.str()), None, &format!("{}{}", v.spelling, v.str()))
-    }),
+    opt(&["lto-O"], Value, "<n>", "LTO optimization level", Implemented, |p, v| last_lto(p, "lto-O", &v.str(), format!("{}{}", v.spelling, v.str()))),
     opt(&["mllvm"], Value, "<arg>", "Options to pass to LLVM", Implemented, |p, v| p.c.lto.mllvm.push(v.str())),
     opt(&["plugin"], Value, "<path>", "The LLVMgold.so clang names (finds the user's LLVM)", Implemented, |p, v| p.c.lto.plugin = Some(v.str())),
     opt(&["plugin-opt"], Value, "<option>", "LTO options, as lld reads them", Implemented, plugin_opt),
@@ -224,12 +252,14 @@ static OPTIONS: &[Opt<Mingw>] = &[
     opt(&["thinlto-index-only"], OptValue, "[=<file>]", "Write ThinLTO index files only", Implemented, |p, v| push_lto(p, "thinlto-index-only", v)),
     opt(&["thinlto-emit-imports-files"], Flag, "", "Write the ThinLTO import lists", Implemented, |p, v| push_lto(p, "thinlto-emit-imports-files", v)),
     opt(&["thinlto-prefix-replace"], Value, "<old;new>", "ThinLTO output path prefix replacement", Implemented, |p, v| {
-        push_lto(p, "thinlto-prefix-replace", v)
+        last_lto(p, "thinlto-prefix-replace", &v.str(), v.shown())
     }),
     opt(&["thinlto-object-suffix-replace"], Value, "<old;new>", "ThinLTO object suffix replacement", Implemented, |p, v| {
-        push_lto(p, "thinlto-object-suffix-replace", v)
+        last_lto(p, "thinlto-object-suffix-replace", &v.str(), v.shown())
     }),
-    opt(&["thinlto-cache-policy"], Value, "<policy>", "ThinLTO cache pruning policy", Implemented, |p, v| push_lto(p, "thinlto-cache-policy", v)),
+    opt(&["thinlto-cache-policy"], Value, "<policy>", "ThinLTO cache pruning policy", Implemented, |p, v| {
+        last_lto(p, "thinlto-cache-policy", &v.str(), v.shown())
+    }),
     opt(&["lto-sample-profile"], Value, "<file>", "Sample profile for LTO", Implemented, |p, v| push_lto(p, "lto-sample-profile", v)),
     opt(&["lto-cs-profile-generate"], Flag, "", "Context-sensitive PGO instrumentation in LTO", Implemented, |p, v| push_lto(p, "lto-cs-profile-generate", v)),
     opt(&["lto-cs-profile-file"], Value, "<file>", "Context-sensitive profile for LTO", Implemented, |p, v| push_lto(p, "lto-cs-profile-file", v)),
@@ -277,7 +307,7 @@ static OPTIONS: &[Opt<Mingw>] = &[
     opt(&["fat-lto-objects"], Flag, "", "Ignored (as in lld)", Noop, nothing),
     opt(&["no-fat-lto-objects"], Flag, "", "Ignored (as in lld)", Noop, nothing),
     opt(&["lto-CGO"], Value, "<n>", "Code generation optimization level for LTO", Implemented, |p, v| {
-        p.c.lto.set(&format!("lto-CGO{}", v.str()), None, &format!("{}{}", v.spelling, v.str()))
+        last_lto(p, "lto-CGO", &v.str(), format!("{}{}", v.spelling, v.str()))
     }),
     // lld options dtld does not implement; each would change the output, so each is an error.
     opt(&["delayload"], Value, "<dll>", "DLL to load only on demand", Unsupported, nothing),
@@ -311,6 +341,7 @@ impl Mingw {
             strip_debug: false,
             build_id: None,
             longjmp: None,
+            lto_last: Vec::new(),
         }
     }
 
@@ -372,6 +403,41 @@ impl Mingw {
     }
 
     /// What depends on several options: strip modes and build id, subsystem and versions.
+    /// lld-link's reading of the LTO options the MinGW driver passes on (their last occurrence),
+    /// with lld-link's words for a bad value, when the command line is read; the link's LTO
+    /// options get the good ones. What `CoffLto::set` and `finish` still refuse is an error here
+    /// too: lld's are all command-line errors, with bitcode in the link or not.
+    fn settle_lto(&mut self) {
+        for (kind, value, shown) in std::mem::take(&mut self.lto_last) {
+            let level = |max: u32| value.parse::<u32>().ok().filter(|&n| n <= max);
+            match kind {
+                "lto-O" => match level(3) {
+                    Some(n) => self.c.lto.set(&format!("lto-O{n}"), None, &shown),
+                    None => self.errors.push(format!("/opt:lldlto: invalid optimization level: {value}")),
+                },
+                "lto-CGO" => match level(3) {
+                    Some(n) => self.c.lto.set(&format!("lto-CGO{n}"), None, &shown),
+                    None => self.errors.push(format!("/opt:lldltocgo: invalid codegen optimization level: {value}")),
+                },
+                // LLVM's `get_threadpool_strategy`: `all` or a decimal count.
+                "thinlto-jobs" if value != "all" && value.parse::<u32>().is_err() => {
+                    self.errors.push(format!("/opt:lldltojobs: invalid job count: {value}"));
+                }
+                "thinlto-cache-policy" => match crate::lto::options::check_cache_policy(&value) {
+                    Ok(()) => self.c.lto.set(kind, Some(&value), &shown),
+                    Err(e) => self.errors.push(format!("/lldltocachepolicy: invalid cache policy: {value}: {e}")),
+                },
+                "thinlto-prefix-replace" | "thinlto-object-suffix-replace" if value.split_once(';').is_none_or(|(_, n)| n.is_empty()) => {
+                    self.errors.push(format!("-{kind}: expects 'old;new' format, but got {value}"));
+                }
+                _ => self.c.lto.set(kind, Some(&value), &shown),
+            }
+        }
+        if let Err(e) = self.c.lto.options() {
+            self.errors.extend(e.messages);
+        }
+    }
+
     fn settle(&mut self) {
         // lld's MinGW driver: `-S` keeps the symbol table, `-s` drops it too; either one drops
         // the build id unless `--build-id` asks for it.
@@ -484,6 +550,11 @@ pub fn parse(argv: &[String]) -> Result<CoffAction> {
     if p.version || (p.verbose_v && !p.have_input) {
         return Ok(CoffAction::Version);
     }
+    if !p.errors.is_empty() {
+        return Err(Error::many(p.errors));
+    }
+    // lld's MinGW driver stops at its own errors; lld-link reads what it was passed.
+    p.settle_lto();
     if !p.errors.is_empty() {
         return Err(Error::many(p.errors));
     }

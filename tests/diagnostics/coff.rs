@@ -367,6 +367,13 @@ pub const CASES2: &[Case] = &[
         ..D
     },
     mingw!("coff-mingw-mllvm-unknown", Exit1, "-mllvm", "-bogus-option"),
+    // LTO options lld-link reads from what the MinGW driver passes on (their last occurrence):
+    // errors of every link, in lld-link's words.
+    mingw!("coff-mingw-lto-O-invalid", Error, "--lto-O9"),
+    mingw!("coff-mingw-plugin-opt-jobs-invalid", Error, "--plugin-opt=jobs=x"),
+    mingw!("coff-mingw-plugin-opt-unknown", Error, "--plugin-opt=bogus"),
+    mingw!("coff-mingw-thinlto-prefix-replace-format", Error, "--thinlto-prefix-replace=x"),
+    mingw!("coff-mingw-thinlto-cache-policy-invalid", Error, "--thinlto-cache-policy=bad"),
     mingw!("coff-mingw-unknown-argument", Error, "--bogus-x"),
     mingw!("coff-mingw-library-not-found", Error, "-lnosuch"),
     mingw!("coff-mingw-library-colon-not-found", Error, "-l:nosuch.a"),
