@@ -136,6 +136,14 @@ const KNOWN: &[(&str, &[&str], Option<&str>, &str)] = &[
     ),
     ("fuzz-shlib-undefined", &[], Some(r"^dtld links \| ld.lld fails: undefined reference: _$"), "--no-allow-shlib-undefined not enforced"),
     (
+        // Seed 1123828 (long run 9): `fzsa = f1;` where f1 is a library function with a
+        // canonical PLT entry in the non-PIE program.
+        "fuzz-script-canonical-plt",
+        &["script"],
+        Some(r"^dtld fails: _:1: symbol not found: _ \| ld.lld links$"),
+        "a script assignment naming a library symbol with a canonical PLT entry",
+    ),
+    (
         // Seed 909126: no LTO, a weak hidden definition --gc-sections collected.
         "fuzz-gc-weak-hidden-referenced-by-dso",
         &["gc", "weak-def"],

@@ -257,9 +257,11 @@ pub(super) fn assign_sections(l: &mut Layout, live: &Live, merge_refs: Option<&c
             {
                 continue;
             }
-            let mut oname = if l.config.relocatable { sec.name } else { default_names[f][s] };
-            // With a SECTIONS script, the script decides (orphans keep lld's default name and
-            // join a description of that name); so do INSERT blocks without one.
+            // With a SECTIONS command an orphan keeps its own name (lld's getOutputSectionName:
+            // the prefix grouping emulates GNU ld's internal script, which SECTIONS replaces);
+            // it joins a description of that name, as do INSERT blocks without SECTIONS, whose
+            // orphans keep the default names.
+            let mut oname = if l.config.relocatable || l.config.script.has_sections { sec.name } else { default_names[f][s] };
             let mut script_desc = None;
             if let Some(plan) = l.script_plan.as_ref().or(l.insert_plan.as_ref().map(|i| &i.plan)) {
                 if plan.discard.contains(&(f, s as u32)) {

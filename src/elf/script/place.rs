@@ -331,19 +331,10 @@ impl Env for Pass<'_, '_> {
             }
             Def::Synthetic => Ok(Val::abs(self.l.sym_value.get(id).copied().unwrap_or(0))),
             Def::Common(..) => Ok(Val::abs(0)),
-            // A copy-relocated symbol is defined where its copy is (lld replaces it with a
-            // Defined); other shared symbols have no address here.
-            Def::Shared(..) if self.l.sym_flags.get(&crate::elf::layout::model::Target::Global(id)).is_some_and(|f| f.copy) => {
-                let primary = self.l.copy_alias.get(&id).copied().unwrap_or(id);
-                let at = self.l.osecs.iter().enumerate().find_map(|(oi, o)| {
-                    let k = o.chunks.iter().position(|c| *c == Chunk::Bss(primary))?;
-                    Some((oi, o.chunk_off.get(k).copied().unwrap_or(0)))
-                });
-                match at {
-                    Some((oi, off)) => Ok(Val { off, sec: Some(oi), align: 1 }),
-                    None => Err(format!("symbol not found: {name}")),
-                }
-            }
+            // A copy-relocated symbol is defined where its copy is, one with a canonical PLT
+            // entry at that entry (lld replaces them with Defineds); other shared symbols have no
+            // address here.
+            Def::Shared(..) => super::toplevel::shared_defined_val(self.l, id).ok_or_else(|| format!("symbol not found: {name}")),
             _ => Err(format!("symbol not found: {name}")),
         }
     }

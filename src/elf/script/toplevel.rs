@@ -34,6 +34,32 @@ pub(crate) fn iplt_val(l: &Layout, v: u64) -> Val {
     }
 }
 
+/// A library's symbol the executable defines itself, as lld's scan replaces it by a Defined
+/// before scripts are evaluated: at its canonical PLT entry (relative to `.plt`) or at its
+/// copy (relative to the copy's output section). `None` for any other symbol.
+pub(crate) fn shared_defined_val(l: &Layout, id: crate::elf::symtab::SymbolId) -> Option<Val> {
+    use crate::elf::layout::model::{Chunk, Synth, Target};
+    if !matches!(l.r.symbols[id].def, Def::Shared(..)) {
+        return None;
+    }
+    let fl = l.sym_flags.get(&Target::Global(id))?;
+    if fl.canonical {
+        let v = l.plt_entry_addr(*l.plt_index.get(&id)?);
+        return Some(match l.synth_osec.get(&Synth::Plt) {
+            Some(&os) => Val { off: v.wrapping_sub(l.osecs[os].addr), sec: Some(os), align: 1 },
+            None => Val::abs(v),
+        });
+    }
+    if fl.copy {
+        let primary = l.copy_alias.get(&id).copied().unwrap_or(id);
+        return l.osecs.iter().enumerate().find_map(|(oi, o)| {
+            let k = o.chunks.iter().position(|c| *c == Chunk::Bss(primary))?;
+            Some(Val { off: o.chunk_off.get(k).copied().unwrap_or(0), sec: Some(oi), align: 1 })
+        });
+    }
+    None
+}
+
 struct TopEnv<'a, 'r> {
     l: &'a Layout<'r>,
     /// Values assigned so far by this stage.
@@ -73,6 +99,7 @@ impl Env for TopEnv<'_, '_> {
                 Ok(Val { off: v.wrapping_sub(l.osecs[os as usize].addr), sec: Some(os as usize), align: 1 })
             }
             Def::Common(..) => Ok(Val::abs(l.sym_value[id])),
+            Def::Shared(..) => shared_defined_val(l, id).ok_or_else(|| format!("symbol not found: {name}")),
             _ => Err(format!("symbol not found: {name}")),
         }
     }
