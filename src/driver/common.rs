@@ -1,6 +1,7 @@
 //! What the flavours' command-line parsers share, below all of them: what a command line asks
-//! for (`Action`), LLVM's number syntax, response-file expansion and GNU tokenizing. It sits
-//! below `driver/mod.rs`, which dispatches to the flavours, so that a flavour (MinGW) reaching
+//! for (`Action`), LLVM's number syntax, response-file expansion, GNU tokenizing and lld-link's
+//! `/opt:lldlto*=` values (MinGW passes its LTO levels on as those). It sits below
+//! `driver/mod.rs`, which dispatches to the flavours, so that a flavour (MinGW) reaching
 //! these does not import the dispatcher.
 
 use std::path::PathBuf;
@@ -143,4 +144,25 @@ pub fn tokenize_gnu(s: &str) -> Vec<String> {
         out.push(cur);
     }
     out
+}
+
+/// lld-link's `/opt:lldlto=`, `/opt:lldltocgo=` and `/opt:lldltojobs=` (`name` without the
+/// `=`): the value checked in lld-link's words, then given to the link's LTO options as
+/// `shown`. The MinGW driver passes its `--lto-O`, `--lto-CGO` and `--thinlto-jobs=` here too.
+pub(crate) fn opt_lto(lto: &mut crate::coff::config::CoffLto, name: &str, value: &str, shown: &str) -> std::result::Result<(), String> {
+    let level = value.parse::<u32>().ok().filter(|&n| n <= 3);
+    match name {
+        "lldlto" => match level {
+            Some(n) => lto.set(&format!("lto-O{n}"), None, shown),
+            None => return Err(format!("/opt:lldlto: invalid optimization level: {value}")),
+        },
+        "lldltocgo" => match level {
+            Some(n) => lto.set(&format!("lto-CGO{n}"), None, shown),
+            None => return Err(format!("/opt:lldltocgo: invalid codegen optimization level: {value}")),
+        },
+        // LLVM's `get_threadpool_strategy`: `all` or a decimal count.
+        _ if value != "all" && value.parse::<u32>().is_err() => return Err(format!("/opt:lldltojobs: invalid job count: {value}")),
+        _ => lto.set("thinlto-jobs", Some(value), shown),
+    }
+    Ok(())
 }

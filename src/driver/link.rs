@@ -157,26 +157,15 @@ fn opt_list(p: &mut Link, v: &Val) {
             // ARM64 branch-range thunks; nothing to do on x86-64 (lld ignores them there too).
             "lbr" | "nolbr" => {}
             "ltodebugpassmanager" => c.lto.set("lto-debug-pass-manager", None, &format!("{}{}{o}", v.spelling, v.sep)),
-            o if o.starts_with("lldlto=") => match o[7..].parse::<u32>() {
-                Ok(n) if n <= 3 => c.lto.set(&format!("lto-O{n}"), None, &format!("{}{}{o}", v.spelling, v.sep)),
-                _ => p.errors.push(format!("/opt:lldlto: invalid optimization level: {}", &o[7..])),
-            },
-            o if o.starts_with("lldltojobs=") => {
-                let j = &o[11..];
-                // LLVM's `get_threadpool_strategy`: `all` or a decimal count.
-                if j != "all" && j.parse::<u32>().is_err() {
-                    p.errors.push(format!("/opt:lldltojobs: invalid job count: {j}"));
-                } else {
-                    c.lto.set("thinlto-jobs", Some(j), &format!("{}{}{o}", v.spelling, v.sep))
+            o if o.starts_with("lldlto=") || o.starts_with("lldltojobs=") || o.starts_with("lldltocgo=") => {
+                let (name, value) = o.split_once('=').unwrap_or((o, ""));
+                if let Err(e) = crate::driver::common::opt_lto(&mut c.lto, name, value, &format!("{}{}{o}", v.spelling, v.sep)) {
+                    p.errors.push(e);
                 }
             }
             o if o.starts_with("lldltopartitions=") => match o[17..].parse::<u32>() {
                 Ok(n) if n > 0 => c.lto.set("lto-partitions", Some(&o[17..]), &format!("{}{}{o}", v.spelling, v.sep)),
                 _ => p.errors.push(format!("/opt:lldltopartitions: invalid partition count: {}", &o[17..])),
-            },
-            o if o.starts_with("lldltocgo=") => match o[10..].parse::<u32>() {
-                Ok(n) if n <= 3 => c.lto.set(&format!("lto-CGO{n}"), None, &format!("{}{}{o}", v.spelling, v.sep)),
-                _ => p.errors.push(format!("/opt:lldltocgo: invalid codegen optimization level: {}", &o[10..])),
             },
             o => p.errors.push(format!("/opt: unknown option: {o}")),
         }

@@ -71,8 +71,9 @@ pub struct Mingw {
     /// (lld warns that it does nothing without `--guard-cf`).
     longjmp: Option<String>,
     /// The LTO options lld's MinGW driver passes on to lld-link only as their last occurrence
-    /// (`--lto-O` and `-plugin-opt=O`, `--thinlto-jobs=` and `-plugin-opt=jobs=`, ...): the
-    /// value and the option as spelled, by lld-link's name (`settle_lto`).
+    /// (`--lto-O` and `-plugin-opt=O`, `--thinlto-jobs=` and `-plugin-opt=jobs=`, ...), by
+    /// lld-link's name for it (`lldlto`, `thinlto-cache-policy`, ...), the value and the option
+    /// as spelled (`settle_lto`).
     lto_last: Vec<(&'static str, String, String)>,
 }
 
@@ -108,9 +109,9 @@ fn plugin_opt(p: &mut Mingw, v: &Val) {
     if o.starts_with('-') {
         p.c.lto.mllvm.push(o);
     } else if let Some(n) = o.strip_prefix('O') {
-        last_lto(p, "lto-O", n, v.shown());
+        last_lto(p, "lldlto", n, v.shown());
     } else if let Some(j) = o.strip_prefix("jobs=") {
-        last_lto(p, "thinlto-jobs", j, v.shown());
+        last_lto(p, "lldltojobs", j, v.shown());
     } else if ["cs-profile-generate", "emit-asm", "emit-llvm"].contains(&o.as_str())
         || ["cs-profile-path=", "dwo_dir=", "mcpu="].iter().any(|k| o.starts_with(k))
     {
@@ -200,14 +201,14 @@ static OPTIONS: &[Opt<Mingw>] = &[
     }),
     opt(&["icf"], Value, "<all|safe|none>", "Identical code folding", Implemented, icf),
     opt(&["thinlto-cache-dir"], Value, "<dir>", "Path to ThinLTO cached object file directory", Implemented, |p, v| push_lto(p, "thinlto-cache-dir", v)),
-    opt(&["thinlto-jobs"], Value, "<n>", "Number of ThinLTO jobs", Implemented, |p, v| last_lto(p, "thinlto-jobs", &v.str(), v.shown())),
+    opt(&["thinlto-jobs"], Value, "<n>", "Number of ThinLTO jobs", Implemented, |p, v| last_lto(p, "lldltojobs", &v.str(), v.shown())),
     opt(&["thinlto-distributor"], Value, "<path>", "Distributor for DTLTO backend jobs", Implemented, |p, v| push_lto(p, "thinlto-distributor", v)),
     opt(&["thinlto-remote-compiler"], Value, "<path>", "Compiler for DTLTO backend jobs", Implemented, |p, v| push_lto(p, "thinlto-remote-compiler", v)),
     opt(&["thinlto-distributor-arg"], Value, "<arg>", "Argument for the DTLTO distributor", Implemented, |p, v| push_lto(p, "thinlto-distributor-arg", v)),
     opt(&["thinlto-remote-compiler-arg"], Value, "<arg>", "Argument for the DTLTO remote compiler", Implemented, |p, v| {
         push_lto(p, "thinlto-remote-compiler-arg", v)
     }),
-    opt(&["lto-O"], Value, "<n>", "LTO optimization level", Implemented, |p, v| last_lto(p, "lto-O", &v.str(), format!("{}{}", v.spelling, v.str()))),
+    opt(&["lto-O"], Value, "<n>", "LTO optimization level", Implemented, |p, v| last_lto(p, "lldlto", &v.str(), format!("{}{}", v.spelling, v.str()))),
     opt(&["mllvm"], Value, "<arg>", "Options to pass to LLVM", Implemented, |p, v| p.c.lto.mllvm.push(v.str())),
     opt(&["plugin"], Value, "<path>", "The LLVMgold.so clang names (finds the user's LLVM)", Implemented, |p, v| p.c.lto.plugin = Some(v.str())),
     opt(&["plugin-opt"], Value, "<option>", "LTO options, as lld reads them", Implemented, plugin_opt),
@@ -307,7 +308,7 @@ static OPTIONS: &[Opt<Mingw>] = &[
     opt(&["fat-lto-objects"], Flag, "", "Ignored (as in lld)", Noop, nothing),
     opt(&["no-fat-lto-objects"], Flag, "", "Ignored (as in lld)", Noop, nothing),
     opt(&["lto-CGO"], Value, "<n>", "Code generation optimization level for LTO", Implemented, |p, v| {
-        last_lto(p, "lto-CGO", &v.str(), format!("{}{}", v.spelling, v.str()))
+        last_lto(p, "lldltocgo", &v.str(), format!("{}{}", v.spelling, v.str()))
     }),
     // lld options dtld does not implement; each would change the output, so each is an error.
     opt(&["delayload"], Value, "<dll>", "DLL to load only on demand", Unsupported, nothing),
@@ -409,20 +410,14 @@ impl Mingw {
     /// too: lld's are all command-line errors, with bitcode in the link or not.
     fn settle_lto(&mut self) {
         for (kind, value, shown) in std::mem::take(&mut self.lto_last) {
-            let level = |max: u32| value.parse::<u32>().ok().filter(|&n| n <= max);
-            match kind {
-                "lto-O" => match level(3) {
-                    Some(n) => self.c.lto.set(&format!("lto-O{n}"), None, &shown),
-                    None => self.errors.push(format!("/opt:lldlto: invalid optimization level: {value}")),
-                },
-                "lto-CGO" => match level(3) {
-                    Some(n) => self.c.lto.set(&format!("lto-CGO{n}"), None, &shown),
-                    None => self.errors.push(format!("/opt:lldltocgo: invalid codegen optimization level: {value}")),
-                },
-                // LLVM's `get_threadpool_strategy`: `all` or a decimal count.
-                "thinlto-jobs" if value != "all" && value.parse::<u32>().is_err() => {
-                    self.errors.push(format!("/opt:lldltojobs: invalid job count: {value}"));
+            // `-opt:lldlto=`, `-opt:lldltocgo=`, `-opt:lldltojobs=` to lld-link.
+            if matches!(kind, "lldlto" | "lldltocgo" | "lldltojobs") {
+                if let Err(e) = crate::driver::common::opt_lto(&mut self.c.lto, kind, &value, &shown) {
+                    self.errors.push(e);
                 }
+                continue;
+            }
+            match kind {
                 "thinlto-cache-policy" => match crate::lto::options::check_cache_policy(&value) {
                     Ok(()) => self.c.lto.set(kind, Some(&value), &shown),
                     Err(e) => self.errors.push(format!("/lldltocachepolicy: invalid cache policy: {value}: {e}")),
