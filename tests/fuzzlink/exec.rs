@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use dtld_tests::{command_line, fresh_dir, run_with_timeout, Fnv, Linker, Outcome, CLANG, CLANGXX, GCC, GXX, LLVM_AR};
+use dtld_tests::{command_line, fresh_dir, run_with_timeout, Fnv, Outcome, CLANG, CLANGXX, GCC, GXX, LLVM_AR};
 
 use crate::case::Case;
 
@@ -127,10 +127,41 @@ pub struct Ran {
     pub times: [f64; 3],
     /// ld.lld's first error when it refused a link (a fixture of the case says `ExpectError`).
     pub lld_error: Option<String>,
+    /// When both programs ran: dtld's and the other linker's exit status and stdout.
+    pub programs: Vec<(String, Vec<u8>)>,
+}
+
+/// The linkers a case is linked with: dtld against ld.lld-22, and for a divergence that is a
+/// known ld.lld-22 bug, dtld against GNU ld (the referee, `run_case_against`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Who {
+    Dtld,
+    Lld,
+    /// GNU ld (`ld.bfd`): the third opinion on a case where ld.lld-22's program is wrong.
+    Bfd,
+}
+
+impl Who {
+    pub fn name(self) -> &'static str {
+        match self {
+            Who::Dtld => "dtld",
+            Who::Lld => "lld",
+            Who::Bfd => "bfd",
+        }
+    }
+
+    /// How messages and signatures name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Who::Dtld => "dtld",
+            Who::Lld => "ld.lld",
+            Who::Bfd => "GNU ld",
+        }
+    }
 }
 
 struct Side {
-    linker: Linker,
+    linker: Who,
     dir: PathBuf,
     up: &'static str,
     prog: String,
@@ -145,16 +176,37 @@ struct Run<'a> {
     commands: Vec<String>,
     times: [f64; 3],
     lld_error: Option<String>,
+    /// The linker dtld is compared with (ld.lld-22, or GNU ld as the referee).
+    other: Who,
+    programs: Vec<(String, Vec<u8>)>,
 }
 
 /// Runs `case` in `dir` (recreated), compiling through the cache directory `cache`.
 pub fn run_case(env: &Env, case: &Case, dir: &Path, cache: &Path) -> Ran {
-    let mut run = Run { env, case, src: dir.join("src"), build: dir.join("build"), cache, commands: Vec::new(), times: [0.0; 3], lld_error: None };
+    run_case_against(env, case, dir, cache, Who::Lld)
+}
+
+/// Runs `case` as `run_case` does, comparing dtld with `other`: `Who::Bfd` asks GNU ld for a
+/// third opinion on a case where ld.lld-22's program is known to be wrong (its `Verdict::Same`
+/// says GNU ld's link and program behave as dtld's).
+pub fn run_case_against(env: &Env, case: &Case, dir: &Path, cache: &Path, other: Who) -> Ran {
+    let mut run = Run {
+        env,
+        case,
+        src: dir.join("src"),
+        build: dir.join("build"),
+        cache,
+        commands: Vec::new(),
+        times: [0.0; 3],
+        lld_error: None,
+        other,
+        programs: Vec::new(),
+    };
     let verdict = match run.go() {
         Ok(v) => v,
         Err(e) => Verdict::Broken(e),
     };
-    Ran { verdict, commands: run.commands, times: run.times, lld_error: run.lld_error }
+    Ran { verdict, commands: run.commands, times: run.times, lld_error: run.lld_error, programs: run.programs }
 }
 
 impl Run<'_> {
@@ -192,7 +244,7 @@ impl Run<'_> {
             }
             lib_objs.push(objs);
         }
-        let sides = [Linker::Dtld, Linker::Lld].map(|linker| {
+        let sides = [Who::Dtld, self.other].map(|linker| {
             let (dir, up) = if case.libs.is_empty() { (self.build.clone(), "") } else { (self.build.join(linker.name()), "../") };
             Side { linker, dir, up, prog: format!("prog.{}", linker.name()) }
         });
@@ -205,18 +257,20 @@ impl Run<'_> {
                 let cxx = l.group.files.iter().any(|f| crate::case::is_cxx(f));
                 let mut user = vec![format!("-Wl,-soname,{}", l.name)];
                 user.extend(lib_objs[i].iter().map(|o| format!("{}{o}", side.up)));
-                user.extend(self.expand(&l.link_args, side));
+                user.extend(self.expand(&l.link_args, side)?);
                 outs.push(self.link(side, cxx, &["-shared".to_string()], &user, &l.name)?);
             }
             self.note_lld_error(&outs[1]);
-            match compare_links(&outs[0], &outs[1]) {
+            match compare_links(&outs[0], &outs[1], self.other) {
                 LinkCmp::BothOk => {}
                 LinkCmp::BothFailed(e) => return Ok(Verdict::BothFailed(format!("{}: {e}", l.name))),
                 LinkCmp::Verdict(d) => {
-                    return Ok(Verdict::Diverged(DivKind::LibVerdict, format!("link of {}: {d}", l.name), Some(format!("lib: {}", link_signature(&outs)))))
+                    let sig = format!("lib: {}", link_signature(&outs, self.other));
+                    return Ok(Verdict::Diverged(DivKind::LibVerdict, format!("link of {}: {d}", l.name), Some(sig)));
                 }
                 LinkCmp::Error(d) => {
-                    return Ok(Verdict::Diverged(DivKind::LibError, format!("link of {}: {d}", l.name), Some(format!("lib: {}", link_signature(&outs)))))
+                    let sig = format!("lib: {}", link_signature(&outs, self.other));
+                    return Ok(Verdict::Diverged(DivKind::LibError, format!("link of {}: {d}", l.name), Some(sig)));
                 }
             }
         }
@@ -228,15 +282,15 @@ impl Run<'_> {
             if case.lto {
                 kind.push("-flto=thin".to_string());
             }
-            user.extend(self.expand(&case.link_args, side));
+            user.extend(self.expand(&case.link_args, side)?);
             outs.push(self.link(side, case.program_is_cxx(), &kind, &user, &side.prog)?);
         }
         self.note_lld_error(&outs[1]);
-        match compare_links(&outs[0], &outs[1]) {
+        match compare_links(&outs[0], &outs[1], self.other) {
             LinkCmp::BothOk => {}
             LinkCmp::BothFailed(e) => return Ok(Verdict::BothFailed(e)),
-            LinkCmp::Verdict(d) => return Ok(Verdict::Diverged(DivKind::LinkVerdict, d, Some(link_signature(&outs)))),
-            LinkCmp::Error(d) => return Ok(Verdict::Diverged(DivKind::LinkError, d, Some(link_signature(&outs)))),
+            LinkCmp::Verdict(d) => return Ok(Verdict::Diverged(DivKind::LinkVerdict, d, Some(link_signature(&outs, self.other)))),
+            LinkCmp::Error(d) => return Ok(Verdict::Diverged(DivKind::LinkError, d, Some(link_signature(&outs, self.other)))),
         }
         let mut runs = Vec::new();
         for side in &sides {
@@ -252,17 +306,32 @@ impl Run<'_> {
             o.stderr = normalize(&o.stderr, &[(&side.dir, "$DIR"), (&self.build, "$BUILD")]);
             runs.push(o);
         }
+        self.programs = runs.iter().map(|o| (o.status_text(), o.stdout.clone())).collect();
         let (ours, theirs) = (&runs[0], &runs[1]);
         let show = |o: &Outcome| format!("{}\n--- stdout ---\n{}--- stderr ---\n{}", o.status_text(), String::from_utf8_lossy(&o.stdout), o.stderr_text());
-        let detail = || format!("=== dtld-linked program: {}\n=== lld-linked program: {}", show(ours), show(theirs));
+        let other = self.other;
+        let detail = || format!("=== dtld-linked program: {}\n=== {}-linked program: {}", show(ours), other.name(), show(theirs));
         if ours.status_text() != theirs.status_text() {
             // The two statuses are the signature: a bucket may name "ld.lld's program crashes,
             // dtld's runs" (an lld bug) without claiming other exit divergences of its features.
-            let signature = format!("run: dtld {}, ld.lld {}", ours.status_text(), theirs.status_text());
+            let signature = format!("run: dtld {}, {} {}", ours.status_text(), other.label(), theirs.status_text());
             return Ok(Verdict::Diverged(DivKind::Exit, detail(), Some(signature)));
         }
+        // GNU ld's default script orders .ctors and .init_array sections another way than
+        // ld.lld: against GNU ld, what constructors and destructors print is compared as a set.
+        let order_free = |b: &[u8]| -> Vec<u8> {
+            let text = String::from_utf8_lossy(b);
+            let (mut rest, mut ctors): (Vec<&str>, Vec<&str>) = text.lines().partition(|l| !["ctor ", "init ", "dtor "].iter().any(|p| l.starts_with(p)));
+            ctors.sort_unstable();
+            rest.push("--- constructors and destructors, sorted ---");
+            rest.extend(ctors);
+            rest.join("\n").into_bytes()
+        };
+        if other == Who::Bfd && order_free(&ours.stdout) == order_free(&theirs.stdout) && ours.stderr == theirs.stderr {
+            return Ok(Verdict::Same);
+        }
         if ours.stdout != theirs.stdout {
-            return Ok(Verdict::Diverged(DivKind::Stdout, format!("{}\n{}", first_line_difference(&ours.stdout, &theirs.stdout), detail()), None));
+            return Ok(Verdict::Diverged(DivKind::Stdout, format!("{}\n{}", first_line_difference(&ours.stdout, &theirs.stdout, other), detail()), None));
         }
         if ours.stderr != theirs.stderr {
             return Ok(Verdict::Diverged(DivKind::Stderr, detail(), None));
@@ -333,8 +402,11 @@ impl Run<'_> {
     fn link(&mut self, side: &Side, cxx: bool, kind: &[String], user: &[String], out: &str) -> Result<Outcome, String> {
         let (lto, mut user): (Vec<String>, Vec<String>) = user.iter().cloned().partition(|a| a == "-flto=thin");
         // Every error, not the first 20: ld.lld scans relocations in parallel, so which 20 it
-        // prints varies, and the first errors are compared as sets (`compare_links`).
-        user.push("-Wl,--error-limit=0".to_string());
+        // prints varies, and the first errors are compared as sets (`compare_links`). GNU ld
+        // has no limit (nor the option).
+        if side.linker != Who::Bfd {
+            user.push("-Wl,--error-limit=0".to_string());
+        }
         let mut kind = kind.to_vec();
         kind.extend(lto);
         let mut drv = self.driver(side, cxx);
@@ -390,27 +462,47 @@ impl Run<'_> {
 
     /// clang's linker selection.
     fn selection(&self, side: &Side) -> String {
-        side.linker.fuse_ld(&self.env.dtld).to_string_lossy().into_owned()
+        match side.linker {
+            Who::Dtld => format!("-fuse-ld={}", self.env.dtld.display()),
+            Who::Lld => "-fuse-ld=lld".to_string(),
+            Who::Bfd => "-fuse-ld=bfd".to_string(),
+        }
     }
 
     /// The linker selection: `-fuse-ld=` for clang, `-B` wrappers for gcc.
     fn select(&self, cmd: &mut Command, side: &Side) {
         match (self.case.gcc_driver, side.linker) {
-            (false, linker) => {
-                cmd.arg(linker.fuse_ld(&self.env.dtld));
+            (false, _) | (true, Who::Bfd) => {
+                cmd.arg(self.selection(side));
             }
-            (true, Linker::Dtld) => {
+            (true, Who::Dtld) => {
                 cmd.arg(format!("-B{}/", self.env.gcc_dtld_dir.display()));
             }
-            (true, Linker::Lld) => {
+            (true, Who::Lld) => {
                 cmd.arg("-fuse-ld=lld").arg(format!("-B{}/", self.env.gcc_lld_dir.display()));
             }
         }
     }
 
-    fn expand(&self, args: &[String], side: &Side) -> Vec<String> {
+    fn expand(&self, args: &[String], side: &Side) -> Result<Vec<String>, String> {
         let (src, dir, build) = (self.src.to_string_lossy(), side.dir.to_string_lossy(), self.build.to_string_lossy());
-        args.iter().map(|a| a.replace("$SRC", &src).replace("$DIR", &dir).replace("$BUILD", &build)).collect()
+        let mut out = Vec::new();
+        for a in args {
+            let a = a.replace("$SRC", &src).replace("$DIR", &dir).replace("$BUILD", &build);
+            match a.strip_prefix("-Wl,-T,") {
+                // ld.lld adds a script without SECTIONS to its default layout; GNU ld's -T
+                // replaces its default script, and a script given as an input file adds to it.
+                Some(script) if side.linker == Who::Bfd => {
+                    let text = fs::read_to_string(script).map_err(|e| format!("read {script}: {e}"))?;
+                    if text.contains("SECTIONS") {
+                        return Err("a SECTIONS script: GNU ld's -T replaces its whole default layout, ld.lld's does not".to_string());
+                    }
+                    out.push(script.to_string());
+                }
+                _ => out.push(a),
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -421,13 +513,14 @@ enum LinkCmp {
     Error(String),
 }
 
-fn compare_links(ours: &Outcome, theirs: &Outcome) -> LinkCmp {
+fn compare_links(ours: &Outcome, theirs: &Outcome, other: Who) -> LinkCmp {
     match (ours.success(), theirs.success()) {
         (true, true) => LinkCmp::BothOk,
         (false, false) => {
             // The programs are named after their linker (prog.dtld, prog.lld), and so are LTO's
             // objects in messages (`../prog.lld.lto.main.o`).
-            let (os, ts) = (ours.stderr_text().replace("prog.dtld", "prog.$LINKER"), theirs.stderr_text().replace("prog.lld", "prog.$LINKER"));
+            let (os, ts) =
+                (ours.stderr_text().replace("prog.dtld", "prog.$LINKER"), theirs.stderr_text().replace(&format!("prog.{}", other.name()), "prog.$LINKER"));
             let (o, t) = (first_error(&os), first_error(&ts));
             // ld.lld reports undefined symbols in an order that changes from run to run: the
             // first errors agree when each is among the other side's errors.
@@ -435,11 +528,11 @@ fn compare_links(ours: &Outcome, theirs: &Outcome) -> LinkCmp {
             if agree {
                 LinkCmp::BothFailed(t.unwrap_or_else(|| format!("no error line ({})", theirs.status_text())))
             } else {
-                LinkCmp::Error(format!("first errors differ:\n  dtld:   {}\n  ld.lld: {}", o.unwrap_or_default(), t.unwrap_or_default()))
+                LinkCmp::Error(format!("first errors differ:\n  dtld:   {}\n  {}: {}", o.unwrap_or_default(), other.label(), t.unwrap_or_default()))
             }
         }
         (ok, _) => {
-            let (failed, who) = if ok { (theirs, "ld.lld") } else { (ours, "dtld") };
+            let (failed, who) = if ok { (theirs, other.label()) } else { (ours, "dtld") };
             LinkCmp::Verdict(format!("only {who} failed ({}):\n{}", failed.status_text(), failed.stderr_text()))
         }
     }
@@ -471,7 +564,7 @@ fn canonical_flags(flags: &[String]) -> Vec<String> {
 
 /// What each linker did with a link that diverged, `dtld fails: <first error> | ld.lld links`
 /// (or `dtld links | ld.lld fails: ...`, or both failing), generated names and paths blanked.
-fn link_signature(outs: &[Outcome]) -> String {
+fn link_signature(outs: &[Outcome], other: Who) -> String {
     let side = |who: &str, o: &Outcome| {
         if o.success() {
             format!("{who} links")
@@ -479,7 +572,7 @@ fn link_signature(outs: &[Outcome]) -> String {
             format!("{who} fails: {}", error_class(&first_error(&o.stderr_text()).unwrap_or_else(|| o.status_text())))
         }
     };
-    format!("{} | {}", side("dtld", &outs[0]), side("ld.lld", &outs[1]))
+    format!("{} | {}", side("dtld", &outs[0]), side(other.label(), &outs[1]))
 }
 
 /// An error message with the names of generated symbols and files blanked, so that messages
@@ -521,9 +614,9 @@ fn normalize(bytes: &[u8], paths: &[(&Path, &str)]) -> Vec<u8> {
     text.into_bytes()
 }
 
-fn first_line_difference(a: &[u8], b: &[u8]) -> String {
+fn first_line_difference(a: &[u8], b: &[u8], other: Who) -> String {
     let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
     let (la, lb): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
     let i = la.iter().zip(&lb).position(|(x, y)| x != y).unwrap_or(la.len().min(lb.len()));
-    format!("first difference at stdout line {}:\n  dtld:   {}\n  ld.lld: {}", i + 1, la.get(i).unwrap_or(&"<end>"), lb.get(i).unwrap_or(&"<end>"))
+    format!("first difference at stdout line {}:\n  dtld:   {}\n  {}: {}", i + 1, la.get(i).unwrap_or(&"<end>"), other.label(), lb.get(i).unwrap_or(&"<end>"))
 }

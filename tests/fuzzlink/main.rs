@@ -11,7 +11,9 @@
 //! one (`KNOWN`: the `fuzz-*` fixtures) when the errors' signature or its essential features
 //! say so, and otherwise shrunk (units, entities, flags dropped while it still diverges the
 //! same way) and written as a fixture of the differential harness under
-//! `<target>/fuzzlink/repro/fuzz-<kind>-<seed>/`.
+//! `<target>/fuzzlink/repro/fuzz-<kind>-<seed>/`. A divergence of an open bucket (a known
+//! ld.lld-22 bug) is linked again by dtld and GNU ld (`referee`): where dtld's and ld.lld's
+//! programs differ, GNU ld's must behave as dtld's.
 //!
 //! Environment:
 //! - `FUZZLINK_SEED`: the first case (default 0); `FUZZLINK_CASES`: how many (default 2,000;
@@ -84,6 +86,33 @@ struct Finding {
     summary: String,
     /// The bucket it was attributed to (by name).
     bucket: Option<String>,
+    /// For a case of an open bucket (an ld.lld-22 bug): what GNU ld's link of it says.
+    referee: Option<Referee>,
+}
+
+/// GNU ld's opinion on a divergence that is a known ld.lld-22 bug (`referee`): the evidence
+/// that the difference is lld's, case by case.
+#[derive(Clone, Debug)]
+enum Referee {
+    /// GNU ld's program behaves as dtld's where dtld's and ld.lld's differ (the exit status
+    /// of an exit divergence, the stdout lines of a stdout one); `entirely`: in everything.
+    Agrees { entirely: bool },
+    /// It does not (the first difference).
+    Differs(String),
+    /// GNU ld could not link the case (an option it lacks, a script it reads otherwise), or
+    /// the divergence is not one of programs.
+    Unavailable(String),
+}
+
+impl Referee {
+    fn text(&self) -> String {
+        match self {
+            Referee::Agrees { entirely: true } => "GNU ld's program behaves as dtld's".to_string(),
+            Referee::Agrees { entirely: false } => "GNU ld's program behaves as dtld's where ld.lld's differs".to_string(),
+            Referee::Differs(d) => format!("GNU ld differs from dtld: {d}"),
+            Referee::Unavailable(why) => format!("GNU ld cannot judge: {why}"),
+        }
+    }
 }
 
 /// A known divergence: a shrunk reproducer and the features it needs. A new divergence
@@ -400,15 +429,17 @@ fn run_batch(ctx: &Ctx, program: u64, ids: std::ops::RangeInclusive<u64>) -> Res
                 write_repro(&dir, id, &ran.commands, detail, &replay_command(ctx, id));
                 let bucket =
                     attribute(ctx, &st, &tags, signature.as_deref(), &bdir.join("attr"), &cache).or_else(|| new_bucket(ctx, &st, id, *kind, signature.clone()));
+                let open = bucket.as_ref().is_some_and(|b| ctx.stats.lock().unwrap().buckets.iter().any(|k| &k.name == b && k.open));
+                let referee = open.then(|| referee(ctx, &case, &dir.join("gnu-ld"), &cache, *kind, &ran));
                 eprintln!(
-                    "fuzzlink: DIVERGENCE seed {id} ({}) [{}]{}: {}\n  replay: {}",
+                    "fuzzlink: DIVERGENCE seed {id} ({}) [{}]{}: {}{}\n  replay: {}",
                     kind.name(),
                     tags.join(" "),
                     bucket.as_ref().map_or(String::new(), |b| format!(" -> {b}")),
                     first_line(detail),
+                    referee.as_ref().map_or(String::new(), |r| format!("\n  {}", r.text())),
                     replay_command(ctx, id)
                 );
-                let open = bucket.as_ref().is_some_and(|b| ctx.stats.lock().unwrap().buckets.iter().any(|k| &k.name == b && k.open));
                 if open {
                     open_known += 1;
                 } else {
@@ -421,14 +452,21 @@ fn run_batch(ctx: &Ctx, program: u64, ids: std::ops::RangeInclusive<u64>) -> Res
                         replay_command(ctx, id)
                     ));
                 }
-                ctx.stats.lock().unwrap().findings.push(Finding { id, kind: Some(*kind), tags, summary: first_line(detail), bucket });
+                ctx.stats.lock().unwrap().findings.push(Finding { id, kind: Some(*kind), tags, summary: first_line(detail), bucket, referee });
             }
             Verdict::Broken(e) => {
                 keep = true;
                 write_repro(&dir, id, &ran.commands, e, &replay_command(ctx, id));
                 eprintln!("fuzzlink: BROKEN CASE seed {id} (a generator or tool problem): {}\n  replay: {}", first_line(e), replay_command(ctx, id));
                 failures.push(format!("seed {id}: broken case: {e}\n  kept: {}", dir.display()));
-                ctx.stats.lock().unwrap().findings.push(Finding { id, kind: None, tags: features::tags(&st), summary: first_line(e), bucket: None });
+                ctx.stats.lock().unwrap().findings.push(Finding {
+                    id,
+                    kind: None,
+                    tags: features::tags(&st),
+                    summary: first_line(e),
+                    bucket: None,
+                    referee: None,
+                });
             }
         }
         if keep {
@@ -479,6 +517,62 @@ fn write_repro(dir: &Path, id: u64, commands: &[String], detail: &str, replay: &
     }
     let _ = fs::write(dir.join("commands.sh"), text);
     let _ = fs::write(dir.join("divergence.txt"), detail);
+}
+
+/// GNU ld's opinion on a case of an open bucket (a known ld.lld-22 bug) whose programs
+/// diverged (`lld`: that run): the case is linked again by dtld and by GNU ld (in `dir`,
+/// through the same compile cache) and both programs run. Where dtld's and ld.lld's programs
+/// differ, GNU ld's must behave as dtld's (other differences between GNU ld and ld.lld, such
+/// as the address identity of an ifunc in a static link, are not the bucket's).
+fn referee(ctx: &Ctx, case: &case::Case, dir: &Path, cache: &Path, kind: DivKind, lld: &exec::Ran) -> Referee {
+    if !matches!(kind, DivKind::Exit | DivKind::Stdout) || lld.programs.len() != 2 {
+        return Referee::Unavailable(format!("a {} divergence, not one of programs", kind.name()));
+    }
+    let ran = exec::run_case_against(&ctx.env, case, dir, cache, exec::Who::Bfd);
+    write_repro(dir, 0, &ran.commands, &format!("{:?}", ran.verdict), "GNU ld's link of the case (the referee)");
+    let r = match (&ran.verdict, ran.programs.as_slice()) {
+        (Verdict::Same, _) => Referee::Agrees { entirely: true },
+        (_, [(d_status, d_out), (b_status, b_out)]) => {
+            let (l_status, l_out) = &lld.programs[1];
+            if kind == DivKind::Exit {
+                if b_status == d_status {
+                    Referee::Agrees { entirely: false }
+                } else {
+                    Referee::Differs(format!("dtld's program {d_status}, GNU ld's {b_status}, ld.lld's {l_status}"))
+                }
+            } else {
+                let lines = |b: &[u8]| String::from_utf8_lossy(b).lines().map(String::from).collect::<Vec<_>>();
+                let (d, l, g) = (lines(d_out), lines(l_out), lines(b_out));
+                let n = d.len().max(l.len());
+                match (0..n).find(|&i| d.get(i) != l.get(i) && g.get(i) != d.get(i)) {
+                    None => Referee::Agrees { entirely: false },
+                    Some(i) => Referee::Differs(format!(
+                        "stdout line {}: dtld {:?}, ld.lld {:?}, GNU ld {:?}",
+                        i + 1,
+                        d.get(i).map_or("<end>", |s| s.as_str()),
+                        l.get(i).map_or("<end>", |s| s.as_str()),
+                        g.get(i).map_or("<end>", |s| s.as_str())
+                    )),
+                }
+            }
+        }
+        (Verdict::Diverged(DivKind::LinkVerdict | DivKind::LibVerdict, d, Some(sig)), _) if sig.contains("GNU ld fails") => {
+            Referee::Unavailable(first_error_of(d).unwrap_or_else(|| first_line(d)))
+        }
+        (Verdict::Diverged(_, d, _), _) => Referee::Differs(first_line(d)),
+        (Verdict::BothFailed(e), _) => Referee::Differs(format!("both fail: {e}")),
+        (Verdict::Broken(e), _) => Referee::Unavailable(first_line(e)),
+    };
+    // Kept (beside the case) when GNU ld does not agree, to look at.
+    if !ctx.cfg.keep && matches!(r, Referee::Agrees { .. }) {
+        let _ = fs::remove_dir_all(dir);
+    }
+    r
+}
+
+/// The first linker error in a divergence's detail (GNU ld's words: `ld.bfd: <message>`).
+fn first_error_of(detail: &str) -> Option<String> {
+    detail.lines().find_map(|l| l.split_once("ld.bfd: ").or_else(|| l.split_once("/ld: ")).map(|(_, m)| m.chars().take(160).collect()))
 }
 
 /// The known bucket this divergence belongs to. A link that diverged belongs to a bucket whose
@@ -617,6 +711,19 @@ fn summary(ctx: &Ctx, started: Instant) {
                 ids.iter().take(10).cloned().collect::<Vec<_>>().join(" ")
             );
         }
+    }
+    let judged: Vec<&Referee> = st.findings.iter().filter_map(|f| f.referee.as_ref()).collect();
+    if !judged.is_empty() {
+        let agrees = judged.iter().filter(|r| matches!(r, Referee::Agrees { .. })).count();
+        let entirely = judged.iter().filter(|r| matches!(r, Referee::Agrees { entirely: true })).count();
+        let differs: Vec<String> = st.findings.iter().filter(|f| matches!(f.referee, Some(Referee::Differs(_)))).map(|f| f.id.to_string()).take(20).collect();
+        let unavailable = judged.iter().filter(|r| matches!(r, Referee::Unavailable(_))).count();
+        eprintln!(
+            "  GNU ld on the known ld.lld-22 bugs: behaves as dtld where ld.lld differs in {agrees} of {} ({entirely} in everything), differs in {} (seeds {}), cannot judge {unavailable}",
+            judged.len(),
+            judged.len() - agrees - unavailable,
+            differs.join(" ")
+        );
     }
     let unattributed: Vec<String> = st.findings.iter().filter(|f| f.kind.is_some() && f.bucket.is_none()).map(|f| f.id.to_string()).collect();
     if !unattributed.is_empty() {
