@@ -18,6 +18,7 @@
 //! Environment:
 //! - `FUZZLINK_SEED`: the first case (default 0); `FUZZLINK_CASES`: how many (default 2,000;
 //!   `FUZZLINK_LONG=1`: 100,000).
+//! - `FUZZLINK_SEEDS`: these cases instead (seeds separated by commas or blanks).
 //! - `FUZZLINK_SHRINK`: how many divergences to shrink (default 4; 0 = none).
 //! - `FUZZLINK_KEEP=1`: keep every case's directory (divergent ones are always kept).
 //! - `FUZZLINK_AVOID=<feature,...>`: leave these features out of every case (`features.rs`),
@@ -56,6 +57,9 @@ struct Config {
     keep: bool,
     /// Features ablated from every case (`FUZZLINK_AVOID`).
     avoid: Vec<String>,
+    /// The cases to run instead of `count` from `start` (`FUZZLINK_SEEDS`: a run's divergent
+    /// seeds, to replay them all at once).
+    seeds: Option<Vec<u64>>,
 }
 
 impl Config {
@@ -73,6 +77,18 @@ impl Config {
             shrink: num("FUZZLINK_SHRINK")?.unwrap_or(4) as usize,
             keep: std::env::var("FUZZLINK_KEEP").is_ok_and(|v| !v.is_empty() && v != "0"),
             avoid: features::parse_list(&std::env::var("FUZZLINK_AVOID").unwrap_or_default())?,
+            seeds: match std::env::var("FUZZLINK_SEEDS") {
+                Ok(v) if !v.trim().is_empty() => {
+                    let mut list = Vec::new();
+                    for w in v.split(|c: char| c == ',' || c.is_whitespace()).filter(|w| !w.is_empty()) {
+                        list.push(w.parse().map_err(|_| format!("$FUZZLINK_SEEDS: {w} is not a seed"))?);
+                    }
+                    list.sort_unstable();
+                    list.dedup();
+                    Some(list)
+                }
+                _ => None,
+            },
         })
     }
 }
@@ -322,17 +338,22 @@ fn main() {
         Ok(c) => (c.cfg.start, c.cfg.count),
         Err(_) => (0, 1),
     };
-    let end = start + count;
-    let mut first = start;
-    while first < end {
-        let program = first / SHAPES;
-        let last = ((program + 1) * SHAPES).min(end) - 1;
+    // One trial per program: the run's seeds (`FUZZLINK_SEEDS`, or `count` from `start`) by
+    // program.
+    let mut by_program: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    let seeds: Vec<u64> = match ctx.as_ref().ok().and_then(|c| c.cfg.seeds.clone()) {
+        Some(list) => list,
+        None => (start..start + count).collect(),
+    };
+    for id in seeds {
+        by_program.entry(id / SHAPES).or_default().push(id);
+    }
+    for (program, ids) in by_program {
         let ctx = ctx.clone();
-        trials.push(Trial::test(format!("fuzzlink/cases-{first}-{last}"), move || {
+        trials.push(Trial::test(format!("fuzzlink/cases-{}-{}", ids[0], ids[ids.len() - 1]), move || {
             let ctx = ctx.map_err(Failed::from)?;
-            run_batch(&ctx, program, first..=last).map_err(Failed::from)
+            run_batch(&ctx, program, &ids).map_err(Failed::from)
         }));
-        first = last + 1;
     }
     let conclusion = libtest_mimic::run(&args, trials);
     if let Ok(ctx) = &ctx {
@@ -396,7 +417,7 @@ fn make_state(ctx: &Ctx, p: &model::Program, id: u64) -> features::State {
     st
 }
 
-fn run_batch(ctx: &Ctx, program: u64, ids: std::ops::RangeInclusive<u64>) -> Result<(), String> {
+fn run_batch(ctx: &Ctx, program: u64, ids: &[u64]) -> Result<(), String> {
     let t0 = Instant::now();
     let p = model::generate(program);
     let bdir = ctx.env.root.join(format!("p{program}"));
@@ -404,8 +425,8 @@ fn run_batch(ctx: &Ctx, program: u64, ids: std::ops::RangeInclusive<u64>) -> Res
     fresh_dir(&cache).map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
     let (mut same, mut both_failed, mut open_known, mut kept) = (0u64, 0u64, 0u64, false);
     let mut failures = Vec::new();
-    let n = ids.clone().count();
-    for id in ids.clone() {
+    let n = ids.len();
+    for &id in ids {
         let st = make_state(ctx, &p, id);
         let case = shape::case(&st.0, &st.1);
         let dir = bdir.join(format!("c{id}"));
@@ -486,8 +507,8 @@ fn run_batch(ctx: &Ctx, program: u64, ids: std::ops::RangeInclusive<u64>) -> Res
     }
     eprintln!(
         "fuzzlink: seeds {}-{} (program {program}): {n} cases, {same} same, {both_failed} both failed, {} divergent ({open_known} of them known and open), {:.1} s",
-        ids.start(),
-        ids.end(),
+        ids[0],
+        ids[ids.len() - 1],
         failures.len() as u64 + open_known,
         t0.elapsed().as_secs_f64()
     );
@@ -667,10 +688,12 @@ fn summary(ctx: &Ctx, started: Instant) {
     }
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "\nfuzzlink summary: {} cases (seeds {}..{}{}) in {:.0} s ({:.0} cases/min): {} same, {} both failed alike, {} divergent, {} broken",
+        "\nfuzzlink summary: {} cases (seeds {}{}) in {:.0} s ({:.0} cases/min): {} same, {} both failed alike, {} divergent, {} broken",
         st.cases,
-        ctx.cfg.start,
-        ctx.cfg.start + ctx.cfg.count,
+        match &ctx.cfg.seeds {
+            Some(list) => format!("{} listed", list.len()),
+            None => format!("{}..{}", ctx.cfg.start, ctx.cfg.start + ctx.cfg.count),
+        },
         if ctx.cfg.avoid.is_empty() { String::new() } else { format!(", avoiding {}", ctx.cfg.avoid.join(",")) },
         secs,
         st.cases as f64 * 60.0 / secs,
