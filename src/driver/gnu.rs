@@ -903,17 +903,21 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
     while i < args.len() {
         i += p.argument(&args, i);
     }
+    // lld's order: `--help` wins over everything; `--version` and `-v` print the version line
+    // even when the command line has errors (an unknown argument, a bad `-mllvm` option), and
+    // the run then fails.
+    if p.help {
+        return Ok(Action::Help);
+    }
     if p.version {
         // lld reads its configuration before it leaves for `--version`: its errors (an unknown
         // `-mllvm` option, an invalid LTO level) still fail the run.
         check_lto_options(&mut p);
         if !p.errors.is_empty() {
+            println!("{}", super::version_string());
             return Err(Error::many(p.errors));
         }
         return Ok(Action::Version);
-    }
-    if p.help {
-        return Ok(Action::Help);
     }
     if p.cfg.symbol_ordering_file.is_some() {
         if p.cfg.call_graph_ordering_file.is_some() {
@@ -939,6 +943,9 @@ pub fn parse(argv: &[String]) -> Result<Action<Config>> {
     diag.vs_diagnostics = p.vs_diagnostics;
     diag.demangle = p.demangle;
     if !p.errors.is_empty() {
+        if p.cfg.print_version {
+            println!("{}", super::version_string());
+        }
         for w in &p.warnings {
             diag.warn(w);
         }

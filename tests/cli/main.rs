@@ -62,6 +62,13 @@ fn main() {
         ("env/distribute-usage", distribute_usage),
         ("env/help", help),
         ("llvm-options/known-without-bitcode", llvm_options_known),
+        ("version/v-unknown-argument", |c, w| version(c, w, &["-v", "--bogus"])),
+        ("version/version-unknown-argument", |c, w| version(c, w, &["--version", "--bogus"])),
+        ("version/version-bad-mllvm", |c, w| version(c, w, &["--version", "-mllvm", "-bogus-opt"])),
+        ("version/v-bad-lto-level", |c, w| version(c, w, &["-v", "--lto-O9"])),
+        ("version/v-warning", |c, w| version(c, w, &["-v", "-z", "foo"])),
+        ("version/v-alone", |c, w| version(c, w, &["-v"])),
+        ("version/version-and-help", |c, w| version(c, w, &["--version", "--help"])),
         ("format/binary", format_binary),
         ("format/unknown", |c, w| format_words(c, w, &["--format=elf32", "x.o"])),
         ("format/unknown-target", |c, w| {
@@ -143,6 +150,39 @@ fn llvm_options_known(c: &Context, w: &TrialDir) -> Result<(), String> {
     let (a, b) = (unname(&lld.stderr_text()), unname(&dtld.stderr_text()));
     if a != b || !b.is_empty() {
         return Err(format!("stderr:\n--- ld.lld-22\n{a:?}\n--- dtld\n{b:?}"));
+    }
+    Ok(())
+}
+
+/// `--version` and `-v` with other options, errors among them: lld prints its version line
+/// whenever one is given (`--help` aside), even when the run then fails; the same exit status,
+/// the same messages (program names read as `LINKER`), and stdout either the version line
+/// (`Debian LLD 22... (compatible with GNU linkers)` / `dtld 0.1.0 (compatible ...)`) or help.
+fn version(c: &Context, w: &TrialDir, args: &[&str]) -> Result<(), String> {
+    let (lld, dtld) = both(c, w, args)?;
+    if lld.status_text() != dtld.status_text() {
+        return Err(format!(
+            "exit status: ld.lld-22 {}, dtld {}
+{}",
+            lld.status_text(),
+            dtld.status_text(),
+            dtld.stderr_text()
+        ));
+    }
+    let words = |o: &Outcome| unname(&o.stderr_text()).replace("ld.lld-22", "LINKER").replace("dtld", "LINKER");
+    if words(&lld) != words(&dtld) {
+        return Err(format!("stderr:\n--- ld.lld-22\n{:?}\n--- dtld\n{:?}", words(&lld), words(&dtld)));
+    }
+    let kind = |o: &Outcome| {
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        if out.starts_with("OVERVIEW:") {
+            "help".to_string()
+        } else {
+            out.lines().map(|l| if l.ends_with(" (compatible with GNU linkers)") { "version line" } else { l }).collect::<Vec<_>>().join("\n")
+        }
+    };
+    if kind(&lld) != kind(&dtld) {
+        return Err(format!("stdout: ld.lld-22 {:?}, dtld {:?}", kind(&lld), kind(&dtld)));
     }
     Ok(())
 }
