@@ -499,6 +499,8 @@ impl Run<'_> {
                     }
                     out.push(script.to_string());
                 }
+                // Safe ICF folds only what no program can tell apart; GNU ld has no ICF.
+                _ if side.linker == Who::Bfd && a == "-Wl,--icf=safe" => {}
                 _ => out.push(a),
             }
         }
