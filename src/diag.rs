@@ -51,6 +51,9 @@ pub struct Diag {
     /// Studio's `file(line): error: ...` form, instead of the program name.
     pub vs_diagnostics: bool,
     errors: AtomicUsize,
+    /// Warnings printed (an `--incremental` link that warned keeps no state: a skipped relink
+    /// would not warn again).
+    warnings: AtomicUsize,
     stopped: AtomicBool,
     /// The last message printed had several lines: lld separates the next one by a blank line.
     sep: AtomicBool,
@@ -75,6 +78,7 @@ impl Clone for Diag {
             ignored: self.ignored.clone(),
             vs_diagnostics: self.vs_diagnostics,
             errors: AtomicUsize::new(self.error_count()),
+            warnings: AtomicUsize::new(self.warnings()),
             stopped: AtomicBool::new(self.stopped.load(Ordering::Relaxed)),
             sep: AtomicBool::new(self.sep.load(Ordering::Relaxed)),
             demangle: self.demangle,
@@ -106,6 +110,7 @@ impl Diag {
             ignored: Vec::new(),
             vs_diagnostics: false,
             errors: AtomicUsize::new(0),
+            warnings: AtomicUsize::new(0),
             stopped: AtomicBool::new(false),
             sep: AtomicBool::new(false),
             demangle: true,
@@ -164,6 +169,7 @@ impl Diag {
         if self.fatal_warnings {
             self.error(msg);
         } else if !self.suppress_warnings {
+            self.warnings.fetch_add(1, Ordering::Relaxed);
             self.print("warning", "35", msg);
         }
     }
@@ -206,6 +212,11 @@ impl Diag {
     /// Errors so far (warnings under `--fatal-warnings` included).
     pub fn error_count(&self) -> usize {
         self.errors.load(Ordering::Relaxed)
+    }
+
+    /// How many warnings were printed.
+    pub fn warnings(&self) -> usize {
+        self.warnings.load(Ordering::Relaxed)
     }
 
     /// Fails the link if anything was reported as an error (already printed: the error

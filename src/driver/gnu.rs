@@ -737,6 +737,15 @@ static OPTIONS: &[Opt<Gnu>] = &[
         p.cfg.fork = true
     }),
     opt(&["no-fork"], Flag, "", "Link in one process (for debuggers)", Implemented, |p, _| p.cfg.fork = false),
+    opt(
+        &["incremental"],
+        Flag,
+        "",
+        "Keep <output>.dtld-incremental; a relink that finds nothing changed ends at once (docs/incremental.md)",
+        Implemented,
+        |p, _| p.cfg.incremental = true,
+    ),
+    opt(&["no-incremental"], Flag, "", "A full link without state (default)", Implemented, |p, _| p.cfg.incremental = false),
     opt(&["enable-non-contiguous-regions"], Flag, "", "Spill input sections to later matching output sections", Ignored, nothing),
     // Options for other targets: errors on x86-64, as in lld (check_options).
     opt(&["cmse-implib"], Flag, "", "ARM only (an error on x86-64, as in lld)", Implemented, |p, _| p.checks.cmse_implib = true),

@@ -187,6 +187,9 @@ pub struct Config {
     pub mllvm: Vec<String>,
     pub sysroot: Option<PathBuf>,
     pub verbose: bool,
+    /// `--incremental` (docs/incremental.md): keep a state beside the output, and end a relink
+    /// that finds nothing changed.
+    pub incremental: bool,
     /// Options we accept and ignore (recorded so `--verbose` can list them).
     /// `-nostdlib`: linker scripts' `SEARCH_DIR`s are not searched.
     pub nostdlib: bool,
@@ -417,6 +420,7 @@ impl Default for Config {
             mllvm: Vec::new(),
             sysroot: None,
             verbose: false,
+            incremental: false,
             nostdlib: false,
             diag: std::sync::Arc::new(crate::diag::Diag::default()),
             build_id_hex: Vec::new(),

@@ -30,6 +30,7 @@ pub mod gc;
 pub mod gcc_lto;
 pub mod gdb_index;
 pub mod icf;
+pub mod incremental;
 pub mod input;
 pub mod layout;
 pub mod lto;
@@ -58,6 +59,7 @@ pub mod write;
 pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     let mut trace = crate::trace::Trace::default();
     let t = std::time::Instant::now();
+    let started = std::time::SystemTime::now();
     // A link with bitcode loads LLVM while the inputs are resolved (`lto::preload`), unless
     // its inputs look unchanged since the previous link (whose result the link cache then
     // most likely holds: LLVM is not needed).
@@ -69,9 +71,16 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     // The replaced output's page cache is dropped while the link runs (`outfile.rs`), once the
     // output's name is known (a script's OUTPUT may set it), unless no output is written.
     let mut recycle = None;
+    // `--incremental`: what the last round of loading read and found.
+    let (mut read_log, mut loaded): (&[(std::path::PathBuf, &'static [u8])], &[crate::input::InputFile]);
     let (config, mut resolver) = loop {
-        let (config, inputs) = load_inputs(&wanted)?;
+        let (config, inputs, read) = load_inputs(&wanted)?;
         trace.stage("Load input files", "", t);
+        // `--incremental`, before anything is resolved: a relink that finds nothing changed ends.
+        if config.incremental && recycle.is_none() && incremental::up_to_date(config, read, inputs, started) {
+            return finish_trace(config, &trace);
+        }
+        (read_log, loaded) = (read, inputs);
         if recycle.is_none() {
             recycle = Some(if config.lto.index_only { None } else { crate::outfile::recycle_replaced(&config.output) });
         }
@@ -182,6 +191,9 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     if let Some(p) = &config.map_file {
         map::write_map(&layout, p)?;
     }
+    if config.incremental {
+        incremental::Incremental::new(config, read_log, loaded, started).record(config);
+    }
     // The process ends with the link (the inputs are leaked already): freeing the layout's and
     // the resolution's tables one by one would only delay the exit (60 ms on a large link).
     crate::util::keep::skip_drop(layout);
@@ -199,7 +211,9 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
 /// config), writes `--reproduce`, and fails early if the output (named by -o or a script's
 /// OUTPUT) or the map file cannot be written, as lld does once it has read the inputs; a failed
 /// link leaves the previous output in place either way.
-fn load_inputs(config: &crate::elf::config::Config) -> crate::error::Result<(&'static crate::elf::config::Config, &'static [crate::input::InputFile])> {
+type Loaded = (&'static crate::elf::config::Config, &'static [crate::input::InputFile], &'static [(std::path::PathBuf, &'static [u8])]);
+
+fn load_inputs(config: &crate::elf::config::Config) -> crate::error::Result<Loaded> {
     let mut config = config.clone();
     let (loaded, read) = input::load_logged(&mut config);
     let inputs: &'static [crate::input::InputFile] = crate::util::keep::slice(reproduce::after_load(&config, loaded, &read)?);
@@ -213,8 +227,8 @@ fn load_inputs(config: &crate::elf::config::Config) -> crate::error::Result<(&'s
     if !unwritable.is_empty() {
         return Err(crate::error::Error::many(unwritable));
     }
-    // Like the inputs, the config lives until the process exits.
-    Ok((crate::util::keep::value(config), inputs))
+    // Like the inputs, the config (and the list of files read) lives until the process exits.
+    Ok((crate::util::keep::value(config), inputs, crate::util::keep::slice(read)))
 }
 
 fn finish_trace(config: &crate::elf::config::Config, trace: &crate::trace::Trace) -> crate::error::Result<()> {
