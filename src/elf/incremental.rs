@@ -86,7 +86,23 @@ pub struct Incremental {
     deps: Vec<Dep>,
     /// Why this link can leave no state (`None`: it can).
     ineligible: Option<String>,
-    started: std::time::SystemTime,
+    /// When the link began (`Start`).
+    started: i64,
+}
+
+/// When a link began, on the clock the kernel stamps files with (the coarse real-time clock: a
+/// file changed after this moment has a ctime at or after it, which the precise clock does not
+/// promise).
+#[derive(Clone, Copy)]
+pub struct Start(i64);
+
+impl Start {
+    pub fn now() -> Start {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: a valid timespec to fill.
+        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
+        Start(ts.tv_sec.saturating_mul(1_000_000_000).saturating_add(ts.tv_nsec))
+    }
 }
 
 /// What the check found.
@@ -103,7 +119,7 @@ pub struct Refresh(State);
 /// The check at the start of an `--incremental` link whose loader read `read` and found
 /// `inputs`: `true` when nothing changed and the link is done (the output renewed), else the
 /// link goes on in full (`--verbose` says why).
-pub fn up_to_date(config: &Config, read: &[(PathBuf, &'static [u8])], inputs: &[InputFile], started: std::time::SystemTime) -> bool {
+pub fn up_to_date(config: &Config, read: &[(PathBuf, &'static [u8])], inputs: &[InputFile], started: Start) -> bool {
     let inc = Incremental::new(config, read, inputs, started);
     match inc.check(config) {
         Verdict::UpToDate(refresh) => {
@@ -132,7 +148,7 @@ pub fn state_path(out: &Path) -> PathBuf {
 impl Incremental {
     /// The link of `config`, whose loader read `read` (every file, in order) and found `inputs`;
     /// `started` is when the link began.
-    pub fn new(config: &Config, read: &[(PathBuf, &'static [u8])], inputs: &[InputFile], started: std::time::SystemTime) -> Incremental {
+    pub fn new(config: &Config, read: &[(PathBuf, &'static [u8])], inputs: &[InputFile], started: Start) -> Incremental {
         let mut deps: Vec<Dep> = read.iter().map(|(p, d)| Dep { path: p.clone(), data: Some(d) }).collect();
         // The files options name beside the inputs, found as the link finds them (as given,
         // else in the -L directories for the scripts the resolver reads).
@@ -148,7 +164,7 @@ impl Incremental {
         for p in [&config.symbol_ordering_file, &config.call_graph_ordering_file, &config.retain_symbols_file].into_iter().flatten() {
             deps.push(Dep { path: p.clone(), data: None });
         }
-        Incremental { state_path: state_path(&config.output), key: key(config), deps, ineligible: ineligible(config, read, inputs), started }
+        Incremental { state_path: state_path(&config.output), key: key(config), deps, ineligible: ineligible(config, read, inputs), started: started.0 }
     }
 
     /// Whether the link can end now (see the module comment), else why not.
@@ -198,7 +214,7 @@ impl Incremental {
             return;
         }
         let mut state = refresh.0;
-        let started = self.started.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64);
+        let started = self.started;
         match Identity::of(&config.output) {
             // An input changed while this relink ran: no state (the next link is a full one).
             Some(out) if !state.files.iter().any(|r| r.id.ctime_ns >= started) => {
@@ -237,7 +253,7 @@ impl Incremental {
     }
 
     fn state(&self, config: &Config) -> Option<State> {
-        let started = self.started.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos() as i64;
+        let started = self.started;
         use rayon::prelude::*;
         let files = self
             .deps

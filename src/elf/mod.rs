@@ -59,7 +59,7 @@ pub mod write;
 pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
     let mut trace = crate::trace::Trace::default();
     let t = std::time::Instant::now();
-    let started = std::time::SystemTime::now();
+    let started = incremental::Start::now();
     // A link with bitcode loads LLVM while the inputs are resolved (`lto::preload`), unless
     // its inputs look unchanged since the previous link (whose result the link cache then
     // most likely holds: LLVM is not needed).
