@@ -3,7 +3,8 @@
 //!
 //! 1. `input::load_logged`: find, map and identify every input (`-l` search, linker scripts
 //!    such as glibc's libc.so, archives split into lazy members); `reproduce::after_load`
-//!    writes `--reproduce`;
+//!    writes `--reproduce`; with `--incremental`, `incremental::up_to_date` ends a relink that
+//!    finds nothing changed (and the state is recorded after step 7);
 //! 2. `resolve::Resolver::start`: parse objects and libraries, bind every symbol, pull archive
 //!    members depth-first (lld's lazy-symbol model);
 //! 3. `gcc_lto::run`: GCC LTO objects compiled by GCC's own plugin (pass 2);
