@@ -296,6 +296,15 @@ const KNOWN: &[(&str, &[&str], Option<&str>, &str)] = &[
         None,
         "ld.lld-22's program calls another function through a --defsym alias of an ifunc (its IRELATIVE names another resolver)",
     ),
+    (
+        // And through a script alias (seeds 1319601-1319613 of long run 11, static, PIE and
+        // non-PIE: `fzsa = f2;` where lld's IRELATIVE names f1's resolver; GNU ld behaves as
+        // dtld). Before the closed script/ifunc buckets; the referee guards against masking them.
+        "fuzz-script-ifunc-alias-static-pie",
+        &["script", "ifunc"],
+        None,
+        "ld.lld-22's program calls another function through a script alias of an ifunc (its IRELATIVE names another resolver)",
+    ),
     ("fuzz-icf-shlib-undefined", &["icf", "export-dynamic"], None, "a symbol in a section --icf folded seen as dead by --no-allow-shlib-undefined"),
     ("fuzz-versioned-name-in-message", &["vis-hidden", "versioned"], None, "a default-versioned name without its @@VER in lld's message"),
     ("fuzz-defsym-O2-lld-call", &["lto-O2", "defsym"], None, "ld.lld-22 -O2 calls another function than a --defsym alias names (an lld bug)"),
