@@ -164,19 +164,19 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
         return written.and_then(|()| finish_trace(config, &trace));
     }
     let t = std::time::Instant::now();
-    let resolved = resolver.finish()?;
+    let mut resolved = resolver.finish()?;
     trace.stage("Finish resolution", "", t);
     if let Some(p) = &config.print_archive_stats {
         archive_stats::write(config, &resolved, p)?;
     }
     if config.trace {
-        // --trace: every file that joined the link, in the order it did.
-        for &f in &resolved.trace_order {
-            println!("{}", resolved.inputs[f].name);
-        }
+        print_trace(&resolved);
     }
     let t = std::time::Instant::now();
-    let layout = layout::layout(config, &resolved)?;
+    let liveness = layout::mark_live(config, &mut resolved)?;
+    trace.stage("Mark live sections", "", t);
+    let t = std::time::Instant::now();
+    let layout = layout::layout(config, &resolved, liveness)?;
     trace.stage("Layout", "", t);
     trace.laps(&layout.laps);
     // A warning made an error by --fatal-warnings fails the link before anything is written.
@@ -230,6 +230,13 @@ fn load_inputs(config: &crate::elf::config::Config) -> crate::error::Result<Load
     }
     // Like the inputs, the config (and the list of files read) lives until the process exits.
     Ok((crate::util::keep::value(config), inputs, crate::util::keep::slice(read)))
+}
+
+/// `--trace`: every file that joined the link, in the order it did.
+fn print_trace(resolved: &crate::elf::symtab::Resolved) {
+    for &f in &resolved.trace_order {
+        println!("{}", resolved.inputs[f].name);
+    }
 }
 
 fn finish_trace(config: &crate::elf::config::Config, trace: &crate::trace::Trace) -> crate::error::Result<()> {

@@ -446,9 +446,6 @@ impl<'c> Resolver<'c> {
         // Version scripts and dynamic lists.
         apply_versions(config, &mut r)?;
         demote_shared_start_stop(config, &mut r);
-        let files = &r.files;
-        let dso_as_needed = &r.dso_as_needed;
-        let dso_needed = &r.dso_needed;
         for sym in r.symbols.iter_mut() {
             // A hidden or protected reference must be satisfied inside the output, so a library's
             // definition met before that reference does not count either (lld: a shared symbol
@@ -462,19 +459,28 @@ impl<'c> Resolver<'c> {
                 sym.def = Def::Undefined;
                 sym.weak = !sym.strong_ref;
             }
-            if let Def::Shared(f, k) = sym.def {
-                if dso_as_needed[f] && !dso_needed[f] {
-                    // lld keeps the library's symbol (its type shows in the symbol tables) but the
-                    // library is not needed, so the reference is written as an undefined weak one.
-                    let File::Shared(dso) = &files[f] else { unreachable!() };
-                    let ty = dso.syms[k].sym.st_type();
-                    sym.def = Def::Undefined;
-                    sym.weak = true;
-                    sym.ref_type = Some(if ty == elf::STT_GNU_IFUNC { elf::STT_FUNC } else { ty });
-                }
+        }
+        let needed = r.dso_needed.clone();
+        demote_unneeded_shared(&mut r, &needed);
+        Ok(r)
+    }
+}
+
+/// The symbols of libraries `--as-needed` that `needed` says are not needed become undefined
+/// weak references: lld keeps the library's symbol type (it shows in the symbol tables), but
+/// the library is not needed, so the reference is written as an undefined weak one.
+pub fn demote_unneeded_shared(r: &mut Resolved, needed: &[bool]) {
+    let (files, dso_as_needed) = (&r.files, &r.dso_as_needed);
+    for sym in r.symbols.iter_mut() {
+        if let Def::Shared(f, k) = sym.def {
+            if dso_as_needed[f] && !needed[f] {
+                let File::Shared(dso) = &files[f] else { unreachable!() };
+                let ty = dso.syms[k].sym.st_type();
+                sym.def = Def::Undefined;
+                sym.weak = true;
+                sym.ref_type = Some(if ty == elf::STT_GNU_IFUNC { elf::STT_FUNC } else { ty });
             }
         }
-        Ok(r)
     }
 }
 

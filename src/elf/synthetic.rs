@@ -56,7 +56,8 @@ pub fn prepare_dynamic_strings(l: &mut Layout) {
     if let Some(s) = &l.config.soname {
         add(s.as_bytes(), &mut strs);
     }
-    // Version needs: per library, the versions our dynamic symbols bind to.
+    // Version needs: per library, the versions our dynamic symbols bind to (a library
+    // `--as-needed` left out has no symbols left: `layout::mark_live` demoted them).
     let mut verneed: Vec<(usize, Vec<&'static [u8]>)> = Vec::new();
     for &id in &l.dynsyms {
         if let Def::Shared(f, k) = l.r.symbols[id].def {

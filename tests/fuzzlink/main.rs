@@ -305,6 +305,9 @@ const KNOWN: &[(&str, &[&str], Option<&str>, &str)] = &[
         None,
         "ld.lld-22's program calls another function through a script alias of an ifunc (its IRELATIVE names another resolver)",
     ),
+    // Seed 1333245 (long run 11): an --as-needed library only a collected section needed
+    // strongly: its symbols were not demoted after --gc-sections, so a version need named it.
+    ("fuzz-as-needed-gc-verneed", &["gc", "as-needed"], None, "a library --gc-sections left unneeded still named by a version need"),
     ("fuzz-icf-shlib-undefined", &["icf", "export-dynamic"], None, "a symbol in a section --icf folded seen as dead by --no-allow-shlib-undefined"),
     ("fuzz-versioned-name-in-message", &["vis-hidden", "versioned"], None, "a default-versioned name without its @@VER in lld's message"),
     ("fuzz-defsym-O2-lld-call", &["lto-O2", "defsym"], None, "ld.lld-22 -O2 calls another function than a --defsym alias names (an lld bug)"),

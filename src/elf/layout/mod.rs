@@ -48,8 +48,28 @@ fn place(l: &mut Layout) -> Result<()> {
     assign_addresses(l)
 }
 
-/// Builds the layout. `errors` collects undefined-symbol and relocation errors.
-pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
+/// What comes before the layout and may still change the resolution, in lld's order: the
+/// reserved-symbol checks and `-z cet-report`, then liveness (`gc::mark_live`). A library
+/// `--as-needed` that only sections `--gc-sections` collected needed is then not needed, and its
+/// symbols are demoted to weak undefined ones, as lld's `demoteSharedAndLazySymbols` does after
+/// `markLive` (so a weak reference to one resolves to zero, and no version need names the
+/// library; the resolution demotes those of libraries no reference needed at all).
+pub fn mark_live(config: &Config, r: &mut Resolved) -> Result<crate::elf::gc::Liveness> {
+    let reserved = checks::reserved_symbol_errors(config, r);
+    if !reserved.is_empty() {
+        return Err(Error::many(reserved));
+    }
+    checks::cet_report(config, r);
+    let liveness = crate::elf::gc::mark_live(config, r);
+    if let Some(needed) = &liveness.dso_needed {
+        crate::elf::resolve::demote_unneeded_shared(r, needed);
+    }
+    Ok(liveness)
+}
+
+/// Builds the layout from the resolution and its liveness (`mark_live`). `errors` collects
+/// undefined-symbol and relocation errors.
+pub fn layout<'r>(config: &'r Config, r: &'r Resolved, liveness: crate::elf::gc::Liveness) -> Result<Layout<'r>> {
     let is_pic = config.pie || config.shared;
     let mut l = Layout {
         config,
@@ -110,13 +130,6 @@ pub fn layout<'r>(config: &'r Config, r: &'r Resolved) -> Result<Layout<'r>> {
         gdb_index: None,
         laps: Default::default(),
     };
-    let reserved = checks::reserved_symbol_errors(config, r);
-    if !reserved.is_empty() {
-        return Err(Error::many(reserved));
-    }
-    checks::cet_report(config, r);
-    let liveness = crate::elf::gc::mark_live(config, r);
-    l.laps.lap("Mark live sections");
     let link_order = checks::link_order_errors(r, &liveness.live);
     if !link_order.is_empty() {
         return Err(Error::many(link_order));
