@@ -173,11 +173,12 @@ pub fn link(config: &crate::elf::config::Config) -> crate::error::Result<()> {
         print_trace(&resolved);
     }
     let t = std::time::Instant::now();
+    let mut live_lap = crate::trace::Laps::default();
     let liveness = layout::mark_live(config, &mut resolved)?;
-    trace.stage("Mark live sections", "", t);
-    let t = std::time::Instant::now();
+    live_lap.lap("Mark live sections");
     let layout = layout::layout(config, &resolved, liveness)?;
     trace.stage("Layout", "", t);
+    trace.laps(&live_lap);
     trace.laps(&layout.laps);
     // A warning made an error by --fatal-warnings fails the link before anything is written.
     config.diag.check()?;

@@ -113,10 +113,11 @@ enum Referee {
     /// GNU ld's program behaves as dtld's where dtld's and ld.lld's differ (the exit status
     /// of an exit divergence, the stdout lines of a stdout one); `entirely`: in everything.
     Agrees { entirely: bool },
-    /// It does not (the first difference).
+    /// GNU ld's program behaves as ld.lld's where dtld's differs (the first such place): the
+    /// case is not ld.lld's bug and fails as a regression.
     Differs(String),
-    /// GNU ld could not link the case (an option it lacks, a script it reads otherwise), or
-    /// the divergence is not one of programs.
+    /// GNU ld could not link the case (an option it lacks, a script it reads otherwise), its
+    /// program differs from both (GNU ld's own way), or the divergence is not one of programs.
     Unavailable(String),
 }
 
@@ -125,7 +126,7 @@ impl Referee {
         match self {
             Referee::Agrees { entirely: true } => "GNU ld's program behaves as dtld's".to_string(),
             Referee::Agrees { entirely: false } => "GNU ld's program behaves as dtld's where ld.lld's differs".to_string(),
-            Referee::Differs(d) => format!("GNU ld differs from dtld: {d}"),
+            Referee::Differs(d) => format!("GNU ld sides with ld.lld: {d}"),
             Referee::Unavailable(why) => format!("GNU ld cannot judge: {why}"),
         }
     }
@@ -583,30 +584,32 @@ fn referee(ctx: &Ctx, case: &case::Case, dir: &Path, cache: &Path, kind: DivKind
             if kind == DivKind::Exit {
                 if b_status == d_status {
                     Referee::Agrees { entirely: false }
+                } else if b_status == l_status {
+                    Referee::Differs(format!("GNU ld's program {b_status}, as ld.lld's; dtld's {d_status}"))
                 } else {
-                    Referee::Differs(format!("dtld's program {d_status}, GNU ld's {b_status}, ld.lld's {l_status}"))
+                    Referee::Unavailable(format!("GNU ld's program {b_status}, dtld's {d_status}, ld.lld's {l_status}"))
                 }
             } else {
                 let lines = |b: &[u8]| String::from_utf8_lossy(b).lines().map(String::from).collect::<Vec<_>>();
                 let (d, l, g) = (lines(d_out), lines(l_out), lines(b_out));
                 let n = d.len().max(l.len());
-                match (0..n).find(|&i| d.get(i) != l.get(i) && g.get(i) != d.get(i)) {
-                    None => Referee::Agrees { entirely: false },
-                    Some(i) => Referee::Differs(format!(
-                        "stdout line {}: dtld {:?}, ld.lld {:?}, GNU ld {:?}",
-                        i + 1,
-                        d.get(i).map_or("<end>", |s| s.as_str()),
-                        l.get(i).map_or("<end>", |s| s.as_str()),
-                        g.get(i).map_or("<end>", |s| s.as_str())
-                    )),
+                let show = |v: &Vec<String>, i: usize| format!("{:?}", v.get(i).map_or("<end>", |s| s.as_str()));
+                let differing: Vec<usize> = (0..n).filter(|&i| d.get(i) != l.get(i)).collect();
+                if let Some(&i) = differing.iter().find(|&&i| g.get(i) == l.get(i)) {
+                    Referee::Differs(format!("stdout line {}: GNU ld {} as ld.lld, dtld {}", i + 1, show(&g, i), show(&d, i)))
+                } else if let Some(&i) = differing.iter().find(|&&i| g.get(i) != d.get(i)) {
+                    Referee::Unavailable(format!("stdout line {}: dtld {}, ld.lld {}, GNU ld {}", i + 1, show(&d, i), show(&l, i), show(&g, i)))
+                } else {
+                    Referee::Agrees { entirely: false }
                 }
             }
         }
         (Verdict::Diverged(DivKind::LinkVerdict | DivKind::LibVerdict, d, Some(sig)), _) if sig.contains("GNU ld fails") => {
             Referee::Unavailable(first_error_of(d).unwrap_or_else(|| first_line(d)))
         }
-        (Verdict::Diverged(_, d, _), _) => Referee::Differs(first_line(d)),
-        (Verdict::BothFailed(e), _) => Referee::Differs(format!("both fail: {e}")),
+        // The links themselves differ (dtld's linked the first time): no programs to compare.
+        (Verdict::Diverged(_, d, _), _) => Referee::Unavailable(first_line(d)),
+        (Verdict::BothFailed(e), _) => Referee::Unavailable(format!("both fail: {e}")),
         (Verdict::Broken(e), _) => Referee::Unavailable(first_line(e)),
     };
     // Kept (beside the case) when GNU ld does not agree, to look at.
@@ -767,7 +770,7 @@ fn summary(ctx: &Ctx, started: Instant) {
         let differs: Vec<String> = st.findings.iter().filter(|f| matches!(f.referee, Some(Referee::Differs(_)))).map(|f| f.id.to_string()).take(20).collect();
         let unavailable = judged.iter().filter(|r| matches!(r, Referee::Unavailable(_))).count();
         eprintln!(
-            "  GNU ld on the known ld.lld-22 bugs: behaves as dtld where ld.lld differs in {agrees} of {} ({entirely} in everything), differs in {} (seeds {}), cannot judge {unavailable}",
+            "  GNU ld on the known ld.lld-22 bugs: behaves as dtld where ld.lld differs in {agrees} of {} ({entirely} in everything), sides with ld.lld in {} (seeds {}), cannot judge {unavailable}",
             judged.len(),
             judged.len() - agrees - unavailable,
             differs.join(" ")
