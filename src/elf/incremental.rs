@@ -322,7 +322,13 @@ fn key(config: &Config) -> u128 {
     k.push(0);
     k.extend_from_slice(format!("{:?}", std::env::current_dir().ok()).as_bytes());
     k.push(0);
-    k.extend_from_slice(format!("{:?}", config.cmdline).as_bytes());
+    // Options that change what the link prints or how fast it runs, never the output, are left
+    // out: adding `--verbose` to see why a relink was full does not make it full.
+    const NOT_IN_OUTPUT: &[&str] =
+        &["verbose", "threads", "fork", "no-fork", "color-diagnostics", "no-color-diagnostics", "error-limit", "time-trace-granularity"];
+    let cmdline: Vec<&crate::cmdline::CmdArg> =
+        config.cmdline.iter().filter(|a| !matches!(a, crate::cmdline::CmdArg::Opt { canon, .. } if NOT_IN_OUTPUT.contains(canon))).collect();
+    k.extend_from_slice(format!("{cmdline:?}").as_bytes());
     k.push(0);
     let mut env: Vec<(String, String)> = std::env::vars().filter(|(n, _)| n.starts_with("DTLD_") || n.starts_with("LLD_") || n == "PWD").collect();
     env.sort();

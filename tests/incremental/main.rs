@@ -171,7 +171,9 @@ fn edited_source(c: &Context, w: &TrialDir) -> Result<(), String> {
 
 fn options_changed(c: &Context, w: &TrialDir) -> Result<(), String> {
     two_units(w)?;
-    link(c, w, "prog", ARGS, &[])?;
+    link(c, w, "prog", ARGS, &["-Wl,--threads=1"])?;
+    // Options that cannot change the output (threads, colours, the error limit) are no change.
+    expect("relink with other threads", &link(c, w, "prog", ARGS, &["-Wl,--threads=2", "-Wl,--error-limit=5"])?, "prog is up to date")?;
     expect("relink with -z now", &link(c, w, "prog", ARGS, &["-Wl,-z,now"])?, "full link: the command line")
 }
 
