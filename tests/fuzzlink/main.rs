@@ -584,8 +584,10 @@ fn referee(ctx: &Ctx, case: &case::Case, dir: &Path, cache: &Path, kind: DivKind
             if kind == DivKind::Exit {
                 if b_status == d_status {
                     Referee::Agrees { entirely: false }
-                } else if b_status == l_status {
-                    Referee::Differs(format!("GNU ld's program {b_status}, as ld.lld's; dtld's {d_status}"))
+                } else if b_status == l_status && b_out == l_out {
+                    // Ended as ld.lld's, at the same point (a crash before `main` is another
+                    // failure than ld.lld's crash after half the output: seed 1401718).
+                    Referee::Differs(format!("GNU ld's program {b_status}, as ld.lld's, with its output; dtld's {d_status}"))
                 } else {
                     Referee::Unavailable(format!("GNU ld's program {b_status}, dtld's {d_status}, ld.lld's {l_status}"))
                 }
