@@ -446,6 +446,7 @@ impl<'c> Resolver<'c> {
         // Version scripts and dynamic lists.
         apply_versions(config, &mut r)?;
         demote_shared_start_stop(config, &mut r);
+        let (files, dso_as_needed, dso_needed) = (&r.files, &r.dso_as_needed, &r.dso_needed);
         for sym in r.symbols.iter_mut() {
             // A hidden or protected reference must be satisfied inside the output, so a library's
             // definition met before that reference does not count either (lld: a shared symbol
@@ -459,9 +460,8 @@ impl<'c> Resolver<'c> {
                 sym.def = Def::Undefined;
                 sym.weak = !sym.strong_ref;
             }
+            demote_if_unneeded(sym, files, dso_as_needed, dso_needed);
         }
-        let needed = r.dso_needed.clone();
-        demote_unneeded_shared(&mut r, &needed);
         Ok(r)
     }
 }
@@ -472,14 +472,20 @@ impl<'c> Resolver<'c> {
 pub fn demote_unneeded_shared(r: &mut Resolved, needed: &[bool]) {
     let (files, dso_as_needed) = (&r.files, &r.dso_as_needed);
     for sym in r.symbols.iter_mut() {
-        if let Def::Shared(f, k) = sym.def {
-            if dso_as_needed[f] && !needed[f] {
-                let File::Shared(dso) = &files[f] else { unreachable!() };
-                let ty = dso.syms[k].sym.st_type();
-                sym.def = Def::Undefined;
-                sym.weak = true;
-                sym.ref_type = Some(if ty == elf::STT_GNU_IFUNC { elf::STT_FUNC } else { ty });
-            }
+        demote_if_unneeded(sym, files, dso_as_needed, needed);
+    }
+}
+
+/// One symbol of `demote_unneeded_shared` (the resolution calls it in its own pass over the
+/// symbols, with the libraries its references needed).
+fn demote_if_unneeded(sym: &mut crate::elf::symtab::Symbol, files: &[File], dso_as_needed: &[bool], needed: &[bool]) {
+    if let Def::Shared(f, k) = sym.def {
+        if dso_as_needed[f] && !needed[f] {
+            let File::Shared(dso) = &files[f] else { unreachable!() };
+            let ty = dso.syms[k].sym.st_type();
+            sym.def = Def::Undefined;
+            sym.weak = true;
+            sym.ref_type = Some(if ty == elf::STT_GNU_IFUNC { elf::STT_FUNC } else { ty });
         }
     }
 }
